@@ -1,0 +1,651 @@
+/* Typed field access and the validation rules both manifest formats share. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "parse.h"
+#include "util.h"
+
+static void pc_vadd(struct sg_pctx *c, enum sg_severity sev, const struct sg_ynode *n,
+                    const char *field, const char *fmt, va_list ap)
+{
+    cleanup_free char *msg = sg_xvasprintf(fmt, ap);
+    sg_diag_add(c->d, sev, c->file, n ? n->line : 0, n ? n->col : 0, field, "%s", msg);
+}
+
+void pc_err(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pc_vadd(c, SG_ERROR, n, field, fmt, ap);
+    va_end(ap);
+}
+
+void pc_warn(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pc_vadd(c, SG_WARNING, n, field, fmt, ap);
+    va_end(ap);
+}
+
+const char *pc_string(struct sg_pctx *c, const struct sg_ynode *n, const char *field)
+{
+    if (!n || sg_y_is_null(n)) {
+        pc_err(c, n, field, "must be a string, but is empty");
+        return NULL;
+    }
+    if (n->type != SG_Y_SCALAR) {
+        pc_err(c, n, field, "must be a string, not %s", sg_ytype_name(n->type));
+        return NULL;
+    }
+    if (memchr(n->str, '\0', n->len)) {
+        pc_err(c, n, field, "contains a NUL character");
+        return NULL;
+    }
+    return n->str;
+}
+
+bool pc_int(struct sg_pctx *c, const struct sg_ynode *n, const char *field, long long min,
+            long long max, long long *out)
+{
+    if (!n || n->type != SG_Y_SCALAR || sg_y_is_null(n)) {
+        pc_err(c, n, field, "must be a whole number, not %s",
+               n && n->type != SG_Y_SCALAR ? sg_ytype_name(n->type) : "empty");
+        return false;
+    }
+    long long v;
+    int r = sg_parse_ll(n->str, LLONG_MIN, LLONG_MAX, &v);
+    if (r == -EINVAL || n->quoted) {
+        pc_err(c, n, field, "must be a whole number, not \"%.40s\"", n->str);
+        return false;
+    }
+    if (r == -ERANGE || v < min || v > max) {
+        pc_err(c, n, field, "%s is out of range (%lld..%lld)", n->str, min, max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool pc_bool(struct sg_pctx *c, const struct sg_ynode *n, const char *field, bool *out)
+{
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "on", "On"};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "off", "Off"};
+    if (n && n->type == SG_Y_SCALAR && !n->quoted) {
+        for (size_t i = 0; i < SG_ARRAY_LEN(yes); i++) {
+            if (!strcmp(n->str, yes[i])) {
+                *out = true;
+                return true;
+            }
+            if (!strcmp(n->str, no[i])) {
+                *out = false;
+                return true;
+            }
+        }
+    }
+    pc_err(c, n, field, "must be true or false");
+    return false;
+}
+
+void pc_string_list(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                    void (*fn)(struct sg_pctx *, const struct sg_ynode *, const char *, void *),
+                    void *arg)
+{
+    if (sg_y_is_null(n))
+        return;
+    if (n->type != SG_Y_SEQ) {
+        pc_err(c, n, field, "must be a list of strings, not %s", sg_ytype_name(n->type));
+        return;
+    }
+    for (size_t i = 0; i < n->n; i++) {
+        cleanup_free char *f = sg_xasprintf("%s[%zu]", field, i);
+        if (pc_string(c, n->kids[i], f))
+            fn(c, n->kids[i], f, arg);
+    }
+}
+
+void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *prefix,
+                 const struct pc_field *fields, size_t nfields)
+{
+    if (sg_y_is_null(map))
+        return;
+    if (map->type != SG_Y_MAP) {
+        pc_err(c, map, prefix && *prefix ? prefix : NULL, "must be a mapping, not %s",
+               sg_ytype_name(map->type));
+        return;
+    }
+    for (size_t i = 0; i + 1 < map->n; i += 2) {
+        const struct sg_ynode *k = map->kids[i];
+        cleanup_free char *field =
+            prefix && *prefix ? sg_xasprintf("%s.%s", prefix, k->str) : sg_xstrdup(k->str);
+        size_t j;
+        for (j = 0; j < nfields; j++)
+            if (!strcmp(fields[j].key, k->str))
+                break;
+        if (j == nfields) {
+            pc_warn(c, k, field, "unknown key, ignored");
+            continue;
+        }
+        fields[j].fn(c, map->kids[i + 1], field);
+    }
+}
+
+/* ---- names and descriptions ---- */
+
+bool sg_check_name(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *name)
+{
+    size_t len = strlen(name);
+    if (len == 0 || len > 64) {
+        pc_err(c, n, field, "must be 1-64 characters (it has %zu)", len);
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        char ch = name[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-')) {
+            pc_err(c, n, field, "\"%s\": only lower-case letters, digits and '-' are allowed",
+                   name);
+            return false;
+        }
+    }
+    if (name[0] == '-' || name[len - 1] == '-') {
+        pc_err(c, n, field, "\"%s\" may not start or end with '-'", name);
+        return false;
+    }
+    if (strstr(name, "--")) {
+        pc_err(c, n, field, "\"%s\" may not contain \"--\"", name);
+        return false;
+    }
+    if (c->sk->dirname && strcmp(name, c->sk->dirname) != 0) {
+        pc_err(c, n, field, "\"%s\" must equal the folder name \"%s\"", name, c->sk->dirname);
+        return false;
+    }
+    if (strstr(name, "anthropic") || strstr(name, "claude"))
+        pc_warn(c, n, field, "\"%s\" contains a reserved word (anthropic, claude)", name);
+    return true;
+}
+
+bool sg_check_description(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                          const char *desc)
+{
+    size_t len = strlen(desc);
+    bool blank = true;
+    for (size_t i = 0; i < len; i++)
+        if (!isspace((unsigned char)desc[i]))
+            blank = false;
+    if (blank) {
+        pc_err(c, n, field, "must not be empty");
+        return false;
+    }
+    if (len > 1024) {
+        pc_err(c, n, field, "is %zu characters; the limit is 1024", len);
+        return false;
+    }
+    return true;
+}
+
+/* ---- tools ---- */
+
+static void add_tool(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                     const char *tok, size_t len)
+{
+    struct sg_policy *p = &c->sk->policy;
+    const char *paren = memchr(tok, '(', len);
+    size_t nlen = paren ? (size_t)(paren - tok) : len;
+    cleanup_free char *name = sg_xstrndup(tok, nlen);
+    cleanup_free char *scope = NULL;
+    if (paren) {
+        if (tok[len - 1] != ')') {
+            pc_err(c, n, field, "\"%.*s\": a scoped tool must end with ')'", (int)len, tok);
+            return;
+        }
+        scope = sg_xstrndup(paren + 1, len - nlen - 2);
+    }
+    if (nlen == 0 || !isalpha((unsigned char)name[0])) {
+        pc_err(c, n, field, "\"%.*s\" is not a tool name", (int)len, tok);
+        return;
+    }
+    for (size_t i = 0; i < nlen; i++) {
+        if (!isalnum((unsigned char)name[i]) && name[i] != '_' && name[i] != '-') {
+            pc_err(c, n, field, "\"%.*s\" is not a tool name", (int)len, tok);
+            return;
+        }
+    }
+    for (size_t i = 0; i < p->ntools; i++) {
+        if (!strcmp(p->tools[i].name, name) &&
+            !strcmp(p->tools[i].scope ? p->tools[i].scope : "", scope ? scope : "")) {
+            pc_warn(c, n, field, "\"%.*s\" is listed twice", (int)len, tok);
+            return;
+        }
+    }
+    enum sg_tool_id id = sg_tool_lookup(name);
+    if (id == SG_TOOL_UNKNOWN)
+        pc_warn(c, n, field, "unknown tool \"%s\": treated as high risk", name);
+    p->tools = sg_xrealloc(p->tools, (p->ntools + 1) * sizeof *p->tools);
+    struct sg_tool *t = &p->tools[p->ntools++];
+    memset(t, 0, sizeof *t);
+    t->id = id;
+    t->name = steal_pointer(&name);
+    t->scope = steal_pointer(&scope);
+    t->risk = sg_tool_risk(id);
+    t->caps = sg_tool_caps(id);
+    sg_origin_set(&t->origin, c->origin, n->line, n->col, field);
+    p->caps |= t->caps;
+    p->tools_restricted = true;
+}
+
+/* "Read, Grep Bash(git diff:*)": split on spaces and commas outside
+ * parentheses, so a scoped form stays whole. */
+static void split_tools(struct sg_pctx *c, const struct sg_ynode *n, const char *field)
+{
+    const char *s = n->str;
+    size_t i = 0, len = n->len, idx = 0;
+    while (i < len) {
+        while (i < len && (isspace((unsigned char)s[i]) || s[i] == ','))
+            i++;
+        if (i >= len)
+            break;
+        size_t start = i;
+        int depth = 0;
+        while (i < len && (depth > 0 || !(isspace((unsigned char)s[i]) || s[i] == ','))) {
+            if (s[i] == '(')
+                depth++;
+            else if (s[i] == ')' && depth > 0)
+                depth--;
+            i++;
+        }
+        cleanup_free char *f = sg_xasprintf("%s[%zu]", field, idx++);
+        if (depth > 0) {
+            pc_err(c, n, f, "\"%.*s\": unbalanced '('", (int)(i - start), s + start);
+            continue;
+        }
+        add_tool(c, n, f, s + start, i - start);
+    }
+}
+
+void sg_policy_add_tools(struct sg_pctx *c, const struct sg_ynode *n, const char *field)
+{
+    if (sg_y_is_null(n))
+        return;
+    if (n->type == SG_Y_SCALAR) {
+        split_tools(c, n, field);
+        return;
+    }
+    if (n->type != SG_Y_SEQ) {
+        pc_err(c, n, field, "must be a list or a space-separated string, not %s",
+               sg_ytype_name(n->type));
+        return;
+    }
+    for (size_t i = 0; i < n->n; i++) {
+        cleanup_free char *f = sg_xasprintf("%s[%zu]", field, i);
+        const char *s = pc_string(c, n->kids[i], f);
+        if (!s)
+            continue;
+        size_t a = 0, b = strlen(s);
+        while (a < b && isspace((unsigned char)s[a]))
+            a++;
+        while (b > a && isspace((unsigned char)s[b - 1]))
+            b--;
+        if (a == b) {
+            pc_err(c, n->kids[i], f, "empty tool name");
+            continue;
+        }
+        add_tool(c, n->kids[i], f, s + a, b - a);
+    }
+}
+
+/* ---- domains ---- */
+
+int sg_domain_normalize(const char *in, char **out, const char **why)
+{
+    size_t len = strlen(in);
+    unsigned char buf6[16];
+    if (len == 0) {
+        *why = "is empty";
+        return -EINVAL;
+    }
+    if (strstr(in, "://") || strchr(in, '/')) {
+        *why = "must be a host name, not a URL";
+        return -EINVAL;
+    }
+    if (inet_pton(AF_INET6, in, buf6) == 1 || inet_pton(AF_INET, in, buf6) == 1) {
+        *out = sg_xstrdup(in);
+        return 0;
+    }
+    if (strchr(in, ':')) {
+        *why = "must not carry a port: list ports under ports";
+        return -EINVAL;
+    }
+    if (!strcmp(in, "*")) {
+        *why = "\"*\" would allow every host: list the domains the skill needs";
+        return -EINVAL;
+    }
+    cleanup_free char *d = sg_xstrdup(in);
+    for (char *p = d; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    if (len > 1 && d[len - 1] == '.')
+        d[--len] = '\0';
+    const char *host = d;
+    if (sg_str_has_prefix(d, "*.")) {
+        host = d + 2;
+        if (!strchr(host, '.')) {
+            *why = "a wildcard needs at least two labels after \"*.\" (\"*.com\" is too broad)";
+            return -EINVAL;
+        }
+    }
+    if (strlen(host) > 253) {
+        *why = "is longer than 253 characters";
+        return -EINVAL;
+    }
+    size_t lab = 0;
+    for (const char *p = host;; p++) {
+        if (*p == '.' || *p == '\0') {
+            if (lab == 0) {
+                *why = "has an empty label";
+                return -EINVAL;
+            }
+            if (p[-1] == '-' || p[-(long)lab] == '-') {
+                *why = "has a label that starts or ends with '-'";
+                return -EINVAL;
+            }
+            if (lab > 63) {
+                *why = "has a label longer than 63 characters";
+                return -EINVAL;
+            }
+            lab = 0;
+            if (*p == '\0')
+                break;
+            continue;
+        }
+        if (*p == '*') {
+            *why = "'*' is only allowed as a leading \"*.\"";
+            return -EINVAL;
+        }
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) {
+            *why = "may only contain letters, digits, '-' and '.'";
+            return -EINVAL;
+        }
+        lab++;
+    }
+    *out = steal_pointer(&d);
+    return 0;
+}
+
+void sg_policy_add_egress(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                          const char *domain, const uint16_t *ports, size_t nports)
+{
+    struct sg_policy *p = &c->sk->policy;
+    cleanup_free char *norm = NULL;
+    const char *why = NULL;
+    if (sg_domain_normalize(domain, &norm, &why) < 0) {
+        pc_err(c, n, field, "\"%.80s\" %s", domain, why);
+        return;
+    }
+    for (size_t i = 0; i < p->negress; i++) {
+        struct sg_egress *e = &p->egress[i];
+        if (strcmp(e->domain, norm) != 0)
+            continue;
+        /* The same domain twice (or from both files): merge the ports. */
+        for (size_t k = 0; k < nports; k++) {
+            bool have = false;
+            for (size_t j = 0; j < e->nports; j++)
+                have |= e->ports[j] == ports[k];
+            if (!have && e->nports < SG_MAX_PORTS)
+                e->ports[e->nports++] = ports[k];
+        }
+        return;
+    }
+    p->egress = sg_xrealloc(p->egress, (p->negress + 1) * sizeof *p->egress);
+    struct sg_egress *e = &p->egress[p->negress++];
+    memset(e, 0, sizeof *e);
+    e->wildcard = sg_str_has_prefix(norm, "*.");
+    e->domain = steal_pointer(&norm);
+    memcpy(e->ports, ports, nports * sizeof *ports);
+    e->nports = nports;
+    sg_origin_set(&e->origin, c->origin, n ? n->line : 0, n ? n->col : 0, field);
+}
+
+/* ---- environment ---- */
+
+void sg_policy_add_env(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                       const char *name)
+{
+    static const char *const set_by_us[] = {"SKILL_ID", "SKILL_NAME", "SKILL_INPUT",
+                                            "SKILL_ROOT", "TIMEOUT_MS", "HOME", "TMPDIR",
+                                            "PATH", "PYTHONNOUSERSITE",
+                                            "PYTHONDONTWRITEBYTECODE"};
+    static const char *const code_loading[] = {
+        "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONSTARTUP",
+        "PYTHONHOME", "BASH_ENV", "ENV", "PERL5OPT", "PERL5LIB", "NODE_OPTIONS",
+        "RUBYOPT", "GCONV_PATH"};
+    struct sg_policy *p = &c->sk->policy;
+    size_t len = strlen(name);
+    bool ok = len > 0 && len <= 128 && (isalpha((unsigned char)name[0]) || name[0] == '_');
+    for (size_t i = 0; ok && i < len; i++)
+        ok = isalnum((unsigned char)name[i]) || name[i] == '_';
+    if (!ok) {
+        pc_err(c, n, field, "\"%.80s\" is not an environment variable name%s", name,
+               strchr(name, '*') ? " (no wildcards: list each variable)" : "");
+        return;
+    }
+    for (size_t i = 0; i < SG_ARRAY_LEN(set_by_us); i++)
+        if (!strcmp(name, set_by_us[i]))
+            pc_warn(c, n, field, "%s is set by skillgate; the host's value is not passed", name);
+    for (size_t i = 0; i < SG_ARRAY_LEN(code_loading); i++)
+        if (!strcmp(name, code_loading[i]))
+            pc_warn(c, n, field, "%s lets the host environment change what code the skill runs",
+                    name);
+    for (size_t i = 0; i < p->nenv; i++)
+        if (!strcmp(p->env[i].name, name))
+            return; /* listed twice (or in both files): once is enough */
+    p->env = sg_xrealloc(p->env, (p->nenv + 1) * sizeof *p->env);
+    struct sg_envname *e = &p->env[p->nenv++];
+    e->name = sg_xstrdup(name);
+    sg_origin_set(&e->origin, c->origin, n ? n->line : 0, n ? n->col : 0, field);
+}
+
+/* ---- limits ---- */
+
+void sg_policy_set_limit(struct sg_pctx *c, struct sg_limit *l, const struct sg_ynode *n,
+                         const char *field, long long value)
+{
+    if (strcmp(l->origin.file, "default") != 0 && l->value != value) {
+        /* Declared twice (SKILL.md wasm: and skillsandbox.yaml): the stricter holds. */
+        pc_warn(c, n, field, "%lld conflicts with %lld from %s %s; the smaller applies", value,
+                l->value, l->origin.file, l->origin.field);
+        if (value >= l->value)
+            return;
+    }
+    l->value = value;
+    sg_origin_free(&l->origin);
+    sg_origin_set(&l->origin, c->origin, n ? n->line : 0, n ? n->col : 0, field);
+}
+
+/* ---- paths ---- */
+
+/* Lexically normalize an absolute or relative path: collapse "//", ".", and
+ * "..". Returns NULL when a relative path climbs above its start. */
+static char *normalize(const char *in, bool *escapes)
+{
+    bool abs = in[0] == '/';
+    size_t n = strlen(in);
+    char *out = sg_xmalloc(n + 2);
+    size_t o = 0;
+    size_t depth = 0;
+    *escapes = false;
+    if (abs)
+        out[o++] = '/';
+    const char *p = in;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        const char *e = strchrnul(p, '/');
+        size_t len = (size_t)(e - p);
+        if (len == 1 && p[0] == '.') {
+            /* skip */
+        } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+            if (depth == 0) {
+                if (!abs)
+                    *escapes = true;
+            } else {
+                /* drop the last component */
+                while (o > (abs ? 1u : 0u) && out[o - 1] != '/')
+                    o--;
+                if (o > (abs ? 1u : 0u))
+                    o--;
+                depth--;
+            }
+        } else {
+            if (o > (abs ? 1u : 0u))
+                out[o++] = '/';
+            memcpy(out + o, p, len);
+            o += len;
+            depth++;
+        }
+        p = e;
+    }
+    if (o == 0)
+        out[o++] = '.';
+    out[o] = '\0';
+    if (*escapes) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* Resolve the longest existing prefix of abs with realpath and append the
+ * rest, so a path that does not exist yet still gets its symlinks resolved. */
+static char *resolve_existing(const char *abs)
+{
+    cleanup_free char *cur = sg_xstrdup(abs);
+    size_t len = strlen(cur);
+    for (;;) {
+        char rp[PATH_MAX];
+        if (realpath(cur, rp)) {
+            const char *rest = abs + len;
+            if (!strcmp(rp, "/") && *rest == '/')
+                rest++;
+            return sg_xasprintf("%s%s", rp, rest);
+        }
+        char *slash = strrchr(cur, '/');
+        if (!slash || slash == cur)
+            return sg_xstrdup(abs);
+        *slash = '\0';
+        len = (size_t)(slash - cur);
+    }
+}
+
+static bool path_within(const char *path, const char *root)
+{
+    size_t rl = strlen(root);
+    if (!strcmp(root, "/"))
+        return true;
+    return strncmp(path, root, rl) == 0 && (path[rl] == '\0' || path[rl] == '/');
+}
+
+int sg_path_resolve(const char *root, const char *declared, char **out, const char **why)
+{
+    if (!*declared) {
+        *why = "is empty";
+        return -EINVAL;
+    }
+    if (strlen(declared) >= PATH_MAX) {
+        *why = "is longer than PATH_MAX";
+        return -ENAMETOOLONG;
+    }
+    cleanup_free char *expanded = NULL;
+    if (declared[0] == '~') {
+        if (declared[1] != '\0' && declared[1] != '/') {
+            *why = "\"~user\" paths are not supported; use ~/ or an absolute path";
+            return -EINVAL;
+        }
+        const char *home = sg_invoking_home();
+        if (!home) {
+            *why = "uses ~ but the invoking user has no home directory";
+            return -ENOENT;
+        }
+        expanded = sg_xasprintf("%s%s", home, declared + 1);
+        declared = expanded;
+    }
+    bool escapes;
+    cleanup_free char *norm = normalize(declared, &escapes);
+    if (!norm) {
+        *why = "climbs out of the skill root with \"..\"";
+        return -EPERM;
+    }
+    if (norm[0] == '/') {
+        *out = steal_pointer(&norm);
+        return 0;
+    }
+    char rroot[PATH_MAX];
+    if (!realpath(root, rroot))
+        snprintf(rroot, sizeof rroot, "%s", root);
+    cleanup_free char *joined = strcmp(norm, ".") ? sg_xasprintf("%s/%s", rroot, norm)
+                                                  : sg_xstrdup(rroot);
+    cleanup_free char *resolved = resolve_existing(joined);
+    if (!path_within(resolved, rroot)) {
+        *why = "leaves the skill root through a symlink";
+        return -EPERM;
+    }
+    *out = steal_pointer(&resolved);
+    return 0;
+}
+
+void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
+                        const char *field, const char *declared)
+{
+    static const char *const system_dirs[] = {"/",    "/bin", "/boot", "/dev", "/etc", "/lib",
+                                              "/lib64", "/proc", "/sbin", "/sys", "/usr",
+                                              "/var", "/root", "/home"};
+    struct sg_policy *p = &c->sk->policy;
+    cleanup_free char *abs = NULL;
+    const char *why = NULL;
+    if (sg_path_resolve(c->sk->root ? c->sk->root : ".", declared, &abs, &why) < 0) {
+        pc_err(c, n, field, "\"%.200s\" %s", declared, why);
+        return;
+    }
+    for (size_t i = 0; i < SG_ARRAY_LEN(system_dirs); i++) {
+        if (!strcmp(abs, system_dirs[i])) {
+            if (write) {
+                pc_err(c, n, field, "refusing write access to %s: name the directory the skill "
+                       "needs", abs);
+                return;
+            }
+            if (!strcmp(abs, "/"))
+                pc_warn(c, n, field, "reads the whole filesystem (masked paths stay masked)");
+        }
+    }
+    const char *home = sg_invoking_home();
+    if (home) {
+        if (write && !strcmp(abs, home)) {
+            pc_err(c, n, field, "refusing write access to the whole home directory %s", abs);
+            return;
+        }
+        size_t covered = 0;
+        for (size_t i = 0; sg_sensitive_home_paths[i]; i++) {
+            cleanup_free char *s = sg_xasprintf("%s/%s", home, sg_sensitive_home_paths[i]);
+            if (path_within(abs, s))
+                pc_warn(c, n, field, "%s is always masked by skillgate; the skill will not see it",
+                        abs);
+            else if (path_within(s, abs))
+                covered++;
+        }
+        if (covered && strcmp(abs, "/") != 0)
+            pc_warn(c, n, field, "covers %zu credential paths under %s (~/.ssh, ~/.aws, ...); "
+                    "they stay masked", covered, home);
+    }
+    struct sg_path **v = write ? &p->write : &p->read;
+    size_t *nv = write ? &p->nwrite : &p->nread;
+    for (size_t i = 0; i < *nv; i++)
+        if (!strcmp((*v)[i].path, abs))
+            return;
+    *v = sg_xrealloc(*v, (*nv + 1) * sizeof **v);
+    struct sg_path *e = &(*v)[(*nv)++];
+    e->path = steal_pointer(&abs);
+    e->declared = sg_xstrdup(declared);
+    sg_origin_set(&e->origin, c->origin, n ? n->line : 0, n ? n->col : 0, field);
+}

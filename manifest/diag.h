@@ -1,0 +1,35 @@
+/* Validation problems, each tied to a file, a line, a column and a field.
+ * manifest/ never prints: it collects these and the caller decides. */
+#ifndef SG_DIAG_H
+#define SG_DIAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum sg_severity { SG_WARNING, SG_ERROR };
+
+struct sg_diag {
+    enum sg_severity sev;
+    char *file;  /* as the user named it: "examples/skills/x/SKILL.md" */
+    int line;    /* 1-based; 0 when the problem is about the whole file */
+    int col;     /* 1-based; 0 when unknown */
+    char *field; /* dotted path: "permissions.network.egress[0].ports" */
+    char *msg;
+};
+
+struct sg_diags {
+    struct sg_diag *v;
+    size_t n, cap;
+};
+
+void sg_diag_add(struct sg_diags *d, enum sg_severity sev, const char *file, int line,
+                 int col, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+size_t sg_diags_count(const struct sg_diags *d, enum sg_severity sev);
+/* Move every entry of src to the end of dst. */
+void sg_diags_move(struct sg_diags *dst, struct sg_diags *src);
+void sg_diags_free(struct sg_diags *d);
+/* "FILE:LINE:COL: error: field: message" (LINE/COL omitted when 0). */
+char *sg_diag_format(const struct sg_diag *g);
+
+#endif

@@ -1,0 +1,279 @@
+#include "discover.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "skill.h"
+#include "util.h"
+
+static const char *const source_names[] = {
+#define X(id, name, desc) [SG_SRC_##id] = name,
+    SG_SOURCES(X)
+#undef X
+};
+static const char *const source_descs[] = {
+#define X(id, name, desc) [SG_SRC_##id] = desc,
+    SG_SOURCES(X)
+#undef X
+};
+
+const char *sg_source_name(enum sg_source s)
+{
+    return source_names[s];
+}
+
+const char *sg_source_desc(enum sg_source s)
+{
+    return source_descs[s];
+}
+
+/* Directories already visited, by (dev, inode): breaks symlink loops and
+ * keeps a place reached twice (cwd == home) from listing its skills twice. */
+struct seen {
+    uint64_t *keys; /* open addressing; 0 = empty */
+    size_t cap, n;
+};
+
+static uint64_t seen_key(const struct stat *st)
+{
+    uint64_t k = ((uint64_t)st->st_dev * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)st->st_ino;
+    return k ? k : 1;
+}
+
+/* Returns true when newly added. */
+static bool seen_add(struct seen *s, const struct stat *st)
+{
+    if (s->n * 2 >= s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 1024;
+        uint64_t *nk = sg_xcalloc(nc, sizeof *nk);
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->keys[i])
+                continue;
+            size_t j = s->keys[i] & (nc - 1);
+            while (nk[j])
+                j = (j + 1) & (nc - 1);
+            nk[j] = s->keys[i];
+        }
+        free(s->keys);
+        s->keys = nk;
+        s->cap = nc;
+    }
+    uint64_t k = seen_key(st);
+    size_t j = k & (s->cap - 1);
+    while (s->keys[j]) {
+        if (s->keys[j] == k)
+            return false;
+        j = (j + 1) & (s->cap - 1);
+    }
+    s->keys[j] = k;
+    s->n++;
+    return true;
+}
+
+struct ctx {
+    struct sg_discovery *out;
+    struct seen seen;
+    bool dir_cap_warned;
+};
+
+static bool skip_name(const char *n)
+{
+    return n[0] == '.' || !strcmp(n, "node_modules");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool count_dir(struct ctx *c, const char *path)
+{
+    if (++c->out->dirs_visited <= SG_DISCOVER_MAX_DIRS)
+        return true;
+    if (!c->dir_cap_warned)
+        sg_diag_add(&c->out->diags, SG_WARNING, path, 0, 0, NULL,
+                    "stopped after visiting %d directories", SG_DISCOVER_MAX_DIRS);
+    c->dir_cap_warned = true;
+    return false;
+}
+
+/* Sorted names of the subdirectories of path worth descending into. */
+static size_t subdirs(struct ctx *c, const char *path, char ***out)
+{
+    *out = NULL;
+    DIR *d = opendir(path);
+    if (!d) {
+        sg_diag_add(&c->out->diags, SG_WARNING, path, 0, 0, NULL, "cannot read: %s",
+                    strerror(errno));
+        return 0;
+    }
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (skip_name(e->d_name))
+            continue;
+        if (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
+            continue;
+        sg_grow(out, &cap, n + 1, sizeof **out);
+        (*out)[n++] = sg_xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (n)
+        qsort(*out, n, sizeof **out, cmp_str);
+    return n;
+}
+
+static void add_skill(struct ctx *c, const char *path, enum sg_source src)
+{
+    struct sg_skill *sk = NULL;
+    int r = sg_skill_load(path, &sk);
+    if (r < 0) {
+        if (r != -ENOENT)
+            sg_diag_add(&c->out->diags, SG_WARNING, path, 0, 0, NULL, "cannot load: %s",
+                        strerror(-r));
+        return;
+    }
+    struct sg_discovery *o = c->out;
+    sg_grow(&o->v, &o->cap, o->n + 1, sizeof *o->v);
+    o->v[o->n++] = (struct sg_found){.skill = sk, .source = src, .shadowed_by = SIZE_MAX};
+}
+
+static bool is_skill_dir(const char *path)
+{
+    char buf[PATH_MAX];
+    struct stat st;
+    snprintf(buf, sizeof buf, "%s/SKILL.md", path);
+    if (lstat(buf, &st) == 0)
+        return true;
+    snprintf(buf, sizeof buf, "%s/skillsandbox.yaml", path);
+    return lstat(buf, &st) == 0;
+}
+
+/* A skills directory: a skill itself, or folders holding skills (nested
+ * categories allowed, a skill's own subfolders never searched). */
+static void scan(struct ctx *c, const char *path, enum sg_source src, int depth)
+{
+    struct stat st;
+    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        return;
+    if (!seen_add(&c->seen, &st) || !count_dir(c, path))
+        return;
+    if (is_skill_dir(path)) {
+        add_skill(c, path, src);
+        return;
+    }
+    if (depth >= SG_DISCOVER_MAX_DEPTH)
+        return;
+    char **names;
+    size_t n = subdirs(c, path, &names);
+    for (size_t i = 0; i < n; i++) {
+        cleanup_free char *sub = sg_xasprintf("%s/%s", path, names[i]);
+        scan(c, sub, src, depth + 1);
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* Look for .claude/skills folders below path (not path's own: that one is
+ * the project source). */
+static void find_nested(struct ctx *c, const char *path, int depth, struct seen *walked)
+{
+    struct stat st;
+    if (depth > SG_DISCOVER_NESTED_DEPTH || stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        return;
+    if (!seen_add(walked, &st) || !count_dir(c, path))
+        return;
+    if (depth > 0) {
+        cleanup_free char *sk = sg_xasprintf("%s/.claude/skills", path);
+        scan(c, sk, SG_SRC_NESTED, 0);
+    }
+    char **names;
+    size_t n = subdirs(c, path, &names);
+    for (size_t i = 0; i < n; i++) {
+        cleanup_free char *sub = sg_xasprintf("%s/%s", path, names[i]);
+        find_nested(c, sub, depth + 1, walked);
+        free(names[i]);
+    }
+    free(names);
+}
+
+static const char *skill_key(const struct sg_skill *sk)
+{
+    return sk->name ? sk->name : sk->dirname;
+}
+
+static void mark_shadowing(struct sg_discovery *o)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        for (size_t j = 0; j < i; j++) {
+            if (o->v[j].shadowed_by != SIZE_MAX ||
+                strcmp(skill_key(o->v[i].skill), skill_key(o->v[j].skill)) != 0)
+                continue;
+            struct sg_skill *lose = o->v[i].skill, *win = o->v[j].skill;
+            o->v[i].shadowed_by = j;
+            sg_diag_add(&lose->diags, SG_WARNING,
+                        lose->skill_md ? lose->skill_md : lose->sandbox_yaml, 0, 0, "name",
+                        "\"%s\" is shadowed by %s (%s), which takes precedence", skill_key(lose),
+                        win->display, sg_source_name(o->v[j].source));
+            sg_diag_add(&win->diags, SG_WARNING,
+                        win->skill_md ? win->skill_md : win->sandbox_yaml, 0, 0, "name",
+                        "\"%s\" shadows %s (%s)", skill_key(win), lose->display,
+                        sg_source_name(o->v[i].source));
+            break;
+        }
+    }
+}
+
+int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)
+{
+    memset(out, 0, sizeof *out);
+    struct ctx c = {.out = out};
+    for (size_t i = 0; i < o->ndirs; i++) {
+        struct stat st;
+        if (stat(o->dirs[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+            sg_diag_add(&out->diags, SG_ERROR, o->dirs[i], 0, 0, NULL, "%s",
+                        errno == 0 || !S_ISDIR(st.st_mode) ? "not a directory" : strerror(errno));
+            continue;
+        }
+        scan(&c, o->dirs[i], SG_SRC_CLI, 0);
+    }
+    if (o->defaults) {
+        const char *home = o->home ? o->home : sg_invoking_home();
+        char cwdbuf[PATH_MAX];
+        const char *cwd = o->cwd ? o->cwd : getcwd(cwdbuf, sizeof cwdbuf);
+        if (home) {
+            cleanup_free char *p = sg_xasprintf("%s/.claude/skills", home);
+            scan(&c, p, SG_SRC_USER, 0);
+        }
+        cleanup_free char *cfgpath = o->config_file ? sg_xstrdup(o->config_file)
+                                                    : sg_config_default_path();
+        struct sg_config cfg;
+        sg_config_load(cfgpath, &cfg, &out->diags);
+        for (size_t i = 0; i < cfg.nskill_dirs; i++)
+            scan(&c, cfg.skill_dirs[i], SG_SRC_CONFIG, 0);
+        sg_config_free(&cfg);
+        if (cwd) {
+            cleanup_free char *p = sg_xasprintf("%s/.claude/skills", cwd);
+            scan(&c, p, SG_SRC_PROJECT, 0);
+            struct seen walked = {0};
+            find_nested(&c, cwd, 0, &walked);
+            free(walked.keys);
+        }
+    }
+    free(c.seen.keys);
+    mark_shadowing(out);
+    return 0;
+}
+
+void sg_discovery_free(struct sg_discovery *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        sg_skill_free(d->v[i].skill);
+    free(d->v);
+    sg_diags_free(&d->diags);
+    memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,59 @@
+/* Finding skills: the places Claude Code looks, plus the user's own. */
+#ifndef SG_DISCOVER_H
+#define SG_DISCOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+#include "policy.h"
+
+/* Precedence, highest first: when two skills share a name, the one from the
+ * earlier source wins and the other is listed as shadowed.
+ * X(ID, "name", "description") */
+#define SG_SOURCES(X)                                                         \
+    X(CLI, "cli", "a directory given on the command line")                  \
+    X(USER, "user", "~/.claude/skills (your personal skills)")              \
+    X(CONFIG, "config", "skill_dirs in config.yaml")                        \
+    X(PROJECT, "project", "./.claude/skills in the current directory")      \
+    X(NESTED, "nested", ".claude/skills below the current directory")
+
+enum sg_source {
+#define X(id, name, desc) SG_SRC_##id,
+    SG_SOURCES(X)
+#undef X
+};
+
+const char *sg_source_name(enum sg_source s);
+const char *sg_source_desc(enum sg_source s);
+
+#define SG_DISCOVER_MAX_DEPTH 6       /* below a skills directory */
+#define SG_DISCOVER_NESTED_DEPTH 8    /* looking for nested .claude/skills */
+#define SG_DISCOVER_MAX_DIRS 200000   /* directories visited in one discovery */
+
+struct sg_found {
+    struct sg_skill *skill;
+    enum sg_source source;
+    size_t shadowed_by; /* index of the winner, or SIZE_MAX */
+};
+
+struct sg_discovery {
+    struct sg_found *v;
+    size_t n, cap;
+    struct sg_diags diags; /* problems with the places, not the skills */
+    size_t dirs_visited;
+};
+
+struct sg_discover_opts {
+    const char *const *dirs; /* command-line directories */
+    size_t ndirs;
+    bool defaults;           /* also the user, config, project and nested places */
+    const char *home;        /* for ~/.claude/skills; NULL: the invoking user's */
+    const char *cwd;         /* for ./.claude/skills; NULL: the current directory */
+    const char *config_file; /* NULL: the default location */
+};
+
+int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out);
+void sg_discovery_free(struct sg_discovery *d);
+
+#endif

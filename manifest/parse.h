@@ -1,0 +1,68 @@
+/* Internal to manifest/: the parse context shared by the SKILL.md and
+ * skillsandbox.yaml readers, typed field accessors that report problems with
+ * file, line, column and field, and the checks both formats use. */
+#ifndef SG_PARSE_H
+#define SG_PARSE_H
+
+#include "diag.h"
+#include "policy.h"
+#include "ynode.h"
+
+struct sg_pctx {
+    struct sg_skill *sk;
+    const char *file;   /* path shown in diagnostics */
+    const char *origin; /* "SKILL.md" or "skillsandbox.yaml" */
+    struct sg_diags *d;
+};
+
+void pc_err(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void pc_warn(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Typed reads. Each reports a type error itself and returns false/NULL. */
+const char *pc_string(struct sg_pctx *c, const struct sg_ynode *n, const char *field);
+bool pc_int(struct sg_pctx *c, const struct sg_ynode *n, const char *field, long long min,
+            long long max, long long *out);
+bool pc_bool(struct sg_pctx *c, const struct sg_ynode *n, const char *field, bool *out);
+/* A list of strings; fn is called for each item with its node and field path. */
+void pc_string_list(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                    void (*fn)(struct sg_pctx *, const struct sg_ynode *, const char *, void *),
+                    void *arg);
+
+struct pc_field {
+    const char *key;
+    void (*fn)(struct sg_pctx *c, const struct sg_ynode *val, const char *field);
+};
+/* Walk a mapping: known keys go to their handler, unknown keys are warnings. */
+void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *prefix,
+                 const struct pc_field *fields, size_t nfields);
+
+/* Checks shared by both formats. Each returns true when the value is good and
+ * reports problems itself. */
+bool sg_check_name(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *name);
+bool sg_check_description(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                          const char *desc);
+
+/* Add to the policy (validated, with origin). */
+void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
+                        const char *field, const char *declared);
+void sg_policy_add_egress(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                          const char *domain, const uint16_t *ports, size_t nports);
+void sg_policy_add_env(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                       const char *name);
+void sg_policy_set_limit(struct sg_pctx *c, struct sg_limit *l, const struct sg_ynode *n,
+                         const char *field, long long value);
+void sg_policy_add_tools(struct sg_pctx *c, const struct sg_ynode *n, const char *field);
+
+/* Domain syntax: 0 and a normalized copy in *out, or -EINVAL with *why. */
+int sg_domain_normalize(const char *in, char **out, const char **why);
+/* Resolve a declared path against the skill root: 0 and *out, or -errno with
+ * *why. Relative paths may not leave the root, by ".." or by symlink. */
+int sg_path_resolve(const char *root, const char *declared, char **out, const char **why);
+
+/* The two readers (skillmd.c, sandboxyaml.c). */
+void sg_skillmd_apply(struct sg_pctx *c, const struct sg_ynode *root);
+void sg_sandbox_yaml_apply(struct sg_pctx *c, const struct sg_ynode *root);
+
+#endif

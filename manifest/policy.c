@@ -1,0 +1,178 @@
+#include "policy.h"
+
+#include "util.h"
+
+static const struct {
+    const char *name;
+    enum sg_risk risk;
+    unsigned caps;
+} tool_table[] = {
+#define X(id, name, risk, caps) [SG_TOOL_##id] = {name, SG_RISK_##risk, caps},
+    SG_TOOLS(X)
+#undef X
+    [SG_TOOL_UNKNOWN] = {"unknown", SG_RISK_HIGH, 0},
+};
+
+static const char *const profile_names[] = {
+#define X(id, name, desc) [SG_SECCOMP_##id] = name,
+    SG_SECCOMP_PROFILES(X)
+#undef X
+};
+
+const char *const sg_sensitive_home_paths[] = {
+    ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker",
+    ".npmrc", ".pypirc", ".netrc", ".gitconfig", ".git-credentials",
+    ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv",
+    ".zprofile", ".config/fish", NULL,
+};
+
+const char *sg_risk_name(enum sg_risk r)
+{
+    switch (r) {
+    case SG_RISK_LOW: return "low";
+    case SG_RISK_MEDIUM: return "medium";
+    case SG_RISK_HIGH: return "high";
+    }
+    return "high";
+}
+
+const char *sg_mode_name(enum sg_exec_mode m)
+{
+    switch (m) {
+    case SG_MODE_NATIVE: return "native";
+    case SG_MODE_INSTRUCTIONS: return "instructions";
+    case SG_MODE_WASM: return "wasm";
+    }
+    return "?";
+}
+
+const char *sg_seccomp_profile_name(enum sg_seccomp_profile p)
+{
+    return (size_t)p < SG_ARRAY_LEN(profile_names) ? profile_names[p] : "?";
+}
+
+int sg_seccomp_profile_from_name(const char *s, enum sg_seccomp_profile *out)
+{
+    for (size_t i = 0; i < SG_ARRAY_LEN(profile_names); i++) {
+        if (!strcmp(s, profile_names[i])) {
+            *out = (enum sg_seccomp_profile)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+enum sg_tool_id sg_tool_lookup(const char *name)
+{
+    for (size_t i = 0; i < SG_TOOL_UNKNOWN; i++)
+        if (!strcmp(name, tool_table[i].name))
+            return (enum sg_tool_id)i;
+    return SG_TOOL_UNKNOWN;
+}
+
+const char *sg_tool_canonical(enum sg_tool_id id)
+{
+    /* WebFetch is Claude Code's name for Fetch. */
+    if (id == SG_TOOL_WEBFETCH)
+        id = SG_TOOL_FETCH;
+    return tool_table[id <= SG_TOOL_UNKNOWN ? id : SG_TOOL_UNKNOWN].name;
+}
+
+enum sg_risk sg_tool_risk(enum sg_tool_id id)
+{
+    return tool_table[id <= SG_TOOL_UNKNOWN ? id : SG_TOOL_UNKNOWN].risk;
+}
+
+unsigned sg_tool_caps(enum sg_tool_id id)
+{
+    return tool_table[id <= SG_TOOL_UNKNOWN ? id : SG_TOOL_UNKNOWN].caps;
+}
+
+enum sg_risk sg_policy_max_risk(const struct sg_policy *p)
+{
+    if (!p->tools_restricted)
+        return SG_RISK_HIGH;
+    enum sg_risk r = SG_RISK_LOW;
+    for (size_t i = 0; i < p->ntools; i++)
+        if (p->tools[i].risk > r)
+            r = p->tools[i].risk;
+    return r;
+}
+
+void sg_origin_set(struct sg_origin *o, const char *file, int line, int col, const char *field)
+{
+    o->file = sg_xstrdup(file);
+    o->line = line;
+    o->col = col;
+    o->field = sg_xstrdup(field ? field : "");
+}
+
+void sg_origin_copy(struct sg_origin *dst, const struct sg_origin *src)
+{
+    sg_origin_set(dst, src->file ? src->file : "default", src->line, src->col, src->field);
+}
+
+void sg_origin_free(struct sg_origin *o)
+{
+    free(o->file);
+    free(o->field);
+    o->file = o->field = NULL;
+}
+
+void sg_policy_init(struct sg_policy *p)
+{
+    memset(p, 0, sizeof *p);
+    p->profile = SG_SECCOMP_DEFAULT;
+    sg_origin_set(&p->profile_origin, "default", 0, 0, "syscalls.profile");
+#define X(f, key, def, min, max, unit)  \
+    p->limits.f.value = def;              \
+    sg_origin_set(&p->limits.f.origin, "default", 0, 0, key);
+    SG_LIMITS(X)
+#undef X
+    p->mode = SG_MODE_INSTRUCTIONS;
+}
+
+static void free_paths(struct sg_path *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].path);
+        free(v[i].declared);
+        sg_origin_free(&v[i].origin);
+    }
+    free(v);
+}
+
+void sg_policy_free(struct sg_policy *p)
+{
+    for (size_t i = 0; i < p->ntools; i++) {
+        free(p->tools[i].name);
+        free(p->tools[i].scope);
+        sg_origin_free(&p->tools[i].origin);
+    }
+    free(p->tools);
+    free_paths(p->read, p->nread);
+    free_paths(p->write, p->nwrite);
+    for (size_t i = 0; i < p->negress; i++) {
+        free(p->egress[i].domain);
+        sg_origin_free(&p->egress[i].origin);
+    }
+    free(p->egress);
+    for (size_t i = 0; i < p->nenv; i++) {
+        free(p->env[i].name);
+        sg_origin_free(&p->env[i].origin);
+    }
+    free(p->env);
+    sg_origin_free(&p->profile_origin);
+#define X(f, key, def, min, max, unit) sg_origin_free(&p->limits.f.origin);
+    SG_LIMITS(X)
+#undef X
+    free(p->entry.command);
+    for (size_t i = 0; i < p->entry.nargs; i++)
+        free(p->entry.args[i]);
+    free(p->entry.args);
+    sg_origin_free(&p->entry.origin);
+    for (size_t i = 0; i < p->nscripts; i++)
+        free(p->scripts[i]);
+    free(p->scripts);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,199 @@
+/* The Skill and its Policy: everything a run may get, each capability with
+ * the file, line and field it came from. Both manifest formats fold into
+ * this one structure (see skill.c). */
+#ifndef SG_POLICY_H
+#define SG_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+
+enum sg_risk { SG_RISK_LOW, SG_RISK_MEDIUM, SG_RISK_HIGH };
+
+/* Capabilities a tool grants (DESIGN.md, the seed table). */
+enum {
+    SG_CAP_READ_ROOT = 1u << 0,
+    SG_CAP_WRITE_ROOT = 1u << 1,
+    SG_CAP_EXEC = 1u << 2,
+    SG_CAP_NETWORK = 1u << 3,
+};
+
+#define SG_CAPS_RW (SG_CAP_READ_ROOT | SG_CAP_WRITE_ROOT)
+
+/* One list, many uses: the tool enum, names, risks and capabilities.
+ * X(ID, "Name", RISK, CAPS) — a new tool is one line. */
+#define SG_TOOLS(X)                                                   \
+    X(READ, "Read", LOW, SG_CAP_READ_ROOT)                            \
+    X(GREP, "Grep", LOW, SG_CAP_READ_ROOT)                            \
+    X(GLOB, "Glob", LOW, SG_CAP_READ_ROOT)                            \
+    X(LS, "LS", LOW, SG_CAP_READ_ROOT)                                \
+    X(WRITE, "Write", MEDIUM, SG_CAPS_RW)                             \
+    X(EDIT, "Edit", MEDIUM, SG_CAPS_RW)                               \
+    X(MULTIEDIT, "MultiEdit", MEDIUM, SG_CAPS_RW)                     \
+    X(WEBSEARCH, "WebSearch", MEDIUM, SG_CAP_NETWORK)                 \
+    X(FETCH, "Fetch", MEDIUM, SG_CAP_NETWORK)                         \
+    X(WEBFETCH, "WebFetch", MEDIUM, SG_CAP_NETWORK)                   \
+    X(BASH, "Bash", HIGH, SG_CAP_EXEC | SG_CAPS_RW)                   \
+    X(TERMINAL, "Terminal", HIGH, SG_CAP_EXEC | SG_CAPS_RW)           \
+    X(DELETE, "Delete", HIGH, SG_CAPS_RW)
+
+enum sg_tool_id {
+#define X(id, name, risk, caps) SG_TOOL_##id,
+    SG_TOOLS(X)
+#undef X
+    SG_TOOL_UNKNOWN,
+};
+
+/* X(ID, "name", "what it means") */
+#define SG_SECCOMP_PROFILES(X)                                                       \
+    X(DEFAULT, "default", "deny kernel, mount, tracing and namespace calls")        \
+    X(STRICT, "strict", "default, plus no new processes, sockets or ioctls beyond tty basics") \
+    X(PERMISSIVE, "permissive", "only the calls that escape a sandbox are denied")
+
+enum sg_seccomp_profile {
+#define X(id, name, desc) SG_SECCOMP_##id,
+    SG_SECCOMP_PROFILES(X)
+#undef X
+};
+
+enum sg_exec_mode {
+    SG_MODE_NATIVE,       /* an entrypoint runs under the sandbox */
+    SG_MODE_INSTRUCTIONS, /* instruction-only: the agent runs the tools */
+    SG_MODE_WASM,         /* recognized, not supported yet */
+};
+
+/* Where a capability came from. */
+struct sg_origin {
+    char *file;  /* "SKILL.md", "skillsandbox.yaml" or "default" */
+    int line, col;
+    char *field; /* "allowed-tools[2]", "permissions.network.egress[0]" */
+};
+
+struct sg_tool {
+    enum sg_tool_id id;
+    char *name;  /* as declared, without scope: "Bash", "WebFetch" */
+    char *scope; /* "git diff:*" for Bash(git diff:*), or NULL */
+    enum sg_risk risk;
+    unsigned caps;
+    struct sg_origin origin;
+};
+
+struct sg_path {
+    char *path;     /* absolute, normalized, symlinks in the skill root resolved */
+    char *declared; /* as written */
+    struct sg_origin origin;
+};
+
+#define SG_MAX_PORTS 32
+struct sg_egress {
+    char *domain; /* lower case; "*.example.com" keeps its "*." */
+    bool wildcard;
+    uint16_t ports[SG_MAX_PORTS];
+    size_t nports;
+    struct sg_origin origin;
+};
+
+struct sg_envname {
+    char *name;
+    struct sg_origin origin;
+};
+
+struct sg_limit {
+    long long value;
+    struct sg_origin origin;
+};
+
+/* X(field, "yaml key", default, min, max, "unit") */
+#define SG_LIMITS(X)                                                      \
+    X(memory_mb, "memory_mb", 256, 16, 65536, "MB")                     \
+    X(runtime_s, "max_runtime_seconds", 60, 1, 86400, "s")              \
+    X(cpu_percent, "max_cpu_percent", 100, 1, 6400, "%")                \
+    X(pids, "max_pids", 64, 1, 32768, "processes")                      \
+    X(output_bytes, "max_output_bytes", 1048576, 1024, 1073741824, "bytes")
+
+struct sg_limits {
+#define X(f, key, def, min, max, unit) struct sg_limit f;
+    SG_LIMITS(X)
+#undef X
+};
+
+struct sg_entrypoint {
+    char *command;  /* NULL when there is none */
+    char **args;
+    size_t nargs;
+    bool detected;  /* found by convention rather than declared */
+    struct sg_origin origin;
+};
+
+struct sg_policy {
+    struct sg_tool *tools;
+    size_t ntools;
+    unsigned caps;            /* union of the declared tools' capabilities */
+    bool tools_restricted;    /* a non-empty allowed-tools list */
+    struct sg_path *read, *write;
+    size_t nread, nwrite;
+    struct sg_egress *egress;
+    size_t negress;
+    struct sg_envname *env;
+    size_t nenv;
+    enum sg_seccomp_profile profile;
+    struct sg_origin profile_origin;
+    struct sg_limits limits;
+    struct sg_entrypoint entry;
+    enum sg_exec_mode mode;
+    bool fork_context;        /* context: fork */
+    bool has_random_seed;
+    long long random_seed;
+    char **scripts;           /* scripts/ files seen (names only, never read) */
+    size_t nscripts;
+};
+
+struct sg_kv {
+    char *key, *value;
+};
+
+struct sg_skill {
+    char *root;     /* absolute, canonical */
+    char *display;  /* the folder as the user named it */
+    char *dirname;  /* last component of root */
+    char *skill_md; /* display path of SKILL.md or NULL */
+    char *sandbox_yaml; /* display path of skillsandbox.yaml or NULL */
+    char *name, *description, *version, *author, *license, *compatibility;
+    char *model, *agent, *argument_hint;
+    struct sg_kv *metadata;
+    size_t nmetadata;
+    int user_invocable;           /* -1 unset, 0, 1 */
+    int disable_model_invocation; /* -1 unset, 0, 1 */
+    bool has_hooks;
+    long body_offset; /* byte offset of the Markdown body in SKILL.md */
+    int body_line;
+    struct sg_policy policy;
+    struct sg_diags diags;
+};
+
+const char *sg_risk_name(enum sg_risk r);
+const char *sg_mode_name(enum sg_exec_mode m);
+const char *sg_seccomp_profile_name(enum sg_seccomp_profile p);
+int sg_seccomp_profile_from_name(const char *s, enum sg_seccomp_profile *out);
+
+/* Look a tool up by name (case-sensitive, as Claude Code writes them). */
+enum sg_tool_id sg_tool_lookup(const char *name);
+const char *sg_tool_canonical(enum sg_tool_id id);
+enum sg_risk sg_tool_risk(enum sg_tool_id id);
+unsigned sg_tool_caps(enum sg_tool_id id);
+/* The highest risk among the skill's tools (an empty list means every tool
+ * may be used, so High). */
+enum sg_risk sg_policy_max_risk(const struct sg_policy *p);
+
+/* Paths under the invoking user's home that the sandbox always masks. */
+extern const char *const sg_sensitive_home_paths[];
+
+void sg_origin_set(struct sg_origin *o, const char *file, int line, int col, const char *field);
+void sg_origin_copy(struct sg_origin *dst, const struct sg_origin *src);
+void sg_origin_free(struct sg_origin *o);
+void sg_policy_init(struct sg_policy *p);
+void sg_policy_free(struct sg_policy *p);
+
+#endif

@@ -1,0 +1,312 @@
+/* skillsandbox.yaml: skill{}, permissions{}, resources{}, entrypoint{}. */
+#include "parse.h"
+#include "util.h"
+
+static void set_str(char **dst, struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    if (s) {
+        free(*dst);
+        *dst = sg_xstrdup(s);
+    }
+}
+
+/* ---- skill ---- */
+
+static void s_name(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    if (!s || !sg_check_name(c, v, field, s))
+        return;
+    if (c->sk->name && strcmp(c->sk->name, s) != 0) {
+        pc_err(c, v, field, "\"%s\" differs from the SKILL.md name \"%s\"", s, c->sk->name);
+        return;
+    }
+    if (!c->sk->name)
+        c->sk->name = sg_xstrdup(s);
+}
+
+static void s_description(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    if (!s || !sg_check_description(c, v, field, s))
+        return;
+    if (!c->sk->description)
+        c->sk->description = sg_xstrdup(s);
+}
+
+static void s_version(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    set_str(&c->sk->version, c, v, field);
+}
+
+static void s_author(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    set_str(&c->sk->author, c, v, field);
+}
+
+static void p_skill(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"name", s_name},
+                                        {"version", s_version},
+                                        {"description", s_description},
+                                        {"author", s_author}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+/* ---- permissions ---- */
+
+static bool read_ports(struct sg_pctx *c, const struct sg_ynode *v, const char *field,
+                       uint16_t *ports, size_t *n)
+{
+    *n = 0;
+    if (v->type == SG_Y_SCALAR) {
+        long long x;
+        if (!pc_int(c, v, field, 1, 65535, &x))
+            return false;
+        ports[(*n)++] = (uint16_t)x;
+        return true;
+    }
+    if (v->type != SG_Y_SEQ) {
+        pc_err(c, v, field, "must be a list of port numbers, not %s", sg_ytype_name(v->type));
+        return false;
+    }
+    if (v->n == 0) {
+        pc_err(c, v, field, "is empty: omit it for the default [443]");
+        return false;
+    }
+    if (v->n > SG_MAX_PORTS) {
+        pc_err(c, v, field, "lists %zu ports; the limit is %d", v->n, SG_MAX_PORTS);
+        return false;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < v->n; i++) {
+        cleanup_free char *f = sg_xasprintf("%s[%zu]", field, i);
+        long long x;
+        if (!pc_int(c, v->kids[i], f, 1, 65535, &x)) {
+            ok = false;
+            continue;
+        }
+        bool dup = false;
+        for (size_t j = 0; j < *n; j++)
+            dup |= ports[j] == x;
+        if (dup)
+            pc_warn(c, v->kids[i], f, "port %lld is listed twice", x);
+        else
+            ports[(*n)++] = (uint16_t)x;
+    }
+    return ok;
+}
+
+static void egress_item(struct sg_pctx *c, const struct sg_ynode *it, const char *field)
+{
+    uint16_t ports[SG_MAX_PORTS] = {443};
+    size_t nports = 1;
+    if (it->type == SG_Y_SCALAR) {
+        const char *d = pc_string(c, it, field);
+        if (d)
+            sg_policy_add_egress(c, it, field, d, ports, nports);
+        return;
+    }
+    if (it->type != SG_Y_MAP) {
+        pc_err(c, it, field, "must be {domain, ports}, not %s", sg_ytype_name(it->type));
+        return;
+    }
+    const struct sg_ynode *dom = NULL;
+    for (size_t i = 0; i + 1 < it->n; i += 2) {
+        const char *k = it->kids[i]->str;
+        cleanup_free char *f = sg_xasprintf("%s.%s", field, k);
+        if (!strcmp(k, "domain"))
+            dom = it->kids[i + 1];
+        else if (!strcmp(k, "ports")) {
+            if (!read_ports(c, it->kids[i + 1], f, ports, &nports))
+                return;
+        } else
+            pc_warn(c, it->kids[i], f, "unknown key, ignored");
+    }
+    cleanup_free char *df = sg_xasprintf("%s.domain", field);
+    if (!dom) {
+        pc_err(c, it, df, "missing (required)");
+        return;
+    }
+    const char *d = pc_string(c, dom, df);
+    if (d)
+        sg_policy_add_egress(c, dom, df, d, ports, nports);
+}
+
+static void n_egress(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    if (sg_y_is_null(v))
+        return;
+    if (v->type != SG_Y_SEQ) {
+        pc_err(c, v, field, "must be a list of {domain, ports}, not %s", sg_ytype_name(v->type));
+        return;
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        cleanup_free char *f = sg_xasprintf("%s[%zu]", field, i);
+        egress_item(c, v->kids[i], f);
+    }
+}
+
+static void p_network(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"egress", n_egress}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+static void add_path_r(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_path(c, false, n, f, n->str);
+}
+
+static void add_path_w(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_path(c, true, n, f, n->str);
+}
+
+static void fs_read(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_path_r, NULL);
+}
+
+static void fs_write(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_path_w, NULL);
+}
+
+static void p_filesystem(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"read", fs_read}, {"write", fs_write}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+static void add_env(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_env(c, n, f, n->str);
+}
+
+static void env_allow(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_env, NULL);
+}
+
+static void p_env(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"allow", env_allow}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+static void sys_profile(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    enum sg_seccomp_profile prof;
+    if (!s)
+        return;
+    if (sg_seccomp_profile_from_name(s, &prof) < 0) {
+        pc_err(c, v, field, "\"%.40s\" is not a profile (default, strict, permissive)", s);
+        return;
+    }
+    struct sg_policy *p = &c->sk->policy;
+    p->profile = prof;
+    sg_origin_free(&p->profile_origin);
+    sg_origin_set(&p->profile_origin, c->origin, v->line, v->col, field);
+}
+
+static void p_syscalls(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"profile", sys_profile}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+static void t_permissions(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"network", p_network},
+                                        {"filesystem", p_filesystem},
+                                        {"env_vars", p_env},
+                                        {"syscalls", p_syscalls}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+/* ---- resources: one handler per limit, from the SG_LIMITS list ---- */
+
+#define X(f, key, def, min, max, unit)                                                \
+    static void r_##f(struct sg_pctx *c, const struct sg_ynode *v, const char *field) \
+    {                                                                                 \
+        long long x;                                                                  \
+        if (pc_int(c, v, field, min, max, &x))                                        \
+            sg_policy_set_limit(c, &c->sk->policy.limits.f, v, field, x);             \
+    }
+SG_LIMITS(X)
+#undef X
+
+static void t_resources(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {
+#define X(f, key, def, min, max, unit) {key, r_##f},
+        SG_LIMITS(X)
+#undef X
+    };
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+/* ---- entrypoint ---- */
+
+static void e_command(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    if (!s)
+        return;
+    struct sg_entrypoint *e = &c->sk->policy.entry;
+    free(e->command);
+    e->command = sg_xstrdup(s);
+    e->detected = false;
+    sg_origin_free(&e->origin);
+    sg_origin_set(&e->origin, c->origin, v->line, v->col, field);
+}
+
+static void add_arg(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)f, (void)arg;
+    struct sg_entrypoint *e = &c->sk->policy.entry;
+    e->args = sg_xrealloc(e->args, (e->nargs + 1) * sizeof *e->args);
+    e->args[e->nargs++] = sg_xstrdup(n->str);
+}
+
+static void e_args(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_arg, NULL);
+}
+
+static void t_entrypoint(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"command", e_command}, {"args", e_args}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+    if (v && v->type == SG_Y_MAP && !sg_y_get(v, "command"))
+        pc_err(c, v, "entrypoint.command", "missing (required when entrypoint is given)");
+}
+
+void sg_sandbox_yaml_apply(struct sg_pctx *c, const struct sg_ynode *root)
+{
+    static const struct pc_field top[] = {{"skill", p_skill},
+                                          {"permissions", t_permissions},
+                                          {"resources", t_resources},
+                                          {"entrypoint", t_entrypoint}};
+    if (!root || sg_y_is_null(root)) {
+        sg_diag_add(c->d, SG_ERROR, c->file, 1, 1, NULL, "the file is empty");
+        return;
+    }
+    if (root->type != SG_Y_MAP) {
+        pc_err(c, root, NULL, "must be a mapping (skill, permissions, resources, entrypoint), "
+               "not %s", sg_ytype_name(root->type));
+        return;
+    }
+    pc_walk_map(c, root, "", top, SG_ARRAY_LEN(top));
+    const struct sg_ynode *skill = sg_y_get(root, "skill");
+    if (!skill)
+        pc_err(c, root, "skill", "missing (required: skill.name)");
+    else if (skill->type == SG_Y_MAP && !sg_y_get(skill, "name"))
+        pc_err(c, skill, "skill.name", "missing (required)");
+}

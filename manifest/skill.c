@@ -1,0 +1,521 @@
+#include "skill.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "parse.h"
+#include "util.h"
+#include "ynode.h"
+
+static struct sg_skill *skill_new(const char *root, const char *display)
+{
+    struct sg_skill *sk = sg_xcalloc(1, sizeof *sk);
+    sk->root = sg_xstrdup(root);
+    sk->display = sg_xstrdup(display);
+    const char *slash = strrchr(root, '/');
+    sk->dirname = sg_xstrdup(slash && slash[1] ? slash + 1 : root);
+    sk->user_invocable = -1;
+    sk->disable_model_invocation = -1;
+    sk->body_offset = -1;
+    sg_policy_init(&sk->policy);
+    return sk;
+}
+
+void sg_skill_free(struct sg_skill *sk)
+{
+    if (!sk)
+        return;
+    char **strs[] = {&sk->root,    &sk->display,  &sk->dirname,      &sk->skill_md,
+                     &sk->sandbox_yaml, &sk->name, &sk->description, &sk->version,
+                     &sk->author,  &sk->license,  &sk->compatibility, &sk->model,
+                     &sk->agent,   &sk->argument_hint};
+    for (size_t i = 0; i < SG_ARRAY_LEN(strs); i++)
+        free(*strs[i]);
+    for (size_t i = 0; i < sk->nmetadata; i++) {
+        free(sk->metadata[i].key);
+        free(sk->metadata[i].value);
+    }
+    free(sk->metadata);
+    sg_policy_free(&sk->policy);
+    sg_diags_free(&sk->diags);
+    free(sk);
+}
+
+bool sg_skill_has_errors(const struct sg_skill *sk)
+{
+    return sg_diags_count(&sk->diags, SG_ERROR) > 0;
+}
+
+/* ---- reading files a skill controls ---- */
+
+/* Open name in dirfd for reading: never follows a symlink, never blocks on a
+ * FIFO, only regular files. */
+static int open_manifest(int dirfd, const char *name, struct stat *st)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    return fd;
+}
+
+static ssize_t read_some(int fd, char *buf, size_t n)
+{
+    for (;;) {
+        ssize_t r = read(fd, buf, n);
+        if (r >= 0 || errno != EINTR)
+            return r < 0 ? -errno : r;
+    }
+}
+
+/* Read at most max bytes; -EFBIG when the file has more. */
+static int read_capped(int fd, size_t max, char **out, size_t *outlen)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, max);
+    char chunk[16384];
+    for (;;) {
+        ssize_t r = read_some(fd, chunk, sizeof chunk);
+        if (r < 0) {
+            sg_buf_free(&b);
+            return (int)r;
+        }
+        if (r == 0)
+            break;
+        if (sg_buf_append(&b, chunk, (size_t)r) < 0) {
+            sg_buf_free(&b);
+            return -EFBIG;
+        }
+    }
+    *outlen = b.len;
+    *out = sg_buf_steal(&b);
+    return 0;
+}
+
+static bool is_delim(const char *line, size_t len)
+{
+    while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+        len--;
+    return len == 3 && memcmp(line, "---", 3) == 0;
+}
+
+int sg_frontmatter_split(const char *buf, size_t len, size_t *yaml_off, size_t *yaml_len,
+                         size_t *body_off, int *body_line)
+{
+    size_t pos = 0;
+    if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+        pos = 3; /* UTF-8 byte order mark */
+    const char *nl = memchr(buf + pos, '\n', len - pos);
+    if (!nl)
+        return len - pos < 4 && memcmp(buf + pos, "---", len - pos) == 0 ? 1 : -EINVAL;
+    if (!is_delim(buf + pos, (size_t)(nl - (buf + pos))))
+        return -EINVAL;
+    *yaml_off = (size_t)(nl - buf) + 1;
+    int line = 2;
+    for (size_t p = *yaml_off; p < len;) {
+        const char *e = memchr(buf + p, '\n', len - p);
+        if (!e)
+            return 1; /* the line is not complete yet */
+        size_t l = (size_t)(e - (buf + p));
+        if (is_delim(buf + p, l)) {
+            *yaml_len = p - *yaml_off;
+            *body_off = (size_t)(e - buf) + 1;
+            *body_line = line + 1;
+            return 0;
+        }
+        p += l + 1;
+        line++;
+    }
+    return 1;
+}
+
+static void report_utf8(struct sg_diags *d, const char *file, const char *buf, size_t len,
+                        size_t bad, int first_line)
+{
+    int line = first_line, col = 1;
+    for (size_t i = 0; i < bad && i < len; i++) {
+        if (buf[i] == '\n')
+            line++, col = 1;
+        else
+            col++;
+    }
+    sg_diag_add(d, SG_ERROR, file, line, col, NULL, "not valid UTF-8 (byte 0x%02x)",
+                (unsigned char)buf[bad]);
+}
+
+static void apply_skill_md(struct sg_skill *sk, const char *file, const char *buf, size_t len)
+{
+    size_t yo, yl, bo;
+    int bl;
+    int r = sg_frontmatter_split(buf, len, &yo, &yl, &bo, &bl);
+    if (r < 0) {
+        sg_diag_add(&sk->diags, SG_ERROR, file, 1, 1, NULL,
+                    "SKILL.md must start with a YAML frontmatter block between \"---\" lines");
+        return;
+    }
+    if (r > 0) {
+        sg_diag_add(&sk->diags, SG_ERROR, file, 1, 1, NULL,
+                    "the frontmatter is not closed: no \"---\" line after it");
+        return;
+    }
+    sk->body_offset = (long)bo;
+    sk->body_line = bl;
+    size_t bad;
+    if (!sg_utf8_valid(buf + yo, yl, &bad)) {
+        report_utf8(&sk->diags, file, buf + yo, yl, bad, 2);
+        return;
+    }
+    struct sg_ynode *root = NULL;
+    if (sg_yaml_parse(buf + yo, yl, 1, file, &sk->diags, &root) < 0)
+        return;
+    struct sg_pctx c = {.sk = sk, .file = file, .origin = "SKILL.md", .d = &sk->diags};
+    sg_skillmd_apply(&c, root);
+    sg_ynode_free(root);
+}
+
+static void apply_sandbox_yaml(struct sg_skill *sk, const char *file, const char *buf, size_t len)
+{
+    size_t bad;
+    if (!sg_utf8_valid(buf, len, &bad)) {
+        report_utf8(&sk->diags, file, buf, len, bad, 1);
+        return;
+    }
+    struct sg_ynode *root = NULL;
+    if (sg_yaml_parse(buf, len, 0, file, &sk->diags, &root) < 0)
+        return;
+    struct sg_pctx c = {.sk = sk, .file = file, .origin = "skillsandbox.yaml", .d = &sk->diags};
+    sg_sandbox_yaml_apply(&c, root);
+    sg_ynode_free(root);
+}
+
+/* Read SKILL.md up to the closing "---" only (Tier 1): the body stays on disk. */
+static int read_frontmatter(int fd, char **out, size_t *outlen)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, SG_MANIFEST_MAX);
+    char chunk[4096];
+    for (;;) {
+        ssize_t r = read_some(fd, chunk, sizeof chunk);
+        if (r < 0) {
+            sg_buf_free(&b);
+            return (int)r;
+        }
+        if (r == 0)
+            break;
+        if (sg_buf_append(&b, chunk, (size_t)r) < 0) {
+            sg_buf_free(&b);
+            return -EFBIG;
+        }
+        size_t a, c, d;
+        int e;
+        if (sg_frontmatter_split(b.data, b.len, &a, &c, &d, &e) != 1)
+            break;
+    }
+    *outlen = b.len;
+    *out = sg_buf_steal(&b);
+    return 0;
+}
+
+static void load_file(struct sg_skill *sk, int dirfd, const char *name, bool is_md)
+{
+    cleanup_free char *file = sg_xasprintf("%s/%s", sk->display, name);
+    struct stat st;
+    cleanup_fd int fd = open_manifest(dirfd, name, &st);
+    if (fd == -ENOENT)
+        return;
+    if (is_md)
+        sk->skill_md = sg_xstrdup(file);
+    else
+        sk->sandbox_yaml = sg_xstrdup(file);
+    if (fd == -ELOOP) {
+        sg_diag_add(&sk->diags, SG_ERROR, file, 0, 0, NULL, "is a symlink; refused");
+        return;
+    }
+    if (fd < 0) {
+        sg_diag_add(&sk->diags, SG_ERROR, file, 0, 0, NULL, "cannot be read: %s",
+                    fd == -EINVAL ? "not a regular file" : strerror(-fd));
+        return;
+    }
+    if (st.st_size > SG_MANIFEST_MAX) {
+        sg_diag_add(&sk->diags, SG_ERROR, file, 0, 0, NULL,
+                    "is %lld bytes; manifests are capped at %d", (long long)st.st_size,
+                    SG_MANIFEST_MAX);
+        return;
+    }
+    cleanup_free char *buf = NULL;
+    size_t len = 0;
+    int r = is_md ? read_frontmatter(fd, &buf, &len) : read_capped(fd, SG_MANIFEST_MAX, &buf, &len);
+    if (r < 0) {
+        sg_diag_add(&sk->diags, SG_ERROR, file, 0, 0, NULL, "%s",
+                    r == -EFBIG ? "grew past the manifest size cap while being read"
+                                : strerror(-r));
+        return;
+    }
+    if (is_md)
+        apply_skill_md(sk, file, buf, len);
+    else
+        apply_sandbox_yaml(sk, file, buf, len);
+}
+
+/* ---- entrypoint detection ---- */
+
+static bool has_ext(const char *n, const char *ext)
+{
+    return sg_str_has_suffix(n, ext) && strlen(n) > strlen(ext);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names in dir (relative to dirfd), sorted; never reads file contents. */
+static size_t list_dir(int dirfd, const char *sub, char ***out)
+{
+    *out = NULL;
+    int fd = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return 0;
+    }
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 4096) {
+        if (e->d_name[0] == '.')
+            continue;
+        sg_grow(out, &cap, n + 1, sizeof **out);
+        (*out)[n++] = sg_xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (n)
+        qsort(*out, n, sizeof **out, cmp_str);
+    return n;
+}
+
+static void free_list(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void set_detected(struct sg_skill *sk, const char *rel)
+{
+    struct sg_entrypoint *e = &sk->policy.entry;
+    e->command = sg_xstrdup(has_ext(rel, ".py") ? "python3" : "bash");
+    e->args = sg_xmalloc(sizeof *e->args);
+    e->args[0] = sg_xstrdup(rel);
+    e->nargs = 1;
+    e->detected = true;
+    sg_origin_set(&e->origin, "detected", 0, 0, rel);
+}
+
+static void detect_entrypoint(struct sg_skill *sk, int dirfd)
+{
+    static const char *const conventional[] = {"main.py",  "main.sh",   "index.py",
+                                               "index.sh", "script.py", "script.sh"};
+    struct sg_policy *p = &sk->policy;
+    const char *yfile = sk->sandbox_yaml ? sk->sandbox_yaml : "skillsandbox.yaml";
+    char **root = NULL, **scripts = NULL;
+    size_t nroot = dirfd >= 0 ? list_dir(dirfd, ".", &root) : 0;
+    size_t nscripts = dirfd >= 0 ? list_dir(dirfd, "scripts", &scripts) : 0;
+    const char *wasm = NULL;
+    bool wasm_in_scripts = false;
+
+    for (size_t i = 0; i < nscripts; i++) {
+        if (has_ext(scripts[i], ".py") || has_ext(scripts[i], ".sh")) {
+            p->scripts = sg_xrealloc(p->scripts, (p->nscripts + 1) * sizeof *p->scripts);
+            p->scripts[p->nscripts++] = sg_xasprintf("scripts/%s", scripts[i]);
+        }
+        if (!wasm && has_ext(scripts[i], ".wasm"))
+            wasm = scripts[i], wasm_in_scripts = true;
+    }
+    for (size_t i = 0; i < nroot && !wasm; i++)
+        if (has_ext(root[i], ".wasm"))
+            wasm = root[i];
+
+    if (p->entry.command) {
+        /* Declared: a relative path must name a file inside the skill. */
+        const char *cmd = p->entry.command;
+        if (strchr(cmd, '/') && cmd[0] != '/') {
+            cleanup_free char *abs = NULL;
+            const char *why = NULL;
+            struct stat st;
+            if (sg_path_resolve(sk->root, cmd, &abs, &why) < 0)
+                sg_diag_add(&sk->diags, SG_ERROR, yfile, p->entry.origin.line,
+                            p->entry.origin.col, "entrypoint.command", "\"%s\" %s", cmd, why);
+            else if (dirfd >= 0 && stat(abs, &st) < 0)
+                sg_diag_add(&sk->diags, SG_ERROR, yfile, p->entry.origin.line,
+                            p->entry.origin.col, "entrypoint.command", "\"%s\" does not exist",
+                            cmd);
+        }
+        p->mode = SG_MODE_NATIVE;
+        goto out;
+    }
+    for (size_t k = 0; k < SG_ARRAY_LEN(conventional); k++) {
+        for (size_t i = 0; i < nroot; i++) {
+            if (!strcmp(root[i], conventional[k])) {
+                set_detected(sk, conventional[k]);
+                p->mode = SG_MODE_NATIVE;
+                goto out;
+            }
+        }
+    }
+    if (p->nscripts == 1) {
+        set_detected(sk, p->scripts[0]);
+        p->mode = SG_MODE_NATIVE;
+        goto out;
+    }
+    if (wasm) {
+        p->mode = SG_MODE_WASM;
+        cleanup_free char *f = sg_xasprintf("%s/%s%s", sk->display,
+                                            wasm_in_scripts ? "scripts/" : "", wasm);
+        sg_diag_add(&sk->diags, SG_ERROR, f, 0, 0, NULL,
+                    "WASM skills are not supported yet (found a WebAssembly module and no "
+                    "native entrypoint)");
+        goto out;
+    }
+    p->mode = SG_MODE_INSTRUCTIONS;
+out:
+    free_list(root, nroot);
+    free_list(scripts, nscripts);
+}
+
+/* ---- folding ---- */
+
+static void add_root_path(struct sg_skill *sk, bool write, const struct sg_tool *t)
+{
+    struct sg_policy *p = &sk->policy;
+    struct sg_path **v = write ? &p->write : &p->read;
+    size_t *nv = write ? &p->nwrite : &p->nread;
+    for (size_t i = 0; i < *nv; i++)
+        if (!strcmp((*v)[i].path, sk->root))
+            return;
+    *v = sg_xrealloc(*v, (*nv + 1) * sizeof **v);
+    /* The root goes first: it is the path every reader looks for. */
+    memmove(*v + 1, *v, *nv * sizeof **v);
+    struct sg_path *e = &(*v)[0];
+    (*nv)++;
+    e->path = sg_xstrdup(sk->root);
+    e->declared = sg_xstrdup(".");
+    if (t)
+        sg_origin_copy(&e->origin, &t->origin);
+    else
+        sg_origin_set(&e->origin, "default", 0, 0, "the skill's own files");
+}
+
+static void finish(struct sg_skill *sk, int dirfd)
+{
+    struct sg_policy *p = &sk->policy;
+    const struct sg_tool *reader = NULL, *writer = NULL;
+    for (size_t i = 0; i < p->ntools; i++) {
+        if (!reader && (p->tools[i].caps & SG_CAP_READ_ROOT))
+            reader = &p->tools[i];
+        if (!writer && (p->tools[i].caps & SG_CAP_WRITE_ROOT))
+            writer = &p->tools[i];
+    }
+    if (writer)
+        add_root_path(sk, true, writer);
+    /* The skill's own files are always readable: it has to run them. */
+    add_root_path(sk, false, reader);
+
+    if (!sk->skill_md && sk->sandbox_yaml && !sk->description)
+        sg_diag_add(&sk->diags, SG_ERROR, sk->sandbox_yaml, 0, 0, "skill.description",
+                    "missing (required when there is no SKILL.md)");
+    detect_entrypoint(sk, dirfd);
+}
+
+struct sg_skill *sg_skill_from_buffers(const char *root, const char *skill_md, size_t md_len,
+                                       const char *sandbox_yaml, size_t y_len)
+{
+    struct sg_skill *sk = skill_new(root, root);
+    if (skill_md) {
+        sk->skill_md = sg_xasprintf("%s/SKILL.md", root);
+        if (md_len > SG_MANIFEST_MAX)
+            sg_diag_add(&sk->diags, SG_ERROR, sk->skill_md, 0, 0, NULL, "over the size cap");
+        else
+            apply_skill_md(sk, sk->skill_md, skill_md, md_len);
+    }
+    if (sandbox_yaml) {
+        sk->sandbox_yaml = sg_xasprintf("%s/skillsandbox.yaml", root);
+        if (y_len > SG_MANIFEST_MAX)
+            sg_diag_add(&sk->diags, SG_ERROR, sk->sandbox_yaml, 0, 0, NULL, "over the size cap");
+        else
+            apply_sandbox_yaml(sk, sk->sandbox_yaml, sandbox_yaml, y_len);
+    }
+    finish(sk, -1);
+    return sk;
+}
+
+int sg_skill_load(const char *path, struct sg_skill **out)
+{
+    *out = NULL;
+    cleanup_free char *dir = sg_xstrdup(path);
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        dir[--len] = '\0';
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode)) {
+        const char *base = strrchr(dir, '/');
+        base = base ? base + 1 : dir;
+        if (strcmp(base, "SKILL.md") != 0 && strcmp(base, "skillsandbox.yaml") != 0)
+            return -ENOTDIR;
+        if (base == dir)
+            snprintf(dir, len + 1, ".");
+        else
+            dir[base - dir - (base - dir > 1 ? 1 : 0)] = '\0';
+    }
+    char rp[PATH_MAX];
+    if (!realpath(dir, rp))
+        return -errno;
+    cleanup_fd int dfd = open(rp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    struct sg_skill *sk = skill_new(rp, dir);
+    load_file(sk, dfd, "SKILL.md", true);
+    load_file(sk, dfd, "skillsandbox.yaml", false);
+    if (!sk->skill_md && !sk->sandbox_yaml) {
+        sg_skill_free(sk);
+        return -ENOENT;
+    }
+    finish(sk, dfd);
+    *out = sk;
+    return 0;
+}
+
+int sg_skill_read_body(const struct sg_skill *sk, char **body, size_t *len)
+{
+    *body = NULL;
+    *len = 0;
+    if (!sk->skill_md || sk->body_offset < 0)
+        return -ENOENT;
+    cleanup_fd int dfd = open(sk->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    struct stat st;
+    cleanup_fd int fd = open_manifest(dfd, "SKILL.md", &st);
+    if (fd < 0)
+        return fd;
+    if (lseek(fd, sk->body_offset, SEEK_SET) < 0)
+        return -errno;
+    cleanup_free char *buf = NULL;
+    size_t n = 0;
+    int r = read_capped(fd, SG_MANIFEST_MAX, &buf, &n);
+    if (r < 0)
+        return r;
+    if (!sg_utf8_valid(buf, n, NULL))
+        return -EILSEQ;
+    *body = steal_pointer(&buf);
+    *len = n;
+    return 0;
+}

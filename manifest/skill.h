@@ -1,0 +1,38 @@
+/* Loading one skill folder: SKILL.md (frontmatter only: Tier 1) and/or
+ * skillsandbox.yaml, folded into one validated Policy. */
+#ifndef SG_SKILL_H
+#define SG_SKILL_H
+
+#include <stddef.h>
+
+#include "policy.h"
+
+/* Every manifest file a skill controls is capped before it is parsed. */
+#define SG_MANIFEST_MAX (256 * 1024)
+
+/* Load the skill in dir (or the folder of a SKILL.md / skillsandbox.yaml
+ * path). Returns 0 and *out, whose diags hold every problem found (a skill
+ * with errors is still returned, so callers can show them), or -ENOENT when
+ * the folder holds neither file, or another -errno when it cannot be read. */
+int sg_skill_load(const char *path, struct sg_skill **out);
+
+/* The same from memory, for tests and fuzzing: root need not exist.
+ * Either buffer may be NULL. */
+struct sg_skill *sg_skill_from_buffers(const char *root, const char *skill_md, size_t md_len,
+                                       const char *sandbox_yaml, size_t y_len);
+
+/* Tier 2: the Markdown body of SKILL.md, read on demand (NUL-terminated,
+ * capped, UTF-8 checked). */
+int sg_skill_read_body(const struct sg_skill *sk, char **body, size_t *len);
+
+bool sg_skill_has_errors(const struct sg_skill *sk);
+void sg_skill_free(struct sg_skill *sk);
+
+/* Split a SKILL.md buffer into frontmatter and body. Returns 0 with the YAML
+ * span and the body's byte offset and line, 1 when the buffer has no closing
+ * "---" yet (more input may finish it), or -EINVAL when it does not start
+ * with "---". */
+int sg_frontmatter_split(const char *buf, size_t len, size_t *yaml_off, size_t *yaml_len,
+                         size_t *body_off, int *body_line);
+
+#endif

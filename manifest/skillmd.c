@@ -1,0 +1,250 @@
+/* SKILL.md frontmatter: the Agent Skills fields, Claude Code's extras and the
+ * OpenSkills wasm: block, applied to the Skill and its Policy. */
+#include "parse.h"
+#include "util.h"
+
+static void set_str(char **dst, struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    if (s) {
+        free(*dst);
+        *dst = sg_xstrdup(s);
+    }
+}
+
+static void f_name(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    if (s && sg_check_name(c, v, field, s))
+        c->sk->name = sg_xstrdup(s);
+}
+
+static void f_description(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    if (s && sg_check_description(c, v, field, s))
+        c->sk->description = sg_xstrdup(s);
+}
+
+static void f_license(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    set_str(&c->sk->license, c, v, field);
+}
+
+static void f_compatibility(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    if (s && strlen(s) > 500)
+        pc_err(c, v, field, "is %zu characters; the limit is 500", strlen(s));
+    else if (s)
+        c->sk->compatibility = sg_xstrdup(s);
+}
+
+static void f_metadata(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    if (sg_y_is_null(v))
+        return;
+    if (v->type != SG_Y_MAP) {
+        pc_err(c, v, field, "must be a mapping of strings, not %s", sg_ytype_name(v->type));
+        return;
+    }
+    for (size_t i = 0; i + 1 < v->n; i += 2) {
+        cleanup_free char *f = sg_xasprintf("%s.%s", field, v->kids[i]->str);
+        const char *s = pc_string(c, v->kids[i + 1], f);
+        if (!s)
+            continue;
+        struct sg_skill *sk = c->sk;
+        sk->metadata = sg_xrealloc(sk->metadata, (sk->nmetadata + 1) * sizeof *sk->metadata);
+        sk->metadata[sk->nmetadata].key = sg_xstrdup(v->kids[i]->str);
+        sk->metadata[sk->nmetadata++].value = sg_xstrdup(s);
+    }
+}
+
+static void f_allowed_tools(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    sg_policy_add_tools(c, v, field);
+}
+
+static void f_model(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    set_str(&c->sk->model, c, v, field);
+}
+
+static void f_agent(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    set_str(&c->sk->agent, c, v, field);
+}
+
+static void f_argument_hint(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    set_str(&c->sk->argument_hint, c, v, field);
+}
+
+static void f_context(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    if (!s)
+        return;
+    if (strcmp(s, "fork") != 0) {
+        pc_err(c, v, field, "\"%.40s\" is not a context; the only one is \"fork\"", s);
+        return;
+    }
+    c->sk->policy.fork_context = true;
+}
+
+static void f_user_invocable(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    bool b;
+    if (pc_bool(c, v, field, &b))
+        c->sk->user_invocable = b;
+}
+
+static void f_disable_model(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    bool b;
+    if (pc_bool(c, v, field, &b))
+        c->sk->disable_model_invocation = b;
+}
+
+static void f_hooks(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    if (sg_y_is_null(v))
+        return;
+    if (v->type != SG_Y_MAP) {
+        pc_err(c, v, field, "must be a mapping, not %s", sg_ytype_name(v->type));
+        return;
+    }
+    c->sk->has_hooks = true;
+    pc_warn(c, v, field, "skill hooks are not run by skillgate");
+}
+
+/* ---- wasm: (OpenSkills) ---- */
+
+static void add_read(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_path(c, false, n, f, n->str);
+}
+
+static void add_write(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_path(c, true, n, f, n->str);
+}
+
+static void add_host(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    static const uint16_t https[] = {443};
+    sg_policy_add_egress(c, n, f, n->str, https, 1);
+}
+
+static void add_env(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_env(c, n, f, n->str);
+}
+
+static void w_fs_read(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_read, NULL);
+}
+
+static void w_fs_write(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_write, NULL);
+}
+
+static void w_filesystem(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"read", w_fs_read}, {"write", w_fs_write}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+static void w_net_allow(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_host, NULL);
+}
+
+static void w_network(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"allow", w_net_allow}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+static void w_env_allow(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_env, NULL);
+}
+
+static void w_env(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"allow", w_env_allow}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+static void w_memory(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    long long x;
+    if (pc_int(c, v, field, 16, 65536, &x))
+        sg_policy_set_limit(c, &c->sk->policy.limits.memory_mb, v, field, x);
+}
+
+static void w_timeout(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    long long x;
+    if (pc_int(c, v, field, 1, 86400000LL, &x))
+        sg_policy_set_limit(c, &c->sk->policy.limits.runtime_s, v, field, (x + 999) / 1000);
+}
+
+static void w_seed(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    long long x;
+    if (pc_int(c, v, field, 0, INT64_MAX, &x)) {
+        c->sk->policy.has_random_seed = true;
+        c->sk->policy.random_seed = x;
+    }
+}
+
+static void f_wasm(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {
+        {"filesystem", w_filesystem}, {"network", w_network}, {"env", w_env},
+        {"memory_mb", w_memory},      {"timeout_ms", w_timeout}, {"random_seed", w_seed},
+    };
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+void sg_skillmd_apply(struct sg_pctx *c, const struct sg_ynode *root)
+{
+    static const struct pc_field fields[] = {
+        {"name", f_name},
+        {"description", f_description},
+        {"license", f_license},
+        {"compatibility", f_compatibility},
+        {"metadata", f_metadata},
+        {"allowed-tools", f_allowed_tools},
+        {"model", f_model},
+        {"context", f_context},
+        {"agent", f_agent},
+        {"user-invocable", f_user_invocable},
+        {"disable-model-invocation", f_disable_model},
+        {"argument-hint", f_argument_hint},
+        {"hooks", f_hooks},
+        {"wasm", f_wasm},
+    };
+    if (!root || sg_y_is_null(root)) {
+        sg_diag_add(c->d, SG_ERROR, c->file, 2, 1, NULL, "the frontmatter is empty");
+        return;
+    }
+    if (root->type != SG_Y_MAP) {
+        pc_err(c, root, NULL, "the frontmatter must be a mapping of fields, not %s",
+               sg_ytype_name(root->type));
+        return;
+    }
+    pc_walk_map(c, root, "", fields, SG_ARRAY_LEN(fields));
+    if (!sg_y_get(root, "name"))
+        pc_err(c, root, "name", "missing (required)");
+    if (!sg_y_get(root, "description"))
+        pc_err(c, root, "description", "missing (required)");
+}

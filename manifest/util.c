@@ -1,0 +1,213 @@
+#include "util.h"
+
+#include <limits.h>
+#include <pwd.h>
+#include <stdint.h>
+
+static void oom(void)
+{
+    static const char msg[] = "skillgate: out of memory\n";
+    ssize_t r = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)r;
+    abort();
+}
+
+void *sg_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+void *sg_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+void *sg_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom();
+    return q;
+}
+
+char *sg_xstrdup(const char *s)
+{
+    return sg_xstrndup(s, strlen(s));
+}
+
+char *sg_xstrndup(const char *s, size_t n)
+{
+    char *p = sg_xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *sg_xvasprintf(const char *fmt, va_list ap)
+{
+    char *p = NULL;
+    if (vasprintf(&p, fmt, ap) < 0)
+        oom();
+    return p;
+}
+
+char *sg_xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = sg_xvasprintf(fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void sg_grow(void *vp, size_t *cap, size_t need, size_t sz)
+{
+    void **v = vp;
+    if (need <= *cap)
+        return;
+    size_t nc = *cap ? *cap : 4;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2 / sz)
+            oom();
+        nc *= 2;
+    }
+    *v = sg_xrealloc(*v, nc * sz);
+    *cap = nc;
+}
+
+void sg_buf_init(struct sg_buf *b, size_t max)
+{
+    memset(b, 0, sizeof *b);
+    b->max = max;
+}
+
+int sg_buf_append(struct sg_buf *b, const void *p, size_t n)
+{
+    if (n > b->max - b->len) {
+        b->dropped += n;
+        return -ENOBUFS;
+    }
+    sg_grow(&b->data, &b->cap, b->len + n + 1, 1);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int sg_buf_printf(struct sg_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cleanup_free char *s = sg_xvasprintf(fmt, ap);
+    va_end(ap);
+    return sg_buf_append(b, s, strlen(s));
+}
+
+void sg_buf_free(struct sg_buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+char *sg_buf_steal(struct sg_buf *b)
+{
+    char *p = b->data ? b->data : sg_xstrdup("");
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+bool sg_str_has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool sg_str_has_suffix(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+int sg_parse_ll(const char *s, long long min, long long max, long long *out)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    if (*p < '0' || *p > '9')
+        return -EINVAL;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end != '\0')
+        return -EINVAL;
+    if (errno == ERANGE || v < min || v > max)
+        return -ERANGE;
+    *out = v;
+    return 0;
+}
+
+bool sg_utf8_valid(const char *s, size_t n, size_t *bad_off)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = u[i];
+        size_t len;
+        unsigned min;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xe0) == 0xc0) {
+            len = 2, min = 0x80, c &= 0x1f;
+        } else if ((c & 0xf0) == 0xe0) {
+            len = 3, min = 0x800, c &= 0x0f;
+        } else if ((c & 0xf8) == 0xf0) {
+            len = 4, min = 0x10000, c &= 0x07;
+        } else {
+            goto bad;
+        }
+        if (i + len > n)
+            goto bad;
+        for (size_t k = 1; k < len; k++) {
+            if ((u[i + k] & 0xc0) != 0x80)
+                goto bad;
+            c = (c << 6) | (u[i + k] & 0x3f);
+        }
+        if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+            goto bad;
+        i += len;
+    }
+    return true;
+bad:
+    if (bad_off)
+        *bad_off = i;
+    return false;
+}
+
+const char *sg_invoking_home(void)
+{
+    static char *home;
+    static bool done;
+    if (done)
+        return home;
+    done = true;
+    uid_t uid = getuid();
+    const char *sudo_uid = secure_getenv("SUDO_UID");
+    long long v;
+    if (uid == 0 && sudo_uid && sg_parse_ll(sudo_uid, 1, INT32_MAX, &v) == 0)
+        uid = (uid_t)v;
+    struct passwd pw, *res = NULL;
+    char buf[4096];
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res && res->pw_dir &&
+        res->pw_dir[0] == '/')
+        home = sg_xstrdup(res->pw_dir);
+    return home;
+}

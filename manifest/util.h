@@ -1,0 +1,82 @@
+/* Small shared helpers: cleanup attributes, ownership transfer, bounded
+ * string building. Header-only so every module can use it. */
+#ifndef SG_UTIL_H
+#define SG_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline void sg_freep(void *p) { free(*(void **)p); }
+static inline void sg_closep(int *fd)
+{
+    if (*fd >= 0) {
+        int saved = errno;
+        close(*fd);
+        errno = saved;
+    }
+}
+static inline void sg_fclosep(FILE **f)
+{
+    if (*f)
+        fclose(*f);
+}
+
+#define cleanup_free __attribute__((cleanup(sg_freep)))
+#define cleanup_fd __attribute__((cleanup(sg_closep)))
+#define cleanup_file __attribute__((cleanup(sg_fclosep)))
+
+/* Hand ownership on: returns the value and clears the variable. */
+#define steal_pointer(pp) \
+    ({ __typeof__(*(pp)) _v = *(pp); *(pp) = NULL; _v; })
+#define steal_fd(fdp) \
+    ({ int _fd = *(fdp); *(fdp) = -1; _fd; })
+
+/* malloc that never returns NULL: out of memory aborts (we cannot report
+ * anything meaningful without memory, and a half-built policy is worse). */
+void *sg_xmalloc(size_t n);
+void *sg_xcalloc(size_t n, size_t size);
+void *sg_xrealloc(void *p, size_t n);
+char *sg_xstrdup(const char *s);
+char *sg_xstrndup(const char *s, size_t n);
+char *sg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *sg_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* Grow *v (element size sz) so that it can hold at least need elements. */
+void sg_grow(void *vp, size_t *cap, size_t need, size_t sz);
+
+/* Growable string with a hard cap fixed at init (curl's dynbuf idea): an
+ * append past the cap is refused and counted, never silently truncated. */
+struct sg_buf {
+    char *data;
+    size_t len, cap, max;
+    size_t dropped;
+};
+void sg_buf_init(struct sg_buf *b, size_t max);
+int sg_buf_append(struct sg_buf *b, const void *p, size_t n);
+int sg_buf_printf(struct sg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sg_buf_free(struct sg_buf *b);
+char *sg_buf_steal(struct sg_buf *b);
+
+bool sg_str_has_prefix(const char *s, const char *prefix);
+bool sg_str_has_suffix(const char *s, const char *suffix);
+
+/* Parse a whole base-10 integer; -EINVAL on junk, -ERANGE outside [min,max]. */
+int sg_parse_ll(const char *s, long long min, long long max, long long *out);
+
+/* Valid UTF-8 check; on failure *bad_off is the offset of the first bad byte. */
+bool sg_utf8_valid(const char *s, size_t n, size_t *bad_off);
+
+
+
+/* Home directory of the user who invoked skillgate (the sudo user's when run
+ * through sudo), from the password database, never from $HOME. Cached. */
+const char *sg_invoking_home(void);
+#endif
