@@ -1,0 +1,42 @@
+/* The command-line front end: one function per command, human output. */
+#ifndef SG_CLI_H
+#define SG_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "diag.h"
+#include "policy.h"
+
+/* X(name, function, "usage", "one-line summary") — the dispatch table, the
+ * usage text and `skillgate help` come from this one list. */
+#define SG_COMMANDS(X)                                                                   \
+    X(validate, cmd_validate, "validate PATH...", "check skills' manifests; exit 1 on errors") \
+    X(inspect, cmd_inspect, "inspect PATH [--json]", "show the resolved policy of a skill") \
+    X(list, cmd_list, "list [DIR...] [--json]", "discover skills and summarize them")
+
+#define X(name, fn, usage, summary) int fn(int argc, char **argv);
+SG_COMMANDS(X)
+#undef X
+
+/* Exit codes shared by every command. */
+enum {
+    SG_EXIT_OK = 0,
+    SG_EXIT_INVALID = 1, /* a skill has errors */
+    SG_EXIT_USAGE = 2,   /* bad command line, unreadable path */
+};
+
+/* Colour only on a terminal, and never with NO_COLOR set. */
+bool sg_color(FILE *f);
+const char *sg_risk_badge(FILE *f, enum sg_risk r);
+/* Print one diagnostic line (sanitized) to f. */
+void sg_print_diag(FILE *f, const struct sg_diag *g);
+void sg_print_diags(FILE *f, const struct sg_diags *d);
+/* Print a skill-controlled string, sanitized. */
+void sg_print_safe(FILE *f, const char *s);
+/* getopt_long's "--help" for a command. */
+void sg_command_usage(FILE *f, const char *cmd);
+/* Print the error for a path that is not a skill; returns SG_EXIT_USAGE. */
+int sg_load_error(const char *path, int err);
+
+#endif

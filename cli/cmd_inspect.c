@@ -1,0 +1,224 @@
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+#include "digest.h"
+#include "sanitize.h"
+#include "skill.h"
+#include "skilljson.h"
+#include "util.h"
+
+static void origin(FILE *f, const struct sg_origin *o)
+{
+    fputs("  <- ", f);
+    if (!o->file || !strcmp(o->file, "default")) {
+        fprintf(f, "default%s%s", o->field && *o->field ? ": " : "", o->field ? o->field : "");
+    } else if (!strcmp(o->file, "detected")) {
+        fputs("detected by convention", f);
+    } else {
+        fputs(o->file, f);
+        if (o->line)
+            fprintf(f, ":%d:%d", o->line, o->col);
+        if (o->field && *o->field) {
+            fputc(' ', f);
+            sg_print_safe(f, o->field);
+        }
+    }
+    fputc('\n', f);
+}
+
+static void caps_text(FILE *f, unsigned caps)
+{
+    static const struct {
+        unsigned bit;
+        const char *text;
+    } t[] = {{SG_CAP_READ_ROOT, "read skill root"},
+             {SG_CAP_WRITE_ROOT, "write skill root"},
+             {SG_CAP_EXEC, "run programs"},
+             {SG_CAP_NETWORK, "network (declared hosts; others ask)"}};
+    bool first = true;
+    for (size_t i = 0; i < SG_ARRAY_LEN(t); i++) {
+        if (caps & t[i].bit) {
+            fprintf(f, "%s%s", first ? "" : ", ", t[i].text);
+            first = false;
+        }
+    }
+    if (first)
+        fputs("(none known: treated as high risk)", f);
+}
+
+static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, size_t nfiles)
+{
+    const struct sg_policy *p = &sk->policy;
+    fputs("Skill     ", f);
+    sg_print_safe(f, sk->name ? sk->name : sk->dirname);
+    fprintf(f, "  %s  mode: %s%s\n", sg_risk_badge(f, sg_policy_max_risk(p)),
+            sg_mode_name(p->mode), p->fork_context ? " (context: fork)" : "");
+    fputs("Location  ", f);
+    sg_print_safe(f, sk->root);
+    fputc('\n', f);
+    if (sk->description) {
+        fputs("About     ", f);
+        cleanup_free char *one = sg_one_line(sk->description, 200);
+        sg_print_safe(f, one);
+        fputc('\n', f);
+    }
+    if (sk->version) {
+        fputs("Version   ", f);
+        sg_print_safe(f, sk->version);
+        fputc('\n', f);
+    }
+    fprintf(f, "Files     %s%s%s\n", sk->skill_md ? "SKILL.md" : "",
+            sk->skill_md && sk->sandbox_yaml ? ", " : "", sk->sandbox_yaml ? "skillsandbox.yaml" : "");
+    if (digest)
+        fprintf(f, "Digest    %s (%zu files)\n", digest, nfiles);
+
+    fprintf(f, "\nTools%s\n", p->tools_restricted ? "" : "  (allowed-tools is empty: every tool "
+                                                         "may be asked for; risky ones prompt)");
+    for (size_t i = 0; i < p->ntools; i++) {
+        const struct sg_tool *t = &p->tools[i];
+        fputs("  ", f);
+        sg_print_safe(f, t->name);
+        if (t->scope) {
+            fputc('(', f);
+            sg_print_safe(f, t->scope);
+            fputc(')', f);
+        }
+        fprintf(f, " %s ", sg_risk_badge(f, t->risk));
+        caps_text(f, t->caps);
+        origin(f, &t->origin);
+    }
+
+    fputs("\nFilesystem (read-only view of the host; credential paths masked)\n", f);
+    for (size_t i = 0; i < p->nread; i++) {
+        fputs("  read   ", f);
+        sg_print_safe(f, p->read[i].path);
+        origin(f, &p->read[i].origin);
+    }
+    for (size_t i = 0; i < p->nwrite; i++) {
+        fputs("  write  ", f);
+        sg_print_safe(f, p->write[i].path);
+        origin(f, &p->write[i].origin);
+    }
+    if (!p->nwrite)
+        fputs("  write  (nothing: writes outside /tmp ask for approval)\n", f);
+
+    fputs("\nNetwork egress\n", f);
+    for (size_t i = 0; i < p->negress; i++) {
+        fputs("  ", f);
+        sg_print_safe(f, p->egress[i].domain);
+        fputc(':', f);
+        for (size_t k = 0; k < p->egress[i].nports; k++)
+            fprintf(f, "%s%u", k ? "," : "", p->egress[i].ports[k]);
+        origin(f, &p->egress[i].origin);
+    }
+    if (!p->negress)
+        fprintf(f, "  (none declared: %s)\n",
+                p->caps & SG_CAP_NETWORK ? "every host asks for approval"
+                                         : "every connection is refused");
+
+    fputs("\nEnvironment (everything else is stripped)\n", f);
+    for (size_t i = 0; i < p->nenv; i++) {
+        fputs("  ", f);
+        sg_print_safe(f, p->env[i].name);
+        origin(f, &p->env[i].origin);
+    }
+    fputs("  + SKILL_ID SKILL_NAME SKILL_INPUT SKILL_ROOT TIMEOUT_MS PATH HOME TMPDIR "
+          "(set by skillgate)\n", f);
+
+    fprintf(f, "\nSyscalls  %s", sg_seccomp_profile_name(p->profile));
+    origin(f, &p->profile_origin);
+
+    fputs("\nLimits\n", f);
+#define X(fl, key, def, min, max, unit)                                 \
+    fprintf(f, "  %-20s %lld %s", key, p->limits.fl.value, unit);       \
+    origin(f, &p->limits.fl.origin);
+    SG_LIMITS(X)
+#undef X
+
+    fputs("\nEntrypoint ", f);
+    if (p->entry.command) {
+        sg_print_safe(f, p->entry.command);
+        for (size_t i = 0; i < p->entry.nargs; i++) {
+            fputc(' ', f);
+            sg_print_safe(f, p->entry.args[i]);
+        }
+        origin(f, &p->entry.origin);
+    } else if (p->mode == SG_MODE_WASM) {
+        fputs("(a WASM module: not supported yet)\n", f);
+    } else {
+        fputs("(none: instruction-only, the agent runs the tools)\n", f);
+    }
+    if (p->nscripts) {
+        fputs("Scripts   ", f);
+        for (size_t i = 0; i < p->nscripts; i++) {
+            if (i)
+                fputs(", ", f);
+            sg_print_safe(f, p->scripts[i]);
+        }
+        fputc('\n', f);
+    }
+    if (sk->diags.n) {
+        fputs("\nProblems\n", f);
+        for (size_t i = 0; i < sk->diags.n; i++) {
+            fputs("  ", f);
+            sg_print_diag(f, &sk->diags.v[i]);
+        }
+    }
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"json", no_argument, NULL, 'j'},
+        {0},
+    };
+    bool json = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            sg_command_usage(stdout, "inspect");
+            printf("\nEvery capability the skill would get, where it came from (file:line "
+                   "field),\nthe risk of each tool and the content digest.\n"
+                   "  --json   stable machine output (schema \"%s\", see docs/json.md)\n"
+                   "Exit status: 0 valid, 1 the skill has errors, 2 not a skill.\n",
+                   SG_INSPECT_SCHEMA);
+            return SG_EXIT_OK;
+        case 'j':
+            json = true;
+            break;
+        default:
+            sg_command_usage(stderr, "inspect");
+            return SG_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        sg_command_usage(stderr, "inspect");
+        return SG_EXIT_USAGE;
+    }
+    struct sg_skill *sk = NULL;
+    int r = sg_skill_load(argv[optind], &sk);
+    if (r < 0)
+        return sg_load_error(argv[optind], r);
+    char digest[SG_DIGEST_STRLEN];
+    size_t nfiles = 0;
+    int dr = sg_skill_digest(sk->root, digest, &nfiles);
+    if (dr < 0)
+        sg_diag_add(&sk->diags, SG_ERROR, sk->display, 0, 0, NULL,
+                    "cannot compute the content digest: %s",
+                    dr == -EFBIG ? "more than 100000 files or 1 GiB" : strerror(-dr));
+    if (json) {
+        json_t *j = sg_skill_to_json(sk, dr < 0 ? NULL : digest);
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+        fputc('\n', stdout);
+        json_decref(j);
+    } else {
+        print_human(stdout, sk, dr < 0 ? NULL : digest, nfiles);
+    }
+    int rc = sg_skill_has_errors(sk) ? SG_EXIT_INVALID : SG_EXIT_OK;
+    sg_skill_free(sk);
+    return rc;
+}
