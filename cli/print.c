@@ -53,7 +53,7 @@ void sg_print_diags(FILE *f, const struct sg_diags *d)
 int sg_load_error(const char *path, int err)
 {
     cleanup_free char *p = sg_sanitize_str(path, 0);
-    if (err == -ENOENT)
+    if (err == -ENODATA)
         fprintf(stderr, "skillgate: %s: not a skill (no SKILL.md or skillsandbox.yaml)\n", p);
     else if (err == -ENOTDIR)
         fprintf(stderr, "skillgate: %s: not a skill folder\n", p);

@@ -7,6 +7,7 @@
 #include "parse.h"
 #include "util.h"
 
+__attribute__((format(printf, 5, 0)))
 static void pc_vadd(struct sg_pctx *c, enum sg_severity sev, const struct sg_ynode *n,
                     const char *field, const char *fmt, va_list ap)
 {

@@ -132,7 +132,7 @@ static void add_skill(struct ctx *c, const char *path, enum sg_source src)
     struct sg_skill *sk = NULL;
     int r = sg_skill_load(path, &sk);
     if (r < 0) {
-        if (r != -ENOENT)
+        if (r != -ENODATA)
             sg_diag_add(&c->out->diags, SG_WARNING, path, 0, 0, NULL, "cannot load: %s",
                         strerror(-r));
         return;
@@ -206,26 +206,47 @@ static const char *skill_key(const struct sg_skill *sk)
     return sk->name ? sk->name : sk->dirname;
 }
 
+static const struct sg_discovery *sort_ctx;
+
+static int cmp_by_name(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int c = strcmp(skill_key(sort_ctx->v[i].skill), skill_key(sort_ctx->v[j].skill));
+    return c ? c : (i < j ? -1 : i > j);
+}
+
+/* Same name twice: the first found (highest precedence) wins. Sorting keeps
+ * this O(n log n): 10,000 skills must not cost 50 million comparisons. */
 static void mark_shadowing(struct sg_discovery *o)
 {
-    for (size_t i = 0; i < o->n; i++) {
-        for (size_t j = 0; j < i; j++) {
-            if (o->v[j].shadowed_by != SIZE_MAX ||
-                strcmp(skill_key(o->v[i].skill), skill_key(o->v[j].skill)) != 0)
-                continue;
-            struct sg_skill *lose = o->v[i].skill, *win = o->v[j].skill;
-            o->v[i].shadowed_by = j;
+    if (o->n < 2)
+        return;
+    size_t *idx = sg_xmalloc(o->n * sizeof *idx);
+    for (size_t i = 0; i < o->n; i++)
+        idx[i] = i;
+    sort_ctx = o;
+    qsort(idx, o->n, sizeof *idx, cmp_by_name);
+    sort_ctx = NULL;
+    for (size_t g = 0; g < o->n;) {
+        size_t w = idx[g], e = g + 1;
+        while (e < o->n && !strcmp(skill_key(o->v[idx[e]].skill), skill_key(o->v[w].skill)))
+            e++;
+        for (size_t k = g + 1; k < e; k++) {
+            size_t i = idx[k];
+            struct sg_skill *lose = o->v[i].skill, *win = o->v[w].skill;
+            o->v[i].shadowed_by = w;
             sg_diag_add(&lose->diags, SG_WARNING,
                         lose->skill_md ? lose->skill_md : lose->sandbox_yaml, 0, 0, "name",
                         "\"%s\" is shadowed by %s (%s), which takes precedence", skill_key(lose),
-                        win->display, sg_source_name(o->v[j].source));
+                        win->display, sg_source_name(o->v[w].source));
             sg_diag_add(&win->diags, SG_WARNING,
                         win->skill_md ? win->skill_md : win->sandbox_yaml, 0, 0, "name",
                         "\"%s\" shadows %s (%s)", skill_key(win), lose->display,
                         sg_source_name(o->v[i].source));
-            break;
         }
+        g = e;
     }
+    free(idx);
 }
 
 int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)

@@ -486,7 +486,7 @@ int sg_skill_load(const char *path, struct sg_skill **out)
     load_file(sk, dfd, "skillsandbox.yaml", false);
     if (!sk->skill_md && !sk->sandbox_yaml) {
         sg_skill_free(sk);
-        return -ENOENT;
+        return -ENODATA;
     }
     finish(sk, dfd);
     *out = sk;

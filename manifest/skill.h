@@ -12,8 +12,8 @@
 
 /* Load the skill in dir (or the folder of a SKILL.md / skillsandbox.yaml
  * path). Returns 0 and *out, whose diags hold every problem found (a skill
- * with errors is still returned, so callers can show them), or -ENOENT when
- * the folder holds neither file, or another -errno when it cannot be read. */
+ * with errors is still returned, so callers can show them), or -ENODATA when
+ * the folder holds neither file, or -errno when it cannot be read. */
 int sg_skill_load(const char *path, struct sg_skill **out);
 
 /* The same from memory, for tests and fuzzing: root need not exist.

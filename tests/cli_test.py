@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the skillgate command line: what a user types and sees.
+
+Usage: cli_test.py PATH/TO/skillgate SOURCE_ROOT. Prints TAP.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+SG = os.path.abspath(sys.argv[1])
+SRC = os.path.abspath(sys.argv[2])
+EXAMPLES = os.path.join(SRC, "examples", "skills")
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def run(*args, cwd=None, env=None, code=None):
+    e = dict(os.environ)
+    e.pop("NO_COLOR", None)
+    if env:
+        e.update(env)
+    p = subprocess.run([SG, *args], capture_output=True, text=True, cwd=cwd, env=e, timeout=60)
+    if code is not None and p.returncode != code:
+        raise AssertionError(f"skillgate {' '.join(args)}: exit {p.returncode}, wanted {code}\n"
+                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
+    return p
+
+
+def write(root, rel, text):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+class TempDir:
+    def __enter__(self):
+        self.path = tempfile.mkdtemp(prefix="sgcli.")
+        return self.path
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+@test
+def version_and_help():
+    p = run("--version", code=0)
+    assert re.fullmatch(r"skillgate \d+\.\d+\.\d+\n", p.stdout), p.stdout
+    p = run("--help", code=0)
+    for cmd in ("validate", "inspect", "list"):
+        assert cmd in p.stdout
+        h = run(cmd, "--help", code=0)
+        assert h.stdout.startswith(f"usage: skillgate {cmd}"), h.stdout
+    p = run("frobnicate", code=2)
+    assert "unknown command 'frobnicate'" in p.stderr
+    run("inspect", code=2)
+    run("validate", "--bogus", code=2)
+
+
+@test
+def examples_are_valid():
+    dirs = sorted(os.path.join(EXAMPLES, d) for d in os.listdir(EXAMPLES))
+    assert len(dirs) == 6, dirs
+    p = run("validate", *dirs, code=0)
+    assert p.stdout.count(": valid\n") == 6, p.stdout
+    assert p.stderr == "", p.stderr
+
+
+@test
+def errors_name_file_line_column_and_field():
+    with TempDir() as t:
+        write(t, "bad-skill/SKILL.md",
+              "---\nname: Bad_Skill\ndescription: x\nallowed-tools: Read Bash(git\nfoo: 1\n---\n")
+        write(t, "bad-skill/skillsandbox.yaml",
+              "skill:\n  name: bad-skill\npermissions:\n  network:\n    egress:\n"
+              "      - domain: https://evil.test/x\n        ports: [0]\n"
+              "resources:\n  memory_mb: -1\n")
+        p = run("validate", os.path.join(t, "bad-skill"), code=1)
+        md = os.path.join(t, "bad-skill", "SKILL.md")
+        y = os.path.join(t, "bad-skill", "skillsandbox.yaml")
+        want = [
+            f"{md}:2:7: error: name: \"Bad_Skill\": only lower-case letters, digits and '-' are allowed",
+            f"{md}:4:16: error: allowed-tools[1]: \"Bash(git\": unbalanced '('",
+            f"{md}:5:1: warning: foo: unknown key, ignored",
+            f"{y}:7:17: error: permissions.network.egress[0].ports[0]: 0 is out of range (1..65535)",
+            f"{y}:9:14: error: resources.memory_mb: -1 is out of range (16..65536)",
+        ]
+        for line in want:
+            assert line in p.stderr.splitlines(), f"missing: {line}\n{p.stderr}"
+        assert "invalid (" in p.stdout
+
+
+@test
+def warnings_alone_pass_unless_strict():
+    with TempDir() as t:
+        d = os.path.join(t, "warny")
+        write(t, "warny/SKILL.md", "---\nname: warny\ndescription: x\ncolour: red\n---\n")
+        p = run("validate", d, code=0)
+        assert "valid, 1 warning" in p.stdout
+        run("validate", "--strict", d, code=1)
+
+
+@test
+def not_a_skill():
+    with TempDir() as t:
+        p = run("validate", t, code=2)
+        assert "not a skill (no SKILL.md or skillsandbox.yaml)" in p.stderr
+        p = run("inspect", os.path.join(t, "missing"), code=2)
+        assert "No such file or directory" in p.stderr
+
+
+@test
+def inspect_json_is_the_resolved_policy():
+    w = os.path.join(EXAMPLES, "weather")
+    j = json.loads(run("inspect", "--json", w, code=0).stdout)
+    assert j["schema"] == "skillgate.inspect/1"
+    assert j["name"] == "weather" and j["valid"] is True
+    assert j["mode"] == "native" and j["max_risk"] == "medium"
+    assert [t["name"] for t in j["tools"]["list"]] == ["Read", "Fetch"]
+    assert j["tools"]["list"][1]["capabilities"] == ["network"]
+    eg = j["network"]["egress"]
+    assert eg == [{"domain": "api.weather.test", "wildcard": False, "ports": [443],
+                   "origin": {"file": "skillsandbox.yaml", "line": 10, "column": 17,
+                              "field": "permissions.network.egress[0].domain"}}], eg
+    assert [e["name"] for e in j["env"]] == ["WEATHER_API_KEY"]
+    assert j["limits"]["memory_mb"]["value"] == 128
+    assert j["limits"]["memory_mb"]["origin"]["field"] == "resources.memory_mb"
+    assert j["limits"]["max_pids" if "max_pids" in j["limits"] else "pids"]["origin"]["file"] == "default"
+    assert j["entrypoint"]["command"] == "python3" and j["entrypoint"]["args"] == ["main.py"]
+    assert j["filesystem"]["write"] == []
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", j["digest"])
+    again = json.loads(run("inspect", "--json", w).stdout)
+    assert again["digest"] == j["digest"]
+    evil = json.loads(run("inspect", "--json", os.path.join(EXAMPLES, "malicious-weather")).stdout)
+    assert evil["digest"] != j["digest"]
+
+
+@test
+def digest_follows_the_code():
+    with TempDir() as t:
+        shutil.copytree(os.path.join(EXAMPLES, "weather"), os.path.join(t, "weather"))
+        d = os.path.join(t, "weather")
+        before = json.loads(run("inspect", "--json", d).stdout)["digest"]
+        with open(os.path.join(d, "main.py"), "a") as f:
+            f.write("\n# changed\n")
+        after = json.loads(run("inspect", "--json", d).stdout)["digest"]
+        assert before != after
+
+
+@test
+def inspect_human_says_where_each_capability_came_from():
+    p = run("inspect", os.path.join(EXAMPLES, "notes-writer"), code=0)
+    assert re.search(r"write  \S*/\.local/share/notes-writer  <- skillsandbox\.yaml:9:13 "
+                     r"permissions\.filesystem\.write\[0\]", p.stdout), p.stdout
+    assert "Write [med] read skill root, write skill root  <- SKILL.md:6:5 allowed-tools[1]" in p.stdout
+    assert "Digest    sha256:" in p.stdout
+    p = run("inspect", os.path.join(EXAMPLES, "code-review"), code=0)
+    assert "mode: instructions (context: fork)" in p.stdout
+    assert "every connection is refused" in p.stdout
+
+
+@test
+def list_json_summarizes_tier_one():
+    j = json.loads(run("list", "--json", EXAMPLES, code=0).stdout)
+    assert j["schema"] == "skillgate.list/1"
+    by = {s["name"]: s for s in j["skills"]}
+    assert set(by) == {"weather", "malicious-weather", "code-review", "pdf-text", "shell-tool",
+                       "notes-writer"}
+    assert by["shell-tool"]["max_risk"] == "high"
+    assert by["code-review"]["max_risk"] == "low" and by["code-review"]["mode"] == "instructions"
+    assert {t["name"] for t in by["shell-tool"]["tools"]} == {"Bash", "Read"}
+    assert all(s["source"] == "cli" and s["valid"] and s["shadowed_by"] is None
+               for s in j["skills"])
+    assert "\n" not in by["weather"]["description"]
+
+
+@test
+def terminal_output_is_sanitized():
+    with TempDir() as t:
+        write(t, "evil/SKILL.md",
+              "---\nname: evil\ndescription: \"hi \\e[2J\\e]0;pwned\\a \\u202e gnp.exe\"\n---\n")
+        for args in (("list", t), ("inspect", os.path.join(t, "evil")),
+                     ("validate", os.path.join(t, "evil"))):
+            p = run(*args)
+            for out in (p.stdout, p.stderr):
+                assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, (args, out)
+        p = run("list", t, code=0)
+        assert "hi \\e[2J\\e]0;pwned\\x07 \\u{202e} gnp.exe" in p.stdout, p.stdout
+
+
+@test
+def discovery_places_and_shadowing():
+    with TempDir() as t:
+        write(t, "proj/.claude/skills/alpha/SKILL.md", "---\nname: alpha\ndescription: project\n---\n")
+        write(t, "proj/pkg/.claude/skills/beta/SKILL.md", "---\nname: beta\ndescription: nested\n---\n")
+        write(t, "extra/alpha/SKILL.md", "---\nname: alpha\ndescription: from config\n---\n")
+        write(t, "xdg/skillgate/config.yaml", f"skill_dirs: [{os.path.join(t, 'extra')}]\n")
+        p = run("list", "--json", cwd=os.path.join(t, "proj"),
+                env={"XDG_CONFIG_HOME": os.path.join(t, "xdg")}, code=0)
+        skills = [s for s in json.loads(p.stdout)["skills"] if s["root"].startswith(t)]
+        got = [(s["name"], s["source"], s["shadowed_by"] is not None) for s in skills]
+        assert got == [("alpha", "config", False), ("alpha", "project", True),
+                       ("beta", "nested", False)], got
+        p = run("list", cwd=os.path.join(t, "proj"), env={"XDG_CONFIG_HOME": os.path.join(t, "xdg")})
+        assert "SHADOWED" in p.stdout and "is shadowed by" in p.stdout
+
+
+def main():
+    print(f"1..{len(TESTS)}")
+    failed = 0
+    for i, fn in enumerate(TESTS, 1):
+        try:
+            fn()
+            print(f"ok {i} - {fn.__name__}")
+        except Exception:  # noqa: BLE001 - report every failure as TAP
+            failed += 1
+            print(f"not ok {i} - {fn.__name__}")
+            for line in traceback.format_exc().splitlines():
+                print(f"# {line}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Turn meson's test logs into one count of test cases.
+
+Each cmocka program and the CLI test print TAP, so every case is counted, not
+just every program; a program that fails outside its cases (a crash, an ASan
+report at exit) counts as one more failure. The last line is
+"N passed, N failed" (", N skipped" when some were skipped), as CI expects.
+Exit status 1 when anything failed or a build ran no test at all.
+"""
+import json
+import os
+import re
+import sys
+
+TAP = re.compile(r"^(ok|not ok)\b(?:\s+\d+)?(?:\s*-\s*)?([^#]*)(#\s*(SKIP|TODO)\S*\s*(.*))?$")
+
+
+def count(build):
+    path = os.path.join(build, "meson-logs", "testlog.json")
+    passed = failed = skipped = 0
+    failures = []
+    if not os.path.exists(path):
+        return 0, 1, 0, [f"{build}: no test log (the tests did not run)"]
+    with open(path) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    for r in records:
+        name = r["name"].split(":", 1)[-1].strip()
+        cases = []
+        for line in (r.get("stdout") or "").splitlines():
+            m = TAP.match(line)
+            if m:
+                cases.append((m.group(1) == "ok", m.group(2).strip(), m.group(4)))
+        if r["result"] == "SKIP" and not cases:
+            skipped += 1
+            continue
+        for ok, case, directive in cases:
+            if directive == "SKIP":
+                skipped += 1
+            elif ok:
+                passed += 1
+            else:
+                failed += 1
+                failures.append(f"{build}: {name}: {case}")
+        case_failed = any(not ok for ok, _, _ in cases)
+        if r["result"] not in ("OK", "EXPECTEDFAIL", "SKIP") and not case_failed:
+            failed += 1
+            failures.append(f"{build}: {name}: {r['result']} (exit {r.get('returncode')})")
+        elif not cases and r["result"] == "OK":
+            passed += 1
+    if not records:
+        failed += 1
+        failures.append(f"{build}: ran no test")
+    return passed, failed, skipped, failures
+
+
+def main(builds):
+    tp = tf = ts = 0
+    allfail = []
+    for b in builds:
+        p, f, s, fl = count(b)
+        print(f"{b}: {p} passed, {f} failed, {s} skipped")
+        tp, tf, ts = tp + p, tf + f, ts + s
+        allfail += fl
+    for line in allfail:
+        print(f"FAILED {line}")
+    print(f"{tp} passed, {tf} failed" + (f", {ts} skipped" if ts else ""))
+    return 1 if tf else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,229 @@
+/* Discovery: the places, their precedence, shadowing, and hostile trees. */
+#include "helpers.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <grp.h>
+#include <unistd.h>
+
+#include "discover.h"
+#include "skill.h"
+#include "util.h"
+
+static void put_skill(const char *base, const char *rel, const char *name)
+{
+    char *path = sg_xasprintf("%s/SKILL.md", rel);
+    char *md = sg_xasprintf("---\nname: %s\ndescription: skill %s at %s\n---\n", name, name, rel);
+    th_write(base, path, md);
+    free(path);
+    free(md);
+}
+
+static size_t count_named(const struct sg_discovery *d, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++)
+        n += d->v[i].skill->name && !strcmp(d->v[i].skill->name, name);
+    return n;
+}
+
+static void precedence_and_shadowing(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    put_skill(t, "home/.claude/skills/alpha", "alpha");
+    put_skill(t, "proj/.claude/skills/alpha", "alpha");
+    put_skill(t, "proj/sub/.claude/skills/alpha", "alpha");
+    put_skill(t, "extra/alpha", "alpha");
+    put_skill(t, "cli/alpha", "alpha");
+    put_skill(t, "proj/.claude/skills/beta", "beta");
+    char *cfg = sg_xasprintf("%s/config.yaml", t);
+    th_write(t, "config.yaml", "skill_dirs:\n  - extra\n");
+    char *home = sg_xasprintf("%s/home", t), *cwd = sg_xasprintf("%s/proj", t);
+    char *cli = sg_xasprintf("%s/cli", t);
+    const char *dirs[] = {cli};
+    struct sg_discover_opts o = {.dirs = dirs, .ndirs = 1, .defaults = true, .home = home,
+                                 .cwd = cwd, .config_file = cfg};
+    struct sg_discovery d;
+    assert_int_equal(sg_discover(&o, &d), 0);
+    if (d.diags.n)
+        th_dump(&d.diags);
+    assert_int_equal(d.diags.n, 0);
+    assert_int_equal(d.n, 6);
+    static const enum sg_source order[] = {SG_SRC_CLI, SG_SRC_USER, SG_SRC_CONFIG,
+                                           SG_SRC_PROJECT};
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(d.v[i].source, order[i]);
+    assert_string_equal(d.v[0].skill->name, "alpha");
+    assert_true(sg_str_has_suffix(d.v[0].skill->root, "/cli/alpha"));
+    assert_int_equal(d.v[0].shadowed_by, SIZE_MAX);
+    size_t shadowed = 0;
+    for (size_t i = 1; i < d.n; i++) {
+        if (!strcmp(d.v[i].skill->name, "alpha")) {
+            assert_int_equal(d.v[i].shadowed_by, 0);
+            th_assert_diag(&d.v[i].skill->diags, SG_WARNING, 0, 0, "name", "is shadowed by");
+            shadowed++;
+        } else {
+            assert_int_equal(d.v[i].shadowed_by, SIZE_MAX);
+        }
+    }
+    assert_int_equal(shadowed, 4);
+    /* the nested one is listed too, last */
+    assert_int_equal(d.v[d.n - 1].source, SG_SRC_NESTED);
+    th_assert_diag(&d.v[0].skill->diags, SG_WARNING, 0, 0, "name", "shadows");
+    sg_discovery_free(&d);
+
+    /* only the command line when defaults are off */
+    o.defaults = false;
+    sg_discover(&o, &d);
+    assert_int_equal(d.n, 1);
+    sg_discovery_free(&d);
+    th_rmrf(t);
+    free(t), free(cfg), free(home), free(cwd), free(cli);
+}
+
+static void nested_skips_vcs_deps_and_dot_dirs(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    put_skill(t, "p/.git/x/.claude/skills/in-git", "in-git");
+    put_skill(t, "p/node_modules/pkg/.claude/skills/in-deps", "in-deps");
+    put_skill(t, "p/.cache/.claude/skills/in-dot", "in-dot");
+    put_skill(t, "p/a/b/.claude/skills/deep", "deep");
+    put_skill(t, "p/a/.claude/skills/cat/grouped", "grouped");
+    char *cwd = sg_xasprintf("%s/p", t), *home = sg_xasprintf("%s/nohome", t);
+    char *cfg = sg_xasprintf("%s/none.yaml", t);
+    struct sg_discover_opts o = {.defaults = true, .home = home, .cwd = cwd, .config_file = cfg};
+    struct sg_discovery d;
+    sg_discover(&o, &d);
+    assert_int_equal(d.n, 2);
+    assert_int_equal(count_named(&d, "deep"), 1);
+    assert_int_equal(count_named(&d, "grouped"), 1);
+    assert_int_equal(count_named(&d, "in-git"), 0);
+    sg_discovery_free(&d);
+    th_rmrf(t);
+    free(t), free(cwd), free(home), free(cfg);
+}
+
+static void symlink_loops_end(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    put_skill(t, "skills/one", "one");
+    th_mkdirs(t, "skills/loop");
+    char *l1 = sg_xasprintf("%s/skills/loop/back", t), *l2 = sg_xasprintf("%s/skills/self", t);
+    char *target = sg_xasprintf("%s/skills", t);
+    assert_int_equal(symlink(target, l1), 0);
+    assert_int_equal(symlink(".", l2), 0);
+    const char *dirs[] = {target};
+    struct sg_discover_opts o = {.dirs = dirs, .ndirs = 1};
+    struct sg_discovery d;
+    sg_discover(&o, &d);
+    assert_int_equal(d.n, 1);
+    assert_string_equal(d.v[0].skill->name, "one");
+    sg_discovery_free(&d);
+    th_rmrf(t);
+    free(t), free(l1), free(l2), free(target);
+}
+
+static void unreadable_folders_are_reported(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    put_skill(t, "skills/ok", "ok");
+    put_skill(t, "skills/locked/hidden", "hidden");
+    char *locked = sg_xasprintf("%s/skills/locked", t), *dir = sg_xasprintf("%s/skills", t);
+    chmod(locked, 0);
+    /* root reads through permissions: test as an unprivileged user then */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+            _exit(3);
+        const char *dirs[] = {dir};
+        struct sg_discover_opts o = {.dirs = dirs, .ndirs = 1};
+        struct sg_discovery d;
+        sg_discover(&o, &d);
+        int ok = d.n == 1 && !strcmp(d.v[0].skill->name, "ok") &&
+                 th_find(&d.diags, "locked", "cannot read", "Permission denied", NULL);
+        if (!ok)
+            th_dump(&d.diags);
+        sg_discovery_free(&d);
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    chmod(locked, 0755);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    th_rmrf(t);
+    free(t), free(locked), free(dir);
+}
+
+static void config_file_errors_name_the_line(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    th_write(t, "config.yaml", "skill_dirs: [a\ncolour: blue\n");
+    char *cfg = sg_xasprintf("%s/config.yaml", t), *home = sg_xasprintf("%s/h", t);
+    struct sg_discover_opts o = {.defaults = true, .home = home, .cwd = home, .config_file = cfg};
+    struct sg_discovery d;
+    sg_discover(&o, &d);
+    assert_non_null(th_find(&d.diags, "config.yaml:", "YAML syntax", NULL));
+    sg_discovery_free(&d);
+    th_write(t, "config.yaml", "skill_dirs: [a]\ncolour: blue\n");
+    sg_discover(&o, &d);
+    th_assert_diag(&d.diags, SG_WARNING, 2, 1, "colour", "unknown key");
+    sg_discovery_free(&d);
+    th_rmrf(t);
+    free(t), free(cfg), free(home);
+}
+
+static void ten_thousand_skills(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    for (int i = 0; i < 10000; i++) {
+        char rel[64], name[32];
+        snprintf(name, sizeof name, "s%05d", i);
+        snprintf(rel, sizeof rel, "skills/g%02d/%s", i / 200, name);
+        put_skill(t, rel, name);
+    }
+    char *dir = sg_xasprintf("%s/skills", t);
+    const char *dirs[] = {dir};
+    struct sg_discover_opts o = {.dirs = dirs, .ndirs = 1};
+    struct sg_discovery d;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    sg_discover(&o, &d);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    /* measured, not asserted: bench/discover.sh compares runs */
+    print_message("# discovered %zu skills in %.0f ms\n", d.n,
+                  (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
+    assert_int_equal(d.n, 10000);
+    size_t errors = 0;
+    for (size_t i = 0; i < d.n; i++)
+        errors += sg_skill_has_errors(d.v[i].skill);
+    assert_int_equal(errors, 0);
+    assert_string_equal(d.v[9999].skill->name, "s09999");
+    sg_discovery_free(&d);
+    th_rmrf(t);
+    free(t), free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(precedence_and_shadowing),
+        cmocka_unit_test(nested_skips_vcs_deps_and_dot_dirs),
+        cmocka_unit_test(symlink_loops_end),
+        cmocka_unit_test(unreadable_folders_are_reported),
+        cmocka_unit_test(config_file_errors_name_the_line),
+        cmocka_unit_test(ten_thousand_skills),
+    };
+    return cmocka_run_group_tests_name("discover", tests, NULL, NULL);
+}

@@ -1,0 +1,230 @@
+/* Loading skills from disk: entrypoints, paths and symlinks, caps, hostile
+ * files, progressive disclosure. */
+#include "helpers.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "skill.h"
+#include "util.h"
+
+#define GOOD_MD(name) "---\nname: " name "\ndescription: A test skill.\n---\n# Body\n"
+
+struct fx {
+    char *tmp;
+};
+
+static int setup(void **st)
+{
+    struct fx *f = sg_xcalloc(1, sizeof *f);
+    f->tmp = th_tmpdir();
+    *st = f;
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    struct fx *f = *st;
+    th_rmrf(f->tmp);
+    free(f->tmp);
+    free(f);
+    return 0;
+}
+
+static struct sg_skill *load(const char *dir)
+{
+    struct sg_skill *sk = NULL;
+    int r = sg_skill_load(dir, &sk);
+    if (r < 0)
+        fail_msg("load %s: %s", dir, strerror(-r));
+    return sk;
+}
+
+static void entrypoint_detection(void **st)
+{
+    struct fx *f = *st;
+    char *d = sg_xasprintf("%s/alpha", f->tmp);
+    th_write(f->tmp, "alpha/SKILL.md", GOOD_MD("alpha"));
+    th_write(f->tmp, "alpha/scripts/helper.py", "print(1)\n");
+    th_write(f->tmp, "alpha/index.sh", "echo hi\n");
+    struct sg_skill *sk = load(d);
+    /* index.sh at the root beats a lone script in scripts/ */
+    assert_int_equal(sk->policy.mode, SG_MODE_NATIVE);
+    assert_string_equal(sk->policy.entry.command, "bash");
+    assert_string_equal(sk->policy.entry.args[0], "index.sh");
+    assert_true(sk->policy.entry.detected);
+    sg_skill_free(sk);
+
+    th_write(f->tmp, "alpha/main.py", "print(2)\n");
+    sk = load(d);
+    assert_string_equal(sk->policy.entry.command, "python3");
+    assert_string_equal(sk->policy.entry.args[0], "main.py");
+    sg_skill_free(sk);
+
+    char *mp = sg_xasprintf("%s/main.py", d), *ip = sg_xasprintf("%s/index.sh", d);
+    unlink(mp);
+    unlink(ip);
+    free(mp), free(ip);
+    sk = load(d);
+    assert_string_equal(sk->policy.entry.args[0], "scripts/helper.py");
+    sg_skill_free(sk);
+
+    /* several scripts and no convention: instruction-only, scripts listed */
+    th_write(f->tmp, "alpha/scripts/other.sh", "echo\n");
+    sk = load(d);
+    assert_int_equal(sk->policy.mode, SG_MODE_INSTRUCTIONS);
+    assert_null(sk->policy.entry.command);
+    assert_int_equal(sk->policy.nscripts, 2);
+    assert_false(sg_skill_has_errors(sk));
+    sg_skill_free(sk);
+    free(d);
+}
+
+static void wasm_is_a_clear_error(void **st)
+{
+    struct fx *f = *st;
+    char *d = sg_xasprintf("%s/wasmy", f->tmp);
+    th_write(f->tmp, "wasmy/SKILL.md", GOOD_MD("wasmy"));
+    th_write_n(f->tmp, "wasmy/skill.wasm", "\0asm\x01\0\0\0", 8);
+    struct sg_skill *sk = load(d);
+    assert_int_equal(sk->policy.mode, SG_MODE_WASM);
+    th_assert_diag(&sk->diags, SG_ERROR, 0, 0, NULL, "WASM skills are not supported yet");
+    assert_non_null(th_find(&sk->diags, "wasmy/skill.wasm", NULL));
+    sg_skill_free(sk);
+    free(d);
+}
+
+static void declared_entrypoint_must_exist_inside(void **st)
+{
+    struct fx *f = *st;
+    char *d = sg_xasprintf("%s/ep", f->tmp);
+    th_write(f->tmp, "ep/skillsandbox.yaml",
+             "skill:\n  name: ep\n  description: d\nentrypoint:\n  command: ./bin/run\n");
+    struct sg_skill *sk = load(d);
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 12, "entrypoint.command", "does not exist");
+    sg_skill_free(sk);
+    th_write(f->tmp, "ep/skillsandbox.yaml",
+             "skill:\n  name: ep\n  description: d\nentrypoint:\n  command: ../../bin/sh\n");
+    sk = load(d);
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 12, "entrypoint.command", "climbs out");
+    sg_skill_free(sk);
+    free(d);
+}
+
+static void symlinks_may_not_leave_the_root(void **st)
+{
+    struct fx *f = *st;
+    char *d = sg_xasprintf("%s/links", f->tmp);
+    th_write(f->tmp, "links/skillsandbox.yaml",
+             "skill:\n  name: links\n  description: d\npermissions:\n  filesystem:\n"
+             "    write: [escape/sub, inside/new]\n");
+    th_mkdirs(f->tmp, "links/real");
+    char *esc = sg_xasprintf("%s/escape", d), *in = sg_xasprintf("%s/inside", d);
+    assert_int_equal(symlink("/etc", esc), 0);
+    assert_int_equal(symlink("real", in), 0);
+    struct sg_skill *sk = load(d);
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 13, "permissions.filesystem.write[0]",
+                   "leaves the skill root through a symlink");
+    /* a symlink that stays inside resolves to its target */
+    assert_int_equal(sk->policy.nwrite, 1);
+    char *want = sg_xasprintf("%s/real/new", sk->root);
+    assert_string_equal(sk->policy.write[0].path, want);
+    sg_skill_free(sk);
+    free(want), free(esc), free(in), free(d);
+}
+
+static void manifest_files_are_guarded(void **st)
+{
+    struct fx *f = *st;
+    /* over the size cap */
+    char *d = sg_xasprintf("%s/big", f->tmp);
+    size_t n = SG_MANIFEST_MAX + 100;
+    char *huge = sg_xmalloc(n);
+    memset(huge, '#', n);
+    memcpy(huge, GOOD_MD("big"), strlen(GOOD_MD("big")));
+    th_write_n(f->tmp, "big/SKILL.md", huge, n);
+    struct sg_skill *sk = load(d);
+    th_assert_diag(&sk->diags, SG_ERROR, 0, 0, NULL, "manifests are capped at 262144");
+    sg_skill_free(sk);
+    free(huge), free(d);
+
+    /* a symlinked SKILL.md is refused, not followed */
+    d = sg_xasprintf("%s/sym", f->tmp);
+    th_write(f->tmp, "elsewhere/SKILL.md", GOOD_MD("sym"));
+    th_mkdirs(f->tmp, "sym");
+    char *link = sg_xasprintf("%s/SKILL.md", d), *target = sg_xasprintf("%s/elsewhere/SKILL.md", f->tmp);
+    assert_int_equal(symlink(target, link), 0);
+    sk = load(d);
+    th_assert_diag(&sk->diags, SG_ERROR, 0, 0, NULL, "is a symlink; refused");
+    assert_null(sk->name);
+    sg_skill_free(sk);
+    free(link), free(target), free(d);
+
+    /* a FIFO named SKILL.md cannot hang the loader */
+    d = sg_xasprintf("%s/fifo", f->tmp);
+    th_mkdirs(f->tmp, "fifo");
+    char *fifo = sg_xasprintf("%s/SKILL.md", d);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    sk = load(d);
+    th_assert_diag(&sk->diags, SG_ERROR, 0, 0, NULL, "not a regular file");
+    sg_skill_free(sk);
+    free(fifo), free(d);
+
+    /* a folder with neither file is not a skill */
+    th_mkdirs(f->tmp, "empty");
+    d = sg_xasprintf("%s/empty", f->tmp);
+    assert_int_equal(sg_skill_load(d, &sk), -ENODATA);
+    assert_null(sk);
+    free(d);
+}
+
+static void body_is_read_on_demand(void **st)
+{
+    struct fx *f = *st;
+    char *d = sg_xasprintf("%s/tiers", f->tmp);
+    /* The body holds bytes that are not UTF-8: Tier 1 never reads them. */
+    th_write(f->tmp, "tiers/SKILL.md", "---\nname: tiers\ndescription: d\n---\n# Body\nbad \xff\n");
+    struct sg_skill *sk = load(d);
+    assert_int_equal(sk->diags.n, 0);
+    assert_int_equal(sk->body_line, 5);
+    char *body = NULL;
+    size_t len = 0;
+    assert_int_equal(sg_skill_read_body(sk, &body, &len), -EILSEQ);
+    sg_skill_free(sk);
+    th_write(f->tmp, "tiers/SKILL.md", "---\nname: tiers\ndescription: d\n---\n# Body\nfine\n");
+    sk = load(d);
+    assert_int_equal(sg_skill_read_body(sk, &body, &len), 0);
+    assert_string_equal(body, "# Body\nfine\n");
+    assert_int_equal(len, 12);
+    free(body);
+    sg_skill_free(sk);
+    free(d);
+}
+
+static void load_by_manifest_path(void **st)
+{
+    struct fx *f = *st;
+    th_write(f->tmp, "byfile/SKILL.md", GOOD_MD("byfile"));
+    char *p = sg_xasprintf("%s/byfile/SKILL.md", f->tmp);
+    struct sg_skill *sk = load(p);
+    assert_string_equal(sk->name, "byfile");
+    assert_string_equal(sk->dirname, "byfile");
+    sg_skill_free(sk);
+    free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(entrypoint_detection, setup, teardown),
+        cmocka_unit_test_setup_teardown(wasm_is_a_clear_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(declared_entrypoint_must_exist_inside, setup, teardown),
+        cmocka_unit_test_setup_teardown(symlinks_may_not_leave_the_root, setup, teardown),
+        cmocka_unit_test_setup_teardown(manifest_files_are_guarded, setup, teardown),
+        cmocka_unit_test_setup_teardown(body_is_read_on_demand, setup, teardown),
+        cmocka_unit_test_setup_teardown(load_by_manifest_path, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("load", tests, NULL, NULL);
+}

@@ -1,0 +1,49 @@
+/* Nothing a skill wrote reaches the terminal as a control sequence. */
+#include "helpers.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sanitize.h"
+
+static void check(const char *in, size_t n, unsigned flags, const char *want)
+{
+    char *out = sg_sanitize(in, n, flags);
+    assert_string_equal(out, want);
+    free(out);
+}
+
+static void escapes_controls(void **st)
+{
+    (void)st;
+    check("plain text", 10, 0, "plain text");
+    check("\x1b[2J\x1b]0;owned\x07", 14, 0, "\\e[2J\\e]0;owned\\x07");
+    check("a\rb\nc\td", 7, 0, "a\\rb\\nc\\td");
+    check("a\nb\tc", 5, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB, "a\nb\tc");
+    check("del\x7f", 4, 0, "del\\x7f");
+    check("nul\0x", 5, 0, "nul\\x00x");
+    /* C1 controls encoded in UTF-8 (U+009B is a CSI on some terminals) */
+    check("\xc2\x9b" "31m", 5, 0, "\\x9b31m");
+}
+
+static void escapes_bidi_and_bad_utf8(void **st)
+{
+    (void)st;
+    /* "Trojan Source": a right-to-left override */
+    check("abc\xe2\x80\xae" "cba", 9, 0, "abc\\u{202e}cba");
+    check("\xe2\x81\xa6x", 4, 0, "\\u{2066}x");
+    check("bad \xff\xfe", 6, 0, "bad \\xff\\xfe");
+    check("over\xc0\xaflong", 10, 0, "over\\xc0\\xaflong");
+    check("cut \xe2\x82", 6, 0, "cut \\xe2\\x82");
+    /* good UTF-8 passes untouched */
+    check("caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x94\x92", 14, 0, "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x94\x92");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(escapes_controls),
+        cmocka_unit_test(escapes_bidi_and_bad_utf8),
+    };
+    return cmocka_run_group_tests_name("sanitize", tests, NULL, NULL);
+}

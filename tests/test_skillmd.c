@@ -1,0 +1,357 @@
+/* SKILL.md: frontmatter, every field, every error. */
+#include "helpers.h"
+
+#include <string.h>
+
+#include "skill.h"
+#include "util.h"
+
+#define MD(body) "---\n" body "---\n# Body\n"
+
+static void assert_clean(struct sg_skill *sk)
+{
+    if (sk->diags.n) {
+        th_dump(&sk->diags);
+        fail_msg("expected no problems");
+    }
+}
+
+static void minimal_is_valid(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(MD("name: demo\ndescription: Does a thing.\n"), NULL);
+    assert_clean(sk);
+    assert_string_equal(sk->name, "demo");
+    assert_string_equal(sk->description, "Does a thing.");
+    assert_false(sk->policy.tools_restricted);
+    /* No allowed-tools: every tool may be asked for, so the skill is high risk. */
+    assert_int_equal(sg_policy_max_risk(&sk->policy), SG_RISK_HIGH);
+    assert_int_equal(sk->policy.mode, SG_MODE_INSTRUCTIONS);
+    /* The body starts on the line after the closing ---. */
+    assert_int_equal(sk->body_line, 5);
+    sg_skill_free(sk);
+}
+
+static void frontmatter_must_open_and_close(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill("# Just markdown\nname: demo\n", NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 1, 1, NULL, "must start with a YAML frontmatter");
+    sg_skill_free(sk);
+    sk = th_skill("---\nname: demo\ndescription: x\n", NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 1, 1, NULL, "not closed");
+    sg_skill_free(sk);
+}
+
+static void bom_and_crlf_are_accepted(void **st)
+{
+    (void)st;
+    struct sg_skill *sk =
+        th_skill("\xef\xbb\xbf---\r\nname: demo\r\ndescription: x\r\n---  \r\nbody\r\n", NULL);
+    assert_clean(sk);
+    assert_string_equal(sk->name, "demo");
+    sg_skill_free(sk);
+}
+
+static void missing_name_and_description(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(MD("license: MIT\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 2, 1, "name", "missing");
+    th_assert_diag(&sk->diags, SG_ERROR, 2, 1, "description", "missing");
+    sg_skill_free(sk);
+    sk = th_skill(MD(""), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 2, 1, NULL, "frontmatter is empty");
+    sg_skill_free(sk);
+}
+
+static void name_rules(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *name, *msg;
+    } bad[] = {
+        {"Demo", "only lower-case letters"},
+        {"de_mo", "only lower-case letters"},
+        {"-demo", "may not start or end"},
+        {"demo-", "may not start or end"},
+        {"de--mo", "may not contain \"--\""},
+        {"other", "must equal the folder name \"demo\""},
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "1-64 characters"},
+        {"\"\"", "1-64 characters (it has 0)"},
+    };
+    for (size_t i = 0; i < SG_ARRAY_LEN(bad); i++) {
+        char *md = sg_xasprintf("---\ndescription: x\nname: %s\n---\n", bad[i].name);
+        struct sg_skill *sk = th_skill(md, NULL);
+        th_assert_diag(&sk->diags, SG_ERROR, 3, 7, "name", bad[i].msg);
+        assert_true(sg_skill_has_errors(sk));
+        assert_null(sk->name);
+        sg_skill_free(sk);
+        free(md);
+    }
+    /* Reserved words are a warning, not an error. */
+    struct sg_skill *sk = sg_skill_from_buffers("/x/claude-helper",
+                                                MD("name: claude-helper\ndescription: x\n"), 44,
+                                                NULL, 0);
+    th_assert_diag(&sk->diags, SG_WARNING, 2, 7, "name", "reserved word");
+    assert_false(sg_skill_has_errors(sk));
+    sg_skill_free(sk);
+}
+
+static void description_limits(void **st)
+{
+    (void)st;
+    char *longd = sg_xmalloc(1100);
+    memset(longd, 'x', 1025);
+    longd[1025] = '\0';
+    char *md = sg_xasprintf("---\nname: demo\ndescription: %s\n---\n", longd);
+    struct sg_skill *sk = th_skill(md, NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 14, "description", "1025 characters; the limit is 1024");
+    sg_skill_free(sk);
+    free(md);
+    longd[1024] = '\0';
+    md = sg_xasprintf("---\nname: demo\ndescription: %s\n---\n", longd);
+    sk = th_skill(md, NULL);
+    assert_clean(sk);
+    sg_skill_free(sk);
+    free(md);
+    free(longd);
+    sk = th_skill(MD("name: demo\ndescription: \"   \"\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 14, "description", "must not be empty");
+    sg_skill_free(sk);
+}
+
+static void allowed_tools_as_list(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(
+        MD("name: demo\ndescription: x\nallowed-tools:\n  - Read\n  - Write\n  - Bash\n"), NULL);
+    assert_clean(sk);
+    const struct sg_policy *p = &sk->policy;
+    assert_int_equal(p->ntools, 3);
+    assert_true(p->tools_restricted);
+    assert_string_equal(p->tools[0].name, "Read");
+    assert_int_equal(p->tools[0].risk, SG_RISK_LOW);
+    assert_int_equal(p->tools[1].risk, SG_RISK_MEDIUM);
+    assert_int_equal(p->tools[2].risk, SG_RISK_HIGH);
+    assert_int_equal(p->tools[2].origin.line, 7);
+    assert_string_equal(p->tools[2].origin.field, "allowed-tools[2]");
+    assert_int_equal(sg_policy_max_risk(p), SG_RISK_HIGH);
+    sg_skill_free(sk);
+}
+
+static void allowed_tools_as_string_keeps_scopes_whole(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(
+        MD("name: demo\ndescription: x\n"
+           "allowed-tools: \"Read, Grep Bash(git diff:*) Bash(npm run *),WebFetch\"\n"),
+        NULL);
+    assert_clean(sk);
+    const struct sg_policy *p = &sk->policy;
+    assert_int_equal(p->ntools, 5);
+    assert_string_equal(p->tools[0].name, "Read");
+    assert_string_equal(p->tools[1].name, "Grep");
+    assert_string_equal(p->tools[2].name, "Bash");
+    assert_string_equal(p->tools[2].scope, "git diff:*");
+    assert_string_equal(p->tools[3].scope, "npm run *");
+    assert_null(p->tools[0].scope);
+    /* WebFetch is Claude Code's name for Fetch. */
+    assert_int_equal(p->tools[4].id, SG_TOOL_WEBFETCH);
+    assert_string_equal(sg_tool_canonical(p->tools[4].id), "Fetch");
+    assert_int_equal(p->tools[4].risk, SG_RISK_MEDIUM);
+    assert_true(p->caps & SG_CAP_NETWORK);
+    assert_true(p->caps & SG_CAP_EXEC);
+    sg_skill_free(sk);
+}
+
+static void allowed_tools_problems(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(
+        MD("name: demo\ndescription: x\nallowed-tools: Read Teleport Bash(git Read\n"), NULL);
+    th_assert_diag(&sk->diags, SG_WARNING, 4, 16, "allowed-tools[1]", "unknown tool \"Teleport\"");
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 16, "allowed-tools[2]", "unbalanced '('");
+    assert_int_equal(sk->policy.tools[1].risk, SG_RISK_HIGH);
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: x\nallowed-tools: [Read, Read]\n"), NULL);
+    th_assert_diag(&sk->diags, SG_WARNING, 4, 23, "allowed-tools[1]", "listed twice");
+    assert_int_equal(sk->policy.ntools, 1);
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: x\nallowed-tools: {Read: yes}\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 16, "allowed-tools", "not a mapping");
+    sg_skill_free(sk);
+}
+
+static void unknown_keys_warn(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(MD("name: demo\ndescription: x\nallowed_tools: Bash\n"), NULL);
+    th_assert_diag(&sk->diags, SG_WARNING, 4, 1, "allowed_tools", "unknown key");
+    assert_false(sg_skill_has_errors(sk));
+    sg_skill_free(sk);
+}
+
+static void yaml_refusals(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(MD("name: demo\ndescription: x\nname: again\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 1, "name", "duplicate key (first at line 2)");
+    sg_skill_free(sk);
+
+    /* billion laughs: refused at the first alias, never expanded */
+    sk = th_skill(MD("name: demo\ndescription: x\n"
+                     "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+                     "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+                     "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+                     "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"),
+                  NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 8, NULL, "aliases (*a) are refused");
+    sg_skill_free(sk);
+
+    sk = th_skill(MD("name: demo\ndescription: !!python/object:os.system x\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 14, NULL, "unsupported YAML tag");
+    sg_skill_free(sk);
+
+    sk = th_skill(MD("name: demo\ndescription: [unclosed\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 0, 0, NULL, "YAML syntax");
+    assert_true(sk->diags.v[0].line >= 3);
+    sg_skill_free(sk);
+
+    struct sg_buf b;
+    sg_buf_init(&b, 4096);
+    sg_buf_printf(&b, "---\nname: demo\ndescription: x\nmetadata: ");
+    for (int i = 0; i < 40; i++)
+        sg_buf_append(&b, "[", 1);
+    for (int i = 0; i < 40; i++)
+        sg_buf_append(&b, "]", 1);
+    sg_buf_printf(&b, "\n---\n");
+    sk = th_skill(b.data, NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 0, NULL, "nesting deeper than 32");
+    sg_skill_free(sk);
+    sg_buf_free(&b);
+}
+
+static void non_utf8_is_an_error_with_position(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill("---\nname: demo\ndescription: caf\xe9 au lait\n---\n", NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 17, NULL, "not valid UTF-8 (byte 0xe9)");
+    sg_skill_free(sk);
+}
+
+static void wrong_types(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(MD("name: demo\ndescription: [a, b]\nuser-invocable: maybe\n"
+                                      "metadata: {a: [1]}\ncontext: thread\nlicense: {x: 1}\n"),
+                                   NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 14, "description", "must be a string, not a list");
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 17, "user-invocable", "must be true or false");
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 15, "metadata.a", "must be a string, not a list");
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 10, "context", "the only one is \"fork\"");
+    th_assert_diag(&sk->diags, SG_ERROR, 7, 10, "license", "not a mapping");
+    sg_skill_free(sk);
+}
+
+static void claude_code_extras(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(
+        MD("name: demo\ndescription: x\nlicense: MIT\ncompatibility: Linux, python3\n"
+           "metadata:\n  owner: team-a\n  tier: \"2\"\nmodel: sonnet\ncontext: fork\n"
+           "agent: Explore\nuser-invocable: false\ndisable-model-invocation: true\n"
+           "argument-hint: \"[file]\"\nhooks:\n  PreToolUse: []\n"),
+        NULL);
+    th_assert_diag(&sk->diags, SG_WARNING, 16, 3, "hooks", "not run by skillgate");
+    assert_int_equal(sk->diags.n, 1);
+    assert_string_equal(sk->license, "MIT");
+    assert_string_equal(sk->compatibility, "Linux, python3");
+    assert_int_equal(sk->nmetadata, 2);
+    assert_string_equal(sk->metadata[1].key, "tier");
+    assert_string_equal(sk->metadata[1].value, "2");
+    assert_string_equal(sk->model, "sonnet");
+    assert_string_equal(sk->agent, "Explore");
+    assert_true(sk->policy.fork_context);
+    assert_int_equal(sk->user_invocable, 0);
+    assert_int_equal(sk->disable_model_invocation, 1);
+    assert_true(sk->has_hooks);
+    sg_skill_free(sk);
+
+    char *big = sg_xmalloc(600);
+    memset(big, 'c', 501);
+    big[501] = '\0';
+    char *md = sg_xasprintf("---\nname: demo\ndescription: x\ncompatibility: %s\n---\n", big);
+    sk = th_skill(md, NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 16, "compatibility", "limit is 500");
+    sg_skill_free(sk);
+    free(md);
+    free(big);
+}
+
+static void wasm_block_folds_into_policy(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(
+        MD("name: demo\ndescription: x\nwasm:\n  filesystem:\n    read: [data]\n"
+           "    write: [out]\n  network:\n    allow: [api.example.test, \"*.cdn.example.test\"]\n"
+           "  env:\n    allow: [API_KEY]\n  memory_mb: 64\n  timeout_ms: 1500\n"
+           "  random_seed: 42\n  threads: 4\n"),
+        NULL);
+    th_assert_diag(&sk->diags, SG_WARNING, 15, 3, "wasm.threads", "unknown key");
+    assert_false(sg_skill_has_errors(sk));
+    const struct sg_policy *p = &sk->policy;
+    /* the skill's own root comes first, then the declared folder */
+    assert_int_equal(p->nread, 2);
+    assert_string_equal(p->read[1].path, "/nonexistent/demo/data");
+    assert_string_equal(p->read[1].origin.field, "wasm.filesystem.read[0]");
+    assert_int_equal(p->nwrite, 1);
+    assert_string_equal(p->write[0].path, "/nonexistent/demo/out");
+    assert_int_equal(p->negress, 2);
+    assert_string_equal(p->egress[0].domain, "api.example.test");
+    assert_int_equal(p->egress[0].nports, 1);
+    assert_int_equal(p->egress[0].ports[0], 443);
+    assert_true(p->egress[1].wildcard);
+    assert_int_equal(p->nenv, 1);
+    assert_string_equal(p->env[0].name, "API_KEY");
+    assert_int_equal(p->limits.memory_mb.value, 64);
+    assert_int_equal(p->limits.runtime_s.value, 2); /* 1500 ms, rounded up */
+    assert_true(p->has_random_seed);
+    assert_int_equal(p->random_seed, 42);
+    sg_skill_free(sk);
+}
+
+static void diagnostic_line_format(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(MD("name: Demo\ndescription: x\n"), NULL);
+    assert_int_equal(sk->diags.n, 1);
+    char *line = sg_diag_format(&sk->diags.v[0]);
+    assert_string_equal(line, "/nonexistent/demo/SKILL.md:2:7: error: name: \"Demo\": only "
+                              "lower-case letters, digits and '-' are allowed");
+    free(line);
+    sg_skill_free(sk);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(minimal_is_valid),
+        cmocka_unit_test(frontmatter_must_open_and_close),
+        cmocka_unit_test(bom_and_crlf_are_accepted),
+        cmocka_unit_test(missing_name_and_description),
+        cmocka_unit_test(name_rules),
+        cmocka_unit_test(description_limits),
+        cmocka_unit_test(allowed_tools_as_list),
+        cmocka_unit_test(allowed_tools_as_string_keeps_scopes_whole),
+        cmocka_unit_test(allowed_tools_problems),
+        cmocka_unit_test(unknown_keys_warn),
+        cmocka_unit_test(yaml_refusals),
+        cmocka_unit_test(non_utf8_is_an_error_with_position),
+        cmocka_unit_test(wrong_types),
+        cmocka_unit_test(claude_code_extras),
+        cmocka_unit_test(wasm_block_folds_into_policy),
+        cmocka_unit_test(diagnostic_line_format),
+    };
+    return cmocka_run_group_tests_name("skillmd", tests, NULL, NULL);
+}
