@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "diag.h"
 #include "policy.h"
 
@@ -36,6 +38,8 @@ void sg_print_diags(FILE *f, const struct sg_diags *d);
 void sg_print_safe(FILE *f, const char *s);
 /* getopt_long's "--help" for a command. */
 void sg_command_usage(FILE *f, const char *cmd);
+/* Print JSON (indented, ASCII, keys in insertion order) and a newline. */
+void sg_print_json(FILE *f, json_t *j);
 /* Print the error for a path that is not a skill; returns SG_EXIT_USAGE. */
 int sg_load_error(const char *path, int err);
 

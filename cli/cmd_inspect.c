@@ -212,8 +212,7 @@ int cmd_inspect(int argc, char **argv)
                     dr == -EFBIG ? "more than 100000 files or 1 GiB" : strerror(-dr));
     if (json) {
         json_t *j = sg_skill_to_json(sk, dr < 0 ? NULL : digest);
-        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
-        fputc('\n', stdout);
+        sg_print_json(stdout, j);
         json_decref(j);
     } else {
         print_human(stdout, sk, dr < 0 ? NULL : digest, nfiles);

@@ -94,8 +94,7 @@ int cmd_list(int argc, char **argv)
     sg_discover(&o, &d);
     if (json) {
         json_t *j = sg_discovery_to_json(&d);
-        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
-        fputc('\n', stdout);
+        sg_print_json(stdout, j);
         json_decref(j);
     } else {
         for (size_t i = 0; i < d.n; i++)

@@ -61,3 +61,13 @@ int sg_load_error(const char *path, int err)
         fprintf(stderr, "skillgate: %s: %s\n", p, strerror(-err));
     return SG_EXIT_USAGE;
 }
+
+void sg_print_json(FILE *f, json_t *j)
+{
+    /* One write: json_dumpf would call fwrite per token. */
+    cleanup_free char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    if (s) {
+        fputs(s, f);
+        fputc('\n', f);
+    }
+}
