@@ -8,36 +8,6 @@ static bool is_bidi_or_invisible(unsigned cp)
            cp == 0x200e || cp == 0x200f || cp == 0x061c || cp == 0xfeff;
 }
 
-/* Decode one UTF-8 sequence at s; returns its length or 0 when invalid. */
-static size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
-{
-    unsigned c = s[0], min;
-    size_t len;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if ((c & 0xe0) == 0xc0) {
-        len = 2, min = 0x80, c &= 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-        len = 3, min = 0x800, c &= 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-        len = 4, min = 0x10000, c &= 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    *cp = c;
-    return len;
-}
-
 char *sg_sanitize(const char *s, size_t len, unsigned flags)
 {
     struct sg_buf b;
@@ -46,7 +16,7 @@ char *sg_sanitize(const char *s, size_t len, unsigned flags)
     size_t i = 0;
     while (i < len) {
         unsigned cp;
-        size_t n = utf8_decode(u + i, len - i, &cp);
+        size_t n = sg_utf8_decode(u + i, len - i, &cp);
         if (n == 0) {
             sg_buf_printf(&b, "\\x%02x", u[i]);
             i++;

@@ -107,6 +107,48 @@ void pc_string_list(struct sg_pctx *c, const struct sg_ynode *n, const char *fie
     }
 }
 
+void pc_set_string(char **dst, struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    const char *s = pc_string(c, v, field);
+    if (s) {
+        free(*dst);
+        *dst = sg_xstrdup(s);
+    }
+}
+
+static void add_read_path(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_path(c, false, n, f, n->str);
+}
+
+static void add_write_path(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_path(c, true, n, f, n->str);
+}
+
+static void add_env_name(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_env(c, n, f, n->str);
+}
+
+static void f_read(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_read_path, NULL);
+}
+
+static void f_write(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_write_path, NULL);
+}
+
+static void f_allow(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_env_name, NULL);
+}
+
 void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *prefix,
                  const struct pc_field *fields, size_t nfields)
 {
@@ -649,4 +691,17 @@ void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
     e->path = steal_pointer(&abs);
     e->declared = sg_xstrdup(declared);
     sg_origin_set(&e->origin, c->origin, n ? n->line : 0, n ? n->col : 0, field);
+}
+
+/* Blocks both formats share: {read: [...], write: [...]} and {allow: [...]}. */
+void pc_field_filesystem(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"read", f_read}, {"write", f_write}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+void pc_field_env(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {{"allow", f_allow}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }

@@ -80,16 +80,6 @@ struct ctx {
     bool dir_cap_warned;
 };
 
-static bool skip_name(const char *n)
-{
-    return n[0] == '.' || !strcmp(n, "node_modules");
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static bool count_dir(struct ctx *c, const char *path)
 {
     if (++c->out->dirs_visited <= SG_DISCOVER_MAX_DIRS)
@@ -101,30 +91,27 @@ static bool count_dir(struct ctx *c, const char *path)
     return false;
 }
 
-/* Sorted names of the subdirectories of path worth descending into. */
+/* Sorted names of the subdirectories of path worth descending into
+ * (no dot-folders, no node_modules). */
 static size_t subdirs(struct ctx *c, const char *path, char ***out)
 {
     *out = NULL;
-    DIR *d = opendir(path);
-    if (!d) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    size_t n = 0;
+    int r = fd < 0 ? -errno : sg_list_dir_fd(fd, SG_LIST_DIRS, SIZE_MAX, out, &n);
+    if (r < 0) {
         sg_diag_add(&c->out->diags, SG_WARNING, path, 0, 0, NULL, "cannot read: %s",
-                    strerror(errno));
+                    strerror(-r));
         return 0;
     }
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (skip_name(e->d_name))
-            continue;
-        if (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN)
-            continue;
-        sg_grow(out, &cap, n + 1, sizeof **out);
-        (*out)[n++] = sg_xstrdup(e->d_name);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp((*out)[i], "node_modules") == 0)
+            free((*out)[i]);
+        else
+            (*out)[kept++] = (*out)[i];
     }
-    closedir(d);
-    if (n)
-        qsort(*out, n, sizeof **out, cmp_str);
-    return n;
+    return kept;
 }
 
 static void add_skill(struct ctx *c, const char *path, enum sg_source src)

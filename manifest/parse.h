@@ -30,6 +30,9 @@ void pc_string_list(struct sg_pctx *c, const struct sg_ynode *n, const char *fie
                     void (*fn)(struct sg_pctx *, const struct sg_ynode *, const char *, void *),
                     void *arg);
 
+/* Replace *dst with a copy of the string at v (type errors reported). */
+void pc_set_string(char **dst, struct sg_pctx *c, const struct sg_ynode *v, const char *field);
+
 struct pc_field {
     const char *key;
     void (*fn)(struct sg_pctx *c, const struct sg_ynode *val, const char *field);
@@ -37,6 +40,11 @@ struct pc_field {
 /* Walk a mapping: known keys go to their handler, unknown keys are warnings. */
 void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *prefix,
                  const struct pc_field *fields, size_t nfields);
+
+/* Field handlers for the blocks both formats share: filesystem{read, write}
+ * and env{allow} (env_vars in skillsandbox.yaml). */
+void pc_field_filesystem(struct sg_pctx *c, const struct sg_ynode *v, const char *field);
+void pc_field_env(struct sg_pctx *c, const struct sg_ynode *v, const char *field);
 
 /* Checks shared by both formats. Each returns true when the value is good and
  * reports problems itself. */

@@ -2,15 +2,6 @@
 #include "parse.h"
 #include "util.h"
 
-static void set_str(char **dst, struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    const char *s = pc_string(c, v, field);
-    if (s) {
-        free(*dst);
-        *dst = sg_xstrdup(s);
-    }
-}
-
 /* ---- skill ---- */
 
 static void s_name(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
@@ -37,12 +28,12 @@ static void s_description(struct sg_pctx *c, const struct sg_ynode *v, const cha
 
 static void s_version(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    set_str(&c->sk->version, c, v, field);
+    pc_set_string(&c->sk->version, c, v, field);
 }
 
 static void s_author(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    set_str(&c->sk->author, c, v, field);
+    pc_set_string(&c->sk->author, c, v, field);
 }
 
 static void p_skill(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
@@ -154,51 +145,6 @@ static void p_network(struct sg_pctx *c, const struct sg_ynode *v, const char *f
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }
 
-static void add_path_r(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
-{
-    (void)arg;
-    sg_policy_add_path(c, false, n, f, n->str);
-}
-
-static void add_path_w(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
-{
-    (void)arg;
-    sg_policy_add_path(c, true, n, f, n->str);
-}
-
-static void fs_read(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    pc_string_list(c, v, field, add_path_r, NULL);
-}
-
-static void fs_write(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    pc_string_list(c, v, field, add_path_w, NULL);
-}
-
-static void p_filesystem(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    static const struct pc_field f[] = {{"read", fs_read}, {"write", fs_write}};
-    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
-}
-
-static void add_env(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
-{
-    (void)arg;
-    sg_policy_add_env(c, n, f, n->str);
-}
-
-static void env_allow(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    pc_string_list(c, v, field, add_env, NULL);
-}
-
-static void p_env(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    static const struct pc_field f[] = {{"allow", env_allow}};
-    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
-}
-
 static void sys_profile(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     const char *s = pc_string(c, v, field);
@@ -224,8 +170,8 @@ static void p_syscalls(struct sg_pctx *c, const struct sg_ynode *v, const char *
 static void t_permissions(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     static const struct pc_field f[] = {{"network", p_network},
-                                        {"filesystem", p_filesystem},
-                                        {"env_vars", p_env},
+                                        {"filesystem", pc_field_filesystem},
+                                        {"env_vars", pc_field_env},
                                         {"syscalls", p_syscalls}};
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }

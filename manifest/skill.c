@@ -73,12 +73,14 @@ static ssize_t read_some(int fd, char *buf, size_t n)
     }
 }
 
-/* Read at most max bytes; -EFBIG when the file has more. */
-static int read_capped(int fd, size_t max, char **out, size_t *outlen)
+/* Read at most max bytes; -EFBIG when the file has more. When done is given,
+ * stop as soon as it says the bytes so far are enough. */
+static int read_capped(int fd, size_t max, bool (*done)(const char *, size_t), char **out,
+                       size_t *outlen)
 {
     struct sg_buf b;
     sg_buf_init(&b, max);
-    char chunk[16384];
+    char chunk[4096];
     for (;;) {
         ssize_t r = read_some(fd, chunk, sizeof chunk);
         if (r < 0) {
@@ -91,6 +93,8 @@ static int read_capped(int fd, size_t max, char **out, size_t *outlen)
             sg_buf_free(&b);
             return -EFBIG;
         }
+        if (done && done(b.data, b.len))
+            break;
     }
     *outlen = b.len;
     *out = sg_buf_steal(&b);
@@ -104,30 +108,35 @@ static bool is_delim(const char *line, size_t len)
     return len == 3 && memcmp(line, "---", 3) == 0;
 }
 
-int sg_frontmatter_split(const char *buf, size_t len, size_t *yaml_off, size_t *yaml_len,
-                         size_t *body_off, int *body_line)
+int sg_frontmatter_split(const char *buf, size_t len, bool at_eof, size_t *yaml_off,
+                         size_t *yaml_len, size_t *body_off, int *body_line)
 {
     size_t pos = 0;
     if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
         pos = 3; /* UTF-8 byte order mark */
     const char *nl = memchr(buf + pos, '\n', len - pos);
-    if (!nl)
-        return len - pos < 4 && memcmp(buf + pos, "---", len - pos) == 0 ? 1 : -EINVAL;
+    if (!nl) {
+        if (!at_eof && len - pos < 4 && memcmp(buf + pos, "---", len - pos) == 0)
+            return 1;
+        return is_delim(buf + pos, len - pos) ? 1 : -EINVAL;
+    }
     if (!is_delim(buf + pos, (size_t)(nl - (buf + pos))))
         return -EINVAL;
     *yaml_off = (size_t)(nl - buf) + 1;
     int line = 2;
     for (size_t p = *yaml_off; p < len;) {
         const char *e = memchr(buf + p, '\n', len - p);
-        if (!e)
+        if (!e && !at_eof)
             return 1; /* the line is not complete yet */
-        size_t l = (size_t)(e - (buf + p));
+        size_t l = e ? (size_t)(e - (buf + p)) : len - p;
         if (is_delim(buf + p, l)) {
             *yaml_len = p - *yaml_off;
-            *body_off = (size_t)(e - buf) + 1;
+            *body_off = e ? (size_t)(e - buf) + 1 : len;
             *body_line = line + 1;
             return 0;
         }
+        if (!e)
+            return 1;
         p += l + 1;
         line++;
     }
@@ -152,7 +161,7 @@ static void apply_skill_md(struct sg_skill *sk, const char *file, const char *bu
 {
     size_t yo, yl, bo;
     int bl;
-    int r = sg_frontmatter_split(buf, len, &yo, &yl, &bo, &bl);
+    int r = sg_frontmatter_split(buf, len, true, &yo, &yl, &bo, &bl);
     if (r < 0) {
         sg_diag_add(&sk->diags, SG_ERROR, file, 1, 1, NULL,
                     "SKILL.md must start with a YAML frontmatter block between \"---\" lines");
@@ -193,32 +202,12 @@ static void apply_sandbox_yaml(struct sg_skill *sk, const char *file, const char
     sg_ynode_free(root);
 }
 
-/* Read SKILL.md up to the closing "---" only (Tier 1): the body stays on disk. */
-static int read_frontmatter(int fd, char **out, size_t *outlen)
+/* SKILL.md is read up to the closing "---" only (Tier 1): the body stays on disk. */
+static bool frontmatter_complete(const char *buf, size_t len)
 {
-    struct sg_buf b;
-    sg_buf_init(&b, SG_MANIFEST_MAX);
-    char chunk[4096];
-    for (;;) {
-        ssize_t r = read_some(fd, chunk, sizeof chunk);
-        if (r < 0) {
-            sg_buf_free(&b);
-            return (int)r;
-        }
-        if (r == 0)
-            break;
-        if (sg_buf_append(&b, chunk, (size_t)r) < 0) {
-            sg_buf_free(&b);
-            return -EFBIG;
-        }
-        size_t a, c, d;
-        int e;
-        if (sg_frontmatter_split(b.data, b.len, &a, &c, &d, &e) != 1)
-            break;
-    }
-    *outlen = b.len;
-    *out = sg_buf_steal(&b);
-    return 0;
+    size_t a, c, d;
+    int e;
+    return sg_frontmatter_split(buf, len, false, &a, &c, &d, &e) != 1;
 }
 
 static void load_file(struct sg_skill *sk, int dirfd, const char *name, bool is_md)
@@ -249,7 +238,7 @@ static void load_file(struct sg_skill *sk, int dirfd, const char *name, bool is_
     }
     cleanup_free char *buf = NULL;
     size_t len = 0;
-    int r = is_md ? read_frontmatter(fd, &buf, &len) : read_capped(fd, SG_MANIFEST_MAX, &buf, &len);
+    int r = read_capped(fd, SG_MANIFEST_MAX, is_md ? frontmatter_complete : NULL, &buf, &len);
     if (r < 0) {
         sg_diag_add(&sk->diags, SG_ERROR, file, 0, 0, NULL, "%s",
                     r == -EFBIG ? "grew past the manifest size cap while being read"
@@ -269,34 +258,15 @@ static bool has_ext(const char *n, const char *ext)
     return sg_str_has_suffix(n, ext) && strlen(n) > strlen(ext);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Names in dir (relative to dirfd), sorted; never reads file contents. */
+/* Names in sub of dirfd, sorted, dot-files left out; never reads contents. */
 static size_t list_dir(int dirfd, const char *sub, char ***out)
 {
     *out = NULL;
     int fd = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return 0;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return 0;
-    }
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 4096) {
-        if (e->d_name[0] == '.')
-            continue;
-        sg_grow(out, &cap, n + 1, sizeof **out);
-        (*out)[n++] = sg_xstrdup(e->d_name);
-    }
-    closedir(d);
-    if (n)
-        qsort(*out, n, sizeof **out, cmp_str);
+    size_t n = 0;
+    sg_list_dir_fd(fd, SG_LIST_ALL, 4096, out, &n);
     return n;
 }
 
@@ -510,7 +480,7 @@ int sg_skill_read_body(const struct sg_skill *sk, char **body, size_t *len)
         return -errno;
     cleanup_free char *buf = NULL;
     size_t n = 0;
-    int r = read_capped(fd, SG_MANIFEST_MAX, &buf, &n);
+    int r = read_capped(fd, SG_MANIFEST_MAX, NULL, &buf, &n);
     if (r < 0)
         return r;
     if (!sg_utf8_valid(buf, n, NULL))

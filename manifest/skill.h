@@ -3,6 +3,7 @@
 #ifndef SG_SKILL_H
 #define SG_SKILL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "policy.h"
@@ -31,8 +32,9 @@ void sg_skill_free(struct sg_skill *sk);
 /* Split a SKILL.md buffer into frontmatter and body. Returns 0 with the YAML
  * span and the body's byte offset and line, 1 when the buffer has no closing
  * "---" yet (more input may finish it), or -EINVAL when it does not start
- * with "---". */
-int sg_frontmatter_split(const char *buf, size_t len, size_t *yaml_off, size_t *yaml_len,
-                         size_t *body_off, int *body_line);
+ * with "---". With at_eof, the buffer is the whole file: a last line without
+ * a newline counts as a line. */
+int sg_frontmatter_split(const char *buf, size_t len, bool at_eof, size_t *yaml_off,
+                         size_t *yaml_len, size_t *body_off, int *body_line);
 
 #endif

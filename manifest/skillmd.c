@@ -3,15 +3,6 @@
 #include "parse.h"
 #include "util.h"
 
-static void set_str(char **dst, struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    const char *s = pc_string(c, v, field);
-    if (s) {
-        free(*dst);
-        *dst = sg_xstrdup(s);
-    }
-}
-
 static void f_name(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     const char *s = pc_string(c, v, field);
@@ -28,7 +19,7 @@ static void f_description(struct sg_pctx *c, const struct sg_ynode *v, const cha
 
 static void f_license(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    set_str(&c->sk->license, c, v, field);
+    pc_set_string(&c->sk->license, c, v, field);
 }
 
 static void f_compatibility(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
@@ -67,17 +58,17 @@ static void f_allowed_tools(struct sg_pctx *c, const struct sg_ynode *v, const c
 
 static void f_model(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    set_str(&c->sk->model, c, v, field);
+    pc_set_string(&c->sk->model, c, v, field);
 }
 
 static void f_agent(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    set_str(&c->sk->agent, c, v, field);
+    pc_set_string(&c->sk->agent, c, v, field);
 }
 
 static void f_argument_hint(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    set_str(&c->sk->argument_hint, c, v, field);
+    pc_set_string(&c->sk->argument_hint, c, v, field);
 }
 
 static void f_context(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
@@ -120,45 +111,11 @@ static void f_hooks(struct sg_pctx *c, const struct sg_ynode *v, const char *fie
 
 /* ---- wasm: (OpenSkills) ---- */
 
-static void add_read(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
-{
-    (void)arg;
-    sg_policy_add_path(c, false, n, f, n->str);
-}
-
-static void add_write(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
-{
-    (void)arg;
-    sg_policy_add_path(c, true, n, f, n->str);
-}
-
 static void add_host(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
 {
     (void)arg;
     static const uint16_t https[] = {443};
     sg_policy_add_egress(c, n, f, n->str, https, 1);
-}
-
-static void add_env(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
-{
-    (void)arg;
-    sg_policy_add_env(c, n, f, n->str);
-}
-
-static void w_fs_read(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    pc_string_list(c, v, field, add_read, NULL);
-}
-
-static void w_fs_write(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    pc_string_list(c, v, field, add_write, NULL);
-}
-
-static void w_filesystem(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    static const struct pc_field f[] = {{"read", w_fs_read}, {"write", w_fs_write}};
-    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }
 
 static void w_net_allow(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
@@ -169,17 +126,6 @@ static void w_net_allow(struct sg_pctx *c, const struct sg_ynode *v, const char 
 static void w_network(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     static const struct pc_field f[] = {{"allow", w_net_allow}};
-    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
-}
-
-static void w_env_allow(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    pc_string_list(c, v, field, add_env, NULL);
-}
-
-static void w_env(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
-{
-    static const struct pc_field f[] = {{"allow", w_env_allow}};
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }
 
@@ -209,7 +155,7 @@ static void w_seed(struct sg_pctx *c, const struct sg_ynode *v, const char *fiel
 static void f_wasm(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     static const struct pc_field f[] = {
-        {"filesystem", w_filesystem}, {"network", w_network}, {"env", w_env},
+        {"filesystem", pc_field_filesystem}, {"network", w_network}, {"env", pc_field_env},
         {"memory_mb", w_memory},      {"timeout_ms", w_timeout}, {"random_seed", w_seed},
     };
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));

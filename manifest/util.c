@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdint.h>
@@ -154,42 +155,81 @@ int sg_parse_ll(const char *s, long long min, long long max, long long *out)
     return 0;
 }
 
+size_t sg_utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
+{
+    unsigned c = s[0], min;
+    size_t len;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    } else if ((c & 0xe0) == 0xc0) {
+        len = 2, min = 0x80, c &= 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+        len = 3, min = 0x800, c &= 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+        len = 4, min = 0x10000, c &= 0x07;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = (c << 6) | (s[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return len;
+}
+
 bool sg_utf8_valid(const char *s, size_t n, size_t *bad_off)
 {
     const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = u[i];
-        size_t len;
-        unsigned min;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if ((c & 0xe0) == 0xc0) {
-            len = 2, min = 0x80, c &= 0x1f;
-        } else if ((c & 0xf0) == 0xe0) {
-            len = 3, min = 0x800, c &= 0x0f;
-        } else if ((c & 0xf8) == 0xf0) {
-            len = 4, min = 0x10000, c &= 0x07;
-        } else {
-            goto bad;
+    for (size_t i = 0; i < n;) {
+        unsigned cp;
+        size_t len = sg_utf8_decode(u + i, n - i, &cp);
+        if (!len) {
+            if (bad_off)
+                *bad_off = i;
+            return false;
         }
-        if (i + len > n)
-            goto bad;
-        for (size_t k = 1; k < len; k++) {
-            if ((u[i + k] & 0xc0) != 0x80)
-                goto bad;
-            c = (c << 6) | (u[i + k] & 0x3f);
-        }
-        if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-            goto bad;
         i += len;
     }
     return true;
-bad:
-    if (bad_off)
-        *bad_off = i;
-    return false;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sg_list_dir_fd(int fd, int what, size_t max, char ***names, size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    size_t cap = 0;
+    struct dirent *e;
+    while (*n < max && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (what == SG_LIST_DIRS && e->d_type != DT_DIR && e->d_type != DT_LNK &&
+            e->d_type != DT_UNKNOWN)
+            continue;
+        sg_grow(names, &cap, *n + 1, sizeof **names);
+        (*names)[(*n)++] = sg_xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (*n)
+        qsort(*names, *n, sizeof **names, cmp_name);
+    return 0;
 }
 
 const char *sg_invoking_home(void)

@@ -71,10 +71,21 @@ bool sg_str_has_suffix(const char *s, const char *suffix);
 /* Parse a whole base-10 integer; -EINVAL on junk, -ERANGE outside [min,max]. */
 int sg_parse_ll(const char *s, long long min, long long max, long long *out);
 
+/* Decode one UTF-8 sequence at s (n bytes available): its length, with the
+ * code point in *cp, or 0 when it is not valid (overlong, surrogate, cut). */
+size_t sg_utf8_decode(const unsigned char *s, size_t n, unsigned *cp);
+
 /* Valid UTF-8 check; on failure *bad_off is the offset of the first bad byte. */
 bool sg_utf8_valid(const char *s, size_t n, size_t *bad_off);
 
 
+
+/* List the entries of the directory open at fd (which is taken over and
+ * closed), sorted bytewise, without dot-entries; at most max of them.
+ * SG_LIST_DIRS keeps only what may be a directory (or a link to one).
+ * Returns 0 or -errno. */
+enum { SG_LIST_ALL, SG_LIST_DIRS };
+int sg_list_dir_fd(int fd, int what, size_t max, char ***names, size_t *n);
 
 /* Home directory of the user who invoked skillgate (the sudo user's when run
  * through sudo), from the password database, never from $HOME. Cached. */

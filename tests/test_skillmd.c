@@ -43,6 +43,26 @@ static void frontmatter_must_open_and_close(void **st)
     sg_skill_free(sk);
 }
 
+static void closing_line_without_newline(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill("---\nname: demo\ndescription: x\n---", NULL);
+    assert_clean(sk);
+    assert_string_equal(sk->name, "demo");
+    sg_skill_free(sk);
+    /* streaming: an incomplete last line may still become the delimiter */
+    size_t yo, yl, bo;
+    int bl;
+    assert_int_equal(sg_frontmatter_split("---\nname: x\n--", 14, false, &yo, &yl, &bo, &bl), 1);
+    assert_int_equal(sg_frontmatter_split("---\nname: x\n---", 15, true, &yo, &yl, &bo, &bl), 0);
+    assert_int_equal(yo, 4);
+    assert_int_equal(yl, 8);
+    assert_int_equal(bo, 15);
+    assert_int_equal(sg_frontmatter_split("--", 2, false, &yo, &yl, &bo, &bl), 1);
+    assert_int_equal(sg_frontmatter_split("--", 2, true, &yo, &yl, &bo, &bl), -EINVAL);
+    assert_int_equal(sg_frontmatter_split("# x\n", 4, false, &yo, &yl, &bo, &bl), -EINVAL);
+}
+
 static void bom_and_crlf_are_accepted(void **st)
 {
     (void)st;
@@ -338,6 +358,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(minimal_is_valid),
         cmocka_unit_test(frontmatter_must_open_and_close),
+        cmocka_unit_test(closing_line_without_newline),
         cmocka_unit_test(bom_and_crlf_are_accepted),
         cmocka_unit_test(missing_name_and_description),
         cmocka_unit_test(name_rules),
