@@ -15,7 +15,9 @@
 #define SG_COMMANDS(X)                                                                   \
     X(validate, cmd_validate, "validate PATH...", "check skills' manifests; exit 1 on errors") \
     X(inspect, cmd_inspect, "inspect PATH [--json]", "show the resolved policy of a skill") \
-    X(list, cmd_list, "list [DIR...] [--json]", "discover skills and summarize them")
+    X(list, cmd_list, "list [DIR...] [--json]", "discover skills and summarize them")      \
+    X(run, cmd_run, "run SKILL [--input JSON] [--watch|--json] [--dry-run]",               \
+      "run a skill under the sandbox; events live, a trace at the end")
 
 #define X(name, fn, usage, summary) int fn(int argc, char **argv);
 SG_COMMANDS(X)

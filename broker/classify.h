@@ -1,0 +1,24 @@
+/* Threat classification, computed only from enforcement events that
+ * actually happened in the run: a benign run classifies as nothing. */
+#ifndef SG_CLASSIFY_H
+#define SG_CLASSIFY_H
+
+#include <jansson.h>
+
+/* X(ID, "class", "severity", "MITRE tactic", "MITRE technique") */
+#define SG_THREAT_CLASSES(X)                                                                 \
+    X(CREDENTIAL_HARVESTING, "credential_harvesting", "critical", "credential-access", "T1555") \
+    X(CREDENTIAL_EXFILTRATION, "credential_exfiltration", "critical", "exfiltration", "T1041") \
+    X(DNS_EXFILTRATION, "dns_exfiltration", "high", "exfiltration", "T1048.003")            \
+    X(UNAUTHORIZED_FILE_ACCESS, "unauthorized_file_access", "medium", "collection", "T1005") \
+    X(PRIVILEGE_ESCALATION, "privilege_escalation", "critical", "privilege-escalation", "T1055") \
+    X(SANDBOX_ESCAPE_ATTEMPT, "sandbox_escape_attempt", "critical", "privilege-escalation", "T1611") \
+    X(PERSISTENCE, "persistence", "high", "persistence", "T1546.004")                       \
+    X(RESOURCE_ABUSE, "resource_abuse", "medium", "impact", "T1496")                        \
+    X(TERMINAL_INJECTION, "terminal_injection", "high", "execution", "T1059")               \
+    X(SUPPLY_CHAIN_ATTACK, "supply_chain_attack", "critical", "initial-access", "T1195.002")
+
+/* Build violation_summary from the trace's events array. */
+json_t *sg_classify(json_t *events);
+
+#endif

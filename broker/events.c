@@ -1,0 +1,87 @@
+#include "events.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "util.h"
+
+static const struct {
+    const char *name, *label;
+    int sev;
+} kinds[] = {
+#define X(id, name, label, sev) [SG_EV_##id] = {name, label, sev},
+    SG_EVENT_KINDS(X)
+#undef X
+};
+
+const char *sg_event_name(enum sg_event_kind k)
+{
+    return kinds[k].name;
+}
+
+const char *sg_event_label(enum sg_event_kind k)
+{
+    return kinds[k].label;
+}
+
+int sg_event_severity(enum sg_event_kind k)
+{
+    return kinds[k].sev;
+}
+
+void sg_bus_subscribe(struct sg_event_bus *b, sg_event_sink_fn fn, void *ctx)
+{
+    if (b->nsinks < SG_MAX_SINKS) {
+        b->sinks[b->nsinks].fn = fn;
+        b->sinks[b->nsinks++].ctx = ctx;
+    }
+}
+
+void sg_bus_emit_raw(struct sg_event_bus *b, enum sg_event_kind k, const char *msg, size_t len,
+                     json_t *data)
+{
+    struct timespec m, w;
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    clock_gettime(CLOCK_REALTIME, &w);
+    struct sg_event ev = {
+        .kind = k,
+        .mono_ns = (uint64_t)m.tv_sec * 1000000000ULL + (uint64_t)m.tv_nsec,
+        .wall_ms = (int64_t)w.tv_sec * 1000 + w.tv_nsec / 1000000,
+        .message = msg,
+        .message_len = len,
+        .data = data,
+    };
+    b->counts[k]++;
+    for (size_t i = 0; i < b->nsinks; i++)
+        b->sinks[i].fn(b->sinks[i].ctx, &ev);
+    json_decref(data);
+}
+
+void sg_bus_emit(struct sg_event_bus *b, enum sg_event_kind k, json_t *data, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cleanup_free char *msg = sg_xvasprintf(fmt, ap);
+    va_end(ap);
+    sg_bus_emit_raw(b, k, msg, strlen(msg), data);
+}
+
+void sg_format_clock(int64_t wall_ms, char out[16])
+{
+    time_t t = (time_t)(wall_ms / 1000);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    snprintf(out, 16, "%02d:%02d:%02d.%03d", tm.tm_hour % 24, tm.tm_min % 60, tm.tm_sec % 62,
+             (int)((unsigned long long)wall_ms % 1000));
+}
+
+void sg_format_iso(int64_t wall_ms, char out[32])
+{
+    time_t t = (time_t)(wall_ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", (tm.tm_year + 1900) % 10000,
+             (tm.tm_mon + 1) % 13, tm.tm_mday % 32, tm.tm_hour % 24, tm.tm_min % 60,
+             tm.tm_sec % 62, (int)((unsigned long long)wall_ms % 1000));
+}

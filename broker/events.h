@@ -1,0 +1,74 @@
+/* The event stream of a run. Every front end (the --watch printer, the
+ * JSONL printer, the trace writer; later the TUI, MCP and the audit log) is a
+ * sink: a function that gets each event as it happens. */
+#ifndef SG_EVENTS_H
+#define SG_EVENTS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* X(ID, "kind", "watch label", severity) — severity: 0 info, 1 notice,
+ * 2 warning (something was stopped), 3 error */
+#define SG_EVENT_KINDS(X)                                       \
+    X(SKILL_STARTED, "skill_started", "START", 0)               \
+    X(POLICY_APPLIED, "policy_applied", "POLICY", 0)            \
+    X(ENV_FILTERED, "env_filtered", "ENV", 1)                   \
+    X(SANDBOX_DEGRADED, "sandbox_degraded", "DEGRADED", 3)      \
+    X(STDOUT, "stdout", "OUT", 0)                               \
+    X(STDERR, "stderr", "ERR", 0)                               \
+    X(OUTPUT_DROPPED, "output_dropped", "OUTPUT", 2)            \
+    X(FS_BLOCKED, "fs_blocked", "FS", 2)                        \
+    X(SYSCALL_BLOCKED, "syscall_blocked", "SYSCALL", 2)         \
+    X(NETWORK_EGRESS_BLOCKED, "network_egress_blocked", "NET", 2) \
+    X(RESOURCE_LIMIT_HIT, "resource_limit_hit", "LIMIT", 2)     \
+    X(SKILL_COMPLETED, "skill_completed", "COMPLETE", 0)        \
+    X(SKILL_FAILED, "skill_failed", "FAILED", 3)
+
+enum sg_event_kind {
+#define X(id, name, label, sev) SG_EV_##id,
+    SG_EVENT_KINDS(X)
+#undef X
+    SG_EV_COUNT
+};
+
+struct sg_event {
+    enum sg_event_kind kind;
+    uint64_t mono_ns;   /* CLOCK_MONOTONIC */
+    int64_t wall_ms;    /* CLOCK_REALTIME, milliseconds since the epoch */
+    const char *message;/* text; for output events the raw line (may hold any bytes) */
+    size_t message_len;
+    json_t *data;       /* borrowed; may be NULL */
+};
+
+typedef void (*sg_event_sink_fn)(void *ctx, const struct sg_event *ev);
+
+#define SG_MAX_SINKS 8
+struct sg_event_bus {
+    struct {
+        sg_event_sink_fn fn;
+        void *ctx;
+    } sinks[SG_MAX_SINKS];
+    size_t nsinks;
+    size_t counts[SG_EV_COUNT];
+};
+
+const char *sg_event_name(enum sg_event_kind k);
+const char *sg_event_label(enum sg_event_kind k);
+int sg_event_severity(enum sg_event_kind k);
+
+void sg_bus_subscribe(struct sg_event_bus *b, sg_event_sink_fn fn, void *ctx);
+/* Emit an event; data is consumed (decref'd after every sink saw it). */
+void sg_bus_emit(struct sg_event_bus *b, enum sg_event_kind k, json_t *data, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Emit with a message of raw bytes (output lines). */
+void sg_bus_emit_raw(struct sg_event_bus *b, enum sg_event_kind k, const char *msg, size_t len,
+                     json_t *data);
+
+/* "HH:MM:SS.mmm" of a wall time, local. */
+void sg_format_clock(int64_t wall_ms, char out[16]);
+/* ISO 8601 UTC with milliseconds. */
+void sg_format_iso(int64_t wall_ms, char out[32]);
+
+#endif

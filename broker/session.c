@@ -1,0 +1,396 @@
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "landlock.h"
+#include "util.h"
+
+struct stream {
+    int fd;
+    int which; /* 0 stdout, 1 stderr */
+    char line[SG_LINE_MAX];
+    size_t len;
+    uint64_t bytes, dropped, cap;
+    bool announced;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Cut point for a full line buffer: never inside a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t n)
+{
+    size_t i = n;
+    while (i > 0 && i > n - 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+        i--;
+    if (i > 0 && i < n && ((unsigned char)s[i - 1] & 0xc0) == 0xc0)
+        return i - 1; /* s[i-1] starts a sequence that continues past n */
+    return n;
+}
+
+static void flush_line(struct stream *st, struct sg_event_bus *bus, size_t n)
+{
+    sg_bus_emit_raw(bus, st->which ? SG_EV_STDERR : SG_EV_STDOUT, st->line, n, NULL);
+    memmove(st->line, st->line + n, st->len - n);
+    st->len -= n;
+}
+
+static void take_bytes(struct stream *st, struct sg_event_bus *bus, const char *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (st->bytes >= st->cap) {
+            st->dropped += n - i;
+            if (!st->announced) {
+                st->announced = true;
+                json_t *d = json_pack("{s:s, s:s, s:I, s:b}", "limit", "output", "stream",
+                                      st->which ? "stderr" : "stdout", "cap", (json_int_t)st->cap,
+                                      "prevented", 1);
+                sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT, d,
+                            "%s passed its %llu-byte cap: the rest is dropped and counted",
+                            st->which ? "stderr" : "stdout", (unsigned long long)st->cap);
+            }
+            return;
+        }
+        st->bytes++;
+        char c = buf[i];
+        if (c == '\n') {
+            flush_line(st, bus, st->len);
+            continue;
+        }
+        st->line[st->len++] = c;
+        if (st->len == sizeof st->line)
+            flush_line(st, bus, utf8_cut(st->line, st->len));
+    }
+}
+
+static bool read_stream(struct stream *st, struct sg_event_bus *bus)
+{
+    char buf[65536];
+    for (int rounds = 0; rounds < 16; rounds++) {
+        ssize_t n = read(st->fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return true;
+        if (n <= 0) {
+            if (st->len)
+                flush_line(st, bus, st->len);
+            close(st->fd);
+            st->fd = -1;
+            return false;
+        }
+        take_bytes(st, bus, buf, (size_t)n);
+    }
+    return true;
+}
+
+static void describe_clone(char *out, size_t n, unsigned long long flags)
+{
+    static const struct {
+        unsigned long long f;
+        const char *name;
+    } t[] = {{0x00020000, "CLONE_NEWNS"},     {0x04000000, "CLONE_NEWUTS"},
+             {0x08000000, "CLONE_NEWIPC"},    {0x10000000, "CLONE_NEWUSER"},
+             {0x20000000, "CLONE_NEWPID"},    {0x40000000, "CLONE_NEWNET"},
+             {0x02000000, "CLONE_NEWCGROUP"}};
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < SG_ARRAY_LEN(t); i++)
+        if ((flags & t[i].f) && o < n)
+            o += (size_t)snprintf(out + o, n - o, "%s%s", o ? "|" : "", t[i].name);
+    if (!o)
+        snprintf(out, n, "a new process");
+}
+
+static void handle_notification(int fd, struct sg_event_bus *bus)
+{
+    struct seccomp_notif *req = NULL;
+    struct seccomp_notif_resp *resp = NULL;
+    if (seccomp_notify_alloc(&req, &resp) < 0)
+        return;
+    if (seccomp_notify_receive(fd, req) == 0) {
+        resp->id = req->id;
+        resp->error = -EPERM;
+        resp->val = 0;
+        resp->flags = 0;
+        seccomp_notify_respond(fd, resp);
+        char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
+        const char *sc = name ? name : "?";
+        char detail[160] = "";
+        if (!strcmp(sc, "ioctl"))
+            snprintf(detail, sizeof detail, " (request %#llx%s)",
+                     (unsigned long long)(req->data.args[1] & 0xffffffff),
+                     (req->data.args[1] & 0xffffffff) == 0x5412   ? ": TIOCSTI, typing into a terminal"
+                     : (req->data.args[1] & 0xffffffff) == 0x541c ? ": TIOCLINUX"
+                                                                  : "");
+        else if (!strcmp(sc, "clone")) {
+            char f[128];
+            describe_clone(f, sizeof f, req->data.args[0]);
+            snprintf(detail, sizeof detail, " (%s)", f);
+        } else if (!strcmp(sc, "socket") || !strcmp(sc, "socketpair"))
+            snprintf(detail, sizeof detail, " (domain %llu)", (unsigned long long)req->data.args[0]);
+        else if (!strcmp(sc, "personality"))
+            snprintf(detail, sizeof detail, " (%#llx)", (unsigned long long)req->data.args[0]);
+        json_t *d = json_pack("{s:s, s:i, s:I, s:s, s:b}", "syscall", sc, "pid", (int)req->pid,
+                              "arg0", (json_int_t)req->data.args[0], "action", "EPERM",
+                              "prevented", 1);
+        sg_bus_emit(bus, SG_EV_SYSCALL_BLOCKED, d, "%s denied%s", sc, detail);
+        free(name);
+    }
+    seccomp_notify_free(req, resp);
+}
+
+static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
+{
+    json_t *lim = json_object();
+    for (int i = 0; i < SG_PL_COUNT; i++) {
+        const struct sg_plan_limit *l = &p->limits[i];
+        json_object_set_new(lim, l->name,
+                            json_pack("{s:I, s:s, s:s, s:s}", "value", (json_int_t)l->value,
+                                      "unit", l->unit, "mechanism", sg_mechanism_name(l->mech),
+                                      "how", l->how));
+    }
+    json_t *d = json_pack("{s:i, s:s, s:s, s:i, s:o, s:b, s:i}", "mounts", (int)p->nmounts,
+                          "seccomp_profile", sg_seccomp_profile_name(p->profile), "landlock",
+                          sg_landlock_describe(p->degraded ? 0 : p->landlock_abi), "landlock_abi",
+                          p->landlock_abi, "limits", lim, "degraded", p->degraded,
+                          "cgroup_version", p->cgroup_version);
+    sg_bus_emit(bus, SG_EV_POLICY_APPLIED, d,
+                "namespaces user+mount+pid+net+ipc+uts+cgroup, %zu mounts, Landlock ABI %d, "
+                "seccomp %s, no network",
+                p->nmounts, p->degraded ? 0 : p->landlock_abi, sg_seccomp_profile_name(p->profile));
+    if (p->degraded)
+        sg_bus_emit(bus, SG_EV_SANDBOX_DEGRADED, json_pack("{s:s}", "missing", "landlock"),
+                    "DEGRADED: running without Landlock (--allow-degraded)");
+    json_t *passed = json_array(), *stripped = json_array();
+    for (size_t i = 0; i < p->npassed; i++)
+        json_array_append_new(passed, json_string(p->passed[i]));
+    for (size_t i = 0; i < p->nstripped; i++)
+        json_array_append_new(stripped, json_string(p->stripped[i]));
+    sg_bus_emit(bus, SG_EV_ENV_FILTERED,
+                json_pack("{s:o, s:o, s:b}", "passed", passed, "stripped", stripped, "prevented", 1),
+                "Environment filtered: %zu variable%s passed, %zu stripped", p->npassed,
+                p->npassed == 1 ? "" : "s", p->nstripped);
+}
+
+int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_run_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->started_ms = now_ms();
+    emit_plan(plan, bus);
+    sg_sandbox_clean_stale();
+    struct sg_sandbox sb;
+    int r = sg_sandbox_launch(plan, &sb, res->failed_step, sizeof res->failed_step);
+    if (r < 0) {
+        res->end = SG_END_SETUP_FAILED;
+        res->exit_code = SG_RUN_SETUP_FAILED;
+        res->failed_errno = -r;
+        res->ended_ms = now_ms();
+        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:s, s:s}", "reason", "setup", "step", res->failed_step,
+                              "error", strerror(-r)),
+                    "sandbox setup failed at %s: %s", res->failed_step, strerror(-r));
+        return r;
+    }
+    struct stream out = {.fd = sb.stdout_fd, .which = 0,
+                         .cap = (uint64_t)plan->limits[SG_PL_OUTPUT].value};
+    struct stream err = {.fd = sb.stderr_fd, .which = 1,
+                         .cap = (uint64_t)plan->limits[SG_PL_OUTPUT].value};
+    sb.stdout_fd = sb.stderr_fd = -1; /* the streams own them now */
+    fcntl(out.fd, F_SETFL, O_NONBLOCK);
+    fcntl(err.fd, F_SETFL, O_NONBLOCK);
+    fcntl(sb.stdin_fd, F_SETFL, O_NONBLOCK);
+    size_t in_off = 0, in_len = strlen(plan->input);
+
+    int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    struct itimerspec its = {.it_value = {.tv_sec = plan->limits[SG_PL_TIMEOUT].value}};
+    timerfd_settime(tfd, 0, &its, NULL);
+
+    cleanup_free char *cmdline = NULL;
+    {
+        struct sg_buf b;
+        sg_buf_init(&b, 4096);
+        for (size_t i = 0; i < plan->argc; i++)
+            sg_buf_printf(&b, "%s%s", i ? " " : "", plan->argv[i]);
+        cmdline = sg_buf_steal(&b);
+    }
+    sg_sandbox_go(&sb);
+    sg_bus_emit(bus, SG_EV_SKILL_STARTED,
+                json_pack("{s:s, s:s, s:s}", "run_id", plan->run_id, "command", cmdline, "cwd",
+                          plan->cwd),
+                "%s started: %s", plan->skill_name, cmdline);
+
+    bool exited = false, timed_out = false, have_status = false, exec_failed = false;
+    int status = 0, exec_errno = 0;
+    int64_t drain_deadline = 0;
+    while (out.fd >= 0 || err.fd >= 0 || !exited) {
+        struct pollfd p[7];
+        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_ctl = -1, i_nfy = -1, i_pid = -1, i_tm = -1;
+        if (out.fd >= 0)
+            p[i_out = n++] = (struct pollfd){.fd = out.fd, .events = POLLIN};
+        if (err.fd >= 0)
+            p[i_err = n++] = (struct pollfd){.fd = err.fd, .events = POLLIN};
+        if (sb.stdin_fd >= 0)
+            p[i_in = n++] = (struct pollfd){.fd = sb.stdin_fd, .events = POLLOUT};
+        if (sb.ctl_fd >= 0)
+            p[i_ctl = n++] = (struct pollfd){.fd = sb.ctl_fd, .events = POLLIN};
+        if (sb.notify_fd >= 0)
+            p[i_nfy = n++] = (struct pollfd){.fd = sb.notify_fd, .events = POLLIN};
+        if (!exited)
+            p[i_pid = n++] = (struct pollfd){.fd = sb.pidfd, .events = POLLIN};
+        if (!timed_out && !exited)
+            p[i_tm = n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
+        int timeout = -1;
+        if (exited) {
+            int64_t left = drain_deadline - now_ms();
+            if (left <= 0)
+                break; /* every process is dead; a pipe still open would be a bug, not a wait */
+            timeout = (int)left;
+        }
+        int pr = poll(p, (nfds_t)n, timeout);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr < 0)
+            break;
+        if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN))
+            handle_notification(sb.notify_fd, bus);
+        if (i_nfy >= 0 && (p[i_nfy].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
+            !(p[i_nfy].revents & POLLIN)) {
+            close(sb.notify_fd);
+            sb.notify_fd = -1;
+        }
+        if (i_out >= 0 && p[i_out].revents)
+            read_stream(&out, bus);
+        if (i_err >= 0 && p[i_err].revents)
+            read_stream(&err, bus);
+        if (i_in >= 0 && p[i_in].revents) {
+            ssize_t w = (p[i_in].revents & POLLOUT) && in_off < in_len
+                            ? write(sb.stdin_fd, plan->input + in_off, in_len - in_off)
+                            : -1;
+            if (w > 0)
+                in_off += (size_t)w;
+            if (w < 0 ? errno != EAGAIN && errno != EINTR : in_off >= in_len) {
+                close(sb.stdin_fd);
+                sb.stdin_fd = -1;
+            }
+        }
+        if (i_ctl >= 0 && p[i_ctl].revents) {
+            struct sg_ctl_msg m;
+            ssize_t k = recv(sb.ctl_fd, &m, sizeof m, MSG_DONTWAIT);
+            if (k == (ssize_t)sizeof m && m.type == SG_CTL_EXIT) {
+                status = m.status;
+                have_status = true;
+            } else if (k == (ssize_t)sizeof m && m.type == SG_CTL_EXEC_FAILED) {
+                exec_failed = true;
+                exec_errno = m.err;
+            } else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+                close(sb.ctl_fd);
+                sb.ctl_fd = -1;
+            }
+        }
+        if (i_tm >= 0 && (p[i_tm].revents & POLLIN)) {
+            timed_out = true;
+            sg_sandbox_kill(&sb);
+            sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT,
+                        json_pack("{s:s, s:I, s:s, s:b}", "limit", "timeout", "value",
+                                  (json_int_t)plan->limits[SG_PL_TIMEOUT].value, "mechanism",
+                                  "broker", "prevented", 1),
+                        "timeout: %llds passed, every process of the sandbox killed",
+                        plan->limits[SG_PL_TIMEOUT].value);
+        }
+        if (i_pid >= 0 && (p[i_pid].revents & POLLIN)) {
+            siginfo_t si = {0};
+            if (waitid(P_PIDFD, (id_t)sb.pidfd, &si, WEXITED) == 0 || errno == ECHILD) {
+                exited = true;
+                drain_deadline = now_ms() + 2000;
+                if (!have_status) {
+                    /* pid 1 itself died: killed by us (timeout) or by the kernel (OOM) */
+                    status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8
+                                                      : si.si_status & 0x7f;
+                }
+            }
+        }
+    }
+    /* Last notifications and messages that raced with the exit. */
+    if (sb.ctl_fd >= 0) {
+        struct sg_ctl_msg m;
+        while (recv(sb.ctl_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {
+            if (m.type == SG_CTL_EXIT)
+                status = m.status, have_status = true;
+            else if (m.type == SG_CTL_EXEC_FAILED)
+                exec_failed = true, exec_errno = m.err;
+        }
+    }
+    if (out.fd >= 0)
+        close(out.fd);
+    if (err.fd >= 0)
+        close(err.fd);
+    close(tfd);
+    res->bytes[0] = out.bytes, res->bytes[1] = err.bytes;
+    res->dropped[0] = out.dropped, res->dropped[1] = err.dropped;
+    res->skill_status = status;
+    res->ended_ms = now_ms();
+
+    struct sg_limit_hits hits;
+    sg_sandbox_limit_hits(&sb, &hits);
+    if (hits.memory)
+        sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT,
+                    json_pack("{s:s, s:I, s:s, s:b}", "limit", "memory", "value",
+                              (json_int_t)plan->limits[SG_PL_MEMORY].value, "mechanism",
+                              sg_mechanism_name(plan->limits[SG_PL_MEMORY].mech), "prevented", 1),
+                    "memory limit (%lld MB) reached", plan->limits[SG_PL_MEMORY].value);
+    if (hits.pids)
+        sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT,
+                    json_pack("{s:s, s:I, s:s, s:b}", "limit", "pids", "value",
+                              (json_int_t)plan->limits[SG_PL_PIDS].value, "mechanism",
+                              sg_mechanism_name(plan->limits[SG_PL_PIDS].mech), "prevented", 1),
+                    "process limit (%lld) reached: new processes refused",
+                    plan->limits[SG_PL_PIDS].value);
+    sg_sandbox_cleanup(&sb);
+    long long ms = res->ended_ms - res->started_ms;
+    if (exec_failed) {
+        res->end = SG_END_EXEC_FAILED;
+        res->exit_code = SG_RUN_EXEC_FAILED;
+        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:s}", "reason", "exec", "error", strerror(exec_errno)),
+                    "cannot execute %s: %s", plan->argv[0], strerror(exec_errno));
+    } else if (timed_out) {
+        res->end = SG_END_TIMEOUT;
+        res->exit_code = SG_RUN_TIMEOUT;
+        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:I}", "reason", "timeout", "duration_ms", (json_int_t)ms),
+                    "killed after the %llds timeout (duration=%lldms)",
+                    plan->limits[SG_PL_TIMEOUT].value, ms);
+    } else if (WIFSIGNALED(status)) {
+        res->end = SG_END_SIGNALED;
+        res->exit_code = 128 + WTERMSIG(status);
+        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:i, s:I}", "reason", "signal", "signal", WTERMSIG(status),
+                              "duration_ms", (json_int_t)ms),
+                    "killed by signal %d (%s) duration=%lldms", WTERMSIG(status),
+                    strsignal(WTERMSIG(status)), ms);
+    } else {
+        res->end = SG_END_EXITED;
+        res->exit_code = WEXITSTATUS(status);
+        sg_bus_emit(bus, SG_EV_SKILL_COMPLETED,
+                    json_pack("{s:i, s:I}", "exit_code", res->exit_code, "duration_ms",
+                              (json_int_t)ms),
+                    "exit_code=%d duration=%lldms", res->exit_code, ms);
+    }
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* One run of a skill: launch it under its plan, then a single poll() loop
+ * over its output pipes, the seccomp notification fd, the control socket,
+ * pid 1's pidfd and the timeout timer. Every happening is an event. */
+#ifndef SG_SESSION_H
+#define SG_SESSION_H
+
+#include <stdint.h>
+
+#include "events.h"
+#include "sandbox.h"
+
+/* Exit codes of `skillgate run` beyond the skill's own (documented). */
+enum {
+    SG_RUN_TIMEOUT = 124,     /* the wall-clock limit killed it */
+    SG_RUN_SETUP_FAILED = 125,/* the sandbox could not be built */
+    SG_RUN_REFUSED = 126,     /* nothing to run (instruction-only, WASM) or refused */
+    SG_RUN_EXEC_FAILED = 127, /* the entrypoint could not be executed */
+};
+
+enum sg_run_end { SG_END_EXITED, SG_END_SIGNALED, SG_END_TIMEOUT, SG_END_SETUP_FAILED,
+                  SG_END_EXEC_FAILED };
+
+struct sg_run_result {
+    enum sg_run_end end;
+    int exit_code;           /* what `skillgate run` exits with */
+    int skill_status;        /* the skill's wait status, when it ran */
+    int64_t started_ms, ended_ms;
+    uint64_t bytes[2], dropped[2]; /* stdout, stderr */
+    char failed_step[96];
+    int failed_errno;
+};
+
+/* Output lines longer than this are cut (at a UTF-8 boundary) into several events. */
+#define SG_LINE_MAX 4096
+
+int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_run_result *res);
+
+#endif

@@ -1,0 +1,228 @@
+#include "trace.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "classify.h"
+#include "digest.h"
+#include "sanitize.h"
+#include "skilljson.h"
+#include "util.h"
+
+void sg_trace_init(struct sg_trace *t)
+{
+    memset(t, 0, sizeof *t);
+    t->events = json_array();
+}
+
+void sg_trace_free(struct sg_trace *t)
+{
+    json_decref(t->events);
+    t->events = NULL;
+}
+
+void sg_trace_sink(void *ctx, const struct sg_event *ev)
+{
+    struct sg_trace *t = ctx;
+    bool output = ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR;
+    size_t n = json_array_size(t->events);
+    if ((output && (n >= SG_TRACE_MAX_EVENTS || t->bytes >= SG_TRACE_MAX_BYTES)) ||
+        n >= 2 * SG_TRACE_MAX_EVENTS) {
+        t->dropped_events++;
+        return;
+    }
+    /* JSON strings must be UTF-8, and a trace is read in terminals later:
+     * the same sanitizer as the screen, tabs kept. */
+    cleanup_free char *msg = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
+    char iso[32];
+    sg_format_iso(ev->wall_ms, iso);
+    json_t *o = json_pack("{s:s, s:I, s:s, s:s}", "timestamp", iso, "monotonic_ns",
+                          (json_int_t)ev->mono_ns, "kind", sg_event_name(ev->kind), "message",
+                          msg);
+    json_object_set(o, "data", ev->data ? ev->data : json_null());
+    t->bytes += strlen(msg);
+    json_array_append_new(t->events, o);
+}
+
+static char *sha256_hex(const void *p, size_t n)
+{
+    unsigned char md[32];
+    unsigned len = 0;
+    EVP_Digest(p, n, md, &len, EVP_sha256(), NULL);
+    char *out = sg_xmalloc(7 + 64 + 1);
+    memcpy(out, "sha256:", 7);
+    for (int i = 0; i < 32; i++)
+        snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+    return out;
+}
+
+char *sg_policy_digest(const struct sg_skill *sk)
+{
+    json_t *j = sg_skill_to_json(sk, NULL);
+    static const char *const volatile_keys[] = {"problems", "location", "digest", "valid"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(volatile_keys); i++)
+        json_object_del(j, volatile_keys[i]);
+    char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(j);
+    char *d = sha256_hex(s, strlen(s));
+    free(s);
+    return d;
+}
+
+json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const struct sg_plan *plan,
+                       const struct sg_run_result *res)
+{
+    char started[32], ended[32], digest[SG_DIGEST_STRLEN];
+    sg_format_iso(res->started_ms, started);
+    sg_format_iso(res->ended_ms, ended);
+    bool have_digest = sg_skill_digest(sk->root, digest, NULL) == 0;
+    cleanup_free char *pdigest = sg_policy_digest(sk);
+    static const char *const status[] = {[SG_END_EXITED] = "completed",
+                                         [SG_END_SIGNALED] = "killed",
+                                         [SG_END_TIMEOUT] = "timeout",
+                                         [SG_END_SETUP_FAILED] = "setup_failed",
+                                         [SG_END_EXEC_FAILED] = "exec_failed"};
+    json_t *violations = json_array();
+    size_t i;
+    json_t *ev;
+    json_array_foreach(t->events, i, ev)
+    {
+        const char *k = json_string_value(json_object_get(ev, "kind"));
+        if (k && (!strcmp(k, "syscall_blocked") || !strcmp(k, "fs_blocked") ||
+                  !strcmp(k, "network_egress_blocked") || !strcmp(k, "resource_limit_hit")))
+            json_array_append(violations, ev);
+    }
+    json_t *limits = json_object();
+    for (int l = 0; l < SG_PL_COUNT; l++)
+        json_object_set_new(limits, plan->limits[l].name,
+                            json_pack("{s:I, s:s, s:s, s:s}", "value",
+                                      (json_int_t)plan->limits[l].value, "unit",
+                                      plan->limits[l].unit, "mechanism",
+                                      sg_mechanism_name(plan->limits[l].mech), "how",
+                                      plan->limits[l].how));
+    json_t *doc = json_pack(
+        "{s:s, s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:I, s:o, s:s, s:b}", "schema",
+        "skillgate.trace/1", "trace_id", plan->run_id, "skill_name", plan->skill_name,
+        "skill_version", sk->version ? json_string(sk->version) : json_null(), "skill_root",
+        sk->root, "policy_digest", pdigest, "started_at", started, "completed_at", ended,
+        "duration_ms", (json_int_t)(res->ended_ms - res->started_ms), "exit_code",
+        res->end == SG_END_SETUP_FAILED ? json_null() : json_integer(res->exit_code), "status",
+        status[res->end], "degraded", plan->degraded);
+    json_object_set_new(doc, "skill_digest", have_digest ? json_string(digest) : json_null());
+    json_object_set_new(doc, "limits", limits);
+    json_object_set_new(
+        doc, "output",
+        json_pack("{s:I, s:I, s:I, s:I, s:I}", "stdout_bytes", (json_int_t)res->bytes[0],
+                  "stderr_bytes", (json_int_t)res->bytes[1], "stdout_dropped",
+                  (json_int_t)res->dropped[0], "stderr_dropped", (json_int_t)res->dropped[1],
+                  "trace_events_dropped", (json_int_t)t->dropped_events));
+    json_object_set(doc, "events", t->events);
+    json_object_set_new(doc, "policy_violations", violations);
+    json_object_set_new(doc, "decisions", json_array());
+    json_object_set_new(doc, "violation_summary", sg_classify(t->events));
+    return doc;
+}
+
+char *sg_state_dir(void)
+{
+    const char *x = secure_getenv("XDG_STATE_HOME");
+    if (x && x[0] == '/')
+        return sg_xasprintf("%s/skillgate", x);
+    const char *home = sg_invoking_home();
+    return sg_xasprintf("%s/.local/state/skillgate", home ? home : "/tmp");
+}
+
+static int mkdirs(const char *path)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -ENAMETOOLONG;
+    for (char *s = buf + 1;; s++) {
+        if (*s == '/' || !*s) {
+            char c = *s;
+            *s = '\0';
+            if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+                return -errno;
+            *s = c;
+            if (!c)
+                break;
+        }
+    }
+    return 0;
+}
+
+static bool inside(const char *path, const char *root)
+{
+    char rp[PATH_MAX], dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    if (!realpath(slash ? (dir[0] ? dir : "/") : ".", rp))
+        return false;
+    size_t n = strlen(root);
+    return !strncmp(rp, root, n) && (rp[n] == '\0' || rp[n] == '/');
+}
+
+int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char **written)
+{
+    cleanup_free char *target = NULL;
+    *written = NULL;
+    if (path) {
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+            return -ELOOP;
+        target = sg_xstrdup(path);
+    } else {
+        cleanup_free char *state = sg_state_dir();
+        cleanup_free char *dir = sg_xasprintf("%s/traces", state);
+        int r = mkdirs(dir);
+        if (r < 0)
+            return r;
+        char stamp[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+        target = sg_xasprintf("%s/%s-%s-%s.json", dir, stamp,
+                              json_string_value(json_object_get(doc, "skill_name")),
+                              json_string_value(json_object_get(doc, "trace_id")));
+    }
+    if (skill_root && inside(target, skill_root))
+        return -EPERM; /* a skill could read or rewrite its own record */
+    cleanup_free char *tmp = sg_xasprintf("%s.tmp", target);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    cleanup_free char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    size_t len = text ? strlen(text) : 0, off = 0;
+    int r = text ? 0 : -ENOMEM;
+    while (!r && off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            r = -errno;
+        else
+            off += (size_t)w;
+    }
+    if (!r && (write(fd, "\n", 1) != 1 || fsync(fd) < 0))
+        r = -errno;
+    if (close(fd) < 0 && !r)
+        r = -errno;
+    /* Only a complete, synced file ever carries the final name. */
+    if (!r && (path ? rename(tmp, target) : renameat2(AT_FDCWD, tmp, AT_FDCWD, target,
+                                                       RENAME_NOREPLACE)) < 0)
+        r = -errno;
+    if (r) {
+        unlink(tmp);
+        return r;
+    }
+    *written = steal_pointer(&target);
+    return 0;
+}

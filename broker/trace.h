@@ -1,0 +1,39 @@
+/* trace.json: every event of a run, the outcome and the classification, in a
+ * superset of SkillSandbox's format. Written atomically, O_EXCL and
+ * O_NOFOLLOW, under $XDG_STATE_HOME/skillgate/traces/, never inside a skill. */
+#ifndef SG_TRACE_H
+#define SG_TRACE_H
+
+#include <jansson.h>
+
+#include "events.h"
+#include "policy.h"
+#include "sandbox.h"
+#include "session.h"
+
+#define SG_TRACE_MAX_EVENTS 20000         /* output events beyond this are counted */
+#define SG_TRACE_MAX_BYTES (8 << 20)      /* message bytes kept */
+
+struct sg_trace {
+    json_t *events;
+    size_t dropped_events;
+    size_t bytes;
+};
+
+void sg_trace_init(struct sg_trace *t);
+void sg_trace_free(struct sg_trace *t);
+/* An event sink (ctx is the struct sg_trace). */
+void sg_trace_sink(void *ctx, const struct sg_event *ev);
+
+/* The whole trace document. */
+json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const struct sg_plan *plan,
+                       const struct sg_run_result *res);
+/* $XDG_STATE_HOME/skillgate (default ~/.local/state/skillgate). Caller frees. */
+char *sg_state_dir(void);
+/* Write doc to path, or (path NULL) to a new file in the traces folder.
+ * Refuses a path inside skill_root and symlinks. *written gets the path. */
+int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char **written);
+/* SHA-256 of the policy part of a skill's JSON (what the run was allowed). */
+char *sg_policy_digest(const struct sg_skill *sk);
+
+#endif

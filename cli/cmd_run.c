@@ -1,0 +1,350 @@
+/* skillgate run: a skill under the sandbox, events live, a trace at the end. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "events.h"
+#include "landlock.h"
+#include "sandbox.h"
+#include "sanitize.h"
+#include "session.h"
+#include "skill.h"
+#include "trace.h"
+#include "util.h"
+
+extern char **environ;
+
+struct out_ctx {
+    bool watch, json;
+    bool tty_out, tty_err;
+    size_t blocked;
+};
+
+/* Default mode: the skill's output as if it ran directly (raw bytes into a
+ * pipe or file; sanitized lines on a terminal). */
+static void plain_sink(void *ctx, const struct sg_event *ev)
+{
+    struct out_ctx *o = ctx;
+    if (ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR) {
+        bool err = ev->kind == SG_EV_STDERR;
+        FILE *f = err ? stderr : stdout;
+        if (err ? o->tty_err : o->tty_out) {
+            cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
+            fprintf(f, "%s\n", s);
+        } else {
+            fwrite(ev->message, 1, ev->message_len, f);
+            fputc('\n', f);
+        }
+        return;
+    }
+    if (sg_event_severity(ev->kind) >= 2) {
+        o->blocked++;
+        cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, 0);
+        fprintf(stderr, "skillgate: %s: %s\n", sg_event_name(ev->kind), s);
+    }
+}
+
+static void watch_sink(void *ctx, const struct sg_event *ev)
+{
+    struct out_ctx *o = ctx;
+    char clock[16];
+    sg_format_clock(ev->wall_ms, clock);
+    cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
+    bool color = o->tty_out && sg_color(stdout);
+    int sev = sg_event_severity(ev->kind);
+    const char *c = !color ? "" : sev >= 3 ? "\033[1;31m" : sev == 2 ? "\033[33m" : sev == 1 ? "\033[36m" : "";
+    printf("[%s] %s%-8s%s %s\n", clock, c, sg_event_label(ev->kind), color && *c ? "\033[0m" : "", s);
+    if (sev >= 2)
+        o->blocked++;
+    fflush(stdout);
+}
+
+static void json_sink(void *ctx, const struct sg_event *ev)
+{
+    struct out_ctx *o = ctx;
+    char iso[32];
+    sg_format_iso(ev->wall_ms, iso);
+    cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
+    json_t *j = json_pack("{s:s, s:s, s:s}", "timestamp", iso, "kind", sg_event_name(ev->kind),
+                          "message", s);
+    json_object_set(j, "data", ev->data ? ev->data : json_null());
+    char *line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    if (line) {
+        puts(line);
+        free(line);
+    }
+    json_decref(j);
+    if (sg_event_severity(ev->kind) >= 2)
+        o->blocked++;
+    fflush(stdout);
+}
+
+static const char *mount_word(enum sg_mount_kind k)
+{
+    switch (k) {
+    case SG_MNT_BIND_RO: return "ro";
+    case SG_MNT_BIND_RW: return "rw";
+    case SG_MNT_TMPFS: return "tmpfs";
+    case SG_MNT_PROC: return "proc";
+    case SG_MNT_DEV: return "dev";
+    case SG_MNT_MASK: return "mask";
+    case SG_MNT_SYMLINK: return "link";
+    }
+    return "?";
+}
+
+static void print_plan(const struct sg_plan *p)
+{
+    FILE *f = stdout;
+    fputs("Plan for ", f);
+    sg_print_safe(f, p->skill_name);
+    fputs(" (dry run: nothing is executed)\n\n", f);
+    fprintf(f, "Identity\n  the skill runs as uid %u, gid %u on the host%s, with no capabilities\n"
+               "  namespaces: user mount pid net ipc uts cgroup; uid_map: ",
+            p->skill_uid, p->skill_gid,
+            p->as_root ? (p->skill_uid == 65534 ? " (nobody: never real root)" : " (the sudo user)")
+                       : " (you)");
+    for (const char *s = p->uid_map; *s; s++)
+        fputc(*s == '\n' ? (s[1] ? ';' : ' ') : *s, f);
+    fputc('\n', f);
+
+    fputs("\nFilesystem (new root on tmpfs, then pivot_root)\n", f);
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        fprintf(f, "  %-6s ", mount_word(m->kind));
+        sg_print_safe(f, m->dst);
+        if (m->kind == SG_MNT_SYMLINK) {
+            fputs(" -> ", f);
+            sg_print_safe(f, m->src);
+        }
+        if (m->kind == SG_MNT_TMPFS)
+            fprintf(f, " (%lld KiB, mode %04o)", m->size / 1024, m->mode);
+        fprintf(f, "  [%s]\n", m->why);
+    }
+    fprintf(f, "\nLandlock ABI %d: %s\n", p->landlock_abi,
+            p->degraded ? "NOT USED (--allow-degraded)" : sg_landlock_describe(p->landlock_abi));
+    if (!p->degraded) {
+        fputs("  writable: /dev/null /dev/zero /dev/full /dev/random /dev/urandom", f);
+        for (size_t i = 0; i < p->nrw; i++) {
+            fputc(' ', f);
+            sg_print_safe(f, p->rw_paths[i]);
+        }
+        fputc('\n', f);
+    }
+    struct sg_seccomp_rule rules[128];
+    size_t n = sg_seccomp_rules(p->profile, rules, SG_ARRAY_LEN(rules));
+    fprintf(f, "\nSeccomp profile \"%s\" (everything else allowed)\n", sg_seccomp_profile_name(p->profile));
+    for (size_t i = 0; i < n && i < SG_ARRAY_LEN(rules); i++)
+        fprintf(f, "  %-20s %s%s%s\n", rules[i].syscall, rules[i].action,
+                *rules[i].when ? " when " : "", rules[i].when);
+    fputs("\nNetwork\n  own network namespace with loopback only: no route leaves it\n"
+          "  (the nftables proxy table arrives with the egress broker)\n", f);
+
+    fputs("\nEnvironment (exactly this; everything else is stripped)\n", f);
+    for (size_t i = 0; i < p->nenv; i++) {
+        const char *e = p->envp[i];
+        const char *eq = strchr(e, '=');
+        bool host = false;
+        for (size_t k = 0; k < p->npassed; k++)
+            host |= eq && strlen(p->passed[k]) == (size_t)(eq - e) &&
+                    !strncmp(p->passed[k], e, (size_t)(eq - e));
+        fputs("  ", f);
+        if (host) {
+            fprintf(f, "%.*s=<from your environment, %zu characters>\n", (int)(eq - e), e,
+                    strlen(eq + 1));
+        } else {
+            sg_print_safe(f, e);
+            fputc('\n', f);
+        }
+    }
+    fprintf(f, "  stripped: %zu variable%s", p->nstripped, p->nstripped == 1 ? "" : "s");
+    for (size_t i = 0; i < p->nstripped && i < 12; i++) {
+        fputs(i ? ", " : " (", f);
+        sg_print_safe(f, p->stripped[i]);
+    }
+    fputs(p->nstripped > 12 ? ", ...)\n" : p->nstripped ? ")\n" : "\n", f);
+    fputs("  stdin: the input JSON\n", f);
+
+    fputs("\nLimits\n", f);
+    for (int i = 0; i < SG_PL_COUNT; i++)
+        fprintf(f, "  %-10s %lld %-18s %s: %s\n", p->limits[i].name, p->limits[i].value,
+                p->limits[i].unit, sg_mechanism_name(p->limits[i].mech), p->limits[i].how);
+    fputs("\nCommand\n  ", f);
+    for (size_t i = 0; i < p->argc; i++) {
+        if (i)
+            fputc(' ', f);
+        sg_print_safe(f, p->argv[i]);
+    }
+    fputs("\n  cwd ", f);
+    sg_print_safe(f, p->cwd);
+    fputc('\n', f);
+}
+
+static char *read_input_file(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct sg_buf b;
+    sg_buf_init(&b, 64 * 1024);
+    char chunk[4096];
+    ssize_t n;
+    while ((n = read(fd, chunk, sizeof chunk)) > 0)
+        if (sg_buf_append(&b, chunk, (size_t)n) < 0)
+            break;
+    close(fd);
+    if (b.dropped) {
+        sg_buf_free(&b);
+        errno = E2BIG;
+        return NULL;
+    }
+    return sg_buf_steal(&b);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},        {"input", required_argument, NULL, 'i'},
+        {"input-file", required_argument, NULL, 'I'}, {"timeout", required_argument, NULL, 't'},
+        {"trace-out", required_argument, NULL, 'o'}, {"watch", no_argument, NULL, 'w'},
+        {"json", no_argument, NULL, 'j'},         {"dry-run", no_argument, NULL, 'n'},
+        {"allow-degraded", no_argument, NULL, 'D'}, {0},
+    };
+    struct sg_run_opts ro = {.host_env = environ};
+    struct out_ctx oc = {.tty_out = isatty(1), .tty_err = isatty(2)};
+    const char *trace_out = NULL;
+    cleanup_free char *input_buf = NULL;
+    bool dry = false;
+    int c;
+    long long v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hi:I:t:o:wjnD", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            sg_command_usage(stdout, "run");
+            printf("\n  -i, --input JSON       input for the skill (SKILL_INPUT and stdin); default {}\n"
+                   "  -I, --input-file FILE  the same from a file (at most 64 KiB)\n"
+                   "  -t, --timeout S        wall-clock limit in seconds (default: the manifest's)\n"
+                   "  -o, --trace-out FILE   also write the trace here\n"
+                   "  -w, --watch            events as they happen: [HH:MM:SS.mmm] KIND message\n"
+                   "  -j, --json             one JSON event per line on stdout\n"
+                   "  -n, --dry-run          print the plan; never execute the skill\n"
+                   "      --allow-degraded   run without Landlock where the kernel lacks it\n"
+                   "\nExit status: the skill's own; 124 timeout, 125 sandbox setup failed,\n"
+                   "126 refused (invalid or nothing to run), 127 entrypoint not executable,\n"
+                   "128+N killed by signal N, 2 bad command line.\n");
+            return SG_EXIT_OK;
+        case 'i':
+            ro.input = optarg;
+            break;
+        case 'I':
+            free(input_buf);
+            input_buf = read_input_file(optarg);
+            if (!input_buf) {
+                fprintf(stderr, "skillgate: %s: %s\n", optarg, strerror(errno));
+                return SG_EXIT_USAGE;
+            }
+            ro.input = input_buf;
+            break;
+        case 't':
+            if (sg_parse_ll(optarg, 1, 86400, &v) < 0) {
+                fprintf(stderr, "skillgate: --timeout takes whole seconds, 1..86400\n");
+                return SG_EXIT_USAGE;
+            }
+            ro.timeout_s = v;
+            break;
+        case 'o':
+            trace_out = optarg;
+            break;
+        case 'w':
+            oc.watch = true;
+            break;
+        case 'j':
+            oc.json = true;
+            break;
+        case 'n':
+            dry = true;
+            break;
+        case 'D':
+            ro.allow_degraded = true;
+            break;
+        default:
+            sg_command_usage(stderr, "run");
+            return SG_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1 || (oc.watch && oc.json)) {
+        sg_command_usage(stderr, "run");
+        return SG_EXIT_USAGE;
+    }
+    if (ro.input) {
+        json_error_t je;
+        json_t *j = json_loads(ro.input, JSON_DECODE_ANY, &je);
+        if (!j) {
+            fprintf(stderr, "skillgate: the input is not JSON: %s (column %d)\n", je.text,
+                    je.column);
+            return SG_EXIT_USAGE;
+        }
+        json_decref(j);
+    }
+    struct sg_skill *sk = NULL;
+    int r = sg_skill_load(argv[optind], &sk);
+    if (r < 0)
+        return sg_load_error(argv[optind], r);
+    if (sg_skill_has_errors(sk)) {
+        sg_print_diags(stderr, &sk->diags);
+        fprintf(stderr, "skillgate: refusing to run a skill with errors\n");
+        sg_skill_free(sk);
+        return SG_RUN_REFUSED;
+    }
+    struct sg_plan plan;
+    const char *why = NULL;
+    if ((r = sg_plan_build(sk, &ro, &plan, &why)) < 0) {
+        fprintf(stderr, "skillgate: %s: %s\n", sk->display, why);
+        sg_skill_free(sk);
+        return r == -ENOTSUP && plan.landlock_abi == 0 && !ro.allow_degraded ? SG_RUN_SETUP_FAILED
+                                                                             : SG_RUN_REFUSED;
+    }
+    if (dry) {
+        print_plan(&plan);
+        sg_plan_free(&plan);
+        sg_skill_free(sk);
+        return SG_EXIT_OK;
+    }
+    struct sg_event_bus bus = {0};
+    struct sg_trace trace;
+    sg_trace_init(&trace);
+    sg_bus_subscribe(&bus, sg_trace_sink, &trace);
+    sg_bus_subscribe(&bus, oc.watch ? watch_sink : oc.json ? json_sink : plain_sink, &oc);
+    struct sg_run_result res;
+    sg_session_run(&plan, &bus, &res);
+    json_t *doc = sg_trace_build(&trace, sk, &plan, &res);
+    cleanup_free char *written = NULL, *written2 = NULL;
+    int tr = sg_trace_write(doc, NULL, sk->root, &written);
+    if (tr < 0)
+        fprintf(stderr, "skillgate: cannot write the trace: %s\n", strerror(-tr));
+    if (trace_out && (tr = sg_trace_write(doc, trace_out, sk->root, &written2)) < 0)
+        fprintf(stderr, "skillgate: %s: cannot write the trace: %s\n", trace_out,
+                tr == -EPERM ? "inside the skill's folder" : strerror(-tr));
+    json_t *vs = json_object_get(doc, "violation_summary");
+    if (!oc.json) {
+        FILE *f = oc.watch ? stdout : stderr;
+        fprintf(f, "skillgate: %s %s (exit %d) in %lld ms; %zu enforcement%s, max severity %s%s%s\n",
+                plan.skill_name, json_string_value(json_object_get(doc, "status")), res.exit_code,
+                (long long)(res.ended_ms - res.started_ms),
+                (size_t)json_integer_value(json_object_get(vs, "total_enforcements")),
+                json_integer_value(json_object_get(vs, "total_enforcements")) == 1 ? "" : "s",
+                json_string_value(json_object_get(vs, "max_severity")),
+                written ? "; trace " : "", written ? written : "");
+        if (plan.degraded)
+            fprintf(f, "skillgate: DEGRADED run: Landlock was not used\n");
+    }
+    json_decref(doc);
+    sg_trace_free(&trace);
+    sg_plan_free(&plan);
+    sg_skill_free(sk);
+    return res.exit_code;
+}

@@ -1,0 +1,527 @@
+/* Launching a skill. The order, top to bottom:
+ *
+ *   broker                                  sandbox pid 1 (new user, mount, pid,
+ *                                           net, ipc, uts and cgroup namespaces)
+ *   clone ────────────────────────────────► parent-death signal, wait "mapped"
+ *   uid/gid maps, cgroup ── "mapped" ─────► hostname, loopback up
+ *                                           mounts + pivot_root       (mounts.c)
+ *                                           fork the skill ─┐
+ *                                           reaper loop     │ skill process:
+ *                                                           │ setsid, stdio, cwd
+ *                                                           │ rlimits, identity
+ *                                                           │ drop capabilities
+ *                                                           │ no_new_privs
+ *                                                           │ Landlock  (landlock.c)
+ *   notify fd ◄──────────── "ready" + seccomp fd ◄──────────┤ seccomp   (seccomp.c)
+ *   "go" ───────────────────────────────────────────────────► execve
+ *
+ * The skill never holds a capability of the initial user namespace and never
+ * runs as host root; when pid 1 dies every process of the sandbox dies. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/sched.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "landlock.h"
+#include "mounts.h"
+#include "sandbox.h"
+#include "seccomp_filter.h"
+#include "util.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef SECBIT_NOROOT
+#define SECBIT_NOROOT (1 << 0)
+#define SECBIT_NOROOT_LOCKED (1 << 1)
+#define SECBIT_NO_SETUID_FIXUP (1 << 2)
+#define SECBIT_NO_SETUID_FIXUP_LOCKED (1 << 3)
+#define SECBIT_KEEP_CAPS_LOCKED (1 << 5)
+#define SECBIT_NO_CAP_AMBIENT_RAISE (1 << 6)
+#define SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED (1 << 7)
+#endif
+
+/* ---- control messages ---- */
+
+static int ctl_send(int fd, int type, int err, int status, const char *step, int pass_fd)
+{
+    struct sg_ctl_msg m = {.type = type, .err = err, .status = status};
+    if (step)
+        snprintf(m.step, sizeof m.step, "%s", step);
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (pass_fd >= 0) {
+        msg.msg_control = u.buf;
+        msg.msg_controllen = sizeof u.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+    }
+    for (;;) {
+        ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+        if (n >= 0)
+            return 0;
+        if (errno != EINTR)
+            return -errno;
+    }
+}
+
+/* Receive one message (and an fd, if one came). 0, -EPIPE on EOF, -errno. */
+static int ctl_recv(int fd, struct sg_ctl_msg *m, int *got_fd)
+{
+    struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf};
+    if (got_fd)
+        *got_fd = -1;
+    ssize_t n;
+    do
+        n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    if (n == 0)
+        return -EPIPE;
+    if ((size_t)n != sizeof *m)
+        return -EBADMSG;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int f;
+            memcpy(&f, CMSG_DATA(c), sizeof f);
+            if (got_fd && *got_fd < 0)
+                *got_fd = f;
+            else
+                close(f);
+        }
+    }
+    return 0;
+}
+
+/* ---- inside the sandbox ---- */
+
+static __attribute__((noreturn)) void die(int ctl, const char *step, int err)
+{
+    ctl_send(ctl, SG_CTL_ERROR, err < 0 ? -err : err, 0, step, -1);
+    _exit(125);
+}
+
+static int loopback_up(void)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -errno;
+    struct ifreq ifr = {0};
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    int r = 0;
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+        r = -errno;
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (!r && ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+        r = -errno;
+    close(s);
+    return r;
+}
+
+/* The bounding and ambient sets need CAP_SETPCAP to shrink: before any
+ * change of identity. */
+static int drop_bounding(void)
+{
+    for (int c = 0; c <= 63; c++)
+        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+            return -errno;
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        return -errno;
+    return 0;
+}
+
+static int drop_caps(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2] = {{0}};
+    if (syscall(SYS_capset, &h, d) < 0)
+        return -errno;
+    return 0;
+}
+
+static int set_rlimits(const struct sg_plan *p)
+{
+    struct rlimit core = {0, 0};
+    struct rlimit fsize = {(rlim_t)p->limits[SG_PL_FSIZE].value,
+                           (rlim_t)p->limits[SG_PL_FSIZE].value};
+    if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_FSIZE, &fsize) < 0)
+        return -errno;
+    if (p->limits[SG_PL_MEMORY].mech == SG_MECH_RLIMIT) {
+        rlim_t v = (rlim_t)p->limits[SG_PL_MEMORY].value << 20;
+        struct rlimit as = {v, v};
+        if (setrlimit(RLIMIT_AS, &as) < 0)
+            return -errno;
+    }
+    if (p->limits[SG_PL_PIDS].mech == SG_MECH_RLIMIT) {
+        rlim_t v = (rlim_t)p->limits[SG_PL_PIDS].value;
+        struct rlimit np = {v, v};
+        if (setrlimit(RLIMIT_NPROC, &np) < 0)
+            return -errno;
+    }
+    return 0;
+}
+
+/* execvpe with the sandbox's PATH, without touching the heap. */
+static void exec_skill(const struct sg_plan *p)
+{
+    const char *cmd = p->argv[0];
+    if (strchr(cmd, '/')) {
+        execve(cmd, p->argv, p->envp);
+        return;
+    }
+    static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+    int err = ENOENT;
+    for (size_t i = 0; i < SG_ARRAY_LEN(dirs); i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dirs[i], cmd);
+        execve(path, p->argv, p->envp);
+        if (errno != ENOENT)
+            err = errno;
+    }
+    errno = err;
+}
+
+static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in, int out,
+                                                 int err, int ctl)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int s = 1; s < NSIG; s++)
+        signal(s, SIG_DFL);
+    if (setsid() < 0)
+        die(ctl, "setsid", errno);
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        die(ctl, "stdio", errno);
+    /* Nothing the broker did not mean to give survives exec. */
+    syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+    if (chdir(p->cwd) < 0)
+        die(ctl, "chdir to the skill folder", errno);
+    int r;
+    if ((r = set_rlimits(p)) < 0)
+        die(ctl, "rlimits", r);
+    if (p->as_root && setgroups(0, NULL) < 0)
+        die(ctl, "setgroups", errno);
+    if ((r = drop_bounding()) < 0)
+        die(ctl, "drop the capability bounding set", r);
+    if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                                     SECBIT_NO_CAP_AMBIENT_RAISE |
+                                     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+              0, 0, 0) < 0)
+        die(ctl, "securebits", errno);
+    if (setresgid(p->skill_gid, p->skill_gid, p->skill_gid) < 0 ||
+        setresuid(p->skill_uid, p->skill_uid, p->skill_uid) < 0)
+        die(ctl, "identity", errno);
+    if ((r = drop_caps()) < 0)
+        die(ctl, "drop capabilities", r);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        die(ctl, "no_new_privs", errno);
+    if (!p->degraded && (r = sg_landlock_apply(p)) < 0)
+        die(ctl, "Landlock", r);
+    int nfd = sg_seccomp_load(p->profile);
+    if (nfd < 0)
+        die(ctl, "seccomp", nfd);
+    if (ctl_send(ctl, SG_CTL_READY, 0, 0, NULL, nfd) < 0)
+        _exit(125);
+    close(nfd);
+    struct sg_ctl_msg m;
+    if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_GO)
+        _exit(125);
+    exec_skill(p);
+    ctl_send(ctl, SG_CTL_EXEC_FAILED, errno, 0, p->argv[0], -1);
+    _exit(127);
+}
+
+/* pid 1: forward signals to the skill, reap every orphan, and leave when
+ * the skill's own process does (taking every other process with it). */
+static __attribute__((noreturn)) void reaper(pid_t skill, int ctl, const sigset_t *set)
+{
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(set, &si);
+        if (sig < 0)
+            continue;
+        if (sig != SIGCHLD) {
+            kill(-skill, sig);
+            continue;
+        }
+        int status;
+        pid_t w;
+        while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+            if (w == skill) {
+                ctl_send(ctl, SG_CTL_EXIT, 0, status, NULL, -1);
+                _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+            }
+        }
+    }
+}
+
+static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const char *rundir,
+                                                int in, int out, int err, int ctl)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    struct sg_ctl_msg m;
+    if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_MAPPED)
+        _exit(125); /* the broker is gone */
+    char step[96] = "";
+    int r;
+    if (sethostname("skillgate", 9) < 0)
+        die(ctl, "hostname", errno);
+    if ((r = loopback_up()) < 0)
+        die(ctl, "loopback", r);
+    if ((r = sg_mounts_setup(p, rundir, step, sizeof step)) < 0)
+        die(ctl, step, r);
+    sigset_t set;
+    sigemptyset(&set);
+    int fwd[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < SG_ARRAY_LEN(fwd); i++)
+        sigaddset(&set, fwd[i]);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    pid_t skill = fork();
+    if (skill < 0)
+        die(ctl, "fork", errno);
+    if (skill == 0)
+        skill_main(p, in, out, err, ctl);
+    close(in), close(out), close(err);
+    drop_bounding();
+    drop_caps();
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    reaper(skill, ctl, &set);
+}
+
+/* ---- in the broker ---- */
+
+static int write_proc(pid_t pid, const char *file, const char *text)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", pid, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, text, strlen(text));
+    int r = n == (ssize_t)strlen(text) ? 0 : -errno;
+    close(fd);
+    return r;
+}
+
+static char *run_base(void)
+{
+    const char *xdg = secure_getenv("XDG_RUNTIME_DIR");
+    struct stat st;
+    if (xdg && xdg[0] == '/' && stat(xdg, &st) == 0 && st.st_uid == getuid())
+        return sg_xasprintf("%s/skillgate", xdg);
+    return sg_xasprintf("/tmp/skillgate-%u", getuid());
+}
+
+/* A private directory of ours: refuse one someone else made or a symlink. */
+static int own_dir(const char *path)
+{
+    struct stat st;
+    if (mkdir(path, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    if (lstat(path, &st) < 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+        return -EPERM;
+    return 0;
+}
+
+/* Declared write paths that do not exist yet are created (mkdir -p) and,
+ * when we are root, handed to the identity the skill runs as. */
+static int create_write_paths(const struct sg_plan *p)
+{
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        struct stat st;
+        if (m->kind != SG_MNT_BIND_RW || stat(m->src, &st) == 0)
+            continue;
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s", m->src);
+        for (char *s = buf + 1;; s++) {
+            if (*s == '/' || *s == '\0') {
+                char c = *s;
+                *s = '\0';
+                /* Only the declared folder itself goes to the skill's identity. */
+                if (mkdir(buf, 0755) == 0 && p->as_root && !c &&
+                    lchown(buf, p->skill_uid, p->skill_gid) < 0)
+                    return -errno;
+                if (errno != EEXIST && stat(buf, &st) < 0)
+                    return -errno;
+                *s = c;
+                if (!c)
+                    break;
+            }
+        }
+    }
+    return 0;
+}
+
+int sg_sandbox_clean_stale(void)
+{
+    cleanup_free char *base = run_base();
+    int n = sg_cgroup_clean_stale();
+    DIR *d = opendir(base);
+    if (!d)
+        return n;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int pid;
+        if (sscanf(e->d_name, "run-%d-", &pid) != 1 || pid <= 0)
+            continue;
+        if (kill(pid, 0) == 0 || errno == EPERM)
+            continue;
+        char *dir = sg_xasprintf("%s/%s", base, e->d_name);
+        n += rmdir(dir) == 0; /* an empty mount point: nothing else is ever in it */
+        free(dir);
+    }
+    closedir(d);
+    return n;
+}
+
+int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen)
+{
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1};
+    int r;
+    memset(sb, 0, sizeof *sb);
+    sb->pidfd = sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = sb->ctl_fd = sb->notify_fd = -1;
+#define FAIL(code, ...)                             \
+    do {                                            \
+        r = (code);                                 \
+        snprintf(step, steplen, __VA_ARGS__);       \
+        goto fail;                                  \
+    } while (0)
+    cleanup_free char *base = run_base();
+    if ((r = own_dir(base)) < 0)
+        FAIL(r, "run directory %s", base);
+    sb->rundir = sg_xasprintf("%s/run-%s", base, p->run_id);
+    if (mkdir(sb->rundir, 0700) < 0)
+        FAIL(-errno, "run directory %s", sb->rundir);
+    if ((r = create_write_paths(p)) < 0)
+        FAIL(r, "create a declared write path");
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
+        FAIL(-errno, "pipes");
+    int pidfd = -1;
+    unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+                          CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD | SIGCHLD;
+    pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, &pidfd, NULL, 0);
+    if (pid < 0)
+        FAIL(-errno, "clone (are unprivileged user namespaces enabled?)");
+    if (pid == 0) {
+        close(in[1]), close(out[0]), close(err[0]), close(ctl[0]);
+        pid1_main(p, sb->rundir, in[0], out[1], err[1], ctl[1]);
+    }
+    sb->pid = pid;
+    sb->pidfd = pidfd;
+    close(in[0]), close(out[1]), close(err[1]), close(ctl[1]);
+    in[0] = out[1] = err[1] = ctl[1] = -1;
+    sb->stdin_fd = in[1], sb->stdout_fd = out[0], sb->stderr_fd = err[0], sb->ctl_fd = ctl[0];
+    if (!p->as_root && (r = write_proc(pid, "setgroups", "deny")) < 0)
+        FAIL(r, "setgroups deny");
+    if ((r = write_proc(pid, "uid_map", p->uid_map)) < 0)
+        FAIL(r, "uid_map");
+    if ((r = write_proc(pid, "gid_map", p->gid_map)) < 0)
+        FAIL(r, "gid_map");
+    if ((r = sg_cgroup_setup(p, pid, sb)) < 0)
+        FAIL(r, "cgroup");
+    if ((r = ctl_send(sb->ctl_fd, SG_CTL_MAPPED, 0, 0, NULL, -1)) < 0)
+        FAIL(r, "handshake");
+    struct pollfd pfd = {.fd = sb->ctl_fd, .events = POLLIN};
+    if (poll(&pfd, 1, 20000) <= 0)
+        FAIL(-ETIMEDOUT, "waiting for the sandbox to be ready");
+    struct sg_ctl_msg m;
+    int nfd = -1;
+    if ((r = ctl_recv(sb->ctl_fd, &m, &nfd)) < 0)
+        FAIL(r, "sandbox setup (it exited)");
+    if (m.type == SG_CTL_ERROR)
+        FAIL(-m.err, "%s", m.step);
+    if (m.type != SG_CTL_READY || nfd < 0)
+        FAIL(-EBADMSG, "handshake");
+    sb->notify_fd = nfd;
+    return 0;
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (in[i] >= 0 && !(i == 1 && in[1] == sb->stdin_fd))
+            close(in[i]);
+        if (out[i] >= 0 && !(i == 0 && out[0] == sb->stdout_fd))
+            close(out[i]);
+        if (err[i] >= 0 && !(i == 0 && err[0] == sb->stderr_fd))
+            close(err[i]);
+        if (ctl[i] >= 0 && !(i == 0 && ctl[0] == sb->ctl_fd))
+            close(ctl[i]);
+    }
+    sg_sandbox_kill(sb);
+    sg_sandbox_cleanup(sb);
+    return r;
+#undef FAIL
+}
+
+int sg_sandbox_go(struct sg_sandbox *sb)
+{
+    return ctl_send(sb->ctl_fd, SG_CTL_GO, 0, 0, NULL, -1);
+}
+
+void sg_sandbox_kill(struct sg_sandbox *sb)
+{
+    if (sb->pidfd >= 0)
+        syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
+}
+
+void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h)
+{
+    memset(h, 0, sizeof *h);
+    sg_cgroup_hits(sb, h);
+}
+
+void sg_sandbox_cleanup(struct sg_sandbox *sb)
+{
+    int *fds[] = {&sb->stdin_fd, &sb->stdout_fd, &sb->stderr_fd, &sb->ctl_fd, &sb->notify_fd};
+    for (size_t i = 0; i < SG_ARRAY_LEN(fds); i++) {
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+        *fds[i] = -1;
+    }
+    if (sb->pidfd >= 0) {
+        siginfo_t si;
+        waitid(P_PIDFD, (id_t)sb->pidfd, &si, WEXITED | WNOHANG);
+        close(sb->pidfd);
+        sb->pidfd = -1;
+    }
+    sg_cgroup_remove(sb);
+    if (sb->rundir) {
+        rmdir(sb->rundir);
+        free(sb->rundir);
+        sb->rundir = NULL;
+    }
+}

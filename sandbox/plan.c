@@ -1,0 +1,353 @@
+/* The Plan: everything a run will get, computed from the Policy before
+ * anything is executed. `run --dry-run` prints it; launch.c carries it out. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "sandbox.h"
+#include "util.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+#define SG_INPUT_MAX (64 * 1024)  /* SKILL_INPUT must fit one exec string */
+#define SG_TMPFS_BYTES (64LL << 20)
+
+static const char *const mech_names[] = {
+#define X(id, name) [SG_MECH_##id] = name,
+    SG_MECHANISMS(X)
+#undef X
+};
+
+const char *sg_mechanism_name(enum sg_mechanism m)
+{
+    return mech_names[m];
+}
+
+/* Host directories the skill sees read-only. Everything else (home, /tmp,
+ * /run, /var, /srv, /mnt, /media, other users' files) is absent or private:
+ * an allowlist, so host sockets in unexpected places stay out of reach. */
+static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32",
+                                          "/lib64", "/libx32", "/etc", "/opt"};
+
+/* Variables skillgate sets itself; a declared one of these is not passed. */
+static const char *const reserved_env[] = {"SKILL_ID", "SKILL_NAME", "SKILL_INPUT", "SKILL_ROOT",
+                                           "TIMEOUT_MS", "PATH", "HOME", "TMPDIR",
+                                           "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE"};
+
+static void add_mount(struct sg_plan *p, enum sg_mount_kind k, const char *src, const char *dst,
+                      const char *why)
+{
+    p->mounts = sg_xrealloc(p->mounts, (p->nmounts + 1) * sizeof *p->mounts);
+    struct sg_mount *m = &p->mounts[p->nmounts++];
+    memset(m, 0, sizeof *m);
+    m->kind = k;
+    m->src = src ? sg_xstrdup(src) : NULL;
+    m->dst = sg_xstrdup(dst);
+    m->why = sg_xstrdup(why);
+}
+
+static void add_tmpfs(struct sg_plan *p, const char *dst, long long size, unsigned mode,
+                      bool owned, const char *why)
+{
+    add_mount(p, SG_MNT_TMPFS, NULL, dst, why);
+    p->mounts[p->nmounts - 1].size = size;
+    p->mounts[p->nmounts - 1].mode = mode;
+    p->mounts[p->nmounts - 1].owned = owned;
+}
+
+static void add_str(char ***v, size_t *n, const char *s)
+{
+    *v = sg_xrealloc(*v, (*n + 1) * sizeof **v);
+    (*v)[(*n)++] = sg_xstrdup(s);
+}
+
+static bool within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (!strcmp(dir, "/"))
+        return true;
+    return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+int sg_landlock_abi(void)
+{
+    long r = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1U /* VERSION */);
+    return r < 0 ? 0 : (int)r;
+}
+
+static int cgroup_version(bool as_root)
+{
+    struct statfs s;
+    if (!as_root)
+        return 0; /* delegated cgroup v2 for users: not yet */
+    if (statfs("/sys/fs/cgroup", &s) == 0 && s.f_type == CGROUP2_SUPER_MAGIC)
+        return access("/sys/fs/cgroup/cgroup.subtree_control", W_OK) == 0 ? 2 : 0;
+    if (access("/sys/fs/cgroup/memory", W_OK) == 0 && access("/sys/fs/cgroup/pids", W_OK) == 0)
+        return 1;
+    return 0;
+}
+
+static void set_limit(struct sg_plan *p, int i, const char *name, long long v, const char *unit,
+                      enum sg_mechanism m, const char *how)
+{
+    p->limits[i] = (struct sg_plan_limit){.name = name, .value = v, .unit = unit, .mech = m,
+                                          .how = sg_xstrdup(how)};
+}
+
+static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const struct sg_run_opts *o)
+{
+    int cg = p->cgroup_version;
+    enum sg_mechanism cgm = cg == 2 ? SG_MECH_CGROUP2 : SG_MECH_CGROUP1;
+    long long timeout = o->timeout_s > 0 ? o->timeout_s : pol->limits.runtime_s.value;
+    set_limit(p, SG_PL_TIMEOUT, "timeout", timeout, "s", SG_MECH_BROKER,
+              "broker timer, then SIGKILL to the sandbox's pid 1 (kills every process in it)");
+    set_limit(p, SG_PL_MEMORY, "memory", pol->limits.memory_mb.value, "MB",
+              cg ? cgm : SG_MECH_RLIMIT,
+              cg == 2 ? "memory.max, memory.swap.max=0"
+              : cg == 1 ? "memory.limit_in_bytes (+memsw)"
+                        : "RLIMIT_AS (address space, per process)");
+    set_limit(p, SG_PL_PIDS, "pids", pol->limits.pids.value, "processes",
+              cg ? cgm : SG_MECH_RLIMIT,
+              cg ? "pids.max" : "RLIMIT_NPROC (counted in the sandbox's user namespace)");
+    set_limit(p, SG_PL_CPU, "cpu", pol->limits.cpu_percent.value, "%",
+              cg ? cgm : SG_MECH_NONE,
+              cg == 2 ? "cpu.max" : cg == 1 ? "cpu.cfs_quota_us" : "needs a cgroup cpu controller");
+    set_limit(p, SG_PL_OUTPUT, "output", pol->limits.output_bytes.value, "bytes per stream",
+              SG_MECH_BROKER, "the broker stops reading past the cap and counts what it drops");
+    set_limit(p, SG_PL_FSIZE, "file size", SG_TMPFS_BYTES, "bytes", SG_MECH_RLIMIT,
+              "RLIMIT_FSIZE");
+    set_limit(p, SG_PL_TMPFS, "tmpfs", SG_TMPFS_BYTES, "bytes each for /tmp and HOME",
+              SG_MECH_TMPFS, "size= on the private tmpfs mounts");
+}
+
+static void plan_env(struct sg_plan *p, const struct sg_skill *sk, const struct sg_run_opts *o)
+{
+    const struct sg_policy *pol = &sk->policy;
+    for (char *const *e = o->host_env; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq)
+            continue;
+        cleanup_free char *name = sg_xstrndup(*e, (size_t)(eq - *e));
+        bool allowed = false, reserved = false;
+        for (size_t i = 0; i < pol->nenv; i++)
+            allowed |= !strcmp(pol->env[i].name, name);
+        for (size_t i = 0; i < SG_ARRAY_LEN(reserved_env); i++)
+            reserved |= !strcmp(reserved_env[i], name);
+        if (allowed && !reserved) {
+            add_str(&p->envp, &p->nenv, *e);
+            add_str(&p->passed, &p->npassed, name);
+        } else {
+            add_str(&p->stripped, &p->nstripped, name);
+        }
+    }
+    char buf[64];
+    cleanup_free char *v = NULL;
+    v = sg_xasprintf("SKILL_ID=%s", p->run_id), add_str(&p->envp, &p->nenv, v), free(v);
+    v = sg_xasprintf("SKILL_NAME=%s", p->skill_name), add_str(&p->envp, &p->nenv, v), free(v);
+    v = sg_xasprintf("SKILL_INPUT=%s", p->input), add_str(&p->envp, &p->nenv, v), free(v);
+    v = sg_xasprintf("SKILL_ROOT=%s", p->skill_root), add_str(&p->envp, &p->nenv, v), free(v);
+    snprintf(buf, sizeof buf, "TIMEOUT_MS=%lld", p->limits[SG_PL_TIMEOUT].value * 1000);
+    add_str(&p->envp, &p->nenv, buf);
+    add_str(&p->envp, &p->nenv, "PATH=/usr/local/bin:/usr/bin:/bin");
+    v = sg_xasprintf("HOME=%s", p->home), add_str(&p->envp, &p->nenv, v), free(v);
+    add_str(&p->envp, &p->nenv, "TMPDIR=/tmp");
+    add_str(&p->envp, &p->nenv, "PYTHONNOUSERSITE=1");
+    add_str(&p->envp, &p->nenv, "PYTHONDONTWRITEBYTECODE=1");
+    v = NULL;
+    p->envp = sg_xrealloc(p->envp, (p->nenv + 1) * sizeof *p->envp);
+    p->envp[p->nenv] = NULL;
+}
+
+static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
+{
+    const struct sg_policy *pol = &sk->policy;
+    for (size_t i = 0; i < SG_ARRAY_LEN(system_dirs); i++) {
+        struct stat st;
+        const char *d = system_dirs[i];
+        if (lstat(d, &st) < 0)
+            continue;
+        if (S_ISLNK(st.st_mode)) {
+            char target[PATH_MAX];
+            ssize_t n = readlink(d, target, sizeof target - 1);
+            if (n <= 0)
+                continue;
+            target[n] = '\0';
+            add_mount(p, SG_MNT_SYMLINK, target, d, "host symlink");
+        } else if (S_ISDIR(st.st_mode)) {
+            add_mount(p, SG_MNT_BIND_RO, d, d, "host system files, read-only");
+        }
+    }
+    add_tmpfs(p, "/tmp", SG_TMPFS_BYTES, 01777, false, "private /tmp");
+    add_tmpfs(p, "/run", 1 << 20, 0755, false, "empty: host sockets stay out of reach");
+    add_tmpfs(p, "/var", 1 << 20, 0755, false, "empty: host sockets stay out of reach");
+    add_tmpfs(p, p->home, SG_TMPFS_BYTES, 0700, true, "private HOME (your files are not in it)");
+    add_str(&p->rw_paths, &p->nrw, "/tmp");
+    add_str(&p->rw_paths, &p->nrw, p->home);
+
+    bool root_rw = false;
+    for (size_t i = 0; i < pol->nwrite; i++)
+        root_rw |= !strcmp(pol->write[i].path, sk->root);
+    add_mount(p, root_rw ? SG_MNT_BIND_RW : SG_MNT_BIND_RO, sk->root, sk->root,
+              root_rw ? "the skill's folder, writable (Write/Bash granted)"
+                      : "the skill's folder, read-only");
+    if (root_rw)
+        add_str(&p->rw_paths, &p->nrw, sk->root);
+    for (size_t i = 0; i < pol->nread; i++) {
+        if (!strcmp(pol->read[i].path, sk->root))
+            continue;
+        struct stat st;
+        if (stat(pol->read[i].path, &st) < 0)
+            continue; /* nothing to show: the skill sees it missing */
+        add_mount(p, SG_MNT_BIND_RO, pol->read[i].path, pol->read[i].path, "declared read path");
+    }
+    for (size_t i = 0; i < pol->nwrite; i++) {
+        if (!strcmp(pol->write[i].path, sk->root))
+            continue;
+        add_mount(p, SG_MNT_BIND_RW, pol->write[i].path, pol->write[i].path,
+                  "declared write path (created if missing)");
+        add_str(&p->rw_paths, &p->nrw, pol->write[i].path);
+    }
+    add_mount(p, SG_MNT_DEV, NULL, "/dev", "minimal /dev: null zero full random urandom, no tty");
+    add_str(&p->rw_paths, &p->nrw, "/dev/shm");
+    add_mount(p, SG_MNT_PROC, NULL, "/proc", "fresh /proc: only the sandbox's processes");
+
+    /* Credential paths stay masked even inside a declared path that covers them. */
+    for (size_t i = 0; sg_sensitive_home_paths[i]; i++) {
+        cleanup_free char *s = sg_xasprintf("%s/%s", p->home, sg_sensitive_home_paths[i]);
+        bool exposed = false;
+        for (size_t k = 0; k < p->nmounts; k++) {
+            const struct sg_mount *m = &p->mounts[k];
+            if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) && within(s, m->dst))
+                exposed = true;
+        }
+        struct stat st;
+        if (exposed && lstat(s, &st) == 0)
+            add_mount(p, SG_MNT_MASK, NULL, s, "credentials, always masked");
+    }
+}
+
+static void plan_identity(struct sg_plan *p)
+{
+    p->host_uid = getuid();
+    p->host_gid = getgid();
+    p->as_root = geteuid() == 0;
+    if (p->as_root) {
+        /* Never real root: the skill runs as the sudo user, or nobody. */
+        long long v;
+        const char *su = secure_getenv("SUDO_UID"), *sg = secure_getenv("SUDO_GID");
+        p->skill_uid = su && sg_parse_ll(su, 1, INT32_MAX, &v) == 0 ? (uid_t)v : 65534;
+        p->skill_gid = sg && sg_parse_ll(sg, 1, INT32_MAX, &v) == 0 ? (gid_t)v : 65534;
+        p->uid_map = sg_xasprintf("0 0 1\n%u %u 1\n", p->skill_uid, p->skill_uid);
+        p->gid_map = sg_xasprintf("0 0 1\n%u %u 1\n", p->skill_gid, p->skill_gid);
+    } else {
+        p->skill_uid = p->host_uid;
+        p->skill_gid = p->host_gid;
+        p->uid_map = sg_xasprintf("%u %u 1\n", p->host_uid, p->host_uid);
+        p->gid_map = sg_xasprintf("%u %u 1\n", p->host_gid, p->host_gid);
+    }
+    const char *home = sg_invoking_home();
+    p->home = sg_xstrdup(home && strcmp(home, "/") != 0 ? home : "/home/skill");
+}
+
+static char *new_run_id(void)
+{
+    unsigned char r[8];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || read(fd, r, sizeof r) != (ssize_t)sizeof r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+        memcpy(r, &x, sizeof r);
+    }
+    if (fd >= 0)
+        close(fd);
+    /* "<broker pid>-<random>": a later broker can tell a dead run's leftovers. */
+    return sg_xasprintf("%d-%02x%02x%02x%02x%02x%02x", (int)getpid(), r[0], r[1], r[2], r[3],
+                        r[4], r[5]);
+}
+
+int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct sg_plan *p,
+                  const char **why)
+{
+    memset(p, 0, sizeof *p);
+    const struct sg_policy *pol = &sk->policy;
+    if (pol->mode == SG_MODE_WASM) {
+        *why = "WASM skills are not supported yet";
+        return -ENOTSUP;
+    }
+    if (!pol->entry.command) {
+        *why = "an instruction-only skill has no entrypoint to run";
+        return -ENOEXEC;
+    }
+    const char *input = o->input ? o->input : "{}";
+    if (strlen(input) > SG_INPUT_MAX) {
+        *why = "the input is over 64 KiB";
+        return -E2BIG;
+    }
+    p->input = sg_xstrdup(input);
+    p->skill_name = sg_xstrdup(sk->name ? sk->name : sk->dirname);
+    p->skill_root = sg_xstrdup(sk->root);
+    p->run_id = new_run_id();
+    plan_identity(p);
+    p->landlock_abi = sg_landlock_abi();
+    if (p->landlock_abi == 0) {
+        if (!o->allow_degraded) {
+            sg_plan_free(p);
+            *why = "this kernel has no Landlock; --allow-degraded runs without it";
+            return -ENOTSUP;
+        }
+        p->degraded = true;
+    }
+    p->cgroup_version = cgroup_version(p->as_root);
+    p->profile = pol->profile;
+    plan_limits(p, pol, o);
+    plan_mounts(p, sk);
+    plan_env(p, sk, o);
+
+    /* argv: a relative path with a '/' is inside the skill; a bare name is
+     * looked up in the sandbox's PATH at exec time. */
+    const char *cmd = pol->entry.command;
+    p->argv = sg_xcalloc(pol->entry.nargs + 2, sizeof *p->argv);
+    p->argv[0] = strchr(cmd, '/') && cmd[0] != '/' ? sg_xasprintf("%s/%s", sk->root, cmd)
+                                                   : sg_xstrdup(cmd);
+    for (size_t i = 0; i < pol->entry.nargs; i++)
+        p->argv[i + 1] = sg_xstrdup(pol->entry.args[i]);
+    p->argc = pol->entry.nargs + 1;
+    p->cwd = sg_xstrdup(sk->root);
+    return 0;
+}
+
+static void free_strv(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+void sg_plan_free(struct sg_plan *p)
+{
+    free(p->skill_name), free(p->skill_root), free(p->run_id), free(p->uid_map);
+    free(p->gid_map), free(p->home), free(p->cwd), free(p->input);
+    for (size_t i = 0; i < p->nmounts; i++) {
+        free(p->mounts[i].src);
+        free(p->mounts[i].dst);
+        free(p->mounts[i].why);
+    }
+    free(p->mounts);
+    free_strv(p->rw_paths, p->nrw);
+    free_strv(p->envp, p->nenv);
+    free_strv(p->passed, p->npassed);
+    free_strv(p->stripped, p->nstripped);
+    free_strv(p->argv, p->argc);
+    for (int i = 0; i < SG_PL_COUNT; i++)
+        free(p->limits[i].how);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,164 @@
+/* sandbox/: Linux enforcement and the launch of the skill process. It knows
+ * nothing of prompts, UI or JSON: it builds a Plan from a Policy, launches
+ * the skill under it, and hands file descriptors up to the broker. Functions
+ * return -errno; nothing here prints. */
+#ifndef SG_SANDBOX_H
+#define SG_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "policy.h"
+
+enum sg_mount_kind {
+    SG_MNT_BIND_RO,   /* host path, read-only */
+    SG_MNT_BIND_RW,   /* host path, writable */
+    SG_MNT_TMPFS,     /* private, size-capped */
+    SG_MNT_PROC,      /* fresh /proc of the sandbox's pid namespace */
+    SG_MNT_DEV,       /* minimal /dev: null zero full random urandom, shm */
+    SG_MNT_MASK,      /* hide a path: empty read-only dir, or /dev/null for a file */
+    SG_MNT_SYMLINK,   /* recreate a host symlink (merged /usr: /bin -> usr/bin) */
+};
+
+struct sg_mount {
+    enum sg_mount_kind kind;
+    char *src;        /* host path (binds), link target (symlinks) */
+    char *dst;        /* path inside the sandbox */
+    long long size;   /* tmpfs bytes */
+    unsigned mode;    /* tmpfs root mode */
+    bool owned;       /* tmpfs owned by the skill's uid (HOME) */
+    char *why;        /* for the plan and the trace */
+};
+
+/* How each limit is enforced on this machine. X(ID, "name") */
+#define SG_MECHANISMS(X)                 \
+    X(NONE, "not enforced")              \
+    X(CGROUP2, "cgroup v2")              \
+    X(CGROUP1, "cgroup v1")              \
+    X(RLIMIT, "rlimit")                  \
+    X(BROKER, "broker")                  \
+    X(TMPFS, "tmpfs size")
+
+enum sg_mechanism {
+#define X(id, name) SG_MECH_##id,
+    SG_MECHANISMS(X)
+#undef X
+};
+const char *sg_mechanism_name(enum sg_mechanism m);
+
+struct sg_plan_limit {
+    const char *name;
+    long long value;
+    const char *unit;
+    enum sg_mechanism mech;
+    char *how; /* detail: "memory.limit_in_bytes", "RLIMIT_AS" */
+};
+
+enum { SG_PL_TIMEOUT, SG_PL_MEMORY, SG_PL_PIDS, SG_PL_CPU, SG_PL_OUTPUT, SG_PL_FSIZE, SG_PL_TMPFS,
+       SG_PL_COUNT };
+
+struct sg_run_opts {
+    const char *input;       /* JSON text for SKILL_INPUT and stdin; NULL: "{}" */
+    long long timeout_s;     /* 0: the policy's */
+    bool allow_degraded;     /* run without Landlock (said on every report) */
+    char *const *host_env;   /* the environment to filter (environ) */
+};
+
+struct sg_plan {
+    char *skill_name, *skill_root, *run_id;
+    /* identity */
+    bool as_root;
+    uid_t host_uid, skill_uid;
+    gid_t host_gid, skill_gid;
+    char *uid_map, *gid_map;
+    char *home; /* the private HOME's path (the invoking user's home) */
+    /* filesystem */
+    struct sg_mount *mounts;
+    size_t nmounts;
+    char **rw_paths; /* inside paths Landlock lets the skill write */
+    size_t nrw;
+    int landlock_abi; /* 0: not available */
+    bool degraded;
+    /* environment */
+    char **envp;
+    size_t nenv;
+    char **passed, **stripped; /* names only */
+    size_t npassed, nstripped;
+    /* program */
+    char **argv;
+    size_t argc;
+    char *cwd;
+    char *input;
+    /* seccomp */
+    enum sg_seccomp_profile profile;
+    /* limits */
+    struct sg_plan_limit limits[SG_PL_COUNT];
+    int cgroup_version; /* 0, 1 or 2 */
+};
+
+/* Build the plan for a skill. Never executes anything and never changes the
+ * host. Returns 0, or -errno with *why set (a static string). */
+int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct sg_plan *p,
+                  const char **why);
+void sg_plan_free(struct sg_plan *p);
+
+/* The Landlock ABI of the running kernel (0 when absent). */
+int sg_landlock_abi(void);
+
+/* ---- seccomp profiles ---- */
+
+/* Each denied syscall or rule of a profile, for the plan and the docs. */
+struct sg_seccomp_rule {
+    const char *syscall;
+    const char *action; /* "deny (EPERM, event)" or "ENOSYS" */
+    const char *when;   /* condition, or "" */
+};
+/* Fill at most max rules of profile p; returns how many there are. */
+size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, size_t max);
+
+/* ---- launching ---- */
+
+struct sg_sandbox {
+    pid_t pid;      /* pid 1 of the sandbox, in our namespace */
+    int pidfd;
+    int stdin_fd;   /* write end: the input JSON */
+    int stdout_fd, stderr_fd;
+    int ctl_fd;     /* control socket: exit status, errors */
+    int notify_fd;  /* seccomp user notifications */
+    char *rundir;   /* host directory used as the new root's mount point */
+    char *cgroup[3];/* cgroup folders to remove afterwards */
+    size_t ncgroup;
+};
+
+/* Control messages from the sandbox. */
+enum sg_ctl_type { SG_CTL_READY = 1, SG_CTL_GO, SG_CTL_MAPPED, SG_CTL_ERROR, SG_CTL_EXIT,
+                   SG_CTL_EXEC_FAILED };
+struct sg_ctl_msg {
+    int type;
+    int err;         /* errno for ERROR / EXEC_FAILED */
+    int status;      /* wait status for EXIT */
+    char step[64];   /* the setup step that failed */
+};
+
+/* Launch the skill under plan up to the point where everything is in place
+ * and the skill waits for go: on return every fd is set. On failure returns
+ * -errno and *step names the setup step (valid until the next call). */
+int sg_sandbox_launch(const struct sg_plan *plan, struct sg_sandbox *sb, char *step,
+                      size_t steplen);
+/* Let the skill exec. */
+int sg_sandbox_go(struct sg_sandbox *sb);
+/* Kill the whole sandbox (pid 1 takes every process with it). */
+void sg_sandbox_kill(struct sg_sandbox *sb);
+/* Read limit counters after the run: which limits were hit. */
+struct sg_limit_hits {
+    bool memory, pids;
+};
+void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h);
+/* Close fds, remove the cgroups and the run directory. */
+void sg_sandbox_cleanup(struct sg_sandbox *sb);
+/* Remove what a killed broker left behind: run directories and cgroups whose
+ * processes are gone. Returns how many were removed. */
+int sg_sandbox_clean_stale(void);
+
+#endif
