@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <stdint.h>
 
 static void oom(void)
@@ -242,8 +243,17 @@ const char *sg_invoking_home(void)
     uid_t uid = getuid();
     const char *sudo_uid = secure_getenv("SUDO_UID");
     long long v;
-    if (uid == 0 && sudo_uid && sg_parse_ll(sudo_uid, 1, INT32_MAX, &v) == 0)
+    bool via_sudo = uid == 0 && sudo_uid && sg_parse_ll(sudo_uid, 1, INT32_MAX, &v) == 0;
+    if (via_sudo)
         uid = (uid_t)v;
+    /* $HOME is the user's word about their own home: honoured when it is an
+     * absolute folder they own (never under sudo, where it may be either). */
+    const char *env = via_sudo ? NULL : secure_getenv("HOME");
+    struct stat st;
+    if (env && env[0] == '/' && stat(env, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid) {
+        home = sg_xstrdup(env);
+        return home;
+    }
     struct passwd pw, *res = NULL;
     char buf[4096];
     if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res && res->pw_dir &&

@@ -87,7 +87,8 @@ bool sg_utf8_valid(const char *s, size_t n, size_t *bad_off);
 enum { SG_LIST_ALL, SG_LIST_DIRS };
 int sg_list_dir_fd(int fd, int what, size_t max, char ***names, size_t *n);
 
-/* Home directory of the user who invoked skillgate (the sudo user's when run
- * through sudo), from the password database, never from $HOME. Cached. */
+/* Home directory of the user who invoked skillgate: $HOME when it is an
+ * absolute folder that user owns, else the password database's; under sudo,
+ * always the sudo user's from the database. Cached. */
 const char *sg_invoking_home(void);
 #endif

@@ -176,12 +176,6 @@ static int set_rlimits(const struct sg_plan *p)
                            (rlim_t)p->limits[SG_PL_FSIZE].value};
     if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_FSIZE, &fsize) < 0)
         return -errno;
-    if (p->limits[SG_PL_MEMORY].mech == SG_MECH_RLIMIT) {
-        rlim_t v = (rlim_t)p->limits[SG_PL_MEMORY].value << 20;
-        struct rlimit as = {v, v};
-        if (setrlimit(RLIMIT_AS, &as) < 0)
-            return -errno;
-    }
     if (p->limits[SG_PL_PIDS].mech == SG_MECH_RLIMIT) {
         rlim_t v = (rlim_t)p->limits[SG_PL_PIDS].value;
         struct rlimit np = {v, v};
@@ -258,6 +252,16 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
     struct sg_ctl_msg m;
     if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_GO)
         _exit(125);
+    /* The address-space limit comes last: nothing may allocate after it
+     * (an AddressSanitizer build reserves terabytes up front). */
+    if (p->limits[SG_PL_MEMORY].mech == SG_MECH_RLIMIT) {
+        rlim_t v = (rlim_t)p->limits[SG_PL_MEMORY].value << 20;
+        struct rlimit as = {v, v};
+        if (setrlimit(RLIMIT_AS, &as) < 0) {
+            ctl_send(ctl, SG_CTL_EXEC_FAILED, errno, 0, "RLIMIT_AS", -1);
+            _exit(127);
+        }
+    }
     exec_skill(p);
     ctl_send(ctl, SG_CTL_EXEC_FAILED, errno, 0, p->argv[0], -1);
     _exit(127);

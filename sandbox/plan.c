@@ -121,7 +121,7 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
               cg ? cgm : SG_MECH_NONE,
               cg == 2 ? "cpu.max" : cg == 1 ? "cpu.cfs_quota_us" : "needs a cgroup cpu controller");
     set_limit(p, SG_PL_OUTPUT, "output", pol->limits.output_bytes.value, "bytes per stream",
-              SG_MECH_BROKER, "the broker stops reading past the cap and counts what it drops");
+              SG_MECH_BROKER, "the broker keeps reading, drops what is past the cap and counts it");
     set_limit(p, SG_PL_FSIZE, "file size", SG_TMPFS_BYTES, "bytes", SG_MECH_RLIMIT,
               "RLIMIT_FSIZE");
     set_limit(p, SG_PL_TMPFS, "tmpfs", SG_TMPFS_BYTES, "bytes each for /tmp and HOME",
