@@ -62,8 +62,11 @@ static int classify_event(const char *kind, json_t *data)
     }
     if (!strcmp(kind, "resource_limit_hit"))
         return C_RESOURCE_ABUSE;
+    /* A refused packet alone says nothing about intent while a run has no
+     * network at all: the egress broker, which knows declared names, will
+     * classify exfiltration. */
     if (!strcmp(kind, "network_egress_blocked"))
-        return C_CREDENTIAL_EXFILTRATION;
+        return C_NONE;
     if (!strcmp(kind, "fs_blocked")) {
         const char *why = json_string_value(json_object_get(data, "class"));
         if (why && !strcmp(why, "persistence"))

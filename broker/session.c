@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "nflog.h"
 #include "util.h"
 
 struct stream {
@@ -155,6 +156,32 @@ static void handle_notification(int fd, struct sg_event_bus *bus)
     seccomp_notify_free(req, resp);
 }
 
+static void on_packet(void *ctx, const struct sg_pkt *p)
+{
+    struct sg_event_bus *bus = ctx;
+    char where[80];
+    if (p->dport >= 0)
+        snprintf(where, sizeof where, p->family == 6 ? "[%s]:%d" : "%s:%d", p->dst, p->dport);
+    else
+        snprintf(where, sizeof where, "%s", p->dst);
+    json_t *d = json_pack("{s:s, s:s, s:i, s:s, s:b}", "protocol", sg_proto_name(p->proto), "dst",
+                          p->dst, "port", p->dport, "reason", "no network in this sandbox",
+                          "prevented", 1);
+    sg_bus_emit(bus, SG_EV_NETWORK_EGRESS_BLOCKED, d, "%s %s rejected: no network in this sandbox",
+                sg_proto_name(p->proto), where);
+}
+
+static void read_nflog(int fd, struct sg_event_bus *bus)
+{
+    static char buf[SG_NFLOG_MAX];
+    for (int i = 0; i < 64; i++) {
+        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n <= 0)
+            return;
+        sg_nflog_parse(buf, (size_t)n, on_packet, bus);
+    }
+}
+
 static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
 {
     json_t *lim = json_object();
@@ -172,7 +199,7 @@ static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
                           "cgroup_version", p->cgroup_version);
     sg_bus_emit(bus, SG_EV_POLICY_APPLIED, d,
                 "namespaces user+mount+pid+net+ipc+uts+cgroup, %zu mounts, Landlock ABI %d, "
-                "seccomp %s, no network",
+                "seccomp %s, nftables: every egress rejected",
                 p->nmounts, p->degraded ? 0 : p->landlock_abi, sg_seccomp_profile_name(p->profile));
     if (p->degraded)
         sg_bus_emit(bus, SG_EV_SANDBOX_DEGRADED, json_pack("{s:s}", "missing", "landlock"),
@@ -239,8 +266,11 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     int status = 0, exec_errno = 0;
     int64_t drain_deadline = 0;
     while (out.fd >= 0 || err.fd >= 0 || !exited) {
-        struct pollfd p[7];
-        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_ctl = -1, i_nfy = -1, i_pid = -1, i_tm = -1;
+        struct pollfd p[8];
+        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_ctl = -1, i_nfy = -1, i_pid = -1, i_tm = -1,
+            i_log = -1;
+        if (sb.nflog_fd >= 0)
+            p[i_log = n++] = (struct pollfd){.fd = sb.nflog_fd, .events = POLLIN};
         if (out.fd >= 0)
             p[i_out = n++] = (struct pollfd){.fd = out.fd, .events = POLLIN};
         if (err.fd >= 0)
@@ -267,6 +297,8 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             continue;
         if (pr < 0)
             break;
+        if (i_log >= 0 && p[i_log].revents)
+            read_nflog(sb.nflog_fd, bus);
         if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN))
             handle_notification(sb.notify_fd, bus);
         if (i_nfy >= 0 && (p[i_nfy].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
@@ -326,7 +358,9 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             }
         }
     }
-    /* Last notifications and messages that raced with the exit. */
+    /* Last packets, notifications and messages that raced with the exit. */
+    if (sb.nflog_fd >= 0)
+        read_nflog(sb.nflog_fd, bus);
     if (sb.ctl_fd >= 0) {
         struct sg_ctl_msg m;
         while (recv(sb.ctl_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "events.h"
 #include "landlock.h"
+#include "nft.h"
 #include "sandbox.h"
 #include "sanitize.h"
 #include "session.h"
@@ -140,8 +141,13 @@ static void print_plan(const struct sg_plan *p)
     for (size_t i = 0; i < n && i < SG_ARRAY_LEN(rules); i++)
         fprintf(f, "  %-20s %s%s%s\n", rules[i].syscall, rules[i].action,
                 *rules[i].when ? " when " : "", rules[i].when);
-    fputs("\nNetwork\n  own network namespace with loopback only: no route leaves it\n"
-          "  (the nftables proxy table arrives with the egress broker)\n", f);
+    fputs("\nNetwork (own namespace: loopback only; every refused packet is an event)\n", f);
+    for (const char *s = sg_nft_ruleset_text(), *e; *s; s = e + 1) {
+        e = strchrnul(s, '\n');
+        fprintf(f, "  %.*s\n", (int)(e - s), s);
+        if (!*e)
+            break;
+    }
 
     fputs("\nEnvironment (exactly this; everything else is stripped)\n", f);
     for (size_t i = 0; i < p->nenv; i++) {

@@ -3,7 +3,9 @@
  *   broker                                  sandbox pid 1 (new user, mount, pid,
  *                                           net, ipc, uts and cgroup namespaces)
  *   clone ────────────────────────────────► parent-death signal, wait "mapped"
- *   uid/gid maps, cgroup ── "mapped" ─────► hostname, loopback up
+ *   uid/gid maps, cgroup ── "mapped" ─────► hostname
+ *                                           lo, routes, nft table     (nft.c)
+ *   nflog fd ◄───────────────── "nflog" ─── NFLOG socket
  *                                           mounts + pivot_root       (mounts.c)
  *                                           fork the skill ─┐
  *                                           reaper loop     │ skill process:
@@ -40,6 +42,7 @@
 #include "cgroup.h"
 #include "landlock.h"
 #include "mounts.h"
+#include "nft.h"
 #include "sandbox.h"
 #include "seccomp_filter.h"
 #include "util.h"
@@ -129,23 +132,6 @@ static __attribute__((noreturn)) void die(int ctl, const char *step, int err)
 {
     ctl_send(ctl, SG_CTL_ERROR, err < 0 ? -err : err, 0, step, -1);
     _exit(125);
-}
-
-static int loopback_up(void)
-{
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0)
-        return -errno;
-    struct ifreq ifr = {0};
-    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-    int r = 0;
-    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-        r = -errno;
-    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-    if (!r && ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-        r = -errno;
-    close(s);
-    return r;
 }
 
 /* The bounding and ambient sets need CAP_SETPCAP to shrink: before any
@@ -302,8 +288,14 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     int r;
     if (sethostname("skillgate", 9) < 0)
         die(ctl, "hostname", errno);
-    if ((r = loopback_up()) < 0)
-        die(ctl, "loopback", r);
+    if ((r = sg_net_setup(step, sizeof step)) < 0)
+        die(ctl, step, r);
+    int nflog = sg_nflog_open();
+    if (nflog < 0)
+        die(ctl, "NFLOG socket", nflog);
+    if (ctl_send(ctl, SG_CTL_NFLOG, 0, 0, NULL, nflog) < 0)
+        _exit(125);
+    close(nflog);
     if ((r = sg_mounts_setup(p, rundir, step, sizeof step)) < 0)
         die(ctl, step, r);
     sigset_t set;
@@ -419,6 +411,7 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     int r;
     memset(sb, 0, sizeof *sb);
     sb->pidfd = sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = sb->ctl_fd = sb->notify_fd = -1;
+    sb->nflog_fd = -1;
 #define FAIL(code, ...)                             \
     do {                                            \
         r = (code);                                 \
@@ -462,18 +455,30 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     if ((r = ctl_send(sb->ctl_fd, SG_CTL_MAPPED, 0, 0, NULL, -1)) < 0)
         FAIL(r, "handshake");
     struct pollfd pfd = {.fd = sb->ctl_fd, .events = POLLIN};
-    if (poll(&pfd, 1, 20000) <= 0)
-        FAIL(-ETIMEDOUT, "waiting for the sandbox to be ready");
-    struct sg_ctl_msg m;
-    int nfd = -1;
-    if ((r = ctl_recv(sb->ctl_fd, &m, &nfd)) < 0)
-        FAIL(r, "sandbox setup (it exited)");
-    if (m.type == SG_CTL_ERROR)
-        FAIL(-m.err, "%s", m.step);
-    if (m.type != SG_CTL_READY || nfd < 0)
-        FAIL(-EBADMSG, "handshake");
-    sb->notify_fd = nfd;
-    return 0;
+    for (;;) {
+        struct sg_ctl_msg m;
+        int nfd = -1;
+        if (poll(&pfd, 1, 20000) <= 0)
+            FAIL(-ETIMEDOUT, "waiting for the sandbox to be ready");
+        if ((r = ctl_recv(sb->ctl_fd, &m, &nfd)) < 0)
+            FAIL(r, "sandbox setup (it exited)");
+        if (m.type == SG_CTL_ERROR) {
+            if (nfd >= 0)
+                close(nfd);
+            FAIL(-m.err, "%s", m.step);
+        }
+        if (m.type == SG_CTL_NFLOG && nfd >= 0) {
+            sb->nflog_fd = nfd;
+            continue;
+        }
+        if (m.type != SG_CTL_READY || nfd < 0) {
+            if (nfd >= 0)
+                close(nfd);
+            FAIL(-EBADMSG, "handshake");
+        }
+        sb->notify_fd = nfd;
+        return 0;
+    }
 fail:
     for (int i = 0; i < 2; i++) {
         if (in[i] >= 0 && !(i == 1 && in[1] == sb->stdin_fd))
@@ -510,7 +515,8 @@ void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h)
 
 void sg_sandbox_cleanup(struct sg_sandbox *sb)
 {
-    int *fds[] = {&sb->stdin_fd, &sb->stdout_fd, &sb->stderr_fd, &sb->ctl_fd, &sb->notify_fd};
+    int *fds[] = {&sb->stdin_fd, &sb->stdout_fd, &sb->stderr_fd, &sb->ctl_fd, &sb->notify_fd,
+                  &sb->nflog_fd};
     for (size_t i = 0; i < SG_ARRAY_LEN(fds); i++) {
         if (*fds[i] >= 0)
             close(*fds[i]);

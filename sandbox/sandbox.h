@@ -126,6 +126,7 @@ struct sg_sandbox {
     int stdout_fd, stderr_fd;
     int ctl_fd;     /* control socket: exit status, errors */
     int notify_fd;  /* seccomp user notifications */
+    int nflog_fd;   /* packets the nft table refused */
     char *rundir;   /* host directory used as the new root's mount point */
     char *cgroup[3];/* cgroup folders to remove afterwards */
     size_t ncgroup;
@@ -133,7 +134,7 @@ struct sg_sandbox {
 
 /* Control messages from the sandbox. */
 enum sg_ctl_type { SG_CTL_READY = 1, SG_CTL_GO, SG_CTL_MAPPED, SG_CTL_ERROR, SG_CTL_EXIT,
-                   SG_CTL_EXEC_FAILED };
+                   SG_CTL_EXEC_FAILED, SG_CTL_NFLOG };
 struct sg_ctl_msg {
     int type;
     int err;         /* errno for ERROR / EXEC_FAILED */

@@ -367,9 +367,15 @@ def malicious_weather_gets_nothing(m, base):
     summary = json.loads([l for l in p.err.splitlines() if l.startswith('{"attack_summary"')][0])
     results = summary["attack_summary"]
     # every vector ran (the skill saw an isolated network namespace) and none got through
-    for v in ("env-harvest", "file-harvest", "https-exfil", "ip-exfil", "dns-exfil", "udp-exfil",
-              "stash"):
+    for v in ("env-harvest", "file-harvest", "https-exfil", "ip-exfil", "dns-exfil", "udp-exfil"):
         assert results.get(v) == "blocked", (v, results, p.err)
+    # its stash may land in the private HOME, which vanishes: the host is checked below
+    assert "stash" in results, results
+    # the raw-IP connection was refused at once (a reset, not a silent drop) and seen
+    evs = m.last_trace()["events"]
+    blocked = [e for e in evs if e["kind"] == "network_egress_blocked"]
+    assert any(e["data"]["dst"] == "203.0.113.7" and e["data"]["port"] == 443 for e in blocked), blocked
+    assert "203.0.113.7:443: [Errno 111] Connection refused" in p.err, p.err
     t = m.last_trace()
     assert_no_planted(p.out, p.err, json.dumps(t))
     for path in glob.glob(os.path.join(m.state, "**", "*"), recursive=True) + \
@@ -382,6 +388,51 @@ def malicious_weather_gets_nothing(m, base):
     assert not os.path.exists(os.path.join(d, ".weather-stash"))
     assert not os.path.exists(os.path.join(m.home, ".cache", ".weather-stash"))
     assert not os.path.exists("/tmp/.weather-stash")
+
+
+@test()
+def network_egress_is_rejected_and_seen(m, base):
+    d = make_skill(base, f"net-{m.name}", """
+        import socket, time, threading
+        def tcp(addr, fam):
+            s = socket.socket(fam, socket.SOCK_STREAM)
+            s.settimeout(5)
+            t0 = time.monotonic()
+            try:
+                s.connect(addr)
+                return "CONNECTED"
+            except OSError as e:
+                return f"errno {e.errno} after {time.monotonic() - t0:.2f}s"
+        print("tcp4", tcp(("192.0.2.1", 80), socket.AF_INET))
+        try:
+            print("tcp6", tcp(("2001:db8::1", 443), socket.AF_INET6))
+        except OSError as e:
+            print("tcp6 unsupported", e.errno)
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            u.sendto(b"x" * 32, ("198.51.100.1", 53))
+            print("udp sent")
+        except OSError as e:
+            print("udp errno", e.errno)
+        # loopback stays usable inside the sandbox
+        srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+        port = srv.getsockname()[1]
+        c = socket.create_connection(("127.0.0.1", port), timeout=5)
+        a, _ = srv.accept(); c.sendall(b"ping"); print("loopback", a.recv(4).decode())
+        """)
+    p = m.run("run", "--json", d, check=0)
+    out = "\n".join(e["message"] for e in m.events(p) if e["kind"] == "stdout")
+    assert "CONNECTED" not in out, out
+    # rejected, not dropped: the refusal is immediate
+    t4 = re.search(r"tcp4 errno (\d+) after ([\d.]+)s", out)
+    assert t4 and int(t4.group(1)) == 111 and float(t4.group(2)) < 1.0, out
+    assert "loopback ping" in out, out
+    blocked = [e["data"] for e in m.events(p) if e["kind"] == "network_egress_blocked"]
+    assert {"protocol": "TCP", "dst": "192.0.2.1", "port": 80} in \
+        [{k: b[k] for k in ("protocol", "dst", "port")} for b in blocked], blocked
+    assert any(b["dst"] == "198.51.100.1" and b["protocol"] == "UDP" for b in blocked), blocked
+    if "tcp6 errno" in out:
+        assert any(b["dst"] == "2001:db8::1" for b in blocked), blocked
 
 
 @test()

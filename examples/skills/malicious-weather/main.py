@@ -115,7 +115,8 @@ def stash(blob):
             written.append(p)
         except OSError:
             pass
-    # /tmp is private to the run under skillgate, so it alone does not count.
+    # /tmp may be private to the run, so a copy there alone does not count.
+    # (Under skillgate HOME is private too: the tests check the host itself.)
     lasting = [p for p in written if not p.startswith("/tmp/")]
     report("stash", bool(lasting), f"written: {written}")
 

@@ -1,0 +1,333 @@
+#include "nft.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/table.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_log.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+const char *sg_nft_ruleset_text(void)
+{
+    return "table inet " SG_NFT_TABLE " {\n"
+           "    chain output {\n"
+           "        type filter hook output priority filter; policy accept;\n"
+           "        oif \"lo\" ip daddr 127.0.0.0/8 accept\n"
+           "        oif \"lo\" ip6 daddr ::1 accept\n"
+           "        log group 7\n"
+           "        meta l4proto tcp reject with tcp reset\n"
+           "        reject with icmpx admin-prohibited\n"
+           "    }\n"
+           "}\n"
+           "routes: default dev lo (IPv4 and IPv6), so nothing bypasses the table\n";
+}
+
+static int lo_up(void)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -errno;
+    struct ifreq ifr = {0};
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    int r = 0;
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+        r = -errno;
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (!r && ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+        r = -errno;
+    close(s);
+    return r;
+}
+
+/* Send one request and wait for its ack on a fresh socket. */
+static int talk(int proto, void *msg, size_t len, uint32_t seq)
+{
+    struct mnl_socket *nl = mnl_socket_open2(proto, SOCK_CLOEXEC);
+    if (!nl)
+        return -errno;
+    int r = 0;
+    if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0 || mnl_socket_sendto(nl, msg, len) < 0) {
+        r = -errno;
+        goto out;
+    }
+    char buf[8192];
+    unsigned portid = mnl_socket_get_portid(nl);
+    for (;;) {
+        ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof buf);
+        if (n < 0) {
+            r = -errno;
+            break;
+        }
+        int cb = mnl_cb_run(buf, (size_t)n, seq, portid, NULL, NULL);
+        if (cb < 0) {
+            r = -errno;
+            break;
+        }
+        if (cb == MNL_CB_STOP)
+            break;
+    }
+out:
+    mnl_socket_close(nl);
+    return r;
+}
+
+/* A default route through lo with a loopback source address, so that the
+ * table's TCP reset finds its way back to the socket at once. */
+static int default_route(int family, unsigned ifindex, uint32_t seq)
+{
+    char buf[256];
+    struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+    nlh->nlmsg_type = RTM_NEWROUTE;
+    nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+    nlh->nlmsg_seq = seq;
+    struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof *rtm);
+    rtm->rtm_family = (unsigned char)family;
+    rtm->rtm_dst_len = 0;
+    rtm->rtm_table = RT_TABLE_MAIN;
+    rtm->rtm_protocol = RTPROT_STATIC;
+    rtm->rtm_scope = RT_SCOPE_LINK;
+    rtm->rtm_type = RTN_UNICAST;
+    mnl_attr_put_u32(nlh, RTA_OIF, ifindex);
+    if (family == AF_INET) {
+        struct in_addr src = {htonl(INADDR_LOOPBACK)};
+        mnl_attr_put(nlh, RTA_PREFSRC, sizeof src, &src);
+    } else {
+        struct in6_addr src = IN6ADDR_LOOPBACK_INIT;
+        mnl_attr_put(nlh, RTA_PREFSRC, sizeof src, &src);
+    }
+    return talk(NETLINK_ROUTE, nlh, nlh->nlmsg_len, seq);
+}
+
+static void add(struct nftnl_rule *r, struct nftnl_expr *e)
+{
+    nftnl_rule_add_expr(r, e);
+}
+
+static struct nftnl_expr *meta(uint32_t key)
+{
+    struct nftnl_expr *e = nftnl_expr_alloc("meta");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+    return e;
+}
+
+static struct nftnl_expr *cmp_eq(const void *data, uint32_t len)
+{
+    struct nftnl_expr *e = nftnl_expr_alloc("cmp");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_EQ);
+    nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+    return e;
+}
+
+/* payload load of the destination address, masked to a prefix */
+static void daddr_in(struct nftnl_rule *r, bool v6, const void *net, const void *mask,
+                     uint32_t len)
+{
+    struct nftnl_expr *e = nftnl_expr_alloc("payload");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, NFT_PAYLOAD_NETWORK_HEADER);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, v6 ? 24 : 16);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+    add(r, e);
+    if (mask) {
+        e = nftnl_expr_alloc("bitwise");
+        uint8_t zero[16] = {0};
+        nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+        nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
+        nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
+        nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len);
+        add(r, e);
+    }
+    add(r, cmp_eq(net, len));
+}
+
+static struct nftnl_rule *rule(void)
+{
+    struct nftnl_rule *r = nftnl_rule_alloc();
+    nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+    nftnl_rule_set_str(r, NFTNL_RULE_TABLE, SG_NFT_TABLE);
+    nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, "output");
+    return r;
+}
+
+static void verdict(struct nftnl_rule *r, int v)
+{
+    struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)v);
+    add(r, e);
+}
+
+static void put_rule(struct mnl_nlmsg_batch *b, struct nftnl_rule *r, uint32_t *seq)
+{
+    struct nlmsghdr *nlh = nftnl_rule_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), NFT_MSG_NEWRULE,
+                                                      NFPROTO_INET, NLM_F_APPEND | NLM_F_CREATE,
+                                                      (*seq)++);
+    nftnl_rule_nlmsg_build_payload(nlh, r);
+    nftnl_rule_free(r);
+    mnl_nlmsg_batch_next(b);
+}
+
+static int nft_table(unsigned lo, uint32_t seq0)
+{
+    static char buf[16384];
+    uint32_t seq = seq0;
+    struct mnl_nlmsg_batch *b = mnl_nlmsg_batch_start(buf, sizeof buf);
+    nftnl_batch_begin(mnl_nlmsg_batch_current(b), seq++);
+    mnl_nlmsg_batch_next(b);
+
+    struct nftnl_table *t = nftnl_table_alloc();
+    nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+    nftnl_table_set_str(t, NFTNL_TABLE_NAME, SG_NFT_TABLE);
+    struct nlmsghdr *nlh = nftnl_table_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), NFT_MSG_NEWTABLE,
+                                                       NFPROTO_INET, NLM_F_CREATE, seq++);
+    nftnl_table_nlmsg_build_payload(nlh, t);
+    nftnl_table_free(t);
+    mnl_nlmsg_batch_next(b);
+
+    struct nftnl_chain *c = nftnl_chain_alloc();
+    nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, SG_NFT_TABLE);
+    nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, "output");
+    nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
+    nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, NF_INET_LOCAL_OUT);
+    nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, 0);
+    nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+    nlh = nftnl_chain_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), NFT_MSG_NEWCHAIN, NFPROTO_INET,
+                                      NLM_F_CREATE, seq++);
+    nftnl_chain_nlmsg_build_payload(nlh, c);
+    nftnl_chain_free(c);
+    mnl_nlmsg_batch_next(b);
+
+    /* oif lo, daddr 127.0.0.0/8 (v4) or ::1 (v6): loopback stays usable */
+    uint32_t nfproto4 = NFPROTO_IPV4, nfproto6 = NFPROTO_IPV6;
+    struct nftnl_rule *r = rule();
+    add(r, meta(NFT_META_OIF));
+    add(r, cmp_eq(&lo, sizeof lo));
+    add(r, meta(NFT_META_NFPROTO));
+    add(r, cmp_eq(&nfproto4, 1));
+    uint8_t net4[4] = {127, 0, 0, 0}, mask4[4] = {255, 0, 0, 0};
+    daddr_in(r, false, net4, mask4, 4);
+    verdict(r, NF_ACCEPT);
+    put_rule(b, r, &seq);
+
+    r = rule();
+    add(r, meta(NFT_META_OIF));
+    add(r, cmp_eq(&lo, sizeof lo));
+    add(r, meta(NFT_META_NFPROTO));
+    add(r, cmp_eq(&nfproto6, 1));
+    struct in6_addr one = IN6ADDR_LOOPBACK_INIT;
+    daddr_in(r, true, &one, NULL, 16);
+    verdict(r, NF_ACCEPT);
+    put_rule(b, r, &seq);
+
+    r = rule();
+    struct nftnl_expr *e = nftnl_expr_alloc("log");
+    nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, SG_NFLOG_GROUP);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_LOG_SNAPLEN, 128);
+    add(r, e);
+    put_rule(b, r, &seq);
+
+    r = rule();
+    uint8_t tcp = IPPROTO_TCP;
+    add(r, meta(NFT_META_L4PROTO));
+    add(r, cmp_eq(&tcp, 1));
+    e = nftnl_expr_alloc("reject");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE, NFT_REJECT_TCP_RST);
+    nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, 0);
+    add(r, e);
+    put_rule(b, r, &seq);
+
+    r = rule();
+    e = nftnl_expr_alloc("reject");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE, NFT_REJECT_ICMPX_UNREACH);
+    nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+    add(r, e);
+    /* the last message asks for the ack that ends the exchange */
+    nlh = nftnl_rule_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), NFT_MSG_NEWRULE, NFPROTO_INET,
+                                     NLM_F_APPEND | NLM_F_CREATE | NLM_F_ACK, seq);
+    uint32_t ack_seq = seq++;
+    nftnl_rule_nlmsg_build_payload(nlh, r);
+    nftnl_rule_free(r);
+    mnl_nlmsg_batch_next(b);
+
+    nftnl_batch_end(mnl_nlmsg_batch_current(b), seq++);
+    mnl_nlmsg_batch_next(b);
+    int rc = talk(NETLINK_NETFILTER, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b), ack_seq);
+    mnl_nlmsg_batch_stop(b);
+    return rc;
+}
+
+int sg_net_setup(char *step, size_t steplen)
+{
+    int r;
+    unsigned lo = if_nametoindex("lo");
+    uint32_t seq = (uint32_t)time(NULL);
+    if ((r = lo_up()) < 0) {
+        snprintf(step, steplen, "loopback up");
+        return r;
+    }
+    if ((r = nft_table(lo, seq)) < 0) {
+        snprintf(step, steplen, "nftables table");
+        return r;
+    }
+    if ((r = default_route(AF_INET, lo, seq + 100)) < 0) {
+        snprintf(step, steplen, "IPv4 default route via lo");
+        return r;
+    }
+    /* IPv6 may be disabled on this host: then there is no v6 to leak. */
+    r = default_route(AF_INET6, lo, seq + 101);
+    if (r < 0 && r != -EACCES && r != -EAFNOSUPPORT && r != -EOPNOTSUPP) {
+        snprintf(step, steplen, "IPv6 default route via lo");
+        return r;
+    }
+    return 0;
+}
+
+int sg_nflog_open(void)
+{
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+        goto fail;
+    char buf[256];
+    struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+    nlh->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
+    nlh->nlmsg_flags = NLM_F_REQUEST;
+    struct nfgenmsg *g = mnl_nlmsg_put_extra_header(nlh, sizeof *g);
+    g->nfgen_family = AF_UNSPEC;
+    g->version = NFNETLINK_V0;
+    g->res_id = htons(SG_NFLOG_GROUP);
+    struct nfulnl_msg_config_cmd cmd = {.command = NFULNL_CFG_CMD_BIND};
+    mnl_attr_put(nlh, NFULA_CFG_CMD, sizeof cmd, &cmd);
+    struct nfulnl_msg_config_mode mode = {.copy_range = htonl(128), .copy_mode = NFULNL_COPY_PACKET};
+    mnl_attr_put(nlh, NFULA_CFG_MODE, sizeof mode, &mode);
+    /* one packet per message, at once: the kernel batches for a second otherwise */
+    mnl_attr_put_u32(nlh, NFULA_CFG_QTHRESH, htonl(1));
+    mnl_attr_put_u32(nlh, NFULA_CFG_TIMEOUT, htonl(0));
+    if (send(fd, nlh, nlh->nlmsg_len, 0) < 0)
+        goto fail;
+    return fd;
+fail:;
+    int e = -errno;
+    close(fd);
+    return e;
+}
