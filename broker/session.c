@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "fswatch.h"
 #include "nflog.h"
 #include "util.h"
 
@@ -118,20 +119,26 @@ static void describe_clone(char *out, size_t n, unsigned long long flags)
         snprintf(out, n, "a new process");
 }
 
-static void handle_notification(int fd, struct sg_event_bus *bus)
+static void handle_notification(const struct sg_plan *plan, int fd, struct sg_event_bus *bus)
 {
     struct seccomp_notif *req = NULL;
     struct seccomp_notif_resp *resp = NULL;
     if (seccomp_notify_alloc(&req, &resp) < 0)
         return;
     if (seccomp_notify_receive(fd, req) == 0) {
+        char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
+        const char *sc = name ? name : "?";
+        if (sg_fswatch_handle(plan, fd, req, sc, resp, bus)) {
+            seccomp_notify_respond(fd, resp);
+            free(name);
+            seccomp_notify_free(req, resp);
+            return;
+        }
         resp->id = req->id;
         resp->error = -EPERM;
         resp->val = 0;
         resp->flags = 0;
         seccomp_notify_respond(fd, resp);
-        char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
-        const char *sc = name ? name : "?";
         char detail[160] = "";
         if (!strcmp(sc, "ioctl"))
             snprintf(detail, sizeof detail, " (request %#llx%s)",
@@ -300,7 +307,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
         if (i_log >= 0 && p[i_log].revents)
             read_nflog(sb.nflog_fd, bus);
         if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN))
-            handle_notification(sb.notify_fd, bus);
+            handle_notification(plan, sb.notify_fd, bus);
         if (i_nfy >= 0 && (p[i_nfy].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
             !(p[i_nfy].revents & POLLIN)) {
             close(sb.notify_fd);

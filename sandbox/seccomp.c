@@ -6,6 +6,7 @@
 #include "seccomp_filter.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
@@ -41,6 +42,20 @@ static const struct {
 #define X(sc, prof) {#sc, prof},
     SG_DENIED_SYSCALLS(X)
 #undef X
+};
+
+/* Calls that create, change or remove files. Opens only with write intent
+ * (the flags argument is checked in the filter); the rest always. The broker
+ * lets those under the writable paths continue and refuses the others, so
+ * each refusal is seen (the mounts and Landlock enforce either way). */
+static const struct {
+    const char *name;
+    int flags_arg; /* -1: every call */
+} write_calls[] = {
+    {"open", 1},     {"openat", 2},    {"creat", -1},     {"openat2", -1},  {"mkdir", -1},
+    {"mkdirat", -1}, {"rmdir", -1},    {"unlink", -1},    {"unlinkat", -1}, {"rename", -1},
+    {"renameat", -1}, {"renameat2", -1}, {"link", -1},    {"linkat", -1},   {"symlink", -1},
+    {"symlinkat", -1}, {"truncate", -1}, {"mknod", -1},   {"mknodat", -1},
 };
 
 static const struct {
@@ -84,6 +99,11 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
     for (size_t i = 0; i < SG_ARRAY_LEN(denied); i++)
         if (denied[i].profiles & b)
             PUT(denied[i].name, deny, "");
+    for (size_t i = 0; i < SG_ARRAY_LEN(write_calls); i++)
+        PUT(write_calls[i].name,
+            "checked by the broker: continues under a writable path, else EACCES and a "
+            "fs_blocked event",
+            write_calls[i].flags_arg >= 0 ? "flags has O_WRONLY, O_RDWR, O_CREAT or O_TRUNC" : "");
     for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags); i++)
         PUT("clone", deny, ns_flags[i].name);
     PUT("clone3", "ENOSYS (glibc falls back to clone, which is checked)", "");
@@ -118,6 +138,22 @@ int sg_seccomp_load(enum sg_seccomp_profile p)
         if (nr == __NR_SCMP_ERROR || nr < 0)
             continue; /* not a call on this architecture */
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+    }
+    static const unsigned long long intents[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC};
+    for (size_t i = 0; i < SG_ARRAY_LEN(write_calls) && r == 0; i++) {
+        nr = seccomp_syscall_resolve_name(write_calls[i].name);
+        if (nr == __NR_SCMP_ERROR || nr < 0)
+            continue;
+        int fa = write_calls[i].flags_arg;
+        if (fa < 0) {
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+            continue;
+        }
+        for (size_t k = 0; k < SG_ARRAY_LEN(intents) && r == 0; k++) {
+            struct scmp_arg_cmp c = {.arg = (unsigned)fa, .op = SCMP_CMP_MASKED_EQ,
+                                     .datum_a = intents[k], .datum_b = intents[k]};
+            r = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c);
+        }
     }
     for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags) && r == 0; i++)
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,

@@ -329,7 +329,7 @@ def writes_outside_grants_leave_no_trace_on_the_host(m, base):
         import os
         targets = ["/tmp/sg-escape", {marker!r}, {m.home!r} + "/.bashrc",
                    {m.home!r} + "/.config/autostart/x.desktop", os.path.dirname(os.path.abspath(__file__)) + "/dropped",
-                   "/etc/sg-escape", "/usr/sg-escape", "/var/tmp/sg-escape"]
+                   "/etc/sg-escape", "/usr/sg-escape", "/var/tmp/sg-escape", "/etc/cron.d/sg-escape"]
         for t in targets:
             try:
                 os.makedirs(os.path.dirname(t), exist_ok=True)
@@ -338,6 +338,9 @@ def writes_outside_grants_leave_no_trace_on_the_host(m, base):
                 print(t, "written")
             except OSError as e:
                 print(t, "denied", e.errno)
+        # creating what exists changes nothing and must keep working (mkdir -p)
+        os.makedirs("/usr/share", exist_ok=True)
+        print("makedirs on existing folders ok")
         """)
     p = m.run("run", d, check=0)
     assert not os.path.exists("/tmp/sg-escape") or os.path.getsize("/tmp/sg-escape") == 0
@@ -350,7 +353,16 @@ def writes_outside_grants_leave_no_trace_on_the_host(m, base):
     # inside, /tmp and HOME were private and writable; everything else refused
     assert re.search(r"^/tmp/sg-escape written", p.out, re.M), p.out
     assert re.search(r"/dropped denied", p.out), p.out
-    assert re.search(r"^/etc/sg-escape denied", p.out, re.M), p.out
+    assert re.search(r"^/etc/sg-escape denied 13", p.out, re.M), p.out
+    assert "makedirs on existing folders ok" in p.out, p.out
+    # each refusal was seen, and what it meant is classified
+    t = m.last_trace()
+    blocked = {e["data"]["path"]: e["data"]["class"] for e in t["events"] if e["kind"] == "fs_blocked"}
+    assert blocked.get("/etc/sg-escape") == "file", blocked
+    assert blocked.get("/etc/cron.d/sg-escape") == "persistence", blocked
+    assert blocked.get(os.path.join(d, "dropped")) == "file", blocked
+    classes = {c["class"] for c in t["violation_summary"]["classifications"]}
+    assert {"persistence", "unauthorized_file_access"} <= classes, classes
 
 
 @test()
@@ -376,6 +388,11 @@ def malicious_weather_gets_nothing(m, base):
     blocked = [e for e in evs if e["kind"] == "network_egress_blocked"]
     assert any(e["data"]["dst"] == "203.0.113.7" and e["data"]["port"] == 443 for e in blocked), blocked
     assert "203.0.113.7:443: [Errno 111] Connection refused" in p.err, p.err
+    # the stash in its own (read-only) folder was refused, seen and classified
+    assert any(e["kind"] == "fs_blocked" and e["data"]["path"] == os.path.join(d, ".weather-stash")
+               for e in evs), [e for e in evs if e["kind"] == "fs_blocked"]
+    assert "unauthorized_file_access" in {c["class"] for c in
+                                          m.last_trace()["violation_summary"]["classifications"]}
     t = m.last_trace()
     assert_no_planted(p.out, p.err, json.dumps(t))
     for path in glob.glob(os.path.join(m.state, "**", "*"), recursive=True) + \
