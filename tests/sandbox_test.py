@@ -650,6 +650,82 @@ def killed_broker_leaves_nothing_running(m, base):
     assert left == [], left
 
 
+@test()
+def run_options_and_output_forms(m, base):
+    d = make_skill(base, f"talker-{m.name}", """
+        import sys, os
+        data = sys.stdin.read()
+        print("stdin", data)
+        print("env", os.environ["SKILL_INPUT"])
+        sys.stdout.flush()
+        os.write(1, b"bad utf8 \\xff\\xfe and \\x1b[2J\\x1b]0;title\\x07 and \\xe2\\x80\\xae rtl\\n")
+        os.write(2, b"to stderr\\n")
+        """)
+    inp = os.path.join(base, f"input-{m.name}.json")
+    with open(inp, "w") as f:
+        f.write('{"q": "from a file"}')
+    os.chmod(inp, 0o644)
+    out = os.path.join(base, f"trace-out-{m.name}")
+    os.makedirs(out)
+    os.chmod(out, 0o777)
+    tfile = os.path.join(out, "t.json")
+    # default form: the skill's bytes as they are, into a pipe
+    p = m.run("run", "--input-file", inp, "--trace-out", tfile, d, check=0)
+    assert 'stdin {"q": "from a file"}' in p.out and 'env {"q": "from a file"}' in p.out, p.out
+    assert b"\xff\xfe and \x1b[2J" in p.stdout, p.stdout
+    assert "to stderr" in p.err
+    with open(tfile) as f:
+        t = json.load(f)
+    msgs = [e["message"] for e in t["events"] if e["kind"] == "stdout"]
+    # in the trace, every byte is valid UTF-8 and no control sequence survives
+    bad = [x for x in msgs if x.startswith("bad utf8")][0]
+    assert bad == "bad utf8 \\xff\\xfe and \\e[2J\\e]0;title\\x07 and \\u{202e} rtl", bad
+    # --watch: [HH:MM:SS.mmm] KIND message, sanitized
+    p = m.run("run", "--watch", "-i", '{"a": 1}', d, check=0)
+    lines = [l for l in p.out.splitlines() if l.startswith("[")]
+    assert all(re.match(r"^\[\d\d:\d\d:\d\d\.\d{3}\] [A-Z]+ ", l) for l in lines), lines
+    assert "\x1b" not in p.out and "\u202e" not in p.out
+    kinds = [l.split()[1] for l in lines]
+    assert kinds[0] == "POLICY" and "START" in kinds and "COMPLETE" in kinds, kinds
+    # --json: one event per line, each with kind, message, timestamp, data
+    p = m.run("run", "--json", d, check=0)
+    evs = [json.loads(l) for l in p.out.splitlines()]
+    assert evs[0]["kind"] == "policy_applied" and evs[-1]["kind"] == "skill_completed"
+    assert all({"timestamp", "kind", "message", "data"} <= set(e) for e in evs)
+    # bad input is refused before anything runs
+    p = m.run("run", "-i", "{not json", d, check=2)
+    assert "not JSON" in p.err
+
+
+@test()
+def clone3_falls_back_and_exit_codes(m, base):
+    d = make_skill(base, f"codes-{m.name}", """
+        import ctypes, os, sys
+        libc = ctypes.CDLL(None, use_errno=True)
+        r = libc.syscall(435, 0, 0)  # clone3
+        print("clone3", ctypes.get_errno() if r < 0 else "ran")
+        pid = os.fork()          # glibc and python fall back fine
+        if pid == 0:
+            os._exit(3)
+        print("child", os.waitpid(pid, 0)[1] >> 8)
+        sys.exit(7)
+        """)
+    p = m.run("run", d, check=7)
+    assert "clone3 38" in p.out and "child 3" in p.out, p.out
+    d2 = make_skill(base, f"missing-{m.name}", "print(1)\n")
+    with open(os.path.join(d2, "skillsandbox.yaml"), "a") as f:
+        f.write("")
+    y = os.path.join(d2, "skillsandbox.yaml")
+    with open(y) as f:
+        text = f.read().replace("command: python3", "command: no-such-interpreter")
+    with open(y, "w") as f:
+        f.write(text)
+    p = m.run("run", d2, check=127)
+    assert "cannot execute no-such-interpreter" in p.err, p.err
+    p = m.run("run", os.path.join(EXAMPLES, "code-review"), check=126)
+    assert "instruction-only" in p.err
+
+
 # ---------------------------------------------------------------- harness
 
 def preflight(m):
