@@ -47,7 +47,7 @@ static int severity_rank(const char *s)
     return 0;
 }
 
-static int classify_event(const char *kind, json_t *data)
+static int classify_event(const char *kind, json_t *data, bool touched_credentials)
 {
     const char *sc = json_string_value(json_object_get(data, "syscall"));
     if (!strcmp(kind, "syscall_blocked") && sc) {
@@ -63,10 +63,10 @@ static int classify_event(const char *kind, json_t *data)
     if (!strcmp(kind, "resource_limit_hit"))
         return C_RESOURCE_ABUSE;
     /* A refused packet alone says nothing about intent while a run has no
-     * network at all: the egress broker, which knows declared names, will
-     * classify exfiltration. */
+     * network at all (a benign skill's API call looks the same); after the
+     * skill reached for credentials, it is an exfiltration attempt. */
     if (!strcmp(kind, "network_egress_blocked"))
-        return C_NONE;
+        return touched_credentials ? C_CREDENTIAL_EXFILTRATION : C_NONE;
     if (!strcmp(kind, "fs_blocked")) {
         const char *why = json_string_value(json_object_get(data, "class"));
         if (why && !strcmp(why, "persistence"))
@@ -92,6 +92,15 @@ json_t *sg_classify(json_t *events)
     bool all_prevented = true;
     size_t i;
     json_t *ev;
+    bool creds = false;
+    json_array_foreach(events, i, ev)
+    {
+        json_t *data = json_object_get(ev, "data");
+        const char *kind = json_string_value(json_object_get(ev, "kind"));
+        const char *cls = json_string_value(json_object_get(data, "class"));
+        if (kind && !strcmp(kind, "fs_blocked") && cls && !strcmp(cls, "credential"))
+            creds = true;
+    }
     json_array_foreach(events, i, ev)
     {
         const char *kind = json_string_value(json_object_get(ev, "kind"));
@@ -101,7 +110,7 @@ json_t *sg_classify(json_t *events)
         total++;
         if (!json_is_true(json_object_get(data, "prevented")))
             all_prevented = false;
-        int c = classify_event(kind, data);
+        int c = classify_event(kind, data, creds);
         if (c == C_NONE)
             continue;
         count[c]++;

@@ -6,6 +6,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/fanotify.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "decoy.h"
 #include "fswatch.h"
 #include "nflog.h"
 #include "util.h"
@@ -189,6 +191,31 @@ static void read_nflog(int fd, struct sg_event_bus *bus)
     }
 }
 
+/* A credential decoy was opened: each event is one open. */
+static void read_decoy(const struct sg_plan *plan, int fd, size_t i, struct sg_event_bus *bus)
+{
+    char buf[4096] __attribute__((aligned(8)));
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t off = 0; off + (ssize_t)sizeof(struct fanotify_event_metadata) <= n;) {
+            struct fanotify_event_metadata md;
+            memcpy(&md, buf + off, sizeof md);
+            if (md.event_len < sizeof md || off + (ssize_t)md.event_len > n)
+                break;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", plan->home, sg_decoy_path(i));
+            sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                        json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "syscall", "open", "path",
+                                  path, "access", "read", "class", "credential", "decoy", 1,
+                                  "prevented", 1),
+                        "read of %s: an empty decoy answered (your real credentials are not in "
+                        "the sandbox)",
+                        path);
+            off += md.event_len;
+        }
+    }
+}
+
 static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
 {
     json_t *lim = json_object();
@@ -273,9 +300,14 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     int status = 0, exec_errno = 0;
     int64_t drain_deadline = 0;
     while (out.fd >= 0 || err.fd >= 0 || !exited) {
-        struct pollfd p[8];
+        struct pollfd p[8 + SG_MAX_DECOYS];
         int n = 0, i_out = -1, i_err = -1, i_in = -1, i_ctl = -1, i_nfy = -1, i_pid = -1, i_tm = -1,
-            i_log = -1;
+            i_log = -1, i_dec[SG_MAX_DECOYS];
+        for (int k = 0; k < SG_MAX_DECOYS; k++) {
+            i_dec[k] = -1;
+            if (sb.decoy_fd[k] >= 0)
+                p[i_dec[k] = n++] = (struct pollfd){.fd = sb.decoy_fd[k], .events = POLLIN};
+        }
         if (sb.nflog_fd >= 0)
             p[i_log = n++] = (struct pollfd){.fd = sb.nflog_fd, .events = POLLIN};
         if (out.fd >= 0)
@@ -306,6 +338,9 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             break;
         if (i_log >= 0 && p[i_log].revents)
             read_nflog(sb.nflog_fd, bus);
+        for (int k = 0; k < SG_MAX_DECOYS; k++)
+            if (i_dec[k] >= 0 && p[i_dec[k]].revents)
+                read_decoy(plan, sb.decoy_fd[k], (size_t)k, bus);
         if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN))
             handle_notification(plan, sb.notify_fd, bus);
         if (i_nfy >= 0 && (p[i_nfy].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
@@ -368,6 +403,9 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     /* Last packets, notifications and messages that raced with the exit. */
     if (sb.nflog_fd >= 0)
         read_nflog(sb.nflog_fd, bus);
+    for (int k = 0; k < SG_MAX_DECOYS; k++)
+        if (sb.decoy_fd[k] >= 0)
+            read_decoy(plan, sb.decoy_fd[k], (size_t)k, bus);
     if (sb.ctl_fd >= 0) {
         struct sg_ctl_msg m;
         while (recv(sb.ctl_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {

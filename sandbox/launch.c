@@ -41,6 +41,7 @@
 
 #include "cgroup.h"
 #include "landlock.h"
+#include "decoy.h"
 #include "mounts.h"
 #include "nft.h"
 #include "sandbox.h"
@@ -62,25 +63,36 @@
 
 /* ---- control messages ---- */
 
+static int ctl_send_fds(int fd, int type, int err, int status, const char *step,
+                        const int *fds, size_t nfds);
+
 static int ctl_send(int fd, int type, int err, int status, const char *step, int pass_fd)
+{
+    return ctl_send_fds(fd, type, err, status, step, &pass_fd, pass_fd >= 0 ? 1 : 0);
+}
+
+static int ctl_send_fds(int fd, int type, int err, int status, const char *step,
+                        const int *fds, size_t nfds)
 {
     struct sg_ctl_msg m = {.type = type, .err = err, .status = status};
     if (step)
         snprintf(m.step, sizeof m.step, "%s", step);
     struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
     union {
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(sizeof(int) * SG_CTL_MAX_FDS)];
         struct cmsghdr align;
     } u;
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (pass_fd >= 0) {
+    if (nfds > SG_CTL_MAX_FDS)
+        nfds = SG_CTL_MAX_FDS;
+    if (nfds > 0) {
         msg.msg_control = u.buf;
-        msg.msg_controllen = sizeof u.buf;
+        msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
         struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
     }
     for (;;) {
         ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
@@ -91,18 +103,32 @@ static int ctl_send(int fd, int type, int err, int status, const char *step, int
     }
 }
 
+/* Receive one message and up to max fds; *nfds says how many came. */
+static int ctl_recv_fds(int fd, struct sg_ctl_msg *m, int *fds, size_t max, size_t *nfds);
+
 /* Receive one message (and an fd, if one came). 0, -EPIPE on EOF, -errno. */
 static int ctl_recv(int fd, struct sg_ctl_msg *m, int *got_fd)
 {
+    int fds[SG_CTL_MAX_FDS];
+    size_t n = 0;
+    int r = ctl_recv_fds(fd, m, fds, SG_CTL_MAX_FDS, &n);
+    if (got_fd)
+        *got_fd = n > 0 ? fds[0] : -1;
+    for (size_t i = got_fd ? 1 : 0; i < n; i++)
+        close(fds[i]);
+    return r;
+}
+
+static int ctl_recv_fds(int fd, struct sg_ctl_msg *m, int *fds, size_t max, size_t *nfds)
+{
     struct iovec iov = {.iov_base = m, .iov_len = sizeof *m};
     union {
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(sizeof(int) * SG_CTL_MAX_FDS)];
         struct cmsghdr align;
     } u;
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
                          .msg_controllen = sizeof u.buf};
-    if (got_fd)
-        *got_fd = -1;
+    *nfds = 0;
     ssize_t n;
     do
         n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
@@ -114,11 +140,14 @@ static int ctl_recv(int fd, struct sg_ctl_msg *m, int *got_fd)
     if ((size_t)n != sizeof *m)
         return -EBADMSG;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k; i++) {
             int f;
-            memcpy(&f, CMSG_DATA(c), sizeof f);
-            if (got_fd && *got_fd < 0)
-                *got_fd = f;
+            memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof f);
+            if (*nfds < max)
+                fds[(*nfds)++] = f;
             else
                 close(f);
         }
@@ -298,6 +327,20 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     close(nflog);
     if ((r = sg_mounts_setup(p, rundir, step, sizeof step)) < 0)
         die(ctl, step, r);
+    int decoys[SG_MAX_DECOYS], valid[SG_MAX_DECOYS];
+    size_t nvalid = 0;
+    int mask = 0;
+    sg_decoys_setup(p, decoys);
+    for (size_t i = 0; i < SG_MAX_DECOYS; i++) {
+        if (decoys[i] >= 0) {
+            valid[nvalid++] = decoys[i];
+            mask |= 1 << i;
+        }
+    }
+    /* status carries which decoys the fds that follow watch, in order */
+    ctl_send_fds(ctl, SG_CTL_DECOYS, 0, mask, NULL, valid, nvalid);
+    for (size_t i = 0; i < nvalid; i++)
+        close(valid[i]);
     sigset_t set;
     sigemptyset(&set);
     int fwd[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -412,6 +455,8 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     memset(sb, 0, sizeof *sb);
     sb->pidfd = sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = sb->ctl_fd = sb->notify_fd = -1;
     sb->nflog_fd = -1;
+    for (int i = 0; i < SG_MAX_DECOYS; i++)
+        sb->decoy_fd[i] = -1;
 #define FAIL(code, ...)                             \
     do {                                            \
         r = (code);                                 \
@@ -457,11 +502,24 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     struct pollfd pfd = {.fd = sb->ctl_fd, .events = POLLIN};
     for (;;) {
         struct sg_ctl_msg m;
-        int nfd = -1;
+        int fds[SG_CTL_MAX_FDS];
+        size_t nfds = 0;
         if (poll(&pfd, 1, 20000) <= 0)
             FAIL(-ETIMEDOUT, "waiting for the sandbox to be ready");
-        if ((r = ctl_recv(sb->ctl_fd, &m, &nfd)) < 0)
+        if ((r = ctl_recv_fds(sb->ctl_fd, &m, fds, SG_CTL_MAX_FDS, &nfds)) < 0)
             FAIL(r, "sandbox setup (it exited)");
+        if (m.type == SG_CTL_DECOYS) {
+            size_t k = 0;
+            for (int i = 0; i < SG_MAX_DECOYS && k < nfds; i++)
+                if (m.status & (1 << i))
+                    sb->decoy_fd[i] = fds[k++];
+            while (k < nfds)
+                close(fds[k++]);
+            continue;
+        }
+        int nfd = nfds > 0 ? fds[0] : -1;
+        for (size_t k = 1; k < nfds; k++)
+            close(fds[k]);
         if (m.type == SG_CTL_ERROR) {
             if (nfd >= 0)
                 close(nfd);
@@ -527,6 +585,11 @@ void sg_sandbox_cleanup(struct sg_sandbox *sb)
         waitid(P_PIDFD, (id_t)sb->pidfd, &si, WEXITED | WNOHANG);
         close(sb->pidfd);
         sb->pidfd = -1;
+    }
+    for (int i = 0; i < SG_MAX_DECOYS; i++) {
+        if (sb->decoy_fd[i] >= 0)
+            close(sb->decoy_fd[i]);
+        sb->decoy_fd[i] = -1;
     }
     sg_cgroup_remove(sb);
     if (sb->rundir) {

@@ -119,6 +119,8 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
 
 /* ---- launching ---- */
 
+#define SG_MAX_DECOYS 10
+
 struct sg_sandbox {
     pid_t pid;      /* pid 1 of the sandbox, in our namespace */
     int pidfd;
@@ -127,6 +129,7 @@ struct sg_sandbox {
     int ctl_fd;     /* control socket: exit status, errors */
     int notify_fd;  /* seccomp user notifications */
     int nflog_fd;   /* packets the nft table refused */
+    int decoy_fd[SG_MAX_DECOYS]; /* fanotify: a credential decoy was opened (decoy.h) */
     char *rundir;   /* host directory used as the new root's mount point */
     char *cgroup[3];/* cgroup folders to remove afterwards */
     size_t ncgroup;
@@ -134,7 +137,8 @@ struct sg_sandbox {
 
 /* Control messages from the sandbox. */
 enum sg_ctl_type { SG_CTL_READY = 1, SG_CTL_GO, SG_CTL_MAPPED, SG_CTL_ERROR, SG_CTL_EXIT,
-                   SG_CTL_EXEC_FAILED, SG_CTL_NFLOG };
+                   SG_CTL_EXEC_FAILED, SG_CTL_NFLOG, SG_CTL_DECOYS };
+#define SG_CTL_MAX_FDS 10
 struct sg_ctl_msg {
     int type;
     int err;         /* errno for ERROR / EXEC_FAILED */

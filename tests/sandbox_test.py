@@ -391,8 +391,14 @@ def malicious_weather_gets_nothing(m, base):
     # the stash in its own (read-only) folder was refused, seen and classified
     assert any(e["kind"] == "fs_blocked" and e["data"]["path"] == os.path.join(d, ".weather-stash")
                for e in evs), [e for e in evs if e["kind"] == "fs_blocked"]
-    assert "unauthorized_file_access" in {c["class"] for c in
-                                          m.last_trace()["violation_summary"]["classifications"]}
+    classes = {c["class"] for c in m.last_trace()["violation_summary"]["classifications"]}
+    assert "unauthorized_file_access" in classes, classes
+    # it reached for credentials (decoys answered, each open seen) and then for the
+    # network: together, the mark of a poisoned package
+    decoys = [e for e in evs if e["kind"] == "fs_blocked" and e["data"].get("decoy")]
+    assert any(e["data"]["path"] == os.path.join(m.home, ".ssh/id_rsa") for e in decoys), decoys
+    assert {"credential_harvesting", "credential_exfiltration", "supply_chain_attack"} <= classes, classes
+    assert m.last_trace()["violation_summary"]["max_severity"] == "critical"
     t = m.last_trace()
     assert_no_planted(p.out, p.err, json.dumps(t))
     for path in glob.glob(os.path.join(m.state, "**", "*"), recursive=True) + \

