@@ -137,25 +137,6 @@ char *sg_state_dir(void)
     return sg_xasprintf("%s/.local/state/skillgate", home ? home : "/tmp");
 }
 
-static int mkdirs(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -ENAMETOOLONG;
-    for (char *s = buf + 1;; s++) {
-        if (*s == '/' || !*s) {
-            char c = *s;
-            *s = '\0';
-            if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-                return -errno;
-            *s = c;
-            if (!c)
-                break;
-        }
-    }
-    return 0;
-}
-
 static bool inside(const char *path, const char *root)
 {
     char rp[PATH_MAX], dir[PATH_MAX];
@@ -181,7 +162,7 @@ int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char *
     } else {
         cleanup_free char *state = sg_state_dir();
         cleanup_free char *dir = sg_xasprintf("%s/traces", state);
-        int r = mkdirs(dir);
+        int r = sg_mkdir_p(dir, 0700, (uid_t)-1, (gid_t)-1);
         if (r < 0)
             return r;
         char stamp[32];

@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -260,4 +261,41 @@ const char *sg_invoking_home(void)
         res->pw_dir[0] == '/')
         home = sg_xstrdup(res->pw_dir);
     return home;
+}
+
+int sg_mkdir_p(const char *path, mode_t mode, uid_t uid, gid_t gid)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -ENAMETOOLONG;
+    for (char *s = buf + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(buf, mode) == 0) {
+            if (uid != (uid_t)-1 && lchown(buf, uid, gid) < 0)
+                return -errno;
+        } else if (errno != EEXIST) {
+            struct stat st;
+            if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
+                return -errno;
+        }
+        *s = c;
+        if (!c)
+            break;
+    }
+    return 0;
+}
+
+int sg_write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t len = strlen(text);
+    ssize_t n = write(fd, text, len);
+    int r = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+    close(fd);
+    return r;
 }

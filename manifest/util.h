@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define SG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -86,6 +87,13 @@ bool sg_utf8_valid(const char *s, size_t n, size_t *bad_off);
  * Returns 0 or -errno. */
 enum { SG_LIST_ALL, SG_LIST_DIRS };
 int sg_list_dir_fd(int fd, int what, size_t max, char ***names, size_t *n);
+
+/* mkdir -p: every missing component is made with mode (and, unless uid is
+ * (uid_t)-1, handed to uid:gid); components that exist, even on read-only
+ * mounts, are fine. Returns 0 or -errno. */
+int sg_mkdir_p(const char *path, mode_t mode, uid_t uid, gid_t gid);
+/* Write text to an existing file (procfs, cgroupfs). Returns 0 or -errno. */
+int sg_write_file(const char *path, const char *text);
 
 /* Home directory of the user who invoked skillgate: $HOME when it is an
  * absolute folder that user owns, else the password database's; under sudo,

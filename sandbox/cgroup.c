@@ -17,13 +17,7 @@ static int write_file(const char *dir, const char *file, const char *val)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, val, strlen(val));
-    int r = n < 0 ? -errno : 0;
-    close(fd);
-    return r;
+    return sg_write_file(path, val);
 }
 
 static long long read_key(const char *dir, const char *file, const char *key)

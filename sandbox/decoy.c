@@ -36,20 +36,17 @@ static bool home_private(const struct sg_plan *p)
 
 static int make_decoy(const struct sg_plan *p, const char *path)
 {
-    char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *s = buf + strlen(p->home) + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(buf, 0700) == 0 && chown(buf, p->skill_uid, p->skill_gid) < 0)
-            return -errno;
-        *s = '/';
-    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    /* folders the skill can walk into, like the real ones */
+    int r = sg_mkdir_p(dir, 0700, p->skill_uid, p->skill_gid);
+    if (r < 0)
+        return r;
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -errno;
-    int r = fchown(fd, p->skill_uid, p->skill_gid) < 0 ? -errno : 0;
+    r = fchown(fd, p->skill_uid, p->skill_gid) < 0 ? -errno : 0;
     close(fd);
     return r;
 }

@@ -365,13 +365,7 @@ static int write_proc(pid_t pid, const char *file, const char *text)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/%s", pid, file);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = write(fd, text, strlen(text));
-    int r = n == (ssize_t)strlen(text) ? 0 : -errno;
-    close(fd);
-    return r;
+    return sg_write_file(path, text);
 }
 
 static char *run_base(void)
@@ -397,7 +391,8 @@ static int own_dir(const char *path)
 }
 
 /* Declared write paths that do not exist yet are created (mkdir -p) and,
- * when we are root, handed to the identity the skill runs as. */
+ * when we are root, the declared folder itself (not its parents) is handed
+ * to the identity the skill runs as. */
 static int create_write_paths(const struct sg_plan *p)
 {
     for (size_t i = 0; i < p->nmounts; i++) {
@@ -405,23 +400,11 @@ static int create_write_paths(const struct sg_plan *p)
         struct stat st;
         if (m->kind != SG_MNT_BIND_RW || stat(m->src, &st) == 0)
             continue;
-        char buf[4096];
-        snprintf(buf, sizeof buf, "%s", m->src);
-        for (char *s = buf + 1;; s++) {
-            if (*s == '/' || *s == '\0') {
-                char c = *s;
-                *s = '\0';
-                /* Only the declared folder itself goes to the skill's identity. */
-                if (mkdir(buf, 0755) == 0 && p->as_root && !c &&
-                    lchown(buf, p->skill_uid, p->skill_gid) < 0)
-                    return -errno;
-                if (errno != EEXIST && stat(buf, &st) < 0)
-                    return -errno;
-                *s = c;
-                if (!c)
-                    break;
-            }
-        }
+        int r = sg_mkdir_p(m->src, 0755, (uid_t)-1, (gid_t)-1);
+        if (r < 0)
+            return r;
+        if (p->as_root && lchown(m->src, p->skill_uid, p->skill_gid) < 0)
+            return -errno;
     }
     return 0;
 }

@@ -28,27 +28,9 @@ static int set_attr(const char *path, unsigned long long set, bool recursive)
     return 0;
 }
 
-/* mkdir -p, tolerating components that exist (possibly on read-only mounts). */
 static int mkdir_p(const char *path, mode_t mode)
 {
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -ENAMETOOLONG;
-    for (char *s = buf + 1;; s++) {
-        if (*s == '/' || *s == '\0') {
-            char c = *s;
-            *s = '\0';
-            if (mkdir(buf, mode) < 0 && errno != EEXIST) {
-                struct stat st;
-                if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
-                    return -errno;
-            }
-            *s = c;
-            if (c == '\0')
-                break;
-        }
-    }
-    return 0;
+    return sg_mkdir_p(path, mode, (uid_t)-1, (gid_t)-1);
 }
 
 static int make_file(const char *path)

@@ -401,8 +401,13 @@ def malicious_weather_gets_nothing(m, base):
     assert m.last_trace()["violation_summary"]["max_severity"] == "critical"
     t = m.last_trace()
     assert_no_planted(p.out, p.err, json.dumps(t))
-    for path in glob.glob(os.path.join(m.state, "**", "*"), recursive=True) + \
-            glob.glob(os.path.join(m.home, "**", "*"), recursive=True):
+    # nowhere a skill could have written: the state folder, the home, /tmp, /var/tmp
+    # (the planted originals themselves excepted), nor any file newer than the run
+    scan = glob.glob(os.path.join(m.state, "**", "*"), recursive=True) + \
+        glob.glob(os.path.join(m.home, "**", "*"), recursive=True) + \
+        [f for f in glob.glob("/tmp/**/*", recursive=True) + glob.glob("/var/tmp/**/*", recursive=True)
+         if not f.startswith(base) and os.path.isfile(f) and os.path.getsize(f) < (1 << 20)]
+    for path in scan:
         if os.path.isfile(path) and not path.startswith((os.path.join(m.home, ".ssh"),
                                                          os.path.join(m.home, ".aws"),
                                                          os.path.join(m.home, ".netrc"))):
