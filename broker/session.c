@@ -253,6 +253,10 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
 {
     memset(res, 0, sizeof *res);
     res->started_ms = now_ms();
+    /* A skill that exits before reading its input must not take the broker
+     * with it: writes to a closed pipe are EPIPE, not a fatal signal. (The
+     * skill gets default signal handlers back before exec.) */
+    signal(SIGPIPE, SIG_IGN);
     emit_plan(plan, bus);
     sg_sandbox_clean_stale();
     struct sg_sandbox sb;
