@@ -51,6 +51,13 @@ static int classify_event(const char *kind, json_t *data, bool touched_credentia
 {
     const char *sc = json_string_value(json_object_get(data, "syscall"));
     if (!strcmp(kind, "syscall_blocked") && sc) {
+        if (!strcmp(sc, "socket")) {
+            json_int_t dom = json_integer_value(json_object_get(data, "arg0"));
+            json_int_t type = json_integer_value(json_object_get(data, "arg1"));
+            if ((type & 0xf) == 3 /* SOCK_RAW */ || dom == 17 /* AF_PACKET */)
+                return C_SANDBOX_ESCAPE_ATTEMPT;
+            return C_RESOURCE_ABUSE;
+        }
         if (!strcmp(sc, "clone")) {
             json_int_t a0 = json_integer_value(json_object_get(data, "arg0"));
             return (a0 & 0x7e020000) ? C_SANDBOX_ESCAPE_ATTEMPT : C_RESOURCE_ABUSE;
@@ -65,8 +72,19 @@ static int classify_event(const char *kind, json_t *data, bool touched_credentia
     /* A refused packet alone says nothing about intent while a run has no
      * network at all (a benign skill's API call looks the same); after the
      * skill reached for credentials, it is an exfiltration attempt. */
-    if (!strcmp(kind, "network_egress_blocked"))
+    if (!strcmp(kind, "network_egress_blocked")) {
+        const char *reason = json_string_value(json_object_get(data, "reason"));
+        if (reason && strstr(reason, "domain fronting"))
+            return C_CREDENTIAL_EXFILTRATION; /* hiding where data goes is the point of it */
         return touched_credentials ? C_CREDENTIAL_EXFILTRATION : C_NONE;
+    }
+    /* data in DNS labels is exfiltration whatever else happened; another
+     * undeclared name only after the skill reached for credentials */
+    if (!strcmp(kind, "dns_blocked")) {
+        if (json_is_true(json_object_get(data, "exfil_suspect")))
+            return C_DNS_EXFILTRATION;
+        return touched_credentials ? C_CREDENTIAL_EXFILTRATION : C_NONE;
+    }
     if (!strcmp(kind, "fs_blocked")) {
         const char *why = json_string_value(json_object_get(data, "class"));
         if (why && !strcmp(why, "persistence"))
@@ -81,7 +99,8 @@ static int classify_event(const char *kind, json_t *data, bool touched_credentia
 static bool is_enforcement(const char *kind)
 {
     return !strcmp(kind, "syscall_blocked") || !strcmp(kind, "resource_limit_hit") ||
-           !strcmp(kind, "network_egress_blocked") || !strcmp(kind, "fs_blocked");
+           !strcmp(kind, "network_egress_blocked") || !strcmp(kind, "fs_blocked") ||
+           !strcmp(kind, "dns_blocked");
 }
 
 json_t *sg_classify(json_t *events)

@@ -21,6 +21,10 @@
     X(OUTPUT_DROPPED, "output_dropped", "OUTPUT", 2)            \
     X(FS_BLOCKED, "fs_blocked", "FS", 2)                        \
     X(SYSCALL_BLOCKED, "syscall_blocked", "SYSCALL", 2)         \
+    X(DNS_RESOLUTION, "dns_resolution", "DNS", 0)               \
+    X(DNS_BLOCKED, "dns_blocked", "DNS", 2)                     \
+    X(NETWORK_EGRESS_ALLOWED, "network_egress_allowed", "NET", 1) \
+    X(NETWORK_CONNECTION_CLOSED, "network_connection_closed", "NET", 0) \
     X(NETWORK_EGRESS_BLOCKED, "network_egress_blocked", "NET", 2) \
     X(RESOURCE_LIMIT_HIT, "resource_limit_hit", "LIMIT", 2)     \
     X(SKILL_COMPLETED, "skill_completed", "COMPLETE", 0)        \

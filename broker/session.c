@@ -16,6 +16,7 @@
 
 #include "landlock.h"
 #include "decoy.h"
+#include "egress.h"
 #include "fswatch.h"
 #include "nflog.h"
 #include "util.h"
@@ -153,12 +154,17 @@ static void handle_notification(const struct sg_plan *plan, int fd, struct sg_ev
             describe_clone(f, sizeof f, req->data.args[0]);
             snprintf(detail, sizeof detail, " (%s)", f);
         } else if (!strcmp(sc, "socket") || !strcmp(sc, "socketpair"))
-            snprintf(detail, sizeof detail, " (domain %llu)", (unsigned long long)req->data.args[0]);
+            snprintf(detail, sizeof detail, " (domain %llu, type %llu%s)",
+                     (unsigned long long)req->data.args[0],
+                     (unsigned long long)(req->data.args[1] & 0xf),
+                     (req->data.args[1] & 0xf) == 3 || req->data.args[0] == 17
+                         ? ": a raw socket, around the network sandbox"
+                         : "");
         else if (!strcmp(sc, "personality"))
             snprintf(detail, sizeof detail, " (%#llx)", (unsigned long long)req->data.args[0]);
-        json_t *d = json_pack("{s:s, s:i, s:I, s:s, s:b}", "syscall", sc, "pid", (int)req->pid,
-                              "arg0", (json_int_t)req->data.args[0], "action", "EPERM",
-                              "prevented", 1);
+        json_t *d = json_pack("{s:s, s:i, s:I, s:I, s:s, s:b}", "syscall", sc, "pid",
+                              (int)req->pid, "arg0", (json_int_t)req->data.args[0], "arg1",
+                              (json_int_t)req->data.args[1], "action", "EPERM", "prevented", 1);
         sg_bus_emit(bus, SG_EV_SYSCALL_BLOCKED, d, "%s denied%s", sc, detail);
         free(name);
     }
@@ -294,6 +300,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             sg_buf_printf(&b, "%s%s", i ? " " : "", plan->argv[i]);
         cmdline = sg_buf_steal(&b);
     }
+    struct sg_net *net = sg_egress_new(plan, bus, sb.egress_fd);
     sg_sandbox_go(&sb);
     sg_bus_emit(bus, SG_EV_SKILL_STARTED,
                 json_pack("{s:s, s:s, s:s}", "run_id", plan->run_id, "command", cmdline, "cwd",
@@ -304,7 +311,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     int status = 0, exec_errno = 0;
     int64_t drain_deadline = 0;
     while (out.fd >= 0 || err.fd >= 0 || !exited) {
-        struct pollfd p[8 + SG_MAX_DECOYS];
+        struct pollfd p[8 + SG_MAX_DECOYS + SG_EGRESS_FDS + 2 * SG_EGRESS_MAX_CONNS + 1];
         int n = 0, i_out = -1, i_err = -1, i_in = -1, i_ctl = -1, i_nfy = -1, i_pid = -1, i_tm = -1,
             i_log = -1, i_dec[SG_MAX_DECOYS];
         for (int k = 0; k < SG_MAX_DECOYS; k++) {
@@ -328,7 +335,10 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             p[i_pid = n++] = (struct pollfd){.fd = sb.pidfd, .events = POLLIN};
         if (!timed_out && !exited)
             p[i_tm = n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
-        int timeout = -1;
+        size_t net_first = (size_t)n;
+        size_t net_n = exited ? 0 : sg_egress_pollfds(net, p + n, SG_ARRAY_LEN(p) - (size_t)n);
+        n += (int)net_n;
+        int timeout = exited ? -1 : sg_egress_timeout(net);
         if (exited) {
             int64_t left = drain_deadline - now_ms();
             if (left <= 0)
@@ -342,6 +352,8 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             break;
         if (i_log >= 0 && p[i_log].revents)
             read_nflog(sb.nflog_fd, bus);
+        if (!exited)
+            sg_egress_dispatch(net, p + net_first, net_n);
         for (int k = 0; k < SG_MAX_DECOYS; k++)
             if (i_dec[k] >= 0 && p[i_dec[k]].revents)
                 read_decoy(plan, sb.decoy_fd[k], (size_t)k, bus);
@@ -404,6 +416,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             }
         }
     }
+    sg_egress_free(net);
     /* Last packets, notifications and messages that raced with the exit. */
     if (sb.nflog_fd >= 0)
         read_nflog(sb.nflog_fd, bus);

@@ -94,7 +94,8 @@ json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const stru
     {
         const char *k = json_string_value(json_object_get(ev, "kind"));
         if (k && (!strcmp(k, "syscall_blocked") || !strcmp(k, "fs_blocked") ||
-                  !strcmp(k, "network_egress_blocked") || !strcmp(k, "resource_limit_hit")))
+                  !strcmp(k, "network_egress_blocked") || !strcmp(k, "resource_limit_hit") ||
+                  !strcmp(k, "dns_blocked")))
             json_array_append(violations, ev);
     }
     json_t *limits = json_object();

@@ -1,4 +1,5 @@
 /* skillgate run: a skill under the sandbox, events live, a trace at the end. */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include "events.h"
 #include "landlock.h"
 #include "nft.h"
+#include "parse.h"
 #include "sandbox.h"
 #include "sanitize.h"
 #include "session.h"
@@ -149,6 +151,24 @@ static void print_plan(const struct sg_plan *p)
             break;
     }
 
+    fputs("  allowlist (the DNS stub answers these; the proxy lets these name:port through):\n", f);
+    for (size_t i = 0; i < p->negress; i++) {
+        fputs("    ", f);
+        sg_print_safe(f, p->egress[i].domain);
+        fputc(':', f);
+        for (size_t k = 0; k < p->egress[i].nports; k++)
+            fprintf(f, "%s%u", k ? "," : "", p->egress[i].ports[k]);
+        fputc('\n', f);
+    }
+    if (!p->negress)
+        fputs("    (nothing: every name is refused, every connection reset)\n", f);
+    for (size_t i = 0; i < p->nresolve; i++) {
+        fputs("  --resolve ", f);
+        sg_print_safe(f, p->resolve[i].name);
+        fprintf(f, ":%u -> %s:%u\n", p->resolve[i].port, p->resolve[i].addr,
+                p->resolve[i].to_port ? p->resolve[i].to_port : p->resolve[i].port);
+    }
+
     fputs("\nEnvironment (exactly this; everything else is stripped)\n", f);
     for (size_t i = 0; i < p->nenv; i++) {
         const char *e = p->envp[i];
@@ -189,6 +209,59 @@ static void print_plan(const struct sg_plan *p)
     fputc('\n', f);
 }
 
+/* NAME:PORT:ADDR[:PORT2], ADDR numeric (IPv6 in brackets). */
+static int parse_resolve(const char *arg, struct sg_resolve *r)
+{
+    char buf[512];
+    long long v;
+    if (snprintf(buf, sizeof buf, "%s", arg) >= (int)sizeof buf)
+        return -EINVAL;
+    char *p1 = strchr(buf, ':');
+    if (!p1)
+        return -EINVAL;
+    *p1++ = '\0';
+    char *p2 = strchr(p1, ':');
+    if (!p2)
+        return -EINVAL;
+    *p2++ = '\0';
+    if (sg_parse_ll(p1, 1, 65535, &v) < 0)
+        return -EINVAL;
+    r->port = (uint16_t)v;
+    char *addr = p2, *rest;
+    if (*addr == '[') {
+        addr++;
+        char *close = strchr(addr, ']');
+        if (!close)
+            return -EINVAL;
+        *close = '\0';
+        rest = close + 1;
+    } else {
+        rest = strchr(addr, ':'); /* a v4 address has none: this one starts PORT2 */
+        if (!rest)
+            rest = addr + strlen(addr);
+    }
+    char tmp[64];
+    if (*rest == ':') {
+        *rest = '\0';
+        if (sg_parse_ll(rest + 1, 1, 65535, &v) < 0)
+            return -EINVAL;
+        r->to_port = (uint16_t)v;
+    } else if (*rest) {
+        return -EINVAL;
+    }
+    unsigned char bin[16];
+    if (inet_pton(AF_INET, addr, bin) != 1 && inet_pton(AF_INET6, addr, bin) != 1)
+        return -EINVAL;
+    snprintf(tmp, sizeof tmp, "%s", addr);
+    cleanup_free char *norm = NULL;
+    const char *why = NULL;
+    if (sg_domain_normalize(buf, &norm, &why) < 0)
+        return -EINVAL;
+    r->name = steal_pointer(&norm);
+    r->addr = sg_xstrdup(tmp);
+    return 0;
+}
+
 static char *read_input_file(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -217,13 +290,16 @@ int cmd_run(int argc, char **argv)
         {"input-file", required_argument, NULL, 'I'}, {"timeout", required_argument, NULL, 't'},
         {"trace-out", required_argument, NULL, 'o'}, {"watch", no_argument, NULL, 'w'},
         {"json", no_argument, NULL, 'j'},         {"dry-run", no_argument, NULL, 'n'},
-        {"allow-degraded", no_argument, NULL, 'D'}, {0},
+        {"allow-degraded", no_argument, NULL, 'D'}, {"resolve", required_argument, NULL, 'R'},
+        {0},
     };
     struct sg_run_opts ro = {.host_env = environ};
     struct out_ctx oc = {.tty_out = isatty(1), .tty_err = isatty(2)};
     const char *trace_out = NULL;
     cleanup_free char *input_buf = NULL;
     bool dry = false;
+    struct sg_resolve res_v[32];
+    size_t nres = 0;
     int c;
     long long v;
     optind = 1;
@@ -239,6 +315,8 @@ int cmd_run(int argc, char **argv)
                    "  -j, --json             one JSON event per line on stdout\n"
                    "  -n, --dry-run          print the plan; never execute the skill\n"
                    "      --allow-degraded   run without Landlock where the kernel lacks it\n"
+                   "      --resolve NAME:PORT:ADDR[:PORT2]  connect NAME:PORT to ADDR (and PORT2)\n"
+                   "                         instead of what DNS says, like curl's --resolve\n"
                    "\nExit status: the skill's own; 124 timeout, 125 sandbox setup failed,\n"
                    "126 refused (invalid or nothing to run), 127 entrypoint not executable,\n"
                    "128+N killed by signal N, 2 bad command line.\n");
@@ -276,6 +354,17 @@ int cmd_run(int argc, char **argv)
             break;
         case 'D':
             ro.allow_degraded = true;
+            break;
+        case 'R':
+            if (nres >= SG_ARRAY_LEN(res_v) || parse_resolve(optarg, &res_v[nres]) < 0) {
+                fprintf(stderr, "skillgate: --resolve takes NAME:PORT:ADDR[:PORT2] with a "
+                                "numeric ADDR ([v6] in brackets), at most %zu times\n",
+                        SG_ARRAY_LEN(res_v));
+                return SG_EXIT_USAGE;
+            }
+            nres++;
+            ro.resolve = res_v;
+            ro.nresolve = nres;
             break;
         default:
             sg_command_usage(stderr, "run");
@@ -349,6 +438,8 @@ int cmd_run(int argc, char **argv)
             fprintf(f, "skillgate: DEGRADED run: Landlock was not used\n");
     }
     json_decref(doc);
+    for (size_t i = 0; i < nres; i++)
+        free(res_v[i].name), free(res_v[i].addr);
     sg_trace_free(&trace);
     sg_plan_free(&plan);
     sg_skill_free(sk);

@@ -325,6 +325,20 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     if (ctl_send(ctl, SG_CTL_NFLOG, 0, 0, NULL, nflog) < 0)
         _exit(125);
     close(nflog);
+    int eg[SG_EGRESS_FDS], egv[SG_EGRESS_FDS], egmask = 0;
+    size_t negv = 0;
+    if ((r = sg_egress_listeners(eg)) < 0)
+        die(ctl, "proxy and DNS listeners", r);
+    for (int i = 0; i < SG_EGRESS_FDS; i++) {
+        if (eg[i] >= 0) {
+            egv[negv++] = eg[i];
+            egmask |= 1 << i;
+        }
+    }
+    if (ctl_send_fds(ctl, SG_CTL_EGRESS, 0, egmask, NULL, egv, negv) < 0)
+        _exit(125);
+    for (size_t i = 0; i < negv; i++)
+        close(egv[i]);
     if ((r = sg_mounts_setup(p, rundir, step, sizeof step)) < 0)
         die(ctl, step, r);
     int decoys[SG_MAX_DECOYS], valid[SG_MAX_DECOYS];
@@ -440,6 +454,8 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     sb->nflog_fd = -1;
     for (int i = 0; i < SG_MAX_DECOYS; i++)
         sb->decoy_fd[i] = -1;
+    for (int i = 0; i < SG_EGRESS_FDS; i++)
+        sb->egress_fd[i] = -1;
 #define FAIL(code, ...)                             \
     do {                                            \
         r = (code);                                 \
@@ -491,11 +507,14 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
             FAIL(-ETIMEDOUT, "waiting for the sandbox to be ready");
         if ((r = ctl_recv_fds(sb->ctl_fd, &m, fds, SG_CTL_MAX_FDS, &nfds)) < 0)
             FAIL(r, "sandbox setup (it exited)");
-        if (m.type == SG_CTL_DECOYS) {
+        if (m.type == SG_CTL_DECOYS || m.type == SG_CTL_EGRESS) {
+            /* status says which slots the fds that came fill, in order */
+            int *slots = m.type == SG_CTL_DECOYS ? sb->decoy_fd : sb->egress_fd;
+            int nslots = m.type == SG_CTL_DECOYS ? SG_MAX_DECOYS : SG_EGRESS_FDS;
             size_t k = 0;
-            for (int i = 0; i < SG_MAX_DECOYS && k < nfds; i++)
+            for (int i = 0; i < nslots && k < nfds; i++)
                 if (m.status & (1 << i))
-                    sb->decoy_fd[i] = fds[k++];
+                    slots[i] = fds[k++];
             while (k < nfds)
                 close(fds[k++]);
             continue;
@@ -573,6 +592,11 @@ void sg_sandbox_cleanup(struct sg_sandbox *sb)
         if (sb->decoy_fd[i] >= 0)
             close(sb->decoy_fd[i]);
         sb->decoy_fd[i] = -1;
+    }
+    for (int i = 0; i < SG_EGRESS_FDS; i++) {
+        if (sb->egress_fd[i] >= 0)
+            close(sb->egress_fd[i]);
+        sb->egress_fd[i] = -1;
     }
     sg_cgroup_remove(sb);
     if (sb->rundir) {

@@ -20,11 +20,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sandbox.h"
 #include "util.h"
 
 const char *sg_nft_ruleset_text(void)
 {
     return "table inet " SG_NFT_TABLE " {\n"
+           "    chain nat {\n"
+           "        type nat hook output priority dstnat; policy accept;\n"
+           "        oif \"lo\" ip daddr 127.0.0.0/8 return\n"
+           "        oif \"lo\" ip6 daddr ::1 return\n"
+           "        udp dport 53 redirect to :15053\n"
+           "        tcp dport 53 redirect to :15053\n"
+           "        meta l4proto tcp redirect to :15001\n"
+           "    }\n"
            "    chain output {\n"
            "        type filter hook output priority filter; policy accept;\n"
            "        oif \"lo\" ip daddr 127.0.0.0/8 accept\n"
@@ -158,13 +167,44 @@ static void daddr_in(struct nftnl_rule *r, bool v6, const void *net, const void 
     add(r, cmp_eq(net, len));
 }
 
-static struct nftnl_rule *rule(void)
+static struct nftnl_rule *rule_in(const char *chain)
 {
     struct nftnl_rule *r = nftnl_rule_alloc();
     nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
     nftnl_rule_set_str(r, NFTNL_RULE_TABLE, SG_NFT_TABLE);
-    nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, "output");
+    nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
     return r;
+}
+
+static struct nftnl_rule *rule(void)
+{
+    return rule_in("output");
+}
+
+/* th dport == port (TCP and UDP keep it at the same offset) */
+static void dport_is(struct nftnl_rule *r, uint16_t port)
+{
+    struct nftnl_expr *e = nftnl_expr_alloc("payload");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, NFT_PAYLOAD_TRANSPORT_HEADER);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, 2);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, 2);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+    nftnl_rule_add_expr(r, e);
+    uint16_t be = htons(port);
+    nftnl_rule_add_expr(r, cmp_eq(&be, 2));
+}
+
+/* redirect to :port (the local address of the outgoing interface, lo) */
+static void redirect(struct nftnl_rule *r, uint16_t port)
+{
+    struct nftnl_expr *e = nftnl_expr_alloc("immediate");
+    uint16_t be = htons(port);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+    nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &be, sizeof be);
+    nftnl_rule_add_expr(r, e);
+    e = nftnl_expr_alloc("redir");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+    nftnl_rule_add_expr(r, e);
 }
 
 static void verdict(struct nftnl_rule *r, int v)
@@ -215,14 +255,59 @@ static int nft_table(unsigned lo, uint32_t seq0)
     nftnl_chain_free(c);
     mnl_nlmsg_batch_next(b);
 
+    c = nftnl_chain_alloc();
+    nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, SG_NFT_TABLE);
+    nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, "nat");
+    nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "nat");
+    nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, NF_INET_LOCAL_OUT);
+    nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, -100);
+    nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+    nlh = nftnl_chain_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), NFT_MSG_NEWCHAIN, NFPROTO_INET,
+                                      NLM_F_CREATE, seq++);
+    nftnl_chain_nlmsg_build_payload(nlh, c);
+    nftnl_chain_free(c);
+    mnl_nlmsg_batch_next(b);
+
     /* oif lo, daddr 127.0.0.0/8 (v4) or ::1 (v6): loopback stays usable */
     uint32_t nfproto4 = NFPROTO_IPV4, nfproto6 = NFPROTO_IPV6;
-    struct nftnl_rule *r = rule();
+    uint8_t net4[4] = {127, 0, 0, 0}, mask4[4] = {255, 0, 0, 0};
+    struct in6_addr one = IN6ADDR_LOOPBACK_INIT;
+    struct nftnl_rule *r = rule_in("nat");
     add(r, meta(NFT_META_OIF));
     add(r, cmp_eq(&lo, sizeof lo));
     add(r, meta(NFT_META_NFPROTO));
     add(r, cmp_eq(&nfproto4, 1));
-    uint8_t net4[4] = {127, 0, 0, 0}, mask4[4] = {255, 0, 0, 0};
+    daddr_in(r, false, net4, mask4, 4);
+    verdict(r, NFT_RETURN);
+    put_rule(b, r, &seq);
+    r = rule_in("nat");
+    add(r, meta(NFT_META_OIF));
+    add(r, cmp_eq(&lo, sizeof lo));
+    add(r, meta(NFT_META_NFPROTO));
+    add(r, cmp_eq(&nfproto6, 1));
+    daddr_in(r, true, &one, NULL, 16);
+    verdict(r, NFT_RETURN);
+    put_rule(b, r, &seq);
+    static const uint8_t l4s[] = {IPPROTO_UDP, IPPROTO_TCP};
+    for (size_t k = 0; k < 2; k++) {
+        r = rule_in("nat");
+        add(r, meta(NFT_META_L4PROTO));
+        add(r, cmp_eq(&l4s[k], 1));
+        dport_is(r, 53);
+        redirect(r, SG_DNS_PORT);
+        put_rule(b, r, &seq);
+    }
+    r = rule_in("nat");
+    add(r, meta(NFT_META_L4PROTO));
+    add(r, cmp_eq(&l4s[1], 1));
+    redirect(r, SG_PROXY_PORT);
+    put_rule(b, r, &seq);
+
+    r = rule();
+    add(r, meta(NFT_META_OIF));
+    add(r, cmp_eq(&lo, sizeof lo));
+    add(r, meta(NFT_META_NFPROTO));
+    add(r, cmp_eq(&nfproto4, 1));
     daddr_in(r, false, net4, mask4, 4);
     verdict(r, NF_ACCEPT);
     put_rule(b, r, &seq);
@@ -232,7 +317,6 @@ static int nft_table(unsigned lo, uint32_t seq0)
     add(r, cmp_eq(&lo, sizeof lo));
     add(r, meta(NFT_META_NFPROTO));
     add(r, cmp_eq(&nfproto6, 1));
-    struct in6_addr one = IN6ADDR_LOOPBACK_INIT;
     daddr_in(r, true, &one, NULL, 16);
     verdict(r, NF_ACCEPT);
     put_rule(b, r, &seq);
@@ -330,4 +414,59 @@ fail:;
     int e = -errno;
     close(fd);
     return e;
+}
+
+static int listener(int family, int type, uint16_t port)
+{
+    int fd = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    int r;
+    if (family == AF_INET) {
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        r = bind(fd, (struct sockaddr *)&a, sizeof a);
+    } else {
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons(port),
+                                 .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+        r = bind(fd, (struct sockaddr *)&a, sizeof a);
+    }
+    if (r == 0 && type == SOCK_STREAM)
+        r = listen(fd, 128);
+    if (r < 0) {
+        r = -errno;
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+int sg_egress_listeners(int fds[])
+{
+    static const struct {
+        int family, type;
+        uint16_t port;
+    } want[SG_EGRESS_FDS] = {
+        [SG_EG_PROXY4] = {AF_INET, SOCK_STREAM, SG_PROXY_PORT},
+        [SG_EG_PROXY6] = {AF_INET6, SOCK_STREAM, SG_PROXY_PORT},
+        [SG_EG_DNSU4] = {AF_INET, SOCK_DGRAM, SG_DNS_PORT},
+        [SG_EG_DNSU6] = {AF_INET6, SOCK_DGRAM, SG_DNS_PORT},
+        [SG_EG_DNST4] = {AF_INET, SOCK_STREAM, SG_DNS_PORT},
+        [SG_EG_DNST6] = {AF_INET6, SOCK_STREAM, SG_DNS_PORT},
+    };
+    for (int i = 0; i < SG_EGRESS_FDS; i++) {
+        fds[i] = listener(want[i].family, want[i].type, want[i].port);
+        /* IPv6 may be absent on the host: then nothing can leave by it either */
+        if (fds[i] < 0 && want[i].family == AF_INET) {
+            int r = fds[i];
+            for (int k = 0; k < i; k++)
+                if (fds[k] >= 0)
+                    close(fds[k]);
+            return r;
+        }
+    }
+    return 0;
 }

@@ -1,19 +1,25 @@
 /* The sandbox's network namespace: loopback up, default routes (v4 and v6)
  * through lo so that every outgoing packet meets the nftables table, and
- * that table (built with libnftnl) logging each refused packet to an NFLOG
- * group and rejecting it: TCP with a reset, the rest with ICMP
- * admin-prohibited. Reject, never drop: a skill learns at once. */
+ * that table (built with libnftnl): a nat chain sends every TCP connection
+ * to the broker's proxy and everything for port 53 to its DNS stub; a filter
+ * chain logs each other packet to an NFLOG group and rejects it (TCP with a
+ * reset, the rest with ICMP admin-prohibited). Reject, never drop. */
 #ifndef SG_NFT_H
 #define SG_NFT_H
 
 #include <stddef.h>
 
 #define SG_NFLOG_GROUP 7
+#define SG_PROXY_PORT 15001 /* every TCP connection out is redirected here */
+#define SG_DNS_PORT 15053   /* every UDP or TCP packet to port 53 is redirected here */
 #define SG_NFT_TABLE "skillgate"
 
 /* Set up the namespace; run inside it with CAP_NET_ADMIN there. Returns 0
  * or -errno with step set. */
 int sg_net_setup(char *step, size_t steplen);
+/* The proxy and DNS stub listeners, inside the namespace, to hand to the
+ * broker: fds[SG_EG_*] (-1 for the IPv6 ones when the host has no IPv6). */
+int sg_egress_listeners(int fds[]);
 /* A netlink socket bound to the NFLOG group, to hand to the broker. */
 int sg_nflog_open(void);
 /* The ruleset as nft(8) would print it, for the dry run. Static text. */

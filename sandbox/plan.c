@@ -308,6 +308,21 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
     }
     p->cgroup_version = cgroup_version(p->as_root);
     p->profile = pol->profile;
+    for (size_t i = 0; i < pol->negress; i++) {
+        p->egress = sg_xrealloc(p->egress, (p->negress + 1) * sizeof *p->egress);
+        struct sg_plan_egress *e = &p->egress[p->negress++];
+        e->domain = sg_xstrdup(pol->egress[i].domain);
+        e->wildcard = pol->egress[i].wildcard;
+        memcpy(e->ports, pol->egress[i].ports, sizeof e->ports);
+        e->nports = pol->egress[i].nports;
+    }
+    for (size_t i = 0; i < o->nresolve; i++) {
+        p->resolve = sg_xrealloc(p->resolve, (p->nresolve + 1) * sizeof *p->resolve);
+        struct sg_resolve *r = &p->resolve[p->nresolve++];
+        *r = o->resolve[i];
+        r->name = sg_xstrdup(o->resolve[i].name);
+        r->addr = sg_xstrdup(o->resolve[i].addr);
+    }
     plan_limits(p, pol, o);
     plan_mounts(p, sk);
     plan_env(p, sk, o);
@@ -349,5 +364,13 @@ void sg_plan_free(struct sg_plan *p)
     free_strv(p->argv, p->argc);
     for (int i = 0; i < SG_PL_COUNT; i++)
         free(p->limits[i].how);
+    for (size_t i = 0; i < p->negress; i++)
+        free(p->egress[i].domain);
+    free(p->egress);
+    for (size_t i = 0; i < p->nresolve; i++) {
+        free(p->resolve[i].name);
+        free(p->resolve[i].addr);
+    }
+    free(p->resolve);
     memset(p, 0, sizeof *p);
 }

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "policy.h"
@@ -58,11 +59,29 @@ struct sg_plan_limit {
 enum { SG_PL_TIMEOUT, SG_PL_MEMORY, SG_PL_PIDS, SG_PL_CPU, SG_PL_OUTPUT, SG_PL_FSIZE, SG_PL_TMPFS,
        SG_PL_COUNT };
 
+/* --resolve NAME:PORT:ADDR[:PORT2]: connections to NAME:PORT go to ADDR
+ * (on PORT2 when given) instead of what DNS says. */
+struct sg_resolve {
+    char *name;
+    uint16_t port, to_port;
+    char *addr; /* numeric v4 or v6 */
+};
+
+/* One allowed destination, copied from the policy. */
+struct sg_plan_egress {
+    char *domain; /* "*.example.com" keeps its "*." */
+    bool wildcard;
+    uint16_t ports[SG_MAX_PORTS];
+    size_t nports;
+};
+
 struct sg_run_opts {
     const char *input;       /* JSON text for SKILL_INPUT and stdin; NULL: "{}" */
     long long timeout_s;     /* 0: the policy's */
     bool allow_degraded;     /* run without Landlock (said on every report) */
     char *const *host_env;   /* the environment to filter (environ) */
+    const struct sg_resolve *resolve;
+    size_t nresolve;
 };
 
 struct sg_plan {
@@ -90,6 +109,11 @@ struct sg_plan {
     size_t argc;
     char *cwd;
     char *input;
+    /* network */
+    struct sg_plan_egress *egress;
+    size_t negress;
+    struct sg_resolve *resolve;
+    size_t nresolve;
     /* seccomp */
     enum sg_seccomp_profile profile;
     /* limits */
@@ -120,6 +144,9 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
 /* ---- launching ---- */
 
 #define SG_MAX_DECOYS 10
+/* proxy v4, proxy v6, DNS udp v4, udp v6, tcp v4, tcp v6 */
+enum { SG_EG_PROXY4, SG_EG_PROXY6, SG_EG_DNSU4, SG_EG_DNSU6, SG_EG_DNST4, SG_EG_DNST6,
+       SG_EGRESS_FDS };
 
 struct sg_sandbox {
     pid_t pid;      /* pid 1 of the sandbox, in our namespace */
@@ -130,6 +157,7 @@ struct sg_sandbox {
     int notify_fd;  /* seccomp user notifications */
     int nflog_fd;   /* packets the nft table refused */
     int decoy_fd[SG_MAX_DECOYS]; /* fanotify: a credential decoy was opened (decoy.h) */
+    int egress_fd[SG_EGRESS_FDS]; /* listeners inside the sandbox (nft.h) */
     char *rundir;   /* host directory used as the new root's mount point */
     char *cgroup[3];/* cgroup folders to remove afterwards */
     size_t ncgroup;
@@ -137,7 +165,7 @@ struct sg_sandbox {
 
 /* Control messages from the sandbox. */
 enum sg_ctl_type { SG_CTL_READY = 1, SG_CTL_GO, SG_CTL_MAPPED, SG_CTL_ERROR, SG_CTL_EXIT,
-                   SG_CTL_EXEC_FAILED, SG_CTL_NFLOG, SG_CTL_DECOYS };
+                   SG_CTL_EXEC_FAILED, SG_CTL_NFLOG, SG_CTL_DECOYS, SG_CTL_EGRESS };
 #define SG_CTL_MAX_FDS 10
 struct sg_ctl_msg {
     int type;

@@ -107,6 +107,7 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
     for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags); i++)
         PUT("clone", deny, ns_flags[i].name);
     PUT("clone3", "ENOSYS (glibc falls back to clone, which is checked)", "");
+    PUT("socket", deny, "AF_INET or AF_INET6 with SOCK_RAW, or AF_PACKET (raw network access)");
     PUT("ioctl", deny, "request == TIOCSTI (masked to 32 bits)");
     PUT("ioctl", deny, "request == TIOCLINUX (masked to 32 bits)");
     if (b & DS)
@@ -160,6 +161,15 @@ int sg_seccomp_load(enum sg_seccomp_profile p)
                              SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i].flag, ns_flags[i].flag));
     if (r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    /* raw sockets would bypass the proxy's view (the kernel refuses them
+     * without CAP_NET_RAW anyway): seen and refused */
+    for (int fam = 0; fam < 2 && r == 0; fam++) /* netlink raw sockets are fine */
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 2,
+                             SCMP_A0(SCMP_CMP_EQ, fam ? AF_INET6 : AF_INET),
+                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
+                             SCMP_A0(SCMP_CMP_EQ, AF_PACKET));
     if (r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
                              SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI));

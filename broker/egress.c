@@ -1,0 +1,848 @@
+#include "egress.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netfilter_ipv4.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dns.h"
+#include "sniff.h"
+#include "util.h"
+
+#ifndef IP6T_SO_ORIGINAL_DST
+#define IP6T_SO_ORIGINAL_DST 80
+#endif
+
+#define PIPE_CAP 65536
+#define DNS_TTL 5
+
+enum cstate { C_RESOLVING, C_CONNECTING, C_RELAY, C_DNSTCP };
+
+struct dir {
+    int p[2];
+    size_t inpipe;
+    bool eof, shut;
+    uint64_t bytes;
+};
+
+struct conn {
+    uint64_t serial;
+    enum cstate st;
+    int cfd, ufd;
+    char name[SG_DNS_NAME_MAX + 1];
+    uint16_t port;
+    char upstream[INET6_ADDRSTRLEN + 8];
+    uint8_t sniff[SG_SNIFF_MAX];
+    size_t sniff_len, sniff_sent;
+    bool sniff_done, connected;
+    struct dir up, down; /* up: skill -> world, down: world -> skill */
+    int64_t started_ms, deadline_ms;
+};
+
+struct resolve_job {
+    uint64_t serial;
+    char name[SG_DNS_NAME_MAX + 1];
+    uint16_t port;
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    int err;
+    int wfd;
+};
+
+struct sg_net {
+    const struct sg_plan *plan;
+    struct sg_event_bus *bus;
+    int lfd[SG_EGRESS_FDS];
+    struct conn *conns[SG_EGRESS_MAX_CONNS];
+    uint64_t next_serial;
+    char *names[SG_EGRESS_MAX_NAMES]; /* synthetic address i+1 <-> names[i] */
+    size_t nnames;
+    int rpipe[2]; /* resolver threads report here */
+    /* what the last sg_egress_pollfds call listed */
+    struct {
+        int kind; /* 0 listener, 1 client fd, 2 upstream fd, 3 resolver */
+        int idx;
+    } tags[SG_EGRESS_FDS + 2 * SG_EGRESS_MAX_CONNS + 1];
+    size_t ntags;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* ---- policy ---- */
+
+static bool name_matches(const struct sg_plan_egress *r, const char *name)
+{
+    if (!r->wildcard)
+        return !strcmp(r->domain, name);
+    const char *suffix = r->domain + 1; /* ".example.com" */
+    size_t n = strlen(name), s = strlen(suffix);
+    return n > s && !strcmp(name + n - s, suffix);
+}
+
+bool sg_egress_allowed(const struct sg_plan *plan, const char *name, int port)
+{
+    for (size_t i = 0; i < plan->negress; i++) {
+        const struct sg_plan_egress *r = &plan->egress[i];
+        if (!name_matches(r, name))
+            continue;
+        if (port == 0)
+            return true;
+        for (size_t k = 0; k < r->nports; k++)
+            if (r->ports[k] == port)
+                return true;
+    }
+    return false;
+}
+
+/* Addresses a name may not lead to unless the manifest names them itself:
+ * loopback, link-local (cloud metadata), private, CGNAT, unspecified, multicast. */
+static bool forbidden_upstream(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) {
+        uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+        return (a >> 24) == 127 || (a >> 24) == 10 || (a >> 24) == 0 || (a >> 16) == 0xa9fe ||
+               (a >> 20) == 0xac1 || (a >> 16) == 0xc0a8 || (a >> 22) == (100u << 2 | 1) ||
+               (a >> 28) == 0xe;
+    }
+    const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+    static const uint8_t lo[16] = {[15] = 1}, any[16] = {0};
+    if (!memcmp(b, lo, 16) || !memcmp(b, any, 16))
+        return true;
+    if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) /* link-local */
+        return true;
+    if ((b[0] & 0xfe) == 0xfc) /* unique local */
+        return true;
+    if (b[0] == 0xff) /* multicast */
+        return true;
+    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (!memcmp(b, mapped, 12)) {
+        struct sockaddr_in v4 = {.sin_family = AF_INET};
+        memcpy(&v4.sin_addr, b + 12, 4);
+        return forbidden_upstream((const struct sockaddr *)&v4);
+    }
+    return false;
+}
+
+/* ---- synthetic addresses ---- */
+
+static const uint8_t v6_prefix[8] = {0xfd, 0x53, 0x6b, 0x69, 0x6c, 0x6c, 0x67, 0x61};
+
+static long name_index(struct sg_net *e, const char *name, bool create)
+{
+    for (size_t i = 0; i < e->nnames; i++)
+        if (!strcmp(e->names[i], name))
+            return (long)i;
+    if (!create || e->nnames >= SG_EGRESS_MAX_NAMES)
+        return -1;
+    e->names[e->nnames] = sg_xstrdup(name);
+    return (long)e->nnames++;
+}
+
+static void synth_v4(long i, uint8_t out[4])
+{
+    uint32_t a = (198u << 24) | (18u << 16) | (uint32_t)(i + 1);
+    out[0] = (uint8_t)(a >> 24), out[1] = (uint8_t)(a >> 16), out[2] = (uint8_t)(a >> 8);
+    out[3] = (uint8_t)a;
+}
+
+static void synth_v6(long i, uint8_t out[16])
+{
+    memset(out, 0, 16);
+    memcpy(out, v6_prefix, 8);
+    uint32_t n = (uint32_t)(i + 1);
+    out[12] = (uint8_t)(n >> 24), out[13] = (uint8_t)(n >> 16), out[14] = (uint8_t)(n >> 8);
+    out[15] = (uint8_t)n;
+}
+
+/* The name an original destination was handed out for, or NULL. */
+static const char *name_of(struct sg_net *e, const struct sockaddr *sa)
+{
+    long i = -1;
+    if (sa->sa_family == AF_INET) {
+        uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+        if ((a >> 17) == ((198u << 7) | (18u >> 1)))
+            i = (long)(a - ((198u << 24) | (18u << 16))) - 1;
+    } else {
+        const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+        if (!memcmp(b, v6_prefix, 8) && !b[8] && !b[9] && !b[10] && !b[11])
+            i = (long)(((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 |
+                        b[15])) - 1;
+    }
+    return i >= 0 && (size_t)i < e->nnames ? e->names[i] : NULL;
+}
+
+static void addr_text(const struct sockaddr *sa, char *out, size_t n, int *port)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &s->sin_addr, out, (socklen_t)n);
+        *port = ntohs(s->sin_port);
+    } else {
+        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &s->sin6_addr, out, (socklen_t)n);
+        *port = ntohs(s->sin6_port);
+    }
+}
+
+/* ---- DNS stub ---- */
+
+static int answer(struct sg_net *e, const uint8_t *buf, size_t len, uint8_t *out, size_t max,
+                  const char *via)
+{
+    struct sg_dns_query q;
+    if (sg_dns_parse_query(buf, len, &q) < 0) {
+        /* bytes sent to port 53 that are no query: a tunnel, not a lookup */
+        sg_bus_emit(e->bus, SG_EV_DNS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:I, s:b, s:b}", "name", "", "via", via, "reason",
+                              "not a DNS query", "bytes", (json_int_t)len, "exfil_suspect", 1,
+                              "prevented", 1),
+                    "%zu bytes to port 53 (%s) that are not a DNS query: refused", len, via);
+        if (len < 12)
+            return -1;
+        /* echo the header with FORMERR and no question */
+        memset(out, 0, 12);
+        memcpy(out, buf, 2);
+        out[2] = 0x80;
+        out[3] = SG_RCODE_FORMERR;
+        return 12;
+    }
+    bool allowed = sg_egress_allowed(e->plan, q.name, 0);
+    if (!allowed) {
+        bool exfil = sg_dns_looks_like_exfil(q.name);
+        sg_bus_emit(e->bus, SG_EV_DNS_BLOCKED,
+                    json_pack("{s:s, s:i, s:s, s:s, s:b, s:b}", "name", q.name, "qtype", q.qtype,
+                              "via", via, "reason", "not declared", "exfil_suspect", exfil,
+                              "prevented", 1),
+                    "%s (type %u) refused: not declared%s", q.name, q.qtype,
+                    exfil ? "; its labels look like smuggled data (DNS exfiltration)" : "");
+        return sg_dns_build_answer(buf, &q, SG_RCODE_NXDOMAIN, NULL, 0, 0, out, max);
+    }
+    if (q.qclass != 1 || (q.qtype != SG_DNS_A && q.qtype != SG_DNS_AAAA) ||
+        (q.qtype == SG_DNS_AAAA && e->lfd[SG_EG_PROXY6] < 0))
+        return sg_dns_build_answer(buf, &q, q.qtype == SG_DNS_AAAA ? SG_RCODE_NOERROR
+                                                                   : SG_RCODE_REFUSED,
+                                   NULL, 0, 0, out, max);
+    long i = name_index(e, q.name, true);
+    if (i < 0)
+        return sg_dns_build_answer(buf, &q, SG_RCODE_REFUSED, NULL, 0, 0, out, max);
+    uint8_t a[16];
+    char text[INET6_ADDRSTRLEN];
+    size_t alen = q.qtype == SG_DNS_A ? 4 : 16;
+    if (alen == 4)
+        synth_v4(i, a);
+    else
+        synth_v6(i, a);
+    inet_ntop(alen == 4 ? AF_INET : AF_INET6, a, text, sizeof text);
+    sg_bus_emit(e->bus, SG_EV_DNS_RESOLUTION,
+                json_pack("{s:s, s:s, s:s, s:b}", "name", q.name, "type", alen == 4 ? "A" : "AAAA",
+                          "answer", text, "synthetic", 1),
+                "%s %s -> %s (synthetic; the real address is looked up at connect time)", q.name,
+                alen == 4 ? "A" : "AAAA", text);
+    return sg_dns_build_answer(buf, &q, SG_RCODE_NOERROR, a, alen, DNS_TTL, out, max);
+}
+
+static void dns_udp(struct sg_net *e, int fd)
+{
+    for (int rounds = 0; rounds < 64; rounds++) {
+        uint8_t buf[SG_DNS_MAX + 1], out[SG_DNS_MAX];
+        struct sockaddr_storage from;
+        socklen_t fl = sizeof from;
+        ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        if (n < 0)
+            return;
+        if ((size_t)n > SG_DNS_MAX)
+            continue; /* over the cap: not a query we answer */
+        int r = answer(e, buf, (size_t)n, out, sizeof out, "udp");
+        if (r > 0)
+            sendto(fd, out, (size_t)r, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
+    }
+}
+
+/* ---- connections ---- */
+
+static void emit_closed(struct sg_net *e, struct conn *c)
+{
+    if (c->st == C_DNSTCP || !c->connected)
+        return;
+    sg_bus_emit(e->bus, SG_EV_NETWORK_CONNECTION_CLOSED,
+                json_pack("{s:s, s:i, s:s, s:I, s:I, s:I}", "name", c->name, "port", c->port,
+                          "upstream", c->upstream, "bytes_up", (json_int_t)c->up.bytes,
+                          "bytes_down", (json_int_t)c->down.bytes, "duration_ms",
+                          (json_int_t)(now_ms() - c->started_ms)),
+                "%s:%u closed: %llu bytes up, %llu down", c->name, c->port,
+                (unsigned long long)c->up.bytes, (unsigned long long)c->down.bytes);
+}
+
+static void close_dir(struct dir *d)
+{
+    for (int i = 0; i < 2; i++)
+        if (d->p[i] >= 0)
+            close(d->p[i]);
+    d->p[0] = d->p[1] = -1;
+}
+
+static void conn_free(struct sg_net *e, int idx, bool reset)
+{
+    struct conn *c = e->conns[idx];
+    if (!c)
+        return;
+    emit_closed(e, c);
+    if (reset && c->cfd >= 0) {
+        struct linger l = {1, 0}; /* RST, not FIN: the skill learns it was refused */
+        setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    }
+    if (c->cfd >= 0)
+        close(c->cfd);
+    if (c->ufd >= 0)
+        close(c->ufd);
+    close_dir(&c->up);
+    close_dir(&c->down);
+    free(c);
+    e->conns[idx] = NULL;
+}
+
+static void block(struct sg_net *e, int idx, const char *dst, int port, const char *name,
+                  const char *reason)
+{
+    char shown[INET6_ADDRSTRLEN + 8];
+    snprintf(shown, sizeof shown, strchr(dst, ':') && dst[0] != '[' ? "[%s]" : "%s", dst);
+    sg_bus_emit(e->bus, SG_EV_NETWORK_EGRESS_BLOCKED,
+                json_pack("{s:s, s:s, s:i, s:s, s:s, s:b}", "protocol", "TCP", "dst", dst, "port",
+                          port, "name", name ? name : "", "reason", reason, "prevented", 1),
+                "TCP %s%s%s:%d refused: %s", name && strcmp(name, dst) ? name : "",
+                name && strcmp(name, dst) ? " at " : "", shown, port, reason);
+    conn_free(e, idx, true);
+}
+
+static void *resolver(void *arg)
+{
+    struct resolve_job *j = arg;
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    char port[8];
+    snprintf(port, sizeof port, "%u", j->port);
+    j->err = getaddrinfo(j->name, port, &hints, &res);
+    if (!j->err && res) {
+        memcpy(&j->addr, res->ai_addr, res->ai_addrlen);
+        j->addrlen = res->ai_addrlen;
+    }
+    if (res)
+        freeaddrinfo(res);
+    if (write(j->wfd, &j, sizeof j) != (ssize_t)sizeof j)
+        free(j);
+    return NULL;
+}
+
+static void start_connect(struct sg_net *e, int idx, const struct sockaddr *sa, socklen_t len,
+                          bool trusted)
+{
+    struct conn *c = e->conns[idx];
+    int port;
+    char text[INET6_ADDRSTRLEN];
+    addr_text(sa, text, sizeof text, &port);
+    snprintf(c->upstream, sizeof c->upstream, sa->sa_family == AF_INET6 ? "[%s]:%d" : "%s:%d",
+             text, port);
+    if (!trusted && forbidden_upstream(sa)) {
+        char why[640];
+        snprintf(why, sizeof why, "%s resolves to %s, a private, loopback or metadata address",
+                 c->name, text);
+        block(e, idx, text, c->port, c->name, why);
+        return;
+    }
+    c->ufd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (c->ufd < 0 || (connect(c->ufd, sa, len) < 0 && errno != EINPROGRESS)) {
+        char why[640];
+        snprintf(why, sizeof why, "upstream %s unreachable: %s", c->upstream, strerror(errno));
+        block(e, idx, text, c->port, c->name, why);
+        return;
+    }
+    c->st = C_CONNECTING;
+}
+
+static void begin(struct sg_net *e, int idx)
+{
+    struct conn *c = e->conns[idx];
+    /* --resolve overrides DNS, and is the user's own choice of address */
+    for (size_t i = 0; i < e->plan->nresolve; i++) {
+        const struct sg_resolve *r = &e->plan->resolve[i];
+        if (strcmp(r->name, c->name) != 0 || r->port != c->port)
+            continue;
+        struct sockaddr_storage ss = {0};
+        socklen_t len;
+        uint16_t to = htons(r->to_port ? r->to_port : r->port);
+        if (strchr(r->addr, ':')) {
+            struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+            s6->sin6_family = AF_INET6;
+            s6->sin6_port = to;
+            inet_pton(AF_INET6, r->addr, &s6->sin6_addr);
+            len = sizeof *s6;
+        } else {
+            struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+            s4->sin_family = AF_INET;
+            s4->sin_port = to;
+            inet_pton(AF_INET, r->addr, &s4->sin_addr);
+            len = sizeof *s4;
+        }
+        start_connect(e, idx, (struct sockaddr *)&ss, len, true);
+        return;
+    }
+    /* an IP literal the manifest names is its own upstream */
+    struct sockaddr_storage lit = {0};
+    struct sockaddr_in *l4 = (struct sockaddr_in *)&lit;
+    struct sockaddr_in6 *l6 = (struct sockaddr_in6 *)&lit;
+    if (inet_pton(AF_INET, c->name, &l4->sin_addr) == 1) {
+        l4->sin_family = AF_INET;
+        l4->sin_port = htons(c->port);
+        start_connect(e, idx, (struct sockaddr *)l4, sizeof *l4, true);
+        return;
+    }
+    if (inet_pton(AF_INET6, c->name, &l6->sin6_addr) == 1) {
+        l6->sin6_family = AF_INET6;
+        l6->sin6_port = htons(c->port);
+        start_connect(e, idx, (struct sockaddr *)l6, sizeof *l6, true);
+        return;
+    }
+    /* Names under the reserved TLDs never resolve (RFC 6761): asking the
+     * host's resolver would only send the name out of the machine. */
+    static const char *const reserved[] = {".test", ".invalid", ".example", ".localhost"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(reserved); i++) {
+        size_t n = strlen(c->name), s = strlen(reserved[i]);
+        if ((n > s && !strcmp(c->name + n - s, reserved[i])) || !strcmp(c->name, reserved[i] + 1)) {
+            block(e, idx, c->name, c->port, c->name,
+                  "a reserved name that never resolves (RFC 6761); point it somewhere with "
+                  "--resolve");
+            return;
+        }
+    }
+    /* the real name, looked up now, off the loop */
+    struct resolve_job *j = sg_xcalloc(1, sizeof *j);
+    j->serial = c->serial;
+    snprintf(j->name, sizeof j->name, "%s", c->name);
+    j->port = c->port;
+    j->wfd = e->rpipe[1];
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &at, resolver, j) != 0) {
+        free(j);
+        block(e, idx, c->name, c->port, c->name, "cannot start a lookup");
+    }
+    pthread_attr_destroy(&at);
+    c->st = C_RESOLVING;
+}
+
+static void accept_proxy(struct sg_net *e, int lfd)
+{
+    for (int rounds = 0; rounds < 32; rounds++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        int idx = -1;
+        for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++)
+            if (!e->conns[i]) {
+                idx = i;
+                break;
+            }
+        struct sockaddr_storage od = {0};
+        socklen_t ol = sizeof od;
+        int r = lfd == e->lfd[SG_EG_PROXY6]
+                    ? getsockopt(fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &od, &ol)
+                    : getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &od, &ol);
+        if (idx < 0 || r < 0) {
+            struct linger l = {1, 0};
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+            close(fd);
+            continue;
+        }
+        struct conn *c = sg_xcalloc(1, sizeof *c);
+        c->serial = ++e->next_serial;
+        c->cfd = fd;
+        c->ufd = -1;
+        c->up.p[0] = c->up.p[1] = c->down.p[0] = c->down.p[1] = -1;
+        c->started_ms = now_ms();
+        c->deadline_ms = c->started_ms + SG_SNIFF_TIMEOUT_MS;
+        e->conns[idx] = c;
+        char dst[INET6_ADDRSTRLEN];
+        int port;
+        addr_text((struct sockaddr *)&od, dst, sizeof dst, &port);
+        c->port = (uint16_t)port;
+        const char *name = name_of(e, (struct sockaddr *)&od);
+        if (!name) {
+            if (!sg_egress_allowed(e->plan, dst, port)) {
+                block(e, idx, dst, port, NULL,
+                      "an address the DNS stub never handed out (IP literal)");
+                continue;
+            }
+            name = dst; /* the manifest names this literal */
+        }
+        snprintf(c->name, sizeof c->name, "%s", name);
+        if (!sg_egress_allowed(e->plan, c->name, port)) {
+            char why[640];
+            snprintf(why, sizeof why, "port %d is not declared for %s", port, c->name);
+            block(e, idx, dst, port, c->name, why);
+            continue;
+        }
+        begin(e, idx);
+    }
+}
+
+static void accept_dns_tcp(struct sg_net *e, int lfd)
+{
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
+        return;
+    for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
+        if (e->conns[i])
+            continue;
+        struct conn *c = sg_xcalloc(1, sizeof *c);
+        c->serial = ++e->next_serial;
+        c->st = C_DNSTCP;
+        c->cfd = fd;
+        c->ufd = -1;
+        c->up.p[0] = c->up.p[1] = c->down.p[0] = c->down.p[1] = -1;
+        c->started_ms = now_ms();
+        c->deadline_ms = c->started_ms + SG_SNIFF_TIMEOUT_MS;
+        e->conns[i] = c;
+        return;
+    }
+    close(fd);
+}
+
+static void dns_tcp_read(struct sg_net *e, int idx)
+{
+    struct conn *c = e->conns[idx];
+    size_t room = 2 + SG_DNS_TCP_MAX - c->sniff_len;
+    ssize_t n = recv(c->cfd, c->sniff + c->sniff_len, room, MSG_DONTWAIT);
+    if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+            conn_free(e, idx, false);
+        return;
+    }
+    c->sniff_len += (size_t)n;
+    if (c->sniff_len < 2)
+        return;
+    size_t want = (size_t)(c->sniff[0] << 8 | c->sniff[1]);
+    if (want > SG_DNS_TCP_MAX) {
+        conn_free(e, idx, true);
+        return;
+    }
+    if (c->sniff_len < 2 + want)
+        return;
+    uint8_t out[2 + SG_DNS_TCP_MAX];
+    int r = answer(e, c->sniff + 2, want, out + 2, SG_DNS_TCP_MAX, "tcp");
+    if (r > 0) {
+        out[0] = (uint8_t)(r >> 8), out[1] = (uint8_t)r;
+        ssize_t w = send(c->cfd, out, (size_t)r + 2, MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)w; /* a 2-KiB answer into an empty socket buffer */
+    }
+    conn_free(e, idx, false);
+}
+
+/* Move bytes one way: src -> pipe -> dst, without copying through us. */
+static int pump(struct dir *d, int src, int dst)
+{
+    if (d->p[0] < 0 && pipe2(d->p, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -errno;
+    if (!d->eof && d->inpipe < PIPE_CAP) {
+        ssize_t n = splice(src, NULL, d->p[1], NULL, PIPE_CAP - d->inpipe,
+                           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0)
+            d->inpipe += (size_t)n;
+        else if (n == 0)
+            d->eof = true;
+        else if (errno != EAGAIN && errno != EINTR)
+            return -errno;
+    }
+    if (d->inpipe > 0) {
+        ssize_t n = splice(d->p[0], NULL, dst, NULL, d->inpipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0) {
+            d->inpipe -= (size_t)n;
+            d->bytes += (uint64_t)n;
+        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            return -errno;
+        }
+    }
+    if (d->eof && d->inpipe == 0 && !d->shut) {
+        shutdown(dst, SHUT_WR);
+        d->shut = true;
+    }
+    return 0;
+}
+
+static void relay(struct sg_net *e, int idx)
+{
+    struct conn *c = e->conns[idx];
+    if (pump(&c->up, c->cfd, c->ufd) < 0 || pump(&c->down, c->ufd, c->cfd) < 0) {
+        conn_free(e, idx, true);
+        return;
+    }
+    if (c->up.shut && c->down.shut)
+        conn_free(e, idx, false);
+}
+
+/* Before anything goes up: what name does the client's first message carry? */
+static void sniff_client(struct sg_net *e, int idx)
+{
+    struct conn *c = e->conns[idx];
+    if (c->sniff_done || c->sniff_len >= sizeof c->sniff)
+        return;
+    ssize_t n = recv(c->cfd, c->sniff + c->sniff_len, sizeof c->sniff - c->sniff_len, MSG_DONTWAIT);
+    if (n == 0 && c->sniff_len == 0) {
+        conn_free(e, idx, false); /* connected and left without a word */
+        return;
+    }
+    if (n > 0)
+        c->sniff_len += (size_t)n;
+    char seen[SG_DNS_NAME_MAX + 1];
+    enum sg_sniff s = sg_sniff_name(c->sniff, c->sniff_len, seen, sizeof seen);
+    if (s == SG_SNIFF_NEED_MORE && c->sniff_len < sizeof c->sniff && n != 0)
+        return;
+    if ((s == SG_SNIFF_TLS || s == SG_SNIFF_HTTP) && seen[0] && strcmp(seen, c->name) != 0) {
+        char why[640];
+        snprintf(why, sizeof why, "%s names %s, but the address was issued for %s "
+                                  "(domain fronting)",
+                 s == SG_SNIFF_TLS ? "the TLS SNI" : "the HTTP Host header", seen, c->name);
+        block(e, idx, c->upstream, c->port, c->name, why);
+        return;
+    }
+    c->sniff_done = true;
+}
+
+static void flush_sniffed(struct sg_net *e, int idx)
+{
+    struct conn *c = e->conns[idx];
+    while (c->sniff_sent < c->sniff_len) {
+        ssize_t w = send(c->ufd, c->sniff + c->sniff_sent, c->sniff_len - c->sniff_sent,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno != EAGAIN)
+                conn_free(e, idx, true);
+            return;
+        }
+        c->sniff_sent += (size_t)w;
+        c->up.bytes += (uint64_t)w;
+    }
+    c->st = C_RELAY;
+}
+
+static void upstream_ready(struct sg_net *e, int idx)
+{
+    struct conn *c = e->conns[idx];
+    if (!c->connected) {
+        int err = 0;
+        socklen_t l = sizeof err;
+        getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &l);
+        if (err) {
+            char why[640];
+            snprintf(why, sizeof why, "upstream %s: %s", c->upstream, strerror(err));
+            block(e, idx, c->upstream, c->port, c->name, why);
+            return;
+        }
+        c->connected = true;
+        sg_bus_emit(e->bus, SG_EV_NETWORK_EGRESS_ALLOWED,
+                    json_pack("{s:s, s:i, s:s}", "name", c->name, "port", c->port, "upstream",
+                              c->upstream),
+                    "%s:%u allowed (declared) -> %s", c->name, c->port, c->upstream);
+    }
+}
+
+static void on_resolved(struct sg_net *e)
+{
+    struct resolve_job *j;
+    while (read(e->rpipe[0], &j, sizeof j) == (ssize_t)sizeof j) {
+        for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
+            struct conn *c = e->conns[i];
+            if (!c || c->serial != j->serial || c->st != C_RESOLVING)
+                continue;
+            if (j->err) {
+                char why[640];
+                snprintf(why, sizeof why, "%s does not resolve: %s", c->name, gai_strerror(j->err));
+                block(e, i, c->name, c->port, c->name, why);
+            } else {
+                start_connect(e, i, (struct sockaddr *)&j->addr, j->addrlen, false);
+            }
+        }
+        free(j);
+    }
+}
+
+/* ---- the loop's view ---- */
+
+struct sg_net *sg_egress_new(const struct sg_plan *plan, struct sg_event_bus *bus,
+                                int fds[SG_EGRESS_FDS])
+{
+    struct sg_net *e = sg_xcalloc(1, sizeof *e);
+    e->plan = plan;
+    e->bus = bus;
+    for (int i = 0; i < SG_EGRESS_FDS; i++) {
+        e->lfd[i] = fds[i];
+        fds[i] = -1;
+    }
+    if (pipe2(e->rpipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        e->rpipe[0] = e->rpipe[1] = -1;
+    return e;
+}
+
+size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max)
+{
+    size_t n = 0;
+#define PUT(fd_, ev_, kind_, idx_)                                       \
+    do {                                                                 \
+        if (n < max) {                                                   \
+            out[n] = (struct pollfd){.fd = (fd_), .events = (short)(ev_)}; \
+            e->tags[n].kind = (kind_);                                   \
+            e->tags[n].idx = (idx_);                                     \
+            n++;                                                         \
+        }                                                                \
+    } while (0)
+    for (int i = 0; i < SG_EGRESS_FDS; i++)
+        if (e->lfd[i] >= 0)
+            PUT(e->lfd[i], POLLIN, 0, i);
+    if (e->rpipe[0] >= 0)
+        PUT(e->rpipe[0], POLLIN, 3, 0);
+    for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
+        struct conn *c = e->conns[i];
+        if (!c)
+            continue;
+        short cev = 0, uev = 0;
+        switch (c->st) {
+        case C_DNSTCP:
+            cev = POLLIN;
+            break;
+        case C_RESOLVING:
+            cev = c->sniff_done ? 0 : POLLIN;
+            break;
+        case C_CONNECTING:
+            cev = c->sniff_done ? 0 : POLLIN;
+            uev = c->connected ? (c->sniff_done ? POLLOUT : POLLIN) : POLLOUT;
+            break;
+        case C_RELAY:
+            cev = (short)((!c->up.eof && c->up.inpipe < PIPE_CAP ? POLLIN : 0) |
+                          (c->down.inpipe ? POLLOUT : 0));
+            uev = (short)((!c->down.eof && c->down.inpipe < PIPE_CAP ? POLLIN : 0) |
+                          (c->up.inpipe ? POLLOUT : 0));
+            break;
+        }
+        if (cev)
+            PUT(c->cfd, cev, 1, i);
+        if (uev && c->ufd >= 0)
+            PUT(c->ufd, uev, 2, i);
+    }
+#undef PUT
+    e->ntags = n;
+    return n;
+}
+
+void sg_egress_dispatch(struct sg_net *e, const struct pollfd *p, size_t n)
+{
+    for (size_t k = 0; k < n && k < e->ntags; k++) {
+        if (!p[k].revents)
+            continue;
+        int idx = e->tags[k].idx;
+        switch (e->tags[k].kind) {
+        case 0:
+            if (idx == SG_EG_PROXY4 || idx == SG_EG_PROXY6)
+                accept_proxy(e, e->lfd[idx]);
+            else if (idx == SG_EG_DNSU4 || idx == SG_EG_DNSU6)
+                dns_udp(e, e->lfd[idx]);
+            else
+                accept_dns_tcp(e, e->lfd[idx]);
+            break;
+        case 3:
+            on_resolved(e);
+            break;
+        default: {
+            struct conn *c = e->conns[idx];
+            if (!c)
+                break;
+            if (c->st == C_DNSTCP) {
+                dns_tcp_read(e, idx);
+                break;
+            }
+            if (c->st == C_RELAY) {
+                relay(e, idx);
+                break;
+            }
+            if (e->tags[k].kind == 1)
+                sniff_client(e, idx);
+            else if (e->tags[k].kind == 2 && c->st == C_CONNECTING) {
+                upstream_ready(e, idx);
+                c = e->conns[idx];
+                /* the server spoke first: there is no client name to check */
+                if (c && c->connected && !c->sniff_done && c->sniff_len == 0 &&
+                    (p[k].revents & POLLIN))
+                    c->sniff_done = true;
+            }
+            c = e->conns[idx];
+            if (c && c->st == C_CONNECTING && c->connected && c->sniff_done)
+                flush_sniffed(e, idx);
+            break;
+        }
+        }
+    }
+    /* deadlines: a client that begins a hello and never finishes it */
+    int64_t now = now_ms();
+    for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
+        struct conn *c = e->conns[i];
+        if (!c || c->sniff_done || c->st == C_RELAY || now < c->deadline_ms)
+            continue;
+        if (c->st == C_DNSTCP)
+            conn_free(e, i, true);
+        else if (c->sniff_len > 0)
+            block(e, i, c->upstream[0] ? c->upstream : c->name, c->port, c->name,
+                  "the first message never completed (cannot check its name)");
+        else {
+            c->sniff_done = true; /* nothing said: a server-first protocol */
+            if (c->st == C_CONNECTING && c->connected)
+                flush_sniffed(e, i);
+        }
+    }
+}
+
+int sg_egress_timeout(const struct sg_net *e)
+{
+    int64_t next = -1, now = now_ms();
+    for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
+        const struct conn *c = e->conns[i];
+        if (!c || c->sniff_done || c->st == C_RELAY)
+            continue;
+        if (next < 0 || c->deadline_ms < next)
+            next = c->deadline_ms;
+    }
+    if (next < 0)
+        return -1;
+    return next <= now ? 0 : (int)(next - now);
+}
+
+void sg_egress_free(struct sg_net *e)
+{
+    if (!e)
+        return;
+    for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++)
+        conn_free(e, i, false);
+    for (int i = 0; i < SG_EGRESS_FDS; i++)
+        if (e->lfd[i] >= 0)
+            close(e->lfd[i]);
+    for (size_t i = 0; i < e->nnames; i++)
+        free(e->names[i]);
+    /* resolver threads still running own their jobs; their write fails once
+     * the pipe is closed and they free the job themselves */
+    if (e->rpipe[0] >= 0)
+        close(e->rpipe[0]);
+    if (e->rpipe[1] >= 0)
+        close(e->rpipe[1]);
+    free(e);
+}
