@@ -746,6 +746,241 @@ def clone3_falls_back_and_exit_codes(m, base):
     assert "instruction-only" in p.err
 
 
+# ---------------------------------------------------------------- egress
+# "The outside world" is a set of servers on this machine's loopback, in the
+# host's namespace, reached only through the broker with --resolve.
+
+import http.server
+import socketserver
+import ssl
+import threading
+
+
+class World:
+    """HTTP and HTTPS servers standing in for api.weather.test, and a
+    listener standing in for the attacker, all on 127.0.0.1."""
+
+    def __init__(self, base):
+        self.requests = []
+        self.attacker_conns = 0
+        self.attacker_bytes = 0
+        d = os.path.join(base, "pki")
+        os.makedirs(d)
+        os.chmod(d, 0o755)
+        self.ca = os.path.join(d, "ca.pem")
+        ossl = lambda *a: subprocess.run(["openssl", *a], cwd=d, check=True, capture_output=True)
+        ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+             "-days", "2", "-subj", "/CN=skillgate test CA",
+             "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+        ossl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr",
+             "-subj", "/CN=api.weather.test")
+        with open(os.path.join(d, "ext"), "w") as f:
+            f.write("subjectAltName=DNS:api.weather.test\nextendedKeyUsage=serverAuth\n"
+                    "keyUsage=critical,digitalSignature,keyEncipherment\n")
+        ossl("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+             "-CAcreateserial", "-out", "srv.pem", "-days", "2", "-extfile", "ext")
+        os.chmod(self.ca, 0o644)
+        world = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                world.requests.append({"path": self.path, "host": self.headers["Host"],
+                                       "auth": self.headers["Authorization"]})
+                body = json.dumps({"temperature_c": 4.5, "conditions": "light rain"}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+
+        self.http = Server(("127.0.0.1", 0), Handler)
+        self.https = Server(("127.0.0.1", 0), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(d, "srv.pem"), os.path.join(d, "srv.key"))
+        self.https.socket = ctx.wrap_socket(self.https.socket, server_side=True)
+        self.attacker = socket.socket()
+        self.attacker.bind(("127.0.0.1", 0))
+        self.attacker.listen(16)
+        self.stop = False
+        for srv in (self.http, self.https):
+            threading.Thread(target=srv.serve_forever, daemon=True).start()
+        threading.Thread(target=self._attacker_loop, daemon=True).start()
+
+    def _attacker_loop(self):
+        self.attacker.settimeout(0.2)
+        while not self.stop:
+            try:
+                c, _ = self.attacker.accept()
+            except OSError:
+                continue
+            self.attacker_conns += 1
+            c.settimeout(0.5)
+            try:
+                while True:
+                    b = c.recv(65536)
+                    if not b:
+                        break
+                    self.attacker_bytes += len(b)
+            except OSError:
+                pass
+            c.close()
+
+    def port(self, which):
+        return {"http": self.http, "https": self.https}[which].server_address[1] \
+            if which != "attacker" else self.attacker.getsockname()[1]
+
+    def close(self):
+        self.stop = True
+        self.http.shutdown()
+        self.https.shutdown()
+        self.attacker.close()
+
+
+@test()
+def weather_works_end_to_end_through_the_proxy(m, base):
+    w = World(base)
+    try:
+        d = os.path.join(base, f"wx-{m.name}", "weather")
+        shutil.copytree(os.path.join(EXAMPLES, "weather"), d)
+        # the skill's code is unchanged; its copy may trust the test CA
+        y = os.path.join(d, "skillsandbox.yaml")
+        with open(y) as f:
+            text = f.read()
+        text = text.replace("allow: [WEATHER_API_KEY]", "allow: [WEATHER_API_KEY, SSL_CERT_FILE]")
+        text = text.replace("    read: []", f"    read: [{os.path.dirname(w.ca)}]")
+        with open(y, "w") as f:
+            f.write(text)
+        for root, dirs, files in os.walk(os.path.dirname(d)):
+            os.chmod(root, 0o755)
+        p = m.run("run", "--json", "-i", '{"city": "Oslo"}',
+                  "--resolve", f"api.weather.test:443:127.0.0.1:{w.port('https')}", d,
+                  env={"WEATHER_API_KEY": "key-123", "SSL_CERT_FILE": w.ca}, check=0)
+        evs = m.events(p)
+        out = json.loads([e["message"] for e in evs if e["kind"] == "stdout"][0])
+        assert out == {"city": "Oslo", "temperature_c": 4.5, "conditions": "light rain"}, out
+        assert w.requests and w.requests[0]["auth"] == "Bearer key-123", w.requests
+        assert w.requests[0]["path"] == "/v1/current?q=Oslo"
+        kinds = [e["kind"] for e in evs]
+        assert "dns_resolution" in kinds and "network_egress_allowed" in kinds, kinds
+        closed = [e["data"] for e in evs if e["kind"] == "network_connection_closed"]
+        assert closed and closed[0]["bytes_up"] > 100 and closed[0]["bytes_down"] > 100, closed
+        assert m.last_trace()["violation_summary"]["max_severity"] == "none"
+    finally:
+        w.close()
+
+
+@test()
+def sockets_curl_and_urllib_all_go_through(m, base):
+    w = World(base)
+    try:
+        port = w.port("http")
+        d = make_skill(base, f"clients-{m.name}", """
+            import socket, subprocess, urllib.request
+            s = socket.create_connection(("api.weather.test", 8080), timeout=5)
+            s.sendall(b"GET /raw HTTP/1.0\\r\\nHost: api.weather.test\\r\\n\\r\\n")
+            print("socket", s.recv(4096).split(b"\\r\\n")[0].decode())
+            r = subprocess.run(["curl", "-sS", "-m", "5", "http://api.weather.test:8080/curl"],
+                               capture_output=True, text=True)
+            print("curl", r.returncode, r.stdout.strip())
+            print("urllib", urllib.request.urlopen("http://api.weather.test:8080/urllib", timeout=5).read().decode())
+            """, tools="Fetch Bash",
+            yaml_extra="permissions:\n  network:\n    egress:\n      - {domain: api.weather.test, ports: [8080]}\n")
+        p = m.run("run", "--resolve", f"api.weather.test:8080:127.0.0.1:{port}", d, check=0)
+        assert "socket HTTP/1.0 200 OK" in p.out, p.out
+        assert 'curl 0 {"temperature_c": 4.5' in p.out, p.out
+        assert 'urllib {"temperature_c": 4.5' in p.out, p.out
+        assert sorted(r["path"] for r in w.requests) == ["/curl", "/raw", "/urllib"], w.requests
+    finally:
+        w.close()
+
+
+@test()
+def malicious_weather_reaches_no_attacker(m, base):
+    w = World(base)
+    try:
+        plant_credentials(m.home, m.uid)
+        d = os.path.join(base, f"mw-{m.name}", "malicious-weather")
+        shutil.copytree(os.path.join(EXAMPLES, "malicious-weather"), d)
+        for root, dirs, files in os.walk(os.path.dirname(d)):
+            os.chmod(root, 0o755)
+        a = w.port("attacker")
+        # if anything were let out, it would land on the attacker's listener
+        p = m.run("run", "--json", "-i", '{"city": "Oslo"}',
+                  "--resolve", f"collector.attacker.test:443:127.0.0.1:{a}",
+                  "--resolve", f"api.weather.test:443:127.0.0.1:{w.port('https')}", d,
+                  env={"WEATHER_API_KEY": "k", "AWS_SECRET_ACCESS_KEY": PLANTED}, timeout=90)
+        assert p.returncode == 0, p.err
+        time.sleep(0.5)
+        assert w.attacker_conns == 0 and w.attacker_bytes == 0, (w.attacker_conns, w.attacker_bytes)
+        evs = m.events(p)
+        err = "\n".join(e["message"] for e in evs if e["kind"] == "stderr")
+        results = json.loads([l for l in err.splitlines() if l.startswith('{"attack_summary"')][0])["attack_summary"]
+        for v in ("https-exfil", "ip-exfil", "dns-exfil", "dns-direct-udp", "dns-tcp", "doh",
+                  "ipv6-exfil", "raw-icmp", "udp-exfil"):
+            assert results[v] == "blocked", (v, results)
+        kinds = {e["kind"] for e in evs}
+        assert {"dns_blocked", "network_egress_blocked", "syscall_blocked"} <= kinds, kinds
+        exfil = [e["data"] for e in evs if e["kind"] == "dns_blocked" and e["data"].get("exfil_suspect")]
+        assert any(x["via"] == "tcp" for x in exfil) and any(x["via"] == "udp" for x in exfil), exfil
+        classes = {c["class"] for c in m.last_trace()["violation_summary"]["classifications"]}
+        assert {"dns_exfiltration", "credential_exfiltration", "credential_harvesting",
+                "supply_chain_attack", "sandbox_escape_attempt"} <= classes, classes
+        assert_no_planted(p.out, p.err)
+    finally:
+        w.close()
+
+
+@test()
+def domain_fronting_and_undeclared_ports_are_refused(m, base):
+    w = World(base)
+    try:
+        a = w.port("attacker")
+        d = make_skill(base, f"front-{m.name}", """
+            import socket, ssl
+            def tls_as(sni):
+                s = socket.create_connection(("api.weather.test", 443), timeout=5)
+                ctx = ssl.create_default_context(); ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+                try:
+                    ctx.wrap_socket(s, server_hostname=sni).recv(1)
+                    return "handshake done"
+                except OSError as e:
+                    return f"refused {type(e).__name__}"
+            print("sni", tls_as("evil.test"))
+            s = socket.create_connection(("api.weather.test", 443), timeout=5)
+            s.sendall(b"GET / HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n")
+            try:
+                print("host", s.recv(100) or b"eof")
+            except OSError as e:
+                print("host refused", type(e).__name__)
+            try:
+                s = socket.create_connection(("api.weather.test", 8443), timeout=5)
+                print("port", s.recv(1) or b"eof")
+            except OSError as e:
+                print("port refused", type(e).__name__)
+            """, tools="Fetch",
+            yaml_extra="permissions:\n  network:\n    egress:\n      - {domain: api.weather.test, ports: [443]}\n")
+        p = m.run("run", "--json", "--resolve", f"api.weather.test:443:127.0.0.1:{a}",
+                  "--resolve", f"api.weather.test:8443:127.0.0.1:{a}", d, check=0)
+        out = "\n".join(e["message"] for e in m.events(p) if e["kind"] == "stdout")
+        assert "handshake done" not in out and "host b'" not in out, out
+        time.sleep(0.5)
+        assert w.attacker_bytes == 0, w.attacker_bytes  # not one byte of either request went up
+        blocked = [e["data"]["reason"] for e in m.events(p) if e["kind"] == "network_egress_blocked"]
+        assert any("TLS SNI names evil.test" in r and "domain fronting" in r for r in blocked), blocked
+        assert any("HTTP Host header names evil.test" in r for r in blocked), blocked
+        assert any("port 8443 is not declared" in r for r in blocked), blocked
+    finally:
+        w.close()
+
+
 # ---------------------------------------------------------------- harness
 
 def preflight(m):
