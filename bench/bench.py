@@ -53,12 +53,138 @@ def bench_discover(top, rounds=15):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+
+
+# ---- egress: proxy throughput and added connect latency ----------------
+
+EGRESS_CLIENT = r"""
+import socket, sys, time, os
+host, port, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+if mode == "download":
+    t = time.perf_counter()
+    s = socket.create_connection((host, port))
+    s.sendall(b"\x02GO")  # no HTTP method prefix: the proxy decides at once
+    n = 0
+    buf = bytearray(1 << 20)
+    while True:
+        k = s.recv_into(buf)
+        if not k:
+            break
+        n += k
+    print(f"{n} {time.perf_counter() - t:.6f}")
+else:
+    lat = []
+    for _ in range(int(mode)):
+        t = time.perf_counter()
+        s = socket.create_connection((host, port))
+        s.sendall(b"\\x01")  # not the start of an HTTP method: the proxy decides at once
+        s.recv(1)
+        lat.append(time.perf_counter() - t)
+        s.close()
+    lat.sort()
+    print(f"{lat[len(lat) // 2] * 1000:.4f}")
+"""
+
+
+def _server(size):
+    import socket as so
+    import threading
+    srv = so.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+    chunk = b"\0" * (1 << 20)
+
+    def serve(c):
+        try:
+            first = c.recv(3)
+            if first == b"\x02GO":
+                for _ in range(size >> 20):
+                    c.sendall(chunk)
+            else:
+                c.sendall(b"\x01")
+        except OSError:
+            pass
+        c.close()
+
+    def loop():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return srv
+
+
+def bench_egress(top, rounds=5, size=1 << 30, connects=200):
+    sg = os.path.join(top, "build", "skillgate")
+    srv = _server(size)
+    port = srv.getsockname()[1]
+    tmp = tempfile.mkdtemp(prefix="sgbench.")
+    os.chmod(tmp, 0o755)
+    try:
+        d = os.path.join(tmp, "egress-bench")
+        os.makedirs(d)
+        with open(os.path.join(d, "client.py"), "w") as f:
+            f.write(EGRESS_CLIENT)
+        with open(os.path.join(d, "SKILL.md"), "w") as f:
+            f.write("---\nname: egress-bench\ndescription: proxy benchmark\n---\n")
+        for mode in ("download", str(connects)):
+            with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
+                f.write("skill: {name: egress-bench, description: b}\n"
+                        "permissions:\n  network:\n    egress:\n"
+                        "      - {domain: bench.example.test, ports: [9]}\n"
+                        "resources: {max_runtime_seconds: 600, max_output_bytes: 65536}\n"
+                        f"entrypoint: {{command: python3, args: [client.py, bench.example.test, '9', '{mode}']}}\n")
+            for root, dirs, files in os.walk(d):
+                os.chmod(root, 0o755)
+                for x in files:
+                    os.chmod(os.path.join(root, x), 0o644)
+            direct_cmd = ["python3", os.path.join(d, "client.py"), "127.0.0.1", str(port), mode]
+            proxied_cmd = [sg, "run", "--resolve", f"bench.example.test:9:127.0.0.1:{port}", d]
+            direct, proxied = [], []
+            for _ in range(rounds):  # interleaved
+                direct.append(subprocess.run(direct_cmd, capture_output=True, text=True,
+                                             check=True).stdout.split())
+                proxied.append(subprocess.run(proxied_cmd, capture_output=True, text=True,
+                                              check=True).stdout.split())
+            if mode == "download":
+                rate = lambda r: int(r[0]) / float(r[1]) / 1e6
+                dr = [rate(r) for r in direct]
+                pr = [rate(r) for r in proxied]
+                assert all(int(r[0]) == size for r in direct + proxied), "short download"
+                print(f"\n### egress ({platform.node()}, {os.cpu_count()} cores, "
+                      f"{time.strftime('%Y-%m-%d')}, {rounds} interleaved rounds)\n")
+                print("| what | median | min | max | ratio to direct | command |")
+                print("|---|---:|---:|---:|---:|---|")
+                print(f"| 1 GiB download, direct | {statistics.median(dr):.0f} MB/s | {min(dr):.0f} | "
+                      f"{max(dr):.0f} | 1.00x | `python3 client.py 127.0.0.1 PORT download` |")
+                print(f"| 1 GiB download, through the proxy | {statistics.median(pr):.0f} MB/s | "
+                      f"{min(pr):.0f} | {max(pr):.0f} | {statistics.median(pr) / statistics.median(dr):.2f}x"
+                      f" | `skillgate run --resolve bench.example.test:9:127.0.0.1:PORT SKILL` |")
+            else:
+                dl = [float(r[0]) for r in direct]
+                pl = [float(r[0]) for r in proxied]
+                print(f"| connect + 1-byte round trip, direct (median of {connects}) | "
+                      f"{statistics.median(dl):.3f} ms | {min(dl):.3f} | {max(dl):.3f} | 1.00x | same client |")
+                print(f"| the same through the proxy | {statistics.median(pl):.3f} ms | {min(pl):.3f} | "
+                      f"{max(pl):.3f} | {statistics.median(pl) / statistics.median(dl):.2f}x | "
+                      f"added: {statistics.median(pl) - statistics.median(dl):.3f} ms |")
+    finally:
+        srv.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     top = sys.argv[1]
-    which = sys.argv[2:] or ["discover"]
+    which = sys.argv[2:] or ["discover", "egress"]
     for w in which:
         if w == "discover":
             bench_discover(top)
+        elif w == "egress":
+            bench_egress(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 

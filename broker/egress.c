@@ -21,7 +21,7 @@
 #define IP6T_SO_ORIGINAL_DST 80
 #endif
 
-#define PIPE_CAP 65536
+#define PIPE_CAP (1 << 20)
 #define DNS_TTL 5
 
 enum cstate { C_RESOLVING, C_CONNECTING, C_RELAY, C_DNSTCP };
@@ -41,8 +41,9 @@ struct conn {
     uint16_t port;
     char upstream[INET6_ADDRSTRLEN + 8];
     uint8_t sniff[SG_SNIFF_MAX];
-    size_t sniff_len, sniff_sent;
+    size_t sniff_len, sniff_sent, fwd_limit; /* read, sent up, cleared to send */
     bool sniff_done, connected;
+    int64_t grace_ms; /* when a bare method prefix ("GE") may go up */
     struct dir up, down; /* up: skill -> world, down: world -> skill */
     int64_t started_ms, deadline_ms;
 };
@@ -551,29 +552,41 @@ static void dns_tcp_read(struct sg_net *e, int idx)
     conn_free(e, idx, false);
 }
 
-/* Move bytes one way: src -> pipe -> dst, without copying through us. */
+/* Move bytes one way: src -> pipe -> dst, without copying through us, until
+ * either side would block (one wake-up moves as much as it can). */
 static int pump(struct dir *d, int src, int dst)
 {
-    if (d->p[0] < 0 && pipe2(d->p, O_CLOEXEC | O_NONBLOCK) < 0)
-        return -errno;
-    if (!d->eof && d->inpipe < PIPE_CAP) {
-        ssize_t n = splice(src, NULL, d->p[1], NULL, PIPE_CAP - d->inpipe,
-                           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-        if (n > 0)
-            d->inpipe += (size_t)n;
-        else if (n == 0)
-            d->eof = true;
-        else if (errno != EAGAIN && errno != EINTR)
+    if (d->p[0] < 0) {
+        if (pipe2(d->p, O_CLOEXEC | O_NONBLOCK) < 0)
             return -errno;
+        fcntl(d->p[1], F_SETPIPE_SZ, PIPE_CAP); /* best effort: fewer, larger splices */
     }
-    if (d->inpipe > 0) {
-        ssize_t n = splice(d->p[0], NULL, dst, NULL, d->inpipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-        if (n > 0) {
-            d->inpipe -= (size_t)n;
-            d->bytes += (uint64_t)n;
-        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-            return -errno;
+    for (int round = 0; round < 64; round++) {
+        bool moved = false;
+        if (!d->eof && d->inpipe < PIPE_CAP) {
+            ssize_t n = splice(src, NULL, d->p[1], NULL, PIPE_CAP - d->inpipe,
+                               SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            if (n > 0) {
+                d->inpipe += (size_t)n;
+                moved = true;
+            } else if (n == 0) {
+                d->eof = true;
+            } else if (errno != EAGAIN && errno != EINTR) {
+                return -errno;
+            }
         }
+        if (d->inpipe > 0) {
+            ssize_t n = splice(d->p[0], NULL, dst, NULL, d->inpipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            if (n > 0) {
+                d->inpipe -= (size_t)n;
+                d->bytes += (uint64_t)n;
+                moved = true;
+            } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                return -errno;
+            }
+        }
+        if (!moved)
+            break;
     }
     if (d->eof && d->inpipe == 0 && !d->shut) {
         shutdown(dst, SHUT_WR);
@@ -582,34 +595,41 @@ static int pump(struct dir *d, int src, int dst)
     return 0;
 }
 
-static void relay(struct sg_net *e, int idx)
+/* A first message that is only the beginning of an HTTP method ("G", "PO")
+ * cannot carry a name yet: after a short grace it may go up while the rest
+ * is still checked, so a client that sends just that and waits is not stuck. */
+static bool method_prefix_only(const uint8_t *b, size_t n)
 {
-    struct conn *c = e->conns[idx];
-    if (pump(&c->up, c->cfd, c->ufd) < 0 || pump(&c->down, c->ufd, c->cfd) < 0) {
-        conn_free(e, idx, true);
-        return;
-    }
-    if (c->up.shut && c->down.shut)
-        conn_free(e, idx, false);
+    static const char *const m[] = {"GET ", "POST ", "PUT ", "HEAD ", "DELETE ", "PATCH ",
+                                    "OPTIONS ", "CONNECT ", "TRACE "};
+    for (size_t i = 0; i < SG_ARRAY_LEN(m); i++)
+        if (n < strlen(m[i]) && !memcmp(b, m[i], n))
+            return true;
+    return false;
 }
 
-/* Before anything goes up: what name does the client's first message carry? */
+#define SNIFF_GRACE_MS 300
+
+/* Before a byte goes up: what name does the client's first message carry?
+ * Reads into the sniff buffer and decides how much of it may be sent. */
 static void sniff_client(struct sg_net *e, int idx)
 {
     struct conn *c = e->conns[idx];
     if (c->sniff_done || c->sniff_len >= sizeof c->sniff)
         return;
     ssize_t n = recv(c->cfd, c->sniff + c->sniff_len, sizeof c->sniff - c->sniff_len, MSG_DONTWAIT);
-    if (n == 0 && c->sniff_len == 0) {
-        conn_free(e, idx, false); /* connected and left without a word */
+    if (n < 0)
         return;
-    }
-    if (n > 0)
+    if (n == 0) {
+        /* the client is done sending: what it sent is all there is */
+        c->up.eof = true;
+    } else {
+        if (c->sniff_len == 0)
+            c->deadline_ms = now_ms() + SG_SNIFF_TIMEOUT_MS;
         c->sniff_len += (size_t)n;
+    }
     char seen[SG_DNS_NAME_MAX + 1];
     enum sg_sniff s = sg_sniff_name(c->sniff, c->sniff_len, seen, sizeof seen);
-    if (s == SG_SNIFF_NEED_MORE && c->sniff_len < sizeof c->sniff && n != 0)
-        return;
     if ((s == SG_SNIFF_TLS || s == SG_SNIFF_HTTP) && seen[0] && strcmp(seen, c->name) != 0) {
         char why[640];
         snprintf(why, sizeof why, "%s names %s, but the address was issued for %s "
@@ -618,45 +638,81 @@ static void sniff_client(struct sg_net *e, int idx)
         block(e, idx, c->upstream, c->port, c->name, why);
         return;
     }
-    c->sniff_done = true;
+    if (s != SG_SNIFF_NEED_MORE || c->up.eof) {
+        c->sniff_done = true;
+        c->fwd_limit = c->sniff_len;
+        return;
+    }
+    if (method_prefix_only(c->sniff, c->sniff_len)) {
+        if (!c->grace_ms)
+            c->grace_ms = now_ms() + SNIFF_GRACE_MS;
+    }
+    /* otherwise hold: a hello or an HTTP head in the making, checked whole */
 }
 
-static void flush_sniffed(struct sg_net *e, int idx)
+/* Send what the sniffer cleared; then the up direction is spliced. */
+static int flush_sniffed(struct sg_net *e, int idx)
 {
     struct conn *c = e->conns[idx];
-    while (c->sniff_sent < c->sniff_len) {
-        ssize_t w = send(c->ufd, c->sniff + c->sniff_sent, c->sniff_len - c->sniff_sent,
+    while (c->sniff_sent < c->fwd_limit) {
+        ssize_t w = send(c->ufd, c->sniff + c->sniff_sent, c->fwd_limit - c->sniff_sent,
                          MSG_DONTWAIT | MSG_NOSIGNAL);
         if (w < 0) {
-            if (errno != EAGAIN)
-                conn_free(e, idx, true);
-            return;
+            if (errno == EAGAIN || errno == EINTR)
+                return 0;
+            conn_free(e, idx, true);
+            return -1;
         }
         c->sniff_sent += (size_t)w;
         c->up.bytes += (uint64_t)w;
     }
-    c->st = C_RELAY;
+    if (c->sniff_done && c->sniff_sent == c->sniff_len && c->up.eof && !c->up.shut) {
+        shutdown(c->ufd, SHUT_WR);
+        c->up.shut = true;
+    }
+    return 0;
 }
 
 static void upstream_ready(struct sg_net *e, int idx)
 {
     struct conn *c = e->conns[idx];
-    if (!c->connected) {
-        int err = 0;
-        socklen_t l = sizeof err;
-        getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &l);
-        if (err) {
-            char why[640];
-            snprintf(why, sizeof why, "upstream %s: %s", c->upstream, strerror(err));
-            block(e, idx, c->upstream, c->port, c->name, why);
-            return;
-        }
-        c->connected = true;
-        sg_bus_emit(e->bus, SG_EV_NETWORK_EGRESS_ALLOWED,
-                    json_pack("{s:s, s:i, s:s}", "name", c->name, "port", c->port, "upstream",
-                              c->upstream),
-                    "%s:%u allowed (declared) -> %s", c->name, c->port, c->upstream);
+    int err = 0;
+    socklen_t l = sizeof err;
+    getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &l);
+    if (err) {
+        char why[640];
+        snprintf(why, sizeof why, "upstream %s: %s", c->upstream, strerror(err));
+        block(e, idx, c->upstream, c->port, c->name, why);
+        return;
     }
+    c->connected = true;
+    c->st = C_RELAY;
+    sg_bus_emit(e->bus, SG_EV_NETWORK_EGRESS_ALLOWED,
+                json_pack("{s:s, s:i, s:s}", "name", c->name, "port", c->port, "upstream",
+                          c->upstream),
+                "%s:%u allowed (declared) -> %s", c->name, c->port, c->upstream);
+}
+
+/* Connected: the world's bytes flow down from the start; the skill's go up
+ * through the sniffer until its first message is cleared, then by splice. */
+static void relay(struct sg_net *e, int idx)
+{
+    struct conn *c = e->conns[idx];
+    if (!c->sniff_done || c->sniff_sent < c->sniff_len) {
+        if (!c->sniff_done)
+            sniff_client(e, idx);
+        if (!e->conns[idx] || flush_sniffed(e, idx) < 0)
+            return;
+    } else if (pump(&c->up, c->cfd, c->ufd) < 0) {
+        conn_free(e, idx, true);
+        return;
+    }
+    if (pump(&c->down, c->ufd, c->cfd) < 0) {
+        conn_free(e, idx, true);
+        return;
+    }
+    if (c->up.shut && c->down.shut)
+        conn_free(e, idx, false);
 }
 
 static void on_resolved(struct sg_net *e)
@@ -727,14 +783,18 @@ size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max)
             break;
         case C_CONNECTING:
             cev = c->sniff_done ? 0 : POLLIN;
-            uev = c->connected ? (c->sniff_done ? POLLOUT : POLLIN) : POLLOUT;
+            uev = POLLOUT;
             break;
-        case C_RELAY:
-            cev = (short)((!c->up.eof && c->up.inpipe < PIPE_CAP ? POLLIN : 0) |
+        case C_RELAY: {
+            bool sniffing = !c->sniff_done || c->sniff_sent < c->sniff_len;
+            cev = (short)((!c->up.eof && (sniffing ? !c->sniff_done : c->up.inpipe < PIPE_CAP)
+                               ? POLLIN
+                               : 0) |
                           (c->down.inpipe ? POLLOUT : 0));
             uev = (short)((!c->down.eof && c->down.inpipe < PIPE_CAP ? POLLIN : 0) |
-                          (c->up.inpipe ? POLLOUT : 0));
+                          (c->up.inpipe || c->sniff_sent < c->fwd_limit ? POLLOUT : 0));
             break;
+        }
         }
         if (cev)
             PUT(c->cfd, cev, 1, i);
@@ -777,38 +837,44 @@ void sg_egress_dispatch(struct sg_net *e, const struct pollfd *p, size_t n)
                 break;
             }
             if (e->tags[k].kind == 1)
-                sniff_client(e, idx);
-            else if (e->tags[k].kind == 2 && c->st == C_CONNECTING) {
+                sniff_client(e, idx); /* still connecting: gather, send nothing */
+            else if (e->tags[k].kind == 2 && c->st == C_CONNECTING)
                 upstream_ready(e, idx);
-                c = e->conns[idx];
-                /* the server spoke first: there is no client name to check */
-                if (c && c->connected && !c->sniff_done && c->sniff_len == 0 &&
-                    (p[k].revents & POLLIN))
-                    c->sniff_done = true;
-            }
-            c = e->conns[idx];
-            if (c && c->st == C_CONNECTING && c->connected && c->sniff_done)
-                flush_sniffed(e, idx);
+            if (e->conns[idx] && e->conns[idx]->st == C_RELAY)
+                relay(e, idx);
             break;
         }
         }
     }
-    /* deadlines: a client that begins a hello and never finishes it */
+    /* deadlines */
     int64_t now = now_ms();
     for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
         struct conn *c = e->conns[i];
-        if (!c || c->sniff_done || c->st == C_RELAY || now < c->deadline_ms)
+        if (!c || c->sniff_done)
             continue;
-        if (c->st == C_DNSTCP)
-            conn_free(e, i, true);
-        else if (c->sniff_len > 0)
-            block(e, i, c->upstream[0] ? c->upstream : c->name, c->port, c->name,
-                  "the first message never completed (cannot check its name)");
-        else {
-            c->sniff_done = true; /* nothing said: a server-first protocol */
-            if (c->st == C_CONNECTING && c->connected)
-                flush_sniffed(e, i);
+        if (c->st == C_DNSTCP) {
+            if (now >= c->deadline_ms)
+                conn_free(e, i, true);
+            continue;
         }
+        /* a bare method prefix may go up after its grace: no name in it */
+        if (c->grace_ms && now >= c->grace_ms && method_prefix_only(c->sniff, c->sniff_len)) {
+            c->fwd_limit = c->sniff_len;
+            c->grace_ms = 0;
+            c->deadline_ms = now + SG_SNIFF_TIMEOUT_MS;
+            if (c->st == C_RELAY)
+                flush_sniffed(e, i);
+            continue;
+        }
+        if (c->sniff_len == 0 || now < c->deadline_ms)
+            continue; /* nothing said yet is fine: server-first protocols */
+        if (method_prefix_only(c->sniff, c->sniff_len)) {
+            c->sniff_done = true; /* it went up already and can name nothing */
+            c->fwd_limit = c->sniff_len;
+            continue;
+        }
+        block(e, i, c->upstream[0] ? c->upstream : c->name, c->port, c->name,
+              "the first message never completed (cannot check its name)");
     }
 }
 
@@ -817,10 +883,11 @@ int sg_egress_timeout(const struct sg_net *e)
     int64_t next = -1, now = now_ms();
     for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
         const struct conn *c = e->conns[i];
-        if (!c || c->sniff_done || c->st == C_RELAY)
+        if (!c || c->sniff_done || (c->sniff_len == 0 && c->st != C_DNSTCP))
             continue;
-        if (next < 0 || c->deadline_ms < next)
-            next = c->deadline_ms;
+        int64_t d = c->grace_ms ? c->grace_ms : c->deadline_ms;
+        if (next < 0 || d < next)
+            next = d;
     }
     if (next < 0)
         return -1;
