@@ -764,6 +764,8 @@ class World:
         self.requests = []
         self.attacker_conns = 0
         self.attacker_bytes = 0
+        self.attacker_data = bytearray()
+        self.attacker_reply = None  # bytes to answer each connection with, if any
         d = os.path.join(base, "pki")
         os.makedirs(d)
         os.chmod(d, 0o755)
@@ -823,11 +825,14 @@ class World:
             self.attacker_conns += 1
             c.settimeout(0.5)
             try:
+                if self.attacker_reply:
+                    c.sendall(self.attacker_reply)
                 while True:
                     b = c.recv(65536)
                     if not b:
                         break
                     self.attacker_bytes += len(b)
+                    self.attacker_data += b
             except OSError:
                 pass
             c.close()
@@ -977,6 +982,43 @@ def domain_fronting_and_undeclared_ports_are_refused(m, base):
         assert any("TLS SNI names evil.test" in r and "domain fronting" in r for r in blocked), blocked
         assert any("HTTP Host header names evil.test" in r for r in blocked), blocked
         assert any("port 8443 is not declared" in r for r in blocked), blocked
+    finally:
+        w.close()
+
+
+@test()
+def split_first_messages_are_checked_whole(m, base):
+    w = World(base)
+    try:
+        a = w.port("attacker")
+        w.attacker_reply = b"+READY\r\n"
+        d = make_skill(base, f"split-{m.name}", """
+            import socket, time
+            # a client whose first message is just "GE" and then waits: not stuck
+            s = socket.create_connection(("api.weather.test", 443), timeout=5)
+            t0 = time.monotonic()
+            s.sendall(b"GE")
+            print("reply", s.recv(100), round(time.monotonic() - t0, 1))
+            # fronting split in two: the bare prefix may go up, the Host never does
+            s = socket.create_connection(("api.weather.test", 443), timeout=5)
+            s.recv(100)
+            s.sendall(b"P")
+            time.sleep(0.6)
+            try:
+                s.sendall(b"OST /x HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n")
+                print("split", s.recv(100) or b"eof")
+            except OSError as e:
+                print("split refused", type(e).__name__)
+            """, tools="Fetch",
+            yaml_extra="permissions:\n  network:\n    egress:\n      - {domain: api.weather.test, ports: [443]}\n")
+        p = m.run("run", "--json", "--resolve", f"api.weather.test:443:127.0.0.1:{a}", d, check=0)
+        out = "\n".join(e["message"] for e in m.events(p) if e["kind"] == "stdout")
+        r = re.search(r"reply b'\+READY\\r\\n' ([\d.]+)", out)
+        assert r and float(r.group(1)) < 2.0, out
+        time.sleep(0.5)
+        assert b"evil" not in w.attacker_data and b"OST" not in w.attacker_data, bytes(w.attacker_data)
+        blocked = [e["data"]["reason"] for e in m.events(p) if e["kind"] == "network_egress_blocked"]
+        assert any("Host header names evil.test" in x for x in blocked), blocked
     finally:
         w.close()
 
