@@ -26,6 +26,7 @@ struct sg_run_result {
     int skill_status;        /* the skill's wait status, when it ran */
     int64_t started_ms, ended_ms;
     uint64_t bytes[2], dropped[2]; /* stdout, stderr */
+    char out_sha256[72], err_sha256[72]; /* over every byte read, dropped or not */
     char failed_step[96];
     int failed_errno;
 };

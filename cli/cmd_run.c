@@ -1,11 +1,13 @@
 /* skillgate run: a skill under the sandbox, events live, a trace at the end. */
 #include <arpa/inet.h>
+#include <openssl/evp.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "cli.h"
 #include "events.h"
 #include "landlock.h"
@@ -25,6 +27,74 @@ struct out_ctx {
     bool tty_out, tty_err;
     size_t blocked;
 };
+
+/* The first bytes of each stream, for the audit record. */
+struct capture {
+    struct sg_buf out, err;
+};
+
+static void capture_sink(void *ctx, const struct sg_event *ev)
+{
+    struct capture *c = ctx;
+    if (ev->kind != SG_EV_STDOUT && ev->kind != SG_EV_STDERR)
+        return;
+    struct sg_buf *b = ev->kind == SG_EV_STDOUT ? &c->out : &c->err;
+    if (b->len + ev->message_len + 1 <= b->max) {
+        sg_buf_append(b, ev->message, ev->message_len);
+        sg_buf_append(b, "\n", 1);
+    } else {
+        b->dropped += ev->message_len + 1;
+    }
+}
+
+static char *sha256_text(const char *s)
+{
+    unsigned char md[32];
+    unsigned len = 0;
+    EVP_Digest(s, strlen(s), md, &len, EVP_sha256(), NULL);
+    char *out = sg_xmalloc(72);
+    memcpy(out, "sha256:", 7);
+    for (int i = 0; i < 32; i++)
+        snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+    return out;
+}
+
+/* One audit record for the run, after its trace. */
+static void audit_run(json_t *doc, const struct sg_plan *plan, const struct sg_run_result *res,
+                      struct capture *cap, const char *input, const char *trace_path)
+{
+    const char *status = json_string_value(json_object_get(doc, "status"));
+    const char *st = !strcmp(status, "completed") ? (res->exit_code == 0 ? "success" : "failed")
+                     : !strcmp(status, "timeout")  ? "timeout"
+                                                    : "failed";
+    cleanup_free char *in = sha256_text(input ? input : "{}");
+    cleanup_free char *outs = sg_sanitize(cap->out.data ? cap->out.data : "", cap->out.len, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
+    cleanup_free char *errs = sg_sanitize(cap->err.data ? cap->err.data : "", cap->err.len, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
+    json_t *used = json_array();
+    for (size_t i = 0; i < plan->negress; i++)
+        json_array_append_new(used, json_sprintf("network:%s", plan->egress[i].domain));
+    for (size_t i = 0; i < plan->nrw; i++)
+        json_array_append_new(used, json_sprintf("write:%s", plan->rw_paths[i]));
+    for (size_t i = 0; i < plan->npassed; i++)
+        json_array_append_new(used, json_sprintf("env:%s", plan->passed[i]));
+    json_t *rec = json_pack(
+        "{s:s, s:s, s:s, s:O, s:O, s:O, s:s, s:s, s:O, s:s, s:s, s:O, s:O, s:o, s:s, s:s, s:O}",
+        "type", "run", "run_id", plan->run_id, "skill", plan->skill_name, "version",
+        json_object_get(doc, "skill_version"), "digest", json_object_get(doc, "skill_digest"),
+        "policy_digest", json_object_get(doc, "policy_digest"), "input_sha256", in,
+        "output_sha256", res->out_sha256[0] ? res->out_sha256 : "", "exit_code",
+        json_object_get(doc, "exit_code"), "status", st, "started_at",
+        json_string_value(json_object_get(doc, "started_at")), "duration_ms",
+        json_object_get(doc, "duration_ms"), "max_severity",
+        json_object_get(json_object_get(doc, "violation_summary"), "max_severity"),
+        "permissions_used", used, "stdout", outs, "stderr", errs, "trace",
+        trace_path ? json_string(trace_path) : json_null());
+    cleanup_free char *path = sg_audit_path();
+    int r = sg_audit_append(path, rec);
+    if (r < 0)
+        fprintf(stderr, "skillgate: cannot append to the audit log %s: %s\n", path, strerror(-r));
+    json_decref(rec);
+}
 
 /* Default mode: the skill's output as if it ran directly (raw bytes into a
  * pipe or file; sanitized lines on a terminal). */
@@ -414,6 +484,10 @@ int cmd_run(int argc, char **argv)
     sg_trace_init(&trace);
     sg_bus_subscribe(&bus, sg_trace_sink, &trace);
     sg_bus_subscribe(&bus, oc.watch ? watch_sink : oc.json ? json_sink : plain_sink, &oc);
+    struct capture cap;
+    sg_buf_init(&cap.out, SG_AUDIT_OUTPUT_CAP);
+    sg_buf_init(&cap.err, SG_AUDIT_OUTPUT_CAP);
+    sg_bus_subscribe(&bus, capture_sink, &cap);
     struct sg_run_result res;
     sg_session_run(&plan, &bus, &res);
     json_t *doc = sg_trace_build(&trace, sk, &plan, &res);
@@ -424,6 +498,9 @@ int cmd_run(int argc, char **argv)
     if (trace_out && (tr = sg_trace_write(doc, trace_out, sk->root, &written2)) < 0)
         fprintf(stderr, "skillgate: %s: cannot write the trace: %s\n", trace_out,
                 tr == -EPERM ? "inside the skill's folder" : strerror(-tr));
+    audit_run(doc, &plan, &res, &cap, ro.input, written);
+    sg_buf_free(&cap.out);
+    sg_buf_free(&cap.err);
     json_t *vs = json_object_get(doc, "violation_summary");
     if (!oc.json) {
         FILE *f = oc.watch ? stdout : stderr;

@@ -668,6 +668,50 @@ def killed_broker_leaves_nothing_running(m, base):
     left = [x for x in os.listdir(run_base) if x.startswith(f"run-{proc.pid}-")] \
         if os.path.isdir(run_base) else []
     assert left == [], left
+    # the audit log of a run whose broker was killed still verifies
+    p = m.run("audit", "verify", check=0)
+    assert "chain intact" in p.out, p.out
+
+
+@test()
+def audit_log_is_a_chain_that_catches_tampering(m, base):
+    log = os.path.join(m.state, "skillgate", "audit.jsonl")
+    before = sum(1 for _ in open(log)) if os.path.exists(log) else 0
+    m.run("run", "-i", '{"action": "info"}', os.path.join(EXAMPLES, "pdf-text"), check=0)
+    m.run("run", "-i", "{}", os.path.join(EXAMPLES, "shell-tool"), check=0)
+    lines = open(log).read().splitlines()
+    assert len(lines) == before + 2, lines
+    recs = [json.loads(l) for l in lines]
+    last = recs[-1]
+    assert last["type"] == "run" and last["skill"] == "shell-tool" and last["status"] == "success"
+    assert last["prev"] == recs[-2]["hash"] and re.fullmatch(r"sha256:[0-9a-f]{64}", last["hash"])
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", last["input_sha256"])
+    assert "line counts" in last["stdout"]
+    assert stat.S_IMODE(os.stat(log).st_mode) == 0o600
+    p = m.run("audit", "verify", check=0)
+    assert f"{len(lines)} records, chain intact" in p.out, p.out
+    p = m.run("audit", "show", last["run_id"], check=0)
+    assert json.loads(p.out)["run_id"] == last["run_id"]
+    assert "shell-tool: success" in m.run("audit", "tail", "-n", "1", check=0).out
+    # an altered record, a removed record: both break the chain where they are
+    bad = os.path.join(base, f"tampered-{m.name}.jsonl")
+    altered = lines[:]
+    altered[-2] = altered[-2].replace('"success"', '"failed"', 1)
+    open(bad, "w").write("\n".join(altered) + "\n")
+    os.chmod(bad, 0o644)
+    p = m.run("audit", "verify", "-f", bad, check=1)
+    assert f":{len(lines) - 1}: the chain breaks here: its hash does not match" in p.out, p.out
+    open(bad, "w").write("\n".join(lines[:-2] + lines[-1:]) + "\n")
+    p = m.run("audit", "verify", "-f", bad, check=1)
+    assert "does not follow the record before it" in p.out, p.out
+    # a crash mid-write leaves half a line: detected, and the next run's record chains on
+    with open(log, "a") as f:
+        f.write('{"type": "run", "run_id": "torn')
+    m.run("run", "-i", "{}", os.path.join(EXAMPLES, "shell-tool"), check=0)
+    p = m.run("audit", "verify", check=0)
+    assert "1 torn line" in p.out and "chain intact" in p.out, p.out
+
+
 
 
 @test()

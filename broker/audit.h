@@ -1,0 +1,32 @@
+/* audit.jsonl: append-only, one record per run and one per decision, each
+ * carrying the SHA-256 of the record before it, written with O_APPEND and
+ * fsync'd. A torn last line (a crash mid-write) is detected, not trusted. */
+#ifndef SG_AUDIT_H
+#define SG_AUDIT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define SG_AUDIT_LINE_MAX (256 * 1024)
+#define SG_AUDIT_OUTPUT_CAP 4096 /* stdout/stderr kept in a run record */
+
+/* $XDG_STATE_HOME/skillgate/audit.jsonl. Caller frees. */
+char *sg_audit_path(void);
+
+/* Append rec (a JSON object; "prev", "seq" and "hash" are added). Takes the
+ * lock, reads the chain's tip, writes one line, fsyncs. Returns 0 or -errno. */
+int sg_audit_append(const char *path, json_t *rec);
+
+struct sg_audit_check {
+    size_t records;
+    size_t bad_line;  /* 1-based line of the first bad record, 0 when all good */
+    char why[160];
+    int torn;         /* lines that are half a record (a crash mid-write) */
+};
+/* Verify the whole chain. Returns 0 when it holds, -EBADMSG otherwise. */
+int sg_audit_verify(const char *path, struct sg_audit_check *c);
+
+/* The hash of a record: SHA-256 of its canonical JSON without "hash". */
+char *sg_audit_hash(json_t *rec);
+
+#endif

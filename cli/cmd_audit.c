@@ -1,0 +1,147 @@
+/* skillgate audit verify|tail|show: the hash-chained log of runs and decisions. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "audit.h"
+#include "cli.h"
+#include "sanitize.h"
+#include "util.h"
+
+static int verify(const char *path)
+{
+    struct sg_audit_check c;
+    int r = sg_audit_verify(path, &c);
+    if (r == -ENOENT) {
+        printf("%s: no audit log yet\n", path);
+        return SG_EXIT_OK;
+    }
+    if (r < 0 && r != -EBADMSG) {
+        fprintf(stderr, "skillgate: %s: %s\n", path, strerror(-r));
+        return SG_EXIT_USAGE;
+    }
+    if (c.torn)
+        printf("%s: %d torn line%s (a crash mid-write) skipped\n", path, c.torn,
+               c.torn == 1 ? "" : "s");
+    if (r == -EBADMSG) {
+        printf("%s:%zu: the chain breaks here: %s (%zu good records before it)\n", path,
+               c.bad_line, c.why, c.records);
+        return SG_EXIT_INVALID;
+    }
+    printf("%s: %zu records, chain intact\n", path, c.records);
+    return SG_EXIT_OK;
+}
+
+static void print_record(json_t *rec)
+{
+    const char *type = json_string_value(json_object_get(rec, "type"));
+    cleanup_free char *s = NULL;
+    if (type && !strcmp(type, "run")) {
+        s = sg_xasprintf("#%lld %s run %s %s: %s (exit %lld, %lld ms)",
+                         (long long)json_integer_value(json_object_get(rec, "seq")),
+                         json_string_value(json_object_get(rec, "started_at")) ?: "?",
+                         json_string_value(json_object_get(rec, "run_id")) ?: "?",
+                         json_string_value(json_object_get(rec, "skill")) ?: "?",
+                         json_string_value(json_object_get(rec, "status")) ?: "?",
+                         (long long)json_integer_value(json_object_get(rec, "exit_code")),
+                         (long long)json_integer_value(json_object_get(rec, "duration_ms")));
+    } else {
+        s = sg_xasprintf("#%lld %s decision %s %s: %s %s -> %s by %s",
+                         (long long)json_integer_value(json_object_get(rec, "seq")),
+                         json_string_value(json_object_get(rec, "time")) ?: "?",
+                         json_string_value(json_object_get(rec, "run_id")) ?: "?",
+                         json_string_value(json_object_get(rec, "skill")) ?: "?",
+                         json_string_value(json_object_get(rec, "tool")) ?: "?",
+                         json_string_value(json_object_get(rec, "request")) ?: "?",
+                         json_string_value(json_object_get(rec, "decision")) ?: "?",
+                         json_string_value(json_object_get(rec, "decided_by")) ?: "?");
+    }
+    sg_print_safe(stdout, s);
+    fputc('\n', stdout);
+}
+
+static int each(const char *path, const char *run, long tail)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        fprintf(stderr, "skillgate: %s: %s\n", path, strerror(errno));
+        return SG_EXIT_USAGE;
+    }
+    json_t *all = json_array();
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_t *rec = json_loads(line, 0, NULL);
+        if (!rec)
+            continue;
+        const char *id = json_string_value(json_object_get(rec, "run_id"));
+        if (run && (!id || strcmp(id, run) != 0)) {
+            json_decref(rec);
+            continue;
+        }
+        json_array_append_new(all, rec);
+    }
+    free(line);
+    fclose(f);
+    size_t n = json_array_size(all);
+    size_t from = tail > 0 && (size_t)tail < n ? n - (size_t)tail : 0;
+    for (size_t i = from; i < n; i++) {
+        if (run) {
+            json_t *r = json_array_get(all, i);
+            sg_print_json(stdout, r);
+        } else {
+            print_record(json_array_get(all, i));
+        }
+    }
+    json_decref(all);
+    if (run && n == 0) {
+        fprintf(stderr, "skillgate: no records for run %s\n", run);
+        return SG_EXIT_INVALID;
+    }
+    return SG_EXIT_OK;
+}
+
+int cmd_audit(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"file", required_argument, NULL, 'f'},
+                                         {"lines", required_argument, NULL, 'n'},
+                                         {0}};
+    cleanup_free char *path = sg_audit_path();
+    long long lines = 20;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hf:n:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            sg_command_usage(stdout, "audit");
+            printf("\n  verify          check the hash chain; exit 1 at the first bad record\n"
+                   "  tail [-n N]     the last N records, one line each\n"
+                   "  show RUN        every record of one run, as JSON\n"
+                   "  -f, --file F    another audit log (default %s)\n", path);
+            return SG_EXIT_OK;
+        case 'f':
+            free(path);
+            path = sg_xstrdup(optarg);
+            break;
+        case 'n':
+            if (sg_parse_ll(optarg, 1, 1000000, &lines) < 0) {
+                fprintf(stderr, "skillgate: -n takes a count\n");
+                return SG_EXIT_USAGE;
+            }
+            break;
+        default:
+            sg_command_usage(stderr, "audit");
+            return SG_EXIT_USAGE;
+        }
+    }
+    const char *verb = optind < argc ? argv[optind] : "";
+    if (!strcmp(verb, "verify") && optind + 1 == argc)
+        return verify(path);
+    if (!strcmp(verb, "tail") && optind + 1 == argc)
+        return each(path, NULL, (long)lines);
+    if (!strcmp(verb, "show") && optind + 2 == argc)
+        return each(path, argv[optind + 1], 0);
+    sg_command_usage(stderr, "audit");
+    return SG_EXIT_USAGE;
+}
