@@ -67,6 +67,8 @@ static int classify_event(const char *kind, json_t *data, bool touched_credentia
                 return syscall_class[i].cls;
         return C_SANDBOX_ESCAPE_ATTEMPT; /* mount, unshare, bpf, modules, io_uring ... */
     }
+    if (!strcmp(kind, "permission_decided"))
+        return C_NONE; /* a refused request is counted; what it meant is in its own event */
     if (!strcmp(kind, "resource_limit_hit"))
         return C_RESOURCE_ABUSE;
     /* A refused packet alone says nothing about intent while a run has no
@@ -100,7 +102,7 @@ static bool is_enforcement(const char *kind)
 {
     return !strcmp(kind, "syscall_blocked") || !strcmp(kind, "resource_limit_hit") ||
            !strcmp(kind, "network_egress_blocked") || !strcmp(kind, "fs_blocked") ||
-           !strcmp(kind, "dns_blocked");
+           !strcmp(kind, "dns_blocked") || !strcmp(kind, "permission_decided");
 }
 
 json_t *sg_classify(json_t *events)
@@ -126,6 +128,8 @@ json_t *sg_classify(json_t *events)
         json_t *data = json_object_get(ev, "data");
         if (!kind || !is_enforcement(kind))
             continue;
+        if (!strcmp(kind, "permission_decided") && !json_is_true(json_object_get(data, "prevented")))
+            continue; /* an approval is not an enforcement */
         total++;
         if (!json_is_true(json_object_get(data, "prevented")))
             all_prevented = false;

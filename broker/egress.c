@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dns.h"
+#include "perm.h"
 #include "sniff.h"
 #include "util.h"
 
@@ -67,6 +68,10 @@ struct sg_net {
     char *names[SG_EGRESS_MAX_NAMES]; /* synthetic address i+1 <-> names[i] */
     size_t nnames;
     int rpipe[2]; /* resolver threads report here */
+    struct sg_perm *perm;
+    char *approved[256]; /* names a person let through for this run (any port) */
+    size_t napproved;
+    struct dns_wait *waiting; /* queries held while a person decides */
     /* what the last sg_egress_pollfds call listed */
     struct {
         int kind; /* 0 listener, 1 client fd, 2 upstream fd, 3 resolver */
@@ -198,6 +203,68 @@ static void addr_text(const struct sockaddr *sa, char *out, size_t n, int *port)
     }
 }
 
+/* ---- Fetch: asking about what was not declared ---- */
+
+#define MAX_WAITERS 8
+struct dns_wait {
+    struct sg_net *e;
+    struct dns_wait *next;
+    char name[SG_DNS_NAME_MAX + 1];
+    int n;
+    struct {
+        int fd;
+        struct sockaddr_storage from;
+        socklen_t fromlen;
+        uint8_t query[SG_DNS_MAX];
+        size_t len;
+    } w[MAX_WAITERS];
+};
+
+static bool fetch_may_ask(const struct sg_net *e)
+{
+    return e->perm && (!e->plan->tools_restricted || e->plan->fetch_listed);
+}
+
+static bool net_allowed(const struct sg_net *e, const char *name, int port)
+{
+    if (sg_egress_allowed(e->plan, name, port))
+        return true;
+    for (size_t i = 0; i < e->napproved; i++)
+        if (!strcmp(e->approved[i], name))
+            return true;
+    return false;
+}
+
+static void approve(struct sg_net *e, const char *name)
+{
+    if (!net_allowed(e, name, 0) && e->napproved < SG_ARRAY_LEN(e->approved))
+        e->approved[e->napproved++] = sg_xstrdup(name);
+}
+
+static int answer(struct sg_net *e, const uint8_t *buf, size_t len, uint8_t *out, size_t max,
+                  const char *via);
+
+static void dns_decided(void *ctx, enum sg_decision d)
+{
+    struct dns_wait *w = ctx;
+    struct sg_net *e = w->e;
+    if (sg_decision_allows(d))
+        approve(e, w->name);
+    for (struct dns_wait **pp = &e->waiting; *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    for (int i = 0; i < w->n; i++) {
+        uint8_t out[SG_DNS_MAX];
+        int r = answer(e, w->w[i].query, w->w[i].len, out, sizeof out, "udp");
+        if (r > 0)
+            sendto(w->w[i].fd, out, (size_t)r, MSG_DONTWAIT, (struct sockaddr *)&w->w[i].from,
+                   w->w[i].fromlen);
+    }
+    free(w);
+}
+
 /* ---- DNS stub ---- */
 
 static int answer(struct sg_net *e, const uint8_t *buf, size_t len, uint8_t *out, size_t max,
@@ -220,7 +287,7 @@ static int answer(struct sg_net *e, const uint8_t *buf, size_t len, uint8_t *out
         out[3] = SG_RCODE_FORMERR;
         return 12;
     }
-    bool allowed = sg_egress_allowed(e->plan, q.name, 0);
+    bool allowed = net_allowed(e, q.name, 0);
     if (!allowed) {
         bool exfil = sg_dns_looks_like_exfil(q.name);
         sg_bus_emit(e->bus, SG_EV_DNS_BLOCKED,
@@ -266,6 +333,38 @@ static void dns_udp(struct sg_net *e, int fd)
             return;
         if ((size_t)n > SG_DNS_MAX)
             continue; /* over the cap: not a query we answer */
+        /* an undeclared name the skill may ask for: hold the query for a person */
+        struct sg_dns_query q;
+        if (fetch_may_ask(e) && sg_dns_parse_query(buf, (size_t)n, &q) == 0 &&
+            !net_allowed(e, q.name, 0) && !sg_dns_looks_like_exfil(q.name)) {
+            struct dns_wait *w;
+            for (w = e->waiting; w && strcmp(w->name, q.name); w = w->next)
+                ;
+            bool fresh = !w;
+            if (fresh) {
+                w = sg_xcalloc(1, sizeof *w);
+                w->e = e;
+                snprintf(w->name, sizeof w->name, "%s", q.name);
+                w->next = e->waiting;
+                e->waiting = w;
+            }
+            if (w->n < MAX_WAITERS) {
+                w->w[w->n].fd = fd;
+                w->w[w->n].from = from;
+                w->w[w->n].fromlen = fl;
+                memcpy(w->w[w->n].query, buf, (size_t)n);
+                w->w[w->n].len = (size_t)n;
+                w->n++;
+            }
+            if (fresh) {
+                struct sg_preq pq = {.tool = SG_PT_FETCH};
+                snprintf(pq.subject, sizeof pq.subject, "%s", q.name);
+                enum sg_decision d;
+                if (sg_perm_request(e->perm, &pq, dns_decided, w, &d) == 1)
+                    dns_decided(w, d);
+            }
+            continue;
+        }
         int r = answer(e, buf, (size_t)n, out, sizeof out, "udp");
         if (r > 0)
             sendto(fd, out, (size_t)r, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
@@ -490,7 +589,7 @@ static void accept_proxy(struct sg_net *e, int lfd)
             name = dst; /* the manifest names this literal */
         }
         snprintf(c->name, sizeof c->name, "%s", name);
-        if (!sg_egress_allowed(e->plan, c->name, port)) {
+        if (!net_allowed(e, c->name, port)) {
             char why[640];
             snprintf(why, sizeof why, "port %d is not declared for %s", port, c->name);
             block(e, idx, dst, port, c->name, why);
@@ -738,11 +837,12 @@ static void on_resolved(struct sg_net *e)
 /* ---- the loop's view ---- */
 
 struct sg_net *sg_egress_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                                int fds[SG_EGRESS_FDS])
+                             struct sg_perm *perm, int fds[SG_EGRESS_FDS])
 {
     struct sg_net *e = sg_xcalloc(1, sizeof *e);
     e->plan = plan;
     e->bus = bus;
+    e->perm = perm;
     for (int i = 0; i < SG_EGRESS_FDS; i++) {
         e->lfd[i] = fds[i];
         fds[i] = -1;
@@ -905,6 +1005,15 @@ void sg_egress_free(struct sg_net *e)
             close(e->lfd[i]);
     for (size_t i = 0; i < e->nnames; i++)
         free(e->names[i]);
+    for (size_t i = 0; i < e->napproved; i++)
+        free(e->approved[i]);
+    /* queries still held belong to pending prompts; the permission engine
+     * answers them (deny) when it is freed, which the session does first */
+    while (e->waiting) {
+        struct dns_wait *w = e->waiting;
+        e->waiting = w->next;
+        free(w);
+    }
     /* resolver threads still running own their jobs; their write fails once
      * the pipe is closed and they free the job themselves */
     if (e->rpipe[0] >= 0)

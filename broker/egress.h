@@ -26,8 +26,11 @@
 struct sg_net;
 
 /* Takes the listener fds (fds[i] set to -1). */
+struct sg_perm;
+/* Undeclared names and addresses go to perm (Fetch) when the manifest lets
+ * the skill ask; NULL refuses them. */
 struct sg_net *sg_egress_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                                int fds[SG_EGRESS_FDS]);
+                             struct sg_perm *perm, int fds[SG_EGRESS_FDS]);
 /* The fds to poll now; at most max. */
 size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max);
 /* Handle what poll said about the fds sg_egress_pollfds gave (same order). */

@@ -34,6 +34,9 @@ struct sg_run_result {
 /* Output lines longer than this are cut (at a UTF-8 boundary) into several events. */
 #define SG_LINE_MAX 4096
 
-int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_run_result *res);
+struct sg_perm;
+/* perm decides what the manifest did not grant (NULL: deny it all). */
+int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_perm *perm,
+                   struct sg_run_result *res);
 
 #endif

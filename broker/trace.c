@@ -124,7 +124,14 @@ json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const stru
                   "trace_events_dropped", (json_int_t)t->dropped_events));
     json_object_set(doc, "events", t->events);
     json_object_set_new(doc, "policy_violations", violations);
-    json_object_set_new(doc, "decisions", json_array());
+    json_t *decisions = json_array();
+    json_array_foreach(t->events, i, ev)
+    {
+        const char *k = json_string_value(json_object_get(ev, "kind"));
+        if (k && !strcmp(k, "permission_decided"))
+            json_array_append(decisions, json_object_get(ev, "data"));
+    }
+    json_object_set_new(doc, "decisions", decisions);
     json_object_set_new(doc, "violation_summary", sg_classify(t->events));
     return doc;
 }

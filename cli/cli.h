@@ -18,7 +18,8 @@
     X(list, cmd_list, "list [DIR...] [--json]", "discover skills and summarize them")      \
     X(run, cmd_run, "run SKILL [--input JSON] [--watch|--json] [--dry-run]",               \
       "run a skill under the sandbox; events live, a trace at the end")                    \
-    X(audit, cmd_audit, "audit verify|tail|show RUN", "the hash-chained audit log")
+    X(audit, cmd_audit, "audit verify|tail|show RUN", "the hash-chained audit log")         \
+    X(grants, cmd_grants, "grants list|revoke N", "the \"always\" decisions, per skill digest")
 
 #define X(name, fn, usage, summary) int fn(int argc, char **argv);
 SG_COMMANDS(X)

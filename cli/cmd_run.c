@@ -9,6 +9,8 @@
 
 #include "audit.h"
 #include "cli.h"
+#include "digest.h"
+#include "perm.h"
 #include "events.h"
 #include "landlock.h"
 #include "nft.h"
@@ -361,6 +363,8 @@ int cmd_run(int argc, char **argv)
         {"trace-out", required_argument, NULL, 'o'}, {"watch", no_argument, NULL, 'w'},
         {"json", no_argument, NULL, 'j'},         {"dry-run", no_argument, NULL, 'n'},
         {"allow-degraded", no_argument, NULL, 'D'}, {"resolve", required_argument, NULL, 'R'},
+        {"prompt", required_argument, NULL, 'P'}, {"policy", required_argument, NULL, 'Q'},
+        {"prompt-timeout", required_argument, NULL, 'T'}, {"allow-all", no_argument, NULL, 'A'},
         {0},
     };
     struct sg_run_opts ro = {.host_env = environ};
@@ -370,6 +374,10 @@ int cmd_run(int argc, char **argv)
     bool dry = false;
     struct sg_resolve res_v[32];
     size_t nres = 0;
+    enum sg_perm_mode pmode = SG_PERM_DENY_ALL;
+    bool pmode_set = false, allow_all = false;
+    const char *policy_file = NULL;
+    int prompt_timeout = 30;
     int c;
     long long v;
     optind = 1;
@@ -385,6 +393,12 @@ int cmd_run(int argc, char **argv)
                    "  -j, --json             one JSON event per line on stdout\n"
                    "  -n, --dry-run          print the plan; never execute the skill\n"
                    "      --allow-degraded   run without Landlock where the kernel lacks it\n"
+                   "      --prompt tty|deny  ask on the terminal (the default when there is one)\n"
+                   "                         or deny everything undeclared (the default otherwise)\n"
+                   "      --policy FILE      rules only (deny/ask/allow lists), no person asked\n"
+                   "                         unless --prompt tty is given too\n"
+                   "      --prompt-timeout S an unanswered prompt is a deny after S seconds (30)\n"
+                   "      --allow-all        allow every undeclared request: no sandbox for them\n"
                    "      --resolve NAME:PORT:ADDR[:PORT2]  connect NAME:PORT to ADDR (and PORT2)\n"
                    "                         instead of what DNS says, like curl's --resolve\n"
                    "\nExit status: the skill's own; 124 timeout, 125 sandbox setup failed,\n"
@@ -424,6 +438,30 @@ int cmd_run(int argc, char **argv)
             break;
         case 'D':
             ro.allow_degraded = true;
+            break;
+        case 'P':
+            if (!strcmp(optarg, "tty"))
+                pmode = SG_PERM_PROMPT;
+            else if (!strcmp(optarg, "deny"))
+                pmode = SG_PERM_DENY_ALL;
+            else {
+                fprintf(stderr, "skillgate: --prompt is tty or deny\n");
+                return SG_EXIT_USAGE;
+            }
+            pmode_set = true;
+            break;
+        case 'Q':
+            policy_file = optarg;
+            break;
+        case 'T':
+            if (sg_parse_ll(optarg, 1, 3600, &v) < 0) {
+                fprintf(stderr, "skillgate: --prompt-timeout takes seconds, 1..3600\n");
+                return SG_EXIT_USAGE;
+            }
+            prompt_timeout = (int)v;
+            break;
+        case 'A':
+            allow_all = true;
             break;
         case 'R':
             if (nres >= SG_ARRAY_LEN(res_v) || parse_resolve(optarg, &res_v[nres]) < 0) {
@@ -479,6 +517,23 @@ int cmd_run(int argc, char **argv)
         sg_skill_free(sk);
         return SG_EXIT_OK;
     }
+    if (!pmode_set) {
+        /* ask a person when there is a terminal to ask on; otherwise deny */
+        int t = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        pmode = t >= 0 ? SG_PERM_PROMPT : SG_PERM_DENY_ALL;
+        if (t >= 0)
+            close(t);
+    }
+    if (policy_file && !(pmode_set && pmode == SG_PERM_PROMPT))
+        pmode = SG_PERM_POLICY;
+    if (allow_all) {
+        pmode = SG_PERM_ALLOW_ALL;
+        fprintf(stderr, "skillgate: WARNING: --allow-all: every undeclared request of %s will be "
+                        "allowed without asking anyone\n", plan.skill_name);
+    }
+    char digest[SG_DIGEST_STRLEN] = "";
+    if (sg_skill_digest(sk->root, digest, NULL) < 0)
+        digest[0] = '\0';
     struct sg_event_bus bus = {0};
     struct sg_trace trace;
     sg_trace_init(&trace);
@@ -488,8 +543,23 @@ int cmd_run(int argc, char **argv)
     sg_buf_init(&cap.out, SG_AUDIT_OUTPUT_CAP);
     sg_buf_init(&cap.err, SG_AUDIT_OUTPUT_CAP);
     sg_bus_subscribe(&bus, capture_sink, &cap);
+    struct sg_diags pd = {0};
+    struct sg_perm_opts po = {.mode = pmode, .policy_file = policy_file, .skill = plan.skill_name,
+                              .digest = digest, .run_id = plan.run_id,
+                              .timeout_s = prompt_timeout, .bus = &bus};
+    struct sg_perm *perm = sg_perm_new(&po, &pd);
+    sg_print_diags(stderr, &pd);
+    if (!perm) {
+        sg_diags_free(&pd);
+        sg_trace_free(&trace);
+        sg_plan_free(&plan);
+        sg_skill_free(sk);
+        return SG_EXIT_USAGE;
+    }
+    sg_diags_free(&pd);
     struct sg_run_result res;
-    sg_session_run(&plan, &bus, &res);
+    sg_session_run(&plan, &bus, perm, &res);
+    sg_perm_free(perm);
     json_t *doc = sg_trace_build(&trace, sk, &plan, &res);
     cleanup_free char *written = NULL, *written2 = NULL;
     int tr = sg_trace_write(doc, NULL, sk->root, &written);
@@ -513,6 +583,9 @@ int cmd_run(int argc, char **argv)
                 written ? "; trace " : "", written ? written : "");
         if (plan.degraded)
             fprintf(f, "skillgate: DEGRADED run: Landlock was not used\n");
+        if (allow_all)
+            fprintf(f, "skillgate: WARNING: run with --allow-all: undeclared requests were not "
+                       "checked by anyone\n");
     }
     json_decref(doc);
     for (size_t i = 0; i < nres; i++)

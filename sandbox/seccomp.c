@@ -107,6 +107,9 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
     for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags); i++)
         PUT("clone", deny, ns_flags[i].name);
     PUT("clone3", "ENOSYS (glibc falls back to clone, which is checked)", "");
+    PUT("execve", "asks the broker (Bash): declared programs continue, others ask or are denied",
+        "after the entrypoint's own");
+    PUT("execveat", "the same as execve", "");
     PUT("socket", deny, "AF_INET or AF_INET6 with SOCK_RAW, or AF_PACKET (raw network access)");
     PUT("ioctl", deny, "request == TIOCSTI (masked to 32 bits)");
     PUT("ioctl", deny, "request == TIOCLINUX (masked to 32 bits)");
@@ -140,6 +143,10 @@ int sg_seccomp_load(enum sg_seccomp_profile p)
             continue; /* not a call on this architecture */
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
     }
+    /* every exec goes to the broker: Bash requests (the entrypoint's own is
+     * let through as pre-approved) */
+    for (int k = 0; k < 2 && r == 0; k++)
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, k ? SCMP_SYS(execveat) : SCMP_SYS(execve), 0);
     static const unsigned long long intents[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC};
     for (size_t i = 0; i < SG_ARRAY_LEN(write_calls) && r == 0; i++) {
         nr = seccomp_syscall_resolve_name(write_calls[i].name);

@@ -106,6 +106,8 @@ def make_skill(base, name, script, yaml_extra="", tools="Read", lang="python3", 
     d = os.path.join(base, name)
     os.makedirs(d)
     ext = "py" if lang == "python3" else "sh"
+    if lang != "python3" and tools == "Read":
+        tools = "Read Bash"  # a shell script runs programs
     with open(os.path.join(d, "SKILL.md"), "w") as f:
         f.write(f"---\nname: {name}\ndescription: attack test {name}\nallowed-tools: {tools}\n---\n")
     with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
@@ -1065,6 +1067,148 @@ def split_first_messages_are_checked_whole(m, base):
         assert any("Host header names evil.test" in x for x in blocked), blocked
     finally:
         w.close()
+
+
+# ---------------------------------------------------------------- permission broker
+
+import pty
+import select
+
+
+def run_in_pty(m, args, script, env=None, timeout=60):
+    """skillgate with a real terminal: script is [(text to wait for, keys to type)]."""
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state,
+         "XDG_CONFIG_HOME": os.path.join(m.state, "config"), "LANG": "C.UTF-8", "TERM": "dumb"}
+    if env:
+        e.update(env)
+    cmd = [SG, *args]
+    if IS_ROOT and m.uid != 0:
+        cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir("/")
+        os.execve(cmd[0] if cmd[0].startswith("/") else shutil.which(cmd[0]), cmd, e)
+    buf = b""
+    end = time.monotonic() + timeout
+
+    def read_some(t=0.2):
+        nonlocal buf
+        r, _, _ = select.select([fd], [], [], t)
+        if r:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            buf += chunk
+        return True
+
+    for want, keys in script:
+        while want.encode() not in buf and time.monotonic() < end:
+            if not read_some():
+                break
+        assert want.encode() in buf, f"never saw {want!r}: {buf[-2000:]!r}"
+        buf_at = len(buf)
+        time.sleep(0.7)  # past the arming delay: earlier keys do not count
+        os.write(fd, keys.encode())
+        while len(buf) == buf_at and time.monotonic() < end and read_some():
+            pass
+    while time.monotonic() < end and read_some():
+        pass
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), buf.decode("utf-8", "replace")
+
+
+UNAME_SKILL = """
+    import subprocess
+    try:
+        r = subprocess.run(["/usr/bin/uname", "-s"], capture_output=True, text=True)
+        print("uname:", r.stdout.strip())
+    except PermissionError:
+        print("uname: denied")
+    """
+
+
+def audit_decisions(m):
+    log = os.path.join(m.state, "skillgate", "audit.jsonl")
+    return [json.loads(l) for l in open(log) if '"decision"' in l and l.strip()]
+
+
+@test()
+def prompt_allows_once_denies_and_times_out(m, base):
+    d = make_skill(base, f"asker-{m.name}", UNAME_SKILL, tools='""')
+    code, out = run_in_pty(m, ["run", d], [("allow once", "a\n")])
+    assert code == 0 and "uname: Linux" in out, out
+    assert "program: /usr/bin/uname" in out and "argv:    -s" in out, out
+    assert "saves Bash(/usr/bin/uname)" in out, out
+    last = audit_decisions(m)[-1]
+    assert last["decision"] == "allow" and last["decided_by"] == "person" and last["scope"] == "once"
+    code, out = run_in_pty(m, ["run", d], [("allow once", "d\n")])
+    assert "uname: denied" in out, out
+    assert audit_decisions(m)[-1]["decision"] == "deny"
+    # Enter alone never allows; an unanswered prompt is a deny
+    code, out = run_in_pty(m, ["run", "--prompt-timeout", "2", d], [("allow once", "\n")])
+    assert "uname: denied" in out and "Enter alone never allows" in out, out
+    last = audit_decisions(m)[-1]
+    assert last["decided_by"].startswith("timeout") and last["decision"] == "deny", last
+    t = m.last_trace()
+    assert t["decisions"] and t["decisions"][-1]["decision"] == "deny"
+
+
+@test()
+def always_is_a_grant_pinned_to_the_code(m, base):
+    d = make_skill(base, f"granted-{m.name}", UNAME_SKILL, tools='""')
+    code, out = run_in_pty(m, ["run", d], [("allow once", "A\n"), ("save the grant", "y\n")])
+    assert "uname: Linux" in out, out
+    grants = os.path.join(m.state, "config", "skillgate", "grants.yaml")
+    text = open(grants).read()
+    assert "Bash(/usr/bin/uname)" in text and f"granted-{m.name}" in text and "sha256:" in text, text
+    # the next run does not ask: no terminal, deny-all, and still allowed by the grant
+    p = m.run("run", "--prompt", "deny", d, env={"XDG_CONFIG_HOME": os.path.join(m.state, "config")},
+              check=0)
+    assert "uname: Linux" in p.out, p.out + p.err
+    assert "grant Bash(/usr/bin/uname)" in audit_decisions(m)[-1]["decided_by"]
+    # the same skill with changed code is a different skill: asked again (here: denied)
+    with open(os.path.join(d, "main.py"), "a") as f:
+        f.write("# changed\n")
+    p = m.run("run", "--prompt", "deny", d, env={"XDG_CONFIG_HOME": os.path.join(m.state, "config")},
+              check=0)
+    assert "uname: denied" in p.out, p.out
+    p = m.run("grants", "list", env={"XDG_CONFIG_HOME": os.path.join(m.state, "config")}, check=0)
+    assert "Bash(/usr/bin/uname)" in p.out, p.out
+    m.run("grants", "revoke", "1", env={"XDG_CONFIG_HOME": os.path.join(m.state, "config")}, check=0)
+    assert "Bash(/usr/bin/uname)" not in open(grants).read()
+
+
+@test()
+def undeclared_tools_and_hosts(m, base):
+    # allowed-tools that do not list Bash: an exec is refused outright, no prompt
+    d = make_skill(base, f"nobash-{m.name}", UNAME_SKILL, tools="Read")
+    p = m.run("run", "--json", d, check=0)
+    assert "uname: denied" in p.out
+    assert any(e["kind"] == "syscall_blocked" and "not in the skill's allowed-tools" in e["message"]
+               for e in m.events(p))
+    # a policy file settles requests without a person
+    pol = os.path.join(base, f"policy-{m.name}.yaml")
+    open(pol, "w").write('allow: ["Bash(uname -s)"]\ndeny: ["Fetch(*.attacker.test)"]\n')
+    os.chmod(pol, 0o644)
+    d = make_skill(base, f"pol-{m.name}", UNAME_SKILL + """
+    import socket
+    for n in ("extra.example.test", "x.attacker.test"):
+        try:
+            print(n, socket.gethostbyname(n))
+        except OSError:
+            print(n, "refused")
+    """, tools='""')
+    p = m.run("run", "--policy", pol, d, check=0)
+    assert "uname: Linux" in p.out, p.out + p.err
+    assert "x.attacker.test refused" in p.out and "extra.example.test refused" in p.out, p.out
+    # a person lets an undeclared host through: the stub answers it for this run
+    code, out = run_in_pty(m, ["run", "--prompt", "tty", "--policy", pol, d],
+                           [("reach a host", "r\n")])
+    assert re.search(r"extra\.example\.test 198\.18\.\d+\.\d+", out), out
 
 
 # ---------------------------------------------------------------- harness

@@ -1,0 +1,718 @@
+#include "perm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "sanitize.h"
+#include "skill.h"
+#include "util.h"
+#include "ynode.h"
+
+#define ARM_MS 500 /* keys typed before the prompt was seen do not count */
+#define MAX_PENDING 64
+
+static const char *const tool_names[] = {
+#define X(id, name) [SG_PT_##id] = name,
+    SG_PERM_TOOLS(X)
+#undef X
+};
+
+const char *sg_ptool_name(enum sg_ptool t)
+{
+    return tool_names[t];
+}
+
+bool sg_decision_allows(enum sg_decision d)
+{
+    return d == SG_DEC_ALLOW_ONCE || d == SG_DEC_ALLOW_RUN || d == SG_DEC_ALLOW_ALWAYS;
+}
+
+const char *sg_decision_name(enum sg_decision d)
+{
+    switch (d) {
+    case SG_DEC_DENY: return "deny";
+    case SG_DEC_ALLOW_ONCE: return "allow once";
+    case SG_DEC_ALLOW_RUN: return "allow for this run";
+    case SG_DEC_ALLOW_ALWAYS: return "always allow";
+    case SG_DEC_DENY_ALWAYS: return "always deny";
+    }
+    return "deny";
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* ---- rules ---- */
+
+int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, struct sg_prule *r,
+                   const char **why)
+{
+    memset(r, 0, sizeof *r);
+    r->port = -1;
+    const char *open = strchr(text, '(');
+    size_t len = strlen(text);
+    if (!open || len < 3 || text[len - 1] != ')') {
+        *why = "a rule is Tool(pattern), e.g. Bash(git status:*)";
+        return -EINVAL;
+    }
+    size_t tl = (size_t)(open - text);
+    size_t t;
+    for (t = 0; t < SG_ARRAY_LEN(tool_names); t++)
+        if (strlen(tool_names[t]) == tl && !strncmp(text, tool_names[t], tl))
+            break;
+    if (t == SG_ARRAY_LEN(tool_names)) {
+        if (tl == 8 && !strncmp(text, "WebFetch", 8))
+            t = SG_PT_FETCH;
+        else {
+            *why = "the tool must be Bash, Write or Fetch";
+            return -EINVAL;
+        }
+    }
+    r->tool = (enum sg_ptool)t;
+    cleanup_free char *pat = sg_xstrndup(open + 1, len - tl - 2);
+    if (!*pat) {
+        *why = "empty pattern";
+        return -EINVAL;
+    }
+    if (r->tool == SG_PT_BASH) {
+        size_t pl = strlen(pat);
+        if (pl > 2 && !strcmp(pat + pl - 2, ":*")) {
+            pat[pl - 2] = '\0';
+            r->prefix = true;
+        }
+    } else if (r->tool == SG_PT_FETCH) {
+        char *p = pat;
+        if (sg_str_has_prefix(p, "domain:"))
+            p += 7;
+        char *colon = strrchr(p, ':');
+        if (colon && !strchr(p, ']')) {
+            long long v;
+            if (sg_parse_ll(colon + 1, 1, 65535, &v) < 0) {
+                *why = "a Fetch port must be 1-65535";
+                return -EINVAL;
+            }
+            r->port = (int)v;
+            *colon = '\0';
+        }
+        memmove(pat, p, strlen(p) + 1);
+        for (char *c = pat; *c; c++)
+            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+    } else if (pat[0] != '/') {
+        *why = "a Write pattern is an absolute path or glob";
+        return -EINVAL;
+    }
+    r->pattern = steal_pointer(&pat);
+    r->effect = eff;
+    r->text = sg_xstrdup(text);
+    r->source = sg_xstrdup(source);
+    return 0;
+}
+
+void sg_prule_free(struct sg_prule *r)
+{
+    free(r->pattern);
+    free(r->text);
+    free(r->source);
+    memset(r, 0, sizeof *r);
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
+{
+    if (r->tool != q->tool)
+        return false;
+    switch (q->tool) {
+    case SG_PT_BASH: {
+        if (r->pattern[0] == '/' && !strchr(r->pattern, ' '))
+            return !strcmp(r->pattern, q->subject); /* Bash(/usr/bin/python3): that program */
+        /* the command as a person reads it: program name, then the arguments */
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "%s%s%s", base_name(q->subject), q->args[0] ? " " : "", q->args);
+        size_t n = strlen(r->pattern);
+        if (!r->prefix)
+            return !strcmp(cmd, r->pattern);
+        return !strncmp(cmd, r->pattern, n) && (cmd[n] == '\0' || cmd[n] == ' ');
+    }
+    case SG_PT_WRITE: {
+        size_t n = strlen(r->pattern);
+        if (n >= 3 && !strcmp(r->pattern + n - 3, "/**"))
+            return !strncmp(q->subject, r->pattern, n - 2) ||
+                   (!strncmp(q->subject, r->pattern, n - 3) && q->subject[n - 3] == '\0');
+        return fnmatch(r->pattern, q->subject, FNM_PATHNAME) == 0;
+    }
+    case SG_PT_FETCH: {
+        if (r->port >= 0 && r->port != q->port)
+            return false;
+        if (sg_str_has_prefix(r->pattern, "*.")) {
+            size_t s = strlen(r->pattern) - 1, n = strlen(q->subject);
+            return n > s && !strcmp(q->subject + n - s, r->pattern + 1);
+        }
+        return !strcmp(r->pattern, q->subject);
+    }
+    }
+    return false;
+}
+
+char *sg_preq_rule(const struct sg_preq *q)
+{
+    switch (q->tool) {
+    case SG_PT_BASH:
+        return sg_xasprintf("Bash(%s)", q->subject);
+    case SG_PT_WRITE:
+        return sg_xasprintf("Write(%s)", q->subject);
+    case SG_PT_FETCH:
+        return q->port > 0 ? sg_xasprintf("Fetch(%s:%d)", q->subject, q->port)
+                           : sg_xasprintf("Fetch(%s)", q->subject);
+    }
+    return sg_xstrdup("?");
+}
+
+/* ---- the engine ---- */
+
+struct pending {
+    struct sg_preq q;
+    sg_perm_cont cont;
+    void *ctx;
+    int64_t asked_ms;
+};
+
+struct sg_perm {
+    struct sg_perm_opts o;
+    char *skill, *digest, *run_id, *grants_file;
+    struct sg_prule *rules;
+    size_t nrules;
+    /* the prompt */
+    int tty;
+    struct pending queue[MAX_PENDING];
+    size_t nqueue;
+    bool shown, confirming;
+    int64_t shown_ms, armed_ms, deadline_ms;
+    char line[256];
+    size_t linelen;
+};
+
+char *sg_grants_path(void)
+{
+    const char *x = secure_getenv("XDG_CONFIG_HOME");
+    if (x && x[0] == '/')
+        return sg_xasprintf("%s/skillgate/grants.yaml", x);
+    const char *home = sg_invoking_home();
+    return sg_xasprintf("%s/.config/skillgate/grants.yaml", home ? home : "/tmp");
+}
+
+static void add_rule(struct sg_perm *p, const struct sg_prule *r)
+{
+    p->rules = sg_xrealloc(p->rules, (p->nrules + 1) * sizeof *p->rules);
+    p->rules[p->nrules++] = *r;
+}
+
+/* Read a YAML file of bytes into a tree (capped like a manifest). */
+static struct sg_ynode *load_yaml(const char *path, struct sg_diags *d, int *err)
+{
+    *err = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        *err = errno == ENOENT ? 0 : -errno;
+        if (*err)
+            sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "cannot be read: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SG_MANIFEST_MAX) {
+        close(fd);
+        sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "not a regular file under %d bytes",
+                    SG_MANIFEST_MAX);
+        *err = -EINVAL;
+        return NULL;
+    }
+    char *buf = sg_xmalloc((size_t)st.st_size + 1);
+    ssize_t n = read(fd, buf, (size_t)st.st_size);
+    close(fd);
+    struct sg_ynode *root = NULL;
+    if (n < 0 || sg_yaml_parse(buf, (size_t)n, 0, path, d, &root) < 0)
+        *err = -EINVAL;
+    free(buf);
+    return root;
+}
+
+static int load_policy(struct sg_perm *p, const char *path, struct sg_diags *d)
+{
+    int err;
+    struct sg_ynode *root = load_yaml(path, d, &err);
+    if (err)
+        return err;
+    if (!root) {
+        sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "no such policy file");
+        return -ENOENT;
+    }
+    static const struct {
+        const char *key;
+        enum sg_effect eff;
+    } parts[] = {{"deny", SG_EFF_DENY}, {"ask", SG_EFF_ASK}, {"allow", SG_EFF_ALLOW}};
+    int r = 0;
+    for (size_t k = 0; k + 1 < root->n; k += 2) {
+        const struct sg_ynode *key = root->kids[k], *v = root->kids[k + 1];
+        size_t i;
+        for (i = 0; i < SG_ARRAY_LEN(parts); i++)
+            if (!strcmp(key->str, parts[i].key))
+                break;
+        if (i == SG_ARRAY_LEN(parts)) {
+            sg_diag_add(d, SG_WARNING, path, key->line, key->col, key->str, "unknown key, ignored");
+            continue;
+        }
+        if (v->type != SG_Y_SEQ) {
+            sg_diag_add(d, SG_ERROR, path, v->line, v->col, key->str, "must be a list of rules");
+            r = -EINVAL;
+            continue;
+        }
+        for (size_t j = 0; j < v->n; j++) {
+            const struct sg_ynode *it = v->kids[j];
+            struct sg_prule rule;
+            const char *why;
+            cleanup_free char *src = sg_xasprintf("%s:%d", path, it->line);
+            if (it->type != SG_Y_SCALAR ||
+                sg_prule_parse(it->str, parts[i].eff, src, &rule, &why) < 0) {
+                sg_diag_add(d, SG_ERROR, path, it->line, it->col, key->str, "%s",
+                            it->type == SG_Y_SCALAR ? why : "must be a rule string");
+                r = -EINVAL;
+                continue;
+            }
+            add_rule(p, &rule);
+        }
+    }
+    sg_ynode_free(root);
+    return r;
+}
+
+/* grants.yaml: grants: [{skill, digest, rule, effect, created}] */
+static json_t *read_grants(const char *path, struct sg_diags *d, int *err)
+{
+    json_t *list = json_array();
+    struct sg_ynode *root = load_yaml(path, d, err);
+    const struct sg_ynode *g = root ? sg_y_get(root, "grants") : NULL;
+    for (size_t i = 0; g && g->type == SG_Y_SEQ && i < g->n; i++) {
+        const struct sg_ynode *it = g->kids[i];
+        json_t *o = json_object();
+        static const char *const keys[] = {"skill", "digest", "rule", "effect", "created"};
+        for (size_t k = 0; k < SG_ARRAY_LEN(keys); k++) {
+            const struct sg_ynode *v = sg_y_get(it, keys[k]);
+            if (v && v->type == SG_Y_SCALAR)
+                json_object_set_new(o, keys[k], json_string(v->str));
+        }
+        json_array_append_new(list, o);
+    }
+    sg_ynode_free(root);
+    return list;
+}
+
+static void yaml_str(FILE *f, const char *s)
+{
+    /* a double-quoted YAML scalar: JSON's escaping is valid YAML */
+    json_t *j = json_string(s ? s : "");
+    char *t = json_dumps(j, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+    fputs(t ? t : "\"\"", f);
+    free(t);
+    json_decref(j);
+}
+
+static int write_grants(const char *path, json_t *list)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        int r = sg_mkdir_p(dir, 0700, (uid_t)-1, (gid_t)-1);
+        if (r < 0)
+            return r;
+    }
+    cleanup_free char *tmp = sg_xasprintf("%s.tmp.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    FILE *f = fdopen(fd, "w");
+    fputs("# skillgate grants: \"always\" decisions, each pinned to a skill's content digest.\n"
+          "# A changed skill has a new digest and is asked again. Revoke with\n"
+          "# `skillgate grants revoke N`.\ngrants:\n", f);
+    size_t i;
+    json_t *g;
+    json_array_foreach(list, i, g)
+    {
+        static const char *const keys[] = {"skill", "digest", "rule", "effect", "created"};
+        for (size_t k = 0; k < SG_ARRAY_LEN(keys); k++) {
+            fprintf(f, "%s%s: ", k ? "    " : "  - ", keys[k]);
+            yaml_str(f, json_string_value(json_object_get(g, keys[k])));
+            fputc('\n', f);
+        }
+    }
+    int r = fflush(f) == 0 && fsync(fd) == 0 ? 0 : -errno;
+    fclose(f);
+    if (!r && rename(tmp, path) < 0)
+        r = -errno;
+    if (r)
+        unlink(tmp);
+    return r;
+}
+
+int sg_grants_list(const char *path, json_t **out, struct sg_diags *d)
+{
+    int err;
+    *out = read_grants(path, d, &err);
+    return err;
+}
+
+int sg_grants_save(const char *path, json_t *list)
+{
+    return write_grants(path, list);
+}
+
+struct sg_perm *sg_perm_new(const struct sg_perm_opts *o, struct sg_diags *d)
+{
+    struct sg_perm *p = sg_xcalloc(1, sizeof *p);
+    p->o = *o;
+    p->tty = -1;
+    p->skill = sg_xstrdup(o->skill ? o->skill : "?");
+    p->digest = sg_xstrdup(o->digest ? o->digest : "");
+    p->run_id = sg_xstrdup(o->run_id ? o->run_id : "");
+    p->grants_file = o->grants_file ? sg_xstrdup(o->grants_file) : sg_grants_path();
+    if (o->policy_file && load_policy(p, o->policy_file, d) < 0) {
+        sg_perm_free(p);
+        return NULL;
+    }
+    int err;
+    json_t *grants = read_grants(p->grants_file, d, &err);
+    size_t i;
+    json_t *g;
+    json_array_foreach(grants, i, g)
+    {
+        const char *sk = json_string_value(json_object_get(g, "skill"));
+        const char *dg = json_string_value(json_object_get(g, "digest"));
+        const char *rt = json_string_value(json_object_get(g, "rule"));
+        const char *ef = json_string_value(json_object_get(g, "effect"));
+        if (!sk || !dg || !rt || !ef || strcmp(sk, p->skill) || strcmp(dg, p->digest))
+            continue; /* another skill's, or this skill's before it changed */
+        struct sg_prule r;
+        const char *why;
+        if (sg_prule_parse(rt, !strcmp(ef, "deny") ? SG_EFF_DENY : SG_EFF_ALLOW, "grant", &r,
+                           &why) == 0)
+            add_rule(p, &r);
+    }
+    json_decref(grants);
+    return p;
+}
+
+static void audit_decision(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d,
+                           const char *by, int64_t latency)
+{
+    cleanup_free char *rule = sg_preq_rule(q);
+    char iso[32];
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    sg_format_iso((int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000, iso);
+    const char *scope = d == SG_DEC_ALLOW_ONCE  ? "once"
+                        : d == SG_DEC_ALLOW_RUN ? "run"
+                        : d == SG_DEC_ALLOW_ALWAYS || d == SG_DEC_DENY_ALWAYS ? "always"
+                                                                              : "once";
+    cleanup_free char *req = sg_sanitize_str(rule, 0);
+    cleanup_free char *args = sg_sanitize_str(q->args, 0);
+    json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "type",
+                            "decision", "time", iso, "run_id", p->run_id, "skill", p->skill,
+                            "digest", p->digest, "tool", sg_ptool_name(q->tool), "request", req,
+                            "args", args, "decision", sg_decision_allows(d) ? "allow" : "deny",
+                            "scope", scope, "latency_ms", (json_int_t)latency);
+    json_object_set_new(rec, "decided_by", json_string(by));
+    cleanup_free char *path = sg_audit_path();
+    sg_audit_append(path, rec);
+    if (p->o.bus)
+        sg_bus_emit(p->o.bus, SG_EV_PERMISSION_DECIDED,
+                    json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "tool",
+                              sg_ptool_name(q->tool), "request", req, "decision",
+                              sg_decision_name(d), "decided_by", by, "scope", scope, "latency_ms",
+                              (json_int_t)latency, "prevented", !sg_decision_allows(d)),
+                    "%s %s: %s (%s)", sg_ptool_name(q->tool), req, sg_decision_name(d), by);
+    json_decref(rec);
+}
+
+/* Remember a decision: for the run, or as a grant pinned to the digest. */
+static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d)
+{
+    if (d != SG_DEC_ALLOW_RUN && d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS)
+        return;
+    cleanup_free char *text = sg_preq_rule(q);
+    struct sg_prule r;
+    const char *why;
+    if (sg_prule_parse(text, d == SG_DEC_DENY_ALWAYS ? SG_EFF_DENY : SG_EFF_ALLOW,
+                       d == SG_DEC_ALLOW_RUN ? "this run" : "grant", &r, &why) == 0)
+        add_rule(p, &r);
+    if (d == SG_DEC_ALLOW_RUN)
+        return;
+    struct sg_diags dd = {0};
+    int err;
+    json_t *list = read_grants(p->grants_file, &dd, &err);
+    char iso[32];
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    sg_format_iso((int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000, iso);
+    json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:s}", "skill", p->skill, "digest",
+                                          p->digest, "rule", text, "effect",
+                                          d == SG_DEC_DENY_ALWAYS ? "deny" : "allow", "created",
+                                          iso));
+    if (!err)
+        write_grants(p->grants_file, list);
+    json_decref(list);
+    sg_diags_free(&dd);
+}
+
+static enum sg_effect evaluate(struct sg_perm *p, const struct sg_preq *q, const struct sg_prule **hit)
+{
+    static const enum sg_effect order[] = {SG_EFF_DENY, SG_EFF_ASK, SG_EFF_ALLOW};
+    for (size_t o = 0; o < SG_ARRAY_LEN(order); o++) {
+        for (size_t i = 0; i < p->nrules; i++) {
+            if (p->rules[i].effect == order[o] && sg_prule_matches(&p->rules[i], q)) {
+                *hit = &p->rules[i];
+                return order[o];
+            }
+        }
+    }
+    *hit = NULL;
+    return SG_EFF_ASK;
+}
+
+static void show(struct sg_perm *p);
+
+int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont, void *ctx,
+                    enum sg_decision *dec)
+{
+    const struct sg_prule *hit;
+    enum sg_effect e = evaluate(p, q, &hit);
+    char by[512];
+    if (e == SG_EFF_DENY || e == SG_EFF_ALLOW) {
+        snprintf(by, sizeof by, "%s %s (%s)", !strcmp(hit->source, "grant") ? "grant" : "rule",
+                 hit->text, hit->source);
+        *dec = e == SG_EFF_ALLOW ? SG_DEC_ALLOW_ONCE : SG_DEC_DENY;
+        audit_decision(p, q, *dec, by, 0);
+        return 1;
+    }
+    if (p->o.mode == SG_PERM_ALLOW_ALL) {
+        *dec = SG_DEC_ALLOW_ONCE;
+        audit_decision(p, q, *dec, "--allow-all (no person was asked)", 0);
+        return 1;
+    }
+    if (p->o.mode == SG_PERM_DENY_ALL || p->o.mode == SG_PERM_POLICY) {
+        *dec = SG_DEC_DENY;
+        audit_decision(p, q, *dec,
+                       p->o.mode == SG_PERM_POLICY ? "policy: no rule allows it" : "deny-all",
+                       0);
+        return 1;
+    }
+    if (p->tty < 0)
+        p->tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+    if (p->tty < 0 || p->nqueue >= MAX_PENDING) {
+        *dec = SG_DEC_DENY;
+        audit_decision(p, q, *dec, p->tty < 0 ? "no terminal to ask on" : "too many waiting", 0);
+        return 1;
+    }
+    p->queue[p->nqueue++] = (struct pending){.q = *q, .cont = cont, .ctx = ctx,
+                                             .asked_ms = now_ms()};
+    if (p->o.bus) {
+        cleanup_free char *r = sg_preq_rule(q);
+        cleanup_free char *rs = sg_sanitize_str(r, 0);
+        sg_bus_emit(p->o.bus, SG_EV_PERMISSION_ASKED,
+                    json_pack("{s:s, s:s, s:i}", "tool", sg_ptool_name(q->tool), "request", rs,
+                              "queued", (int)p->nqueue),
+                    "%s %s: waiting for a person (%zu in the queue)", sg_ptool_name(q->tool), rs,
+                    p->nqueue);
+    }
+    if (!p->shown)
+        show(p);
+    return 0;
+}
+
+static void say(struct sg_perm *p, const char *s)
+{
+    size_t n = strlen(s);
+    while (n) {
+        ssize_t w = write(p->tty, s, n);
+        if (w <= 0)
+            return;
+        s += w, n -= (size_t)w;
+    }
+}
+
+static void show(struct sg_perm *p)
+{
+    if (!p->nqueue)
+        return;
+    const struct sg_preq *q = &p->queue[0].q;
+    cleanup_free char *subj = sg_sanitize_str(q->subject, 0);
+    cleanup_free char *args = sg_sanitize_str(q->args, 0);
+    cleanup_free char *cwd = sg_sanitize_str(q->cwd, 0);
+    cleanup_free char *rule = sg_preq_rule(q);
+    cleanup_free char *rules = sg_sanitize_str(rule, 0);
+    cleanup_free char *skill = sg_sanitize_str(p->skill, 0);
+    char what[8400];
+    if (q->tool == SG_PT_BASH)
+        snprintf(what, sizeof what, "run a program (Bash, high risk)\n  program: %s\n  argv:    %s\n"
+                 "  cwd:     %s", subj, args, cwd);
+    else if (q->tool == SG_PT_FETCH)
+        snprintf(what, sizeof what, "reach a host (Fetch, medium risk)\n  host:    %s%s%.0d", subj,
+                 q->port > 0 ? "  port " : "", q->port > 0 ? q->port : 0);
+    else
+        snprintf(what, sizeof what, "write a file (Write, medium risk)\n  path:    %s", subj);
+    cleanup_free char *text = sg_xasprintf(
+        "\n\033[0m--- skillgate: %s asks to %s\n  why:     no rule allows it; its manifest does not "
+        "declare it\n  [a] allow once  [r] for this run  [A] always (saves %s)\n"
+        "  [d] deny  [D] always deny   (Enter alone never allows; deny in %d s)%s\n> ",
+        skill, what, rules, p->o.timeout_s,
+        p->nqueue > 1 ? "\n  (more requests are waiting)" : "");
+    tcflush(p->tty, TCIFLUSH); /* typeahead is not an answer */
+    say(p, text);
+    p->shown = true;
+    p->confirming = false;
+    p->shown_ms = now_ms();
+    p->armed_ms = p->shown_ms + ARM_MS;
+    p->deadline_ms = p->shown_ms + (int64_t)p->o.timeout_s * 1000;
+    p->linelen = 0;
+}
+
+static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by)
+{
+    struct pending head = p->queue[0];
+    memmove(p->queue, p->queue + 1, (p->nqueue - 1) * sizeof *p->queue);
+    p->nqueue--;
+    p->shown = false;
+    remember(p, &head.q, d);
+    audit_decision(p, &head.q, d, by, now_ms() - head.asked_ms);
+    say(p, sg_decision_allows(d) ? "  -> allowed\n" : "  -> denied\n");
+    head.cont(head.ctx, d);
+    /* later requests a new rule now settles are settled without asking */
+    for (size_t i = 0; i < p->nqueue;) {
+        const struct sg_prule *hit;
+        enum sg_effect e = evaluate(p, &p->queue[i].q, &hit);
+        if (e == SG_EFF_ASK) {
+            i++;
+            continue;
+        }
+        struct pending x = p->queue[i];
+        memmove(p->queue + i, p->queue + i + 1, (p->nqueue - i - 1) * sizeof *p->queue);
+        p->nqueue--;
+        enum sg_decision dx = e == SG_EFF_ALLOW ? SG_DEC_ALLOW_ONCE : SG_DEC_DENY;
+        char b2[512];
+        snprintf(b2, sizeof b2, "rule %s (%s)", hit->text, hit->source);
+        audit_decision(p, &x.q, dx, b2, now_ms() - x.asked_ms);
+        x.cont(x.ctx, dx);
+    }
+    if (p->nqueue)
+        show(p);
+}
+
+static void on_line(struct sg_perm *p, const char *l)
+{
+    while (*l == ' ' || *l == '\t')
+        l++;
+    if (p->confirming) {
+        if (*l == 'y' || *l == 'Y')
+            decide_head(p, SG_DEC_ALLOW_ALWAYS, "person");
+        else {
+            p->confirming = false;
+            say(p, "  not saved. [a/r/A/d/D]> ");
+        }
+        return;
+    }
+    switch (*l) {
+    case 'a': decide_head(p, SG_DEC_ALLOW_ONCE, "person"); return;
+    case 'r': decide_head(p, SG_DEC_ALLOW_RUN, "person"); return;
+    case 'd': decide_head(p, SG_DEC_DENY, "person"); return;
+    case 'D': decide_head(p, SG_DEC_DENY_ALWAYS, "person"); return;
+    case 'A': {
+        cleanup_free char *rule = sg_preq_rule(&p->queue[0].q);
+        cleanup_free char *rs = sg_sanitize_str(rule, 0);
+        cleanup_free char *t = sg_xasprintf("  save the grant %s for this version of %s? [y/N]> ",
+                                            rs, p->skill);
+        p->confirming = true;
+        say(p, t);
+        return;
+    }
+    default:
+        say(p, "  a, r, A, d or D (Enter alone never allows)> ");
+    }
+}
+
+size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max)
+{
+    if (!p || p->tty < 0 || !p->shown || max < 1)
+        return 0;
+    out[0] = (struct pollfd){.fd = p->tty, .events = POLLIN};
+    return 1;
+}
+
+void sg_perm_dispatch(struct sg_perm *p, const struct pollfd *pfds, size_t n)
+{
+    if (!p || !p->shown)
+        return;
+    if (n && (pfds[0].revents & (POLLIN | POLLHUP))) {
+        char buf[128];
+        ssize_t r = read(p->tty, buf, sizeof buf);
+        bool armed = now_ms() >= p->armed_ms;
+        for (ssize_t i = 0; i < r && p->shown; i++) {
+            if (buf[i] == '\n' || buf[i] == '\r') {
+                p->line[p->linelen] = '\0';
+                if (armed)
+                    on_line(p, p->line);
+                p->linelen = 0;
+            } else if (p->linelen + 1 < sizeof p->line) {
+                p->line[p->linelen++] = buf[i];
+            }
+        }
+    }
+    if (p->shown && now_ms() >= p->deadline_ms)
+        decide_head(p, SG_DEC_DENY, "timeout (nobody answered)");
+}
+
+int sg_perm_timeout(const struct sg_perm *p)
+{
+    if (!p || !p->shown)
+        return -1;
+    int64_t left = p->deadline_ms - now_ms();
+    return left < 0 ? 0 : (int)left;
+}
+
+void sg_perm_cancel_all(struct sg_perm *p)
+{
+    if (!p)
+        return;
+    while (p->nqueue)
+        decide_head(p, SG_DEC_DENY, "the run ended");
+}
+
+void sg_perm_free(struct sg_perm *p)
+{
+    if (!p)
+        return;
+    /* whoever still waits is denied: the run is over */
+    sg_perm_cancel_all(p);
+    for (size_t i = 0; i < p->nrules; i++)
+        sg_prule_free(&p->rules[i]);
+    free(p->rules);
+    if (p->tty >= 0)
+        close(p->tty);
+    free(p->skill), free(p->digest), free(p->run_id), free(p->grants_file);
+    free(p);
+}

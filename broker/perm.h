@@ -1,0 +1,104 @@
+/* The permission engine: rules, grants and decisions for the risky requests
+ * a running skill makes that its manifest did not grant (Bash: run a
+ * program; Fetch: reach a host; Write: comes with the file broker).
+ *
+ * Rules are written as users know them from Claude Code — Bash(git status:*),
+ * Bash(/usr/bin/python3), Write(/tmp/out/ and below), Fetch(domain:api.example.com),
+ * Fetch(*.example.com:443) — and evaluated deny, then ask, then allow, on the
+ * request's structured fields (resolved program and argv; canonical path;
+ * name and port), never on a raw command string. What no rule settles goes
+ * to the callback: deny-all, a prompt on the terminal, or a policy file
+ * (rules only). "Always" decisions are grants in grants.yaml, pinned to the
+ * skill's name and content digest, so a changed skill asks again. */
+#ifndef SG_PERM_H
+#define SG_PERM_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "diag.h"
+#include "events.h"
+
+/* X(ID, "Name") */
+#define SG_PERM_TOOLS(X) X(BASH, "Bash") X(WRITE, "Write") X(FETCH, "Fetch")
+enum sg_ptool {
+#define X(id, name) SG_PT_##id,
+    SG_PERM_TOOLS(X)
+#undef X
+};
+enum sg_effect { SG_EFF_DENY, SG_EFF_ASK, SG_EFF_ALLOW };
+enum sg_decision { SG_DEC_DENY, SG_DEC_ALLOW_ONCE, SG_DEC_ALLOW_RUN, SG_DEC_ALLOW_ALWAYS,
+                   SG_DEC_DENY_ALWAYS };
+
+struct sg_prule {
+    enum sg_ptool tool;
+    char *pattern; /* program or command prefix; path glob; host (maybe *.) */
+    bool prefix;   /* Bash(cmd:*) */
+    int port;      /* Fetch: -1 any */
+    enum sg_effect effect;
+    char *text;    /* as written */
+    char *source;  /* "policy.yaml:4", "grant", "this run" */
+};
+
+struct sg_preq {
+    enum sg_ptool tool;
+    char subject[4096]; /* Bash: resolved program; Write: path; Fetch: name (or literal) */
+    char args[4096];    /* Bash: argv joined by spaces */
+    char cwd[1024];
+    int port;           /* Fetch */
+};
+
+enum sg_perm_mode { SG_PERM_DENY_ALL, SG_PERM_PROMPT, SG_PERM_POLICY, SG_PERM_ALLOW_ALL };
+
+typedef void (*sg_perm_cont)(void *ctx, enum sg_decision d);
+
+struct sg_perm;
+
+struct sg_perm_opts {
+    enum sg_perm_mode mode;
+    const char *policy_file;  /* SG_PERM_POLICY (also read with PROMPT) */
+    const char *grants_file;  /* NULL: the default */
+    const char *skill, *digest, *run_id;
+    int timeout_s;            /* a prompt unanswered this long is a deny */
+    struct sg_event_bus *bus;
+};
+
+/* Returns NULL with problems in d when the policy or grants file is bad. */
+struct sg_perm *sg_perm_new(const struct sg_perm_opts *o, struct sg_diags *d);
+void sg_perm_free(struct sg_perm *p);
+/* Deny every request still waiting (the run is ending). */
+void sg_perm_cancel_all(struct sg_perm *p);
+
+/* Decide q. Returns 1 with *dec set when a rule, grant or the callback
+ * settled it at once; 0 when it waits for a person (cont(ctx, decision)
+ * comes later, from sg_perm_dispatch or sg_perm_free). */
+int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont, void *ctx,
+                    enum sg_decision *dec);
+
+/* The prompt's terminal in the session's poll loop. */
+size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max);
+void sg_perm_dispatch(struct sg_perm *p, const struct pollfd *pfds, size_t n);
+int sg_perm_timeout(const struct sg_perm *p);
+
+/* Rules */
+int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, struct sg_prule *r,
+                   const char **why);
+void sg_prule_free(struct sg_prule *r);
+bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q);
+/* The rule "always" would save for q (caller frees). */
+char *sg_preq_rule(const struct sg_preq *q);
+const char *sg_ptool_name(enum sg_ptool t);
+bool sg_decision_allows(enum sg_decision d);
+const char *sg_decision_name(enum sg_decision d);
+
+/* grants.yaml: $XDG_CONFIG_HOME/skillgate/grants.yaml (caller frees). */
+char *sg_grants_path(void);
+/* Every grant as JSON objects {skill, digest, rule, effect, created}. */
+int sg_grants_list(const char *path, json_t **out, struct sg_diags *d);
+int sg_grants_save(const char *path, json_t *list);
+
+#endif
