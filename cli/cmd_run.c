@@ -80,7 +80,7 @@ static void audit_run(json_t *doc, const struct sg_plan *plan, const struct sg_r
     for (size_t i = 0; i < plan->npassed; i++)
         json_array_append_new(used, json_sprintf("env:%s", plan->passed[i]));
     json_t *rec = json_pack(
-        "{s:s, s:s, s:s, s:O, s:O, s:O, s:s, s:s, s:O, s:s, s:s, s:O, s:O, s:o, s:s, s:s, s:O}",
+        "{s:s, s:s, s:s, s:O, s:O, s:O, s:s, s:s, s:O, s:s, s:s, s:O, s:O, s:o, s:s, s:s, s:o}",
         "type", "run", "run_id", plan->run_id, "skill", plan->skill_name, "version",
         json_object_get(doc, "skill_version"), "digest", json_object_get(doc, "skill_digest"),
         "policy_digest", json_object_get(doc, "policy_digest"), "input_sha256", in,
@@ -270,7 +270,9 @@ static void print_plan(const struct sg_plan *p)
     for (int i = 0; i < SG_PL_COUNT; i++)
         fprintf(f, "  %-10s %lld %-18s %s: %s\n", p->limits[i].name, p->limits[i].value,
                 p->limits[i].unit, sg_mechanism_name(p->limits[i].mech), p->limits[i].how);
-    fputs("\nCommand\n  ", f);
+    fputs("\nCommand (exec ", f);
+    sg_print_safe(f, p->exec_path);
+    fputs(", the one exec allowed without asking)\n  ", f);
     for (size_t i = 0; i < p->argc; i++) {
         if (i)
             fputc(' ', f);

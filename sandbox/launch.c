@@ -200,24 +200,10 @@ static int set_rlimits(const struct sg_plan *p)
     return 0;
 }
 
-/* execvpe with the sandbox's PATH, without touching the heap. */
+/* The entrypoint, resolved before launch: one exec, the pre-approved one. */
 static void exec_skill(const struct sg_plan *p)
 {
-    const char *cmd = p->argv[0];
-    if (strchr(cmd, '/')) {
-        execve(cmd, p->argv, p->envp);
-        return;
-    }
-    static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
-    int err = ENOENT;
-    for (size_t i = 0; i < SG_ARRAY_LEN(dirs); i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dirs[i], cmd);
-        execve(path, p->argv, p->envp);
-        if (errno != ENOENT)
-            err = errno;
-    }
-    errno = err;
+    execve(p->exec_path, p->argv, p->envp);
 }
 
 static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in, int out,

@@ -350,6 +350,21 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
         p->argv[i + 1] = sg_xstrdup(pol->entry.args[i]);
     p->argc = pol->entry.nargs + 1;
     p->cwd = sg_xstrdup(sk->root);
+    /* The sandbox's PATH holds the same read-only /usr as the host: resolve
+     * the program now, so the skill makes exactly one exec to start. */
+    if (strchr(p->argv[0], '/')) {
+        p->exec_path = sg_xstrdup(p->argv[0]);
+    } else {
+        static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+        for (size_t i = 0; i < SG_ARRAY_LEN(dirs) && !p->exec_path; i++) {
+            cleanup_free char *c = sg_xasprintf("%s/%s", dirs[i], p->argv[0]);
+            struct stat st;
+            if (stat(c, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+                p->exec_path = steal_pointer(&c);
+        }
+        if (!p->exec_path)
+            p->exec_path = sg_xasprintf("/usr/bin/%s", p->argv[0]);
+    }
     return 0;
 }
 
@@ -363,7 +378,7 @@ static void free_strv(char **v, size_t n)
 void sg_plan_free(struct sg_plan *p)
 {
     free(p->skill_name), free(p->skill_root), free(p->run_id), free(p->uid_map);
-    free(p->gid_map), free(p->home), free(p->cwd), free(p->input);
+    free(p->gid_map), free(p->home), free(p->cwd), free(p->input), free(p->exec_path);
     for (size_t i = 0; i < p->nmounts; i++) {
         free(p->mounts[i].src);
         free(p->mounts[i].dst);

@@ -105,6 +105,7 @@ struct sg_plan {
     char **passed, **stripped; /* names only */
     size_t npassed, nstripped;
     /* program */
+    char *exec_path; /* resolved before launch: the one exec that is pre-approved */
     char **argv;
     size_t argc;
     char *cwd;
