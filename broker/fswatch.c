@@ -6,9 +6,12 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "perm.h"
 #include "util.h"
 
 /* X(syscall, dirfd arg, path arg, second dirfd arg, second path arg) — -1: none */
@@ -189,16 +192,156 @@ static int resolve(pid_t pid, int memfd, long long dfd, unsigned long long addr,
     return 0;
 }
 
-bool sg_fswatch_handle(const struct sg_plan *p, int notify_fd, const struct seccomp_notif *req,
-                       const char *syscall, struct seccomp_notif_resp *resp,
-                       struct sg_event_bus *bus)
+/* ---- approved writes, done by the broker ---- */
+
+struct write_wait {
+    const struct sg_plan *p;
+    struct sg_event_bus *bus;
+    int fd;
+    uint64_t id;
+    char syscall[32];
+    char path1[PATH_MAX], path2[PATH_MAX];
+    unsigned long long flags, mode, arg;
+};
+
+/* The host folder behind the deepest bind over path, and path below it. */
+static int host_parent(const struct sg_plan *p, const char *path, char *rel, size_t relmax)
+{
+    const struct sg_mount *best = NULL;
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        if (m->kind == SG_MNT_SYMLINK || !within(path, m->dst))
+            continue;
+        if (!best || strlen(m->dst) >= strlen(best->dst))
+            best = m;
+    }
+    if (!best || (best->kind != SG_MNT_BIND_RO && best->kind != SG_MNT_BIND_RW))
+        return -EROFS; /* a private tmpfs or the sandbox's own root: no host place */
+    const char *r = path + strlen(best->dst);
+    while (*r == '/')
+        r++;
+    if (!*r || snprintf(rel, relmax, "%s", r) >= (int)relmax)
+        return -EINVAL;
+    int dfd = open(best->src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return dfd < 0 ? -errno : dfd;
+}
+
+static int beneath(int dfd, const char *rel, unsigned long long flags, unsigned long long mode)
+{
+    struct open_how how = {.flags = flags | O_CLOEXEC, .mode = (flags & O_CREAT) ? mode & 07777 : 0,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                      RESOLVE_NO_MAGICLINKS};
+    long fd = syscall(SYS_openat2, dfd, rel, &how, sizeof how);
+    return fd < 0 ? -errno : (int)fd;
+}
+
+/* The parent folder of rel (beneath dfd) and its last component. */
+static int parent_of(int dfd, char *rel, const char **last)
+{
+    char *slash = strrchr(rel, '/');
+    if (!slash) {
+        *last = rel;
+        return fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+    }
+    *slash = '\0';
+    *last = slash + 1;
+    return beneath(dfd, rel, O_PATH | O_DIRECTORY, 0);
+}
+
+static void write_decided(void *ctx, enum sg_decision d)
+{
+    struct write_wait *w = ctx;
+    struct seccomp_notif_resp resp = {.id = w->id};
+    int r = -EACCES;
+    bool answered = false;
+    if (sg_decision_allows(d) && seccomp_notify_id_valid(w->fd, w->id) == 0) {
+        char rel[PATH_MAX], rel2[PATH_MAX];
+        int dfd = host_parent(w->p, w->path1, rel, sizeof rel);
+        r = dfd;
+        if (dfd >= 0) {
+            const char *sc = w->syscall;
+            if (!strcmp(sc, "open") || !strcmp(sc, "openat") || !strcmp(sc, "openat2") ||
+                !strcmp(sc, "creat")) {
+                int f = beneath(dfd, rel, w->flags & ~(unsigned long long)O_CLOEXEC, w->mode);
+                r = f;
+                if (f >= 0) {
+                    struct stat st;
+                    if (w->p->as_root && fstat(f, &st) == 0 && st.st_uid == 0)
+                        (void)!fchown(f, w->p->skill_uid, w->p->skill_gid);
+                    struct seccomp_notif_addfd add = {
+                        .id = w->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)f,
+                        .newfd_flags = (w->flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+                    /* the descriptor arrives as the call's own result */
+                    answered = ioctl(w->fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0;
+                    r = answered ? 0 : -errno;
+                    close(f);
+                }
+            } else if (!strcmp(sc, "truncate")) {
+                int f = beneath(dfd, rel, O_WRONLY, 0);
+                r = f < 0 ? f : ftruncate(f, (off_t)w->arg) < 0 ? -errno : 0;
+                if (f >= 0)
+                    close(f);
+            } else {
+                const char *last;
+                int pfd = parent_of(dfd, rel, &last);
+                r = pfd;
+                if (pfd >= 0) {
+                    if (!strcmp(sc, "mkdir") || !strcmp(sc, "mkdirat"))
+                        r = mkdirat(pfd, last, (mode_t)(w->mode & 07777)) < 0 ? -errno : 0;
+                    else if (!strcmp(sc, "rmdir"))
+                        r = unlinkat(pfd, last, AT_REMOVEDIR) < 0 ? -errno : 0;
+                    else if (!strcmp(sc, "unlink") || !strcmp(sc, "unlinkat"))
+                        r = unlinkat(pfd, last, (int)(w->arg & AT_REMOVEDIR)) < 0 ? -errno : 0;
+                    else if (!strncmp(sc, "rename", 6)) {
+                        int d2 = host_parent(w->p, w->path2, rel2, sizeof rel2);
+                        const char *last2;
+                        int p2 = d2 < 0 ? d2 : parent_of(d2, rel2, &last2);
+                        r = p2 < 0 ? p2
+                                   : syscall(SYS_renameat2, pfd, last, p2, last2,
+                                             (unsigned)w->arg) < 0 ? -errno : 0;
+                        if (p2 >= 0)
+                            close(p2);
+                        if (d2 >= 0)
+                            close(d2);
+                    } else {
+                        r = -EACCES; /* link, symlink, mknod: not brokered */
+                    }
+                    close(pfd);
+                }
+            }
+            close(dfd);
+        }
+        if (r < 0 && !answered)
+            sg_bus_emit(w->bus, SG_EV_FS_BLOCKED,
+                        json_pack("{s:s, s:s, s:s, s:b}", "syscall", w->syscall, "path", w->path1,
+                                  "class", "file", "prevented", 1),
+                        "approved %s of %s could not be done: %s", w->syscall, w->path1,
+                        r == -EROFS ? "it maps to no host folder (a private tmpfs)" : strerror(-r));
+    }
+    if (!answered) {
+        resp.error = r < 0 ? r : 0;
+        resp.val = 0;
+        if (seccomp_notify_id_valid(w->fd, w->id) == 0)
+            seccomp_notify_respond(w->fd, &resp);
+    }
+    free(w);
+}
+
+static bool write_may_ask(const struct sg_plan *p)
+{
+    return !p->tools_restricted || p->write_listed;
+}
+
+int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_fd,
+                      const struct seccomp_notif *req, const char *syscall,
+                      struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
 {
     size_t i;
     for (i = 0; i < SG_ARRAY_LEN(calls); i++)
         if (!strcmp(calls[i].name, syscall))
             break;
     if (i == SG_ARRAY_LEN(calls))
-        return false;
+        return 0;
     char memp[64];
     snprintf(memp, sizeof memp, "/proc/%d/mem", (int)req->pid);
     cleanup_fd int memfd = open(memp, O_RDONLY | O_CLOEXEC);
@@ -213,18 +356,32 @@ bool sg_fswatch_handle(const struct sg_plan *p, int notify_fd, const struct secc
     if (!r && calls[i].path2 >= 0)
         r = resolve(req->pid, memfd, calls[i].dfd2 >= 0 ? a[calls[i].dfd2] : AT_FDCWD,
                     (unsigned long long)a[calls[i].path2], path2, sizeof path2);
+    unsigned long long oflags = 0, omode = 0;
     if (!strcmp(syscall, "openat2") && !r) {
         struct open_how how;
         if (pread(memfd, &how, sizeof how, (off_t)req->data.args[2]) != (ssize_t)sizeof how)
             r = -EFAULT;
         else if (!(how.flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)))
             path1[0] = '\0'; /* a read: nothing to check */
+        oflags = how.flags, omode = how.mode;
+    } else if (!strcmp(syscall, "open")) {
+        oflags = req->data.args[1], omode = req->data.args[2];
+    } else if (!strcmp(syscall, "openat")) {
+        oflags = req->data.args[2], omode = req->data.args[3];
+    } else if (!strcmp(syscall, "creat")) {
+        oflags = O_CREAT | O_WRONLY | O_TRUNC, omode = req->data.args[1];
+    } else if (!strcmp(syscall, "mkdir")) {
+        omode = req->data.args[1];
+    } else if (!strcmp(syscall, "mkdirat")) {
+        omode = req->data.args[2];
     }
     resp->id = req->id;
     resp->val = 0;
     /* The notification must still be the same call after we read its memory. */
-    if (seccomp_notify_id_valid(notify_fd, req->id) != 0)
-        return true;
+    if (seccomp_notify_id_valid(notify_fd, req->id) != 0) {
+        resp->error = -ENOENT;
+        return 1;
+    }
     bool ok1 = !path1[0] || sg_fswatch_writable(p, path1);
     bool ok2 = !path2[0] || sg_fswatch_writable(p, path2);
     if (!r && !ok1 && !path2[0] && harmless_on_existing(req, syscall, path1))
@@ -232,7 +389,37 @@ bool sg_fswatch_handle(const struct sg_plan *p, int notify_fd, const struct secc
     if (r == 0 && ok1 && ok2) {
         resp->error = 0;
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-        return true;
+        return 1;
+    }
+    /* Outside the grants, and the manifest lets the skill ask for Write:
+     * a person (or a rule) decides; the call waits, nothing else does. */
+    bool brokerable = strcmp(syscall, "link") && strcmp(syscall, "linkat") &&
+                      strcmp(syscall, "symlink") && strcmp(syscall, "symlinkat") &&
+                      strcmp(syscall, "mknod") && strcmp(syscall, "mknodat");
+    if (r == 0 && perm && write_may_ask(p) && brokerable) {
+        struct write_wait *w = sg_xcalloc(1, sizeof *w);
+        w->p = p;
+        w->bus = bus;
+        w->fd = notify_fd;
+        w->id = req->id;
+        snprintf(w->syscall, sizeof w->syscall, "%s", syscall);
+        snprintf(w->path1, sizeof w->path1, "%s", ok1 ? path2 : path1);
+        snprintf(w->path2, sizeof w->path2, "%s", path2);
+        if (!strncmp(syscall, "rename", 6))
+            snprintf(w->path1, sizeof w->path1, "%s", path1);
+        w->flags = oflags;
+        w->mode = omode;
+        w->arg = !strcmp(syscall, "unlinkat")    ? req->data.args[2]
+                 : !strcmp(syscall, "renameat2") ? req->data.args[4]
+                 : !strcmp(syscall, "truncate")  ? req->data.args[1]
+                                                 : 0;
+        struct sg_preq q = {.tool = SG_PT_WRITE};
+        snprintf(q.subject, sizeof q.subject, "%s", ok1 ? path2 : path1);
+        snprintf(q.args, sizeof q.args, "%s", syscall);
+        enum sg_decision dec;
+        if (sg_perm_request(perm, &q, write_decided, w, &dec) == 1)
+            write_decided(w, dec);
+        return 2;
     }
     resp->flags = 0;
     resp->error = r == -EFAULT ? -EFAULT : -EACCES;
@@ -242,10 +429,10 @@ bool sg_fswatch_handle(const struct sg_plan *p, int notify_fd, const struct secc
                     json_pack("{s:s, s:s, s:s, s:b}", "syscall", syscall, "path", "?", "class",
                               "file", "prevented", 1),
                     "%s refused: its path could not be read (%s)", syscall, strerror(-r));
-        return true;
+        return 1;
     }
     if (r == -EFAULT)
-        return true; /* a bad pointer: the kernel would say EFAULT too, nothing to show */
+        return 1; /* a bad pointer: the kernel would say EFAULT too, nothing to show */
     const char *bad = ok1 ? path2 : path1;
     const char *cls = sg_fs_class(p->home, bad);
     sg_bus_emit(bus, SG_EV_FS_BLOCKED,
@@ -255,5 +442,5 @@ bool sg_fswatch_handle(const struct sg_plan *p, int notify_fd, const struct secc
                 !strcmp(cls, "persistence") ? ": a persistence location"
                 : !strcmp(cls, "credential") ? ": a credential location"
                                              : "");
-    return true;
+    return 1;
 }

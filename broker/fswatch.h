@@ -5,7 +5,10 @@
  * The path is read from the skill's memory, so a multithreaded skill can
  * change it after the check: that can only make an event name the wrong
  * path or let a call continue that the kernel then refuses (read-only mounts
- * and Landlock still hold). Nothing is ever allowed on the strength of it. */
+ * and Landlock still hold). An approved Write is never "continued": the
+ * broker opens exactly the path it showed (openat2, no symlinks, beneath
+ * the host folder the sandbox path maps to) and injects the descriptor with
+ * SECCOMP_IOCTL_NOTIF_ADDFD, or performs the mkdir, unlink or rename itself. */
 #ifndef SG_FSWATCH_H
 #define SG_FSWATCH_H
 
@@ -15,10 +18,13 @@
 #include "events.h"
 #include "sandbox.h"
 
-/* True when nr is one of the write calls (then resp is filled in). */
-bool sg_fswatch_handle(const struct sg_plan *p, int notify_fd, const struct seccomp_notif *req,
-                       const char *syscall, struct seccomp_notif_resp *resp,
-                       struct sg_event_bus *bus);
+struct sg_perm;
+/* 0: not a write call; 1: resp is filled in, answer it now; 2: a person is
+ * being asked (Write): the call is answered later, by the broker doing the
+ * approved operation itself and injecting its result, or refused. */
+int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_fd,
+                      const struct seccomp_notif *req, const char *syscall,
+                      struct seccomp_notif_resp *resp, struct sg_event_bus *bus);
 
 /* Is path (absolute, normalized, inside the sandbox) writable under p? */
 bool sg_fswatch_writable(const struct sg_plan *p, const char *path);

@@ -298,8 +298,10 @@ static void handle_notification(const struct sg_plan *plan, struct sg_perm *perm
             seccomp_notify_free(req, resp);
             return;
         }
-        if (sg_fswatch_handle(plan, fd, req, sc, resp, bus)) {
-            seccomp_notify_respond(fd, resp);
+        int fw = sg_fswatch_handle(plan, perm, fd, req, sc, resp, bus);
+        if (fw) {
+            if (fw == 1)
+                seccomp_notify_respond(fd, resp);
             free(name);
             seccomp_notify_free(req, resp);
             return;

@@ -320,6 +320,9 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
         }
         if (t->id == SG_TOOL_FETCH || t->id == SG_TOOL_WEBFETCH || t->id == SG_TOOL_WEBSEARCH)
             p->fetch_listed = true;
+        if (t->id == SG_TOOL_WRITE || t->id == SG_TOOL_EDIT || t->id == SG_TOOL_MULTIEDIT ||
+            t->id == SG_TOOL_DELETE)
+            p->write_listed = true;
     }
     for (size_t i = 0; i < pol->negress; i++) {
         p->egress = sg_xrealloc(p->egress, (p->negress + 1) * sizeof *p->egress);

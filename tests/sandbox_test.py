@@ -1211,6 +1211,67 @@ def undeclared_tools_and_hosts(m, base):
     assert re.search(r"extra\.example\.test 198\.18\.\d+\.\d+", out), out
 
 
+@test()
+def approved_writes_are_done_by_the_broker_and_race_free(m, base):
+    host = os.path.join(base, f"shared-{m.name}")
+    os.makedirs(host)
+    open(os.path.join(host, "approved.txt"), "w").write("approved\n")
+    open(os.path.join(host, "secret.txt"), "w").write("SECRET\n")
+    open(os.path.join(host, "keep.txt"), "w").write("keep\n")
+    for f in os.listdir(host):
+        os.chmod(os.path.join(host, f), 0o666)
+    os.chmod(host, 0o777)
+    pol = os.path.join(base, f"wpolicy-{m.name}.yaml")
+    open(pol, "w").write(f'allow: ["Write({host}/approved.txt)", "Write({host}/made/**)"]\n')
+    os.chmod(pol, 0o644)
+    d = make_skill(base, f"writer2-{m.name}", f"""
+        import ctypes, os, threading
+        libc = ctypes.CDLL(None, use_errno=True)
+        host = {host!r}
+        # an approved write: the broker opens the file and hands the skill the descriptor
+        with open(host + "/approved.txt", "a") as f:
+            f.write("written through the broker\\n")
+        os.mkdir(host + "/made")
+        print("mkdir ok", os.path.isdir(host + "/made"))
+        try:
+            os.unlink(host + "/keep.txt")
+            print("unlink DONE")
+        except OSError as e:
+            print("unlink refused", e.errno)
+        # the race: a thread flips the path between the approved file and the secret
+        buf = ctypes.create_string_buffer(256)
+        a, s = (host + "/approved.txt").encode(), (host + "/secret.txt").encode()
+        buf.value = a
+        stop = False
+        def flip():
+            while not stop:
+                buf.value = s
+                buf.value = a
+        t = threading.Thread(target=flip); t.start()
+        seen = {{"approved": 0, "SECRET": 0, "refused": 0}}
+        for _ in range(1500):
+            fd = libc.open(buf, os.O_RDWR)
+            if fd < 0:
+                seen["refused"] += 1
+                continue
+            data = os.pread(fd, 64, 0).decode()
+            os.close(fd)
+            seen["SECRET" if "SECRET" in data else "approved"] += 1
+        stop = True; t.join()
+        print("race", seen)
+        """, tools="Read Write", yaml_extra=f"permissions:\n  filesystem:\n    read: [{host}]\n")
+    p = m.run("run", "--policy", pol, d, check=0, timeout=120)
+    assert "written through the broker" in open(os.path.join(host, "approved.txt")).read(), p.out + p.err
+    assert "mkdir ok True" in p.out and os.path.isdir(os.path.join(host, "made")), p.out
+    assert "unlink refused 13" in p.out and os.path.exists(os.path.join(host, "keep.txt")), p.out
+    race = eval(re.search(r"race (\{.*\})", p.out).group(1))
+    assert race["SECRET"] == 0, race
+    assert race["approved"] > 0 and race["refused"] > 0, race  # both paths were really tried
+    decisions = [x for x in audit_decisions(m) if x["tool"] == "Write"]
+    assert any(x["decision"] == "allow" and "approved.txt" in x["request"] for x in decisions)
+    assert any(x["decision"] == "deny" and "secret.txt" in x["request"] for x in decisions)
+
+
 # ---------------------------------------------------------------- harness
 
 def preflight(m):
