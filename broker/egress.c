@@ -25,7 +25,7 @@
 #define PIPE_CAP (1 << 20)
 #define DNS_TTL 5
 
-enum cstate { C_RESOLVING, C_CONNECTING, C_RELAY, C_DNSTCP };
+enum cstate { C_ASKING, C_RESOLVING, C_CONNECTING, C_RELAY, C_DNSTCP };
 
 struct dir {
     int p[2];
@@ -544,6 +544,29 @@ static void begin(struct sg_net *e, int idx)
     c->st = C_RESOLVING;
 }
 
+struct conn_wait {
+    struct sg_net *e;
+    uint64_t serial;
+};
+
+static void literal_decided(void *ctx, enum sg_decision d)
+{
+    struct conn_wait *w = ctx;
+    struct sg_net *e = w->e;
+    for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
+        struct conn *c = e->conns[i];
+        if (!c || c->serial != w->serial || c->st != C_ASKING)
+            continue;
+        if (sg_decision_allows(d)) {
+            begin(e, i); /* "for this run" and "always" became rules in the engine */
+        } else {
+            block(e, i, c->name, c->port, NULL, "an address the DNS stub never handed out "
+                                                "(IP literal), and the request was denied");
+        }
+    }
+    free(w);
+}
+
 static void accept_proxy(struct sg_net *e, int lfd)
 {
     for (int rounds = 0; rounds < 32; rounds++) {
@@ -581,12 +604,26 @@ static void accept_proxy(struct sg_net *e, int lfd)
         c->port = (uint16_t)port;
         const char *name = name_of(e, (struct sockaddr *)&od);
         if (!name) {
-            if (!sg_egress_allowed(e->plan, dst, port)) {
+            if (!net_allowed(e, dst, port)) {
+                if (fetch_may_ask(e)) {
+                    /* a person may let this address through (Fetch) */
+                    snprintf(c->name, sizeof c->name, "%s", dst);
+                    c->st = C_ASKING;
+                    struct conn_wait *w = sg_xmalloc(sizeof *w);
+                    w->e = e;
+                    w->serial = c->serial;
+                    struct sg_preq q = {.tool = SG_PT_FETCH, .port = port};
+                    snprintf(q.subject, sizeof q.subject, "%s", dst);
+                    enum sg_decision dec;
+                    if (sg_perm_request(e->perm, &q, literal_decided, w, &dec) == 1)
+                        literal_decided(w, dec);
+                    continue;
+                }
                 block(e, idx, dst, port, NULL,
                       "an address the DNS stub never handed out (IP literal)");
                 continue;
             }
-            name = dst; /* the manifest names this literal */
+            name = dst; /* the manifest names this literal, or a person allowed it */
         }
         snprintf(c->name, sizeof c->name, "%s", name);
         if (!net_allowed(e, c->name, port)) {
@@ -875,6 +912,8 @@ size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max)
             continue;
         short cev = 0, uev = 0;
         switch (c->st) {
+        case C_ASKING:
+            break; /* the client waits for a person's answer */
         case C_DNSTCP:
             cev = POLLIN;
             break;

@@ -28,6 +28,10 @@ struct out_ctx {
     bool watch, json;
     bool tty_out, tty_err;
     size_t blocked;
+    /* context: fork: only the summary goes to the caller */
+    bool fork;
+    struct sg_buf results; /* "Result: ..." lines */
+    char *last;            /* else the last stdout line */
 };
 
 /* The first bytes of each stream, for the audit record. */
@@ -103,6 +107,20 @@ static void audit_run(json_t *doc, const struct sg_plan *plan, const struct sg_r
 static void plain_sink(void *ctx, const struct sg_event *ev)
 {
     struct out_ctx *o = ctx;
+    if (o->fork && ev->kind == SG_EV_STDOUT) {
+        static const char tag[] = "Result:";
+        if (ev->message_len >= sizeof tag - 1 && !memcmp(ev->message, tag, sizeof tag - 1)) {
+            const char *v = ev->message + sizeof tag - 1;
+            size_t n = ev->message_len - (sizeof tag - 1);
+            while (n && *v == ' ')
+                v++, n--;
+            sg_buf_append(&o->results, v, n);
+            sg_buf_append(&o->results, "\n", 1);
+        }
+        free(o->last);
+        o->last = sg_xstrndup(ev->message, ev->message_len);
+        return; /* the full output stays in the trace */
+    }
     if (ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR) {
         bool err = ev->kind == SG_EV_STDERR;
         FILE *f = err ? stderr : stdout;
@@ -541,6 +559,8 @@ int cmd_run(int argc, char **argv)
     sg_trace_init(&trace);
     sg_bus_subscribe(&bus, sg_trace_sink, &trace);
     sg_bus_subscribe(&bus, oc.watch ? watch_sink : oc.json ? json_sink : plain_sink, &oc);
+    oc.fork = sk->policy.fork_context && !oc.watch && !oc.json;
+    sg_buf_init(&oc.results, 64 * 1024);
     struct capture cap;
     sg_buf_init(&cap.out, SG_AUDIT_OUTPUT_CAP);
     sg_buf_init(&cap.err, SG_AUDIT_OUTPUT_CAP);
@@ -570,6 +590,17 @@ int cmd_run(int argc, char **argv)
     if (trace_out && (tr = sg_trace_write(doc, trace_out, sk->root, &written2)) < 0)
         fprintf(stderr, "skillgate: %s: cannot write the trace: %s\n", trace_out,
                 tr == -EPERM ? "inside the skill's folder" : strerror(-tr));
+    if (oc.fork) {
+        /* a forked context returns its summary: Result lines, else the last line */
+        const char *sum = oc.results.len ? oc.results.data : oc.last ? oc.last : "";
+        cleanup_free char *s = oc.tty_out ? sg_sanitize_str(sum, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB)
+                                          : sg_xstrdup(sum);
+        fputs(s, stdout);
+        if (!oc.results.len && oc.last)
+            fputc('\n', stdout);
+    }
+    sg_buf_free(&oc.results);
+    free(oc.last);
     audit_run(doc, &plan, &res, &cap, ro.input, written);
     sg_buf_free(&cap.out);
     sg_buf_free(&cap.err);

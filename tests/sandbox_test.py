@@ -1209,6 +1209,21 @@ def undeclared_tools_and_hosts(m, base):
     code, out = run_in_pty(m, ["run", "--prompt", "tty", "--policy", pol, d],
                            [("reach a host", "r\n")])
     assert re.search(r"extra\.example\.test 198\.18\.\d+\.\d+", out), out
+    # an IP literal asks too, and an approval lets exactly that connection through
+    w = World(base)
+    try:
+        port = w.port("http")
+        d2 = make_skill(base, f"literal-{m.name}", f"""
+            import urllib.request
+            print("literal", urllib.request.urlopen("http://192.0.2.80/lit", timeout=10).status)
+            """, tools="Fetch")
+        # the documentation address stands in for "somewhere"; --resolve keeps it on loopback
+        code, out = run_in_pty(m, ["run", "--resolve", f"192.0.2.80:80:127.0.0.1:{port}", d2],
+                               [("reach a host", "a\n")])
+        assert "literal 200" in out and "192.0.2.80  port 80" in out, out
+        assert [r["path"] for r in w.requests] == ["/lit"], w.requests
+    finally:
+        w.close()
 
 
 @test()
@@ -1270,6 +1285,28 @@ def approved_writes_are_done_by_the_broker_and_race_free(m, base):
     decisions = [x for x in audit_decisions(m) if x["tool"] == "Write"]
     assert any(x["decision"] == "allow" and "approved.txt" in x["request"] for x in decisions)
     assert any(x["decision"] == "deny" and "secret.txt" in x["request"] for x in decisions)
+
+
+@test(modes=("root",))
+def forked_context_returns_only_its_summary(m, base):
+    d = make_skill(base, f"forked-{m.name}", """
+        print("step 1: reading everything")
+        print("Result: 42 files reviewed")
+        print("noise the caller should not see")
+        print("Result: 3 problems")
+        """)
+    md = os.path.join(d, "SKILL.md")
+    text = open(md).read().replace("allowed-tools: Read", "allowed-tools: Read\ncontext: fork")
+    open(md, "w").write(text)
+    p = m.run("run", d, check=0)
+    assert p.out == "42 files reviewed\n3 problems\n", repr(p.out)
+    msgs = [e["message"] for e in m.last_trace()["events"] if e["kind"] == "stdout"]
+    assert "noise the caller should not see" in msgs  # the full output is in the trace
+    d2 = make_skill(base, f"forked2-{m.name}", "print('working')\nprint('the answer')\n")
+    md = os.path.join(d2, "SKILL.md")
+    text = open(md).read().replace("allowed-tools: Read", "allowed-tools: Read\ncontext: fork")
+    open(md, "w").write(text)
+    assert m.run("run", d2, check=0).out == "the answer\n"
 
 
 # ---------------------------------------------------------------- harness
