@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "policy.h"
 #include "sanitize.h"
 #include "skill.h"
 #include "util.h"
@@ -653,6 +654,42 @@ static void on_line(struct sg_perm *p, const char *l)
     default:
         say(p, "  a, r, A, d or D (Enter alone never allows)> ");
     }
+}
+
+int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
+                             const char *detail, sg_perm_cont cont, void *ctx,
+                             enum sg_decision *dec, bool *denied_outright)
+{
+    *denied_outright = false;
+    enum sg_tool_id id = sg_tool_lookup(tool);
+    if (pol->tools_restricted) {
+        bool listed = false;
+        for (size_t i = 0; i < pol->ntools; i++)
+            listed |= !strcmp(pol->tools[i].name, tool);
+        if (!listed) {
+            *denied_outright = true;
+            *dec = SG_DEC_DENY;
+            struct sg_preq q = {.tool = SG_PT_BASH};
+            snprintf(q.subject, sizeof q.subject, "%s", tool);
+            snprintf(q.args, sizeof q.args, "%s", detail ? detail : "");
+            audit_decision(p, &q, *dec, "PermissionDenied: not in allowed-tools", 0);
+            return 1;
+        }
+    }
+    if (sg_tool_risk(id) == SG_RISK_LOW) {
+        *dec = SG_DEC_ALLOW_ONCE;
+        return 1;
+    }
+    struct sg_preq q = {0};
+    unsigned caps = sg_tool_caps(id);
+    q.tool = id == SG_TOOL_UNKNOWN ? SG_PT_BASH
+             : (caps & SG_CAP_NETWORK) ? SG_PT_FETCH
+             : (caps & SG_CAP_EXEC) || id == SG_TOOL_UNKNOWN ? SG_PT_BASH
+                                                             : SG_PT_WRITE;
+    snprintf(q.subject, sizeof q.subject, "%s", detail ? detail : "");
+    if (id == SG_TOOL_UNKNOWN)
+        snprintf(q.args, sizeof q.args, "(tool %s)", tool);
+    return sg_perm_request(p, &q, cont, ctx, dec);
 }
 
 size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max)

@@ -79,6 +79,19 @@ void sg_perm_cancel_all(struct sg_perm *p);
 int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont, void *ctx,
                     enum sg_decision *dec);
 
+/* The seed's check_tool_permission, for agents that run tools themselves
+ * (instruction-only skills, the MCP server): a non-empty allowed-tools that
+ * does not list tool denies it outright (PermissionDenied, no prompt); a
+ * low-risk tool is allowed; Bash/Terminal, Write/Edit/MultiEdit/Delete and
+ * Fetch/WebFetch/WebSearch go to the engine with detail as the program,
+ * path or host; any other tool counts as high risk and is asked as Bash.
+ * Same return convention as sg_perm_request; *denied_outright tells the two
+ * denials apart. */
+struct sg_policy;
+int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
+                             const char *detail, sg_perm_cont cont, void *ctx,
+                             enum sg_decision *dec, bool *denied_outright);
+
 /* The prompt's terminal in the session's poll loop. */
 size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max);
 void sg_perm_dispatch(struct sg_perm *p, const struct pollfd *pfds, size_t n);

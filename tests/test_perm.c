@@ -1,0 +1,168 @@
+/* Permission rules and the engine without a person: parsing, matching on
+ * structured fields, deny before ask before allow, grants pinned to a
+ * digest, and check_tool_permission's seed semantics. */
+#include "helpers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perm.h"
+#include "skill.h"
+#include "util.h"
+
+static struct sg_preq bash(const char *prog, const char *args)
+{
+    struct sg_preq q = {.tool = SG_PT_BASH};
+    snprintf(q.subject, sizeof q.subject, "%s", prog);
+    snprintf(q.args, sizeof q.args, "%s", args);
+    return q;
+}
+
+static bool matches(const char *rule, struct sg_preq q)
+{
+    struct sg_prule r;
+    const char *why;
+    if (sg_prule_parse(rule, SG_EFF_ALLOW, "test", &r, &why) < 0)
+        fail_msg("%s: %s", rule, why);
+    bool m = sg_prule_matches(&r, &q);
+    sg_prule_free(&r);
+    return m;
+}
+
+static void rules_match_structured_fields(void **st)
+{
+    (void)st;
+    assert_true(matches("Bash(git status:*)", bash("/usr/bin/git", "status --short")));
+    assert_true(matches("Bash(git status:*)", bash("/usr/bin/git", "status")));
+    assert_false(matches("Bash(git status:*)", bash("/usr/bin/git", "statusx")));
+    assert_false(matches("Bash(git status:*)", bash("/usr/bin/git", "push")));
+    /* a command string cannot smuggle itself in: the program is what it is */
+    assert_false(matches("Bash(git status:*)", bash("/usr/bin/sh", "-c git status; rm -rf /")));
+    assert_true(matches("Bash(/usr/bin/python3)", bash("/usr/bin/python3", "x.py")));
+    assert_false(matches("Bash(/usr/bin/python3)", bash("/tmp/python3", "x.py")));
+    assert_true(matches("Bash(npm run test)", bash("/usr/bin/npm", "run test")));
+    assert_false(matches("Bash(npm run test)", bash("/usr/bin/npm", "run test --evil")));
+
+    struct sg_preq w = {.tool = SG_PT_WRITE};
+    snprintf(w.subject, sizeof w.subject, "/tmp/out/a/b.txt");
+    assert_true(matches("Write(/tmp/out/**)", w));
+    assert_false(matches("Write(/tmp/out/*)", w));
+    snprintf(w.subject, sizeof w.subject, "/tmp/outside.txt");
+    assert_false(matches("Write(/tmp/out/**)", w));
+
+    struct sg_preq f = {.tool = SG_PT_FETCH, .port = 443};
+    snprintf(f.subject, sizeof f.subject, "api.example.test");
+    assert_true(matches("Fetch(domain:api.example.test)", f));
+    assert_true(matches("Fetch(*.example.test:443)", f));
+    assert_false(matches("Fetch(*.example.test:80)", f));
+    assert_true(matches("WebFetch(API.example.test)", f));
+    snprintf(f.subject, sizeof f.subject, "example.test");
+    assert_false(matches("Fetch(*.example.test)", f));
+
+    struct sg_prule r;
+    const char *why;
+    assert_int_equal(sg_prule_parse("Bash", SG_EFF_ALLOW, "t", &r, &why), -EINVAL);
+    assert_int_equal(sg_prule_parse("Teleport(x)", SG_EFF_ALLOW, "t", &r, &why), -EINVAL);
+    assert_int_equal(sg_prule_parse("Write(relative/path)", SG_EFF_ALLOW, "t", &r, &why), -EINVAL);
+    assert_int_equal(sg_prule_parse("Fetch(a.test:99999)", SG_EFF_ALLOW, "t", &r, &why), -EINVAL);
+}
+
+static void cont_never(void *ctx, enum sg_decision d)
+{
+    (void)ctx, (void)d;
+    fail_msg("a decision without a person must be immediate");
+}
+
+static void engine_order_and_grants(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    char *pol = sg_xasprintf("%s/policy.yaml", t), *grants = sg_xasprintf("%s/grants.yaml", t);
+    char *state = sg_xasprintf("%s/state", t);
+    setenv("XDG_STATE_HOME", state, 1);
+    th_write(t, "policy.yaml", "deny: [\"Bash(rm:*)\"]\nallow: [\"Bash(rm -f /tmp/ok)\", "
+                               "\"Bash(ls:*)\"]\n");
+    th_write(t, "grants.yaml", "grants:\n  - skill: demo\n    digest: sha256:aaaa\n"
+                               "    rule: Bash(/usr/bin/id)\n    effect: allow\n"
+                               "  - skill: demo\n    digest: sha256:bbbb\n"
+                               "    rule: Bash(/usr/bin/uname)\n    effect: allow\n");
+    struct sg_diags d = {0};
+    struct sg_perm_opts o = {.mode = SG_PERM_POLICY, .policy_file = pol, .grants_file = grants,
+                             .skill = "demo", .digest = "sha256:aaaa", .run_id = "t",
+                             .timeout_s = 1};
+    struct sg_perm *p = sg_perm_new(&o, &d);
+    assert_non_null(p);
+    enum sg_decision dec;
+    /* deny wins over a matching allow */
+    assert_int_equal(sg_perm_request(p, &(struct sg_preq){0}, cont_never, NULL, &dec), 1);
+    struct sg_preq q = bash("/usr/bin/rm", "-f /tmp/ok");
+    assert_int_equal(sg_perm_request(p, &q, cont_never, NULL, &dec), 1);
+    assert_int_equal(dec, SG_DEC_DENY);
+    q = bash("/usr/bin/ls", "-la");
+    sg_perm_request(p, &q, cont_never, NULL, &dec);
+    assert_true(sg_decision_allows(dec));
+    /* the grant for this digest applies; the one for another digest does not */
+    q = bash("/usr/bin/id", "");
+    sg_perm_request(p, &q, cont_never, NULL, &dec);
+    assert_true(sg_decision_allows(dec));
+    q = bash("/usr/bin/uname", "-a");
+    sg_perm_request(p, &q, cont_never, NULL, &dec);
+    assert_int_equal(dec, SG_DEC_DENY);
+    sg_perm_free(p);
+    sg_diags_free(&d);
+
+    /* a broken policy file names the line */
+    th_write(t, "policy.yaml", "allow:\n  - \"Bash\"\n");
+    assert_null(sg_perm_new(&o, &d));
+    th_assert_diag(&d, SG_ERROR, 2, 5, "allow", "a rule is Tool(pattern)");
+    sg_diags_free(&d);
+    th_rmrf(t);
+    free(t), free(pol), free(grants), free(state);
+}
+
+static void check_tool_permission_seed_semantics(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    char *state = sg_xasprintf("%s/state", t), *grants = sg_xasprintf("%s/g.yaml", t);
+    setenv("XDG_STATE_HOME", state, 1);
+    struct sg_diags d = {0};
+    struct sg_perm_opts o = {.mode = SG_PERM_DENY_ALL, .grants_file = grants, .skill = "demo",
+                             .digest = "x", .run_id = "t"};
+    struct sg_perm *p = sg_perm_new(&o, &d);
+    struct sg_skill *listed = th_skill("---\nname: demo\ndescription: x\nallowed-tools: Read Bash\n---\n", NULL);
+    struct sg_skill *open_list = th_skill("---\nname: demo\ndescription: x\n---\n", NULL);
+    enum sg_decision dec;
+    bool outright;
+    sg_check_tool_permission(p, &listed->policy, "Write", "/tmp/x", cont_never, NULL, &dec, &outright);
+    assert_true(outright);
+    assert_int_equal(dec, SG_DEC_DENY);
+    sg_check_tool_permission(p, &listed->policy, "Read", "/x", cont_never, NULL, &dec, &outright);
+    assert_true(sg_decision_allows(dec));
+    sg_check_tool_permission(p, &listed->policy, "Bash", "/usr/bin/ls", cont_never, NULL, &dec,
+                             &outright);
+    assert_false(outright); /* risky and listed: the callback (deny-all) decided */
+    assert_int_equal(dec, SG_DEC_DENY);
+    /* an empty list allows every tool to ask; an unknown one is high risk */
+    sg_check_tool_permission(p, &open_list->policy, "Teleport", "mars", cont_never, NULL, &dec,
+                             &outright);
+    assert_false(outright);
+    assert_int_equal(dec, SG_DEC_DENY);
+    sg_skill_free(listed);
+    sg_skill_free(open_list);
+    sg_perm_free(p);
+    th_rmrf(t);
+    free(t), free(state), free(grants);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rules_match_structured_fields),
+        cmocka_unit_test(engine_order_and_grants),
+        cmocka_unit_test(check_tool_permission_seed_semantics),
+    };
+    return cmocka_run_group_tests_name("perm", tests, NULL, NULL);
+}
