@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "trace.h"
 #include "util.h"
 
@@ -26,14 +27,9 @@ char *sg_audit_hash(json_t *rec)
     json_object_del(copy, "hash");
     char *s = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
     json_decref(copy);
-    unsigned char md[32];
-    unsigned len = 0;
-    EVP_Digest(s, strlen(s), md, &len, EVP_sha256(), NULL);
+    char *out = sg_xmalloc(SG_DIGEST_STRLEN);
+    sg_sha256_text(s, strlen(s), out);
     free(s);
-    char *out = sg_xmalloc(72);
-    memcpy(out, "sha256:", 7);
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
     return out;
 }
 
@@ -72,15 +68,9 @@ static char *last_line(int fd, bool *torn)
 
 int sg_audit_append(const char *path, json_t *rec)
 {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-        *slash = '\0';
-        int r = sg_mkdir_p(dir, 0700, (uid_t)-1, (gid_t)-1);
-        if (r < 0)
-            return r;
-    }
+    int mr = sg_mkdir_parent(path, 0700);
+    if (mr < 0)
+        return mr;
     cleanup_fd int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -errno;

@@ -335,15 +335,9 @@ static void yaml_str(FILE *f, const char *s)
 
 static int write_grants(const char *path, json_t *list)
 {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-        *slash = '\0';
-        int r = sg_mkdir_p(dir, 0700, (uid_t)-1, (gid_t)-1);
-        if (r < 0)
-            return r;
-    }
+    int mr = sg_mkdir_parent(path, 0700);
+    if (mr < 0)
+        return mr;
     cleanup_free char *tmp = sg_xasprintf("%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)

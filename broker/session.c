@@ -18,6 +18,7 @@
 
 #include "landlock.h"
 #include "decoy.h"
+#include "digest.h"
 #include "egress.h"
 #include "fswatch.h"
 #include "nflog.h"
@@ -93,9 +94,7 @@ static void hex_digest(EVP_MD_CTX *md, char out[72])
     unsigned char d[32];
     unsigned len = 0;
     EVP_DigestFinal_ex(md, d, &len);
-    memcpy(out, "sha256:", 7);
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 7 + 2 * i, 3, "%02x", d[i]);
+    sg_sha256_format(d, out);
 }
 
 static bool read_stream(struct stream *st, struct sg_event_bus *bus)

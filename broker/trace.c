@@ -51,13 +51,8 @@ void sg_trace_sink(void *ctx, const struct sg_event *ev)
 
 static char *sha256_hex(const void *p, size_t n)
 {
-    unsigned char md[32];
-    unsigned len = 0;
-    EVP_Digest(p, n, md, &len, EVP_sha256(), NULL);
-    char *out = sg_xmalloc(7 + 64 + 1);
-    memcpy(out, "sha256:", 7);
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+    char *out = sg_xmalloc(SG_DIGEST_STRLEN);
+    sg_sha256_text(p, n, out);
     return out;
 }
 

@@ -55,13 +55,8 @@ static void capture_sink(void *ctx, const struct sg_event *ev)
 
 static char *sha256_text(const char *s)
 {
-    unsigned char md[32];
-    unsigned len = 0;
-    EVP_Digest(s, strlen(s), md, &len, EVP_sha256(), NULL);
-    char *out = sg_xmalloc(72);
-    memcpy(out, "sha256:", 7);
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+    char *out = sg_xmalloc(SG_DIGEST_STRLEN);
+    sg_sha256_text(s, strlen(s), out);
     return out;
 }
 

@@ -153,10 +153,23 @@ int sg_skill_digest(const char *root, char out[SG_DIGEST_STRLEN], size_t *nfiles
     free(w.v);
     if (r)
         return r;
-    memcpy(out, "sha256:", 7);
-    for (unsigned i = 0; i < 32; i++)
-        snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+    sg_sha256_format(md, out);
     if (nfiles)
         *nfiles = w.n;
     return 0;
+}
+
+void sg_sha256_format(const unsigned char md[32], char out[SG_DIGEST_STRLEN])
+{
+    memcpy(out, "sha256:", 7);
+    for (unsigned i = 0; i < 32; i++)
+        snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
+}
+
+void sg_sha256_text(const void *p, size_t n, char out[SG_DIGEST_STRLEN])
+{
+    unsigned char md[32];
+    unsigned len = 0;
+    EVP_Digest(p, n, md, &len, EVP_sha256(), NULL);
+    sg_sha256_format(md, out);
 }

@@ -16,4 +16,9 @@
  * -EFBIG past the caps, or another -errno. nfiles may be NULL. */
 int sg_skill_digest(const char *root, char out[SG_DIGEST_STRLEN], size_t *nfiles);
 
+/* "sha256:" and the hex of 32 bytes of digest. */
+void sg_sha256_format(const unsigned char md[32], char out[SG_DIGEST_STRLEN]);
+/* SHA-256 of n bytes, formatted. */
+void sg_sha256_text(const void *p, size_t n, char out[SG_DIGEST_STRLEN]);
+
 #endif

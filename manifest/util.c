@@ -299,3 +299,15 @@ int sg_write_file(const char *path, const char *text)
     close(fd);
     return r;
 }
+
+int sg_mkdir_parent(const char *path, mode_t mode)
+{
+    char dir[PATH_MAX];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+        return -ENAMETOOLONG;
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    return sg_mkdir_p(dir, mode, (uid_t)-1, (gid_t)-1);
+}

@@ -92,6 +92,8 @@ int sg_list_dir_fd(int fd, int what, size_t max, char ***names, size_t *n);
  * (uid_t)-1, handed to uid:gid); components that exist, even on read-only
  * mounts, are fine. Returns 0 or -errno. */
 int sg_mkdir_p(const char *path, mode_t mode, uid_t uid, gid_t gid);
+/* sg_mkdir_p of the folder that holds path. */
+int sg_mkdir_parent(const char *path, mode_t mode);
 /* Write text to an existing file (procfs, cgroupfs). Returns 0 or -errno. */
 int sg_write_file(const char *path, const char *text);
 

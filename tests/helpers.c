@@ -126,3 +126,15 @@ struct sg_skill *th_skill(const char *md, const char *y)
     return sg_skill_from_buffers("/nonexistent/demo", md, md ? strlen(md) : 0, y,
                                  y ? strlen(y) : 0);
 }
+
+size_t th_read_seed(const char *name, unsigned char *buf, size_t max)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fuzz-seeds/%s", SG_SOURCE_ROOT, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("%s: %s", path, strerror(errno));
+    size_t n = fread(buf, 1, max, f);
+    fclose(f);
+    return n;
+}

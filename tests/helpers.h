@@ -34,6 +34,10 @@ void th_dump(const struct sg_diags *d);
 void th_assert_diag_at(const struct sg_diags *d, enum sg_severity sev, int line, int col,
                        const char *field, const char *part, const char *file, int fline);
 
+/* Read tests/fuzz-seeds/NAME into buf; returns its length (fails the test
+ * when it cannot). */
+size_t th_read_seed(const char *name, unsigned char *buf, size_t max);
+
 /* A skill from memory with a SKILL.md (md) and/or skillsandbox.yaml (y). */
 struct sg_skill *th_skill(const char *md, const char *y);
 

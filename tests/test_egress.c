@@ -11,22 +11,11 @@
 #include "sniff.h"
 #include "util.h"
 
-static size_t seed(const char *name, uint8_t *buf, size_t max)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/fuzz-seeds/%s", SG_SOURCE_ROOT, name);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    size_t n = fread(buf, 1, max, f);
-    fclose(f);
-    return n;
-}
-
 static void dns_query_and_answer(void **st)
 {
     (void)st;
     uint8_t q[512], out[512];
-    size_t n = seed("dns-query-a.bin", q, sizeof q);
+    size_t n = th_read_seed("dns-query-a.bin", q, sizeof q);
     struct sg_dns_query dq;
     assert_int_equal(sg_dns_parse_query(q, n, &dq), 0);
     assert_string_equal(dq.name, "api.weather.test");
@@ -48,7 +37,7 @@ static void dns_refuses_tricks(void **st)
 {
     (void)st;
     uint8_t q[512];
-    size_t n = seed("dns-query-a.bin", q, sizeof q);
+    size_t n = th_read_seed("dns-query-a.bin", q, sizeof q);
     struct sg_dns_query dq;
     for (size_t cut = 0; cut < n; cut++)
         assert_int_equal(sg_dns_parse_query(q, cut, &dq), -EINVAL);
@@ -81,7 +70,7 @@ static void sniff_tls_and_http(void **st)
     (void)st;
     uint8_t b[4096];
     char name[256];
-    size_t n = seed("clienthello-sni.bin", b, sizeof b);
+    size_t n = th_read_seed("clienthello-sni.bin", b, sizeof b);
     assert_int_equal(sg_sniff_name(b, n, name, sizeof name), SG_SNIFF_TLS);
     assert_string_equal(name, "api.weather.test");
     /* a hello cut short is not a verdict yet, never a wrong name */
@@ -89,7 +78,7 @@ static void sniff_tls_and_http(void **st)
         enum sg_sniff s = sg_sniff_name(b, cut, name, sizeof name);
         assert_true(s == SG_SNIFF_NEED_MORE);
     }
-    n = seed("http-host.txt", b, sizeof b);
+    n = th_read_seed("http-host.txt", b, sizeof b);
     assert_int_equal(sg_sniff_name(b, n, name, sizeof name), SG_SNIFF_HTTP);
     assert_string_equal(name, "api.weather.test");
     assert_int_equal(sg_sniff_name(b, 10, name, sizeof name), SG_SNIFF_NEED_MORE);

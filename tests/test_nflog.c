@@ -18,29 +18,18 @@ static void sink(void *ctx, const struct sg_pkt *p)
         g->p[g->n++] = *p;
 }
 
-static size_t read_seed(const char *name, unsigned char *buf, size_t max)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/fuzz-seeds/%s", SG_SOURCE_ROOT, name);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    size_t n = fread(buf, 1, max, f);
-    fclose(f);
-    return n;
-}
-
 static void parses_tcp4_and_udp6(void **st)
 {
     (void)st;
     unsigned char buf[512];
     struct got g = {0};
-    size_t n = read_seed("nflog-tcp4.bin", buf, sizeof buf);
+    size_t n = th_read_seed("nflog-tcp4.bin", buf, sizeof buf);
     assert_int_equal(sg_nflog_parse(buf, n, sink, &g), 1);
     assert_int_equal(g.p[0].family, 4);
     assert_string_equal(sg_proto_name(g.p[0].proto), "TCP");
     assert_string_equal(g.p[0].dst, "203.0.113.7");
     assert_int_equal(g.p[0].dport, 443);
-    n = read_seed("nflog-udp6.bin", buf, sizeof buf);
+    n = th_read_seed("nflog-udp6.bin", buf, sizeof buf);
     assert_int_equal(sg_nflog_parse(buf, n, sink, &g), 1);
     assert_int_equal(g.p[1].family, 6);
     assert_string_equal(g.p[1].dst, "2001:db8::1");
@@ -51,7 +40,7 @@ static void cut_and_lying_lengths_are_safe(void **st)
 {
     (void)st;
     unsigned char buf[512];
-    size_t n = read_seed("nflog-tcp4.bin", buf, sizeof buf);
+    size_t n = th_read_seed("nflog-tcp4.bin", buf, sizeof buf);
     for (size_t cut = 0; cut < n; cut++) {
         struct got g = {0};
         int found = sg_nflog_parse(buf, cut, sink, &g);
