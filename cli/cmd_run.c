@@ -65,9 +65,19 @@ static void audit_run(json_t *doc, const struct sg_plan *plan, const struct sg_r
                       struct capture *cap, const char *input, const char *trace_path)
 {
     const char *status = json_string_value(json_object_get(doc, "status"));
-    const char *st = !strcmp(status, "completed") ? (res->exit_code == 0 ? "success" : "failed")
-                     : !strcmp(status, "timeout")  ? "timeout"
-                                                    : "failed";
+    bool denied = false;
+    size_t di;
+    json_t *dj;
+    json_array_foreach(json_object_get(doc, "decisions"), di, dj)
+    {
+        const char *dn = json_string_value(json_object_get(dj, "decision"));
+        denied |= dn && strstr(dn, "deny");
+    }
+    /* a run that failed after a request of its was refused failed for that */
+    const char *st = !strcmp(status, "timeout")                                ? "timeout"
+                     : !strcmp(status, "completed") && res->exit_code == 0    ? "success"
+                     : denied                                                 ? "permission_denied"
+                                                                              : "failed";
     cleanup_free char *in = sha256_text(input ? input : "{}");
     cleanup_free char *outs = sg_sanitize(cap->out.data ? cap->out.data : "", cap->out.len, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
     cleanup_free char *errs = sg_sanitize(cap->err.data ? cap->err.data : "", cap->err.len, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);

@@ -1148,6 +1148,9 @@ def prompt_allows_once_denies_and_times_out(m, base):
     code, out = run_in_pty(m, ["run", d], [("allow once", "d\n")])
     assert "uname: denied" in out, out
     assert audit_decisions(m)[-1]["decision"] == "deny"
+    log = os.path.join(m.state, "skillgate", "audit.jsonl")
+    runs = [json.loads(l) for l in open(log) if '"type":"run"' in l]
+    assert runs[-1]["status"] == "success" and runs[-1]["skill"] == f"asker-{m.name}", runs[-1]
     # Enter alone never allows; an unanswered prompt is a deny
     code, out = run_in_pty(m, ["run", "--prompt-timeout", "2", d], [("allow once", "\n")])
     assert "uname: denied" in out and "Enter alone never allows" in out, out
