@@ -1,4 +1,5 @@
 """skillgate benchmarks: medians, min/max and ratios, as a markdown table."""
+import json
 import os
 import platform
 import shutil
@@ -177,14 +178,107 @@ def bench_egress(top, rounds=5, size=1 << 30, connects=200):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# ---- launch, syscalls, output: skillgate against bare, unshare, bwrap, firejail
+
+def _skill(tmp, name, command, args, extra=""):
+    d = os.path.join(tmp, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(f"---\nname: {name}\ndescription: benchmark\n---\n")
+    with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
+        f.write(f"skill: {{name: {name}, description: b}}\n{extra}"
+                f"entrypoint: {{command: {command}, args: {json.dumps(args)}}}\n")
+    os.chmod(d, 0o755)
+    for x in os.listdir(d):
+        os.chmod(os.path.join(d, x), 0o644)
+    return d
+
+
+def _runners(sg, skill_dir, prog):
+    bw = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
+          "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+          "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev",
+          "--tmpfs", "/tmp"]
+    rows = {"bare": prog,
+            "unshare -Umpnf": ["unshare", "-Umpnf", "--mount-proc"] + prog,
+            "bwrap --unshare-all": bw + prog,
+            "firejail --net=none": ["firejail", "--quiet", "--noprofile", "--net=none"] + prog,
+            "skillgate run": [sg, "run", "--prompt", "deny", skill_dir]}
+    return {k: v for k, v in rows.items() if shutil.which(v[0]) or os.path.exists(v[0])}
+
+
+def _table(title, rows, times, ref, unit="ms", fmt="{:.2f}"):
+    print(f"\n### {title} ({platform.node()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')})\n")
+    print(f"| what | median {unit} | min | max | ratio to {ref} | command |")
+    print("|---|---:|---:|---:|---:|---|")
+    r = statistics.median(times[ref])
+    for k, cmd in rows.items():
+        v = times[k]
+        print(f"| {k} | {fmt.format(statistics.median(v))} | {fmt.format(min(v))} | "
+              f"{fmt.format(max(v))} | {statistics.median(v) / r:.2f}x | `{' '.join(cmd)}` |")
+
+
+def bench_launch(top, rounds=31):
+    sg = os.path.join(top, "build", "skillgate")
+    tmp = tempfile.mkdtemp(prefix="sgbench.")
+    os.chmod(tmp, 0o755)
+    try:
+        # end to end: /bin/true, trace and audit written
+        d = _skill(tmp, "bench-true", "/usr/bin/true", [])
+        rows = _runners(sg, d, ["/usr/bin/true"])
+        times = {k: [] for k in rows}
+        for _ in range(rounds):
+            for k, cmd in rows.items():
+                times[k].append(timed(cmd))
+        _table("launch, end to end (/bin/true; skillgate writes its trace and audit record)",
+               rows, times, "bwrap --unshare-all")
+        # time to exec: the sandboxed program prints the clock as it starts
+        d = _skill(tmp, "bench-date", "/usr/bin/date", ["+%s%N"])
+        rows = _runners(sg, d, ["/usr/bin/date", "+%s%N"])
+        times = {k: [] for k in rows}
+        for _ in range(rounds):
+            for k, cmd in rows.items():
+                t0 = time.time_ns()
+                out = subprocess.run(cmd, capture_output=True, text=True).stdout.split()
+                stamp = int(out[-1])
+                times[k].append((stamp - t0) / 1e6)
+        _table("launch, time to exec (until the program's first instruction reads the clock)",
+               rows, times, "bwrap --unshare-all")
+        # syscall-heavy: 2 million one-byte reads and writes
+        prog = ["/usr/bin/dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000"]
+        d = _skill(tmp, "bench-dd", prog[0], prog[1:])
+        rows = {k: v for k, v in _runners(sg, d, prog).items() if k in ("bare", "bwrap --unshare-all", "skillgate run")}
+        times = {k: [] for k in rows}
+        for _ in range(7):
+            for k, cmd in rows.items():
+                times[k].append(timed(cmd))
+        _table("syscall overhead (dd bs=1: 4 million read/write calls)", rows, times,
+               "bwrap --unshare-all")
+        # output: 1 GiB to stdout, broker draining it under --json
+        d = _skill(tmp, "bench-out", "/usr/bin/head", ["-c", "1073741824", "/dev/zero"],
+                   "resources: {max_runtime_seconds: 600}\n")
+        rows = {"plain pipe": ["sh", "-c", "head -c 1073741824 /dev/zero | cat > /dev/null"],
+                "skillgate run --json > /dev/null": ["sh", "-c", f"{sg} run --json --prompt deny {d} > /dev/null"]}
+        times = {k: [] for k in rows}
+        for _ in range(5):
+            for k, cmd in rows.items():
+                times[k].append(1024 / (timed(cmd) / 1000))
+        _table("output streaming (1 GiB to stdout; rate, higher is better)", rows, times,
+               "plain pipe", unit="MiB/s", fmt="{:.0f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     top = sys.argv[1]
-    which = sys.argv[2:] or ["discover", "egress"]
+    which = sys.argv[2:] or ["discover", "egress", "launch"]
     for w in which:
         if w == "discover":
             bench_discover(top)
         elif w == "egress":
             bench_egress(top)
+        elif w == "launch":
+            bench_launch(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 
