@@ -225,6 +225,26 @@ static void put_rule(struct mnl_nlmsg_batch *b, struct nftnl_rule *r, uint32_t *
     mnl_nlmsg_batch_next(b);
 }
 
+/* oif lo and daddr 127.0.0.0/8 (v4) or ::1 (v6): loopback stays loopback */
+static void put_loopback_rule(struct mnl_nlmsg_batch *b, const char *chain, bool v6, unsigned lo,
+                              int v, uint32_t *seq)
+{
+    static const uint8_t net4[4] = {127, 0, 0, 0}, mask4[4] = {255, 0, 0, 0};
+    static const struct in6_addr one = IN6ADDR_LOOPBACK_INIT;
+    uint32_t nfproto = v6 ? NFPROTO_IPV6 : NFPROTO_IPV4;
+    struct nftnl_rule *r = rule_in(chain);
+    add(r, meta(NFT_META_OIF));
+    add(r, cmp_eq(&lo, sizeof lo));
+    add(r, meta(NFT_META_NFPROTO));
+    add(r, cmp_eq(&nfproto, 1));
+    if (v6)
+        daddr_in(r, true, &one, NULL, 16);
+    else
+        daddr_in(r, false, net4, mask4, 4);
+    verdict(r, v);
+    put_rule(b, r, seq);
+}
+
 static int nft_table(unsigned lo, uint32_t seq0)
 {
     static char buf[16384];
@@ -268,26 +288,9 @@ static int nft_table(unsigned lo, uint32_t seq0)
     nftnl_chain_free(c);
     mnl_nlmsg_batch_next(b);
 
-    /* oif lo, daddr 127.0.0.0/8 (v4) or ::1 (v6): loopback stays usable */
-    uint32_t nfproto4 = NFPROTO_IPV4, nfproto6 = NFPROTO_IPV6;
-    uint8_t net4[4] = {127, 0, 0, 0}, mask4[4] = {255, 0, 0, 0};
-    struct in6_addr one = IN6ADDR_LOOPBACK_INIT;
-    struct nftnl_rule *r = rule_in("nat");
-    add(r, meta(NFT_META_OIF));
-    add(r, cmp_eq(&lo, sizeof lo));
-    add(r, meta(NFT_META_NFPROTO));
-    add(r, cmp_eq(&nfproto4, 1));
-    daddr_in(r, false, net4, mask4, 4);
-    verdict(r, NFT_RETURN);
-    put_rule(b, r, &seq);
-    r = rule_in("nat");
-    add(r, meta(NFT_META_OIF));
-    add(r, cmp_eq(&lo, sizeof lo));
-    add(r, meta(NFT_META_NFPROTO));
-    add(r, cmp_eq(&nfproto6, 1));
-    daddr_in(r, true, &one, NULL, 16);
-    verdict(r, NFT_RETURN);
-    put_rule(b, r, &seq);
+    put_loopback_rule(b, "nat", false, lo, NFT_RETURN, &seq);
+    put_loopback_rule(b, "nat", true, lo, NFT_RETURN, &seq);
+    struct nftnl_rule *r;
     static const uint8_t l4s[] = {IPPROTO_UDP, IPPROTO_TCP};
     for (size_t k = 0; k < 2; k++) {
         r = rule_in("nat");
@@ -303,23 +306,8 @@ static int nft_table(unsigned lo, uint32_t seq0)
     redirect(r, SG_PROXY_PORT);
     put_rule(b, r, &seq);
 
-    r = rule();
-    add(r, meta(NFT_META_OIF));
-    add(r, cmp_eq(&lo, sizeof lo));
-    add(r, meta(NFT_META_NFPROTO));
-    add(r, cmp_eq(&nfproto4, 1));
-    daddr_in(r, false, net4, mask4, 4);
-    verdict(r, NF_ACCEPT);
-    put_rule(b, r, &seq);
-
-    r = rule();
-    add(r, meta(NFT_META_OIF));
-    add(r, cmp_eq(&lo, sizeof lo));
-    add(r, meta(NFT_META_NFPROTO));
-    add(r, cmp_eq(&nfproto6, 1));
-    daddr_in(r, true, &one, NULL, 16);
-    verdict(r, NF_ACCEPT);
-    put_rule(b, r, &seq);
+    put_loopback_rule(b, "output", false, lo, NF_ACCEPT, &seq);
+    put_loopback_rule(b, "output", true, lo, NF_ACCEPT, &seq);
 
     r = rule();
     struct nftnl_expr *e = nftnl_expr_alloc("log");
