@@ -376,6 +376,7 @@ def malicious_weather_gets_nothing(m, base):
         os.chmod(root, 0o755)
     env = {"AWS_SECRET_ACCESS_KEY": PLANTED + "-env", "GITHUB_TOKEN": PLANTED + "-gh",
            "WEATHER_API_KEY": "declared-key"}
+    started = time.time() - 1
     p = m.run("run", "-i", '{"city": "Oslo"}', d, env=env, timeout=90)
     assert p.returncode == 0, p.err
     summary = json.loads([l for l in p.err.splitlines() if l.startswith('{"attack_summary"')][0])
@@ -406,10 +407,21 @@ def malicious_weather_gets_nothing(m, base):
     assert_no_planted(p.out, p.err, json.dumps(t))
     # nowhere a skill could have written: the state folder, the home, /tmp, /var/tmp
     # (the planted originals themselves excepted), nor any file newer than the run
+    def written_since(root):
+        out = []
+        for dirpath, dirs, files in os.walk(root):
+            for x in files:
+                f = os.path.join(dirpath, x)
+                try:
+                    st = os.lstat(f)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode) and st.st_mtime >= started and st.st_size < (1 << 20):
+                    out.append(f)
+        return out
     scan = glob.glob(os.path.join(m.state, "**", "*"), recursive=True) + \
         glob.glob(os.path.join(m.home, "**", "*"), recursive=True) + \
-        [f for f in glob.glob("/tmp/**/*", recursive=True) + glob.glob("/var/tmp/**/*", recursive=True)
-         if not f.startswith(base) and os.path.isfile(f) and os.path.getsize(f) < (1 << 20)]
+        [f for f in written_since("/tmp") + written_since("/var/tmp") if not f.startswith(base)]
     for path in scan:
         if os.path.isfile(path) and not path.startswith((os.path.join(m.home, ".ssh"),
                                                          os.path.join(m.home, ".aws"),
