@@ -106,10 +106,7 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
     fputs("\nNetwork egress\n", f);
     for (size_t i = 0; i < p->negress; i++) {
         fputs("  ", f);
-        sg_print_safe(f, p->egress[i].domain);
-        fputc(':', f);
-        for (size_t k = 0; k < p->egress[i].nports; k++)
-            fprintf(f, "%s%u", k ? "," : "", p->egress[i].ports[k]);
+        sg_print_dest(f, p->egress[i].domain, p->egress[i].ports, p->egress[i].nports);
         origin(f, &p->egress[i].origin);
     }
     if (!p->negress)

@@ -249,10 +249,7 @@ static void print_plan(const struct sg_plan *p)
     fputs("  allowlist (the DNS stub answers these; the proxy lets these name:port through):\n", f);
     for (size_t i = 0; i < p->negress; i++) {
         fputs("    ", f);
-        sg_print_safe(f, p->egress[i].domain);
-        fputc(':', f);
-        for (size_t k = 0; k < p->egress[i].nports; k++)
-            fprintf(f, "%s%u", k ? "," : "", p->egress[i].ports[k]);
+        sg_print_dest(f, p->egress[i].domain, p->egress[i].ports, p->egress[i].nports);
         fputc('\n', f);
     }
     if (!p->negress)

@@ -71,3 +71,11 @@ void sg_print_json(FILE *f, json_t *j)
         fputc('\n', f);
     }
 }
+
+void sg_print_dest(FILE *f, const char *domain, const uint16_t *ports, size_t nports)
+{
+    sg_print_safe(f, domain);
+    fputc(':', f);
+    for (size_t k = 0; k < nports; k++)
+        fprintf(f, "%s%u", k ? "," : "", ports[k]);
+}

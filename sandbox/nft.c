@@ -225,6 +225,25 @@ static void put_rule(struct mnl_nlmsg_batch *b, struct nftnl_rule *r, uint32_t *
     mnl_nlmsg_batch_next(b);
 }
 
+/* A base chain of the table on the output hook. */
+static void put_chain(struct mnl_nlmsg_batch *b, const char *name, const char *type, int prio,
+                      uint32_t *seq)
+{
+    struct nftnl_chain *c = nftnl_chain_alloc();
+    nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, SG_NFT_TABLE);
+    nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
+    nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
+    nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, NF_INET_LOCAL_OUT);
+    nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
+    nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+    struct nlmsghdr *nlh = nftnl_chain_nlmsg_build_hdr(mnl_nlmsg_batch_current(b),
+                                                       NFT_MSG_NEWCHAIN, NFPROTO_INET,
+                                                       NLM_F_CREATE, (*seq)++);
+    nftnl_chain_nlmsg_build_payload(nlh, c);
+    nftnl_chain_free(c);
+    mnl_nlmsg_batch_next(b);
+}
+
 /* oif lo and daddr 127.0.0.0/8 (v4) or ::1 (v6): loopback stays loopback */
 static void put_loopback_rule(struct mnl_nlmsg_batch *b, const char *chain, bool v6, unsigned lo,
                               int v, uint32_t *seq)
@@ -262,31 +281,8 @@ static int nft_table(unsigned lo, uint32_t seq0)
     nftnl_table_free(t);
     mnl_nlmsg_batch_next(b);
 
-    struct nftnl_chain *c = nftnl_chain_alloc();
-    nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, SG_NFT_TABLE);
-    nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, "output");
-    nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
-    nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, NF_INET_LOCAL_OUT);
-    nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, 0);
-    nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
-    nlh = nftnl_chain_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), NFT_MSG_NEWCHAIN, NFPROTO_INET,
-                                      NLM_F_CREATE, seq++);
-    nftnl_chain_nlmsg_build_payload(nlh, c);
-    nftnl_chain_free(c);
-    mnl_nlmsg_batch_next(b);
-
-    c = nftnl_chain_alloc();
-    nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, SG_NFT_TABLE);
-    nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, "nat");
-    nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "nat");
-    nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, NF_INET_LOCAL_OUT);
-    nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, -100);
-    nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
-    nlh = nftnl_chain_nlmsg_build_hdr(mnl_nlmsg_batch_current(b), NFT_MSG_NEWCHAIN, NFPROTO_INET,
-                                      NLM_F_CREATE, seq++);
-    nftnl_chain_nlmsg_build_payload(nlh, c);
-    nftnl_chain_free(c);
-    mnl_nlmsg_batch_next(b);
+    put_chain(b, "output", "filter", 0, &seq);
+    put_chain(b, "nat", "nat", -100, &seq);
 
     put_loopback_rule(b, "nat", false, lo, NFT_RETURN, &seq);
     put_loopback_rule(b, "nat", true, lo, NFT_RETURN, &seq);
