@@ -101,7 +101,7 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
         origin(f, &p->write[i].origin);
     }
     if (!p->nwrite)
-        fputs("  write  (nothing: writes outside /tmp ask for approval)\n", f);
+        fputs("  write  (nothing declared: /tmp and HOME are private; other writes ask, when the skill may ask for Write)\n", f);
 
     fputs("\nNetwork egress\n", f);
     for (size_t i = 0; i < p->negress; i++) {
