@@ -359,6 +359,8 @@ static void dns_udp(struct sg_net *e, int fd)
             if (fresh) {
                 struct sg_preq pq = {.tool = SG_PT_FETCH};
                 snprintf(pq.subject, sizeof pq.subject, "%s", q.name);
+                snprintf(pq.detail, sizeof pq.detail,
+                         "a DNS lookup; an approval lets it connect to any port of this name");
                 enum sg_decision d;
                 if (sg_perm_request(e->perm, &pq, dns_decided, w, &d) == 1)
                     dns_decided(w, d);
@@ -614,6 +616,8 @@ static void accept_proxy(struct sg_net *e, int lfd)
                     w->serial = c->serial;
                     struct sg_preq q = {.tool = SG_PT_FETCH, .port = port};
                     snprintf(q.subject, sizeof q.subject, "%s", dst);
+                    snprintf(q.detail, sizeof q.detail,
+                             "an address literal: no name was looked up through the sandbox");
                     enum sg_decision dec;
                     if (sg_perm_request(e->perm, &q, literal_decided, w, &dec) == 1)
                         literal_decided(w, dec);

@@ -127,6 +127,26 @@ const char *sg_fs_class(const char *home, const char *path)
     return "file";
 }
 
+/* For the prompt: does the path exist in the skill's view, and as what?
+ * (Information only: the decision never rests on it.) */
+static void describe_target(pid_t pid, const char *path, char *out, size_t n)
+{
+    char root[64];
+    snprintf(root, sizeof root, "/proc/%d/root", (int)pid);
+    cleanup_fd int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (rfd < 0 || fstatat(rfd, path[0] == '/' ? path + 1 : path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        snprintf(out, n, "does not exist yet (a new file)");
+        return;
+    }
+    snprintf(out, n, "exists: %s, %lld bytes",
+             S_ISREG(st.st_mode)   ? "a file"
+             : S_ISDIR(st.st_mode) ? "a folder"
+             : S_ISLNK(st.st_mode) ? "a symbolic link (never followed)"
+                                   : "a special file",
+             (long long)st.st_size);
+}
+
 /* mkdir of a folder that exists, or an O_CREAT open of an existing file for
  * reading only, change nothing: the kernel answers them (EEXIST, or the
  * open), as it would without us, so `mkdir -p` and friends keep working. */
@@ -416,6 +436,7 @@ int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_
         struct sg_preq q = {.tool = SG_PT_WRITE};
         snprintf(q.subject, sizeof q.subject, "%s", ok1 ? path2 : path1);
         snprintf(q.args, sizeof q.args, "%s", syscall);
+        describe_target(req->pid, q.subject, q.detail, sizeof q.detail);
         enum sg_decision dec;
         if (sg_perm_request(perm, &q, write_decided, w, &dec) == 1)
             write_decided(w, dec);

@@ -207,6 +207,8 @@ struct sg_perm {
     int64_t shown_ms, armed_ms, deadline_ms;
     char line[256];
     size_t linelen;
+    sg_perm_show_fn fe_show; /* a front end shows the prompt */
+    void *fe_ctx;
 };
 
 char *sg_grants_path(void)
@@ -491,6 +493,8 @@ static enum sg_effect evaluate(struct sg_perm *p, const struct sg_preq *q, const
 }
 
 static void show(struct sg_perm *p);
+static void show_frontend(struct sg_perm *p);
+static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by);
 
 int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont, void *ctx,
                     enum sg_decision *dec)
@@ -517,11 +521,12 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
                        0);
         return 1;
     }
-    if (p->tty < 0)
+    if (p->tty < 0 && !p->fe_show)
         p->tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-    if (p->tty < 0 || p->nqueue >= MAX_PENDING) {
+    if ((p->tty < 0 && !p->fe_show) || p->nqueue >= MAX_PENDING) {
         *dec = SG_DEC_DENY;
-        audit_decision(p, q, *dec, p->tty < 0 ? "no terminal to ask on" : "too many waiting", 0);
+        audit_decision(p, q, *dec,
+                       p->nqueue >= MAX_PENDING ? "too many waiting" : "no terminal to ask on", 0);
         return 1;
     }
     p->queue[p->nqueue++] = (struct pending){.q = *q, .cont = cont, .ctx = ctx,
@@ -537,11 +542,42 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
     }
     if (!p->shown)
         show(p);
+    else if (p->fe_show)
+        show_frontend(p); /* the counter changed */
     return 0;
+}
+
+#define WHY_TEXT "no rule allows it; its manifest does not declare it"
+
+static void show_frontend(struct sg_perm *p)
+{
+    if (!p->nqueue) {
+        p->fe_show(p->fe_ctx, NULL);
+        return;
+    }
+    cleanup_free char *rule = sg_preq_rule(&p->queue[0].q);
+    struct sg_perm_prompt pr = {.q = &p->queue[0].q, .skill = p->skill, .why = WHY_TEXT,
+                                .rule = rule, .queued = p->nqueue, .shown_ms = p->shown_ms,
+                                .deadline_ms = p->deadline_ms};
+    p->fe_show(p->fe_ctx, &pr);
+}
+
+void sg_perm_set_frontend(struct sg_perm *p, sg_perm_show_fn show_fn, void *ctx)
+{
+    p->fe_show = show_fn;
+    p->fe_ctx = ctx;
+}
+
+void sg_perm_answer(struct sg_perm *p, enum sg_decision d)
+{
+    if (p && p->nqueue && p->shown)
+        decide_head(p, d, "person");
 }
 
 static void say(struct sg_perm *p, const char *s)
 {
+    if (p->tty < 0)
+        return;
     size_t n = strlen(s);
     while (n) {
         ssize_t w = write(p->tty, s, n);
@@ -555,6 +591,13 @@ static void show(struct sg_perm *p)
 {
     if (!p->nqueue)
         return;
+    if (p->fe_show) {
+        p->shown = true;
+        p->shown_ms = now_ms();
+        p->deadline_ms = p->shown_ms + (int64_t)p->o.timeout_s * 1000;
+        show_frontend(p);
+        return;
+    }
     const struct sg_preq *q = &p->queue[0].q;
     cleanup_free char *subj = sg_sanitize_str(q->subject, 0);
     cleanup_free char *args = sg_sanitize_str(q->args, 0);
@@ -571,9 +614,12 @@ static void show(struct sg_perm *p)
                  q->port > 0 ? "  port " : "", q->port > 0 ? q->port : 0);
     else
         snprintf(what, sizeof what, "write a file (Write, medium risk)\n  path:    %s", subj);
+    if (q->detail[0]) {
+        size_t wl = strlen(what);
+        snprintf(what + wl, sizeof what - wl, "\n  note:    %s", q->detail);
+    }
     cleanup_free char *text = sg_xasprintf(
-        "\n\033[0m--- skillgate: %s asks to %s\n  why:     no rule allows it; its manifest does not "
-        "declare it\n  [a] allow once  [r] for this run  [A] always (saves %s)\n"
+        "\n\033[0m--- skillgate: %s asks to %s\n  why:     " WHY_TEXT "\n  [a] allow once  [r] for this run  [A] always (saves %s)\n"
         "  [d] deny  [D] always deny   (Enter alone never allows; deny in %d s)%s\n> ",
         skill, what, rules, p->o.timeout_s,
         p->nqueue > 1 ? "\n  (more requests are waiting)" : "");
@@ -616,6 +662,8 @@ static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by)
     }
     if (p->nqueue)
         show(p);
+    else if (p->fe_show)
+        show_frontend(p);
 }
 
 static void on_line(struct sg_perm *p, const char *l)

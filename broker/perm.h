@@ -50,6 +50,7 @@ struct sg_preq {
     char args[4096];    /* Bash: argv joined by spaces */
     char cwd[1024];
     int port;           /* Fetch */
+    char detail[256];   /* what the broker knows beside: "exists (file)", "DNS lookup" */
 };
 
 enum sg_perm_mode { SG_PERM_DENY_ALL, SG_PERM_PROMPT, SG_PERM_POLICY, SG_PERM_ALLOW_ALL };
@@ -91,6 +92,23 @@ struct sg_policy;
 int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
                              const char *detail, sg_perm_cont cont, void *ctx,
                              enum sg_decision *dec, bool *denied_outright);
+
+/* A front end that shows prompts itself (the TUI) instead of the line prompt
+ * on /dev/tty: show() is called whenever the request at the head of the
+ * queue changes, with NULL once none waits; the front end answers the head
+ * with sg_perm_answer. The deadline stays the engine's (sg_perm_dispatch). */
+struct sg_perm_prompt {
+    const struct sg_preq *q;
+    const char *skill;
+    const char *why;          /* why it asks */
+    const char *rule;         /* the rule "always" would save */
+    size_t queued;            /* requests waiting, this one included */
+    int64_t shown_ms, deadline_ms; /* CLOCK_REALTIME ms */
+};
+typedef void (*sg_perm_show_fn)(void *ctx, const struct sg_perm_prompt *pr);
+void sg_perm_set_frontend(struct sg_perm *p, sg_perm_show_fn show, void *ctx);
+/* Decide the request at the head of the queue (by a person). */
+void sg_perm_answer(struct sg_perm *p, enum sg_decision d);
 
 /* The prompt's terminal in the session's poll loop. */
 size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max);

@@ -424,7 +424,7 @@ static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
 }
 
 int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_perm *perm,
-                   struct sg_run_result *res)
+                   const struct sg_session_hook *hook, struct sg_run_result *res)
 {
     bool entry_done = false;
     memset(res, 0, sizeof *res);
@@ -481,11 +481,16 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
                           plan->cwd),
                 "%s started: %s", plan->skill_name, cmdline);
 
+    struct sg_session_live live = {.pid = sb.pid, .started_ms = res->started_ms,
+                                   .memory_bytes = sg_sandbox_memory_usage(&sb)};
+    int64_t mem_read_ms = now_ms();
+    bool stopped = false;
     bool exited = false, timed_out = false, have_status = false, exec_failed = false;
     int status = 0, exec_errno = 0;
     int64_t drain_deadline = 0;
     while (out.fd >= 0 || err.fd >= 0 || !exited) {
-        struct pollfd p[8 + SG_MAX_DECOYS + SG_EGRESS_FDS + 2 * SG_EGRESS_MAX_CONNS + 1];
+        struct pollfd p[8 + SG_MAX_DECOYS + SG_EGRESS_FDS + 2 * SG_EGRESS_MAX_CONNS + 1 +
+                        SG_HOOK_MAX_FDS];
         int n = 0, i_out = -1, i_err = -1, i_in = -1, i_ctl = -1, i_nfy = -1, i_pid = -1, i_tm = -1,
             i_log = -1, i_dec[SG_MAX_DECOYS];
         for (int k = 0; k < SG_MAX_DECOYS; k++) {
@@ -515,21 +520,40 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
         size_t net_first = (size_t)n;
         size_t net_n = exited ? 0 : sg_egress_pollfds(net, p + n, SG_ARRAY_LEN(p) - (size_t)n);
         n += (int)net_n;
+        size_t hook_first = (size_t)n;
+        size_t hook_n = hook ? hook->pollfds(hook->ctx, p + n, SG_HOOK_MAX_FDS) : 0;
+        n += (int)hook_n;
         int timeout = exited ? -1 : sg_egress_timeout(net);
         int pt = exited ? -1 : sg_perm_timeout(perm);
         if (pt >= 0 && (timeout < 0 || pt < timeout))
             timeout = pt;
+        int ht = hook ? hook->timeout(hook->ctx) : -1;
+        if (ht >= 0 && (timeout < 0 || ht < timeout))
+            timeout = ht;
         if (exited) {
             int64_t left = drain_deadline - now_ms();
             if (left <= 0)
                 break; /* every process is dead; a pipe still open would be a bug, not a wait */
-            timeout = (int)left;
+            if (timeout < 0 || left < timeout)
+                timeout = (int)left;
         }
         int pr = poll(p, (nfds_t)n, timeout);
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr < 0)
             break;
+        if (hook) {
+            live.exited = exited;
+            if (now_ms() - mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
+                live.memory_bytes = sg_sandbox_memory_usage(&sb);
+                mem_read_ms = now_ms();
+            }
+            if (hook->dispatch(hook->ctx, p + hook_first, hook_n, &live) && !exited &&
+                !stopped) {
+                stopped = true;
+                sg_sandbox_kill(&sb);
+            }
+        }
         if (i_log >= 0 && p[i_log].revents)
             read_nflog(sb.nflog_fd, bus);
         if (!exited)
@@ -659,6 +683,13 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
                     json_pack("{s:s, s:I}", "reason", "timeout", "duration_ms", (json_int_t)ms),
                     "killed after the %llds timeout (duration=%lldms)",
                     plan->limits[SG_PL_TIMEOUT].value, ms);
+    } else if (stopped && (WIFSIGNALED(status) || !exited)) {
+        res->end = SG_END_SIGNALED;
+        res->exit_code = 128 + SIGKILL;
+        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:I}", "reason", "stopped", "duration_ms", (json_int_t)ms),
+                    "stopped by the user: every process of the sandbox killed (duration=%lldms)",
+                    ms);
     } else if (WIFSIGNALED(status)) {
         res->end = SG_END_SIGNALED;
         res->exit_code = 128 + WTERMSIG(status);

@@ -4,7 +4,10 @@
 #ifndef SG_SESSION_H
 #define SG_SESSION_H
 
+#include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "events.h"
 #include "sandbox.h"
@@ -34,9 +37,30 @@ struct sg_run_result {
 /* Output lines longer than this are cut (at a UTF-8 boundary) into several events. */
 #define SG_LINE_MAX 4096
 
+/* What a front end sees of a live run (for a status bar). */
+struct sg_session_live {
+    pid_t pid;              /* pid 1 of the sandbox, 0 before launch */
+    int64_t started_ms;
+    long long memory_bytes; /* the cgroup's usage; -1 where there is no cgroup */
+    bool exited;
+};
+
+/* A front end that shares the session's poll loop (the TUI): its fds are
+ * polled with the broker's, so neither ever blocks the other. dispatch
+ * returns true to stop the run (the whole sandbox is killed). */
+struct sg_session_hook {
+    size_t (*pollfds)(void *ctx, struct pollfd *out, size_t max);
+    bool (*dispatch)(void *ctx, const struct pollfd *pfds, size_t n,
+                     const struct sg_session_live *live);
+    int (*timeout)(void *ctx); /* ms until it wants to run again; -1 none */
+    void *ctx;
+};
+#define SG_HOOK_MAX_FDS 4
+
 struct sg_perm;
-/* perm decides what the manifest did not grant (NULL: deny it all). */
+/* perm decides what the manifest did not grant (NULL: deny it all); hook
+ * may be NULL. */
 int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_perm *perm,
-                   struct sg_run_result *res);
+                   const struct sg_session_hook *hook, struct sg_run_result *res);
 
 #endif

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "digest.h"
 #include "perm.h"
+#include "runner.h"
 #include "events.h"
 #include "landlock.h"
 #include "nft.h"
@@ -33,79 +34,6 @@ struct out_ctx {
     struct sg_buf results; /* "Result: ..." lines */
     char *last;            /* else the last stdout line */
 };
-
-/* The first bytes of each stream, for the audit record. */
-struct capture {
-    struct sg_buf out, err;
-};
-
-static void capture_sink(void *ctx, const struct sg_event *ev)
-{
-    struct capture *c = ctx;
-    if (ev->kind != SG_EV_STDOUT && ev->kind != SG_EV_STDERR)
-        return;
-    struct sg_buf *b = ev->kind == SG_EV_STDOUT ? &c->out : &c->err;
-    if (b->len + ev->message_len + 1 <= b->max) {
-        sg_buf_append(b, ev->message, ev->message_len);
-        sg_buf_append(b, "\n", 1);
-    } else {
-        b->dropped += ev->message_len + 1;
-    }
-}
-
-static char *sha256_text(const char *s)
-{
-    char *out = sg_xmalloc(SG_DIGEST_STRLEN);
-    sg_sha256_text(s, strlen(s), out);
-    return out;
-}
-
-/* One audit record for the run, after its trace. */
-static void audit_run(json_t *doc, const struct sg_plan *plan, const struct sg_run_result *res,
-                      struct capture *cap, const char *input, const char *trace_path)
-{
-    const char *status = json_string_value(json_object_get(doc, "status"));
-    bool denied = false;
-    size_t di;
-    json_t *dj;
-    json_array_foreach(json_object_get(doc, "decisions"), di, dj)
-    {
-        const char *dn = json_string_value(json_object_get(dj, "decision"));
-        denied |= dn && strstr(dn, "deny");
-    }
-    /* a run that failed after a request of its was refused failed for that */
-    const char *st = !strcmp(status, "timeout")                                ? "timeout"
-                     : !strcmp(status, "completed") && res->exit_code == 0    ? "success"
-                     : denied                                                 ? "permission_denied"
-                                                                              : "failed";
-    cleanup_free char *in = sha256_text(input ? input : "{}");
-    cleanup_free char *outs = sg_sanitize(cap->out.data ? cap->out.data : "", cap->out.len, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
-    cleanup_free char *errs = sg_sanitize(cap->err.data ? cap->err.data : "", cap->err.len, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
-    json_t *used = json_array();
-    for (size_t i = 0; i < plan->negress; i++)
-        json_array_append_new(used, json_sprintf("network:%s", plan->egress[i].domain));
-    for (size_t i = 0; i < plan->nrw; i++)
-        json_array_append_new(used, json_sprintf("write:%s", plan->rw_paths[i]));
-    for (size_t i = 0; i < plan->npassed; i++)
-        json_array_append_new(used, json_sprintf("env:%s", plan->passed[i]));
-    json_t *rec = json_pack(
-        "{s:s, s:s, s:s, s:O, s:O, s:O, s:s, s:s, s:O, s:s, s:s, s:O, s:O, s:o, s:s, s:s, s:o}",
-        "type", "run", "run_id", plan->run_id, "skill", plan->skill_name, "version",
-        json_object_get(doc, "skill_version"), "digest", json_object_get(doc, "skill_digest"),
-        "policy_digest", json_object_get(doc, "policy_digest"), "input_sha256", in,
-        "output_sha256", res->out_sha256[0] ? res->out_sha256 : "", "exit_code",
-        json_object_get(doc, "exit_code"), "status", st, "started_at",
-        json_string_value(json_object_get(doc, "started_at")), "duration_ms",
-        json_object_get(doc, "duration_ms"), "max_severity",
-        json_object_get(json_object_get(doc, "violation_summary"), "max_severity"),
-        "permissions_used", used, "stdout", outs, "stderr", errs, "trace",
-        trace_path ? json_string(trace_path) : json_null());
-    cleanup_free char *path = sg_audit_path();
-    int r = sg_audit_append(path, rec);
-    if (r < 0)
-        fprintf(stderr, "skillgate: cannot append to the audit log %s: %s\n", path, strerror(-r));
-    json_decref(rec);
-}
 
 /* Default mode: the skill's output as if it ran directly (raw bytes into a
  * pipe or file; sanitized lines on a terminal). */
@@ -553,45 +481,37 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "skillgate: WARNING: --allow-all: every undeclared request of %s will be "
                         "allowed without asking anyone\n", plan.skill_name);
     }
-    char digest[SG_DIGEST_STRLEN] = "";
-    if (sg_skill_digest(sk->root, digest, NULL) < 0)
-        digest[0] = '\0';
     struct sg_event_bus bus = {0};
-    struct sg_trace trace;
-    sg_trace_init(&trace);
-    sg_bus_subscribe(&bus, sg_trace_sink, &trace);
     sg_bus_subscribe(&bus, oc.watch ? watch_sink : oc.json ? json_sink : plain_sink, &oc);
     oc.fork = sk->policy.fork_context && !oc.watch && !oc.json;
     sg_buf_init(&oc.results, 64 * 1024);
-    struct capture cap;
-    sg_buf_init(&cap.out, SG_AUDIT_OUTPUT_CAP);
-    sg_buf_init(&cap.err, SG_AUDIT_OUTPUT_CAP);
-    sg_bus_subscribe(&bus, capture_sink, &cap);
     struct sg_diags pd = {0};
-    struct sg_perm_opts po = {.mode = pmode, .policy_file = policy_file, .skill = plan.skill_name,
-                              .digest = digest, .run_id = plan.run_id,
-                              .timeout_s = prompt_timeout, .bus = &bus};
-    struct sg_perm *perm = sg_perm_new(&po, &pd);
+    struct sg_runner_opts rop = {.pmode = pmode, .policy_file = policy_file,
+                                 .prompt_timeout = prompt_timeout, .input = ro.input,
+                                 .trace_out = trace_out};
+    struct sg_runner_out rout;
+    r = sg_runner_run(sk, &plan, &bus, &rop, &rout, &pd);
     sg_print_diags(stderr, &pd);
-    if (!perm) {
-        sg_diags_free(&pd);
-        sg_trace_free(&trace);
+    sg_diags_free(&pd);
+    if (r < 0) {
+        sg_buf_free(&oc.results);
         sg_plan_free(&plan);
         sg_skill_free(sk);
         return SG_EXIT_USAGE;
     }
-    sg_diags_free(&pd);
-    struct sg_run_result res;
-    sg_session_run(&plan, &bus, perm, &res);
-    sg_perm_free(perm);
-    json_t *doc = sg_trace_build(&trace, sk, &plan, &res);
-    cleanup_free char *written = NULL, *written2 = NULL;
-    int tr = sg_trace_write(doc, NULL, sk->root, &written);
-    if (tr < 0)
-        fprintf(stderr, "skillgate: cannot write the trace: %s\n", strerror(-tr));
-    if (trace_out && (tr = sg_trace_write(doc, trace_out, sk->root, &written2)) < 0)
+    struct sg_run_result res = rout.res;
+    json_t *doc = rout.doc;
+    const char *written = rout.trace_path;
+    if (rout.trace_err < 0)
+        fprintf(stderr, "skillgate: cannot write the trace: %s\n", strerror(-rout.trace_err));
+    if (trace_out && rout.trace_err2 < 0)
         fprintf(stderr, "skillgate: %s: cannot write the trace: %s\n", trace_out,
-                tr == -EPERM ? "inside the skill's folder" : strerror(-tr));
+                rout.trace_err2 == -EPERM ? "inside the skill's folder" : strerror(-rout.trace_err2));
+    if (rout.audit_err < 0) {
+        cleanup_free char *ap = sg_audit_path();
+        fprintf(stderr, "skillgate: cannot append to the audit log %s: %s\n", ap,
+                strerror(-rout.audit_err));
+    }
     if (oc.fork) {
         /* a forked context returns its summary: Result lines, else the last line */
         const char *sum = oc.results.len ? oc.results.data : oc.last ? oc.last : "";
@@ -603,9 +523,6 @@ int cmd_run(int argc, char **argv)
     }
     sg_buf_free(&oc.results);
     free(oc.last);
-    audit_run(doc, &plan, &res, &cap, ro.input, written);
-    sg_buf_free(&cap.out);
-    sg_buf_free(&cap.err);
     json_t *vs = json_object_get(doc, "violation_summary");
     if (!oc.json) {
         FILE *f = oc.watch ? stdout : stderr;
@@ -622,10 +539,9 @@ int cmd_run(int argc, char **argv)
             fprintf(f, "skillgate: WARNING: run with --allow-all: undeclared requests were not "
                        "checked by anyone\n");
     }
-    json_decref(doc);
+    sg_runner_out_free(&rout);
     for (size_t i = 0; i < nres; i++)
         free(res_v[i].name), free(res_v[i].addr);
-    sg_trace_free(&trace);
     sg_plan_free(&plan);
     sg_skill_free(sk);
     return res.exit_code;

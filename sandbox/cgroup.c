@@ -130,6 +130,18 @@ void sg_cgroup_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h)
     }
 }
 
+long long sg_cgroup_memory(const struct sg_sandbox *sb)
+{
+    for (size_t i = 0; i < sb->ncgroup; i++) {
+        const char *d = sb->cgroup[i];
+        if (strstr(d, "/memory/"))
+            return read_key(d, "memory.usage_in_bytes", "");
+        if (!strstr(d, "/pids/") && !strstr(d, "/cpu/"))
+            return read_key(d, "memory.current", "");
+    }
+    return -1;
+}
+
 /* Kill what is left in dir and remove it; true when it is gone. */
 static bool remove_cg(const char *dir)
 {

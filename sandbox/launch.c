@@ -559,6 +559,11 @@ void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h)
     sg_cgroup_hits(sb, h);
 }
 
+long long sg_sandbox_memory_usage(const struct sg_sandbox *sb)
+{
+    return sg_cgroup_memory(sb);
+}
+
 void sg_sandbox_cleanup(struct sg_sandbox *sb)
 {
     int *fds[] = {&sb->stdin_fd, &sb->stdout_fd, &sb->stderr_fd, &sb->ctl_fd, &sb->notify_fd,

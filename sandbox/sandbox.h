@@ -194,6 +194,8 @@ struct sg_limit_hits {
     bool memory, pids;
 };
 void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h);
+/* Memory the sandbox uses now (its cgroup's count); -1 without a cgroup. */
+long long sg_sandbox_memory_usage(const struct sg_sandbox *sb);
 /* Close fds, remove the cgroups and the run directory. */
 void sg_sandbox_cleanup(struct sg_sandbox *sb);
 /* Remove what a killed broker left behind: run directories and cgroups whose
