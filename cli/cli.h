@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "diag.h"
+#include "plantext.h"
 #include "policy.h"
 
 /* X(name, function, "usage", "one-line summary") — the dispatch table, the
@@ -39,10 +40,6 @@ const char *sg_risk_badge(FILE *f, enum sg_risk r);
 /* Print one diagnostic line (sanitized) to f. */
 void sg_print_diag(FILE *f, const struct sg_diag *g);
 void sg_print_diags(FILE *f, const struct sg_diags *d);
-/* "domain:443,8443" (the domain sanitized). */
-void sg_print_dest(FILE *f, const char *domain, const uint16_t *ports, size_t nports);
-/* Print a skill-controlled string, sanitized. */
-void sg_print_safe(FILE *f, const char *s);
 /* getopt_long's "--help" for a command. */
 void sg_command_usage(FILE *f, const char *cmd);
 /* Print JSON (indented, ASCII, keys in insertion order) and a newline. */

@@ -20,12 +20,6 @@ const char *sg_risk_badge(FILE *f, enum sg_risk r)
                                  : "\033[1;31m[HIGH]\033[0m";
 }
 
-void sg_print_safe(FILE *f, const char *s)
-{
-    cleanup_free char *t = sg_sanitize_str(s, 0);
-    fputs(t, f);
-}
-
 void sg_print_diag(FILE *f, const struct sg_diag *g)
 {
     cleanup_free char *line = sg_diag_format(g);
@@ -72,10 +66,3 @@ void sg_print_json(FILE *f, json_t *j)
     }
 }
 
-void sg_print_dest(FILE *f, const char *domain, const uint16_t *ports, size_t nports)
-{
-    sg_print_safe(f, domain);
-    fputc(':', f);
-    for (size_t k = 0; k < nports; k++)
-        fprintf(f, "%s%u", k ? "," : "", ports[k]);
-}
