@@ -556,7 +556,7 @@ static void show_frontend(struct sg_perm *p)
         return;
     }
     cleanup_free char *rule = sg_preq_rule(&p->queue[0].q);
-    struct sg_perm_prompt pr = {.q = &p->queue[0].q, .skill = p->skill, .why = WHY_TEXT,
+    struct sg_perm_prompt pr = {.perm = p, .q = &p->queue[0].q, .skill = p->skill, .why = WHY_TEXT,
                                 .rule = rule, .queued = p->nqueue, .shown_ms = p->shown_ms,
                                 .deadline_ms = p->deadline_ms};
     p->fe_show(p->fe_ctx, &pr);

@@ -98,6 +98,7 @@ int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, con
  * queue changes, with NULL once none waits; the front end answers the head
  * with sg_perm_answer. The deadline stays the engine's (sg_perm_dispatch). */
 struct sg_perm_prompt {
+    struct sg_perm *perm;     /* to answer with */
     const struct sg_preq *q;
     const char *skill;
     const char *why;          /* why it asks */

@@ -1,5 +1,7 @@
 #include "sanitize.h"
 
+#include <stdio.h>
+
 #include "util.h"
 
 static bool is_bidi_or_invisible(unsigned cp)
@@ -8,40 +10,50 @@ static bool is_bidi_or_invisible(unsigned cp)
            cp == 0x200e || cp == 0x200f || cp == 0x061c || cp == 0xfeff;
 }
 
-char *sg_sanitize(const char *s, size_t len, unsigned flags)
+void sg_sanitize_each(const char *s, size_t len, unsigned flags, sg_sanitize_fn fn, void *ctx)
 {
-    struct sg_buf b;
-    sg_buf_init(&b, len * 10 + 1);
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < len) {
         unsigned cp;
-        size_t n = sg_utf8_decode(u + i, len - i, &cp);
+        char esc[16];
+        const char *piece = esc;
+        size_t n = sg_utf8_decode(u + i, len - i, &cp), pn;
+        bool escaped = true;
         if (n == 0) {
-            sg_buf_printf(&b, "\\x%02x", u[i]);
-            i++;
-            continue;
+            pn = (size_t)snprintf(esc, sizeof esc, "\\x%02x", u[i]);
+            n = 1;
+        } else if ((cp == '\n' && (flags & SG_SAN_KEEP_NEWLINE)) ||
+                   (cp == '\t' && (flags & SG_SAN_KEEP_TAB))) {
+            piece = s + i, pn = 1, escaped = false;
+        } else if (cp == '\n' || cp == '\t' || cp == '\r' || cp == 0x1b) {
+            pn = (size_t)snprintf(esc, sizeof esc, "\\%c",
+                                  cp == '\n' ? 'n' : cp == '\t' ? 't' : cp == '\r' ? 'r' : 'e');
+        } else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
+            pn = (size_t)snprintf(esc, sizeof esc, "\\x%02x", cp);
+        } else if (is_bidi_or_invisible(cp)) {
+            pn = (size_t)snprintf(esc, sizeof esc, "\\u{%04x}", cp);
+        } else {
+            piece = s + i, pn = n, escaped = false;
         }
-        if (cp == '\n' && (flags & SG_SAN_KEEP_NEWLINE))
-            sg_buf_append(&b, "\n", 1);
-        else if (cp == '\t' && (flags & SG_SAN_KEEP_TAB))
-            sg_buf_append(&b, "\t", 1);
-        else if (cp == '\n')
-            sg_buf_append(&b, "\\n", 2);
-        else if (cp == '\t')
-            sg_buf_append(&b, "\\t", 2);
-        else if (cp == '\r')
-            sg_buf_append(&b, "\\r", 2);
-        else if (cp == 0x1b)
-            sg_buf_append(&b, "\\e", 2);
-        else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0))
-            sg_buf_printf(&b, "\\x%02x", cp);
-        else if (is_bidi_or_invisible(cp))
-            sg_buf_printf(&b, "\\u{%04x}", cp);
-        else
-            sg_buf_append(&b, u + i, n);
+        if (!fn(ctx, piece, pn, escaped))
+            return;
         i += n;
     }
+}
+
+static bool to_buf(void *ctx, const char *piece, size_t n, bool escaped)
+{
+    (void)escaped;
+    sg_buf_append(ctx, piece, n);
+    return true;
+}
+
+char *sg_sanitize(const char *s, size_t len, unsigned flags)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, len * 10 + 1);
+    sg_sanitize_each(s, len, flags, to_buf, &b);
     return sg_buf_steal(&b);
 }
 

@@ -12,6 +12,13 @@ enum {
     SG_SAN_KEEP_TAB = 1 << 1,
 };
 
+/* The sanitizer's core: s cut into pieces, each either text to show as it
+ * is (escaped false: printable UTF-8, one code point) or the visible escape
+ * of something that must not reach a terminal (escaped true: "\\e",
+ * "\\x9b", "\\u{202e}"). Stops early when fn returns false. */
+typedef bool (*sg_sanitize_fn)(void *ctx, const char *piece, size_t n, bool escaped);
+void sg_sanitize_each(const char *s, size_t len, unsigned flags, sg_sanitize_fn fn, void *ctx);
+
 /* Returns a newly allocated, NUL-terminated, printable string. */
 char *sg_sanitize(const char *s, size_t len, unsigned flags);
 /* Same for a C string; NULL gives "". */

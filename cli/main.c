@@ -4,6 +4,7 @@
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -28,7 +29,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-26s %s\n", commands[i].usage, commands[i].summary);
     fprintf(f, "\nOptions:\n  -h, --help      show this help (also: skillgate COMMAND --help)\n"
                "  -V, --version   show the version\n\n"
-               "Without a command, skillgate lists the skills it discovers.\n");
+               "Without a command, skillgate opens the TUI on a terminal and lists the skills\n"
+               "it discovers otherwise.\n");
 }
 
 void sg_command_usage(FILE *f, const char *cmd)
@@ -45,8 +47,9 @@ int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
     if (argc < 2) {
-        char *av[] = {"list", NULL};
-        return cmd_list(1, av);
+        /* on a terminal, the TUI; in a pipe, the list */
+        char *av[] = {isatty(0) && isatty(1) ? "tui" : "list", NULL};
+        return isatty(0) && isatty(1) ? cmd_tui(1, av) : cmd_list(1, av);
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {

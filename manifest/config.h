@@ -4,10 +4,20 @@
 
 #include "diag.h"
 
+/* One "action: keys" line of the keys: section, checked by the TUI. */
+struct sg_config_key {
+    char *action, *keys;
+    int line, col;
+};
+
 struct sg_config {
     char *path;        /* the file read, or NULL when there was none */
     char **skill_dirs; /* absolute */
     size_t nskill_dirs;
+    char *theme;       /* theme: NAME (or NULL) */
+    int theme_line;
+    struct sg_config_key *keys; /* keys: {action: "k Down"} */
+    size_t nkeys;
 };
 
 /* The default location: $XDG_CONFIG_HOME/skillgate/config.yaml, or

@@ -1,0 +1,67 @@
+/* skillgate tui [DIR...]: the terminal UI (also what `skillgate` alone opens
+ * on a terminal). */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "tui.h"
+#include "util.h"
+
+int cmd_tui(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"theme", required_argument, NULL, 't'},
+        {"script", required_argument, NULL, 's'},
+        {"size", required_argument, NULL, 'S'},
+        {"prompt-timeout", required_argument, NULL, 'T'},
+        {"list-themes", no_argument, NULL, 'L'},
+        {0},
+    };
+    struct tui_opts o = {.prompt_timeout = 60};
+    int c;
+    long long v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            sg_command_usage(stdout, "tui");
+            printf("\n  DIR...               folders of skills to browse (default: the discovery\n"
+                   "                       places, as skillgate list)\n"
+                   "  --theme NAME         a theme from themes/ or ~/.config/skillgate/themes\n"
+                   "                       (or a .yaml path); NO_COLOR means attributes only\n"
+                   "  --list-themes        the themes found\n"
+                   "  --prompt-timeout S   an unanswered prompt is a deny after S seconds (60)\n"
+                   "  --script FILE        headless: keys from FILE, screens dumped (for tests)\n"
+                   "  --size COLSxROWS     the headless screen's size (80x24)\n");
+            return SG_EXIT_OK;
+        case 't': o.theme = optarg; break;
+        case 's': o.script = optarg; break;
+        case 'S': o.size = optarg; break;
+        case 'T':
+            if (sg_parse_ll(optarg, 1, 3600, &v) < 0) {
+                fprintf(stderr, "skillgate: --prompt-timeout takes seconds, 1..3600\n");
+                return SG_EXIT_USAGE;
+            }
+            o.prompt_timeout = (int)v;
+            break;
+        case 'L': {
+            size_t n;
+            char **names = tui_theme_list(&n);
+            for (size_t i = 0; i < n; i++) {
+                puts(names[i]);
+                free(names[i]);
+            }
+            free(names);
+            return SG_EXIT_OK;
+        }
+        default:
+            sg_command_usage(stderr, "tui");
+            return SG_EXIT_USAGE;
+        }
+    }
+    o.dirs = (const char *const *)argv + optind;
+    o.ndirs = (size_t)(argc - optind);
+    return tui_main(&o);
+}

@@ -1,0 +1,445 @@
+/* The main loop: the terminal, the screens, the input line and the
+ * permission prompt. Idle, it polls the terminal; while a skill runs, the
+ * broker's session loop polls it instead (view_run.c passes a hook), so
+ * there is only ever one poll() and neither side blocks the other. */
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "tui.h"
+#include "util.h"
+
+#define FRAME_MS 33 /* redraw at most this often while output streams in */
+
+int64_t tui_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void tui_mark_dirty(struct tui *t)
+{
+    t->dirty = true;
+}
+
+void tui_message(struct tui *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->message, sizeof t->message, fmt, ap);
+    va_end(ap);
+    t->message_ms = tui_now_ms();
+    t->dirty = true;
+}
+
+void tui_switch(struct tui *t, enum tui_screen s)
+{
+    if (s != TUI_S_PAGER)
+        t->back = s;
+    t->cur = s;
+    if (t->views[s].ops->open && s != TUI_S_PAGER && s != TUI_S_RUN)
+        t->views[s].ops->open(t, &t->views[s]);
+    t->dirty = true;
+}
+
+void tui_input(struct tui *t, const char *label, const char *initial, tui_input_done done,
+               void *ctx)
+{
+    t->input_active = true;
+    snprintf(t->input_label, sizeof t->input_label, "%s", label);
+    snprintf(t->input_buf, sizeof t->input_buf, "%s", initial ? initial : "");
+    t->input_len = strlen(t->input_buf);
+    t->input_done = done;
+    t->input_ctx = ctx;
+    t->dirty = true;
+}
+
+static void input_key(struct tui *t, int key)
+{
+    if (key == 27 || key == 3) { /* Esc, ^C */
+        t->input_active = false;
+        t->input_done(t, NULL, t->input_ctx);
+    } else if (key == '\n' || key == '\r' || key == (TUI_KEY_FN | KEY_ENTER)) {
+        t->input_active = false;
+        t->input_buf[t->input_len] = '\0';
+        t->input_done(t, t->input_buf, t->input_ctx);
+    } else if (key == (TUI_KEY_FN | KEY_BACKSPACE) || key == 127 || key == 8) {
+        while (t->input_len && ((unsigned char)t->input_buf[t->input_len - 1] & 0xc0) == 0x80)
+            t->input_len--;
+        if (t->input_len)
+            t->input_len--;
+    } else if (key == 21) { /* ^U */
+        t->input_len = 0;
+    } else if (key >= 32 && !(key & TUI_KEY_FN) && key != 127) {
+        char u[8];
+        mbstate_t st = {0};
+        size_t k = wcrtomb(u, (wchar_t)key, &st);
+        if (k != (size_t)-1 && t->input_len + k < sizeof t->input_buf)
+            memcpy(t->input_buf + t->input_len, u, k), t->input_len += k;
+    }
+    t->input_buf[t->input_len] = '\0';
+    t->dirty = true;
+}
+
+static void next_theme(struct tui *t)
+{
+    if (!t->nthemes)
+        return;
+    size_t i = 0;
+    while (i < t->nthemes && strcmp(t->theme_names[i], t->theme.name))
+        i++;
+    i = (i + 1) % t->nthemes;
+    struct sg_diags d = {0};
+    struct tui_theme th;
+    bool nocolor = secure_getenv("NO_COLOR") && *secure_getenv("NO_COLOR");
+    if (tui_theme_load(t->theme_names[i], &th, &d) == 0) {
+        if (nocolor)
+            th.mono = true;
+        t->theme = th;
+        tui_theme_apply(&t->theme);
+        tui_message(t, "theme %s%s", th.name, nocolor ? " (NO_COLOR: attributes only)" : "");
+    } else {
+        tui_message(t, "theme %s has errors (skillgate tui --theme %s shows them)",
+                    t->theme_names[i], t->theme_names[i]);
+    }
+    sg_diags_free(&d);
+    clearok(curscr, TRUE);
+}
+
+static bool global_action(struct tui *t, enum tui_action a)
+{
+    switch (a) {
+    case TUI_A_QUIT:
+        if (t->cur == TUI_S_SKILLS && !t->running)
+            t->quit = true;
+        else if (t->cur == TUI_S_SKILLS)
+            tui_message(t, "a skill is running: stop it first (x on the run screen)");
+        else
+            tui_switch(t, t->cur == TUI_S_PAGER ? t->back : TUI_S_SKILLS);
+        return true;
+    case TUI_A_HELP: {
+        struct sg_buf b;
+        sg_buf_init(&b, 64 * 1024);
+        sg_buf_printf(&b, "Keys (rebind them under keys: in %s)\n",
+                      t->cfg && t->cfg->path ? t->cfg->path : "~/.config/skillgate/config.yaml");
+        for (int g = 0; g < TUI_G_COUNT; g++) {
+            sg_buf_printf(&b, "\n%s\n", tui_group_name((enum tui_group)g));
+            for (int k = 1; k < TUI_A_COUNT; k++) {
+                if (tui_action_group((enum tui_action)k) != (enum tui_group)g)
+                    continue;
+                char keys[96];
+                tui_keymap_describe(&t->keys, (enum tui_action)k, keys, sizeof keys);
+                sg_buf_printf(&b, "  %-16s %-14s %s\n", keys, tui_action_name((enum tui_action)k),
+                              tui_action_help((enum tui_action)k));
+            }
+        }
+        sg_buf_printf(&b, "\nThe prompt: Enter alone never allows; keys typed before it opened, "
+                          "and for a moment after, do not count.\n"
+                          "Themes: %zu found; --theme NAME, theme: in the config, NO_COLOR for "
+                          "attributes only.\n",
+                      t->nthemes);
+        cleanup_free char *text = sg_buf_steal(&b);
+        tui_pager_show(t, "Help", text);
+        return true;
+    }
+    case TUI_A_VIEW_SKILLS: tui_switch(t, TUI_S_SKILLS); return true;
+    case TUI_A_VIEW_RUN: tui_switch(t, TUI_S_RUN); return true;
+    case TUI_A_VIEW_TRACES: tui_switch(t, TUI_S_TRACES); return true;
+    case TUI_A_VIEW_GRANTS: tui_switch(t, TUI_S_GRANTS); return true;
+    case TUI_A_REDRAW: clearok(curscr, TRUE); t->dirty = true; return true;
+    case TUI_A_THEME: next_theme(t); return true;
+    default: return false;
+    }
+}
+
+static void tui_key(struct tui *t, int key)
+{
+    t->dirty = true;
+    if (key == (TUI_KEY_FN | KEY_RESIZE)) {
+        t->resized = true;
+        return;
+    }
+    if (tui_prompt_active(t)) {
+        tui_prompt_key(t, key);
+        return;
+    }
+    if (t->input_active) {
+        input_key(t, key);
+        return;
+    }
+    t->message[0] = '\0';
+    if (key == 3) { /* ^C: leave, as everywhere; a run is stopped first */
+        if (t->running)
+            t->views[TUI_S_RUN].ops->request(t, &t->views[TUI_S_RUN], TUI_A_DELETE);
+        else
+            t->quit = true;
+        return;
+    }
+    struct tui_view *v = &t->views[t->cur];
+    static const enum tui_group order[] = {TUI_G_VIEW, TUI_G_MOVE, TUI_G_GLOBAL};
+    for (size_t i = 0; i < SG_ARRAY_LEN(order); i++) {
+        enum tui_action a = tui_keymap_lookup(&t->keys, key, order[i]);
+        if (a == TUI_A_NONE)
+            continue;
+        if (v->ops->request && v->ops->request(t, v, a))
+            return;
+        if (global_action(t, a))
+            return;
+    }
+}
+
+void tui_handle_input(struct tui *t)
+{
+    if (t->script)
+        return; /* keys come from the script */
+    for (int i = 0; i < 256; i++) { /* a paste is handled, then we draw */
+        wint_t ch;
+        int r = wget_wch(stdscr, &ch);
+        if (r == ERR)
+            break;
+        tui_key(t, r == KEY_CODE_YES ? (int)(TUI_KEY_FN | (int)ch) : (int)ch);
+    }
+}
+
+void tui_feed_key(struct tui *t, int key)
+{
+    tui_key(t, key);
+}
+
+static void draw_title(struct tui *t)
+{
+    tui_fill(stdscr, 0, 0, COLS, tui_attr(t, TUI_R_TITLE));
+    int x = tui_putf(stdscr, 0, 0, COLS, tui_attr(t, TUI_R_TITLE), " skillgate ");
+    static const enum tui_screen tabs[] = {TUI_S_SKILLS, TUI_S_RUN, TUI_S_TRACES, TUI_S_GRANTS};
+    for (size_t i = 0; i < SG_ARRAY_LEN(tabs); i++) {
+        enum tui_screen s = tabs[i];
+        bool on = t->cur == s || (t->cur == TUI_S_PAGER && t->back == s);
+        x += tui_putf(stdscr, 0, x, COLS - x, tui_attr(t, on ? TUI_R_TAB_ACTIVE : TUI_R_TAB),
+                      " %zu %s%s ", i + 1, t->views[s].ops->name,
+                      s == TUI_S_RUN && t->running ? "*" : "");
+        x += tui_put(stdscr, 0, x, COLS - x, " ", 1, tui_attr(t, TUI_R_TITLE));
+    }
+    char right[80];
+    snprintf(right, sizeof right, "%s  ? help ", t->theme.name);
+    int rw = (int)strlen(right);
+    if (COLS - rw > x)
+        tui_put(stdscr, 0, COLS - rw, rw, right, strlen(right), tui_attr(t, TUI_R_TITLE));
+}
+
+static void draw_status(struct tui *t)
+{
+    int y = LINES - 1;
+    attr_t a = tui_attr(t, TUI_R_STATUS);
+    tui_fill(stdscr, y, 0, COLS, a);
+    if (t->input_active) {
+        int x = tui_putf(stdscr, y, 0, COLS, a | A_BOLD, "%s", t->input_label);
+        /* show the end of what was typed when it is longer than the line */
+        int w = tui_width(t->input_buf, t->input_len);
+        const char *s = t->input_buf;
+        while (w > COLS - x - 2 && *s) {
+            unsigned cp;
+            size_t n = sg_utf8_decode((const unsigned char *)s, strlen(s), &cp);
+            s += n ? n : 1;
+            w = tui_width(s, strlen(s));
+        }
+        x += tui_put(stdscr, y, x, COLS - x, s, strlen(s), a);
+        tui_put(stdscr, y, x, 1, "_", 1, a | A_BLINK);
+        return;
+    }
+    if (t->message[0]) {
+        tui_putf(stdscr, y, 0, COLS, a | A_BOLD, " %s", t->message);
+        return;
+    }
+    char hint[512] = "";
+    struct tui_view *v = &t->views[t->cur];
+    if (v->ops->status)
+        v->ops->status(t, v, hint, sizeof hint);
+    tui_putf(stdscr, y, 0, COLS, a, " %s", hint);
+}
+
+void tui_draw_now(struct tui *t)
+{
+    if (t->resized) {
+        t->resized = false;
+        clearok(curscr, TRUE);
+    }
+    werase(stdscr);
+    if (LINES < 10 || COLS < 40) {
+        tui_putf(stdscr, 0, 0, COLS, A_BOLD, "skillgate needs at least 40x10 (this is %dx%d)",
+                 COLS, LINES);
+    } else {
+        draw_title(t);
+        struct tui_view *v = &t->views[t->cur];
+        WINDOW *body = derwin(stdscr, LINES - 2, COLS, 1, 0);
+        if (body) {
+            v->ops->draw(t, v, body, LINES - 2, COLS);
+            delwin(body);
+        }
+        draw_status(t);
+        if (tui_prompt_active(t))
+            tui_prompt_draw(t);
+    }
+    wnoutrefresh(stdscr);
+    doupdate();
+    t->dirty = false;
+    t->last_draw_ms = tui_now_ms();
+}
+
+static bool setup_terminal(struct tui *t, const char *size)
+{
+    if (t->o.script) {
+        /* headless: nothing is shown, the screen is read back with :dump */
+        int cols = 80, rows = 24;
+        if (size && sscanf(size, "%dx%d", &cols, &rows) != 2)
+            cols = 80, rows = 24;
+        char c[16], r[16];
+        snprintf(c, sizeof c, "%d", cols);
+        snprintf(r, sizeof r, "%d", rows);
+        setenv("COLUMNS", c, 1);
+        setenv("LINES", r, 1);
+        FILE *out = fopen("/dev/null", "we"), *in = fopen("/dev/null", "re");
+        if (!out || !in || !newterm("xterm-256color", out, in)) {
+            fprintf(stderr, "skillgate: cannot set up the headless terminal\n");
+            return false;
+        }
+        t->tty_fd = -1;
+    } else {
+        if (!newterm(NULL, stdout, stdin)) {
+            fprintf(stderr, "skillgate: cannot use this terminal (TERM=%s)\n",
+                    secure_getenv("TERM") ? secure_getenv("TERM") : "unset");
+            return false;
+        }
+        t->tty_fd = STDIN_FILENO;
+    }
+    raw();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    set_escdelay(25);
+    curs_set(0);
+    if (has_colors())
+        start_color();
+    tui_theme_apply(&t->theme);
+    return true;
+}
+
+static int load_theme(struct tui *t)
+{
+    bool nocolor = secure_getenv("NO_COLOR") && *secure_getenv("NO_COLOR");
+    const char *name = t->o.theme ? t->o.theme : t->cfg->theme;
+    struct sg_diags d = {0};
+    int r = 0;
+    if (name) {
+        r = tui_theme_load(name, &t->theme, &d);
+        for (size_t i = 0; i < d.n; i++) {
+            cleanup_free char *m = sg_diag_format(&d.v[i]);
+            fprintf(stderr, "%s\n", m);
+        }
+        if (r < 0 && r != -ENOENT)
+            fprintf(stderr, "skillgate: the theme %s has errors\n", name);
+        else if (r == -ENOENT)
+            fprintf(stderr, "skillgate: no theme named %s\n", name);
+    } else if (nocolor) {
+        tui_theme_mono(&t->theme);
+    } else if (tui_theme_load("default", &t->theme, &d) < 0) {
+        tui_theme_builtin(&t->theme);
+    }
+    if (nocolor)
+        t->theme.mono = true;
+    sg_diags_free(&d);
+    return r;
+}
+
+int tui_main(const struct tui_opts *o)
+{
+    setlocale(LC_ALL, "");
+    struct tui *t = sg_xcalloc(1, sizeof *t);
+    t->o = *o;
+    t->cfg = sg_xcalloc(1, sizeof *t->cfg);
+    struct sg_diags d = {0};
+    cleanup_free char *cfgpath = sg_config_default_path();
+    int bad = cfgpath ? sg_config_load(cfgpath, t->cfg, &d) : 0;
+    tui_keymap_default(&t->keys);
+    if (!bad)
+        bad = tui_keymap_config(&t->keys, t->cfg, &d);
+    for (size_t i = 0; i < d.n; i++) {
+        cleanup_free char *m = sg_diag_format(&d.v[i]);
+        fprintf(stderr, "%s\n", m);
+    }
+    sg_diags_free(&d);
+    int rc = 0;
+    if (bad || load_theme(t) < 0) {
+        rc = 2;
+        goto out;
+    }
+    t->theme_names = tui_theme_list(&t->nthemes);
+    if (!o->script && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+        fprintf(stderr, "skillgate: the TUI needs a terminal on stdin and stdout; for scripts use "
+                        "`skillgate run --watch` or `--json`, `skillgate list`\n");
+        rc = 2;
+        goto out;
+    }
+    if (o->script && tui_script_open(t, o->script) < 0) {
+        rc = 2;
+        goto out;
+    }
+    if (!setup_terminal(t, o->size)) {
+        rc = 2;
+        goto out;
+    }
+    t->views[TUI_S_SKILLS].ops = &tui_skills_ops;
+    t->views[TUI_S_RUN].ops = &tui_run_ops;
+    t->views[TUI_S_TRACES].ops = &tui_traces_ops;
+    t->views[TUI_S_GRANTS].ops = &tui_grants_ops;
+    t->views[TUI_S_PAGER].ops = &tui_pager_ops;
+    tui_prompt_init(t);
+    tui_switch(t, TUI_S_SKILLS);
+    while (!t->quit) {
+        if (t->dirty || t->resized)
+            tui_draw_now(t);
+        if (t->script && !tui_script_step(t))
+            break;
+        if (t->quit)
+            break;
+        int timeout = t->script ? tui_script_timeout(t) : -1;
+        if (t->message[0] && !t->script) {
+            int64_t left = t->message_ms + 5000 - tui_now_ms();
+            if (left <= 0)
+                t->message[0] = '\0', t->dirty = true, left = 0;
+            if (timeout < 0 || left < timeout)
+                timeout = (int)left;
+        }
+        struct pollfd p = {.fd = t->tty_fd, .events = POLLIN};
+        int pr = poll(t->tty_fd >= 0 ? &p : NULL, t->tty_fd >= 0 ? 1 : 0, timeout);
+        if (pr < 0 && errno != EINTR)
+            break;
+        tui_handle_input(t);
+        if (pr < 0) /* SIGWINCH: curses has a KEY_RESIZE for us */
+            tui_handle_input(t);
+    }
+    rc = t->script ? tui_script_result(t) : 0;
+    for (int i = 0; i < TUI_S_COUNT; i++)
+        if (t->views[i].ops && t->views[i].ops->close)
+            t->views[i].ops->close(t, &t->views[i]);
+    tui_prompt_free(t);
+    endwin();
+out:
+    tui_script_free(t);
+    for (size_t i = 0; i < t->nthemes; i++)
+        free(t->theme_names[i]);
+    free(t->theme_names);
+    sg_config_free(t->cfg);
+    free(t->cfg);
+    free(t);
+    return rc;
+}

@@ -1,0 +1,166 @@
+/* Drawing text that may have come from a skill: every byte goes through the
+ * one sanitizer (broker/sanitize.c); what it escapes is drawn in the
+ * "escaped" colour; a code point the terminal would draw with no width (or
+ * cannot draw) is escaped too; wide characters are clipped by cell width,
+ * never cut in half. Nothing here writes a byte the skill chose as a
+ * control sequence. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "sanitize.h"
+#include "tui.h"
+#include "util.h"
+
+struct put {
+    WINDOW *w;
+    int y, x, width, skip, used;
+    attr_t attr, esc_attr;
+    bool draw;
+};
+
+static bool put_cells(struct put *p, const wchar_t *ws, int cells, attr_t attr)
+{
+    if (p->skip > 0) { /* horizontal scroll: whole characters only */
+        p->skip -= cells;
+        if (p->skip < 0 && p->draw) { /* a wide char straddles the edge: blank its visible half */
+            for (int k = 0; k < -p->skip && p->used < p->width; k++, p->used++)
+                mvwaddch(p->w, p->y, p->x + p->used, ' ' | attr);
+        }
+        return true;
+    }
+    if (p->used + cells > p->width)
+        return false;
+    if (p->draw) {
+        wattrset(p->w, attr);
+        mvwaddnwstr(p->w, p->y, p->x + p->used, ws, -1);
+    }
+    p->used += cells;
+    return true;
+}
+
+static bool put_piece(void *ctx, const char *piece, size_t n, bool escaped)
+{
+    struct put *p = ctx;
+    if (escaped) {
+        for (size_t i = 0; i < n; i++) {
+            wchar_t ws[2] = {(wchar_t)(unsigned char)piece[i], 0};
+            if (!put_cells(p, ws, 1, p->esc_attr))
+                return false;
+        }
+        return true;
+    }
+    unsigned cp;
+    if (sg_utf8_decode((const unsigned char *)piece, n, &cp) != n)
+        return true;
+    if (cp == '\t') {
+        static const wchar_t sp[2] = {L' ', 0};
+        for (int k = 0; k < 4; k++)
+            if (!put_cells(p, sp, 1, p->attr))
+                return false;
+        return true;
+    }
+    int cw = wcwidth((wchar_t)cp);
+    if (cw < 1) { /* combining, zero-width or unprintable here: show it, escaped */
+        char esc[16];
+        int k = snprintf(esc, sizeof esc, "\\u{%04x}", cp);
+        return put_piece(p, esc, (size_t)k, true);
+    }
+    wchar_t ws[2] = {(wchar_t)cp, 0};
+    return put_cells(p, ws, cw, p->attr);
+}
+
+int tui_put_scrolled(WINDOW *w, int y, int x, int width, int skip, const char *s, size_t len,
+                     attr_t attr, attr_t escaped_attr)
+{
+    if (width <= 0 || !s)
+        return 0;
+    struct put p = {.w = w, .y = y, .x = x, .width = width, .skip = skip, .attr = attr,
+                    .esc_attr = escaped_attr, .draw = w != NULL};
+    sg_sanitize_each(s, len, SG_SAN_KEEP_TAB, put_piece, &p);
+    return p.used;
+}
+
+int tui_put(WINDOW *w, int y, int x, int width, const char *s, size_t len, attr_t attr)
+{
+    return tui_put_scrolled(w, y, x, width, 0, s, len, attr, attr | A_UNDERLINE);
+}
+
+int tui_putf(WINDOW *w, int y, int x, int width, attr_t attr, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cleanup_free char *s = sg_xvasprintf(fmt, ap);
+    va_end(ap);
+    return tui_put(w, y, x, width, s, strlen(s), attr);
+}
+
+int tui_width(const char *s, size_t len)
+{
+    struct put p = {.width = 1 << 30};
+    sg_sanitize_each(s, len, SG_SAN_KEEP_TAB, put_piece, &p);
+    return p.used;
+}
+
+void tui_fill(WINDOW *w, int y, int x, int width, attr_t attr)
+{
+    wattrset(w, attr);
+    for (int i = 0; i < width; i++)
+        mvwaddch(w, y, x + i, ' ');
+}
+
+void tui_box(WINDOW *w, int y, int x, int h, int wd, attr_t attr, const char *title)
+{
+    wattrset(w, attr);
+    mvwhline(w, y, x + 1, ACS_HLINE, wd - 2);
+    mvwhline(w, y + h - 1, x + 1, ACS_HLINE, wd - 2);
+    mvwvline(w, y + 1, x, ACS_VLINE, h - 2);
+    mvwvline(w, y + 1, x + wd - 1, ACS_VLINE, h - 2);
+    mvwaddch(w, y, x, ACS_ULCORNER);
+    mvwaddch(w, y, x + wd - 1, ACS_URCORNER);
+    mvwaddch(w, y + h - 1, x, ACS_LLCORNER);
+    mvwaddch(w, y + h - 1, x + wd - 1, ACS_LRCORNER);
+    if (title && *title)
+        tui_putf(w, y, x + 2, wd - 4, attr, " %s ", title);
+}
+
+attr_t tui_attr(const struct tui *t, enum tui_role r)
+{
+    return t->theme.attr[r];
+}
+
+attr_t tui_severity_attr(const struct tui *t, int severity)
+{
+    static const enum tui_role r[] = {TUI_R_SEV_INFO, TUI_R_SEV_NOTICE, TUI_R_SEV_WARNING,
+                                      TUI_R_SEV_ERROR};
+    return t->theme.attr[r[severity < 0 ? 0 : severity > 3 ? 3 : severity]];
+}
+
+static bool to_lower_buf(void *ctx, const char *piece, size_t n, bool escaped)
+{
+    (void)escaped;
+    struct sg_buf *b = ctx;
+    for (size_t i = 0; i < n; i++) {
+        char c = piece[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        sg_buf_append(b, &c, 1);
+    }
+    return true;
+}
+
+bool tui_matches(const char *s, size_t len, const char *needle)
+{
+    if (!needle || !*needle)
+        return false;
+    struct sg_buf hay, nd;
+    sg_buf_init(&hay, len * 10 + 16);
+    sg_buf_init(&nd, strlen(needle) * 10 + 16);
+    sg_sanitize_each(s, len, SG_SAN_KEEP_TAB, to_lower_buf, &hay);
+    to_lower_buf(&nd, needle, strlen(needle), false);
+    bool m = hay.data && nd.data && memmem(hay.data, hay.len, nd.data, nd.len);
+    sg_buf_free(&hay);
+    sg_buf_free(&nd);
+    return m;
+}

@@ -1,0 +1,233 @@
+/* The terminal UI: screens over one poll() loop, a permission prompt the
+ * skill cannot fake, themes and rebindable keys.
+ *
+ * Each screen is one file filling one struct tui_view_ops (tig's view_ops):
+ * the main loop knows only the struct. Every action is one line of
+ * TUI_ACTIONS; the default keys, the config names and the help screen come
+ * from that list. While a skill runs, the broker's session loop polls the
+ * terminal too (through its hook), so one poll() serves both. */
+#ifndef SG_TUI_H
+#define SG_TUI_H
+
+#include <curses.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "theme.h"
+
+/* X(ID, "config-name", "default keys", group, "help") */
+#define TUI_ACTIONS(X)                                                                       \
+    X(QUIT, "quit", "q", GLOBAL, "leave this screen (quit from the skills screen)")          \
+    X(HELP, "help", "? F1", GLOBAL, "this help, made from the key table")                    \
+    X(VIEW_SKILLS, "view-skills", "1 F2", GLOBAL, "the skills screen")                       \
+    X(VIEW_RUN, "view-run", "2 F3", GLOBAL, "the run screen (the last run)")                 \
+    X(VIEW_TRACES, "view-traces", "3 F4", GLOBAL, "the traces screen (past runs)")           \
+    X(VIEW_GRANTS, "view-grants", "4 F5", GLOBAL, "the grants screen (\"always\" decisions)") \
+    X(REDRAW, "redraw", "^L", GLOBAL, "redraw the screen")                                   \
+    X(THEME, "next-theme", "t", GLOBAL, "switch to the next theme")                          \
+    X(UP, "move-up", "k Up", MOVE, "one line up")                                            \
+    X(DOWN, "move-down", "j Down", MOVE, "one line down")                                    \
+    X(PAGE_UP, "page-up", "PgUp ^B", MOVE, "one page up")                                    \
+    X(PAGE_DOWN, "page-down", "PgDn ^F Space", MOVE, "one page down")                        \
+    X(HOME, "move-first", "Home g", MOVE, "the first line")                                  \
+    X(END, "move-last", "End G", MOVE, "the last line (and follow new output)")              \
+    X(LEFT, "scroll-left", "Left h", MOVE, "scroll left")                                    \
+    X(RIGHT, "scroll-right", "Right l", MOVE, "scroll right")                                \
+    X(SEARCH, "search", "/", MOVE, "search (in the focused pane)")                           \
+    X(SEARCH_NEXT, "search-next", "n", MOVE, "next match")                                   \
+    X(SEARCH_PREV, "search-prev", "N", MOVE, "previous match")                               \
+    X(ENTER, "enter", "Enter", VIEW, "run the skill / open the trace")                       \
+    X(DRY_RUN, "dry-run", "d", VIEW, "dry run: the plan, nothing executed (skills)")          \
+    X(BODY, "instructions", "i", VIEW, "the skill's instructions (Tier 2, read now)")        \
+    X(RELOAD, "reload", "R", VIEW, "discover skills / read traces and grants again")         \
+    X(FOCUS, "focus", "Tab", VIEW, "switch pane (run)")                                      \
+    X(MAXIMIZE, "maximize", "m", VIEW, "maximize the focused pane, or restore (run)")        \
+    X(FILTER, "filter", "f", VIEW, "filter events by kind or severity / traces by text")     \
+    X(DELETE, "delete", "x Delete", VIEW, "stop the run / revoke the grant")                 \
+    X(SORT, "sort", "s", VIEW, "next sort order (traces)")                                   \
+    X(EXPORT, "export", "e", VIEW, "export the trace to a file")                             \
+    X(P_ONCE, "allow-once", "a", PROMPT, "allow this request once")                          \
+    X(P_RUN, "allow-run", "r", PROMPT, "allow it for the rest of this run")                  \
+    X(P_ALWAYS, "allow-always", "A", PROMPT, "allow it always (shows the rule, asks to confirm)") \
+    X(P_DENY, "deny", "d Esc", PROMPT, "deny it (the default; Enter never allows)")          \
+    X(P_DENY_ALWAYS, "deny-always", "D", PROMPT, "deny it always (a grant)")                 \
+    X(P_DETAILS, "details", "?", PROMPT, "more about the request")
+
+enum tui_action {
+    TUI_A_NONE,
+#define X(id, name, keys, group, help) TUI_A_##id,
+    TUI_ACTIONS(X)
+#undef X
+    TUI_A_COUNT
+};
+
+enum tui_group { TUI_G_GLOBAL, TUI_G_MOVE, TUI_G_VIEW, TUI_G_PROMPT, TUI_G_COUNT };
+
+/* A key: a character (its code point) or a curses KEY_ code | TUI_KEY_FN. */
+#define TUI_KEY_FN 0x40000000
+#define TUI_MAX_BINDINGS 160
+
+struct tui_keymap {
+    struct {
+        int key;
+        enum tui_action action;
+    } b[TUI_MAX_BINDINGS];
+    size_t n;
+};
+
+/* keys.c */
+void tui_keymap_default(struct tui_keymap *m);
+/* Rebind from config (each keys: line; problems to d with the file, line, column). */
+struct sg_config;
+int tui_keymap_config(struct tui_keymap *m, const struct sg_config *cfg, struct sg_diags *d);
+/* The action for key in a group (actions of other groups are never returned). */
+enum tui_action tui_keymap_lookup(const struct tui_keymap *m, int key, enum tui_group g);
+/* "Up k" for the help screen. */
+void tui_keymap_describe(const struct tui_keymap *m, enum tui_action a, char *out, size_t n);
+int tui_key_parse(const char *name);
+void tui_key_name(int key, char *out, size_t n);
+const char *tui_action_name(enum tui_action a);
+const char *tui_action_help(enum tui_action a);
+enum tui_group tui_action_group(enum tui_action a);
+const char *tui_group_name(enum tui_group g);
+
+/* ---- the screens ---- */
+
+struct tui;
+struct tui_view;
+
+struct tui_view_ops {
+    const char *name;  /* tab label */
+    void (*open)(struct tui *t, struct tui_view *v);    /* (re)load its data */
+    void (*draw)(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols);
+    /* Handle an action; return false to let the main loop handle it. */
+    bool (*request)(struct tui *t, struct tui_view *v, enum tui_action a);
+    /* The one-line hint in the status bar. */
+    void (*status)(struct tui *t, struct tui_view *v, char *out, size_t n);
+    void (*close)(struct tui *t, struct tui_view *v);
+};
+
+struct tui_view {
+    const struct tui_view_ops *ops;
+    void *data;    /* the screen's own state */
+};
+
+enum tui_screen { TUI_S_SKILLS, TUI_S_RUN, TUI_S_TRACES, TUI_S_GRANTS, TUI_S_PAGER, TUI_S_COUNT };
+
+extern const struct tui_view_ops tui_skills_ops, tui_run_ops, tui_traces_ops, tui_grants_ops,
+    tui_pager_ops;
+
+/* A line of input at the bottom of the screen (search, filter, SKILL_INPUT). */
+typedef void (*tui_input_done)(struct tui *t, const char *text, void *ctx); /* text NULL: cancelled */
+
+struct tui_prompt_state; /* prompt.c */
+struct tui_script;       /* script.c */
+
+struct tui_opts {
+    const char *const *dirs; /* skill folders to browse (NULL: discovery defaults) */
+    size_t ndirs;
+    const char *theme;       /* --theme */
+    const char *script;      /* --script FILE: headless, keys from the file */
+    const char *size;        /* COLSxROWS of the headless screen */
+    int prompt_timeout;      /* seconds */
+    bool demo;               /* the demo's narration */
+};
+
+struct tui {
+    struct tui_opts o;
+    struct tui_keymap keys;
+    struct tui_theme theme;
+    char **theme_names;
+    size_t nthemes;
+    struct tui_view views[TUI_S_COUNT];
+    enum tui_screen cur, back; /* back: where the pager returns to */
+    bool quit, dirty, resized;
+    int64_t last_draw_ms;
+    char message[512];       /* a one-shot message in the status bar */
+    int64_t message_ms;
+    /* the input line */
+    bool input_active;
+    char input_label[256], input_buf[1024];
+    size_t input_len;
+    tui_input_done input_done;
+    void *input_ctx;
+    /* the permission prompt (modal) */
+    struct tui_prompt_state *prompt;
+    /* a run in progress */
+    bool running;
+    /* headless tests */
+    struct tui_script *script;
+    int tty_fd;
+    struct sg_config *cfg;
+};
+
+/* app.c */
+int tui_main(const struct tui_opts *o);
+void tui_switch(struct tui *t, enum tui_screen s);
+void tui_message(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tui_input(struct tui *t, const char *label, const char *initial, tui_input_done done,
+               void *ctx);
+/* Show text in the pager (takes a copy); back returns to the current screen. */
+void tui_pager_show(struct tui *t, const char *title, const char *text);
+void tui_draw_now(struct tui *t);
+void tui_mark_dirty(struct tui *t);
+/* Read pending keys and act on them (used by the run's poll hook too). */
+void tui_handle_input(struct tui *t);
+int64_t tui_now_ms(void);
+
+/* draw.c: every string from a skill is drawn through these */
+/* Draw s (any bytes) at y,x clipped to width cells, sanitized; returns cells used. */
+int tui_put(WINDOW *w, int y, int x, int width, const char *s, size_t len, attr_t attr);
+int tui_putf(WINDOW *w, int y, int x, int width, attr_t attr, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* Same, skipping the first skip cells (horizontal scroll). */
+int tui_put_scrolled(WINDOW *w, int y, int x, int width, int skip, const char *s, size_t len,
+                     attr_t attr, attr_t escaped_attr);
+/* Display width of s after sanitizing. */
+int tui_width(const char *s, size_t len);
+void tui_fill(WINDOW *w, int y, int x, int width, attr_t attr);
+void tui_box(WINDOW *w, int y, int x, int h, int wd, attr_t attr, const char *title);
+attr_t tui_attr(const struct tui *t, enum tui_role r);
+attr_t tui_severity_attr(const struct tui *t, int severity);
+/* Case-insensitive search of needle in the sanitized form of s. */
+bool tui_matches(const char *s, size_t len, const char *needle);
+
+/* prompt.c: the modal */
+void tui_prompt_init(struct tui *t);
+void tui_prompt_free(struct tui *t);
+bool tui_prompt_active(const struct tui *t);
+void tui_prompt_draw(struct tui *t);
+/* A key while the prompt is open (the raw key: Enter must never allow). */
+void tui_prompt_key(struct tui *t, int key);
+/* ms until the prompt needs a redraw (countdown), -1 none. */
+int tui_prompt_timeout(const struct tui *t);
+struct sg_perm_prompt;
+void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr); /* sg_perm_show_fn */
+
+/* view_run.c: start a run of the skill at path (input JSON) from any screen */
+struct sg_skill;
+void tui_run_start(struct tui *t, const char *skill_path, const char *input);
+/* view_traces.c: a trace file in the pager; a copy of it elsewhere */
+void tui_trace_open(struct tui *t, const char *path);
+int tui_trace_export(const char *path, const char *dest);
+
+/* view_skills.c: the skill under the cursor (NULL: none) */
+const struct sg_skill *tui_skills_selected(struct tui *t);
+
+/* script.c: headless runs (tests), tig's approach */
+int tui_script_open(struct tui *t, const char *path);
+void tui_script_free(struct tui *t);
+/* Feed the next scripted step if the UI is ready for it; returns true
+ * while the script has more to do. */
+bool tui_script_step(struct tui *t);
+int tui_script_timeout(const struct tui *t);
+/* The exit status of a script: 0, or 1 when a wait timed out or a step failed. */
+int tui_script_result(const struct tui *t);
+/* A key, as if typed (the script's keys enter here). */
+void tui_feed_key(struct tui *t, int key);
+/* Write what is on the screen as text. */
+int tui_screen_dump(const char *path);
+
+#endif

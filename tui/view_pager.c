@@ -1,0 +1,126 @@
+/* The pager: any text (help, a dry run's plan, a skill's instructions, a
+ * trace) in a scrollable, searchable screen. Text from a skill is drawn
+ * through the sanitizer like everything else. */
+#include <string.h>
+
+#include "tui.h"
+#include "util.h"
+
+struct pager {
+    char *title, *text;
+    const char **line;
+    size_t *len;
+    size_t n, top;
+    int left, rows;
+    char search[256];
+};
+
+static struct pager *P(struct tui_view *v)
+{
+    if (!v->data)
+        v->data = sg_xcalloc(1, sizeof(struct pager));
+    return v->data;
+}
+
+static void reset(struct pager *p)
+{
+    free(p->title), free(p->text), free(p->line), free(p->len);
+    memset(p, 0, sizeof *p);
+}
+
+void tui_pager_show(struct tui *t, const char *title, const char *text)
+{
+    struct pager *p = P(&t->views[TUI_S_PAGER]);
+    reset(p);
+    p->title = sg_xstrdup(title);
+    p->text = sg_xstrdup(text);
+    for (const char *s = p->text;; ) {
+        const char *nl = strchr(s, '\n');
+        p->line = sg_xrealloc(p->line, (p->n + 1) * sizeof *p->line);
+        p->len = sg_xrealloc(p->len, (p->n + 1) * sizeof *p->len);
+        p->line[p->n] = s;
+        p->len[p->n++] = nl ? (size_t)(nl - s) : strlen(s);
+        if (!nl || !nl[1])
+            break;
+        s = nl + 1;
+    }
+    tui_switch(t, TUI_S_PAGER);
+}
+
+static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
+{
+    struct pager *p = P(v);
+    p->rows = rows - 1;
+    tui_fill(w, 0, 0, cols, tui_attr(t, TUI_R_HEADER));
+    tui_putf(w, 0, 1, cols - 2, tui_attr(t, TUI_R_HEADER), "%s", p->title ? p->title : "");
+    for (int r = 0; r < rows - 1 && p->top + (size_t)r < p->n; r++) {
+        size_t i = p->top + (size_t)r;
+        bool m = p->search[0] && tui_matches(p->line[i], p->len[i], p->search);
+        tui_put_scrolled(w, r + 1, 1, cols - 2, p->left, p->line[i], p->len[i],
+                         tui_attr(t, m ? TUI_R_MATCH : TUI_R_NORMAL), tui_attr(t, TUI_R_ESCAPED));
+    }
+}
+
+static void find(struct pager *p, int dir)
+{
+    for (size_t k = 1; k <= p->n; k++) {
+        size_t i = (p->top + p->n + (size_t)dir * k) % p->n;
+        if (tui_matches(p->line[i], p->len[i], p->search)) {
+            p->top = i;
+            return;
+        }
+    }
+}
+
+static void searched(struct tui *t, const char *text, void *ctx)
+{
+    struct pager *p = ctx;
+    if (!text)
+        return;
+    snprintf(p->search, sizeof p->search, "%s", text);
+    find(p, 1);
+    if (p->search[0] && !tui_matches(p->line[p->top], p->len[p->top], p->search))
+        tui_message(t, "not found: %s", p->search);
+}
+
+static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
+{
+    struct pager *p = P(v);
+    size_t page = p->rows > 1 ? (size_t)p->rows - 1 : 1;
+    size_t last = p->n > page ? p->n - page : 0;
+    switch (a) {
+    case TUI_A_UP: if (p->top) p->top--; return true;
+    case TUI_A_DOWN: if (p->top < last) p->top++; return true;
+    case TUI_A_PAGE_UP: p->top = p->top > page ? p->top - page : 0; return true;
+    case TUI_A_PAGE_DOWN: p->top = p->top + page < last ? p->top + page : last; return true;
+    case TUI_A_HOME: p->top = 0; return true;
+    case TUI_A_END: p->top = last; return true;
+    case TUI_A_LEFT: p->left = p->left > 8 ? p->left - 8 : 0; return true;
+    case TUI_A_RIGHT: p->left += 8; return true;
+    case TUI_A_SEARCH: tui_input(t, "search: ", p->search, searched, p); return true;
+    case TUI_A_SEARCH_NEXT: if (p->search[0] && p->n) find(p, 1); return true;
+    case TUI_A_SEARCH_PREV: if (p->search[0] && p->n) find(p, -1); return true;
+    default: return false;
+    }
+}
+
+static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
+{
+    (void)t;
+    struct pager *p = P(v);
+    snprintf(out, n, "line %zu of %zu   / search  n/N next/prev  q back", p->n ? p->top + 1 : 0,
+             p->n);
+}
+
+static void close_view(struct tui *t, struct tui_view *v)
+{
+    (void)t;
+    if (v->data)
+        reset(v->data);
+    free(v->data);
+    v->data = NULL;
+}
+
+const struct tui_view_ops tui_pager_ops = {
+    .name = "Pager", .draw = draw, .request = request, .status = status, .close = close_view,
+};

@@ -1,0 +1,546 @@
+/* The run screen: the skill's output on one side, the enforcement events on
+ * the other, a status bar with the run's vital signs. The broker's session
+ * loop polls the terminal through a hook while the skill runs; the screen
+ * is redrawn at most every FRAME_MS however fast the skill prints, and the
+ * scrollback is bounded (what was dropped is shown). */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "events.h"
+#include "ring.h"
+#include "runner.h"
+#include "sandbox.h"
+#include "skill.h"
+#include "tui.h"
+#include "util.h"
+
+#define FRAME_MS 33
+#define OUT_LINES 20000
+#define OUT_BYTES (8u << 20)
+#define EV_LINES 5000
+#define EV_BYTES (2u << 20)
+
+enum { PANE_OUT, PANE_EV };
+
+struct pane {
+    struct tui_ring ring;
+    bool follow;
+    uint64_t top;        /* seq of the first line shown when not following */
+    int left, rows;
+    char search[256];
+    uint64_t match_seq;  /* the current match (for n/N) */
+};
+
+struct run {
+    struct pane pane[2];
+    int focus;
+    bool maximized;
+    char filter[64];
+    int filter_sev;      /* -1: none */
+    /* the run */
+    char skill[128];
+    bool active, done, stop, degraded;
+    struct sg_session_live live;
+    long long mem_limit_mb, timeout_s;
+    int64_t started_ms, ended_ms;
+    size_t allowed, blocked, asked;
+    int exit_code;
+    char outcome[160];
+    char trace[4096];
+};
+
+static struct run *R(struct tui_view *v)
+{
+    if (!v->data) {
+        struct run *r = sg_xcalloc(1, sizeof *r);
+        tui_ring_init(&r->pane[PANE_OUT].ring, OUT_LINES, OUT_BYTES);
+        tui_ring_init(&r->pane[PANE_EV].ring, EV_LINES, EV_BYTES);
+        r->pane[0].follow = r->pane[1].follow = true;
+        r->filter_sev = -1;
+        v->data = r;
+    }
+    return v->data;
+}
+
+static bool ev_visible(const struct run *r, const struct tui_line *l)
+{
+    if (r->filter_sev >= 0)
+        return l->severity >= r->filter_sev;
+    if (!r->filter[0])
+        return true;
+    return strstr(sg_event_name((enum sg_event_kind)l->kind), r->filter) ||
+           strcasestr(sg_event_label((enum sg_event_kind)l->kind), r->filter);
+}
+
+/* ---- the event sink ---- */
+
+static void sink(void *ctx, const struct sg_event *ev)
+{
+    struct tui *t = ctx;
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    int sev = sg_event_severity(ev->kind);
+    if (ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR) {
+        tui_ring_push(&r->pane[PANE_OUT].ring, ev->message, ev->message_len, ev->kind, sev,
+                      ev->wall_ms);
+    } else {
+        tui_ring_push(&r->pane[PANE_EV].ring, ev->message, ev->message_len, ev->kind, sev,
+                      ev->wall_ms);
+        if (sev >= 2)
+            r->blocked++;
+        if (ev->kind == SG_EV_NETWORK_EGRESS_ALLOWED)
+            r->allowed++;
+        if (ev->kind == SG_EV_PERMISSION_ASKED)
+            r->asked++;
+        if (ev->kind == SG_EV_PERMISSION_DECIDED && ev->data &&
+            !json_is_true(json_object_get(ev->data, "prevented")))
+            r->allowed++;
+        if (ev->kind == SG_EV_SANDBOX_DEGRADED)
+            r->degraded = true;
+    }
+    t->dirty = true;
+}
+
+/* ---- the session hook: the terminal in the broker's poll loop ---- */
+
+static size_t hook_pollfds(void *ctx, struct pollfd *out, size_t max)
+{
+    struct tui *t = ctx;
+    if (t->tty_fd < 0 || !max)
+        return 0;
+    out[0] = (struct pollfd){.fd = t->tty_fd, .events = POLLIN};
+    return 1;
+}
+
+static bool hook_dispatch(void *ctx, const struct pollfd *p, size_t n,
+                          const struct sg_session_live *live)
+{
+    struct tui *t = ctx;
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    (void)p, (void)n;
+    if (live->memory_bytes != r->live.memory_bytes || live->exited != r->live.exited)
+        t->dirty = true;
+    r->live = *live;
+    tui_handle_input(t); /* nonblocking: only what is there */
+    if (t->script)
+        tui_script_step(t);
+    int64_t now = tui_now_ms();
+    if (t->resized || (t->dirty && now - t->last_draw_ms >= FRAME_MS) ||
+        now - t->last_draw_ms >= 1000)
+        tui_draw_now(t);
+    return r->stop;
+}
+
+static int hook_timeout(void *ctx)
+{
+    struct tui *t = ctx;
+    int64_t since = tui_now_ms() - t->last_draw_ms;
+    int to = t->dirty ? (int)(since >= FRAME_MS ? 0 : FRAME_MS - since)
+                      : (int)(since >= 1000 ? 0 : 1000 - since); /* the clock ticks */
+    if (to > 100)
+        to = 100; /* a resize (SIGWINCH) is seen within 100 ms */
+    int st = t->script ? tui_script_timeout(t) : -1;
+    if (st >= 0 && st < to)
+        to = st;
+    int pt = tui_prompt_timeout(t);
+    if (pt >= 0 && pt < to)
+        to = pt;
+    return to;
+}
+
+void tui_run_start(struct tui *t, const char *skill_path, const char *input)
+{
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    struct sg_skill *sk = NULL;
+    int e = sg_skill_load(skill_path, &sk);
+    if (e < 0) {
+        tui_message(t, "cannot load %s: %s", skill_path, strerror(-e));
+        return;
+    }
+    extern char **environ;
+    struct sg_run_opts ro = {.input = input, .host_env = environ};
+    struct sg_plan plan;
+    const char *why = NULL;
+    if (sg_skill_has_errors(sk) || sg_plan_build(sk, &ro, &plan, &why) < 0) {
+        tui_message(t, "%s will not run: %s", sk->display, why ? why : "its manifest has errors");
+        sg_skill_free(sk);
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        tui_ring_clear(&r->pane[i].ring);
+        r->pane[i].follow = true;
+        r->pane[i].left = 0;
+    }
+    snprintf(r->skill, sizeof r->skill, "%s", plan.skill_name);
+    r->active = true, r->done = r->stop = r->degraded = false;
+    r->allowed = r->blocked = r->asked = 0;
+    r->live = (struct sg_session_live){.memory_bytes = -1};
+    r->mem_limit_mb = plan.limits[SG_PL_MEMORY].value;
+    r->timeout_s = plan.limits[SG_PL_TIMEOUT].value;
+    r->started_ms = tui_now_ms();
+    r->outcome[0] = r->trace[0] = '\0';
+    t->running = true;
+    tui_switch(t, TUI_S_RUN);
+
+    struct sg_event_bus bus = {0};
+    sg_bus_subscribe(&bus, sink, t);
+    struct sg_session_hook hook = {.pollfds = hook_pollfds, .dispatch = hook_dispatch,
+                                   .timeout = hook_timeout, .ctx = t};
+    struct sg_runner_opts o = {.pmode = SG_PERM_PROMPT,
+                               .prompt_timeout = t->o.prompt_timeout,
+                               .show = tui_prompt_show, .show_ctx = t, .hook = &hook,
+                               .input = input};
+    struct sg_runner_out out;
+    struct sg_diags d = {0};
+    tui_draw_now(t);
+    if (sg_runner_run(sk, &plan, &bus, &o, &out, &d) < 0) {
+        cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("bad policy");
+        tui_message(t, "not run: %s", m);
+    } else {
+        r->exit_code = out.res.exit_code;
+        r->ended_ms = tui_now_ms();
+        json_t *vs = json_object_get(out.doc, "violation_summary");
+        snprintf(r->outcome, sizeof r->outcome, "%s, exit %d, %lld ms, max severity %s",
+                 json_string_value(json_object_get(out.doc, "status")), out.res.exit_code,
+                 (long long)(out.res.ended_ms - out.res.started_ms),
+                 json_string_value(json_object_get(vs, "max_severity")));
+        snprintf(r->trace, sizeof r->trace, "%s", out.trace_path ? out.trace_path : "");
+        if (out.trace_err < 0)
+            tui_message(t, "the trace could not be written: %s", strerror(-out.trace_err));
+        else if (out.audit_err < 0)
+            tui_message(t, "the audit log could not be appended: %s", strerror(-out.audit_err));
+        sg_runner_out_free(&out);
+    }
+    sg_diags_free(&d);
+    r->active = false;
+    r->done = true;
+    t->running = false;
+    t->dirty = true;
+    sg_plan_free(&plan);
+    sg_skill_free(sk);
+}
+
+/* ---- drawing ---- */
+
+static const char *icon(int sev)
+{
+    static const char *const uni[] = {"·", "•", "✗", "‼"}, *const ascii[] = {".", "+", "x", "!"};
+    return MB_CUR_MAX > 1 ? uni[sev & 3] : ascii[sev & 3];
+}
+
+/* Indices (into the ring) of the lines this pane shows, oldest first. */
+static size_t visible(const struct run *r, int which, size_t *idx, size_t max)
+{
+    const struct tui_ring *rg = &r->pane[which].ring;
+    size_t n = 0;
+    for (size_t i = 0; i < rg->n; i++) {
+        const struct tui_line *l = tui_ring_at(rg, i);
+        if (which == PANE_EV && !ev_visible(r, l))
+            continue;
+        if (n < max)
+            idx[n++] = i;
+    }
+    return n;
+}
+
+static void draw_pane(struct tui *t, struct run *r, int which, WINDOW *w, int y, int x, int h,
+                      int wd)
+{
+    struct pane *p = &r->pane[which];
+    const struct tui_ring *rg = &p->ring;
+    bool focused = r->focus == which;
+    char title[256];
+    if (which == PANE_OUT)
+        snprintf(title, sizeof title, "Output: %llu lines%s", (unsigned long long)rg->total,
+                 rg->dropped_lines ? "" : "");
+    else
+        snprintf(title, sizeof title, "Events%s%s%s", r->filter[0] || r->filter_sev >= 0 ? " [filter: " : "",
+                 r->filter[0] ? r->filter : r->filter_sev >= 0 ? "severity" : "",
+                 r->filter[0] || r->filter_sev >= 0 ? "]" : "");
+    tui_box(w, y, x, h, wd, tui_attr(t, focused ? TUI_R_BORDER_FOCUS : TUI_R_BORDER), title);
+    int rows = h - 2, cols = wd - 2;
+    p->rows = rows;
+    static size_t idx[OUT_LINES];
+    size_t n = visible(r, which, idx, SG_ARRAY_LEN(idx));
+    size_t first;
+    if (p->follow || !n) {
+        first = n > (size_t)rows ? n - (size_t)rows : 0;
+    } else {
+        first = 0;
+        while (first < n && tui_ring_at(rg, idx[first])->seq < p->top)
+            first++;
+        if (first + (size_t)rows > n)
+            first = n > (size_t)rows ? n - (size_t)rows : 0;
+        p->top = n ? tui_ring_at(rg, idx[first])->seq : 0;
+    }
+    int row = 0;
+    if (rg->dropped_lines && first == 0 && rows > 1) {
+        tui_putf(w, y + 1, x + 1, cols, tui_attr(t, TUI_R_DIM),
+                 "... %llu older lines (%llu bytes) dropped from the scrollback; the trace keeps "
+                 "its own record",
+                 (unsigned long long)rg->dropped_lines, (unsigned long long)rg->dropped_bytes);
+        row = 1;
+    }
+    for (size_t i = first; row < rows && i < n; i++, row++) {
+        const struct tui_line *l = tui_ring_at(rg, idx[i]);
+        bool m = p->search[0] && tui_matches(l->text, l->len, p->search);
+        attr_t esc = tui_attr(t, TUI_R_ESCAPED);
+        if (which == PANE_OUT) {
+            attr_t a = tui_attr(t, m ? TUI_R_MATCH
+                                     : l->kind == SG_EV_STDERR ? TUI_R_STDERR : TUI_R_STDOUT);
+            tui_put_scrolled(w, y + 1 + row, x + 1, cols, p->left, l->text, l->len, a, esc);
+        } else {
+            char clock[16];
+            sg_format_clock(l->wall_ms, clock);
+            attr_t a = m ? tui_attr(t, TUI_R_MATCH) : tui_severity_attr(t, l->severity);
+            int cx = tui_putf(w, y + 1 + row, x + 1, cols, tui_attr(t, TUI_R_DIM), "%.8s ", clock);
+            cx += tui_putf(w, y + 1 + row, x + 1 + cx, cols - cx, a, "%s %-8s ",
+                           icon(l->severity), sg_event_label((enum sg_event_kind)l->kind));
+            tui_put_scrolled(w, y + 1 + row, x + 1 + cx, cols - cx, p->left, l->text, l->len, a,
+                             esc);
+        }
+    }
+    if (!p->follow && first + (size_t)rows < n) {
+        char more[64];
+        snprintf(more, sizeof more, " %zu new, End to follow ", n - first - (size_t)rows);
+        int mw = (int)strlen(more);
+        tui_put(w, y + h - 1, x + wd - mw - 2, mw, more, (size_t)mw, tui_attr(t, TUI_R_MATCH));
+    }
+}
+
+static void fmt_bytes(long long b, char *out, size_t n)
+{
+    if (b < 0)
+        snprintf(out, n, "n/a");
+    else if (b < 10ll << 20)
+        snprintf(out, n, "%lld KB", b >> 10);
+    else
+        snprintf(out, n, "%lld MB", b >> 20);
+}
+
+static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
+{
+    struct run *r = R(v);
+    attr_t hd = tui_attr(t, TUI_R_HEADER);
+    tui_fill(w, 0, 0, cols, hd);
+    if (!r->active && !r->done) {
+        tui_putf(w, 0, 1, cols - 2, hd, "No run yet");
+        tui_putf(w, 2, 2, cols - 4, tui_attr(t, TUI_R_DIM),
+                 "Pick a skill on the skills screen (1) and press Enter to run it.");
+        return;
+    }
+    int64_t end = r->active ? tui_now_ms() : r->ended_ms;
+    long long el = (long long)(end - r->started_ms);
+    char mem[32];
+    fmt_bytes(r->live.memory_bytes, mem, sizeof mem);
+    const char *state = r->active ? (tui_prompt_active(t) ? "WAITING FOR YOU"
+                                     : r->stop            ? "stopping"
+                                                          : "running")
+                                  : "done";
+    int x = tui_putf(w, 0, 1, cols - 2, hd, "%s  pid %d  %s  %lld.%llds/%llds  mem %s/%lld MB  ",
+                     r->skill, (int)r->live.pid, state, el / 1000, (el % 1000) / 100, r->timeout_s,
+                     mem, r->mem_limit_mb);
+    x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, TUI_R_OK), "allowed %zu ", r->allowed);
+    x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, r->blocked ? TUI_R_SEV_WARNING : TUI_R_DIM),
+                  "blocked %zu", r->blocked);
+    int top = 1;
+    if (r->degraded) {
+        tui_fill(w, 1, 0, cols, tui_attr(t, TUI_R_DEGRADED));
+        tui_putf(w, 1, 1, cols - 2, tui_attr(t, TUI_R_DEGRADED),
+                 "DEGRADED: this run has no Landlock (--allow-degraded)");
+        top = 2;
+    }
+    if (r->done) {
+        tui_putf(w, top, 1, cols - 2, tui_attr(t, r->exit_code ? TUI_R_SEV_WARNING : TUI_R_OK),
+                 "%s%s%s", r->outcome, r->trace[0] ? "  trace " : "", r->trace);
+        top++;
+    }
+    int h = rows - top;
+    if (r->maximized) {
+        draw_pane(t, r, r->focus, w, top, 0, h, cols);
+    } else if (cols >= 100) {
+        int lw = cols * 11 / 20;
+        draw_pane(t, r, PANE_OUT, w, top, 0, h, lw);
+        draw_pane(t, r, PANE_EV, w, top, lw, h, cols - lw);
+    } else {
+        int oh = h / 2;
+        draw_pane(t, r, PANE_OUT, w, top, 0, oh, cols);
+        draw_pane(t, r, PANE_EV, w, top + oh, 0, h - oh, cols);
+    }
+}
+
+/* ---- keys ---- */
+
+static void scroll_to(struct run *r, struct pane *p, long delta, bool home, bool end)
+{
+    static size_t idx[OUT_LINES];
+    int which = (int)(p - r->pane);
+    size_t n = visible(r, which, idx, SG_ARRAY_LEN(idx));
+    size_t rows = p->rows > 0 ? (size_t)p->rows : 1;
+    size_t last = n > rows ? n - rows : 0;
+    size_t cur = last;
+    if (!p->follow)
+        for (cur = 0; cur < n && p->ring.v && tui_ring_at(&p->ring, idx[cur])->seq < p->top; cur++)
+            ;
+    long target = home ? 0 : end ? (long)last : (long)cur + delta;
+    if (target < 0)
+        target = 0;
+    if (target >= (long)last) {
+        p->follow = true; /* at the bottom: follow new output again */
+        return;
+    }
+    p->follow = false;
+    p->top = tui_ring_at(&p->ring, idx[target])->seq;
+}
+
+static void find(struct run *r, struct pane *p, int dir)
+{
+    static size_t idx[OUT_LINES];
+    int which = (int)(p - r->pane);
+    size_t n = visible(r, which, idx, SG_ARRAY_LEN(idx));
+    if (!n || !p->search[0])
+        return;
+    size_t cur = n - 1;
+    for (size_t i = 0; i < n; i++)
+        if (tui_ring_at(&p->ring, idx[i])->seq == p->match_seq) {
+            cur = i;
+            break;
+        }
+    for (size_t k = 1; k <= n; k++) {
+        size_t i = (cur + n + (size_t)((long)dir * (long)k)) % n;
+        const struct tui_line *l = tui_ring_at(&p->ring, idx[i]);
+        if (tui_matches(l->text, l->len, p->search)) {
+            p->match_seq = l->seq;
+            size_t half = p->rows > 2 ? (size_t)p->rows / 2 : 0;
+            size_t want = i > half ? i - half : 0;
+            p->follow = false;
+            p->top = tui_ring_at(&p->ring, idx[want])->seq;
+            if (want + (size_t)p->rows >= n)
+                p->follow = true;
+            return;
+        }
+    }
+}
+
+static void searched(struct tui *t, const char *text, void *ctx)
+{
+    struct run *r = ctx;
+    struct pane *p = &r->pane[r->focus];
+    if (!text)
+        return;
+    snprintf(p->search, sizeof p->search, "%s", text);
+    p->match_seq = UINT64_MAX;
+    find(r, p, -1);
+    if (p->search[0] && p->match_seq == UINT64_MAX)
+        tui_message(t, "not found: %s", p->search);
+}
+
+static void filtered(struct tui *t, const char *text, void *ctx)
+{
+    struct run *r = ctx;
+    static const char *const sev[] = {"info", "notice", "warning", "error"};
+    if (!text)
+        return;
+    r->filter_sev = -1;
+    r->filter[0] = '\0';
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(text, sev[i]))
+            r->filter_sev = i;
+    if (r->filter_sev < 0)
+        snprintf(r->filter, sizeof r->filter, "%s", text);
+    r->pane[PANE_EV].follow = true;
+    if (text[0])
+        tui_message(t, "events: %s", r->filter_sev >= 0 ? "this severity and above" : "kinds matching");
+}
+
+static void stop_confirmed(struct tui *t, const char *text, void *ctx)
+{
+    struct run *r = ctx;
+    if (text && (text[0] == 'y' || text[0] == 'Y') && r->active) {
+        r->stop = true;
+        tui_message(t, "stopping: every process of the sandbox is killed");
+    }
+}
+
+static void exported(struct tui *t, const char *text, void *ctx)
+{
+    struct run *r = ctx;
+    if (!text || !text[0])
+        return;
+    int e = tui_trace_export(r->trace, text);
+    if (e < 0)
+        tui_message(t, "export to %s failed: %s", text, strerror(-e));
+    else
+        tui_message(t, "trace exported to %s", text);
+}
+
+static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
+{
+    struct run *r = R(v);
+    struct pane *p = &r->pane[r->focus];
+    long page = p->rows > 1 ? p->rows - 1 : 1;
+    switch (a) {
+    case TUI_A_UP: scroll_to(r, p, -1, false, false); return true;
+    case TUI_A_DOWN: scroll_to(r, p, 1, false, false); return true;
+    case TUI_A_PAGE_UP: scroll_to(r, p, -page, false, false); return true;
+    case TUI_A_PAGE_DOWN: scroll_to(r, p, page, false, false); return true;
+    case TUI_A_HOME: scroll_to(r, p, 0, true, false); return true;
+    case TUI_A_END: scroll_to(r, p, 0, false, true); return true;
+    case TUI_A_LEFT: p->left = p->left > 8 ? p->left - 8 : 0; return true;
+    case TUI_A_RIGHT: p->left += 8; return true;
+    case TUI_A_FOCUS: r->focus = !r->focus; return true;
+    case TUI_A_MAXIMIZE: r->maximized = !r->maximized; return true;
+    case TUI_A_SEARCH: tui_input(t, "search: ", p->search, searched, r); return true;
+    case TUI_A_SEARCH_NEXT: find(r, p, 1); return true;
+    case TUI_A_SEARCH_PREV: find(r, p, -1); return true;
+    case TUI_A_FILTER:
+        tui_input(t, "events (kind, or info/notice/warning/error; empty: all): ", r->filter,
+                  filtered, r);
+        return true;
+    case TUI_A_DELETE:
+        if (r->active)
+            tui_input(t, "stop the run (kill every process of the sandbox)? y/N ", "",
+                      stop_confirmed, r);
+        return true;
+    case TUI_A_ENTER:
+        if (r->done && r->trace[0])
+            tui_trace_open(t, r->trace);
+        return true;
+    case TUI_A_EXPORT:
+        if (r->done && r->trace[0]) {
+            const char *base = strrchr(r->trace, '/');
+            tui_input(t, "export the trace to: ", base ? base + 1 : r->trace, exported, r);
+        }
+        return true;
+    default: return false;
+    }
+}
+
+static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
+{
+    (void)t;
+    struct run *r = R(v);
+    if (r->active)
+        snprintf(out, n, "Tab pane  m maximize  / search  f filter  End follow  x stop  ? help");
+    else if (r->done)
+        snprintf(out, n, "Enter open the trace  e export  Tab pane  / search  f filter  q back");
+    else
+        snprintf(out, n, "1 skills  ? help");
+}
+
+static void close_view(struct tui *t, struct tui_view *v)
+{
+    (void)t;
+    struct run *r = v->data;
+    if (!r)
+        return;
+    tui_ring_free(&r->pane[0].ring);
+    tui_ring_free(&r->pane[1].ring);
+    free(r);
+    v->data = NULL;
+}
+
+const struct tui_view_ops tui_run_ops = {
+    .name = "Run", .draw = draw, .request = request, .status = status, .close = close_view,
+};

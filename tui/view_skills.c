@@ -1,0 +1,334 @@
+/* The skills screen: what discovery found (Tier 1: frontmatter only), a
+ * details pane with the resolved policy and its problems; Enter runs the
+ * selected skill, d shows the dry run's plan, i reads the instructions. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "discover.h"
+#include "plantext.h"
+#include "sandbox.h"
+#include "skill.h"
+#include "tui.h"
+#include "util.h"
+
+struct skills {
+    struct sg_discovery d;
+    bool loaded;
+    size_t sel, top;
+    int list_rows;
+    char search[256];
+};
+
+static struct skills *S(struct tui_view *v)
+{
+    if (!v->data)
+        v->data = sg_xcalloc(1, sizeof(struct skills));
+    return v->data;
+}
+
+static void open_view(struct tui *t, struct tui_view *v)
+{
+    struct skills *s = S(v);
+    if (s->loaded)
+        return;
+    struct sg_discover_opts o = {.dirs = t->o.dirs, .ndirs = t->o.ndirs, .defaults = !t->o.ndirs};
+    sg_discover(&o, &s->d);
+    s->loaded = true;
+    if (s->sel >= s->d.n)
+        s->sel = s->d.n ? s->d.n - 1 : 0;
+}
+
+const struct sg_skill *tui_skills_selected(struct tui *t)
+{
+    struct skills *s = S(&t->views[TUI_S_SKILLS]);
+    return s->sel < s->d.n ? s->d.v[s->sel].skill : NULL;
+}
+
+static const char *risk_word(enum sg_risk r, enum tui_role *role)
+{
+    *role = r == SG_RISK_LOW ? TUI_R_RISK_LOW : r == SG_RISK_MEDIUM ? TUI_R_RISK_MEDIUM : TUI_R_RISK_HIGH;
+    return r == SG_RISK_LOW ? "LOW " : r == SG_RISK_MEDIUM ? "MED " : "HIGH";
+}
+
+static void draw_row(struct tui *t, WINDOW *w, int y, int cols, const struct sg_found *f, bool sel)
+{
+    const struct sg_skill *sk = f->skill;
+    attr_t base = tui_attr(t, sel ? TUI_R_SELECTED : TUI_R_NORMAL);
+    tui_fill(w, y, 0, cols, base);
+    const char *name = sk->name ? sk->name : sk->dirname;
+    tui_put(w, y, 1, 22, name, strlen(name), base | (sel ? A_BOLD : 0));
+    enum tui_role rr;
+    const char *rw = risk_word(sg_policy_max_risk(&sk->policy), &rr);
+    tui_putf(w, y, 24, 6, sel ? base : tui_attr(t, rr), "[%s]", rw);
+    size_t ne = sg_diags_count(&sk->diags, SG_ERROR), nw = sg_diags_count(&sk->diags, SG_WARNING);
+    char prob[48] = "";
+    if (ne)
+        snprintf(prob, sizeof prob, "%zu err", ne);
+    else if (nw)
+        snprintf(prob, sizeof prob, "%zu warn", nw);
+    tui_put(w, y, 31, 8, prob, strlen(prob),
+            sel ? base : tui_attr(t, ne ? TUI_R_SEV_ERROR : TUI_R_SEV_WARNING));
+    const char *desc = sk->description ? sk->description : "";
+    size_t dl = strcspn(desc, "\n");
+    int x = 40;
+    if (f->shadowed_by != SIZE_MAX)
+        x += tui_put(w, y, x, cols - x, "(shadowed) ", 11, sel ? base : tui_attr(t, TUI_R_DIM));
+    tui_put(w, y, x, cols - x - 1, desc, dl, base);
+}
+
+static void line(WINDOW *w, int *y, int maxy, int x, int width, attr_t a, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+static void line(WINDOW *w, int *y, int maxy, int x, int width, attr_t a, const char *fmt, ...)
+{
+    if (*y >= maxy)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    cleanup_free char *s = sg_xvasprintf(fmt, ap);
+    va_end(ap);
+    tui_put(w, (*y)++, x, width, s, strlen(s), a);
+}
+
+static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int width,
+                         const struct sg_found *f)
+{
+    const struct sg_skill *sk = f->skill;
+    const struct sg_policy *p = &sk->policy;
+    int y = y0, maxy = y0 + rows;
+    attr_t n = tui_attr(t, TUI_R_NORMAL), h = tui_attr(t, TUI_R_HEADER),
+           dim = tui_attr(t, TUI_R_DIM);
+    line(w, &y, maxy, x, width, h, "%s%s%s", sk->name ? sk->name : sk->dirname,
+         sk->version ? " " : "", sk->version ? sk->version : "");
+    line(w, &y, maxy, x, width, dim, "%s  (%s, %s)", sk->display, sg_source_name(f->source),
+         sg_mode_name(p->mode));
+    if (sk->description) {
+        size_t dl = strcspn(sk->description, "\n");
+        if (y < maxy)
+            tui_put(w, y++, x, width, sk->description, dl, n);
+    }
+    struct sg_buf b;
+    sg_buf_init(&b, 8192);
+    for (size_t i = 0; i < p->ntools; i++) {
+        const struct sg_tool *tl = &p->tools[i];
+        sg_buf_printf(&b, "%s%s%s%s%s", i ? " " : "", tl->name, tl->scope ? "(" : "",
+                      tl->scope ? tl->scope : "", tl->scope ? ")" : "");
+    }
+    line(w, &y, maxy, x, width, n, "tools:   %s", p->tools_restricted ? b.data : "any (allowed-tools is empty)");
+    sg_buf_free(&b);
+    sg_buf_init(&b, 8192);
+    for (size_t i = 0; i < p->negress; i++) {
+        sg_buf_printf(&b, "%s%s:", i ? " " : "", p->egress[i].domain);
+        for (size_t k = 0; k < p->egress[i].nports; k++)
+            sg_buf_printf(&b, "%s%u", k ? "," : "", p->egress[i].ports[k]);
+    }
+    line(w, &y, maxy, x, width, n, "network: %s", p->negress ? b.data : "none");
+    sg_buf_free(&b);
+    sg_buf_init(&b, 8192);
+    for (size_t i = 0; i < p->nwrite; i++)
+        sg_buf_printf(&b, "%s%s", i ? " " : "", p->write[i].declared);
+    line(w, &y, maxy, x, width, n, "writes:  %s", p->nwrite ? b.data : "none declared");
+    sg_buf_free(&b);
+    sg_buf_init(&b, 8192);
+    for (size_t i = 0; i < p->nenv; i++)
+        sg_buf_printf(&b, "%s%s", i ? " " : "", p->env[i].name);
+    line(w, &y, maxy, x, width, n, "env:     %s", p->nenv ? b.data : "none from your environment");
+    sg_buf_free(&b);
+    line(w, &y, maxy, x, width, n, "limits:  %lld MB, %lld s, %lld%% CPU, %lld processes, seccomp %s",
+         p->limits.memory_mb.value, p->limits.runtime_s.value, p->limits.cpu_percent.value,
+         p->limits.pids.value, sg_seccomp_profile_name(p->profile));
+    if (p->entry.command)
+        line(w, &y, maxy, x, width, n, "runs:    %s%s", p->entry.command,
+             p->entry.detected ? " (found by convention)" : "");
+    for (size_t i = 0; i < sk->diags.n && y < maxy; i++) {
+        cleanup_free char *m = sg_diag_format(&sk->diags.v[i]);
+        line(w, &y, maxy, x, width,
+             tui_attr(t, sk->diags.v[i].sev == SG_ERROR ? TUI_R_SEV_ERROR : TUI_R_SEV_WARNING),
+             "%s", m);
+    }
+}
+
+static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
+{
+    struct skills *s = S(v);
+    open_view(t, v);
+    bool side = cols >= 140;
+    int list_rows = side ? rows - 1 : (rows - 1) / 2;
+    int list_cols = side ? cols / 2 : cols;
+    s->list_rows = list_rows;
+    tui_fill(w, 0, 0, cols, tui_attr(t, TUI_R_HEADER));
+    tui_putf(w, 0, 1, cols - 1, tui_attr(t, TUI_R_HEADER), "%-22s %-6s %-8s %s", "SKILL", "RISK",
+             "PROBLEMS", "DESCRIPTION");
+    if (!s->d.n) {
+        tui_putf(w, 2, 2, cols - 4, tui_attr(t, TUI_R_DIM),
+                 "No skills found. Start skillgate with folders: skillgate tui DIR...");
+        for (size_t i = 0; i < s->d.diags.n && (int)i < rows - 4; i++) {
+            cleanup_free char *m = sg_diag_format(&s->d.diags.v[i]);
+            tui_put(w, 4 + (int)i, 2, cols - 4, m, strlen(m), tui_attr(t, TUI_R_SEV_WARNING));
+        }
+        return;
+    }
+    if (s->sel < s->top)
+        s->top = s->sel;
+    if (s->sel >= s->top + (size_t)list_rows)
+        s->top = s->sel - (size_t)list_rows + 1;
+    for (int r = 0; r < list_rows && s->top + (size_t)r < s->d.n; r++)
+        draw_row(t, w, r + 1, list_cols, &s->d.v[s->top + (size_t)r], s->top + (size_t)r == s->sel);
+    if (side) {
+        wattrset(w, tui_attr(t, TUI_R_BORDER));
+        mvwvline(w, 1, list_cols, ACS_VLINE, rows - 1);
+        draw_details(t, w, 1, list_cols + 2, rows - 1, cols - list_cols - 3, &s->d.v[s->sel]);
+    } else {
+        wattrset(w, tui_attr(t, TUI_R_BORDER));
+        mvwhline(w, list_rows + 1, 0, ACS_HLINE, cols);
+        draw_details(t, w, list_rows + 2, 1, rows - list_rows - 2, cols - 2, &s->d.v[s->sel]);
+    }
+}
+
+static void input_given(struct tui *t, const char *text, void *ctx)
+{
+    (void)ctx;
+    const struct sg_skill *sk = tui_skills_selected(t);
+    if (!text || !sk)
+        return;
+    json_error_t je;
+    json_t *j = json_loads(text, JSON_DECODE_ANY, &je);
+    if (!j) {
+        tui_message(t, "not JSON: %s (column %d) - Enter again to fix it", je.text, je.column);
+        tui_input(t, "SKILL_INPUT (JSON): ", text, input_given, NULL);
+        return;
+    }
+    json_decref(j);
+    tui_run_start(t, sk->root, text);
+}
+
+static void dry_run(struct tui *t, const struct sg_skill *sk)
+{
+    struct sg_run_opts ro = {.input = "{}"};
+    struct sg_plan plan;
+    const char *why = NULL;
+    extern char **environ;
+    ro.host_env = environ;
+    if (sg_skill_has_errors(sk)) {
+        tui_message(t, "this skill has errors: it will not run (see the details)");
+        return;
+    }
+    if (sg_plan_build(sk, &ro, &plan, &why) < 0) {
+        tui_message(t, "no plan: %s", why ? why : "?");
+        return;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f) {
+        sg_plan_print(f, &plan);
+        fclose(f);
+        tui_pager_show(t, "Dry run: the plan (nothing was executed)", text ? text : "");
+    }
+    free(text);
+    sg_plan_free(&plan);
+}
+
+static void searched(struct tui *t, const char *text, void *ctx)
+{
+    struct skills *s = ctx;
+    if (!text)
+        return;
+    snprintf(s->search, sizeof s->search, "%s", text);
+    for (size_t k = 1; k <= s->d.n && s->search[0]; k++) {
+        size_t i = (s->sel + k) % s->d.n;
+        const struct sg_skill *sk = s->d.v[i].skill;
+        const char *nm = sk->name ? sk->name : sk->dirname;
+        if (tui_matches(nm, strlen(nm), s->search) ||
+            (sk->description && tui_matches(sk->description, strlen(sk->description), s->search))) {
+            s->sel = i;
+            return;
+        }
+    }
+    if (s->search[0])
+        tui_message(t, "no skill matches %s", s->search);
+}
+
+static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
+{
+    struct skills *s = S(v);
+    size_t page = s->list_rows > 1 ? (size_t)s->list_rows - 1 : 1;
+    const struct sg_skill *sk = tui_skills_selected(t);
+    switch (a) {
+    case TUI_A_UP: if (s->sel) s->sel--; return true;
+    case TUI_A_DOWN: if (s->sel + 1 < s->d.n) s->sel++; return true;
+    case TUI_A_PAGE_UP: s->sel = s->sel > page ? s->sel - page : 0; return true;
+    case TUI_A_PAGE_DOWN:
+        s->sel = s->sel + page < s->d.n ? s->sel + page : s->d.n ? s->d.n - 1 : 0;
+        return true;
+    case TUI_A_HOME: s->sel = 0; return true;
+    case TUI_A_END: s->sel = s->d.n ? s->d.n - 1 : 0; return true;
+    case TUI_A_SEARCH: tui_input(t, "find skill: ", s->search, searched, s); return true;
+    case TUI_A_SEARCH_NEXT: searched(t, s->search, s); return true;
+    case TUI_A_RELOAD:
+        sg_discovery_free(&s->d);
+        memset(&s->d, 0, sizeof s->d);
+        s->loaded = false;
+        open_view(t, v);
+        tui_message(t, "%zu skills found", s->d.n);
+        return true;
+    case TUI_A_ENTER:
+        if (!sk)
+            return true;
+        if (t->running) {
+            tui_message(t, "a skill is running already (2 shows it)");
+            return true;
+        }
+        if (sg_skill_has_errors(sk)) {
+            tui_message(t, "this skill has errors: it will not run (see the details)");
+            return true;
+        }
+        tui_input(t, "SKILL_INPUT (JSON): ", "{}", input_given, NULL);
+        return true;
+    case TUI_A_DRY_RUN:
+        if (sk)
+            dry_run(t, sk);
+        return true;
+    case TUI_A_BODY: {
+        if (!sk)
+            return true;
+        char *body = NULL;
+        size_t len = 0;
+        int r = sg_skill_read_body(sk, &body, &len);
+        if (r < 0) {
+            tui_message(t, "cannot read the instructions: %s", strerror(-r));
+            return true;
+        }
+        cleanup_free char *title = sg_xasprintf("Instructions of %s (SKILL.md, Tier 2)",
+                                                sk->name ? sk->name : sk->dirname);
+        tui_pager_show(t, title, body ? body : "");
+        free(body);
+        return true;
+    }
+    default: return false;
+    }
+}
+
+static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
+{
+    (void)t;
+    struct skills *s = S(v);
+    snprintf(out, n, "%zu skill%s   Enter run  d dry run  i instructions  / find  R rescan  ? help  q quit",
+             s->d.n, s->d.n == 1 ? "" : "s");
+}
+
+static void close_view(struct tui *t, struct tui_view *v)
+{
+    (void)t;
+    struct skills *s = v->data;
+    if (!s)
+        return;
+    sg_discovery_free(&s->d);
+    free(s);
+    v->data = NULL;
+}
+
+const struct tui_view_ops tui_skills_ops = {
+    .name = "Skills", .open = open_view, .draw = draw, .request = request, .status = status,
+    .close = close_view,
+};
