@@ -104,7 +104,7 @@ struct sg_perm_prompt {
     const char *why;          /* why it asks */
     const char *rule;         /* the rule "always" would save */
     size_t queued;            /* requests waiting, this one included */
-    int64_t shown_ms, deadline_ms; /* CLOCK_REALTIME ms */
+    int64_t shown_ms, deadline_ms; /* CLOCK_MONOTONIC ms */
 };
 typedef void (*sg_perm_show_fn)(void *ctx, const struct sg_perm_prompt *pr);
 void sg_perm_set_frontend(struct sg_perm *p, sg_perm_show_fn show, void *ctx);

@@ -65,3 +65,48 @@ int cmd_tui(int argc, char **argv)
     o.ndirs = (size_t)(argc - optind);
     return tui_main(&o);
 }
+
+int cmd_demo(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"auto", no_argument, NULL, 'a'},
+        {"pace", required_argument, NULL, 'p'},
+        {"theme", required_argument, NULL, 't'},
+        {0},
+    };
+    struct tui_opts o = {.prompt_timeout = 120, .demo = true, .demo_pace = 4};
+    int c;
+    long long v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            sg_command_usage(stdout, "demo");
+            printf("\n  --auto        step by itself (for recordings); the risky request is denied\n"
+                   "  --pace S      seconds between automatic steps (4)\n"
+                   "  --theme NAME  a theme (skillgate tui --list-themes)\n\n"
+                   "Safe anywhere offline: the unsandboxed run happens in fresh user, network\n"
+                   "and mount namespaces with only loopback, with fake credentials; \"the\n"
+                   "internet\" is a stand-in on loopback. Needs python3, openssl and unshare.\n");
+            return SG_EXIT_OK;
+        case 'a': o.demo_auto = true; break;
+        case 't': o.theme = optarg; break;
+        case 'p':
+            if (sg_parse_ll(optarg, 1, 120, &v) < 0) {
+                fprintf(stderr, "skillgate: --pace takes seconds, 1..120\n");
+                return SG_EXIT_USAGE;
+            }
+            o.demo_pace = (int)v;
+            break;
+        default:
+            sg_command_usage(stderr, "demo");
+            return SG_EXIT_USAGE;
+        }
+    }
+    if (optind != argc) {
+        sg_command_usage(stderr, "demo");
+        return SG_EXIT_USAGE;
+    }
+    return tui_main(&o);
+}

@@ -177,6 +177,13 @@ static void tui_key(struct tui *t, int key)
         return;
     }
     t->message[0] = '\0';
+    if (t->demo && tui_demo_key(t, key))
+        return;
+    if (t->demo && !t->running && tui_keymap_lookup(&t->keys, key, TUI_G_GLOBAL) == TUI_A_QUIT &&
+        t->cur != TUI_S_PAGER) {
+        t->quit = true; /* q ends the demo from any screen */
+        return;
+    }
     if (key == 3) { /* ^C: leave, as everywhere; a run is stopped first */
         if (t->running)
             t->views[TUI_S_RUN].ops->request(t, &t->views[TUI_S_RUN], TUI_A_DELETE);
@@ -279,9 +286,10 @@ void tui_draw_now(struct tui *t)
     } else {
         draw_title(t);
         struct tui_view *v = &t->views[t->cur];
-        WINDOW *body = derwin(stdscr, LINES - 2, COLS, 1, 0);
+        int narration = t->demo ? tui_demo_draw(t, LINES - 2) : 0;
+        WINDOW *body = derwin(stdscr, LINES - 2 - narration, COLS, 1, 0);
         if (body) {
-            v->ops->draw(t, v, body, LINES - 2, COLS);
+            v->ops->draw(t, v, body, LINES - 2 - narration, COLS);
             delwin(body);
         }
         draw_status(t);
@@ -393,6 +401,10 @@ int tui_main(const struct tui_opts *o)
         rc = 2;
         goto out;
     }
+    if (o->demo && tui_demo_open(t, o->demo_auto, o->demo_pace) < 0) {
+        rc = 1;
+        goto out;
+    }
     if (!setup_terminal(t, o->size)) {
         rc = 2;
         goto out;
@@ -404,6 +416,8 @@ int tui_main(const struct tui_opts *o)
     t->views[TUI_S_PAGER].ops = &tui_pager_ops;
     tui_prompt_init(t);
     tui_switch(t, TUI_S_SKILLS);
+    if (t->demo)
+        tui_switch(t, TUI_S_RUN);
     while (!t->quit) {
         if (t->dirty || t->resized)
             tui_draw_now(t);
@@ -411,7 +425,13 @@ int tui_main(const struct tui_opts *o)
             break;
         if (t->quit)
             break;
+        tui_demo_tick(t);
+        if (t->quit)
+            break;
         int timeout = t->script ? tui_script_timeout(t) : -1;
+        int dt = tui_demo_timeout(t);
+        if (dt >= 0 && (timeout < 0 || dt < timeout))
+            timeout = dt;
         if (t->message[0] && !t->script) {
             int64_t left = t->message_ms + 5000 - tui_now_ms();
             if (left <= 0)
@@ -434,6 +454,7 @@ int tui_main(const struct tui_opts *o)
     tui_prompt_free(t);
     endwin();
 out:
+    tui_demo_free(t);
     tui_script_free(t);
     for (size_t i = 0; i < t->nthemes; i++)
         free(t->theme_names[i]);

@@ -6,6 +6,7 @@
  * countdown shows when silence becomes a deny (the engine's deadline). */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "perm.h"
 #include "tui.h"
@@ -22,6 +23,14 @@ struct tui_prompt_state {
     int64_t shown_ms, deadline_ms, armed_ms;
     unsigned ignored;
 };
+
+/* The engine's deadlines are CLOCK_MONOTONIC: so is every time here. */
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 void tui_prompt_init(struct tui *t)
 {
@@ -59,7 +68,7 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
     s->deadline_ms = pr->deadline_ms;
     if (fresh) {
         s->shown_ms = pr->shown_ms;
-        s->armed_ms = tui_now_ms() + ARM_MS;
+        s->armed_ms = mono_ms() + ARM_MS;
         s->confirming = s->details = false;
         s->ignored = 0;
         if (!t->script)
@@ -74,7 +83,7 @@ int tui_prompt_timeout(const struct tui *t)
 {
     if (!tui_prompt_active(t))
         return -1;
-    int64_t now = tui_now_ms();
+    int64_t now = mono_ms();
     if (now < t->prompt->armed_ms)
         return (int)(t->prompt->armed_ms - now);
     return (int)(1000 - (t->prompt->deadline_ms - now) % 1000);
@@ -83,7 +92,7 @@ int tui_prompt_timeout(const struct tui *t)
 void tui_prompt_key(struct tui *t, int key)
 {
     struct tui_prompt_state *s = t->prompt;
-    if (tui_now_ms() < s->armed_ms) {
+    if (mono_ms() < s->armed_ms) {
         s->ignored++;
         return;
     }
@@ -209,8 +218,8 @@ void tui_prompt_draw(struct tui *t)
                  "[%s] once  [%s] this run  [%s] always  [%s] deny  [%s] always deny  [%s] more",
                  k[0], k[1], k[2], k[3], k[4], k[5]);
     }
-    int64_t left = s->deadline_ms - tui_now_ms();
-    bool armed = tui_now_ms() >= s->armed_ms;
+    int64_t left = s->deadline_ms - mono_ms();
+    bool armed = mono_ms() >= s->armed_ms;
     tui_putf(stdscr, row + 1, x + 2, w - 4, a, "%s deny in %lld s. Enter never allows.",
              armed ? "Silence is a" : "Keys wait a moment (typeahead is ignored).",
              (long long)(left > 0 ? (left + 999) / 1000 : 0));

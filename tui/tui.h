@@ -132,7 +132,8 @@ struct tui_opts {
     const char *script;      /* --script FILE: headless, keys from the file */
     const char *size;        /* COLSxROWS of the headless screen */
     int prompt_timeout;      /* seconds */
-    bool demo;               /* the demo's narration */
+    bool demo, demo_auto;    /* skillgate demo [--auto] */
+    int demo_pace;           /* seconds per step with --auto */
 };
 
 struct tui {
@@ -157,6 +158,7 @@ struct tui {
     struct tui_prompt_state *prompt;
     /* a run in progress */
     bool running;
+    struct tui_demo *demo;   /* skillgate demo */
     /* headless tests */
     struct tui_script *script;
     int tty_fd;
@@ -206,9 +208,35 @@ int tui_prompt_timeout(const struct tui *t);
 struct sg_perm_prompt;
 void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr); /* sg_perm_show_fn */
 
-/* view_run.c: start a run of the skill at path (input JSON) from any screen */
+/* view_run.c: start a run of the skill at path (input JSON) from any screen;
+ * returns when it is over (the session's loop polls the terminal meanwhile). */
 struct sg_skill;
+struct sg_resolve;
+struct tui_run_spec {
+    const char *path, *input;
+    int pmode;                       /* an sg_perm_mode; PROMPT unless set */
+    bool pmode_set;
+    char *const *env;                /* the environment to filter; NULL: ours */
+    const struct sg_resolve *resolve;
+    size_t nresolve;
+};
+void tui_run(struct tui *t, const struct tui_run_spec *spec);
 void tui_run_start(struct tui *t, const char *skill_path, const char *input);
+/* Run argv outside skillgate (the demo's unenforced world), its output shown
+ * like a skill's; lines starting with "[attacker] " become red events. */
+void tui_run_unsandboxed(struct tui *t, const char *title, char *const argv[]);
+
+/* demo.c: the narrated walkthrough (skillgate demo) */
+struct tui_demo;
+int tui_demo_open(struct tui *t, bool auto_mode, int pace_s);
+void tui_demo_free(struct tui *t);
+/* Draw the narration into rows at the bottom of the body; returns rows used. */
+int tui_demo_draw(struct tui *t, int bottom_row);
+/* A key for the demo (next step, quit); true when it took it. */
+bool tui_demo_key(struct tui *t, int key);
+/* Called from every loop: --auto pacing. */
+void tui_demo_tick(struct tui *t);
+int tui_demo_timeout(const struct tui *t);
 /* view_traces.c: a trace file in the pager; a copy of it elsewhere */
 void tui_trace_open(struct tui *t, const char *path);
 int tui_trace_export(const char *path, const char *dest);

@@ -4,6 +4,10 @@
  * is redrawn at most every FRAME_MS however fast the skill prints, and the
  * scrollback is bounded (what was dropped is shown). */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -125,6 +129,7 @@ static bool hook_dispatch(void *ctx, const struct pollfd *p, size_t n,
     tui_handle_input(t); /* nonblocking: only what is there */
     if (t->script)
         tui_script_step(t);
+    tui_demo_tick(t);
     int64_t now = tui_now_ms();
     if (t->resized || (t->dirty && now - t->last_draw_ms >= FRAME_MS) ||
         now - t->last_draw_ms >= 1000)
@@ -146,20 +151,53 @@ static int hook_timeout(void *ctx)
     int pt = tui_prompt_timeout(t);
     if (pt >= 0 && pt < to)
         to = pt;
+    int dt = tui_demo_timeout(t);
+    if (dt >= 0 && dt < to)
+        to = dt;
     return to;
 }
 
-void tui_run_start(struct tui *t, const char *skill_path, const char *input)
+static void run_begin(struct tui *t, struct run *r, const char *name, long long mem_mb,
+                      long long timeout_s)
+{
+    for (int i = 0; i < 2; i++) {
+        tui_ring_clear(&r->pane[i].ring);
+        r->pane[i].follow = true;
+        r->pane[i].left = 0;
+    }
+    snprintf(r->skill, sizeof r->skill, "%s", name);
+    r->active = true, r->done = r->stop = r->degraded = false;
+    r->allowed = r->blocked = r->asked = 0;
+    r->live = (struct sg_session_live){.memory_bytes = -1};
+    r->mem_limit_mb = mem_mb;
+    r->timeout_s = timeout_s;
+    r->started_ms = tui_now_ms();
+    r->outcome[0] = r->trace[0] = '\0';
+    t->running = true;
+    tui_switch(t, TUI_S_RUN);
+}
+
+static void run_end(struct tui *t, struct run *r)
+{
+    r->active = false;
+    r->done = true;
+    r->ended_ms = tui_now_ms();
+    t->running = false;
+    t->dirty = true;
+}
+
+void tui_run(struct tui *t, const struct tui_run_spec *spec)
 {
     struct run *r = R(&t->views[TUI_S_RUN]);
     struct sg_skill *sk = NULL;
-    int e = sg_skill_load(skill_path, &sk);
+    int e = sg_skill_load(spec->path, &sk);
     if (e < 0) {
-        tui_message(t, "cannot load %s: %s", skill_path, strerror(-e));
+        tui_message(t, "cannot load %s: %s", spec->path, strerror(-e));
         return;
     }
     extern char **environ;
-    struct sg_run_opts ro = {.input = input, .host_env = environ};
+    struct sg_run_opts ro = {.input = spec->input, .host_env = spec->env ? spec->env : environ,
+                             .resolve = spec->resolve, .nresolve = spec->nresolve};
     struct sg_plan plan;
     const char *why = NULL;
     if (sg_skill_has_errors(sk) || sg_plan_build(sk, &ro, &plan, &why) < 0) {
@@ -167,30 +205,17 @@ void tui_run_start(struct tui *t, const char *skill_path, const char *input)
         sg_skill_free(sk);
         return;
     }
-    for (int i = 0; i < 2; i++) {
-        tui_ring_clear(&r->pane[i].ring);
-        r->pane[i].follow = true;
-        r->pane[i].left = 0;
-    }
-    snprintf(r->skill, sizeof r->skill, "%s", plan.skill_name);
-    r->active = true, r->done = r->stop = r->degraded = false;
-    r->allowed = r->blocked = r->asked = 0;
-    r->live = (struct sg_session_live){.memory_bytes = -1};
-    r->mem_limit_mb = plan.limits[SG_PL_MEMORY].value;
-    r->timeout_s = plan.limits[SG_PL_TIMEOUT].value;
-    r->started_ms = tui_now_ms();
-    r->outcome[0] = r->trace[0] = '\0';
-    t->running = true;
-    tui_switch(t, TUI_S_RUN);
-
+    run_begin(t, r, plan.skill_name, plan.limits[SG_PL_MEMORY].value,
+              plan.limits[SG_PL_TIMEOUT].value);
     struct sg_event_bus bus = {0};
     sg_bus_subscribe(&bus, sink, t);
     struct sg_session_hook hook = {.pollfds = hook_pollfds, .dispatch = hook_dispatch,
                                    .timeout = hook_timeout, .ctx = t};
-    struct sg_runner_opts o = {.pmode = SG_PERM_PROMPT,
+    struct sg_runner_opts o = {.pmode = spec->pmode_set ? (enum sg_perm_mode)spec->pmode
+                                                        : SG_PERM_PROMPT,
                                .prompt_timeout = t->o.prompt_timeout,
                                .show = tui_prompt_show, .show_ctx = t, .hook = &hook,
-                               .input = input};
+                               .input = spec->input};
     struct sg_runner_out out;
     struct sg_diags d = {0};
     tui_draw_now(t);
@@ -199,7 +224,6 @@ void tui_run_start(struct tui *t, const char *skill_path, const char *input)
         tui_message(t, "not run: %s", m);
     } else {
         r->exit_code = out.res.exit_code;
-        r->ended_ms = tui_now_ms();
         json_t *vs = json_object_get(out.doc, "violation_summary");
         snprintf(r->outcome, sizeof r->outcome, "%s, exit %d, %lld ms, max severity %s",
                  json_string_value(json_object_get(out.doc, "status")), out.res.exit_code,
@@ -213,12 +237,124 @@ void tui_run_start(struct tui *t, const char *skill_path, const char *input)
         sg_runner_out_free(&out);
     }
     sg_diags_free(&d);
-    r->active = false;
-    r->done = true;
-    t->running = false;
-    t->dirty = true;
+    run_end(t, r);
     sg_plan_free(&plan);
     sg_skill_free(sk);
+}
+
+void tui_run_start(struct tui *t, const char *skill_path, const char *input)
+{
+    struct tui_run_spec s = {.path = skill_path, .input = input};
+    tui_run(t, &s);
+}
+
+/* ---- a process outside skillgate (the demo's "before") ---- */
+
+struct child_stream {
+    int fd, kind;
+    char line[SG_LINE_MAX];
+    size_t len;
+};
+
+static void child_line(struct tui *t, struct run *r, int kind, const char *s, size_t n)
+{
+    static const char tag[] = "[attacker] ";
+    if (n >= sizeof tag - 1 && !memcmp(s, tag, sizeof tag - 1)) {
+        cleanup_free char *m = sg_xasprintf("STOLEN: %.*s", (int)(n - (sizeof tag - 1)),
+                                            s + sizeof tag - 1);
+        tui_ring_push(&r->pane[PANE_EV].ring, m, strlen(m), SG_EV_NETWORK_EGRESS_ALLOWED, 3,
+                      tui_now_ms());
+        r->allowed++;
+    } else {
+        tui_ring_push(&r->pane[PANE_OUT].ring, s, n, kind, 0, tui_now_ms());
+    }
+    t->dirty = true;
+}
+
+static bool child_read(struct tui *t, struct run *r, struct child_stream *c)
+{
+    char buf[65536];
+    ssize_t n = read(c->fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return true;
+    if (n <= 0) {
+        if (c->len)
+            child_line(t, r, c->kind, c->line, c->len);
+        close(c->fd);
+        c->fd = -1;
+        return false;
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        if (buf[i] == '\n' || c->len == sizeof c->line) {
+            child_line(t, r, c->kind, c->line, c->len);
+            c->len = 0;
+            if (buf[i] == '\n')
+                continue;
+        }
+        c->line[c->len++] = buf[i];
+    }
+    return true;
+}
+
+void tui_run_unsandboxed(struct tui *t, const char *title, char *const argv[])
+{
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) < 0)
+        return;
+    if (pipe2(err, O_CLOEXEC) < 0) {
+        close(out[0]), close(out[1]);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        setsid(); /* never the TUI's terminal */
+        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        dup2(nul, 0), dup2(out[1], 1), dup2(err[1], 2);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(out[1]), close(err[1]);
+    if (pid < 0) {
+        close(out[0]), close(err[0]);
+        tui_message(t, "cannot start %s: %s", argv[0], strerror(errno));
+        return;
+    }
+    run_begin(t, r, title, -1, 120);
+    r->live.pid = pid;
+    struct child_stream cs[2] = {{.fd = out[0], .kind = SG_EV_STDOUT},
+                                 {.fd = err[0], .kind = SG_EV_STDERR}};
+    int status = 0;
+    bool reaped = false;
+    int64_t deadline = tui_now_ms() + 120000;
+    while ((cs[0].fd >= 0 || cs[1].fd >= 0) && tui_now_ms() < deadline) {
+        struct pollfd p[3];
+        nfds_t n = 0;
+        for (int i = 0; i < 2; i++)
+            p[n++] = (struct pollfd){.fd = cs[i].fd, .events = POLLIN};
+        size_t tn = hook_pollfds(t, p + n, 1);
+        if (poll(p, n + tn, hook_timeout(t)) < 0 && errno != EINTR)
+            break;
+        for (int i = 0; i < 2; i++)
+            if (cs[i].fd >= 0 && p[i].revents)
+                child_read(t, r, &cs[i]);
+        struct sg_session_live live = r->live;
+        if (hook_dispatch(t, p + n, tn, &live)) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (cs[i].fd >= 0)
+            close(cs[i].fd);
+    if (!reaped) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    snprintf(r->outcome, sizeof r->outcome, "finished outside the sandbox (exit %d)",
+             WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    r->exit_code = 0;
+    run_end(t, r);
 }
 
 /* ---- drawing ---- */
@@ -252,8 +388,8 @@ static void draw_pane(struct tui *t, struct run *r, int which, WINDOW *w, int y,
     bool focused = r->focus == which;
     char title[256];
     if (which == PANE_OUT)
-        snprintf(title, sizeof title, "Output: %llu lines%s", (unsigned long long)rg->total,
-                 rg->dropped_lines ? "" : "");
+        snprintf(title, sizeof title, "Output: %llu line%s", (unsigned long long)rg->total,
+                 rg->total == 1 ? "" : "s");
     else
         snprintf(title, sizeof title, "Events%s%s%s", r->filter[0] || r->filter_sev >= 0 ? " [filter: " : "",
                  r->filter[0] ? r->filter : r->filter_sev >= 0 ? "severity" : "",
@@ -338,10 +474,15 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
                                      : r->stop            ? "stopping"
                                                           : "running")
                                   : "done";
-    int x = tui_putf(w, 0, 1, cols - 2, hd, "%s  pid %d  %s  %lld.%llds/%llds  mem %s/%lld MB  ",
-                     r->skill, (int)r->live.pid, state, el / 1000, (el % 1000) / 100, r->timeout_s,
-                     mem, r->mem_limit_mb);
-    x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, TUI_R_OK), "allowed %zu ", r->allowed);
+    int x = r->mem_limit_mb < 0
+                ? tui_putf(w, 0, 1, cols - 2, hd, "%s  pid %d  %s  %lld.%llds  NO SANDBOX  ",
+                           r->skill, (int)r->live.pid, state, el / 1000, (el % 1000) / 100)
+                : tui_putf(w, 0, 1, cols - 2, hd,
+                           "%s  pid %d  %s  %lld.%llds/%llds  mem %s/%lld MB  ", r->skill,
+                           (int)r->live.pid, state, el / 1000, (el % 1000) / 100, r->timeout_s,
+                           mem, r->mem_limit_mb);
+    x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, TUI_R_OK), "%s %zu ",
+                  r->mem_limit_mb < 0 ? "stolen" : "allowed", r->allowed);
     x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, r->blocked ? TUI_R_SEV_WARNING : TUI_R_DIM),
                   "blocked %zu", r->blocked);
     int top = 1;

@@ -1,0 +1,813 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `skillgate tui` through a real terminal: tmux runs the
+TUI in a private server, the tests type with `send-keys` and read the screen
+with `capture-pane`, so every assertion is about what a person would see (plus
+the records a run leaves: the audit log, the trace, the file a skill wrote).
+Prints TAP.
+
+Usage: tui_test.py PATH/TO/skillgate SOURCE_ROOT
+
+Each test gets its own tmux server (a private -L socket, killed at the end),
+its own HOME, XDG_STATE_HOME and XDG_CONFIG_HOME, and a 100x30 xterm-256color
+terminal with LANG=C.UTF-8. The TUI is the pane's command itself (no shell),
+and the pane stays after it exits so its exit status can be read. The test
+skills are in tests/tui-skills/ (copied to a temporary folder for the runs).
+Every wait polls the screen about every 20 ms against a deadline.
+
+Where tmux is missing or the kernel cannot run a skill, the tests concerned
+fail with the reason when CI is set and are skipped with it otherwise. No test
+sends a packet anywhere: the skills here use no network at all.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+SG = os.path.abspath(sys.argv[1])
+SRC = os.path.abspath(sys.argv[2])
+SKILLS_SRC = os.path.join(SRC, "tests", "tui-skills")
+IN_CI = bool(os.environ.get("CI"))
+TMUX = shutil.which("tmux")
+POLL = 0.02
+COLS, ROWS = 100, 30
+TESTS = []
+NOTES = []  # problems that do not stop a test but fail it at the end
+INFO = []   # measurements, printed as TAP diagnostics whatever the result
+
+
+def test(needs_run=True):
+    """needs_run: the test runs a skill (so it needs a kernel that can)."""
+    def wrap(fn):
+        TESTS.append((fn, needs_run))
+        return fn
+    return wrap
+
+
+class Tui:
+    """One skillgate TUI in its own tmux server, with its own home and state."""
+
+    count = 0
+
+    def __init__(self, base, args, size=(COLS, ROWS)):
+        Tui.count += 1
+        self.dir = tempfile.mkdtemp(dir=base, prefix="t.")
+        self.home = os.path.join(self.dir, "home")
+        self.state = os.path.join(self.dir, "state")
+        self.config = os.path.join(self.dir, "config")
+        for d in (self.home, self.state, self.config):
+            os.makedirs(d, mode=0o700)
+        self.sock = f"sgtui-{os.getpid()}-{Tui.count}"
+        self.notes = NOTES
+        self.env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+                    "TERM": "xterm-256color", "HOME": self.home, "XDG_STATE_HOME": self.state,
+                    "XDG_CONFIG_HOME": self.config}
+        conf = os.path.join(self.dir, "tmux.conf")
+        with open(conf, "w") as f:
+            # a full-size pane (no status line), TERM for the programs in it, the
+            # pane kept after its program exits, and applications allowed to set
+            # tmux buffers with OSC 52, so a clipboard write that got through shows
+            f.write("set -g status off\n"
+                    "set -g default-terminal xterm-256color\n"
+                    "set -g remain-on-exit on\n"
+                    "set -g set-clipboard on\n"
+                    "set -g history-limit 100\n")
+        self.started = False
+        self.tmux("-f", conf, "new-session", "-d", "-s", "sg", "-x", str(size[0]), "-y",
+                  str(size[1]), "--", SG, "tui", *args)
+        self.started = True
+        self.pid = int(self.display("#{pane_pid}"))
+
+    # ---- tmux
+
+    def tmux(self, *args, check=True):
+        p = subprocess.run([TMUX, "-L", self.sock, *args], capture_output=True, text=True,
+                           env=self.env, timeout=20, cwd=self.dir)
+        if check and p.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
+        return p.stdout
+
+    def display(self, fmt, target="sg"):
+        return self.tmux("display-message", "-p", "-t", target, fmt).rstrip("\n")
+
+    def keys(self, *keys):
+        self.tmux("send-keys", "-t", "sg", *keys)
+
+    def type(self, text):
+        self.tmux("send-keys", "-t", "sg", "-l", text)
+
+    def screen(self):
+        return self.tmux("capture-pane", "-p", "-t", "sg")
+
+    def lines(self):
+        return self.screen().rstrip("\n").split("\n")
+
+    def close(self):
+        if self.started:
+            self.tmux("kill-server", check=False)
+            self.started = False
+
+    # ---- waiting for what the screen shows
+
+    def wait(self, want, timeout=10.0, what=None):
+        """Poll the screen until want (a string, a compiled regex, or a function of
+        the screen text) holds; returns the screen. Fails with the last screen."""
+        end = time.monotonic() + timeout
+        while True:
+            s = self.screen()
+            if self.holds(want, s):
+                return s
+            if time.monotonic() >= end:
+                raise AssertionError(f"after {timeout:.1f}s the screen never showed "
+                                     f"{what or self.describe(want)}:\n{s}")
+            time.sleep(POLL)
+
+    def wait_not(self, want, timeout=10.0, what=None):
+        end = time.monotonic() + timeout
+        while True:
+            s = self.screen()
+            if not self.holds(want, s):
+                return s
+            if time.monotonic() >= end:
+                raise AssertionError(f"after {timeout:.1f}s the screen still showed "
+                                     f"{what or self.describe(want)}:\n{s}")
+            time.sleep(POLL)
+
+    @staticmethod
+    def holds(want, s):
+        if isinstance(want, str):
+            return want in s
+        if isinstance(want, re.Pattern):
+            return bool(want.search(s))
+        return bool(want(s))
+
+    @staticmethod
+    def describe(want):
+        if isinstance(want, str):
+            return repr(want)
+        if isinstance(want, re.Pattern):
+            return f"/{want.pattern}/"
+        return getattr(want, "__name__", "the expected state")
+
+    def wait_exit(self, timeout=10.0):
+        end = time.monotonic() + timeout
+        while self.display("#{pane_dead}") != "1":
+            if time.monotonic() >= end:
+                raise AssertionError(f"skillgate did not exit within {timeout}s:\n{self.screen()}")
+            time.sleep(POLL)
+        return int(self.display("#{pane_dead_status}") or -1)
+
+    def alive(self):
+        return self.display("#{pane_dead}") != "1"
+
+    # ---- the records under the isolated state folder
+
+    def audit(self):
+        path = os.path.join(self.state, "skillgate", "audit.jsonl")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def decisions(self):
+        return [r for r in self.audit() if r.get("type") == "decision"]
+
+    def traces(self):
+        return sorted(glob.glob(os.path.join(self.state, "skillgate", "traces", "*.json")),
+                      key=os.path.getmtime)
+
+    def rss_kb(self):
+        try:
+            with open(f"/proc/{self.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+        except OSError:
+            pass
+        return None
+
+
+# ---- what the screens look like
+
+def header(s):
+    """The run screen's first line under the tabs: name, pid, state, clock, memory."""
+    lines = s.split("\n")
+    return lines[1] if len(lines) > 1 else ""
+
+
+def run_state(s):
+    m = re.search(r"\bpid \d+\s+(WAITING FOR YOU|running|stopping|done)\b", header(s))
+    return m.group(1) if m else None
+
+
+def prompt_open(s):
+    """skillgate's own prompt: the run waits for the person, and the box is drawn
+    over the panes (a box a skill prints sits inside the output pane, after its
+    border, and never changes the run's state)."""
+    if run_state(s) != "WAITING FOR YOU":
+        return False
+    return any(re.match(r"^[│ ].+┌─ skillgate: permission request", line)
+               for line in s.split("\n"))
+
+
+def prompt_closed(s):
+    return run_state(s) != "WAITING FOR YOU" and "skillgate: permission request" not in s
+
+
+def run_done(s):
+    return run_state(s) == "done"
+
+
+def status_line(s):
+    return s.rstrip("\n").split("\n")[-1]
+
+
+def box_rows(s, title):
+    """Row and column of each box whose top border carries title."""
+    out = []
+    for y, line in enumerate(s.split("\n")):
+        for m in re.finditer(r"┌─ " + re.escape(title), line):
+            out.append((y, m.start()))
+    return out
+
+
+def copy_skills(base):
+    dest = os.path.join(base, "skills")
+    if not os.path.isdir(dest):
+        shutil.copytree(SKILLS_SRC, dest)
+        for root, dirs, files in os.walk(dest):
+            os.chmod(root, 0o755)
+            for x in files:
+                os.chmod(os.path.join(root, x), 0o644)
+    os.chmod(base, 0o755)
+    return dest
+
+
+def select_skill(t, name):
+    """Find the skill with the skills screen's own search, and see its details."""
+    t.keys("/")
+    t.wait(lambda s: status_line(s).startswith("find skill:"), what="the find-skill line")
+    t.keys("C-u")
+    t.type(name)
+    t.keys("Enter")
+    t.wait(re.compile(rf"(?m)^ {re.escape(name)} 1\.0\.0\s*$"), what=f"the details of {name}")
+
+
+def press_enter_on_skill(t):
+    """Enter on the skills screen opens the SKILL_INPUT line. If Enter does
+    nothing (the key a terminal sends for Enter is CR), note it and use ^J so
+    the rest of the test still runs; the browse test fails on it."""
+    t.keys("Enter")
+    try:
+        return t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON): {}"), timeout=1.5,
+                      what="the SKILL_INPUT line")
+    except AssertionError:
+        t.notes.append("Enter (CR) on the skills screen did nothing; the test used ^J (LF)")
+        t.keys("C-j")
+        return t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON): {}"),
+                      what="the SKILL_INPUT line after ^J")
+
+
+def start_run(t, name, text=None):
+    """Select the skill, Enter, give the input (Enter keeps the default {}), and
+    wait for the run screen."""
+    select_skill(t, name)
+    press_enter_on_skill(t)
+    if text is not None:
+        t.keys("C-u")
+        t.type(text)
+    t.keys("Enter")
+    return t.wait(lambda s: header(s).startswith(f" {name}  pid"), timeout=15,
+                  what=f"the run screen of {name}")
+
+
+def wait_prompt_and_arm(t, timeout=15):
+    s = t.wait(prompt_open, timeout=timeout, what="skillgate's permission prompt")
+    time.sleep(0.6)  # the prompt ignores keys for 500 ms after it opens
+    return s
+
+
+# ---------------------------------------------------------------- the tests
+
+@test(needs_run=False)
+def browse_help_traces_and_quit(base):
+    t = Tui(base, [SKILLS_SRC])
+    try:
+        s = t.wait("tui-writer", what="the skills list")
+        assert s.startswith(" skillgate "), s
+        for name in ("tui-flood", "tui-hostile", "tui-slow", "tui-writer"):
+            assert re.search(rf"(?m)^ {name}\s+\[(LOW |MED |HIGH)\]", s), (name, s)
+        assert re.search(r"(?m)^ 4 skills\s+Enter run", status_line(s)), status_line(s)
+        # the details pane follows the cursor
+        t.keys("Home")
+        s = t.wait(re.compile(r"(?m)^ tui-flood 1\.0\.0\s*$"), what="tui-flood's details")
+        assert "max_output_bytes" not in s  # details are the resolved policy, not the yaml
+        t.keys("Down")
+        s = t.wait(re.compile(r"(?m)^ tui-hostile 1\.0\.0\s*$"), what="tui-hostile's details")
+        assert not re.search(r"(?m)^ tui-flood 1\.0\.0\s*$", s), s
+        assert "tools:   Read" in s and "network: none" in s, s
+        # help, made from the key table
+        t.keys("?")
+        s = t.wait(re.compile(r"(?m)^ Help\s*$"), what="the help screen")
+        assert "allow-once" in s and "allow this request once" in s, s
+        assert re.search(r"\bq\s+quit\b", s), s
+        t.keys("q")
+        s = t.wait(re.compile(r"(?m)^ tui-hostile 1\.0\.0\s*$"), what="the skills screen again")
+        assert "allow-once" not in s
+        # the traces screen, empty in a fresh state folder
+        t.keys("3")
+        s = t.wait("STARTED (UTC)", what="the traces screen")
+        assert "No traces yet" in s and re.search(r"0 of 0 traces", status_line(s)), s
+        t.keys("q")
+        t.wait(re.compile(r"(?m)^ tui-hostile 1\.0\.0\s*$"), what="the skills screen after q")
+        # Enter on a skill asks for its input (Esc leaves it)
+        t.keys("Enter")
+        try:
+            t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON): {}"), timeout=2,
+                   what="the SKILL_INPUT line after Enter")
+        except AssertionError as e:
+            t.notes.append(f"Enter (CR, what a terminal sends) does not run the skill: {e}")
+        t.keys("Escape")
+        t.wait(lambda s: status_line(s).startswith(" 4 skills"), what="the skills status line")
+        # q on the skills screen quits, and the program ends
+        t.keys("q")
+        code = t.wait_exit()
+        assert code == 0, f"skillgate tui exited with {code}"
+    finally:
+        t.close()
+
+
+@test()
+def run_and_allow_once(base):
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        target = os.path.join(t.home, "tui-outbox", "result.txt")
+        t.wait("tui-writer", what="the skills list")
+        start_run(t, "tui-writer")
+        s = wait_prompt_and_arm(t)
+        assert "tui-writer asks to write a file" in s, s
+        assert f"path     {target}" in s, s
+        assert t.decisions() == [], "a decision before anyone answered"
+        t.keys("a")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert prompt_closed(s), s
+        assert f"WRITE-OK {target}" in s, s
+        assert re.search(r"Output: 2 lines", s), s
+        assert re.search(r"completed, exit 0", s), s
+        with open(target) as f:
+            assert f.read() == "written by tui-writer\n"
+        d = t.decisions()
+        assert len(d) == 1, d
+        assert d[0]["decided_by"] == "person" and d[0]["decision"] == "allow", d[0]
+        assert d[0]["scope"] == "once" and d[0]["tool"] == "Write", d[0]
+        assert target in d[0]["request"], d[0]
+        traces = t.traces()
+        assert len(traces) == 1, traces
+        assert f"trace {traces[0]}"[:60] in s, (traces[0], s)
+        with open(traces[0]) as f:
+            tr = json.load(f)
+        assert tr["skill_name"] == "tui-writer" and tr["decisions"][0]["decision"] == "allow once"
+    finally:
+        t.close()
+
+
+@test()
+def run_and_deny(base):
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        target = os.path.join(t.home, "tui-outbox", "result.txt")
+        t.wait("tui-writer", what="the skills list")
+        start_run(t, "tui-writer")
+        wait_prompt_and_arm(t)
+        t.keys("d")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert prompt_closed(s), s
+        assert "WRITE-FAILED errno 13 (Permission denied)" in s, s
+        assert "WRITE-OK" not in s, s
+        assert not os.path.exists(target), "a denied write reached the disk"
+        d = t.decisions()
+        assert len(d) == 1 and d[0]["decision"] == "deny" and d[0]["decided_by"] == "person", d
+    finally:
+        t.close()
+
+
+@test()
+def enter_never_allows_and_early_keys_are_ignored(base):
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        t.wait("tui-writer", what="the skills list")
+        start_run(t, "tui-writer")
+        t.wait(prompt_open, timeout=15, what="skillgate's permission prompt")
+        t0 = time.monotonic()
+        t.keys("a")                     # as the prompt opens: must not count
+        early = time.monotonic() - t0
+        assert early < 0.1, f"the early key took {early:.3f}s to send"
+        time.sleep(0.7)
+        s = t.screen()
+        assert prompt_open(s), f"an 'a' typed as the prompt opened answered it:\n{s}"
+        t.keys("Enter")                 # armed now: Enter still never allows
+        s = t.wait("Enter never allows)", timeout=3, what="the hint that Enter never allows")
+        time.sleep(0.3)
+        s = t.screen()
+        assert prompt_open(s), f"Enter closed the prompt:\n{s}"
+        assert t.decisions() == [], t.decisions()
+        # the details say a key was ignored
+        t.keys("?")
+        s = t.wait(re.compile(r"ignored\s+1 key typed as it opened"), timeout=3,
+                   what="the ignored-keys line in the details")
+        t.keys("d")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert prompt_closed(s), s
+        assert "WRITE-FAILED errno 13" in s, s
+        d = t.decisions()
+        assert len(d) == 1 and d[0]["decision"] == "deny" and d[0]["decided_by"] == "person", d
+    finally:
+        t.close()
+
+
+@test()
+def unanswered_prompt_times_out_as_deny(base):
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "2", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        target = os.path.join(t.home, "tui-outbox", "result.txt")
+        t.wait("tui-writer", what="the skills list")
+        start_run(t, "tui-writer")
+        t.wait(prompt_open, timeout=15, what="skillgate's permission prompt")
+        t0 = time.monotonic()
+        s = t.wait(prompt_closed, timeout=8, what="the prompt closing by itself")
+        waited = time.monotonic() - t0
+        assert 1.0 <= waited <= 5.0, f"the 2 s prompt closed after {waited:.1f}s"
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert "WRITE-FAILED errno 13" in s, s
+        assert not os.path.exists(target)
+        d = t.decisions()
+        assert len(d) == 1 and d[0]["decision"] == "deny", d
+        assert d[0]["decided_by"].startswith("timeout"), d[0]
+    finally:
+        t.close()
+
+
+@test()
+def prompt_countdown_shows_the_seconds_left(base):
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        t.wait("tui-writer", what="the skills list")
+        start_run(t, "tui-writer")
+        s = wait_prompt_and_arm(t)
+        s = t.wait("Silence is a deny in", timeout=3, what="the armed prompt's countdown")
+        first = int(re.search(r"deny in (\d+) s", s).group(1))
+        time.sleep(1.3)
+        second = int(re.search(r"deny in (\d+) s", t.screen()).group(1))
+        t.keys("d")
+        t.wait(run_done, timeout=15, what="the run finishing")
+        assert 25 <= first <= 30, (f"--prompt-timeout 30: the prompt said 'deny in {first} s' "
+                                   f"0.6 s after it opened:\n{s}")
+        assert second < first, f"the countdown did not move: {first} then {second}"
+    finally:
+        t.close()
+
+
+@test()
+def trace_opens_from_the_run_and_the_traces_screen(base):
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        t.wait("tui-writer", what="the skills list")
+        start_run(t, "tui-writer")
+        wait_prompt_and_arm(t)
+        t.keys("d")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert re.search(r"Enter open the trace", status_line(s)), s
+        # Enter on the finished run opens its trace
+        t.keys("Enter")
+        try:
+            s = t.wait("Trace of tui-writer", timeout=2, what="the trace in the pager")
+        except AssertionError as e:
+            t.notes.append(f"Enter (CR) on the run screen did not open the trace: {e}")
+            t.keys("C-j")
+            s = t.wait("Trace of tui-writer", what="the trace in the pager after ^J")
+        assert re.search(r"(?m)^ tui-writer  \S+", s), s
+        assert re.search(r"(?m)^ Violations\s*$", s) and re.search(r"(?m)^ Decisions\s*$", s), s
+        assert re.search(r"Write\(\S+result\.txt\): deny \(person\)", s), s
+        t.keys("q")
+        t.wait(lambda s: run_done(s) and "Trace of" not in s, what="the run screen again")
+        # the traces screen lists it; Enter on the newest row opens it too
+        t.keys("3")
+        s = t.wait("STARTED (UTC)", what="the traces screen")
+        rows = [line for line in s.split("\n") if re.match(r"^ \d{4}-\d\d-\d\d ", line)]
+        assert len(rows) == 1 and "tui-writer" in rows[0] and "completed" in rows[0], s
+        assert re.search(r"1 of 1 traces", status_line(s)), s
+        t.keys("Home", "Enter")
+        try:
+            s = t.wait("Trace of tui-writer", timeout=2, what="the trace from the traces screen")
+        except AssertionError as e:
+            t.notes.append(f"Enter (CR) on the traces screen did not open the trace: {e}")
+            t.keys("C-j")
+            s = t.wait("Trace of tui-writer", what="the trace after ^J")
+        assert re.search(r"(?m)^ Violations\s*$", s), s
+        t.keys("q")
+        t.wait("STARTED (UTC)", what="the traces screen after the pager")
+    finally:
+        t.close()
+
+
+@test()
+def hostile_output_stays_inert(base):
+    skills = copy_skills(base)
+    injected = sorted(glob.glob("/tmp/INJECTED*"))
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        # first prove that this tmux would show the attacks: a canary program in
+        # another session sets its pane title and a tmux buffer with OSC 0 / 52
+        t.tmux("new-session", "-d", "-s", "canary", "--", "sh", "-c",
+               r"printf '\033]0;CANARY-TITLE\007\033]52;c;Q0FOQVJZ\007'; exec sleep 60")
+        end = time.monotonic() + 5
+        while time.monotonic() < end and not (
+                t.display("#{pane_title}", "canary") == "CANARY-TITLE" and "CANARY" in
+                t.tmux("list-buffers")):
+            time.sleep(POLL)
+        assert t.display("#{pane_title}", "canary") == "CANARY-TITLE", "tmux ignores OSC 0 here"
+        assert "CANARY" in t.tmux("list-buffers"), "tmux ignores OSC 52 here"
+        t.tmux("kill-session", "-t", "canary")
+        t.tmux("delete-buffer", "-b", "buffer0", check=False)
+        assert t.tmux("list-buffers") == "", t.tmux("list-buffers")
+        title0 = t.display("#{pane_title}")
+
+        comm = open(f"/proc/{t.pid}/comm").read().strip()
+        assert comm == "skillgate", f"the pane runs {comm}, not skillgate directly"
+        t.wait("tui-hostile", what="the skills list")
+        start_run(t, "tui-hostile")
+        # the fake prompt is text in the output pane; 'a' pressed at it answers nothing
+        s = t.wait("FAKE-PROMPT-SHOWN", timeout=15, what="the fake prompt")
+        fake = [line for line in s.split("\n") if "skillgate: permission request" in line]
+        assert fake and all(line.startswith("│┌─ skillgate: permission request") for line in fake), s
+        assert run_state(s) == "running", f"the fake prompt changed the run's state:\n{s}"
+        t.keys("a")
+        states = set()
+        end = time.monotonic() + 20
+        while time.monotonic() < end:
+            s = t.screen()
+            states.add(run_state(s))
+            if run_done(s):
+                break
+            time.sleep(POLL)
+        assert run_done(s), s
+        assert "WAITING FOR YOU" not in states, "skillgate's prompt opened for a fake one"
+        assert t.decisions() == [], f"an 'a' at the fake prompt made a decision: {t.decisions()}"
+
+        # the terminal itself: no title, no clipboard, the screen not cleared
+        title = t.display("#{pane_title}")
+        assert "PWNED" not in title and title == title0, f"the pane title became {title!r}"
+        bufs = t.tmux("list-buffers")
+        assert bufs == "", f"OSC 52 reached tmux's clipboard: {bufs!r}"
+        lines = s.split("\n")
+        assert lines[0].startswith(" skillgate  1 Skills"), s
+        assert re.match(r"^ default  \? help$", lines[0][-len(" default  ? help"):]), (
+            f"the theme changed (keys were injected?): {lines[0]!r}")
+        assert box_rows(s, "Output: ") and box_rows(s, "Events"), s
+        assert lines[-2].startswith("└") and lines[-2].rstrip().endswith("┘"), s
+        assert "HOSTILE-START" in s and "HOSTILE-END" in s, s
+        # every escape is visible as text
+        for shown in (r"\e[2J\e[H", r"\e]0;PWNED-TITLE\x07", r"\e]52;c;UFdORUQ=",
+                      r"BIDI:\u{202e}DESREVER\u{202c}:END", r"BAD-UTF8:\xff\xfe",
+                      r"\x9b31mC1-CSI"):
+            assert shown in s, (shown, s)
+        assert re.search(r"TIOCSTI fd 0: 0 bytes pushed, errno 1 ", s), s
+        assert re.search(r"DEVTTY-FAILED errno \d+", s), s
+        # the escapes are whole when the output pane has the width
+        t.keys("m")
+        s = t.wait(r"\eP1$tPWNED-DCS\e\\", timeout=3, what="the DCS string, escaped")
+        assert r"\e[5;5H\e[10A\e[3C\e[1;31mCSI-MOVED\e[0m" in s, s
+        t.keys("m")
+        # the events show the TIOCSTI ioctls denied, as syscall_blocked
+        t.keys("f")
+        t.wait(lambda s: status_line(s).startswith("events (kind"), what="the events filter line")
+        t.keys("C-u")
+        t.type("syscall_blocked")
+        t.keys("Enter")
+        s = t.wait("[filter: syscall_blocked]", timeout=3, what="the filtered events pane")
+        t.keys("Tab", "m")
+        s = t.wait(lambda s: box_rows(s, "Events [filter") and not box_rows(s, "Output: "),
+                   timeout=3, what="the events pane maximized")
+        rows = [line for line in s.split("\n") if "SYSCALL" in line]
+        assert rows and all("TIOCSTI" in r for r in rows), s
+        assert "ioctl denied (request 0x5412: TIOCSTI" in s, s
+        t.keys("m")
+        # leave: nothing was typed anywhere, no file appeared
+        t.keys("q")
+        t.wait(lambda s: status_line(s).startswith(" 4 skills"), what="the skills screen")
+        t.keys("q")
+        code = t.wait_exit()
+        assert code == 0, f"skillgate tui exited with {code}"
+        assert sorted(glob.glob("/tmp/INJECTED*")) == injected, glob.glob("/tmp/INJECTED*")
+        assert not os.path.exists(os.path.join(t.home, "INJECTED"))
+        assert t.tmux("list-buffers") == ""
+    finally:
+        t.close()
+
+
+@test()
+def output_flood_keeps_keys_fast_and_memory_bounded(base):
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    rss = []
+    sampling = threading.Event()
+    sampling.set()
+
+    def sample():
+        while sampling.is_set():
+            v = t.rss_kb()
+            if v is not None:
+                rss.append(v)
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        t.wait("tui-flood", what="the skills list")
+        # 1. a million lines as fast as the skill can print them
+        start_run(t, "tui-flood")
+        t0 = time.monotonic()
+        s = t.wait(run_done, timeout=90, what="the million-line run finishing")
+        took = time.monotonic() - t0
+        rss_one = max(rss) if rss else None
+        assert "Output: 1000000 lines" in s, s
+        assert re.search(r"completed, exit 0", s), s
+        assert re.search(r"│line 1000000\s*│", s), s
+        t.keys("Home")
+        s = t.wait(re.compile(r"\.\.\. \d+ older lines \(\d+ bytes\) dropped"), timeout=3,
+                   what="the dropped-lines marker at the top of the output")
+        assert re.search(r"│line \d+\s*│", s), s
+        t.keys("End")
+        # 2. a sustained flood (the lines again and again for 4 s): keys still answer
+        t.keys("1")
+        t.wait(lambda s: status_line(s).startswith(" 4 skills"), what="the skills screen")
+        start_run(t, "tui-flood", '{"seconds": 4}')
+        lat = []
+        end = time.monotonic() + 30
+        while len(lat) < 10 and time.monotonic() < end:
+            if run_state(t.screen()) != "running":
+                break
+            t0 = time.monotonic()
+            t.keys("/")
+            while not status_line(t.screen()).startswith("search:"):
+                if time.monotonic() - t0 > 5:
+                    raise AssertionError(f"/ did not open the search line within 5 s:\n"
+                                         f"{t.screen()}")
+                time.sleep(0.01)
+            lat.append((time.monotonic() - t0) * 1000)
+            t.keys("Escape")
+            t.wait_not(lambda s: status_line(s).startswith("search:"), timeout=5,
+                       what="the search line")
+        s = t.wait(run_done, timeout=90, what="the sustained flood finishing")
+        time.sleep(0.3)
+        sampling.clear()
+        sampler.join()
+        after = t.rss_kb()
+        med = statistics.median(lat) if lat else float("nan")
+        worst = max(lat) if lat else float("nan")
+        INFO[:] = [
+            f"million-line run: {took:.2f}s on screen; sustained flood: {s and header(s).strip()}",
+            f"key-to-screen latency under the flood ({len(lat)} samples, '/' until 'search:' "
+            f"shows, 10 ms polling): median {med:.0f} ms, worst {worst:.0f} ms, all "
+            f"{', '.join(f'{x:.0f}' for x in lat)}",
+            f"skillgate RSS: max {max(rss) / 1024:.1f} MB during the runs "
+            f"(million-line run {rss_one / 1024 if rss_one else 0:.1f} MB), "
+            f"{(after or 0) / 1024:.1f} MB after ({len(rss)} samples)"]
+        assert len(lat) >= 5, f"only {len(lat)} latency samples while the flood ran"
+        assert worst < 1000, f"worst key latency {worst:.0f} ms"
+        assert med < 250, f"median key latency {med:.0f} ms"
+        assert max(rss) < 150 * 1024, f"skillgate grew to {max(rss) / 1024:.1f} MB"
+        assert after is not None and after < 150 * 1024, after
+        assert re.search(r"completed, exit 0", s), s
+        assert t.alive()
+    finally:
+        sampling.clear()
+        t.close()
+
+
+@test()
+def resize_during_a_run(base):
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        t.wait("tui-slow", what="the skills list")
+        start_run(t, "tui-slow", '{"seconds": 5}')
+        s = t.wait(re.compile(r"│tick \d+ of 50"), timeout=15, what="the first ticks")
+        out, ev = box_rows(s, "Output: "), box_rows(s, "Events")
+        assert out and ev and out[0][0] == ev[0][0], f"at 100 columns, not side by side:\n{s}"
+
+        def side_by_side(s):
+            o, e = box_rows(s, "Output: "), box_rows(s, "Events")
+            return bool(o and e and o[0][0] == e[0][0])
+
+        def stacked(s):
+            o, e = box_rows(s, "Output: "), box_rows(s, "Events")
+            return bool(o and e and o[0][0] < e[0][0] and o[0][1] == e[0][1] == 0)
+
+        t.tmux("resize-window", "-t", "sg", "-x", "120", "-y", "40")
+        s = t.wait(lambda s: len(s.rstrip("\n").split("\n")) == 40 and side_by_side(s)
+                   and len(s.split("\n")[0]) > 100, timeout=5, what="the 120x40 layout")
+        assert run_state(s) == "running", f"the run was not running at 120x40:\n{s}"
+        ly = s.split("\n")
+        assert ly[-2].startswith("└") and len(ly[-2].rstrip()) == 120, s
+        t.tmux("resize-window", "-t", "sg", "-x", "80", "-y", "24")
+        s = t.wait(lambda s: len(s.rstrip("\n").split("\n")) == 24 and stacked(s), timeout=5,
+                   what="the 80x24 layout: output above events")
+        assert run_state(s) in ("running", "done"), s
+        assert all(len(line) <= 80 for line in s.split("\n")), s
+        s = t.wait(run_done, timeout=30, what="the run finishing")
+        assert "SLOW-DONE" in s and re.search(r"completed, exit 0", s), s
+        assert stacked(s), s
+        assert t.alive(), "skillgate died"
+        t.tmux("resize-window", "-t", "sg", "-x", "100", "-y", "30")
+        s = t.wait(side_by_side, timeout=5, what="the panes side by side again")
+        assert "SLOW-DONE" in s, s
+    finally:
+        t.close()
+
+
+# ---------------------------------------------------------------- harness
+
+def preflight_run(base):
+    """Can this kernel run a skill? None when it can, else the reason."""
+    d = tempfile.mkdtemp(dir=base, prefix="pre.")
+    os.chmod(d, 0o755)
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": d,
+           "XDG_STATE_HOME": os.path.join(d, "state"), "XDG_CONFIG_HOME": os.path.join(d, "cfg")}
+    skill = os.path.join(copy_skills(base), "tui-slow")
+    try:
+        p = subprocess.run([SG, "run", "-i", '{"seconds": 0}', skill], capture_output=True,
+                           text=True, env=env, timeout=60, cwd="/")
+    except subprocess.TimeoutExpired:
+        return "skillgate run did not finish a trivial skill in 60 s"
+    if p.returncode == 0 and "SLOW-DONE" in p.stdout:
+        return None
+    why = " | ".join(p.stderr.strip().splitlines())[-400:]
+    return f"skillgate run cannot run a skill here: {why or 'exit %d' % p.returncode}"
+
+
+def main():
+    base = tempfile.mkdtemp(prefix="sgtui.")
+    os.chmod(base, 0o755)
+    print(f"1..{len(TESTS)}")
+    sys.stdout.flush()
+    no_tmux = None if TMUX else "tmux is not installed (apt-get install tmux)"
+    no_run = no_tmux or preflight_run(base)
+    failed = 0
+    for i, (fn, needs_run) in enumerate(TESTS, 1):
+        label = fn.__name__
+        why = no_run if needs_run else no_tmux
+        if why:
+            if IN_CI:
+                failed += 1
+                print(f"not ok {i} - {label}\n# {why}")
+            else:
+                print(f"ok {i} - {label} # SKIP {why}")
+            sys.stdout.flush()
+            continue
+        sub = tempfile.mkdtemp(dir=base)
+        os.chmod(sub, 0o755)
+        t0 = time.monotonic()
+        NOTES.clear()
+        INFO.clear()
+        try:
+            fn(sub)
+            if NOTES:
+                raise AssertionError("\n".join(NOTES))
+            print(f"ok {i} - {label} ({time.monotonic() - t0:.1f}s)")
+        except Exception:  # noqa: BLE001 - every failure is reported as TAP
+            failed += 1
+            print(f"not ok {i} - {label} ({time.monotonic() - t0:.1f}s)")
+            for line in traceback.format_exc().splitlines():
+                print(f"# {line}")
+            for note in NOTES:
+                for line in note.splitlines():
+                    print(f"# also: {line}")
+        for line in INFO:
+            print(f"# {line}")
+        sys.stdout.flush()
+    shutil.rmtree(base, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
