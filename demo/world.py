@@ -101,13 +101,13 @@ def loot_summary(body):
         loot = json.loads(body)
     except ValueError:
         text = body[:160].decode("utf-8", "replace")
-        return f"{len(body)} bytes: {text!r}"
+        return f"{text!r} ({len(body)} bytes)"
     parts = []
     for k, v in sorted((loot.get("env") or {}).items()):
         parts.append(f"{k}={str(v)[:18]}...")
     for k, v in sorted((loot.get("files") or {}).items()):
         parts.append(f"{os.path.basename(k)} ({str(v).splitlines()[0][:30] if v else ''}...)")
-    return f"{len(body)} bytes: " + ", ".join(parts)
+    return ", ".join(parts) + f" ({len(body)} bytes)"
 
 
 def https_server(sock, ctx):

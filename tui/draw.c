@@ -110,17 +110,31 @@ void tui_fill(WINDOW *w, int y, int x, int width, attr_t attr)
         mvwaddch(w, y, x + i, ' ');
 }
 
-void tui_box(WINDOW *w, int y, int x, int h, int wd, attr_t attr, const char *title)
+void tui_hline(WINDOW *w, int y, int x, int n, attr_t attr)
 {
     wattrset(w, attr);
-    mvwhline(w, y, x + 1, ACS_HLINE, wd - 2);
-    mvwhline(w, y + h - 1, x + 1, ACS_HLINE, wd - 2);
-    mvwvline(w, y + 1, x, ACS_VLINE, h - 2);
-    mvwvline(w, y + 1, x + wd - 1, ACS_VLINE, h - 2);
-    mvwaddch(w, y, x, ACS_ULCORNER);
-    mvwaddch(w, y, x + wd - 1, ACS_URCORNER);
-    mvwaddch(w, y + h - 1, x, ACS_LLCORNER);
-    mvwaddch(w, y + h - 1, x + wd - 1, ACS_LRCORNER);
+    mvwhline_set(w, y, x, WACS_HLINE, n);
+}
+
+void tui_vline(WINDOW *w, int y, int x, int n, attr_t attr)
+{
+    wattrset(w, attr);
+    mvwvline_set(w, y, x, WACS_VLINE, n);
+}
+
+void tui_box(WINDOW *w, int y, int x, int h, int wd, attr_t attr, const char *title)
+{
+    /* the wide-character forms: Unicode box drawing in a UTF-8 locale (no
+     * alternate character set to get wrong), ACS otherwise */
+    wattrset(w, attr);
+    mvwhline_set(w, y, x + 1, WACS_HLINE, wd - 2);
+    mvwhline_set(w, y + h - 1, x + 1, WACS_HLINE, wd - 2);
+    mvwvline_set(w, y + 1, x, WACS_VLINE, h - 2);
+    mvwvline_set(w, y + 1, x + wd - 1, WACS_VLINE, h - 2);
+    mvwadd_wch(w, y, x, WACS_ULCORNER);
+    mvwadd_wch(w, y, x + wd - 1, WACS_URCORNER);
+    mvwadd_wch(w, y + h - 1, x, WACS_LLCORNER);
+    mvwadd_wch(w, y + h - 1, x + wd - 1, WACS_LRCORNER);
     if (title && *title)
         tui_putf(w, y, x + 2, wd - 4, attr, " %s ", title);
 }

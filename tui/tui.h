@@ -190,6 +190,8 @@ int tui_put_scrolled(WINDOW *w, int y, int x, int width, int skip, const char *s
 /* Display width of s after sanitizing. */
 int tui_width(const char *s, size_t len);
 void tui_fill(WINDOW *w, int y, int x, int width, attr_t attr);
+void tui_hline(WINDOW *w, int y, int x, int n, attr_t attr);
+void tui_vline(WINDOW *w, int y, int x, int n, attr_t attr);
 void tui_box(WINDOW *w, int y, int x, int h, int wd, attr_t attr, const char *title);
 attr_t tui_attr(const struct tui *t, enum tui_role r);
 attr_t tui_severity_attr(const struct tui *t, int severity);

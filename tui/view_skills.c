@@ -175,12 +175,10 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     for (int r = 0; r < list_rows && s->top + (size_t)r < s->d.n; r++)
         draw_row(t, w, r + 1, list_cols, &s->d.v[s->top + (size_t)r], s->top + (size_t)r == s->sel);
     if (side) {
-        wattrset(w, tui_attr(t, TUI_R_BORDER));
-        mvwvline(w, 1, list_cols, ACS_VLINE, rows - 1);
+        tui_vline(w, 1, list_cols, rows - 1, tui_attr(t, TUI_R_BORDER));
         draw_details(t, w, 1, list_cols + 2, rows - 1, cols - list_cols - 3, &s->d.v[s->sel]);
     } else {
-        wattrset(w, tui_attr(t, TUI_R_BORDER));
-        mvwhline(w, list_rows + 1, 0, ACS_HLINE, cols);
+        tui_hline(w, list_rows + 1, 0, cols, tui_attr(t, TUI_R_BORDER));
         draw_details(t, w, list_rows + 2, 1, rows - list_rows - 2, cols - 2, &s->d.v[s->sel]);
     }
 }

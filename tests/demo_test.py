@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""`skillgate demo --auto` in a real terminal (tmux): the unsandboxed step
+shows what the attacker's stand-in received, the sandboxed step blocks every
+vector, the honest skill gets its answer, the risky request is asked and
+denied, and the throwaway workspace is gone afterwards. Prints TAP.
+
+Usage: demo_test.py PATH/TO/skillgate SOURCE_ROOT
+
+Nothing leaves the machine: the unsandboxed step runs in fresh user, network
+and mount namespaces with only loopback (the demo refuses otherwise), and the
+sandboxed ones reach only a stand-in on 127.0.0.1. Every wait is bounded.
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SG = os.path.abspath(sys.argv[1])
+SRC = os.path.abspath(sys.argv[2])
+IN_CI = bool(os.environ.get("CI"))
+
+
+def tap_skip_or_fail(n, name, why):
+    if IN_CI:
+        print(f"not ok {n} - {name}\n# {why} (required in CI)")
+        return False
+    print(f"ok {n} - {name} # SKIP {why}")
+    return True
+
+
+def kernel_can_unshare():
+    r = subprocess.run(["unshare", "--user", "--map-root-user", "--net", "--mount", "true"],
+                       capture_output=True, timeout=10)
+    return r.returncode == 0
+
+
+class Tmux:
+    def __init__(self, env, cols=200, rows=40):
+        self.sock = f"sgdemo{os.getpid()}"
+        self.env = env
+        self.cols, self.rows = cols, rows
+
+    def t(self, *args, check=True):
+        return subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True,
+                              timeout=10, check=check)
+
+    def start(self, cmd):
+        envs = [f"{k}={v}" for k, v in self.env.items()]
+        self.t("new-session", "-d", "-x", str(self.cols), "-y", str(self.rows),
+               "env", "-i", *envs, *cmd, ";", "set-option", "remain-on-exit", "on")
+
+    def screen(self):
+        return self.t("capture-pane", "-p", check=False).stdout
+
+    def dead(self):
+        return self.t("display", "-p", "#{pane_dead}", check=False).stdout.strip() == "1"
+
+    def kill(self):
+        self.t("kill-server", check=False)
+
+
+def main():
+    print("1..1")
+    name = "demo_auto_walks_through_all_steps"
+    if not shutil.which("tmux"):
+        return tap_skip_or_fail(1, name, "tmux is not installed")
+    if not kernel_can_unshare():
+        return tap_skip_or_fail(1, name, "this kernel refuses unprivileged user+net namespaces")
+    base = tempfile.mkdtemp(prefix="sg-demo-test-")
+    os.chmod(base, 0o755)
+    env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": os.path.join(base, "home"),
+           "XDG_STATE_HOME": os.path.join(base, "state"),
+           "XDG_CONFIG_HOME": os.path.join(base, "config"),
+           "LANG": "C.UTF-8", "TERM": "xterm-256color"}
+    os.makedirs(env["HOME"])
+    before = set(glob.glob("/var/tmp/skillgate-demo-*"))
+    tm = Tmux(env)
+    seen = {"stolen": False, "blocked": False, "weather": False, "prompt": False}
+    screens = []
+    try:
+        tm.start([SG, "demo", "--auto", "--pace", "1"])
+        end = time.monotonic() + 150
+        while time.monotonic() < end:
+            s = tm.screen()
+            screens.append(s)
+            seen["stolen"] |= "STOLEN: HTTPS POST to collector.attacker.test: received AWS_" in s \
+                and "STOLEN: raw TCP to 203.0.113.7:443: received AWS_ACCESS_KEY_ID=AKIAD" in s
+            seen["blocked"] |= "malicious-weather" in s and "[vector] https-exfil: BLOCKED" in s
+            seen["weather"] |= '"temperature_c": 4.5' in s and "max severity none" in s
+            seen["prompt"] |= "permission request" in s and "/usr/bin/rm" in s
+            if tm.dead():
+                break
+            time.sleep(0.1)
+        dead = tm.dead()
+    finally:
+        tm.kill()
+    traces = [json.load(open(p)) for p in glob.glob(os.path.join(env["XDG_STATE_HOME"],
+                                                                 "skillgate", "traces", "*.json"))]
+    by = {t["skill_name"]: t for t in traces}
+    audit = os.path.join(env["XDG_STATE_HOME"], "skillgate", "audit.jsonl")
+    recs = [json.loads(l) for l in open(audit)] if os.path.exists(audit) else []
+    left = set(glob.glob("/var/tmp/skillgate-demo-*")) - before
+    problems = []
+    for k, v in seen.items():
+        if not v:
+            problems.append(f"never saw the {k} step on screen")
+    if not dead:
+        problems.append("the demo did not end by itself")
+    mw = by.get("malicious-weather")
+    if not mw or mw["violation_summary"]["max_severity"] != "critical" or \
+            not mw["violation_summary"]["all_prevented"]:
+        problems.append(f"malicious-weather trace: {mw and mw['violation_summary']}")
+    wx = by.get("weather")
+    if not wx or wx["exit_code"] != 0:
+        problems.append(f"weather trace: {wx and (wx['exit_code'], wx['status'])}")
+    dec = [r for r in recs if r.get("type") == "decision" and r.get("skill") == "tidy-cache"]
+    if not any(r["decision"] == "deny" and r["decided_by"] == "person" and "/usr/bin/rm" in
+               r["request"] for r in dec):
+        problems.append(f"no person's deny of rm in the audit log: {dec}")
+    if left:
+        problems.append(f"the workspace was left behind: {left}")
+    if problems:
+        print(f"not ok 1 - {name}")
+        for p in problems:
+            print(f"# {p}")
+        for line in (screens[-1] if screens else "").splitlines():
+            print(f"#   | {line}")
+    else:
+        print(f"ok 1 - {name}")
+    shutil.rmtree(base, ignore_errors=True)
+    return not problems
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)
