@@ -269,9 +269,97 @@ def bench_launch(top, rounds=31):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# ---- the TUI: a flood of output in a real terminal (tmux)
+
+class _Tmux:
+    def __init__(self, name, cols=120, rows=40):
+        self.sock, self.cols, self.rows = f"sgbench-{name}-{os.getpid()}", cols, rows
+
+    def t(self, *a):
+        return subprocess.run(["tmux", "-L", self.sock, *a], capture_output=True, text=True,
+                              timeout=10)
+
+    def start(self, cmd):
+        self.t("new-session", "-d", "-x", str(self.cols), "-y", str(self.rows),
+               "env", "LANG=C.UTF-8", "TERM=xterm-256color", *cmd)
+
+    def screen(self):
+        return self.t("capture-pane", "-p").stdout
+
+    def kill(self):
+        self.t("kill-server")
+
+
+def _wait_screen(tm, text, limit=120):
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if text in tm.screen():
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def bench_tui(top, rounds=3, lines=1000000):
+    sg = os.path.join(top, "build", "skillgate")
+    if not shutil.which("tmux"):
+        sys.exit("bench tui: tmux is needed (apt-get install tmux)")
+    tmp = tempfile.mkdtemp(prefix="sgbench.")
+    os.chmod(tmp, 0o755)
+    d = _skill(tmp, "bench-flood", "/usr/bin/seq", [str(lines)],
+               "resources: {max_runtime_seconds: 600, max_output_bytes: 1073741824}\n")
+    drain = {"seq in the terminal": [], "skillgate run (plain output)": [], "skillgate tui": []}
+    lat = []
+    try:
+        for _ in range(rounds):
+            tm = _Tmux("ref")
+            t0 = time.monotonic()
+            tm.start(["sh", "-c", f"seq {lines}; echo DRAINED-MARK; sleep 600"])
+            _wait_screen(tm, "DRAINED-MARK")
+            drain["seq in the terminal"].append((time.monotonic() - t0) * 1000)
+            tm.kill()
+            tm = _Tmux("run")
+            t0 = time.monotonic()
+            tm.start(["sh", "-c", f"{sg} run --prompt deny {d}; echo DRAINED-MARK; sleep 600"])
+            _wait_screen(tm, "DRAINED-MARK")
+            drain["skillgate run (plain output)"].append((time.monotonic() - t0) * 1000)
+            tm.kill()
+            tm = _Tmux("tui")
+            tm.start([sg, "tui", tmp])
+            _wait_screen(tm, "bench-flood", 20)
+            tm.t("send-keys", "Enter")
+            _wait_screen(tm, "SKILL_INPUT", 20)
+            t0 = time.monotonic()
+            tm.t("send-keys", "Enter")
+            # while it drains: key to screen, again and again
+            while time.monotonic() - t0 < 300:
+                s = tm.screen()
+                if f"Output: {lines} lines" in s and "  done  " in s:
+                    break
+                k0 = time.monotonic()
+                tm.t("send-keys", "/")
+                if _wait_screen(tm, "search:", 10):
+                    lat.append((time.monotonic() - k0) * 1000)
+                tm.t("send-keys", "Escape")
+                _wait_screen(tm, "x stop", 2)
+            drain["skillgate tui"].append((time.monotonic() - t0) * 1000)
+            tm.kill()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    cmds = {"seq in the terminal": ["seq", str(lines)],
+            "skillgate run (plain output)": [sg, "run", "--prompt", "deny", "SKILL"],
+            "skillgate tui": [sg, "tui", "DIR", "(Enter, Enter)"]}
+    _table(f"TUI: {lines:,} lines drained in tmux 120x40 (time until the last line is on screen)",
+           cmds, drain, "seq in the terminal")
+    if lat:
+        lat.sort()
+        print(f"\nkey to screen while it drains (`/` until \"search:\" shows, tmux capture-pane "
+              f"polling every 5 ms): {len(lat)} samples, median {statistics.median(lat):.0f} ms, "
+              f"worst {lat[-1]:.0f} ms")
+
+
 def main():
     top = sys.argv[1]
-    which = sys.argv[2:] or ["discover", "egress", "launch"]
+    which = sys.argv[2:] or ["discover", "egress", "launch", "tui"]
     for w in which:
         if w == "discover":
             bench_discover(top)
@@ -279,6 +367,8 @@ def main():
             bench_egress(top)
         elif w == "launch":
             bench_launch(top)
+        elif w == "tui":
+            bench_tui(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 

@@ -443,7 +443,7 @@ static void audit_decision(struct sg_perm *p, const struct sg_preq *q, enum sg_d
                               sg_ptool_name(q->tool), "request", req, "decision",
                               sg_decision_name(d), "decided_by", by, "scope", scope, "latency_ms",
                               (json_int_t)latency, "prevented", !sg_decision_allows(d)),
-                    "%s %s: %s (%s)", sg_ptool_name(q->tool), req, sg_decision_name(d), by);
+                    "%s: %s (%s)", req, sg_decision_name(d), by);
     json_decref(rec);
 }
 
@@ -537,8 +537,7 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
         sg_bus_emit(p->o.bus, SG_EV_PERMISSION_ASKED,
                     json_pack("{s:s, s:s, s:i}", "tool", sg_ptool_name(q->tool), "request", rs,
                               "queued", (int)p->nqueue),
-                    "%s %s: waiting for a person (%zu in the queue)", sg_ptool_name(q->tool), rs,
-                    p->nqueue);
+                    "%s: waiting for a person (%zu in the queue)", rs, p->nqueue);
     }
     if (!p->shown)
         show(p);

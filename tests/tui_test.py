@@ -12,7 +12,11 @@ its own HOME, XDG_STATE_HOME and XDG_CONFIG_HOME, and a 100x30 xterm-256color
 terminal with LANG=C.UTF-8. The TUI is the pane's command itself (no shell),
 and the pane stays after it exits so its exit status can be read. The test
 skills are in tests/tui-skills/ (copied to a temporary folder for the runs).
-Every wait polls the screen about every 20 ms against a deadline.
+Every wait polls the screen about every 20 ms against a deadline. Home and
+End are sent as xterm sends them (ESC O H, ESC O F): tmux's own (ESC [ 1 ~,
+ESC [ 4 ~) are not in the xterm-256color terminfo entry.
+
+TUI_TESTS=name,name runs only those tests.
 
 Where tmux is missing or the kernel cannot run a skill, the tests concerned
 fail with the reason when CI is set and are skipped with it otherwise. No test
@@ -23,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -39,8 +44,20 @@ TMUX = shutil.which("tmux")
 POLL = 0.02
 COLS, ROWS = 100, 30
 TESTS = []
+LIVE = set()  # the tmux servers to kill if this program is stopped
 NOTES = []  # problems that do not stop a test but fail it at the end
-INFO = []   # measurements, printed as TAP diagnostics whatever the result
+INFO = []   # measurements and workarounds, printed as TAP diagnostics whatever the result
+
+
+def note(msg):
+    """A failure that should not stop the rest of the test from running."""
+    if msg not in NOTES:
+        NOTES.append(msg)
+
+
+def info(msg):
+    if msg not in INFO:
+        INFO.append(msg)
 
 
 def test(needs_run=True):
@@ -56,16 +73,15 @@ class Tui:
 
     count = 0
 
-    def __init__(self, base, args, size=(COLS, ROWS)):
+    def __init__(self, base, args, size=(COLS, ROWS), home="home"):
         Tui.count += 1
-        self.dir = tempfile.mkdtemp(dir=base, prefix="t.")
-        self.home = os.path.join(self.dir, "home")
+        self.dir = tempfile.mkdtemp(dir=base, prefix="t")
+        self.home = os.path.join(self.dir, home)
         self.state = os.path.join(self.dir, "state")
         self.config = os.path.join(self.dir, "config")
         for d in (self.home, self.state, self.config):
             os.makedirs(d, mode=0o700)
         self.sock = f"sgtui-{os.getpid()}-{Tui.count}"
-        self.notes = NOTES
         self.env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                     "TERM": "xterm-256color", "HOME": self.home, "XDG_STATE_HOME": self.state,
                     "XDG_CONFIG_HOME": self.config}
@@ -79,11 +95,16 @@ class Tui:
                     "set -g remain-on-exit on\n"
                     "set -g set-clipboard on\n"
                     "set -g history-limit 100\n")
-        self.started = False
-        self.tmux("-f", conf, "new-session", "-d", "-s", "sg", "-x", str(size[0]), "-y",
-                  str(size[1]), "--", SG, "tui", *args)
         self.started = True
-        self.pid = int(self.display("#{pane_pid}"))
+        LIVE.add(self)
+        try:
+            self.tmux("-f", conf, "new-session", "-d", "-s", "sg", "-x", str(size[0]), "-y",
+                      str(size[1]), "--", SG, "tui", *args)
+            self.pid = int(self.display("#{pane_pid}"))
+            self.socket = self.display("#{socket_path}")
+        except BaseException:
+            self.close()
+            raise
 
     # ---- tmux
 
@@ -100,30 +121,47 @@ class Tui:
     def keys(self, *keys):
         self.tmux("send-keys", "-t", "sg", *keys)
 
+    def xterm_key(self, name):
+        """A key as xterm sends it with the keypad in application mode, which is
+        what TERM=xterm-256color describes (tmux's own Home and End, ESC [ 1 ~
+        and ESC [ 4 ~, are not in that terminfo entry)."""
+        seq = {"Home": "1b 4f 48", "End": "1b 4f 46"}[name]
+        self.tmux("send-keys", "-t", "sg", "-H", *seq.split())
+
     def type(self, text):
         self.tmux("send-keys", "-t", "sg", "-l", text)
 
     def screen(self):
         return self.tmux("capture-pane", "-p", "-t", "sg")
 
-    def lines(self):
-        return self.screen().rstrip("\n").split("\n")
-
     def close(self):
         if self.started:
             self.tmux("kill-server", check=False)
             self.started = False
+            if getattr(self, "socket", "").endswith(self.sock):
+                try:
+                    os.unlink(self.socket)  # tmux leaves it behind
+                except OSError:
+                    pass
+        LIVE.discard(self)
 
     # ---- waiting for what the screen shows
 
     def wait(self, want, timeout=10.0, what=None):
         """Poll the screen until want (a string, a compiled regex, or a function of
-        the screen text) holds; returns the screen. Fails with the last screen."""
+        the screen text) holds; returns the screen. Fails with the last screen.
+        A frame can be captured half drawn, so want should name something drawn
+        late (the status line is drawn last), and the screen is read once more
+        a moment later."""
         end = time.monotonic() + timeout
         while True:
             s = self.screen()
             if self.holds(want, s):
-                return s
+                time.sleep(0.03)
+                s2 = self.screen()
+                if self.holds(want, s2):
+                    return s2
+                continue
             if time.monotonic() >= end:
                 raise AssertionError(f"after {timeout:.1f}s the screen never showed "
                                      f"{what or self.describe(want)}:\n{s}")
@@ -157,12 +195,26 @@ class Tui:
         return getattr(want, "__name__", "the expected state")
 
     def wait_exit(self, timeout=10.0):
+        """Wait for the program to end, and check that it ended well: its exit
+        status when tmux has it, and the terminal given back (endwin() leaves
+        the alternate screen, so the TUI's screen is gone; a crash leaves it)."""
         end = time.monotonic() + timeout
         while self.display("#{pane_dead}") != "1":
             if time.monotonic() >= end:
                 raise AssertionError(f"skillgate did not exit within {timeout}s:\n{self.screen()}")
             time.sleep(POLL)
-        return int(self.display("#{pane_dead_status}") or -1)
+        # tmux 3.3 sometimes never records the status of a pane's program (about
+        # one exit in three here): wait a little for it, then go by the screen
+        end = time.monotonic() + 1.0
+        while True:
+            st, sig = self.display("#{pane_dead_status}|#{pane_dead_signal}").split("|")
+            if st or sig or time.monotonic() >= end:
+                break
+            time.sleep(POLL)
+        s = self.screen()
+        assert not sig, f"skillgate was killed by signal {sig}:\n{s}"
+        assert not st or st == "0", f"skillgate exited with status {st}:\n{s}"
+        assert " skillgate  1 Skills" not in s, f"the terminal was not given back:\n{s}"
 
     def alive(self):
         return self.display("#{pane_dead}") != "1"
@@ -210,8 +262,8 @@ def run_state(s):
 def prompt_open(s):
     """skillgate's own prompt: the run waits for the person, and the box is drawn
     over the panes (a box a skill prints sits inside the output pane, after its
-    border, and never changes the run's state)."""
-    if run_state(s) != "WAITING FOR YOU":
+    border, and never changes the run's state). Its last line is drawn too."""
+    if run_state(s) != "WAITING FOR YOU" or "Enter never allow" not in s:
         return False
     return any(re.match(r"^[│ ].+┌─ skillgate: permission request", line)
                for line in s.split("\n"))
@@ -222,7 +274,21 @@ def prompt_closed(s):
 
 
 def run_done(s):
-    return run_state(s) == "done"
+    """The run screen of a finished run, drawn down to its status line (which
+    shows the finished run's keys, or a message, no longer the running run's)."""
+    return run_state(s) == "done" and not status_line(s).startswith(" Tab pane")
+
+
+def skills_screen(s):
+    return bool(re.match(r" \d+ skills? ", status_line(s)))
+
+
+def traces_screen(s):
+    return "STARTED (UTC)" in s and bool(re.match(r" \d+ of \d+ traces", status_line(s)))
+
+
+def pager(s):
+    return bool(re.match(r" line \d+ of \d+ ", status_line(s)))
 
 
 def status_line(s):
@@ -262,14 +328,15 @@ def select_skill(t, name):
 
 def press_enter_on_skill(t):
     """Enter on the skills screen opens the SKILL_INPUT line. If Enter does
-    nothing (the key a terminal sends for Enter is CR), note it and use ^J so
-    the rest of the test still runs; the browse test fails on it."""
+    nothing (a terminal sends CR for Enter), say so and use ^J (LF) so the test
+    goes on with what it is about; browse_help_traces_and_quit fails on it."""
     t.keys("Enter")
     try:
         return t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON): {}"), timeout=1.5,
                       what="the SKILL_INPUT line")
     except AssertionError:
-        t.notes.append("Enter (CR) on the skills screen did nothing; the test used ^J (LF)")
+        info("note: Enter (CR) on the skills screen did nothing; ^J (LF) was used instead "
+             "(see browse_help_traces_and_quit)")
         t.keys("C-j")
         return t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON): {}"),
                       what="the SKILL_INPUT line after ^J")
@@ -300,13 +367,13 @@ def wait_prompt_and_arm(t, timeout=15):
 def browse_help_traces_and_quit(base):
     t = Tui(base, [SKILLS_SRC])
     try:
-        s = t.wait("tui-writer", what="the skills list")
+        s = t.wait(lambda s: "tui-writer" in s and skills_screen(s), what="the skills list")
         assert s.startswith(" skillgate "), s
         for name in ("tui-flood", "tui-hostile", "tui-slow", "tui-writer"):
             assert re.search(rf"(?m)^ {name}\s+\[(LOW |MED |HIGH)\]", s), (name, s)
         assert re.search(r"(?m)^ 4 skills\s+Enter run", status_line(s)), status_line(s)
         # the details pane follows the cursor
-        t.keys("Home")
+        t.xterm_key("Home")
         s = t.wait(re.compile(r"(?m)^ tui-flood 1\.0\.0\s*$"), what="tui-flood's details")
         assert "max_output_bytes" not in s  # details are the resolved policy, not the yaml
         t.keys("Down")
@@ -315,15 +382,22 @@ def browse_help_traces_and_quit(base):
         assert "tools:   Read" in s and "network: none" in s, s
         # help, made from the key table
         t.keys("?")
-        s = t.wait(re.compile(r"(?m)^ Help\s*$"), what="the help screen")
-        assert "allow-once" in s and "allow this request once" in s, s
-        assert re.search(r"\bq\s+quit\b", s), s
+        s = t.wait(lambda s: re.search(r"(?m)^ Help\s*$", s) and pager(s), what="the help screen")
+        assert re.search(r"\bq\s+quit\b", s) and "Enter" in s, s
+        t.keys("/")
+        t.wait(lambda s: status_line(s).startswith("search:"), what="the pager's search line")
+        t.type("allow-once")
+        t.keys("Enter")
+        s = t.wait(lambda s: re.search(r"a\s+allow-once\s+allow this request once", s)
+                   and pager(s), timeout=3, what="the allow-once line of the help")
+        assert re.search(r"(?m)^ Help\s*$", s), s
         t.keys("q")
-        s = t.wait(re.compile(r"(?m)^ tui-hostile 1\.0\.0\s*$"), what="the skills screen again")
+        s = t.wait(lambda s: re.search(r"(?m)^ tui-hostile 1\.0\.0\s*$", s) and skills_screen(s),
+                   what="the skills screen again")
         assert "allow-once" not in s
         # the traces screen, empty in a fresh state folder
         t.keys("3")
-        s = t.wait("STARTED (UTC)", what="the traces screen")
+        s = t.wait(traces_screen, what="the traces screen")
         assert "No traces yet" in s and re.search(r"0 of 0 traces", status_line(s)), s
         t.keys("q")
         t.wait(re.compile(r"(?m)^ tui-hostile 1\.0\.0\s*$"), what="the skills screen after q")
@@ -333,13 +407,13 @@ def browse_help_traces_and_quit(base):
             t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON): {}"), timeout=2,
                    what="the SKILL_INPUT line after Enter")
         except AssertionError as e:
-            t.notes.append(f"Enter (CR, what a terminal sends) does not run the skill: {e}")
+            note(f"Enter (CR, what a terminal sends for Enter) does not open the SKILL_INPUT "
+                 f"line on the skills screen (^J does): {e}")
         t.keys("Escape")
         t.wait(lambda s: status_line(s).startswith(" 4 skills"), what="the skills status line")
         # q on the skills screen quits, and the program ends
         t.keys("q")
-        code = t.wait_exit()
-        assert code == 0, f"skillgate tui exited with {code}"
+        t.wait_exit()
     finally:
         t.close()
 
@@ -360,7 +434,7 @@ def run_and_allow_once(base):
         t.keys("a")
         s = t.wait(run_done, timeout=15, what="the run finishing")
         assert prompt_closed(s), s
-        assert f"WRITE-OK {target}" in s, s
+        assert "│WRITE-OK /" in s, s
         assert re.search(r"Output: 2 lines", s), s
         assert re.search(r"completed, exit 0", s), s
         with open(target) as f:
@@ -372,7 +446,9 @@ def run_and_allow_once(base):
         assert target in d[0]["request"], d[0]
         traces = t.traces()
         assert len(traces) == 1, traces
-        assert f"trace {traces[0]}"[:60] in s, (traces[0], s)
+        shown = re.search(r"completed, exit 0, .*  trace (/\S+)", s)
+        assert shown and len(shown.group(1)) > 20 and traces[0].startswith(shown.group(1)), (
+            traces[0], s)
         with open(traces[0]) as f:
             tr = json.load(f)
         assert tr["skill_name"] == "tui-writer" and tr["decisions"][0]["decision"] == "allow once"
@@ -463,23 +539,82 @@ def unanswered_prompt_times_out_as_deny(base):
 
 
 @test()
-def prompt_countdown_shows_the_seconds_left(base):
+def prompt_shows_when_it_arms_and_counts_down(base):
     skills = copy_skills(base)
     t = Tui(base, ["--prompt-timeout", "30", skills])
     try:
         os.makedirs(os.path.join(t.home, "tui-outbox"))
         t.wait("tui-writer", what="the skills list")
         start_run(t, "tui-writer")
-        s = wait_prompt_and_arm(t)
-        s = t.wait("Silence is a deny in", timeout=3, what="the armed prompt's countdown")
-        first = int(re.search(r"deny in (\d+) s", s).group(1))
+        s = t.wait(prompt_open, timeout=15, what="skillgate's permission prompt")
+        t0 = time.monotonic()
+        assert "Keys are ignored for a moment." in s, s
+        s = t.wait(re.compile(r"│ Deny in \d+ s"), timeout=3, what="the armed prompt's countdown")
+        armed_after = time.monotonic() - t0
+        info(f"the prompt said it was armed {armed_after * 1000:.0f} ms after it was first seen")
+        if armed_after > 0.9:
+            note(f"the prompt takes keys 500 ms after it opens, but it still said 'Keys are "
+                 f"ignored for a moment.' for {armed_after:.2f} s")
+        first = int(re.search(r"Deny in (\d+) s", s).group(1))
         time.sleep(1.3)
-        second = int(re.search(r"deny in (\d+) s", t.screen()).group(1))
+        second = int(re.search(r"Deny in (\d+) s", t.screen()).group(1))
         t.keys("d")
         t.wait(run_done, timeout=15, what="the run finishing")
         assert 25 <= first <= 30, (f"--prompt-timeout 30: the prompt said 'deny in {first} s' "
                                    f"0.6 s after it opened:\n{s}")
         assert second < first, f"the countdown did not move: {first} then {second}"
+    finally:
+        t.close()
+
+
+@test()
+def prompt_text_is_not_clipped(base):
+    skills = copy_skills(base)
+    # a home folder deep enough that the path is wider than the prompt
+    t = Tui(base, ["--prompt-timeout", "30", skills],
+            home="a-home-folder-with-a-rather-long-name/and-another-long-folder-under-it")
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        target = os.path.join(t.home, "tui-outbox", "result.txt")
+        assert len(target) > 100, target
+        t.wait("tui-writer", what="the skills list")
+        start_run(t, "tui-writer")
+        s = wait_prompt_and_arm(t)
+        box = "\n".join(line for line in s.split("\n") if re.match(r"^│\s+│ ", line))
+        s = t.wait(re.compile(r"│ Deny in \d+ s"), timeout=3, what="the armed prompt")
+        box_armed = "\n".join(line for line in s.split("\n") if re.match(r"^│\s+│ ", line))
+        t.keys("d")
+        t.wait(run_done, timeout=15, what="the run finishing")
+        if "result.txt" not in box.replace("│", "").replace(" ", "").replace("\n", ""):
+            note(f"the prompt for a write to {target} never shows the file's name:\n{box}")
+        if "? more" not in box:
+            note(f"the prompt's key line is clipped (no '? more'):\n{box}")
+        if "Enter never allows." not in box_armed:
+            note(f"the prompt's countdown line is clipped (no 'Enter never allows.'):\n{box_armed}")
+    finally:
+        t.close()
+
+
+@test(needs_run=False)
+def unknown_escape_sequences_are_not_typed_as_keys(base):
+    t = Tui(base, [SKILLS_SRC])
+    try:
+        t.wait("tui-writer", what="the skills list")
+        t.keys("3")
+        t.wait(traces_screen, what="the traces screen")
+        # tmux's Home key is ESC [ 1 ~, which xterm-256color's terminfo does not
+        # list: a key the TUI does not know must not arrive as Esc [ 1 ~ (and 1
+        # is the key for the skills screen)
+        t.keys("Home")
+        time.sleep(0.5)
+        s = t.screen()
+        assert "STARTED (UTC)" in s, (
+            "ESC [ 1 ~ (tmux's Home) left the traces screen: its '1' was read as a key:\n" + s)
+        t.keys("End")   # ESC [ 4 ~: '4' is the grants screen
+        time.sleep(0.5)
+        s = t.screen()
+        assert "STARTED (UTC)" in s, (
+            "ESC [ 4 ~ (tmux's End) left the traces screen: its '4' was read as a key:\n" + s)
     finally:
         t.close()
 
@@ -499,32 +634,39 @@ def trace_opens_from_the_run_and_the_traces_screen(base):
         # Enter on the finished run opens its trace
         t.keys("Enter")
         try:
-            s = t.wait("Trace of tui-writer", timeout=2, what="the trace in the pager")
+            s = t.wait(lambda s: "Trace of tui-writer" in s and pager(s), timeout=2,
+                       what="the trace in the pager")
         except AssertionError as e:
-            t.notes.append(f"Enter (CR) on the run screen did not open the trace: {e}")
+            note(f"Enter (CR) on the finished run's screen did not open the trace (^J does): {e}")
             t.keys("C-j")
-            s = t.wait("Trace of tui-writer", what="the trace in the pager after ^J")
+            s = t.wait(lambda s: "Trace of tui-writer" in s and pager(s),
+                       what="the trace in the pager after ^J")
         assert re.search(r"(?m)^ tui-writer  \S+", s), s
         assert re.search(r"(?m)^ Violations\s*$", s) and re.search(r"(?m)^ Decisions\s*$", s), s
-        assert re.search(r"Write\(\S+result\.txt\): deny \(person\)", s), s
+        if not re.search(r"Write\(\S+result\.txt\): deny \(person, ", s):
+            note("the trace's Decisions section does not show the decision (wanted a line like "
+                 "'Write(.../result.txt): deny (person)'):\n" + s)
         t.keys("q")
         t.wait(lambda s: run_done(s) and "Trace of" not in s, what="the run screen again")
         # the traces screen lists it; Enter on the newest row opens it too
         t.keys("3")
-        s = t.wait("STARTED (UTC)", what="the traces screen")
-        rows = [line for line in s.split("\n") if re.match(r"^ \d{4}-\d\d-\d\d ", line)]
+        s = t.wait(traces_screen, what="the traces screen")
+        rows = [line for line in s.split("\n") if re.match(r"^ \d\d-\d\d \d\d:\d\d:\d\d ", line)]
         assert len(rows) == 1 and "tui-writer" in rows[0] and "completed" in rows[0], s
         assert re.search(r"1 of 1 traces", status_line(s)), s
-        t.keys("Home", "Enter")
+        t.xterm_key("Home")
+        t.keys("Enter")
         try:
-            s = t.wait("Trace of tui-writer", timeout=2, what="the trace from the traces screen")
+            s = t.wait(lambda s: "Trace of tui-writer" in s and pager(s), timeout=2,
+                       what="the trace from the traces screen")
         except AssertionError as e:
-            t.notes.append(f"Enter (CR) on the traces screen did not open the trace: {e}")
+            note(f"Enter (CR) on the traces screen did not open the trace (^J does): {e}")
             t.keys("C-j")
-            s = t.wait("Trace of tui-writer", what="the trace after ^J")
+            s = t.wait(lambda s: "Trace of tui-writer" in s and pager(s),
+                       what="the trace after ^J")
         assert re.search(r"(?m)^ Violations\s*$", s), s
         t.keys("q")
-        t.wait("STARTED (UTC)", what="the traces screen after the pager")
+        t.wait(traces_screen, what="the traces screen after the pager")
     finally:
         t.close()
 
@@ -551,14 +693,16 @@ def hostile_output_stays_inert(base):
         assert t.tmux("list-buffers") == "", t.tmux("list-buffers")
         title0 = t.display("#{pane_title}")
 
-        comm = open(f"/proc/{t.pid}/comm").read().strip()
+        with open(f"/proc/{t.pid}/comm") as f:
+            comm = f.read().strip()
         assert comm == "skillgate", f"the pane runs {comm}, not skillgate directly"
         t.wait("tui-hostile", what="the skills list")
         start_run(t, "tui-hostile")
         # the fake prompt is text in the output pane; 'a' pressed at it answers nothing
         s = t.wait("FAKE-PROMPT-SHOWN", timeout=15, what="the fake prompt")
         fake = [line for line in s.split("\n") if "skillgate: permission request" in line]
-        assert fake and all(line.startswith("│┌─ skillgate: permission request") for line in fake), s
+        assert fake, s
+        assert all(line.startswith("│┌─ skillgate: permission request") for line in fake), s
         assert run_state(s) == "running", f"the fake prompt changed the run's state:\n{s}"
         t.keys("a")
         states = set()
@@ -578,7 +722,7 @@ def hostile_output_stays_inert(base):
         assert "PWNED" not in title and title == title0, f"the pane title became {title!r}"
         bufs = t.tmux("list-buffers")
         assert bufs == "", f"OSC 52 reached tmux's clipboard: {bufs!r}"
-        lines = s.split("\n")
+        lines = s.rstrip("\n").split("\n")
         assert lines[0].startswith(" skillgate  1 Skills"), s
         assert re.match(r"^ default  \? help$", lines[0][-len(" default  ? help"):]), (
             f"the theme changed (keys were injected?): {lines[0]!r}")
@@ -586,16 +730,18 @@ def hostile_output_stays_inert(base):
         assert lines[-2].startswith("└") and lines[-2].rstrip().endswith("┘"), s
         assert "HOSTILE-START" in s and "HOSTILE-END" in s, s
         # every escape is visible as text
-        for shown in (r"\e[2J\e[H", r"\e]0;PWNED-TITLE\x07", r"\e]52;c;UFdORUQ=",
-                      r"BIDI:\u{202e}DESREVER\u{202c}:END", r"BAD-UTF8:\xff\xfe",
-                      r"\x9b31mC1-CSI"):
+        for shown in (r"│\e[2J\e[H ", r"│\e]0;PWNED-TITLE\x07 ", r"│\e]2;PWNED-TITLE\e\ ",
+                      r"│\e]52;c;UFdORUQ=\x07 ", r"│\eP1$tPWNED-DCS\e\ ",
+                      r"│BIDI:\u{202e}DESREVER\u{202c}:END ", r"│BAD-UTF8:\xff\xfe\xc3(",
+                      r"│\x9b31mC1-CSI "):
             assert shown in s, (shown, s)
         assert re.search(r"TIOCSTI fd 0: 0 bytes pushed, errno 1 ", s), s
         assert re.search(r"DEVTTY-FAILED errno \d+", s), s
-        # the escapes are whole when the output pane has the width
+        # the long ones are whole when the output pane has the width
         t.keys("m")
-        s = t.wait(r"\eP1$tPWNED-DCS\e\\", timeout=3, what="the DCS string, escaped")
-        assert r"\e[5;5H\e[10A\e[3C\e[1;31mCSI-MOVED\e[0m" in s, s
+        s = t.wait(r"│\e[5;5H\e[10A\e[3C\e[1;31mCSI-MOVED\e[0m ", timeout=3,
+                   what="the cursor moves, escaped, in the maximized output pane")
+        assert r"│TIOCSTI fd 0: 0 bytes pushed, errno 1 (Operation not permitted)" in s, s
         t.keys("m")
         # the events show the TIOCSTI ioctls denied, as syscall_blocked
         t.keys("f")
@@ -615,8 +761,7 @@ def hostile_output_stays_inert(base):
         t.keys("q")
         t.wait(lambda s: status_line(s).startswith(" 4 skills"), what="the skills screen")
         t.keys("q")
-        code = t.wait_exit()
-        assert code == 0, f"skillgate tui exited with {code}"
+        t.wait_exit()
         assert sorted(glob.glob("/tmp/INJECTED*")) == injected, glob.glob("/tmp/INJECTED*")
         assert not os.path.exists(os.path.join(t.home, "INJECTED"))
         assert t.tmux("list-buffers") == ""
@@ -652,11 +797,11 @@ def output_flood_keeps_keys_fast_and_memory_bounded(base):
         assert "Output: 1000000 lines" in s, s
         assert re.search(r"completed, exit 0", s), s
         assert re.search(r"│line 1000000\s*│", s), s
-        t.keys("Home")
+        t.xterm_key("Home")
         s = t.wait(re.compile(r"\.\.\. \d+ older lines \(\d+ bytes\) dropped"), timeout=3,
                    what="the dropped-lines marker at the top of the output")
         assert re.search(r"│line \d+\s*│", s), s
-        t.keys("End")
+        t.xterm_key("End")
         # 2. a sustained flood (the lines again and again for 4 s): keys still answer
         t.keys("1")
         t.wait(lambda s: status_line(s).startswith(" 4 skills"), what="the skills screen")
@@ -684,14 +829,15 @@ def output_flood_keeps_keys_fast_and_memory_bounded(base):
         after = t.rss_kb()
         med = statistics.median(lat) if lat else float("nan")
         worst = max(lat) if lat else float("nan")
-        INFO[:] = [
+        for line in [
             f"million-line run: {took:.2f}s on screen; sustained flood: {s and header(s).strip()}",
             f"key-to-screen latency under the flood ({len(lat)} samples, '/' until 'search:' "
             f"shows, 10 ms polling): median {med:.0f} ms, worst {worst:.0f} ms, all "
             f"{', '.join(f'{x:.0f}' for x in lat)}",
             f"skillgate RSS: max {max(rss) / 1024:.1f} MB during the runs "
             f"(million-line run {rss_one / 1024 if rss_one else 0:.1f} MB), "
-            f"{(after or 0) / 1024:.1f} MB after ({len(rss)} samples)"]
+            f"{(after or 0) / 1024:.1f} MB after ({len(rss)} samples)"]:
+            info(line)
         assert len(lat) >= 5, f"only {len(lat)} latency samples while the flood ran"
         assert worst < 1000, f"worst key latency {worst:.0f} ms"
         assert med < 250, f"median key latency {med:.0f} ms"
@@ -710,8 +856,8 @@ def resize_during_a_run(base):
     t = Tui(base, ["--prompt-timeout", "30", skills])
     try:
         t.wait("tui-slow", what="the skills list")
-        start_run(t, "tui-slow", '{"seconds": 5}')
-        s = t.wait(re.compile(r"│tick \d+ of 50"), timeout=15, what="the first ticks")
+        start_run(t, "tui-slow", '{"seconds": 3}')
+        s = t.wait(re.compile(r"│tick \d+ of 30"), timeout=15, what="the first ticks")
         out, ev = box_rows(s, "Output: "), box_rows(s, "Events")
         assert out and ev and out[0][0] == ev[0][0], f"at 100 columns, not side by side:\n{s}"
 
@@ -727,7 +873,7 @@ def resize_during_a_run(base):
         s = t.wait(lambda s: len(s.rstrip("\n").split("\n")) == 40 and side_by_side(s)
                    and len(s.split("\n")[0]) > 100, timeout=5, what="the 120x40 layout")
         assert run_state(s) == "running", f"the run was not running at 120x40:\n{s}"
-        ly = s.split("\n")
+        ly = s.rstrip("\n").split("\n")
         assert ly[-2].startswith("└") and len(ly[-2].rstrip()) == 120, s
         t.tmux("resize-window", "-t", "sg", "-x", "80", "-y", "24")
         s = t.wait(lambda s: len(s.rstrip("\n").split("\n")) == 24 and stacked(s), timeout=5,
@@ -765,9 +911,20 @@ def preflight_run(base):
     return f"skillgate run cannot run a skill here: {why or 'exit %d' % p.returncode}"
 
 
+def stopped(signum, frame):
+    for t in list(LIVE):
+        t.close()
+    sys.exit(128 + signum)
+
+
 def main():
-    base = tempfile.mkdtemp(prefix="sgtui.")
+    signal.signal(signal.SIGTERM, stopped)
+    signal.signal(signal.SIGINT, stopped)
+    base = tempfile.mkdtemp(prefix="sgt.")
     os.chmod(base, 0o755)
+    only = os.environ.get("TUI_TESTS")  # a comma-separated subset of the tests, by name
+    if only:
+        TESTS[:] = [x for x in TESTS if x[0].__name__ in only.split(",")]
     print(f"1..{len(TESTS)}")
     sys.stdout.flush()
     no_tmux = None if TMUX else "tmux is not installed (apt-get install tmux)"
@@ -784,16 +941,20 @@ def main():
                 print(f"ok {i} - {label} # SKIP {why}")
             sys.stdout.flush()
             continue
-        sub = tempfile.mkdtemp(dir=base)
-        os.chmod(sub, 0o755)
+        sub = os.path.join(base, str(i))
+        os.makedirs(sub, mode=0o755)
         t0 = time.monotonic()
         NOTES.clear()
         INFO.clear()
         try:
             fn(sub)
             if NOTES:
-                raise AssertionError("\n".join(NOTES))
-            print(f"ok {i} - {label} ({time.monotonic() - t0:.1f}s)")
+                failed += 1
+                print(f"not ok {i} - {label} ({time.monotonic() - t0:.1f}s)")
+                for line in "\n".join(NOTES).splitlines():
+                    print(f"# {line}")
+            else:
+                print(f"ok {i} - {label} ({time.monotonic() - t0:.1f}s)")
         except Exception:  # noqa: BLE001 - every failure is reported as TAP
             failed += 1
             print(f"not ok {i} - {label} ({time.monotonic() - t0:.1f}s)")

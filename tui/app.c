@@ -51,10 +51,17 @@ void tui_switch(struct tui *t, enum tui_screen s)
     t->dirty = true;
 }
 
+void tui_confirm(struct tui *t, const char *question, tui_input_done done, void *ctx)
+{
+    tui_input(t, question, "", done, ctx);
+    t->input_confirm = true;
+}
+
 void tui_input(struct tui *t, const char *label, const char *initial, tui_input_done done,
                void *ctx)
 {
     t->input_active = true;
+    t->input_confirm = false;
     snprintf(t->input_label, sizeof t->input_label, "%s", label);
     snprintf(t->input_buf, sizeof t->input_buf, "%s", initial ? initial : "");
     t->input_len = strlen(t->input_buf);
@@ -65,13 +72,22 @@ void tui_input(struct tui *t, const char *label, const char *initial, tui_input_
 
 static void input_key(struct tui *t, int key)
 {
+    if (t->input_confirm) { /* a y/N question: one key answers it */
+        t->input_active = false;
+        t->input_buf[0] = (key == 'y' || key == 'Y') ? 'y' : 'n';
+        t->input_buf[1] = '\0';
+        t->input_done(t, t->input_buf, t->input_ctx);
+        return;
+    }
     if (key == 27 || key == 3) { /* Esc, ^C */
         t->input_active = false;
         t->input_done(t, NULL, t->input_ctx);
-    } else if (key == '\n' || key == '\r' || key == (TUI_KEY_FN | KEY_ENTER)) {
+    } else if (key == '\n') {
         t->input_active = false;
         t->input_buf[t->input_len] = '\0';
-        t->input_done(t, t->input_buf, t->input_ctx);
+        char text[sizeof t->input_buf]; /* done() may open the line again */
+        memcpy(text, t->input_buf, t->input_len + 1);
+        t->input_done(t, text, t->input_ctx);
     } else if (key == (TUI_KEY_FN | KEY_BACKSPACE) || key == 127 || key == 8) {
         while (t->input_len && ((unsigned char)t->input_buf[t->input_len - 1] & 0xc0) == 0x80)
             t->input_len--;
@@ -129,8 +145,9 @@ static bool global_action(struct tui *t, enum tui_action a)
     case TUI_A_HELP: {
         struct sg_buf b;
         sg_buf_init(&b, 64 * 1024);
+        cleanup_free char *cfgp = sg_config_default_path();
         sg_buf_printf(&b, "Keys (rebind them under keys: in %s)\n",
-                      t->cfg && t->cfg->path ? t->cfg->path : "~/.config/skillgate/config.yaml");
+                      cfgp ? cfgp : "~/.config/skillgate/config.yaml");
         for (int g = 0; g < TUI_G_COUNT; g++) {
             sg_buf_printf(&b, "\n%s\n", tui_group_name((enum tui_group)g));
             for (int k = 1; k < TUI_A_COUNT; k++) {
@@ -164,6 +181,9 @@ static bool global_action(struct tui *t, enum tui_action a)
 static void tui_key(struct tui *t, int key)
 {
     t->dirty = true;
+    /* raw mode delivers Enter as CR; keypads send KEY_ENTER: all are Enter */
+    if (key == '\r' || key == (TUI_KEY_FN | KEY_ENTER))
+        key = '\n';
     if (key == (TUI_KEY_FN | KEY_RESIZE)) {
         t->resized = true;
         return;
@@ -204,6 +224,40 @@ static void tui_key(struct tui *t, int key)
     }
 }
 
+/* After a bare Esc, the rest of an escape sequence curses did not know
+ * (terminfo and terminal disagree): map the common ones, swallow the rest,
+ * never type them as keys. */
+static int escape_sequence(void)
+{
+    char seq[16];
+    size_t n = 0;
+    wint_t ch;
+    int r = wget_wch(stdscr, &ch);
+    if (r == ERR)
+        return 27; /* a real Esc */
+    if (r != OK || (ch != '[' && ch != 'O'))
+        return r == OK ? -(int)ch - 1 : 27; /* Alt+key: ignored */
+    seq[n++] = (char)ch;
+    while (n + 1 < sizeof seq && wget_wch(stdscr, &ch) == OK) {
+        seq[n++] = (char)ch;
+        if (ch >= 0x40 && ch <= 0x7e && n > 1)
+            break;
+    }
+    seq[n] = '\0';
+    static const struct {
+        const char *s;
+        int key;
+    } known[] = {{"[1~", KEY_HOME}, {"[7~", KEY_HOME}, {"[H", KEY_HOME},  {"OH", KEY_HOME},
+                 {"[4~", KEY_END},  {"[8~", KEY_END},  {"[F", KEY_END},   {"OF", KEY_END},
+                 {"[5~", KEY_PPAGE}, {"[6~", KEY_NPAGE}, {"[3~", KEY_DC}, {"[A", KEY_UP},
+                 {"[B", KEY_DOWN},  {"[C", KEY_RIGHT}, {"[D", KEY_LEFT},  {"OA", KEY_UP},
+                 {"OB", KEY_DOWN},  {"OC", KEY_RIGHT}, {"OD", KEY_LEFT},  {"[Z", KEY_BTAB}};
+    for (size_t i = 0; i < SG_ARRAY_LEN(known); i++)
+        if (!strcmp(seq, known[i].s))
+            return TUI_KEY_FN | known[i].key;
+    return 0; /* unknown: dropped */
+}
+
 void tui_handle_input(struct tui *t)
 {
     if (t->script)
@@ -213,7 +267,16 @@ void tui_handle_input(struct tui *t)
         int r = wget_wch(stdscr, &ch);
         if (r == ERR)
             break;
-        tui_key(t, r == KEY_CODE_YES ? (int)(TUI_KEY_FN | (int)ch) : (int)ch);
+        int key = r == KEY_CODE_YES ? (int)(TUI_KEY_FN | (int)ch) : (int)ch;
+        if (key == 27) {
+            key = escape_sequence();
+            if (key < 0 || key == 0) {
+                if (key < -1 && tui_prompt_active(t))
+                    tui_key(t, 27); /* Esc then a key, in the prompt: still a deny */
+                continue;
+            }
+        }
+        tui_key(t, key);
     }
 }
 
@@ -330,6 +393,11 @@ static bool setup_terminal(struct tui *t, const char *size)
     }
     raw();
     noecho();
+    /* what many terminals send for Home and End whatever terminfo says */
+    define_key("\033[1~", KEY_HOME);
+    define_key("\033[4~", KEY_END);
+    define_key("\033[H", KEY_HOME);
+    define_key("\033[F", KEY_END);
     nonl();
     keypad(stdscr, TRUE);
     nodelay(stdscr, TRUE);

@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <wchar.h>
 
 #include "perm.h"
+#include "sanitize.h"
 #include "tui.h"
 #include "util.h"
 
@@ -22,6 +24,8 @@ struct tui_prompt_state {
     size_t queued;
     int64_t shown_ms, deadline_ms, armed_ms;
     unsigned ignored;
+    bool drawn_armed;     /* what the last frame showed */
+    long long drawn_secs;
 };
 
 /* The engine's deadlines are CLOCK_MONOTONIC: so is every time here. */
@@ -96,13 +100,12 @@ void tui_prompt_key(struct tui *t, int key)
         s->ignored++;
         return;
     }
+    t->message[0] = '\0';
     if (s->confirming) {
         s->confirming = false;
         if (key == 'y' || key == 'Y')
             sg_perm_answer(s->perm, SG_DEC_ALLOW_ALWAYS);
-        else
-            tui_message(t, "not saved; the request still waits");
-        return;
+        return; /* anything else: back to the question, which still waits */
     }
     switch (tui_keymap_lookup(&t->keys, key, TUI_G_PROMPT)) {
     case TUI_A_P_ONCE: sg_perm_answer(s->perm, SG_DEC_ALLOW_ONCE); break;
@@ -119,33 +122,83 @@ void tui_prompt_key(struct tui *t, int key)
     }
 }
 
-struct lines {
-    const char *label[16];
-    char value[16][4300];
-    enum tui_role role[16];
+/* The prompt's rows: a label and a value, the value wrapped by cell width
+ * (a long path must never hide its end: at most 4 rows, the middle elided). */
+#define MAX_ROWS 40
+struct rows {
+    const char *label[MAX_ROWS];
+    char *text[MAX_ROWS];
     int n;
 };
 
-static void add(struct lines *l, const char *label, enum tui_role role, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void add(struct lines *l, const char *label, enum tui_role role, const char *fmt, ...)
+static void add_wrapped(struct rows *r, const char *label, const char *value, int width)
 {
-    if (l->n >= 16)
+    cleanup_free char *san = sg_sanitize_str(value, 0);
+    char *chunk[64];
+    int nc = 0;
+    const char *p = san, *start = san;
+    int cells = 0;
+    mbstate_t st = {0};
+    while (*p && nc < 63) {
+        wchar_t wc;
+        size_t k = mbrtowc(&wc, p, strlen(p), &st);
+        if (k == (size_t)-1 || k == (size_t)-2 || k == 0)
+            k = 1, wc = L'?';
+        int cw = wcwidth(wc);
+        if (cw < 0)
+            cw = 1;
+        if (cells + cw > width) {
+            chunk[nc++] = sg_xstrndup(start, (size_t)(p - start));
+            start = p;
+            cells = 0;
+        }
+        cells += cw;
+        p += k;
+    }
+    if (*start || !nc)
+        chunk[nc++] = sg_xstrdup(start);
+    for (int i = 0; i < nc; i++) {
+        bool keep = nc <= 4 || i == 0 || i >= nc - 2 || i == 1;
+        if (r->n < MAX_ROWS && keep) {
+            r->label[r->n] = (i == 0) ? label : "";
+            if (nc > 4 && i == 1) {
+                r->text[r->n++] = sg_xasprintf("... (%d more rows) ...", nc - 3);
+                free(chunk[i]);
+                continue;
+            }
+            r->text[r->n++] = chunk[i];
+        } else {
+            free(chunk[i]);
+        }
+    }
+}
+
+static void rows_free(struct rows *r)
+{
+    for (int i = 0; i < r->n; i++)
+        free(r->text[i]);
+    r->n = 0;
+}
+
+void tui_prompt_tick(struct tui *t)
+{
+    struct tui_prompt_state *s = t->prompt;
+    if (!s || !s->active)
         return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(l->value[l->n], sizeof l->value[l->n], fmt, ap);
-    va_end(ap);
-    l->label[l->n] = label;
-    l->role[l->n++] = role;
+    int64_t now = mono_ms();
+    long long secs = (s->deadline_ms - now + 999) / 1000;
+    bool armed = now >= s->armed_ms;
+    if (armed != s->drawn_armed || secs != s->drawn_secs)
+        t->dirty = true; /* the arming and each second of the countdown are shown */
 }
 
 void tui_prompt_draw(struct tui *t)
 {
     struct tui_prompt_state *s = t->prompt;
     const struct sg_preq *q = &s->q;
-    static struct lines l;
-    l.n = 0;
+    int w = COLS >= 100 ? (COLS - 4 < 110 ? COLS - 4 : 110) : COLS;
+    int x = (COLS - w) / 2, vw = w - 13;
+    struct rows l = {0};
     const char *what = q->tool == SG_PT_BASH   ? "run a program"
                        : q->tool == SG_PT_FETCH ? "reach a host"
                                                 : "write a file";
@@ -153,40 +206,44 @@ void tui_prompt_draw(struct tui *t)
                                                                        ? "Fetch, medium risk"
                                                                        : "Write, medium risk";
     enum tui_role rr = q->tool == SG_PT_BASH ? TUI_R_RISK_HIGH : TUI_R_RISK_MEDIUM;
+    char port[16];
     if (q->tool == SG_PT_BASH) {
-        add(&l, "program", TUI_R_PROMPT, "%s", q->subject);
-        add(&l, "argv", TUI_R_PROMPT, "%s", q->args[0] ? q->args : "(none)");
-        add(&l, "cwd", TUI_R_PROMPT, "%s", q->cwd[0] ? q->cwd : "?");
+        add_wrapped(&l, "program", q->subject, vw);
+        add_wrapped(&l, "argv", q->args[0] ? q->args : "(none)", vw);
+        add_wrapped(&l, "cwd", q->cwd[0] ? q->cwd : "?", vw);
     } else if (q->tool == SG_PT_FETCH) {
-        add(&l, "host", TUI_R_PROMPT, "%s", q->subject);
+        add_wrapped(&l, "host", q->subject, vw);
+        snprintf(port, sizeof port, "%d", q->port);
         if (q->port > 0)
-            add(&l, "port", TUI_R_PROMPT, "%d", q->port);
+            add_wrapped(&l, "port", port, vw);
     } else {
-        add(&l, "path", TUI_R_PROMPT, "%s", q->subject);
-        add(&l, "call", TUI_R_PROMPT, "%s", q->args);
+        add_wrapped(&l, "path", q->subject, vw);
+        add_wrapped(&l, "call", q->args, vw);
     }
     if (q->detail[0])
-        add(&l, "note", TUI_R_PROMPT, "%s", q->detail);
-    add(&l, "why", TUI_R_PROMPT, "%s", s->why);
-    add(&l, "always", TUI_R_PROMPT, "saves %s (for this version of %s)", s->rule, s->skill);
+        add_wrapped(&l, "note", q->detail, vw);
+    add_wrapped(&l, "why", s->why, vw);
+    cleanup_free char *al = sg_xasprintf("saves %s for this version of %s", s->rule, s->skill);
+    add_wrapped(&l, "always", al, vw);
     if (s->details) {
-        add(&l, "", TUI_R_PROMPT, "%s", "");
-        add(&l, "decides", TUI_R_PROMPT, "%s",
-            q->tool == SG_PT_WRITE ? "skillgate opens exactly this path itself if you allow"
-            : q->tool == SG_PT_FETCH ? "the sandbox's proxy lets this name through if you allow"
-                                     : "the program runs inside the sandbox if you allow; files "
-                                       "and network stay confined");
-        add(&l, "queue", TUI_R_PROMPT, "%zu request%s waiting, this one first", s->queued,
-            s->queued == 1 ? "" : "s");
-        if (s->ignored)
-            add(&l, "ignored", TUI_R_PROMPT, "%u key%s typed as it opened", s->ignored,
-                s->ignored == 1 ? "" : "s");
+        add_wrapped(&l, "if yes",
+                    q->tool == SG_PT_WRITE ? "skillgate opens exactly this path itself"
+                    : q->tool == SG_PT_FETCH ? "the sandbox's proxy lets this name through"
+                                             : "the program runs inside the same sandbox: files "
+                                               "and network stay confined", vw);
+        char qn[64];
+        snprintf(qn, sizeof qn, "%zu waiting, this one first", s->queued);
+        add_wrapped(&l, "queue", qn, vw);
+        if (s->ignored) {
+            snprintf(qn, sizeof qn, "%u key%s typed as it opened", s->ignored,
+                     s->ignored == 1 ? "" : "s");
+            add_wrapped(&l, "ignored", qn, vw);
+        }
     }
-    int w = COLS - 4 < 78 ? COLS - 4 : 78;
-    int h = l.n + 7;
+    int h = l.n + 6;
     if (h > LINES - 2)
         h = LINES - 2;
-    int y = (LINES - h) / 2, x = (COLS - w) / 2;
+    int y = (LINES - h) / 2;
     attr_t a = tui_attr(t, TUI_R_PROMPT), ta = tui_attr(t, TUI_R_PROMPT_TITLE);
     for (int r = 0; r < h; r++)
         tui_fill(stdscr, y + r, x, w, a);
@@ -199,28 +256,31 @@ void tui_prompt_draw(struct tui *t)
     int row = y + 1;
     int c = tui_putf(stdscr, row, x + 2, w - 4, ta, "%s asks to %s  ", s->skill, what);
     tui_putf(stdscr, row++, x + 2 + c, w - 4 - c, tui_attr(t, rr) | A_REVERSE, " %s ", risk);
-    row++;
     for (int i = 0; i < l.n && row < y + h - 3; i++, row++) {
         tui_putf(stdscr, row, x + 2, 9, ta, "%s", l.label[i]);
-        tui_put(stdscr, row, x + 11, w - 13, l.value[i], strlen(l.value[i]), tui_attr(t, l.role[i]));
+        tui_put(stdscr, row, x + 11, vw, l.text[i], strlen(l.text[i]), a);
     }
+    rows_free(&l);
     row = y + h - 3;
     if (s->confirming) {
-        tui_putf(stdscr, row, x + 2, w - 4, ta, "Save the grant %s? y saves, any other key goes back",
+        tui_putf(stdscr, row, x + 2, w - 4, ta, "Save %s? y saves it; any other key goes back",
                  s->rule);
     } else {
-        char k[7][24];
+        char k[6][24];
         static const enum tui_action acts[] = {TUI_A_P_ONCE, TUI_A_P_RUN, TUI_A_P_ALWAYS,
                                                TUI_A_P_DENY, TUI_A_P_DENY_ALWAYS, TUI_A_P_DETAILS};
         for (size_t i = 0; i < SG_ARRAY_LEN(acts); i++)
             tui_keymap_describe(&t->keys, acts[i], k[i], sizeof k[i]);
-        tui_putf(stdscr, row, x + 2, w - 4, ta,
-                 "[%s] once  [%s] this run  [%s] always  [%s] deny  [%s] always deny  [%s] more",
+        tui_putf(stdscr, row, x + 2, w - 4, ta, "%s once  %s run  %s always  %s deny  %s never  %s more",
                  k[0], k[1], k[2], k[3], k[4], k[5]);
     }
-    int64_t left = s->deadline_ms - mono_ms();
-    bool armed = mono_ms() >= s->armed_ms;
-    tui_putf(stdscr, row + 1, x + 2, w - 4, a, "%s deny in %lld s. Enter never allows.",
-             armed ? "Silence is a" : "Keys wait a moment (typeahead is ignored).",
-             (long long)(left > 0 ? (left + 999) / 1000 : 0));
+    int64_t now = mono_ms();
+    long long secs = (s->deadline_ms - now + 999) / 1000;
+    if (secs < 0)
+        secs = 0;
+    bool armed = now >= s->armed_ms;
+    s->drawn_armed = armed;
+    s->drawn_secs = secs;
+    tui_putf(stdscr, row + 1, x + 2, w - 4, a, "%sDeny in %lld s. Enter never allows.",
+             armed ? "" : "Keys are ignored for a moment. ", secs);
 }

@@ -149,7 +149,7 @@ struct tui {
     char message[512];       /* a one-shot message in the status bar */
     int64_t message_ms;
     /* the input line */
-    bool input_active;
+    bool input_active, input_confirm;
     char input_label[256], input_buf[1024];
     size_t input_len;
     tui_input_done input_done;
@@ -171,6 +171,8 @@ void tui_switch(struct tui *t, enum tui_screen s);
 void tui_message(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tui_input(struct tui *t, const char *label, const char *initial, tui_input_done done,
                void *ctx);
+/* A y/N question: one key answers it (y yes, anything else no). */
+void tui_confirm(struct tui *t, const char *question, tui_input_done done, void *ctx);
 /* Show text in the pager (takes a copy); back returns to the current screen. */
 void tui_pager_show(struct tui *t, const char *title, const char *text);
 void tui_draw_now(struct tui *t);
@@ -203,6 +205,8 @@ void tui_prompt_init(struct tui *t);
 void tui_prompt_free(struct tui *t);
 bool tui_prompt_active(const struct tui *t);
 void tui_prompt_draw(struct tui *t);
+/* Marks the screen dirty when the prompt's arming or countdown changed. */
+void tui_prompt_tick(struct tui *t);
 /* A key while the prompt is open (the raw key: Enter must never allow). */
 void tui_prompt_key(struct tui *t, int key);
 /* ms until the prompt needs a redraw (countdown), -1 none. */

@@ -58,7 +58,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         open_view(t, v);
     attr_t hd = tui_attr(t, TUI_R_HEADER);
     tui_fill(w, 0, 0, cols, hd);
-    tui_putf(w, 0, 1, cols - 2, hd, "%-5s %-20s %-14s %-24s %s", "", "SKILL", "DIGEST", "CREATED",
+    tui_putf(w, 0, 1, cols - 2, hd, "%-5s %-16s %-12s %-10s %s", "", "SKILL", "DIGEST", "CREATED",
              "RULE");
     s->rows = rows - 2;
     size_t n = json_array_size(s->list);
@@ -81,9 +81,10 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         tui_fill(w, i + 1, 0, cols, a);
         int x = tui_putf(w, i + 1, 1, 6, sel ? a : tui_attr(t, deny ? TUI_R_SEV_WARNING : TUI_R_OK),
                          "%-5s ", deny ? "DENY" : "ALLOW");
-        x += tui_putf(w, i + 1, 1 + x, 21, a, "%-20.20s ", gs(g, "skill"));
-        x += tui_putf(w, i + 1, 1 + x, 15, a, "%-14.14s ", gs(g, "digest"));
-        x += tui_putf(w, i + 1, 1 + x, 25, a, "%-24.24s ", gs(g, "created"));
+        x += tui_putf(w, i + 1, 1 + x, 17, a, "%-16.16s ", gs(g, "skill"));
+        const char *dg = gs(g, "digest");
+        x += tui_putf(w, i + 1, 1 + x, 13, a, "%-12.12s ", strncmp(dg, "sha256:", 7) ? dg : dg + 7);
+        x += tui_putf(w, i + 1, 1 + x, 11, a, "%-10.10s ", gs(g, "created"));
         tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%s", gs(g, "rule"));
     }
 }
@@ -134,7 +135,7 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         json_t *g = json_array_get(s->list, s->sel);
         cleanup_free char *q = sg_xasprintf("revoke %s %s for %s? y/N ", gs(g, "effect"),
                                             gs(g, "rule"), gs(g, "skill"));
-        tui_input(t, q, "", revoke_confirmed, s);
+        tui_confirm(t, q, revoke_confirmed, s);
         return true;
     }
     default: return false;

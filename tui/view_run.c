@@ -97,9 +97,12 @@ static void sink(void *ctx, const struct sg_event *ev)
             r->allowed++;
         if (ev->kind == SG_EV_PERMISSION_ASKED)
             r->asked++;
-        if (ev->kind == SG_EV_PERMISSION_DECIDED && ev->data &&
-            !json_is_true(json_object_get(ev->data, "prevented")))
-            r->allowed++;
+        if (ev->kind == SG_EV_PERMISSION_DECIDED && ev->data) {
+            if (json_is_true(json_object_get(ev->data, "prevented")))
+                r->blocked++; /* a denied request was stopped too */
+            else
+                r->allowed++;
+        }
         if (ev->kind == SG_EV_SANDBOX_DEGRADED)
             r->degraded = true;
     }
@@ -130,6 +133,7 @@ static bool hook_dispatch(void *ctx, const struct pollfd *p, size_t n,
     if (t->script)
         tui_script_step(t);
     tui_demo_tick(t);
+    tui_prompt_tick(t);
     int64_t now = tui_now_ms();
     if (t->resized || (t->dirty && now - t->last_draw_ms >= FRAME_MS) ||
         now - t->last_draw_ms >= 1000)
@@ -413,8 +417,8 @@ static void draw_pane(struct tui *t, struct run *r, int which, WINDOW *w, int y,
     int row = 0;
     if (rg->dropped_lines && first == 0 && rows > 1) {
         tui_putf(w, y + 1, x + 1, cols, tui_attr(t, TUI_R_DIM),
-                 "... %llu older lines (%llu bytes) dropped from the scrollback; the trace keeps "
-                 "its own record",
+                 "... %llu older lines (%llu bytes) dropped from the scrollback (the trace "
+                 "counts every byte)",
                  (unsigned long long)rg->dropped_lines, (unsigned long long)rg->dropped_bytes);
         row = 1;
     }
@@ -641,8 +645,8 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         return true;
     case TUI_A_DELETE:
         if (r->active)
-            tui_input(t, "stop the run (kill every process of the sandbox)? y/N ", "",
-                      stop_confirmed, r);
+            tui_confirm(t, "Stop the run (kill every process of the sandbox)? y/N ",
+                        stop_confirmed, r);
         return true;
     case TUI_A_ENTER:
         if (r->done && r->trace[0])
@@ -667,7 +671,7 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
     else if (r->done)
         snprintf(out, n, "Enter open the trace  e export  Tab pane  / search  f filter  q back");
     else
-        snprintf(out, n, "1 skills  ? help");
+        snprintf(out, n, "1: the skills screen  ? help");
 }
 
 static void close_view(struct tui *t, struct tui_view *v)

@@ -107,6 +107,23 @@ static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int 
         if (y < maxy)
             tui_put(w, y++, x, width, sk->description, dl, n);
     }
+    /* problems first: they are why you look */
+    size_t shown = 0, room = rows > 6 ? (size_t)(rows - 6) : 1;
+    for (size_t i = 0; i < sk->diags.n && shown < room && y < maxy; i++, shown++) {
+        cleanup_free char *m = sg_diag_format(&sk->diags.v[i]);
+        const char *rel = m;
+        size_t dl = strlen(sk->display);
+        if (!strncmp(m, sk->display, dl) && m[dl] == '/')
+            rel = m + dl + 1; /* the path inside the skill's folder is enough here */
+        if (shown + 1 == room && i + 1 < sk->diags.n) {
+            line(w, &y, maxy, x, width, tui_attr(t, TUI_R_SEV_WARNING),
+                 "+%zu more problems: skillgate validate %s", sk->diags.n - i, sk->display);
+            break;
+        }
+        line(w, &y, maxy, x, width,
+             tui_attr(t, sk->diags.v[i].sev == SG_ERROR ? TUI_R_SEV_ERROR : TUI_R_SEV_WARNING),
+             "%s", rel);
+    }
     struct sg_buf b;
     sg_buf_init(&b, 8192);
     for (size_t i = 0; i < p->ntools; i++) {
@@ -126,7 +143,9 @@ static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int 
     sg_buf_free(&b);
     sg_buf_init(&b, 8192);
     for (size_t i = 0; i < p->nwrite; i++)
-        sg_buf_printf(&b, "%s%s", i ? " " : "", p->write[i].declared);
+        sg_buf_printf(&b, "%s%s", i ? " " : "",
+                      !strcmp(p->write[i].path, sk->root) ? "the skill's folder"
+                                                          : p->write[i].declared);
     line(w, &y, maxy, x, width, n, "writes:  %s", p->nwrite ? b.data : "none declared");
     sg_buf_free(&b);
     sg_buf_init(&b, 8192);
@@ -140,12 +159,6 @@ static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int 
     if (p->entry.command)
         line(w, &y, maxy, x, width, n, "runs:    %s%s", p->entry.command,
              p->entry.detected ? " (found by convention)" : "");
-    for (size_t i = 0; i < sk->diags.n && y < maxy; i++) {
-        cleanup_free char *m = sg_diag_format(&sk->diags.v[i]);
-        line(w, &y, maxy, x, width,
-             tui_attr(t, sk->diags.v[i].sev == SG_ERROR ? TUI_R_SEV_ERROR : TUI_R_SEV_WARNING),
-             "%s", m);
-    }
 }
 
 static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
@@ -154,6 +167,8 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     open_view(t, v);
     bool side = cols >= 140;
     int list_rows = side ? rows - 1 : (rows - 1) / 2;
+    if (!side && (int)s->d.n < list_rows)
+        list_rows = s->d.n < 3 ? 3 : (int)s->d.n; /* the rest goes to the details */
     int list_cols = side ? cols / 2 : cols;
     s->list_rows = list_rows;
     tui_fill(w, 0, 0, cols, tui_attr(t, TUI_R_HEADER));
@@ -192,8 +207,9 @@ static void input_given(struct tui *t, const char *text, void *ctx)
     json_error_t je;
     json_t *j = json_loads(text, JSON_DECODE_ANY, &je);
     if (!j) {
-        tui_message(t, "not JSON: %s (column %d) - Enter again to fix it", je.text, je.column);
-        tui_input(t, "SKILL_INPUT (JSON): ", text, input_given, NULL);
+        char label[256];
+        snprintf(label, sizeof label, "not JSON (column %d: %s), fix it: ", je.column, je.text);
+        tui_input(t, label, text, input_given, NULL);
         return;
     }
     json_decref(j);
@@ -311,7 +327,7 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
 {
     (void)t;
     struct skills *s = S(v);
-    snprintf(out, n, "%zu skill%s   Enter run  d dry run  i instructions  / find  R rescan  ? help  q quit",
+    snprintf(out, n, "%zu skill%s  Enter run  d dry run  i read  / find  R rescan  ? help  q quit",
              s->d.n, s->d.n == 1 ? "" : "s");
 }
 

@@ -182,8 +182,8 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         open_view(t, v);
     attr_t hd = tui_attr(t, TUI_R_HEADER);
     tui_fill(w, 0, 0, cols, hd);
-    tui_putf(w, 0, 1, cols - 2, hd, "%-19s %-20s %-17s %8s %-8s %5s %4s", "STARTED (UTC)", "SKILL",
-             "STATUS", "TIME", "SEVERITY", "BLOCK", "ASKS");
+    tui_putf(w, 0, 1, cols - 2, hd, "%-14s %-18s %-10s %7s %-8s %5s %4s", "STARTED (UTC)",
+             "SKILL", "STATUS", "TIME", "SEVERITY", "BLOCK", "ASKS");
     s->rows = rows - 1;
     if (!s->nshown) {
         tui_putf(w, 2, 2, cols - 4, tui_attr(t, TUI_R_DIM), "%s",
@@ -202,13 +202,17 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         attr_t a = tui_attr(t, sel ? TUI_R_SELECTED : TUI_R_NORMAL);
         tui_fill(w, i + 1, 0, cols, a);
         char when[20];
-        snprintf(when, sizeof when, "%.10s %.8s", r->started, r->started[0] ? r->started + 11 : "");
-        int x = tui_putf(w, i + 1, 1, cols - 2, a, "%-19s ", when);
-        x += tui_putf(w, i + 1, 1 + x, 21, a, "%-20.20s ", r->skill);
+        snprintf(when, sizeof when, "%.5s %.8s", strlen(r->started) >= 19 ? r->started + 5 : "",
+                 strlen(r->started) >= 19 ? r->started + 11 : "");
+        int x = tui_putf(w, i + 1, 1, cols - 2, a, "%-14s ", when);
+        x += tui_putf(w, i + 1, 1 + x, 19, a, "%-18.18s ", r->skill);
         attr_t sa = sel ? a : tui_attr(t, !strcmp(r->status, "completed") && !r->exit_code
                                               ? TUI_R_OK : TUI_R_SEV_WARNING);
-        x += tui_putf(w, i + 1, 1 + x, 18, sa, "%-17.17s ", r->status);
-        x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%6lldms ", r->duration_ms);
+        x += tui_putf(w, i + 1, 1 + x, 11, sa, "%-10.10s ", r->status);
+        if (r->duration_ms < 100000)
+            x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%5lldms ", r->duration_ms);
+        else
+            x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%6llds ", r->duration_ms / 1000);
         attr_t va = sel ? a : tui_severity_attr(t, r->sev_rank >= 3 ? 3 : r->sev_rank >= 1 ? 2 : 0);
         x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, va, "%-8s ", r->severity);
         tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%5zu %4zu", r->enforcements, r->decisions);
@@ -229,9 +233,9 @@ static char *trace_text(json_t *doc, const char *path)
     sg_buf_printf(&b, "status:    %s, exit %lld%s\n", jstr(doc, "status"),
                   (long long)json_integer_value(json_object_get(doc, "exit_code")),
                   json_is_true(json_object_get(doc, "degraded")) ? "   DEGRADED (no Landlock)" : "");
-    sg_buf_printf(&b, "severity:  %s, %lld enforcements, all prevented: %s\n",
-                  jstr(vs, "max_severity"),
-                  (long long)json_integer_value(json_object_get(vs, "total_enforcements")),
+    long long ne = (long long)json_integer_value(json_object_get(vs, "total_enforcements"));
+    sg_buf_printf(&b, "severity:  %s, %lld enforcement%s, all prevented: %s\n",
+                  jstr(vs, "max_severity"), ne, ne == 1 ? "" : "s",
                   json_is_true(json_object_get(vs, "all_prevented")) ? "yes" : "no");
     json_t *out = json_object_get(doc, "output");
     sg_buf_printf(&b, "output:    %lld bytes stdout, %lld stderr (%lld, %lld dropped)\n",
@@ -263,9 +267,9 @@ static char *trace_text(json_t *doc, const char *path)
         sg_buf_printf(&b, "  none asked\n");
     json_array_foreach(json_object_get(doc, "decisions"), i, c)
     {
-        json_t *dd = json_object_get(c, "data");
-        sg_buf_printf(&b, "  %s %s %s: %s (%s)\n", jstr(c, "timestamp"), jstr(dd, "tool"),
-                      jstr(dd, "request"), jstr(dd, "decision"), jstr(dd, "decided_by"));
+        sg_buf_printf(&b, "  %s: %s (%s, %s, after %lld ms)\n", jstr(c, "request"),
+                      jstr(c, "decision"), jstr(c, "decided_by"), jstr(c, "scope"),
+                      (long long)json_integer_value(json_object_get(c, "latency_ms")));
     }
     sg_buf_printf(&b, "\nTimeline\n");
     json_array_foreach(json_object_get(doc, "events"), i, c)
@@ -403,8 +407,9 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
 {
     (void)t;
     struct traces *s = T(v);
-    snprintf(out, n, "%zu of %zu traces%s, by %s   Enter open  e export  s sort  f filter  R reload",
-             s->nshown, s->n, s->unreadable ? " (some unreadable)" : "", sort_names[s->sort]);
+    snprintf(out, n, "%zu of %zu traces%s, by %s%s%s%s  Enter open  e export  s sort  f filter",
+             s->nshown, s->n, s->unreadable ? " (some unreadable)" : "", sort_names[s->sort],
+             s->filter[0] ? ", filter \"" : "", s->filter, s->filter[0] ? "\"" : "");
 }
 
 static void close_view(struct tui *t, struct tui_view *v)

@@ -12,11 +12,11 @@ def emit(b):
 
 
 emit(b"HOSTILE-START\n")
-emit(b"\x1b[2J\x1b[H")                                   # clear the screen, cursor home
-emit(b"\x1b]0;PWNED-TITLE\x07")                          # OSC 0: window and pane title
-emit(b"\x1b]2;PWNED-TITLE\x1b\\")                        # OSC 2, ST-terminated
-emit(b"\x1b]52;c;UFdORUQ=\x07")                          # OSC 52: clipboard := "PWNED"
-emit(b"\x1bP1$tPWNED-DCS\x1b\\")                         # DCS string
+emit(b"\x1b[2J\x1b[H\n")                                 # clear the screen, cursor home
+emit(b"\x1b]0;PWNED-TITLE\x07\n")                        # OSC 0: window and pane title
+emit(b"\x1b]2;PWNED-TITLE\x1b\\\n")                      # OSC 2, ST-terminated
+emit(b"\x1b]52;c;UFdORUQ=\x07\n")                        # OSC 52: clipboard := "PWNED"
+emit(b"\x1bP1$tPWNED-DCS\x1b\\\n")                       # DCS string
 emit(b"\x1b[5;5H\x1b[10A\x1b[3C\x1b[1;31mCSI-MOVED\x1b[0m\n")  # cursor moves, colour
 emit("BIDI:\u202eDESREVER\u202c:END\n".encode())         # right-to-left override
 emit(b"BAD-UTF8:\xff\xfe\xc3(\xed\xa0\x80:END\n")        # invalid UTF-8
