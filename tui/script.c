@@ -91,8 +91,8 @@ static void screen_text(struct sg_buf *b)
         for (int x = 0; x < COLS; x++) {
             cchar_t cc;
             wchar_t wc[CCHARW_MAX + 1] = {0};
-            attr_t a;
-            short pair;
+            attr_t a = 0;
+            short pair = 0;
             if (mvwin_wch(curscr, y, x, &cc) == ERR || getcchar(&cc, wc, &a, &pair, NULL) == ERR ||
                 !wc[0])
                 wc[0] = L' ';
