@@ -97,10 +97,12 @@ static void hex_digest(EVP_MD_CTX *md, char out[72])
     sg_sha256_format(d, out);
 }
 
-static bool read_stream(struct stream *st, struct sg_event_bus *bus)
+/* At most rounds reads of 64 KiB: the loop comes back to the other fds (and
+ * a front end's keys) after each batch. */
+static bool read_stream(struct stream *st, struct sg_event_bus *bus, int rounds)
 {
     char buf[65536];
-    for (int rounds = 0; rounds < 16; rounds++) {
+    for (int r = 0; r < rounds; r++) {
         ssize_t n = read(st->fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
@@ -570,10 +572,12 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             close(sb.notify_fd);
             sb.notify_fd = -1;
         }
+        /* with a front end in the loop, smaller batches keep its keys quick */
+        int rounds = hook ? 2 : 16;
         if (i_out >= 0 && p[i_out].revents)
-            read_stream(&out, bus);
+            read_stream(&out, bus, rounds);
         if (i_err >= 0 && p[i_err].revents)
-            read_stream(&err, bus);
+            read_stream(&err, bus, rounds);
         if (i_in >= 0 && p[i_in].revents) {
             ssize_t w = (p[i_in].revents & POLLOUT) && in_off < in_len
                             ? write(sb.stdin_fd, plan->input + in_off, in_len - in_off)

@@ -76,6 +76,9 @@ def main():
            "XDG_STATE_HOME": os.path.join(base, "state"),
            "XDG_CONFIG_HOME": os.path.join(base, "config"),
            "LANG": "C.UTF-8", "TERM": "xterm-256color"}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):  # reports go to files, not the screen
+        opts = [o for o in os.environ.get(k, "").split(":") if o]
+        env[k] = ":".join(opts + [f"log_path={os.path.join(base, 'sanitizer')}"])
     os.makedirs(env["HOME"])
     before = set(glob.glob("/var/tmp/skillgate-demo-*"))
     tm = Tmux(env)
@@ -123,6 +126,9 @@ def main():
         problems.append(f"no person's deny of rm in the audit log: {dec}")
     if left:
         problems.append(f"the workspace was left behind: {left}")
+    for p in glob.glob(os.path.join(base, "sanitizer*")):
+        with open(p, errors="replace") as f:
+            problems.append(f"the sanitizers reported: {f.read()[:3000]}")
     if problems:
         print(f"not ok 1 - {name}")
         for p in problems:

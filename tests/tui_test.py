@@ -37,6 +37,8 @@ import time
 import traceback
 
 SG = os.path.abspath(sys.argv[1])
+with open(SG, "rb") as _f:
+    SANITIZED = b"__asan_init" in _f.read()
 SRC = os.path.abspath(sys.argv[2])
 SKILLS_SRC = os.path.join(SRC, "tests", "tui-skills")
 IN_CI = bool(os.environ.get("CI"))
@@ -85,6 +87,15 @@ class Tui:
         self.env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                     "TERM": "xterm-256color", "HOME": self.home, "XDG_STATE_HOME": self.state,
                     "XDG_CONFIG_HOME": self.config}
+        # a sanitizer build reports into files here (never onto the screen under
+        # test), and keeps a small quarantine so RSS measures skillgate's bounds
+        # rather than ASan's (256 MB by default)
+        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+            opts = [o for o in os.environ.get(k, "").split(":") if o]
+            opts.append(f"log_path={os.path.join(self.dir, 'sanitizer')}")
+            if k == "ASAN_OPTIONS" and SANITIZED:
+                opts.append("quarantine_size_mb=8")
+            self.env[k] = ":".join(opts)
         conf = os.path.join(self.dir, "tmux.conf")
         with open(conf, "w") as f:
             # a full-size pane (no status line), TERM for the programs in it, the
@@ -134,7 +145,20 @@ class Tui:
     def screen(self):
         return self.tmux("capture-pane", "-p", "-t", "sg")
 
+    def sanitizer_reports(self):
+        out = []
+        for p in glob.glob(os.path.join(self.dir, "sanitizer*")):
+            with open(p, errors="replace") as f:
+                out.append(f.read())
+        return "\n".join(x for x in out if x.strip())
+
     def close(self):
+        reports = self.sanitizer_reports() if self.started else ""
+        self._close()
+        if reports:
+            raise AssertionError(f"the sanitizers reported:\n{reports[:4000]}")
+
+    def _close(self):
         if self.started:
             self.tmux("kill-server", check=False)
             self.started = False
@@ -839,8 +863,8 @@ def output_flood_keeps_keys_fast_and_memory_bounded(base):
             f"{(after or 0) / 1024:.1f} MB after ({len(rss)} samples)"]:
             info(line)
         assert len(lat) >= 5, f"only {len(lat)} latency samples while the flood ran"
-        assert worst < 1000, f"worst key latency {worst:.0f} ms"
-        assert med < 250, f"median key latency {med:.0f} ms"
+        assert worst < 500, f"worst key latency {worst:.0f} ms"
+        assert med < 100, f"median key latency {med:.0f} ms"
         assert max(rss) < 150 * 1024, f"skillgate grew to {max(rss) / 1024:.1f} MB"
         assert after is not None and after < 150 * 1024, after
         assert re.search(r"completed, exit 0", s), s
@@ -913,7 +937,7 @@ def preflight_run(base):
 
 def stopped(signum, frame):
     for t in list(LIVE):
-        t.close()
+        t._close()
     sys.exit(128 + signum)
 
 

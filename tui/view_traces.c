@@ -120,7 +120,8 @@ static void refilter(struct traces *s)
         s->shown[s->nshown++] = i;
     }
     g_sort = s->sort, g_rev = s->reverse, g_rows = s->v;
-    qsort(s->shown, s->nshown, sizeof *s->shown, cmp_rows);
+    if (s->nshown)
+        qsort(s->shown, s->nshown, sizeof *s->shown, cmp_rows);
     if (s->sel >= s->nshown)
         s->sel = s->nshown ? s->nshown - 1 : 0;
 }
@@ -146,7 +147,8 @@ static void open_view(struct tui *t, struct tui_view *v)
     }
     if (d)
         closedir(d);
-    qsort(names, nn, sizeof *names, cmp_name_desc);
+    if (nn)
+        qsort(names, nn, sizeof *names, cmp_name_desc);
     s->v = sg_xcalloc(nn ? nn : 1, sizeof *s->v);
     for (size_t i = 0; i < nn; i++) {
         json_t *doc = i < MAX_TRACES ? load_trace(dfd, names[i]) : NULL;
