@@ -207,6 +207,7 @@ struct sg_perm {
     int64_t shown_ms, armed_ms, deadline_ms;
     char line[256];
     size_t linelen;
+    char last_by[512];       /* who made the last decision */
     sg_perm_show_fn fe_show; /* a front end shows the prompt */
     void *fe_ctx;
 };
@@ -418,6 +419,7 @@ struct sg_perm *sg_perm_new(const struct sg_perm_opts *o, struct sg_diags *d)
 static void audit_decision(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d,
                            const char *by, int64_t latency)
 {
+    snprintf(p->last_by, sizeof p->last_by, "%s", by);
     cleanup_free char *rule = sg_preq_rule(q);
     char iso[32];
     struct timespec t;
@@ -565,6 +567,11 @@ void sg_perm_set_frontend(struct sg_perm *p, sg_perm_show_fn show_fn, void *ctx)
 {
     p->fe_show = show_fn;
     p->fe_ctx = ctx;
+}
+
+const char *sg_perm_last_decided_by(const struct sg_perm *p)
+{
+    return p->last_by;
 }
 
 void sg_perm_answer(struct sg_perm *p, enum sg_decision d)

@@ -108,6 +108,8 @@ struct sg_perm_prompt {
 };
 typedef void (*sg_perm_show_fn)(void *ctx, const struct sg_perm_prompt *pr);
 void sg_perm_set_frontend(struct sg_perm *p, sg_perm_show_fn show, void *ctx);
+/* Who made the last decision ("person", "rule ...", "timeout ...", ...). */
+const char *sg_perm_last_decided_by(const struct sg_perm *p);
 /* Decide the request at the head of the queue (by a person). */
 void sg_perm_answer(struct sg_perm *p, enum sg_decision d);
 

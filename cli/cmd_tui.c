@@ -3,8 +3,10 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "mcp.h"
 #include "tui.h"
 #include "util.h"
 
@@ -109,4 +111,21 @@ int cmd_demo(int argc, char **argv)
         return SG_EXIT_USAGE;
     }
     return tui_main(&o);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        sg_command_usage(stdout, "serve");
+        printf("\nAn MCP server on stdin/stdout (JSON-RPC 2.0, one message per line) with\n"
+               "the tools list_skills, validate_skill, inspect_skill, run_skill and\n"
+               "check_tool_permission. Approvals go to `skillgate tui --attach` when one\n"
+               "runs, else to this terminal if there is one, else they are denied.\n");
+        return SG_EXIT_OK;
+    }
+    if (argc > 1) {
+        sg_command_usage(stderr, "serve");
+        return SG_EXIT_USAGE;
+    }
+    return sg_mcp_serve(STDIN_FILENO, STDOUT_FILENO);
 }

@@ -1,0 +1,204 @@
+#include "attach.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "util.h"
+
+char *sg_attach_path(bool mk)
+{
+    const char *rt = secure_getenv("XDG_RUNTIME_DIR");
+    char *dir = rt && rt[0] == '/' ? sg_xasprintf("%s/skillgate", rt)
+                                   : sg_xasprintf("/tmp/skillgate-%u", (unsigned)getuid());
+    if (mk && mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        free(dir);
+        return NULL;
+    }
+    struct stat st;
+    if (lstat(dir, &st) == 0 &&
+        (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))) {
+        free(dir); /* someone else's, or open to others: never ours to use */
+        return NULL;
+    }
+    char *p = sg_xasprintf("%s/attach.sock", dir);
+    free(dir);
+    return strlen(p) < sizeof(((struct sockaddr_un *)0)->sun_path) ? p : (free(p), NULL);
+}
+
+static int peer_ok(int fd)
+{
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+        return -errno;
+    return cr.uid == getuid() ? 0 : -EPERM;
+}
+
+static void fill(struct sockaddr_un *sa, const char *path)
+{
+    memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    snprintf(sa->sun_path, sizeof sa->sun_path, "%s", path);
+}
+
+int sg_attach_connect(void)
+{
+    cleanup_free char *path = sg_attach_path(false);
+    if (!path)
+        return -ENOENT;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_un sa;
+    fill(&sa, path);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || peer_ok(fd) < 0) {
+        int e = errno ? errno : EPERM;
+        close(fd);
+        return -e;
+    }
+    return fd;
+}
+
+int sg_attach_listen(char **path_out)
+{
+    char *path = sg_attach_path(true);
+    if (!path)
+        return -EACCES;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        free(path);
+        return -errno;
+    }
+    struct sockaddr_un sa;
+    fill(&sa, path);
+    /* a socket left by a TUI that died: remove it, but never a live one */
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0) {
+        close(probe);
+        close(fd);
+        free(path);
+        return -EADDRINUSE;
+    }
+    if (probe >= 0)
+        close(probe);
+    unlink(path);
+    mode_t old = umask(077);
+    int r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    umask(old);
+    if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
+        int e = errno;
+        close(fd);
+        free(path);
+        return -e;
+    }
+    *path_out = path;
+    return fd;
+}
+
+int sg_attach_accept(int lfd)
+{
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
+        return -errno;
+    int r = peer_ok(fd);
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+int sg_attach_send(int fd, json_t *msg)
+{
+    char *s = json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(msg);
+    if (!s)
+        return -ENOMEM;
+    size_t n = strlen(s);
+    if (n + 1 > SG_ATTACH_LINE_MAX) {
+        free(s);
+        return -EMSGSIZE;
+    }
+    s[n++] = '\n'; /* the NUL's place: the string is not used as a C string again */
+    int r = 0;
+    for (size_t off = 0; off < n;) {
+        ssize_t w = send(fd, s + off, n - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EAGAIN) {
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            if (poll(&p, 1, 5000) <= 0) { /* a TUI that reads nothing for 5 s is gone */
+                r = -ETIMEDOUT;
+                break;
+            }
+            continue;
+        }
+        if (w <= 0) {
+            r = -errno;
+            break;
+        }
+        off += (size_t)w;
+    }
+    free(s);
+    return r;
+}
+
+int sg_attach_read(int fd, struct sg_attach_reader *r, void (*fn)(void *ctx, json_t *msg),
+                   void *ctx)
+{
+    for (int rounds = 0; rounds < 16; rounds++) {
+        ssize_t n = read(fd, r->buf + r->len, sizeof r->buf - r->len);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            return 0;
+        if (n <= 0)
+            return -1;
+        r->len += (size_t)n;
+        char *start = r->buf, *nl;
+        while ((nl = memchr(start, '\n', r->len - (size_t)(start - r->buf)))) {
+            if (!r->discarding) {
+                json_error_t je;
+                json_t *m = json_loadb(start, (size_t)(nl - start), 0, &je);
+                if (json_is_object(m))
+                    fn(ctx, m);
+                json_decref(m);
+            }
+            r->discarding = false;
+            start = nl + 1;
+        }
+        size_t left = r->len - (size_t)(start - r->buf);
+        memmove(r->buf, start, left);
+        r->len = left;
+        if (r->len == sizeof r->buf) { /* a line over the cap: drop it to its end */
+            r->discarding = true;
+            r->len = 0;
+        }
+    }
+    return 0;
+}
+
+static const char *const wire[] = {[SG_DEC_DENY] = "deny", [SG_DEC_ALLOW_ONCE] = "allow_once",
+                                   [SG_DEC_ALLOW_RUN] = "allow_run",
+                                   [SG_DEC_ALLOW_ALWAYS] = "allow_always",
+                                   [SG_DEC_DENY_ALWAYS] = "deny_always"};
+
+const char *sg_decision_wire(enum sg_decision d)
+{
+    return wire[d];
+}
+
+int sg_decision_from_wire(const char *s, enum sg_decision *d)
+{
+    for (size_t i = 0; s && i < SG_ARRAY_LEN(wire); i++)
+        if (!strcmp(s, wire[i])) {
+            *d = (enum sg_decision)i;
+            return 0;
+        }
+    return -EINVAL;
+}

@@ -1,0 +1,800 @@
+#include "mcp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "discover.h"
+#include "digest.h"
+#include "perm.h"
+#include "runner.h"
+#include "sanitize.h"
+#include "skill.h"
+#include "skilljson.h"
+#include "util.h"
+
+extern char **environ;
+
+#define PROTOCOL_LATEST "2025-06-18"
+static const char *const protocols[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+
+enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -32602,
+       E_INTERNAL = -32603 };
+
+#define OUTPUT_KEPT (64 * 1024) /* of each stream, in a run_skill result */
+
+/* ---- the tools: X(name, "description", "input schema (JSON)") ---- */
+#define MCP_TOOLS(X)                                                                           \
+    X(list_skills, "List the skills skillgate discovers (frontmatter only): name, "           \
+      "description, path, risk, tools, problems.",                                             \
+      "{\"type\":\"object\",\"properties\":{\"directory\":{\"type\":\"string\",\"description\":" \
+      "\"a folder of skills; default: the usual places\"}},\"additionalProperties\":false}")    \
+    X(validate_skill, "Validate a skill's manifests (SKILL.md, skillsandbox.yaml); every "    \
+      "problem with its file, line and field.",                                                \
+      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":"      \
+      "[\"path\"],\"additionalProperties\":false}")                                            \
+    X(inspect_skill, "The resolved policy of a skill: tools and their risk, network, files, " \
+      "environment, limits, entrypoint, each with where it was declared.",                     \
+      "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":"      \
+      "[\"path\"],\"additionalProperties\":false}")                                            \
+    X(run_skill, "Run a skill under skillgate's sandbox with full enforcement. Undeclared "   \
+      "risky requests go to a person (an attached skillgate TUI) or are denied. Returns the "  \
+      "output, exit status, violations with their classification, decisions and the trace.", \
+      "{\"type\":\"object\",\"properties\":{\"skill\":{\"type\":\"string\",\"description\":"    \
+      "\"the skill's folder\"},\"input\":{\"description\":\"JSON input (SKILL_INPUT)\"},"      \
+      "\"timeout_seconds\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400,"             \
+      "\"description\":\"at most the manifest's own limit\"}},\"required\":[\"skill\"],"      \
+      "\"additionalProperties\":false}")                                                       \
+    X(check_tool_permission, "For instruction-only skills whose tools the agent runs "        \
+      "itself: may this skill use this tool for this? Decided by the skill's allowed-tools, " \
+      "rules, grants, or a person.",                                                           \
+      "{\"type\":\"object\",\"properties\":{\"skill\":{\"type\":\"string\"},\"tool\":{\"type\":" \
+      "\"string\"},\"description\":{\"type\":\"string\",\"description\":\"the program, path " \
+      "or host\"}},\"required\":[\"skill\",\"tool\",\"description\"],"                         \
+      "\"additionalProperties\":false}")
+
+struct worker {
+    pid_t pid;
+    int fd;
+    json_t *id;
+    struct sg_buf out;
+};
+
+struct server {
+    int in, out;
+    struct worker w[SG_MCP_MAX_WORKERS];
+    char *buf;
+    size_t len;
+    bool discarding;
+};
+
+/* ---- replies ---- */
+
+static void send_msg(struct server *s, json_t *m)
+{
+    char *t = json_dumps(m, JSON_COMPACT);
+    json_decref(m);
+    if (!t)
+        return;
+    size_t n = strlen(t);
+    t = sg_xrealloc(t, n + 1);
+    t[n++] = '\n'; /* one write per message: no interleaving, no half lines */
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(s->out, t + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    free(t);
+}
+
+static void reply(struct server *s, json_t *id, json_t *result)
+{
+    send_msg(s, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+                          "result", result));
+}
+
+static void reply_error(struct server *s, json_t *id, int code, const char *msg)
+{
+    send_msg(s, json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+                          id ? id : json_null(), "error", "code", code, "message", msg));
+}
+
+/* A tools/call result: the JSON as text and as structured content. */
+static json_t *tool_result(json_t *structured, bool is_error)
+{
+    char *text = json_dumps(structured, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_t *r = json_pack("{s:[{s:s, s:s}], s:o, s:b}", "content", "type", "text", "text",
+                          text ? text : "{}", "structuredContent", structured, "isError",
+                          is_error);
+    free(text);
+    return r;
+}
+
+static json_t *tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static json_t *tool_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cleanup_free char *m = sg_xvasprintf(fmt, ap);
+    va_end(ap);
+    return tool_result(json_pack("{s:s}", "error", m), true);
+}
+
+/* ---- the quick tools, answered in the server ---- */
+
+static json_t *load_error(const char *path, int r)
+{
+    return tool_error("%s is not a skill: %s", path,
+                      r == -ENOENT ? "no SKILL.md or skillsandbox.yaml there" : strerror(-r));
+}
+
+static json_t *do_list(const char *dir)
+{
+    struct sg_discovery d = {0};
+    const char *dirs[1] = {dir};
+    struct sg_discover_opts o = {.dirs = dir ? dirs : NULL, .ndirs = dir ? 1 : 0,
+                                 .defaults = !dir};
+    if (sg_discover(&o, &d) < 0 && dir) {
+        sg_discovery_free(&d);
+        return tool_error("%s: cannot be read as a folder of skills", dir);
+    }
+    json_t *j = sg_discovery_to_json(&d);
+    size_t i;
+    json_t *sk;
+    json_array_foreach(json_object_get(j, "skills"), i, sk)
+    {
+        json_object_set(sk, "path", json_object_get(sk, "root"));
+        json_object_set(sk, "risk", json_object_get(sk, "max_risk"));
+    }
+    sg_discovery_free(&d);
+    return tool_result(j, false);
+}
+
+static json_t *do_validate(const char *path)
+{
+    struct sg_skill *sk = NULL;
+    int r = sg_skill_load(path, &sk);
+    if (r < 0)
+        return load_error(path, r);
+    json_t *j = json_pack("{s:b, s:o}", "valid", !sg_skill_has_errors(sk), "problems",
+                          sg_diags_to_json(&sk->diags));
+    sg_skill_free(sk);
+    return tool_result(j, false);
+}
+
+static json_t *do_inspect(const char *path)
+{
+    struct sg_skill *sk = NULL;
+    int r = sg_skill_load(path, &sk);
+    if (r < 0)
+        return load_error(path, r);
+    char digest[SG_DIGEST_STRLEN] = "";
+    if (sg_skill_digest(sk->root, digest, NULL) < 0)
+        digest[0] = '\0';
+    json_t *j = sg_skill_to_json(sk, digest[0] ? digest : NULL);
+    sg_skill_free(sk);
+    return tool_result(j, false);
+}
+
+/* ---- workers: runs and permission checks, one process each ---- */
+
+struct attach_ctx {
+    int fd;                  /* the attached TUI, or -1 */
+    struct sg_attach_reader rd;
+    struct sg_perm *perm;    /* whose prompt is shown */
+    bool decided;            /* check_tool_permission: the answer came */
+    enum sg_decision decision;
+    struct sg_buf out, err;  /* run_skill: what the caller gets back */
+    bool fork;
+    struct sg_buf results;   /* context: fork: "Result:" lines */
+    char *last;
+};
+
+static void attach_event(void *ctx, const struct sg_event *ev)
+{
+    struct attach_ctx *a = ctx;
+    if (ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR) {
+        struct sg_buf *b = ev->kind == SG_EV_STDOUT ? &a->out : &a->err;
+        if (b->len + ev->message_len + 1 <= b->max) {
+            sg_buf_append(b, ev->message, ev->message_len);
+            sg_buf_append(b, "\n", 1);
+        } else {
+            b->dropped += ev->message_len + 1;
+        }
+        static const char tag[] = "Result:";
+        if (a->fork && ev->kind == SG_EV_STDOUT) {
+            if (ev->message_len >= sizeof tag - 1 && !memcmp(ev->message, tag, sizeof tag - 1)) {
+                const char *v = ev->message + sizeof tag - 1;
+                size_t n = ev->message_len - (sizeof tag - 1);
+                while (n && *v == ' ')
+                    v++, n--;
+                sg_buf_append(&a->results, v, n);
+                sg_buf_append(&a->results, "\n", 1);
+            }
+            free(a->last);
+            a->last = sg_xstrndup(ev->message, ev->message_len);
+        }
+    }
+    if (a->fd < 0)
+        return;
+    cleanup_free char *m = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
+    if (sg_attach_send(a->fd, json_pack("{s:s, s:s, s:s, s:i, s:I}", "type", "event", "kind",
+                                        sg_event_name(ev->kind), "message", m, "severity",
+                                        sg_event_severity(ev->kind), "wall_ms",
+                                        (json_int_t)ev->wall_ms)) < 0) {
+        close(a->fd); /* the TUI went away: what it held is denied by the engine's deadline */
+        a->fd = -1;
+    }
+}
+
+static void attach_show(void *ctx, const struct sg_perm_prompt *pr)
+{
+    struct attach_ctx *a = ctx;
+    if (a->fd < 0)
+        return;
+    if (!pr) {
+        sg_attach_send(a->fd, json_pack("{s:s}", "type", "prompt_closed"));
+        return;
+    }
+    a->perm = pr->perm;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    const struct sg_preq *q = pr->q;
+    cleanup_free char *subj = sg_sanitize_str(q->subject, 0);
+    cleanup_free char *args = sg_sanitize_str(q->args, 0);
+    cleanup_free char *cwd = sg_sanitize_str(q->cwd, 0);
+    cleanup_free char *det = sg_sanitize_str(q->detail, 0);
+    cleanup_free char *rule = sg_sanitize_str(pr->rule, 0);
+    cleanup_free char *skill = sg_sanitize_str(pr->skill, 0);
+    sg_attach_send(a->fd, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:I, "
+                                    "s:I}",
+                                    "type", "prompt", "tool", sg_ptool_name(q->tool), "skill",
+                                    skill, "subject", subj, "args", args, "cwd", cwd, "port",
+                                    q->port, "detail", det, "why", pr->why, "rule", rule,
+                                    "queued", (json_int_t)pr->queued, "timeout_ms",
+                                    (json_int_t)(pr->deadline_ms - now)));
+}
+
+static void attach_msg(void *ctx, json_t *m)
+{
+    struct attach_ctx *a = ctx;
+    enum sg_decision d;
+    if (strcmp(json_string_value(json_object_get(m, "type")) ?: "", "answer") ||
+        sg_decision_from_wire(json_string_value(json_object_get(m, "decision")), &d) < 0 ||
+        !a->perm)
+        return;
+    sg_perm_answer(a->perm, d);
+}
+
+static size_t hook_pollfds(void *ctx, struct pollfd *out, size_t max)
+{
+    struct attach_ctx *a = ctx;
+    if (a->fd < 0 || !max)
+        return 0;
+    out[0] = (struct pollfd){.fd = a->fd, .events = POLLIN};
+    return 1;
+}
+
+static bool hook_dispatch(void *ctx, const struct pollfd *p, size_t n,
+                          const struct sg_session_live *live)
+{
+    struct attach_ctx *a = ctx;
+    (void)live;
+    if (n && p[0].revents && a->fd >= 0 && sg_attach_read(a->fd, &a->rd, attach_msg, a) < 0) {
+        close(a->fd);
+        a->fd = -1;
+    }
+    return false;
+}
+
+static int hook_timeout(void *ctx)
+{
+    (void)ctx;
+    return -1;
+}
+
+static void emit_result(int fd, json_t *r)
+{
+    char *t = json_dumps(r, JSON_COMPACT);
+    json_decref(r);
+    if (!t)
+        return;
+    size_t n = strlen(t);
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, t + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    free(t);
+}
+
+static json_t *kept(struct sg_buf *b)
+{
+    cleanup_free char *s = sg_sanitize(b->data ? b->data : "", b->len,
+                                       SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
+    return json_string(s);
+}
+
+static json_t *worker_run(const char *path, const char *input, long long timeout)
+{
+    struct sg_skill *sk = NULL;
+    int r = sg_skill_load(path, &sk);
+    if (r < 0)
+        return load_error(path, r);
+    if (sg_skill_has_errors(sk)) {
+        json_t *e = tool_result(json_pack("{s:s, s:o}", "error",
+                                          "the skill has errors: it was not run", "problems",
+                                          sg_diags_to_json(&sk->diags)),
+                                true);
+        sg_skill_free(sk);
+        return e;
+    }
+    struct sg_run_opts ro = {.input = input, .timeout_s = timeout, .host_env = environ};
+    struct sg_plan plan;
+    const char *why = NULL;
+    if (sg_plan_build(sk, &ro, &plan, &why) < 0) {
+        json_t *e = tool_error("%s: %s", sk->display, why ? why : "cannot be run");
+        sg_skill_free(sk);
+        return e;
+    }
+    if (timeout && timeout > plan.limits[SG_PL_TIMEOUT].value)
+        timeout = 0; /* never more than the manifest allows: sg_plan_build kept its own */
+    struct attach_ctx a = {.fd = sg_attach_connect(), .fork = sk->policy.fork_context};
+    sg_buf_init(&a.out, OUTPUT_KEPT);
+    sg_buf_init(&a.err, OUTPUT_KEPT);
+    sg_buf_init(&a.results, OUTPUT_KEPT);
+    if (a.fd >= 0)
+        sg_attach_send(a.fd, json_pack("{s:s, s:s, s:s}", "type", "hello", "skill",
+                                       plan.skill_name, "run_id", plan.run_id));
+    struct sg_event_bus bus = {0};
+    sg_bus_subscribe(&bus, attach_event, &a);
+    struct sg_session_hook hook = {.pollfds = hook_pollfds, .dispatch = hook_dispatch,
+                                   .timeout = hook_timeout, .ctx = &a};
+    /* an attached TUI decides; otherwise a terminal if there is one; else deny */
+    struct sg_runner_opts o = {.pmode = SG_PERM_PROMPT, .prompt_timeout = 60,
+                               .show = a.fd >= 0 ? attach_show : NULL, .show_ctx = &a,
+                               .hook = &hook, .input = input};
+    struct sg_runner_out out;
+    struct sg_diags d = {0};
+    json_t *res;
+    if (sg_runner_run(sk, &plan, &bus, &o, &out, &d) < 0) {
+        cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("bad policy file");
+        res = tool_error("not run: %s", m);
+    } else {
+        json_t *doc = out.doc;
+        json_t *output;
+        if (a.fork) { /* context: fork gives the caller its summary */
+            const char *sum = a.results.len ? a.results.data : a.last ? a.last : "";
+            cleanup_free char *ss = sg_sanitize_str(sum, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
+            output = json_string(ss);
+        } else {
+            output = kept(&a.out);
+        }
+        json_t *j = json_pack("{s:O, s:O, s:o, s:o, s:b, s:O, s:O, s:s?}", "status",
+                              json_object_get(doc, "status"), "exit_code",
+                              json_object_get(doc, "exit_code"), "output", output, "stderr",
+                              kept(&a.err), "output_truncated",
+                              a.out.dropped || a.err.dropped, "violations",
+                              json_object_get(doc, "violation_summary"), "decisions",
+                              json_object_get(doc, "decisions"), "trace", out.trace_path);
+        json_object_set(j, "skill", json_object_get(doc, "skill_name"));
+        json_object_set(j, "duration_ms", json_object_get(doc, "duration_ms"));
+        res = tool_result(j, false);
+        if (a.fd >= 0) {
+            char oc[160];
+            snprintf(oc, sizeof oc, "%s, exit %d", json_string_value(json_object_get(doc, "status")),
+                     out.res.exit_code);
+            sg_attach_send(a.fd, json_pack("{s:s, s:s, s:s?}", "type", "end", "outcome", oc,
+                                           "trace", out.trace_path));
+        }
+        sg_runner_out_free(&out);
+    }
+    sg_diags_free(&d);
+    if (a.fd >= 0)
+        close(a.fd);
+    sg_buf_free(&a.out), sg_buf_free(&a.err), sg_buf_free(&a.results);
+    free(a.last);
+    sg_plan_free(&plan);
+    sg_skill_free(sk);
+    return res;
+}
+
+static void check_decided(void *ctx, enum sg_decision d)
+{
+    struct attach_ctx *a = ctx;
+    a->decided = true;
+    a->decision = d;
+}
+
+static json_t *worker_check(const char *path, const char *tool, const char *what)
+{
+    struct sg_skill *sk = NULL;
+    int r = sg_skill_load(path, &sk);
+    if (r < 0)
+        return load_error(path, r);
+    char digest[SG_DIGEST_STRLEN] = "";
+    if (sg_skill_digest(sk->root, digest, NULL) < 0)
+        digest[0] = '\0';
+    struct attach_ctx a = {.fd = sg_attach_connect()};
+    const char *name = sk->name ? sk->name : sk->dirname;
+    struct sg_perm_opts po = {.mode = SG_PERM_PROMPT, .skill = name, .digest = digest,
+                              .run_id = "check", .timeout_s = 60};
+    struct sg_diags d = {0};
+    struct sg_perm *perm = sg_perm_new(&po, &d);
+    if (!perm) {
+        cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("?");
+        sg_diags_free(&d);
+        sg_skill_free(sk);
+        return tool_error("%s", m);
+    }
+    sg_diags_free(&d);
+    if (a.fd >= 0) {
+        sg_perm_set_frontend(perm, attach_show, &a);
+        sg_attach_send(a.fd, json_pack("{s:s, s:s, s:s}", "type", "hello", "skill", name,
+                                       "run_id", "permission check"));
+    }
+    enum sg_decision dec = SG_DEC_DENY;
+    bool outright = false;
+    r = sg_check_tool_permission(perm, &sk->policy, tool, what, check_decided, &a, &dec,
+                                 &outright);
+    if (r == 0) { /* a person decides: the attached TUI or the terminal */
+        while (!a.decided) {
+            struct pollfd p[4];
+            size_t n = sg_perm_pollfds(perm, p, 3);
+            size_t ia = n;
+            if (a.fd >= 0)
+                p[n++] = (struct pollfd){.fd = a.fd, .events = POLLIN};
+            int to = sg_perm_timeout(perm);
+            if (poll(p, n, to < 0 ? 1000 : to) < 0 && errno != EINTR)
+                break;
+            sg_perm_dispatch(perm, p, ia);
+            if (a.fd >= 0 && p[ia].revents && sg_attach_read(a.fd, &a.rd, attach_msg, &a) < 0) {
+                close(a.fd);
+                a.fd = -1;
+            }
+        }
+        dec = a.decided ? a.decision : SG_DEC_DENY;
+    }
+    const char *by = sg_perm_last_decided_by(perm);
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s}", "decision",
+                          sg_decision_allows(dec) ? "allow" : "deny", "decided_by",
+                          outright ? "allowed-tools" : by[0] ? by : "low-risk tool",
+                          "reason",
+                          outright ? "PermissionDenied: the skill's allowed-tools do not list it"
+                          : sg_decision_allows(dec) ? "allowed" : "denied",
+                          "skill", name, "tool", tool);
+    if (a.fd >= 0) {
+        sg_attach_send(a.fd, json_pack("{s:s, s:s}", "type", "end", "outcome",
+                                       sg_decision_allows(dec) ? "allowed" : "denied"));
+        close(a.fd);
+    }
+    sg_perm_free(perm);
+    sg_skill_free(sk);
+    return tool_result(j, false);
+}
+
+static int start_worker(struct server *s, json_t *id, const char *tool, json_t *args)
+{
+    size_t slot = SG_MCP_MAX_WORKERS;
+    for (size_t i = 0; i < SG_MCP_MAX_WORKERS; i++)
+        if (!s->w[i].pid) {
+            slot = i;
+            break;
+        }
+    if (slot == SG_MCP_MAX_WORKERS)
+        return -EBUSY;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -errno;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]), close(p[1]);
+        return -errno;
+    }
+    if (pid == 0) {
+        /* the protocol's stdin and stdout are the server's alone */
+        int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+        dup2(nul, 0), dup2(nul, 1);
+        signal(SIGPIPE, SIG_IGN);
+        json_t *r;
+        if (!strcmp(tool, "run_skill")) {
+            json_t *in = json_object_get(args, "input");
+            cleanup_free char *input = !in          ? sg_xstrdup("{}")
+                                       : json_is_string(in) ? sg_xstrdup(json_string_value(in))
+                                                            : json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
+            r = worker_run(json_string_value(json_object_get(args, "skill")), input,
+                           json_integer_value(json_object_get(args, "timeout_seconds")));
+        } else {
+            r = worker_check(json_string_value(json_object_get(args, "skill")),
+                             json_string_value(json_object_get(args, "tool")),
+                             json_string_value(json_object_get(args, "description")));
+        }
+        emit_result(p[1], r);
+        _exit(0);
+    }
+    close(p[1]);
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    s->w[slot] = (struct worker){.pid = pid, .fd = p[0], .id = json_incref(id)};
+    sg_buf_init(&s->w[slot].out, 8u << 20);
+    return 0;
+}
+
+static void finish_worker(struct server *s, struct worker *w)
+{
+    int st = 0;
+    waitpid(w->pid, &st, 0);
+    json_error_t je;
+    json_t *r = w->out.data ? json_loadb(w->out.data, w->out.len, 0, &je) : NULL;
+    if (r)
+        reply(s, w->id, r);
+    else
+        reply(s, w->id, tool_error("the worker failed (%s %d) before it could answer",
+                                   WIFSIGNALED(st) ? "signal" : "exit",
+                                   WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st)));
+    close(w->fd);
+    json_decref(w->id);
+    sg_buf_free(&w->out);
+    memset(w, 0, sizeof *w);
+}
+
+/* ---- requests ---- */
+
+static bool str_arg(json_t *args, const char *key, bool required, const char **out)
+{
+    json_t *v = json_object_get(args, key);
+    *out = json_string_value(v);
+    return v ? json_is_string(v) && **out : !required;
+}
+
+static void tools_call(struct server *s, json_t *id, json_t *params)
+{
+    const char *name = json_string_value(json_object_get(params, "name"));
+    json_t *args = json_object_get(params, "arguments");
+    if (!name) {
+        reply_error(s, id, E_PARAMS, "tools/call needs params.name");
+        return;
+    }
+    if (args && !json_is_object(args)) {
+        reply_error(s, id, E_PARAMS, "arguments must be an object");
+        return;
+    }
+    json_t *none = json_object();
+    if (!args)
+        args = none;
+    const char *a, *b, *c;
+    /* no argument beyond the schema: nothing can weaken enforcement */
+    static const char *const allowed[][4] = {{"list_skills", "directory"},
+                                             {"validate_skill", "path"},
+                                             {"inspect_skill", "path"},
+                                             {"run_skill", "skill", "input", "timeout_seconds"},
+                                             {"check_tool_permission", "skill", "tool",
+                                              "description"}};
+    int which = -1;
+    for (int i = 0; i < (int)SG_ARRAY_LEN(allowed); i++)
+        if (!strcmp(name, allowed[i][0]))
+            which = i;
+    if (which < 0) {
+        cleanup_free char *m = sg_xasprintf("Unknown tool: %s", name);
+        reply_error(s, id, E_PARAMS, m);
+        json_decref(none);
+        return;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(args, key, v)
+    {
+        bool ok = false;
+        for (int k = 1; k < 4 && allowed[which][k]; k++)
+            ok |= !strcmp(key, allowed[which][k]);
+        if (!ok) {
+            cleanup_free char *m = sg_xasprintf("%s takes no argument '%s'", name, key);
+            reply_error(s, id, E_PARAMS, m);
+            json_decref(none);
+            return;
+        }
+    }
+    bool ok = true;
+    if (!strcmp(name, "list_skills")) {
+        if ((ok = str_arg(args, "directory", false, &a)))
+            reply(s, id, do_list(a));
+    } else if (!strcmp(name, "validate_skill")) {
+        if ((ok = str_arg(args, "path", true, &a)))
+            reply(s, id, do_validate(a));
+    } else if (!strcmp(name, "inspect_skill")) {
+        if ((ok = str_arg(args, "path", true, &a)))
+            reply(s, id, do_inspect(a));
+    } else {
+        bool run = !strcmp(name, "run_skill");
+        json_t *to = json_object_get(args, "timeout_seconds");
+        ok = run ? str_arg(args, "skill", true, &a) &&
+                       (!to || (json_is_integer(to) && json_integer_value(to) >= 1 &&
+                                json_integer_value(to) <= 86400))
+                 : str_arg(args, "skill", true, &a) && str_arg(args, "tool", true, &b) &&
+                       str_arg(args, "description", true, &c);
+        json_t *in = json_object_get(args, "input");
+        if (ok && run && in && json_is_string(in)) {
+            json_error_t je;
+            json_t *parsed = json_loads(json_string_value(in), JSON_DECODE_ANY, &je);
+            ok = parsed != NULL;
+            json_decref(parsed);
+        }
+        if (ok) {
+            int r = start_worker(s, id, name, args);
+            if (r < 0)
+                reply(s, id, tool_error("cannot start it now: %s", r == -EBUSY
+                                                                        ? "too many at once"
+                                                                        : strerror(-r)));
+        }
+    }
+    if (!ok) {
+        cleanup_free char *m = sg_xasprintf("invalid arguments for %s (see its inputSchema)", name);
+        reply_error(s, id, E_PARAMS, m);
+    }
+    json_decref(none);
+}
+
+static json_t *tools_list(void)
+{
+    json_t *tools = json_array();
+    json_error_t je;
+#define X(nm, desc, schema)                                                                   \
+    json_array_append_new(tools, json_pack("{s:s, s:s, s:o}", "name", #nm, "description", desc, \
+                                           "inputSchema", json_loads(schema, 0, &je)));
+    MCP_TOOLS(X)
+#undef X
+    return json_pack("{s:o}", "tools", tools);
+}
+
+static void handle(struct server *s, const char *line, size_t len)
+{
+    json_error_t je;
+    json_t *m = json_loadb(line, len, 0, &je);
+    if (!m) {
+        cleanup_free char *msg = sg_xasprintf("Parse error: %s", je.text);
+        reply_error(s, NULL, E_PARSE, msg);
+        return;
+    }
+    json_t *id = json_object_get(m, "id");
+    const char *method = json_string_value(json_object_get(m, "method"));
+    const char *ver = json_string_value(json_object_get(m, "jsonrpc"));
+    if (!json_is_object(m) || !ver || strcmp(ver, "2.0") ||
+        (id && !json_is_string(id) && !json_is_integer(id))) {
+        reply_error(s, json_is_object(m) && (json_is_string(id) || json_is_integer(id)) ? id : NULL,
+                    E_REQUEST, json_is_array(m) ? "Invalid Request: batches are not supported"
+                                                : "Invalid Request: not a JSON-RPC 2.0 message");
+        json_decref(m);
+        return;
+    }
+    if (!method) { /* a response to us: we never ask anything, so ignore it */
+        json_decref(m);
+        return;
+    }
+    json_t *params = json_object_get(m, "params");
+    if (!id) { /* notifications: initialized, cancelled, ... need no answer */
+        json_decref(m);
+        return;
+    }
+    if (!strcmp(method, "initialize")) {
+        const char *want = json_string_value(json_object_get(params, "protocolVersion"));
+        const char *ver_ok = PROTOCOL_LATEST;
+        for (size_t i = 0; want && i < SG_ARRAY_LEN(protocols); i++)
+            if (!strcmp(want, protocols[i]))
+                ver_ok = protocols[i];
+        reply(s, id, json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion",
+                               ver_ok, "capabilities", "tools", "listChanged", 0, "serverInfo",
+                               "name", "skillgate", "title", "skillgate", "version", SG_VERSION,
+                               "instructions",
+                               "Run agent skills through run_skill: each runs in skillgate's "
+                               "sandbox, and what its manifest does not declare is denied or "
+                               "asked of a person. Use check_tool_permission before running a "
+                               "tool yourself for an instruction-only skill."));
+    } else if (!strcmp(method, "ping")) {
+        reply(s, id, json_object());
+    } else if (!strcmp(method, "tools/list")) {
+        reply(s, id, tools_list());
+    } else if (!strcmp(method, "tools/call")) {
+        if (params && !json_is_object(params))
+            reply_error(s, id, E_PARAMS, "params must be an object");
+        else
+            tools_call(s, id, params);
+    } else {
+        cleanup_free char *msg = sg_xasprintf("Method not found: %s", method);
+        reply_error(s, id, E_METHOD, msg);
+    }
+    json_decref(m);
+}
+
+/* Bytes from stdin: whole lines are messages; a line over the cap is
+ * refused whole (one error) and the server carries on. */
+static int read_input(struct server *s)
+{
+    ssize_t n = read(s->in, s->buf + s->len, SG_MCP_MESSAGE_MAX + 1 - s->len);
+    if (n < 0)
+        return errno == EINTR || errno == EAGAIN ? 0 : -1;
+    if (n == 0)
+        return -1;
+    s->len += (size_t)n;
+    char *start = s->buf, *nl;
+    while ((nl = memchr(start, '\n', s->len - (size_t)(start - s->buf)))) {
+        size_t l = (size_t)(nl - start);
+        if (s->discarding)
+            s->discarding = false;
+        else if (l && !(l == 1 && start[0] == '\r'))
+            handle(s, start, l);
+        start = nl + 1;
+    }
+    size_t left = s->len - (size_t)(start - s->buf);
+    memmove(s->buf, start, left);
+    s->len = left;
+    if (s->len > SG_MCP_MESSAGE_MAX) {
+        if (!s->discarding)
+            reply_error(s, NULL, E_REQUEST, "Invalid Request: message too large (over 4 MiB)");
+        s->discarding = true;
+        s->len = 0;
+    }
+    return 0;
+}
+
+int sg_mcp_serve(int in, int out)
+{
+    struct server s = {.in = in, .out = out};
+    s.buf = sg_xmalloc(SG_MCP_MESSAGE_MAX + 1);
+    signal(SIGPIPE, SIG_IGN);
+    fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
+    bool open_in = true;
+    while (open_in) {
+        struct pollfd p[1 + SG_MCP_MAX_WORKERS];
+        size_t n = 0, wi[SG_MCP_MAX_WORKERS];
+        p[n++] = (struct pollfd){.fd = in, .events = POLLIN};
+        for (size_t i = 0; i < SG_MCP_MAX_WORKERS; i++)
+            if (s.w[i].pid) {
+                wi[n - 1] = i;
+                p[n++] = (struct pollfd){.fd = s.w[i].fd, .events = POLLIN};
+            }
+        if (poll(p, n, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (size_t k = 1; k < n; k++) {
+            if (!p[k].revents)
+                continue;
+            struct worker *w = &s.w[wi[k - 1]];
+            char buf[65536];
+            ssize_t r = read(w->fd, buf, sizeof buf);
+            if (r > 0)
+                sg_buf_append(&w->out, buf, (size_t)r);
+            else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+                finish_worker(&s, w);
+        }
+        if (p[0].revents && read_input(&s) < 0)
+            open_in = false;
+    }
+    /* stdin closed: the client is gone; so are its runs */
+    for (size_t i = 0; i < SG_MCP_MAX_WORKERS; i++)
+        if (s.w[i].pid) {
+            kill(s.w[i].pid, SIGTERM);
+            waitpid(s.w[i].pid, NULL, 0);
+            close(s.w[i].fd);
+            json_decref(s.w[i].id);
+            sg_buf_free(&s.w[i].out);
+        }
+    free(s.buf);
+    return 0;
+}
