@@ -63,6 +63,7 @@ int sg_attach_connect(void)
         close(fd);
         return -e;
     }
+    fcntl(fd, F_SETFL, O_NONBLOCK); /* read in a poll loop; a send waits in poll */
     return fd;
 }
 

@@ -19,6 +19,7 @@ int cmd_tui(int argc, char **argv)
         {"size", required_argument, NULL, 'S'},
         {"prompt-timeout", required_argument, NULL, 'T'},
         {"list-themes", no_argument, NULL, 'L'},
+        {"attach", no_argument, NULL, 'a'},
         {0},
     };
     struct tui_opts o = {.prompt_timeout = 60};
@@ -34,11 +35,15 @@ int cmd_tui(int argc, char **argv)
                    "  --theme NAME         a theme from themes/ or ~/.config/skillgate/themes\n"
                    "                       (or a .yaml path); NO_COLOR means attributes only\n"
                    "  --list-themes        the themes found\n"
+                   "  --attach             show the runs of agents using `skillgate serve` and\n"
+                   "                       answer their requests (listens on\n"
+                   "                       $XDG_RUNTIME_DIR/skillgate/attach.sock, mode 0600)\n"
                    "  --prompt-timeout S   an unanswered prompt is a deny after S seconds (60)\n"
                    "  --script FILE        headless: keys from FILE, screens dumped (for tests)\n"
                    "  --size COLSxROWS     the headless screen's size (80x24)\n");
             return SG_EXIT_OK;
         case 't': o.theme = optarg; break;
+        case 'a': o.attach = true; break;
         case 's': o.script = optarg; break;
         case 'S': o.size = optarg; break;
         case 'T':

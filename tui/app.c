@@ -298,8 +298,8 @@ static void draw_title(struct tui *t)
                       s == TUI_S_RUN && t->running ? "*" : "");
         x += tui_put(stdscr, 0, x, COLS - x, " ", 1, tui_attr(t, TUI_R_TITLE));
     }
-    char right[80];
-    snprintf(right, sizeof right, "%s  ? help ", t->theme.name);
+    char right[128];
+    snprintf(right, sizeof right, "%s%s  ? help ", t->attach ? "attached  " : "", t->theme.name);
     int rw = (int)strlen(right);
     if (COLS - rw > x)
         tui_put(stdscr, 0, COLS - rw, rw, right, strlen(right), tui_attr(t, TUI_R_TITLE));
@@ -469,6 +469,10 @@ int tui_main(const struct tui_opts *o)
         rc = 2;
         goto out;
     }
+    if (o->attach && tui_attach_open(t) < 0) {
+        rc = 1;
+        goto out;
+    }
     if (o->demo && tui_demo_open(t, o->demo_auto, o->demo_pace) < 0) {
         rc = 1;
         goto out;
@@ -507,10 +511,20 @@ int tui_main(const struct tui_opts *o)
             if (timeout < 0 || left < timeout)
                 timeout = (int)left;
         }
-        struct pollfd p = {.fd = t->tty_fd, .events = POLLIN};
-        int pr = poll(t->tty_fd >= 0 ? &p : NULL, t->tty_fd >= 0 ? 1 : 0, timeout);
+        struct pollfd p[1 + 32];
+        nfds_t np = 0;
+        if (t->tty_fd >= 0)
+            p[np++] = (struct pollfd){.fd = t->tty_fd, .events = POLLIN};
+        size_t na = tui_attach_pollfds(t, p + np, 32);
+        tui_prompt_tick(t);
+        int ptm = tui_prompt_timeout(t);
+        if (ptm >= 0 && (timeout < 0 || ptm < timeout))
+            timeout = ptm;
+        int pr = poll(p, np + na, timeout);
         if (pr < 0 && errno != EINTR)
             break;
+        if (pr > 0)
+            tui_attach_dispatch(t, p + np, na);
         tui_handle_input(t);
         if (pr < 0) /* SIGWINCH: curses has a KEY_RESIZE for us */
             tui_handle_input(t);
@@ -522,6 +536,7 @@ int tui_main(const struct tui_opts *o)
     tui_prompt_free(t);
     endwin();
 out:
+    tui_attach_close(t);
     tui_demo_free(t);
     tui_script_free(t);
     for (size_t i = 0; i < t->nthemes; i++)

@@ -19,6 +19,8 @@
 struct tui_prompt_state {
     bool active, confirming, details;
     struct sg_perm *perm;
+    void (*remote)(void *ctx, enum sg_decision d); /* an attached run's prompt */
+    void *remote_ctx;
     struct sg_preq q;
     char skill[128], why[160], rule[4200];
     size_t queued;
@@ -60,10 +62,12 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
     if (!pr) {
         s->active = false;
         s->perm = NULL;
+        s->remote = NULL;
         return;
     }
     bool fresh = !s->active || pr->shown_ms != s->shown_ms;
     s->perm = pr->perm;
+    s->remote = NULL;
     s->q = *pr->q;
     snprintf(s->skill, sizeof s->skill, "%s", pr->skill);
     snprintf(s->why, sizeof s->why, "%s", pr->why);
@@ -93,6 +97,29 @@ int tui_prompt_timeout(const struct tui *t)
     return (int)(1000 - (t->prompt->deadline_ms - now) % 1000);
 }
 
+void tui_prompt_show_remote(struct tui *t, const struct sg_perm_prompt *pr,
+                            void (*answer)(void *ctx, enum sg_decision d), void *ctx)
+{
+    tui_prompt_show(t, pr);
+    if (pr) {
+        t->prompt->remote = answer;
+        t->prompt->remote_ctx = ctx;
+    }
+}
+
+static void answer(struct tui_prompt_state *s, enum sg_decision d)
+{
+    if (s->remote) {
+        void (*fn)(void *, enum sg_decision) = s->remote;
+        void *ctx = s->remote_ctx;
+        s->active = false; /* the run says what comes next */
+        s->remote = NULL;
+        fn(ctx, d);
+    } else {
+        sg_perm_answer(s->perm, d);
+    }
+}
+
 void tui_prompt_key(struct tui *t, int key)
 {
     struct tui_prompt_state *s = t->prompt;
@@ -104,15 +131,15 @@ void tui_prompt_key(struct tui *t, int key)
     if (s->confirming) {
         s->confirming = false;
         if (key == 'y' || key == 'Y')
-            sg_perm_answer(s->perm, SG_DEC_ALLOW_ALWAYS);
+            answer(s, SG_DEC_ALLOW_ALWAYS);
         return; /* anything else: back to the question, which still waits */
     }
     switch (tui_keymap_lookup(&t->keys, key, TUI_G_PROMPT)) {
-    case TUI_A_P_ONCE: sg_perm_answer(s->perm, SG_DEC_ALLOW_ONCE); break;
-    case TUI_A_P_RUN: sg_perm_answer(s->perm, SG_DEC_ALLOW_RUN); break;
+    case TUI_A_P_ONCE: answer(s, SG_DEC_ALLOW_ONCE); break;
+    case TUI_A_P_RUN: answer(s, SG_DEC_ALLOW_RUN); break;
     case TUI_A_P_ALWAYS: s->confirming = true; break;
-    case TUI_A_P_DENY: sg_perm_answer(s->perm, SG_DEC_DENY); break;
-    case TUI_A_P_DENY_ALWAYS: sg_perm_answer(s->perm, SG_DEC_DENY_ALWAYS); break;
+    case TUI_A_P_DENY: answer(s, SG_DEC_DENY); break;
+    case TUI_A_P_DENY_ALWAYS: answer(s, SG_DEC_DENY_ALWAYS); break;
     case TUI_A_P_DETAILS: s->details = !s->details; break;
     default:
         if (key == (TUI_KEY_FN | KEY_RESIZE))

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "perm.h"
 #include "theme.h"
 
 /* X(ID, "config-name", "default keys", group, "help") */
@@ -133,6 +134,7 @@ struct tui_opts {
     const char *size;        /* COLSxROWS of the headless screen */
     int prompt_timeout;      /* seconds */
     bool demo, demo_auto;    /* skillgate demo [--auto] */
+    bool attach;             /* listen for the MCP server's runs and prompts */
     int demo_pace;           /* seconds per step with --auto */
 };
 
@@ -159,6 +161,7 @@ struct tui {
     /* a run in progress */
     bool running;
     struct tui_demo *demo;   /* skillgate demo */
+    struct tui_attach *attach; /* skillgate tui --attach */
     /* headless tests */
     struct tui_script *script;
     int tty_fd;
@@ -213,6 +216,9 @@ void tui_prompt_key(struct tui *t, int key);
 int tui_prompt_timeout(const struct tui *t);
 struct sg_perm_prompt;
 void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr); /* sg_perm_show_fn */
+/* The same for a prompt of an attached run: answer() gets the decision. */
+void tui_prompt_show_remote(struct tui *t, const struct sg_perm_prompt *pr,
+                            void (*answer)(void *ctx, enum sg_decision d), void *ctx);
 
 /* view_run.c: start a run of the skill at path (input JSON) from any screen;
  * returns when it is over (the session's loop polls the terminal meanwhile). */
@@ -231,6 +237,19 @@ void tui_run_start(struct tui *t, const char *skill_path, const char *input);
 /* Run argv outside skillgate (the demo's unenforced world), its output shown
  * like a skill's; lines starting with "[attacker] " become red events. */
 void tui_run_unsandboxed(struct tui *t, const char *title, char *const argv[]);
+
+/* view_run.c: an agent's run, as the MCP server streams it */
+void tui_run_remote_begin(struct tui *t, const char *skill);
+void tui_run_remote_event(struct tui *t, const char *kind, int sev, const char *msg,
+                          int64_t wall_ms);
+void tui_run_remote_end(struct tui *t, const char *outcome, const char *trace);
+
+/* attach.c: skillgate tui --attach listens for the MCP server's runs */
+struct tui_attach;
+int tui_attach_open(struct tui *t);
+void tui_attach_close(struct tui *t);
+size_t tui_attach_pollfds(struct tui *t, struct pollfd *out, size_t max);
+void tui_attach_dispatch(struct tui *t, const struct pollfd *p, size_t n);
 
 /* demo.c: the narrated walkthrough (skillgate demo) */
 struct tui_demo;

@@ -162,7 +162,7 @@ static int hook_timeout(void *ctx)
 }
 
 static void run_begin(struct tui *t, struct run *r, const char *name, long long mem_mb,
-                      long long timeout_s)
+                      long long timeout_s, bool local)
 {
     for (int i = 0; i < 2; i++) {
         tui_ring_clear(&r->pane[i].ring);
@@ -177,8 +177,9 @@ static void run_begin(struct tui *t, struct run *r, const char *name, long long 
     r->timeout_s = timeout_s;
     r->started_ms = tui_now_ms();
     r->outcome[0] = r->trace[0] = '\0';
-    t->running = true;
-    tui_switch(t, TUI_S_RUN);
+    t->running = local; /* a local run owns the loop until it ends */
+    if (t->cur != TUI_S_PAGER)
+        tui_switch(t, TUI_S_RUN);
 }
 
 static void run_end(struct tui *t, struct run *r)
@@ -210,7 +211,7 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
         return;
     }
     run_begin(t, r, plan.skill_name, plan.limits[SG_PL_MEMORY].value,
-              plan.limits[SG_PL_TIMEOUT].value);
+              plan.limits[SG_PL_TIMEOUT].value, true);
     struct sg_event_bus bus = {0};
     sg_bus_subscribe(&bus, sink, t);
     struct sg_session_hook hook = {.pollfds = hook_pollfds, .dispatch = hook_dispatch,
@@ -324,7 +325,7 @@ void tui_run_unsandboxed(struct tui *t, const char *title, char *const argv[])
         tui_message(t, "cannot start %s: %s", argv[0], strerror(errno));
         return;
     }
-    run_begin(t, r, title, -1, 120);
+    run_begin(t, r, title, -1, 120, true);
     r->live.pid = pid;
     struct child_stream cs[2] = {{.fd = out[0], .kind = SG_EV_STDOUT},
                                  {.fd = err[0], .kind = SG_EV_STDERR}};
@@ -359,6 +360,44 @@ void tui_run_unsandboxed(struct tui *t, const char *title, char *const argv[])
              WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     r->exit_code = 0;
     run_end(t, r);
+}
+
+/* ---- an agent's run, streamed from the MCP server (attach.c) ---- */
+
+void tui_run_remote_begin(struct tui *t, const char *skill)
+{
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    cleanup_free char *title = sg_xasprintf("%s (an agent's run)", skill);
+    run_begin(t, r, title, 0, 0, false);
+    r->mem_limit_mb = 0;
+}
+
+void tui_run_remote_event(struct tui *t, const char *kind, int sev, const char *msg,
+                          int64_t wall_ms)
+{
+    enum sg_event_kind k = SG_EV_COUNT;
+    for (int i = 0; i < SG_EV_COUNT; i++)
+        if (!strcmp(kind, sg_event_name((enum sg_event_kind)i)))
+            k = (enum sg_event_kind)i;
+    if (k == SG_EV_COUNT)
+        return;
+    struct sg_event ev = {.kind = k, .wall_ms = wall_ms, .message = msg,
+                          .message_len = strlen(msg)};
+    (void)sev; /* the severity is ours to know, not the sender's to say */
+    sink(t, &ev);
+}
+
+void tui_run_remote_end(struct tui *t, const char *outcome, const char *trace)
+{
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    if (!r->active)
+        return;
+    snprintf(r->outcome, sizeof r->outcome, "%s", outcome);
+    snprintf(r->trace, sizeof r->trace, "%s", trace ? trace : "");
+    r->active = false;
+    r->done = true;
+    r->ended_ms = tui_now_ms();
+    t->dirty = true;
 }
 
 /* ---- drawing ---- */
@@ -468,6 +507,10 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         tui_putf(w, 0, 1, cols - 2, hd, "No run yet");
         tui_putf(w, 2, 2, cols - 4, tui_attr(t, TUI_R_DIM),
                  "Pick a skill on the skills screen (1) and press Enter to run it.");
+        if (t->attach)
+            tui_putf(w, 3, 2, cols - 4, tui_attr(t, TUI_R_DIM),
+                     "Attached: agents' runs through skillgate serve show here, and their "
+                     "requests ask you.");
         return;
     }
     int64_t end = r->active ? tui_now_ms() : r->ended_ms;

@@ -1,0 +1,1054 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `skillgate serve`, the MCP server (newline-delimited
+JSON-RPC 2.0 over stdio). Prints TAP.
+
+Usage: mcp_test.py PATH/TO/skillgate SOURCE_ROOT
+
+Two kinds of client:
+- the official MCP TypeScript SDK (@modelcontextprotocol/sdk, pinned in
+  tests/mcp/package-lock.json), driven by tests/mcp/client.mjs, which prints
+  one JSON object per line for the assertions here. It is installed with
+  `npm ci` into tests/mcp/node_modules when that is missing;
+- raw bytes on the server's stdin, for what a well-behaved SDK never sends
+  (malformed JSON, unknown methods, a 5 MiB line, requests back to back).
+
+A permission prompt routed to an attached TUI is tested through a real
+terminal: `skillgate tui --attach` runs in a private tmux server (as in
+tests/tui_test.py), the test waits for its prompt and types the answer.
+
+Every test gets its own HOME, XDG_STATE_HOME, XDG_CONFIG_HOME and
+XDG_RUNTIME_DIR (0700), and every server runs in a new session (no
+controlling terminal, so without an attached TUI a request is denied, never
+asked on /dev/tty). Every read is bounded by a timeout.
+
+MCP_TESTS=name,name runs only those tests.
+
+Where node/npm, the SDK install, tmux or a kernel that can run skills is
+missing, the tests concerned fail with the reason when CI is set and are
+skipped with it otherwise. No test sends a packet anywhere but the npm
+install (to the npm registry): the skills run in their own network
+namespace, and the only name they try is api.weather.test, which is never
+looked up.
+"""
+import glob
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+SG = os.path.abspath(sys.argv[1])
+with open(SG, "rb") as _f:
+    SANITIZED = b"__asan_init" in _f.read()
+SRC = os.path.abspath(sys.argv[2])
+EXAMPLES = os.path.join(SRC, "examples", "skills")
+MCPDIR = os.path.join(SRC, "tests", "mcp")
+CLIENT = os.path.join(MCPDIR, "client.mjs")
+IN_CI = bool(os.environ.get("CI"))
+TMUX = shutil.which("tmux")
+NODE = shutil.which("node")
+NPM = shutil.which("npm")
+VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
+TOOLS = {"list_skills", "validate_skill", "inspect_skill", "run_skill", "check_tool_permission"}
+EXAMPLE_NAMES = ["code-review", "malicious-weather", "notes-writer", "pdf-text", "shell-tool",
+                 "weather"]
+POLL = 0.02
+TESTS = []
+LIVE = set()  # processes and tmux servers to end if this program is stopped
+INFO = []
+
+
+def info(msg):
+    if msg not in INFO:
+        INFO.append(msg)
+
+
+def test(*needs):
+    """needs: what the test cannot do without: "sdk", "run" (a kernel that can
+    run a skill), "tmux"."""
+    def wrap(fn):
+        TESTS.append((fn, set(needs)))
+        return fn
+    return wrap
+
+
+# ---------------------------------------------------------------- isolation
+
+class Env:
+    """A private home, state, config and runtime folder, and the environment
+    that names them (nothing else is inherited but PATH)."""
+
+    def __init__(self, base):
+        self.dir = tempfile.mkdtemp(dir=base, prefix="e")
+        os.chmod(self.dir, 0o755)
+        self.home = os.path.join(self.dir, "home")
+        self.state = os.path.join(self.dir, "state")
+        self.config = os.path.join(self.dir, "config")
+        self.runtime = os.path.join(self.dir, "run")
+        for d in (self.home, self.state, self.config, self.runtime):
+            os.makedirs(d, mode=0o700)
+            os.chmod(d, 0o700)
+        self.env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+                    "LANG": "C.UTF-8", "HOME": self.home, "XDG_STATE_HOME": self.state,
+                    "XDG_CONFIG_HOME": self.config, "XDG_RUNTIME_DIR": self.runtime}
+        # a sanitizer build reports into files here, never into the protocol
+        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+            opts = [o for o in os.environ.get(k, "").split(":") if o]
+            opts.append(f"log_path={os.path.join(self.dir, 'sanitizer')}")
+            self.env[k] = ":".join(opts)
+
+    def sanitizer_reports(self):
+        out = []
+        for p in glob.glob(os.path.join(self.dir, "sanitizer*")):
+            with open(p, errors="replace") as f:
+                out.append(f.read())
+        return "\n".join(x for x in out if x.strip())
+
+    def check_sanitizers(self):
+        r = self.sanitizer_reports()
+        if r:
+            raise AssertionError(f"the sanitizers reported:\n{r[:4000]}")
+
+    def audit(self):
+        path = os.path.join(self.state, "skillgate", "audit.jsonl")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def decisions(self):
+        return [r for r in self.audit() if r.get("type") == "decision"]
+
+
+def make_writer(base, name="mcp-writer"):
+    """A skill like tests/tui-skills/tui-writer: allowed-tools Read Write, reads
+    ~/mcp-outbox only, and writes ~/mcp-outbox/<input "file">: a Write outside
+    its declared paths, which waits for a decision."""
+    root = os.path.join(base, "skills", name)
+    os.makedirs(root)
+    files = {
+        "SKILL.md": f"---\nname: {name}\ndescription: MCP test - writes one file outside its "
+                    f"declared paths, so skillgate asks first.\nallowed-tools: Read Write\n---\n\n"
+                    f"# {name}\n\nWrites ~/mcp-outbox/FILE (FILE from the input).\n",
+        "skillsandbox.yaml": f"skill:\n  name: {name}\n  version: \"1.0.0\"\n"
+                             f"  description: Writes one undeclared file.\n"
+                             f"  author: skillgate tests\n\npermissions:\n  filesystem:\n"
+                             f"    read: [\"~/mcp-outbox\"]\n\nresources:\n"
+                             f"  max_runtime_seconds: 60\n\nentrypoint:\n  command: python3\n"
+                             f"  args: [main.py]\n",
+        "main.py": "import json, os\n"
+                   "req = json.loads(os.environ.get('SKILL_INPUT') or '{}')\n"
+                   "path = os.path.join(os.path.expanduser('~'), 'mcp-outbox', "
+                   "req.get('file', 'result.txt'))\n"
+                   "print('writing', path, flush=True)\n"
+                   "try:\n"
+                   "    with open(path, 'w') as f:\n"
+                   "        f.write('written by mcp-writer\\n')\n"
+                   "    print('WRITE-OK', path, flush=True)\n"
+                   "except OSError as e:\n"
+                   "    print(f'WRITE-FAILED errno {e.errno} ({e.strerror})', flush=True)\n",
+    }
+    for rel, text in files.items():
+        with open(os.path.join(root, rel), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(root, rel), 0o644)
+    for d in (os.path.dirname(root), root):
+        os.chmod(d, 0o755)
+    return root
+
+
+def make_broken(base):
+    """A skill whose name field is invalid (line 2 of its SKILL.md)."""
+    root = os.path.join(base, "broken", "broken-skill")
+    os.makedirs(root)
+    with open(os.path.join(root, "SKILL.md"), "w") as f:
+        f.write("---\nname: Broken_Skill\ndescription: a skill with a bad name\n---\n\nbody\n")
+    return root
+
+
+# ---------------------------------------------------------------- the SDK client
+
+class Sdk:
+    """node client.mjs SKILLGATE SCENARIO [ARG], started now; its JSON lines
+    are read as they come."""
+
+    def __init__(self, env, scenario, arg=None):
+        self.env = env
+        args = [NODE, CLIENT, SG, scenario] + ([json.dumps(arg)] if arg is not None else [])
+        self.p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env.env, cwd=env.dir,
+                                  start_new_session=True)
+        LIVE.add(self)
+        self.lines = []
+        self.q = queue.Queue()
+        self.err = b""
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_err, daemon=True).start()
+
+    def _read(self):
+        for raw in self.p.stdout:
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                obj = {"raw": raw.decode("utf-8", "replace")}
+            self.lines.append(obj)
+            self.q.put(obj)
+        self.q.put(None)
+
+    def _read_err(self):
+        self.err = self.p.stderr.read()
+
+    def wait_line(self, pred, timeout, what):
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"after {timeout:.0f}s the SDK client never printed {what}; "
+                                     f"it printed:\n{self.describe()}")
+            try:
+                obj = self.q.get(timeout=left)
+            except queue.Empty:
+                continue
+            if obj is None:
+                raise AssertionError(f"the SDK client ended before printing {what}; "
+                                     f"it printed:\n{self.describe()}")
+            if "fatal" in obj:
+                raise AssertionError(f"the SDK client failed: {obj['fatal']}\n{self.describe()}")
+            if pred(obj):
+                return obj
+
+    def result(self, i, timeout=60):
+        """The result of call i (CallToolResult), or fails with the error."""
+        obj = self.wait_line(lambda o: o.get("call") == i and not o.get("started"), timeout,
+                             f"the answer to call {i}")
+        if "error" in obj:
+            raise AssertionError(f"call {i} ({obj['tool']}) failed: {obj['error']}")
+        return obj
+
+    def finish(self, timeout=30):
+        """Wait for the client's last line and its exit; returns the done line."""
+        done = self.wait_line(lambda o: o.get("done"), timeout, "its last line")
+        try:
+            self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("the SDK client did not exit after its last line")
+        LIVE.discard(self)
+        assert self.p.returncode == 0, f"the SDK client exited {self.p.returncode}:\n" \
+                                       f"{self.describe()}"
+        assert done["transport_errors"] == [], (
+            f"the SDK saw transport errors (something other than JSON-RPC on the server's "
+            f"stdout?): {done['transport_errors']}")
+        return done
+
+    def describe(self):
+        out = "\n".join(json.dumps(x)[:3000] for x in self.lines)
+        err = self.err.decode("utf-8", "replace").strip()
+        return out + (f"\nnode stderr:\n{err[-3000:]}" if err else "")
+
+    def kill(self):
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.p.wait()
+        LIVE.discard(self)
+
+
+def calls(env, todo, timeout=90):
+    """Run the tool calls [(name, args)] in one SDK session; returns
+    ([CallToolResult], done line)."""
+    c = Sdk(env, "calls", [list(x) for x in todo])
+    try:
+        c.wait_line(lambda o: "connected" in o, 30, "that it connected")
+        res = [c.result(i, timeout=timeout) for i in range(len(todo))]
+        done = c.finish()
+        return res, done
+    finally:
+        c.kill()
+
+
+def structured(r, what):
+    """structuredContent of a call's result, checked against its text content."""
+    res = r["result"]
+    assert not res.get("isError"), f"{what}: isError: {json.dumps(res)[:2000]}"
+    sc = res.get("structuredContent")
+    assert isinstance(sc, dict), f"{what}: no structuredContent: {json.dumps(res)[:2000]}"
+    content = res.get("content")
+    assert isinstance(content, list) and content and content[0].get("type") == "text", (
+        f"{what}: content is not [{{type: text}}]: {json.dumps(res)[:2000]}")
+    assert json.loads(content[0]["text"]) == sc, (
+        f"{what}: the text content is not the structured content as JSON:\n"
+        f"{content[0]['text'][:1500]}\nvs\n{json.dumps(sc)[:1500]}")
+    return sc
+
+
+# ---------------------------------------------------------------- raw stdio
+
+class Raw:
+    """skillgate serve with pipes, spoken to in bytes. Every stdout line must
+    be a JSON-RPC 2.0 message; the ones that are not are kept in self.bad."""
+
+    def __init__(self, env):
+        self.env = env
+        self.p = subprocess.Popen([SG, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env.env, cwd=env.dir,
+                                  start_new_session=True)
+        LIVE.add(self)
+        self.q = queue.Queue()
+        self.stash = []
+        self.bad = []
+        self.notes = []   # notifications and requests from the server
+        self.err = bytearray()
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_err, daemon=True).start()
+
+    def _read(self):
+        for raw in self.p.stdout:
+            try:
+                m = json.loads(raw)
+            except ValueError:
+                self.bad.append(raw[:300])
+                continue
+            if not isinstance(m, dict) or m.get("jsonrpc") != "2.0":
+                self.bad.append(raw[:300])
+                continue
+            if "id" not in m or "method" in m:
+                self.notes.append(m)
+                continue
+            self.q.put(m)
+        self.q.put(None)
+
+    def _read_err(self):
+        while True:
+            b = self.p.stderr.read1(65536)
+            if not b:
+                return
+            self.err += b
+
+    def send(self, msg, timeout=20):
+        data = msg if isinstance(msg, bytes) else (json.dumps(msg) + "\n").encode()
+        err = []
+
+        def write():
+            try:
+                self.p.stdin.write(data)
+                self.p.stdin.flush()
+            except OSError as e:
+                err.append(e)
+
+        t = threading.Thread(target=write, daemon=True)
+        t.start()
+        t.join(timeout)
+        assert not t.is_alive(), f"writing {len(data)} bytes to the server took over {timeout}s"
+        assert not err, f"writing to the server failed: {err[0]}"
+
+    def response(self, rid, timeout=20, what=None):
+        """The response whose id is rid (None for id null)."""
+        for i, m in enumerate(self.stash):
+            if m.get("id") == rid:
+                return self.stash.pop(i)
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no response with id {rid!r} within {timeout}s "
+                                     f"({what or ''}); stashed: {self.stash}; stderr: "
+                                     f"{self.stderr()[-1500:]}")
+            try:
+                m = self.q.get(timeout=left)
+            except queue.Empty:
+                continue
+            if m is None:
+                raise AssertionError(f"the server closed stdout before answering id {rid!r} "
+                                     f"({what or ''}); exit {self.p.poll()}; stderr: "
+                                     f"{self.stderr()[-1500:]}")
+            if m.get("id") == rid:
+                return m
+            self.stash.append(m)
+
+    def call(self, rid, method, params=None, timeout=20):
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.response(rid, timeout, method)
+
+    def initialize(self, version="2025-06-18", rid=0):
+        r = self.call(rid, "initialize", {"protocolVersion": version, "capabilities": {},
+                                          "clientInfo": {"name": "raw-test", "version": "1"}})
+        assert "result" in r, f"initialize failed: {r}"
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return r["result"]
+
+    def stderr(self):
+        return self.err.decode("utf-8", "replace")
+
+    def close(self, timeout=5):
+        """Close stdin; returns the exit status and how long the exit took."""
+        t0 = time.monotonic()
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            rc = self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+        took = time.monotonic() - t0
+        self.kill()
+        return rc, took
+
+    def kill(self):
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.p.wait()
+        LIVE.discard(self)
+
+    def check_clean(self):
+        assert not self.bad, f"lines on stdout that are not JSON-RPC 2.0 messages: {self.bad[:5]}"
+
+
+def error_of(r, code, what):
+    assert "error" in r and "result" not in r, f"{what}: wanted error {code}, got {r}"
+    assert r["error"].get("code") == code, f"{what}: wanted error {code}, got {r['error']}"
+    assert isinstance(r["error"].get("message"), str) and r["error"]["message"], r
+    return r["error"]
+
+
+# ---------------------------------------------------------------- tmux (as tests/tui_test.py)
+
+class Tmux:
+    """`skillgate tui ARGS` in its own tmux server (a private -L socket), with
+    the given isolated environment and a 100x30 xterm-256color terminal."""
+
+    count = 0
+
+    def __init__(self, env, args, size=(100, 30)):
+        Tmux.count += 1
+        self.sock = f"sgmcp-{os.getpid()}-{Tmux.count}"
+        self.dir = env.dir
+        self.env = dict(env.env, TERM="xterm-256color")
+        conf = os.path.join(env.dir, f"tmux{Tmux.count}.conf")
+        with open(conf, "w") as f:
+            f.write("set -g status off\nset -g default-terminal xterm-256color\n"
+                    "set -g remain-on-exit on\nset -g history-limit 100\n")
+        self.started = True
+        LIVE.add(self)
+        try:
+            self.tmux("-f", conf, "new-session", "-d", "-s", "sg", "-x", str(size[0]), "-y",
+                      str(size[1]), "--", SG, "tui", *args)
+            self.socket = self.display("#{socket_path}")
+        except BaseException:
+            self.close()
+            raise
+
+    def tmux(self, *args, check=True):
+        p = subprocess.run([TMUX, "-L", self.sock, *args], capture_output=True, text=True,
+                           env=self.env, timeout=20, cwd=self.dir)
+        if check and p.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
+        return p.stdout
+
+    def display(self, fmt):
+        return self.tmux("display-message", "-p", "-t", "sg", fmt).rstrip("\n")
+
+    def keys(self, *keys):
+        self.tmux("send-keys", "-t", "sg", *keys)
+
+    def screen(self):
+        return self.tmux("capture-pane", "-p", "-t", "sg")
+
+    def alive(self):
+        return self.display("#{pane_dead}") != "1"
+
+    def wait(self, want, timeout=10.0, what=""):
+        """Poll the screen until want(screen) holds (twice, 30 ms apart: a frame
+        can be captured half drawn); returns the screen."""
+        end = time.monotonic() + timeout
+        while True:
+            s = self.screen()
+            if want(s):
+                time.sleep(0.03)
+                s2 = self.screen()
+                if want(s2):
+                    return s2
+                continue
+            if time.monotonic() >= end:
+                raise AssertionError(f"after {timeout:.1f}s the TUI never showed {what}:\n{s}")
+            time.sleep(POLL)
+
+    def close(self):
+        if self.started:
+            self.tmux("kill-server", check=False)
+            self.started = False
+            if getattr(self, "socket", "").endswith(self.sock):
+                try:
+                    os.unlink(self.socket)
+                except OSError:
+                    pass
+        LIVE.discard(self)
+
+    kill = close
+
+
+def prompt_open(s):
+    """skillgate's permission prompt box, drawn down to its last line."""
+    return ("Enter never allow" in s and
+            any(re.search(r"┌─ skillgate: permission request", line) for line in s.split("\n")))
+
+
+def prompt_closed(s):
+    return "skillgate: permission request" not in s
+
+
+def attached(env, t):
+    """Wait for the attach socket (a 0600 socket in a 0700 folder) and for the
+    TUI to say it is attached / listening; returns the screen."""
+    sock = os.path.join(env.runtime, "skillgate", "attach.sock")
+    end = time.monotonic() + 10
+    while not os.path.exists(sock):
+        if time.monotonic() >= end:
+            raise AssertionError(f"no {sock} after 10 s; the TUI shows:\n{t.screen()}")
+        time.sleep(POLL)
+    st = os.lstat(sock)
+    assert stat.S_ISSOCK(st.st_mode), f"{sock} is not a socket: {oct(st.st_mode)}"
+    assert stat.S_IMODE(st.st_mode) == 0o600, f"{sock} has mode {oct(stat.S_IMODE(st.st_mode))}"
+    dmode = stat.S_IMODE(os.stat(os.path.dirname(sock)).st_mode)
+    assert dmode == 0o700, f"{os.path.dirname(sock)} has mode {oct(dmode)}"
+    return t.wait(lambda s: re.search(r"(?i)attach|listen", s), timeout=10,
+                  what="that it is attached / listening")
+
+
+def decided(entries, allow, by="person"):
+    """Entries (run_skill decisions or audit records) with that outcome and
+    decided_by containing by."""
+    out = []
+    for d in entries:
+        dec = str(d.get("decision", "")).lower()
+        ok = ("allow" in dec and "deny" not in dec) if allow else ("deny" in dec)
+        if ok and by in str(d.get("decided_by", "")).lower():
+            out.append(d)
+    return out
+
+
+# ---------------------------------------------------------------- the tests
+
+@test("sdk")
+def sdk_connects_and_lists_tools(base):
+    env = Env(base)
+    c = Sdk(env, "handshake")
+    try:
+        con = c.wait_line(lambda o: "connected" in o, 30, "that it connected")["connected"]
+        tools = c.wait_line(lambda o: "tools" in o, 20, "the tools")["tools"]
+        ping = c.wait_line(lambda o: "ping" in o, 20, "the ping")["ping"]
+        c.finish()
+    finally:
+        c.kill()
+    assert con["server"] and con["server"].get("name") == "skillgate", con
+    assert isinstance(con["server"].get("version"), str), con
+    assert con["protocol_version"] in VERSIONS, (
+        f"negotiated {con['protocol_version']!r}, wanted one of {VERSIONS}")
+    info(f"the SDK asked for its latest version; the server answered {con['protocol_version']}")
+    assert isinstance(con["capabilities"], dict) and "tools" in con["capabilities"], con
+    names = {t["name"] for t in tools}
+    assert names == TOOLS, f"tools/list gave {sorted(names)}, wanted {sorted(TOOLS)}"
+    required = {"list_skills": set(), "validate_skill": {"path"}, "inspect_skill": {"path"},
+                "run_skill": {"skill"}, "check_tool_permission": {"skill", "tool", "description"}}
+    props = {"list_skills": {"directory"}, "validate_skill": {"path"}, "inspect_skill": {"path"},
+             "run_skill": {"skill", "input", "timeout_seconds"},
+             "check_tool_permission": {"skill", "tool", "description"}}
+    for t in tools:
+        s = t.get("inputSchema")
+        assert isinstance(s, dict) and s.get("type") == "object", (t["name"], s)
+        assert isinstance(t.get("description"), str) and t["description"], t
+        assert props[t["name"]] <= set(s.get("properties", {})), (t["name"], s)
+        assert set(s.get("required", [])) == required[t["name"]], (t["name"], s)
+    assert ping == {}, f"ping answered {ping}"
+    env.check_sanitizers()
+
+
+@test("sdk")
+def sdk_list_validate_inspect(base):
+    env = Env(base)
+    broken = make_broken(env.dir)
+    notskill = os.path.join(env.dir, "not-a-skill")
+    os.makedirs(notskill)
+    res, _ = calls(env, [
+        ("list_skills", {"directory": EXAMPLES}),
+        ("validate_skill", {"path": os.path.join(EXAMPLES, "weather")}),
+        ("validate_skill", {"path": broken}),
+        ("inspect_skill", {"path": os.path.join(EXAMPLES, "weather")}),
+        ("validate_skill", {"path": notskill}),
+        ("list_skills", {}),
+    ])
+    sc = structured(res[0], "list_skills examples")
+    skills = sc.get("skills")
+    assert isinstance(skills, list), sc
+    assert sorted(s["name"] for s in skills) == EXAMPLE_NAMES, [s.get("name") for s in skills]
+    for s in skills:
+        missing = {"name", "description", "path", "risk", "tools", "problems", "mode"} - set(s)
+        assert not missing, f"{s.get('name')}: missing {missing}: {s}"
+        assert os.path.isdir(s["path"]), s
+    by = {s["name"]: s for s in skills}
+    assert by["code-review"]["mode"] == "instructions", by["code-review"]
+    assert by["weather"]["mode"] == "native", by["weather"]
+
+    sc = structured(res[1], "validate_skill weather")
+    assert sc == {"valid": True, "problems": []} or (sc["valid"] is True and not [
+        p for p in sc["problems"] if p.get("severity") == "error"]), sc
+
+    sc = structured(res[2], "validate_skill broken")
+    assert sc["valid"] is False, sc
+    md = os.path.join(broken, "SKILL.md")
+    hits = [p for p in sc["problems"] if p.get("field") == "name"]
+    assert hits, f"no problem on the name field: {sc['problems']}"
+    p = hits[0]
+    assert set(p) >= {"file", "line", "column", "severity", "field", "message"}, p
+    assert p["severity"] == "error" and p["line"] == 2 and p["column"] == 7, p
+    assert p["file"] in (md, os.path.realpath(md)) or p["file"].endswith("broken-skill/SKILL.md"), p
+    assert "lower-case" in p["message"], p
+
+    sc = structured(res[3], "inspect_skill weather")
+    assert sc["schema"] == "skillgate.inspect/1" and sc["name"] == "weather", sc
+    assert [e["domain"] for e in sc["network"]["egress"]] == ["api.weather.test"], sc["network"]
+    # the same JSON as `skillgate inspect --json`
+    p = subprocess.run([SG, "inspect", "--json", os.path.join(EXAMPLES, "weather")],
+                       capture_output=True, text=True, env=env.env, timeout=30)
+    cli = json.loads(p.stdout)
+    for k in ("schema", "name", "root", "digest", "valid", "mode", "max_risk", "network",
+              "tools", "limits", "entrypoint"):
+        assert sc.get(k) == cli.get(k), f"inspect_skill and inspect --json differ on {k}: " \
+                                        f"{sc.get(k)} vs {cli.get(k)}"
+
+    r = res[4]["result"]
+    assert r.get("isError") is True, f"validate_skill on a folder that is not a skill: {r}"
+    assert r["content"] and r["content"][0]["type"] == "text" and r["content"][0]["text"], r
+
+    sc = structured(res[5], "list_skills with no directory")
+    assert isinstance(sc.get("skills"), list), sc
+    env.check_sanitizers()
+
+
+@test("sdk", "run")
+def sdk_run_skill(base):
+    env = Env(base)
+    res, _ = calls(env, [
+        ("run_skill", {"skill": os.path.join(EXAMPLES, "weather"), "input": {"city": "Paris"},
+                       "timeout_seconds": 30}),
+        ("run_skill", {"skill": os.path.join(EXAMPLES, "malicious-weather"),
+                       "input": {"city": "Paris"}, "timeout_seconds": 60}),
+    ], timeout=90)
+    keys = {"status", "exit_code", "output", "stderr", "violations", "decisions", "trace"}
+    sc = structured(res[0], "run_skill weather")
+    assert keys <= set(sc), f"run_skill lacks {keys - set(sc)}: {sc}"
+    assert sc["status"] == "completed" and sc["exit_code"] == 1, sc
+    assert "weather API unreachable" in sc["output"], sc["output"]
+    assert isinstance(sc["trace"], str) and os.path.isfile(sc["trace"]), sc["trace"]
+    assert os.path.realpath(sc["trace"]).startswith(os.path.realpath(env.state) + os.sep), (
+        f"the trace {sc['trace']} is not under XDG_STATE_HOME {env.state}")
+    with open(sc["trace"]) as f:
+        tr = json.load(f)
+    assert tr["skill_name"] == "weather" and tr["exit_code"] == 1, tr.get("skill_name")
+    assert isinstance(sc["decisions"], list) and sc["decisions"] == [], sc["decisions"]
+    assert sc["violations"].get("max_severity") is not None, sc["violations"]
+
+    sc = structured(res[1], "run_skill malicious-weather")
+    assert keys <= set(sc), f"run_skill lacks {keys - set(sc)}: {sc}"
+    v = sc["violations"]
+    assert v.get("max_severity") == "critical", v
+    assert v.get("all_prevented") is True, v
+    assert v.get("total_enforcements", 0) > 0 and v.get("classifications"), v
+    assert os.path.isfile(sc["trace"]), sc["trace"]
+    runs = [r["skill"] for r in env.audit() if r.get("type") == "run"]
+    assert runs == ["weather", "malicious-weather"], f"audit run records: {runs}"
+    env.check_sanitizers()
+
+
+@test("sdk", "run", "tmux")
+def tui_attached_answers_prompts(base):
+    env = Env(base)
+    skill = make_writer(env.dir)
+    outbox = os.path.join(env.home, "mcp-outbox")
+    os.makedirs(outbox)
+    allowed, denied = os.path.join(outbox, "allowed.txt"), os.path.join(outbox, "denied.txt")
+    t = Tmux(env, ["--attach"])
+    c = None
+    try:
+        attached(env, t)
+        c = Sdk(env, "calls", [
+            ["run_skill", {"skill": skill, "input": {"file": "allowed.txt"}, "timeout_seconds": 60}],
+            ["run_skill", {"skill": skill, "input": {"file": "denied.txt"}, "timeout_seconds": 60}],
+            ["check_tool_permission", {"skill": skill, "tool": "Bash",
+                                       "description": "rm -rf /tmp/x"}],
+        ])
+        c.wait_line(lambda o: "connected" in o, 30, "that it connected")
+
+        # 1. a, allow once
+        s = t.wait(prompt_open, timeout=20, what="the permission prompt for allowed.txt")
+        assert "allowed.txt" in s.replace("│", "").replace(" ", "").replace("\n", ""), s
+        assert env.decisions() == [], f"a decision before anyone answered: {env.decisions()}"
+        time.sleep(0.6)  # the prompt ignores keys for 500 ms after it opens
+        t.keys("a")
+        r = c.result(0, timeout=30)
+        sc = structured(r, "run_skill allowed by the TUI")
+        assert sc["status"] == "completed" and sc["exit_code"] == 0, sc
+        assert "WRITE-OK" in sc["output"], sc["output"]
+        assert decided(sc["decisions"], allow=True), (
+            f"run_skill's decisions show no allow by a person: {sc['decisions']}")
+        with open(allowed) as f:
+            assert f.read() == "written by mcp-writer\n"
+        d = decided(env.decisions(), allow=True)
+        assert len(d) == 1 and d[0].get("tool") == "Write" and allowed in d[0].get("request", ""), (
+            env.decisions())
+        assert d[0]["decided_by"] == "person", d[0]
+        t.wait(prompt_closed, timeout=10, what="the first prompt closing")
+
+        # 2. d, deny
+        s = t.wait(prompt_open, timeout=20, what="the permission prompt for denied.txt")
+        assert "denied.txt" in s.replace("│", "").replace(" ", "").replace("\n", ""), s
+        time.sleep(0.6)
+        t.keys("d")
+        r = c.result(1, timeout=30)
+        sc = structured(r, "run_skill denied by the TUI")
+        assert "WRITE-FAILED errno 13" in sc["output"], sc["output"]
+        assert "WRITE-OK" not in sc["output"], sc["output"]
+        assert decided(sc["decisions"], allow=False), (
+            f"run_skill's decisions show no deny by a person: {sc['decisions']}")
+        assert not os.path.exists(denied), "a denied write reached the disk"
+        d = decided(env.decisions(), allow=False)
+        assert len(d) == 1 and denied in d[0].get("request", ""), env.decisions()
+        t.wait(prompt_closed, timeout=10, what="the second prompt closing")
+
+        # 3. check_tool_permission: Bash rm -rf /tmp/x, d
+        s = t.wait(prompt_open, timeout=20, what="the permission prompt for the Bash check")
+        assert "rm -rf /tmp/x" in s, s
+        time.sleep(0.6)
+        t.keys("d")
+        r = c.result(2, timeout=30)
+        sc = structured(r, "check_tool_permission answered d")
+        assert sc.get("decision") == "deny", sc
+        assert "person" in str(sc.get("decided_by")), sc
+        assert isinstance(sc.get("reason"), str), sc
+        c.finish()
+        assert t.alive(), f"the TUI died:\n{t.screen()}"
+    finally:
+        if c:
+            c.kill()
+        t.close()
+    env.check_sanitizers()
+
+
+@test("sdk", "run")
+def no_tui_denies_without_asking(base):
+    env = Env(base)
+    skill = make_writer(env.dir)
+    outbox = os.path.join(env.home, "mcp-outbox")
+    os.makedirs(outbox)
+    target = os.path.join(outbox, "result.txt")
+    t0 = time.monotonic()
+    res, _ = calls(env, [
+        ("run_skill", {"skill": skill, "input": {"file": "result.txt"}, "timeout_seconds": 60}),
+        ("check_tool_permission", {"skill": skill, "tool": "Bash", "description": "rm -rf /tmp/x"}),
+    ], timeout=20)
+    took = time.monotonic() - t0
+    sc = structured(res[0], "run_skill with no TUI")
+    assert "WRITE-FAILED errno 13" in sc["output"], sc["output"]
+    assert not os.path.exists(target), "the write reached the disk with nobody to ask"
+    assert res[0]["ms"] < 10000, f"the run took {res[0]['ms']} ms"
+    dec = [d for d in sc["decisions"] if "deny" in str(d.get("decision", "")).lower()]
+    assert dec, f"run_skill's decisions show no deny: {sc['decisions']}"
+    audit = [d for d in env.decisions() if d.get("decision") == "deny"]
+    assert len(audit) >= 1, env.decisions()
+    for d in dec + audit:
+        assert re.search(r"(?i)terminal|tty|deny", str(d.get("decided_by"))), d
+        assert "person" not in str(d.get("decided_by")), d
+    sc = structured(res[1], "check_tool_permission with no TUI")
+    assert sc.get("decision") == "deny", sc
+    assert re.search(r"(?i)terminal|tty|deny", str(sc.get("decided_by"))), sc
+    info(f"with no TUI: two calls answered in {took:.1f}s; decided_by "
+         f"{audit[0].get('decided_by')!r}")
+    env.check_sanitizers()
+
+
+@test()
+def raw_versions_and_protocol_errors(base):
+    env = Env(base)
+    for v in VERSIONS:
+        s = Raw(env)
+        try:
+            r = s.initialize(v)
+            assert r.get("protocolVersion") == v, f"initialize {v} answered {r}"
+            assert r["serverInfo"]["name"] == "skillgate", r
+            assert "tools" in r.get("capabilities", {}), r
+            s.check_clean()
+        finally:
+            s.kill()
+    s = Raw(env)
+    try:
+        r = s.initialize("2099-01-01")
+        assert r.get("protocolVersion") in VERSIONS, f"initialize 2099-01-01 answered {r}"
+
+        r = s.call(2, "ping")
+        assert r.get("result") == {}, f"ping answered {r}"
+
+        s.send(b'{"jsonrpc":"2.0","id":3,"method":"ping"\n')
+        e = s.response(None, what="malformed JSON")
+        error_of(e, -32700, "malformed JSON")
+
+        s.send(b'{"id":4,"method":"ping"}\n')
+        # JSON-RPC: id is the request's when it can be read, else null
+        e = wait_either(s, 4, "a request without \"jsonrpc\":\"2.0\"")
+        error_of(e, -32600, "a request without \"jsonrpc\":\"2.0\"")
+
+        s.send(b'"just a string"\n')
+        e = s.response(None, what="a JSON string")
+        error_of(e, -32600, "a JSON string as the message")
+
+        r = s.call(5, "nope")
+        error_of(r, -32601, "method nope")
+
+        r = s.call(6, "tools/call", {"name": "no_such_tool", "arguments": {}})
+        error_of(r, -32602, "tools/call no_such_tool")
+
+        r = s.call(7, "tools/call", {"name": "validate_skill", "arguments": {}})
+        error_of(r, -32602, "tools/call validate_skill without path")
+
+        r = s.call(8, "tools/call", {"name": "validate_skill", "arguments": {"path": 5}})
+        error_of(r, -32602, "tools/call validate_skill with path 5")
+
+        r = s.call("str-9", "tools/call", {"name": "validate_skill",
+                                            "arguments": {"path": os.path.join(EXAMPLES,
+                                                                               "weather")}})
+        assert r.get("id") == "str-9" and r["result"]["structuredContent"]["valid"] is True, r
+
+        time.sleep(0.2)
+        assert s.stash == [], f"responses nobody asked for: {s.stash}"
+        s.check_clean()
+        rc, took = s.close()
+        assert rc == 0, f"closing stdin: exit {rc} after {took:.1f}s; stderr {s.stderr()[-1500:]}"
+    finally:
+        s.kill()
+    env.check_sanitizers()
+
+
+def wait_either(s, rid, what):
+    """The response to an invalid request: with its id, or with id null."""
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        for i, m in enumerate(s.stash):
+            if m.get("id") in (rid, None):
+                return s.stash.pop(i)
+        try:
+            m = s.q.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if m is None:
+            break
+        s.stash.append(m)
+    raise AssertionError(f"no response to {what}; stderr {s.stderr()[-1500:]}")
+
+
+@test()
+def raw_oversized_message_is_refused(base):
+    env = Env(base)
+    s = Raw(env)
+    try:
+        s.initialize()
+        pad = "x" * (5 << 20)
+        big = ('{"jsonrpc":"2.0","id":20,"method":"ping","params":{"pad":"' + pad + '"}}\n').encode()
+        t0 = time.monotonic()
+        s.send(big, timeout=30)
+        e = wait_either(s, 20, "a 5 MiB message")
+        err = error_of(e, -32600, "a 5 MiB message")
+        assert "too large" in err["message"], err
+        r = s.call(21, "ping")
+        assert r.get("result") == {}, f"ping after the big message answered {r}"
+        info(f"5 MiB line refused and the next ping answered in {time.monotonic() - t0:.2f}s")
+        # and a big line with no newline yet, then the rest: still one refusal, then a ping
+        s.send(b'{"jsonrpc":"2.0","id":22,"method":"ping","params":{"pad":"' + b"y" * (3 << 20))
+        s.send(b"y" * (2 << 20) + b'"}}\n')
+        e = wait_either(s, 22, "a 5 MiB message sent in two writes")
+        error_of(e, -32600, "a 5 MiB message sent in two writes")
+        r = s.call(23, "ping")
+        assert r.get("result") == {}, r
+        time.sleep(0.2)
+        assert s.stash == [], f"extra responses: {s.stash}"
+        s.check_clean()
+        rc, took = s.close()
+        assert rc == 0, f"closing stdin: exit {rc} after {took:.1f}s"
+    finally:
+        s.kill()
+    env.check_sanitizers()
+
+
+@test()
+def raw_concurrent_calls_and_eof(base):
+    env = Env(base)
+    broken = make_broken(env.dir)
+    s = Raw(env)
+    try:
+        s.initialize()
+        weather = os.path.join(EXAMPLES, "weather")
+        reqs = []
+        for i in range(8):
+            rid = 100 + i if i % 2 == 0 else f"c-{i}"
+            if i in (1, 4, 6):
+                params = {"name": "run_skill", "arguments": {
+                    "skill": weather, "input": {"city": f"City{i}"}, "timeout_seconds": 30}}
+            else:
+                params = {"name": "validate_skill",
+                          "arguments": {"path": broken if i % 3 == 0 else weather}}
+            reqs.append((rid, params))
+        data = b"".join((json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                                     "params": p}) + "\n").encode() for rid, p in reqs)
+        t0 = time.monotonic()
+        s.send(data)
+        order = []
+        for rid, p in reqs:
+            r = s.response(rid, timeout=60, what=f"tools/call {p['name']}")
+            order.append(rid)
+            assert "result" in r, f"id {rid!r} ({p['name']}): {r}"
+            sc = r["result"].get("structuredContent") or {}
+            if p["name"] == "validate_skill":
+                want = p["arguments"]["path"] == weather
+                assert sc.get("valid") is want, f"id {rid!r}: validate_skill {p['arguments']}: {r}"
+            elif CAN_RUN:  # else the run's result only has to come back with its id
+                assert sc.get("status") == "completed" and sc.get("exit_code") == 1, (
+                    f"id {rid!r}: run_skill: {r}")
+                assert "weather API unreachable" in sc["output"], sc
+        took = time.monotonic() - t0
+        time.sleep(0.3)
+        assert s.stash == [] and s.q.empty(), f"extra responses: {s.stash}"
+        s.check_clean()
+        info(f"8 calls back to back (3 runs) answered in {took:.2f}s")
+        rc, took = s.close(timeout=5)
+        assert rc == 0, f"closing stdin: exit {rc} after {took:.1f}s"
+        assert took < 5, took
+    finally:
+        s.kill()
+    env.check_sanitizers()
+
+
+# ---------------------------------------------------------------- harness
+
+CAN_RUN = True
+
+
+def setup_sdk():
+    """None when the SDK is ready, else why not."""
+    if not NODE or not NPM:
+        return "node and npm are needed for the MCP SDK tests (apt-get install nodejs npm)"
+    p = subprocess.run([NODE, "-p", "process.versions.node"], capture_output=True, text=True,
+                       timeout=30)
+    major = int((p.stdout.strip() or "0").split(".")[0])
+    if major < 18:
+        return f"node {p.stdout.strip()} is too old for the MCP SDK (18 or later)"
+    if os.path.isfile(os.path.join(MCPDIR, "node_modules", "@modelcontextprotocol", "sdk",
+                                   "package.json")):
+        return None
+    try:
+        p = subprocess.run([NPM, "ci", "--no-audit", "--no-fund"], cwd=MCPDIR,
+                           capture_output=True, text=True, timeout=300,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return "npm ci in tests/mcp did not finish in 300 s"
+    if p.returncode != 0:
+        why = " | ".join((p.stderr or p.stdout).strip().splitlines())[-600:]
+        return f"npm ci in tests/mcp failed (exit {p.returncode}): {why}"
+    return None
+
+
+def preflight_run(base):
+    """Can this kernel run a skill? None when it can, else the reason."""
+    d = tempfile.mkdtemp(dir=base, prefix="pre.")
+    os.chmod(d, 0o755)
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": d,
+           "XDG_STATE_HOME": os.path.join(d, "state"), "XDG_CONFIG_HOME": os.path.join(d, "cfg")}
+    skill = os.path.join(d, "tui-slow")
+    shutil.copytree(os.path.join(SRC, "tests", "tui-skills", "tui-slow"), skill)
+    for root, dirs, files in os.walk(skill):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+    try:
+        p = subprocess.run([SG, "run", "-i", '{"seconds": 0}', skill], capture_output=True,
+                           text=True, env=env, timeout=60, cwd="/", stdin=subprocess.DEVNULL,
+                           start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return "skillgate run did not finish a trivial skill in 60 s"
+    if p.returncode == 0 and "SLOW-DONE" in p.stdout:
+        return None
+    why = " | ".join(p.stderr.strip().splitlines())[-400:]
+    return f"skillgate run cannot run a skill here: {why or 'exit %d' % p.returncode}"
+
+
+def stopped(signum, frame):
+    for x in list(LIVE):
+        x.kill()
+    sys.exit(128 + signum)
+
+
+def main():
+    global CAN_RUN
+    signal.signal(signal.SIGTERM, stopped)
+    signal.signal(signal.SIGINT, stopped)
+    base = tempfile.mkdtemp(prefix="sgmcp.")
+    os.chmod(base, 0o755)
+    only = os.environ.get("MCP_TESTS")
+    if only:
+        TESTS[:] = [x for x in TESTS if x[0].__name__ in only.split(",")]
+    print(f"1..{len(TESTS)}")
+    sys.stdout.flush()
+    why = {}
+    if any("sdk" in n for _, n in TESTS):
+        why["sdk"] = setup_sdk()
+    why["run"] = preflight_run(base)
+    CAN_RUN = why["run"] is None
+    why["tmux"] = None if TMUX else "tmux is not installed (apt-get install tmux)"
+    failed = 0
+    for i, (fn, needs) in enumerate(TESTS, 1):
+        label = fn.__name__
+        reason = next((why[n] for n in ("sdk", "run", "tmux") if n in needs and why.get(n)), None)
+        if reason:
+            if IN_CI:
+                failed += 1
+                print(f"not ok {i} - {label}\n# {reason}")
+            else:
+                print(f"ok {i} - {label} # SKIP {reason}")
+            sys.stdout.flush()
+            continue
+        sub = os.path.join(base, str(i))
+        os.makedirs(sub, mode=0o755)
+        INFO.clear()
+        t0 = time.monotonic()
+        try:
+            fn(sub)
+            print(f"ok {i} - {label} ({time.monotonic() - t0:.1f}s)")
+        except Exception:  # noqa: BLE001 - every failure is reported as TAP
+            failed += 1
+            print(f"not ok {i} - {label} ({time.monotonic() - t0:.1f}s)")
+            for line in traceback.format_exc().splitlines():
+                print(f"# {line}")
+        for x in list(LIVE):
+            x.kill()
+        for line in INFO:
+            print(f"# {line}")
+        sys.stdout.flush()
+    shutil.rmtree(base, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
