@@ -345,6 +345,8 @@ static json_t *worker_run(const char *path, const char *input, long long timeout
         sg_skill_free(sk);
         return e;
     }
+    if (timeout > sk->policy.limits.runtime_s.value)
+        timeout = 0; /* an agent may shorten the manifest's limit, never lengthen it */
     struct sg_run_opts ro = {.input = input, .timeout_s = timeout, .host_env = environ};
     struct sg_plan plan;
     const char *why = NULL;
@@ -353,8 +355,6 @@ static json_t *worker_run(const char *path, const char *input, long long timeout
         sg_skill_free(sk);
         return e;
     }
-    if (timeout && timeout > plan.limits[SG_PL_TIMEOUT].value)
-        timeout = 0; /* never more than the manifest allows: sg_plan_build kept its own */
     struct attach_ctx a = {.fd = sg_attach_connect(), .fork = sk->policy.fork_context};
     sg_buf_init(&a.out, OUTPUT_KEPT);
     sg_buf_init(&a.err, OUTPUT_KEPT);
