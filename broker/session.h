@@ -55,7 +55,7 @@ struct sg_session_hook {
     int (*timeout)(void *ctx); /* ms until it wants to run again; -1 none */
     void *ctx;
 };
-#define SG_HOOK_MAX_FDS 4
+#define SG_HOOK_MAX_FDS 24
 
 struct sg_perm;
 /* perm decides what the manifest did not grant (NULL: deny it all); hook

@@ -129,14 +129,17 @@ class Env:
 
 
 def make_writer(base, name="mcp-writer"):
-    """A skill like tests/tui-skills/tui-writer: allowed-tools Read Write, reads
-    ~/mcp-outbox only, and writes ~/mcp-outbox/<input "file">: a Write outside
-    its declared paths, which waits for a decision."""
+    """A skill like tests/tui-skills/tui-writer: reads ~/mcp-outbox only, and
+    writes ~/mcp-outbox/<input "file">: a Write outside its declared paths,
+    which waits for a decision. Its allowed-tools are Read, Write and a scoped
+    Bash(git status:*), so a Bash check of anything else asks too (with no
+    Bash at all it would be refused outright, without asking)."""
     root = os.path.join(base, "skills", name)
     os.makedirs(root)
     files = {
         "SKILL.md": f"---\nname: {name}\ndescription: MCP test - writes one file outside its "
-                    f"declared paths, so skillgate asks first.\nallowed-tools: Read Write\n---\n\n"
+                    f"declared paths, so skillgate asks first.\nallowed-tools: Read Write "
+                    f"Bash(git status:*)\n---\n\n"
                     f"# {name}\n\nWrites ~/mcp-outbox/FILE (FILE from the input).\n",
         "skillsandbox.yaml": f"skill:\n  name: {name}\n  version: \"1.0.0\"\n"
                              f"  description: Writes one undeclared file.\n"

@@ -111,13 +111,15 @@ static void sink(void *ctx, const struct sg_event *ev)
 
 /* ---- the session hook: the terminal in the broker's poll loop ---- */
 
+/* The terminal, and an attached TUI's listener and agents' runs (their
+ * prompts are answered during a local run too). */
 static size_t hook_pollfds(void *ctx, struct pollfd *out, size_t max)
 {
     struct tui *t = ctx;
-    if (t->tty_fd < 0 || !max)
+    if (!max)
         return 0;
-    out[0] = (struct pollfd){.fd = t->tty_fd, .events = POLLIN};
-    return 1;
+    out[0] = (struct pollfd){.fd = t->tty_fd, .events = t->tty_fd >= 0 ? POLLIN : 0};
+    return 1 + tui_attach_pollfds(t, out + 1, max - 1);
 }
 
 static bool hook_dispatch(void *ctx, const struct pollfd *p, size_t n,
@@ -129,6 +131,8 @@ static bool hook_dispatch(void *ctx, const struct pollfd *p, size_t n,
     if (live->memory_bytes != r->live.memory_bytes || live->exited != r->live.exited)
         t->dirty = true;
     r->live = *live;
+    if (n > 1)
+        tui_attach_dispatch(t, p + 1, n - 1);
     tui_handle_input(t); /* nonblocking: only what is there */
     if (t->script)
         tui_script_step(t);
