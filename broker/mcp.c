@@ -190,6 +190,10 @@ static json_t *do_inspect(const char *path)
 
 /* ---- workers: runs and permission checks, one process each ---- */
 
+/* The client went away (SIGTERM from the server): stop the run, but let
+ * the runner write its trace and audit record. */
+static volatile sig_atomic_t stop_requested;
+
 struct attach_ctx {
     int fd;                  /* the attached TUI, or -1 */
     struct sg_attach_reader rd;
@@ -297,13 +301,20 @@ static bool hook_dispatch(void *ctx, const struct pollfd *p, size_t n,
         close(a->fd);
         a->fd = -1;
     }
-    return false;
+    return stop_requested;
+}
+
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
 }
 
 static int hook_timeout(void *ctx)
 {
     (void)ctx;
-    return -1;
+    return 200; /* a stop request is seen within 200 ms */
 }
 
 static void emit_result(int fd, json_t *r)
@@ -454,7 +465,7 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     r = sg_check_tool_permission(perm, &sk->policy, tool, what, check_decided, &a, &dec,
                                  &outright);
     if (r == 0) { /* a person decides: the attached TUI or the terminal */
-        while (!a.decided) {
+        while (!a.decided && !stop_requested) {
             struct pollfd p[4];
             size_t n = sg_perm_pollfds(perm, p, 3);
             size_t ia = n;
@@ -512,6 +523,8 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
         int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
         dup2(nul, 0), dup2(nul, 1);
         signal(SIGPIPE, SIG_IGN);
+        struct sigaction sa = {.sa_handler = on_term};
+        sigaction(SIGTERM, &sa, NULL);
         json_t *r;
         if (!strcmp(tool, "run_skill")) {
             json_t *in = json_object_get(args, "input");
@@ -664,7 +677,7 @@ static json_t *tools_list(void)
 static void handle(struct server *s, const char *line, size_t len)
 {
     json_error_t je;
-    json_t *m = json_loadb(line, len, 0, &je);
+    json_t *m = json_loadb(line, len, JSON_DECODE_ANY, &je);
     if (!m) {
         cleanup_free char *msg = sg_xasprintf("Parse error: %s", je.text);
         reply_error(s, NULL, E_PARSE, msg);
@@ -735,8 +748,8 @@ static int read_input(struct server *s)
         size_t l = (size_t)(nl - start);
         if (s->discarding)
             s->discarding = false;
-        else if (l && !(l == 1 && start[0] == '\r'))
-            handle(s, start, l);
+        else if (l && start[strspn(start, " \t\r")] != '\n')
+            handle(s, start, l); /* blank lines are no messages */
         start = nl + 1;
     }
     size_t left = s->len - (size_t)(start - s->buf);
@@ -786,15 +799,32 @@ int sg_mcp_serve(int in, int out)
         if (p[0].revents && read_input(&s) < 0)
             open_in = false;
     }
-    /* stdin closed: the client is gone; so are its runs */
+    /* stdin closed: the client is gone, so are its runs; each is stopped and
+     * still leaves its trace and audit record (10 s at most, then killed) */
     for (size_t i = 0; i < SG_MCP_MAX_WORKERS; i++)
-        if (s.w[i].pid) {
+        if (s.w[i].pid)
             kill(s.w[i].pid, SIGTERM);
-            waitpid(s.w[i].pid, NULL, 0);
-            close(s.w[i].fd);
-            json_decref(s.w[i].id);
-            sg_buf_free(&s.w[i].out);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (size_t i = 0; i < SG_MCP_MAX_WORKERS; i++) {
+        if (!s.w[i].pid)
+            continue;
+        for (;;) {
+            if (waitpid(s.w[i].pid, NULL, WNOHANG) != 0)
+                break;
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec - t0.tv_sec >= 10) {
+                kill(s.w[i].pid, SIGKILL);
+                waitpid(s.w[i].pid, NULL, 0);
+                break;
+            }
+            usleep(20000);
         }
+        close(s.w[i].fd);
+        json_decref(s.w[i].id);
+        sg_buf_free(&s.w[i].out);
+    }
     free(s.buf);
     return 0;
 }

@@ -175,6 +175,8 @@ char *sg_preq_rule(const struct sg_preq *q)
 {
     switch (q->tool) {
     case SG_PT_BASH:
+        if (q->agent_tool[0]) /* a command the agent runs: that exact command */
+            return sg_xasprintf("Bash(%s%s%s)", q->subject, q->args[0] ? " " : "", q->args);
         return sg_xasprintf("Bash(%s)", q->subject);
     case SG_PT_WRITE:
         return sg_xasprintf("Write(%s)", q->subject);
@@ -420,7 +422,12 @@ static void audit_decision(struct sg_perm *p, const struct sg_preq *q, enum sg_d
                            const char *by, int64_t latency)
 {
     snprintf(p->last_by, sizeof p->last_by, "%s", by);
-    cleanup_free char *rule = sg_preq_rule(q);
+    /* an agent's own tool (check_tool_permission) is recorded by its name */
+    cleanup_free char *rule = q->agent_tool[0]
+                                  ? sg_xasprintf("%s(%s%s%s)", q->agent_tool, q->subject,
+                                                 q->args[0] ? " " : "", q->args)
+                                  : sg_preq_rule(q);
+    const char *tool_name = q->agent_tool[0] ? q->agent_tool : sg_ptool_name(q->tool);
     char iso[32];
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
@@ -433,7 +440,7 @@ static void audit_decision(struct sg_perm *p, const struct sg_preq *q, enum sg_d
     cleanup_free char *args = sg_sanitize_str(q->args, 0);
     json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "type",
                             "decision", "time", iso, "run_id", p->run_id, "skill", p->skill,
-                            "digest", p->digest, "tool", sg_ptool_name(q->tool), "request", req,
+                            "digest", p->digest, "tool", tool_name, "request", req,
                             "args", args, "decision", sg_decision_allows(d) ? "allow" : "deny",
                             "scope", scope, "latency_ms", (json_int_t)latency);
     json_object_set_new(rec, "decided_by", json_string(by));
@@ -442,7 +449,7 @@ static void audit_decision(struct sg_perm *p, const struct sg_preq *q, enum sg_d
     if (p->o.bus)
         sg_bus_emit(p->o.bus, SG_EV_PERMISSION_DECIDED,
                     json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "tool",
-                              sg_ptool_name(q->tool), "request", req, "decision",
+                              tool_name, "request", req, "decision",
                               sg_decision_name(d), "decided_by", by, "scope", scope, "latency_ms",
                               (json_int_t)latency, "prevented", !sg_decision_allows(d)),
                     "%s: %s (%s)", req, sg_decision_name(d), by);
@@ -704,12 +711,66 @@ static void on_line(struct sg_perm *p, const char *l)
     }
 }
 
+/* Does the manifest itself declare this use (so a run would not ask)? */
+static bool declared(const struct sg_policy *pol, const char *tool, const struct sg_preq *q)
+{
+    for (size_t i = 0; i < pol->ntools; i++) {
+        const struct sg_tool *t = &pol->tools[i];
+        if (strcmp(t->name, tool))
+            continue;
+        if (q->tool != SG_PT_BASH || !t->scope)
+            return q->tool == SG_PT_BASH; /* unscoped Bash declares every program */
+        cleanup_free char *text = sg_xasprintf("Bash(%s)", t->scope);
+        struct sg_prule r;
+        const char *why;
+        if (sg_prule_parse(text, SG_EFF_ALLOW, "manifest", &r, &why) == 0) {
+            bool m = sg_prule_matches(&r, q);
+            sg_prule_free(&r);
+            if (m)
+                return true;
+        }
+    }
+    if (q->tool == SG_PT_FETCH)
+        for (size_t i = 0; i < pol->negress; i++) {
+            const char *d = pol->egress[i].domain;
+            size_t dl = strlen(d), n = strlen(q->subject);
+            if (!strcmp(d, q->subject) ||
+                (pol->egress[i].wildcard && n > dl - 1 && !strcmp(q->subject + n - (dl - 1), d + 1)))
+                return true;
+        }
+    if (q->tool == SG_PT_WRITE)
+        for (size_t i = 0; i < pol->nwrite; i++) {
+            size_t n = strlen(pol->write[i].path);
+            if (!strncmp(q->subject, pol->write[i].path, n) &&
+                (q->subject[n] == '/' || q->subject[n] == '\0'))
+                return true;
+        }
+    return false;
+}
+
 int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
                              const char *detail, sg_perm_cont cont, void *ctx,
                              enum sg_decision *dec, bool *denied_outright)
 {
     *denied_outright = false;
     enum sg_tool_id id = sg_tool_lookup(tool);
+    unsigned caps = sg_tool_caps(id);
+    struct sg_preq q = {0};
+    q.tool = id == SG_TOOL_UNKNOWN       ? SG_PT_BASH
+             : (caps & SG_CAP_NETWORK)   ? SG_PT_FETCH
+             : (caps & SG_CAP_EXEC)      ? SG_PT_BASH
+                                         : SG_PT_WRITE;
+    detail = detail ? detail : "";
+    if (q.tool == SG_PT_BASH) { /* "git status" -> program git, arguments status */
+        size_t w = strcspn(detail, " \t");
+        snprintf(q.subject, sizeof q.subject, "%.*s", (int)w, detail);
+        snprintf(q.args, sizeof q.args, "%s", detail[w] ? detail + w + 1 : "");
+    } else {
+        snprintf(q.subject, sizeof q.subject, "%s", detail);
+    }
+    snprintf(q.detail, sizeof q.detail, "the agent runs its %s tool itself "
+             "(check_tool_permission)", tool);
+    snprintf(q.agent_tool, sizeof q.agent_tool, "%s", tool);
     if (pol->tools_restricted) {
         bool listed = false;
         for (size_t i = 0; i < pol->ntools; i++)
@@ -717,26 +778,20 @@ int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, con
         if (!listed) {
             *denied_outright = true;
             *dec = SG_DEC_DENY;
-            struct sg_preq q = {.tool = SG_PT_BASH};
-            snprintf(q.subject, sizeof q.subject, "%s", tool);
-            snprintf(q.args, sizeof q.args, "%s", detail ? detail : "");
             audit_decision(p, &q, *dec, "PermissionDenied: not in allowed-tools", 0);
             return 1;
         }
     }
     if (sg_tool_risk(id) == SG_RISK_LOW) {
         *dec = SG_DEC_ALLOW_ONCE;
+        audit_decision(p, &q, *dec, "low-risk tool", 0);
         return 1;
     }
-    struct sg_preq q = {0};
-    unsigned caps = sg_tool_caps(id);
-    q.tool = id == SG_TOOL_UNKNOWN ? SG_PT_BASH
-             : (caps & SG_CAP_NETWORK) ? SG_PT_FETCH
-             : (caps & SG_CAP_EXEC) || id == SG_TOOL_UNKNOWN ? SG_PT_BASH
-                                                             : SG_PT_WRITE;
-    snprintf(q.subject, sizeof q.subject, "%s", detail ? detail : "");
-    if (id == SG_TOOL_UNKNOWN)
-        snprintf(q.args, sizeof q.args, "(tool %s)", tool);
+    if (declared(pol, tool, &q)) {
+        *dec = SG_DEC_ALLOW_ONCE;
+        audit_decision(p, &q, *dec, "declared in the manifest", 0);
+        return 1;
+    }
     return sg_perm_request(p, &q, cont, ctx, dec);
 }
 

@@ -51,6 +51,7 @@ struct sg_preq {
     char cwd[1024];
     int port;           /* Fetch */
     char detail[256];   /* what the broker knows beside: "exists (file)", "DNS lookup" */
+    char agent_tool[64];/* check_tool_permission: the agent's tool, as it named it */
 };
 
 enum sg_perm_mode { SG_PERM_DENY_ALL, SG_PERM_PROMPT, SG_PERM_POLICY, SG_PERM_ALLOW_ALL };

@@ -249,6 +249,9 @@ class Sdk:
         assert done["transport_errors"] == [], (
             f"the SDK saw transport errors (something other than JSON-RPC on the server's "
             f"stdout?): {done['transport_errors']}")
+        assert done["server_exit"] == {"code": 0, "signal": None}, (
+            f"the server, its stdin closed by the SDK, ended with {done['server_exit']} "
+            f"(null: not within 2 s)")
         return done
 
     def describe(self):
@@ -310,6 +313,7 @@ class Raw:
         self.stash = []
         self.bad = []
         self.notes = []   # notifications and requests from the server
+        self.order = []   # the ids of the responses, as they came
         self.err = bytearray()
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._read_err, daemon=True).start()
@@ -327,6 +331,7 @@ class Raw:
             if "id" not in m or "method" in m:
                 self.notes.append(m)
                 continue
+            self.order.append(m.get("id"))
             self.q.put(m)
         self.q.put(None)
 
@@ -516,6 +521,20 @@ def prompt_closed(s):
     return "skillgate: permission request" not in s
 
 
+def squashed(s):
+    """The screen without box sides, blanks and line ends (a long path wraps)."""
+    return re.sub(r"[│\s]", "", s)
+
+
+def prompt_for(t, text, what):
+    """Wait for the prompt about text (the previous one may still be on the
+    screen as the next request arrives), then let it arm."""
+    want = squashed(text)
+    s = t.wait(lambda s: prompt_open(s) and want in squashed(s), timeout=20, what=what)
+    time.sleep(0.6)  # the prompt ignores keys for 500 ms after it opens
+    return s
+
+
 def attached(env, t):
     """Wait for the attach socket (a 0600 socket in a 0700 folder) and for the
     TUI to say it is attached / listening; returns the screen."""
@@ -691,7 +710,8 @@ def tui_attached_answers_prompts(base):
     try:
         attached(env, t)
         c = Sdk(env, "calls", [
-            ["run_skill", {"skill": skill, "input": {"file": "allowed.txt"}, "timeout_seconds": 60}],
+            ["run_skill", {"skill": skill, "input": {"file": "allowed.txt"},
+                           "timeout_seconds": 60}],
             ["run_skill", {"skill": skill, "input": {"file": "denied.txt"}, "timeout_seconds": 60}],
             ["check_tool_permission", {"skill": skill, "tool": "Bash",
                                        "description": "rm -rf /tmp/x"}],
@@ -699,10 +719,8 @@ def tui_attached_answers_prompts(base):
         c.wait_line(lambda o: "connected" in o, 30, "that it connected")
 
         # 1. a, allow once
-        s = t.wait(prompt_open, timeout=20, what="the permission prompt for allowed.txt")
-        assert "allowed.txt" in s.replace("│", "").replace(" ", "").replace("\n", ""), s
+        prompt_for(t, allowed, "the permission prompt for allowed.txt")
         assert env.decisions() == [], f"a decision before anyone answered: {env.decisions()}"
-        time.sleep(0.6)  # the prompt ignores keys for 500 ms after it opens
         t.keys("a")
         r = c.result(0, timeout=30)
         sc = structured(r, "run_skill allowed by the TUI")
@@ -716,12 +734,9 @@ def tui_attached_answers_prompts(base):
         assert len(d) == 1 and d[0].get("tool") == "Write" and allowed in d[0].get("request", ""), (
             env.decisions())
         assert d[0]["decided_by"] == "person", d[0]
-        t.wait(prompt_closed, timeout=10, what="the first prompt closing")
 
         # 2. d, deny
-        s = t.wait(prompt_open, timeout=20, what="the permission prompt for denied.txt")
-        assert "denied.txt" in s.replace("│", "").replace(" ", "").replace("\n", ""), s
-        time.sleep(0.6)
+        prompt_for(t, denied, "the permission prompt for denied.txt")
         t.keys("d")
         r = c.result(1, timeout=30)
         sc = structured(r, "run_skill denied by the TUI")
@@ -732,19 +747,21 @@ def tui_attached_answers_prompts(base):
         assert not os.path.exists(denied), "a denied write reached the disk"
         d = decided(env.decisions(), allow=False)
         assert len(d) == 1 and denied in d[0].get("request", ""), env.decisions()
-        t.wait(prompt_closed, timeout=10, what="the second prompt closing")
 
         # 3. check_tool_permission: Bash rm -rf /tmp/x, d
-        s = t.wait(prompt_open, timeout=20, what="the permission prompt for the Bash check")
-        assert "rm -rf /tmp/x" in s, s
-        time.sleep(0.6)
+        s = prompt_for(t, "-rf /tmp/x", "the permission prompt for the Bash check")
+        assert re.search(r"asks to run a program\s+Bash", s), s
         t.keys("d")
         r = c.result(2, timeout=30)
         sc = structured(r, "check_tool_permission answered d")
         assert sc.get("decision") == "deny", sc
         assert "person" in str(sc.get("decided_by")), sc
         assert isinstance(sc.get("reason"), str), sc
+        d = [x for x in decided(env.decisions(), allow=False) if x.get("tool") == "Bash"]
+        assert len(d) == 1 and "rm -rf /tmp/x" in d[0].get("request", "") + d[0].get("args", ""), (
+            env.decisions())
         c.finish()
+        t.wait(prompt_closed, timeout=10, what="the last prompt closing")
         assert t.alive(), f"the TUI died:\n{t.screen()}"
     finally:
         if c:
@@ -787,63 +804,83 @@ def no_tui_denies_without_asking(base):
 
 @test()
 def raw_versions_and_protocol_errors(base):
+    """Each check runs whatever the ones before it gave; the failures are
+    reported together at the end."""
     env = Env(base)
+    failures = []
+
+    def check(what, fn):
+        try:
+            fn()
+        except AssertionError as e:
+            failures.append(f"{what}: {e}")
+
     for v in VERSIONS:
         s = Raw(env)
         try:
             r = s.initialize(v)
-            assert r.get("protocolVersion") == v, f"initialize {v} answered {r}"
-            assert r["serverInfo"]["name"] == "skillgate", r
-            assert "tools" in r.get("capabilities", {}), r
+            check(f"initialize {v}", lambda: (
+                assert_(r.get("protocolVersion") == v, f"answered {r}"),
+                assert_(r["serverInfo"]["name"] == "skillgate", r),
+                assert_("tools" in r.get("capabilities", {}), r)))
             s.check_clean()
         finally:
             s.kill()
     s = Raw(env)
     try:
         r = s.initialize("2099-01-01")
-        assert r.get("protocolVersion") in VERSIONS, f"initialize 2099-01-01 answered {r}"
+        check("initialize 2099-01-01", lambda: assert_(r.get("protocolVersion") in VERSIONS,
+                                                       f"answered {r}"))
+        check("ping", lambda: assert_(s.call(2, "ping").get("result") == {}, "not {}"))
 
-        r = s.call(2, "ping")
-        assert r.get("result") == {}, f"ping answered {r}"
+        def sent(data, rid, code, what):
+            s.send(data)
+            # JSON-RPC: the id is the request's when it can be read, else null
+            e = wait_either(s, rid, what)
+            error_of(e, code, what)
 
-        s.send(b'{"jsonrpc":"2.0","id":3,"method":"ping"\n')
-        e = s.response(None, what="malformed JSON")
-        error_of(e, -32700, "malformed JSON")
+        check("malformed JSON", lambda: sent(b'{"jsonrpc":"2.0","id":3,"method":"ping"\n', None,
+                                             -32700, "malformed JSON"))
+        check("no jsonrpc member", lambda: sent(b'{"id":4,"method":"ping"}\n', 4, -32600,
+                                                 'a request without "jsonrpc":"2.0"'))
+        check("a JSON string", lambda: sent(b'"just a string"\n', None, -32600,
+                                            "a JSON string as the message (valid JSON, not a "
+                                            "request)"))
+        check("method nope", lambda: error_of(s.call(5, "nope"), -32601, "method nope"))
+        check("unknown tool", lambda: error_of(
+            s.call(6, "tools/call", {"name": "no_such_tool", "arguments": {}}), -32602,
+            "tools/call no_such_tool"))
+        check("validate_skill without path", lambda: error_of(
+            s.call(7, "tools/call", {"name": "validate_skill", "arguments": {}}), -32602,
+            "tools/call validate_skill without path"))
+        check("validate_skill path 5", lambda: error_of(
+            s.call(8, "tools/call", {"name": "validate_skill", "arguments": {"path": 5}}), -32602,
+            "tools/call validate_skill with path 5"))
 
-        s.send(b'{"id":4,"method":"ping"}\n')
-        # JSON-RPC: id is the request's when it can be read, else null
-        e = wait_either(s, 4, "a request without \"jsonrpc\":\"2.0\"")
-        error_of(e, -32600, "a request without \"jsonrpc\":\"2.0\"")
-
-        s.send(b'"just a string"\n')
-        e = s.response(None, what="a JSON string")
-        error_of(e, -32600, "a JSON string as the message")
-
-        r = s.call(5, "nope")
-        error_of(r, -32601, "method nope")
-
-        r = s.call(6, "tools/call", {"name": "no_such_tool", "arguments": {}})
-        error_of(r, -32602, "tools/call no_such_tool")
-
-        r = s.call(7, "tools/call", {"name": "validate_skill", "arguments": {}})
-        error_of(r, -32602, "tools/call validate_skill without path")
-
-        r = s.call(8, "tools/call", {"name": "validate_skill", "arguments": {"path": 5}})
-        error_of(r, -32602, "tools/call validate_skill with path 5")
-
-        r = s.call("str-9", "tools/call", {"name": "validate_skill",
-                                            "arguments": {"path": os.path.join(EXAMPLES,
-                                                                               "weather")}})
-        assert r.get("id") == "str-9" and r["result"]["structuredContent"]["valid"] is True, r
+        def string_id():
+            r = s.call("str-9", "tools/call", {"name": "validate_skill", "arguments": {
+                "path": os.path.join(EXAMPLES, "weather")}})
+            assert r.get("id") == "str-9" and r["result"]["structuredContent"]["valid"] is True, r
+        check("a string id", string_id)
 
         time.sleep(0.2)
-        assert s.stash == [], f"responses nobody asked for: {s.stash}"
-        s.check_clean()
+        while not s.q.empty():
+            m = s.q.get()
+            if m is not None:
+                s.stash.append(m)
+        check("no extra responses", lambda: assert_(s.stash == [], f"unasked-for: {s.stash}"))
+        check("stdout", s.check_clean)
         rc, took = s.close()
-        assert rc == 0, f"closing stdin: exit {rc} after {took:.1f}s; stderr {s.stderr()[-1500:]}"
+        check("EOF", lambda: assert_(rc == 0, f"closing stdin: exit {rc} after {took:.1f}s; "
+                                              f"stderr {s.stderr()[-1500:]}"))
     finally:
         s.kill()
     env.check_sanitizers()
+    assert not failures, "\n".join(failures)
+
+
+def assert_(cond, msg):
+    assert cond, msg
 
 
 def wait_either(s, rid, what):
@@ -870,7 +907,8 @@ def raw_oversized_message_is_refused(base):
     try:
         s.initialize()
         pad = "x" * (5 << 20)
-        big = ('{"jsonrpc":"2.0","id":20,"method":"ping","params":{"pad":"' + pad + '"}}\n').encode()
+        big = ('{"jsonrpc":"2.0","id":20,"method":"ping","params":{"pad":"' + pad
+               + '"}}\n').encode()
         t0 = time.monotonic()
         s.send(big, timeout=30)
         e = wait_either(s, 20, "a 5 MiB message")
@@ -879,6 +917,10 @@ def raw_oversized_message_is_refused(base):
         r = s.call(21, "ping")
         assert r.get("result") == {}, f"ping after the big message answered {r}"
         info(f"5 MiB line refused and the next ping answered in {time.monotonic() - t0:.2f}s")
+        # just under the limit is served
+        pad = "z" * ((4 << 20) - 1024)
+        r = s.call(24, "ping", {"pad": pad}, timeout=30)
+        assert r.get("result") == {}, f"a ping of 4 MiB - 1 KiB answered {str(r)[:300]}"
         # and a big line with no newline yet, then the rest: still one refusal, then a ping
         s.send(b'{"jsonrpc":"2.0","id":22,"method":"ping","params":{"pad":"' + b"y" * (3 << 20))
         s.send(b"y" * (2 << 20) + b'"}}\n')
@@ -918,10 +960,8 @@ def raw_concurrent_calls_and_eof(base):
                                      "params": p}) + "\n").encode() for rid, p in reqs)
         t0 = time.monotonic()
         s.send(data)
-        order = []
         for rid, p in reqs:
             r = s.response(rid, timeout=60, what=f"tools/call {p['name']}")
-            order.append(rid)
             assert "result" in r, f"id {rid!r} ({p['name']}): {r}"
             sc = r["result"].get("structuredContent") or {}
             if p["name"] == "validate_skill":
@@ -935,12 +975,41 @@ def raw_concurrent_calls_and_eof(base):
         time.sleep(0.3)
         assert s.stash == [] and s.q.empty(), f"extra responses: {s.stash}"
         s.check_clean()
-        info(f"8 calls back to back (3 runs) answered in {took:.2f}s")
+        info(f"8 calls back to back (3 runs) answered in {took:.2f}s, in this order: "
+             f"{' '.join(str(x) for x in s.order[1:])}")
         rc, took = s.close(timeout=5)
         assert rc == 0, f"closing stdin: exit {rc} after {took:.1f}s"
         assert took < 5, took
     finally:
         s.kill()
+    env.check_sanitizers()
+
+
+@test("run")
+def eof_during_a_run_still_leaves_its_records(base):
+    """The client goes away mid-run: the server stops the run, and the run
+    still leaves its trace and its audit record before the server exits."""
+    env = Env(base)
+    slow = os.path.join(SRC, "tests", "tui-skills", "tui-slow")
+    s = Raw(env)
+    try:
+        s.initialize()
+        s.send((json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "run_skill", "arguments": {"skill": slow, "input": {"seconds": 20}}}})
+                + "\n").encode())
+        time.sleep(1.5)
+        rc, took = s.close(timeout=15)
+        assert rc == 0, f"closing stdin mid-run: exit {rc} after {took:.1f}s"
+        assert took < 12, f"the server took {took:.1f}s to stop its run and exit"
+    finally:
+        s.kill()
+    runs = [r for r in env.audit() if r.get("type") == "run" and r.get("skill") == "tui-slow"]
+    assert len(runs) == 1, f"audit records of the stopped run: {env.audit()}"
+    assert runs[0].get("trace") and os.path.exists(runs[0]["trace"]), runs[0]
+    with open(runs[0]["trace"]) as f:
+        tr = json.load(f)
+    assert any("stopped" in e["message"] for e in tr["events"] if e["kind"] == "skill_failed"), (
+        [e for e in tr["events"] if e["kind"] in ("skill_failed", "skill_completed")])
     env.check_sanitizers()
 
 
@@ -968,7 +1037,10 @@ def setup_sdk():
     except subprocess.TimeoutExpired:
         return "npm ci in tests/mcp did not finish in 300 s"
     if p.returncode != 0:
-        why = " | ".join((p.stderr or p.stdout).strip().splitlines())[-600:]
+        lines = (p.stderr or p.stdout).strip().splitlines()
+        said = [x for x in lines if x.startswith("npm error") and not re.match(
+            r"npm error\s+at ", x) and x.strip() != "npm error"]
+        why = " | ".join((said or lines)[:4])[:600]
         return f"npm ci in tests/mcp failed (exit {p.returncode}): {why}"
     return None
 

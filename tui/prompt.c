@@ -237,7 +237,8 @@ void tui_prompt_draw(struct tui *t)
     if (q->tool == SG_PT_BASH) {
         add_wrapped(&l, "program", q->subject, vw);
         add_wrapped(&l, "argv", q->args[0] ? q->args : "(none)", vw);
-        add_wrapped(&l, "cwd", q->cwd[0] ? q->cwd : "?", vw);
+        if (q->cwd[0])
+            add_wrapped(&l, "cwd", q->cwd, vw);
     } else if (q->tool == SG_PT_FETCH) {
         add_wrapped(&l, "host", q->subject, vw);
         snprintf(port, sizeof port, "%d", q->port);

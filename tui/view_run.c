@@ -528,6 +528,9 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     int x = r->mem_limit_mb < 0
                 ? tui_putf(w, 0, 1, cols - 2, hd, "%s  pid %d  %s  %lld.%llds  NO SANDBOX  ",
                            r->skill, (int)r->live.pid, state, el / 1000, (el % 1000) / 100)
+            : r->mem_limit_mb == 0 /* an agent's run: its limits are the server's to show */
+                ? tui_putf(w, 0, 1, cols - 2, hd, "%s  %s  %lld.%llds  ", r->skill, state,
+                           el / 1000, (el % 1000) / 100)
                 : tui_putf(w, 0, 1, cols - 2, hd,
                            "%s  pid %d  %s  %lld.%llds/%llds  mem %s/%lld MB  ", r->skill,
                            (int)r->live.pid, state, el / 1000, (el % 1000) / 100, r->timeout_s,
