@@ -711,15 +711,18 @@ static void on_line(struct sg_perm *p, const char *l)
     }
 }
 
-/* Does the manifest itself declare this use (so a run would not ask)? */
+/* Does the manifest declare exactly this use: a matching Bash(scope), a
+ * declared host, a path under a declared write path? */
 static bool declared(const struct sg_policy *pol, const char *tool, const struct sg_preq *q)
 {
     for (size_t i = 0; i < pol->ntools; i++) {
         const struct sg_tool *t = &pol->tools[i];
         if (strcmp(t->name, tool))
             continue;
+        /* only a scope declares a command: an unscoped Bash (or Write, or
+         * Fetch) still asks, since the agent runs it outside any sandbox */
         if (q->tool != SG_PT_BASH || !t->scope)
-            return q->tool == SG_PT_BASH; /* unscoped Bash declares every program */
+            continue;
         cleanup_free char *text = sg_xasprintf("Bash(%s)", t->scope);
         struct sg_prule r;
         const char *why;

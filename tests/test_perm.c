@@ -150,6 +150,19 @@ static void check_tool_permission_seed_semantics(void **st)
                              &outright);
     assert_false(outright);
     assert_int_equal(dec, SG_DEC_DENY);
+    /* a scope declares exactly its commands; anything else still goes to the callback */
+    struct sg_skill *scoped = th_skill(
+        "---\nname: demo\ndescription: x\nallowed-tools: Read Bash(git status:*)\n---\n", NULL);
+    sg_check_tool_permission(p, &scoped->policy, "Bash", "git status --short", cont_never, NULL,
+                             &dec, &outright);
+    assert_false(outright);
+    assert_int_equal(dec, SG_DEC_ALLOW_ONCE);
+    assert_string_equal(sg_perm_last_decided_by(p), "declared in the manifest");
+    sg_check_tool_permission(p, &scoped->policy, "Bash", "git push --force", cont_never, NULL,
+                             &dec, &outright);
+    assert_int_equal(dec, SG_DEC_DENY);
+    assert_string_equal(sg_perm_last_decided_by(p), "deny-all");
+    sg_skill_free(scoped);
     sg_skill_free(listed);
     sg_skill_free(open_list);
     sg_perm_free(p);
