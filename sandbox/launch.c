@@ -3,10 +3,11 @@
  *   broker                                  sandbox pid 1 (new user, mount, pid,
  *                                           net, ipc, uts and cgroup namespaces)
  *   clone ────────────────────────────────► parent-death signal, wait "mapped"
- *   uid/gid maps, cgroup ── "mapped" ─────► hostname
- *                                           lo, routes, nft table     (nft.c)
+ *   uid/gid maps ────────── "mapped" ─────► hostname
+ *   cgroup (meanwhile)                      lo, routes, nft table     (nft.c)
  *   nflog fd ◄───────────────── "nflog" ─── NFLOG socket
  *                                           mounts + pivot_root       (mounts.c)
+ *            ──────────────── "placed" ───► wait until it is in its cgroup
  *                                           fork the skill ─┐
  *                                           reaper loop     │ skill process:
  *                                                           │ setsid, stdio, cwd
@@ -341,6 +342,10 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     ctl_send_fds(ctl, SG_CTL_DECOYS, 0, mask, NULL, valid, nvalid);
     for (size_t i = 0; i < nvalid; i++)
         close(valid[i]);
+    /* the skill must be born inside the run's cgroup: a process moved later
+     * would leave the children it already had behind */
+    if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_PLACED)
+        _exit(125);
     sigset_t set;
     sigemptyset(&set);
     int fwd[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -480,9 +485,14 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         FAIL(r, "uid_map");
     if ((r = write_proc(pid, "gid_map", p->gid_map)) < 0)
         FAIL(r, "gid_map");
+    if ((r = ctl_send(sb->ctl_fd, SG_CTL_MAPPED, 0, 0, NULL, -1)) < 0)
+        FAIL(r, "handshake");
+    /* moving pid 1 into its cgroup takes the kernel ~10 ms (v1 memory): it
+     * overlaps with the sandbox's own setup, and pid 1 forks the skill only
+     * once it is told "placed" */
     if ((r = sg_cgroup_setup(p, pid, sb)) < 0)
         FAIL(r, "cgroup");
-    if ((r = ctl_send(sb->ctl_fd, SG_CTL_MAPPED, 0, 0, NULL, -1)) < 0)
+    if ((r = ctl_send(sb->ctl_fd, SG_CTL_PLACED, 0, 0, NULL, -1)) < 0)
         FAIL(r, "handshake");
     struct pollfd pfd = {.fd = sb->ctl_fd, .events = POLLIN};
     for (;;) {
