@@ -90,8 +90,8 @@ def main():
         while time.monotonic() < end:
             s = tm.screen()
             screens.append(s)
-            seen["stolen"] |= "STOLEN: HTTPS POST to collector.attacker.test: received AWS_" in s \
-                and "STOLEN: raw TCP to 203.0.113.7:443: received AWS_ACCESS_KEY_ID=AKIAD" in s
+            seen["stolen"] |= "STOLEN: HTTPS POST to collector.attacker.test: received AW" in s \
+                and "STOLEN: raw TCP to 203.0.113.7:443: received AWS_ACCESS_KEY_ID=AKIA" in s
             seen["blocked"] |= "malicious-weather" in s and "[vector] https-exfil: BLOCKED" in s
             seen["weather"] |= '"temperature_c": 4.5' in s and "max severity none" in s
             seen["prompt"] |= "permission request" in s and "/usr/bin/rm" in s

@@ -17,7 +17,7 @@ struct put {
     WINDOW *w;
     int y, x, width, skip, used;
     attr_t attr, esc_attr;
-    bool draw;
+    bool draw, clipped;
 };
 
 static bool put_cells(struct put *p, const wchar_t *ws, int cells, attr_t attr)
@@ -30,8 +30,10 @@ static bool put_cells(struct put *p, const wchar_t *ws, int cells, attr_t attr)
         }
         return true;
     }
-    if (p->used + cells > p->width)
+    if (p->used + cells > p->width) {
+        p->clipped = true;
         return false;
+    }
     if (p->draw) {
         wattrset(p->w, attr);
         mvwaddnwstr(p->w, p->y, p->x + p->used, ws, -1);
@@ -79,6 +81,14 @@ int tui_put_scrolled(WINDOW *w, int y, int x, int width, int skip, const char *s
     struct put p = {.w = w, .y = y, .x = x, .width = width, .skip = skip, .attr = attr,
                     .esc_attr = escaped_attr, .draw = w != NULL};
     sg_sanitize_each(s, len, SG_SAN_KEEP_TAB, put_piece, &p);
+    if (p.clipped && w && skip >= 0 && width > 4) {
+        /* the line goes on to the right: say so in its last cell */
+        static const wchar_t more[] = {0x203a, 0}, ascii[] = {L'>', 0};
+        wattrset(w, escaped_attr);
+        mvwaddnwstr(w, y, x + width - 1, MB_CUR_MAX > 1 ? more : ascii, -1);
+        if (p.used < width)
+            p.used = width;
+    }
     return p.used;
 }
 
