@@ -577,17 +577,26 @@ static void close_decoys(struct sg_sandbox *sb)
     bool any = false;
     for (int i = 0; i < SG_MAX_DECOYS; i++)
         any |= sb->decoy_fd[i] >= 0;
-    pid_t c = any ? fork() : -1;
+    int hold[2] = {-1, -1};
+    pid_t c = any && pipe2(hold, O_CLOEXEC) == 0 ? fork() : -1;
     if (c == 0) {
         if (fork() != 0)
             _exit(0);
-        _exit(0); /* the grandchild: its exit closes the groups, nobody waits */
+        /* the grandchild: wait until the broker has closed its copies, so
+         * that ours are the last, then exit; nobody waits for that */
+        close(hold[1]);
+        char b;
+        while (read(hold[0], &b, 1) < 0 && errno == EINTR)
+            ;
+        _exit(0);
     }
     for (int i = 0; i < SG_MAX_DECOYS; i++) {
         if (sb->decoy_fd[i] >= 0)
             close(sb->decoy_fd[i]);
         sb->decoy_fd[i] = -1;
     }
+    if (hold[1] >= 0)
+        close(hold[1]), close(hold[0]);
     if (c > 0)
         waitpid(c, NULL, 0);
 }
