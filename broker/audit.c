@@ -42,11 +42,26 @@ static char *last_line(int fd, bool *torn)
     if (fstat(fd, &st) < 0 || st.st_size == 0)
         return NULL;
     off_t end = st.st_size;
-    size_t want = end < SG_AUDIT_LINE_MAX * 2 ? (size_t)end : SG_AUDIT_LINE_MAX * 2;
-    char *buf = sg_xmalloc(want + 1);
-    if (pread(fd, buf, want, end - (off_t)want) != (ssize_t)want) {
+    size_t cap = end < SG_AUDIT_LINE_MAX * 2 ? (size_t)end : SG_AUDIT_LINE_MAX * 2;
+    /* read the tail, 8 KiB first and more only when the last line is
+     * longer: the log grows with every run, this read does not */
+    size_t want = cap < 8192 ? cap : 8192;
+    char *buf = NULL;
+    for (;;) {
         free(buf);
-        return NULL;
+        buf = sg_xmalloc(want + 1);
+        if (pread(fd, buf, want, end - (off_t)want) != (ssize_t)want) {
+            free(buf);
+            return NULL;
+        }
+        size_t k = want;
+        while (k > 0 && buf[k - 1] != '\n') /* a torn tail */
+            k--;
+        if (k > 0)
+            k--; /* the newline that ends the last whole line */
+        if (want == cap || memchr(buf, '\n', k))
+            break; /* the whole last line is in buf, or there is no more file */
+        want = want * 4 < cap ? want * 4 : cap;
     }
     buf[want] = '\0';
     size_t n = want;

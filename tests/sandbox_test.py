@@ -719,6 +719,27 @@ def audit_log_is_a_chain_that_catches_tampering(m, base):
     open(bad, "w").write("\n".join(lines[:-2] + lines[-1:]) + "\n")
     p = m.run("audit", "verify", "-f", bad, check=1)
     assert "does not follow the record before it" in p.out, p.out
+    # a record longer than the 8 KiB the tip is first read in (escaped control bytes
+    # make a run record grow): the next record still chains onto it
+    big = os.path.join(base, f"big-output-{m.name}", "big-output")
+    os.makedirs(big)
+    with open(os.path.join(big, "SKILL.md"), "w") as f:
+        f.write("---\nname: big-output\ndescription: control bytes on stdout\n---\n")
+    with open(os.path.join(big, "skillsandbox.yaml"), "w") as f:
+        f.write("skill: {name: big-output, description: b}\n"
+                "entrypoint: {command: python3, args: [-c, \"import sys; "
+                "sys.stdout.write('\\\\x01' * 6000)\"]}\n")
+    for root, dirs, files in os.walk(os.path.dirname(big)):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+    m.run("run", big, check=0)
+    m.run("run", big, check=0)
+    tail = open(log).read().splitlines()[-2:]
+    assert len(tail[0]) > 8192 and json.loads(tail[1])["prev"] == json.loads(tail[0])["hash"], (
+        len(tail[0]))
+    p = m.run("audit", "verify", check=0)
+    assert "chain intact" in p.out, p.out
     # a crash mid-write leaves half a line: detected, and the next run's record chains on
     with open(log, "a") as f:
         f.write('{"type": "run", "run_id": "torn')
