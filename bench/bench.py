@@ -287,7 +287,10 @@ class _Tmux:
         return self.t("capture-pane", "-p").stdout
 
     def kill(self):
+        path = self.t("display", "-p", "#{socket_path}").stdout.strip()
         self.t("kill-server")
+        if path.endswith(self.sock) and os.path.exists(path):
+            os.unlink(path)  # tmux leaves its socket behind
 
 
 def _wait_screen(tm, text, limit=120):

@@ -60,7 +60,10 @@ class Tmux:
         return self.t("display", "-p", "#{pane_dead}", check=False).stdout.strip() == "1"
 
     def kill(self):
+        path = self.t("display", "-p", "#{socket_path}", check=False).stdout.strip()
         self.t("kill-server", check=False)
+        if path.endswith(self.sock) and os.path.exists(path):
+            os.unlink(path)  # tmux leaves its socket behind
 
 
 def main():
