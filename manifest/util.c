@@ -1,5 +1,7 @@
 #include "util.h"
 
+#include <sys/syscall.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -310,4 +312,26 @@ int sg_mkdir_parent(const char *path, mode_t mode)
         return 0;
     *slash = '\0';
     return sg_mkdir_p(dir, mode, (uid_t)-1, (gid_t)-1);
+}
+
+void sg_close_all_but(const int *keep, size_t n)
+{
+    int k[16];
+    n = n < SG_ARRAY_LEN(k) ? n : SG_ARRAY_LEN(k);
+    for (size_t i = 0; i < n; i++) { /* insertion sort: a handful of fds */
+        int v = keep[i];
+        size_t j = i;
+        for (; j > 0 && k[j - 1] > v; j--)
+            k[j] = k[j - 1];
+        k[j] = v;
+    }
+    unsigned lo = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k[i] < 0 || (unsigned)k[i] < lo)
+            continue;
+        if ((unsigned)k[i] > lo)
+            syscall(SYS_close_range, lo, (unsigned)k[i] - 1, 0);
+        lo = (unsigned)k[i] + 1;
+    }
+    syscall(SYS_close_range, lo, ~0U, 0);
 }

@@ -96,6 +96,8 @@ int sg_mkdir_p(const char *path, mode_t mode, uid_t uid, gid_t gid);
 int sg_mkdir_parent(const char *path, mode_t mode);
 /* Write text to an existing file (procfs, cgroupfs). Returns 0 or -errno. */
 int sg_write_file(const char *path, const char *text);
+/* Close every descriptor except those in keep (in any order, n <= 16). */
+void sg_close_all_but(const int *keep, size_t n);
 
 /* Home directory of the user who invoked skillgate: $HOME when it is an
  * absolute folder that user owns, else the password database's; under sudo,

@@ -61,33 +61,42 @@ int sg_cgroup_setup(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb)
     char buf[64], pidbuf[32];
     int r = 0;
     long long mem = p->limits[SG_PL_MEMORY].value << 20;
+    if (p->cgroup_version != 2)
+        return 0; /* v1: pid 1 entered its cgroups itself (sg_cgroup_enter) */
     snprintf(pidbuf, sizeof pidbuf, "%d", pid);
-    if (p->cgroup_version == 2) {
-        mkdir(V2, 0755);
-        write_file("/sys/fs/cgroup", "cgroup.subtree_control", "+memory +pids +cpu");
-        write_file(V2, "cgroup.subtree_control", "+memory +pids +cpu");
-        char *dir = sg_xasprintf("%s/%s", V2, p->run_id);
-        if (mkdir(dir, 0755) < 0) {
-            free(dir);
-            return -errno;
-        }
-        sb->cgroup[sb->ncgroup++] = dir;
-        snprintf(buf, sizeof buf, "%lld", mem);
-        r = write_file(dir, "memory.max", buf);
-        write_file(dir, "memory.swap.max", "0");
-        snprintf(buf, sizeof buf, "%lld", p->limits[SG_PL_PIDS].value);
-        if (!r)
-            r = write_file(dir, "pids.max", buf);
-        snprintf(buf, sizeof buf, "%lld 100000", p->limits[SG_PL_CPU].value * 1000);
-        if (!r)
-            r = write_file(dir, "cpu.max", buf);
-        if (!r)
-            r = write_file(dir, "cgroup.procs", pidbuf);
-        return r;
+    mkdir(V2, 0755);
+    write_file("/sys/fs/cgroup", "cgroup.subtree_control", "+memory +pids +cpu");
+    write_file(V2, "cgroup.subtree_control", "+memory +pids +cpu");
+    char *dir = sg_xasprintf("%s/%s", V2, p->run_id);
+    if (mkdir(dir, 0755) < 0) {
+        free(dir);
+        return -errno;
     }
+    sb->cgroup[sb->ncgroup++] = dir;
+    snprintf(buf, sizeof buf, "%lld", mem);
+    r = write_file(dir, "memory.max", buf);
+    write_file(dir, "memory.swap.max", "0");
+    snprintf(buf, sizeof buf, "%lld", p->limits[SG_PL_PIDS].value);
+    if (!r)
+        r = write_file(dir, "pids.max", buf);
+    snprintf(buf, sizeof buf, "%lld 100000", p->limits[SG_PL_CPU].value * 1000);
+    if (!r)
+        r = write_file(dir, "cpu.max", buf);
+    if (!r)
+        r = write_file(dir, "cgroup.procs", pidbuf);
+    return r;
+}
+
+int sg_cgroup_prepare(const struct sg_plan *p, struct sg_sandbox *sb, int tasks[SG_CGROUP_V1_MAX])
+{
+    char buf[64];
+    int r = 0;
+    long long mem = p->limits[SG_PL_MEMORY].value << 20;
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
+        tasks[i] = -1;
     if (p->cgroup_version != 1)
         return 0;
-    static const char *const ctls[] = {"memory", "pids", "cpu"};
+    static const char *const ctls[SG_CGROUP_V1_MAX] = {"memory", "pids", "cpu"};
     for (size_t i = 0; i < SG_ARRAY_LEN(ctls) && !r; i++) {
         char *base = sg_xasprintf("%s/%s", V1, ctls[i]);
         char *dir = make_dir(base, p->run_id);
@@ -107,8 +116,30 @@ int sg_cgroup_setup(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb)
             snprintf(buf, sizeof buf, "%lld", p->limits[SG_PL_CPU].value * 1000);
             r = write_file(dir, "cpu.cfs_quota_us", buf);
         }
-        if (!r)
-            r = write_file(dir, "cgroup.procs", pidbuf);
+        if (r)
+            break;
+        char path[512];
+        snprintf(path, sizeof path, "%s/tasks", dir);
+        if ((tasks[i] = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+            r = -errno;
+    }
+    if (r < 0)
+        for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
+            if (tasks[i] >= 0)
+                close(tasks[i]), tasks[i] = -1;
+    return r;
+}
+
+int sg_cgroup_enter(int tasks[SG_CGROUP_V1_MAX])
+{
+    int r = 0;
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++) {
+        if (tasks[i] < 0)
+            continue;
+        if (!r && write(tasks[i], "0", 1) != 1)
+            r = -errno;
+        close(tasks[i]);
+        tasks[i] = -1;
     }
     return r;
 }

@@ -2,9 +2,11 @@
  *
  *   broker                                  sandbox pid 1 (new user, mount, pid,
  *                                           net, ipc, uts and cgroup namespaces)
- *   clone ────────────────────────────────► parent-death signal, wait "mapped"
+ *   v1 cgroups made, "tasks" opened
+ *   clone ────────────────────────────────► parent-death signal
+ *                                           enter the cgroups (v1), wait "mapped"
  *   uid/gid maps ────────── "mapped" ─────► hostname
- *   cgroup (meanwhile)                      lo, routes, nft table     (nft.c)
+ *   cgroup (v2, meanwhile)                  lo, routes, nft table     (nft.c)
  *   nflog fd ◄───────────────── "nflog" ─── NFLOG socket
  *                                           mounts + pivot_root       (mounts.c)
  *            ──────────────── "placed" ───► wait until it is in its cgroup
@@ -28,6 +30,7 @@
 #include <linux/sched.h>
 #include <net/if.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -294,10 +297,22 @@ static __attribute__((noreturn)) void reaper(pid_t skill, int ctl, const sigset_
 }
 
 static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const char *rundir,
-                                                int in, int out, int err, int ctl)
+                                                int in, int out, int err, int ctl,
+                                                int tasks[SG_CGROUP_V1_MAX])
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     struct sg_ctl_msg m;
+    bool placed = false;
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
+        placed |= tasks[i] >= 0;
+    if (placed) {
+        int r = sg_cgroup_enter(tasks);
+        if (r < 0)
+            die(ctl, "enter the run's cgroups", -r);
+        /* the cgroup namespace's root becomes the run's own cgroup */
+        if (unshare(CLONE_NEWCGROUP) < 0)
+            die(ctl, "cgroup namespace", errno);
+    }
     if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_MAPPED)
         _exit(125); /* the broker is gone */
     char step[96] = "";
@@ -414,6 +429,57 @@ static int create_write_paths(const struct sg_plan *p)
     return 0;
 }
 
+/* Closing the last reference to a fanotify group waits for an SRCU grace
+ * period (~10 ms measured), so the last references to the decoys' groups
+ * are held by a grandchild that nobody waits for: forked here, while the
+ * sandbox is still setting itself up, it keeps only the decoys and a pipe
+ * and exits once the broker has closed its own copies and the pipe's other
+ * end (close_decoys). The broker does not wait for the fork here: the
+ * sandbox's next message may already be there. */
+static void hold_decoys(struct sg_sandbox *sb)
+{
+    int hold[2];
+    if (pipe2(hold, O_CLOEXEC) < 0)
+        return; /* the broker's own close then pays the wait */
+    pid_t c = fork();
+    if (c == 0) {
+        if (fork() != 0)
+            _exit(0);
+        int keep[SG_MAX_DECOYS + 1], nk = 0;
+        keep[nk++] = hold[0];
+        for (int i = 0; i < SG_MAX_DECOYS; i++)
+            if (sb->decoy_fd[i] >= 0)
+                keep[nk++] = sb->decoy_fd[i];
+        sg_close_all_but(keep, (size_t)nk);
+        char b;
+        while (read(hold[0], &b, 1) < 0 && errno == EINTR)
+            ;
+        _exit(0);
+    }
+    close(hold[0]);
+    if (c < 0) {
+        close(hold[1]);
+        return;
+    }
+    sb->decoy_hold_fd = hold[1];
+    sb->decoy_hold_pid = c; /* reaped in close_decoys, long done by then */
+}
+
+static void close_decoys(struct sg_sandbox *sb)
+{
+    for (int i = 0; i < SG_MAX_DECOYS; i++) {
+        if (sb->decoy_fd[i] >= 0)
+            close(sb->decoy_fd[i]);
+        sb->decoy_fd[i] = -1;
+    }
+    if (sb->decoy_hold_fd >= 0)
+        close(sb->decoy_hold_fd);
+    sb->decoy_hold_fd = -1;
+    while (sb->decoy_hold_pid > 0 && waitpid(sb->decoy_hold_pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    sb->decoy_hold_pid = 0;
+}
+
 int sg_sandbox_clean_stale(void)
 {
     cleanup_free char *base = run_base();
@@ -442,7 +508,7 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     int r;
     memset(sb, 0, sizeof *sb);
     sb->pidfd = sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = sb->ctl_fd = sb->notify_fd = -1;
-    sb->nflog_fd = -1;
+    sb->nflog_fd = sb->decoy_hold_fd = -1;
     for (int i = 0; i < SG_MAX_DECOYS; i++)
         sb->decoy_fd[i] = -1;
     for (int i = 0; i < SG_EGRESS_FDS; i++)
@@ -464,16 +530,23 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
         FAIL(-errno, "pipes");
+    int tasks[SG_CGROUP_V1_MAX];
+    if ((r = sg_cgroup_prepare(p, sb, tasks)) < 0)
+        FAIL(r, "cgroup");
     int pidfd = -1;
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
                           CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD | SIGCHLD;
     pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, &pidfd, NULL, 0);
-    if (pid < 0)
-        FAIL(-errno, "clone (are unprivileged user namespaces enabled?)");
+    int clone_errno = errno;
     if (pid == 0) {
         close(in[1]), close(out[0]), close(err[0]), close(ctl[0]);
-        pid1_main(p, sb->rundir, in[0], out[1], err[1], ctl[1]);
+        pid1_main(p, sb->rundir, in[0], out[1], err[1], ctl[1], tasks);
     }
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
+        if (tasks[i] >= 0)
+            close(tasks[i]);
+    if (pid < 0)
+        FAIL(-clone_errno, "clone (are unprivileged user namespaces enabled?)");
     sb->pid = pid;
     sb->pidfd = pidfd;
     close(in[0]), close(out[1]), close(err[1]), close(ctl[1]);
@@ -487,9 +560,9 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         FAIL(r, "gid_map");
     if ((r = ctl_send(sb->ctl_fd, SG_CTL_MAPPED, 0, 0, NULL, -1)) < 0)
         FAIL(r, "handshake");
-    /* moving pid 1 into its cgroup takes the kernel ~10 ms (v1 memory): it
-     * overlaps with the sandbox's own setup, and pid 1 forks the skill only
-     * once it is told "placed" */
+    /* v2: moving pid 1 in takes the kernel's threadgroup lock (an RCU grace
+     * period): it overlaps with the sandbox's own setup, and pid 1 forks the
+     * skill only once it is told "placed" */
     if ((r = sg_cgroup_setup(p, pid, sb)) < 0)
         FAIL(r, "cgroup");
     if ((r = ctl_send(sb->ctl_fd, SG_CTL_PLACED, 0, 0, NULL, -1)) < 0)
@@ -513,6 +586,8 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
                     slots[i] = fds[k++];
             while (k < nfds)
                 close(fds[k++]);
+            if (m.type == SG_CTL_DECOYS && m.status)
+                hold_decoys(sb);
             continue;
         }
         int nfd = nfds > 0 ? fds[0] : -1;
@@ -569,37 +644,6 @@ void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h)
     sg_cgroup_hits(sb, h);
 }
 
-/* Closing the last reference to a fanotify group waits for an SRCU grace
- * period (about 10 ms here). A grandchild that exits at once holds the last
- * references instead, so the run does not wait for it; it only calls _exit. */
-static void close_decoys(struct sg_sandbox *sb)
-{
-    bool any = false;
-    for (int i = 0; i < SG_MAX_DECOYS; i++)
-        any |= sb->decoy_fd[i] >= 0;
-    int hold[2] = {-1, -1};
-    pid_t c = any && pipe2(hold, O_CLOEXEC) == 0 ? fork() : -1;
-    if (c == 0) {
-        if (fork() != 0)
-            _exit(0);
-        /* the grandchild: wait until the broker has closed its copies, so
-         * that ours are the last, then exit; nobody waits for that */
-        close(hold[1]);
-        char b;
-        while (read(hold[0], &b, 1) < 0 && errno == EINTR)
-            ;
-        _exit(0);
-    }
-    for (int i = 0; i < SG_MAX_DECOYS; i++) {
-        if (sb->decoy_fd[i] >= 0)
-            close(sb->decoy_fd[i]);
-        sb->decoy_fd[i] = -1;
-    }
-    if (hold[1] >= 0)
-        close(hold[1]), close(hold[0]);
-    if (c > 0)
-        waitpid(c, NULL, 0);
-}
 
 long long sg_sandbox_memory_usage(const struct sg_sandbox *sb)
 {
