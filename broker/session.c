@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 
 #include "landlock.h"
 #include "decoy.h"
@@ -27,7 +26,7 @@
 #include "util.h"
 
 struct stream {
-    EVP_MD_CTX *md;
+    struct sg_sha256 *md;
     int fd;
     int which; /* 0 stdout, 1 stderr */
     char line[SG_LINE_MAX];
@@ -89,14 +88,6 @@ static void take_bytes(struct stream *st, struct sg_event_bus *bus, const char *
     }
 }
 
-static void hex_digest(EVP_MD_CTX *md, char out[72])
-{
-    unsigned char d[32];
-    unsigned len = 0;
-    EVP_DigestFinal_ex(md, d, &len);
-    sg_sha256_format(d, out);
-}
-
 /* At most rounds reads of 64 KiB: the loop comes back to the other fds (and
  * a front end's keys) after each batch. */
 static bool read_stream(struct stream *st, struct sg_event_bus *bus, int rounds)
@@ -115,7 +106,7 @@ static bool read_stream(struct stream *st, struct sg_event_bus *bus, int rounds)
             st->fd = -1;
             return false;
         }
-        EVP_DigestUpdate(st->md, buf, (size_t)n);
+        sg_sha256_update(st->md, buf, (size_t)n);
         take_bytes(st, bus, buf, (size_t)n);
     }
     return true;
@@ -455,10 +446,8 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     struct stream err = {.fd = sb.stderr_fd, .which = 1,
                          .cap = (uint64_t)plan->limits[SG_PL_OUTPUT].value};
     sb.stdout_fd = sb.stderr_fd = -1; /* the streams own them now */
-    out.md = EVP_MD_CTX_new();
-    err.md = EVP_MD_CTX_new();
-    EVP_DigestInit_ex(out.md, EVP_sha256(), NULL);
-    EVP_DigestInit_ex(err.md, EVP_sha256(), NULL);
+    out.md = sg_sha256_new();
+    err.md = sg_sha256_new();
     fcntl(out.fd, F_SETFL, O_NONBLOCK);
     fcntl(err.fd, F_SETFL, O_NONBLOCK);
     fcntl(sb.stdin_fd, F_SETFL, O_NONBLOCK);
@@ -649,10 +638,8 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
         close(err.fd);
     close(tfd);
     res->bytes[0] = out.bytes, res->bytes[1] = err.bytes;
-    hex_digest(out.md, res->out_sha256);
-    hex_digest(err.md, res->err_sha256);
-    EVP_MD_CTX_free(out.md);
-    EVP_MD_CTX_free(err.md);
+    sg_sha256_finish(out.md, res->out_sha256);
+    sg_sha256_finish(err.md, res->err_sha256);
     res->dropped[0] = out.dropped, res->dropped[1] = err.dropped;
     res->skill_status = status;
     res->ended_ms = now_ms();

@@ -1,6 +1,5 @@
 /* skillgate run: a skill under the sandbox, events live, a trace at the end. */
 #include <arpa/inet.h>
-#include <openssl/evp.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>

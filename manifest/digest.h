@@ -21,4 +21,11 @@ void sg_sha256_format(const unsigned char md[32], char out[SG_DIGEST_STRLEN]);
 /* SHA-256 of n bytes, formatted. */
 void sg_sha256_text(const void *p, size_t n, char out[SG_DIGEST_STRLEN]);
 
+/* Streaming SHA-256 (opaque; sg_sha256_new aborts when out of memory). */
+struct sg_sha256;
+struct sg_sha256 *sg_sha256_new(void);
+void sg_sha256_update(struct sg_sha256 *h, const void *p, size_t n);
+/* Formats the digest into out and frees h. */
+void sg_sha256_finish(struct sg_sha256 *h, char out[SG_DIGEST_STRLEN]);
+
 #endif
