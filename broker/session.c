@@ -20,13 +20,14 @@
 #include "digest.h"
 #include "egress.h"
 #include "fswatch.h"
+#include "hasher.h"
 #include "nflog.h"
 #include "perm.h"
 #include "sanitize.h"
 #include "util.h"
 
 struct stream {
-    struct sg_sha256 *md;
+    struct sg_hasher *hash; /* shared by both streams */
     int fd;
     int which; /* 0 stdout, 1 stderr */
     char line[SG_LINE_MAX];
@@ -88,13 +89,13 @@ static void take_bytes(struct stream *st, struct sg_event_bus *bus, const char *
     }
 }
 
-/* At most rounds reads of 64 KiB: the loop comes back to the other fds (and
- * a front end's keys) after each batch. */
+/* At most rounds reads of SG_HASHER_SLOT bytes: the loop comes back to the
+ * other fds (and a front end's keys) after each batch. */
 static bool read_stream(struct stream *st, struct sg_event_bus *bus, int rounds)
 {
-    char buf[65536];
     for (int r = 0; r < rounds; r++) {
-        ssize_t n = read(st->fd, buf, sizeof buf);
+        char *buf = sg_hasher_buf(st->hash);
+        ssize_t n = read(st->fd, buf, SG_HASHER_SLOT);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN)
@@ -106,8 +107,8 @@ static bool read_stream(struct stream *st, struct sg_event_bus *bus, int rounds)
             st->fd = -1;
             return false;
         }
-        sg_sha256_update(st->md, buf, (size_t)n);
         take_bytes(st, bus, buf, (size_t)n);
+        sg_hasher_submit(st->hash, st->which, (size_t)n);
     }
     return true;
 }
@@ -446,8 +447,9 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     struct stream err = {.fd = sb.stderr_fd, .which = 1,
                          .cap = (uint64_t)plan->limits[SG_PL_OUTPUT].value};
     sb.stdout_fd = sb.stderr_fd = -1; /* the streams own them now */
-    out.md = sg_sha256_new();
-    err.md = sg_sha256_new();
+    out.hash = err.hash = sg_hasher_new();
+    /* a larger pipe: fewer wake-ups of the loop and of a writing skill */
+    fcntl(out.fd, F_SETPIPE_SZ, 1 << 20);
     fcntl(out.fd, F_SETFL, O_NONBLOCK);
     fcntl(err.fd, F_SETFL, O_NONBLOCK);
     fcntl(sb.stdin_fd, F_SETFL, O_NONBLOCK);
@@ -562,7 +564,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             sb.notify_fd = -1;
         }
         /* with a front end in the loop, smaller batches keep its keys quick */
-        int rounds = hook ? 2 : 16;
+        int rounds = hook ? 1 : 8;
         if (i_out >= 0 && p[i_out].revents)
             read_stream(&out, bus, rounds);
         if (i_err >= 0 && p[i_err].revents)
@@ -638,8 +640,10 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
         close(err.fd);
     close(tfd);
     res->bytes[0] = out.bytes, res->bytes[1] = err.bytes;
-    sg_sha256_finish(out.md, res->out_sha256);
-    sg_sha256_finish(err.md, res->err_sha256);
+    char digests[2][SG_DIGEST_STRLEN];
+    sg_hasher_finish(out.hash, digests);
+    memcpy(res->out_sha256, digests[0], sizeof res->out_sha256);
+    memcpy(res->err_sha256, digests[1], sizeof res->err_sha256);
     res->dropped[0] = out.dropped, res->dropped[1] = err.dropped;
     res->skill_status = status;
     res->ended_ms = now_ms();

@@ -12,6 +12,7 @@ their own network namespace with only loopback, and every target is a
 reserved name or a documentation address.
 """
 import glob
+import hashlib
 import json
 import os
 import pwd
@@ -587,8 +588,10 @@ def output_flood_keeps_the_broker_small(m, base):
     d = make_skill(base, f"flood-{m.name}", """
         import os
         chunk = b"x" * 65535 + b"\\n"
-        for _ in range(16384):          # 1 GiB
+        for i in range(16384):          # 1 GiB
             os.write(1, chunk)
+            if i % 1024 == 0:           # stderr in between: its own digest
+                os.write(2, b"e\\n")
         """, yaml_extra="resources:\n  max_runtime_seconds: 120\n")
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     p = m.run("run", d, timeout=180)
@@ -601,6 +604,14 @@ def output_flood_keeps_the_broker_small(m, base):
     assert t["output"]["stdout_dropped"] == (1 << 30) - 1048576
     assert any(e["kind"] == "resource_limit_hit" and e["data"]["limit"] == "output"
                for e in t["events"])
+    # the audit record's digest covers every byte written, dropped or not
+    # (hashed on a second thread past the first MiB)
+    h = hashlib.sha256()
+    for _ in range(16384):
+        h.update(b"x" * 65535 + b"\n")
+    log = os.path.join(m.state, "skillgate", "audit.jsonl")
+    rec = [json.loads(l) for l in open(log) if '"type":"run"' in l][-1]
+    assert rec["output_sha256"] == "sha256:" + h.hexdigest(), rec["output_sha256"]
 
 
 @test()
@@ -1373,6 +1384,9 @@ def main():
         modes[name] = Mode(name, base)
     reasons = {name: preflight(m) for name, m in modes.items()}
     plan = [(fn, name) for fn, ms in TESTS for name in ms if name in modes]
+    only = os.environ.get("SG_TEST_ONLY")  # a substring of test names, for development
+    if only:
+        plan = [(fn, name) for fn, name in plan if only in fn.__name__]
     print(f"1..{len(plan) + len(modes)}")
     failed = 0
     i = 0
