@@ -9,7 +9,8 @@
  *   cgroup (v2, meanwhile)                  lo, routes, nft table     (nft.c)
  *   nflog fd ◄───────────────── "nflog" ─── NFLOG socket
  *                                           mounts + pivot_root       (mounts.c)
- *            ──────────────── "placed" ───► wait until it is in its cgroup
+ *   seccomp filter compiled
+ *            ─────── "placed" + filter ───► wait until it is in its cgroup
  *                                           fork the skill ─┐
  *                                           reaper loop     │ skill process:
  *                                                           │ setsid, stdio, cwd
@@ -211,7 +212,8 @@ static void exec_skill(const struct sg_plan *p)
 }
 
 static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in, int out,
-                                                 int err, int ctl)
+                                                 int err, int ctl, const struct sock_filter *bpf,
+                                                 size_t nbpf)
 {
     sigset_t none;
     sigemptyset(&none);
@@ -248,7 +250,8 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
         die(ctl, "no_new_privs", errno);
     if (!p->degraded && (r = sg_landlock_apply(p)) < 0)
         die(ctl, "Landlock", r);
-    int nfd = sg_seccomp_load(p->profile);
+    /* the broker's precompiled filter; compiled here only if none came */
+    int nfd = nbpf ? sg_seccomp_install(bpf, nbpf) : sg_seccomp_load(p->profile);
     if (nfd < 0)
         die(ctl, "seccomp", nfd);
     if (ctl_send(ctl, SG_CTL_READY, 0, 0, NULL, nfd) < 0)
@@ -361,6 +364,17 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
      * would leave the children it already had behind */
     if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_PLACED)
         _exit(125);
+    /* status: the bytes of the seccomp filter that follow, compiled by the
+     * broker meanwhile (0: the skill process compiles its own) */
+    struct sock_filter *bpf = NULL;
+    size_t nbpf = 0;
+    if (m.status > 0 && (size_t)m.status <= SG_SECCOMP_MAX_INSNS * sizeof *bpf &&
+        m.status % (int)sizeof *bpf == 0) {
+        bpf = sg_xmalloc((size_t)m.status);
+        if (recv(ctl, bpf, (size_t)m.status, 0) != m.status)
+            die(ctl, "seccomp filter from the broker", EPROTO);
+        nbpf = (size_t)m.status / sizeof *bpf;
+    }
     sigset_t set;
     sigemptyset(&set);
     int fwd[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -371,7 +385,7 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     if (skill < 0)
         die(ctl, "fork", errno);
     if (skill == 0)
-        skill_main(p, in, out, err, ctl);
+        skill_main(p, in, out, err, ctl, bpf, nbpf);
     close(in), close(out), close(err);
     drop_bounding();
     drop_caps();
@@ -565,7 +579,19 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
      * skill only once it is told "placed" */
     if ((r = sg_cgroup_setup(p, pid, sb)) < 0)
         FAIL(r, "cgroup");
-    if ((r = ctl_send(sb->ctl_fd, SG_CTL_PLACED, 0, 0, NULL, -1)) < 0)
+    /* compiled while pid 1 sets up its network and mounts; without it the
+     * skill process compiles its own */
+    struct sock_filter *bpf = NULL;
+    size_t nbpf = 0;
+    if (sg_seccomp_export(p->profile, &bpf, &nbpf) < 0)
+        nbpf = 0;
+    r = ctl_send(sb->ctl_fd, SG_CTL_PLACED, 0, (int)(nbpf * sizeof *bpf), NULL, -1);
+    if (r == 0 && nbpf) {
+        ssize_t k = send(sb->ctl_fd, bpf, nbpf * sizeof *bpf, MSG_NOSIGNAL);
+        r = k == (ssize_t)(nbpf * sizeof *bpf) ? 0 : k < 0 ? -errno : -EIO;
+    }
+    free(bpf);
+    if (r < 0)
         FAIL(r, "handshake");
     struct pollfd pfd = {.fd = sb->ctl_fd, .events = POLLIN};
     for (;;) {

@@ -11,7 +11,10 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/seccomp.h>
 
 #include "sandbox.h"
 #include "util.h"
@@ -126,13 +129,16 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
     return n;
 }
 
-int sg_seccomp_load(enum sg_seccomp_profile p)
+/* The profile's rules in a libseccomp context; NULL with *err set. */
+static scmp_filter_ctx build(enum sg_seccomp_profile p, int *err)
 {
     unsigned b = prof_bit(p);
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     int r = 0, nr;
-    if (!ctx)
-        return -ENOMEM;
+    if (!ctx) {
+        *err = -ENOMEM;
+        return NULL;
+    }
     /* Any architecture but the native one is killed: no int 0x80 tricks. */
     seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
     /* a binary tree over syscall numbers: every call of the skill walks the
@@ -199,10 +205,61 @@ int sg_seccomp_load(enum sg_seccomp_profile p)
     if ((b & S) && r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socketpair), 1,
                              SCMP_A0(SCMP_CMP_NE, AF_UNIX));
-    if (r == 0)
-        r = seccomp_load(ctx);
+    if (r < 0) {
+        seccomp_release(ctx);
+        *err = r;
+        return NULL;
+    }
+    return ctx;
+}
+
+int sg_seccomp_load(enum sg_seccomp_profile p)
+{
+    int r = 0;
+    scmp_filter_ctx ctx = build(p, &r);
+    if (!ctx)
+        return r;
+    r = seccomp_load(ctx);
     if (r == 0)
         r = seccomp_notify_fd(ctx);
     seccomp_release(ctx);
     return r;
+}
+
+int sg_seccomp_export(enum sg_seccomp_profile p, struct sock_filter **insns, size_t *n)
+{
+    int r = 0;
+    *insns = NULL, *n = 0;
+    scmp_filter_ctx ctx = build(p, &r);
+    if (!ctx)
+        return r;
+    cleanup_fd int fd = memfd_create("skillgate-bpf", MFD_CLOEXEC);
+    if (fd < 0)
+        r = -errno;
+    if (r == 0)
+        r = seccomp_export_bpf(ctx, fd);
+    seccomp_release(ctx);
+    off_t len = r == 0 ? lseek(fd, 0, SEEK_END) : -1;
+    if (r == 0 && (len <= 0 || len % (off_t)sizeof **insns ||
+                   len > (off_t)(SG_SECCOMP_MAX_INSNS * sizeof **insns)))
+        r = -EINVAL;
+    if (r < 0)
+        return r;
+    struct sock_filter *v = sg_xmalloc((size_t)len);
+    if (pread(fd, v, (size_t)len, 0) != len) {
+        free(v);
+        return -EIO;
+    }
+    *insns = v;
+    *n = (size_t)len / sizeof *v;
+    return 0;
+}
+
+int sg_seccomp_install(const struct sock_filter *insns, size_t n)
+{
+    struct sock_fprog prog = {.len = (unsigned short)n, .filter = (struct sock_filter *)insns};
+    if (n == 0 || n > SG_SECCOMP_MAX_INSNS)
+        return -EINVAL;
+    long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    return fd < 0 ? -errno : (int)fd;
 }
