@@ -556,8 +556,12 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
         for (int k = 0; k < SG_MAX_DECOYS; k++)
             if (i_dec[k] >= 0 && p[i_dec[k]].revents)
                 read_decoy(plan, sb.decoy_fd[k], (size_t)k, bus);
-        if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN))
+        if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN)) {
+            bool was = entry_done;
             handle_notification(plan, perm, sb.notify_fd, &entry_done, bus);
+            if (entry_done && !was) /* the entrypoint's exec was let through */
+                sg_sandbox_started(&sb);
+        }
         if (i_nfy >= 0 && (p[i_nfy].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
             !(p[i_nfy].revents & POLLIN)) {
             close(sb.notify_fd);

@@ -445,14 +445,21 @@ static int create_write_paths(const struct sg_plan *p)
 
 /* Closing the last reference to a fanotify group waits for an SRCU grace
  * period (~10 ms measured), so the last references to the decoys' groups
- * are held by a grandchild that nobody waits for: forked here, while the
- * sandbox is still setting itself up, it keeps only the decoys and a pipe
- * and exits once the broker has closed its own copies and the pipe's other
- * end (close_decoys). The broker does not wait for the fork here: the
- * sandbox's next message may already be there. */
+ * are held by a grandchild that nobody waits for. It keeps only the
+ * decoys and a pipe and exits once the broker has closed its own copies
+ * and the pipe's other end (close_decoys); its parent exits at once and is
+ * reaped there. It is forked once the entrypoint has exec'd
+ * (sg_sandbox_started): forked during setup, it took a core from pid 1
+ * forking the skill, and right after "go" the skill's own wake-up (1-4 ms
+ * lost either way, measured). */
 static void hold_decoys(struct sg_sandbox *sb)
 {
+    bool any = false;
+    for (int i = 0; i < SG_MAX_DECOYS; i++)
+        any |= sb->decoy_fd[i] >= 0;
     int hold[2];
+    if (!any)
+        return;
     if (pipe2(hold, O_CLOEXEC) < 0)
         return; /* the broker's own close then pays the wait */
     pid_t c = fork();
@@ -481,6 +488,8 @@ static void hold_decoys(struct sg_sandbox *sb)
 
 static void close_decoys(struct sg_sandbox *sb)
 {
+    if (sb->decoy_hold_fd < 0)
+        hold_decoys(sb); /* the skill never started */
     for (int i = 0; i < SG_MAX_DECOYS; i++) {
         if (sb->decoy_fd[i] >= 0)
             close(sb->decoy_fd[i]);
@@ -612,8 +621,6 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
                     slots[i] = fds[k++];
             while (k < nfds)
                 close(fds[k++]);
-            if (m.type == SG_CTL_DECOYS && m.status)
-                hold_decoys(sb);
             continue;
         }
         int nfd = nfds > 0 ? fds[0] : -1;
@@ -656,6 +663,12 @@ fail:
 int sg_sandbox_go(struct sg_sandbox *sb)
 {
     return ctl_send(sb->ctl_fd, SG_CTL_GO, 0, 0, NULL, -1);
+}
+
+void sg_sandbox_started(struct sg_sandbox *sb)
+{
+    if (sb->decoy_hold_fd < 0)
+        hold_decoys(sb);
 }
 
 void sg_sandbox_kill(struct sg_sandbox *sb)

@@ -190,6 +190,9 @@ int sg_sandbox_launch(const struct sg_plan *plan, struct sg_sandbox *sb, char *s
                       size_t steplen);
 /* Let the skill exec. */
 int sg_sandbox_go(struct sg_sandbox *sb);
+/* The entrypoint has exec'd: work that must not compete with its start
+ * (the decoys' holder) happens now. */
+void sg_sandbox_started(struct sg_sandbox *sb);
 /* Kill the whole sandbox (pid 1 takes every process with it). */
 void sg_sandbox_kill(struct sg_sandbox *sb);
 /* Read limit counters after the run: which limits were hit. */
