@@ -296,6 +296,22 @@ def bench_launch(top, rounds=31):
                 times[k].append(1024 / (timed(cmd) / 1000))
         _table("output streaming (1 GiB to stdout; rate, higher is better)", rows, times,
                "plain pipe", unit="MiB/s", fmt="{:.0f}")
+        # the broker's memory must not grow with the output: its peak RSS
+        # (wait4 of the broker itself) for 1 GiB against 1 MiB
+        small = _skill(tmp, "bench-out-small", "/usr/bin/head", ["-c", "1048576", "/dev/zero"])
+        peak = {}
+        for name, skill in (("1 MiB", small), ("1 GiB", d)):
+            rss = []
+            for _ in range(3):
+                with open(os.devnull, "w") as null:
+                    p = subprocess.Popen([sg, "run", "--json", "--prompt", "deny", skill],
+                                         stdout=null, stderr=subprocess.DEVNULL)
+                    _, _, ru = os.wait4(p.pid, 0)
+                    p.returncode = 0
+                rss.append(ru.ru_maxrss / 1024)
+            peak[name] = max(rss)
+        print(f"\nbroker peak RSS under `run --json` (max of 3): {peak['1 MiB']:.1f} MiB for 1 MiB "
+              f"of output, {peak['1 GiB']:.1f} MiB for 1 GiB")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
