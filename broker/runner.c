@@ -112,7 +112,7 @@ int sg_runner_run(const struct sg_skill *sk, const struct sg_plan *plan, struct 
         sg_perm_set_frontend(perm, o->show, o->show_ctx);
     sg_session_run(plan, bus, perm, o->hook, &out->res);
     sg_perm_free(perm);
-    out->doc = sg_trace_build(&trace, sk, plan, &out->res);
+    out->doc = sg_trace_build(&trace, sk, plan, &out->res, digest);
     out->trace_err = sg_trace_write(out->doc, NULL, sk->root, &out->trace_path);
     if (o->trace_out)
         out->trace_err2 = sg_trace_write(out->doc, o->trace_out, sk->root, &out->trace_path2);

@@ -69,12 +69,12 @@ char *sg_policy_digest(const struct sg_skill *sk)
 }
 
 json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const struct sg_plan *plan,
-                       const struct sg_run_result *res)
+                       const struct sg_run_result *res, const char *digest)
 {
-    char started[32], ended[32], digest[SG_DIGEST_STRLEN];
+    char started[32], ended[32];
     sg_format_iso(res->started_ms, started);
     sg_format_iso(res->ended_ms, ended);
-    bool have_digest = sg_skill_digest(sk->root, digest, NULL) == 0;
+    bool have_digest = digest && digest[0];
     cleanup_free char *pdigest = sg_policy_digest(sk);
     static const char *const status[] = {[SG_END_EXITED] = "completed",
                                          [SG_END_SIGNALED] = "killed",

@@ -25,9 +25,11 @@ void sg_trace_free(struct sg_trace *t);
 /* An event sink (ctx is the struct sg_trace). */
 void sg_trace_sink(void *ctx, const struct sg_event *ev);
 
-/* The whole trace document. */
+/* The whole trace document. digest is the skill's content digest taken
+ * before the launch (the code that ran, even if the run changed its files);
+ * "" when it could not be taken. */
 json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const struct sg_plan *plan,
-                       const struct sg_run_result *res);
+                       const struct sg_run_result *res, const char *digest);
 /* $XDG_STATE_HOME/skillgate (default ~/.local/state/skillgate). Caller frees. */
 char *sg_state_dir(void);
 /* Write doc to path, or (path NULL) to a new file in the traces folder.

@@ -167,6 +167,23 @@ def examples_run_with_their_grants(m, base):
     assert stat.S_IMODE(os.stat(m.traces()[-1]).st_mode) == 0o600
 
 
+@test()
+def trace_digest_is_the_code_that_ran(m, base):
+    # a skill that may write its own folder changes it during the run: the
+    # trace must name the code that was launched, not what is there after
+    d = make_skill(base, f"selfmod-{m.name}", """
+        with open("added.txt", "w") as f:
+            f.write("written during the run")
+        """, tools="Read Write", mode=0o777)
+    before = json.loads(m.run("inspect", "--json", d, check=0).out)["digest"]
+    m.run("run", d, check=0)
+    assert os.path.exists(os.path.join(d, "added.txt")), "the skill could not write its folder"
+    after = json.loads(m.run("inspect", "--json", d, check=0).out)["digest"]
+    assert before != after
+    t = m.last_trace()
+    assert t["skill_digest"] == before, (t["skill_digest"], before, after)
+
+
 @test(modes=("root",))
 def notes_writer_writes_only_its_declared_path(m, base):
     # as root the invoking home is this mode's fake home (HOME, owned by root)
