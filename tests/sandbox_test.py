@@ -707,9 +707,11 @@ def killed_broker_leaves_nothing_running(m, base):
     assert subprocess.run(["pgrep", "-f", tag], capture_output=True).stdout == b""
     # the next run cleans what the killed broker left
     m.run("run", os.path.join(EXAMPLES, "shell-tool"), check=0)
-    run_base = f"/tmp/skillgate-{m.uid}"
-    left = [x for x in os.listdir(run_base) if x.startswith(f"run-{proc.pid}-")] \
-        if os.path.isdir(run_base) else []
+    # run directories live under /dev/shm (sticky tmpfs) or /tmp (launch.c)
+    shm = os.path.isdir("/dev/shm") and os.stat("/dev/shm").st_mode & stat.S_ISVTX
+    run_base = f"/dev/shm/skillgate-{m.uid}" if shm else f"/tmp/skillgate-{m.uid}"
+    assert os.path.isdir(run_base), f"{run_base} missing after a run"
+    left = [x for x in os.listdir(run_base) if x.startswith(f"run-{proc.pid}-")]
     assert left == [], left
     # the audit log of a run whose broker was killed still verifies
     p = m.run("audit", "verify", check=0)
