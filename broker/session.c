@@ -547,6 +547,14 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
                 sg_sandbox_kill(&sb);
             }
         }
+        /* output first: what a skill printed before a request it then made
+         * is on the screen before that request's prompt. With a front end's
+         * fds in the loop, smaller batches keep its keys quick. */
+        int rounds = hook_n ? 1 : 8;
+        if (i_out >= 0 && p[i_out].revents)
+            read_stream(&out, bus, rounds);
+        if (i_err >= 0 && p[i_err].revents)
+            read_stream(&err, bus, rounds);
         if (i_log >= 0 && p[i_log].revents)
             read_nflog(sb.nflog_fd, bus);
         if (!exited)
@@ -567,12 +575,6 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             close(sb.notify_fd);
             sb.notify_fd = -1;
         }
-        /* with a front end in the loop, smaller batches keep its keys quick */
-        int rounds = hook ? 1 : 8;
-        if (i_out >= 0 && p[i_out].revents)
-            read_stream(&out, bus, rounds);
-        if (i_err >= 0 && p[i_err].revents)
-            read_stream(&err, bus, rounds);
         if (i_in >= 0 && p[i_in].revents) {
             ssize_t w = (p[i_in].revents & POLLOUT) && in_off < in_len
                             ? write(sb.stdin_fd, plan->input + in_off, in_len - in_off)

@@ -1225,6 +1225,20 @@ def prompt_allows_once_denies_and_times_out(m, base):
 
 
 @test()
+def output_before_a_request_is_shown_before_its_prompt(m, base):
+    # the write and the exec that asks are microseconds apart: the broker
+    # sees both at once and must print the line before drawing the prompt
+    d = make_skill(base, f"order-{m.name}", """
+        import os
+        os.write(1, b"printed before the request\\n")
+        os.execv("/usr/bin/uname", ["uname", "-s"])
+        """, tools='""')
+    for _ in range(5):
+        code, out = run_in_pty(m, ["run", d], [("allow once", "d\n")])
+        assert 0 <= out.find("printed before the request") < out.find("allow once"), out
+
+
+@test()
 def always_is_a_grant_pinned_to_the_code(m, base):
     d = make_skill(base, f"granted-{m.name}", UNAME_SKILL, tools='""')
     code, out = run_in_pty(m, ["run", d], [("allow once", "A\n"), ("save the grant", "y\n")])
