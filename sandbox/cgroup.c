@@ -130,10 +130,10 @@ int sg_cgroup_prepare(const struct sg_plan *p, struct sg_sandbox *sb, int tasks[
     return r;
 }
 
-int sg_cgroup_enter(int tasks[SG_CGROUP_V1_MAX])
+int sg_cgroup_enter(int *tasks, size_t n)
 {
     int r = 0;
-    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (tasks[i] < 0)
             continue;
         if (!r && write(tasks[i], "0", 1) != 1)

@@ -7,17 +7,18 @@
 
 #define SG_CGROUP_V1_MAX 3 /* memory, pids, cpu */
 
-/* v1, before the clone: create the run's cgroups, write their limits and
- * open each one's "tasks" file for pid 1 to enter itself (tasks[i] is -1
- * where there is none). Moving another process in takes the kernel's
+/* v1: create the run's cgroups, write their limits and open each one's
+ * "tasks" file for pid 1 to enter itself (tasks[i] is -1 where there is
+ * none). Moving another process in takes the kernel's
  * global threadgroup lock, whose first writer waits for an RCU grace
  * period (8-20 ms measured); a single thread moving itself does not. The
  * kernel checks the opener's credentials, so pid 1 needs no privilege of
  * its own. */
 int sg_cgroup_prepare(const struct sg_plan *p, struct sg_sandbox *sb, int tasks[SG_CGROUP_V1_MAX]);
-/* In pid 1, single-threaded: write "0" (the caller) to each, close them. */
-int sg_cgroup_enter(int tasks[SG_CGROUP_V1_MAX]);
-/* v2, after the clone: create the run's cgroup, write the limits, move pid in. */
+/* In pid 1, single-threaded: write "0" (the caller) to each of the n
+ * "tasks" fds, close them. */
+int sg_cgroup_enter(int *tasks, size_t n);
+/* v2: create the run's cgroup, write the limits, move pid in. */
 int sg_cgroup_setup(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb);
 void sg_cgroup_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h);
 /* memory.usage_in_bytes (v1) or memory.current (v2); -1 without a cgroup */

@@ -2,15 +2,13 @@
  *
  *   broker                                  sandbox pid 1 (new user, mount, pid,
  *                                           net, ipc, uts and cgroup namespaces)
- *   v1 cgroups made, "tasks" opened
- *   clone ────────────────────────────────► parent-death signal
- *                                           enter the cgroups (v1), wait "mapped"
+ *   clone ────────────────────────────────► parent-death signal, wait "mapped"
  *   uid/gid maps ────────── "mapped" ─────► hostname
- *   cgroup (v2, meanwhile)                  lo, routes, nft table     (nft.c)
+ *   cgroups made (v1: "tasks" opened;       lo, routes, nft table     (nft.c)
+ *     v2: pid 1 moved in)
  *   nflog fd ◄───────────────── "nflog" ─── NFLOG socket
- *                                           mounts + pivot_root       (mounts.c)
- *   seccomp filter compiled
- *            ─────── "placed" + filter ───► wait until it is in its cgroup
+ *   seccomp filter compiled                 mounts + pivot_root       (mounts.c)
+ *     ─── "placed" + tasks fds + filter ──► enter the cgroups (v1)
  *                                           fork the skill ─┐
  *                                           reaper loop     │ skill process:
  *                                                           │ setsid, stdio, cwd
@@ -300,22 +298,10 @@ static __attribute__((noreturn)) void reaper(pid_t skill, int ctl, const sigset_
 }
 
 static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const char *rundir,
-                                                int in, int out, int err, int ctl,
-                                                int tasks[SG_CGROUP_V1_MAX])
+                                                int in, int out, int err, int ctl)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     struct sg_ctl_msg m;
-    bool placed = false;
-    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
-        placed |= tasks[i] >= 0;
-    if (placed) {
-        int r = sg_cgroup_enter(tasks);
-        if (r < 0)
-            die(ctl, "enter the run's cgroups", -r);
-        /* the cgroup namespace's root becomes the run's own cgroup */
-        if (unshare(CLONE_NEWCGROUP) < 0)
-            die(ctl, "cgroup namespace", errno);
-    }
     if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_MAPPED)
         _exit(125); /* the broker is gone */
     char step[96] = "";
@@ -361,9 +347,20 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     for (size_t i = 0; i < nvalid; i++)
         close(valid[i]);
     /* the skill must be born inside the run's cgroup: a process moved later
-     * would leave the children it already had behind */
-    if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_PLACED)
+     * would leave the children it already had behind. v1: the fds that come
+     * with "placed" are the cgroups' "tasks" files, which pid 1 enters
+     * itself (cgroup.h says why) */
+    int tasks[SG_CTL_MAX_FDS];
+    size_t ntasks = 0;
+    if (ctl_recv_fds(ctl, &m, tasks, SG_CTL_MAX_FDS, &ntasks) < 0 || m.type != SG_CTL_PLACED)
         _exit(125);
+    if (ntasks) {
+        if ((r = sg_cgroup_enter(tasks, ntasks)) < 0)
+            die(ctl, "enter the run's cgroups", -r);
+        /* the cgroup namespace's root becomes the run's own cgroup */
+        if (unshare(CLONE_NEWCGROUP) < 0)
+            die(ctl, "cgroup namespace", errno);
+    }
     /* status: the bytes of the seccomp filter that follow, compiled by the
      * broker meanwhile (0: the skill process compiles its own) */
     struct sock_filter *bpf = NULL;
@@ -557,23 +554,16 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
         FAIL(-errno, "pipes");
-    int tasks[SG_CGROUP_V1_MAX];
-    if ((r = sg_cgroup_prepare(p, sb, tasks)) < 0)
-        FAIL(r, "cgroup");
     int pidfd = -1;
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
                           CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD | SIGCHLD;
     pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, &pidfd, NULL, 0);
-    int clone_errno = errno;
+    if (pid < 0)
+        FAIL(-errno, "clone (are unprivileged user namespaces enabled?)");
     if (pid == 0) {
         close(in[1]), close(out[0]), close(err[0]), close(ctl[0]);
-        pid1_main(p, sb->rundir, in[0], out[1], err[1], ctl[1], tasks);
+        pid1_main(p, sb->rundir, in[0], out[1], err[1], ctl[1]);
     }
-    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
-        if (tasks[i] >= 0)
-            close(tasks[i]);
-    if (pid < 0)
-        FAIL(-clone_errno, "clone (are unprivileged user namespaces enabled?)");
     sb->pid = pid;
     sb->pidfd = pidfd;
     close(in[0]), close(out[1]), close(err[1]), close(ctl[1]);
@@ -587,18 +577,33 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         FAIL(r, "gid_map");
     if ((r = ctl_send(sb->ctl_fd, SG_CTL_MAPPED, 0, 0, NULL, -1)) < 0)
         FAIL(r, "handshake");
-    /* v2: moving pid 1 in takes the kernel's threadgroup lock (an RCU grace
-     * period): it overlaps with the sandbox's own setup, and pid 1 forks the
-     * skill only once it is told "placed" */
-    if ((r = sg_cgroup_setup(p, pid, sb)) < 0)
+    /* The cgroups and the seccomp filter are made while pid 1 sets up its
+     * network and mounts, and sent with "placed"; pid 1 forks the skill only
+     * once it has them. v1: pid 1 enters the cgroups itself through the
+     * "tasks" fds. v2: moving pid 1 in from here takes the kernel's
+     * threadgroup lock (an RCU grace period), also overlapped. Without a
+     * filter the skill process compiles its own. */
+    int tasks[SG_CGROUP_V1_MAX];
+    if ((r = sg_cgroup_prepare(p, sb, tasks)) < 0)
         FAIL(r, "cgroup");
-    /* compiled while pid 1 sets up its network and mounts; without it the
-     * skill process compiles its own */
+    if ((r = sg_cgroup_setup(p, pid, sb)) < 0) {
+        for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
+            if (tasks[i] >= 0)
+                close(tasks[i]);
+        FAIL(r, "cgroup");
+    }
+    int ntasks = 0;
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
+        if (tasks[i] >= 0)
+            tasks[ntasks++] = tasks[i];
     struct sock_filter *bpf = NULL;
     size_t nbpf = 0;
     if (sg_seccomp_export(p->profile, &bpf, &nbpf) < 0)
         nbpf = 0;
-    r = ctl_send(sb->ctl_fd, SG_CTL_PLACED, 0, (int)(nbpf * sizeof *bpf), NULL, -1);
+    r = ctl_send_fds(sb->ctl_fd, SG_CTL_PLACED, 0, (int)(nbpf * sizeof *bpf), NULL, tasks,
+                     (size_t)ntasks);
+    for (int i = 0; i < ntasks; i++)
+        close(tasks[i]);
     if (r == 0 && nbpf) {
         ssize_t k = send(sb->ctl_fd, bpf, nbpf * sizeof *bpf, MSG_NOSIGNAL);
         r = k == (ssize_t)(nbpf * sizeof *bpf) ? 0 : k < 0 ? -errno : -EIO;
