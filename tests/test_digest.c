@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "hasher.h"
 #include "util.h"
 
 static char *digest_of(const char *dir)
@@ -108,12 +109,66 @@ static void missing_root(void **st)
     assert_int_equal(sg_skill_digest("/nonexistent/skill", d, NULL), -ENOENT);
 }
 
+/* FIPS 180-2's examples, one-shot and streamed in uneven pieces. */
+static void sha256_matches_the_standard_vectors(void **st)
+{
+    (void)st;
+    char d[SG_DIGEST_STRLEN];
+    sg_sha256_text("", 0, d);
+    assert_string_equal(d, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    sg_sha256_text("abc", 3, d);
+    assert_string_equal(d, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    static const char two[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    struct sg_sha256 *h = sg_sha256_new();
+    for (size_t i = 0, step = 1; i < sizeof two - 1; i += step, step += 2)
+        sg_sha256_update(h, two + i, step < sizeof two - 1 - i ? step : sizeof two - 1 - i);
+    sg_sha256_finish(h, d);
+    assert_string_equal(d, "sha256:248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+/* The output hasher: two streams interleaved, small (hashed in place) and
+ * past the 1 MiB at which its thread starts, against one-shot digests. */
+static void hasher_keeps_the_streams_apart(void **st)
+{
+    (void)st;
+    static const size_t sizes[] = {5000, 3 * 1024 * 1024 + 17};
+    for (size_t k = 0; k < SG_ARRAY_LEN(sizes); k++) {
+        size_t n = sizes[k], m = n / 7;
+        unsigned char *out = sg_xmalloc(n), *err = sg_xmalloc(m);
+        for (size_t i = 0; i < n; i++)
+            out[i] = (unsigned char)(i * 31 + (i >> 9));
+        for (size_t i = 0; i < m; i++)
+            err[i] = (unsigned char)(i * 7 + 3);
+        struct sg_hasher *h = sg_hasher_new();
+        size_t oi = 0, ei = 0, turn = 0;
+        while (oi < n || ei < m) {
+            bool to_err = ei < m && (oi >= n || turn++ % 3 == 2);
+            size_t left = to_err ? m - ei : n - oi;
+            size_t c = 1 + (turn * 7919) % SG_HASHER_SLOT;
+            c = c < left ? c : left;
+            char *buf = sg_hasher_buf(h);
+            memcpy(buf, to_err ? err + ei : out + oi, c);
+            sg_hasher_submit(h, to_err, c);
+            *(to_err ? &ei : &oi) += c;
+        }
+        char got[2][SG_DIGEST_STRLEN], want[SG_DIGEST_STRLEN];
+        sg_hasher_finish(h, got);
+        sg_sha256_text(out, n, want);
+        assert_string_equal(got[0], want);
+        sg_sha256_text(err, m, want);
+        assert_string_equal(got[1], want);
+        free(out), free(err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stable_and_order_independent),
         cmocka_unit_test(every_change_that_matters_changes_it),
         cmocka_unit_test(missing_root),
+        cmocka_unit_test(sha256_matches_the_standard_vectors),
+        cmocka_unit_test(hasher_keeps_the_streams_apart),
     };
     return cmocka_run_group_tests_name("digest", tests, NULL, NULL);
 }
