@@ -692,7 +692,6 @@ void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h)
     sg_cgroup_hits(sb, h);
 }
 
-
 long long sg_sandbox_memory_usage(const struct sg_sandbox *sb)
 {
     return sg_cgroup_memory(sb);
