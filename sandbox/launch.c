@@ -598,7 +598,7 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
             tasks[ntasks++] = tasks[i];
     struct sock_filter *bpf = NULL;
     size_t nbpf = 0;
-    if (sg_seccomp_export(p->profile, &bpf, &nbpf) < 0)
+    if (sg_seccomp_filter(p->profile, &bpf, &nbpf) < 0)
         nbpf = 0;
     r = ctl_send_fds(sb->ctl_fd, SG_CTL_PLACED, 0, (int)(nbpf * sizeof *bpf), NULL, tasks,
                      (size_t)ntasks);

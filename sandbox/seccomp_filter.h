@@ -14,10 +14,15 @@
  * set). Returns the notification fd, or -errno. */
 int sg_seccomp_load(enum sg_seccomp_profile p);
 
-/* The same filter as BPF, compiled ahead: libseccomp takes ~0.6 ms to build
- * it, which the broker spends while the sandbox mounts instead of the skill
- * process before its exec. *insns is malloc'd. */
+/* The same filter as BPF, for the skill process to install: libseccomp
+ * takes 0.3-0.5 ms to build it. *insns is malloc'd. */
 int sg_seccomp_export(enum sg_seccomp_profile p, struct sock_filter **insns, size_t *n);
+/* The same, from the filters compiled at build time when the running
+ * kernel gives libseccomp the API level they were made for (seccomp_bpf.c);
+ * otherwise sg_seccomp_export. */
+int sg_seccomp_filter(enum sg_seccomp_profile p, struct sock_filter **insns, size_t *n);
+/* The API level the built-in filters were compiled for; -1: none built. */
+int sg_seccomp_prebuilt_level(void);
 /* Install exported BPF with a notification listener, as sg_seccomp_load
  * does (no_new_privs must be set). Returns the listener fd, or -errno. */
 int sg_seccomp_install(const struct sock_filter *insns, size_t n);

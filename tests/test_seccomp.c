@@ -1,0 +1,127 @@
+/* The seccomp filters compiled at build time must be exactly what
+ * libseccomp compiles at run time, and must work as one: installed in a
+ * child, an allowed call passes and a denied one reaches the listener. */
+#include "helpers.h"
+
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "seccomp_filter.h"
+#include "util.h"
+
+static void prebuilt_filters_are_what_libseccomp_compiles(void **st)
+{
+    (void)st;
+    int built = sg_seccomp_prebuilt_level();
+    unsigned level = seccomp_api_get();
+    if (built < 0)
+        fail_msg("no filters were compiled at build time (seccomp-gen failed; see the build log)");
+    if ((unsigned)built != level)
+        fail_msg("the built-in filters are for libseccomp API level %d, this kernel gives %u: "
+                 "they would not be used here (rebuild on this kernel)", built, level);
+    enum sg_seccomp_profile all[] = {
+#define X(id, name, desc) SG_SECCOMP_##id,
+        SG_SECCOMP_PROFILES(X)
+#undef X
+    };
+    for (size_t i = 0; i < SG_ARRAY_LEN(all); i++) {
+        struct sock_filter *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0;
+        assert_int_equal(sg_seccomp_filter(all[i], &a, &na), 0);
+        assert_int_equal(sg_seccomp_export(all[i], &b, &nb), 0);
+        assert_true(na > 10);
+        assert_int_equal(na, nb);
+        assert_memory_equal(a, b, na * sizeof *a);
+        free(a);
+        free(b);
+    }
+}
+
+/* A child installs the built-in default filter and hands its listener over;
+ * getppid passes untouched, unshare waits for us and gets our EPERM. */
+static void prebuilt_filter_sends_denied_calls_to_the_listener(void **st)
+{
+    (void)st;
+    struct sock_filter *f = NULL;
+    size_t n = 0;
+    assert_int_equal(sg_seccomp_filter(SG_SECCOMP_DEFAULT, &f, &n), 0);
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    pid_t c = fork();
+    assert_true(c >= 0);
+    if (c == 0) {
+        close(sv[0]);
+        alarm(10);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+            _exit(10);
+        int nfd = sg_seccomp_install(f, n);
+        if (nfd < 0)
+            _exit(11);
+        char c0 = 0;
+        struct iovec iov = {&c0, 1};
+        union {
+            char buf[CMSG_SPACE(sizeof(int))];
+            struct cmsghdr align;
+        } u;
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                           .msg_controllen = sizeof u.buf};
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+        cm->cmsg_level = SOL_SOCKET, cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &nfd, sizeof nfd);
+        if (sendmsg(sv[1], &m, 0) < 0)
+            _exit(12);
+        close(nfd);
+        if (getppid() <= 0)
+            _exit(13);
+        errno = 0;
+        if (unshare(CLONE_NEWUTS) == 0 || errno != EPERM)
+            _exit(14);
+        _exit(0);
+    }
+    close(sv[1]);
+    char c0;
+    struct iovec iov = {&c0, 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+    assert_int_equal(recvmsg(sv[0], &m, 0), 1);
+    int nfd;
+    memcpy(&nfd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof nfd);
+    struct seccomp_notif req;
+    memset(&req, 0, sizeof req);
+    assert_int_equal(ioctl(nfd, SECCOMP_IOCTL_NOTIF_RECV, &req), 0);
+    assert_int_equal(req.data.nr, __NR_unshare);
+    assert_int_equal(req.data.args[0], CLONE_NEWUTS);
+    struct seccomp_notif_resp resp = {.id = req.id, .error = -EPERM};
+    assert_int_equal(ioctl(nfd, SECCOMP_IOCTL_NOTIF_SEND, &resp), 0);
+    int status;
+    assert_int_equal(waitpid(c, &status, 0), c);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    close(nfd);
+    close(sv[0]);
+    free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(prebuilt_filters_are_what_libseccomp_compiles),
+        cmocka_unit_test(prebuilt_filter_sends_denied_calls_to_the_listener),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
