@@ -2,14 +2,19 @@
  *
  *   broker                                  sandbox pid 1 (new user, mount, pid,
  *                                           net, ipc, uts and cgroup namespaces)
- *   clone ────────────────────────────────► parent-death signal, wait "mapped"
- *   uid/gid maps ────────── "mapped" ─────► hostname
- *   cgroups made (v1: "tasks" opened;       lo, routes, nft table     (nft.c)
- *     v2: pid 1 moved in)
- *   nflog fd ◄───────────────── "nflog" ─── NFLOG socket
- *   seccomp filter compiled                 mounts + pivot_root       (mounts.c)
+ *   clone ────────────────────────────────► parent-death signal, hostname
+ *   uid/gid maps                            lo up, netlink sockets    (nft.c)
+ *   netlink fds ◄────────────── "netlink" ─┤
+ *   nflog fd ◄───────────────── "nflog" ───┤ NFLOG socket
+ *   proxy, DNS fds ◄─────────── "egress" ──┤ proxy and DNS listeners
+ *   "mapped" ─────────────────────────────► wait "mapped"
+ *   cgroups made (v1: "tasks" opened;       mounts + pivot_root       (mounts.c)
+ *     v2: pid 1 moved in)                   decoys                    (decoy.c)
+ *   nft table, routes through the
+ *     netlink fds                (nft.c)
+ *   seccomp filter (built at build time)
  *     ─── "placed" + tasks fds + filter ──► enter the cgroups (v1)
- *                                           fork the skill ─┐
+ *                                           vfork the skill ┐
  *                                           reaper loop     │ skill process:
  *                                                           │ setsid, stdio, cwd
  *                                                           │ rlimits, identity
@@ -18,6 +23,10 @@
  *                                                           │ Landlock  (landlock.c)
  *   notify fd ◄──────────── "ready" + seccomp fd ◄──────────┤ seccomp   (seccomp.c)
  *   "go" ───────────────────────────────────────────────────► execve
+ *
+ * Both sides work at once, on two cores: pid 1 needs the maps only for its
+ * mounts, and the broker, as the namespace's owner, may configure pid 1's
+ * network through sockets opened there.
  *
  * The skill never holds a capability of the initial user namespace and never
  * runs as host root; when pid 1 dies every process of the sandbox dies. */
@@ -301,15 +310,19 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
                                                 int in, int out, int err, int ctl)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    struct sg_ctl_msg m;
-    if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_MAPPED)
-        _exit(125); /* the broker is gone */
     char step[96] = "";
     int r;
+    /* Nothing of the network needs the uid map: it is done while the broker
+     * writes the maps. Its first message is the namespace's netlink
+     * sockets, through which the broker sends the table and routes. */
     if (sethostname("skillgate", 9) < 0)
         die(ctl, "hostname", errno);
-    if ((r = sg_net_setup(step, sizeof step)) < 0)
-        die(ctl, step, r);
+    int nl[SG_NL_FDS];
+    if ((r = sg_net_open(nl)) < 0)
+        die(ctl, "loopback up and netlink sockets", r);
+    if (ctl_send_fds(ctl, SG_CTL_NETLINK, 0, 0, NULL, nl, SG_NL_FDS) < 0)
+        _exit(125);
+    close(nl[SG_NL_ROUTE]), close(nl[SG_NL_NFT]);
     int nflog = sg_nflog_open();
     if (nflog < 0)
         die(ctl, "NFLOG socket", nflog);
@@ -330,6 +343,9 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
         _exit(125);
     for (size_t i = 0; i < negv; i++)
         close(egv[i]);
+    struct sg_ctl_msg m;
+    if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_MAPPED)
+        _exit(125); /* the broker is gone */
     if ((r = sg_mounts_setup(p, rundir, step, sizeof step)) < 0)
         die(ctl, step, r);
     int decoys[SG_MAX_DECOYS], valid[SG_MAX_DECOYS];
@@ -531,6 +547,38 @@ int sg_sandbox_clean_stale(void)
     return n;
 }
 
+/* The next message from pid 1 and the fds that came with it, waiting at
+ * most 20 s: 0, -ETIMEDOUT, -EPIPE when it is gone, -errno. */
+static int ctl_wait(int fd, struct sg_ctl_msg *m, int *fds, size_t *nfds)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    *nfds = 0;
+    int n;
+    do
+        n = poll(&pfd, 1, 20000);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    if (n == 0)
+        return -ETIMEDOUT;
+    return ctl_recv_fds(fd, m, fds, SG_CTL_MAX_FDS, nfds);
+}
+
+/* pid 1 works while the broker writes its maps: when a write fails because
+ * pid 1 has already died, the error it sent says why. */
+static void pid1_error(int ctl, int *r, char *step, size_t steplen)
+{
+    struct sg_ctl_msg m;
+    struct pollfd pfd = {.fd = ctl, .events = POLLIN};
+    while (poll(&pfd, 1, 0) > 0 && ctl_recv(ctl, &m, NULL) == 0) {
+        if (m.type == SG_CTL_ERROR) {
+            *r = -m.err;
+            snprintf(step, steplen, "%s", m.step);
+            return;
+        }
+    }
+}
+
 int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1};
@@ -574,14 +622,22 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     close(in[0]), close(out[1]), close(err[1]), close(ctl[1]);
     in[0] = out[1] = err[1] = ctl[1] = -1;
     sb->stdin_fd = in[1], sb->stdout_fd = out[0], sb->stderr_fd = err[0], sb->ctl_fd = ctl[0];
+    /* a step that fails because pid 1 is gone reports what pid 1 said */
+#define PID1_FAIL(code, ...)                                                  \
+    do {                                                                      \
+        r = (code);                                                           \
+        snprintf(step, steplen, __VA_ARGS__);                                 \
+        pid1_error(sb->ctl_fd, &r, step, steplen);                            \
+        goto fail;                                                            \
+    } while (0)
     if (!p->as_root && (r = write_proc(pid, "setgroups", "deny")) < 0)
-        FAIL(r, "setgroups deny");
+        PID1_FAIL(r, "setgroups deny");
     if ((r = write_proc(pid, "uid_map", p->uid_map)) < 0)
-        FAIL(r, "uid_map");
+        PID1_FAIL(r, "uid_map");
     if ((r = write_proc(pid, "gid_map", p->gid_map)) < 0)
-        FAIL(r, "gid_map");
+        PID1_FAIL(r, "gid_map");
     if ((r = ctl_send(sb->ctl_fd, SG_CTL_MAPPED, 0, 0, NULL, -1)) < 0)
-        FAIL(r, "handshake");
+        PID1_FAIL(r, "handshake");
     /* The cgroups and the seccomp filter are made while pid 1 sets up its
      * network and mounts, and sent with "placed"; pid 1 forks the skill only
      * once it has them. v1: pid 1 enters the cgroups itself through the
@@ -601,6 +657,29 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
         if (tasks[i] >= 0)
             tasks[ntasks++] = tasks[i];
+    /* pid 1's first message: the network namespace's netlink sockets, for
+     * the table and routes (nft.h) */
+    struct sg_ctl_msg m;
+    int fds[SG_CTL_MAX_FDS];
+    size_t nfds = 0;
+    if ((r = ctl_wait(sb->ctl_fd, &m, fds, &nfds)) < 0 || m.type != SG_CTL_NETLINK ||
+        nfds != SG_NL_FDS) {
+        for (size_t k = 0; k < nfds; k++)
+            close(fds[k]);
+        for (int i = 0; i < ntasks; i++)
+            close(tasks[i]);
+        if (r == 0 && m.type == SG_CTL_ERROR)
+            FAIL(-m.err, "%s", m.step);
+        FAIL(r < 0 ? r : -EBADMSG, "handshake");
+    }
+    char netstep[64] = "";
+    r = sg_net_setup(fds, netstep, sizeof netstep);
+    close(fds[SG_NL_ROUTE]), close(fds[SG_NL_NFT]);
+    if (r < 0) {
+        for (int i = 0; i < ntasks; i++)
+            close(tasks[i]);
+        FAIL(r, "%s", netstep);
+    }
     struct sock_filter *bpf = NULL;
     size_t nbpf = 0;
     if (sg_seccomp_filter(p->profile, &bpf, &nbpf) < 0)
@@ -616,15 +695,10 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     free(bpf);
     if (r < 0)
         FAIL(r, "handshake");
-    struct pollfd pfd = {.fd = sb->ctl_fd, .events = POLLIN};
     for (;;) {
-        struct sg_ctl_msg m;
-        int fds[SG_CTL_MAX_FDS];
-        size_t nfds = 0;
-        if (poll(&pfd, 1, 20000) <= 0)
-            FAIL(-ETIMEDOUT, "waiting for the sandbox to be ready");
-        if ((r = ctl_recv_fds(sb->ctl_fd, &m, fds, SG_CTL_MAX_FDS, &nfds)) < 0)
-            FAIL(r, "sandbox setup (it exited)");
+        if ((r = ctl_wait(sb->ctl_fd, &m, fds, &nfds)) < 0)
+            FAIL(r, r == -ETIMEDOUT ? "waiting for the sandbox to be ready"
+                                    : "sandbox setup (it exited)");
         if (m.type == SG_CTL_DECOYS || m.type == SG_CTL_EGRESS) {
             /* status says which slots the fds that came fill, in order */
             int *slots = m.type == SG_CTL_DECOYS ? sb->decoy_fd : sb->egress_fd;
@@ -672,6 +746,7 @@ fail:
     sg_sandbox_cleanup(sb);
     return r;
 #undef FAIL
+#undef PID1_FAIL
 }
 
 int sg_sandbox_go(struct sg_sandbox *sb)

@@ -63,41 +63,35 @@ static int lo_up(void)
     return r;
 }
 
-/* Send one request and wait for its ack on a fresh socket. */
-static int talk(int proto, void *msg, size_t len, uint32_t seq)
+/* Send one request on one of the namespace's netlink sockets and wait for
+ * its ack. */
+static int talk(int fd, void *msg, size_t len, uint32_t seq)
 {
-    struct mnl_socket *nl = mnl_socket_open2(proto, SOCK_CLOEXEC);
-    if (!nl)
+    struct sockaddr_nl me;
+    socklen_t ml = sizeof me;
+    if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0)
         return -errno;
-    int r = 0;
-    if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0 || mnl_socket_sendto(nl, msg, len) < 0) {
-        r = -errno;
-        goto out;
-    }
+    if (send(fd, msg, len, 0) < 0)
+        return -errno;
     char buf[8192];
-    unsigned portid = mnl_socket_get_portid(nl);
     for (;;) {
-        ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof buf);
+        ssize_t n = recv(fd, buf, sizeof buf, 0);
         if (n < 0) {
-            r = -errno;
-            break;
+            if (errno == EINTR)
+                continue;
+            return -errno;
         }
-        int cb = mnl_cb_run(buf, (size_t)n, seq, portid, NULL, NULL);
-        if (cb < 0) {
-            r = -errno;
-            break;
-        }
+        int cb = mnl_cb_run(buf, (size_t)n, seq, me.nl_pid, NULL, NULL);
+        if (cb < 0)
+            return -errno;
         if (cb == MNL_CB_STOP)
-            break;
+            return 0;
     }
-out:
-    mnl_socket_close(nl);
-    return r;
 }
 
 /* A default route through lo with a loopback source address, so that the
  * table's TCP reset finds its way back to the socket at once. */
-static int default_route(int family, unsigned ifindex, uint32_t seq)
+static int default_route(int fd, int family, unsigned ifindex, uint32_t seq)
 {
     char buf[256];
     struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -119,7 +113,7 @@ static int default_route(int family, unsigned ifindex, uint32_t seq)
         struct in6_addr src = IN6ADDR_LOOPBACK_INIT;
         mnl_attr_put(nlh, RTA_PREFSRC, sizeof src, &src);
     }
-    return talk(NETLINK_ROUTE, nlh, nlh->nlmsg_len, seq);
+    return talk(fd, nlh, nlh->nlmsg_len, seq);
 }
 
 static void add(struct nftnl_rule *r, struct nftnl_expr *e)
@@ -264,7 +258,7 @@ static void put_loopback_rule(struct mnl_nlmsg_batch *b, const char *chain, bool
     put_rule(b, r, seq);
 }
 
-static int nft_table(unsigned lo, uint32_t seq0)
+static int nft_table(int fd, unsigned lo, uint32_t seq0)
 {
     static char buf[16384];
     uint32_t seq = seq0;
@@ -337,30 +331,58 @@ static int nft_table(unsigned lo, uint32_t seq0)
 
     nftnl_batch_end(mnl_nlmsg_batch_current(b), seq++);
     mnl_nlmsg_batch_next(b);
-    int rc = talk(NETLINK_NETFILTER, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b), ack_seq);
+    int rc = talk(fd, mnl_nlmsg_batch_head(b), mnl_nlmsg_batch_size(b), ack_seq);
     mnl_nlmsg_batch_stop(b);
     return rc;
 }
 
-int sg_net_setup(char *step, size_t steplen)
+static int netlink_socket(int proto)
 {
-    int r;
-    unsigned lo = if_nametoindex("lo");
-    uint32_t seq = (uint32_t)time(NULL);
-    if ((r = lo_up()) < 0) {
-        snprintf(step, steplen, "loopback up");
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_nl sa = {.nl_family = AF_NETLINK}; /* the kernel picks the port */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    return fd;
+}
+
+int sg_net_open(int fds[SG_NL_FDS])
+{
+    fds[SG_NL_ROUTE] = fds[SG_NL_NFT] = -1;
+    int r = lo_up();
+    if (r < 0)
+        return r;
+    if ((fds[SG_NL_ROUTE] = netlink_socket(NETLINK_ROUTE)) < 0)
+        return fds[SG_NL_ROUTE];
+    if ((fds[SG_NL_NFT] = netlink_socket(NETLINK_NETFILTER)) < 0) {
+        r = fds[SG_NL_NFT];
+        close(fds[SG_NL_ROUTE]);
+        fds[SG_NL_ROUTE] = -1;
         return r;
     }
-    if ((r = nft_table(lo, seq)) < 0) {
+    return 0;
+}
+
+int sg_net_setup(const int fds[SG_NL_FDS], char *step, size_t steplen)
+{
+    int r;
+    /* every new namespace's loopback is interface 1 (the kernel insists) */
+    const unsigned lo = 1;
+    uint32_t seq = (uint32_t)time(NULL);
+    if ((r = nft_table(fds[SG_NL_NFT], lo, seq)) < 0) {
         snprintf(step, steplen, "nftables table");
         return r;
     }
-    if ((r = default_route(AF_INET, lo, seq + 100)) < 0) {
+    if ((r = default_route(fds[SG_NL_ROUTE], AF_INET, lo, seq + 100)) < 0) {
         snprintf(step, steplen, "IPv4 default route via lo");
         return r;
     }
     /* IPv6 may be disabled on this host: then there is no v6 to leak. */
-    r = default_route(AF_INET6, lo, seq + 101);
+    r = default_route(fds[SG_NL_ROUTE], AF_INET6, lo, seq + 101);
     if (r < 0 && r != -EACCES && r != -EAFNOSUPPORT && r != -EOPNOTSUPP) {
         snprintf(step, steplen, "IPv6 default route via lo");
         return r;

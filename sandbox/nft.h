@@ -14,9 +14,14 @@
 #define SG_DNS_PORT 15053   /* every UDP or TCP packet to port 53 is redirected here */
 #define SG_NFT_TABLE "skillgate"
 
-/* Set up the namespace; run inside it with CAP_NET_ADMIN there. Returns 0
- * or -errno with step set. */
-int sg_net_setup(char *step, size_t steplen);
+/* The namespace is set up from two sides, so that the two cores share the
+ * work (bench/): pid 1, inside, brings loopback up and opens a route and a
+ * netfilter netlink socket there (sg_net_open); the broker, as the
+ * namespace's owner, sends the table and the routes through them
+ * (sg_net_setup) while pid 1 mounts. Both return 0 or -errno. */
+enum { SG_NL_ROUTE, SG_NL_NFT, SG_NL_FDS };
+int sg_net_open(int fds[SG_NL_FDS]);
+int sg_net_setup(const int fds[SG_NL_FDS], char *step, size_t steplen);
 /* The proxy and DNS stub listeners, inside the namespace, to hand to the
  * broker: fds[SG_EG_*] (-1 for the IPv6 ones when the host has no IPv6). */
 int sg_egress_listeners(int fds[]);

@@ -174,7 +174,7 @@ struct sg_sandbox {
 /* Control messages from the sandbox. */
 enum sg_ctl_type { SG_CTL_READY = 1, SG_CTL_GO, SG_CTL_MAPPED, SG_CTL_ERROR, SG_CTL_EXIT,
                    SG_CTL_EXEC_FAILED, SG_CTL_NFLOG, SG_CTL_DECOYS, SG_CTL_EGRESS,
-                   SG_CTL_PLACED };
+                   SG_CTL_PLACED, SG_CTL_NETLINK };
 #define SG_CTL_MAX_FDS 10
 struct sg_ctl_msg {
     int type;
