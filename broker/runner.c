@@ -117,6 +117,7 @@ int sg_runner_run(const struct sg_skill *sk, const struct sg_plan *plan, struct 
     if (o->trace_out)
         out->trace_err2 = sg_trace_write(out->doc, o->trace_out, sk->root, &out->trace_path2);
     out->audit_err = audit_run(out->doc, plan, &out->res, &cap, o->input, out->trace_path);
+    sg_sandbox_reap(); /* pid 1's teardown ran while the trace was written */
     sg_buf_free(&cap.out);
     sg_buf_free(&cap.err);
     sg_trace_free(&trace);

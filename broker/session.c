@@ -590,8 +590,14 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
             struct sg_ctl_msg m;
             ssize_t k = recv(sb.ctl_fd, &m, sizeof m, MSG_DONTWAIT);
             if (k == (ssize_t)sizeof m && m.type == SG_CTL_EXIT) {
+                /* every process but pid 1 is dead and reaped (launch.c):
+                 * the run is over, pid 1's teardown need not be waited for */
                 status = m.status;
                 have_status = true;
+                if (!exited) {
+                    exited = true;
+                    drain_deadline = now_ms() + 2000;
+                }
             } else if (k == (ssize_t)sizeof m && m.type == SG_CTL_EXEC_FAILED) {
                 exec_failed = true;
                 exec_errno = m.err;

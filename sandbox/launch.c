@@ -187,10 +187,15 @@ static int drop_bounding(void)
     return 0;
 }
 
-static int drop_caps(void)
+/* keep: a capability to hold on to (pid 1 keeps CAP_KILL of its own user
+ * namespace), or -1 */
+static int drop_caps(int keep)
 {
     struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
     struct __user_cap_data_struct d[2] = {{0}};
+    if (keep >= 0 && keep < 64) {
+        d[keep / 32].effective = d[keep / 32].permitted = 1U << (keep % 32);
+    }
     if (syscall(SYS_capset, &h, d) < 0)
         return -errno;
     return 0;
@@ -251,7 +256,7 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
     if (setresgid(p->skill_gid, p->skill_gid, p->skill_gid) < 0 ||
         setresuid(p->skill_uid, p->skill_uid, p->skill_uid) < 0)
         die(ctl, "identity", errno);
-    if ((r = drop_caps()) < 0)
+    if ((r = drop_caps(-1)) < 0)
         die(ctl, "drop capabilities", r);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         die(ctl, "no_new_privs", errno);
@@ -282,8 +287,23 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
     _exit(127);
 }
 
+/* Kill and reap every other process of the namespace. A process forked
+ * while a kill(-1) went round is caught by the next one: its parent's death
+ * wakes the wait below. Bounded all the same. */
+static void kill_all(void)
+{
+    for (int i = 0; i < 100000; i++) {
+        kill(-1, SIGKILL);
+        if (waitpid(-1, NULL, __WALL) < 0 && errno == ECHILD)
+            return;
+    }
+}
+
 /* pid 1: forward signals to the skill, reap every orphan, and leave when
- * the skill's own process does (taking every other process with it). */
+ * the skill's own process does, taking every other process with it. They
+ * are killed and reaped before "exit" goes out, so "exit" tells the broker
+ * that nothing of the skill runs any more: it can write the trace while
+ * the kernel tears pid 1's namespaces down (0.4-0.5 ms). */
 static __attribute__((noreturn)) void reaper(pid_t skill, int ctl, const sigset_t *set)
 {
     for (;;) {
@@ -299,6 +319,7 @@ static __attribute__((noreturn)) void reaper(pid_t skill, int ctl, const sigset_
         pid_t w;
         while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
             if (w == skill) {
+                kill_all();
                 ctl_send(ctl, SG_CTL_EXIT, 0, status, NULL, -1);
                 _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
             }
@@ -406,7 +427,7 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
         skill_main(p, in, out, err, ctl, bpf, nbpf);
     close(in), close(out), close(err);
     drop_bounding();
-    drop_caps();
+    drop_caps(CAP_KILL);
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     reaper(skill, ctl, &set);
 }
@@ -527,6 +548,7 @@ static void close_decoys(struct sg_sandbox *sb)
 
 int sg_sandbox_clean_stale(void)
 {
+    sg_sandbox_reap(); /* the last run's pid 1 is gone by now */
     cleanup_free char *base = run_base();
     int n = sg_cgroup_clean_stale();
     DIR *d = opendir(base);
@@ -777,6 +799,38 @@ long long sg_sandbox_memory_usage(const struct sg_sandbox *sb)
     return sg_cgroup_memory(sb);
 }
 
+/* Sandboxes whose pid 1 was still tearing its namespaces down at cleanup:
+ * their cgroups and run directory go once it is gone (sg_sandbox_reap). */
+static struct sg_sandbox pending[4];
+static size_t npending;
+
+static void remove_dirs(struct sg_sandbox *sb)
+{
+    sg_cgroup_remove(sb);
+    if (sb->rundir) {
+        rmdir(sb->rundir);
+        free(sb->rundir);
+        sb->rundir = NULL;
+    }
+}
+
+void sg_sandbox_reap(void)
+{
+    for (size_t i = 0; i < npending; i++) {
+        struct sg_sandbox *sb = &pending[i];
+        /* only the kernel's teardown is left: well under a second */
+        struct pollfd pfd = {.fd = sb->pidfd, .events = POLLIN};
+        while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+            ;
+        siginfo_t si;
+        waitid(P_PIDFD, (id_t)sb->pidfd, &si, WEXITED | WNOHANG);
+        close(sb->pidfd);
+        sb->pidfd = -1;
+        remove_dirs(sb);
+    }
+    npending = 0;
+}
+
 void sg_sandbox_cleanup(struct sg_sandbox *sb)
 {
     int *fds[] = {&sb->stdin_fd, &sb->stdout_fd, &sb->stderr_fd, &sb->ctl_fd, &sb->notify_fd,
@@ -786,11 +840,10 @@ void sg_sandbox_cleanup(struct sg_sandbox *sb)
             close(*fds[i]);
         *fds[i] = -1;
     }
+    bool gone = true;
     if (sb->pidfd >= 0) {
-        siginfo_t si;
-        waitid(P_PIDFD, (id_t)sb->pidfd, &si, WEXITED | WNOHANG);
-        close(sb->pidfd);
-        sb->pidfd = -1;
+        siginfo_t si = {0};
+        gone = waitid(P_PIDFD, (id_t)sb->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid != 0;
     }
     close_decoys(sb);
     for (int i = 0; i < SG_EGRESS_FDS; i++) {
@@ -798,10 +851,23 @@ void sg_sandbox_cleanup(struct sg_sandbox *sb)
             close(sb->egress_fd[i]);
         sb->egress_fd[i] = -1;
     }
-    sg_cgroup_remove(sb);
-    if (sb->rundir) {
-        rmdir(sb->rundir);
-        free(sb->rundir);
+    if (!gone) {
+        /* pid 1 said "exit" and is still going: leave it be until the
+         * caller has written its trace and audit record */
+        static bool registered;
+        if (npending == SG_ARRAY_LEN(pending))
+            sg_sandbox_reap();
+        if (!registered)
+            registered = atexit(sg_sandbox_reap) == 0;
+        pending[npending++] = *sb;
+        sb->pidfd = -1;
         sb->rundir = NULL;
+        sb->ncgroup = 0;
+        memset(sb->cgroup, 0, sizeof sb->cgroup);
+        return;
     }
+    if (sb->pidfd >= 0)
+        close(sb->pidfd);
+    sb->pidfd = -1;
+    remove_dirs(sb);
 }

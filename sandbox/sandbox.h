@@ -202,8 +202,13 @@ struct sg_limit_hits {
 void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h);
 /* Memory the sandbox uses now (its cgroup's count); -1 without a cgroup. */
 long long sg_sandbox_memory_usage(const struct sg_sandbox *sb);
-/* Close fds, remove the cgroups and the run directory. */
+/* Close fds, remove the cgroups and the run directory. When pid 1 has said
+ * "exit" (nothing of the skill runs any more) but the kernel is still
+ * tearing its namespaces down, the cgroups and directory are left for
+ * sg_sandbox_reap, which the next launch and exit() call, and which a
+ * caller calls once its trace and audit record are written. */
 void sg_sandbox_cleanup(struct sg_sandbox *sb);
+void sg_sandbox_reap(void);
 /* Remove what a killed broker left behind: run directories and cgroups whose
  * processes are gone. Returns how many were removed. */
 int sg_sandbox_clean_stale(void);

@@ -550,6 +550,24 @@ def timeout_kills_daemonized_grandchildren(m, base):
     assert hits and hits[0]["data"]["limit"] == "timeout"
 
 
+def run_base(m):
+    """Where the runs' directories live: /dev/shm (sticky tmpfs) or /tmp (launch.c)."""
+    shm = os.path.isdir("/dev/shm") and os.stat("/dev/shm").st_mode & stat.S_ISVTX
+    return f"/dev/shm/skillgate-{m.uid}" if shm else f"/tmp/skillgate-{m.uid}"
+
+
+def run_leftovers(m):
+    """Every run directory and per-run cgroup there is now."""
+    b = run_base(m)
+    dirs = {os.path.join(b, x) for x in os.listdir(b)} if os.path.isdir(b) else set()
+    for parent in ("/sys/fs/cgroup/skillgate", "/sys/fs/cgroup/memory/skillgate",
+                   "/sys/fs/cgroup/pids/skillgate", "/sys/fs/cgroup/cpu/skillgate"):
+        if os.path.isdir(parent):
+            dirs |= {os.path.join(parent, x) for x in os.listdir(parent)
+                     if os.path.isdir(os.path.join(parent, x))}
+    return dirs
+
+
 @test()
 def skill_exit_takes_every_process_with_it(m, base):
     tag = f"sgorphan{m.name}{os.getpid()}"
@@ -557,9 +575,12 @@ def skill_exit_takes_every_process_with_it(m, base):
         setsid sh -c 'exec -a {tag} sleep 300' </dev/null >/dev/null 2>&1 &
         echo bye
         """, lang="bash")
+    before = run_leftovers(m)
     m.run("run", d, check=0)
-    time.sleep(0.3)
+    # no waiting: once skillgate has returned, nothing the skill started
+    # runs, and its run directory and cgroups are gone
     assert subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout == ""
+    assert run_leftovers(m) - before == set()
 
 
 @test()
@@ -707,11 +728,9 @@ def killed_broker_leaves_nothing_running(m, base):
     assert subprocess.run(["pgrep", "-f", tag], capture_output=True).stdout == b""
     # the next run cleans what the killed broker left
     m.run("run", os.path.join(EXAMPLES, "shell-tool"), check=0)
-    # run directories live under /dev/shm (sticky tmpfs) or /tmp (launch.c)
-    shm = os.path.isdir("/dev/shm") and os.stat("/dev/shm").st_mode & stat.S_ISVTX
-    run_base = f"/dev/shm/skillgate-{m.uid}" if shm else f"/tmp/skillgate-{m.uid}"
-    assert os.path.isdir(run_base), f"{run_base} missing after a run"
-    left = [x for x in os.listdir(run_base) if x.startswith(f"run-{proc.pid}-")]
+    base_dir = run_base(m)
+    assert os.path.isdir(base_dir), f"{base_dir} missing after a run"
+    left = [x for x in os.listdir(base_dir) if x.startswith(f"run-{proc.pid}-")]
     assert left == [], left
     # the audit log of a run whose broker was killed still verifies
     p = m.run("audit", "verify", check=0)
