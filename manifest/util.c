@@ -270,22 +270,44 @@ int sg_mkdir_p(const char *path, mode_t mode, uid_t uid, gid_t gid)
     char buf[PATH_MAX];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
         return -ENAMETOOLONG;
-    for (char *s = buf + 1;; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char c = *s;
-        *s = '\0';
+    char *end = buf + strlen(buf);
+    /* Most parents exist already: try the whole path first and walk back
+     * only as far as something is missing (a sandbox's mounts made a
+     * hundred mkdir calls from the root down, a tenth of its setup). */
+    char *cut = end;
+    for (;;) {
+        if (mkdir(buf, mode) == 0) {
+            if (uid != (uid_t)-1 && lchown(buf, uid, gid) < 0)
+                return -errno;
+            break;
+        }
+        if (errno == EEXIST)
+            break;
+        if (errno != ENOENT) {
+            int e = errno;
+            struct stat st;
+            if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
+                return -e;
+            break;
+        }
+        char *slash = cut;
+        while (slash > buf + 1 && *--slash != '/')
+            ;
+        if (slash <= buf || *slash != '/')
+            return -ENOENT;
+        *slash = '\0';
+        cut = slash;
+    }
+    /* then forward again, one component at a time */
+    while (cut < end) {
+        *cut = '/';
+        cut += strlen(cut);
         if (mkdir(buf, mode) == 0) {
             if (uid != (uid_t)-1 && lchown(buf, uid, gid) < 0)
                 return -errno;
         } else if (errno != EEXIST) {
-            struct stat st;
-            if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
-                return -errno;
+            return -errno;
         }
-        *s = c;
-        if (!c)
-            break;
     }
     return 0;
 }

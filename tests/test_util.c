@@ -2,7 +2,11 @@
  * holder process with exactly the descriptors it was told to keep. */
 #include "helpers.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,10 +53,65 @@ static void close_all_but_keeps_exactly_the_kept(void **st)
     assert_int_equal(WEXITSTATUS(status), 1 | 2 | 4);
 }
 
+static bool is_dir(const char *base, const char *rel, uid_t *uid)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", base, rel);
+    struct stat st;
+    if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+        return false;
+    if (uid)
+        *uid = st.st_uid;
+    return true;
+}
+
+/* sg_mkdir_p tries the whole path first and walks back only as far as
+ * something is missing: every missing folder is made (and only those are
+ * given to the owner), what exists is left, a file in the way is an error. */
+static void mkdir_p_makes_the_missing_folders_only(void **st)
+{
+    (void)st;
+    char *base = th_tmpdir();
+    char p[512];
+    snprintf(p, sizeof p, "%s/a", base);
+    assert_int_equal(mkdir(p, 0700), 0);
+    /* a exists, b/c/d do not */
+    snprintf(p, sizeof p, "%s/a/b/c/d", base);
+    bool root = geteuid() == 0;
+    uid_t owner = root ? 65534 : (uid_t)-1;
+    assert_int_equal(sg_mkdir_p(p, 0755, owner, root ? 65534 : (gid_t)-1), 0);
+    uid_t u;
+    assert_true(is_dir(base, "a", &u));
+    assert_int_equal(u, geteuid()); /* it existed: not given away */
+    const char *made[] = {"a/b", "a/b/c", "a/b/c/d"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(made); i++) {
+        assert_true(is_dir(base, made[i], &u));
+        if (root)
+            assert_int_equal(u, 65534);
+    }
+    /* all there: nothing to do */
+    assert_int_equal(sg_mkdir_p(p, 0755, (uid_t)-1, (gid_t)-1), 0);
+    /* a trailing slash and a doubled one */
+    snprintf(p, sizeof p, "%s/a//e/f/", base);
+    assert_int_equal(sg_mkdir_p(p, 0755, (uid_t)-1, (gid_t)-1), 0);
+    assert_true(is_dir(base, "a/e/f", NULL));
+    /* a file where a folder should be */
+    snprintf(p, sizeof p, "%s/a/file", base);
+    int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(p, sizeof p, "%s/a/file/g/h", base);
+    assert_int_equal(sg_mkdir_p(p, 0755, (uid_t)-1, (gid_t)-1), -ENOTDIR);
+    assert_false(is_dir(base, "a/file/g", NULL));
+    th_rmrf(base);
+    free(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(close_all_but_keeps_exactly_the_kept),
+        cmocka_unit_test(mkdir_p_makes_the_missing_folders_only),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }
