@@ -45,7 +45,10 @@ void sg_command_usage(FILE *f, const char *cmd)
 
 int main(int argc, char **argv)
 {
-    setlocale(LC_ALL, "");
+    /* only the character set: wide characters on screen (ncurses, wcwidth);
+     * messages, numbers and dates stay as they are in any locale, and loading
+     * every category cost 60 system calls at each start */
+    setlocale(LC_CTYPE, "");
     if (argc < 2) {
         /* on a terminal, the TUI; in a pipe, the list */
         char *av[] = {isatty(0) && isatty(1) ? "tui" : "list", NULL};

@@ -438,7 +438,7 @@ static int load_theme(struct tui *t)
 
 int tui_main(const struct tui_opts *o)
 {
-    setlocale(LC_ALL, "");
+    setlocale(LC_CTYPE, ""); /* as main() does */
     struct tui *t = sg_xcalloc(1, sizeof *t);
     t->o = *o;
     t->cfg = sg_xcalloc(1, sizeof *t->cfg);
