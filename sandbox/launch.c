@@ -179,9 +179,15 @@ static __attribute__((noreturn)) void die(int ctl, const char *step, int err)
  * change of identity. */
 static int drop_bounding(void)
 {
-    for (int c = 0; c <= 63; c++)
-        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+    /* capabilities are numbered from 0 without gaps: the first the kernel
+     * does not know (EINVAL) ends them */
+    for (int c = 0; c <= 63; c++) {
+        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+            if (errno == EINVAL)
+                break;
             return -errno;
+        }
+    }
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
         return -errno;
     return 0;
