@@ -1,7 +1,9 @@
 #include "events.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "util.h"
@@ -78,10 +80,26 @@ void sg_format_clock(int64_t wall_ms, char out[16])
 
 void sg_format_iso(int64_t wall_ms, char out[32])
 {
+    /* a flood of output is hundreds of thousands of events a second: the
+     * date and time are formatted once per second, the milliseconds here
+     * (gmtime_r and snprintf for each took a quarter of the broker's time
+     * streaming 1 GiB under --json) */
+    static __thread int64_t sec = INT64_MIN;
+    static __thread char head[32]; /* "YYYY-MM-DDTHH:MM:SS." */
     time_t t = (time_t)(wall_ms / 1000);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", (tm.tm_year + 1900) % 10000,
-             (tm.tm_mon + 1) % 13, tm.tm_mday % 32, tm.tm_hour % 24, tm.tm_min % 60,
-             tm.tm_sec % 62, (int)((unsigned long long)wall_ms % 1000));
+    if (t != sec) {
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        snprintf(head, sizeof head, "%04d-%02d-%02dT%02d:%02d:%02d.", (tm.tm_year + 1900) % 10000,
+                 (tm.tm_mon + 1) % 13, tm.tm_mday % 32, tm.tm_hour % 24, tm.tm_min % 60,
+                 tm.tm_sec % 62);
+        sec = t;
+    }
+    unsigned ms = (unsigned)((unsigned long long)wall_ms % 1000);
+    memcpy(out, head, 20);
+    out[20] = (char)('0' + ms / 100);
+    out[21] = (char)('0' + ms / 10 % 10);
+    out[22] = (char)('0' + ms % 10);
+    out[23] = 'Z';
+    out[24] = '\0';
 }

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "util.h"
 
 static bool is_open(int fd)
@@ -107,11 +109,32 @@ static void mkdir_p_makes_the_missing_folders_only(void **st)
     free(base);
 }
 
+/* sg_format_iso formats the date once per second and the milliseconds
+ * itself: going forward, back and across a day, it matches gmtime_r. */
+static void format_iso_matches_gmtime_across_seconds(void **st)
+{
+    (void)st;
+    const int64_t at[] = {1795000000123, 1795000000999, 1795000001000, 1795000000500,
+                          1795046399999, 1795046400000, 0, 4102444800007, 1795046400000};
+    for (size_t i = 0; i < SG_ARRAY_LEN(at); i++) {
+        char got[32], want[96];
+        sg_format_iso(at[i], got);
+        time_t t = (time_t)(at[i] / 1000);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                 (int)(at[i] % 1000));
+        assert_string_equal(got, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(close_all_but_keeps_exactly_the_kept),
         cmocka_unit_test(mkdir_p_makes_the_missing_folders_only),
+        cmocka_unit_test(format_iso_matches_gmtime_across_seconds),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }
