@@ -10,50 +10,74 @@ static bool is_bidi_or_invisible(unsigned cp)
            cp == 0x200e || cp == 0x200f || cp == 0x061c || cp == 0xfeff;
 }
 
+/* One code point at u (len > 0): *n is how many bytes it takes. Returns 0
+ * when it passes as it is, else the length of its visible escape in esc. */
+static size_t classify(const unsigned char *u, size_t len, unsigned flags, size_t *n,
+                       char esc[16])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned cp;
+    *n = sg_utf8_decode(u, len, &cp);
+    if (*n == 0) { /* not UTF-8: the byte itself */
+        *n = 1;
+        cp = u[0];
+    } else if ((cp == '\n' && (flags & SG_SAN_KEEP_NEWLINE)) ||
+               (cp == '\t' && (flags & SG_SAN_KEEP_TAB))) {
+        return 0;
+    } else if (cp == '\n' || cp == '\t' || cp == '\r' || cp == 0x1b) {
+        esc[0] = '\\';
+        esc[1] = cp == '\n' ? 'n' : cp == '\t' ? 't' : cp == '\r' ? 'r' : 'e';
+        return 2;
+    } else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
+        /* below: as "\xNN" */
+    } else if (is_bidi_or_invisible(cp)) {
+        return (size_t)snprintf(esc, 16, "\\u{%04x}", cp);
+    } else {
+        return 0;
+    }
+    esc[0] = '\\', esc[1] = 'x', esc[2] = hex[(cp >> 4) & 0xf], esc[3] = hex[cp & 0xf];
+    return 4;
+}
+
 void sg_sanitize_each(const char *s, size_t len, unsigned flags, sg_sanitize_fn fn, void *ctx)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < len) {
-        unsigned cp;
         char esc[16];
-        const char *piece = esc;
-        size_t n = sg_utf8_decode(u + i, len - i, &cp), pn;
-        bool escaped = true;
-        if (n == 0) {
-            pn = (size_t)snprintf(esc, sizeof esc, "\\x%02x", u[i]);
-            n = 1;
-        } else if ((cp == '\n' && (flags & SG_SAN_KEEP_NEWLINE)) ||
-                   (cp == '\t' && (flags & SG_SAN_KEEP_TAB))) {
-            piece = s + i, pn = 1, escaped = false;
-        } else if (cp == '\n' || cp == '\t' || cp == '\r' || cp == 0x1b) {
-            pn = (size_t)snprintf(esc, sizeof esc, "\\%c",
-                                  cp == '\n' ? 'n' : cp == '\t' ? 't' : cp == '\r' ? 'r' : 'e');
-        } else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) {
-            pn = (size_t)snprintf(esc, sizeof esc, "\\x%02x", cp);
-        } else if (is_bidi_or_invisible(cp)) {
-            pn = (size_t)snprintf(esc, sizeof esc, "\\u{%04x}", cp);
-        } else {
-            piece = s + i, pn = n, escaped = false;
-        }
-        if (!fn(ctx, piece, pn, escaped))
+        size_t n, pn = classify(u + i, len - i, flags, &n, esc);
+        if (!(pn ? fn(ctx, esc, pn, true) : fn(ctx, s + i, n, false)))
             return;
         i += n;
     }
 }
 
-static bool to_buf(void *ctx, const char *piece, size_t n, bool escaped)
-{
-    (void)escaped;
-    sg_buf_append(ctx, piece, n);
-    return true;
-}
-
+/* The same result as sg_sanitize_each's pieces put together, with what
+ * passes copied a run at a time (printable ASCII tested inline): output
+ * floods go through here for every sink. */
 char *sg_sanitize(const char *s, size_t len, unsigned flags)
 {
     struct sg_buf b;
     sg_buf_init(&b, len * 10 + 1);
-    sg_sanitize_each(s, len, flags, to_buf, &b);
+    const unsigned char *u = (const unsigned char *)s;
+    size_t run = 0, i = 0;
+    while (i < len) {
+        if (u[i] >= 0x20 && u[i] < 0x7f) {
+            i++;
+            continue;
+        }
+        char esc[16];
+        size_t n, pn = classify(u + i, len - i, flags, &n, esc);
+        if (pn) {
+            if (i > run)
+                sg_buf_append(&b, s + run, i - run);
+            sg_buf_append(&b, esc, pn);
+            run = i + n;
+        }
+        i += n;
+    }
+    if (len > run)
+        sg_buf_append(&b, s + run, len - run);
     return sg_buf_steal(&b);
 }
 

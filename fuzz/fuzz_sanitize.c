@@ -1,5 +1,6 @@
 /* libFuzzer target for the output sanitizer: whatever the bytes, the result
- * holds no control character, no ESC and only valid UTF-8. */
+ * holds no control character, no ESC and only valid UTF-8, and the string
+ * path gives what the screen's piece-by-piece path gives. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,12 +11,27 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static bool collect(void *ctx, const char *piece, size_t n, bool escaped)
+{
+    (void)escaped;
+    sg_buf_append(ctx, piece, n);
+    return true;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 65536)
         size = 65536;
     char *out = sg_sanitize((const char *)data, size, 0);
     size_t n = strlen(out);
+    /* the string path and the screen's piece-by-piece path agree */
+    struct sg_buf b;
+    sg_buf_init(&b, size * 10 + 1);
+    sg_sanitize_each((const char *)data, size, 0, collect, &b);
+    char *pieces = sg_buf_steal(&b);
+    if (strcmp(out, pieces) != 0)
+        abort();
+    free(pieces);
     if (!sg_utf8_valid(out, n, NULL))
         abort();
     for (size_t i = 0; i < n; i++) {
