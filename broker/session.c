@@ -425,6 +425,20 @@ static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
                 p->npassed == 1 ? "" : "s", p->nstripped);
 }
 
+struct before_start {
+    const struct sg_plan *plan;
+    struct sg_event_bus *bus;
+    bool done;
+};
+
+static void before_start(void *ctx)
+{
+    struct before_start *b = ctx;
+    emit_plan(b->plan, b->bus);
+    sg_sandbox_clean_stale();
+    b->done = true;
+}
+
 int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_perm *perm,
                    const struct sg_session_hook *hook, struct sg_run_result *res)
 {
@@ -435,10 +449,14 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
      * with it: writes to a closed pipe are EPIPE, not a fatal signal. (The
      * skill gets default signal handlers back before exec.) */
     signal(SIGPIPE, SIG_IGN);
-    emit_plan(plan, bus);
-    sg_sandbox_clean_stale();
+    /* the plan's events and the sweep of what killed brokers left are done
+     * while pid 1 mounts (0.2 ms the skill's start no longer waits for) */
+    struct before_start bs = {.plan = plan, .bus = bus};
     struct sg_sandbox sb;
-    int r = sg_sandbox_launch(plan, &sb, res->failed_step, sizeof res->failed_step);
+    int r = sg_sandbox_launch(plan, &sb, res->failed_step, sizeof res->failed_step, before_start,
+                              &bs);
+    if (!bs.done)
+        before_start(&bs);
     if (r < 0) {
         res->end = SG_END_SETUP_FAILED;
         res->exit_code = SG_RUN_SETUP_FAILED;

@@ -607,7 +607,8 @@ static void pid1_error(int ctl, int *r, char *step, size_t steplen)
     }
 }
 
-int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen)
+int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen,
+                      void (*meanwhile)(void *ctx), void *ctx)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1};
     int r;
@@ -723,6 +724,8 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     free(bpf);
     if (r < 0)
         FAIL(r, "handshake");
+    if (meanwhile)
+        meanwhile(ctx);
     for (;;) {
         if ((r = ctl_wait(sb->ctl_fd, &m, fds, &nfds)) < 0)
             FAIL(r, r == -ETIMEDOUT ? "waiting for the sandbox to be ready"

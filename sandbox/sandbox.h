@@ -185,9 +185,12 @@ struct sg_ctl_msg {
 
 /* Launch the skill under plan up to the point where everything is in place
  * and the skill waits for go: on return every fd is set. On failure returns
- * -errno and *step names the setup step (valid until the next call). */
+ * -errno and *step names the setup step (valid until the next call).
+ * meanwhile (may be NULL) is called once pid 1 has all it needs from the
+ * broker, while it mounts and the skill process starts: the broker's own
+ * work that the skill does not wait for goes there. */
 int sg_sandbox_launch(const struct sg_plan *plan, struct sg_sandbox *sb, char *step,
-                      size_t steplen);
+                      size_t steplen, void (*meanwhile)(void *ctx), void *ctx);
 /* Let the skill exec. */
 int sg_sandbox_go(struct sg_sandbox *sb);
 /* The entrypoint has exec'd: work that must not compete with its start
