@@ -494,15 +494,16 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
         cmdline = sg_buf_steal(&b);
     }
     struct sg_net *net = sg_egress_new(plan, bus, perm, sb.egress_fd);
-    sg_sandbox_go(&sb);
     sg_bus_emit(bus, SG_EV_SKILL_STARTED,
                 json_pack("{s:s, s:s, s:s}", "run_id", plan->run_id, "command", cmdline, "cwd",
                           plan->cwd),
                 "%s started: %s", plan->skill_name, cmdline);
-
     struct sg_session_live live = {.pid = sb.pid, .started_ms = res->started_ms,
                                    .memory_bytes = sg_sandbox_memory_usage(&sb)};
     int64_t mem_read_ms = now_ms();
+    /* "go" last: the entrypoint's exec comes back at once as a notification
+     * the loop below must answer */
+    sg_sandbox_go(&sb);
     bool stopped = false;
     bool exited = false, timed_out = false, have_status = false, exec_failed = false;
     int status = 0, exec_errno = 0;
