@@ -284,15 +284,25 @@ def bench_launch(top, rounds=31):
         # output: 1 GiB to stdout, broker draining it under --json
         d = _skill(tmp, "bench-out", "/usr/bin/head", ["-c", "1073741824", "/dev/zero"],
                    "resources: {max_runtime_seconds: 600}\n")
-        # the audit record's SHA-256 covers every byte: hashing the same
-        # stream with OpenSSL (SHA-NI; coreutils' sha256sum is ten times
-        # slower here) is the floor of any run that keeps that promise
+        # the audit record's SHA-256 covers every byte, and one stream's
+        # SHA-256 cannot be split across cores: the rate at which one core
+        # hashes (OpenSSL, SHA-NI, 128 KiB blocks, as the broker does) is the
+        # ceiling of any run that keeps that promise; hashing the stream with
+        # openssl dgst in the pipe (8 KiB reads, no second thread) is shown
+        # for scale
+        speed = ["openssl", "speed", "-seconds", "2", "-bytes", "131072", "sha256"]
         rows = {"plain pipe": ["sh", "-c", "head -c 1073741824 /dev/zero | cat > /dev/null"],
+                "SHA-256 alone, one core (the ceiling)": speed,
                 "the same into openssl dgst -sha256": ["sh", "-c", "head -c 1073741824 /dev/zero | openssl dgst -sha256 > /dev/null"],
                 "skillgate run --json > /dev/null": ["sh", "-c", f"{sg} run --json --prompt deny {d} > /dev/null"]}
         times = {k: [] for k in rows}
         for _ in range(5):
             for k, cmd in rows.items():
+                if cmd is speed:  # "sha256  1158021.12k": thousands of bytes a second
+                    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+                    kbs = float(out.strip().splitlines()[-1].split()[-1].rstrip("k"))
+                    times[k].append(kbs * 1000 / (1 << 20))
+                    continue
                 times[k].append(1024 / (timed(cmd) / 1000))
         _table("output streaming (1 GiB to stdout; rate, higher is better)", rows, times,
                "plain pipe", unit="MiB/s", fmt="{:.0f}")
