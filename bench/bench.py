@@ -227,7 +227,7 @@ def _table(title, rows, times, ref, unit="ms", fmt="{:.2f}"):
               f"{fmt.format(max(v))} | {statistics.median(v) / r:.2f}x | `{_shown(cmd)}` |")
 
 
-def bench_launch(top, rounds=31):
+def bench_launch(top, rounds=61):
     sg = os.path.join(top, "build", "skillgate")
     tmp = tempfile.mkdtemp(prefix="sgbench.")
     os.chmod(tmp, 0o755)
