@@ -492,15 +492,42 @@ static int create_write_paths(const struct sg_plan *p)
     return 0;
 }
 
+/* Decoy holders that were let go and may not have exited yet. */
+static pid_t holders[16];
+static size_t nholders;
+
+static void reap_holders(bool wait)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < nholders; i++) {
+        pid_t w;
+        while ((w = waitpid(holders[i], NULL, wait ? 0 : WNOHANG)) < 0 && errno == EINTR)
+            ;
+        if (w == 0)
+            holders[k++] = holders[i]; /* still closing */
+    }
+    nholders = k;
+}
+
+static void add_holder(pid_t pid)
+{
+    reap_holders(false);
+    if (nholders == SG_ARRAY_LEN(holders))
+        reap_holders(true); /* a long-lived broker never keeps more than this */
+    holders[nholders++] = pid;
+}
+
 /* Closing the last reference to a fanotify group waits for an SRCU grace
  * period (~10 ms measured), so the last references to the decoys' groups
- * are held by a grandchild that nobody waits for. It keeps only the
- * decoys and a pipe and exits once the broker has closed its own copies
- * and the pipe's other end (close_decoys); its parent exits at once and is
- * reaped there. It is forked once the entrypoint has exec'd
- * (sg_sandbox_started): forked during setup, it took a core from pid 1
- * forking the skill, and right after "go" the skill's own wake-up (1-4 ms
- * lost either way, measured). */
+ * are held by a child that nobody waits for. It keeps only the decoys and
+ * a pipe and exits once the broker has closed its own copies and the
+ * pipe's other end (close_decoys); it is reaped without waiting, by the
+ * next sg_sandbox_reap or, when the broker exits first, by init. (It was a
+ * grandchild, whose parent exited at once so that close_decoys could reap
+ * it: a second fork for nothing.) It is forked once the entrypoint has
+ * exec'd (sg_sandbox_started): forked during setup, it took a core from
+ * pid 1 forking the skill, and right after "go" the skill's own wake-up
+ * (1-4 ms lost either way, measured). */
 static void hold_decoys(struct sg_sandbox *sb)
 {
     bool any = false;
@@ -513,8 +540,6 @@ static void hold_decoys(struct sg_sandbox *sb)
         return; /* the broker's own close then pays the wait */
     pid_t c = fork();
     if (c == 0) {
-        if (fork() != 0)
-            _exit(0);
         int keep[SG_MAX_DECOYS + 1], nk = 0;
         keep[nk++] = hold[0];
         for (int i = 0; i < SG_MAX_DECOYS; i++)
@@ -532,7 +557,7 @@ static void hold_decoys(struct sg_sandbox *sb)
         return;
     }
     sb->decoy_hold_fd = hold[1];
-    sb->decoy_hold_pid = c; /* reaped in close_decoys, long done by then */
+    sb->decoy_hold_pid = c; /* reaped by sg_sandbox_reap, once it is done */
 }
 
 static void close_decoys(struct sg_sandbox *sb)
@@ -547,8 +572,10 @@ static void close_decoys(struct sg_sandbox *sb)
     if (sb->decoy_hold_fd >= 0)
         close(sb->decoy_hold_fd);
     sb->decoy_hold_fd = -1;
-    while (sb->decoy_hold_pid > 0 && waitpid(sb->decoy_hold_pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    /* the holder now waits out the grace period and exits: it is reaped
+     * later (sg_sandbox_reap) or, when the broker leaves first, by init */
+    if (sb->decoy_hold_pid > 0)
+        add_holder(sb->decoy_hold_pid);
     sb->decoy_hold_pid = 0;
 }
 
@@ -825,6 +852,7 @@ static void remove_dirs(struct sg_sandbox *sb)
 
 void sg_sandbox_reap(void)
 {
+    reap_holders(false);
     for (size_t i = 0; i < npending; i++) {
         struct sg_sandbox *sb = &pending[i];
         /* only the kernel's teardown is left: well under a second */

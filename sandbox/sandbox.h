@@ -164,7 +164,7 @@ struct sg_sandbox {
     int nflog_fd;   /* packets the nft table refused */
     int decoy_fd[SG_MAX_DECOYS]; /* fanotify: a credential decoy was opened (decoy.h) */
     int decoy_hold_fd;           /* closing it lets the decoys' holder exit (launch.c) */
-    pid_t decoy_hold_pid;        /* the holder's parent, exited at once */
+    pid_t decoy_hold_pid;        /* the holder (reaped by sg_sandbox_reap) */
     int egress_fd[SG_EGRESS_FDS]; /* listeners inside the sandbox (nft.h) */
     char *rundir;   /* host directory used as the new root's mount point */
     char *cgroup[3];/* cgroup folders to remove afterwards */
