@@ -294,14 +294,23 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
 }
 
 /* Kill and reap every other process of the namespace. A process forked
- * while a kill(-1) went round is caught by the next one: its parent's death
- * wakes the wait below. Bounded all the same. */
+ * while a kill(-1) went round is caught by the next round: its parent's
+ * death wakes the wait. Never blocks on one that will not die: after 10 s
+ * pid 1 goes on, and its own exit takes the rest. */
 static void kill_all(void)
 {
-    for (int i = 0; i < 100000; i++) {
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD); /* blocked in pid 1: it waits for it below */
+    const struct timespec slice = {0, 50 * 1000 * 1000};
+    for (int i = 0; i < 200; i++) {
         kill(-1, SIGKILL);
-        if (waitpid(-1, NULL, __WALL) < 0 && errno == ECHILD)
+        pid_t w;
+        while ((w = waitpid(-1, NULL, __WALL | WNOHANG)) > 0)
+            ;
+        if (w < 0 && errno == ECHILD)
             return;
+        sigtimedwait(&chld, NULL, &slice);
     }
 }
 
