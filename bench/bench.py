@@ -3,6 +3,7 @@ import json
 import os
 import platform
 import resource
+import shlex
 import shutil
 import statistics
 import struct
@@ -211,7 +212,7 @@ def _runners(sg, skill_dir, prog):
 
 
 def _shown(cmd):
-    line = " ".join(cmd)
+    line = shlex.join(cmd)  # to paste into a shell as it is
     if "SECCOMP_FD" in cmd:  # the filter is passed as an open file
         line = line.replace("SECCOMP_FD", "3") + " 3<allow-all.bpf"
     return line
@@ -264,34 +265,43 @@ def bench_launch(top, rounds=61):
                 times[k].append((stamp - t0) / 1e6)
         _table("launch, time to exec (until the program's first instruction reads the clock)",
                rows, times, "bwrap --unshare-all")
-        # syscall-heavy: 2 million one-byte reads and writes
-        prog = ["/usr/bin/dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000"]
-        d = _skill(tmp, "bench-dd", prog[0], prog[1:])
-        rows = {k: v for k, v in _runners(sg, d, prog).items() if k in ("bare", "bwrap --unshare-all", "skillgate run")}
+        # syscall-heavy workloads, as the issue names them: small reads and
+        # writes, and a stat loop (a path walk through the sandbox's mounts)
         # the floor of any seccomp sandbox: bwrap with a one-instruction
         # filter that allows everything (the kernel's seccomp entry path
         # alone, with the action cache hit on every call)
         allow_all = os.path.join(tmp, "allow-all.bpf")
         with open(allow_all, "wb") as f:
             f.write(struct.pack("<HBBI", 0x06, 0, 0, 0x7FFF0000))  # BPF_RET|BPF_K, SECCOMP_RET_ALLOW
-        if "bwrap --unshare-all" in rows:
-            bw = rows["bwrap --unshare-all"]
-            rows = {"bare": rows["bare"], "bwrap --unshare-all": bw,
-                    "bwrap --unshare-all --seccomp (allow-all filter)":
-                        bw[:-len(prog)] + ["--seccomp", "SECCOMP_FD"] + prog,
-                    **{k: v for k, v in rows.items() if k not in ("bare", "bwrap --unshare-all")}}
-        times = {k: [] for k in rows}
-        for _ in range(11):  # noisy: 7 rounds put the allow-all floor anywhere in 1.13-1.32x
-            for k, cmd in rows.items():
-                if "SECCOMP_FD" in cmd:
-                    with open(allow_all, "rb") as f:
-                        fd = f.fileno()
-                        times[k].append(timed([str(fd) if a == "SECCOMP_FD" else a for a in cmd],
-                                              pass_fds=(fd,)))
-                else:
-                    times[k].append(timed(cmd))
-        _table("syscall overhead (dd bs=1: 4 million read/write calls)", rows, times,
-               "bwrap --unshare-all")
+        workloads = [
+            ("dd bs=1: 4 million read/write calls", "bench-dd",
+             ["/usr/bin/dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=2000000"]),
+            ("a stat loop: 1 million stat calls on /usr/bin/env", "bench-stat",
+             ["/usr/bin/perl", "-e", 'stat("/usr/bin/env") for 1..1000000']),
+        ]
+        for title, name, prog in workloads:
+            if not os.path.exists(prog[0]):
+                continue
+            d = _skill(tmp, name, prog[0], prog[1:])
+            rows = {k: v for k, v in _runners(sg, d, prog).items()
+                    if k in ("bare", "bwrap --unshare-all", "skillgate run")}
+            if "bwrap --unshare-all" in rows:
+                bw = rows["bwrap --unshare-all"]
+                rows = {"bare": rows["bare"], "bwrap --unshare-all": bw,
+                        "bwrap --unshare-all --seccomp (allow-all filter)":
+                            bw[:-len(prog)] + ["--seccomp", "SECCOMP_FD"] + prog,
+                        **{k: v for k, v in rows.items() if k not in ("bare", "bwrap --unshare-all")}}
+            times = {k: [] for k in rows}
+            for _ in range(11):  # noisy: 7 rounds put the allow-all floor anywhere in 1.13-1.32x
+                for k, cmd in rows.items():
+                    if "SECCOMP_FD" in cmd:
+                        with open(allow_all, "rb") as f:
+                            fd = f.fileno()
+                            times[k].append(timed([str(fd) if a == "SECCOMP_FD" else a for a in cmd],
+                                                  pass_fds=(fd,)))
+                    else:
+                        times[k].append(timed(cmd))
+            _table(f"syscall overhead ({title})", rows, times, "bwrap --unshare-all")
         # output: 1 GiB to stdout, broker draining it under --json
         d = _skill(tmp, "bench-out", "/usr/bin/head", ["-c", "1073741824", "/dev/zero"],
                    "resources: {max_runtime_seconds: 600}\n")
