@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -342,7 +343,10 @@ static int netlink_socket(int proto)
     if (fd < 0)
         return -errno;
     struct sockaddr_nl sa = {.nl_family = AF_NETLINK}; /* the kernel picks the port */
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+    /* the broker waits on it for the kernel's ack: never for ever */
+    struct timeval limit = {.tv_sec = 5};
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) < 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
         int e = -errno;
         close(fd);
         return e;
