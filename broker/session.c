@@ -63,37 +63,37 @@ static void flush_line(struct stream *st, struct sg_event_bus *bus, size_t n)
 
 static void take_bytes(struct stream *st, struct sg_event_bus *bus, const char *buf, size_t n)
 {
-    if (st->bytes >= st->cap || n > st->cap - st->bytes) {
-        size_t keep = st->bytes >= st->cap ? 0 : (size_t)(st->cap - st->bytes);
-        st->dropped += n - keep;
-        n = keep;
-        if (!st->announced) {
-            st->announced = true;
-            json_t *d = json_pack("{s:s, s:s, s:I, s:b}", "limit", "output", "stream",
-                                  st->which ? "stderr" : "stdout", "cap", (json_int_t)st->cap,
-                                  "prevented", 1);
-            sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT, d,
-                        "%s passed its %llu-byte cap: the rest is dropped and counted",
-                        st->which ? "stderr" : "stdout", (unsigned long long)st->cap);
-        }
-    }
-    st->bytes += n;
+    size_t keep = st->bytes >= st->cap ? 0 : n < st->cap - st->bytes ? n : (size_t)(st->cap - st->bytes);
+    st->bytes += keep;
     /* a line at a time (memchr), not a byte at a time */
-    while (n > 0) {
-        const char *nl = memchr(buf, '\n', n);
-        size_t k = nl ? (size_t)(nl - buf) : n;
+    for (size_t left = keep; left > 0;) {
+        const char *nl = memchr(buf, '\n', left);
+        size_t k = nl ? (size_t)(nl - buf) : left;
         while (k > 0) {
             size_t room = sizeof st->line - st->len;
             size_t c = k < room ? k : room;
             memcpy(st->line + st->len, buf, c);
-            st->len += c, buf += c, n -= c, k -= c;
+            st->len += c, buf += c, left -= c, k -= c;
             if (st->len == sizeof st->line)
                 flush_line(st, bus, utf8_cut(st->line, st->len));
         }
         if (nl) {
             flush_line(st, bus, st->len);
-            buf++, n--;
+            buf++, left--;
         }
+    }
+    if (keep == n)
+        return;
+    /* the kept lines' events come first, then the cap's */
+    st->dropped += n - keep;
+    if (!st->announced) {
+        st->announced = true;
+        json_t *d = json_pack("{s:s, s:s, s:I, s:b}", "limit", "output", "stream",
+                              st->which ? "stderr" : "stdout", "cap", (json_int_t)st->cap,
+                              "prevented", 1);
+        sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT, d,
+                    "%s passed its %llu-byte cap: the rest is dropped and counted",
+                    st->which ? "stderr" : "stdout", (unsigned long long)st->cap);
     }
 }
 

@@ -640,8 +640,12 @@ def output_flood_keeps_the_broker_small(m, base):
     t = m.last_trace()
     assert t["output"]["stdout_bytes"] == 1048576
     assert t["output"]["stdout_dropped"] == (1 << 30) - 1048576
-    assert any(e["kind"] == "resource_limit_hit" and e["data"]["limit"] == "output"
-               for e in t["events"])
+    kinds = [(e["kind"], (e.get("data") or {}).get("limit")) for e in t["events"]]
+    assert ("resource_limit_hit", "output") in kinds
+    # the last kept line is in the trace before the cap's event, not after it
+    cap_at = kinds.index(("resource_limit_hit", "output"))
+    last_out = max(i for i, (k, _) in enumerate(kinds) if k == "stdout")
+    assert last_out < cap_at, (last_out, cap_at)
     # the audit record's digest covers every byte written, dropped or not
     # (hashed on a second thread past the first MiB)
     h = hashlib.sha256()
