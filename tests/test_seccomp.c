@@ -47,6 +47,32 @@ static void prebuilt_filters_are_what_libseccomp_compiles(void **st)
     }
 }
 
+/* One fd over a unix socket: sent when fd >= 0 (returns 0), else received
+ * (returns it); -1 on failure. */
+static int pass_fd(int sock, int fd)
+{
+    char c0 = 0;
+    struct iovec iov = {&c0, 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof u);
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = sizeof u.buf};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+    if (fd >= 0) {
+        cm->cmsg_level = SOL_SOCKET, cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+        return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
+    }
+    if (recvmsg(sock, &m, 0) != 1 || !(cm = CMSG_FIRSTHDR(&m)) || cm->cmsg_type != SCM_RIGHTS)
+        return -1;
+    memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+    return fd;
+}
+
 /* A child installs the built-in default filter and hands its listener over;
  * getppid passes untouched, unshare waits for us and gets our EPERM. */
 static void prebuilt_filter_sends_denied_calls_to_the_listener(void **st)
@@ -67,19 +93,7 @@ static void prebuilt_filter_sends_denied_calls_to_the_listener(void **st)
         int nfd = sg_seccomp_install(f, n);
         if (nfd < 0)
             _exit(11);
-        char c0 = 0;
-        struct iovec iov = {&c0, 1};
-        union {
-            char buf[CMSG_SPACE(sizeof(int))];
-            struct cmsghdr align;
-        } u;
-        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                           .msg_controllen = sizeof u.buf};
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-        cm->cmsg_level = SOL_SOCKET, cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &nfd, sizeof nfd);
-        if (sendmsg(sv[1], &m, 0) < 0)
+        if (pass_fd(sv[1], nfd) < 0)
             _exit(12);
         close(nfd);
         if (getppid() <= 0)
@@ -90,17 +104,8 @@ static void prebuilt_filter_sends_denied_calls_to_the_listener(void **st)
         _exit(0);
     }
     close(sv[1]);
-    char c0;
-    struct iovec iov = {&c0, 1};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } u;
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = sizeof u.buf};
-    assert_int_equal(recvmsg(sv[0], &m, 0), 1);
-    int nfd;
-    memcpy(&nfd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof nfd);
+    int nfd = pass_fd(sv[0], -1);
+    assert_true(nfd >= 0);
     struct seccomp_notif req;
     memset(&req, 0, sizeof req);
     assert_int_equal(ioctl(nfd, SECCOMP_IOCTL_NOTIF_RECV, &req), 0);
