@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "notifpath.h"
 #include "perm.h"
 #include "util.h"
 
@@ -35,35 +36,6 @@ static bool within(const char *path, const char *dir)
 {
     size_t n = strlen(dir);
     return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
-}
-
-void sg_path_normalize(char *path)
-{
-    char *out = path, *p = path;
-    size_t o = 0;
-    while (*p) {
-        while (*p == '/')
-            p++;
-        if (!*p)
-            break;
-        char *e = strchrnul(p, '/');
-        size_t len = (size_t)(e - p);
-        if (len == 1 && p[0] == '.') {
-        } else if (len == 2 && p[0] == '.' && p[1] == '.') {
-            while (o > 0 && out[o - 1] != '/')
-                o--;
-            if (o > 0)
-                o--;
-        } else {
-            out[o++] = '/';
-            memmove(out + o, p, len);
-            o += len;
-        }
-        p = e;
-    }
-    if (o == 0)
-        out[o++] = '/';
-    out[o] = '\0';
 }
 
 bool sg_fswatch_writable(const struct sg_plan *p, const char *path)
@@ -131,11 +103,8 @@ const char *sg_fs_class(const char *home, const char *path)
  * (Information only: the decision never rests on it.) */
 static void describe_target(pid_t pid, const char *path, char *out, size_t n)
 {
-    char root[64];
-    snprintf(root, sizeof root, "/proc/%d/root", (int)pid);
-    cleanup_fd int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
     struct stat st;
-    if (rfd < 0 || fstatat(rfd, path[0] == '/' ? path + 1 : path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    if (sg_notif_lstat(pid, path, &st) < 0) {
         snprintf(out, n, "does not exist yet (a new file)");
         return;
     }
@@ -153,10 +122,8 @@ static void describe_target(pid_t pid, const char *path, char *out, size_t n)
 static bool harmless_on_existing(const struct seccomp_notif *req, const char *syscall,
                                  const char *path)
 {
-    char root[PATH_MAX];
     struct stat st;
-    if (snprintf(root, sizeof root, "/proc/%d/root%s", (int)req->pid, path) >= (int)sizeof root ||
-        lstat(root, &st) < 0)
+    if (sg_notif_lstat(req->pid, path, &st) < 0)
         return false;
     if (!strcmp(syscall, "mkdir") || !strcmp(syscall, "mkdirat"))
         return true;
@@ -165,51 +132,6 @@ static bool harmless_on_existing(const struct seccomp_notif *req, const char *sy
         return false;
     unsigned long long fl = req->data.args[fa];
     return !(fl & (O_WRONLY | O_RDWR | O_TRUNC));
-}
-
-/* Read a NUL-terminated string from the skill's memory. */
-static int read_str(int memfd, unsigned long long addr, char *buf, size_t max)
-{
-    size_t got = 0;
-    while (got < max - 1) {
-        size_t want = 256 - ((addr + got) % 256); /* never cross into an unmapped page early */
-        if (want > max - 1 - got)
-            want = max - 1 - got;
-        ssize_t n = pread(memfd, buf + got, want, (off_t)(addr + got));
-        if (n <= 0)
-            return -EFAULT;
-        void *nul = memchr(buf + got, '\0', (size_t)n);
-        if (nul)
-            return 0;
-        got += (size_t)n;
-    }
-    buf[max - 1] = '\0';
-    return -ENAMETOOLONG;
-}
-
-static int resolve(pid_t pid, int memfd, long long dfd, unsigned long long addr, char *out,
-                   size_t max)
-{
-    char rel[PATH_MAX], base[PATH_MAX], link[64];
-    int r = read_str(memfd, addr, rel, sizeof rel);
-    if (r < 0)
-        return r;
-    if (rel[0] == '/') {
-        snprintf(out, max, "%s", rel);
-    } else {
-        if ((int)dfd == AT_FDCWD)
-            snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
-        else
-            snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)pid, (int)dfd);
-        ssize_t n = readlink(link, base, sizeof base - 1);
-        if (n < 0)
-            return -errno;
-        base[n] = '\0';
-        if (snprintf(out, max, "%s/%s", base, rel) >= (int)max)
-            return -ENAMETOOLONG;
-    }
-    sg_path_normalize(out);
-    return 0;
 }
 
 /* ---- approved writes, done by the broker ---- */
@@ -370,12 +292,13 @@ int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_
     int r = 0;
     if (memfd < 0)
         r = -errno;
+    /* dirfd is an int to the kernel: its low 32 bits are what it uses */
     if (!r && calls[i].path >= 0)
-        r = resolve(req->pid, memfd, calls[i].dfd >= 0 ? a[calls[i].dfd] : AT_FDCWD,
-                    (unsigned long long)a[calls[i].path], path1, sizeof path1);
+        r = sg_notif_path(req->pid, memfd, calls[i].dfd >= 0 ? (int)a[calls[i].dfd] : AT_FDCWD,
+                          (uint64_t)a[calls[i].path], 0, path1, sizeof path1);
     if (!r && calls[i].path2 >= 0)
-        r = resolve(req->pid, memfd, calls[i].dfd2 >= 0 ? a[calls[i].dfd2] : AT_FDCWD,
-                    (unsigned long long)a[calls[i].path2], path2, sizeof path2);
+        r = sg_notif_path(req->pid, memfd, calls[i].dfd2 >= 0 ? (int)a[calls[i].dfd2] : AT_FDCWD,
+                          (uint64_t)a[calls[i].path2], 0, path2, sizeof path2);
     unsigned long long oflags = 0, omode = 0;
     if (!strcmp(syscall, "openat2") && !r) {
         struct open_how how;
@@ -443,13 +366,14 @@ int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_
         return 2;
     }
     resp->flags = 0;
-    resp->error = r == -EFAULT ? -EFAULT : -EACCES;
+    /* a path that cannot be named exactly gets the kernel's own answer
+     * (ENOTDIR for a pipe as dirfd, ENAMETOOLONG, EBADF); nothing is done */
+    resp->error = r < 0 ? r : -EACCES;
     if (r < 0 && r != -EFAULT) {
-        /* unreadable path (too long, fd gone): refuse, say so */
         sg_bus_emit(bus, SG_EV_FS_BLOCKED,
                     json_pack("{s:s, s:s, s:s, s:b}", "syscall", syscall, "path", "?", "class",
                               "file", "prevented", 1),
-                    "%s refused: its path could not be read (%s)", syscall, strerror(-r));
+                    "%s refused: its path could not be resolved (%s)", syscall, strerror(-r));
         return 1;
     }
     if (r == -EFAULT)

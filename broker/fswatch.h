@@ -28,8 +28,6 @@ int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_
 
 /* Is path (absolute, normalized, inside the sandbox) writable under p? */
 bool sg_fswatch_writable(const struct sg_plan *p, const char *path);
-/* Lexically normalize an absolute path in place ("/a/./b/../c" -> "/a/c"). */
-void sg_path_normalize(char *path);
 /* What writing to path would mean: "persistence", "credential" or "file". */
 const char *sg_fs_class(const char *home, const char *path);
 

@@ -19,6 +19,7 @@
 #include "decoy.h"
 #include "digest.h"
 #include "egress.h"
+#include "exec.h"
 #include "fswatch.h"
 #include "hasher.h"
 #include "nflog.h"
@@ -139,152 +140,9 @@ static void describe_clone(char *out, size_t n, unsigned long long flags)
         snprintf(out, n, "a new process");
 }
 
-/* ---- Bash: exec requests ---- */
-
-struct exec_wait {
-    int fd;
-    uint64_t id;
-};
-
-static void exec_decided(void *ctx, enum sg_decision d)
-{
-    struct exec_wait *w = ctx;
-    struct seccomp_notif_resp resp = {.id = w->id};
-    if (sg_decision_allows(d))
-        resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-    else
-        resp.error = -EACCES;
-    /* the skill may be gone already: then there is nobody to answer */
-    if (seccomp_notify_id_valid(w->fd, w->id) == 0)
-        seccomp_notify_respond(w->fd, &resp);
-    free(w);
-}
-
-static int read_mem_str(int memfd, unsigned long long addr, char *buf, size_t max)
-{
-    size_t got = 0;
-    while (got + 1 < max) {
-        size_t want = 256 - ((addr + got) % 256);
-        if (want > max - 1 - got)
-            want = max - 1 - got;
-        ssize_t n = pread(memfd, buf + got, want, (off_t)(addr + got));
-        if (n <= 0)
-            return -EFAULT;
-        if (memchr(buf + got, '\0', (size_t)n))
-            return 0;
-        got += (size_t)n;
-    }
-    buf[max - 1] = '\0';
-    return 0;
-}
-
-/* Read the program and argv an exec asks for (from the skill's memory: the
- * limits of that are in the README). */
-static int exec_request(const struct seccomp_notif *req, bool at, struct sg_preq *q)
-{
-    memset(q, 0, sizeof *q);
-    q->tool = SG_PT_BASH;
-    char memp[64], link[64];
-    snprintf(memp, sizeof memp, "/proc/%d/mem", (int)req->pid);
-    cleanup_fd int memfd = open(memp, O_RDONLY | O_CLOEXEC);
-    if (memfd < 0)
-        return -errno;
-    char path[2048];
-    if (read_mem_str(memfd, req->data.args[at ? 1 : 0], path, sizeof path) < 0)
-        return -EFAULT;
-    snprintf(link, sizeof link, "/proc/%d/cwd", (int)req->pid);
-    ssize_t n = readlink(link, q->cwd, sizeof q->cwd - 1);
-    q->cwd[n > 0 ? n : 0] = '\0';
-    if (path[0] == '/' || (at && (int)req->data.args[0] != AT_FDCWD))
-        snprintf(q->subject, sizeof q->subject, "%s", path);
-    else
-        snprintf(q->subject, sizeof q->subject, "%s/%s", q->cwd, path);
-    sg_path_normalize(q->subject);
-    unsigned long long argvp = req->data.args[at ? 2 : 1];
-    size_t off = 0;
-    for (int i = 1; i < 64 && argvp; i++) { /* argv[0] is the program's own name */
-        unsigned long long ap = 0;
-        if (pread(memfd, &ap, sizeof ap, (off_t)(argvp + (unsigned)i * 8)) != (ssize_t)sizeof ap ||
-            !ap)
-            break;
-        char arg[1024];
-        if (read_mem_str(memfd, ap, arg, sizeof arg) < 0)
-            break;
-        int w = snprintf(q->args + off, sizeof q->args - off, "%s%s", off ? " " : "", arg);
-        if (w < 0 || (size_t)w >= sizeof q->args - off)
-            break;
-        off += (size_t)w;
-    }
-    return 0;
-}
-
-/* Is this exec one the manifest declares? (Bash, or a matching Bash(scope)) */
-static bool exec_declared(const struct sg_plan *plan, const struct sg_preq *q)
-{
-    if (plan->bash_unscoped)
-        return true;
-    for (size_t i = 0; i < plan->nbash_scopes; i++) {
-        cleanup_free char *text = sg_xasprintf("Bash(%s)", plan->bash_scopes[i]);
-        struct sg_prule r;
-        const char *why;
-        if (sg_prule_parse(text, SG_EFF_ALLOW, "manifest", &r, &why) < 0)
-            continue;
-        bool m = sg_prule_matches(&r, q);
-        sg_prule_free(&r);
-        if (m)
-            return true;
-    }
-    return false;
-}
-
-static void handle_exec(const struct sg_plan *plan, struct sg_perm *perm, int fd,
-                        const struct seccomp_notif *req, bool at, bool *entry_done,
-                        struct sg_event_bus *bus)
-{
-    struct seccomp_notif_resp resp = {.id = req->id};
-    if (!*entry_done) {
-        /* the entrypoint's own exec: nothing else runs yet, pre-approved */
-        *entry_done = true;
-        resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-        seccomp_notify_respond(fd, &resp);
-        return;
-    }
-    struct sg_preq q;
-    if (exec_request(req, at, &q) < 0 || seccomp_notify_id_valid(fd, req->id) != 0) {
-        resp.error = -EACCES;
-        seccomp_notify_respond(fd, &resp);
-        return;
-    }
-    if (exec_declared(plan, &q)) {
-        resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-        seccomp_notify_respond(fd, &resp);
-        return;
-    }
-    if (plan->tools_restricted && !plan->bash_listed) {
-        cleanup_free char *s = sg_sanitize_str(q.subject, 0);
-        sg_bus_emit(bus, SG_EV_SYSCALL_BLOCKED,
-                    json_pack("{s:s, s:s, s:s, s:b}", "syscall", at ? "execveat" : "execve",
-                              "program", q.subject, "reason", "Bash is not in allowed-tools",
-                              "prevented", 1),
-                    "exec of %s refused: Bash is not in the skill's allowed-tools", s);
-        resp.error = -EACCES;
-        seccomp_notify_respond(fd, &resp);
-        return;
-    }
-    struct exec_wait *w = sg_xmalloc(sizeof *w);
-    w->fd = fd;
-    w->id = req->id;
-    enum sg_decision d = SG_DEC_DENY;
-    if (!perm) {
-        exec_decided(w, SG_DEC_DENY);
-        return;
-    }
-    if (sg_perm_request(perm, &q, exec_decided, w, &d) == 1)
-        exec_decided(w, d);
-}
-
-static void handle_notification(const struct sg_plan *plan, struct sg_perm *perm, int fd,
-                                bool *entry_done, struct sg_event_bus *bus)
+static void handle_notification(const struct sg_plan *plan, struct sg_perm *perm,
+                                struct sg_exec *ex, int fd, bool *entry_done,
+                                struct sg_event_bus *bus)
 {
     struct seccomp_notif *req = NULL;
     struct seccomp_notif_resp *resp = NULL;
@@ -294,7 +152,15 @@ static void handle_notification(const struct sg_plan *plan, struct sg_perm *perm
         char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
         const char *sc = name ? name : "?";
         if (!strcmp(sc, "execve") || !strcmp(sc, "execveat")) {
-            handle_exec(plan, perm, fd, req, !strcmp(sc, "execveat"), entry_done, bus);
+            if (!*entry_done) {
+                /* the entrypoint's own exec: nothing else runs yet, pre-approved */
+                *entry_done = true;
+                *resp = (struct seccomp_notif_resp){.id = req->id,
+                                                    .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
+                seccomp_notify_respond(fd, resp);
+            } else {
+                sg_exec_handle(ex, req, !strcmp(sc, "execveat"));
+            }
             free(name);
             seccomp_notify_free(req, resp);
             return;
@@ -494,6 +360,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
         cmdline = sg_buf_steal(&b);
     }
     struct sg_net *net = sg_egress_new(plan, bus, perm, sb.egress_fd);
+    struct sg_exec *ex = sg_exec_new(plan, perm, bus, sb.notify_fd);
     sg_bus_emit(bus, SG_EV_SKILL_STARTED,
                 json_pack("{s:s, s:s, s:s}", "run_id", plan->run_id, "command", cmdline, "cwd",
                           plan->cwd),
@@ -547,6 +414,9 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
         int pt = exited ? -1 : sg_perm_timeout(perm);
         if (pt >= 0 && (timeout < 0 || pt < timeout))
             timeout = pt;
+        int xt = sg_exec_timeout(ex); /* pending execs are watched, exited or not */
+        if (xt >= 0 && (timeout < 0 || xt < timeout))
+            timeout = xt;
         int ht = hook ? hook->timeout(hook->ctx) : -1;
         if (ht >= 0 && (timeout < 0 || ht < timeout))
             timeout = ht;
@@ -593,10 +463,11 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
                 read_decoy(plan, sb.decoy_fd[k], (size_t)k, bus);
         if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN)) {
             bool was = entry_done;
-            handle_notification(plan, perm, sb.notify_fd, &entry_done, bus);
+            handle_notification(plan, perm, ex, sb.notify_fd, &entry_done, bus);
             if (entry_done && !was) /* the entrypoint's exec was let through */
                 sg_sandbox_started(&sb);
         }
+        sg_exec_dispatch(ex);
         if (i_nfy >= 0 && (p[i_nfy].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
             !(p[i_nfy].revents & POLLIN)) {
             close(sb.notify_fd);
@@ -658,6 +529,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     }
     sg_perm_cancel_all(perm); /* held requests are answered before their sockets go */
     sg_egress_free(net);
+    sg_exec_free(ex);
     /* Last packets, notifications and messages that raced with the exit. */
     if (sb.nflog_fd >= 0)
         read_nflog(sb.nflog_fd, bus);

@@ -19,6 +19,10 @@
 #include "sandbox.h"
 #include "util.h"
 
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
 enum { P = 1, D = 2, S = 4, ALL = P | D | S, DS = D | S };
 
 /* X(syscall, profiles) */
@@ -215,14 +219,15 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, int *err)
 
 int sg_seccomp_load(enum sg_seccomp_profile p)
 {
-    int r = 0;
-    scmp_filter_ctx ctx = build(p, &r);
-    if (!ctx)
+    /* through our own install, for its flags (libseccomp 2.5 has no
+     * attribute for the killable wait) */
+    struct sock_filter *insns;
+    size_t n;
+    int r = sg_seccomp_export(p, &insns, &n);
+    if (r < 0)
         return r;
-    r = seccomp_load(ctx);
-    if (r == 0)
-        r = seccomp_notify_fd(ctx);
-    seccomp_release(ctx);
+    r = sg_seccomp_install(insns, n);
+    free(insns);
     return r;
 }
 
@@ -260,6 +265,15 @@ int sg_seccomp_install(const struct sock_filter *insns, size_t n)
     struct sock_fprog prog = {.len = (unsigned short)n, .filter = (struct sock_filter *)insns};
     if (n == 0 || n > SG_SECCOMP_MAX_INSNS)
         return -EINVAL;
-    long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    /* A received notification waits killable only: no other signal can
+     * interrupt the call while the broker decides (the exec broker's
+     * PTRACE_INTERRUPT then lands when the call returns, exec.h). Kernels
+     * before 5.19 lack the flag: the broker then refuses what it would
+     * have to bind. */
+    long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                      SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+                      &prog);
+    if (fd < 0 && errno == EINVAL)
+        fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
     return fd < 0 ? -errno : (int)fd;
 }

@@ -40,9 +40,10 @@ PLANTED = "PLANTED-SECRET-7f3a9c"
 TESTS = []
 
 
-def test(modes=("root", "user")):
+def test(modes=("root", "user"), tests=TESTS):
+    """Registers an attack test; other attack files pass their own list."""
     def wrap(fn):
-        TESTS.append((fn, modes))
+        tests.append((fn, modes))
         return fn
     return wrap
 
@@ -1430,7 +1431,10 @@ def preflight(m):
         shutil.rmtree(base, ignore_errors=True)
 
 
-def main():
+def main(tests=None):
+    """Runs `tests` (default: this file's) as root and as a user; other
+    attack files import this module as their harness and pass their own."""
+    tests = TESTS if tests is None else tests
     base = tempfile.mkdtemp(prefix="sgattack.")
     os.chmod(base, 0o755)
     modes = {}
@@ -1439,7 +1443,7 @@ def main():
             continue
         modes[name] = Mode(name, base)
     reasons = {name: preflight(m) for name, m in modes.items()}
-    plan = [(fn, name) for fn, ms in TESTS for name in ms if name in modes]
+    plan = [(fn, name) for fn, ms in tests for name in ms if name in modes]
     only = os.environ.get("SG_TEST_ONLY")  # a substring of test names, for development
     if only:
         plan = [(fn, name) for fn, name in plan if only in fn.__name__]

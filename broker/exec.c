@@ -1,0 +1,477 @@
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "notifpath.h"
+#include "perm.h"
+#include "sanitize.h"
+#include "util.h"
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+
+/* Execs waiting for their new image (or their failure) to show: bounded by
+ * the sandbox's pids limit in practice, by this in any case. */
+#define MAX_PENDING 1024
+/* An exec that has neither run nor failed by then is not an exec any more. */
+#define PENDING_MS 30000
+
+struct ident {
+    dev_t dev;
+    ino_t ino;
+};
+
+struct pending {
+    pid_t tid, tgid;
+    struct ident file, interp; /* interp.ino 0: not a script */
+    bool script;
+    bool killed; /* a swap: killed, still to be reaped by us, its tracer */
+    int64_t deadline_ms;
+    char program[PATH_MAX];
+};
+
+struct sg_exec {
+    const struct sg_plan *plan;
+    struct sg_perm *perm;
+    struct sg_event_bus *bus;
+    int fd;
+    int waitkill; /* the kernel has SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: 1, 0, -1 unknown */
+    struct pending *pend;
+    size_t npend;
+    unsigned long swaps; /* approved execs that were about to run another file */
+};
+
+struct exec_wait {
+    struct sg_exec *x;
+    uint64_t id;
+    pid_t pid;
+    bool via_dirfd;
+    char program[PATH_MAX];
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Flags are checked before the filter is read: EFAULT for a NULL filter
+ * means the kernel knows the flag, EINVAL that it does not. */
+static bool kernel_has_waitkill(void)
+{
+    long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+                     NULL);
+    return r < 0 && errno == EFAULT;
+}
+
+struct sg_exec *sg_exec_new(const struct sg_plan *plan, struct sg_perm *perm,
+                            struct sg_event_bus *bus, int notify_fd)
+{
+    struct sg_exec *x = sg_xcalloc(1, sizeof *x);
+    x->plan = plan, x->perm = perm, x->bus = bus, x->fd = notify_fd;
+    x->waitkill = -1;
+    x->pend = sg_xcalloc(MAX_PENDING, sizeof *x->pend);
+    return x;
+}
+
+void sg_exec_free(struct sg_exec *x)
+{
+    if (!x)
+        return;
+    /* the sandbox is gone by now; a thread still traced dies with it, and
+     * one that is not (a detach that failed) is let go */
+    for (size_t i = 0; i < x->npend; i++) {
+        ptrace(PTRACE_DETACH, x->pend[i].tid, 0, 0);
+        ptrace(PTRACE_DETACH, x->pend[i].tgid, 0, 0);
+    }
+    free(x->pend);
+    free(x);
+}
+
+static void respond(struct sg_exec *x, uint64_t id, int error, bool cont)
+{
+    struct seccomp_notif_resp resp = {.id = id, .error = cont ? 0 : error,
+                                      .flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0};
+    /* the skill may be gone already: then there is nobody to answer */
+    if (seccomp_notify_id_valid(x->fd, id) == 0)
+        seccomp_notify_respond(x->fd, &resp);
+}
+
+static void refuse(struct sg_exec *x, uint64_t id, pid_t pid, const char *program, int err,
+                   const char *reason, const char *fmt_why)
+{
+    cleanup_free char *s = sg_sanitize_str(program, 0);
+    sg_bus_emit(x->bus, SG_EV_SYSCALL_BLOCKED,
+                json_pack("{s:s, s:s, s:i, s:s, s:b}", "syscall", "execve", "program", program,
+                          "pid", (int)pid, "reason", reason, "prevented", 1),
+                "exec of %s refused: %s", s, fmt_why);
+    respond(x, id, err, false);
+}
+
+/* ---- what is asked ---- */
+
+/* The program and argv an exec asks for, from the skill's memory. */
+static int exec_request(const struct seccomp_notif *req, bool at, struct sg_preq *q)
+{
+    memset(q, 0, sizeof *q);
+    q->tool = SG_PT_BASH;
+    char memp[64], link[64];
+    snprintf(memp, sizeof memp, "/proc/%d/mem", (int)req->pid);
+    cleanup_fd int memfd = open(memp, O_RDONLY | O_CLOEXEC);
+    if (memfd < 0)
+        return -errno;
+    snprintf(link, sizeof link, "/proc/%d/cwd", (int)req->pid);
+    ssize_t n = readlink(link, q->cwd, sizeof q->cwd - 1);
+    q->cwd[n > 0 ? n : 0] = '\0';
+    /* execveat(dirfd, path, argv, envp, flags): dirfd is an int to the kernel */
+    int r = sg_notif_path(req->pid, memfd, at ? (int)req->data.args[0] : AT_FDCWD,
+                          req->data.args[at ? 1 : 0],
+                          at ? (int)(req->data.args[4] & AT_EMPTY_PATH) : 0, q->subject,
+                          sizeof q->subject);
+    if (r < 0)
+        return r;
+    unsigned long long argvp = req->data.args[at ? 2 : 1];
+    size_t off = 0;
+    for (int i = 1; i < 64 && argvp; i++) { /* argv[0] is the program's own name */
+        unsigned long long ap = 0;
+        if (pread(memfd, &ap, sizeof ap, (off_t)(argvp + (unsigned)i * 8)) != (ssize_t)sizeof ap ||
+            !ap)
+            break;
+        char arg[1024];
+        if (sg_notif_read_str(memfd, ap, arg, sizeof arg) == -EFAULT)
+            break;
+        int w = snprintf(q->args + off, sizeof q->args - off, "%s%s", off ? " " : "", arg);
+        if (w < 0 || (size_t)w >= sizeof q->args - off)
+            break;
+        off += (size_t)w;
+    }
+    return 0;
+}
+
+/* Is this exec one the manifest declares? (a matching Bash(scope)) */
+static bool exec_declared(const struct sg_plan *plan, const struct sg_preq *q)
+{
+    for (size_t i = 0; i < plan->nbash_scopes; i++) {
+        cleanup_free char *text = sg_xasprintf("Bash(%s)", plan->bash_scopes[i]);
+        struct sg_prule r;
+        const char *why;
+        if (sg_prule_parse(text, SG_EFF_ALLOW, "manifest", &r, &why) < 0)
+            continue;
+        bool m = sg_prule_matches(&r, q);
+        sg_prule_free(&r);
+        if (m)
+            return true;
+    }
+    return false;
+}
+
+/* ---- binding an approval to the file ---- */
+
+static int ident_of(int fd, struct ident *id)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    id->dev = st.st_dev, id->ino = st.st_ino;
+    return S_ISREG(st.st_mode) ? 0 : -EACCES;
+}
+
+static bool same(const struct ident *a, const struct stat *st)
+{
+    return a->ino && a->dev == st->st_dev && a->ino == st->st_ino;
+}
+
+/* The approved program as a file in pid's view; for a script, its
+ * interpreter too (one level, as the kernel reads the first line). */
+static int approved_file(pid_t pid, const char *program, struct pending *pe)
+{
+    int fd = sg_notif_open(pid, program, O_RDONLY, true);
+    if (fd == -EACCES) /* execute-only: the identity is enough, it cannot be a script we read */
+        fd = sg_notif_open(pid, program, O_PATH, true);
+    if (fd < 0)
+        return fd;
+    int r = ident_of(fd, &pe->file);
+    char head[256];
+    ssize_t n = r == 0 ? pread(fd, head, sizeof head - 1, 0) : -1;
+    close(fd);
+    if (r < 0)
+        return r;
+    if (n < 2 || head[0] != '#' || head[1] != '!')
+        return 0;
+    head[n] = '\0';
+    char *i = head + 2;
+    while (*i == ' ' || *i == '\t')
+        i++;
+    i[strcspn(i, " \t\n")] = '\0';
+    if (i[0] != '/')
+        return -ENOEXEC; /* the kernel runs only absolute interpreters */
+    pe->script = true;
+    fd = sg_notif_open(pid, i, O_PATH, true);
+    if (fd < 0)
+        return fd;
+    r = ident_of(fd, &pe->interp);
+    close(fd);
+    return r;
+}
+
+static pid_t tgid_of(pid_t tid)
+{
+    char p[64], buf[512];
+    snprintf(p, sizeof p, "/proc/%d/status", (int)tid);
+    cleanup_fd int fd = open(p, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *t = strstr(buf, "\nTgid:");
+    return t ? (pid_t)strtol(t + 6, NULL, 10) : -1;
+}
+
+/* Allowed: bind it to the file, then let the call go on. */
+static void allow_bound(struct sg_exec *x, uint64_t id, pid_t pid, const char *program,
+                        bool via_dirfd)
+{
+    if (x->waitkill < 0)
+        x->waitkill = kernel_has_waitkill();
+    if (!x->waitkill) {
+        refuse(x, id, pid, program, -EACCES, "cannot bind the approval to the program",
+               "this kernel (before 5.19) cannot hold an exec while the broker checks what "
+               "runs, so an approved program could be swapped; unscoped Bash is needed here");
+        return;
+    }
+    if (x->npend == MAX_PENDING) {
+        refuse(x, id, pid, program, -EAGAIN, "too many execs at once",
+               "too many execs are being checked at once");
+        return;
+    }
+    struct pending *pe = &x->pend[x->npend];
+    memset(pe, 0, sizeof *pe);
+    snprintf(pe->program, sizeof pe->program, "%s", program);
+    int r = approved_file(pid, program, pe);
+    if (r < 0) { /* the exec would fail too; a flipped path must not make it succeed */
+        respond(x, id, r, false);
+        return;
+    }
+    if (pe->script && via_dirfd) {
+        refuse(x, id, pid, program, -EACCES, "cannot bind the approval to the program",
+               "a script run through a folder descriptor reaches its interpreter by a name "
+               "the broker cannot check; run it by its path");
+        return;
+    }
+    pe->tid = pid;
+    pe->tgid = tgid_of(pid);
+    if (pe->tgid <= 0) {
+        respond(x, id, -ESRCH, false);
+        return;
+    }
+    if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)) < 0) {
+        char why[160];
+        snprintf(why, sizeof why, "the broker cannot watch it start (ptrace: %s)",
+                 strerror(errno));
+        refuse(x, id, pid, program, -EACCES, "cannot bind the approval to the program", why);
+        return;
+    }
+    /* the trap comes when the call returns: after the new image is in
+     * place (EXEC stop first) or after the exec failed */
+    if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) < 0) {
+        ptrace(PTRACE_DETACH, pid, 0, 0);
+        respond(x, id, -EACCES, false);
+        return;
+    }
+    pe->deadline_ms = mono_ms() + PENDING_MS;
+    x->npend++;
+    respond(x, id, 0, true);
+}
+
+static void exec_decided(void *ctx, enum sg_decision d)
+{
+    struct exec_wait *w = ctx;
+    if (sg_decision_allows(d))
+        allow_bound(w->x, w->id, w->pid, w->program, w->via_dirfd);
+    else
+        respond(w->x, w->id, -EACCES, false);
+    free(w);
+}
+
+void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
+{
+    struct sg_preq q;
+    int r = exec_request(req, at, &q);
+    if (seccomp_notify_id_valid(x->fd, req->id) != 0)
+        return; /* the thread is gone, or the call was interrupted */
+    if (r < 0) {
+        /* a path that cannot be named exactly is not run: the kernel's own
+         * answer where it has one (ENOTDIR, ENOENT, ENAMETOOLONG) */
+        if (r == -EFAULT)
+            respond(x, req->id, r, false);
+        else
+            refuse(x, req->id, req->pid, "?", r, "unresolvable program path", strerror(-r));
+        return;
+    }
+    const struct sg_plan *plan = x->plan;
+    bool via_dirfd = at && (int)req->data.args[0] != AT_FDCWD;
+    if (plan->bash_unscoped) { /* every program may run: nothing to bind */
+        respond(x, req->id, 0, true);
+        return;
+    }
+    if (exec_declared(plan, &q)) {
+        allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
+        return;
+    }
+    if (plan->tools_restricted && !plan->bash_listed) {
+        refuse(x, req->id, req->pid, q.subject, -EACCES, "Bash is not in allowed-tools",
+               "Bash is not in the skill's allowed-tools");
+        return;
+    }
+    if (!x->perm) {
+        respond(x, req->id, -EACCES, false);
+        return;
+    }
+    struct exec_wait *w = sg_xmalloc(sizeof *w);
+    w->x = x, w->id = req->id, w->pid = req->pid, w->via_dirfd = via_dirfd;
+    snprintf(w->program, sizeof w->program, "%s", q.subject);
+    enum sg_decision d = SG_DEC_DENY;
+    if (sg_perm_request(x->perm, &q, exec_decided, w, &d) == 1)
+        exec_decided(w, d);
+}
+
+/* ---- the new image, stopped before its first instruction ---- */
+
+/* A script: the kernel named the script to its interpreter in argv[1] or
+ * argv[2] (after an interpreter argument); that name must lead to the
+ * approved file. */
+static bool script_is_approved(pid_t pid, const struct pending *pe)
+{
+    char p[64], buf[8192];
+    snprintf(p, sizeof p, "/proc/%d/cmdline", (int)pid);
+    cleanup_fd int fd = open(p, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *a = buf;
+    for (int i = 0; i < 3 && a < buf + n; i++, a += strlen(a) + 1) {
+        if (i == 0)
+            continue;
+        char path[PATH_MAX];
+        struct stat st;
+        if (sg_notif_join(pid, AT_FDCWD, a, 0, path, sizeof path) < 0)
+            continue;
+        int f = sg_notif_open(pid, path, O_PATH, true);
+        if (f < 0)
+            continue;
+        bool ok = fstat(f, &st) == 0 && same(&pe->file, &st);
+        close(f);
+        if (ok)
+            return true;
+    }
+    return false;
+}
+
+static bool runs_approved(pid_t pid, const struct pending *pe, char *ran, size_t max)
+{
+    char p[64];
+    struct stat st;
+    snprintf(p, sizeof p, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(p, ran, max - 1);
+    ran[n > 0 ? n : 0] = '\0';
+    if (stat(p, &st) < 0)
+        return false;
+    if (same(&pe->file, &st))
+        return true;
+    return pe->script && same(&pe->interp, &st) && script_is_approved(pid, pe);
+}
+
+/* The process dies where it stands: not one instruction of the new image
+ * has run. The rest of the sandbox goes on (every retry ends the same way),
+ * so a person vetting the skill sees the attempt and all it does besides. */
+static void swapped(struct sg_exec *x, pid_t pid, struct pending *pe, const char *ran)
+{
+    pe->killed = true;
+    kill(pid, SIGKILL);
+    x->swaps++;
+    cleanup_free char *a = sg_sanitize_str(pe->program, 0);
+    cleanup_free char *b = sg_sanitize_str(ran[0] ? ran : "?", 0);
+    sg_bus_emit(x->bus, SG_EV_SYSCALL_BLOCKED,
+                json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "syscall", "execve", "pid", (int)pid,
+                          "reason", "program swapped", "approved", pe->program, "ran",
+                          ran[0] ? ran : "?", "prevented", 1),
+                "exec of %s was approved, but the kernel was given %s (the path changed "
+                "after the check): the process was killed before that program ran",
+                a, b);
+}
+
+/* 1: settled (drop it), 0: still waiting */
+static int settle(struct sg_exec *x, struct pending *pe)
+{
+    pid_t ids[2] = {pe->tid, pe->tgid};
+    for (int k = 0; k < 2; k++) {
+        if (k == 1 && pe->tgid == pe->tid)
+            break;
+        int st = 0;
+        pid_t w = waitpid(ids[k], &st, WNOHANG | __WALL);
+        if (w <= 0)
+            continue;
+        if (!WIFSTOPPED(st))
+            return 1; /* it died (and is reaped: its parent may wait for it now) */
+        if (pe->killed)
+            continue; /* SIGKILL is on its way */
+        if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
+            char ran[PATH_MAX];
+            if (!runs_approved(w, pe, ran, sizeof ran)) {
+                swapped(x, w, pe, ran);
+                return 0; /* reaped when it is dead */
+            }
+            ptrace(PTRACE_DETACH, w, 0, 0);
+            return 1;
+        }
+        /* no exec happened (it failed): the old image goes on, with the
+         * signal it was stopped for, if any */
+        int sig = (st >> 16) == 0 ? WSTOPSIG(st) : 0; /* a signal-delivery stop */
+        ptrace(PTRACE_DETACH, w, 0, (void *)(long)sig);
+        return 1;
+    }
+    if (mono_ms() > pe->deadline_ms && !pe->killed) {
+        kill(pe->tgid, SIGKILL);
+        sg_bus_emit(x->bus, SG_EV_SYSCALL_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:b}", "syscall", "execve", "program", pe->program,
+                              "reason", "exec did not finish", "prevented", 1),
+                    "exec of %s neither ran nor failed in %d s: killed", pe->program,
+                    PENDING_MS / 1000);
+        return 1;
+    }
+    return 0;
+}
+
+void sg_exec_dispatch(struct sg_exec *x)
+{
+    for (size_t i = 0; i < x->npend;) {
+        if (settle(x, &x->pend[i]))
+            x->pend[i] = x->pend[--x->npend];
+        else
+            i++;
+    }
+}
+
+int sg_exec_timeout(const struct sg_exec *x)
+{
+    return x && x->npend ? 1 : -1;
+}

@@ -1,0 +1,164 @@
+#include "notifpath.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int sg_notif_read_str(int memfd, uint64_t addr, char *buf, size_t max)
+{
+    size_t got = 0;
+    if (max == 0)
+        return -ENAMETOOLONG;
+    while (got + 1 < max) {
+        size_t want = 256 - ((addr + got) % 256); /* never cross into an unmapped page early */
+        if (want > max - 1 - got)
+            want = max - 1 - got;
+        ssize_t n = pread(memfd, buf + got, want, (off_t)(addr + got));
+        if (n <= 0)
+            return -EFAULT;
+        if (memchr(buf + got, '\0', (size_t)n))
+            return 0;
+        got += (size_t)n;
+    }
+    buf[max - 1] = '\0';
+    return -ENAMETOOLONG;
+}
+
+int sg_path_normalize(char *path)
+{
+    if (path[0] != '/')
+        return -EINVAL;
+    /* Every component written is preceded by one '/', and the input had at
+     * least one '/' before it: the write position never passes the read. */
+    char *p = path;
+    size_t o = 0;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        char *e = strchrnul(p, '/');
+        size_t len = (size_t)(e - p);
+        if (len == 1 && p[0] == '.') {
+        } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+            while (o > 0 && path[o - 1] != '/')
+                o--;
+            if (o > 0)
+                o--;
+        } else {
+            path[o++] = '/';
+            memmove(path + o, p, len);
+            o += len;
+        }
+        p = e;
+    }
+    if (o == 0)
+        path[o++] = '/';
+    path[o] = '\0';
+    return 0;
+}
+
+/* The folder or file that /proc/PID/<link> is, named from the skill's root:
+ * its link text, checked to lead back to the same inode inside the root. */
+static int name_of(pid_t pid, const char *link, bool want_dir, char *out, size_t max)
+{
+    char lp[64];
+    snprintf(lp, sizeof lp, "/proc/%d/%s", (int)pid, link);
+    struct stat want;
+    if (stat(lp, &want) < 0)
+        return errno == ENOENT ? -EBADF : -errno;
+    if (want_dir && !S_ISDIR(want.st_mode))
+        return -ENOTDIR; /* a pipe, a socket, an anonymous inode, a file */
+    ssize_t n = readlink(lp, out, max - 1);
+    if (n < 0)
+        return -errno;
+    if ((size_t)n >= max - 1)
+        return -ENAMETOOLONG;
+    out[n] = '\0';
+    if (out[0] != '/')
+        return want_dir ? -ENOTDIR : -ENOENT; /* "pipe:[…]", "anon_inode:…" */
+    struct stat got;
+    int fd = sg_notif_open(pid, out, O_PATH, true);
+    if (fd < 0)
+        return -ENOENT; /* deleted, renamed away, or a name with " (deleted)" */
+    int r = fstat(fd, &got) < 0 ? -errno : 0;
+    close(fd);
+    if (r == 0 && (got.st_dev != want.st_dev || got.st_ino != want.st_ino))
+        r = -ENOENT;
+    return r;
+}
+
+int sg_notif_path(pid_t pid, int memfd, int dirfd, uint64_t addr, int at_empty, char *out,
+                  size_t max)
+{
+    char rel[PATH_MAX];
+    int r = sg_notif_read_str(memfd, addr, rel, sizeof rel);
+    return r < 0 ? r : sg_notif_join(pid, dirfd, rel, at_empty, out, max);
+}
+
+int sg_notif_join(pid_t pid, int dirfd, const char *rel, int at_empty, char *out, size_t max)
+{
+    char base[PATH_MAX], link[32];
+    int r;
+    if (rel[0] == '/') {
+        if (strlen(rel) >= max)
+            return -ENAMETOOLONG;
+        memcpy(out, rel, strlen(rel) + 1);
+        return sg_path_normalize(out);
+    }
+    if (dirfd == AT_FDCWD)
+        snprintf(link, sizeof link, "cwd");
+    else if (dirfd < 0)
+        return -EBADF;
+    else
+        snprintf(link, sizeof link, "fd/%d", dirfd);
+    if (!rel[0]) {
+        if (!at_empty)
+            return -ENOENT;
+        r = name_of(pid, link, false, base, sizeof base);
+        if (r < 0)
+            return r;
+        if (strlen(base) >= max)
+            return -ENAMETOOLONG;
+        memcpy(out, base, strlen(base) + 1);
+        return sg_path_normalize(out);
+    }
+    r = name_of(pid, link, true, base, sizeof base);
+    if (r < 0)
+        return r;
+    int w = snprintf(out, max, "%s/%s", base, rel);
+    if (w < 0 || (size_t)w >= max)
+        return -ENAMETOOLONG;
+    return sg_path_normalize(out);
+}
+
+int sg_notif_open(pid_t pid, const char *path, int flags, bool follow)
+{
+    char root[32];
+    snprintf(root, sizeof root, "/proc/%d/root", (int)pid);
+    cleanup_fd int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rfd < 0)
+        return -errno;
+    struct open_how how = {.flags = (uint64_t)flags | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
+                           .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+    long fd = syscall(SYS_openat2, rfd, path, &how, sizeof how);
+    return fd < 0 ? -errno : (int)fd;
+}
+
+int sg_notif_lstat(pid_t pid, const char *path, struct stat *st)
+{
+    int fd = sg_notif_open(pid, path, O_PATH, false);
+    if (fd < 0)
+        return fd;
+    int r = fstat(fd, st) < 0 ? -errno : 0;
+    close(fd);
+    return r;
+}

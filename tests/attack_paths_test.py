@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Attack tests for the paths and programs a skill hands the broker in its
+system calls (issue 14, items 1 and 4): dirfd-relative paths through pipes,
+sockets and anonymous inodes, paths too long to resolve, and an exec whose
+path another thread flips after the broker has read it. Each runs as root
+and again as an unprivileged user, through sandbox_test.py's harness, and
+asserts what a user sees: the broker alive, a trace and an audit record,
+nothing the policy refused done. Prints TAP.
+
+Usage: attack_paths_test.py PATH/TO/skillgate SOURCE_ROOT
+"""
+import functools
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sandbox_test as h  # noqa: E402
+
+TESTS = []
+test = functools.partial(h.test, tests=TESTS)
+
+
+def run_records(m):
+    log = os.path.join(m.state, "skillgate", "audit.jsonl")
+    return [json.loads(l) for l in open(log) if '"type":"run"' in l]
+
+
+def survived(m, p, skill):
+    """The broker did not crash: a normal exit, a trace and an audit record."""
+    assert p.returncode in (0, 1), f"skillgate exit {p.returncode}\n{p.out[-2000:]}\n{p.err[-2000:]}"
+    assert "AddressSanitizer" not in p.err and "runtime error" not in p.err, p.err[-3000:]
+    t = m.last_trace()
+    assert t["skill_name"] == skill and t["status"] == "completed", t.get("status")
+    assert run_records(m)[-1]["skill"] == skill
+    return t
+
+
+# Each attack: a syscall whose path is relative to a descriptor that is not a
+# folder, or that cannot be made absolute. The kernel answers ENOTDIR (or
+# ENOENT); the broker must answer the same and stay up.
+DIRFD_ATTACKS = r'''
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def sc(nr, *a):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(x) if isinstance(x, int) else x for x in a])
+    return "ok" if r >= 0 else os.strerror(ctypes.get_errno())
+rel = b"/".join([b"a" * 200] * 18)          # relative, 3.6 KB, 18 components
+dots = b"/".join([b".."] * 1500) + b"/x"    # relative, climbs far past the root
+r, w = os.pipe()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+efd = libc.eventfd(0, 0)
+argv = (ctypes.c_char_p * 2)(b"x", None)
+O = os.O_CREAT | os.O_WRONLY
+for name, fd in (("pipe", r), ("socket", s.fileno()), ("eventfd", efd)):
+    for what, path in (("rel", rel), ("dots", dots), ("short", b"x")):
+        print(name, what, "openat", sc(257, fd, path, O, 0o644))       # openat
+        print(name, what, "mkdirat", sc(258, fd, path, 0o755))         # mkdirat
+        print(name, what, "unlinkat", sc(263, fd, path, 0))            # unlinkat
+        print(name, what, "renameat", sc(264, fd, path, fd, path))     # renameat
+        print(name, what, "execveat", sc(322, fd, path, argv, None, 0))  # execveat
+# execveat of the descriptor itself (fexecve) and of a folder descriptor
+d = os.open("/usr/bin", os.O_RDONLY | os.O_DIRECTORY)
+print("dir", "rel", "execveat", sc(322, d, rel, argv, None, 0))
+print("dir", "empty", "execveat", sc(322, r, b"", argv, None, 0x1000))  # AT_EMPTY_PATH
+print("survived the attacks")
+'''
+
+
+@test()
+def dirfd_relative_paths_do_not_crash_the_broker(m, base):
+    for tools in ("Read Write Bash", '""'):
+        name = f"dirfd-{m.name}-{'all' if tools == chr(34) * 2 else 'rwb'}"
+        d = h.make_skill(base, name, DIRFD_ATTACKS, tools=tools)
+        p = m.run("run", "--prompt", "deny", "--json", d, timeout=120)
+        t = survived(m, p, name)
+        out = "".join(e["message"] + "\n" for e in m.events(p) if e["kind"] == "stdout")
+        assert "survived the attacks" in out, out + p.err[-2000:]
+        # what the kernel would say: not a folder; never done
+        for line in out.splitlines():
+            if line.startswith(("pipe", "socket", "eventfd")):
+                assert not line.endswith(" ok"), line
+        assert re.search(r"pipe rel openat (Not a directory|Permission denied)", out), out
+        assert t["exit_code"] == 0
+
+
+# Forks a child per try; in it two threads flip the path between the
+# approved /usr/bin/ls and /bin/sh while the main thread calls execve on it.
+# ls given "-c CMD" fails (exit 2, nothing on stdout); sh prints SWAPPED.
+FLIPPER_C = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/wait.h>
+static char path[64];
+static volatile int stop;
+static void *flip(void *a) {
+    (void)a;
+    while (!stop) { /* the barriers keep both stores: neither is dead to the compiler */
+        memcpy(path, "/bin/sh", 8);
+        __asm__ volatile("" ::: "memory");
+        memcpy(path, "/usr/bin/ls", 12);
+        __asm__ volatile("" ::: "memory");
+    }
+    return NULL;
+}
+int main(void) {
+    int tries = 0, ls = 0, killed = 0, refused = 0, other = 0;
+    for (; tries < 3000; tries++) {
+        memcpy(path, "/usr/bin/ls", 12);
+        pid_t pid = fork();
+        if (pid == 0) {
+            pthread_t t[2];
+            pthread_create(&t[0], NULL, flip, NULL);
+            pthread_create(&t[1], NULL, flip, NULL);
+            int dn = open("/dev/null", O_WRONLY);
+            dup2(dn, 2);
+            char *argv[] = {"x", "-c", "echo SWAPPED-$$", NULL}, *envp[] = {NULL};
+            execve(path, argv, envp);
+            _exit(100);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 2) ls++;
+        else if (WIFSIGNALED(st) && WTERMSIG(st) == 9) killed++;
+        else if (WIFEXITED(st) && WEXITSTATUS(st) == 100) refused++; /* read as /bin/sh: denied */
+        else other++;
+    }
+    printf("tries %d ls %d killed %d refused %d other %d\n", tries, ls, killed, refused, other);
+    return 0;
+}
+"""
+
+
+@test()
+def a_flipped_exec_path_never_runs_another_program(m, base):
+    """Under Bash(ls:*), threads flip execve's path between /usr/bin/ls and
+    /bin/sh after the broker read it. In 3,000 tries /bin/sh never runs:
+    the exec is bound to the file that was approved before the new program
+    runs an instruction; a swap kills that process and is recorded."""
+    cc = h.shutil.which("cc") or h.shutil.which("gcc")
+    if not cc:
+        raise (AssertionError if h.IN_CI else h.Skip)("no C compiler to build the attacker")
+    name = f"flipper-{m.name}"
+    d = h.make_skill(base, name, "", tools="Read Bash(ls:*)", lang="sh")
+    flip = os.path.join(d, "flip")
+    src = os.path.join(base, "flip.c")
+    open(src, "w").write(FLIPPER_C)
+    h.subprocess.run([cc, "-O2", "-pthread", "-o", flip, src], check=True)
+    os.chmod(flip, 0o755)
+    yml = os.path.join(d, "skillsandbox.yaml")
+    text = open(yml).read().replace("command: sh", f"command: {flip}")
+    open(yml, "w").write(text)
+    p = m.run("run", "--prompt", "deny", d, timeout=300)
+    assert "SWAPPED" not in p.out, p.out[-2000:]
+    assert "AddressSanitizer" not in p.err, p.err[-3000:]
+    got = re.search(r"tries (\d+) ls (\d+) killed (\d+) refused (\d+) other (\d+)", p.out)
+    assert got, p.out[-1000:] + p.err[-2000:]
+    tries, ls, killed, refused, other = map(int, got.groups())
+    assert tries == 3000 and other == 0, got.group(0)
+    t = m.last_trace()
+    swaps = [e for e in t["events"] if e["kind"] == "syscall_blocked"
+             and e.get("data", {}).get("reason") == "program swapped"]
+    # the race was really run (today's kernel lets the flip win often) and
+    # every win was caught: killed before the other program ran
+    assert killed > 0 and ls > 0, got.group(0)
+    assert swaps, [e["message"] for e in t["events"]][-10:]
+    for e in swaps:
+        assert e["data"]["approved"] == "/usr/bin/ls" and "sh" in e["data"]["ran"], e
+    assert t["violation_summary"]["max_severity"] == "critical"
+    assert run_records(m)[-1]["skill"] == name
+    assert run_records(m)[-1]["max_severity"] == "critical"
+
+
+@test()
+def declared_scopes_still_run_and_are_verified(m, base):
+    # the ordinary case must keep working: declared ls, a script whose
+    # interpreter is approved, and a person-less deny of the rest
+    name = f"scoped-{m.name}"
+    d = h.make_skill(base, name, r'''
+        import subprocess
+        print("ls:", subprocess.run(["ls", "/"], capture_output=True).returncode)
+        try:
+            subprocess.run(["/bin/sh", "-c", "echo SH-RAN"])
+        except PermissionError:
+            print("sh: denied")
+        ''', tools="Read Bash(ls:*)")
+    p = m.run("run", "--prompt", "deny", d, check=0, timeout=60)
+    assert "ls: 0" in p.out and "sh: denied" in p.out and "SH-RAN" not in p.out, p.out + p.err
+
+
+if __name__ == "__main__":
+    sys.exit(h.main(TESTS))
