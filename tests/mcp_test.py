@@ -663,6 +663,51 @@ def sdk_list_validate_inspect(base):
     env.check_sanitizers()
 
 
+def make_hostile_paths(base):
+    """The dirfd attack of tests/attack_paths_test.py as a skill: paths
+    relative to a pipe, a socket and an eventfd (the broker once died of
+    these with SIGSEGV)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from attack_paths_test import DIRFD_ATTACKS
+    root = os.path.join(base, "skills", "mcp-dirfd")
+    os.makedirs(root)
+    files = {
+        "SKILL.md": "---\nname: mcp-dirfd\ndescription: MCP test - hostile paths in system "
+                    "calls.\nallowed-tools: Read Write Bash\n---\n",
+        "skillsandbox.yaml": "skill:\n  name: mcp-dirfd\n  description: hostile paths\n"
+                             "entrypoint:\n  command: python3\n  args: [main.py]\n",
+        "main.py": DIRFD_ATTACKS,
+    }
+    for rel, text in files.items():
+        with open(os.path.join(root, rel), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(root, rel), 0o644)
+    for d in (os.path.dirname(root), root):
+        os.chmod(d, 0o755)
+    return root
+
+
+@test("sdk", "run")
+def hostile_paths_leave_the_server_alive(base):
+    env = Env(base)
+    skill = make_hostile_paths(env.dir)
+    res, _ = calls(env, [
+        ("run_skill", {"skill": skill, "timeout_seconds": 60}),
+        ("run_skill", {"skill": os.path.join(EXAMPLES, "weather"), "input": {"city": "Oslo"},
+                       "timeout_seconds": 30}),
+    ], timeout=90)
+    sc = structured(res[0], "run_skill mcp-dirfd")
+    assert sc["status"] == "completed" and sc["exit_code"] == 0, sc
+    assert "survived the attacks" in sc["output"], sc["output"][-2000:]
+    assert os.path.isfile(sc["trace"]), sc["trace"]
+    # the same server goes on serving
+    sc = structured(res[1], "run_skill weather after the attack")
+    assert "weather API unreachable" in sc["output"], sc["output"]
+    runs = [r["skill"] for r in env.audit() if r.get("type") == "run"]
+    assert runs == ["mcp-dirfd", "weather"], f"audit run records: {runs}"
+    env.check_sanitizers()
+
+
 @test("sdk", "run")
 def sdk_run_skill(base):
     env = Env(base)

@@ -795,6 +795,40 @@ def hostile_output_stays_inert(base):
 
 
 @test()
+def hostile_paths_leave_the_tui_alive(base):
+    """The dirfd attack of tests/attack_paths_test.py run from the TUI: the
+    broker inside it once died of these (SIGSEGV), taking the screen along."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from attack_paths_test import DIRFD_ATTACKS
+    skills = copy_skills(base)
+    root = os.path.join(skills, "tui-dirfd")
+    os.makedirs(root)
+    files = {"SKILL.md": "---\nname: tui-dirfd\ndescription: TUI test - hostile paths in "
+                         "system calls.\nallowed-tools: Read Write Bash\n---\n",
+             "skillsandbox.yaml": "skill:\n  name: tui-dirfd\n  version: \"1.0.0\"\n"
+                                  "  description: hostile paths\nentrypoint:\n"
+                                  "  command: python3\n  args: [main.py]\n",
+             "main.py": DIRFD_ATTACKS}
+    for rel, text in files.items():
+        with open(os.path.join(root, rel), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(root, rel), 0o644)
+    os.chmod(root, 0o755)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        t.wait("tui-dirfd", what="the skills list")
+        start_run(t, "tui-dirfd")
+        s = t.wait(run_done, timeout=30, what="the run finishing")
+        assert t.alive(), s
+        assert "survived the attacks" in s, s
+        assert t.traces(), "no trace written"
+        runs = [r["skill"] for r in t.audit() if r.get("type") == "run"]
+        assert runs == ["tui-dirfd"], runs
+    finally:
+        t.close()
+
+
+@test()
 def output_flood_keeps_keys_fast_and_memory_bounded(base):
     skills = copy_skills(base)
     t = Tui(base, ["--prompt-timeout", "30", skills])
