@@ -164,7 +164,7 @@ def a_flipped_exec_path_never_runs_another_program(m, base):
     assert tries == 3000 and other == 0, got.group(0)
     t = m.last_trace()
     swaps = [e for e in t["events"] if e["kind"] == "syscall_blocked"
-             and e.get("data", {}).get("reason") == "program swapped"]
+             and (e.get("data") or {}).get("reason") == "program swapped"]
     # the race was really run (today's kernel lets the flip win often) and
     # every win was caught: killed before the other program ran
     assert killed > 0 and ls > 0, got.group(0)
@@ -178,19 +178,39 @@ def a_flipped_exec_path_never_runs_another_program(m, base):
 
 @test()
 def declared_scopes_still_run_and_are_verified(m, base):
-    # the ordinary case must keep working: declared ls, a script whose
-    # interpreter is approved, and a person-less deny of the rest
+    # the ordinary cases keep working under the binding: a declared program
+    # (spawned with vfork), a script whose interpreter is checked with it,
+    # an exec from a thread that is not the process's first, and a deny
     name = f"scoped-{m.name}"
-    d = h.make_skill(base, name, r'''
-        import subprocess
+    d = h.make_skill(base, name, r"""
+        import os, subprocess, sys, threading
+        root = os.path.dirname(os.path.abspath(__file__))
         print("ls:", subprocess.run(["ls", "/"], capture_output=True).returncode)
+        print("script:", subprocess.run([root + "/tool.sh"], capture_output=True,
+                                        text=True).stdout.strip())
         try:
             subprocess.run(["/bin/sh", "-c", "echo SH-RAN"])
         except PermissionError:
             print("sh: denied")
-        ''', tools="Read Bash(ls:*)")
-    p = m.run("run", "--prompt", "deny", d, check=0, timeout=60)
-    assert "ls: 0" in p.out and "sh: denied" in p.out and "SH-RAN" not in p.out, p.out + p.err
+        sys.stdout.flush()
+        def t():
+            os.execv("/usr/bin/ls", ["ls", "-d", "/"])
+        threading.Thread(target=t).start()
+        threading.Event().wait(10)
+        """, tools="Read Bash(ls:*)")
+    tool = os.path.join(d, "tool.sh")
+    open(tool, "w").write("#!/bin/sh\necho SCRIPT-RAN\n")
+    os.chmod(tool, 0o755)
+    pol = os.path.join(base, f"pol-{m.name}.yaml")
+    open(pol, "w").write(f'allow: ["Bash({tool})"]\n')  # the rest: no rule, denied
+    os.chmod(pol, 0o644)
+    p = m.run("run", "--policy", pol, d, timeout=60)
+    assert p.returncode == 0, p.out + p.err
+    assert "ls: 0" in p.out and "script: SCRIPT-RAN" in p.out, p.out + p.err
+    assert "sh: denied" in p.out and "SH-RAN" not in p.out, p.out + p.err
+    assert p.out.rstrip().endswith("/"), p.out  # ls -d / from the second thread
+    t = m.last_trace()
+    assert not [e for e in t["events"] if (e.get("data") or {}).get("reason") == "program swapped"]
 
 
 if __name__ == "__main__":
