@@ -75,8 +75,9 @@ static const struct {
     {"CLONE_NEWCGROUP", CLONE_NEWCGROUP},
 };
 
-/* personality() bits that weaken the process (checked with bit 31 clear,
- * so the 0xffffffff query stays allowed). */
+/* personality() bits that weaken the process. Any value carrying one is
+ * shown to the broker, which lets only the query (0xffffffff, all bits)
+ * through: a bit-31 test once let 0x80000000|ADDR_NO_RANDOMIZE pass. */
 static const struct {
     const char *name;
     unsigned long long bit;
@@ -86,6 +87,11 @@ static const struct {
     {"ADDR_COMPAT_LAYOUT", ADDR_COMPAT_LAYOUT},
     {"MMAP_PAGE_ZERO", MMAP_PAGE_ZERO},
 };
+
+/* Families below AF_NETLINK that are none of unix, inet, inet6 (those from
+ * AF_NETLINK + 1 up are refused with one comparison). */
+static const unsigned long long odd_families[] = {AF_UNSPEC, 3, 4, 5, 6, 7, 8, 9,
+                                                  11, 12, 13, 14, 15};
 
 static unsigned prof_bit(enum sg_seccomp_profile p)
 {
@@ -117,12 +123,16 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
     PUT("execve", "asks the broker (Bash): declared programs continue, others ask or are denied",
         "after the entrypoint's own");
     PUT("execveat", "the same as execve", "");
-    PUT("socket", deny, "AF_INET or AF_INET6 with SOCK_RAW, or AF_PACKET (raw network access)");
+    PUT("socket", deny, "AF_INET or AF_INET6 with SOCK_RAW (raw network access)");
+    PUT("socket", deny, "a family other than AF_UNIX, AF_INET, AF_INET6, AF_NETLINK "
+                        "(AF_VSOCK, AF_PACKET, AF_ALG, bluetooth, ...)");
+    PUT("socketpair", deny, "a family other than AF_UNIX, AF_INET, AF_INET6, AF_NETLINK");
     PUT("ioctl", deny, "request == TIOCSTI (masked to 32 bits)");
     PUT("ioctl", deny, "request == TIOCLINUX (masked to 32 bits)");
     if (b & DS)
         for (size_t i = 0; i < SG_ARRAY_LEN(persona_bits); i++)
-            PUT("personality", deny, persona_bits[i].name);
+            PUT("personality", "deny unless the value is the 0xffffffff query: EPERM, "
+                               "syscall_blocked event", persona_bits[i].name);
     if (b & S) {
         PUT("clone", deny, "without CLONE_THREAD (a new process)");
         PUT("socket", deny, "domain != AF_UNIX");
@@ -188,9 +198,6 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, int *err)
                              SCMP_A0(SCMP_CMP_EQ, fam ? AF_INET6 : AF_INET),
                              SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
     if (r == 0)
-        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
-                             SCMP_A0(SCMP_CMP_EQ, AF_PACKET));
-    if (r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
                              SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI));
     if (r == 0)
@@ -198,8 +205,22 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, int *err)
                              SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCLINUX));
     for (size_t i = 0; (b & DS) && i < SG_ARRAY_LEN(persona_bits) && r == 0; i++)
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(personality), 1,
-                             SCMP_A0(SCMP_CMP_MASKED_EQ, persona_bits[i].bit | 0x80000000ULL,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, persona_bits[i].bit,
                                      persona_bits[i].bit));
+    /* Socket families: unix, inet, inet6 and netlink are what a skill's
+     * network needs; the rest (vsock to a VM's host, bluetooth, AF_ALG,
+     * AF_PACKET, ...) never reach nftables' view, so each is refused and
+     * seen. The kernel reads the family as an int; a value with high bits
+     * set is refused too (>= 17 covers it). */
+    for (int call = 0; call < 2 && r == 0; call++) {
+        int sc = call ? SCMP_SYS(socketpair) : SCMP_SYS(socket);
+        for (size_t i = 0; i < SG_ARRAY_LEN(odd_families) && r == 0; i++)
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, sc, 1,
+                                 SCMP_A0(SCMP_CMP_EQ, odd_families[i]));
+        if (r == 0)
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, sc, 1,
+                                 SCMP_A0(SCMP_CMP_GE, AF_NETLINK + 1));
+    }
     if ((b & S) && r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,
                              SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));

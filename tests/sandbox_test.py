@@ -312,6 +312,49 @@ def denied_syscalls_are_blocked_and_seen(m, base):
 
 
 @test()
+def odd_arguments_do_not_slip_past_the_filter(m, base):
+    # personality with bit 31 set once passed (ASLR off for every later
+    # exec); vsock, bluetooth and AF_ALG sockets were never filtered
+    d = make_skill(base, f"oddargs-{m.name}", r"""
+        import ctypes, json, socket
+        libc = ctypes.CDLL(None, use_errno=True)
+        def sc(*a):
+            r = libc.syscall(*[ctypes.c_long(x) if isinstance(x, int) else x for x in a])
+            return r if r >= 0 else -ctypes.get_errno()
+        res = {}
+        res["persona31"] = sc(135, 0x80000000 | 0x0040000)   # ADDR_NO_RANDOMIZE
+        res["persona_rie"] = sc(135, 0x80000000 | 0x0400000)  # READ_IMPLIES_EXEC
+        res["persona_hi"] = sc(135, 0x100000000 | 0x0040000)  # the kernel reads 32 bits
+        res["query"] = sc(135, 0xffffffff)                  # allowed: changes nothing
+        for fam, name in ((40, "vsock"), (31, "bluetooth"), (38, "alg"), (0, "unspec"),
+                          (0x100000028, "vsock_hi"), (4, "ipx")):
+            res[name] = sc(41, fam, 1, 0)
+        res["vsock_pair"] = sc(53, 40, 1, 0, ctypes.byref((ctypes.c_int * 2)()))
+        for fam, name in ((socket.AF_UNIX, "unix"), (socket.AF_INET, "inet"),
+                          (socket.AF_INET6, "inet6"), (16, "netlink")):
+            try:
+                socket.socket(fam, socket.SOCK_DGRAM if fam != 16 else socket.SOCK_RAW).close()
+                res[name] = 0
+            except OSError as e:
+                res[name] = -e.errno
+        print(json.dumps(res))
+        """)
+    p = m.run("run", "--json", d, check=0)
+    evs = m.events(p)
+    res = json.loads("".join(e["message"] for e in evs if e["kind"] == "stdout"))
+    for k in ("persona31", "persona_rie", "persona_hi", "vsock", "bluetooth", "alg", "unspec",
+              "vsock_hi", "ipx", "vsock_pair"):
+        assert res[k] == -1, f"{k}: {res[k]} (want -EPERM): {res}"
+    assert res["query"] >= 0 and not (res["query"] & 0x0440000), res  # ASLR still on
+    for k in ("unix", "inet", "inet6", "netlink"):
+        assert res[k] == 0, f"{k}: {res}"
+    blocked = [e for e in evs if e["kind"] == "syscall_blocked"]
+    assert sum(e["data"]["syscall"] == "personality" for e in blocked) == 3, blocked
+    assert any("AF_VSOCK" in e["message"] for e in blocked), [e["message"] for e in blocked]
+    assert sum(e["data"]["syscall"] in ("socket", "socketpair") for e in blocked) == 7, blocked
+
+
+@test()
 def masked_files_stay_hidden(m, base):
     plant_credentials(m.home, m.uid)
     # readable to the skill's identity by host permissions, so only the masks hide them
