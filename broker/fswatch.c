@@ -141,9 +141,12 @@ struct write_wait {
     struct sg_event_bus *bus;
     int fd;
     uint64_t id;
+    struct sg_perm *perm;
+    pid_t pid;
     char syscall[32];
     char path1[PATH_MAX], path2[PATH_MAX];
     unsigned long long flags, mode, arg;
+    bool ask2; /* a rename whose destination is outside the writable paths too */
 };
 
 /* The host folder behind the deepest bind over path, and path below it. */
@@ -190,9 +193,40 @@ static int parent_of(int dfd, char *rel, const char **last)
     return beneath(dfd, rel, O_PATH | O_DIRECTORY, 0);
 }
 
+static void write_decided(void *ctx, enum sg_decision d);
+
+/* Ask for one path of w's call; write_decided settles it. */
+static void write_ask(struct write_wait *w, const char *subject, const char *detail)
+{
+    struct sg_preq q = {.tool = SG_PT_WRITE};
+    snprintf(q.subject, sizeof q.subject, "%s", subject);
+    snprintf(q.args, sizeof q.args, "%s", w->syscall);
+    if (detail)
+        snprintf(q.detail, sizeof q.detail, "%s", detail);
+    else
+        describe_target(w->pid, q.subject, q.detail, sizeof q.detail);
+    enum sg_decision dec;
+    if (sg_perm_request(w->perm, &q, write_decided, w, &dec) == 1)
+        write_decided(w, dec);
+}
+
 static void write_decided(void *ctx, enum sg_decision d)
 {
     struct write_wait *w = ctx;
+    /* Every path a call writes is a subject of its own: a rename out of an
+     * allowed folder into another one asks (and is recorded) for both. */
+    if (sg_decision_allows(d) && w->ask2 && seccomp_notify_id_valid(w->fd, w->id) == 0) {
+        w->ask2 = false;
+        char detail[256];
+        int n = snprintf(detail, sizeof detail, "the destination of a %s from ", w->syscall);
+        if (n > 0 && (size_t)n < sizeof detail) { /* as much of the source as fits */
+            size_t len = strnlen(w->path1, sizeof detail - (size_t)n - 1);
+            memcpy(detail + n, w->path1, len);
+            detail[(size_t)n + len] = '\0';
+        }
+        write_ask(w, w->path2, detail);
+        return;
+    }
     struct seccomp_notif_resp resp = {.id = w->id};
     int r = -EACCES;
     bool answered = false;
@@ -207,9 +241,8 @@ static void write_decided(void *ctx, enum sg_decision d)
                 int f = beneath(dfd, rel, w->flags & ~(unsigned long long)O_CLOEXEC, w->mode);
                 r = f;
                 if (f >= 0) {
-                    struct stat st;
-                    if (w->p->as_root && fstat(f, &st) == 0 && st.st_uid == 0)
-                        (void)!fchown(f, w->p->skill_uid, w->p->skill_gid);
+                    /* never a chown or chmod of a host file: the descriptor
+                     * is the grant, and it lasts as long as the skill holds it */
                     struct seccomp_notif_addfd add = {
                         .id = w->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)f,
                         .newfd_flags = (w->flags & O_CLOEXEC) ? O_CLOEXEC : 0};
@@ -356,13 +389,10 @@ int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_
                  : !strcmp(syscall, "renameat2") ? req->data.args[4]
                  : !strcmp(syscall, "truncate")  ? req->data.args[1]
                                                  : 0;
-        struct sg_preq q = {.tool = SG_PT_WRITE};
-        snprintf(q.subject, sizeof q.subject, "%s", ok1 ? path2 : path1);
-        snprintf(q.args, sizeof q.args, "%s", syscall);
-        describe_target(req->pid, q.subject, q.detail, sizeof q.detail);
-        enum sg_decision dec;
-        if (sg_perm_request(perm, &q, write_decided, w, &dec) == 1)
-            write_decided(w, dec);
+        w->perm = perm;
+        w->pid = req->pid;
+        w->ask2 = !strncmp(syscall, "rename", 6) && !ok1 && !ok2;
+        write_ask(w, ok1 ? path2 : path1, NULL);
         return 2;
     }
     resp->flags = 0;

@@ -213,5 +213,62 @@ def declared_scopes_still_run_and_are_verified(m, base):
     assert not [e for e in t["events"] if (e.get("data") or {}).get("reason") == "program swapped"]
 
 
+@test()
+def a_brokered_rename_is_decided_on_both_paths(m, base):
+    """Write(A/**) once let rename(A/x, B/y) and RENAME_EXCHANGE between A and
+    B through: decided on the source alone, done by the broker into a
+    folder no rule, prompt or record named. An approved open of a root-owned
+    file also chowned it to the skill for good."""
+    a, b = os.path.join(base, f"A-{m.name}"), os.path.join(base, f"B-{m.name}")
+    for d_ in (a, b):
+        os.makedirs(d_)
+        os.chmod(d_, 0o777)
+    files = {f"{a}/payload": "EVIL HOOK\n", f"{a}/x": "from A\n", f"{a}/mine": "mine\n",
+             f"{b}/secret": "B's SECRET\n", f"{a}/rootfile": "root's\n"}
+    for path, text in files.items():
+        open(path, "w").write(text)
+        os.chmod(path, 0o666)
+    pol = os.path.join(base, f"rpol-{m.name}.yaml")
+    open(pol, "w").write(f'allow: ["Write({a}/**)"]\n')
+    os.chmod(pol, 0o644)
+    name = f"renamer-{m.name}"
+    d = h.make_skill(base, name, f"""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        a, b = {a!r}, {b!r}
+        def try_(what, fn):
+            try:
+                fn()
+                print(what, "DONE")
+            except OSError as e:
+                print(what, "refused", e.errno)
+        try_("rename-out", lambda: os.rename(a + "/payload", b + "/evil"))
+        def exchange():
+            r = libc.renameat2(-100, (a + "/x").encode(), -100, (b + "/secret").encode(), 2)
+            if r < 0:
+                raise OSError(ctypes.get_errno(), "renameat2")
+        try_("exchange", exchange)
+        try_("rename-in", lambda: os.rename(b + "/secret", a + "/stolen"))
+        try_("rename-within", lambda: os.rename(a + "/mine", a + "/mine2"))
+        with open(a + "/rootfile", "a") as f:
+            f.write("appended\\n")
+        print("appended")
+        """, tools="Read Write", yaml_extra=f"permissions:\n  filesystem:\n    read: [{a}, {b}]\n")
+    p = m.run("run", "--policy", pol, d, check=0, timeout=60)
+    assert "rename-out refused 13" in p.out and not os.path.exists(f"{b}/evil"), p.out
+    assert "exchange refused 13" in p.out, p.out
+    assert "rename-in refused 13" in p.out and not os.path.exists(f"{a}/stolen"), p.out
+    assert open(f"{b}/secret").read() == "B's SECRET\n"
+    assert open(f"{a}/payload").read() == "EVIL HOOK\n"
+    assert "rename-within DONE" in p.out and os.path.exists(f"{a}/mine2"), p.out
+    assert "appended" in open(f"{a}/rootfile").read(), p.out
+    # ownership and mode of an existing host file never change
+    st = os.stat(f"{a}/rootfile")
+    assert st.st_uid == os.getuid() and (st.st_mode & 0o777) == 0o666, (st.st_uid, oct(st.st_mode))
+    decisions = [x for x in h.audit_decisions(m) if x["tool"] == "Write"]
+    assert any(x["decision"] == "deny" and f"{b}/evil" in x["request"] for x in decisions), decisions
+    assert any(x["decision"] == "deny" and f"{b}/secret" in x["request"] for x in decisions), decisions
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
