@@ -166,6 +166,50 @@ static int exec_request(const struct seccomp_notif *req, bool at, struct sg_preq
     return 0;
 }
 
+/* The program as scopes name it (Bash(ls:*) means the ls a shell finds):
+ * its base name when that name on the sandbox's PATH leads to this very
+ * file, else its whole path. A symlink named ls to python3, a copied shell
+ * named ls, or ./ls are not ls. */
+static void scope_name(pid_t pid, const struct sg_plan *plan, const char *program, char *out,
+                       size_t max)
+{
+    snprintf(out, max, "%s", program);
+    const char *base = strrchr(program, '/');
+    base = base ? base + 1 : program;
+    const char *path = NULL;
+    for (size_t i = 0; i < plan->nenv && !path; i++)
+        if (sg_str_has_prefix(plan->envp[i], "PATH="))
+            path = plan->envp[i] + 5;
+    struct stat want, got;
+    int fd = sg_notif_open(pid, program, O_PATH, true);
+    if (!path || !*base || fd < 0)
+        goto out;
+    if (fstat(fd, &want) < 0)
+        goto out;
+    for (const char *d = path; *d;) {
+        const char *e = strchrnul(d, ':');
+        char cand[PATH_MAX];
+        if (e > d && snprintf(cand, sizeof cand, "%.*s/%s", (int)(e - d), d, base) <
+                         (int)sizeof cand) {
+            int c = sg_notif_open(pid, cand, O_PATH, true);
+            if (c >= 0) {
+                bool hit = fstat(c, &got) == 0 && S_ISREG(got.st_mode) && (got.st_mode & 0111);
+                bool same_file = hit && got.st_dev == want.st_dev && got.st_ino == want.st_ino;
+                close(c);
+                if (hit) { /* the first executable hit is what a shell runs */
+                    if (same_file)
+                        snprintf(out, max, "%s", base);
+                    break;
+                }
+            }
+        }
+        d = *e ? e + 1 : e;
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+}
+
 /* Is this exec one the manifest declares? (a matching Bash(scope)) */
 static bool exec_declared(const struct sg_plan *plan, const struct sg_preq *q)
 {
@@ -328,6 +372,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     }
     const struct sg_plan *plan = x->plan;
     bool via_dirfd = at && (int)req->data.args[0] != AT_FDCWD;
+    scope_name(req->pid, plan, q.subject, q.name, sizeof q.name);
     if (plan->bash_unscoped) { /* every program may run: nothing to bind */
         respond(x, req->id, 0, true);
         return;

@@ -143,9 +143,13 @@ bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
     case SG_PT_BASH: {
         if (r->pattern[0] == '/' && !strchr(r->pattern, ' '))
             return !strcmp(r->pattern, q->subject); /* Bash(/usr/bin/python3): that program */
-        /* the command as a person reads it: program name, then the arguments */
+        /* the command as a person reads it: program name, then the arguments.
+         * A skill's exec names its program by base name only when that name
+         * on the sandbox's PATH is the same file (a symlink or a copy named
+         * ls elsewhere is not ls); an agent's command is read as written. */
         char cmd[8192];
-        snprintf(cmd, sizeof cmd, "%s%s%s", base_name(q->subject), q->args[0] ? " " : "", q->args);
+        snprintf(cmd, sizeof cmd, "%s%s%s", q->name[0] ? q->name : base_name(q->subject),
+                 q->args[0] ? " " : "", q->args);
         size_t n = strlen(r->pattern);
         if (!r->prefix)
             return !strcmp(cmd, r->pattern);

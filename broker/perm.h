@@ -52,6 +52,8 @@ struct sg_preq {
     int port;           /* Fetch */
     char detail[256];   /* what the broker knows beside: "exists (file)", "DNS lookup" */
     char agent_tool[64];/* check_tool_permission: the agent's tool, as it named it */
+    char name[4096];    /* Bash: the program as scopes name it: "ls" only when "ls" on the
+                         * sandbox's PATH is this very file, else its whole path */
 };
 
 enum sg_perm_mode { SG_PERM_DENY_ALL, SG_PERM_PROMPT, SG_PERM_POLICY, SG_PERM_ALLOW_ALL };

@@ -270,5 +270,44 @@ def a_brokered_rename_is_decided_on_both_paths(m, base):
     assert any(x["decision"] == "deny" and f"{b}/secret" in x["request"] for x in decisions), decisions
 
 
+@test()
+def a_scope_names_the_program_not_its_base_name(m, base):
+    """Bash(ls:*) once matched any file called ls: a symlink named ls to
+    python3, a copied shell named ls, ./ls. A scope means the ls the
+    sandbox's PATH finds, compared as a file."""
+    name = f"lsnamed-{m.name}"
+    d = h.make_skill(base, name, r"""
+        import os, shutil, subprocess
+        os.chdir("/tmp")
+        os.symlink("/usr/bin/python3", "/tmp/ls")
+        os.makedirs("/tmp/bin")
+        shutil.copy("/bin/sh", "/tmp/bin/ls")
+        os.chmod("/tmp/bin/ls", 0o755)
+        for what, argv in (("symlink", ["/tmp/ls", "-c", "print('PYTHON-AS-LS')"]),
+                           ("copy", ["/tmp/bin/ls", "-c", "echo SHELL-AS-LS"]),
+                           ("dot", ["./ls", "-c", "print('DOT-LS')"])):
+            try:
+                r = subprocess.run(argv, capture_output=True, text=True)
+                print(what, "ran", r.returncode, r.stdout.strip())
+            except PermissionError:
+                print(what, "denied")
+        r = subprocess.run(["ls", "-d", "/usr"], capture_output=True, text=True)
+        print("real ls:", r.stdout.strip())
+        r = subprocess.run(["/bin/ls", "-d", "/usr"], capture_output=True, text=True)
+        print("bin ls:", r.stdout.strip())
+        """, tools="Read Bash(ls:*)")
+    p = m.run("run", "--prompt", "deny", "--json", d, timeout=60)
+    out = "".join(e["message"] + "\n" for e in m.events(p) if e["kind"] == "stdout")
+    for what in ("symlink", "copy", "dot"):
+        assert f"{what} denied" in out, out
+    assert "AS-LS" not in out and "DOT-LS" not in out, out
+    assert "real ls: /usr" in out and "bin ls: /usr" in out, out
+    asked = [e for e in m.last_trace()["events"] if e["kind"] == "permission_decided"]
+    for prog in ("/tmp/ls", "/tmp/bin/ls"):
+        assert any(prog in e["message"] and "deny" in e["message"] for e in asked), asked
+    decisions = [x for x in h.audit_decisions(m) if x["tool"] == "Bash"]
+    assert any("/tmp/bin/ls" in x["request"] and x["decision"] == "deny" for x in decisions)
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
