@@ -247,14 +247,20 @@ static bool same(const struct ident *a, const struct stat *st)
  * interpreter too (one level, as the kernel reads the first line). */
 static int approved_file(pid_t pid, const char *program, struct pending *pe)
 {
-    int fd = sg_notif_open(pid, program, O_RDONLY, true);
-    if (fd == -EACCES) /* execute-only: the identity is enough, it cannot be a script we read */
-        fd = sg_notif_open(pid, program, O_PATH, true);
+    /* O_PATH first: a FIFO or a device named as the program must not block
+     * or wake anything; only a regular file is read, through its inode */
+    int fd = sg_notif_open(pid, program, O_PATH, true);
     if (fd < 0)
         return fd;
     int r = ident_of(fd, &pe->file);
-    char head[256];
-    ssize_t n = r == 0 ? pread(fd, head, sizeof head - 1, 0) : -1;
+    char self[64], head[256];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    int rd = r == 0 ? open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
+    /* unreadable to the broker (execute-only): the kernel cannot run it as
+     * a script either, so it is checked as a binary */
+    ssize_t n = rd >= 0 ? pread(rd, head, sizeof head - 1, 0) : -1;
+    if (rd >= 0)
+        close(rd);
     close(fd);
     if (r < 0)
         return r;

@@ -309,5 +309,27 @@ def a_scope_names_the_program_not_its_base_name(m, base):
     assert any("/tmp/bin/ls" in x["request"] and x["decision"] == "deny" for x in decisions)
 
 
+@test()
+def a_fifo_approved_as_a_program_does_not_hang_the_broker(m, base):
+    # the broker looks at an approved program before it runs: opening a
+    # FIFO for that would wait for a writer forever, and the run with it
+    name = f"fifoexec-{m.name}"
+    d = h.make_skill(base, name, r"""
+        import os, time
+        os.mkfifo("/tmp/prog")
+        t0 = time.monotonic()
+        try:
+            os.execv("/tmp/prog", ["prog"])
+        except OSError as e:
+            print("exec refused", e.errno, round(time.monotonic() - t0, 1))
+        """, tools='""')
+    pol = os.path.join(base, f"fpol-{m.name}.yaml")
+    open(pol, "w").write('allow: ["Bash(/tmp/prog)"]\n')
+    os.chmod(pol, 0o644)
+    p = m.run("run", "--policy", pol, d, timeout=30)
+    assert re.search(r"exec refused 13 0\.\d", p.out), p.out + p.err
+    assert m.last_trace()["status"] == "completed"
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
