@@ -128,6 +128,17 @@ class Env:
         return [r for r in self.audit() if r.get("type") == "decision"]
 
 
+def write_skill(root, files):
+    """Write {relative path: text} into root, readable by every mode."""
+    for rel, text in files.items():
+        with open(os.path.join(root, rel), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(root, rel), 0o644)
+    for d in (os.path.dirname(root), root):
+        os.chmod(d, 0o755)
+    return root
+
+
 def make_writer(base, name="mcp-writer"):
     """A skill like tests/tui-skills/tui-writer: reads ~/mcp-outbox only, and
     writes ~/mcp-outbox/<input "file">: a Write outside its declared paths,
@@ -159,13 +170,7 @@ def make_writer(base, name="mcp-writer"):
                    "except OSError as e:\n"
                    "    print(f'WRITE-FAILED errno {e.errno} ({e.strerror})', flush=True)\n",
     }
-    for rel, text in files.items():
-        with open(os.path.join(root, rel), "w") as f:
-            f.write(text)
-        os.chmod(os.path.join(root, rel), 0o644)
-    for d in (os.path.dirname(root), root):
-        os.chmod(d, 0o755)
-    return root
+    return write_skill(root, files)
 
 
 def make_broken(base):
@@ -678,13 +683,7 @@ def make_hostile_paths(base):
                              "entrypoint:\n  command: python3\n  args: [main.py]\n",
         "main.py": DIRFD_ATTACKS,
     }
-    for rel, text in files.items():
-        with open(os.path.join(root, rel), "w") as f:
-            f.write(text)
-        os.chmod(os.path.join(root, rel), 0o644)
-    for d in (os.path.dirname(root), root):
-        os.chmod(d, 0o755)
-    return root
+    return write_skill(root, files)
 
 
 @test("sdk", "run")
