@@ -171,6 +171,29 @@ static int host_parent(const struct sg_plan *p, const char *path, char *rel, siz
     return dfd < 0 ? -errno : dfd;
 }
 
+/* An approved write is a write: the broker (root) opened the file with the
+ * skill's O_RDWR, and hands it on readable only when the skill could read
+ * the file itself (owner, group or other bits for its uid and gid; as root
+ * the skill has no other groups). Otherwise the same file again, write-only
+ * (O_APPEND kept). Without root the broker is the skill's own user: the
+ * kernel checked that already. */
+static int write_only_unless_readable(const struct sg_plan *p, int f, unsigned long long flags)
+{
+    struct stat st;
+    if (!p->as_root || (flags & O_ACCMODE) != O_RDWR || fstat(f, &st) < 0)
+        return f;
+    mode_t bit = st.st_uid == p->skill_uid   ? S_IRUSR
+                 : st.st_gid == p->skill_gid ? S_IRGRP
+                                             : S_IROTH;
+    if (st.st_mode & bit)
+        return f;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", f);
+    int w = open(self, O_WRONLY | O_CLOEXEC | O_NOCTTY | (int)(flags & (O_APPEND | O_NONBLOCK)));
+    close(f);
+    return w < 0 ? -errno : w;
+}
+
 static int beneath(int dfd, const char *rel, unsigned long long flags, unsigned long long mode)
 {
     struct open_how how = {.flags = flags | O_CLOEXEC, .mode = (flags & O_CREAT) ? mode & 07777 : 0,
@@ -239,7 +262,7 @@ static void write_decided(void *ctx, enum sg_decision d)
             if (!strcmp(sc, "open") || !strcmp(sc, "openat") || !strcmp(sc, "openat2") ||
                 !strcmp(sc, "creat")) {
                 int f = beneath(dfd, rel, w->flags & ~(unsigned long long)O_CLOEXEC, w->mode);
-                r = f;
+                r = f = f >= 0 ? write_only_unless_readable(w->p, f, w->flags) : f;
                 if (f >= 0) {
                     /* never a chown or chmod of a host file: the descriptor
                      * is the grant, and it lasts as long as the skill holds it */

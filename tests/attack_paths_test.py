@@ -331,5 +331,48 @@ def a_fifo_approved_as_a_program_does_not_hang_the_broker(m, base):
     assert m.last_trace()["status"] == "completed"
 
 
+@test()
+def an_approved_write_is_only_a_write(m, base):
+    """Allowing a Write of a root-only file once handed the skill the file:
+    the broker chowned it to the skill's uid, and the skill's O_RDWR let it
+    read what it was only allowed to write."""
+    a = os.path.join(base, f"W-{m.name}")
+    os.makedirs(a)
+    os.chmod(a, 0o755)
+    secret = os.path.join(a, "root-only.conf")
+    open(secret, "w").write("ROOT-ONLY-SECRET\n")
+    os.chmod(secret, 0o600)
+    pol = os.path.join(base, f"wpol-{m.name}.yaml")
+    open(pol, "w").write(f'allow: ["Write({secret})"]\n')
+    os.chmod(pol, 0o644)
+    d = h.make_skill(base, f"rdwr-{m.name}", f"""
+        import os
+        try:
+            fd = os.open({secret!r}, os.O_RDWR)
+        except OSError as e:
+            print("open refused", e.errno)
+        else:
+            os.write(fd, b"X")
+            try:
+                print("read back:", os.pread(fd, 100, 0))
+            except OSError as e:
+                print("read refused", e.errno)
+            try:
+                os.fchmod(fd, 0o666)
+                print("fchmod DONE")
+            except OSError as e:
+                print("fchmod refused", e.errno)
+        """, tools="Read Write", yaml_extra=f"permissions:\n  filesystem:\n    read: [{a}]\n")
+    p = m.run("run", "--policy", pol, d, check=0, timeout=60)
+    assert "ROOT-ONLY-SECRET" not in p.out and "SECRET" not in p.out, p.out
+    st = os.stat(secret)
+    assert st.st_uid == 0 and (st.st_mode & 0o777) == 0o600, (st.st_uid, oct(st.st_mode))
+    if m.name == "root":  # the write was allowed, and it is all the skill got
+        assert "read refused 9" in p.out and "fchmod refused" in p.out, p.out
+        assert open(secret).read().startswith("XOOT-ONLY"), open(secret).read()
+    else:  # an unprivileged broker cannot open root's file at all
+        assert "open refused 13" in p.out, p.out
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
