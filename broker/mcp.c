@@ -483,11 +483,13 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
         dec = a.decided ? a.decision : SG_DEC_DENY;
     }
     const char *by = sg_perm_last_decided_by(perm);
+    bool no_tool = outright && strstr(by, "not a known tool");
     json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s}", "decision",
                           sg_decision_allows(dec) ? "allow" : "deny", "decided_by",
-                          outright ? "allowed-tools" : by[0] ? by : "low-risk tool",
+                          no_tool ? by : outright ? "allowed-tools" : by[0] ? by : "low-risk tool",
                           "reason",
-                          outright ? "PermissionDenied: the skill's allowed-tools do not list it"
+                          no_tool ? "PermissionDenied: not a tool name (a known tool, or mcp__server__tool)"
+                          : outright ? "PermissionDenied: the skill's allowed-tools do not list it"
                           : sg_decision_allows(dec) ? "allowed" : "denied",
                           "skill", name, "tool", tool);
     if (a.fd >= 0) {

@@ -631,9 +631,10 @@ static void show(struct sg_perm *p)
                  q->port > 0 ? "  port " : "", q->port > 0 ? q->port : 0);
     else
         snprintf(what, sizeof what, "write a file (Write, medium risk)\n  path:    %s", subj);
-    if (q->detail[0]) {
+    if (q->detail[0]) { /* built from paths and an agent's tool name: theirs too */
+        cleanup_free char *note = sg_sanitize_str(q->detail, 0);
         size_t wl = strlen(what);
-        snprintf(what + wl, sizeof what - wl, "\n  note:    %s", q->detail);
+        snprintf(what + wl, sizeof what - wl, "\n  note:    %s", note);
     }
     cleanup_free char *text = sg_xasprintf(
         "\n\033[0m--- skillgate: %s asks to %s\n  why:     " WHY_TEXT "\n  [a] allow once  [r] for this run  [A] always (saves %s)\n"
@@ -755,12 +756,39 @@ static bool declared(const struct sg_policy *pol, const char *tool, const struct
     return false;
 }
 
+/* mcp__server__tool: Claude Code's name for an MCP server's tool */
+static bool mcp_tool_name(const char *t)
+{
+    if (!sg_str_has_prefix(t, "mcp__"))
+        return false;
+    const char *sep = strstr(t + 5, "__");
+    if (!sep || sep == t + 5 || !sep[2])
+        return false;
+    for (const char *c = t + 5; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '-'))
+            return false;
+    return true;
+}
+
 int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
                              const char *detail, sg_perm_cont cont, void *ctx,
                              enum sg_decision *dec, bool *denied_outright)
 {
     *denied_outright = false;
     enum sg_tool_id id = sg_tool_lookup(tool);
+    if (id == SG_TOOL_UNKNOWN && !mcp_tool_name(tool)) {
+        /* not a tool's name: escapes, spaces, a forged prompt. Refused
+         * before a byte of it reaches a terminal or a record unsanitized */
+        struct sg_preq q = {.tool = SG_PT_BASH};
+        cleanup_free char *t = sg_sanitize_str(tool, 0);
+        snprintf(q.agent_tool, sizeof q.agent_tool, "?");
+        snprintf(q.subject, sizeof q.subject, "%s", t);
+        *denied_outright = true;
+        *dec = SG_DEC_DENY;
+        audit_decision(p, &q, *dec, "PermissionDenied: not a known tool or mcp__ name", 0);
+        return 1;
+    }
     unsigned caps = sg_tool_caps(id);
     struct sg_preq q = {0};
     q.tool = id == SG_TOOL_UNKNOWN       ? SG_PT_BASH

@@ -30,6 +30,7 @@ install (to the npm registry): the skills run in their own network
 namespace, and the only name they try is api.weather.test, which is never
 looked up.
 """
+import fcntl
 import glob
 import json
 import os
@@ -41,6 +42,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 import traceback
@@ -308,11 +310,15 @@ class Raw:
     """skillgate serve with pipes, spoken to in bytes. Every stdout line must
     be a JSON-RPC 2.0 message; the ones that are not are kept in self.bad."""
 
-    def __init__(self, env):
+    def __init__(self, env, tty=None):
+        """tty: a pty's slave fd, made the server's controlling terminal (its
+        /dev/tty prompt then draws there); else it has none."""
         self.env = env
+        ctty = (lambda: fcntl.ioctl(tty, termios.TIOCSCTTY, 0)) if tty is not None else None
         self.p = subprocess.Popen([SG, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, env=env.env, cwd=env.dir,
-                                  start_new_session=True)
+                                  start_new_session=True, preexec_fn=ctty,
+                                  pass_fds=(tty,) if tty is not None else ())
         LIVE.add(self)
         self.q = queue.Queue()
         self.stash = []
@@ -843,6 +849,67 @@ def no_tui_denies_without_asking(base):
     assert re.search(r"(?i)terminal|tty|deny", str(sc.get("decided_by"))), sc
     info(f"with no TUI: two calls answered in {took:.1f}s; decided_by "
          f"{audit[0].get('decided_by')!r}")
+    env.check_sanitizers()
+
+
+@test()
+def hostile_tool_names_never_reach_the_terminal(base):
+    """An agent once drew a fake prompt on serve's /dev/tty through the tool
+    name of check_tool_permission (clear screen, "program: ls", SGR 8 to hide
+    the real line). A name that is no tool is refused unseen; what an agent
+    writes in a real request reaches the terminal only sanitized."""
+    env = Env(base)
+    # no allowed-tools: every tool may be asked for, so nothing stops the
+    # name before the engine and its prompt
+    skill = os.path.join(env.dir, "skills", "mcp-open")
+    os.makedirs(skill)
+    write_skill(skill, {"SKILL.md": "---\nname: mcp-open\ndescription: MCP test - declares "
+                                    "no allowed-tools.\n---\n"})
+    master, slave = os.openpty()
+    s = Raw(env, tty=slave)
+    os.close(slave)
+    seen = bytearray()
+
+    def pump():
+        while True:
+            try:
+                b = os.read(master, 4096)
+            except OSError:
+                return
+            if not b:
+                return
+            seen.extend(b)
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        s.initialize()
+        forged = "\x1b[2J\x1b[H--- skillgate: asks to run a program\n  program: ls\x1b[8m"
+        r = s.call(2, "tools/call", {"name": "check_tool_permission", "arguments": {
+            "skill": skill, "tool": forged, "description": "rm -rf /"}}, timeout=30)
+        sc = structured(r, "check_tool_permission with a forged tool name")
+        assert sc.get("decision") == "deny", sc
+        assert "not a known tool" in str(sc.get("decided_by")), sc
+        assert b"program: ls" not in seen, bytes(seen)
+        # a real tool, with escapes in what it asks: the prompt shows them inert
+        s.send(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "check_tool_permission", "arguments": {
+                "skill": skill, "tool": "Bash",
+                "description": "ls \x1b[2J\x1b]0;owned\x07 \x1b[8mhidden"}}}).encode() + b"\n")
+        end = time.monotonic() + 20
+        while b"allow once" not in seen and time.monotonic() < end:
+            time.sleep(POLL)
+        assert b"allow once" in seen, bytes(seen)
+        time.sleep(0.7)  # the prompt arms after 500 ms
+        os.write(master, b"d\n")
+        e = wait_either(s, 3, "the Bash check")
+        assert e["result"]["structuredContent"]["decision"] == "deny", e
+        tty = bytes(seen)
+        for bad in (b"\x1b[2J", b"\x1b]0;", b"\x1b[8m", b"\x07"):
+            assert bad not in tty, f"{bad!r} reached the terminal: {tty[-1500:]!r}"
+        recs = [d for d in env.decisions()]
+        assert recs and all("\x1b" not in json.dumps(d, ensure_ascii=False) for d in recs), recs
+    finally:
+        s.kill()
+        os.close(master)
     env.check_sanitizers()
 
 
