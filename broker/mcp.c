@@ -263,9 +263,10 @@ static void attach_show(void *ctx, const struct sg_perm_prompt *pr)
     cleanup_free char *det = sg_sanitize_str(q->detail, 0);
     cleanup_free char *rule = sg_sanitize_str(pr->rule, 0);
     cleanup_free char *skill = sg_sanitize_str(pr->skill, 0);
-    sg_attach_send(a->fd, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:I, "
-                                    "s:I}",
-                                    "type", "prompt", "tool", sg_ptool_name(q->tool), "skill",
+    sg_attach_send(a->fd, json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, "
+                                    "s:I, s:I}",
+                                    "type", "prompt", "id", (json_int_t)pr->id, "tool",
+                                    sg_ptool_name(q->tool), "skill",
                                     skill, "subject", subj, "args", args, "cwd", cwd, "port",
                                     q->port, "detail", det, "why", pr->why, "rule", rule,
                                     "queued", (json_int_t)pr->queued, "timeout_ms",
@@ -276,11 +277,12 @@ static void attach_msg(void *ctx, json_t *m)
 {
     struct attach_ctx *a = ctx;
     enum sg_decision d;
+    json_t *id = json_object_get(m, "id");
     if (strcmp(json_string_value(json_object_get(m, "type")) ?: "", "answer") ||
         sg_decision_from_wire(json_string_value(json_object_get(m, "decision")), &d) < 0 ||
-        !a->perm)
-        return;
-    sg_perm_answer(a->perm, d);
+        !a->perm || !json_is_integer(id))
+        return; /* an answer that names no request answers none */
+    sg_perm_answer_id(a->perm, (uint64_t)json_integer_value(id), d);
 }
 
 static size_t hook_pollfds(void *ctx, struct pollfd *out, size_t max)

@@ -198,6 +198,7 @@ struct pending {
     sg_perm_cont cont;
     void *ctx;
     int64_t asked_ms;
+    uint64_t id; /* what a front end's answer names: never another request's */
 };
 
 struct sg_perm {
@@ -209,6 +210,7 @@ struct sg_perm {
     int tty;
     struct pending queue[MAX_PENDING];
     size_t nqueue;
+    uint64_t next_id;
     bool shown, confirming;
     int64_t shown_ms, armed_ms, deadline_ms;
     char line[256];
@@ -543,7 +545,7 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
         return 1;
     }
     p->queue[p->nqueue++] = (struct pending){.q = *q, .cont = cont, .ctx = ctx,
-                                             .asked_ms = now_ms()};
+                                             .asked_ms = now_ms(), .id = ++p->next_id};
     if (p->o.bus) {
         cleanup_free char *r = sg_preq_rule(q);
         cleanup_free char *rs = sg_sanitize_str(r, 0);
@@ -570,7 +572,7 @@ static void show_frontend(struct sg_perm *p)
     cleanup_free char *rule = sg_preq_rule(&p->queue[0].q);
     struct sg_perm_prompt pr = {.perm = p, .q = &p->queue[0].q, .skill = p->skill, .why = WHY_TEXT,
                                 .rule = rule, .queued = p->nqueue, .shown_ms = p->shown_ms,
-                                .deadline_ms = p->deadline_ms};
+                                .deadline_ms = p->deadline_ms, .id = p->queue[0].id};
     p->fe_show(p->fe_ctx, &pr);
 }
 
@@ -589,6 +591,14 @@ void sg_perm_answer(struct sg_perm *p, enum sg_decision d)
 {
     if (p && p->nqueue && p->shown)
         decide_head(p, d, "person");
+}
+
+int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d)
+{
+    if (!p || !p->nqueue || !p->shown || p->queue[0].id != id)
+        return -ESTALE; /* that request is settled already: this answer is not another's */
+    decide_head(p, d, "person");
+    return 0;
 }
 
 static void say(struct sg_perm *p, const char *s)

@@ -108,6 +108,7 @@ struct sg_perm_prompt {
     const char *rule;         /* the rule "always" would save */
     size_t queued;            /* requests waiting, this one included */
     int64_t shown_ms, deadline_ms; /* CLOCK_MONOTONIC ms */
+    uint64_t id;              /* this request's; an answer names it (sg_perm_answer_id) */
 };
 typedef void (*sg_perm_show_fn)(void *ctx, const struct sg_perm_prompt *pr);
 void sg_perm_set_frontend(struct sg_perm *p, sg_perm_show_fn show, void *ctx);
@@ -115,6 +116,9 @@ void sg_perm_set_frontend(struct sg_perm *p, sg_perm_show_fn show, void *ctx);
 const char *sg_perm_last_decided_by(const struct sg_perm *p);
 /* Decide the request at the head of the queue (by a person). */
 void sg_perm_answer(struct sg_perm *p, enum sg_decision d);
+/* The same, only if the head is still request id (what the person saw);
+ * -ESTALE, and nothing decided, when it is not. */
+int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d);
 
 /* The prompt's terminal in the session's poll loop. */
 size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max);

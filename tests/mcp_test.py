@@ -38,6 +38,7 @@ import queue
 import re
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -910,6 +911,84 @@ def hostile_tool_names_never_reach_the_terminal(base):
     finally:
         s.kill()
         os.close(master)
+    env.check_sanitizers()
+
+
+class FakeTui:
+    """The attach socket's other end, spoken to in lines: what `tui --attach`
+    listens on, where a run's prompts arrive and answers go back."""
+
+    def __init__(self, env):
+        d = os.path.join(env.runtime, "skillgate")
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        self.ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.ls.bind(os.path.join(d, "attach.sock"))
+        self.ls.listen(4)
+        self.ls.settimeout(30)
+        self.c, self.buf = None, b""
+
+    def next(self, kind, timeout=30):
+        end = time.monotonic() + timeout
+        if not self.c:
+            self.c, _ = self.ls.accept()
+            self.c.settimeout(0.2)
+        while time.monotonic() < end:
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                m = json.loads(line)
+                if m.get("type") == kind:
+                    return m
+            try:
+                b = self.c.recv(65536)
+            except socket.timeout:
+                continue
+            if not b:
+                break
+            self.buf += b
+        raise AssertionError(f"no {kind} message from the run within {timeout}s")
+
+    def send(self, m):
+        self.c.sendall(json.dumps(m).encode() + b"\n")
+
+    def close(self):
+        for x in (self.c, self.ls):
+            if x:
+                x.close()
+
+
+@test("sdk", "run")
+def answers_name_the_request_they_answer(base):
+    """The TUI's answer to an MCP run's prompt once carried no request id,
+    so an answer meant for one request could land on the next. An answer
+    that names no request, or another one, decides nothing."""
+    env = Env(base)
+    skill = make_writer(env.dir)
+    outbox = os.path.join(env.home, "mcp-outbox")
+    os.makedirs(outbox)
+    target = os.path.join(outbox, "result.txt")
+    tui = FakeTui(env)
+    c = None
+    try:
+        c = Sdk(env, "calls", [["run_skill", {"skill": skill, "input": {"file": "result.txt"},
+                                              "timeout_seconds": 60}]])
+        c.wait_line(lambda o: "connected" in o, 30, "that it connected")
+        pr = tui.next("prompt")
+        assert isinstance(pr.get("id"), int) and target in pr["subject"], pr
+        tui.send({"type": "answer", "decision": "allow_once"})
+        tui.send({"type": "answer", "id": pr["id"] + 1000, "decision": "allow_once"})
+        time.sleep(1.0)
+        assert env.decisions() == [] and not os.path.exists(target), (
+            f"an answer naming no request, or another one, decided: {env.decisions()}")
+        tui.send({"type": "answer", "id": pr["id"], "decision": "deny"})
+        sc = structured(c.result(0, timeout=30), "run_skill answered by id")
+        assert "WRITE-FAILED errno 13" in sc["output"], sc["output"]
+        assert not os.path.exists(target)
+        d = env.decisions()
+        assert len(d) == 1 and d[0]["decision"] == "deny" and d[0]["decided_by"] == "person", d
+    finally:
+        tui.close()
+        if c:
+            c.kill()
     env.check_sanitizers()
 
 

@@ -26,6 +26,7 @@ struct tui_attach {
     char *path;
     struct conn c[MAX_CONNS];
     struct conn *showing; /* whose prompt is on screen */
+    uint64_t showing_id;  /* and which request of theirs it is */
     struct tui *t;
     struct sg_preq q;     /* the request on screen */
 };
@@ -93,7 +94,10 @@ static void answered(void *ctx, enum sg_decision d)
         return;
     json_decref(c->prompt);
     c->prompt = NULL;
-    if (sg_attach_send(c->fd, json_pack("{s:s, s:s}", "type", "answer", "decision",
+    /* the answer names the request it answers: one that came meanwhile is
+     * never decided by a key meant for this one */
+    if (sg_attach_send(c->fd, json_pack("{s:s, s:I, s:s}", "type", "answer", "id",
+                                        (json_int_t)a->showing_id, "decision",
                                         sg_decision_wire(d))) < 0)
         drop(a, c);
 }
@@ -137,6 +141,8 @@ static void show_next(struct tui_attach *a)
                                 .shown_ms = next->prompt_at,
                                 .deadline_ms = next->prompt_at + left};
     a->showing = next;
+    a->showing_id = (uint64_t)json_integer_value(json_object_get(p, "id"));
+    pr.id = a->showing_id;
     tui_prompt_show_remote(a->t, &pr, answered, a);
 }
 

@@ -25,6 +25,7 @@ struct tui_prompt_state {
     char skill[128], why[160], rule[4200];
     size_t queued;
     int64_t shown_ms, deadline_ms, armed_ms;
+    uint64_t id; /* the engine's id of the request on screen: the answer names it */
     unsigned ignored;
     bool drawn_armed;     /* what the last frame showed */
     long long drawn_secs;
@@ -65,7 +66,8 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
         s->remote = NULL;
         return;
     }
-    bool fresh = !s->active || pr->shown_ms != s->shown_ms;
+    bool fresh = !s->active || pr->id != s->id || pr->shown_ms != s->shown_ms;
+    s->id = pr->id;
     s->perm = pr->perm;
     s->remote = NULL;
     s->q = *pr->q;
@@ -116,7 +118,7 @@ static void answer(struct tui_prompt_state *s, enum sg_decision d)
         s->remote = NULL;
         fn(ctx, d);
     } else {
-        sg_perm_answer(s->perm, d);
+        sg_perm_answer_id(s->perm, s->id, d);
     }
 }
 
