@@ -1,6 +1,7 @@
 #include "perm.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -11,8 +12,11 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "config.h"
 #include "policy.h"
+#include "notifpath.h"
 #include "sanitize.h"
+#include "shellcmd.h"
 #include "skill.h"
 #include "util.h"
 #include "ynode.h"
@@ -492,7 +496,78 @@ static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decisio
     sg_diags_free(&dd);
 }
 
+/* An agent's command line as it wrote it (check_tool_permission puts the
+ * first word in subject, the rest in args). */
+static char *agent_line(const struct sg_preq *q)
+{
+    return sg_xasprintf("%s%s%s", q->subject, q->args[0] ? " " : "", q->args);
+}
+
+/* q, narrowed to one simple command c of the agent's line. */
+static void one_command(const struct sg_preq *q, const struct sg_shell_cmd *c, struct sg_preq *out)
+{
+    *out = *q;
+    snprintf(out->subject, sizeof out->subject, "%s", c->argv[0]);
+    /* the program as written: ./ls or /tmp/ls is not the ls a scope names */
+    snprintf(out->name, sizeof out->name, "%s", c->argv[0]);
+    struct sg_shell_cmd rest = {.argv = c->argv + 1, .argc = c->argc - 1};
+    cleanup_free char *args = sg_shell_join(&rest);
+    snprintf(out->args, sizeof out->args, "%s", args);
+}
+
+static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
+                                   const struct sg_prule **hit);
+
+/* An agent's command line: denied when any simple command in it is,
+ * allowed only when every one is; one that cannot be read exactly is never
+ * allowed by a rule (deny rules still see it as written). */
+static enum sg_effect evaluate_line(struct sg_perm *p, const struct sg_preq *q,
+                                    const struct sg_prule **hit)
+{
+    cleanup_free char *line = agent_line(q);
+    struct sg_shell sh;
+    const char *why;
+    *hit = NULL;
+    if (sg_shell_parse(line, &sh, &why) < 0) {
+        for (size_t i = 0; i < p->nrules; i++)
+            if (p->rules[i].effect == SG_EFF_DENY && sg_prule_matches(&p->rules[i], q)) {
+                *hit = &p->rules[i];
+                return SG_EFF_DENY;
+            }
+        return SG_EFF_ASK;
+    }
+    enum sg_effect e = SG_EFF_ALLOW;
+    const struct sg_prule *first_allow = NULL;
+    for (size_t i = 0; i < sh.n; i++) {
+        struct sg_preq one;
+        const struct sg_prule *h;
+        one_command(q, &sh.cmds[i], &one);
+        enum sg_effect ei = evaluate_one(p, &one, &h);
+        if (ei == SG_EFF_DENY) {
+            *hit = h;
+            e = SG_EFF_DENY;
+            break;
+        }
+        if (ei == SG_EFF_ASK)
+            e = SG_EFF_ASK;
+        else if (!first_allow)
+            first_allow = h;
+    }
+    sg_shell_free(&sh);
+    if (e == SG_EFF_ALLOW)
+        *hit = first_allow;
+    return e;
+}
+
 static enum sg_effect evaluate(struct sg_perm *p, const struct sg_preq *q, const struct sg_prule **hit)
+{
+    if (q->tool == SG_PT_BASH && q->agent_tool[0])
+        return evaluate_line(p, q, hit);
+    return evaluate_one(p, q, hit);
+}
+
+static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
+                                   const struct sg_prule **hit)
 {
     static const enum sg_effect order[] = {SG_EFF_DENY, SG_EFF_ASK, SG_EFF_ALLOW};
     for (size_t o = 0; o < SG_ARRAY_LEN(order); o++) {
@@ -728,15 +803,13 @@ static void on_line(struct sg_perm *p, const char *l)
 
 /* Does the manifest declare exactly this use: a matching Bash(scope), a
  * declared host, a path under a declared write path? */
-static bool declared(const struct sg_policy *pol, const char *tool, const struct sg_preq *q)
+static bool scope_declares(const struct sg_policy *pol, const char *tool, const struct sg_preq *q)
 {
     for (size_t i = 0; i < pol->ntools; i++) {
         const struct sg_tool *t = &pol->tools[i];
-        if (strcmp(t->name, tool))
-            continue;
         /* only a scope declares a command: an unscoped Bash (or Write, or
          * Fetch) still asks, since the agent runs it outside any sandbox */
-        if (q->tool != SG_PT_BASH || !t->scope)
+        if (strcmp(t->name, tool) || !t->scope)
             continue;
         cleanup_free char *text = sg_xasprintf("Bash(%s)", t->scope);
         struct sg_prule r;
@@ -748,6 +821,50 @@ static bool declared(const struct sg_policy *pol, const char *tool, const struct
                 return true;
         }
     }
+    return false;
+}
+
+/* The path an agent names, as the kernel will find it: normalized, and
+ * every existing part resolved (symlinks included), so that
+ * …/notes-writer/../../../.bashrc is ~/.bashrc to every rule. A relative
+ * path stays as it is: no rule or declared path (absolute) matches it. */
+static void canonical_path(char *path, size_t max)
+{
+    if (path[0] != '/' || sg_path_normalize(path) < 0)
+        return;
+    char head[PATH_MAX], real[PATH_MAX], out[PATH_MAX];
+    snprintf(head, sizeof head, "%s", path);
+    while (!realpath(head, real)) { /* the longest part that exists */
+        char *slash = strrchr(head, '/');
+        if (!slash)
+            return;
+        slash[slash == head ? 1 : 0] = '\0';
+    }
+    const char *rest = path + strlen(head);
+    if (*rest == '/')
+        rest++;
+    int n = snprintf(out, sizeof out, "%s%s%s", real, *rest && strcmp(real, "/") ? "/" : "", rest);
+    if (n > 0 && (size_t)n < sizeof out && (size_t)n < max)
+        memcpy(path, out, (size_t)n + 1);
+}
+
+static bool declared(const struct sg_policy *pol, const char *tool, const struct sg_preq *q)
+{
+    if (q->tool == SG_PT_BASH) { /* every simple command of the line, read exactly */
+        cleanup_free char *line = agent_line(q);
+        struct sg_shell sh;
+        const char *why;
+        if (sg_shell_parse(line, &sh, &why) < 0)
+            return false;
+        bool all = true;
+        for (size_t i = 0; i < sh.n && all; i++) {
+            struct sg_preq one;
+            one_command(q, &sh.cmds[i], &one);
+            all = scope_declares(pol, tool, &one);
+        }
+        sg_shell_free(&sh);
+        return all;
+    }
     if (q->tool == SG_PT_FETCH)
         for (size_t i = 0; i < pol->negress; i++) {
             const char *d = pol->egress[i].domain;
@@ -758,9 +875,12 @@ static bool declared(const struct sg_policy *pol, const char *tool, const struct
         }
     if (q->tool == SG_PT_WRITE)
         for (size_t i = 0; i < pol->nwrite; i++) {
-            size_t n = strlen(pol->write[i].path);
-            if (!strncmp(q->subject, pol->write[i].path, n) &&
-                (q->subject[n] == '/' || q->subject[n] == '\0'))
+            char w[PATH_MAX];
+            snprintf(w, sizeof w, "%s", pol->write[i].path);
+            canonical_path(w, sizeof w);
+            size_t n = strlen(w);
+            if (q->subject[0] == '/' && !strncmp(q->subject, w, n) &&
+                (q->subject[n] == '/' || q->subject[n] == '\0' || !strcmp(w, "/")))
                 return true;
         }
     return false;
@@ -812,6 +932,8 @@ int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, con
         snprintf(q.args, sizeof q.args, "%s", detail[w] ? detail + w + 1 : "");
     } else {
         snprintf(q.subject, sizeof q.subject, "%s", detail);
+        if (q.tool == SG_PT_WRITE) /* every rule sees the path the kernel would */
+            canonical_path(q.subject, sizeof q.subject);
     }
     snprintf(q.detail, sizeof q.detail, "the agent runs its %s tool itself "
              "(check_tool_permission)", tool);

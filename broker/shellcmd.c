@@ -1,0 +1,282 @@
+#include "shellcmd.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct parser {
+    struct sg_shell *sh;
+    char **words; /* the command being read */
+    size_t nwords;
+    struct sg_buf word;
+    bool in_word, quoted_word;
+    size_t total_words;
+};
+
+static const char *const keywords[] = {"if", "then", "else", "elif", "fi", "case", "esac",
+                                       "for", "while", "until", "do", "done", "function",
+                                       "select", "time", "in", "coproc", "[[", "]]", "!", "{",
+                                       "}"};
+
+static int end_word(struct parser *ps, const char **why)
+{
+    if (!ps->in_word)
+        return 0;
+    if (ps->nwords + 1 >= SG_SHELL_MAX_WORDS || ++ps->total_words > SG_SHELL_MAX_WORDS) {
+        *why = "too many words";
+        return -EINVAL;
+    }
+    char *w = ps->word.data ? sg_buf_steal(&ps->word) : sg_xstrdup("");
+    sg_buf_init(&ps->word, SG_SHELL_MAX);
+    if (ps->nwords == 0 && !ps->quoted_word)
+        for (size_t i = 0; i < SG_ARRAY_LEN(keywords); i++)
+            if (!strcmp(w, keywords[i])) {
+                free(w);
+                *why = "a shell keyword (if, for, while, case, { }, ...)";
+                return -EINVAL;
+            }
+    ps->words = realloc(ps->words, (ps->nwords + 2) * sizeof *ps->words);
+    if (!ps->words)
+        abort();
+    ps->words[ps->nwords++] = w;
+    ps->words[ps->nwords] = NULL;
+    ps->in_word = ps->quoted_word = false;
+    return 0;
+}
+
+static int end_command(struct parser *ps, bool after_operator, const char **why)
+{
+    if (ps->nwords == 0) {
+        if (!after_operator)
+            return 0; /* a blank line */
+        *why = "an operator with no command before it";
+        return -EINVAL;
+    }
+    struct sg_shell *sh = ps->sh;
+    if (sh->n == SG_SHELL_MAX_CMDS) {
+        *why = "too many commands";
+        return -EINVAL;
+    }
+    sh->cmds = realloc(sh->cmds, (sh->n + 1) * sizeof *sh->cmds);
+    if (!sh->cmds)
+        abort();
+    sh->cmds[sh->n++] = (struct sg_shell_cmd){.argv = ps->words, .argc = ps->nwords};
+    ps->words = NULL;
+    ps->nwords = 0;
+    return 0;
+}
+
+/* An assignment word (NAME=...) as the command's first word is an
+ * environment prefix: LD_PRELOAD=… ls is not ls. */
+static bool assignment_so_far(const struct parser *ps)
+{
+    if (ps->nwords || ps->quoted_word || !ps->word.len)
+        return false;
+    for (size_t i = 0; i < ps->word.len; i++) {
+        char c = ps->word.data[i];
+        if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (i && c >= '0' && c <= '9')))
+            return false;
+    }
+    return true;
+}
+
+/* One word character (outside quotes) at p; returns bytes used or -1. */
+static int word_char(struct parser *ps, const char *p, const char **why)
+{
+    unsigned char c = (unsigned char)*p;
+    switch (c) {
+    case '\\':
+        if (!p[1]) {
+            *why = "it ends with a backslash";
+            return -1;
+        }
+        if (p[1] == '\n') {
+            *why = "a line continuation";
+            return -1;
+        }
+        sg_buf_append(&ps->word, p + 1, 1);
+        ps->in_word = true;
+        return 2;
+    case '$': *why = "a $ expansion or substitution"; return -1;
+    case '`': *why = "a command substitution (`…`)"; return -1;
+    case '(': case ')': *why = "a subshell, a function or a process substitution"; return -1;
+    case '<': case '>': *why = "a redirection"; return -1;
+    case '{': case '}': *why = "braces (a group or a brace expansion)"; return -1;
+    case '*': case '?': case '[': *why = "a glob, which the files there decide"; return -1;
+    case '#':
+        if (!ps->in_word) {
+            *why = "a comment";
+            return -1;
+        }
+        break;
+    case '~':
+        if (!ps->in_word) {
+            *why = "a tilde expansion";
+            return -1;
+        }
+        break;
+    case '!':
+        if (!ps->in_word && !ps->nwords) {
+            *why = "a negated pipeline";
+            return -1;
+        }
+        break;
+    case '=':
+        if (assignment_so_far(ps)) {
+            *why = "an assignment (VAR=value) before the command";
+            return -1;
+        }
+        break;
+    default:
+        if (c < 0x20 || c == 0x7f) {
+            *why = "a control character";
+            return -1;
+        }
+    }
+    sg_buf_append(&ps->word, p, 1);
+    ps->in_word = true;
+    return 1;
+}
+
+/* A quoted part starting at p ('…' or "…"); bytes used, or -1. */
+static int quoted(struct parser *ps, const char *p, const char **why)
+{
+    const char *s = p + 1;
+    ps->in_word = ps->quoted_word = true;
+    if (*p == '\'') {
+        const char *e = strchr(s, '\'');
+        if (!e) {
+            *why = "an unclosed quote";
+            return -1;
+        }
+        sg_buf_append(&ps->word, s, (size_t)(e - s));
+        return (int)(e + 1 - p);
+    }
+    for (; *s != '"'; s++) {
+        if (!*s) {
+            *why = "an unclosed quote";
+            return -1;
+        }
+        if (*s == '$' || *s == '`') {
+            *why = "an expansion inside double quotes";
+            return -1;
+        }
+        if (*s == '\\' && s[1] && strchr("$`\"\\", s[1])) {
+            sg_buf_append(&ps->word, ++s, 1);
+            continue;
+        }
+        if (*s == '\\' && s[1] == '\n') {
+            *why = "a line continuation";
+            return -1;
+        }
+        sg_buf_append(&ps->word, s, 1);
+    }
+    return (int)(s + 1 - p);
+}
+
+int sg_shell_parse(const char *line, struct sg_shell *out, const char **why)
+{
+    memset(out, 0, sizeof *out);
+    if (strlen(line) > SG_SHELL_MAX) {
+        *why = "longer than 16 KiB";
+        return -EINVAL;
+    }
+    struct parser ps = {.sh = out};
+    sg_buf_init(&ps.word, SG_SHELL_MAX);
+    bool pending = false;
+    int r = 0;
+    for (const char *p = line;;) {
+        char c = *p;
+        if (c == '\'' || c == '"') {
+            int n = quoted(&ps, p, why);
+            if (n < 0)
+                goto bad;
+            p += n;
+            continue;
+        }
+        if (c && !strchr(" \t\n;&|", c)) {
+            int n = word_char(&ps, p, why);
+            if (n < 0)
+                goto bad;
+            p += n;
+            continue;
+        }
+        if (end_word(&ps, why) < 0)
+            goto bad;
+        if (c == ' ' || c == '\t') {
+            p++;
+            continue;
+        }
+        if (!c) {
+            if (pending && !ps.nwords) {
+                *why = "it ends with an operator";
+                goto bad;
+            }
+            if (end_command(&ps, false, why) < 0)
+                goto bad;
+            break;
+        }
+        if (c == '\n') { /* ends a command; a blank line (even after &&) is nothing */
+            if (ps.nwords)
+                pending = false;
+            if (end_command(&ps, false, why) < 0)
+                goto bad;
+            p++;
+            continue;
+        }
+        /* an operator: ; & && | || */
+        size_t n = 1;
+        if ((c == '&' && p[1] == '&') || (c == '|' && p[1] == '|'))
+            n = 2;
+        else if ((c == '|' && p[1] == '&') || (c == ';' && (p[1] == ';' || p[1] == '&')) ||
+                 (c == '&' && p[1] == '>')) {
+            *why = "an operator this reader does not take";
+            goto bad;
+        }
+        if (end_command(&ps, true, why) < 0)
+            goto bad;
+        pending = n == 2 || c == '|'; /* && || | need a command after them */
+        p += n;
+    }
+    if (!out->n) {
+        *why = "no command";
+        goto bad;
+    }
+    free(ps.word.data);
+    return 0;
+bad:
+    r = -EINVAL;
+    free(ps.word.data);
+    for (size_t i = 0; i < ps.nwords; i++)
+        free(ps.words[i]);
+    free(ps.words);
+    sg_shell_free(out);
+    return r;
+}
+
+void sg_shell_free(struct sg_shell *sh)
+{
+    for (size_t i = 0; i < sh->n; i++) {
+        for (size_t k = 0; k < sh->cmds[i].argc; k++)
+            free(sh->cmds[i].argv[k]);
+        free(sh->cmds[i].argv);
+    }
+    free(sh->cmds);
+    memset(sh, 0, sizeof *sh);
+}
+
+char *sg_shell_join(const struct sg_shell_cmd *c)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, SG_SHELL_MAX * 2);
+    for (size_t i = 0; i < c->argc; i++) {
+        if (i)
+            sg_buf_append(&b, " ", 1);
+        sg_buf_append(&b, c->argv[i], strlen(c->argv[i]));
+    }
+    return b.data ? sg_buf_steal(&b) : sg_xstrdup("");
+}

@@ -1,0 +1,42 @@
+/* A command line an agent will hand to a shell, read the way POSIX sh will
+ * read it, or not at all.
+ *
+ * A rule such as Bash(ls:*) may allow a command only when every simple
+ * command in it is one the rule allows: `ls && curl … | sh` is three
+ * commands, and `ls $(…)` runs whatever the substitution does. So the line
+ * is split at the operators (; && || | & and newlines) into simple commands
+ * of plain words, with quotes and backslashes removed as the shell removes
+ * them. Anything whose meaning depends on the shell's state or on the
+ * files there (expansions of $ and `, globs, ~, redirections, subshells,
+ * braces, assignments, keywords, comments, here-documents, line
+ * continuations) cannot be read exactly: the parse fails with the reason,
+ * and the caller asks a person instead of matching. Bounded: at most
+ * SG_SHELL_MAX bytes, SG_SHELL_MAX_CMDS commands, SG_SHELL_MAX_WORDS words.
+ * Fuzzed (fuzz_shell). */
+#ifndef SG_SHELLCMD_H
+#define SG_SHELLCMD_H
+
+#include <stddef.h>
+
+#define SG_SHELL_MAX 16384
+#define SG_SHELL_MAX_CMDS 64
+#define SG_SHELL_MAX_WORDS 512
+
+struct sg_shell_cmd {
+    char **argv; /* argc words, NULL-terminated */
+    size_t argc;
+};
+
+struct sg_shell {
+    struct sg_shell_cmd *cmds;
+    size_t n;
+};
+
+/* 0 with out filled (free with sg_shell_free), or -EINVAL with *why set to
+ * a static reason; out is then empty. */
+int sg_shell_parse(const char *line, struct sg_shell *out, const char **why);
+void sg_shell_free(struct sg_shell *sh);
+/* A simple command's words joined by single spaces (caller frees). */
+char *sg_shell_join(const struct sg_shell_cmd *c);
+
+#endif
