@@ -378,6 +378,15 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     }
     const struct sg_plan *plan = x->plan;
     bool via_dirfd = at && (int)req->data.args[0] != AT_FDCWD;
+    /* nothing there (a shell trying each folder of PATH): the kernel's own
+     * answer, no decision and no record; the call is refused, never
+     * continued, so a path flipped meanwhile runs nothing either */
+    int probe = sg_notif_open(req->pid, q.subject, O_PATH, true);
+    if (probe < 0) {
+        respond(x, req->id, probe, false);
+        return;
+    }
+    close(probe);
     scope_name(req->pid, plan, q.subject, q.name, sizeof q.name);
     if (plan->bash_unscoped) { /* every program may run: nothing to bind */
         respond(x, req->id, 0, true);
