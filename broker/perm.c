@@ -226,11 +226,8 @@ struct sg_perm {
 
 char *sg_grants_path(void)
 {
-    const char *x = secure_getenv("XDG_CONFIG_HOME");
-    if (x && x[0] == '/')
-        return sg_xasprintf("%s/skillgate/grants.yaml", x);
-    const char *home = sg_invoking_home();
-    return sg_xasprintf("%s/.config/skillgate/grants.yaml", home ? home : "/tmp");
+    cleanup_free char *dir = sg_config_dir(); /* the folder the sandbox masks */
+    return sg_xasprintf("%s/grants.yaml", dir);
 }
 
 static void add_rule(struct sg_perm *p, const struct sg_prule *r)
@@ -317,11 +314,32 @@ static int load_policy(struct sg_perm *p, const char *path, struct sg_diags *d)
     return r;
 }
 
-/* grants.yaml: grants: [{skill, digest, rule, effect, created}] */
-static json_t *read_grants(const char *path, struct sg_diags *d, int *err)
+/* grants.yaml: grants: [{skill, digest, rule, effect, created}]. An
+ * "always allow" there runs an undeclared program without asking, so the
+ * file is read only when it and its folder are the user's own (or root's)
+ * and nobody else may write them (sg_read_private_file); otherwise it is
+ * ignored, *err is -EPERM and *why (caller frees) says why (issue 14). */
+static json_t *read_grants(const char *path, struct sg_diags *d, int *err, char **why)
 {
     json_t *list = json_array();
-    struct sg_ynode *root = load_yaml(path, d, err);
+    cleanup_free char *buf = NULL;
+    size_t len = 0;
+    *why = NULL;
+    *err = sg_read_private_file(path, SG_MANIFEST_MAX, &buf, &len, why);
+    if (*err == -EPERM) {
+        sg_diag_add(d, SG_WARNING, path, 0, 0, NULL, "ignored, no grant in it applies: %s",
+                    *why);
+        return list;
+    }
+    if (*err < 0) {
+        sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "cannot be read: %s",
+                    *err == -EFBIG || *err == -EINVAL ? "not a regular file under 256 KiB"
+                                                      : strerror(-*err));
+        return list;
+    }
+    struct sg_ynode *root = NULL;
+    if (buf && sg_yaml_parse(buf, len, 0, path, d, &root) < 0)
+        *err = -EINVAL;
     const struct sg_ynode *g = root ? sg_y_get(root, "grants") : NULL;
     for (size_t i = 0; g && g->type == SG_Y_SEQ && i < g->n; i++) {
         const struct sg_ynode *it = g->kids[i];
@@ -352,6 +370,12 @@ static int write_grants(const char *path, json_t *list)
 {
     int mr = sg_mkdir_parent(path, 0700);
     if (mr < 0)
+        return mr;
+    /* never into a folder, or over a file, that is not ours alone */
+    cleanup_free char *old = NULL, *why = NULL;
+    size_t oldlen;
+    mr = sg_read_private_file(path, SG_MANIFEST_MAX, &old, &oldlen, &why);
+    if (mr == -EPERM)
         return mr;
     cleanup_free char *tmp = sg_xasprintf("%s.tmp.%d", path, (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -384,7 +408,8 @@ static int write_grants(const char *path, json_t *list)
 int sg_grants_list(const char *path, json_t **out, struct sg_diags *d)
 {
     int err;
-    *out = read_grants(path, d, &err);
+    cleanup_free char *why = NULL;
+    *out = read_grants(path, d, &err, &why);
     return err;
 }
 
@@ -407,7 +432,13 @@ struct sg_perm *sg_perm_new(const struct sg_perm_opts *o, struct sg_diags *d)
         return NULL;
     }
     int err;
-    json_t *grants = read_grants(p->grants_file, d, &err);
+    cleanup_free char *untrusted = NULL;
+    json_t *grants = read_grants(p->grants_file, d, &err, &untrusted);
+    if (err == -EPERM && o->bus) /* d has it for stderr; the trace and the TUI get this */
+        sg_bus_emit(o->bus, SG_EV_POLICY_APPLIED,
+                    json_pack("{s:s, s:s}", "grants_ignored", p->grants_file, "reason",
+                              untrusted),
+                    "grants file ignored, no saved \"always\" decision applies: %s", untrusted);
     size_t i;
     json_t *g;
     json_array_foreach(grants, i, g)
@@ -481,7 +512,8 @@ static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decisio
         return;
     struct sg_diags dd = {0};
     int err;
-    json_t *list = read_grants(p->grants_file, &dd, &err);
+    cleanup_free char *untrusted = NULL;
+    json_t *list = read_grants(p->grants_file, &dd, &err, &untrusted);
     char iso[32];
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);

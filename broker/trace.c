@@ -130,14 +130,7 @@ json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const stru
     return doc;
 }
 
-char *sg_state_dir(void)
-{
-    const char *x = secure_getenv("XDG_STATE_HOME");
-    if (x && x[0] == '/')
-        return sg_xasprintf("%s/skillgate", x);
-    const char *home = sg_invoking_home();
-    return sg_xasprintf("%s/.local/state/skillgate", home ? home : "/tmp");
-}
+/* sg_state_dir() lives in manifest/config.c: the sandbox masks the same folder. */
 
 static bool inside(const char *path, const char *root)
 {

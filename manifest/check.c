@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "config.h"
 #include "parse.h"
 #include "util.h"
 
@@ -560,28 +561,6 @@ static char *normalize(const char *in, bool *escapes)
     return out;
 }
 
-/* Resolve the longest existing prefix of abs with realpath and append the
- * rest, so a path that does not exist yet still gets its symlinks resolved. */
-static char *resolve_existing(const char *abs)
-{
-    cleanup_free char *cur = sg_xstrdup(abs);
-    size_t len = strlen(cur);
-    for (;;) {
-        char rp[PATH_MAX];
-        if (realpath(cur, rp)) {
-            const char *rest = abs + len;
-            if (!strcmp(rp, "/") && *rest == '/')
-                rest++;
-            return sg_xasprintf("%s%s", rp, rest);
-        }
-        char *slash = strrchr(cur, '/');
-        if (!slash || slash == cur)
-            return sg_xstrdup(abs);
-        *slash = '\0';
-        len = (size_t)(slash - cur);
-    }
-}
-
 static bool path_within(const char *path, const char *root)
 {
     size_t rl = strlen(root);
@@ -629,13 +608,48 @@ int sg_path_resolve(const char *root, const char *declared, char **out, const ch
         snprintf(rroot, sizeof rroot, "%s", root);
     cleanup_free char *joined = strcmp(norm, ".") ? sg_xasprintf("%s/%s", rroot, norm)
                                                   : sg_xstrdup(rroot);
-    cleanup_free char *resolved = resolve_existing(joined);
+    /* a path that does not exist yet still gets its symlinks resolved */
+    cleanup_free char *resolved = sg_path_real(joined);
     if (!path_within(resolved, rroot)) {
         *why = "leaves the skill root through a symlink";
         return -EPERM;
     }
     *out = steal_pointer(&resolved);
     return 0;
+}
+
+/* skillgate's own folders (config.h): reading them shows other runs' traces
+ * and the skill's own digest, writing them forges an "always" grant (issue
+ * 14). A path that is or is inside one is an error. A path that holds one is
+ * an error for write too: the plan masks the folder, but a mask cannot stop
+ * a skill from renaming one of the folder's parents aside and making its own
+ * folder, with its own grants, where skillgate will look next time. To read a
+ * folder that holds one ("~", "/") is a warning, as for credentials: the
+ * mask hides it entirely. */
+static bool own_dirs_ok(struct sg_pctx *c, bool write, const struct sg_ynode *n,
+                        const char *field, const char *abs)
+{
+    struct sg_own_dirs own;
+    sg_own_dirs_get(&own);
+    size_t w = 0;
+    enum sg_own_rel rel = sg_own_dirs_relation(&own, abs, &w);
+    bool ok = true;
+    if (rel == SG_OWN_INSIDE) {
+        bool same = !strcmp(abs, own.v[w].path);
+        pc_err(c, n, field, "%s is %sskillgate's own %s folder%s%s: a skill may never %s it", abs,
+               same ? "" : "inside ", own.v[w].what, same ? "" : " ", same ? "" : own.v[w].path,
+               write ? "write" : "read");
+        ok = false;
+    } else if (rel == SG_OWN_CONTAINS && write) {
+        pc_err(c, n, field, "refusing write access to %s: it holds skillgate's own %s folder %s; "
+               "name the folder the skill needs", abs, own.v[w].what, own.v[w].path);
+        ok = false;
+    } else if (rel == SG_OWN_CONTAINS) {
+        pc_warn(c, n, field, "covers skillgate's own %s folder %s; the skill will not see it "
+                "(it stays masked)", own.v[w].what, own.v[w].path);
+    }
+    sg_own_dirs_free(&own);
+    return ok;
 }
 
 void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
@@ -681,6 +695,8 @@ void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
             pc_warn(c, n, field, "covers %zu credential paths under %s (~/.ssh, ~/.aws, ...); "
                     "they stay masked", covered, home);
     }
+    if (!own_dirs_ok(c, write, n, field, abs))
+        return;
     struct sg_path **v = write ? &p->write : &p->read;
     size_t *nv = write ? &p->nwrite : &p->nread;
     for (size_t i = 0; i < *nv; i++)

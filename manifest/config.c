@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "parse.h"
@@ -8,13 +9,187 @@
 #include "util.h"
 #include "ynode.h"
 
+/* One base folder of the XDG spec: $VAR when it is absolute (the spec says a
+ * relative one is to be ignored), else HOME/fallback. The broker has always
+ * put its files under /tmp when the invoking user has no home. */
+static char *xdg_dir(const char *var, const char *fallback)
+{
+    const char *x = secure_getenv(var);
+    if (x && x[0] == '/')
+        return sg_xasprintf("%s/skillgate", x);
+    const char *home = sg_invoking_home();
+    return sg_xasprintf("%s/%s/skillgate", home ? home : "/tmp", fallback);
+}
+
+char *sg_config_dir(void)
+{
+    return xdg_dir("XDG_CONFIG_HOME", ".config");
+}
+
+char *sg_state_dir(void)
+{
+    return xdg_dir("XDG_STATE_HOME", ".local/state");
+}
+
 char *sg_config_default_path(void)
 {
-    const char *xdg = secure_getenv("XDG_CONFIG_HOME");
-    if (xdg && xdg[0] == '/')
-        return sg_xasprintf("%s/skillgate/config.yaml", xdg);
-    const char *home = sg_invoking_home();
-    return home ? sg_xasprintf("%s/.config/skillgate/config.yaml", home) : NULL;
+    cleanup_free char *dir = sg_config_dir();
+    return sg_xasprintf("%s/config.yaml", dir);
+}
+
+bool sg_path_within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (!strcmp(dir, "/"))
+        return path[0] == '/';
+    return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+char *sg_path_real(const char *abs)
+{
+    cleanup_free char *cur = sg_xstrdup(abs);
+    size_t len = strlen(cur);
+    for (;;) {
+        char rp[PATH_MAX];
+        if (realpath(cur, rp)) {
+            const char *rest = abs + len;
+            if (!strcmp(rp, "/") && *rest == '/')
+                rest++;
+            return sg_xasprintf("%s%s", rp, rest);
+        }
+        char *slash = strrchr(cur, '/');
+        if (!slash || slash == cur)
+            return sg_xstrdup(abs);
+        *slash = '\0';
+        len = (size_t)(slash - cur);
+    }
+}
+
+static void own_add(struct sg_own_dirs *o, const char *what, char *path)
+{
+    if (o->n >= SG_OWN_DIRS_MAX) {
+        free(path);
+        return;
+    }
+    o->v[o->n].what = what;
+    o->v[o->n].path = path;
+    o->v[o->n].real = sg_path_real(path);
+    o->n++;
+}
+
+void sg_own_dirs_get(struct sg_own_dirs *o)
+{
+    memset(o, 0, sizeof *o);
+    own_add(o, "config", sg_config_dir());
+    own_add(o, "state", sg_state_dir());
+    /* every place sandbox/launch.c (run directories) and broker/attach.c
+     * (the attach socket) may choose, whichever they choose today */
+    const char *rt = secure_getenv("XDG_RUNTIME_DIR");
+    if (rt && rt[0] == '/')
+        own_add(o, "runtime", sg_xasprintf("%s/skillgate", rt));
+    own_add(o, "runtime", sg_xasprintf("/dev/shm/skillgate-%u", (unsigned)getuid()));
+    own_add(o, "runtime", sg_xasprintf("/tmp/skillgate-%u", (unsigned)getuid()));
+}
+
+void sg_own_dirs_free(struct sg_own_dirs *o)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        free(o->v[i].path);
+        free(o->v[i].real);
+    }
+    memset(o, 0, sizeof *o);
+}
+
+enum sg_own_rel sg_own_dirs_relation(const struct sg_own_dirs *o, const char *path,
+                                     size_t *which)
+{
+    cleanup_free char *real = sg_path_real(path);
+    for (size_t i = 0; i < o->n; i++) {
+        if (sg_path_within(path, o->v[i].path) || sg_path_within(real, o->v[i].real)) {
+            if (which)
+                *which = i;
+            return SG_OWN_INSIDE;
+        }
+    }
+    for (size_t i = 0; i < o->n; i++) {
+        if (sg_path_within(o->v[i].path, path) || sg_path_within(o->v[i].real, real)) {
+            if (which)
+                *which = i;
+            return SG_OWN_CONTAINS;
+        }
+    }
+    return SG_OWN_NONE;
+}
+
+/* Owned by us or by root, and writable by nobody else. */
+static char *untrusted(const struct stat *st, const char *what, const char *path)
+{
+    uid_t me = geteuid();
+    if (st->st_uid != me && st->st_uid != 0)
+        return sg_xasprintf("%s %s belongs to uid %u, not to uid %u who runs skillgate (or root)",
+                            what, path, (unsigned)st->st_uid, (unsigned)me);
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return sg_xasprintf("%s %s is writable by %s (mode %04o; chmod go-w fixes it)", what,
+                            path, st->st_mode & S_IWOTH ? "others" : "its group",
+                            (unsigned)(st->st_mode & 07777));
+    return NULL;
+}
+
+int sg_read_private_file(const char *path, size_t max, char **buf, size_t *len, char **why)
+{
+    *buf = NULL;
+    *len = 0;
+    *why = NULL;
+    const char *slash = strrchr(path, '/');
+    cleanup_free char *dir = slash ? (slash == path ? sg_xstrdup("/")
+                                                    : sg_xstrndup(path, (size_t)(slash - path)))
+                                   : sg_xstrdup(".");
+    const char *base = slash ? slash + 1 : path;
+    /* the folder may be a link (dotfiles): what counts is the folder it is */
+    cleanup_fd int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    struct stat st;
+    if (fstat(dfd, &st) < 0)
+        return -errno;
+    if ((*why = untrusted(&st, "its folder", dir)))
+        return -EPERM;
+    cleanup_fd int fd = openat(dfd, base, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+                                              O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ELOOP) {
+            *why = sg_xasprintf("%s is a symbolic link", path);
+            return -EPERM;
+        }
+        return errno == ENOENT ? 0 : -errno;
+    }
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EINVAL;
+    if ((*why = untrusted(&st, "the file", path)))
+        return -EPERM;
+    if ((size_t)st.st_size > max)
+        return -EFBIG;
+    char *b = sg_xmalloc((size_t)st.st_size + 1);
+    size_t n = 0;
+    while (n < (size_t)st.st_size) {
+        ssize_t r = read(fd, b + n, (size_t)st.st_size - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(b);
+            return -e;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return 0;
 }
 
 void sg_config_free(struct sg_config *cfg)
@@ -117,29 +292,26 @@ int sg_config_load(const char *path, struct sg_config *cfg, struct sg_diags *d)
     memset(cfg, 0, sizeof *cfg);
     if (!path)
         return 0;
-    cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return 0;
-        sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "cannot be read: %s", strerror(errno));
-        return -EINVAL;
+    cleanup_free char *buf = NULL, *why = NULL;
+    size_t len = 0;
+    int r = sg_read_private_file(path, SG_MANIFEST_MAX, &buf, &len, &why);
+    if (r == -EPERM) {
+        /* key bindings, skill folders: a file someone else could have
+         * written must not decide them (issue 14) */
+        sg_diag_add(d, SG_WARNING, path, 0, 0, NULL, "ignored: %s", why);
+        return 0;
     }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SG_MANIFEST_MAX) {
+    if (r == -EFBIG || r == -EINVAL) {
         sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "not a regular file under %d bytes",
                     SG_MANIFEST_MAX);
         return -EINVAL;
     }
-    cleanup_free char *buf = sg_xmalloc((size_t)st.st_size + 1);
-    size_t len = 0;
-    while (len < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + len, (size_t)st.st_size - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
+    if (r < 0) {
+        sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "cannot be read: %s", strerror(-r));
+        return -EINVAL;
     }
+    if (!buf)
+        return 0;
     cfg->path = sg_xstrdup(path);
     size_t before = sg_diags_count(d, SG_ERROR);
     struct sg_ynode *root = NULL;

@@ -2,6 +2,9 @@
 #ifndef SG_CONFIG_H
 #define SG_CONFIG_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "diag.h"
 
 /* One "action: keys" line of the keys: section, checked by the TUI. */
@@ -23,9 +26,66 @@ struct sg_config {
 /* The default location: $XDG_CONFIG_HOME/skillgate/config.yaml, or
  * ~/.config/skillgate/config.yaml. Caller frees. */
 char *sg_config_default_path(void);
-/* Read path (a missing file is an empty config, not an error). Problems go to
- * d. Returns 0, or -EINVAL when the file has errors. */
+/* Read path (a missing file is an empty config, not an error). A file that
+ * is not the user's own (sg_read_private_file) is ignored with a warning.
+ * Problems go to d. Returns 0, or -EINVAL when the file has errors. */
 int sg_config_load(const char *path, struct sg_config *cfg, struct sg_diags *d);
 void sg_config_free(struct sg_config *cfg);
+
+/* ---- skillgate's own folders ----
+ *
+ * Its settings and grants, its records, its runtime sockets and mount points.
+ * A skill that could read them would learn other runs' traces and its own
+ * digest; one that could write them would forge an "always" grant. They are
+ * computed here, once, for every layer: the manifest check refuses a declared
+ * path that is or is inside one (check.c), the plan masks each wherever a
+ * declared path covers it (sandbox/plan.c), and the broker keeps its files
+ * there (trace, audit, grants). Each returns a string the caller frees. */
+
+/* $XDG_CONFIG_HOME/skillgate (absolute only), else ~/.config/skillgate:
+ * config.yaml, grants.yaml, themes/. */
+char *sg_config_dir(void);
+/* $XDG_STATE_HOME/skillgate (absolute only), else ~/.local/state/skillgate:
+ * traces/, audit.jsonl. */
+char *sg_state_dir(void);
+
+/* Every one of them, runtime folders included (each place the broker may
+ * put its run directories or its attach socket: $XDG_RUNTIME_DIR/skillgate,
+ * /dev/shm/skillgate-UID, /tmp/skillgate-UID). real is path with the
+ * symlinks of its existing part resolved (sg_path_real). */
+#define SG_OWN_DIRS_MAX 5
+struct sg_own_dirs {
+    size_t n;
+    struct {
+        const char *what; /* "config", "state", "runtime" */
+        char *path, *real;
+    } v[SG_OWN_DIRS_MAX];
+};
+void sg_own_dirs_get(struct sg_own_dirs *o);
+void sg_own_dirs_free(struct sg_own_dirs *o);
+
+/* How an absolute path stands to them: it is one or lies inside one
+ * (SG_OWN_INSIDE), or one lies inside it (SG_OWN_CONTAINS: "~", "/",
+ * "~/.config"). Compared both as written and with symlinks resolved; *which
+ * (may be NULL) is the index of the first folder concerned. */
+enum sg_own_rel { SG_OWN_NONE, SG_OWN_INSIDE, SG_OWN_CONTAINS };
+enum sg_own_rel sg_own_dirs_relation(const struct sg_own_dirs *o, const char *path,
+                                     size_t *which);
+
+/* An absolute path with the longest prefix that exists resolved by
+ * realpath and the rest appended, so a path not made yet still has its
+ * symlinks resolved. Caller frees. */
+char *sg_path_real(const char *abs);
+/* path is dir or below it (both absolute and normalized; "/" holds all). */
+bool sg_path_within(const char *path, const char *dir);
+
+/* Read a settings file that can widen what a skill gets (grants.yaml,
+ * config.yaml) only when it and its folder belong to the user running
+ * skillgate (or to root) and no one else may write them; the file itself is
+ * never followed through a symlink. Returns 0 with *buf NULL when there is
+ * no such file; -EINVAL when it is not a regular file; 0 with the bytes in *buf (NUL-terminated, *len); -EPERM with
+ * the reason in *why (caller frees) when it is not to be trusted; -EFBIG over
+ * max; else -errno. */
+int sg_read_private_file(const char *path, size_t max, char **buf, size_t *len, char **why);
 
 #endif

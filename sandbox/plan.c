@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "config.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -166,6 +167,95 @@ static void plan_env(struct sg_plan *p, const struct sg_skill *sk, const struct 
     p->envp[p->nenv] = NULL;
 }
 
+static void drop_rw_path(struct sg_plan *p, const char *path)
+{
+    for (size_t i = 0; i < p->nrw; i++) {
+        if (!strcmp(p->rw_paths[i], path)) {
+            free(p->rw_paths[i]);
+            memmove(p->rw_paths + i, p->rw_paths + i + 1, (p->nrw - i - 1) * sizeof *p->rw_paths);
+            p->nrw--;
+            return;
+        }
+    }
+}
+
+/* dir + rest, where rest is "" or starts with '/'. */
+static char *join_in(const char *dir, const char *rest)
+{
+    return !strcmp(dir, "/") && rest[0] ? sg_xstrdup(rest) : sg_xasprintf("%s%s", dir, rest);
+}
+
+/* skillgate's own folders (manifest/config.h: its grants and config, its
+ * traces and audit log, its run directories and attach socket) are never
+ * shown to a skill, whatever was declared; the manifest check refuses such
+ * paths, and this holds even if it was not asked, or the host changed since.
+ * Each bind is compared with symlinks resolved, as the kernel follows them
+ * when it binds: a bind that shows one of them from the inside becomes a
+ * mask; one that holds one gets a mask over it where the sandbox sees it,
+ * and when it was writable it is made read-only, since a skill that may
+ * write a folder's parent can rename the folder aside and put its own in its
+ * place (a mount point moves with its parent). */
+static void mask_own_dirs(struct sg_plan *p)
+{
+    struct sg_own_dirs own;
+    sg_own_dirs_get(&own);
+    char **masks = NULL, **whys = NULL;
+    size_t nmasks = 0, nwhys = 0;
+    for (size_t k = 0; k < p->nmounts; k++) {
+        struct sg_mount *m = &p->mounts[k];
+        if (m->kind != SG_MNT_BIND_RO && m->kind != SG_MNT_BIND_RW)
+            continue;
+        cleanup_free char *rs = sg_path_real(m->src);
+        for (size_t i = 0; i < own.n; i++) {
+            const char *what = own.v[i].what;
+            if (sg_path_within(rs, own.v[i].real) || sg_path_within(m->src, own.v[i].path)) {
+                drop_rw_path(p, m->dst);
+                m->kind = SG_MNT_MASK;
+                free(m->src);
+                m->src = NULL;
+                free(m->why);
+                m->why = sg_xasprintf("skillgate's own %s folder, never shown to a skill", what);
+                break;
+            }
+            const char *rest;
+            if (sg_path_within(own.v[i].real, rs))
+                rest = own.v[i].real + (strcmp(rs, "/") ? strlen(rs) : 0);
+            else if (sg_path_within(own.v[i].path, m->src))
+                rest = own.v[i].path + (strcmp(m->src, "/") ? strlen(m->src) : 0);
+            else
+                continue;
+            if (m->kind == SG_MNT_BIND_RW) {
+                drop_rw_path(p, m->dst);
+                m->kind = SG_MNT_BIND_RO;
+                free(m->why);
+                m->why = sg_xasprintf("declared write path, read-only: it holds skillgate's own "
+                                      "%s folder", what);
+            }
+            char *t = join_in(m->dst, rest);
+            bool have = false;
+            for (size_t j = 0; j < nmasks && !have; j++)
+                have = !strcmp(masks[j], t);
+            if (have) {
+                free(t);
+                continue;
+            }
+            add_str(&masks, &nmasks, t);
+            free(t);
+            t = sg_xasprintf("skillgate's own %s folder, always masked", what);
+            add_str(&whys, &nwhys, t);
+            free(t);
+        }
+    }
+    for (size_t j = 0; j < nmasks; j++) {
+        add_mount(p, SG_MNT_MASK, NULL, masks[j], whys[j]);
+        free(masks[j]);
+        free(whys[j]);
+    }
+    free(masks);
+    free(whys);
+    sg_own_dirs_free(&own);
+}
+
 static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
 {
     const struct sg_policy *pol = &sk->policy;
@@ -232,6 +322,7 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
         if (exposed && lstat(s, &st) == 0)
             add_mount(p, SG_MNT_MASK, NULL, s, "credentials, always masked");
     }
+    mask_own_dirs(p);
 }
 
 static void plan_identity(struct sg_plan *p)

@@ -2,9 +2,12 @@
  * fold of both formats into one Policy. */
 #include "helpers.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "parse.h"
+#include "sandbox.h"
 #include "skill.h"
 #include "util.h"
 
@@ -254,6 +257,116 @@ static void paths(void **st)
     sg_skill_free(sk);
 }
 
+/* skillgate's own folders (issue 14): declaring one, or a path inside one,
+ * is an error; a write path that holds one too; a read path that holds one
+ * is a warning (the run masks it). */
+static void own_folders(void **st)
+{
+    (void)st;
+    setenv("XDG_CONFIG_HOME", "/nonexistent/cfg", 1);
+    setenv("XDG_STATE_HOME", "/nonexistent/state", 1);
+    setenv("XDG_RUNTIME_DIR", "/nonexistent/run", 1);
+    struct sg_skill *sk = th_skill(
+        NULL, HEAD "permissions:\n  filesystem:\n"
+                   "    read: [/nonexistent/cfg/skillgate, /nonexistent/state/skillgate/traces, "
+                   "/nonexistent/cfg, /nonexistent/run]\n"
+                   "    write: [/nonexistent/state, /nonexistent/cfg/skillgate/grants.yaml, "
+                   "/nonexistent/run/skillgate, /tmp, /nonexistent/other]\n");
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 12, "permissions.filesystem.read[0]",
+                   "is skillgate's own config folder: a skill may never read it");
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 40, "permissions.filesystem.read[1]",
+                   "is inside skillgate's own state folder /nonexistent/state/skillgate");
+    th_assert_diag(&sk->diags, SG_WARNING, 6, 77, "permissions.filesystem.read[2]",
+                   "covers skillgate's own config folder /nonexistent/cfg/skillgate");
+    th_assert_diag(&sk->diags, SG_WARNING, 6, 95, "permissions.filesystem.read[3]",
+                   "covers skillgate's own runtime folder /nonexistent/run/skillgate");
+    th_assert_diag(&sk->diags, SG_ERROR, 7, 13, "permissions.filesystem.write[0]",
+                   "refusing write access to /nonexistent/state: it holds skillgate's own state");
+    th_assert_diag(&sk->diags, SG_ERROR, 7, 33, "permissions.filesystem.write[1]",
+                   "inside skillgate's own config folder");
+    th_assert_diag(&sk->diags, SG_ERROR, 7, 73, "permissions.filesystem.write[2]",
+                   "is skillgate's own runtime folder: a skill may never write it");
+    th_assert_diag(&sk->diags, SG_ERROR, 7, 101, "permissions.filesystem.write[3]",
+                   "it holds skillgate's own runtime folder /tmp/skillgate-");
+    const struct sg_policy *p = &sk->policy;
+    assert_int_equal(p->nread, 3); /* the root and the two warned about */
+    assert_int_equal(p->nwrite, 1);
+    assert_string_equal(p->write[0].path, "/nonexistent/other");
+    sg_skill_free(sk);
+    unsetenv("XDG_CONFIG_HOME");
+    unsetenv("XDG_STATE_HOME");
+    unsetenv("XDG_RUNTIME_DIR");
+}
+
+static const struct sg_mount *mount_at(const struct sg_plan *pl, const char *dst)
+{
+    const struct sg_mount *hit = NULL;
+    for (size_t i = 0; i < pl->nmounts; i++)
+        if (!strcmp(pl->mounts[i].dst, dst))
+            hit = &pl->mounts[i]; /* the last one there is what the skill sees */
+    return hit;
+}
+
+/* The second line: a policy that reached the plan without the check (the
+ * host changed since, or a caller skipped it) still shows none of them. */
+static void plan_masks_own_folders(void **st)
+{
+    (void)st;
+    cleanup_free char *t = th_tmpdir();
+    th_mkdirs(t, "cfg/skillgate");
+    th_mkdirs(t, "state/skillgate/traces");
+    cleanup_free char *cfg = sg_xasprintf("%s/cfg", t), *state = sg_xasprintf("%s/state", t);
+    cleanup_free char *link = sg_xasprintf("%s/link", t);
+    assert_int_equal(symlink(cfg, link), 0);
+    setenv("XDG_CONFIG_HOME", cfg, 1);
+    setenv("XDG_STATE_HOME", state, 1);
+    struct sg_skill *sk = th_skill(NULL, HEAD "entrypoint:\n  command: python3\n");
+    assert_false(sg_skill_has_errors(sk));
+    struct sg_policy *p = &sk->policy;
+    const char *writes[] = {cfg}, *reads[] = {link, state};
+    cleanup_free char *traces = sg_xasprintf("%s/skillgate/traces", state);
+    const char *reads2[] = {traces};
+    p->write = sg_xrealloc(p->write, 2 * sizeof *p->write);
+    memset(&p->write[0], 0, sizeof p->write[0]);
+    p->write[0].path = sg_xstrdup(writes[0]);
+    p->nwrite = 1;
+    p->read = sg_xrealloc(p->read, (p->nread + 3) * sizeof *p->read);
+    for (size_t i = 0; i < 3; i++) {
+        struct sg_path *e = &p->read[p->nread++];
+        memset(e, 0, sizeof *e);
+        e->path = sg_xstrdup(i < 2 ? reads[i] : reads2[0]);
+    }
+    struct sg_run_opts o = {.allow_degraded = true};
+    struct sg_plan pl;
+    const char *why = NULL;
+    assert_int_equal(sg_plan_build(sk, &o, &pl, &why), 0);
+    cleanup_free char *cfg_own = sg_xasprintf("%s/skillgate", cfg);
+    cleanup_free char *link_own = sg_xasprintf("%s/skillgate", link);
+    cleanup_free char *state_own = sg_xasprintf("%s/skillgate", state);
+    /* a writable folder that holds one is read-only, and it is masked */
+    const struct sg_mount *m = mount_at(&pl, cfg);
+    assert_non_null(m);
+    assert_int_equal(m->kind, SG_MNT_BIND_RO);
+    for (size_t i = 0; i < pl.nrw; i++)
+        assert_string_not_equal(pl.rw_paths[i], cfg);
+    assert_non_null((m = mount_at(&pl, cfg_own)));
+    assert_int_equal(m->kind, SG_MNT_MASK);
+    /* through a symlink: masked where the sandbox sees it */
+    assert_non_null((m = mount_at(&pl, link_own)));
+    assert_int_equal(m->kind, SG_MNT_MASK);
+    assert_non_null((m = mount_at(&pl, state_own)));
+    assert_int_equal(m->kind, SG_MNT_MASK);
+    /* a path inside one is never bound */
+    assert_non_null((m = mount_at(&pl, traces)));
+    assert_int_equal(m->kind, SG_MNT_MASK);
+    assert_null(m->src);
+    sg_plan_free(&pl);
+    sg_skill_free(sk);
+    unsetenv("XDG_CONFIG_HOME");
+    unsetenv("XDG_STATE_HOME");
+    th_rmrf(t);
+}
+
 static void both_formats_fold(void **st)
 {
     (void)st;
@@ -299,6 +412,8 @@ int main(void)
         cmocka_unit_test(env_names),
         cmocka_unit_test(paths),
         cmocka_unit_test(both_formats_fold),
+        cmocka_unit_test(own_folders),
+        cmocka_unit_test(plan_masks_own_folders),
     };
     return cmocka_run_group_tests_name("sandbox_yaml", tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* SKILL.md: frontmatter, every field, every error. */
 #include "helpers.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "skill.h"
@@ -309,6 +310,24 @@ static void claude_code_extras(void **st)
     free(big);
 }
 
+/* issue 14: the wasm: block may not name skillgate's own folders either */
+static void wasm_block_own_folders(void **st)
+{
+    (void)st;
+    setenv("XDG_CONFIG_HOME", "/nonexistent/cfg", 1);
+    struct sg_skill *sk = th_skill(
+        MD("name: demo\ndescription: x\nwasm:\n  filesystem:\n"
+           "    read: [/nonexistent/cfg/skillgate/grants.yaml]\n    write: [/nonexistent/cfg]\n"),
+        NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 12, "wasm.filesystem.read[0]",
+                   "inside skillgate's own config folder /nonexistent/cfg/skillgate");
+    th_assert_diag(&sk->diags, SG_ERROR, 7, 13, "wasm.filesystem.write[0]",
+                   "it holds skillgate's own config folder");
+    assert_int_equal(sk->policy.nwrite, 0);
+    sg_skill_free(sk);
+    unsetenv("XDG_CONFIG_HOME");
+}
+
 static void wasm_block_folds_into_policy(void **st)
 {
     (void)st;
@@ -372,6 +391,7 @@ int main(void)
         cmocka_unit_test(wrong_types),
         cmocka_unit_test(claude_code_extras),
         cmocka_unit_test(wasm_block_folds_into_policy),
+        cmocka_unit_test(wasm_block_own_folders),
         cmocka_unit_test(diagnostic_line_format),
     };
     return cmocka_run_group_tests_name("skillmd", tests, NULL, NULL);
