@@ -10,14 +10,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "util.h"
 
 char *sg_attach_path(bool mk)
 {
-    const char *rt = secure_getenv("XDG_RUNTIME_DIR");
-    char *dir = rt && rt[0] == '/' ? sg_xasprintf("%s/skillgate", rt)
-                                   : sg_xasprintf("/tmp/skillgate-%u", (unsigned)getuid());
-    if (mk && mkdir(dir, 0700) < 0 && errno != EEXIST) {
+    char *dir = sg_runtime_dir(); /* the run directories' folder: one place, never a fixed
+                                   * name in a world-writable one */
+    if (mk && mkdir(dir, 0700) < 0 && errno != EEXIST &&
+        (errno != ENOENT || sg_mkdir_parent(dir, 0700) < 0 ||
+         (mkdir(dir, 0700) < 0 && errno != EEXIST))) {
         free(dir);
         return NULL;
     }

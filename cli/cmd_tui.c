@@ -36,8 +36,9 @@ int cmd_tui(int argc, char **argv)
                    "                       (or a .yaml path); NO_COLOR means attributes only\n"
                    "  --list-themes        the themes found\n"
                    "  --attach             show the runs of agents using `skillgate serve` and\n"
-                   "                       answer their requests (listens on\n"
-                   "                       $XDG_RUNTIME_DIR/skillgate/attach.sock, mode 0600)\n"
+                   "                       answer their requests (listens on attach.sock,\n"
+                   "                       mode 0600, in $XDG_RUNTIME_DIR/skillgate, or\n"
+                   "                       /run/skillgate for root, or the state folder's run/)\n"
                    "  --prompt-timeout S   an unanswered prompt is a deny after S seconds (60)\n"
                    "  --script FILE        headless: keys from FILE, screens dumped (for tests)\n"
                    "  --size COLSxROWS     the headless screen's size (80x24)\n");

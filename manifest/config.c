@@ -82,13 +82,28 @@ void sg_own_dirs_get(struct sg_own_dirs *o)
     memset(o, 0, sizeof *o);
     own_add(o, "config", sg_config_dir());
     own_add(o, "state", sg_state_dir());
-    /* every place sandbox/launch.c (run directories) and broker/attach.c
-     * (the attach socket) may choose, whichever they choose today */
+    /* where sandbox/launch.c keeps run directories and broker/attach.c
+     * the attach socket */
+    own_add(o, "runtime", sg_runtime_dir());
+}
+
+/* A folder only its owner (who is uid, or root) may write, and not a link. */
+static bool private_dir(const char *path, uid_t uid)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_uid == uid || st.st_uid == 0) &&
+           !(st.st_mode & 022);
+}
+
+char *sg_runtime_dir(void)
+{
     const char *rt = secure_getenv("XDG_RUNTIME_DIR");
-    if (rt && rt[0] == '/')
-        own_add(o, "runtime", sg_xasprintf("%s/skillgate", rt));
-    own_add(o, "runtime", sg_xasprintf("/dev/shm/skillgate-%u", (unsigned)getuid()));
-    own_add(o, "runtime", sg_xasprintf("/tmp/skillgate-%u", (unsigned)getuid()));
+    if (rt && rt[0] == '/' && private_dir(rt, getuid()))
+        return sg_xasprintf("%s/skillgate", rt);
+    if (getuid() == 0 && private_dir("/run", 0))
+        return sg_xstrdup("/run/skillgate");
+    cleanup_free char *state = sg_state_dir();
+    return sg_xasprintf("%s/run", state);
 }
 
 void sg_own_dirs_free(struct sg_own_dirs *o)

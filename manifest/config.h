@@ -49,9 +49,14 @@ char *sg_config_dir(void);
  * traces/, audit.jsonl. */
 char *sg_state_dir(void);
 
-/* Every one of them, runtime folders included (each place the broker may
- * put its run directories or its attach socket: $XDG_RUNTIME_DIR/skillgate,
- * /dev/shm/skillgate-UID, /tmp/skillgate-UID). real is path with the
+/* Where run directories and the attach socket live: never a fixed name in
+ * a folder others may write (another user who made /dev/shm/skillgate-0
+ * first once stopped every root run). $XDG_RUNTIME_DIR/skillgate when that
+ * folder is private; /run/skillgate for root; else <state dir>/run. Both
+ * `run` and `tui --attach` find the same one from the same environment. */
+char *sg_runtime_dir(void);
+
+/* Every one of them, the runtime folder (sg_runtime_dir) included. real is path with the
  * symlinks of its existing part resolved (sg_path_real). */
 #define SG_OWN_DIRS_MAX 5
 struct sg_own_dirs {

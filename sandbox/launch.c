@@ -57,6 +57,7 @@
 #include "mounts.h"
 #include "nft.h"
 #include "sandbox.h"
+#include "config.h"
 #include "seccomp_filter.h"
 #include "util.h"
 
@@ -456,25 +457,23 @@ static int write_proc(pid_t pid, const char *file, const char *text)
     return sg_write_file(path, text);
 }
 
-static char *run_base(void)
-{
-    const char *xdg = secure_getenv("XDG_RUNTIME_DIR");
-    struct stat st;
-    if (xdg && xdg[0] == '/' && stat(xdg, &st) == 0 && st.st_uid == getuid())
-        return sg_xasprintf("%s/skillgate", xdg);
-    /* a tmpfs where there is one: the run's mount point is made and removed
-     * on every run, 0.19 ms on this machine's ext4 /tmp, 0.007 ms there */
-    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))
-        return sg_xasprintf("/dev/shm/skillgate-%u", getuid());
-    return sg_xasprintf("/tmp/skillgate-%u", getuid());
-}
-
-/* A private directory of ours: refuse one someone else made or a symlink. */
+/* A private directory of ours: refuse one someone else made or a symlink.
+ * Its parents are made when missing (the state-folder fallback of
+ * sg_runtime_dir); they are the user's own or root's. */
 static int own_dir(const char *path)
 {
     struct stat st;
-    if (mkdir(path, 0700) < 0 && errno != EEXIST)
-        return -errno;
+    if (mkdir(path, 0700) < 0) {
+        if (errno == ENOENT) {
+            int r = sg_mkdir_parent(path, 0700);
+            if (r < 0)
+                return r;
+            if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        } else if (errno != EEXIST) {
+            return -errno;
+        }
+    }
     if (lstat(path, &st) < 0)
         return -errno;
     if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
@@ -591,7 +590,7 @@ static void close_decoys(struct sg_sandbox *sb)
 int sg_sandbox_clean_stale(void)
 {
     sg_sandbox_reap(); /* the last run's pid 1 is gone by now */
-    cleanup_free char *base = run_base();
+    cleanup_free char *base = sg_runtime_dir();
     int n = sg_cgroup_clean_stale();
     DIR *d = opendir(base);
     if (!d)
@@ -661,7 +660,7 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         snprintf(step, steplen, __VA_ARGS__);       \
         goto fail;                                  \
     } while (0)
-    cleanup_free char *base = run_base();
+    cleanup_free char *base = sg_runtime_dir();
     if ((r = own_dir(base)) < 0)
         FAIL(r, "run directory %s", base);
     sb->rundir = sg_xasprintf("%s/run-%s", base, p->run_id);

@@ -1206,6 +1206,70 @@ def raw_concurrent_calls_and_eof(base):
     env.check_sanitizers()
 
 
+@test("run", "root")
+def squatted_runtime_names_stop_nothing(base):
+    """Root without XDG_RUNTIME_DIR (sudo, cron, services) once used
+    /dev/shm/skillgate-0 for runs and /tmp/skillgate-0 for the attach socket:
+    another user who made them first failed every root run (exit 125) and
+    cut the TUI off, so agents' requests fell to deny. Now neither name is
+    used: runs and the attach socket live in /run/skillgate."""
+    env = Env(base)
+    env.env.pop("XDG_RUNTIME_DIR")
+    squat = ["/dev/shm/skillgate-0", "/tmp/skillgate-0"]
+    made = []
+    for d in squat:
+        if not os.path.lexists(d):
+            os.mkdir(d, 0o700)
+            made.append(d)
+        st = os.lstat(d)
+        saved = (st.st_uid, st.st_gid, st.st_mode)
+        os.chown(d, 65534, 65534, follow_symlinks=False)  # nobody got there first
+        made.append((d, saved))
+    tui = None
+    try:
+        p = subprocess.run([SG, "run", "-i", '{"seconds": 0}',
+                            os.path.join(SRC, "tests", "tui-skills", "tui-slow")],
+                           capture_output=True, text=True, env=env.env, timeout=60, cwd="/",
+                           stdin=subprocess.DEVNULL, start_new_session=True)
+        assert p.returncode == 0 and "SLOW-DONE" in p.stdout, (p.returncode, p.stderr[-800:])
+        os.makedirs("/run/skillgate", mode=0o700, exist_ok=True)
+        sock = "/run/skillgate/attach.sock"
+        if os.path.lexists(sock):
+            os.unlink(sock)
+        d = os.path.join(env.dir, "rt")
+        env.runtime = d  # FakeTui listens in <runtime>/skillgate: make that /run/skillgate
+        os.symlink("/run", d)
+        tui = FakeTui(env)
+        skill = make_writer(env.dir)
+        s = Raw(env)
+        try:
+            s.initialize()
+            s.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "check_tool_permission", "arguments": {
+                    "skill": skill, "tool": "Bash", "description": "rm -rf /tmp/x"}}}).encode()
+                   + b"\n")
+            pr = tui.next("prompt", timeout=20)  # the agent's request reached the TUI
+            tui.send({"type": "answer", "id": pr["id"], "decision": "deny"})
+            e = wait_either(s, 2, "the check answered by the TUI")
+            assert e["result"]["structuredContent"]["decided_by"] == "person", e
+        finally:
+            s.kill()
+    finally:
+        if tui:
+            tui.close()
+        if os.path.lexists("/run/skillgate/attach.sock"):
+            os.unlink("/run/skillgate/attach.sock")
+        for x in made:
+            if isinstance(x, tuple):
+                d, (uid, gid, mode) = x
+                if os.path.lexists(d):
+                    os.chown(d, uid, gid, follow_symlinks=False)
+        for x in made:
+            if isinstance(x, str):
+                shutil.rmtree(x, ignore_errors=True)
+    env.check_sanitizers()
+
+
 @test("run")
 def eof_during_a_run_still_leaves_its_records(base):
     """The client goes away mid-run: the server stops the run, and the run
@@ -1313,10 +1377,13 @@ def main():
     why["run"] = preflight_run(base)
     CAN_RUN = why["run"] is None
     why["tmux"] = None if TMUX else "tmux is not installed (apt-get install tmux)"
+    why["root"] = None if os.geteuid() == 0 else (
+        "needs root: another account squats the names root once used")
     failed = 0
     for i, (fn, needs) in enumerate(TESTS, 1):
         label = fn.__name__
-        reason = next((why[n] for n in ("sdk", "run", "tmux") if n in needs and why.get(n)), None)
+        reason = next((why[n] for n in ("sdk", "run", "tmux", "root") if n in needs and why.get(n)),
+                      None)
         if reason:
             if IN_CI:
                 failed += 1

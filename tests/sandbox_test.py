@@ -595,9 +595,13 @@ def timeout_kills_daemonized_grandchildren(m, base):
 
 
 def run_base(m):
-    """Where the runs' directories live: /dev/shm (sticky tmpfs) or /tmp (launch.c)."""
-    shm = os.path.isdir("/dev/shm") and os.stat("/dev/shm").st_mode & stat.S_ISVTX
-    return f"/dev/shm/skillgate-{m.uid}" if shm else f"/tmp/skillgate-{m.uid}"
+    """Where the runs' directories live (manifest/config.c, sg_runtime_dir): the
+    tests set no XDG_RUNTIME_DIR, so /run/skillgate for root, else the state
+    folder's run/ (never a fixed name in a world-writable folder)."""
+    st = os.lstat("/run") if os.path.isdir("/run") else None
+    if m.uid == 0 and st and st.st_uid == 0 and not st.st_mode & 0o022:
+        return "/run/skillgate"
+    return os.path.join(m.state, "skillgate", "run")
 
 
 def run_leftovers(m):
