@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "notifpath.h"
 #include "perm.h"
 #include "util.h"
@@ -149,8 +150,11 @@ struct write_wait {
     bool ask2; /* a rename whose destination is outside the writable paths too */
 };
 
-/* The host folder behind the deepest bind over path, and path below it. */
-static int host_parent(const struct sg_plan *p, const char *path, char *rel, size_t relmax)
+/* The bind a sandbox path lies in (the deepest mount over it decides), and
+ * the path below it; NULL when that is a private tmpfs, a mask or the
+ * sandbox's own root: no host place. */
+static const struct sg_mount *host_bind(const struct sg_plan *p, const char *path,
+                                        const char **below)
 {
     const struct sg_mount *best = NULL;
     for (size_t i = 0; i < p->nmounts; i++) {
@@ -161,14 +165,45 @@ static int host_parent(const struct sg_plan *p, const char *path, char *rel, siz
             best = m;
     }
     if (!best || (best->kind != SG_MNT_BIND_RO && best->kind != SG_MNT_BIND_RW))
-        return -EROFS; /* a private tmpfs or the sandbox's own root: no host place */
+        return NULL;
     const char *r = path + strlen(best->dst);
     while (*r == '/')
         r++;
+    *below = r;
+    return best;
+}
+
+/* The host folder behind the deepest bind over path, and path below it. */
+static int host_parent(const struct sg_plan *p, const char *path, char *rel, size_t relmax)
+{
+    const char *r;
+    const struct sg_mount *best = host_bind(p, path, &r);
+    if (!best)
+        return -EROFS;
     if (!*r || snprintf(rel, relmax, "%s", r) >= (int)relmax)
         return -EINVAL;
     int dfd = open(best->src, O_PATH | O_DIRECTORY | O_CLOEXEC);
     return dfd < 0 ? -errno : dfd;
+}
+
+/* Would doing this to path touch skillgate's own folders on the host (be
+ * one, be in one, or hold one that a rename or rmdir would move)? Then no
+ * rule or person may approve it: that is how a grant gets forged. */
+static const char *own_folder_hit(const struct sg_plan *p, const char *path)
+{
+    const char *r;
+    const struct sg_mount *b = host_bind(p, path, &r);
+    if (!b)
+        return NULL;
+    cleanup_free char *host = *r ? sg_xasprintf("%s/%s", b->src, r) : sg_xstrdup(b->src);
+    struct sg_own_dirs own;
+    sg_own_dirs_get(&own);
+    size_t which = 0;
+    const char *what = sg_own_dirs_relation(&own, host, &which) != SG_OWN_NONE
+                           ? own.v[which].what
+                           : NULL;
+    sg_own_dirs_free(&own);
+    return what; /* a static string: "config", "state", "runtime" */
 }
 
 /* An approved write is a write: the broker (root) opened the file with the
@@ -395,7 +430,23 @@ int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_
     bool brokerable = strcmp(syscall, "link") && strcmp(syscall, "linkat") &&
                       strcmp(syscall, "symlink") && strcmp(syscall, "symlinkat") &&
                       strcmp(syscall, "mknod") && strcmp(syscall, "mknodat");
-    if (r == 0 && perm && write_may_ask(p) && brokerable) {
+    bool asks = r == 0 && perm && write_may_ask(p) && brokerable;
+    const char *own = NULL;
+    if (asks && (own = own_folder_hit(p, ok1 ? path2 : path1)) == NULL && path2[0] && !ok2)
+        own = own_folder_hit(p, path2);
+    if (own) {
+        const char *bad = ok1 ? path2 : path1;
+        resp->flags = 0;
+        resp->error = -EACCES;
+        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", syscall, "path", bad,
+                              "class", "persistence", "reason", "skillgate's own folder",
+                              "prevented", 1),
+                    "%s of %s refused: it touches skillgate's own %s folder, which no rule or "
+                    "person may let a skill change", syscall, bad, own);
+        return 1;
+    }
+    if (asks) {
         struct write_wait *w = sg_xcalloc(1, sizeof *w);
         w->p = p;
         w->bus = bus;

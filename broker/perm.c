@@ -863,21 +863,10 @@ static bool scope_declares(const struct sg_policy *pol, const char *tool, const 
 static void canonical_path(char *path, size_t max)
 {
     if (path[0] != '/' || sg_path_normalize(path) < 0)
-        return;
-    char head[PATH_MAX], real[PATH_MAX], out[PATH_MAX];
-    snprintf(head, sizeof head, "%s", path);
-    while (!realpath(head, real)) { /* the longest part that exists */
-        char *slash = strrchr(head, '/');
-        if (!slash)
-            return;
-        slash[slash == head ? 1 : 0] = '\0';
-    }
-    const char *rest = path + strlen(head);
-    if (*rest == '/')
-        rest++;
-    int n = snprintf(out, sizeof out, "%s%s%s", real, *rest && strcmp(real, "/") ? "/" : "", rest);
-    if (n > 0 && (size_t)n < sizeof out && (size_t)n < max)
-        memcpy(path, out, (size_t)n + 1);
+        return; /* ".." first, lexically: a part that does not exist yet cannot climb */
+    cleanup_free char *real = sg_path_real(path);
+    if (strlen(real) < max)
+        memcpy(path, real, strlen(real) + 1);
 }
 
 static bool declared(const struct sg_policy *pol, const char *tool, const struct sg_preq *q)
