@@ -481,9 +481,13 @@ static int own_dir(const char *path)
     return 0;
 }
 
-/* Declared write paths that do not exist yet are created (mkdir -p) and,
- * when we are root, the declared folder itself (not its parents) is handed
- * to the identity the skill runs as. */
+/* Declared write paths that do not exist yet are created (mkdir -p) as the
+ * invoking user: under sudo that is the sudo user, who is also whom the
+ * skill runs as, so every folder made is theirs. Plain root keeps what it
+ * makes (a skill never owns a host folder: one made inside skillgate's own
+ * config folder once let a skill forge grants there); the skill (nobody)
+ * writes the declared folder through its group, root:nogroup 2770, which
+ * nobody else may read or write. */
 static int create_write_paths(const struct sg_plan *p)
 {
     for (size_t i = 0; i < p->nmounts; i++) {
@@ -491,10 +495,13 @@ static int create_write_paths(const struct sg_plan *p)
         struct stat st;
         if (m->kind != SG_MNT_BIND_RW || stat(m->src, &st) == 0)
             continue;
-        int r = sg_mkdir_p(m->src, 0755, (uid_t)-1, (gid_t)-1);
+        uid_t u = p->via_sudo ? p->skill_uid : (uid_t)-1;
+        gid_t g = p->via_sudo ? p->skill_gid : (gid_t)-1;
+        int r = sg_mkdir_p(m->src, 0755, u, g);
         if (r < 0)
             return r;
-        if (p->as_root && lchown(m->src, p->skill_uid, p->skill_gid) < 0)
+        if (p->as_root && !p->via_sudo &&
+            (lchown(m->src, 0, p->skill_gid) < 0 || chmod(m->src, 02770) < 0))
             return -errno;
     }
     return 0;

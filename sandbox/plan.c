@@ -334,7 +334,8 @@ static void plan_identity(struct sg_plan *p)
         /* Never real root: the skill runs as the sudo user, or nobody. */
         long long v;
         const char *su = secure_getenv("SUDO_UID"), *sg = secure_getenv("SUDO_GID");
-        p->skill_uid = su && sg_parse_ll(su, 1, INT32_MAX, &v) == 0 ? (uid_t)v : 65534;
+        p->via_sudo = su && sg_parse_ll(su, 1, INT32_MAX, &v) == 0;
+        p->skill_uid = p->via_sudo ? (uid_t)v : 65534;
         p->skill_gid = sg && sg_parse_ll(sg, 1, INT32_MAX, &v) == 0 ? (gid_t)v : 65534;
         p->uid_map = sg_xasprintf("0 0 1\n%u %u 1\n", p->skill_uid, p->skill_uid);
         p->gid_map = sg_xasprintf("0 0 1\n%u %u 1\n", p->skill_gid, p->skill_gid);

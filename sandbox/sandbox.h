@@ -88,6 +88,7 @@ struct sg_plan {
     char *skill_name, *skill_root, *run_id;
     /* identity */
     bool as_root;
+    bool via_sudo; /* as_root, and the skill runs as SUDO_UID: the person who invoked it */
     uid_t host_uid, skill_uid;
     gid_t host_gid, skill_gid;
     char *uid_map, *gid_map;

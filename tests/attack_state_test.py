@@ -17,9 +17,10 @@ user, is ignored with a warning on stderr and an event in the trace (a
 well-owned one, the control, does apply). Each test runs as root and again as
 an unprivileged user, through sandbox_test.py's harness. Prints TAP.
 
-Not here: that a declared write path that does not exist is created as the
-invoking user when skillgate runs as root. sandbox/launch.c makes it and
-hands it to the skill's uid; see the report of issue 14, item 2.
+A declared write path that does not exist is made as the invoking user
+(root, or the sudo user), never handed to the skill's uid; and no rule or
+person may approve a brokered write, rename or removal that touches one of
+the folders.
 
 Usage: attack_state_test.py PATH/TO/skillgate SOURCE_ROOT
 """
@@ -287,6 +288,33 @@ def no_approval_moves_or_writes_their_folders(m, base):
     t = m.last_trace()
     assert any(e["kind"] == "fs_blocked" and "skillgate's own config folder" in e["message"]
                for e in t["events"]), [e["message"] for e in t["events"]]
+
+
+@test(modes=("root",))
+def new_write_paths_belong_to_the_invoking_user(m, base):
+    """As root, a declared write path that did not exist was made and handed
+    to the skill's uid, inside whatever folder the manifest named. Now it
+    is made as the invoking user: root (the skill writes through its group
+    only), or the sudo user, who is also whom the skill runs as."""
+    for who, env in (("root", {}), ("sudo", {"SUDO_UID": "12345", "SUDO_GID": "12345"})):
+        top = os.path.join(base, f"new-{who}")
+        target = os.path.join(top, "a", "b")
+        name = f"newpath-{who}"
+        d = h.make_skill(base, name, f"""
+            open({target!r} + "/out.txt", "w").write("written\\n")
+            print("wrote")
+            """, tools="Read Write", yaml_extra=f"permissions:\n  filesystem:\n"
+                                                f"    write: [{target}]\n")
+        p = m.run("run", d, env=env, check=0)
+        assert "wrote" in p.out, p.out + p.err
+        st = os.stat(target)
+        if who == "root":
+            assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (0, h.NOBODY, 0o2770), (
+                st.st_uid, st.st_gid, oct(st.st_mode))
+            assert os.stat(os.path.join(top, "a")).st_uid == 0
+        else:
+            for dd in (top, os.path.join(top, "a"), target):
+                assert os.stat(dd).st_uid == 12345, (dd, os.stat(dd).st_uid)
 
 
 if __name__ == "__main__":
