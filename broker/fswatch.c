@@ -139,6 +139,7 @@ static bool harmless_on_existing(const struct seccomp_notif *req, const char *sy
 
 struct write_wait {
     const struct sg_plan *p;
+    const int *pins;
     struct sg_event_bus *bus;
     int fd;
     uint64_t id;
@@ -173,8 +174,10 @@ static const struct sg_mount *host_bind(const struct sg_plan *p, const char *pat
     return best;
 }
 
-/* The host folder behind the deepest bind over path, and path below it. */
-static int host_parent(const struct sg_plan *p, const char *path, char *rel, size_t relmax)
+/* The host folder behind the deepest bind over path, and path below it:
+ * the folder pinned before launch (pin.h), never opened by name again. */
+static int host_parent(const struct sg_plan *p, const int *pins, const char *path, char *rel,
+                       size_t relmax)
 {
     const char *r;
     const struct sg_mount *best = host_bind(p, path, &r);
@@ -182,7 +185,10 @@ static int host_parent(const struct sg_plan *p, const char *path, char *rel, siz
         return -EROFS;
     if (!*r || snprintf(rel, relmax, "%s", r) >= (int)relmax)
         return -EINVAL;
-    int dfd = open(best->src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int pin = pins ? pins[best - p->mounts] : -1;
+    if (pin < 0)
+        return -EBADF;
+    int dfd = fcntl(pin, F_DUPFD_CLOEXEC, 3);
     return dfd < 0 ? -errno : dfd;
 }
 
@@ -290,7 +296,7 @@ static void write_decided(void *ctx, enum sg_decision d)
     bool answered = false;
     if (sg_decision_allows(d) && seccomp_notify_id_valid(w->fd, w->id) == 0) {
         char rel[PATH_MAX], rel2[PATH_MAX];
-        int dfd = host_parent(w->p, w->path1, rel, sizeof rel);
+        int dfd = host_parent(w->p, w->pins, w->path1, rel, sizeof rel);
         r = dfd;
         if (dfd >= 0) {
             const char *sc = w->syscall;
@@ -326,7 +332,7 @@ static void write_decided(void *ctx, enum sg_decision d)
                     else if (!strcmp(sc, "unlink") || !strcmp(sc, "unlinkat"))
                         r = unlinkat(pfd, last, (int)(w->arg & AT_REMOVEDIR)) < 0 ? -errno : 0;
                     else if (!strncmp(sc, "rename", 6)) {
-                        int d2 = host_parent(w->p, w->path2, rel2, sizeof rel2);
+                        int d2 = host_parent(w->p, w->pins, w->path2, rel2, sizeof rel2);
                         const char *last2;
                         int p2 = d2 < 0 ? d2 : parent_of(d2, rel2, &last2);
                         r = p2 < 0 ? p2
@@ -365,7 +371,7 @@ static bool write_may_ask(const struct sg_plan *p)
     return !p->tools_restricted || p->write_listed;
 }
 
-int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_fd,
+int sg_fswatch_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm, int notify_fd,
                       const struct seccomp_notif *req, const char *syscall,
                       struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
 {
@@ -449,6 +455,7 @@ int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_
     if (asks) {
         struct write_wait *w = sg_xcalloc(1, sizeof *w);
         w->p = p;
+        w->pins = pins;
         w->bus = bus;
         w->fd = notify_fd;
         w->id = req->id;

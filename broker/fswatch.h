@@ -7,7 +7,8 @@
  * path or let a call continue that the kernel then refuses (read-only mounts
  * and Landlock still hold). An approved Write is never "continued": the
  * broker opens exactly the path it showed (openat2, no symlinks, beneath
- * the host folder the sandbox path maps to) and injects the descriptor with
+ * the host folder the sandbox path maps to, pinned before launch: pins[i]
+ * for mount i, see sandbox/pin.h) and injects the descriptor with
  * SECCOMP_IOCTL_NOTIF_ADDFD, or performs the mkdir, unlink or rename itself. */
 #ifndef SG_FSWATCH_H
 #define SG_FSWATCH_H
@@ -22,7 +23,7 @@ struct sg_perm;
 /* 0: not a write call; 1: resp is filled in, answer it now; 2: a person is
  * being asked (Write): the call is answered later, by the broker doing the
  * approved operation itself and injecting its result, or refused. */
-int sg_fswatch_handle(const struct sg_plan *p, struct sg_perm *perm, int notify_fd,
+int sg_fswatch_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm, int notify_fd,
                       const struct seccomp_notif *req, const char *syscall,
                       struct seccomp_notif_resp *resp, struct sg_event_bus *bus);
 

@@ -140,9 +140,9 @@ static void describe_clone(char *out, size_t n, unsigned long long flags)
         snprintf(out, n, "a new process");
 }
 
-static void handle_notification(const struct sg_plan *plan, struct sg_perm *perm,
-                                struct sg_exec *ex, int fd, bool *entry_done,
-                                struct sg_event_bus *bus)
+static void handle_notification(const struct sg_plan *plan, const int *pins,
+                                struct sg_perm *perm, struct sg_exec *ex, int fd,
+                                bool *entry_done, struct sg_event_bus *bus)
 {
     struct seccomp_notif *req = NULL;
     struct seccomp_notif_resp *resp = NULL;
@@ -165,7 +165,7 @@ static void handle_notification(const struct sg_plan *plan, struct sg_perm *perm
             seccomp_notify_free(req, resp);
             return;
         }
-        int fw = sg_fswatch_handle(plan, perm, fd, req, sc, resp, bus);
+        int fw = sg_fswatch_handle(plan, pins, perm, fd, req, sc, resp, bus);
         if (fw) {
             if (fw == 1)
                 seccomp_notify_respond(fd, resp);
@@ -478,7 +478,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
                 read_decoy(plan, sb.decoy_fd[k], (size_t)k, bus);
         if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN)) {
             bool was = entry_done;
-            handle_notification(plan, perm, ex, sb.notify_fd, &entry_done, bus);
+            handle_notification(plan, sb.pins, perm, ex, sb.notify_fd, &entry_done, bus);
             if (entry_done && !was) /* the entrypoint's exec was let through */
                 sg_sandbox_started(&sb);
         }

@@ -30,7 +30,7 @@ struct sg_run_result {
     int64_t started_ms, ended_ms;
     uint64_t bytes[2], dropped[2]; /* stdout, stderr */
     char out_sha256[72], err_sha256[72]; /* over every byte read, dropped or not */
-    char failed_step[96];
+    char failed_step[512]; /* room for a path and why it was refused */
     int failed_errno;
 };
 

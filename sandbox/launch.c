@@ -58,6 +58,7 @@
 #include "nft.h"
 #include "sandbox.h"
 #include "config.h"
+#include "pin.h"
 #include "seccomp_filter.h"
 #include "util.h"
 
@@ -481,6 +482,33 @@ static int own_dir(const char *path)
     return 0;
 }
 
+/* Every bound host path, held as a descriptor from here on (pin.h), so
+ * that neither the bind nor an approved write can be sent elsewhere by a
+ * symlink swapped in later. The owner trusted besides root is the invoking
+ * user: the sudo user under sudo, else whoever runs skillgate. */
+static int pin_paths(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen)
+{
+    uid_t owner = p->as_root ? (p->via_sudo ? p->skill_uid : 0) : p->host_uid;
+    sb->pins = sg_xmalloc((p->nmounts ? p->nmounts : 1) * sizeof *sb->pins);
+    sb->npins = p->nmounts;
+    for (size_t i = 0; i < p->nmounts; i++)
+        sb->pins[i] = -1;
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        if (m->kind != SG_MNT_BIND_RO && m->kind != SG_MNT_BIND_RW)
+            continue;
+        char why[256] = "";
+        int fd = sg_pin_path(m->src, owner, p->skill_uid, m->kind == SG_MNT_BIND_RW, why,
+                             sizeof why);
+        if (fd < 0) {
+            snprintf(step, steplen, "declared path %s (%s)", m->src, why);
+            return fd;
+        }
+        sb->pins[i] = fd;
+    }
+    return 0;
+}
+
 /* Declared write paths that do not exist yet are created (mkdir -p) as the
  * invoking user: under sudo that is the sudo user, who is also whom the
  * skill runs as, so every folder made is theirs. Plain root keeps what it
@@ -675,6 +703,8 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         FAIL(-errno, "run directory %s", sb->rundir);
     if ((r = create_write_paths(p)) < 0)
         FAIL(r, "create a declared write path");
+    if ((r = pin_paths(p, sb, step, steplen)) < 0)
+        goto fail;
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
         FAIL(-errno, "pipes");
@@ -802,6 +832,13 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
             FAIL(-EBADMSG, "handshake");
         }
         sb->notify_fd = nfd;
+        /* pid 1 bound each declared path by name in its own namespace (a
+         * descriptor from ours cannot be bound there): before anything
+         * runs, each bind must show the very folder pinned here */
+        for (size_t i = 0; i < sb->npins; i++)
+            if (sb->pins[i] >= 0 && (r = sg_pin_check(sb->pid, p->mounts[i].dst, sb->pins[i])) < 0)
+                FAIL(r, "declared path %s changed while the sandbox was built",
+                     p->mounts[i].src);
         return 0;
     }
 fail:
@@ -885,6 +922,11 @@ void sg_sandbox_reap(void)
 
 void sg_sandbox_cleanup(struct sg_sandbox *sb)
 {
+    for (size_t i = 0; i < sb->npins; i++)
+        if (sb->pins[i] >= 0)
+            close(sb->pins[i]);
+    free(sb->pins);
+    sb->pins = NULL, sb->npins = 0;
     int *fds[] = {&sb->stdin_fd, &sb->stdout_fd, &sb->stderr_fd, &sb->ctl_fd, &sb->notify_fd,
                   &sb->nflog_fd};
     for (size_t i = 0; i < SG_ARRAY_LEN(fds); i++) {

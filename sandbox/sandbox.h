@@ -168,6 +168,8 @@ struct sg_sandbox {
     pid_t decoy_hold_pid;        /* the holder (reaped by sg_sandbox_reap) */
     int egress_fd[SG_EGRESS_FDS]; /* listeners inside the sandbox (nft.h) */
     char *rundir;   /* host directory used as the new root's mount point */
+    int *pins;      /* per mount: the bound host path, held since before launch (pin.h); -1 */
+    size_t npins;
     char *cgroup[3];/* cgroup folders to remove afterwards */
     size_t ncgroup;
 };

@@ -374,5 +374,42 @@ def an_approved_write_is_only_a_write(m, base):
         assert "open refused 13" in p.out, p.out
 
 
+@test(modes=("root",))
+def another_users_folder_cannot_redirect_an_approved_write(m, base):
+    """Another local account owns a parent of a declared write path and swaps
+    it for a symlink after launch: the approved write once landed in a
+    root-only folder the person never saw. Declared paths are now pinned
+    before launch by a walk that refuses what another user could swap."""
+    other = 23456  # a second local account, made up for the test
+    shared = os.path.join(base, "shared")      # the other user's folder
+    data = os.path.join(shared, "data")        # what the person declared
+    victim = os.path.join(base, "root-only")   # where the write must never land
+    for d_, uid, mode in ((shared, other, 0o755), (data, other, 0o777), (victim, 0, 0o700)):
+        os.makedirs(d_)
+        os.chown(d_, uid, uid)
+        os.chmod(d_, mode)
+    pol = os.path.join(base, "swap-pol.yaml")
+    open(pol, "w").write(f'allow: ["Write({data}/**)"]\n')
+    os.chmod(pol, 0o644)
+    d = h.make_skill(base, f"swapped-{m.name}", f"""
+        import time
+        time.sleep(1.5)  # the other user swaps the folder meanwhile
+        with open({data!r} + "/victim.conf", "w") as f:
+            f.write("written by the skill\\n")
+        print("wrote")
+        """, tools="Read Write", yaml_extra=f"permissions:\n  filesystem:\n    read: [{data}]\n")
+    swapper = h.subprocess.Popen(
+        ["setpriv", f"--reuid={other}", f"--regid={other}", "--clear-groups", "python3", "-c",
+         f"import os, time\ntime.sleep(0.6)\nos.rename({data!r}, {data!r} + '.old')\n"
+         f"os.symlink({victim!r}, {data!r})\n"])
+    try:
+        p = m.run("run", "--policy", pol, d, timeout=60)
+    finally:
+        swapper.wait(timeout=10)
+    assert not os.listdir(victim), f"the write landed in {victim}: {os.listdir(victim)}"
+    assert p.returncode == 125, (p.returncode, p.out, p.err)
+    assert f"declared path {data}" in p.err and "another user may change" in p.err, p.err
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
