@@ -70,13 +70,6 @@ static void add_str(char ***v, size_t *n, const char *s)
     (*v)[(*n)++] = sg_xstrdup(s);
 }
 
-static bool within(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    if (!strcmp(dir, "/"))
-        return true;
-    return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
-}
 
 int sg_landlock_abi(void)
 {
@@ -185,75 +178,113 @@ static char *join_in(const char *dir, const char *rest)
     return !strcmp(dir, "/") && rest[0] ? sg_xstrdup(rest) : sg_xasprintf("%s%s", dir, rest);
 }
 
-/* skillgate's own folders (manifest/config.h: its grants and config, its
- * traces and audit log, its run directories and attach socket) are never
- * shown to a skill, whatever was declared; the manifest check refuses such
- * paths, and this holds even if it was not asked, or the host changed since.
- * Each bind is compared with symlinks resolved, as the kernel follows them
- * when it binds: a bind that shows one of them from the inside becomes a
- * mask; one that holds one gets a mask over it where the sandbox sees it,
- * and when it was writable it is made read-only, since a skill that may
- * write a folder's parent can rename the folder aside and put its own in its
- * place (a mount point moves with its parent). */
-static void mask_own_dirs(struct sg_plan *p)
+/* Masks to add after the walk over the binds (each place once). */
+struct masks {
+    char **dst, **why;
+    size_t n;
+};
+
+static void masks_add(struct masks *ms, const char *dst, const char *why)
 {
-    struct sg_own_dirs own;
-    sg_own_dirs_get(&own);
-    char **masks = NULL, **whys = NULL;
-    size_t nmasks = 0, nwhys = 0;
+    for (size_t j = 0; j < ms->n; j++)
+        if (!strcmp(ms->dst[j], dst))
+            return;
+    size_t n = ms->n;
+    add_str(&ms->dst, &ms->n, dst);
+    add_str(&ms->why, &n, why);
+}
+
+static void masks_apply(struct sg_plan *p, struct masks *ms)
+{
+    for (size_t j = 0; j < ms->n; j++) {
+        add_mount(p, SG_MNT_MASK, NULL, ms->dst[j], ms->why[j]);
+        free(ms->dst[j]);
+        free(ms->why[j]);
+    }
+    free(ms->dst);
+    free(ms->why);
+    memset(ms, 0, sizeof *ms);
+}
+
+/* Hide a host path (as written, and real: its symlinks resolved) wherever
+ * a bind shows it. Each bind is compared with symlinks resolved, as the
+ * kernel follows them when it binds: a bind that shows it from the inside
+ * becomes a mask; one that holds it gets a mask over it where the sandbox
+ * sees it (at the bind's place plus the real path below the bind's real
+ * source, so no symlink is followed there), and with ro_holder a writable
+ * one is made read-only, since a skill that may write a folder's parent can
+ * rename the folder aside and put its own in its place (a mount point moves
+ * with its parent). */
+static void hide_host_path(struct sg_plan *p, const char *path, const char *real,
+                           const char *why_inside, const char *why_mask, bool ro_holder,
+                           struct masks *ms)
+{
     for (size_t k = 0; k < p->nmounts; k++) {
         struct sg_mount *m = &p->mounts[k];
         if (m->kind != SG_MNT_BIND_RO && m->kind != SG_MNT_BIND_RW)
             continue;
         cleanup_free char *rs = sg_path_real(m->src);
-        for (size_t i = 0; i < own.n; i++) {
-            const char *what = own.v[i].what;
-            if (sg_path_within(rs, own.v[i].real) || sg_path_within(m->src, own.v[i].path)) {
-                drop_rw_path(p, m->dst);
-                m->kind = SG_MNT_MASK;
-                free(m->src);
-                m->src = NULL;
-                free(m->why);
-                m->why = sg_xasprintf("skillgate's own %s folder, never shown to a skill", what);
-                break;
-            }
-            const char *rest;
-            if (sg_path_within(own.v[i].real, rs))
-                rest = own.v[i].real + (strcmp(rs, "/") ? strlen(rs) : 0);
-            else if (sg_path_within(own.v[i].path, m->src))
-                rest = own.v[i].path + (strcmp(m->src, "/") ? strlen(m->src) : 0);
-            else
-                continue;
-            if (m->kind == SG_MNT_BIND_RW) {
-                drop_rw_path(p, m->dst);
-                m->kind = SG_MNT_BIND_RO;
-                free(m->why);
-                m->why = sg_xasprintf("declared write path, read-only: it holds skillgate's own "
-                                      "%s folder", what);
-            }
-            char *t = join_in(m->dst, rest);
-            bool have = false;
-            for (size_t j = 0; j < nmasks && !have; j++)
-                have = !strcmp(masks[j], t);
-            if (have) {
-                free(t);
-                continue;
-            }
-            add_str(&masks, &nmasks, t);
-            free(t);
-            t = sg_xasprintf("skillgate's own %s folder, always masked", what);
-            add_str(&whys, &nwhys, t);
-            free(t);
+        if (sg_path_within(rs, real) || sg_path_within(m->src, path)) {
+            drop_rw_path(p, m->dst);
+            m->kind = SG_MNT_MASK;
+            free(m->src);
+            m->src = NULL;
+            free(m->why);
+            m->why = sg_xstrdup(why_inside);
+            continue;
         }
+        const char *rest;
+        if (sg_path_within(real, rs))
+            rest = real + (strcmp(rs, "/") ? strlen(rs) : 0);
+        else if (sg_path_within(path, m->src))
+            rest = path + (strcmp(m->src, "/") ? strlen(m->src) : 0);
+        else
+            continue;
+        if (ro_holder && m->kind == SG_MNT_BIND_RW) {
+            drop_rw_path(p, m->dst);
+            m->kind = SG_MNT_BIND_RO;
+            free(m->why);
+            m->why = sg_xasprintf("declared write path, read-only: %s", why_mask);
+        }
+        cleanup_free char *t = join_in(m->dst, rest);
+        masks_add(ms, t, why_mask);
     }
-    for (size_t j = 0; j < nmasks; j++) {
-        add_mount(p, SG_MNT_MASK, NULL, masks[j], whys[j]);
-        free(masks[j]);
-        free(whys[j]);
+}
+
+/* skillgate's own folders (manifest/config.h: its grants and config, its
+ * traces and audit log, its run directories and attach socket) are never
+ * shown to a skill, whatever was declared; the manifest check refuses such
+ * paths, and this holds even if it was not asked, or the host changed
+ * since. */
+static void mask_own_dirs(struct sg_plan *p, struct masks *ms)
+{
+    struct sg_own_dirs own;
+    sg_own_dirs_get(&own);
+    for (size_t i = 0; i < own.n; i++) {
+        cleanup_free char *inside =
+            sg_xasprintf("skillgate's own %s folder, never shown to a skill", own.v[i].what);
+        cleanup_free char *mask = sg_xasprintf("skillgate's own %s folder, always masked",
+                                               own.v[i].what);
+        hide_host_path(p, own.v[i].path, own.v[i].real, inside, mask, true, ms);
     }
-    free(masks);
-    free(whys);
     sg_own_dirs_free(&own);
+}
+
+/* Credential paths stay masked even inside a declared path that covers
+ * them, found by where they really are: a declared /tmp/x that is a
+ * symlink to the home, or a ~/.ssh that is a symlink elsewhere, once
+ * showed them (they were compared as strings). */
+static void mask_credentials(struct sg_plan *p, struct masks *ms)
+{
+    for (size_t i = 0; sg_sensitive_home_paths[i]; i++) {
+        cleanup_free char *s = sg_xasprintf("%s/%s", p->home, sg_sensitive_home_paths[i]);
+        struct stat st;
+        if (lstat(s, &st) < 0)
+            continue;
+        cleanup_free char *real = sg_path_real(s);
+        hide_host_path(p, s, real, "credentials, never shown to a skill",
+                       "credentials, always masked", false, ms);
+    }
 }
 
 static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
@@ -309,20 +340,10 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
     add_str(&p->rw_paths, &p->nrw, "/dev/shm");
     add_mount(p, SG_MNT_PROC, NULL, "/proc", "fresh /proc: only the sandbox's processes");
 
-    /* Credential paths stay masked even inside a declared path that covers them. */
-    for (size_t i = 0; sg_sensitive_home_paths[i]; i++) {
-        cleanup_free char *s = sg_xasprintf("%s/%s", p->home, sg_sensitive_home_paths[i]);
-        bool exposed = false;
-        for (size_t k = 0; k < p->nmounts; k++) {
-            const struct sg_mount *m = &p->mounts[k];
-            if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) && within(s, m->dst))
-                exposed = true;
-        }
-        struct stat st;
-        if (exposed && lstat(s, &st) == 0)
-            add_mount(p, SG_MNT_MASK, NULL, s, "credentials, always masked");
-    }
-    mask_own_dirs(p);
+    struct masks ms = {0};
+    mask_credentials(p, &ms);
+    mask_own_dirs(p, &ms);
+    masks_apply(p, &ms);
 }
 
 static void plan_identity(struct sg_plan *p)

@@ -317,5 +317,40 @@ def new_write_paths_belong_to_the_invoking_user(m, base):
                 assert os.stat(dd).st_uid == 12345, (dd, os.stat(dd).st_uid)
 
 
+@test()
+def credentials_are_masked_where_they_really_are(m, base):
+    """Credential masks were matched as strings: a declared read path that is
+    a symlink to the home (/tmp/x -> ~) showed ~/.ssh and ~/.aws, and a
+    ~/.aws that is itself a symlink was masked at its link, not where it
+    points. Masks now follow where each path really is (issue 15, item 5)."""
+    home = m.home
+    h.plant_credentials(home, m.uid)
+    os.chmod(home, 0o755)
+    for rel in (".ssh", ".aws"):
+        os.chmod(os.path.join(home, rel), 0o755)
+    alias = os.path.join(base, f"alias-{m.name}")   # the declared path: a link to the home
+    os.symlink(home, alias)
+    elsewhere = os.path.join(base, f"vault-{m.name}")  # ~/.kube is a link to it
+    os.makedirs(elsewhere)
+    with open(os.path.join(elsewhere, "config"), "w") as f:
+        f.write(f"{h.PLANTED}-kube\n")
+    os.chmod(elsewhere, 0o755)
+    os.chmod(os.path.join(elsewhere, "config"), 0o644)
+    os.symlink(elsewhere, os.path.join(home, ".kube"))
+    d = h.make_skill(base, f"aliased-{m.name}", f"""
+        alias, vault = {alias!r}, {elsewhere!r}
+        for p in (alias + "/.ssh/id_rsa", alias + "/.aws/credentials", alias + "/.netrc",
+                  vault + "/config", alias + "/.kube/config"):
+            try:
+                print(p, "READ", open(p).read())
+            except OSError as e:
+                print(p, "denied", e.errno)
+        print("notes", open(alias + "/notes.txt").read())
+        """, yaml_extra=f"permissions:\n  filesystem:\n    read: [{alias}, {elsewhere}]\n")
+    p = m.run("run", d, check=0)
+    h.assert_no_planted(p.out, p.err)
+    assert "notes not a secret" in p.out, p.out + p.err  # the rest of the home is there
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
