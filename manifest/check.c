@@ -676,6 +676,13 @@ void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
                 pc_warn(c, n, field, "reads the whole filesystem (masked paths stay masked)");
         }
     }
+    if (write && c->sk->root && !strcmp(abs, c->sk->root)) {
+        /* what a person vetted must be what runs: a skill that may write
+         * its own folder rewrites its manifests and widens its next run */
+        pc_err(c, n, field, "refusing write access to the skill's own folder %s: its manifests "
+               "and code are what was vetted; declare a folder inside it (out/, cache/)", abs);
+        return;
+    }
     const char *home = sg_invoking_home();
     if (home) {
         if (write && !strcmp(abs, home)) {

@@ -385,15 +385,14 @@ static void add_root_path(struct sg_skill *sk, bool write, const struct sg_tool 
 static void finish(struct sg_skill *sk, int dirfd)
 {
     struct sg_policy *p = &sk->policy;
-    const struct sg_tool *reader = NULL, *writer = NULL;
-    for (size_t i = 0; i < p->ntools; i++) {
-        if (!reader && (p->tools[i].caps & SG_CAP_READ_ROOT))
+    const struct sg_tool *reader = NULL;
+    for (size_t i = 0; i < p->ntools && !reader; i++)
+        if (p->tools[i].caps & SG_CAP_READ_ROOT)
             reader = &p->tools[i];
-        if (!writer && (p->tools[i].caps & SG_CAP_WRITE_ROOT))
-            writer = &p->tools[i];
-    }
-    if (writer)
-        add_root_path(sk, true, writer);
+    /* A tool that writes (Write, Bash) no longer makes the skill's own folder
+     * writable: its manifests and code are what a person vetted, and a run
+     * that rewrote them widened the next one. What it writes there asks
+     * (Write), unless a folder inside it is declared writable. */
     /* The skill's own files are always readable: it has to run them. */
     add_root_path(sk, false, reader);
 

@@ -170,15 +170,18 @@ def examples_run_with_their_grants(m, base):
 
 @test()
 def trace_digest_is_the_code_that_ran(m, base):
-    # a skill that may write its own folder changes it during the run: the
-    # trace must name the code that was launched, not what is there after
+    # a skill that may write a folder inside its own changes it during the
+    # run: the trace must name the code that was launched, not what is there after
     d = make_skill(base, f"selfmod-{m.name}", """
-        with open("added.txt", "w") as f:
+        with open("out/added.txt", "w") as f:
             f.write("written during the run")
-        """, tools="Read Write", mode=0o777)
+        """, tools="Read Write", yaml_extra="permissions:\n  filesystem:\n    write: [out]\n")
+    os.makedirs(os.path.join(d, "out"))
+    if IS_ROOT:  # the skill's own uid may write it (as root, the skill is nobody)
+        os.chown(os.path.join(d, "out"), NOBODY, NOBODY)
     before = json.loads(m.run("inspect", "--json", d, check=0).out)["digest"]
     m.run("run", d, check=0)
-    assert os.path.exists(os.path.join(d, "added.txt")), "the skill could not write its folder"
+    assert os.path.exists(os.path.join(d, "out", "added.txt")), "the skill could not write out/"
     after = json.loads(m.run("inspect", "--json", d, check=0).out)["digest"]
     assert before != after
     t = m.last_trace()

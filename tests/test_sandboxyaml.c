@@ -391,10 +391,9 @@ static void both_formats_fold(void **st)
     /* SKILL.md's description wins; tools come from SKILL.md */
     assert_string_equal(sk->description, "From SKILL.md");
     assert_int_equal(p->ntools, 2);
-    /* Write grants the skill root read-write */
-    assert_int_equal(p->nwrite, 1);
-    assert_string_equal(p->write[0].path, "/nonexistent/demo");
-    assert_string_equal(p->write[0].origin.field, "allowed-tools[1]");
+    /* Write no longer makes the skill's own folder writable (issue 15:
+     * a skill rewrote its manifests to widen its next run) */
+    assert_int_equal(p->nwrite, 0);
     sg_skill_free(sk);
 
     sk = th_skill("---\nname: demo\ndescription: x\n---\n",
