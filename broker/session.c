@@ -185,6 +185,21 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
             seccomp_notify_free(req, resp);
             return;
         }
+        if (!strcmp(sc, "memfd_create") || !strcmp(sc, "shmget")) {
+            bool counted = plan->limits[SG_PL_MEMORY].mech != SG_MECH_RLIMIT;
+            resp->error = counted ? 0 : -EPERM;
+            resp->flags = counted ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
+            seccomp_notify_respond(fd, resp);
+            if (!counted)
+                sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT,
+                            json_pack("{s:s, s:s, s:s, s:b}", "limit", "memory", "syscall", sc,
+                                      "mechanism", "rlimit", "prevented", 1),
+                            "%s refused: without a cgroup its pages would count against no "
+                            "memory limit", sc);
+            free(name);
+            seccomp_notify_free(req, resp);
+            return;
+        }
         resp->error = -EPERM;
         resp->flags = 0;
         seccomp_notify_respond(fd, resp);

@@ -118,8 +118,19 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
               SG_MECH_BROKER, "the broker keeps reading, drops what is past the cap and counts it");
     set_limit(p, SG_PL_FSIZE, "file size", SG_TMPFS_BYTES, "bytes", SG_MECH_RLIMIT,
               "RLIMIT_FSIZE");
-    set_limit(p, SG_PL_TMPFS, "tmpfs", SG_TMPFS_BYTES, "bytes each for /tmp and HOME",
-              SG_MECH_TMPFS, "size= on the private tmpfs mounts");
+    /* Without a cgroup, tmpfs pages count against no memory limit: the
+     * private /tmp, HOME and /dev/shm then share the memory budget (a
+     * quarter each), and memfd and SysV shared memory are refused
+     * (session.c), so what a skill can hold is bounded by them, RLIMIT_AS
+     * per process and the file-descriptor cap. */
+    long long tmpfs = SG_TMPFS_BYTES;
+    if (!cg && pol->limits.memory_mb.value > 0 && (pol->limits.memory_mb.value << 20) / 4 < tmpfs)
+        tmpfs = (pol->limits.memory_mb.value << 20) / 4;
+    set_limit(p, SG_PL_TMPFS, "tmpfs", tmpfs, "bytes each for /tmp, HOME and /dev/shm",
+              SG_MECH_TMPFS,
+              cg ? "size= on the private tmpfs mounts (their pages count in the cgroup)"
+                 : "size= on the private tmpfs mounts, a quarter of the memory limit each "
+                   "(no cgroup counts their pages); memfd and SysV shared memory refused");
 }
 
 static void plan_env(struct sg_plan *p, const struct sg_skill *sk, const struct sg_run_opts *o)
@@ -306,10 +317,11 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
             add_mount(p, SG_MNT_BIND_RO, d, d, "host system files, read-only");
         }
     }
-    add_tmpfs(p, "/tmp", SG_TMPFS_BYTES, 01777, false, "private /tmp");
+    add_tmpfs(p, "/tmp", p->limits[SG_PL_TMPFS].value, 01777, false, "private /tmp");
     add_tmpfs(p, "/run", 1 << 20, 0755, false, "empty: host sockets stay out of reach");
     add_tmpfs(p, "/var", 1 << 20, 0755, false, "empty: host sockets stay out of reach");
-    add_tmpfs(p, p->home, SG_TMPFS_BYTES, 0700, true, "private HOME (your files are not in it)");
+    add_tmpfs(p, p->home, p->limits[SG_PL_TMPFS].value, 0700, true,
+              "private HOME (your files are not in it)");
     add_str(&p->rw_paths, &p->nrw, "/tmp");
     add_str(&p->rw_paths, &p->nrw, p->home);
 

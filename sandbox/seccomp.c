@@ -120,6 +120,10 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
     for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags); i++)
         PUT("clone", deny, ns_flags[i].name);
     PUT("clone3", "ENOSYS (glibc falls back to clone, which is checked)", "");
+    PUT("memfd_create", "shown to the broker: continues where a cgroup holds memory, else "
+                        "EPERM and a resource_limit_hit event (its pages would escape RLIMIT_AS)",
+        "");
+    PUT("shmget", "the same as memfd_create (SysV shared memory)", "");
     PUT("execve", "asks the broker (Bash): declared programs continue, others ask or are denied",
         "after the entrypoint's own");
     PUT("execveat", "the same as execve", "");
@@ -165,6 +169,13 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, int *err)
         if (nr == __NR_SCMP_ERROR || nr < 0)
             continue; /* not a call on this architecture */
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+    }
+    /* memory no cgroup would count: the broker decides by the plan */
+    static const char *const unaccounted[] = {"memfd_create", "shmget"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(unaccounted) && r == 0; i++) {
+        nr = seccomp_syscall_resolve_name(unaccounted[i]);
+        if (nr != __NR_SCMP_ERROR && nr >= 0)
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
     }
     /* every exec goes to the broker: Bash requests (the entrypoint's own is
      * let through as pre-approved) */

@@ -395,5 +395,59 @@ def a_skill_cannot_widen_its_own_next_run(m, base):
     assert "the skill's own folder" in p.err, p.err
 
 
+@test()
+def memory_no_cgroup_counts_is_still_bounded(m, base):
+    """Without root (no cgroup), memory_mb: 64 once let a skill hold 600 MiB
+    in memfd pages, with no event: RLIMIT_AS counts neither memfd nor tmpfs
+    pages (issue 15, item 9). Where a cgroup holds memory, they count there;
+    where none does, memfd and SysV shm are refused and every private tmpfs
+    gets a quarter of the budget."""
+    d = h.make_skill(base, f"memfd-{m.name}", """
+        import os
+        MB = 1 << 20
+        def fill(path):
+            n = 0
+            try:
+                with open(path, "wb") as f:
+                    for _ in range(200):
+                        f.write(b"x" * MB)
+                        f.flush()
+                        n += 1
+            except OSError as e:
+                return n, e.errno
+            return n, 0
+        for where in ("/tmp/big", os.path.expanduser("~/big"), "/dev/shm/big"):
+            print(where, "MB", *fill(where), flush=True)
+            try:
+                os.unlink(where)
+            except OSError:
+                pass
+        try:
+            fd = os.memfd_create("hoard")
+            print("memfd made", flush=True)
+            for i in range(600):
+                os.write(fd, b"x" * MB)
+            print("memfd held 600 MB", flush=True)
+        except OSError as e:
+            print("memfd refused", e.errno, flush=True)
+        """, yaml_extra="resources:\n  memory_mb: 64\n")
+    p = m.run("run", "--json", d, check=None, timeout=120)
+    evs = m.events(p)
+    out = "".join(e["message"] + "\n" for e in evs if e["kind"] == "stdout")
+    plan = next(e for e in evs if e["kind"] == "policy_applied" and "limits" in (e["data"] or {}))
+    mech = plan["data"]["limits"]["memory"]["mechanism"]
+    assert "memfd held 600 MB" not in out, out
+    if mech == "rlimit":
+        assert "memfd refused 1" in out, out
+        for where in ("/tmp/big", "/big", "/dev/shm/big"):
+            line = next(ln for ln in out.splitlines() if ln.split()[0].endswith(where))
+            assert int(line.split()[2]) <= 16, line  # a quarter of 64 MB
+        hits = [e for e in evs if e["kind"] == "resource_limit_hit"]
+        assert any("memfd_create refused" in e["message"] for e in hits), hits
+    else:  # a cgroup counts memfd pages: the run hits its memory limit
+        hits = [e for e in m.last_trace()["events"] if e["kind"] == "resource_limit_hit"]
+        assert any(e["data"].get("limit") == "memory" for e in hits), (mech, out, hits)
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
