@@ -105,64 +105,134 @@ static bool is_enforcement(const char *kind)
            !strcmp(kind, "dns_blocked") || !strcmp(kind, "permission_decided");
 }
 
-json_t *sg_classify(json_t *events)
+/* What has been seen so far, one event at a time: exact however many
+ * events the trace itself keeps. A refused packet or name is held apart
+ * until the end, since what it means depends on whether the skill reached
+ * for credentials at any point of the run (classify_event). */
+struct sg_classifier {
+    size_t count[C_COUNT];
+    json_t *evidence[C_COUNT];
+    size_t total;
+    bool all_prevented, creds;
+    size_t maybe;          /* refused packets and names: exfiltration if creds */
+    json_t *maybe_evidence;
+};
+
+struct sg_classifier *sg_classifier_new(void)
 {
-    size_t count[C_COUNT] = {0};
-    json_t *evidence[C_COUNT] = {0};
-    size_t total = 0;
-    bool all_prevented = true;
-    size_t i;
-    json_t *ev;
-    bool creds = false;
-    json_array_foreach(events, i, ev)
-    {
-        json_t *data = json_object_get(ev, "data");
-        const char *kind = json_string_value(json_object_get(ev, "kind"));
-        const char *cls = json_string_value(json_object_get(data, "class"));
-        if (kind && !strcmp(kind, "fs_blocked") && cls && !strcmp(cls, "credential"))
-            creds = true;
+    struct sg_classifier *c = sg_xcalloc(1, sizeof *c);
+    c->all_prevented = true;
+    return c;
+}
+
+void sg_classifier_free(struct sg_classifier *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < C_COUNT; i++)
+        json_decref(c->evidence[i]);
+    json_decref(c->maybe_evidence);
+    free(c);
+}
+
+static void keep_evidence(json_t **ev, const char *message)
+{
+    if (!*ev)
+        *ev = json_array();
+    if (json_array_size(*ev) < 5)
+        json_array_append_new(*ev, json_string(message));
+}
+
+void sg_classifier_add(struct sg_classifier *c, const char *kind, json_t *data,
+                       const char *(*message)(void *ctx), void *ctx)
+{
+    if (!kind || !is_enforcement(kind))
+        return;
+    if (!strcmp(kind, "permission_decided") && !json_is_true(json_object_get(data, "prevented")))
+        return; /* an approval is not an enforcement */
+    const char *cls = json_string_value(json_object_get(data, "class"));
+    if (!strcmp(kind, "fs_blocked") && cls && !strcmp(cls, "credential"))
+        c->creds = true;
+    c->total++;
+    if (!json_is_true(json_object_get(data, "prevented")))
+        c->all_prevented = false;
+    /* asked as if credentials were touched: C_NONE then means "no class" */
+    int k = classify_event(kind, data, true);
+    bool depends = k == C_CREDENTIAL_EXFILTRATION && classify_event(kind, data, false) == C_NONE;
+    if (k == C_NONE)
+        return;
+    if (depends) {
+        c->maybe++;
+        if (!c->maybe_evidence || json_array_size(c->maybe_evidence) < 5)
+            keep_evidence(&c->maybe_evidence, message(ctx));
+        return;
     }
-    json_array_foreach(events, i, ev)
-    {
-        const char *kind = json_string_value(json_object_get(ev, "kind"));
-        json_t *data = json_object_get(ev, "data");
-        if (!kind || !is_enforcement(kind))
-            continue;
-        if (!strcmp(kind, "permission_decided") && !json_is_true(json_object_get(data, "prevented")))
-            continue; /* an approval is not an enforcement */
-        total++;
-        if (!json_is_true(json_object_get(data, "prevented")))
-            all_prevented = false;
-        int c = classify_event(kind, data, creds);
-        if (c == C_NONE)
-            continue;
-        count[c]++;
-        if (!evidence[c])
-            evidence[c] = json_array();
-        if (json_array_size(evidence[c]) < 5)
-            json_array_append(evidence[c], json_object_get(ev, "message"));
+    c->count[k]++;
+    if (!c->evidence[k] || json_array_size(c->evidence[k]) < 5)
+        keep_evidence(&c->evidence[k], message(ctx));
+}
+
+json_t *sg_classifier_summary(const struct sg_classifier *c0)
+{
+    size_t count[C_COUNT];
+    json_t *evidence[C_COUNT];
+    memcpy(count, c0->count, sizeof count);
+    for (int i = 0; i < C_COUNT; i++)
+        evidence[i] = c0->evidence[i] ? json_deep_copy(c0->evidence[i]) : NULL;
+    if (c0->creds && c0->maybe) { /* after the skill reached for credentials */
+        count[C_CREDENTIAL_EXFILTRATION] += c0->maybe;
+        if (!evidence[C_CREDENTIAL_EXFILTRATION])
+            evidence[C_CREDENTIAL_EXFILTRATION] = json_array();
+        size_t i;
+        json_t *m;
+        json_array_foreach(c0->maybe_evidence, i, m)
+            if (json_array_size(evidence[C_CREDENTIAL_EXFILTRATION]) < 5)
+                json_array_append(evidence[C_CREDENTIAL_EXFILTRATION], m);
     }
     /* A skill that both reaches for credentials and tries to send data out
      * behaves like a poisoned package. */
     if (count[C_CREDENTIAL_HARVESTING] &&
         (count[C_CREDENTIAL_EXFILTRATION] || count[C_DNS_EXFILTRATION])) {
         count[C_SUPPLY_CHAIN_ATTACK] = 1;
+        json_decref(evidence[C_SUPPLY_CHAIN_ATTACK]);
         evidence[C_SUPPLY_CHAIN_ATTACK] = json_pack("[s]", "credential harvesting combined with "
                                                            "an exfiltration attempt");
     }
     json_t *list = json_array();
     const char *max = "none";
-    for (int c = 0; c < C_COUNT; c++) {
-        if (!count[c])
+    for (int k = 0; k < C_COUNT; k++) {
+        if (!count[k]) {
+            json_decref(evidence[k]);
             continue;
+        }
         json_array_append_new(
-            list, json_pack("{s:s, s:s, s:s, s:s, s:I, s:o}", "class", classes[c].name,
-                            "severity", classes[c].severity, "mitre_tactic", classes[c].tactic,
-                            "mitre_technique", classes[c].technique, "count",
-                            (json_int_t)count[c], "evidence", evidence[c]));
-        if (severity_rank(classes[c].severity) > severity_rank(max))
-            max = classes[c].severity;
+            list, json_pack("{s:s, s:s, s:s, s:s, s:I, s:o}", "class", classes[k].name,
+                            "severity", classes[k].severity, "mitre_tactic", classes[k].tactic,
+                            "mitre_technique", classes[k].technique, "count",
+                            (json_int_t)count[k], "evidence",
+                            evidence[k] ? evidence[k] : json_array()));
+        if (severity_rank(classes[k].severity) > severity_rank(max))
+            max = classes[k].severity;
     }
-    return json_pack("{s:I, s:o, s:b, s:s}", "total_enforcements", (json_int_t)total,
-                     "classifications", list, "all_prevented", all_prevented, "max_severity", max);
+    return json_pack("{s:I, s:o, s:b, s:s}", "total_enforcements", (json_int_t)c0->total,
+                     "classifications", list, "all_prevented", c0->all_prevented, "max_severity",
+                     max);
+}
+
+static const char *event_message(void *ctx)
+{
+    return json_string_value(json_object_get(ctx, "message"));
+}
+
+json_t *sg_classify(json_t *events)
+{
+    struct sg_classifier *c = sg_classifier_new();
+    size_t i;
+    json_t *ev;
+    json_array_foreach(events, i, ev)
+        sg_classifier_add(c, json_string_value(json_object_get(ev, "kind")),
+                          json_object_get(ev, "data"), event_message, ev);
+    json_t *s = sg_classifier_summary(c);
+    sg_classifier_free(c);
+    return s;
 }

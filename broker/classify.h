@@ -21,4 +21,15 @@
 /* Build violation_summary from the trace's events array. */
 json_t *sg_classify(json_t *events);
 
+/* The same, one event at a time, as they happen: counts stay exact however
+ * many events the trace keeps (a flood of a million refused calls is a
+ * million). message(ctx) gives the event's text, asked only for evidence
+ * (the first five of each class). */
+struct sg_classifier;
+struct sg_classifier *sg_classifier_new(void);
+void sg_classifier_free(struct sg_classifier *c);
+void sg_classifier_add(struct sg_classifier *c, const char *kind, json_t *data,
+                       const char *(*message)(void *ctx), void *ctx);
+json_t *sg_classifier_summary(const struct sg_classifier *c);
+
 #endif

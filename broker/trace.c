@@ -17,18 +17,39 @@ void sg_trace_init(struct sg_trace *t)
 {
     memset(t, 0, sizeof *t);
     t->events = json_array();
+    t->cls = sg_classifier_new();
 }
 
 void sg_trace_free(struct sg_trace *t)
 {
     json_decref(t->events);
     t->events = NULL;
+    sg_classifier_free(t->cls);
+    t->cls = NULL;
+}
+
+struct evidence_text {
+    const struct sg_event *ev;
+    char *text;
+};
+
+static const char *evidence_text(void *ctx)
+{
+    struct evidence_text *e = ctx;
+    if (!e->text)
+        e->text = sg_sanitize(e->ev->message, e->ev->message_len, SG_SAN_KEEP_TAB);
+    return e->text;
 }
 
 void sg_trace_sink(void *ctx, const struct sg_event *ev)
 {
     struct sg_trace *t = ctx;
     bool output = ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR;
+    if (!output) { /* counted whether or not the list below keeps it */
+        struct evidence_text e = {.ev = ev};
+        sg_classifier_add(t->cls, sg_event_name(ev->kind), ev->data, evidence_text, &e);
+        free(e.text);
+    }
     size_t n = json_array_size(t->events);
     if ((output && (n >= SG_TRACE_MAX_EVENTS || t->bytes >= SG_TRACE_MAX_BYTES)) ||
         n >= 2 * SG_TRACE_MAX_EVENTS) {
@@ -126,7 +147,7 @@ json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const stru
             json_array_append(decisions, json_object_get(ev, "data"));
     }
     json_object_set_new(doc, "decisions", decisions);
-    json_object_set_new(doc, "violation_summary", sg_classify(t->events));
+    json_object_set_new(doc, "violation_summary", sg_classifier_summary(t->cls));
     return doc;
 }
 

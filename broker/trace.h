@@ -14,10 +14,12 @@
 #define SG_TRACE_MAX_EVENTS 20000         /* output events beyond this are counted */
 #define SG_TRACE_MAX_BYTES (8 << 20)      /* message bytes kept */
 
+struct sg_classifier;
 struct sg_trace {
     json_t *events;
     size_t dropped_events;
     size_t bytes;
+    struct sg_classifier *cls; /* every event, kept or dropped: the summary stays exact */
 };
 
 void sg_trace_init(struct sg_trace *t);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,7 +25,22 @@
 
 extern char **environ;
 
+/* A flood of identical events (a million refused mount calls) is printed
+ * once, then counted: "repeated N more times" follows when the slot is
+ * reused, every second while it goes on, and at the end. Every event is in
+ * the trace's counts (violation_summary) either way. */
+#define REPEAT_SLOTS 32
+struct repeat {
+    enum sg_event_kind kind;
+    char *msg;
+    size_t len;
+    unsigned long long more, told;
+    int64_t last_ms, told_ms;
+};
+
 struct out_ctx {
+    struct repeat rep[REPEAT_SLOTS];
+    size_t nrep, nextrep;
     bool watch, json;
     bool tty_out, tty_err;
     size_t blocked;
@@ -36,9 +52,8 @@ struct out_ctx {
 
 /* Default mode: the skill's output as if it ran directly (raw bytes into a
  * pipe or file; sanitized lines on a terminal). */
-static void plain_sink(void *ctx, const struct sg_event *ev)
+static void print_plain(struct out_ctx *o, const struct sg_event *ev)
 {
-    struct out_ctx *o = ctx;
     if (o->fork && ev->kind == SG_EV_STDOUT) {
         static const char tag[] = "Result:";
         if (ev->message_len >= sizeof tag - 1 && !memcmp(ev->message, tag, sizeof tag - 1)) {
@@ -74,9 +89,8 @@ static void plain_sink(void *ctx, const struct sg_event *ev)
     }
 }
 
-static void watch_sink(void *ctx, const struct sg_event *ev)
+static void print_watch(struct out_ctx *o, const struct sg_event *ev)
 {
-    struct out_ctx *o = ctx;
     char clock[16];
     sg_format_clock(ev->wall_ms, clock);
     cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
@@ -88,9 +102,94 @@ static void watch_sink(void *ctx, const struct sg_event *ev)
         o->blocked++;
 }
 
+static void print_event(struct out_ctx *o, const struct sg_event *ev);
+static void print_json(struct out_ctx *o, const struct sg_event *ev);
+
+/* Say how many more times r came since it was last said. */
+static void tell_repeats(struct out_ctx *o, struct repeat *r, int64_t now)
+{
+    unsigned long long n = r->more - r->told;
+    if (!n)
+        return;
+    cleanup_free char *text = sg_xasprintf("%.*s (repeated %llu more time%s)", (int)r->len,
+                                           r->msg, n, n == 1 ? "" : "s");
+    struct sg_event ev = {.kind = r->kind, .message = text, .message_len = strlen(text),
+                          .wall_ms = r->last_ms,
+                          .data = json_pack("{s:I, s:I}", "repeated", (json_int_t)n,
+                                            "repeated_total", (json_int_t)r->more)};
+    r->told = r->more;
+    r->told_ms = now;
+    print_event(o, &ev);
+    json_decref(ev.data);
+}
+
+/* true: ev repeats one printed already, and is counted instead */
+static bool repeats(struct out_ctx *o, const struct sg_event *ev)
+{
+    if (ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR)
+        return false;
+    for (size_t i = 0; i < o->nrep; i++) {
+        struct repeat *r = &o->rep[i];
+        if (r->kind == ev->kind && r->len == ev->message_len &&
+            !memcmp(r->msg, ev->message, r->len)) {
+            r->more++;
+            r->last_ms = ev->wall_ms;
+            if (ev->wall_ms - r->told_ms >= 1000)
+                tell_repeats(o, r, ev->wall_ms);
+            return true;
+        }
+    }
+    struct repeat *r = &o->rep[o->nrep < REPEAT_SLOTS ? o->nrep++ : o->nextrep++ % REPEAT_SLOTS];
+    tell_repeats(o, r, ev->wall_ms); /* what the slot held before */
+    free(r->msg);
+    *r = (struct repeat){.kind = ev->kind, .msg = sg_xstrndup(ev->message, ev->message_len),
+                         .len = ev->message_len, .last_ms = ev->wall_ms, .told_ms = ev->wall_ms};
+    return false;
+}
+
+static void tell_all_repeats(struct out_ctx *o)
+{
+    for (size_t i = 0; i < o->nrep; i++) {
+        tell_repeats(o, &o->rep[i], o->rep[i].last_ms);
+        free(o->rep[i].msg);
+    }
+    o->nrep = 0;
+}
+
 static void json_sink(void *ctx, const struct sg_event *ev)
 {
     struct out_ctx *o = ctx;
+    if (repeats(o, ev))
+        return;
+    print_event(o, ev);
+}
+
+static void print_event(struct out_ctx *o, const struct sg_event *ev)
+{
+    if (o->json)
+        print_json(o, ev);
+    else if (o->watch)
+        print_watch(o, ev);
+    else
+        print_plain(o, ev);
+}
+
+static void plain_sink(void *ctx, const struct sg_event *ev)
+{
+    struct out_ctx *o = ctx;
+    if (!repeats(o, ev))
+        print_plain(o, ev);
+}
+
+static void watch_sink(void *ctx, const struct sg_event *ev)
+{
+    struct out_ctx *o = ctx;
+    if (!repeats(o, ev))
+        print_watch(o, ev);
+}
+
+static void print_json(struct out_ctx *o, const struct sg_event *ev)
+{
     char iso[32];
     sg_format_iso(ev->wall_ms, iso);
     cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
@@ -127,9 +226,19 @@ static bool flush_hook_dispatch(void *ctx, const struct pollfd *pfds, size_t n,
 
 static int flush_hook_timeout(void *ctx)
 {
-    (void)ctx;
+    struct out_ctx *o = ctx;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    int64_t now = (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    bool pending = false;
+    for (size_t i = 0; o && i < o->nrep; i++) { /* a flood that goes on is told each second */
+        struct repeat *r = &o->rep[i];
+        if (r->more > r->told && now - r->told_ms >= 1000)
+            tell_repeats(o, r, now);
+        pending |= r->more > r->told;
+    }
     fflush(stdout);
-    return -1;
+    return pending ? 1000 : -1;
 }
 
 static int parse_resolve(const char *arg, struct sg_resolve *r)
@@ -389,12 +498,13 @@ int cmd_run(int argc, char **argv)
     static char outbuf[64 * 1024];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     struct sg_session_hook flush = {.pollfds = flush_hook_fds, .dispatch = flush_hook_dispatch,
-                                    .timeout = flush_hook_timeout};
+                                    .timeout = flush_hook_timeout, .ctx = &oc};
     struct sg_runner_opts rop = {.pmode = pmode, .policy_file = policy_file,
                                  .prompt_timeout = prompt_timeout, .input = ro.input,
                                  .trace_out = trace_out, .hook = &flush};
     struct sg_runner_out rout;
     r = sg_runner_run(sk, &plan, &bus, &rop, &rout, &pd);
+    tell_all_repeats(&oc);
     fflush(stdout); /* the skill's last output comes before skillgate's summary */
     sg_print_diags(stderr, &pd);
     sg_diags_free(&pd);
