@@ -1,6 +1,8 @@
 #include "audit.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 
 #include "digest.h"
 #include "trace.h"
+#include "config.h"
 #include "util.h"
 
 #define GENESIS "sha256:0000000000000000000000000000000000000000000000000000000000000000"
@@ -80,16 +83,79 @@ static char *last_line(int fd, bool *torn)
     return line;
 }
 
+static long long rotate_bytes; /* 0: not read from the config yet */
+
+void sg_audit_set_rotate(long long bytes)
+{
+    rotate_bytes = bytes > 0 ? bytes : SG_AUDIT_ROTATE_DEFAULT;
+}
+
+static long long rotate_at(void)
+{
+    if (!rotate_bytes) {
+        long long keep;
+        sg_config_records(&rotate_bytes, &keep);
+    }
+    return rotate_bytes;
+}
+
+/* path's folder and file name parts (dir is "." when there is none). */
+static void split(const char *path, char *dir, size_t dlen, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    *base = slash ? slash + 1 : path;
+    if (!slash)
+        snprintf(dir, dlen, ".");
+    else if (slash == path)
+        snprintf(dir, dlen, "/");
+    else
+        snprintf(dir, dlen, "%.*s", (int)(slash - path), path);
+}
+
+/* The file a full log goes to: audit.<last seq, 12 digits>.jsonl beside it,
+ * so the rotated files sort in the chain's order. */
+static char *rotated_name(const char *path, json_int_t last_seq)
+{
+    char dir[PATH_MAX];
+    const char *base;
+    split(path, dir, sizeof dir, &base);
+    size_t bl = strlen(base);
+    if (bl > 6 && !strcmp(base + bl - 6, ".jsonl"))
+        bl -= 6;
+    return sg_xasprintf("%s/%.*s.%012lld.jsonl", dir, (int)bl, base, (long long)last_seq);
+}
+
+/* Open path locked, as the file that is there now: a writer that waited for
+ * the lock while another rotated the log must not append to the old one. */
+static int open_locked(const char *path)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+            return -errno;
+        struct stat a, b;
+        if (flock(fd, LOCK_EX) < 0 || fstat(fd, &a) < 0) {
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        if (stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            return fd;
+        close(fd); /* rotated meanwhile: the new file is the log now */
+    }
+    return -EAGAIN;
+}
+
+static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq);
+
 int sg_audit_append(const char *path, json_t *rec)
 {
     int mr = sg_mkdir_parent(path, 0700);
     if (mr < 0)
         return mr;
-    cleanup_fd int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    cleanup_fd int fd = open_locked(path);
     if (fd < 0)
-        return -errno;
-    if (flock(fd, LOCK_EX) < 0)
-        return -errno;
+        return fd;
     bool torn;
     cleanup_free char *tip = last_line(fd, &torn);
     if (torn) {
@@ -99,11 +165,48 @@ int sg_audit_append(const char *path, json_t *rec)
             return -errno;
     }
     json_t *prev_rec = tip ? json_loads(tip, 0, NULL) : NULL;
-    const char *prev = prev_rec ? json_string_value(json_object_get(prev_rec, "hash")) : NULL;
+    cleanup_free char *prev = sg_xstrdup(
+        prev_rec && json_string_value(json_object_get(prev_rec, "hash"))
+            ? json_string_value(json_object_get(prev_rec, "hash"))
+            : GENESIS);
     json_int_t seq = prev_rec ? json_integer_value(json_object_get(prev_rec, "seq")) + 1 : 1;
-    json_object_set_new(rec, "seq", json_integer(seq));
-    json_object_set_new(rec, "prev", json_string(prev ? prev : GENESIS));
     json_decref(prev_rec);
+    struct stat st;
+    if (prev_rec && fstat(fd, &st) == 0 && st.st_size >= rotate_at()) {
+        /* full: the log goes on in a new file, whose first record names the
+         * old one and chains to its last (verify follows the chain) */
+        cleanup_free char *old = rotated_name(path, seq - 1);
+        if (link(path, old) < 0 || unlink(path) < 0)
+            return -errno;
+        int nfd = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (nfd < 0)
+            return -errno;
+        if (flock(nfd, LOCK_EX) < 0) {
+            close(nfd);
+            return -errno;
+        }
+        close(fd); /* its lock goes with it; waiters see the new file (open_locked) */
+        fd = nfd;
+        const char *ob = strrchr(old, '/');
+        json_t *rot = json_pack("{s:s, s:s}", "type", "rotation", "previous_file",
+                                ob ? ob + 1 : old);
+        int r = write_record(fd, rot, prev, seq);
+        if (r == 0) {
+            free(prev);
+            prev = sg_xstrdup(json_string_value(json_object_get(rot, "hash")));
+            seq++;
+        }
+        json_decref(rot);
+        if (r < 0)
+            return r;
+    }
+    return write_record(fd, rec, prev, seq);
+}
+
+static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq)
+{
+    json_object_set_new(rec, "seq", json_integer(seq));
+    json_object_set_new(rec, "prev", json_string(prev));
     cleanup_free char *h = sg_audit_hash(rec);
     json_object_set_new(rec, "hash", json_string(h));
     cleanup_free char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
@@ -122,23 +225,18 @@ int sg_audit_append(const char *path, json_t *rec)
     return 0;
 }
 
-int sg_audit_verify(const char *path, struct sg_audit_check *c)
+/* One file of the chain, carrying the hash and sequence number over. */
+static int verify_file(FILE *f, char **prev, json_int_t *seq, struct sg_audit_check *c)
 {
-    memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -errno;
     char *line = NULL;
     size_t cap = 0, lineno = 0;
     ssize_t n;
-    cleanup_free char *prev = sg_xstrdup(GENESIS);
-    json_int_t seq = 0;
     int r = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
         lineno++;
         bool complete = line[n - 1] == '\n';
         if (!complete) {
-            c->torn = 1; /* a crash mid-write: not a record */
+            c->torn++; /* a crash mid-write: not a record */
             break;
         }
         line[n - 1] = '\0';
@@ -151,12 +249,16 @@ int sg_audit_verify(const char *path, struct sg_audit_check *c)
             c->torn++;
             continue;
         }
-        const char *h = rec ? json_string_value(json_object_get(rec, "hash")) : NULL;
-        const char *p = rec ? json_string_value(json_object_get(rec, "prev")) : NULL;
-        cleanup_free char *calc = rec ? sg_audit_hash(rec) : NULL;
+        const char *h = json_string_value(json_object_get(rec, "hash"));
+        const char *p = json_string_value(json_object_get(rec, "prev"));
+        cleanup_free char *calc = sg_audit_hash(rec);
         const char *why = !h || strcmp(h, calc) ? "its hash does not match its content"
-                          : !p || strcmp(p, prev) ? "it does not follow the record before it"
-                          : json_integer_value(json_object_get(rec, "seq")) != seq + 1
+                          : !p || strcmp(p, *prev)
+                              ? (c->records && lineno == 1
+                                     ? "it does not follow the last record of the file before "
+                                       "it (a file of the chain is missing or was changed)"
+                                     : "it does not follow the record before it")
+                          : json_integer_value(json_object_get(rec, "seq")) != *seq + 1
                               ? "its sequence number is wrong"
                               : NULL;
         if (why) {
@@ -166,13 +268,66 @@ int sg_audit_verify(const char *path, struct sg_audit_check *c)
             r = -EBADMSG;
             break;
         }
-        free(prev);
-        prev = sg_xstrdup(h);
-        seq++;
+        free(*prev);
+        *prev = sg_xstrdup(h);
+        (*seq)++;
         c->records++;
         json_decref(rec);
     }
     free(line);
-    fclose(f);
+    return r;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sg_audit_verify(const char *path, struct sg_audit_check *c)
+{
+    memset(c, 0, sizeof *c);
+    /* the rotated files first, oldest first (their names carry their last
+     * sequence number), then the log itself */
+    char dir[PATH_MAX];
+    const char *base;
+    split(path, dir, sizeof dir, &base);
+    size_t bl = strlen(base);
+    if (bl > 6 && !strcmp(base + bl - 6, ".jsonl"))
+        bl -= 6;
+    char **files = NULL;
+    size_t nfiles = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        const char *nm = e->d_name;
+        size_t l = strlen(nm);
+        if (l == bl + 1 + 12 + 6 && !strncmp(nm, base, bl) && nm[bl] == '.' &&
+            strspn(nm + bl + 1, "0123456789") == 12 && !strcmp(nm + l - 6, ".jsonl")) {
+            files = sg_xrealloc(files, (nfiles + 1) * sizeof *files);
+            files[nfiles++] = sg_xasprintf("%s/%s", dir, nm);
+        }
+    }
+    if (d)
+        closedir(d);
+    qsort(files, nfiles, sizeof *files, by_name);
+    files = sg_xrealloc(files, (nfiles + 1) * sizeof *files);
+    files[nfiles++] = sg_xstrdup(path);
+    cleanup_free char *prev = sg_xstrdup(GENESIS);
+    json_int_t seq = 0;
+    int r = 0;
+    c->files = nfiles;
+    for (size_t i = 0; i < nfiles && r == 0; i++) {
+        FILE *f = fopen(files[i], "re");
+        if (!f) {
+            r = errno == ENOENT && i + 1 == nfiles && nfiles > 1 ? 0 : -errno;
+            break;
+        }
+        snprintf(c->file, sizeof c->file, "%s", files[i]);
+        r = verify_file(f, &prev, &seq, c);
+        fclose(f);
+    }
+    for (size_t i = 0; i < nfiles; i++)
+        free(files[i]);
+    free(files);
     return r;
 }

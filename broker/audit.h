@@ -17,13 +17,24 @@ char *sg_audit_path(void);
  * lock, reads the chain's tip, writes one line, fsyncs. Returns 0 or -errno. */
 int sg_audit_append(const char *path, json_t *rec);
 
+/* A log over this size goes on in a new file (audit.jsonl is renamed
+ * audit.<last seq>.jsonl); the new file's first record (type "rotation")
+ * names the old one and chains to its last record. config.yaml's
+ * audit_rotate_kb sets it. */
+#define SG_AUDIT_ROTATE_DEFAULT (64LL << 20)
+void sg_audit_set_rotate(long long bytes);
+
 struct sg_audit_check {
     size_t records;
+    size_t files;     /* the log and the rotated files before it */
+    char file[512];   /* the file the last record checked (or the break) is in */
     size_t bad_line;  /* 1-based line of the first bad record, 0 when all good */
-    char why[160];
+    char why[200];
     int torn;         /* lines that are half a record (a crash mid-write) */
 };
-/* Verify the whole chain. Returns 0 when it holds, -EBADMSG otherwise. */
+/* Verify the whole chain, through every rotated file, oldest first: a file
+ * missing from the middle, or changed, breaks it. Returns 0 when it holds,
+ * -EBADMSG otherwise. */
 int sg_audit_verify(const char *path, struct sg_audit_check *c);
 
 /* The hash of a record: SHA-256 of its canonical JSON without "hash". */

@@ -205,6 +205,20 @@ struct pending {
     uint64_t id; /* what a front end's answer names: never another request's */
 };
 
+#define AUDIT_PER_KIND 20
+#define AUDIT_KINDS 64
+#define AUDIT_FLUSH_EVERY 10000
+
+struct audit_kind {
+    char *tool, *by;
+    bool allow;
+    char *seen[AUDIT_PER_KIND]; /* the requests written as records of their own */
+    size_t nseen;
+    unsigned long long more;    /* counted since the last "decisions" record */
+    char first[32], last[32];
+    json_t *examples;
+};
+
 struct sg_perm {
     struct sg_perm_opts o;
     char *skill, *digest, *run_id, *grants_file;
@@ -215,6 +229,8 @@ struct sg_perm {
     struct pending queue[MAX_PENDING];
     size_t nqueue;
     uint64_t next_id;
+    struct audit_kind *kinds; /* the run's decisions, counted (audit_decision) */
+    size_t nkinds;
     bool shown, confirming;
     int64_t shown_ms, armed_ms, deadline_ms;
     char line[256];
@@ -421,6 +437,7 @@ int sg_grants_save(const char *path, json_t *list)
 struct sg_perm *sg_perm_new(const struct sg_perm_opts *o, struct sg_diags *d)
 {
     struct sg_perm *p = sg_xcalloc(1, sizeof *p);
+    p->kinds = sg_xcalloc(AUDIT_KINDS, sizeof *p->kinds);
     p->o = *o;
     p->tty = -1;
     p->skill = sg_xstrdup(o->skill ? o->skill : "?");
@@ -459,6 +476,80 @@ struct sg_perm *sg_perm_new(const struct sg_perm_opts *o, struct sg_diags *d)
     return p;
 }
 
+/* A run's decisions in the audit log, bounded: a flood of refusals (20,000
+ * refused creates) was 20,000 fsync'd records. Per kind of decision (tool,
+ * allow or deny, who decided), the first AUDIT_PER_KIND different requests
+ * are records of their own; a request identical to one of those, and every
+ * one past them, is counted, and one "decisions" record per kind says how
+ * many, with the first and last time and the first requests: when the run
+ * ends (sg_perm_free), and every AUDIT_FLUSH_EVERY counted on the way, so a
+ * day-long flood leaves a bounded log and a killed broker loses at most
+ * that many counts. */
+static void flush_kind(struct sg_perm *p, struct audit_kind *k)
+{
+    if (!k->more)
+        return;
+    json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:O}",
+                            "type", "decisions", "time", k->last, "run_id", p->run_id, "skill",
+                            p->skill, "digest", p->digest, "tool", k->tool, "decision",
+                            k->allow ? "allow" : "deny", "decided_by", k->by, "count",
+                            (json_int_t)k->more, "first", k->first, "last", k->last,
+                            "examples", k->examples);
+    cleanup_free char *path = sg_audit_path();
+    sg_audit_append(path, rec);
+    json_decref(rec);
+    k->more = 0;
+    json_array_clear(k->examples);
+}
+
+/* true: written on its own (a new kind, or a new request of a kind not yet
+ * past its bound); false: counted */
+static bool audit_counts_it(struct sg_perm *p, const char *tool, bool allow, const char *by,
+                            const char *req, const char *iso)
+{
+    struct audit_kind *k = NULL;
+    for (size_t i = 0; i < p->nkinds && !k; i++)
+        if (p->kinds[i].allow == allow && !strcmp(p->kinds[i].tool, tool) &&
+            !strcmp(p->kinds[i].by, by))
+            k = &p->kinds[i];
+    if (!k) {
+        if (p->nkinds == AUDIT_KINDS)
+            return true; /* more kinds than that: each is its own record, as before */
+        k = &p->kinds[p->nkinds++];
+        *k = (struct audit_kind){.tool = sg_xstrdup(tool), .by = sg_xstrdup(by), .allow = allow,
+                                 .examples = json_array()};
+    }
+    for (size_t i = 0; i < k->nseen; i++)
+        if (!strcmp(k->seen[i], req))
+            goto counted;
+    if (k->nseen < AUDIT_PER_KIND) {
+        k->seen[k->nseen++] = sg_xstrdup(req);
+        return true;
+    }
+counted:
+    if (!k->more)
+        snprintf(k->first, sizeof k->first, "%s", iso);
+    snprintf(k->last, sizeof k->last, "%s", iso);
+    if (json_array_size(k->examples) < 5)
+        json_array_append_new(k->examples, json_string(req));
+    if (++k->more >= AUDIT_FLUSH_EVERY)
+        flush_kind(p, k);
+    return false;
+}
+
+static void audit_flush_all(struct sg_perm *p)
+{
+    for (size_t i = 0; i < p->nkinds; i++) {
+        struct audit_kind *k = &p->kinds[i];
+        flush_kind(p, k);
+        for (size_t j = 0; j < k->nseen; j++)
+            free(k->seen[j]);
+        free(k->tool), free(k->by);
+        json_decref(k->examples);
+    }
+    p->nkinds = 0;
+}
+
 static void audit_decision(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d,
                            const char *by, int64_t latency)
 {
@@ -485,8 +576,10 @@ static void audit_decision(struct sg_perm *p, const struct sg_preq *q, enum sg_d
                             "args", args, "decision", sg_decision_allows(d) ? "allow" : "deny",
                             "scope", scope, "latency_ms", (json_int_t)latency);
     json_object_set_new(rec, "decided_by", json_string(by));
-    cleanup_free char *path = sg_audit_path();
-    sg_audit_append(path, rec);
+    if (audit_counts_it(p, tool_name, sg_decision_allows(d), by, req, iso)) {
+        cleanup_free char *path = sg_audit_path();
+        sg_audit_append(path, rec);
+    }
     if (p->o.bus)
         sg_bus_emit(p->o.bus, SG_EV_PERMISSION_DECIDED,
                     json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "tool",
@@ -1036,11 +1129,13 @@ void sg_perm_free(struct sg_perm *p)
         return;
     /* whoever still waits is denied: the run is over */
     sg_perm_cancel_all(p);
+    audit_flush_all(p);
     for (size_t i = 0; i < p->nrules; i++)
         sg_prule_free(&p->rules[i]);
     free(p->rules);
     if (p->tty >= 0)
         close(p->tty);
     free(p->skill), free(p->digest), free(p->run_id), free(p->grants_file);
+    free(p->kinds);
     free(p);
 }

@@ -1,5 +1,6 @@
 #include "trace.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "classify.h"
+#include "config.h"
 #include "digest.h"
 #include "sanitize.h"
 #include "skilljson.h"
@@ -166,6 +168,49 @@ static bool inside(const char *path, const char *root)
     return !strncmp(rp, root, n) && (rp[n] == '\0' || rp[n] == '/');
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Retention (config.yaml trace_keep, 1000 by default): the oldest traces
+ * past it go. Their names start with the time they were written, so the
+ * order of names is the order of runs. The one just written stays. */
+static void prune_traces(const char *just_written)
+{
+    long long rot, keep;
+    sg_config_records(&rot, &keep);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", just_written);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && !strcmp(e->d_name + l - 5, ".json") && e->d_name[0] != '.') {
+            names = sg_xrealloc(names, (n + 1) * sizeof *names);
+            names[n++] = sg_xstrdup(e->d_name);
+        }
+    }
+    if (n > (size_t)keep) {
+        qsort(names, n, sizeof *names, by_name);
+        for (size_t i = 0; i + (size_t)keep < n; i++)
+            if (strcmp(names[i], slash + 1))
+                unlinkat(dirfd(d), names[i], 0);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    closedir(d);
+}
+
 int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char **written)
 {
     cleanup_free char *target = NULL;
@@ -221,5 +266,7 @@ int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char *
         return r;
     }
     *written = steal_pointer(&target);
+    if (!path)
+        prune_traces(*written);
     return 0;
 }

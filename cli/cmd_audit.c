@@ -24,11 +24,14 @@ static int verify(const char *path)
         printf("%s: %d torn line%s (a crash mid-write) skipped\n", path, c.torn,
                c.torn == 1 ? "" : "s");
     if (r == -EBADMSG) {
-        printf("%s:%zu: the chain breaks here: %s (%zu good records before it)\n", path,
+        printf("%s:%zu: the chain breaks here: %s (%zu good records before it)\n", c.file,
                c.bad_line, c.why, c.records);
         return SG_EXIT_INVALID;
     }
-    printf("%s: %zu records, chain intact\n", path, c.records);
+    if (c.files > 1)
+        printf("%s: %zu records in %zu files, chain intact\n", path, c.records, c.files);
+    else
+        printf("%s: %zu records, chain intact\n", path, c.records);
     return SG_EXIT_OK;
 }
 

@@ -25,14 +25,14 @@
 
 extern char **environ;
 
-/* A flood of identical events (a million refused mount calls) is printed
- * once, then counted: "repeated N more times" follows when the slot is
+/* A flood of identical events (a million refused mount calls: same kind,
+ * message and data) is printed once, then counted: "repeated N more times" follows when the slot is
  * reused, every second while it goes on, and at the end. Every event is in
  * the trace's counts (violation_summary) either way. */
 #define REPEAT_SLOTS 32
 struct repeat {
     enum sg_event_kind kind;
-    char *msg;
+    char *msg, *data;
     size_t len;
     unsigned long long more, told;
     int64_t last_ms, told_ms;
@@ -123,15 +123,18 @@ static void tell_repeats(struct out_ctx *o, struct repeat *r, int64_t now)
     json_decref(ev.data);
 }
 
-/* true: ev repeats one printed already, and is counted instead */
+/* true: ev repeats one printed already (same kind, message and data), and
+ * is counted instead */
 static bool repeats(struct out_ctx *o, const struct sg_event *ev)
 {
     if (ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR)
         return false;
+    cleanup_free char *data =
+        ev->data ? json_dumps(ev->data, JSON_COMPACT | JSON_SORT_KEYS) : sg_xstrdup("");
     for (size_t i = 0; i < o->nrep; i++) {
         struct repeat *r = &o->rep[i];
         if (r->kind == ev->kind && r->len == ev->message_len &&
-            !memcmp(r->msg, ev->message, r->len)) {
+            !memcmp(r->msg, ev->message, r->len) && !strcmp(r->data ? r->data : "", data ? data : "")) {
             r->more++;
             r->last_ms = ev->wall_ms;
             if (ev->wall_ms - r->told_ms >= 1000)
@@ -142,8 +145,10 @@ static bool repeats(struct out_ctx *o, const struct sg_event *ev)
     struct repeat *r = &o->rep[o->nrep < REPEAT_SLOTS ? o->nrep++ : o->nextrep++ % REPEAT_SLOTS];
     tell_repeats(o, r, ev->wall_ms); /* what the slot held before */
     free(r->msg);
+    free(r->data);
     *r = (struct repeat){.kind = ev->kind, .msg = sg_xstrndup(ev->message, ev->message_len),
-                         .len = ev->message_len, .last_ms = ev->wall_ms, .told_ms = ev->wall_ms};
+                         .len = ev->message_len, .data = steal_pointer(&data),
+                         .last_ms = ev->wall_ms, .told_ms = ev->wall_ms};
     return false;
 }
 
@@ -152,6 +157,7 @@ static void tell_all_repeats(struct out_ctx *o)
     for (size_t i = 0; i < o->nrep; i++) {
         tell_repeats(o, &o->rep[i], o->rep[i].last_ms);
         free(o->rep[i].msg);
+        free(o->rep[i].data);
     }
     o->nrep = 0;
 }

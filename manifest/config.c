@@ -297,6 +297,10 @@ static void cfg_apply(struct sg_pctx *c, const struct sg_ynode *root, struct sg_
             cfg_theme(c, v, cfg);
         else if (!strcmp(k->str, "keys"))
             cfg_keys(c, v, cfg);
+        else if (!strcmp(k->str, "audit_rotate_kb"))
+            pc_int(c, v, "audit_rotate_kb", 16, 1LL << 30, &cfg->audit_rotate_kb);
+        else if (!strcmp(k->str, "trace_keep"))
+            pc_int(c, v, "trace_keep", 1, 10000000, &cfg->trace_keep);
         else
             pc_warn(c, k, k->str, "unknown key, ignored");
     }
@@ -338,4 +342,17 @@ int sg_config_load(const char *path, struct sg_config *cfg, struct sg_diags *d)
     }
     sg_ynode_free(root);
     return sg_diags_count(d, SG_ERROR) > before ? -EINVAL : 0;
+}
+
+void sg_config_records(long long *audit_rotate_bytes, long long *trace_keep)
+{
+    struct sg_config cfg;
+    struct sg_diags d = {0};
+    cleanup_free char *path = sg_config_default_path();
+    if (sg_config_load(path, &cfg, &d) < 0)
+        memset(&cfg, 0, sizeof cfg); /* broken: the defaults (the CLI and TUI say why) */
+    *audit_rotate_bytes = (cfg.audit_rotate_kb ? cfg.audit_rotate_kb : 65536) << 10;
+    *trace_keep = cfg.trace_keep ? cfg.trace_keep : 1000;
+    sg_config_free(&cfg);
+    sg_diags_free(&d);
 }

@@ -21,7 +21,13 @@ struct sg_config {
     int theme_line;
     struct sg_config_key *keys; /* keys: {action: "k Down"} */
     size_t nkeys;
+    long long audit_rotate_kb; /* audit_rotate_kb: the log goes on in a new file past it (0: 65536) */
+    long long trace_keep;      /* trace_keep: traces kept, the oldest removed past it (0: 1000) */
 };
+
+/* The records' settings from the default config file (defaults where it
+ * has none, or is broken or untrusted: records are never kept less). */
+void sg_config_records(long long *audit_rotate_bytes, long long *trace_keep);
 
 /* The default location: $XDG_CONFIG_HOME/skillgate/config.yaml, or
  * ~/.config/skillgate/config.yaml. Caller frees. */

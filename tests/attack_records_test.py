@@ -53,5 +53,90 @@ def a_flood_of_refusals_is_counted_exactly(m, base):
     assert len(t["events"]) <= 40000 + 10
 
 
+def audit_lines(m):
+    log = os.path.join(m.state, "skillgate", "audit.jsonl")
+    return [json.loads(x) for x in open(log) if x.strip()] if os.path.exists(log) else []
+
+
+@test()
+def a_flood_of_refused_writes_leaves_a_bounded_log(m, base):
+    """With no allowed-tools, each refused write was an fsync'd audit record:
+    20,000 refused creates added 10 MB in 9 s. Now the first 20 different
+    requests of a kind are records; the rest, and repeats, are counted in
+    one record with the first and last time."""
+    d = h.make_skill(base, f"creates-{m.name}", """
+        import os
+        refused = 0
+        for i in range(20000):
+            try:
+                open(f"/etc/flood-{i}", "w")
+            except OSError:
+                refused += 1
+        for i in range(3000):  # the same request again and again
+            try:
+                open("/etc/same", "w")
+            except OSError:
+                refused += 1
+        print("refused", refused)
+        """, tools='""')
+    before = len(audit_lines(m))
+    p = m.run("run", "--prompt", "deny", d, timeout=300, check=0)
+    assert "refused 23000" in p.out, p.out + p.err
+    new = audit_lines(m)[before:]
+    assert len(new) <= 30, f"{len(new)} new audit records"
+    single = [r for r in new if r.get("type") == "decision" and r["tool"] == "Write"]
+    counted = [r for r in new if r.get("type") == "decisions" and r["tool"] == "Write"]
+    assert len(single) == 20 and counted, (len(single), counted)
+    total = len(single) + sum(r["count"] for r in counted)
+    others = [r["request"] for r in single if "/etc/flood-" not in r["request"]
+              and "/etc/same" not in r["request"]]
+    assert total == 23000 + len(others), (total, others)  # python's own writes are asked too
+    assert all(r["first"] <= r["last"] and r["examples"] for r in counted), counted
+    v = m.run("audit", "verify")
+    assert v.returncode == 0 and "chain intact" in v.out, v.out + v.err
+
+
+@test()
+def the_audit_log_rotates_with_its_chain_whole(m, base):
+    """The log rotates past audit_rotate_kb (config.yaml), each new file's
+    first record chaining to the last of the one before; verify follows
+    the files, and catches an old file changed or a middle one removed.
+    trace_keep prunes the oldest traces."""
+    cfg = os.path.join(base, f"cfg-{m.name}")
+    os.makedirs(os.path.join(cfg, "skillgate"))
+    with open(os.path.join(cfg, "skillgate", "config.yaml"), "w") as f:
+        f.write("audit_rotate_kb: 16\ntrace_keep: 3\n")
+    for x in (cfg, os.path.join(cfg, "skillgate"), os.path.join(cfg, "skillgate", "config.yaml")):
+        if h.IS_ROOT:
+            os.chown(x, m.uid, m.uid)
+    env = {"XDG_CONFIG_HOME": cfg}
+    d = h.make_skill(base, f"chatty-{m.name}", "print('x' * 3000)\n")
+    for _ in range(12):
+        m.run("run", d, env=env, check=0)
+    folder = os.path.join(m.state, "skillgate")
+    rotated = sorted(x for x in os.listdir(folder) if x.startswith("audit.") and x != "audit.jsonl")
+    assert len(rotated) >= 2, os.listdir(folder)
+    first = json.loads(open(os.path.join(folder, "audit.jsonl")).readline())
+    assert first["type"] == "rotation" and first["previous_file"] == rotated[-1], first
+    v = m.run("audit", "verify", env=env)
+    assert v.returncode == 0 and f"in {len(rotated) + 1} files, chain intact" in v.out, v.out
+    assert len(m.traces()) == 3, m.traces()  # trace_keep
+    # a middle file removed: the chain breaks where it was
+    mid = os.path.join(folder, rotated[len(rotated) // 2])
+    saved = open(mid).read()
+    os.rename(mid, mid + ".away")
+    v = m.run("audit", "verify", env=env)
+    assert v.returncode != 0 and "a file of the chain is missing or was changed" in v.out, v.out
+    os.rename(mid + ".away", mid)
+    # an old file changed: its own line is named
+    oldest = os.path.join(folder, rotated[0])
+    lines = open(oldest).read().splitlines(True)
+    lines[1] = lines[1].replace('"exit_code":0', '"exit_code":7')
+    open(oldest, "w").write("".join(lines))
+    v = m.run("audit", "verify", env=env)
+    assert v.returncode != 0 and f"{rotated[0]}:2:" in v.out, v.out
+    assert open(mid).read() == saved
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

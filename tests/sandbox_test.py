@@ -1277,8 +1277,10 @@ UNAME_SKILL = """
 
 
 def audit_decisions(m):
+    """The decision records of the audit log (not the counts of repeats)."""
     log = os.path.join(m.state, "skillgate", "audit.jsonl")
-    return [json.loads(l) for l in open(log) if '"decision"' in l and l.strip()]
+    recs = [json.loads(l) for l in open(log) if '"decision"' in l and l.strip()]
+    return [r for r in recs if r.get("type") == "decision"]
 
 
 @test()
