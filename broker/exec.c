@@ -210,8 +210,8 @@ out:
         close(fd);
 }
 
-/* Is this exec one the manifest declares? (a matching Bash(scope)) */
-static bool exec_declared(const struct sg_plan *plan, const struct sg_preq *q)
+/* The manifest's Bash(scope) this exec matches, or NULL. */
+static const char *exec_declared(const struct sg_plan *plan, const struct sg_preq *q)
 {
     for (size_t i = 0; i < plan->nbash_scopes; i++) {
         cleanup_free char *text = sg_xasprintf("Bash(%s)", plan->bash_scopes[i]);
@@ -222,9 +222,9 @@ static bool exec_declared(const struct sg_plan *plan, const struct sg_preq *q)
         bool m = sg_prule_matches(&r, q);
         sg_prule_free(&r);
         if (m)
-            return true;
+            return plan->bash_scopes[i];
     }
-    return false;
+    return NULL;
 }
 
 /* ---- binding an approval to the file ---- */
@@ -388,15 +388,21 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     }
     close(probe);
     scope_name(req->pid, plan, q.subject, q.name, sizeof q.name);
+    /* every exec decision is recorded, the manifest's own included */
     if (plan->bash_unscoped) { /* every program may run: nothing to bind */
+        sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, "declared in the manifest: Bash");
         respond(x, req->id, 0, true);
         return;
     }
-    if (exec_declared(plan, &q)) {
+    const char *scope = exec_declared(plan, &q);
+    if (scope) {
+        cleanup_free char *by = sg_xasprintf("declared in the manifest: Bash(%s)", scope);
+        sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, by);
         allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
         return;
     }
     if (plan->tools_restricted && !plan->bash_listed) {
+        sg_perm_record(x->perm, &q, SG_DEC_DENY, "allowed-tools: Bash is not in it");
         refuse(x, req->id, req->pid, q.subject, -EACCES, "Bash is not in allowed-tools",
                "Bash is not in the skill's allowed-tools");
         return;

@@ -229,6 +229,7 @@ struct sg_perm {
     struct pending queue[MAX_PENDING];
     size_t nqueue;
     uint64_t next_id;
+    bool quiet;               /* record without an event (sg_perm_record of a refusal) */
     struct audit_kind *kinds; /* the run's decisions, counted (audit_decision) */
     size_t nkinds;
     bool shown, confirming;
@@ -580,7 +581,7 @@ static void audit_decision(struct sg_perm *p, const struct sg_preq *q, enum sg_d
         cleanup_free char *path = sg_audit_path();
         sg_audit_append(path, rec);
     }
-    if (p->o.bus)
+    if (p->o.bus && !p->quiet)
         sg_bus_emit(p->o.bus, SG_EV_PERMISSION_DECIDED,
                     json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "tool",
                               tool_name, "request", req, "decision",
@@ -588,6 +589,18 @@ static void audit_decision(struct sg_perm *p, const struct sg_preq *q, enum sg_d
                               (json_int_t)latency, "prevented", !sg_decision_allows(d)),
                     "%s: %s (%s)", req, sg_decision_name(d), by);
     json_decref(rec);
+}
+
+void sg_perm_record(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d,
+                    const char *by)
+{
+    if (!p)
+        return;
+    /* a refusal has its own enforcement event already (one refusal, one
+     * count); an allowance is shown as a decision */
+    p->quiet = !sg_decision_allows(d);
+    audit_decision(p, q, d, by, 0);
+    p->quiet = false;
 }
 
 /* Remember a decision: for the run, or as a grant pinned to the digest. */

@@ -112,6 +112,11 @@ struct sg_perm_prompt {
 };
 typedef void (*sg_perm_show_fn)(void *ctx, const struct sg_perm_prompt *pr);
 void sg_perm_set_frontend(struct sg_perm *p, sg_perm_show_fn show, void *ctx);
+/* Record a decision made without the engine (a manifest's scope, allowed-
+ * tools refusing a tool): an audit record (counted like any other), and for
+ * an allowance a permission_decided event (a refusal has its own). */
+void sg_perm_record(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d,
+                    const char *by);
 /* Who made the last decision ("person", "rule ...", "timeout ...", ...). */
 const char *sg_perm_last_decided_by(const struct sg_perm *p);
 /* Decide the request at the head of the queue (by a person). */

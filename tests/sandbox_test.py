@@ -806,8 +806,13 @@ def audit_log_is_a_chain_that_catches_tampering(m, base):
     m.run("run", "-i", '{"action": "info"}', os.path.join(EXAMPLES, "pdf-text"), check=0)
     m.run("run", "-i", "{}", os.path.join(EXAMPLES, "shell-tool"), check=0)
     lines = open(log).read().splitlines()
-    assert len(lines) == before + 2, lines
     recs = [json.loads(l) for l in lines]
+    new = recs[before:]
+    runs = [r for r in new if r["type"] == "run"]
+    assert [r["skill"] for r in runs] == ["pdf-text", "shell-tool"], new
+    # every exec decision is recorded, the manifest's own scopes included
+    assert any(r["type"] in ("decision", "decisions") and
+               r["decided_by"].startswith("declared in the manifest: Bash(") for r in new), new
     last = recs[-1]
     assert last["type"] == "run" and last["skill"] == "shell-tool" and last["status"] == "success"
     assert last["prev"] == recs[-2]["hash"] and re.fullmatch(r"sha256:[0-9a-f]{64}", last["hash"])
@@ -817,16 +822,23 @@ def audit_log_is_a_chain_that_catches_tampering(m, base):
     p = m.run("audit", "verify", check=0)
     assert f"{len(lines)} records, chain intact" in p.out, p.out
     p = m.run("audit", "show", last["run_id"], check=0)
-    assert json.loads(p.out)["run_id"] == last["run_id"]
+    shown, dec, at = [], json.JSONDecoder(), 0
+    while p.out[at:].strip():  # the run's records, decisions first, each one JSON document
+        at += len(p.out[at:]) - len(p.out[at:].lstrip())
+        obj, at = dec.raw_decode(p.out, at)
+        shown.append(obj)
+    assert shown and all(r["run_id"] == last["run_id"] for r in shown)
+    assert shown[-1]["type"] == "run", shown
     assert "shell-tool: success" in m.run("audit", "tail", "-n", "1", check=0).out
     # an altered record, a removed record: both break the chain where they are
     bad = os.path.join(base, f"tampered-{m.name}.jsonl")
     altered = lines[:]
-    altered[-2] = altered[-2].replace('"success"', '"failed"', 1)
+    j = recs.index(runs[0])  # the pdf-text run's record
+    altered[j] = altered[j].replace('"success"', '"failed"', 1)
     open(bad, "w").write("\n".join(altered) + "\n")
     os.chmod(bad, 0o644)
     p = m.run("audit", "verify", "-f", bad, check=1)
-    assert f":{len(lines) - 1}: the chain breaks here: its hash does not match" in p.out, p.out
+    assert f":{j + 1}: the chain breaks here: its hash does not match" in p.out, p.out
     open(bad, "w").write("\n".join(lines[:-2] + lines[-1:]) + "\n")
     p = m.run("audit", "verify", "-f", bad, check=1)
     assert "does not follow the record before it" in p.out, p.out
