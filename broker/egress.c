@@ -41,9 +41,15 @@ struct conn {
     char name[SG_DNS_NAME_MAX + 1];
     uint16_t port;
     char upstream[INET6_ADDRSTRLEN + 8];
+    /* The skill's bytes before they go up. TLS and other protocols: only the
+     * first message, then splice. Plain HTTP: every byte, for as long as the
+     * connection lives; the buffer then holds what was not yet sent or not
+     * yet checked, and fwd_limit is where the checker stands. */
     uint8_t sniff[SG_SNIFF_MAX];
     size_t sniff_len, sniff_sent, fwd_limit; /* read, sent up, cleared to send */
     bool sniff_done, connected;
+    bool http;         /* plain HTTP: every request is checked (hs) */
+    struct sg_http hs;
     int64_t grace_ms; /* when a bare method prefix ("GE") may go up */
     struct dir up, down; /* up: skill -> world, down: world -> skill */
     int64_t started_ms, deadline_ms;
@@ -737,57 +743,107 @@ static int pump(struct dir *d, int src, int dst)
 
 /* A first message that is only the beginning of an HTTP method ("G", "PO")
  * cannot carry a name yet: after a short grace it may go up while the rest
- * is still checked, so a client that sends just that and waits is not stuck. */
-static bool method_prefix_only(const uint8_t *b, size_t n)
-{
-    static const char *const m[] = {"GET ", "POST ", "PUT ", "HEAD ", "DELETE ", "PATCH ",
-                                    "OPTIONS ", "CONNECT ", "TRACE "};
-    for (size_t i = 0; i < SG_ARRAY_LEN(m); i++)
-        if (n < strlen(m[i]) && !memcmp(b, m[i], n))
-            return true;
-    return false;
-}
-
+ * is still checked, so a client that sends just that and waits is not stuck
+ * (sg_sniff_nameless_prefix). It never ends the checking: a request line
+ * that does not complete in time is refused. */
 #define SNIFF_GRACE_MS 300
+
+/* Plain HTTP: run the checker over what it has not seen; what it clears may
+ * go up (flush_sniffed), what it refuses ends the connection with nothing
+ * of that request sent. */
+static void http_check(struct sg_net *e, int idx)
+{
+    struct conn *c = e->conns[idx];
+    while (c->fwd_limit < c->sniff_len) {
+        size_t used = 0;
+        char why[640];
+        enum sg_http_verdict v =
+            sg_http_check(&c->hs, c->sniff + c->fwd_limit, c->sniff_len - c->fwd_limit, c->name,
+                          c->port, &used, why, sizeof why);
+        if (v == SG_HTTP_REFUSE) {
+            block(e, idx, c->upstream[0] ? c->upstream : c->name, c->port, c->name, why);
+            return;
+        }
+        if (v == SG_HTTP_MORE)
+            break;
+        c->fwd_limit += used;
+    }
+    if (!c->up.eof || c->fwd_limit == c->sniff_len)
+        return;
+    /* the client is done sending: blank lines after a body are harmless,
+     * the start of a head is never sent unchecked */
+    for (size_t i = c->fwd_limit; i < c->sniff_len; i++)
+        if (c->sniff[i] != '\r' && c->sniff[i] != '\n') {
+            block(e, idx, c->upstream[0] ? c->upstream : c->name, c->port, c->name,
+                  "the client stopped sending in the middle of a request (nothing of it was "
+                  "sent)");
+            return;
+        }
+    c->fwd_limit = c->sniff_len;
+}
 
 /* Before a byte goes up: what name does the client's first message carry?
  * Reads into the sniff buffer and decides how much of it may be sent. */
 static void sniff_client(struct sg_net *e, int idx)
 {
     struct conn *c = e->conns[idx];
-    if (c->sniff_done || c->sniff_len >= sizeof c->sniff)
+    if (c->sniff_done)
         return;
-    ssize_t n = recv(c->cfd, c->sniff + c->sniff_len, sizeof c->sniff - c->sniff_len, MSG_DONTWAIT);
-    if (n < 0)
-        return;
-    if (n == 0) {
-        /* the client is done sending: what it sent is all there is */
-        c->up.eof = true;
-    } else {
-        if (c->sniff_len == 0)
-            c->deadline_ms = now_ms() + SG_SNIFF_TIMEOUT_MS;
-        c->sniff_len += (size_t)n;
+    if (c->sniff_len < sizeof c->sniff && !c->up.eof) {
+        ssize_t n = recv(c->cfd, c->sniff + c->sniff_len, sizeof c->sniff - c->sniff_len,
+                         MSG_DONTWAIT);
+        if (n < 0)
+            return;
+        if (n == 0) {
+            /* the client is done sending: what it sent is all there is */
+            c->up.eof = true;
+        } else {
+            if (c->sniff_len == c->fwd_limit) /* the first byte not yet checked */
+                c->deadline_ms = now_ms() + SG_SNIFF_TIMEOUT_MS;
+            c->sniff_len += (size_t)n;
+        }
     }
-    char seen[SG_DNS_NAME_MAX + 1];
-    enum sg_sniff s = sg_sniff_name(c->sniff, c->sniff_len, seen, sizeof seen);
-    if ((s == SG_SNIFF_TLS || s == SG_SNIFF_HTTP) && seen[0] && strcmp(seen, c->name) != 0) {
-        char why[640];
-        snprintf(why, sizeof why, "%s names %s, but the address was issued for %s "
-                                  "(domain fronting)",
-                 s == SG_SNIFF_TLS ? "the TLS SNI" : "the HTTP Host header", seen, c->name);
-        block(e, idx, c->upstream, c->port, c->name, why);
-        return;
+    if (!c->http) {
+        enum sg_sniff k = sg_sniff_kind(c->sniff, c->sniff_len);
+        if (k == SG_SNIFF_TLS) {
+            char seen[SG_DNS_NAME_MAX + 1];
+            enum sg_sniff s = sg_sniff_name(c->sniff, c->sniff_len, seen, sizeof seen);
+            if (s == SG_SNIFF_TLS && seen[0] && strcmp(seen, c->name) != 0) {
+                char why[640];
+                snprintf(why, sizeof why,
+                         "the TLS SNI names %s, but the address was issued for %s "
+                         "(domain fronting)",
+                         seen, c->name);
+                block(e, idx, c->upstream, c->port, c->name, why);
+                return;
+            }
+            if (s == SG_SNIFF_TLS_BAD) {
+                block(e, idx, c->upstream[0] ? c->upstream : c->name, c->port, c->name,
+                      "a TLS ClientHello the proxy cannot read whole (malformed, or over "
+                      "16384 bytes): its SNI cannot be checked");
+                return;
+            }
+            if (s == SG_SNIFF_NEED_MORE && !c->up.eof)
+                return; /* a hello in the making, checked whole */
+        }
+        if (k == SG_SNIFF_NEED_MORE && !c->up.eof) {
+            if (!c->grace_ms && c->sniff_sent < c->sniff_len &&
+                sg_sniff_nameless_prefix(c->sniff, c->sniff_len))
+                c->grace_ms = now_ms() + SNIFF_GRACE_MS;
+            return; /* a request line in the making, checked whole */
+        }
+        if (k != SG_SNIFF_HTTP) {
+            c->sniff_done = true; /* TLS checked, or no protocol the proxy reads */
+            c->fwd_limit = c->sniff_len;
+            return;
+        }
+        /* plain HTTP: from here on every request is checked, from the first
+         * byte (a prefix that went up after its grace is checked again) */
+        c->http = true;
+        c->fwd_limit = 0;
+        c->grace_ms = 0;
     }
-    if (s != SG_SNIFF_NEED_MORE || c->up.eof) {
-        c->sniff_done = true;
-        c->fwd_limit = c->sniff_len;
-        return;
-    }
-    if (method_prefix_only(c->sniff, c->sniff_len)) {
-        if (!c->grace_ms)
-            c->grace_ms = now_ms() + SNIFF_GRACE_MS;
-    }
-    /* otherwise hold: a hello or an HTTP head in the making, checked whole */
+    http_check(e, idx);
 }
 
 /* Send what the sniffer cleared; then the up direction is spliced. */
@@ -805,6 +861,21 @@ static int flush_sniffed(struct sg_net *e, int idx)
         }
         c->sniff_sent += (size_t)w;
         c->up.bytes += (uint64_t)w;
+    }
+    if (c->http) {
+        /* drop what went up and was checked; the checker goes on from there */
+        size_t k = c->sniff_sent < c->fwd_limit ? c->sniff_sent : c->fwd_limit;
+        if (k) {
+            memmove(c->sniff, c->sniff + k, c->sniff_len - k);
+            c->sniff_len -= k;
+            c->sniff_sent -= k;
+            c->fwd_limit -= k;
+        }
+        if (c->up.eof && c->sniff_len == 0 && !c->up.shut) {
+            shutdown(c->ufd, SHUT_WR);
+            c->up.shut = true;
+        }
+        return 0;
     }
     if (c->sniff_done && c->sniff_sent == c->sniff_len && c->up.eof && !c->up.shut) {
         shutdown(c->ufd, SHUT_WR);
@@ -915,6 +986,8 @@ size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max)
         if (!c)
             continue;
         short cev = 0, uev = 0;
+        /* read the skill's bytes into the checker while there is room */
+        bool gathering = !c->sniff_done && !c->up.eof && c->sniff_len < sizeof c->sniff;
         switch (c->st) {
         case C_ASKING:
             break; /* the client waits for a person's answer */
@@ -922,15 +995,15 @@ size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max)
             cev = POLLIN;
             break;
         case C_RESOLVING:
-            cev = c->sniff_done ? 0 : POLLIN;
+            cev = gathering ? POLLIN : 0;
             break;
         case C_CONNECTING:
-            cev = c->sniff_done ? 0 : POLLIN;
+            cev = gathering ? POLLIN : 0;
             uev = POLLOUT;
             break;
         case C_RELAY: {
             bool sniffing = !c->sniff_done || c->sniff_sent < c->sniff_len;
-            cev = (short)((!c->up.eof && (sniffing ? !c->sniff_done : c->up.inpipe < PIPE_CAP)
+            cev = (short)((!c->up.eof && (sniffing ? gathering : c->up.inpipe < PIPE_CAP)
                                ? POLLIN
                                : 0) |
                           (c->down.inpipe ? POLLOUT : 0));
@@ -1000,8 +1073,15 @@ void sg_egress_dispatch(struct sg_net *e, const struct pollfd *p, size_t n)
                 conn_free(e, i, true);
             continue;
         }
+        if (c->http) {
+            /* a request head (or chunk line) begun and never finished */
+            if (c->fwd_limit < c->sniff_len && now >= c->deadline_ms)
+                block(e, i, c->upstream[0] ? c->upstream : c->name, c->port, c->name,
+                      "a request head never completed (cannot check its Host)");
+            continue;
+        }
         /* a bare method prefix may go up after its grace: no name in it */
-        if (c->grace_ms && now >= c->grace_ms && method_prefix_only(c->sniff, c->sniff_len)) {
+        if (c->grace_ms && now >= c->grace_ms && sg_sniff_nameless_prefix(c->sniff, c->sniff_len)) {
             c->fwd_limit = c->sniff_len;
             c->grace_ms = 0;
             c->deadline_ms = now + SG_SNIFF_TIMEOUT_MS;
@@ -1011,11 +1091,8 @@ void sg_egress_dispatch(struct sg_net *e, const struct pollfd *p, size_t n)
         }
         if (c->sniff_len == 0 || now < c->deadline_ms)
             continue; /* nothing said yet is fine: server-first protocols */
-        if (method_prefix_only(c->sniff, c->sniff_len)) {
-            c->sniff_done = true; /* it went up already and can name nothing */
-            c->fwd_limit = c->sniff_len;
-            continue;
-        }
+        /* a prefix that went up after its grace never settles the connection:
+         * what follows it would go unchecked */
         block(e, i, c->upstream[0] ? c->upstream : c->name, c->port, c->name,
               "the first message never completed (cannot check its name)");
     }
@@ -1028,7 +1105,9 @@ int sg_egress_timeout(const struct sg_net *e)
         const struct conn *c = e->conns[i];
         if (!c || c->sniff_done || (c->sniff_len == 0 && c->st != C_DNSTCP))
             continue;
-        int64_t d = c->grace_ms ? c->grace_ms : c->deadline_ms;
+        if (c->http && c->fwd_limit >= c->sniff_len)
+            continue; /* between requests, or in a body: no deadline */
+        int64_t d = c->grace_ms && !c->http ? c->grace_ms : c->deadline_ms;
         if (next < 0 || d < next)
             next = d;
     }

@@ -7,9 +7,12 @@
  * maps a synthetic address back to its name, checks name:port against the
  * policy, resolves the real upstream in the broker's own namespace at
  * connect time (or takes it from --resolve), refuses private, loopback and
- * metadata addresses the manifest did not name, reads the first bytes for a
- * TLS SNI or HTTP Host that must match the name (no domain fronting), and
- * then relays with splice(2). */
+ * metadata addresses the manifest did not name, and checks that the client
+ * asks for that name (no domain fronting): the SNI of a TLS ClientHello,
+ * read whole, then the rest relayed with splice(2); on plain HTTP, every
+ * request on the connection, read strictly by sniff.c before it goes up
+ * (copied through a 16-KiB buffer rather than spliced: a keep-alive
+ * connection's second request is the fronting one). */
 #ifndef SG_EGRESS_H
 #define SG_EGRESS_H
 

@@ -1,5 +1,6 @@
 /* The egress parsers: DNS queries and answers, the ClientHello SNI and the
- * HTTP Host sniffers, and the allowlist. */
+ * HTTP Host sniffers, the plain-HTTP request checker (issue 14, item 3:
+ * each way of fronting plain HTTP it refuses), and the allowlist. */
 #include "helpers.h"
 
 #include <arpa/inet.h>
@@ -91,6 +92,298 @@ static void sniff_tls_and_http(void **st)
                      SG_SNIFF_OTHER);
 }
 
+/* The seed hello's handshake split over two records at cut. */
+static size_t split_hello(const uint8_t *rec, size_t n, size_t cut, uint8_t *out)
+{
+    size_t hs = n - 5;
+    memcpy(out, rec, 3);
+    out[3] = (uint8_t)(cut >> 8), out[4] = (uint8_t)cut;
+    memcpy(out + 5, rec + 5, cut);
+    memcpy(out + 5 + cut, rec, 3);
+    out[8 + cut] = (uint8_t)((hs - cut) >> 8), out[9 + cut] = (uint8_t)(hs - cut);
+    memcpy(out + 10 + cut, rec + 5 + cut, hs - cut);
+    return n + 5;
+}
+
+static void sniff_tls_split_and_padded(void **st)
+{
+    (void)st;
+    uint8_t b[4096], two[4096 + 5];
+    char name[256];
+    size_t n = th_read_seed("clienthello-sni.bin", b, sizeof b);
+    /* a hello over two records is read whole, wherever it is cut */
+    for (size_t cut = 1; cut < n - 5; cut += 5) {
+        size_t m = split_hello(b, n, cut, two);
+        assert_int_equal(sg_sniff_name(two, m, name, sizeof name), SG_SNIFF_TLS);
+        assert_string_equal(name, "api.weather.test");
+        for (size_t part = 1; part < m; part += 11)
+            assert_int_equal(sg_sniff_name(two, part, name, sizeof name), SG_SNIFF_NEED_MORE);
+    }
+    /* and its SNI is the one checked: a split no longer hides it */
+    uint8_t evil[4096];
+    memcpy(evil, b, n);
+    uint8_t *at = memmem(evil, n, "api.weather.test", 16);
+    assert_non_null(at);
+    memcpy(at, "evl", 3);
+    size_t m = split_hello(evil, n, (size_t)(at - evil) - 5 + 2, two); /* inside the name */
+    assert_int_equal(sg_sniff_name(two, m, name, sizeof name), SG_SNIFF_TLS);
+    assert_string_equal(name, "evl.weather.test");
+    /* a hello longer than the proxy reads is refused, not relayed unread */
+    static uint8_t big[SG_SNIFF_MAX + 64];
+    memset(big, 0, sizeof big);
+    const uint8_t hdr[] = {0x16, 3, 1, 0x00, 0x04, 1, 0x00, 0x50, 0x00}; /* 20 KiB announced */
+    assert_int_equal(sg_sniff_name(hdr, sizeof hdr, name, sizeof name), SG_SNIFF_TLS_BAD);
+    const uint8_t full[] = {0x16, 3, 1, 0x40, 0x00}; /* one full record, then more to come */
+    memcpy(big, full, sizeof full);
+    big[5] = 1, big[6] = 0, big[7] = 0x3f, big[8] = 0xfc;
+    assert_int_equal(sg_sniff_name(big, sizeof big, name, sizeof name), SG_SNIFF_TLS_BAD);
+    /* another record before the hello is whole */
+    m = split_hello(b, n, 40, two);
+    two[5 + 40] = 0x17;
+    assert_int_equal(sg_sniff_name(two, m, name, sizeof name), SG_SNIFF_TLS_BAD);
+    /* 0x16 not followed by a TLS version is not TLS at all */
+    const uint8_t notls[] = {0x16, 0x00, 0x00, 0x00, 0xd4, 0x07};
+    assert_int_equal(sg_sniff_kind(notls, sizeof notls), SG_SNIFF_OTHER);
+}
+
+/* Feed a whole stream to the plain-HTTP checker, one step at a time, as the
+ * proxy does; returns the last verdict, *cleared how much went up. */
+static enum sg_http_verdict feed(const char *s, const char *name, int port, size_t *cleared,
+                                 char *why, size_t whymax)
+{
+    struct sg_http h = {0};
+    size_t len = strlen(s), at = 0;
+    enum sg_http_verdict v = SG_HTTP_MORE;
+    why[0] = '\0';
+    for (int steps = 0; steps < 10000 && at < len; steps++) {
+        size_t used = 0;
+        v = sg_http_check(&h, (const uint8_t *)s + at, len - at, name, port, &used, why, whymax);
+        if (v != SG_HTTP_PASS)
+            break;
+        assert_true(used > 0 && used <= len - at);
+        at += used;
+    }
+    *cleared = at;
+    return v;
+}
+
+/* The same stream fed a byte at a time into a growing buffer: the verdict
+ * and what went up must not depend on how the bytes arrived. */
+static enum sg_http_verdict feed_bytewise(const char *s, const char *name, int port,
+                                          size_t *cleared)
+{
+    struct sg_http h = {0};
+    size_t len = strlen(s), at = 0;
+    char why[640];
+    enum sg_http_verdict v = SG_HTTP_MORE;
+    for (size_t have = 1; have <= len; have++) {
+        for (int steps = 0; steps < 10000 && at < have; steps++) {
+            size_t used = 0;
+            v = sg_http_check(&h, (const uint8_t *)s + at, have - at, name, port, &used, why,
+                              sizeof why);
+            if (v != SG_HTTP_PASS)
+                break;
+            at += used;
+        }
+        if (v == SG_HTTP_REFUSE)
+            break;
+    }
+    *cleared = at;
+    return v;
+}
+
+#define NAME "api.weather.test"
+#define OK_HEAD "GET /v1 HTTP/1.1\r\nHost: api.weather.test\r\n\r\n"
+
+/* Each vector is refused, for the reason given, and nothing of the request
+ * that carries it is cleared to go up. */
+static void refused(const char *stream, size_t cleared_before, const char *reason)
+{
+    size_t cleared = 0, cleared2 = 0;
+    char why[640];
+    enum sg_http_verdict v = feed(stream, NAME, 80, &cleared, why, sizeof why);
+    if (v != SG_HTTP_REFUSE || !strstr(why, reason) || cleared != cleared_before) {
+        print_error("stream: %s\nverdict %d, cleared %zu (wanted %zu), why: %s\nwanted: %s\n",
+                    stream, v, cleared, cleared_before, why, reason);
+        fail();
+    }
+    assert_int_equal(feed_bytewise(stream, NAME, 80, &cleared2), SG_HTTP_REFUSE);
+    assert_int_equal(cleared2, cleared_before);
+}
+
+static void passes(const char *stream)
+{
+    size_t cleared = 0, cleared2 = 0;
+    char why[640];
+    enum sg_http_verdict v = feed(stream, NAME, 80, &cleared, why, sizeof why);
+    if (v != SG_HTTP_PASS || cleared != strlen(stream)) {
+        print_error("stream: %s\nverdict %d, cleared %zu of %zu, why: %s\n", stream, v, cleared,
+                    strlen(stream), why);
+        fail();
+    }
+    assert_int_equal(feed_bytewise(stream, NAME, 80, &cleared2), SG_HTTP_PASS);
+    assert_int_equal(cleared2, strlen(stream));
+}
+
+static void http_fronting_vectors_are_refused(void **st)
+{
+    (void)st;
+    /* the vectors of issue 14, item 3 */
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nHost: evil.test\r\n\r\n", 0,
+            "two Host headers");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nHost: api.weather.test\r\n\r\n", 0,
+            "two Host headers");
+    refused("GET / HTTP/1.1\r\nHost : evil.test\r\n\r\n", 0,
+            "whitespace between the header name Host and its colon");
+    refused("GET / HTTP/1.1\r\nHost\t: evil.test\r\n\r\n", 0, "whitespace between");
+    refused("GET http://evil.test/ HTTP/1.1\r\nHost: api.weather.test\r\n\r\n", 0,
+            "absolute-form request target (http://evil.test/)");
+    refused("GET http://api.weather.test/ HTTP/1.1\r\nHost: api.weather.test\r\n\r\n", 0,
+            "absolute-form"); /* refused whatever it names: only a proxy takes one */
+    refused(OK_HEAD "GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n", strlen(OK_HEAD),
+            "request 2 on this connection: the HTTP Host header names evil.test, but the "
+            "address was issued for api.weather.test (domain fronting)");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nX-Forwarded-Host: evil.test\r\n\r\n", 0,
+            "the X-Forwarded-Host header names evil.test");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nx-host: evil.test\r\n\r\n", 0,
+            "the x-host header names evil.test");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nX-Original-Host: evil.test\r\n\r\n", 0,
+            "X-Original-Host header names evil.test");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\n"
+            "X-Forwarded-Host: api.weather.test, evil.test\r\n\r\n",
+            0, "names evil.test");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\n"
+            "Forwarded: for=192.0.2.1;host=evil.test;proto=http\r\n\r\n",
+            0, "the Forwarded header names evil.test");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\n"
+            "Forwarded: for=192.0.2.1, for=\"[2001:db8::1]\";Host=\"evil.test:80\"\r\n\r\n",
+            0, "the Forwarded header names evil.test");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nX-Original-URL: http://evil.test/\r\n\r\n",
+            0, "names a URL of its own");
+    /* what else is ambiguous */
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\n X-Folded: evil.test\r\n\r\n", 0,
+            "folded header line");
+    refused("GET / HTTP/1.1\r\nX-A: b\r\n\r\n", 0, "HTTP/1.1 request without a Host header");
+    refused("GET / HTTP/1.1\nHost: evil.test\n\n", 0, "bare CR or LF");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\rX: y\r\n\r\n", 0, "bare CR or LF");
+    refused("\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n", 0, "bare CR or LF");
+    refused("GET / HTTP/1.1 x\r\nHost: api.weather.test\r\n\r\n", 0, "not an HTTP/1.x");
+    refused("GET  / HTTP/1.1\r\nHost: api.weather.test\r\n\r\n", 0, "not an HTTP/1.x");
+    refused("GET /\r\n\r\n", 0, "not an HTTP/1.x");
+    refused("GET / HTTP/1.2\r\nHost: api.weather.test\r\n\r\n", 0, "HTTP/1.2 in clear text");
+    refused("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 0, "HTTP/2.0 in clear text");
+    refused("CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n", 0, "CONNECT");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\n\r\n",
+            0, "an Upgrade to websocket");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nUpgrade: h2c\r\n\r\n", 0, "Upgrade");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test:81\r\n\r\n", 0,
+            "names port 81, but the connection is to port 80");
+    refused("GET / HTTP/1.1\r\nHost: evil.test@api.weather.test\r\n\r\n", 0,
+            "malformed Host header");
+    refused("GET / HTTP/1.1\r\nHost:\r\n\r\n", 0, "malformed Host header");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nX-A: a\x01b\r\n\r\n", 0,
+            "control character");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nno colon here\r\n\r\n", 0,
+            "malformed header line");
+    /* framing: bodies are skipped exactly as the upstream will skip them */
+    refused("POST / HTTP/1.1\r\nHost: api.weather.test\r\nContent-Length: 5\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n",
+            0, "both Content-Length and Transfer-Encoding");
+    refused("POST / HTTP/1.1\r\nHost: api.weather.test\r\nContent-Length: 5\r\n"
+            "Content-Length: 5\r\n\r\n",
+            0, "two Content-Length");
+    refused("POST / HTTP/1.1\r\nHost: api.weather.test\r\nContent-Length: +5\r\n\r\n", 0,
+            "malformed Content-Length");
+    refused("POST / HTTP/1.1\r\nHost: api.weather.test\r\nContent-Length: 5, 5\r\n\r\n", 0,
+            "malformed Content-Length");
+    refused("POST / HTTP/1.1\r\nHost: api.weather.test\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            0, "other than chunked");
+    refused("POST / HTTP/1.1\r\nHost: api.weather.test\r\nTransfer-Encoding: chunked\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n",
+            0, "two Transfer-Encoding");
+    refused("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 0, "HTTP/1.0");
+    refused("GET / HTTP/1.1\r\nHost: api.weather.test\r\nContent-Length: 40\r\n\r\n", 0,
+            "a body on a GET");
+#define POST5 "POST /a HTTP/1.1\r\nHost: api.weather.test\r\nContent-Length: 5\r\n\r\n"
+    refused(POST5 "helloGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n", strlen(POST5 "hello"),
+            "request 2 on this connection: the HTTP Host header names evil.test");
+#define CHUNKED "POST /c HTTP/1.1\r\nHost: api.weather.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+    refused(CHUNKED "5\r\nhello\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+            strlen(CHUNKED "5\r\nhello\r\n0\r\n\r\n"), "request 2 on this connection");
+    refused(CHUNKED "5\r\nhello world\r\n", strlen(CHUNKED "5\r\nhello"),
+            "a chunk longer than its size");
+    refused(CHUNKED "5x\r\nhello\r\n", strlen(CHUNKED), "malformed chunk size");
+    refused(CHUNKED "ffffffffffffffffff\r\n", strlen(CHUNKED), "chunk size too large");
+    refused(CHUNKED "0\r\nHost: evil.test\r\n\r\n", strlen(CHUNKED "0\r\n"), "trailer fields");
+    /* a head too big to check is refused, never relayed unchecked */
+    static char big[SG_SNIFF_MAX + 200];
+    int n = snprintf(big, sizeof big, "GET / HTTP/1.1\r\nX-Pad: ");
+    memset(big + n, 'a', sizeof big - (size_t)n - 1);
+    big[sizeof big - 1] = '\0';
+    refused(big, 0, "a request head over 16384 bytes");
+
+    /* what honest clients send still goes through */
+    passes(OK_HEAD);
+    passes(OK_HEAD OK_HEAD OK_HEAD); /* keep-alive, pipelined */
+    passes("GET /v1?q=Oslo HTTP/1.1\r\nHost: API.Weather.Test.\r\nUser-Agent: x\r\n"
+           "Accept: */*\r\nX-Forwarded-Host: api.weather.test\r\n"
+           "Forwarded: for=192.0.2.1;proto=http;host=\"api.weather.test:80\"\r\n\r\n");
+    passes("GET / HTTP/1.1\r\nHost: api.weather.test:80\r\n\r\n");
+    passes("GET /raw HTTP/1.0\r\n\r\n"); /* HTTP/1.0 may leave Host out */
+    passes("\r\n" OK_HEAD); /* an empty line before a request is skipped by servers */
+    passes("OPTIONS * HTTP/1.1\r\nHost: api.weather.test\r\n\r\n");
+    passes(POST5 "hello" OK_HEAD);
+    /* a body is the upstream's body: what it looks like does not matter */
+    passes("POST /a HTTP/1.1\r\nHost: api.weather.test\r\nContent-Length: 35\r\n\r\n"
+           "GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n" OK_HEAD);
+    passes(CHUNKED "5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\n\r\n" OK_HEAD);
+    passes("POST /a HTTP/1.1\r\nHost: api.weather.test\r\nContent-Length: 5\r\n"
+           "Expect: 100-continue\r\n\r\nhello");
+    /* an IPv6 literal the manifest names, written another way in Host */
+    size_t cleared;
+    char why[640];
+    assert_int_equal(feed("GET / HTTP/1.1\r\nHost: [2001:DB8:0::1]:8080\r\n\r\n", "2001:db8::1",
+                          8080, &cleared, why, sizeof why),
+                     SG_HTTP_PASS);
+}
+
+static void sniff_kinds(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *s;
+        enum sg_sniff k;
+    } v[] = {
+        {"GET / HTTP/1.1\r\n", SG_SNIFF_HTTP},
+        {"GE", SG_SNIFF_NEED_MORE},
+        {"GET /", SG_SNIFF_NEED_MORE},
+        {"FOO / HTTP/1.1\r\n", SG_SNIFF_HTTP},  /* an unknown method still says HTTP/ */
+        {"get / http/1.1\r\n", SG_SNIFF_HTTP},  /* and is then refused as not HTTP/1.x */
+        {"\r\nGET / HTTP/1.1\r\n", SG_SNIFF_HTTP},
+        {" GET / HTTP/1.1\r\n", SG_SNIFF_HTTP}, /* Python's http.server skips blanks */
+        {"GET /\r\n", SG_SNIFF_HTTP},          /* HTTP/0.9: refused by the checker */
+        {"EHLO mail.test\r\n", SG_SNIFF_OTHER},
+        {"PING\r\n", SG_SNIFF_OTHER},
+        {"SSH-2.0-OpenSSH_9.2\r\n", SG_SNIFF_OTHER},
+        {"*1\r\n$4\r\nPING\r\n", SG_SNIFF_OTHER},
+        {"\x16\x03\x01", SG_SNIFF_TLS},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        enum sg_sniff k = sg_sniff_kind((const uint8_t *)v[i].s, strlen(v[i].s));
+        if (k != v[i].k) {
+            print_error("%s: %d, wanted %d\n", v[i].s, k, v[i].k);
+            fail();
+        }
+    }
+    /* a first token padded to the cap is HTTP (then refused), never OTHER */
+    static uint8_t pad[SG_SNIFF_MAX];
+    memset(pad, 'A', sizeof pad);
+    assert_int_equal(sg_sniff_kind(pad, sizeof pad), SG_SNIFF_HTTP);
+    assert_true(sg_sniff_nameless_prefix((const uint8_t *)"PO", 2));
+    assert_false(sg_sniff_nameless_prefix((const uint8_t *)"POST ", 5));
+}
+
 static void allowlist_matching(void **st)
 {
     (void)st;
@@ -116,6 +409,9 @@ int main(void)
         cmocka_unit_test(dns_refuses_tricks),
         cmocka_unit_test(exfil_heuristic),
         cmocka_unit_test(sniff_tls_and_http),
+        cmocka_unit_test(sniff_kinds),
+        cmocka_unit_test(sniff_tls_split_and_padded),
+        cmocka_unit_test(http_fronting_vectors_are_refused),
         cmocka_unit_test(allowlist_matching),
     };
     return cmocka_run_group_tests_name("egress", tests, NULL, NULL);

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Attack tests for the egress proxy's plain-HTTP checks (issue 14, item 3:
+domain fronting over plain HTTP). A skill declares api.weather.test:80 and
+then tries to make the upstream serve another host on that connection: two
+Host headers, a space before the colon, an absolute-form target, a second
+pipelined request, X-Forwarded-Host and Forwarded, Content-Length with
+Transfer-Encoding, a folded header, a head padded past the checker's cap,
+a request line that stalls after its first letter, and a TLS ClientHello
+split over two records or padded past 16 KiB. Each must be refused
+with a `network_egress_blocked` event naming why, while the loopback
+listener standing in for the upstream (made by the test, reached through
+`--resolve`) never receives the other host's name; honest keep-alive
+clients must still work. Uses sandbox_test.py as its harness: each test runs
+as root and again as an unprivileged user. No packet leaves the machine:
+every name is under .test and resolved to 127.0.0.1. Prints TAP.
+
+Usage: attack_egress_test.py PATH/TO/skillgate SOURCE_ROOT
+"""
+import functools
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sandbox_test as h  # noqa: E402
+
+TESTS = []
+test = functools.partial(h.test, tests=TESTS)
+
+EGRESS_80 = "permissions:\n  network:\n    egress:\n      - {domain: api.weather.test, ports: [80]}\n"
+
+# Each vector: a label, the bytes sent (a list: parts sent 0.3 s apart), the
+# name that must never reach the upstream, and what the refusal must say.
+OK = "GET /first-ok HTTP/1.1\r\nHost: api.weather.test\r\n\r\n"
+VECTORS = [
+    ("dup", ["GET /dup HTTP/1.1\r\nHost: api.weather.test\r\nHost: dup.evil.test\r\n\r\n"],
+     "dup.evil.test", "two Host headers"),
+    ("space", ["GET /space HTTP/1.1\r\nHost : space.evil.test\r\n\r\n"],
+     "space.evil.test", "whitespace between the header name Host and its colon"),
+    ("absolute", ["GET http://abs.evil.test/ HTTP/1.1\r\nHost: api.weather.test\r\n\r\n"],
+     "abs.evil.test", "absolute-form request target (http://abs.evil.test/)"),
+    ("pipelined", [OK, "GET /second HTTP/1.1\r\nHost: pipe.evil.test\r\n\r\n"],
+     "pipe.evil.test", "request 2 on this connection: the HTTP Host header names pipe.evil.test"),
+    ("xfh", ["GET /xfh HTTP/1.1\r\nHost: api.weather.test\r\nX-Forwarded-Host: xfh.evil.test\r\n\r\n"],
+     "xfh.evil.test", "the X-Forwarded-Host header names xfh.evil.test"),
+    ("forwarded", ["GET /fwd HTTP/1.1\r\nHost: api.weather.test\r\n"
+                   "Forwarded: for=192.0.2.1;host=fwd.evil.test\r\n\r\n"],
+     "fwd.evil.test", "the Forwarded header names fwd.evil.test"),
+    ("smuggle", ["POST /cl HTTP/1.1\r\nHost: api.weather.test\r\nContent-Length: 5\r\n"
+                 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+                 "GET /te HTTP/1.1\r\nHost: te.evil.test\r\n\r\n"],
+     "te.evil.test", "both Content-Length and Transfer-Encoding"),
+    ("fold", ["GET /fold HTTP/1.1\r\nHost: api.weather.test\r\nX-A: b\r\n Host: fold.evil.test\r\n\r\n"],
+     "fold.evil.test", "folded header line"),
+    ("nohost", ["GET /nohost.evil.test HTTP/1.1\r\nAccept: */*\r\n\r\n"],
+     "nohost.evil.test", "HTTP/1.1 request without a Host header"),
+    ("padded", ["GET /pad HTTP/1.1\r\nX-Pad: " + "a" * 20000 + "\r\nHost: pad.evil.test\r\n\r\n"],
+     "pad.evil.test", "a request head over 16384 bytes"),
+]
+
+SKILL = """
+    import socket, sys, time
+    VECTORS = %r
+    for label, parts, _, _ in VECTORS:
+        s = socket.create_connection(("api.weather.test", 80), timeout=3)
+        try:
+            for i, part in enumerate(parts):
+                if i:
+                    time.sleep(0.3)
+                s.sendall(part.encode())
+            got = s.recv(100)
+            print(label, "eof" if not got else "reply", flush=True)
+        except OSError as e:
+            print(label, "refused", type(e).__name__, flush=True)
+        s.close()
+    """
+
+
+def blocked_reasons(m, p):
+    """The reasons of the refusals, from the trace (and the JSON stream)."""
+    trace = [e for e in m.last_trace()["events"] if e["kind"] == "network_egress_blocked"]
+    stream = [e for e in m.events(p) if e["kind"] == "network_egress_blocked"]
+    return [e["data"]["reason"] for e in trace], [e["data"]["reason"] for e in stream]
+
+
+@test()
+def plain_http_fronting_is_refused_request_by_request(m, base):
+    w = h.World(base)
+    try:
+        a = w.port("attacker")
+        d = h.make_skill(base, f"front80-{m.name}", SKILL % (VECTORS,), tools="Fetch",
+                         yaml_extra=EGRESS_80)
+        p = m.run("run", "--json", "--resolve", f"api.weather.test:80:127.0.0.1:{a}", d,
+                  timeout=120, check=0)
+        out = "\n".join(e["message"] for e in m.events(p) if e["kind"] == "stdout")
+        time.sleep(0.7)  # the listener reads each connection until 0.5 s of quiet
+        data = bytes(w.attacker_data)
+        # the proxy relays plain HTTP: the honest first request got through
+        assert b"GET /first-ok HTTP/1.1" in data, (data[:300], out)
+        traced, streamed = blocked_reasons(m, p)
+        for label, _, evil, reason in VECTORS:
+            assert evil.encode() not in data, (label, data[:2000])
+            assert f"{label} reply" not in out, (label, out)
+            assert any(reason in r for r in traced), (label, reason, traced)
+            assert any(reason in r for r in streamed), (label, reason, streamed)
+        # nothing of a refused request went up, not even its first line
+        for path in (b"/dup", b"/space", b"/xfh", b"/fwd", b"/cl", b"/te", b"/fold", b"/pad",
+                     b"/second"):
+            assert b"GET " + path not in data and b"POST " + path not in data, (path, data[:2000])
+    finally:
+        w.close()
+
+
+@test()
+def a_stalled_request_line_never_goes_up_unchecked(m, base):
+    # "G", then nothing past the checker's deadline, then the rest naming
+    # another host: the bare letter may go up, the rest never does. The
+    # upstream is the test's real HTTP server, which waits for a whole request.
+    w = h.World(base)
+    try:
+        port = w.port("http")
+        d = h.make_skill(base, f"stall-{m.name}", """
+            import socket, time
+            s = socket.create_connection(("api.weather.test", 80), timeout=3)
+            s.sendall(b"G")
+            time.sleep(5.8)
+            try:
+                s.sendall(b"ET /slow HTTP/1.1\\r\\nHost: slow.evil.test\\r\\n\\r\\n")
+                print("slow", "reply" if s.recv(100) else "eof")
+            except OSError as e:
+                print("slow refused", type(e).__name__)
+            """, tools="Fetch", yaml_extra=EGRESS_80)
+        p = m.run("run", "--json", "--resolve", f"api.weather.test:80:127.0.0.1:{port}", d,
+                  timeout=60, check=0)
+        out = "\n".join(e["message"] for e in m.events(p) if e["kind"] == "stdout")
+        time.sleep(0.3)
+        assert not w.requests, w.requests  # the server never saw a whole request
+        assert "slow reply" not in out, out
+        traced, streamed = blocked_reasons(m, p)
+        assert any("never completed" in r for r in traced), traced
+        assert any("never completed" in r for r in streamed), streamed
+    finally:
+        w.close()
+
+
+@test()
+def a_split_or_padded_client_hello_is_read_whole(m, base):
+    # A ClientHello split over two TLS records (legal; servers join them),
+    # and one padded past the 16 KiB the proxy reads: the SNI of the first is
+    # checked whole, the second is refused; an honest split hello still goes.
+    w = h.World(base)
+    try:
+        a = w.port("attacker")
+        d = h.make_skill(base, f"tlssplit-{m.name}", """
+            import socket, ssl
+            def hello(sni):
+                ctx = ssl.create_default_context()
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+                out = ssl.MemoryBIO()
+                obj = ctx.wrap_bio(ssl.MemoryBIO(), out, server_hostname=sni)
+                try:
+                    obj.do_handshake()
+                except ssl.SSLWantReadError:
+                    pass
+                return out.read()[5:]  # the handshake message, without its record
+            def records(hs, *cuts):
+                parts = [hs[a:b] for a, b in zip((0,) + cuts, cuts + (len(hs),))]
+                return b"".join(b"\\x16\\x03\\x01" + len(x).to_bytes(2, "big") + x
+                                for x in parts)
+            def padded(hs, n):
+                p = 4 + 2 + 32
+                p += 1 + hs[p]
+                p += 2 + int.from_bytes(hs[p:p + 2], "big")
+                p += 1 + hs[p]
+                ext = int.from_bytes(hs[p:p + 2], "big")
+                pad = b"\\x00\\x15" + n.to_bytes(2, "big") + bytes(n)
+                body = hs[4:p] + (ext + len(pad)).to_bytes(2, "big") + hs[p + 2:] + pad
+                return b"\\x01" + len(body).to_bytes(3, "big") + body
+            big = padded(hello("pad.evil.test"), 17000)
+            for label, data in (("split", records(hello("split.evil.test"), 40)),
+                                ("padded", records(big, 16000)),
+                                ("honest", records(hello("api.weather.test"), 40))):
+                s = socket.create_connection(("api.weather.test", 443), timeout=3)
+                try:
+                    s.sendall(data)
+                    print(label, "reply" if s.recv(100) else "eof", flush=True)
+                except OSError as e:
+                    print(label, "refused", type(e).__name__, flush=True)
+                s.close()
+            """, tools="Fetch",
+            yaml_extra=EGRESS_80.replace("[80]", "[443]"))
+        p = m.run("run", "--json", "--resolve", f"api.weather.test:443:127.0.0.1:{a}", d,
+                  timeout=60, check=0)
+        out = "\n".join(e["message"] for e in m.events(p) if e["kind"] == "stdout")
+        time.sleep(0.7)
+        data = bytes(w.attacker_data)
+        assert b"split.evil.test" not in data and b"pad.evil.test" not in data, (out, len(data))
+        assert b"api.weather.test" in data, out  # the honest split hello went up
+        traced, streamed = blocked_reasons(m, p)
+        for reasons in (traced, streamed):
+            assert any("TLS SNI names split.evil.test" in r for r in reasons), reasons
+            assert any("ClientHello the proxy cannot read whole" in r for r in reasons), reasons
+            assert len(reasons) == 2, reasons
+    finally:
+        w.close()
+
+
+@test()
+def honest_keep_alive_clients_still_work(m, base):
+    # http.client on one connection: three GETs, then a chunked POST; every
+    # request is checked and each reaches the real HTTP server.
+    w = h.World(base)
+    w.http.RequestHandlerClass.protocol_version = "HTTP/1.1"  # keep-alive (this World's own class)
+    try:
+        port = w.port("http")
+        d = h.make_skill(base, f"keepalive-{m.name}", """
+            import http.client
+            c = http.client.HTTPConnection("api.weather.test", 80, timeout=5)
+            for path in ("/one", "/two", "/three"):
+                c.request("GET", path)
+                r = c.getresponse()
+                print(path, r.status, r.read().decode())
+            c.request("POST", "/upload", body=iter([b"hello ", b"world"]),
+                      encode_chunked=True, headers={"Transfer-Encoding": "chunked"})
+            print("post", c.getresponse().status)
+            """, tools="Fetch", yaml_extra=EGRESS_80)
+        p = m.run("run", "--json", "--resolve", f"api.weather.test:80:127.0.0.1:{port}", d,
+                  timeout=60, check=0)
+        out = "\n".join(e["message"] for e in m.events(p) if e["kind"] == "stdout")
+        for path in ("/one", "/two", "/three"):
+            assert f'{path} 200 {{"temperature_c": 4.5' in out, out
+        assert "post 501" in out, out  # the test server has no POST: it answered it
+        assert [r["path"] for r in w.requests] == ["/one", "/two", "/three"], w.requests
+        assert all(r["host"] == "api.weather.test" for r in w.requests), w.requests
+        opened = [e for e in m.events(p) if e["kind"] == "network_egress_allowed"]
+        assert len(opened) == 1, opened  # one connection carried them all
+        assert not [e for e in m.events(p) if e["kind"] == "network_egress_blocked"]
+    finally:
+        w.close()
+
+
+if __name__ == "__main__":
+    sys.exit(h.main(TESTS))
