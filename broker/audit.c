@@ -127,10 +127,10 @@ static char *rotated_name(const char *path, json_int_t last_seq)
 
 /* Open path locked, as the file that is there now: a writer that waited for
  * the lock while another rotated the log must not append to the old one. */
-static int open_locked(const char *path)
+static int open_locked(int dfd, const char *base)
 {
     for (int tries = 0; tries < 8; tries++) {
-        int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        int fd = openat(dfd, base, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
             return -errno;
         struct stat a, b;
@@ -139,7 +139,8 @@ static int open_locked(const char *path)
             close(fd);
             return e;
         }
-        if (stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        if (fstatat(dfd, base, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino)
             return fd;
         close(fd); /* rotated meanwhile: the new file is the log now */
     }
@@ -150,10 +151,14 @@ static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq);
 
 int sg_audit_append(const char *path, json_t *rec)
 {
-    int mr = sg_mkdir_parent(path, 0700);
-    if (mr < 0)
-        return mr;
-    cleanup_fd int fd = open_locked(path);
+    char dir[PATH_MAX];
+    const char *base;
+    split(path, dir, sizeof dir, &base);
+    /* the folder walked safely: under sudo it is in the user's home (config.h) */
+    cleanup_fd int dfd = sg_open_records_dir(dir);
+    if (dfd < 0)
+        return dfd;
+    cleanup_fd int fd = open_locked(dfd, base);
     if (fd < 0)
         return fd;
     bool torn;
@@ -176,9 +181,12 @@ int sg_audit_append(const char *path, json_t *rec)
         /* full: the log goes on in a new file, whose first record names the
          * old one and chains to its last (verify follows the chain) */
         cleanup_free char *old = rotated_name(path, seq - 1);
-        if (link(path, old) < 0 || unlink(path) < 0)
+        const char *ob = strrchr(old, '/');
+        ob = ob ? ob + 1 : old;
+        if (linkat(dfd, base, dfd, ob, 0) < 0 || unlinkat(dfd, base, 0) < 0)
             return -errno;
-        int nfd = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        int nfd = openat(dfd, base, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                         0600);
         if (nfd < 0)
             return -errno;
         if (flock(nfd, LOCK_EX) < 0) {
@@ -187,9 +195,7 @@ int sg_audit_append(const char *path, json_t *rec)
         }
         close(fd); /* its lock goes with it; waiters see the new file (open_locked) */
         fd = nfd;
-        const char *ob = strrchr(old, '/');
-        json_t *rot = json_pack("{s:s, s:s}", "type", "rotation", "previous_file",
-                                ob ? ob + 1 : old);
+        json_t *rot = json_pack("{s:s, s:s}", "type", "rotation", "previous_file", ob);
         int r = write_record(fd, rot, prev, seq);
         if (r == 0) {
             free(prev);

@@ -385,17 +385,24 @@ static void yaml_str(FILE *f, const char *s)
 
 static int write_grants(const char *path, json_t *list)
 {
-    int mr = sg_mkdir_parent(path, 0700);
-    if (mr < 0)
-        return mr;
+    /* the folder walked safely (under sudo it is in the user's home) */
+    cleanup_free char *dir = sg_xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return -EINVAL;
+    *slash = '\0';
+    const char *base = slash + 1;
+    cleanup_fd int dfd = sg_open_records_dir(dir);
+    if (dfd < 0)
+        return dfd;
     /* never into a folder, or over a file, that is not ours alone */
     cleanup_free char *old = NULL, *why = NULL;
     size_t oldlen;
-    mr = sg_read_private_file(path, SG_MANIFEST_MAX, &old, &oldlen, &why);
+    int mr = sg_read_private_file(path, SG_MANIFEST_MAX, &old, &oldlen, &why);
     if (mr == -EPERM)
         return mr;
-    cleanup_free char *tmp = sg_xasprintf("%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    cleanup_free char *tmp = sg_xasprintf("%s.tmp.%d", base, (int)getpid());
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
     FILE *f = fdopen(fd, "w");
@@ -415,10 +422,10 @@ static int write_grants(const char *path, json_t *list)
     }
     int r = fflush(f) == 0 && fsync(fd) == 0 ? 0 : -errno;
     fclose(f);
-    if (!r && rename(tmp, path) < 0)
+    if (!r && renameat(dfd, tmp, dfd, base) < 0)
         r = -errno;
     if (r)
-        unlink(tmp);
+        unlinkat(dfd, tmp, 0);
     return r;
 }
 

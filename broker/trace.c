@@ -176,19 +176,17 @@ static int by_name(const void *a, const void *b)
 /* Retention (config.yaml trace_keep, 1000 by default): the oldest traces
  * past it go. Their names start with the time they were written, so the
  * order of names is the order of runs. The one just written stays. */
-static void prune_traces(const char *just_written)
+static void prune_traces(int dfd, const char *just_written)
 {
     long long rot, keep;
     sg_config_records(&rot, &keep);
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", just_written);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
+    int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
+    if (!d) {
+        if (lfd >= 0)
+            close(lfd);
         return;
-    *slash = '\0';
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
+    }
     char **names = NULL;
     size_t n = 0;
     struct dirent *e;
@@ -202,8 +200,8 @@ static void prune_traces(const char *just_written)
     if (n > (size_t)keep) {
         qsort(names, n, sizeof *names, by_name);
         for (size_t i = 0; i + (size_t)keep < n; i++)
-            if (strcmp(names[i], slash + 1))
-                unlinkat(dirfd(d), names[i], 0);
+            if (strcmp(names[i], just_written))
+                unlinkat(dfd, names[i], 0);
     }
     for (size_t i = 0; i < n; i++)
         free(names[i]);
@@ -213,32 +211,36 @@ static void prune_traces(const char *just_written)
 
 int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char **written)
 {
-    cleanup_free char *target = NULL;
+    cleanup_free char *target = NULL, *name = NULL;
+    cleanup_fd int dfd = AT_FDCWD; /* the traces folder, walked safely (config.h) */
     *written = NULL;
     if (path) {
         struct stat st;
         if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
             return -ELOOP;
         target = sg_xstrdup(path);
+        name = sg_xstrdup(path);
     } else {
         cleanup_free char *state = sg_state_dir();
         cleanup_free char *dir = sg_xasprintf("%s/traces", state);
-        int r = sg_mkdir_p(dir, 0700, (uid_t)-1, (gid_t)-1);
+        int r = sg_open_records_dir(dir);
         if (r < 0)
             return r;
+        dfd = r;
         char stamp[32];
         time_t now = time(NULL);
         struct tm tm;
         gmtime_r(&now, &tm);
         strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-        target = sg_xasprintf("%s/%s-%s-%s.json", dir, stamp,
-                              json_string_value(json_object_get(doc, "skill_name")),
-                              json_string_value(json_object_get(doc, "trace_id")));
+        name = sg_xasprintf("%s-%s-%s.json", stamp,
+                            json_string_value(json_object_get(doc, "skill_name")),
+                            json_string_value(json_object_get(doc, "trace_id")));
+        target = sg_xasprintf("%s/%s", dir, name);
     }
     if (skill_root && inside(target, skill_root))
         return -EPERM; /* a skill could read or rewrite its own record */
-    cleanup_free char *tmp = sg_xasprintf("%s.tmp", target);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    cleanup_free char *tmp = sg_xasprintf("%s.tmp", name);
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
     cleanup_free char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -258,15 +260,15 @@ int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char *
     if (close(fd) < 0 && !r)
         r = -errno;
     /* Only a complete, synced file ever carries the final name. */
-    if (!r && (path ? rename(tmp, target) : renameat2(AT_FDCWD, tmp, AT_FDCWD, target,
-                                                       RENAME_NOREPLACE)) < 0)
+    if (!r && (path ? renameat(dfd, tmp, dfd, name)
+                    : renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE)) < 0)
         r = -errno;
     if (r) {
-        unlink(tmp);
+        unlinkat(dfd, tmp, 0);
         return r;
     }
     *written = steal_pointer(&target);
     if (!path)
-        prune_traces(*written);
+        prune_traces(dfd, name);
     return 0;
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <errno.h>
 #include <sys/stat.h>
 
 #include "parse.h"
@@ -355,4 +356,78 @@ void sg_config_records(long long *audit_rotate_bytes, long long *trace_keep)
     *trace_keep = cfg.trace_keep ? cfg.trace_keep : 1000;
     sg_config_free(&cfg);
     sg_diags_free(&d);
+}
+
+int sg_open_records_dir(const char *dir)
+{
+    if (dir[0] != '/')
+        return -EINVAL;
+    if (geteuid() != 0) {
+        int r = sg_mkdir_p(dir, 0700, (uid_t)-1, (gid_t)-1);
+        if (r < 0)
+            return r;
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+    }
+    int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (cur < 0)
+        return -errno;
+    uid_t owner = 0; /* whose tree the walk is in: root until a folder of another user */
+    for (const char *p = dir; *p;) {
+        while (*p == '/')
+            p++;
+        size_t len = strcspn(p, "/");
+        if (!len)
+            break;
+        char name[NAME_MAX + 1];
+        if (len > NAME_MAX) {
+            close(cur);
+            return -ENAMETOOLONG;
+        }
+        memcpy(name, p, len);
+        name[len] = '\0';
+        p += len;
+        if (!strcmp(name, ".") || !strcmp(name, "..")) {
+            close(cur);
+            return -EINVAL;
+        }
+        struct stat st;
+        if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+            if (errno != ENOENT || mkdirat(cur, name, 0700) < 0 ||
+                (owner && fchownat(cur, name, owner, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0) ||
+                fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                int e = -errno;
+                close(cur);
+                return e;
+            }
+        }
+        int next;
+        if (S_ISLNK(st.st_mode)) {
+            if (owner || st.st_uid != 0) { /* in a user's tree, or a user's link */
+                close(cur);
+                return -ELOOP;
+            }
+            next = openat(cur, name, O_PATH | O_DIRECTORY | O_CLOEXEC); /* root's own link */
+        } else {
+            if (!S_ISDIR(st.st_mode) || (owner && st.st_uid != owner && st.st_uid != 0)) {
+                close(cur);
+                return -EPERM;
+            }
+            next = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (next < 0) {
+            int e = -errno;
+            close(cur);
+            return e;
+        }
+        close(cur);
+        cur = next;
+        if (fstat(cur, &st) < 0) {
+            close(cur);
+            return -errno;
+        }
+        if (st.st_uid != 0)
+            owner = owner ? owner : st.st_uid;
+    }
+    return cur;
 }

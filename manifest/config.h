@@ -55,6 +55,17 @@ char *sg_config_dir(void);
  * traces/, audit.jsonl. */
 char *sg_state_dir(void);
 
+/* Open (and make, 0700, what is missing) a folder of skillgate's own records
+ * for writing: an O_PATH | O_DIRECTORY descriptor to open files beneath
+ * (openat, O_NOFOLLOW), or -errno. As root (under sudo the state folder is
+ * in the invoking user's home) it is walked a component at a time without
+ * following a symlink once the walk is inside a folder another user owns
+ * (~/.local/state/skillgate -> /root/x once made root write there), every
+ * such component must be that user's or root's, and what is made is theirs.
+ * Without root the kernel's own checks already keep the user to what is
+ * theirs: the path is opened as it is. */
+int sg_open_records_dir(const char *dir);
+
 /* Where run directories and the attach socket live: never a fixed name in
  * a folder others may write (another user who made /dev/shm/skillgate-0
  * first once stopped every root run). $XDG_RUNTIME_DIR/skillgate when that

@@ -449,5 +449,37 @@ def memory_no_cgroup_counts_is_still_bounded(m, base):
         assert any(e["data"].get("limit") == "memory" for e in hits), (mech, out, hits)
 
 
+@test(modes=("root",))
+def under_sudo_root_writes_only_into_the_users_own_folders(m, base):
+    """Root with SUDO_UID writes traces and the audit log in the invoking
+    user's state folder; a symlink in the middle of that path
+    (~/.local/state/skillgate -> a root-only folder) once made root create
+    files with skill-chosen text there. The path is walked a component at a
+    time, and a symlink or another user's folder inside the user's tree
+    stops the write (issue 16, item 6)."""
+    user = h.NOBODY
+    home = os.path.join(base, "sudo-home")
+    state = os.path.join(home, ".local", "state")
+    os.makedirs(state)
+    for d_ in (home, os.path.join(home, ".local"), state):
+        os.chown(d_, user, user)
+    victim = os.path.join(base, "root-only")
+    os.makedirs(victim)
+    os.chmod(victim, 0o700)
+    os.symlink(victim, os.path.join(state, "skillgate"))
+    os.lchown(os.path.join(state, "skillgate"), user, user)
+    env = {"SUDO_UID": str(user), "SUDO_GID": str(user), "XDG_STATE_HOME": state, "HOME": home}
+    d = h.make_skill(base, "sudo-run", "print('SKILL-CHOSEN-TEXT')\n")
+    p = m.run("run", d, env=env, check=None)
+    assert not os.listdir(victim), f"root wrote into {victim}: {os.listdir(victim)}"
+    assert "cannot write the trace" in p.err or "audit" in p.err, p.err
+    # the same without the link: the records land in the user's folder, as theirs
+    os.unlink(os.path.join(state, "skillgate"))
+    p = m.run("run", d, env=env, check=None)
+    traces = os.path.join(state, "skillgate", "traces")
+    assert os.listdir(traces), p.err
+    assert os.stat(os.path.join(state, "skillgate")).st_uid == user
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
