@@ -235,6 +235,36 @@ static int write_only_unless_readable(const struct sg_plan *p, int f, unsigned l
     return w < 0 ? -errno : w;
 }
 
+static int beneath(int dfd, const char *rel, unsigned long long flags, unsigned long long mode);
+
+/* What the broker makes for an approved write is the invoking user's: under
+ * sudo the sudo user (whom the skill runs as), not root; otherwise the
+ * broker already is that user. Existing files are never touched. */
+static int give_to_invoker(const struct sg_plan *p, int dfd, const char *name)
+{
+    return fchownat(dfd, name, p->skill_uid, p->skill_gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+static int open_as_invoker(const struct sg_plan *p, int dfd, const char *rel,
+                           unsigned long long flags, unsigned long long mode)
+{
+    if (!p->via_sudo || !(flags & O_CREAT))
+        return beneath(dfd, rel, flags, mode);
+    /* made here (O_EXCL) and so ours to give, or there already: opened as it is */
+    int f = beneath(dfd, rel, flags | O_EXCL, mode);
+    if (f >= 0) {
+        if (fchown(f, p->skill_uid, p->skill_gid) < 0) {
+            int e = -errno;
+            close(f);
+            return e;
+        }
+        return f;
+    }
+    if (f != -EEXIST || (flags & O_EXCL))
+        return f;
+    return beneath(dfd, rel, flags & ~(unsigned long long)O_CREAT, mode);
+}
+
 static int beneath(int dfd, const char *rel, unsigned long long flags, unsigned long long mode)
 {
     struct open_how how = {.flags = flags | O_CLOEXEC, .mode = (flags & O_CREAT) ? mode & 07777 : 0,
@@ -302,7 +332,8 @@ static void write_decided(void *ctx, enum sg_decision d)
             const char *sc = w->syscall;
             if (!strcmp(sc, "open") || !strcmp(sc, "openat") || !strcmp(sc, "openat2") ||
                 !strcmp(sc, "creat")) {
-                int f = beneath(dfd, rel, w->flags & ~(unsigned long long)O_CLOEXEC, w->mode);
+                int f = open_as_invoker(w->p, dfd, rel, w->flags & ~(unsigned long long)O_CLOEXEC,
+                                        w->mode);
                 r = f = f >= 0 ? write_only_unless_readable(w->p, f, w->flags) : f;
                 if (f >= 0) {
                     /* never a chown or chmod of a host file: the descriptor
@@ -326,7 +357,9 @@ static void write_decided(void *ctx, enum sg_decision d)
                 r = pfd;
                 if (pfd >= 0) {
                     if (!strcmp(sc, "mkdir") || !strcmp(sc, "mkdirat"))
-                        r = mkdirat(pfd, last, (mode_t)(w->mode & 07777)) < 0 ? -errno : 0;
+                        r = mkdirat(pfd, last, (mode_t)(w->mode & 07777)) < 0 ? -errno
+                            : w->p->via_sudo ? give_to_invoker(w->p, pfd, last)
+                                             : 0;
                     else if (!strcmp(sc, "rmdir"))
                         r = unlinkat(pfd, last, AT_REMOVEDIR) < 0 ? -errno : 0;
                     else if (!strcmp(sc, "unlink") || !strcmp(sc, "unlinkat"))

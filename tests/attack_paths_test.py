@@ -411,5 +411,36 @@ def another_users_folder_cannot_redirect_an_approved_write(m, base):
     assert f"declared path {data}" in p.err and "another user may change" in p.err, p.err
 
 
+@test(modes=("root",))
+def under_sudo_an_approved_new_file_is_the_users(m, base):
+    """Under sudo the broker, root, made approved new files and folders as
+    root in the user's own folder. They are the invoking user's now; an
+    existing file keeps its owner."""
+    user = h.NOBODY
+    folder = os.path.join(base, "users-folder")
+    os.makedirs(folder)
+    os.chown(folder, user, user)
+    keep = os.path.join(folder, "existing.txt")
+    open(keep, "w").write("root's\n")
+    os.chmod(keep, 0o666)
+    pol = os.path.join(base, "sudo-pol.yaml")
+    open(pol, "w").write(f'allow: ["Write({folder}/**)"]\n')
+    os.chmod(pol, 0o644)
+    d = h.make_skill(base, "sudo-writer", f"""
+        import os
+        open({folder!r} + "/new.txt", "w").write("made by the skill\\n")
+        os.mkdir({folder!r} + "/sub")
+        open({keep!r}, "a").write("appended\\n")
+        print("done")
+        """, tools="Read Write", yaml_extra=f"permissions:\n  filesystem:\n    read: [{folder}]\n")
+    env = {"SUDO_UID": str(user), "SUDO_GID": str(user)}
+    p = m.run("run", "--policy", pol, d, env=env, check=0)
+    assert "done" in p.out, p.out + p.err
+    for made in ("new.txt", "sub"):
+        st = os.stat(os.path.join(folder, made))
+        assert (st.st_uid, st.st_gid) == (user, user), (made, st.st_uid, st.st_gid)
+    assert os.stat(keep).st_uid == 0 and "appended" in open(keep).read()
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
