@@ -16,6 +16,7 @@
 #include "dns.h"
 #include "perm.h"
 #include "sniff.h"
+#include "parse.h"
 #include "util.h"
 
 #ifndef IP6T_SO_ORIGINAL_DST
@@ -119,33 +120,15 @@ bool sg_egress_allowed(const struct sg_plan *plan, const char *name, int port)
     return false;
 }
 
-/* Addresses a name may not lead to unless the manifest names them itself:
- * loopback, link-local (cloud metadata), private, CGNAT, unspecified, multicast. */
+/* Addresses no upstream may be unless the person allows one (sg_addr_private). */
 static bool forbidden_upstream(const struct sockaddr *sa)
 {
-    if (sa->sa_family == AF_INET) {
-        uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
-        return (a >> 24) == 127 || (a >> 24) == 10 || (a >> 24) == 0 || (a >> 16) == 0xa9fe ||
-               (a >> 20) == 0xac1 || (a >> 16) == 0xc0a8 || (a >> 22) == (100u << 2 | 1) ||
-               (a >> 28) == 0xe;
-    }
-    const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
-    static const uint8_t lo[16] = {[15] = 1}, any[16] = {0};
-    if (!memcmp(b, lo, 16) || !memcmp(b, any, 16))
+    char text[INET6_ADDRSTRLEN];
+    const void *a = sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
+                                             : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+    if (!inet_ntop(sa->sa_family, a, text, sizeof text))
         return true;
-    if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) /* link-local */
-        return true;
-    if ((b[0] & 0xfe) == 0xfc) /* unique local */
-        return true;
-    if (b[0] == 0xff) /* multicast */
-        return true;
-    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (!memcmp(b, mapped, 12)) {
-        struct sockaddr_in v4 = {.sin_family = AF_INET};
-        memcpy(&v4.sin_addr, b + 12, 4);
-        return forbidden_upstream((const struct sockaddr *)&v4);
-    }
-    return false;
+    return sg_addr_private(text);
 }
 
 /* ---- synthetic addresses ---- */
@@ -453,6 +436,28 @@ static void *resolver(void *arg)
     return NULL;
 }
 
+/* Is sa the numeric address text names (v4, v6, or v4-mapped v6)? */
+static bool same_address(const char *text, const struct sockaddr *sa)
+{
+    unsigned char want[16], got[16];
+    size_t n;
+    if (inet_pton(AF_INET, text, want) == 1)
+        n = 4;
+    else if (inet_pton(AF_INET6, text, want) == 1)
+        n = 16;
+    else
+        return false;
+    if (sa->sa_family == AF_INET) {
+        memcpy(got, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        return n == 4 && !memcmp(want, got, 4);
+    }
+    memcpy(got, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+    if (n == 16)
+        return !memcmp(want, got, 16);
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return !memcmp(got, mapped, 12) && !memcmp(got + 12, want, 4);
+}
+
 static void start_connect(struct sg_net *e, int idx, const struct sockaddr *sa, socklen_t len,
                           bool trusted)
 {
@@ -462,10 +467,21 @@ static void start_connect(struct sg_net *e, int idx, const struct sockaddr *sa, 
     addr_text(sa, text, sizeof text, &port);
     snprintf(c->upstream, sizeof c->upstream, sa->sa_family == AF_INET6 ? "[%s]:%d" : "%s:%d",
              text, port);
-    if (!trusted && forbidden_upstream(sa)) {
+    bool allowed = trusted;
+    for (size_t i = 0; !allowed && i < e->plan->nallow_upstream; i++)
+        allowed = same_address(e->plan->allow_upstream[i], sa);
+    if (!allowed && forbidden_upstream(sa)) {
         char why[640];
-        snprintf(why, sizeof why, "%s resolves to %s, a private, loopback or metadata address",
-                 c->name, text);
+        if (strcmp(c->name, text))
+            snprintf(why, sizeof why,
+                     "%s resolves to %s, a private, loopback or metadata address (only "
+                     "--allow-upstream %s lets a run reach it)",
+                     c->name, text, text);
+        else
+            snprintf(why, sizeof why,
+                     "%s is a private, loopback or metadata address, declared or not (only "
+                     "--allow-upstream %s lets a run reach it)",
+                     text, text);
         block(e, idx, text, c->port, c->name, why);
         return;
     }
@@ -506,20 +522,22 @@ static void begin(struct sg_net *e, int idx)
         start_connect(e, idx, (struct sockaddr *)&ss, len, true);
         return;
     }
-    /* an IP literal the manifest names is its own upstream */
+    /* an IP literal the manifest names is its own upstream, and is checked
+     * like any other: a declared "127.0.0.1" or "169.254.169.254" once
+     * reached the host's loopback services and the metadata address */
     struct sockaddr_storage lit = {0};
     struct sockaddr_in *l4 = (struct sockaddr_in *)&lit;
     struct sockaddr_in6 *l6 = (struct sockaddr_in6 *)&lit;
     if (inet_pton(AF_INET, c->name, &l4->sin_addr) == 1) {
         l4->sin_family = AF_INET;
         l4->sin_port = htons(c->port);
-        start_connect(e, idx, (struct sockaddr *)l4, sizeof *l4, true);
+        start_connect(e, idx, (struct sockaddr *)l4, sizeof *l4, false);
         return;
     }
     if (inet_pton(AF_INET6, c->name, &l6->sin6_addr) == 1) {
         l6->sin6_family = AF_INET6;
         l6->sin6_port = htons(c->port);
-        start_connect(e, idx, (struct sockaddr *)l6, sizeof *l6, true);
+        start_connect(e, idx, (struct sockaddr *)l6, sizeof *l6, false);
         return;
     }
     /* Names under the reserved TLDs never resolve (RFC 6761): asking the

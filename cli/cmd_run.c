@@ -328,6 +328,7 @@ int cmd_run(int argc, char **argv)
         {"trace-out", required_argument, NULL, 'o'}, {"watch", no_argument, NULL, 'w'},
         {"json", no_argument, NULL, 'j'},         {"dry-run", no_argument, NULL, 'n'},
         {"allow-degraded", no_argument, NULL, 'D'}, {"resolve", required_argument, NULL, 'R'},
+        {"allow-upstream", required_argument, NULL, 'U'},
         {"prompt", required_argument, NULL, 'P'}, {"policy", required_argument, NULL, 'Q'},
         {"prompt-timeout", required_argument, NULL, 'T'}, {"allow-all", no_argument, NULL, 'A'},
         {0},
@@ -339,6 +340,8 @@ int cmd_run(int argc, char **argv)
     bool dry = false;
     struct sg_resolve res_v[32];
     size_t nres = 0;
+    char *ups_v[16];
+    size_t nups = 0;
     enum sg_perm_mode pmode = SG_PERM_DENY_ALL;
     bool pmode_set = false, allow_all = false;
     const char *policy_file = NULL;
@@ -364,6 +367,8 @@ int cmd_run(int argc, char **argv)
                    "                         unless --prompt tty is given too\n"
                    "      --prompt-timeout S an unanswered prompt is a deny after S seconds (30)\n"
                    "      --allow-all        allow every undeclared request: no sandbox for them\n"
+                   "      --allow-upstream ADDR  let the proxy reach this loopback, private or\n"
+                   "                         metadata address (refused however it is declared)\n"
                    "      --resolve NAME:PORT:ADDR[:PORT2]  connect NAME:PORT to ADDR (and PORT2)\n"
                    "                         instead of what DNS says, like curl's --resolve\n"
                    "\nExit status: the skill's own; 124 timeout, 125 sandbox setup failed,\n"
@@ -428,6 +433,19 @@ int cmd_run(int argc, char **argv)
         case 'A':
             allow_all = true;
             break;
+        case 'U': {
+            unsigned char a[16];
+            if (nups >= SG_ARRAY_LEN(ups_v) ||
+                (inet_pton(AF_INET, optarg, a) != 1 && inet_pton(AF_INET6, optarg, a) != 1)) {
+                fprintf(stderr, "skillgate: --allow-upstream takes a numeric address (v4 or v6), "
+                                "at most %zu times\n", SG_ARRAY_LEN(ups_v));
+                return SG_EXIT_USAGE;
+            }
+            ups_v[nups++] = optarg;
+            ro.allow_upstream = ups_v;
+            ro.nallow_upstream = nups;
+            break;
+        }
         case 'R':
             if (nres >= SG_ARRAY_LEN(res_v) || parse_resolve(optarg, &res_v[nres]) < 0) {
                 fprintf(stderr, "skillgate: --resolve takes NAME:PORT:ADDR[:PORT2] with a "

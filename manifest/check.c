@@ -341,6 +341,29 @@ void sg_policy_add_tools(struct sg_pctx *c, const struct sg_ynode *n, const char
 
 /* ---- domains ---- */
 
+bool sg_addr_private(const char *s)
+{
+    unsigned char a[16];
+    if (inet_pton(AF_INET, s, a) == 1)
+        return a[0] == 127 || a[0] == 10 || a[0] == 0 || (a[0] == 169 && a[1] == 254) ||
+               (a[0] == 172 && (a[1] & 0xf0) == 16) || (a[0] == 192 && a[1] == 168) ||
+               (a[0] == 100 && (a[1] & 0xc0) == 64) || (a[0] & 0xf0) == 0xe0;
+    if (inet_pton(AF_INET6, s, a) != 1)
+        return false;
+    static const unsigned char zero[15] = {0};
+    if (!memcmp(a, zero, 15) && a[15] <= 1) /* :: and ::1 */
+        return true;
+    if ((a[0] == 0xfe && (a[1] & 0xc0) == 0x80) || (a[0] & 0xfe) == 0xfc || a[0] == 0xff)
+        return true; /* link-local, unique local, multicast */
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (!memcmp(a, mapped, 12)) {
+        char v4[16];
+        snprintf(v4, sizeof v4, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+        return sg_addr_private(v4);
+    }
+    return false;
+}
+
 int sg_domain_normalize(const char *in, char **out, const char **why)
 {
     size_t len = strlen(in);
@@ -426,6 +449,10 @@ void sg_policy_add_egress(struct sg_pctx *c, const struct sg_ynode *n, const cha
         pc_err(c, n, field, "\"%.80s\" %s", domain, why);
         return;
     }
+    if (sg_addr_private(norm))
+        pc_warn(c, n, field, "%s is a loopback, private or metadata address: the proxy refuses "
+                "it however it is declared, unless the run is given --allow-upstream %s",
+                norm, norm);
     for (size_t i = 0; i < p->negress; i++) {
         struct sg_egress *e = &p->egress[i];
         if (strcmp(e->domain, norm) != 0)

@@ -65,6 +65,10 @@ void sg_policy_add_tools(struct sg_pctx *c, const struct sg_ynode *n, const char
 
 /* Domain syntax: 0 and a normalized copy in *out, or -EINVAL with *why. */
 int sg_domain_normalize(const char *in, char **out, const char **why);
+/* A numeric address (v4, v6, v4-mapped) no upstream may be unless the person
+ * allows it: loopback, link-local (cloud metadata), private, CGNAT,
+ * unspecified, unique-local, multicast. The proxy and validate both ask. */
+bool sg_addr_private(const char *numeric);
 /* Resolve a declared path against the skill root: 0 and *out, or -errno with
  * *why. Relative paths may not leave the root, by ".." or by symlink. */
 int sg_path_resolve(const char *root, const char *declared, char **out, const char **why);

@@ -457,6 +457,8 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
         memcpy(e->ports, pol->egress[i].ports, sizeof e->ports);
         e->nports = pol->egress[i].nports;
     }
+    for (size_t i = 0; i < o->nallow_upstream; i++)
+        add_str(&p->allow_upstream, &p->nallow_upstream, o->allow_upstream[i]);
     for (size_t i = 0; i < o->nresolve; i++) {
         p->resolve = sg_xrealloc(p->resolve, (p->nresolve + 1) * sizeof *p->resolve);
         struct sg_resolve *r = &p->resolve[p->nresolve++];
@@ -529,5 +531,8 @@ void sg_plan_free(struct sg_plan *p)
         free(p->resolve[i].addr);
     }
     free(p->resolve);
+    for (size_t i = 0; i < p->nallow_upstream; i++)
+        free(p->allow_upstream[i]);
+    free(p->allow_upstream);
     memset(p, 0, sizeof *p);
 }

@@ -82,6 +82,8 @@ struct sg_run_opts {
     char *const *host_env;   /* the environment to filter (environ) */
     const struct sg_resolve *resolve;
     size_t nresolve;
+    char *const *allow_upstream; /* loopback, private or metadata addresses the person allows */
+    size_t nallow_upstream;
 };
 
 struct sg_plan {
@@ -121,6 +123,8 @@ struct sg_plan {
     size_t negress;
     struct sg_resolve *resolve;
     size_t nresolve;
+    char **allow_upstream; /* numeric addresses, as given with --allow-upstream */
+    size_t nallow_upstream;
     /* seccomp */
     enum sg_seccomp_profile profile;
     /* limits */

@@ -19,6 +19,7 @@ Usage: attack_egress_test.py PATH/TO/skillgate SOURCE_ROOT
 import functools
 import os
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -238,6 +239,77 @@ def honest_keep_alive_clients_still_work(m, base):
         assert not [e for e in m.events(p) if e["kind"] == "network_egress_blocked"]
     finally:
         w.close()
+
+
+@test()
+def a_declared_ip_literal_is_no_way_to_the_host(m, base):
+    """domain: "127.0.0.1" (or ::1, 169.254.169.254) validated, and the proxy
+    then connected to the host's loopback services: the skill asked the DNS
+    stub for the name "127.0.0.1" and connected to the address it got. Such
+    upstreams are refused however they are declared; --allow-upstream ADDR
+    is the person's explicit way to allow one (issue 15, item 4)."""
+    ls = h.socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(4)
+    ls.settimeout(0.5)
+    port = ls.getsockname()[1]
+    got = []
+
+    stop = threading.Event()
+
+    def take():
+        while not stop.is_set():
+            try:
+                c, _ = ls.accept()
+            except OSError:
+                continue
+            c.settimeout(2)
+            try:
+                got.append(c.recv(100))
+            except OSError:
+                pass
+            c.close()
+    d = h.make_skill(base, f"literal-{m.name}", f"""
+        import socket, struct
+        q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
+        for label in b"127.0.0.1".split(b"."):
+            q += bytes([len(label)]) + label
+        q += b"\\0" + struct.pack(">HH", 1, 1)
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        u.settimeout(3)
+        u.sendto(q, ("192.0.2.53", 53))
+        addr = socket.inet_ntoa(u.recv(512)[-4:])
+        try:
+            s = socket.create_connection((addr, {port}), timeout=3)
+            s.sendall(b"HOST-LOOPBACK-REACHED")
+            s.recv(10)
+            print("sent")
+        except OSError as e:
+            print("refused", e.errno)
+        """, yaml_extra=f'permissions:\n  network:\n    egress:\n      - domain: "127.0.0.1"\n'
+                        f"        ports: [{port}]\n      - domain: \"169.254.169.254\"\n")
+    v = m.run("validate", d)
+    assert "127.0.0.1 is a loopback, private or metadata address" in v.err, v.err
+    assert "169.254.169.254 is a loopback" in v.err and "--allow-upstream" in v.err, v.err
+    t = threading.Thread(target=take)
+    t.start()
+    p = m.run("run", "--json", d, timeout=60)
+    time.sleep(0.5)
+    stop.set()
+    t.join()
+    assert got == [], got
+    blocked = [e for e in m.events(p) if e["kind"] == "network_egress_blocked"]
+    assert any("--allow-upstream 127.0.0.1" in e["message"] for e in blocked), blocked
+    # the person's explicit word reaches it: the test's listener is real
+    stop.clear()
+    t = threading.Thread(target=take)
+    t.start()
+    p = m.run("run", "--allow-upstream", "127.0.0.1", d, timeout=60)
+    time.sleep(0.5)
+    stop.set()
+    t.join()
+    ls.close()
+    assert got == [b"HOST-LOOPBACK-REACHED"], (got, p.out, p.err)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 
 #include "dns.h"
 #include "egress.h"
+#include "parse.h"
 #include "sniff.h"
 #include "util.h"
 
@@ -402,9 +403,31 @@ static void allowlist_matching(void **st)
     assert_false(sg_egress_allowed(&p, "api.example.test.attacker.test", 443));
 }
 
+/* Upstreams no declaration reaches (sg_addr_private): the proxy and
+ * validate ask the same function. */
+static void private_upstreams(void **st)
+{
+    (void)st;
+    static const char *const refused[] = {"127.0.0.1", "127.9.9.9", "10.1.2.3", "172.16.0.1",
+                                          "172.31.255.255", "192.168.1.1", "169.254.169.254",
+                                          "100.64.0.1", "0.0.0.0", "224.0.0.1", "::1", "::",
+                                          "fe80::1", "fd00::1", "ff02::1", "::ffff:127.0.0.1",
+                                          "::ffff:169.254.169.254"};
+    static const char *const allowed[] = {"192.0.2.1", "198.51.100.7", "203.0.113.9",
+                                          "172.32.0.1", "2001:db8::1", "::ffff:192.0.2.1",
+                                          "api.example.test"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(refused); i++)
+        if (!sg_addr_private(refused[i]))
+            fail_msg("%s is not refused", refused[i]);
+    for (size_t i = 0; i < SG_ARRAY_LEN(allowed); i++)
+        if (sg_addr_private(allowed[i]))
+            fail_msg("%s is refused", allowed[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(private_upstreams),
         cmocka_unit_test(dns_query_and_answer),
         cmocka_unit_test(dns_refuses_tricks),
         cmocka_unit_test(exfil_heuristic),
