@@ -28,6 +28,8 @@ void sg_trace_free(struct sg_trace *t)
     t->events = NULL;
     sg_classifier_free(t->cls);
     t->cls = NULL;
+    free(t->last_raw);
+    t->last_raw = NULL;
 }
 
 struct evidence_text {
@@ -43,6 +45,16 @@ static const char *evidence_text(void *ctx)
     return e->text;
 }
 
+/* Is ev the last event kept, o (kind, message as the skill wrote it, data)? */
+static bool same_event(const struct sg_trace *t, json_t *o, const struct sg_event *ev)
+{
+    if (!t->last_raw || t->last_kind != ev->kind || t->last_len != ev->message_len ||
+        memcmp(t->last_raw, ev->message, ev->message_len))
+        return false;
+    json_t *d = json_object_get(o, "data");
+    return ev->data ? json_equal(d, ev->data) : json_is_null(d);
+}
+
 void sg_trace_sink(void *ctx, const struct sg_event *ev)
 {
     struct sg_trace *t = ctx;
@@ -53,11 +65,25 @@ void sg_trace_sink(void *ctx, const struct sg_event *ev)
         free(e.text);
     }
     size_t n = json_array_size(t->events);
+    /* a flood of the same event (a million refused mount calls) is one
+     * event with a count: the last one kept says how many more came */
+    json_t *last = n ? json_array_get(t->events, n - 1) : NULL;
+    if (!output && last && same_event(t, last, ev)) {
+        json_t *rep = json_object_get(last, "repeated");
+        json_object_set_new(last, "repeated", json_integer(json_integer_value(rep) + 1));
+        return;
+    }
     if ((output && (n >= SG_TRACE_MAX_EVENTS || t->bytes >= SG_TRACE_MAX_BYTES)) ||
-        n >= 2 * SG_TRACE_MAX_EVENTS) {
+        (!output && t->kept_other >= SG_TRACE_MAX_OTHER) || n >= 2 * SG_TRACE_MAX_EVENTS) {
         t->dropped_events++;
         return;
     }
+    if (!output)
+        t->kept_other++;
+    free(t->last_raw); /* what the next event is compared with */
+    t->last_raw = output ? NULL : sg_xstrndup(ev->message, ev->message_len);
+    t->last_len = ev->message_len;
+    t->last_kind = ev->kind;
     /* JSON strings must be UTF-8, and a trace is read in terminals later:
      * the same sanitizer as the screen, tabs kept. */
     cleanup_free char *msg = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);

@@ -12,6 +12,11 @@
 #include "session.h"
 
 #define SG_TRACE_MAX_EVENTS 20000         /* output events beyond this are counted */
+/* Other events (enforcements, decisions) kept in the list: a flood of
+ * different ones is counted past it (violation_summary stays exact), so the
+ * broker's memory stays bounded; a flood of the same one is one event with
+ * "repeated": N. */
+#define SG_TRACE_MAX_OTHER 5000
 #define SG_TRACE_MAX_BYTES (8 << 20)      /* message bytes kept */
 
 struct sg_classifier;
@@ -20,6 +25,10 @@ struct sg_trace {
     size_t dropped_events;
     size_t bytes;
     struct sg_classifier *cls; /* every event, kept or dropped: the summary stays exact */
+    size_t kept_other;         /* events in the list that are not output */
+    char *last_raw;            /* the last event kept (not output), as it came */
+    size_t last_len;
+    enum sg_event_kind last_kind;
 };
 
 void sg_trace_init(struct sg_trace *t);
