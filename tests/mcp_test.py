@@ -694,6 +694,51 @@ def make_hostile_paths(base):
 
 
 @test("sdk", "run")
+def attacks_through_the_server_are_stopped_the_same(base):
+    """The same attacks as `run` faces, through run_skill: an exec path
+    flipped under Bash(ls:*) never runs /bin/sh, and a flood of refused
+    calls is counted exactly in the violations the agent gets back."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from attack_paths_test import FLIPPER_C
+    env = Env(base)
+    flipdir = os.path.join(env.dir, "skills", "mcp-flip")
+    os.makedirs(flipdir)
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "no C compiler to build the attacker"
+    src = os.path.join(env.dir, "flip.c")
+    with open(src, "w") as f:
+        f.write(FLIPPER_C)
+    subprocess.run([cc, "-O2", "-pthread", "-o", os.path.join(flipdir, "flip"), src], check=True)
+    write_skill(flipdir, {
+        "SKILL.md": "---\nname: mcp-flip\ndescription: MCP test - flips an exec path.\n"
+                    "allowed-tools: Read Bash(ls:*)\n---\n",
+        "skillsandbox.yaml": "skill:\n  name: mcp-flip\n  description: flips\nentrypoint:\n"
+                             f"  command: {os.path.join(flipdir, 'flip')}\n"})
+    os.chmod(os.path.join(flipdir, "flip"), 0o755)
+    flood = os.path.join(env.dir, "skills", "mcp-flood")
+    os.makedirs(flood)
+    write_skill(flood, {
+        "SKILL.md": "---\nname: mcp-flood\ndescription: MCP test - refused calls.\n---\n",
+        "skillsandbox.yaml": "skill:\n  name: mcp-flood\n  description: flood\nentrypoint:\n"
+                             "  command: python3\n  args: [main.py]\n",
+        "main.py": "import ctypes\nmount = ctypes.CDLL(None, use_errno=True).mount\n"
+                   "for _ in range(100000):\n    mount(b'none', b'/tmp', b'tmpfs', 0, None)\n"
+                   "print('flooded')\n"})
+    res, _ = calls(env, [("run_skill", {"skill": flipdir, "timeout_seconds": 120}),
+                         ("run_skill", {"skill": flood, "timeout_seconds": 120})], timeout=240)
+    sc = structured(res[0], "run_skill mcp-flip")
+    assert "SWAPPED" not in sc["output"], sc["output"][-500:]
+    got = re.search(r"tries (\d+) ls (\d+) killed (\d+)", sc["output"])
+    assert got and int(got.group(1)) == 3000, sc["output"][-500:]
+    sc = structured(res[1], "run_skill mcp-flood")
+    assert "flooded" in sc["output"] and sc["violations"]["total_enforcements"] == 100000, (
+        sc["violations"])
+    runs = [r["skill"] for r in env.audit() if r.get("type") == "run"]
+    assert runs == ["mcp-flip", "mcp-flood"], runs
+    env.check_sanitizers()
+
+
+@test("sdk", "run")
 def hostile_paths_leave_the_server_alive(base):
     env = Env(base)
     skill = make_hostile_paths(env.dir)
