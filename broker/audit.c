@@ -114,14 +114,19 @@ static void split(const char *path, char *dir, size_t dlen, const char **base)
 
 /* The file a full log goes to: audit.<last seq, 12 digits>.jsonl beside it,
  * so the rotated files sort in the chain's order. */
+/* The log's folder, its name, and the length of its name without ".jsonl". */
+static size_t log_stem(const char *path, char *dir, size_t dlen, const char **base)
+{
+    split(path, dir, dlen, base);
+    size_t bl = strlen(*base);
+    return bl > 6 && !strcmp(*base + bl - 6, ".jsonl") ? bl - 6 : bl;
+}
+
 static char *rotated_name(const char *path, json_int_t last_seq)
 {
     char dir[PATH_MAX];
     const char *base;
-    split(path, dir, sizeof dir, &base);
-    size_t bl = strlen(base);
-    if (bl > 6 && !strcmp(base + bl - 6, ".jsonl"))
-        bl -= 6;
+    size_t bl = log_stem(path, dir, sizeof dir, &base);
     return sg_xasprintf("%s/%.*s.%012lld.jsonl", dir, (int)bl, base, (long long)last_seq);
 }
 
@@ -296,10 +301,7 @@ int sg_audit_verify(const char *path, struct sg_audit_check *c)
      * sequence number), then the log itself */
     char dir[PATH_MAX];
     const char *base;
-    split(path, dir, sizeof dir, &base);
-    size_t bl = strlen(base);
-    if (bl > 6 && !strcmp(base + bl - 6, ".jsonl"))
-        bl -= 6;
+    size_t bl = log_stem(path, dir, sizeof dir, &base);
     char **files = NULL;
     size_t nfiles = 0;
     DIR *d = opendir(dir);
