@@ -19,6 +19,9 @@ import sandbox_test as h  # noqa: E402
 TESTS = []
 test = functools.partial(h.test, tests=TESTS)
 
+with open(h.SG, "rb") as _f:
+    SANITIZED = b"__asan_init" in _f.read()
+
 CALLS = 300000  # 7.5 times the trace's kept-event cap (2 x 20,000)
 
 
@@ -79,8 +82,12 @@ def a_flood_of_different_refusals_keeps_the_broker_small(m, base):
     t = m.last_trace()
     assert t["violation_summary"]["total_enforcements"] >= 60000
     assert len(t["events"]) <= 5000 + 20 and t["output"]["trace_events_dropped"] >= 55000
-    assert rss_kb < 64 * 1024, f"broker RSS {rss_kb} kB"
     print(f"# broker max RSS {rss_kb} kB for 60,000 different refusals")
+    # AddressSanitizer keeps 256 MiB of freed memory in quarantine: RSS says
+    # nothing of the broker there. The normal build (also run by the suite)
+    # checks it; both builds check the trace's bound above.
+    if not SANITIZED:
+        assert rss_kb < 64 * 1024, f"broker RSS {rss_kb} kB"
 
 
 def audit_lines(m):
