@@ -25,6 +25,7 @@
 #include "nflog.h"
 #include "perm.h"
 #include "sanitize.h"
+#include "sockconn.h"
 #include "util.h"
 
 struct stream {
@@ -141,8 +142,9 @@ static void describe_clone(char *out, size_t n, unsigned long long flags)
 }
 
 static void handle_notification(const struct sg_plan *plan, const int *pins,
-                                struct sg_perm *perm, struct sg_exec *ex, int fd,
-                                bool *entry_done, struct sg_event_bus *bus)
+                                struct sg_perm *perm, struct sg_exec *ex,
+                                struct sg_sockconn *conn, int fd, bool *entry_done,
+                                struct sg_event_bus *bus)
 {
     struct seccomp_notif *req = NULL;
     struct seccomp_notif_resp *resp = NULL;
@@ -161,6 +163,12 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
             } else {
                 sg_exec_handle(ex, req, !strcmp(sc, "execveat"));
             }
+            free(name);
+            seccomp_notify_free(req, resp);
+            return;
+        }
+        if (!strcmp(sc, "connect")) {
+            sg_sockconn_handle(conn, req);
             free(name);
             seccomp_notify_free(req, resp);
             return;
@@ -220,6 +228,9 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
                      (unsigned long long)(req->data.args[1] & 0xf),
                      req->data.args[0] == 40 ? ": AF_VSOCK, a channel to a VM's host that no "
                                                "network rule sees"
+                     : req->data.args[0] == 1
+                         ? ": a unix datagram socket, whose messages name their own "
+                           "destination past any connect check"
                      : (req->data.args[1] & 0xf) == 3 || req->data.args[0] == 17
                          ? ": a raw socket, around the network sandbox"
                      : req->data.args[0] != 1 && req->data.args[0] != 2 &&
@@ -391,6 +402,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     }
     struct sg_net *net = sg_egress_new(plan, bus, perm, sb.egress_fd);
     struct sg_exec *ex = sg_exec_new(plan, perm, bus, sb.notify_fd);
+    struct sg_sockconn *conn = sg_sockconn_new(plan, bus, sb.notify_fd);
     sg_bus_emit(bus, SG_EV_SKILL_STARTED,
                 json_pack("{s:s, s:s, s:s}", "run_id", plan->run_id, "command", cmdline, "cwd",
                           plan->cwd),
@@ -407,7 +419,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     int64_t drain_deadline = 0;
     while (out.fd >= 0 || err.fd >= 0 || !exited) {
         struct pollfd p[8 + SG_MAX_DECOYS + SG_EGRESS_FDS + 2 * SG_EGRESS_MAX_CONNS + 1 +
-                        SG_HOOK_MAX_FDS];
+                        SG_HOOK_MAX_FDS + SG_SOCKCONN_MAX_PENDING];
         int n = 0, i_out = -1, i_err = -1, i_in = -1, i_ctl = -1, i_nfy = -1, i_pid = -1, i_tm = -1,
             i_log = -1, i_dec[SG_MAX_DECOYS];
         for (int k = 0; k < SG_MAX_DECOYS; k++) {
@@ -437,6 +449,9 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
         size_t net_first = (size_t)n;
         size_t net_n = exited ? 0 : sg_egress_pollfds(net, p + n, SG_ARRAY_LEN(p) - (size_t)n);
         n += (int)net_n;
+        size_t conn_first = (size_t)n;
+        size_t conn_n = sg_sockconn_pollfds(conn, p + n, SG_ARRAY_LEN(p) - (size_t)n);
+        n += (int)conn_n;
         size_t hook_first = (size_t)n;
         size_t hook_n = hook ? hook->pollfds(hook->ctx, p + n, SG_HOOK_MAX_FDS) : 0;
         n += (int)hook_n;
@@ -493,11 +508,12 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
                 read_decoy(plan, sb.decoy_fd[k], (size_t)k, bus);
         if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN)) {
             bool was = entry_done;
-            handle_notification(plan, sb.pins, perm, ex, sb.notify_fd, &entry_done, bus);
+            handle_notification(plan, sb.pins, perm, ex, conn, sb.notify_fd, &entry_done, bus);
             if (entry_done && !was) /* the entrypoint's exec was let through */
                 sg_sandbox_started(&sb);
         }
         sg_exec_dispatch(ex);
+        sg_sockconn_dispatch(conn, p + conn_first, conn_n);
         if (i_nfy >= 0 && (p[i_nfy].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
             !(p[i_nfy].revents & POLLIN)) {
             close(sb.notify_fd);
@@ -560,6 +576,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     sg_perm_cancel_all(perm); /* held requests are answered before their sockets go */
     sg_egress_free(net);
     sg_exec_free(ex);
+    sg_sockconn_free(conn);
     /* Last packets, notifications and messages that raced with the exit. */
     if (sb.nflog_fd >= 0)
         read_nflog(sb.nflog_fd, bus);

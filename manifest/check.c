@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <limits.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "config.h"
@@ -679,6 +680,53 @@ static bool own_dirs_ok(struct sg_pctx *c, bool write, const struct sg_ynode *n,
     return ok;
 }
 
+/* Daemons listen in socket folders (/run, /tmp, the user's runtime dir):
+ * declaring one readable gives the skill no line to them (every connect is
+ * the broker's, and a host socket is refused), and validate says so, naming
+ * a socket it sees there. The look is one folder deep and capped. */
+static void warn_sockets(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                         const char *abs)
+{
+    /* the runtime trees hold sockets anywhere below; /tmp and friends at
+     * their top (X11's, an ssh agent's folder) */
+    static const struct {
+        const char *dir;
+        bool deep;
+    } socket_dirs[] = {{"/run", true}, {"/var/run", true}, {"/tmp", false},
+                       {"/var/tmp", false}, {"/dev/shm", false}};
+    struct stat st;
+    bool have = lstat(abs, &st) == 0;
+    if (have && S_ISSOCK(st.st_mode)) {
+        pc_warn(c, n, field, "%s is a unix socket: the skill may not connect to it (skillgate "
+                "refuses connects to host sockets)", abs);
+        return;
+    }
+    const char *known = NULL;
+    for (size_t i = 0; i < SG_ARRAY_LEN(socket_dirs); i++)
+        if (socket_dirs[i].deep ? path_within(abs, socket_dirs[i].dir)
+                                : !strcmp(abs, socket_dirs[i].dir))
+            known = socket_dirs[i].dir;
+    cleanup_free char *seen = NULL;
+    DIR *d = have && S_ISDIR(st.st_mode) ? opendir(abs) : NULL;
+    for (int k = 0; d && k < 4096 && !seen; k++) {
+        struct dirent *e = readdir(d);
+        if (!e)
+            break;
+        if (e->d_type == DT_SOCK)
+            seen = sg_xasprintf("%s/%s", abs, e->d_name);
+    }
+    if (d)
+        closedir(d);
+    static const char *const tail = "the skill may read files there but not connect to a "
+                                    "daemon's socket (skillgate refuses connects to host sockets)";
+    if (seen)
+        pc_warn(c, n, field, "%s holds unix sockets, such as %s: %s", abs, seen, tail);
+    else if (known && !strcmp(abs, known))
+        pc_warn(c, n, field, "%s is a folder where daemons keep their sockets: %s", abs, tail);
+    else if (known)
+        pc_warn(c, n, field, "%s is in %s, where daemons keep their sockets: %s", abs, known, tail);
+}
+
 void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
                         const char *field, const char *declared)
 {
@@ -731,6 +779,7 @@ void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
     }
     if (!own_dirs_ok(c, write, n, field, abs))
         return;
+    warn_sockets(c, n, field, abs);
     struct sg_path **v = write ? &p->write : &p->read;
     size_t *nv = write ? &p->nwrite : &p->nread;
     for (size_t i = 0; i < *nv; i++)

@@ -37,8 +37,8 @@ enum { P = 1, D = 2, S = 4, ALL = P | D | S, DS = D | S };
     X(clock_adjtime, ALL) X(adjtimex, ALL) X(quotactl, ALL) X(lookup_dcookie, ALL)       \
     X(ptrace, DS) X(process_vm_readv, DS) X(process_vm_writev, DS) X(pidfd_getfd, DS)    \
     X(kcmp, DS) X(keyctl, DS) X(add_key, DS) X(request_key, DS) X(perf_event_open, DS)   \
-    X(userfaultfd, DS) X(io_uring_setup, DS) X(io_uring_enter, DS)                       \
-    X(io_uring_register, DS) X(acct, DS) X(syslog, DS) X(uselib, DS) X(vhangup, DS)      \
+    X(userfaultfd, DS) X(io_uring_setup, ALL) X(io_uring_enter, ALL)                     \
+    X(io_uring_register, ALL) X(acct, DS) X(syslog, DS) X(uselib, DS) X(vhangup, DS)      \
     X(fanotify_init, DS) X(mbind, DS) X(set_mempolicy, DS) X(migrate_pages, DS)          \
     X(move_pages, DS) X(fork, S) X(vfork, S)
 
@@ -131,6 +131,12 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
     PUT("socket", deny, "a family other than AF_UNIX, AF_INET, AF_INET6, AF_NETLINK "
                         "(AF_VSOCK, AF_PACKET, AF_ALG, bluetooth, ...)");
     PUT("socketpair", deny, "a family other than AF_UNIX, AF_INET, AF_INET6, AF_NETLINK");
+    PUT("socket", deny, "AF_UNIX with SOCK_DGRAM or SOCK_RAW (a datagram names its "
+                        "destination per message, past any connect check)");
+    PUT("socketpair", deny, "AF_UNIX with SOCK_DGRAM or SOCK_RAW");
+    PUT("connect", "made by the broker on the skill's socket: a unix socket only on the "
+                   "sandbox's private tmpfs, else EACCES and a syscall_blocked event",
+        "");
     PUT("ioctl", deny, "request == TIOCSTI (masked to 32 bits)");
     PUT("ioctl", deny, "request == TIOCLINUX (masked to 32 bits)");
     if (b & DS)
@@ -232,6 +238,17 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, int *err)
             r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, sc, 1,
                                  SCMP_A0(SCMP_CMP_GE, AF_NETLINK + 1));
     }
+    /* unix datagrams name a destination per message (sendto, sendmsg), which
+     * no connect check sees; SOCK_RAW is a datagram socket to AF_UNIX */
+    static const int dgram_types[] = {SOCK_DGRAM, SOCK_RAW};
+    for (int call = 0; call < 2 && r == 0; call++)
+        for (size_t i = 0; i < SG_ARRAY_LEN(dgram_types) && r == 0; i++)
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, call ? SCMP_SYS(socketpair) : SCMP_SYS(socket),
+                                 2, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+                                 SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (unsigned)dgram_types[i]));
+    /* every connect: the broker makes it (sockconn.h) */
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
     if ((b & S) && r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,
                              SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));

@@ -442,5 +442,142 @@ def under_sudo_an_approved_new_file_is_the_users(m, base):
     assert os.stat(keep).st_uid == 0 and "appended" in open(keep).read()
 
 
+SOCKET_ATTACKS = r"""
+import ctypes, errno, os, socket, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+host = HOST
+def try_(what, fn):
+    try:
+        r = fn()
+        print(what, "CONNECTED", r if r else "")
+    except OSError as e:
+        print(what, "refused", e.errno)
+def conn(path, cwd=None):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if cwd:
+        os.chdir(cwd)
+    s.settimeout(3)
+    s.connect(path)
+    s.sendall(b"from the skill")
+    return ""
+try_("absolute", lambda: conn(host + "/agent.sock"))
+try_("relative", lambda: conn("agent.sock", cwd=host))
+os.chdir("/tmp")
+os.symlink(host + "/agent.sock", "/tmp/link.sock")
+try_("symlink", lambda: conn("/tmp/link.sock"))
+os.symlink(host, "/tmp/linkdir")
+try_("symlinkdir", lambda: conn("/tmp/linkdir/agent.sock"))
+for t, n in ((socket.SOCK_DGRAM, "dgram"), (3, "raw")):
+    try_("socket-" + n, lambda: socket.socket(socket.AF_UNIX, t) and "")
+    try_("pair-" + n, lambda: socket.socketpair(socket.AF_UNIX, t) and "")
+# the skill's own servers still work: a path on its private /tmp, an
+# abstract name, TCP on its loopback (a blocking connect the broker makes)
+def serve(s):
+    c, _ = s.accept()
+    c.sendall(b"pong")
+    c.close()
+srv = socket.socket(socket.AF_UNIX); srv.bind("/tmp/own.sock"); srv.listen(4)
+threading.Thread(target=serve, args=(srv,), daemon=True).start()
+c = socket.socket(socket.AF_UNIX); c.connect("/tmp/own.sock"); print("own unix", c.recv(4).decode())
+srv2 = socket.socket(socket.AF_UNIX); srv2.bind(b"\0own-abstract"); srv2.listen(4)
+threading.Thread(target=serve, args=(srv2,), daemon=True).start()
+c = socket.socket(socket.AF_UNIX); c.connect(b"\0own-abstract"); print("own abstract", c.recv(4).decode())
+srv3 = socket.socket(); srv3.bind(("127.0.0.1", 0)); srv3.listen(4)
+threading.Thread(target=serve, args=(srv3,), daemon=True).start()
+c = socket.socket(); c.connect(srv3.getsockname()); print("own tcp", c.recv(4).decode())
+nb = socket.socket(); nb.setblocking(False)
+print("nonblocking", os.strerror(nb.connect_ex(srv3.getsockname()) or 0))
+# the race: one thread flips the address and the descriptor between a
+# private socket and the host's while another connects, 2000 times
+class SUN(ctypes.Structure):
+    _fields_ = [("family", ctypes.c_ushort), ("path", ctypes.c_char * 108)]
+addr = SUN(socket.AF_UNIX, b"/tmp/own.sock")
+good, bad = b"/tmp/own.sock", (host + "/agent.sock").encode()
+stop = False
+def flip():
+    while not stop:
+        addr.path = bad
+        addr.path = good
+threading.Thread(target=flip, daemon=True).start()
+srv.setblocking(False)
+hits = 0
+t0 = time.time()
+for i in range(2000):
+    if time.time() - t0 > 20:
+        break
+    fd = os.open("/dev/null", os.O_RDONLY) if i % 2 else socket.socket(socket.AF_UNIX).detach()
+    r = libc.connect(fd, ctypes.byref(addr), ctypes.sizeof(addr))
+    os.close(fd)
+    try:
+        srv.accept()[0].close()
+    except OSError:
+        pass
+stop = True
+print("race done", i + 1)
+"""
+
+
+@test()
+def a_readable_folder_is_not_a_line_to_its_daemons(m, base):
+    """A folder declared readable once let the skill connect() to the unix
+    sockets in it (docker, dbus, an ssh agent): reading is not talking. Every
+    connect is the broker's now; a socket under a host bind is refused, the
+    sandbox's own servers still answer, and unix datagram sockets (whose
+    every message names its destination) are refused at socket()."""
+    import socket
+    import threading
+    host = os.path.join(base, f"daemon-{m.name}")
+    os.makedirs(host)
+    os.chmod(host, 0o777)
+    daemon = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    daemon.bind(os.path.join(host, "agent.sock"))
+    os.chmod(os.path.join(host, "agent.sock"), 0o777)
+    daemon.listen(64)
+    daemon.settimeout(0.2)
+    heard = []
+    done = threading.Event()
+
+    def listen():
+        while not done.is_set():
+            try:
+                c, _ = daemon.accept()
+            except OSError:
+                continue
+            c.settimeout(1)
+            try:
+                heard.append(c.recv(100))
+            except OSError:
+                heard.append(b"(connected)")
+            c.close()
+    t = threading.Thread(target=listen, daemon=True)
+    t.start()
+    name = f"sockets-{m.name}"
+    d = h.make_skill(base, name, SOCKET_ATTACKS.replace("HOST", repr(host)),
+                     yaml_extra=f"permissions:\n  filesystem:\n    read: [{host}]\n")
+    v = m.run("validate", d, check=0)
+    assert f"holds unix sockets, such as {host}/agent.sock" in v.out + v.err, v.out + v.err
+    try:
+        p = m.run("run", "--json", d, check=0, timeout=90)
+    finally:
+        done.set()
+        t.join(timeout=5)
+        daemon.close()
+    survived(m, p, name)
+    for what in ("absolute", "relative", "symlink", "symlinkdir"):
+        assert f"{what} refused 13" in p.out, (what, p.out, p.err[-2000:])
+    for what in ("socket-dgram", "pair-dgram", "socket-raw", "pair-raw"):
+        assert f"{what} refused 1" in p.out, (what, p.out)
+    assert not heard, f"the host's daemon was reached: {heard}"
+    for what in ("own unix pong", "own abstract pong", "own tcp pong",
+                 "nonblocking Operation now in progress"):
+        assert what in p.out, (what, p.out, p.err[-2000:])
+    assert re.search(r"race done (\d+)", p.out), p.out
+    evs = m.events(p)
+    refused = [e for e in evs if e.get("kind") == "syscall_blocked"
+               and (e.get("data") or {}).get("syscall") == "connect"]
+    assert any(e["data"].get("path") == f"{host}/agent.sock" for e in refused), refused[:3]
+    assert any("host socket" in e.get("message", "") for e in refused), refused[:3]
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

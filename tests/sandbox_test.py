@@ -340,10 +340,12 @@ def odd_arguments_do_not_slip_past_the_filter(m, base):
                           (0x100000028, "vsock_hi"), (4, "ipx")):
             res[name] = sc(41, fam, 1, 0)
         res["vsock_pair"] = sc(53, 40, 1, 0, ctypes.byref((ctypes.c_int * 2)()))
+        res["unix_dgram"] = sc(41, 1, 2, 0)  # its datagrams name their own destination
         for fam, name in ((socket.AF_UNIX, "unix"), (socket.AF_INET, "inet"),
                           (socket.AF_INET6, "inet6"), (16, "netlink")):
             try:
-                socket.socket(fam, socket.SOCK_DGRAM if fam != 16 else socket.SOCK_RAW).close()
+                socket.socket(fam, socket.SOCK_DGRAM if fam not in (1, 16)
+                              else socket.SOCK_STREAM if fam == 1 else socket.SOCK_RAW).close()
                 res[name] = 0
             except OSError as e:
                 res[name] = -e.errno
@@ -353,7 +355,7 @@ def odd_arguments_do_not_slip_past_the_filter(m, base):
     evs = m.events(p)
     res = json.loads("".join(e["message"] for e in evs if e["kind"] == "stdout"))
     for k in ("persona31", "persona_rie", "persona_hi", "vsock", "bluetooth", "alg", "unspec",
-              "vsock_hi", "ipx", "vsock_pair"):
+              "vsock_hi", "ipx", "vsock_pair", "unix_dgram"):
         assert res[k] == -1, f"{k}: {res[k]} (want -EPERM): {res}"
     assert res["query"] >= 0 and not (res["query"] & 0x0440000), res  # ASLR still on
     for k in ("unix", "inet", "inet6", "netlink"):
@@ -361,7 +363,7 @@ def odd_arguments_do_not_slip_past_the_filter(m, base):
     blocked = [e for e in evs if e["kind"] == "syscall_blocked"]
     assert sum(e["data"]["syscall"] == "personality" for e in blocked) == 3, blocked
     assert any("AF_VSOCK" in e["message"] for e in blocked), [e["message"] for e in blocked]
-    assert sum(e["data"]["syscall"] in ("socket", "socketpair") for e in blocked) == 7, blocked
+    assert sum(e["data"]["syscall"] in ("socket", "socketpair") for e in blocked) == 8, blocked
 
 
 @test()

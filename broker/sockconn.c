@@ -1,0 +1,299 @@
+#include "sockconn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "notifpath.h"
+#include "util.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* The skill's mountinfo: a few dozen lines in a sandbox. */
+#define MOUNTINFO_MAX (256 * 1024)
+
+struct pending {
+    uint64_t id;
+    int sock; /* the broker's descriptor of the skill's socket */
+};
+
+struct sg_sockconn {
+    const struct sg_plan *plan;
+    struct sg_event_bus *bus;
+    int fd;
+    struct pending pend[SG_SOCKCONN_MAX_PENDING];
+    size_t npend;
+};
+
+struct sg_sockconn *sg_sockconn_new(const struct sg_plan *plan, struct sg_event_bus *bus,
+                                    int notify_fd)
+{
+    struct sg_sockconn *s = sg_xcalloc(1, sizeof *s);
+    s->plan = plan;
+    s->bus = bus;
+    s->fd = notify_fd;
+    return s;
+}
+
+static void respond(int fd, uint64_t id, int err)
+{
+    struct seccomp_notif_resp r = {.id = id, .error = err < 0 ? err : 0};
+    if (seccomp_notify_id_valid(fd, id) == 0)
+        seccomp_notify_respond(fd, &r);
+}
+
+void sg_sockconn_free(struct sg_sockconn *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->npend; i++) {
+        respond(s->fd, s->pend[i].id, -EINTR);
+        close(s->pend[i].sock);
+    }
+    free(s);
+}
+
+bool sg_sockconn_private_mount(const struct sg_plan *p, const char *mnt)
+{
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        size_t n = strlen(m->dst);
+        if (m->kind == SG_MNT_TMPFS && !strcmp(m->dst, mnt))
+            return true;
+        /* the minimal /dev is the sandbox's own tmpfs, /dev/shm in it too */
+        if (m->kind == SG_MNT_DEV && !strncmp(mnt, m->dst, n) && (mnt[n] == '\0' || mnt[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+    char *o = s;
+    for (char *i = s; *i; i++) {
+        if (i[0] == '\\' && i[1] >= '0' && i[1] <= '3' && i[2] >= '0' && i[2] <= '7' &&
+            i[3] >= '0' && i[3] <= '7') {
+            *o++ = (char)((i[1] - '0') * 64 + (i[2] - '0') * 8 + (i[3] - '0'));
+            i += 3;
+        } else {
+            *o++ = *i;
+        }
+    }
+    *o = '\0';
+}
+
+/* The mount point (in tid's view) of the mount with id mnt_id. */
+static int mount_point(pid_t tid, unsigned long long mnt_id, char *out, size_t max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mountinfo", (int)tid);
+    cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    cleanup_free char *buf = sg_xmalloc(MOUNTINFO_MAX + 1);
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf + len, MOUNTINFO_MAX - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0 || (len += (size_t)n) == MOUNTINFO_MAX)
+            break;
+    }
+    buf[len] = '\0';
+    for (char *line = buf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        unsigned long long id;
+        char mp[PATH_MAX * 4 + 1];
+        /* id parent major:minor root mountpoint ... */
+        if (sscanf(line, "%llu %*u %*s %*s %4096s", &id, mp) == 2 && id == mnt_id) {
+            unescape(mp);
+            if (snprintf(out, max, "%s", mp) >= (int)max)
+                return -ENAMETOOLONG;
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
+/* Refused: a unix socket that is not the sandbox's own. */
+static void refuse_path(struct sg_sockconn *s, const struct seccomp_notif *req, const char *path,
+                        const char *where)
+{
+    respond(s->fd, req->id, -EACCES);
+    sg_bus_emit(s->bus, SG_EV_SYSCALL_BLOCKED,
+                json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "syscall", "connect", "pid",
+                          (int)req->pid, "path", path, "family", "unix", "reason", where,
+                          "prevented", 1),
+                "connect to the unix socket %s refused: %s", path, where);
+}
+
+/* Connect sock to addr now, without blocking the broker. 0, or -errno;
+ * -EINPROGRESS with *wait when a blocking caller has to wait for it. */
+static int connect_now(int sock, const struct sockaddr *addr, socklen_t len, bool *wait)
+{
+    int fl = fcntl(sock, F_GETFL);
+    if (fl < 0)
+        return -errno;
+    if (!(fl & O_NONBLOCK) && fcntl(sock, F_SETFL, fl | O_NONBLOCK) < 0)
+        return -errno;
+    int r = connect(sock, addr, len) < 0 ? -errno : 0;
+    if (!(fl & O_NONBLOCK))
+        fcntl(sock, F_SETFL, fl);
+    *wait = r == -EINPROGRESS && !(fl & O_NONBLOCK);
+    return r;
+}
+
+/* Where pathname socket path lies: 0 when it is the sandbox's own (*opath
+ * set to it, opened), -EACCES with *why for a host socket, else the errno
+ * the kernel would give (ENOENT, ELOOP, ...). */
+static int check_path(struct sg_sockconn *s, pid_t tid, const char *path, int *opath,
+                      const char **why)
+{
+    int o = sg_notif_open(tid, path, O_PATH, true);
+    if (o < 0)
+        return o;
+    struct statx stx;
+    char mp[PATH_MAX];
+    int r = 0;
+    if (syscall(SYS_statx, o, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
+        r = -errno;
+    else if (!S_ISSOCK(stx.stx_mode))
+        r = -ECONNREFUSED; /* the kernel's answer for a file that is no socket */
+    else if (!(stx.stx_mask & STATX_MNT_ID))
+        r = -EACCES, *why = "this kernel does not say which mount a file is on";
+    else if (mount_point(tid, stx.stx_mnt_id, mp, sizeof mp) < 0)
+        r = -EACCES, *why = "its mount could not be found";
+    else if (!sg_sockconn_private_mount(s->plan, mp))
+        r = -EACCES, *why = "it is a host socket (a readable folder lets the skill read "
+                            "files, not talk to the daemons behind them)";
+    if (r < 0) {
+        close(o);
+        return r;
+    }
+    *opath = o;
+    return 0;
+}
+
+void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req)
+{
+    pid_t tid = (pid_t)req->pid;
+    int fdnum = (int)req->data.args[0];
+    uint32_t len = (uint32_t)req->data.args[2];
+    struct sockaddr_storage ss;
+    if (len > sizeof ss) {
+        respond(s->fd, req->id, -EINVAL); /* the kernel's answer too */
+        return;
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+    if (pidfd < 0)
+        pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
+    if (pidfd < 0) {
+        respond(s->fd, req->id, -ESRCH);
+        return;
+    }
+    int sock = (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
+    int gerr = sock < 0 ? -errno : 0;
+    close(pidfd);
+    if (sock < 0) {
+        respond(s->fd, req->id, gerr == -EBADF ? -EBADF : gerr);
+        return;
+    }
+    char memp[64];
+    snprintf(memp, sizeof memp, "/proc/%d/mem", (int)tid);
+    cleanup_fd int mem = open(memp, O_RDONLY | O_CLOEXEC);
+    memset(&ss, 0, sizeof ss);
+    int r = 0, family = 0;
+    socklen_t fl = sizeof family;
+    struct stat st;
+    if (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))
+        r = -ENOTSOCK;
+    else if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &family, &fl) < 0)
+        r = -errno;
+    else if (mem < 0)
+        r = -ESRCH;
+    else if (len && pread(mem, &ss, len, (off_t)req->data.args[1]) != (ssize_t)len)
+        r = -EFAULT;
+    /* what was read must still be that call's */
+    if (!r && seccomp_notify_id_valid(s->fd, req->id) != 0)
+        r = -ESRCH;
+    const struct sockaddr *addr = (const struct sockaddr *)&ss;
+    socklen_t alen = len;
+    struct sockaddr_un via = {.sun_family = AF_UNIX};
+    int opath = -1;
+    const struct sockaddr_un *un = (const struct sockaddr_un *)&ss;
+    if (!r && family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&
+        un->sun_family == AF_UNIX && un->sun_path[0]) {
+        /* a pathname: the kernel reads at most len - 2 bytes of it */
+        char rel[sizeof un->sun_path + 1], path[PATH_MAX];
+        size_t n = strnlen(un->sun_path, len - offsetof(struct sockaddr_un, sun_path));
+        memcpy(rel, un->sun_path, n);
+        rel[n] = '\0';
+        const char *why = NULL;
+        r = sg_notif_join(tid, AT_FDCWD, rel, 0, path, sizeof path);
+        if (!r)
+            r = check_path(s, tid, path, &opath, &why);
+        if (r == -EACCES && why) {
+            refuse_path(s, req, path, why);
+            close(sock);
+            return;
+        }
+        if (!r) {
+            snprintf(via.sun_path, sizeof via.sun_path, "/proc/self/fd/%d", opath);
+            addr = (const struct sockaddr *)&via;
+            alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(via.sun_path) + 1);
+        }
+    }
+    bool wait = false;
+    if (!r)
+        r = connect_now(sock, addr, alen, &wait);
+    if (opath >= 0)
+        close(opath);
+    if (wait && s->npend < SG_SOCKCONN_MAX_PENDING) {
+        s->pend[s->npend++] = (struct pending){.id = req->id, .sock = sock};
+        return;
+    }
+    respond(s->fd, req->id, wait ? -EAGAIN : r);
+    close(sock);
+}
+
+size_t sg_sockconn_pollfds(struct sg_sockconn *s, struct pollfd *p, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->npend && n < max; i++)
+        p[n++] = (struct pollfd){.fd = s->pend[i].sock, .events = POLLOUT};
+    return n;
+}
+
+void sg_sockconn_dispatch(struct sg_sockconn *s, const struct pollfd *p, size_t n)
+{
+    for (size_t i = n; i-- > 0;) {
+        if (i >= s->npend || p[i].fd != s->pend[i].sock)
+            continue;
+        bool gone = seccomp_notify_id_valid(s->fd, s->pend[i].id) != 0;
+        if (!gone && !p[i].revents)
+            continue;
+        int err = 0;
+        socklen_t el = sizeof err;
+        if (!gone && getsockopt(s->pend[i].sock, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+            err = errno;
+        if (!gone)
+            respond(s->fd, s->pend[i].id, -err);
+        close(s->pend[i].sock);
+        s->pend[i] = s->pend[--s->npend];
+    }
+}

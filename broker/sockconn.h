@@ -1,0 +1,64 @@
+/* connect(): the broker's, for every socket of the skill.
+ *
+ * A folder declared readable may hold a host daemon's socket (docker, dbus,
+ * an ssh agent); the mounts, Landlock and DAC let a process that can see a
+ * socket file talk to it, and reading is not talking. So every connect()
+ * stops in seccomp and the broker makes the connection itself, on the
+ * skill's own socket (pidfd_getfd: the same socket, in the sandbox's
+ * network namespace), with an address it checked:
+ *
+ *   - a pathname unix socket is opened in the skill's root (O_PATH,
+ *     RESOLVE_IN_ROOT) and allowed only when it lies on one of the
+ *     sandbox's private tmpfs mounts (a server the skill runs itself);
+ *     a socket under a host bind is refused (EACCES, a syscall_blocked
+ *     event naming it), and the connection is made to that opened file
+ *     (/proc/self/fd/N), never to the string again;
+ *   - abstract unix sockets live in the sandbox's own network namespace,
+ *     and inet, inet6 and netlink go through nftables: connected as asked.
+ *
+ * Letting the call continue instead would be a race: another thread can
+ * put a unix socket at the same fd number, and a host path in the address,
+ * after the broker looked. Here the kernel never reads the skill's memory
+ * or fd table again.
+ *
+ * The connect is made non-blocking for the moment of the call; a blocking
+ * TCP connect that is still in progress waits here (the notification stays
+ * open, the loop polls the socket) and gets SO_ERROR's answer. A unix
+ * connect whose listener's backlog is full gets EAGAIN instead of waiting.
+ * The peer of a unix connection sees the broker's credentials
+ * (SO_PEERCRED): pid 0, and the overflow uid when skillgate runs as root.
+ *
+ * Unix datagram sockets are refused at socket() and socketpair() (seccomp):
+ * sendto and sendmsg name a destination per message, which no connect
+ * check sees. Cost: one notification, pidfd_getfd and connect per connect
+ * (tens of microseconds). */
+#ifndef SG_SOCKCONN_H
+#define SG_SOCKCONN_H
+
+#include <poll.h>
+#include <seccomp.h>
+
+#include "events.h"
+#include "sandbox.h"
+
+struct sg_sockconn;
+
+/* Blocking connects in progress at once: one per blocked thread, so the
+ * pids limit bounds them in practice, this in any case (EAGAIN past it). */
+#define SG_SOCKCONN_MAX_PENDING 64
+
+struct sg_sockconn *sg_sockconn_new(const struct sg_plan *plan, struct sg_event_bus *bus,
+                                    int notify_fd);
+/* Answers what still waits (EINTR) and frees s. */
+void sg_sockconn_free(struct sg_sockconn *s);
+/* A connect notification: answered now, or when the connection settles. */
+void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req);
+/* The sockets of connects in progress, POLLOUT. */
+size_t sg_sockconn_pollfds(struct sg_sockconn *s, struct pollfd *p, size_t max);
+void sg_sockconn_dispatch(struct sg_sockconn *s, const struct pollfd *p, size_t n);
+
+/* Is the mount point mnt (as the skill's mountinfo names it) one of the
+ * plan's private tmpfs mounts, where only the skill makes sockets? */
+bool sg_sockconn_private_mount(const struct sg_plan *p, const char *mnt);
+
+#endif
