@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "diskcap.h"
 #include "notifpath.h"
 #include "perm.h"
 #include "util.h"
@@ -235,7 +236,8 @@ static int write_only_unless_readable(const struct sg_plan *p, int f, unsigned l
     return w < 0 ? -errno : w;
 }
 
-static int beneath(int dfd, const char *rel, unsigned long long flags, unsigned long long mode);
+#define beneath sg_fswatch_beneath
+#define parent_of sg_fswatch_parent_of
 
 /* What the broker makes for an approved write is the invoking user's: under
  * sudo the sudo user (whom the skill runs as), not root; otherwise the
@@ -265,7 +267,8 @@ static int open_as_invoker(const struct sg_plan *p, int dfd, const char *rel,
     return beneath(dfd, rel, flags & ~(unsigned long long)O_CREAT, mode);
 }
 
-static int beneath(int dfd, const char *rel, unsigned long long flags, unsigned long long mode)
+int sg_fswatch_beneath(int dfd, const char *rel, unsigned long long flags,
+                       unsigned long long mode)
 {
     struct open_how how = {.flags = flags | O_CLOEXEC, .mode = (flags & O_CREAT) ? mode & 07777 : 0,
                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -275,7 +278,7 @@ static int beneath(int dfd, const char *rel, unsigned long long flags, unsigned 
 }
 
 /* The parent folder of rel (beneath dfd) and its last component. */
-static int parent_of(int dfd, char *rel, const char **last)
+int sg_fswatch_parent_of(int dfd, char *rel, const char **last)
 {
     char *slash = strrchr(rel, '/');
     if (!slash) {
@@ -404,9 +407,42 @@ static bool write_may_ask(const struct sg_plan *p)
     return !p->tools_restricted || p->write_listed;
 }
 
-int sg_fswatch_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm, int notify_fd,
-                      const struct seccomp_notif *req, const char *syscall,
-                      struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
+/* An allowed call in a declared write path: creations are the broker's,
+ * and counted (diskcap.h). 0: let it continue. */
+static int declared_write(const struct sg_plan *p, const int *pins, struct sg_diskcap *dc,
+                          int notify_fd, const struct seccomp_notif *req, const char *syscall,
+                          const char *path1, const char *path2, unsigned long long flags,
+                          unsigned long long mode, struct seccomp_notif_resp *resp)
+{
+    bool opens = !strcmp(syscall, "open") || !strcmp(syscall, "openat") ||
+                 !strcmp(syscall, "openat2") || !strcmp(syscall, "creat");
+    bool mkdirs = !strcmp(syscall, "mkdir") || !strcmp(syscall, "mkdirat");
+    bool names = !strncmp(syscall, "link", 4) || !strncmp(syscall, "symlink", 7) ||
+                 !strncmp(syscall, "mknod", 5);
+    const char *made = names && path2[0] ? path2 : path1;
+    const char *below;
+    if ((!opens && !mkdirs && !names) || !made[0] || !host_bind(p, made, &below))
+        return 0;
+    if (names) {
+        if (sg_diskcap_may_create(dc, syscall, made))
+            return 0;
+        resp->flags = 0;
+        resp->error = -EDQUOT;
+        return 1;
+    }
+    char rel[PATH_MAX];
+    int dfd = host_parent(p, pins, made, rel, sizeof rel);
+    if (dfd < 0)
+        return 0; /* the bind's own root, or no pin: as before */
+    int k = sg_diskcap_perform(dc, notify_fd, req, syscall, dfd, rel, flags, mode, made, resp);
+    close(dfd);
+    return k;
+}
+
+int sg_fswatch_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
+                      struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
+                      const char *syscall, struct seccomp_notif_resp *resp,
+                      struct sg_event_bus *bus)
 {
     size_t i;
     for (i = 0; i < SG_ARRAY_LEN(calls); i++)
@@ -460,6 +496,11 @@ int sg_fswatch_handle(const struct sg_plan *p, const int *pins, struct sg_perm *
     if (!r && !ok1 && !path2[0] && harmless_on_existing(req, syscall, path1))
         ok1 = true;
     if (r == 0 && ok1 && ok2) {
+        int k = dc ? declared_write(p, pins, dc, notify_fd, req, syscall, path1, path2, oflags,
+                                    omode, resp)
+                   : 0;
+        if (k)
+            return k;
         resp->error = 0;
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
         return 1;

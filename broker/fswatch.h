@@ -20,12 +20,22 @@
 #include "sandbox.h"
 
 struct sg_perm;
-/* 0: not a write call; 1: resp is filled in, answer it now; 2: a person is
- * being asked (Write): the call is answered later, by the broker doing the
- * approved operation itself and injecting its result, or refused. */
-int sg_fswatch_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm, int notify_fd,
-                      const struct seccomp_notif *req, const char *syscall,
-                      struct seccomp_notif_resp *resp, struct sg_event_bus *bus);
+struct sg_diskcap;
+/* 0: not a write call; 1: resp is filled in, answer it now; 2: answered
+ * already or later: a person is being asked (Write), and the broker does
+ * the approved operation itself and injects its result, or refuses; or a
+ * creation in a declared write path was done and counted (diskcap.h). */
+int sg_fswatch_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
+                      struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
+                      const char *syscall, struct seccomp_notif_resp *resp,
+                      struct sg_event_bus *bus);
+
+/* openat2 of rel beneath dfd: no symlinks, no magic links, no "..". */
+int sg_fswatch_beneath(int dfd, const char *rel, unsigned long long flags,
+                       unsigned long long mode);
+/* The folder holding rel (beneath dfd), with rel cut at its last '/' and
+ * *last its last component. */
+int sg_fswatch_parent_of(int dfd, char *rel, const char **last);
 
 /* Is path (absolute, normalized, inside the sandbox) writable under p? */
 bool sg_fswatch_writable(const struct sg_plan *p, const char *path);

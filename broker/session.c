@@ -18,6 +18,7 @@
 #include "landlock.h"
 #include "decoy.h"
 #include "digest.h"
+#include "diskcap.h"
 #include "egress.h"
 #include "exec.h"
 #include "fswatch.h"
@@ -143,7 +144,8 @@ static void describe_clone(char *out, size_t n, unsigned long long flags)
 
 static void handle_notification(const struct sg_plan *plan, const int *pins,
                                 struct sg_perm *perm, struct sg_exec *ex,
-                                struct sg_sockconn *conn, int fd, bool *entry_done,
+                                struct sg_sockconn *conn, struct sg_diskcap *dc, int fd,
+                                bool *entry_done,
                                 struct sg_event_bus *bus)
 {
     struct seccomp_notif *req = NULL;
@@ -173,7 +175,7 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
             seccomp_notify_free(req, resp);
             return;
         }
-        int fw = sg_fswatch_handle(plan, pins, perm, fd, req, sc, resp, bus);
+        int fw = sg_fswatch_handle(plan, pins, perm, dc, fd, req, sc, resp, bus);
         if (fw) {
             if (fw == 1)
                 seccomp_notify_respond(fd, resp);
@@ -403,6 +405,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     struct sg_net *net = sg_egress_new(plan, bus, perm, sb.egress_fd);
     struct sg_exec *ex = sg_exec_new(plan, perm, bus, sb.notify_fd);
     struct sg_sockconn *conn = sg_sockconn_new(plan, bus, sb.notify_fd);
+    struct sg_diskcap *dc = sg_diskcap_new(plan, bus);
     sg_bus_emit(bus, SG_EV_SKILL_STARTED,
                 json_pack("{s:s, s:s, s:s}", "run_id", plan->run_id, "command", cmdline, "cwd",
                           plan->cwd),
@@ -413,7 +416,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     /* "go" last: the entrypoint's exec comes back at once as a notification
      * the loop below must answer */
     sg_sandbox_go(&sb);
-    bool stopped = false;
+    bool stopped = false, disk_full = false;
     bool exited = false, timed_out = false, have_status = false, exec_failed = false;
     int status = 0, exec_errno = 0;
     int64_t drain_deadline = 0;
@@ -462,6 +465,9 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
         int xt = sg_exec_timeout(ex); /* pending execs are watched, exited or not */
         if (xt >= 0 && (timeout < 0 || xt < timeout))
             timeout = xt;
+        int dt = exited ? -1 : sg_diskcap_timeout(dc);
+        if (dt >= 0 && (timeout < 0 || dt < timeout))
+            timeout = dt;
         int ht = hook ? hook->timeout(hook->ctx) : -1;
         if (ht >= 0 && (timeout < 0 || ht < timeout))
             timeout = ht;
@@ -508,7 +514,8 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
                 read_decoy(plan, sb.decoy_fd[k], (size_t)k, bus);
         if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN)) {
             bool was = entry_done;
-            handle_notification(plan, sb.pins, perm, ex, conn, sb.notify_fd, &entry_done, bus);
+            handle_notification(plan, sb.pins, perm, ex, conn, dc, sb.notify_fd, &entry_done,
+                                bus);
             if (entry_done && !was) /* the entrypoint's exec was let through */
                 sg_sandbox_started(&sb);
         }
@@ -550,6 +557,10 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
                 sb.ctl_fd = -1;
             }
         }
+        if (!exited && !stopped && sg_diskcap_over(dc)) {
+            stopped = disk_full = true;
+            sg_sandbox_kill(&sb);
+        }
         if (i_tm >= 0 && (p[i_tm].revents & POLLIN)) {
             timed_out = true;
             sg_sandbox_kill(&sb);
@@ -577,6 +588,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     sg_egress_free(net);
     sg_exec_free(ex);
     sg_sockconn_free(conn);
+    sg_diskcap_free(dc);
     /* Last packets, notifications and messages that raced with the exit. */
     if (sb.nflog_fd >= 0)
         read_nflog(sb.nflog_fd, bus);
@@ -636,6 +648,13 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
                     json_pack("{s:s, s:I}", "reason", "timeout", "duration_ms", (json_int_t)ms),
                     "killed after the %llds timeout (duration=%lldms)",
                     plan->limits[SG_PL_TIMEOUT].value, ms);
+    } else if (disk_full && (WIFSIGNALED(status) || !exited)) {
+        res->end = SG_END_SIGNALED;
+        res->exit_code = 128 + SIGKILL;
+        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:I}", "reason", "disk", "duration_ms", (json_int_t)ms),
+                    "stopped: past the disk cap of its write paths (%lld MB); every process of "
+                    "the sandbox killed (duration=%lldms)", plan->limits[SG_PL_DISK].value, ms);
     } else if (stopped && (WIFSIGNALED(status) || !exited)) {
         res->end = SG_END_SIGNALED;
         res->exit_code = 128 + SIGKILL;

@@ -111,7 +111,9 @@ struct sg_limit {
     X(runtime_s, "max_runtime_seconds", 60, 1, 86400, "s")              \
     X(cpu_percent, "max_cpu_percent", 100, 1, 6400, "%")                \
     X(pids, "max_pids", 64, 1, 32768, "processes")                      \
-    X(output_bytes, "max_output_bytes", 1048576, 1024, 1073741824, "bytes")
+    X(output_bytes, "max_output_bytes", 1048576, 1024, 1073741824, "bytes") \
+    X(disk_mb, "max_disk_mb", 1024, 1, 1048576, "MB")                     \
+    X(files, "max_files", 10000, 1, 10000000, "files")
 
 struct sg_limits {
 #define X(f, key, def, min, max, unit) struct sg_limit f;

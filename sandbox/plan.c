@@ -116,8 +116,17 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
               cg == 2 ? "cpu.max" : cg == 1 ? "cpu.cfs_quota_us" : "needs a cgroup cpu controller");
     set_limit(p, SG_PL_OUTPUT, "output", pol->limits.output_bytes.value, "bytes per stream",
               SG_MECH_BROKER, "the broker keeps reading, drops what is past the cap and counts it");
-    set_limit(p, SG_PL_FSIZE, "file size", SG_TMPFS_BYTES, "bytes", SG_MECH_RLIMIT,
-              "RLIMIT_FSIZE");
+    long long disk = pol->limits.disk_mb.value << 20;
+    set_limit(p, SG_PL_FSIZE, "file size", disk < SG_TMPFS_BYTES ? disk : SG_TMPFS_BYTES, "bytes",
+              SG_MECH_RLIMIT, "RLIMIT_FSIZE");
+    set_limit(p, SG_PL_DISK, "disk", pol->limits.disk_mb.value, "MB in the write paths",
+              SG_MECH_BROKER, "the broker holds every file opened for writing in a declared "
+                              "write path and sums their growth every 250 ms; past the cap the "
+                              "run is stopped");
+    set_limit(p, SG_PL_FILES, "files", pol->limits.files.value,
+              "new files and folders in the write paths", SG_MECH_BROKER,
+              "the broker makes every new file and folder there itself and counts them; past "
+              "the cap EDQUOT");
     /* Without a cgroup, tmpfs pages count against no memory limit: the
      * private /tmp, HOME and /dev/shm then share the memory budget (a
      * quarter each), and memfd and SysV shared memory are refused

@@ -57,7 +57,7 @@ struct sg_plan_limit {
 };
 
 enum { SG_PL_TIMEOUT, SG_PL_MEMORY, SG_PL_PIDS, SG_PL_CPU, SG_PL_OUTPUT, SG_PL_FSIZE, SG_PL_TMPFS,
-       SG_PL_COUNT };
+       SG_PL_DISK, SG_PL_FILES, SG_PL_COUNT };
 
 /* --resolve NAME:PORT:ADDR[:PORT2]: connections to NAME:PORT go to ADDR
  * (on PORT2 when given) instead of what DNS says. */

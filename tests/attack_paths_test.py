@@ -579,5 +579,101 @@ def a_readable_folder_is_not_a_line_to_its_daemons(m, base):
     assert any("host socket" in e.get("message", "") for e in refused), refused[:3]
 
 
+@test()
+def a_declared_write_path_has_a_file_and_a_size_cap(m, base):
+    """A declared write path once took 385 MiB and 20,000 files in one run.
+    Now the broker makes every new file and folder there and counts them
+    (EDQUOT past max_files), as the skill would (the skill's own permissions
+    still hold), and sums the growth of what is written (the run is stopped
+    past max_disk_mb)."""
+    out = os.path.join(base, f"out-{m.name}")
+    os.makedirs(os.path.join(out, "locked"))
+    os.chmod(out, 0o777)
+    os.chmod(os.path.join(out, "locked"), 0o755)  # root's: the skill may not write here
+    open(os.path.join(out, "existing.txt"), "w").write("old\n")
+    os.chmod(os.path.join(out, "existing.txt"), 0o666)
+    yaml = (f"permissions:\n  filesystem:\n    write: [{out}]\n"
+            "resources:\n  max_files: 200\n  max_disk_mb: 8\n")
+    name = f"filler-{m.name}"
+    d = h.make_skill(base, name, f"""
+        import errno, os, time
+        out = {out!r}
+        try:
+            open(f"{{out}}/locked/x", "w")
+            print("locked WRITTEN")
+        except OSError as e:
+            print("locked refused", e.errno)
+        made = refused = other = 0
+        for i in range(1000):
+            try:
+                if i % 10 == 0:
+                    os.mkdir(f"{{out}}/d{{i}}")
+                else:
+                    os.close(os.open(f"{{out}}/f{{i}}", os.O_CREAT | os.O_WRONLY, 0o644))
+                made += 1
+            except OSError as e:
+                if e.errno == errno.EDQUOT:
+                    refused += 1
+                else:
+                    other += 1
+        print("made", made, "refused", refused, "other", other)
+        # what is there may still be written, and opened again with O_CREAT
+        with open(f"{{out}}/existing.txt", "w") as f:
+            f.write("rewritten\\n")
+        os.close(os.open(f"{{out}}/f1", os.O_CREAT | os.O_WRONLY))
+        print("rewrote")
+        try:
+            os.symlink("f1", f"{{out}}/one-more-link")
+            print("symlink made")
+        except OSError as e:
+            print("symlink refused", e.errno)
+        """, tools="Read Write", yaml_extra=yaml)
+    p = m.run("run", "--json", d, check=0, timeout=120)
+    survived(m, p, name)
+    got = re.search(r"made (\d+) refused (\d+) other (\d+)", p.out)
+    assert got, p.out[-2000:] + p.err[-2000:]
+    assert got.groups() == ("200", "800", "0"), got.group(0)
+    assert len(os.listdir(out)) == 202, len(os.listdir(out))  # 200, locked, existing.txt
+    assert open(os.path.join(out, "existing.txt")).read() == "rewritten\n"
+    assert "rewrote" in p.out and f"symlink refused {122}" in p.out, p.out[-1500:]
+    assert "locked refused 13" in p.out, p.out[-1500:]
+    if m.name == "root":  # made as the skill (nobody), as when the kernel did it
+        assert os.stat(os.path.join(out, "f1")).st_uid == h.NOBODY
+    limits = [e for e in m.events(p) if e["kind"] == "resource_limit_hit"]
+    assert any(e["data"].get("limit") == "files" for e in limits), limits
+
+    # the bytes: 40 files of 1 MiB, one every 20 ms, against 8 MB
+    big = os.path.join(base, f"big-{m.name}")
+    os.makedirs(big)
+    os.chmod(big, 0o777)
+    name2 = f"disk-filler-{m.name}"
+    d2 = h.make_skill(base, name2, f"""
+        import os, time
+        chunk = os.urandom(1 << 20)
+        for i in range(40):
+            with open(f"{big}/blob{{i}}", "wb") as f:
+                f.write(chunk)
+                f.flush()
+                os.fsync(f.fileno())
+            print("wrote", i + 1, flush=True)
+            time.sleep(0.02)
+        print("WROTE ALL")
+        """, tools="Read Write",
+        yaml_extra=f"permissions:\n  filesystem:\n    write: [{big}]\n"
+                   "resources:\n  max_disk_mb: 8\n")
+    p = m.run("run", "--json", d2, timeout=120)
+    assert p.returncode == 137, (p.returncode, p.err[-1000:])
+    assert "WROTE ALL" not in p.out, p.out[-1500:]
+    total = sum(os.path.getsize(os.path.join(big, f)) for f in os.listdir(big))
+    assert total <= 24 << 20, f"{total >> 20} MiB landed past an 8 MB cap"
+    t = m.last_trace()
+    assert t["status"] != "completed", t["status"]
+    disk = [e for e in t["events"] if e["kind"] == "resource_limit_hit"
+            and (e.get("data") or {}).get("limit") == "disk"]
+    assert disk and disk[0]["data"]["bytes"] > 8 << 20, disk
+    assert any(e["kind"] == "skill_failed" and e["data"].get("reason") == "disk"
+               for e in t["events"]), [e["kind"] for e in t["events"]][-5:]
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

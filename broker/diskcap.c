@@ -1,0 +1,296 @@
+#include "diskcap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fswatch.h"
+#include "util.h"
+
+#define CHECK_MS 250
+
+struct held {
+    dev_t dev;
+    ino_t ino;
+    int fd;          /* O_PATH */
+    long long base;  /* bytes allocated when first seen */
+};
+
+struct sg_diskcap {
+    const struct sg_plan *plan;
+    struct sg_event_bus *bus;
+    long long max_files, max_bytes;
+    long long made;          /* names made in the declared write paths */
+    unsigned long refused;   /* creations refused past the cap */
+    struct held *held;
+    size_t nheld, cap_held;  /* cap_held: files watched at most (then EDQUOT) */
+    int64_t next_ms;
+    long long grown;         /* bytes, at the last look */
+    bool over;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct sg_diskcap *sg_diskcap_new(const struct sg_plan *p, struct sg_event_bus *bus)
+{
+    struct sg_diskcap *d = sg_xcalloc(1, sizeof *d);
+    d->plan = p;
+    d->bus = bus;
+    d->max_files = p->limits[SG_PL_FILES].value;
+    d->max_bytes = p->limits[SG_PL_DISK].value << 20;
+    /* files made count once; files that were there and get written are
+     * watched too, up to as many again */
+    d->cap_held = (size_t)d->max_files * 2 + 64;
+    return d;
+}
+
+void sg_diskcap_free(struct sg_diskcap *d)
+{
+    if (!d)
+        return;
+    if (d->refused > 1)
+        sg_bus_emit(d->bus, SG_EV_RESOURCE_LIMIT_HIT,
+                    json_pack("{s:s, s:I, s:I, s:b}", "limit", "files", "value",
+                              (json_int_t)d->max_files, "refused", (json_int_t)d->refused,
+                              "prevented", 1),
+                    "%lu new files or folders refused in all past the cap of %lld", d->refused,
+                    d->max_files);
+    for (size_t i = 0; i < d->nheld; i++)
+        close(d->held[i].fd);
+    free(d->held);
+    free(d);
+}
+
+/* Past the file cap: the first refusal is shown, the rest counted. */
+static void refuse_new(struct sg_diskcap *d, const char *syscall, const char *path)
+{
+    if (d->refused++ == 0)
+        sg_bus_emit(d->bus, SG_EV_RESOURCE_LIMIT_HIT,
+                    json_pack("{s:s, s:I, s:s, s:s, s:b}", "limit", "files", "value",
+                              (json_int_t)d->max_files, "syscall", syscall, "path", path,
+                              "prevented", 1),
+                    "%s of %s refused: the run made %lld files and folders in its write paths, "
+                    "the cap (max_files)", syscall, path, d->made);
+}
+
+bool sg_diskcap_may_create(struct sg_diskcap *d, const char *syscall, const char *path)
+{
+    if (d->made >= d->max_files) {
+        refuse_new(d, syscall, path);
+        return false;
+    }
+    d->made++;
+    return true;
+}
+
+/* ---- as the skill would do it ---- */
+
+struct saved {
+    mode_t umask;
+    gid_t groups[256];
+    int ngroups;
+    bool switched;
+};
+
+static mode_t skill_umask(pid_t tid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+    FILE *f = fopen(path, "re");
+    unsigned um = 022;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Umask: %o", &um) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (mode_t)(um & 0777);
+}
+
+/* As root, the kernel checks the skill's identity for the broker's thread:
+ * fsuid and fsgid (which drop the file capabilities) and no groups; the
+ * raw calls change this thread only. The umask is the process's: 0 while
+ * the skill's is applied by hand. */
+static void become_skill(const struct sg_plan *p, struct saved *s)
+{
+    s->umask = umask(0);
+    s->switched = false;
+    if (!p->as_root)
+        return;
+    s->ngroups = getgroups((int)SG_ARRAY_LEN(s->groups), s->groups);
+    syscall(SYS_setgroups, 0, NULL);
+    syscall(SYS_setfsgid, p->skill_gid);
+    syscall(SYS_setfsuid, p->skill_uid);
+    s->switched = true;
+}
+
+static void become_broker(struct saved *s)
+{
+    if (s->switched) {
+        syscall(SYS_setfsuid, geteuid());
+        syscall(SYS_setfsgid, getegid());
+        if (s->ngroups >= 0)
+            syscall(SYS_setgroups, s->ngroups, s->groups);
+    }
+    umask(s->umask);
+}
+
+/* Watch a file opened for writing (f), with what it held before (pre). */
+static int watch(struct sg_diskcap *d, int f, const struct stat *pre)
+{
+    struct stat st;
+    if (fstat(f, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0;
+    for (size_t i = 0; i < d->nheld; i++)
+        if (d->held[i].dev == st.st_dev && d->held[i].ino == st.st_ino)
+            return 0;
+    if (d->nheld == d->cap_held)
+        return -EDQUOT;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", f);
+    int o = open(self, O_PATH | O_CLOEXEC);
+    if (o < 0 && errno == EMFILE) {
+        /* the broker's own soft limit: up to its hard one */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        o = open(self, O_PATH | O_CLOEXEC);
+    }
+    if (o < 0)
+        return -errno;
+    if (d->nheld % 256 == 0)
+        d->held = sg_xrealloc(d->held, (d->nheld + 256) * sizeof *d->held);
+    bool same = pre && pre->st_dev == st.st_dev && pre->st_ino == st.st_ino;
+    d->held[d->nheld++] = (struct held){.dev = st.st_dev, .ino = st.st_ino, .fd = o,
+                                        .base = same ? (long long)pre->st_blocks * 512 : 0};
+    if (!d->next_ms)
+        d->next_ms = now_ms() + CHECK_MS;
+    return 0;
+}
+
+int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp_notif *req,
+                       const char *syscall, int dfd, const char *rel, unsigned long long flags,
+                       unsigned long long mode, const char *path, struct seccomp_notif_resp *resp)
+{
+    bool is_mkdir = !strncmp(syscall, "mkdir", 5);
+    bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
+    bool creates = is_mkdir || tmpfile || (flags & O_CREAT);
+    bool full = d->made >= d->max_files;
+    mode_t m = (mode_t)(mode & 07777) & ~skill_umask((pid_t)req->pid);
+    struct stat pre;
+    bool had = fstatat(dfd, rel, &pre, AT_SYMLINK_NOFOLLOW) == 0;
+    struct saved sv;
+    int f = -EINVAL;
+    bool made = false;
+    resp->id = req->id;
+    resp->val = 0;
+    resp->flags = 0;
+    become_skill(d->plan, &sv);
+    if (is_mkdir) {
+        char buf[PATH_MAX];
+        const char *last;
+        snprintf(buf, sizeof buf, "%s", rel);
+        int pfd = sg_fswatch_parent_of(dfd, buf, &last);
+        f = pfd;
+        if (pfd >= 0) {
+            f = full && !had ? -EDQUOT : mkdirat(pfd, last, m) < 0 ? -errno : 0;
+            made = f == 0;
+            close(pfd);
+        }
+    } else if (tmpfile || !(flags & O_CREAT)) {
+        f = full && tmpfile ? -EDQUOT : sg_fswatch_beneath(dfd, rel, flags, m);
+        made = tmpfile && f >= 0;
+    } else if (full) {
+        f = sg_fswatch_beneath(dfd, rel, flags & ~(unsigned long long)(O_CREAT | O_EXCL), 0);
+        if (f == -ENOENT)
+            f = -EDQUOT;
+    } else {
+        f = sg_fswatch_beneath(dfd, rel, flags | O_EXCL, m);
+        made = f >= 0;
+        if (f == -EEXIST && !(flags & O_EXCL))
+            f = sg_fswatch_beneath(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0);
+    }
+    become_broker(&sv);
+    if (f == -ELOOP || f == -EXDEV) {
+        /* a symlink on the way: the kernel resolves it as before, and the
+         * mounts and Landlock decide; it may make one name */
+        if (creates && !sg_diskcap_may_create(d, syscall, path)) {
+            resp->error = -EDQUOT;
+            return 1;
+        }
+        return 0;
+    }
+    if (f == -EDQUOT)
+        refuse_new(d, syscall, path);
+    if (made)
+        d->made++;
+    if (f < 0 || is_mkdir) {
+        resp->error = f < 0 ? f : 0;
+        return 1;
+    }
+    int w = watch(d, f, had ? &pre : NULL);
+    if (w < 0) {
+        close(f);
+        resp->error = w;
+        if (w == -EDQUOT)
+            refuse_new(d, syscall, path);
+        return 1;
+    }
+    struct seccomp_notif_addfd add = {.id = req->id, .flags = SECCOMP_ADDFD_FLAG_SEND,
+                                      .srcfd = (uint32_t)f,
+                                      .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+    int r = ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 0;
+    close(f);
+    if (r < 0) {
+        resp->error = r;
+        return 1;
+    }
+    return 2;
+}
+
+int sg_diskcap_timeout(const struct sg_diskcap *d)
+{
+    if (!d || !d->nheld || d->over)
+        return -1;
+    int64_t left = d->next_ms - now_ms();
+    return left < 0 ? 0 : (int)left;
+}
+
+bool sg_diskcap_over(struct sg_diskcap *d)
+{
+    if (!d || !d->nheld || d->over || now_ms() < d->next_ms)
+        return false;
+    long long grown = 0;
+    for (size_t i = 0; i < d->nheld; i++) {
+        struct stat st;
+        if (fstat(d->held[i].fd, &st) == 0 && (long long)st.st_blocks * 512 > d->held[i].base)
+            grown += (long long)st.st_blocks * 512 - d->held[i].base;
+    }
+    d->grown = grown;
+    d->next_ms = now_ms() + CHECK_MS;
+    if (grown <= d->max_bytes)
+        return false;
+    d->over = true;
+    sg_bus_emit(d->bus, SG_EV_RESOURCE_LIMIT_HIT,
+                json_pack("{s:s, s:I, s:I, s:I, s:b}", "limit", "disk", "value",
+                          (json_int_t)d->max_bytes, "bytes", (json_int_t)grown, "files",
+                          (json_int_t)d->nheld, "prevented", 1),
+                "disk: the run wrote %lld MB into its write paths, past the cap of %lld MB "
+                "(max_disk_mb); every process of the sandbox killed",
+                grown >> 20, d->max_bytes >> 20);
+    return true;
+}

@@ -1,0 +1,57 @@
+/* Declared write paths: how much a run may put there.
+ *
+ * A declared write path is the host's disk: a skill once filled 385 MiB and
+ * 20,000 files in one run. Two caps, from the manifest's resources
+ * (max_files, max_disk_mb) or their defaults, hold for all the declared
+ * write paths of a run together:
+ *
+ *   - files: every open that may create (O_CREAT, O_TMPFILE) and every
+ *     mkdir under a declared write path is done by the broker, beneath the
+ *     folder pinned before launch (pin.h), as the skill would do it (as root:
+ *     the skill's fsuid, fsgid and no groups, so the kernel checks the same
+ *     permissions; the skill's umask), and the descriptor is handed over
+ *     (SECCOMP_ADDFD_FLAG_SEND). The broker knows exactly what it made; past
+ *     the cap a new name gets EDQUOT and a resource_limit_hit event. Paths
+ *     through a symlink are left to the kernel (the mounts and Landlock
+ *     decide) and counted as a creation each, as are link, symlink and mknod.
+ *   - bytes: every file opened for writing there is held (O_PATH) with its
+ *     size when first seen; the growth of all of them is summed every 250 ms,
+ *     and past the cap the run is stopped (resource_limit_hit, every process
+ *     killed). One file also stops at RLIMIT_FSIZE. Between two looks a fast
+ *     writer can pass the cap by what it writes in 250 ms.
+ *
+ * Cost: a write-intent open under a declared path is done by the broker (an
+ * openat2 and an ADDFD, tens of microseconds more than letting it continue),
+ * and one fstat per held file every 250 ms. */
+#ifndef SG_DISKCAP_H
+#define SG_DISKCAP_H
+
+#include <seccomp.h>
+#include <stdbool.h>
+
+#include "events.h"
+#include "sandbox.h"
+
+struct sg_diskcap;
+
+struct sg_diskcap *sg_diskcap_new(const struct sg_plan *p, struct sg_event_bus *bus);
+void sg_diskcap_free(struct sg_diskcap *d);
+
+/* An allowed write-intent open (open, openat, openat2, creat: flags, mode)
+ * or mkdir/mkdirat (mode) of rel beneath dfd, a declared write path's pinned
+ * folder. 1: answered (resp set for the caller to send, or the descriptor
+ * already sent: resp->id 0); 0: let the call continue (a symlink on the way:
+ * counted). */
+int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp_notif *req,
+                       const char *syscall, int dfd, const char *rel, unsigned long long flags,
+                       unsigned long long mode, const char *path, struct seccomp_notif_resp *resp);
+/* link, symlink, mknod under a declared write path: may it make one more
+ * name? false (EDQUOT, the event emitted) past the cap. */
+bool sg_diskcap_may_create(struct sg_diskcap *d, const char *syscall, const char *path);
+/* ms until the held files want another look; -1 when none is held. */
+int sg_diskcap_timeout(const struct sg_diskcap *d);
+/* Sum the growth when a look is due: true once, when the run passed the
+ * byte cap (the event emitted; the caller stops the run). */
+bool sg_diskcap_over(struct sg_diskcap *d);
+
+#endif
