@@ -15,13 +15,17 @@
 #include "fswatch.h"
 #include "util.h"
 
-#define CHECK_MS 250
+#define CHECK_MS 100
+/* files looked at again on every open the broker does: a writer that fills
+ * file after file is seen at its next open, not at the next tick */
+#define RECENT 8
 
 struct held {
     dev_t dev;
     ino_t ino;
     int fd;          /* O_PATH */
     long long base;  /* bytes allocated when first seen */
+    long long grown; /* at the last look */
 };
 
 struct sg_diskcap {
@@ -33,8 +37,8 @@ struct sg_diskcap {
     struct held *held;
     size_t nheld, cap_held;  /* cap_held: files watched at most (then EDQUOT) */
     int64_t next_ms;
-    long long grown;         /* bytes, at the last look */
-    bool over;
+    long long grown;         /* the sum of the held files' growth at their last looks */
+    bool over, said;         /* past the byte cap; the event emitted */
 };
 
 static int64_t now_ms(void)
@@ -147,6 +151,19 @@ static void become_broker(struct saved *s)
     umask(s->umask);
 }
 
+static void look(struct sg_diskcap *d, size_t i)
+{
+    struct stat st;
+    struct held *h = &d->held[i];
+    long long g = fstat(h->fd, &st) == 0 && (long long)st.st_blocks * 512 > h->base
+                      ? (long long)st.st_blocks * 512 - h->base
+                      : 0;
+    d->grown += g - h->grown;
+    h->grown = g;
+    if (d->grown > d->max_bytes)
+        d->over = true;
+}
+
 /* Watch a file opened for writing (f), with what it held before (pre). */
 static int watch(struct sg_diskcap *d, int f, const struct stat *pre)
 {
@@ -186,9 +203,17 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
                        const char *syscall, int dfd, const char *rel, unsigned long long flags,
                        unsigned long long mode, const char *path, struct seccomp_notif_resp *resp)
 {
+    /* open and openat ignore bits they do not know; openat2 refuses them */
+    flags &= 037777777;
     bool is_mkdir = !strncmp(syscall, "mkdir", 5);
     bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
     bool creates = is_mkdir || tmpfile || (flags & O_CREAT);
+    for (size_t i = d->nheld > RECENT ? d->nheld - RECENT : 0; i < d->nheld; i++)
+        look(d, i);
+    if (d->over) { /* stopped at the loop's next turn: nothing more meanwhile */
+        resp->id = req->id, resp->val = 0, resp->flags = 0, resp->error = -EDQUOT;
+        return 1;
+    }
     bool full = d->made >= d->max_files;
     mode_t m = (mode_t)(mode & 07777) & ~skill_umask((pid_t)req->pid);
     struct stat pre;
@@ -264,33 +289,32 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
 
 int sg_diskcap_timeout(const struct sg_diskcap *d)
 {
-    if (!d || !d->nheld || d->over)
+    if (!d || !d->nheld || d->said)
         return -1;
+    if (d->over)
+        return 0;
     int64_t left = d->next_ms - now_ms();
     return left < 0 ? 0 : (int)left;
 }
 
 bool sg_diskcap_over(struct sg_diskcap *d)
 {
-    if (!d || !d->nheld || d->over || now_ms() < d->next_ms)
+    if (!d || !d->nheld || d->said)
         return false;
-    long long grown = 0;
-    for (size_t i = 0; i < d->nheld; i++) {
-        struct stat st;
-        if (fstat(d->held[i].fd, &st) == 0 && (long long)st.st_blocks * 512 > d->held[i].base)
-            grown += (long long)st.st_blocks * 512 - d->held[i].base;
+    if (!d->over && now_ms() >= d->next_ms) {
+        for (size_t i = 0; i < d->nheld; i++)
+            look(d, i);
+        d->next_ms = now_ms() + CHECK_MS;
     }
-    d->grown = grown;
-    d->next_ms = now_ms() + CHECK_MS;
-    if (grown <= d->max_bytes)
+    if (!d->over)
         return false;
-    d->over = true;
+    d->said = true;
     sg_bus_emit(d->bus, SG_EV_RESOURCE_LIMIT_HIT,
                 json_pack("{s:s, s:I, s:I, s:I, s:b}", "limit", "disk", "value",
-                          (json_int_t)d->max_bytes, "bytes", (json_int_t)grown, "files",
+                          (json_int_t)d->max_bytes, "bytes", (json_int_t)d->grown, "files",
                           (json_int_t)d->nheld, "prevented", 1),
                 "disk: the run wrote %lld MB into its write paths, past the cap of %lld MB "
                 "(max_disk_mb); every process of the sandbox killed",
-                grown >> 20, d->max_bytes >> 20);
+                d->grown >> 20, d->max_bytes >> 20);
     return true;
 }

@@ -270,7 +270,8 @@ static int open_as_invoker(const struct sg_plan *p, int dfd, const char *rel,
 int sg_fswatch_beneath(int dfd, const char *rel, unsigned long long flags,
                        unsigned long long mode)
 {
-    struct open_how how = {.flags = flags | O_CLOEXEC, .mode = (flags & O_CREAT) ? mode & 07777 : 0,
+    bool makes = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+    struct open_how how = {.flags = flags | O_CLOEXEC, .mode = makes ? mode & 07777 : 0,
                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
                                       RESOLVE_NO_MAGICLINKS};
     long fd = syscall(SYS_openat2, dfd, rel, &how, sizeof how);
@@ -421,7 +422,8 @@ static int declared_write(const struct sg_plan *p, const int *pins, struct sg_di
                  !strncmp(syscall, "mknod", 5);
     const char *made = names && path2[0] ? path2 : path1;
     const char *below;
-    if ((!opens && !mkdirs && !names) || !made[0] || !host_bind(p, made, &below))
+    const struct sg_mount *b;
+    if ((!opens && !mkdirs && !names) || !made[0] || !(b = host_bind(p, made, &below)))
         return 0;
     if (names) {
         if (sg_diskcap_may_create(dc, syscall, made))
@@ -430,10 +432,13 @@ static int declared_write(const struct sg_plan *p, const int *pins, struct sg_di
         resp->error = -EDQUOT;
         return 1;
     }
-    char rel[PATH_MAX];
-    int dfd = host_parent(p, pins, made, rel, sizeof rel);
+    char rel[PATH_MAX] = ".";
+    /* the bind's own folder (an O_TMPFILE there) is "." beneath its pin */
+    int pin = pins ? pins[b - p->mounts] : -1;
+    int dfd = !*below ? (pin < 0 ? -EBADF : fcntl(pin, F_DUPFD_CLOEXEC, 3))
+                      : host_parent(p, pins, made, rel, sizeof rel);
     if (dfd < 0)
-        return 0; /* the bind's own root, or no pin: as before */
+        return 0; /* no pin: as before */
     int k = sg_diskcap_perform(dc, notify_fd, req, syscall, dfd, rel, flags, mode, made, resp);
     close(dfd);
     return k;

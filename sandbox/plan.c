@@ -121,7 +121,7 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
               SG_MECH_RLIMIT, "RLIMIT_FSIZE");
     set_limit(p, SG_PL_DISK, "disk", pol->limits.disk_mb.value, "MB in the write paths",
               SG_MECH_BROKER, "the broker holds every file opened for writing in a declared "
-                              "write path and sums their growth every 250 ms; past the cap the "
+                              "write path and sums their growth (every 100 ms and at each open); past the cap the "
                               "run is stopped");
     set_limit(p, SG_PL_FILES, "files", pol->limits.files.value,
               "new files and folders in the write paths", SG_MECH_BROKER,

@@ -603,6 +603,10 @@ def a_declared_write_path_has_a_file_and_a_size_cap(m, base):
             print("locked WRITTEN")
         except OSError as e:
             print("locked refused", e.errno)
+        t = os.open(out, os.O_TMPFILE | os.O_WRONLY, 0o600)  # a nameless file counts too
+        os.write(t, b"x")
+        print("tmpfile mode", oct(os.fstat(t).st_mode & 0o777))
+        os.close(t)
         made = refused = other = 0
         for i in range(1000):
             try:
@@ -632,8 +636,9 @@ def a_declared_write_path_has_a_file_and_a_size_cap(m, base):
     survived(m, p, name)
     got = re.search(r"made (\d+) refused (\d+) other (\d+)", p.out)
     assert got, p.out[-2000:] + p.err[-2000:]
-    assert got.groups() == ("200", "800", "0"), got.group(0)
-    assert len(os.listdir(out)) == 202, len(os.listdir(out))  # 200, locked, existing.txt
+    assert got.groups() == ("199", "801", "0"), got.group(0)
+    assert "tmpfile mode 0o600" in p.out, p.out[-1500:]
+    assert len(os.listdir(out)) == 201, len(os.listdir(out))  # 199, locked, existing.txt
     assert open(os.path.join(out, "existing.txt")).read() == "rewritten\n"
     assert "rewrote" in p.out and f"symlink refused {122}" in p.out, p.out[-1500:]
     assert "locked refused 13" in p.out, p.out[-1500:]
