@@ -215,7 +215,7 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
         return 1;
     }
     bool full = d->made >= d->max_files;
-    mode_t m = (mode_t)(mode & 07777) & ~skill_umask((pid_t)req->pid);
+    mode_t m = creates ? (mode_t)(mode & 07777) & ~skill_umask((pid_t)req->pid) : 0;
     struct stat pre;
     bool had = fstatat(dfd, rel, &pre, AT_SYMLINK_NOFOLLOW) == 0;
     struct saved sv;
