@@ -6,12 +6,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "util.h"
 
-#define V1 "/sys/fs/cgroup"
-#define V2 "/sys/fs/cgroup/skillgate"
+#define TOP "/sys/fs/cgroup"
 
 static int write_file(const char *dir, const char *file, const char *val)
 {
@@ -43,6 +45,131 @@ static long long read_key(const char *dir, const char *file, const char *key)
     return v;
 }
 
+static bool has_words(const char *dir, const char *file, const char *const *words, size_t n)
+{
+    char path[PATH_MAX], line[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    bool ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    for (size_t i = 0; ok && i < n; i++) {
+        size_t l = strlen(words[i]);
+        const char *p = line;
+        bool found = false;
+        while (!found && (p = strstr(p, words[i]))) {
+            found = (p == line || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\n' || !p[l]);
+            p += l;
+        }
+        ok = found;
+    }
+    return ok;
+}
+
+/* Does dir/cgroup.procs list only this process? */
+static bool only_us(const char *dir)
+{
+    char path[PATH_MAX], line[32];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return false;
+    int n = 0;
+    bool us = true;
+    while (fgets(line, sizeof line, f)) {
+        n++;
+        us &= strtol(line, NULL, 10) == getpid();
+    }
+    fclose(f);
+    return n == 1 && us;
+}
+
+int sg_cgroup_find(bool as_root, char *base[SG_CGROUP_V1_MAX], bool *delegated, char *why,
+                   size_t whylen)
+{
+    struct statfs s;
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
+        base[i] = NULL;
+    *delegated = !as_root;
+    snprintf(why, whylen, "no cgroup");
+    bool v2 = statfs(TOP, &s) == 0 && s.f_type == CGROUP2_SUPER_MAGIC;
+    if (as_root && v2) {
+        if (access(TOP "/cgroup.subtree_control", W_OK) != 0)
+            return 0;
+        base[0] = sg_xstrdup(TOP);
+        base[2] = sg_xstrdup(TOP);
+        return 2;
+    }
+    if (as_root) {
+        if (access(TOP "/memory", W_OK) != 0 || access(TOP "/pids", W_OK) != 0)
+            return 0;
+        base[0] = sg_xstrdup(TOP "/memory"), base[1] = sg_xstrdup(TOP "/pids");
+        base[2] = access(TOP "/cpu", W_OK) == 0 ? sg_xstrdup(TOP "/cpu") : NULL;
+        return 1;
+    }
+    /* the cgroup this process was started in: "N:controllers:/path" */
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[PATH_MAX + 64];
+    static const char *const ctls[SG_CGROUP_V1_MAX] = {"memory", "pids", "cpu"};
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2 || strstr(c2 + 1, "/.."))
+            continue;
+        *c2 = '\0';
+        const char *ctl = c1 + 1, *path = c2 + 1;
+        if (v2 && !*ctl && !base[0])
+            base[0] = sg_xasprintf(TOP "%s", path);
+        for (size_t i = 0; !v2 && i < SG_CGROUP_V1_MAX; i++) {
+            /* "cpu,cpuacct" names both */
+            char list[128];
+            snprintf(list, sizeof list, ",%s,", ctl);
+            char want[32];
+            snprintf(want, sizeof want, ",%s,", ctls[i]);
+            if (strstr(list, want) && !base[i])
+                base[i] = sg_xasprintf(TOP "/%s%s", ctl, path);
+        }
+    }
+    if (f)
+        fclose(f);
+    if (v2) {
+        static const char *const need[] = {"memory", "pids"};
+        const char *b = base[0];
+        if (!b || access(b, W_OK) != 0 || access(b, X_OK) != 0) {
+            snprintf(why, whylen, "its own cgroup %s is not delegated to this user (run it "
+                     "under systemd-run --user -p Delegate=yes --scope)", b ? b : "?");
+        } else if (!has_words(b, "cgroup.controllers", need, 2)) {
+            snprintf(why, whylen, "its own cgroup %s does not offer the memory and pids "
+                     "controllers", b);
+        } else if (!has_words(b, "cgroup.subtree_control", need, 2) && !only_us(b)) {
+            snprintf(why, whylen, "its own cgroup %s holds other processes, so it cannot "
+                     "give its children controllers (run skillgate in a scope of its own)", b);
+        } else {
+            static const char *const cpu[] = {"cpu"};
+            base[2] = has_words(b, "cgroup.controllers", cpu, 1) ? sg_xstrdup(b) : NULL;
+            return 2;
+        }
+        free(base[0]), base[0] = NULL;
+        return 0;
+    }
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++) {
+        char tasks[PATH_MAX];
+        snprintf(tasks, sizeof tasks, "%s/tasks", base[i] ? base[i] : "");
+        if (base[i] && access(base[i], W_OK | X_OK) == 0 && access(tasks, W_OK) == 0)
+            continue;
+        if (i < 2) { /* memory and pids are a must; cpu is a bonus */
+            snprintf(why, whylen, "its own %s cgroup %s is not delegated to this user", ctls[i],
+                     base[i] ? base[i] : "(none)");
+            for (size_t k = 0; k < SG_CGROUP_V1_MAX; k++)
+                free(base[k]), base[k] = NULL;
+            return 0;
+        }
+        free(base[i]), base[i] = NULL;
+    }
+    return 1;
+}
+
 static char *make_dir(const char *base, const char *run_id)
 {
     char *parent = sg_xasprintf("%s/skillgate", base);
@@ -56,6 +183,30 @@ static char *make_dir(const char *base, const char *run_id)
     return dir;
 }
 
+/* v2 delegated: a cgroup that has processes gives its children no
+ * controllers, so this process (alone there, sg_cgroup_find) moves into a
+ * leaf of its own first. */
+static int give_controllers(const char *base, bool delegated)
+{
+    const char *ctl = "+memory +pids +cpu";
+    if (write_file(base, "cgroup.subtree_control", ctl) == 0 ||
+        write_file(base, "cgroup.subtree_control", "+memory +pids") == 0)
+        return 0;
+    if (!delegated)
+        return -EBUSY;
+    cleanup_free char *leaf = sg_xasprintf("%s/skillgate-broker-%d", base, (int)getpid());
+    char pid[32];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    int r = write_file(leaf, "cgroup.procs", pid);
+    if (r < 0)
+        return r;
+    if (write_file(base, "cgroup.subtree_control", ctl) == 0)
+        return 0;
+    return write_file(base, "cgroup.subtree_control", "+memory +pids");
+}
+
 int sg_cgroup_setup(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb)
 {
     char buf[64], pidbuf[32];
@@ -64,10 +215,13 @@ int sg_cgroup_setup(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb)
     if (p->cgroup_version != 2)
         return 0; /* v1: pid 1 entered its cgroups itself (sg_cgroup_enter) */
     snprintf(pidbuf, sizeof pidbuf, "%d", pid);
-    mkdir(V2, 0755);
-    write_file("/sys/fs/cgroup", "cgroup.subtree_control", "+memory +pids +cpu");
-    write_file(V2, "cgroup.subtree_control", "+memory +pids +cpu");
-    char *dir = sg_xasprintf("%s/%s", V2, p->run_id);
+    if ((r = give_controllers(p->cgroup_base[0], p->cgroup_delegated)) < 0)
+        return r;
+    cleanup_free char *mine = sg_xasprintf("%s/skillgate", p->cgroup_base[0]);
+    mkdir(mine, 0755);
+    write_file(mine, "cgroup.subtree_control", "+memory +pids +cpu");
+    write_file(mine, "cgroup.subtree_control", "+memory +pids");
+    char *dir = sg_xasprintf("%s/%s", mine, p->run_id);
     if (mkdir(dir, 0755) < 0) {
         free(dir);
         return -errno;
@@ -80,7 +234,7 @@ int sg_cgroup_setup(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb)
     if (!r)
         r = write_file(dir, "pids.max", buf);
     snprintf(buf, sizeof buf, "%lld 100000", p->limits[SG_PL_CPU].value * 1000);
-    if (!r)
+    if (!r && p->cgroup_base[2])
         r = write_file(dir, "cpu.max", buf);
     if (!r)
         r = write_file(dir, "cgroup.procs", pidbuf);
@@ -96,11 +250,10 @@ int sg_cgroup_prepare(const struct sg_plan *p, struct sg_sandbox *sb, int tasks[
         tasks[i] = -1;
     if (p->cgroup_version != 1)
         return 0;
-    static const char *const ctls[SG_CGROUP_V1_MAX] = {"memory", "pids", "cpu"};
-    for (size_t i = 0; i < SG_ARRAY_LEN(ctls) && !r; i++) {
-        char *base = sg_xasprintf("%s/%s", V1, ctls[i]);
-        char *dir = make_dir(base, p->run_id);
-        free(base);
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX && !r; i++) {
+        if (!p->cgroup_base[i])
+            continue; /* cpu, not delegated */
+        char *dir = make_dir(p->cgroup_base[i], p->run_id);
         if (!dir)
             return -errno;
         sb->cgroup[sb->ncgroup++] = dir;
@@ -234,8 +387,21 @@ static int clean_dir(const char *base)
 
 int sg_cgroup_clean_stale(void)
 {
-    if (geteuid() != 0)
+    char *base[SG_CGROUP_V1_MAX], why[256];
+    bool delegated;
+    int n = 0;
+    if (sg_cgroup_find(geteuid() == 0, base, &delegated, why, sizeof why) == 0)
         return 0;
-    return clean_dir(V2) + clean_dir(V1 "/memory/skillgate") + clean_dir(V1 "/pids/skillgate") +
-           clean_dir(V1 "/cpu/skillgate");
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < i; k++)
+            seen |= base[k] && base[i] && !strcmp(base[k], base[i]);
+        if (base[i] && !seen) {
+            cleanup_free char *dir = sg_xasprintf("%s/skillgate", base[i]);
+            n += clean_dir(dir);
+        }
+    }
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
+        free(base[i]);
+    return n;
 }

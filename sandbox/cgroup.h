@@ -7,6 +7,20 @@
 
 #define SG_CGROUP_V1_MAX 3 /* memory, pids, cpu */
 
+/* Where this process may make a run's cgroups: 2 or 1 (the version) with
+ * base[] filled (v2: base[0], the folder that gets "skillgate/<run>"; v1:
+ * one folder per controller, memory, pids, cpu, where cpu may be NULL), or
+ * 0. Root uses the hierarchy's top. Anyone else uses the cgroup it was
+ * started in when that is delegated to it (systemd's Delegate=yes, or an
+ * administrator's chown): v1, its memory and pids folders (cpu when it
+ * may) are writable; v2, its own cgroup is writable, offers memory and
+ * pids, and either has them on for its children already or holds no
+ * process but this one (which moves into a leaf of its own at launch, the
+ * kernel's rule that a cgroup with children holds no process). why says
+ * what is missing when 0. Looks only; changes nothing. */
+int sg_cgroup_find(bool as_root, char *base[SG_CGROUP_V1_MAX], bool *delegated, char *why,
+                   size_t whylen);
+
 /* v1: create the run's cgroups, write their limits and open each one's
  * "tasks" file for pid 1 to enter itself (tasks[i] is -1 where there is
  * none). Moving another process in takes the kernel's

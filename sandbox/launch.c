@@ -216,6 +216,12 @@ static int set_rlimits(const struct sg_plan *p)
                            (rlim_t)p->limits[SG_PL_FSIZE].value};
     if (setrlimit(RLIMIT_CORE, &core) < 0 || setrlimit(RLIMIT_FSIZE, &fsize) < 0)
         return -errno;
+    if (p->limits[SG_PL_NOFILE].mech == SG_MECH_RLIMIT) {
+        rlim_t v = (rlim_t)p->limits[SG_PL_NOFILE].value;
+        struct rlimit nf = {v, v};
+        if (setrlimit(RLIMIT_NOFILE, &nf) < 0)
+            return -errno;
+    }
     if (p->limits[SG_PL_PIDS].mech == SG_MECH_RLIMIT) {
         rlim_t v = (rlim_t)p->limits[SG_PL_PIDS].value;
         struct rlimit np = {v, v};

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "cgroup.h"
 #include "config.h"
 #include "sandbox.h"
 #include "util.h"
@@ -77,18 +78,6 @@ int sg_landlock_abi(void)
     return r < 0 ? 0 : (int)r;
 }
 
-static int cgroup_version(bool as_root)
-{
-    struct statfs s;
-    if (!as_root)
-        return 0; /* delegated cgroup v2 for users: not yet */
-    if (statfs("/sys/fs/cgroup", &s) == 0 && s.f_type == CGROUP2_SUPER_MAGIC)
-        return access("/sys/fs/cgroup/cgroup.subtree_control", W_OK) == 0 ? 2 : 0;
-    if (access("/sys/fs/cgroup/memory", W_OK) == 0 && access("/sys/fs/cgroup/pids", W_OK) == 0)
-        return 1;
-    return 0;
-}
-
 static void set_limit(struct sg_plan *p, int i, const char *name, long long v, const char *unit,
                       enum sg_mechanism m, const char *how)
 {
@@ -103,17 +92,31 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
     long long timeout = o->timeout_s > 0 ? o->timeout_s : pol->limits.runtime_s.value;
     set_limit(p, SG_PL_TIMEOUT, "timeout", timeout, "s", SG_MECH_BROKER,
               "broker timer, then SIGKILL to the sandbox's pid 1 (kills every process in it)");
+    /* which bound holds, said in the plan and so in every trace */
+    cleanup_free char *where = cg && p->cgroup_delegated
+                                   ? sg_xasprintf(", in the user's delegated cgroup %s",
+                                                  p->cgroup_base[0])
+                                   : sg_xstrdup("");
+    cleanup_free char *mem = cg == 2   ? sg_xasprintf("memory.max, memory.swap.max=0%s", where)
+                             : cg == 1 ? sg_xasprintf("memory.limit_in_bytes (+memsw)%s", where)
+                                       : sg_xasprintf("RLIMIT_AS per process, tmpfs sizes, memfd "
+                                                      "and SysV shared memory refused, "
+                                                      "RLIMIT_NOFILE (%s)", p->cgroup_why);
     set_limit(p, SG_PL_MEMORY, "memory", pol->limits.memory_mb.value, "MB",
-              cg ? cgm : SG_MECH_RLIMIT,
-              cg == 2 ? "memory.max, memory.swap.max=0"
-              : cg == 1 ? "memory.limit_in_bytes (+memsw)"
-                        : "RLIMIT_AS (address space, per process)");
+              cg ? cgm : SG_MECH_RLIMIT, mem);
     set_limit(p, SG_PL_PIDS, "pids", pol->limits.pids.value, "processes",
               cg ? cgm : SG_MECH_RLIMIT,
               cg ? "pids.max" : "RLIMIT_NPROC (counted in the sandbox's user namespace)");
+    bool cpu = cg && p->cgroup_base[2];
     set_limit(p, SG_PL_CPU, "cpu", pol->limits.cpu_percent.value, "%",
-              cg ? cgm : SG_MECH_NONE,
-              cg == 2 ? "cpu.max" : cg == 1 ? "cpu.cfs_quota_us" : "needs a cgroup cpu controller");
+              cpu ? cgm : SG_MECH_NONE,
+              !cpu ? "needs a cgroup cpu controller" : cg == 2 ? "cpu.max" : "cpu.cfs_quota_us");
+    /* without a cgroup, what descriptors hold (pipe buffers, sockets'
+     * queues) counts against no memory limit: a cap on how many */
+    set_limit(p, SG_PL_NOFILE, "open files", cg ? 0 : SG_NOFILE_NO_CGROUP, "descriptors",
+              cg ? SG_MECH_NONE : SG_MECH_RLIMIT,
+              cg ? "none needed: the cgroup counts the memory that descriptors hold"
+                 : "RLIMIT_NOFILE, so pipe buffers and socket queues stay bounded");
     set_limit(p, SG_PL_OUTPUT, "output", pol->limits.output_bytes.value, "bytes per stream",
               SG_MECH_BROKER, "the broker keeps reading, drops what is past the cap and counts it");
     long long disk = pol->limits.disk_mb.value << 20;
@@ -440,7 +443,8 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
         }
         p->degraded = true;
     }
-    p->cgroup_version = cgroup_version(p->as_root);
+    p->cgroup_version = sg_cgroup_find(p->as_root, p->cgroup_base, &p->cgroup_delegated,
+                                       p->cgroup_why, sizeof p->cgroup_why);
     p->profile = pol->profile;
     p->tools_restricted = pol->tools_restricted;
     for (size_t i = 0; i < pol->ntools; i++) {
@@ -518,6 +522,8 @@ void sg_plan_free(struct sg_plan *p)
 {
     free(p->skill_name), free(p->skill_root), free(p->run_id), free(p->uid_map);
     free(p->gid_map), free(p->home), free(p->cwd), free(p->input), free(p->exec_path);
+    for (size_t i = 0; i < SG_ARRAY_LEN(p->cgroup_base); i++)
+        free(p->cgroup_base[i]);
     for (size_t i = 0; i < p->nmounts; i++) {
         free(p->mounts[i].src);
         free(p->mounts[i].dst);

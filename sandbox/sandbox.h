@@ -57,7 +57,9 @@ struct sg_plan_limit {
 };
 
 enum { SG_PL_TIMEOUT, SG_PL_MEMORY, SG_PL_PIDS, SG_PL_CPU, SG_PL_OUTPUT, SG_PL_FSIZE, SG_PL_TMPFS,
-       SG_PL_DISK, SG_PL_FILES, SG_PL_COUNT };
+       SG_PL_DISK, SG_PL_FILES, SG_PL_NOFILE, SG_PL_COUNT };
+/* open files a skill may hold when no cgroup counts their buffers */
+#define SG_NOFILE_NO_CGROUP 1024
 
 /* --resolve NAME:PORT:ADDR[:PORT2]: connections to NAME:PORT go to ADDR
  * (on PORT2 when given) instead of what DNS says. */
@@ -130,6 +132,9 @@ struct sg_plan {
     /* limits */
     struct sg_plan_limit limits[SG_PL_COUNT];
     int cgroup_version; /* 0, 1 or 2 */
+    char *cgroup_base[3]; /* where the run's cgroups go (cgroup.h: sg_cgroup_find) */
+    bool cgroup_delegated; /* not root's: the invoking user's own, delegated to it */
+    char cgroup_why[256];  /* without one: what is missing */
 };
 
 /* Build the plan for a skill. Never executes anything and never changes the

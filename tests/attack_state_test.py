@@ -28,6 +28,9 @@ import functools
 import hashlib
 import json
 import os
+import re
+import subprocess
+import time
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -422,6 +425,15 @@ def memory_no_cgroup_counts_is_still_bounded(m, base):
                 os.unlink(where)
             except OSError:
                 pass
+        fds = []
+        try:
+            for _ in range(3000):
+                fds.append(os.open("/dev/null", os.O_RDONLY))
+            print("fds", len(fds), 0, flush=True)
+        except OSError as e:
+            print("fds", len(fds), e.errno, flush=True)
+        for f in fds:
+            os.close(f)
         try:
             fd = os.memfd_create("hoard")
             print("memfd made", flush=True)
@@ -444,6 +456,11 @@ def memory_no_cgroup_counts_is_still_bounded(m, base):
             assert int(line.split()[2]) <= 16, line  # a quarter of 64 MB
         hits = [e for e in evs if e["kind"] == "resource_limit_hit"]
         assert any("memfd_create refused" in e["message"] for e in hits), hits
+        # what descriptors hold is bounded too: RLIMIT_NOFILE, named in the plan
+        got = re.search(r"fds (\d+) (\d+)", out)
+        assert got and int(got.group(1)) < 1024 and got.group(2) == "24", out
+        assert plan["data"]["limits"]["open files"]["value"] == 1024, plan["data"]["limits"]
+        assert "RLIMIT_NOFILE" in plan["data"]["limits"]["memory"]["how"]
     else:  # a cgroup counts memfd pages: the run hits its memory limit
         hits = [e for e in m.last_trace()["events"] if e["kind"] == "resource_limit_hit"]
         assert any(e["data"].get("limit") == "memory" for e in hits), (mech, out, hits)
@@ -479,6 +496,79 @@ def under_sudo_root_writes_only_into_the_users_own_folders(m, base):
     traces = os.path.join(state, "skillgate", "traces")
     assert os.listdir(traces), p.err
     assert os.stat(os.path.join(state, "skillgate")).st_uid == user
+
+
+def cgroup2_host():
+    with open("/proc/self/mounts") as f:
+        return any(line.split()[1:3] == ["/sys/fs/cgroup", "cgroup2"] for line in f)
+
+
+@test(modes=("user",))
+def a_delegated_cgroup_holds_an_ordinary_users_memory(m, base):
+    """Without root there was no cgroup at all, so memfd had to be refused
+    and memory was bounded only per process. Where the system delegates a
+    cgroup to the user (systemd's Delegate=yes, an administrator's chown),
+    the run's cgroup is made inside it: memfd pages count against
+    memory_mb there, and the plan names the delegated cgroup."""
+    if not h.IS_ROOT:
+        raise h.Skip("making a delegated cgroup for another user needs root")
+    name = f"sgdeleg-{os.getpid()}"
+    v2 = cgroup2_host()
+    top = "/sys/fs/cgroup"
+    dirs = [f"{top}/{name}"] if v2 else [f"{top}/{c}/{name}" for c in ("memory", "pids")]
+    if v2:
+        with open(f"{top}/cgroup.subtree_control", "w") as f:
+            f.write("+memory +pids")
+    for d in dirs:
+        if not os.path.isdir(os.path.dirname(d)):
+            raise h.Skip(f"no cgroup hierarchy at {os.path.dirname(d)}")
+        os.mkdir(d)
+        os.chown(d, m.uid, m.uid)
+        for f in ("cgroup.procs", "tasks", "cgroup.subtree_control"):
+            if os.path.exists(os.path.join(d, f)):
+                os.chown(os.path.join(d, f), m.uid, m.uid)
+    skill = h.make_skill(base, f"deleg-{m.name}", """
+        import os
+        MB = 1 << 20
+        fd = os.memfd_create("hoard")
+        print("memfd made", flush=True)
+        for i in range(200):
+            os.write(fd, b"x" * MB)
+            if i % 20 == 0:
+                print("memfd MB", i, flush=True)
+        print("memfd held 200 MB", flush=True)
+        """, yaml_extra="resources:\n  memory_mb: 64\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8"}
+    # the person's shell starts in the delegated cgroup; skillgate runs as them
+    cmd = ["sh", "-c", 'for d in "$@"; do echo $$ > "$d/cgroup.procs" || exit 99; done; '
+           f'exec setpriv --reuid={m.uid} --regid={m.uid} --clear-groups {h.SG} run --json {skill}',
+           "sh", *dirs]
+    try:
+        p = subprocess.run(cmd, capture_output=True, env=env, timeout=120, cwd="/")
+        out = p.stdout.decode("utf-8", "replace")
+        err = p.stderr.decode("utf-8", "replace")
+        assert p.returncode != 99, err
+        evs = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+        plan = next(e for e in evs if e["kind"] == "policy_applied" and "limits" in (e["data"] or {}))
+        mem = plan["data"]["limits"]["memory"]
+        assert mem["mechanism"] == ("cgroup v2" if v2 else "cgroup v1"), (mem, err[-2000:])
+        assert f"delegated cgroup {dirs[0]}" in mem["how"], mem
+        text = "".join(e["message"] + "\n" for e in evs if e["kind"] == "stdout")
+        assert "memfd made" in text, (text, err[-2000:])  # counted, so not refused
+        assert "memfd held 200 MB" not in text, text
+        hits = [e for e in m.last_trace()["events"] if e["kind"] == "resource_limit_hit"]
+        assert any(e["data"].get("limit") == "memory" for e in hits), (text, hits)
+    finally:
+        for d in dirs:  # the run's own cgroup is gone; ours and skillgate's folder in it
+            for sub_ in (os.path.join(d, "skillgate"), d):
+                for _ in range(50):
+                    try:
+                        os.rmdir(sub_)
+                        break
+                    except FileNotFoundError:
+                        break
+                    except OSError:
+                        time.sleep(0.1)
 
 
 if __name__ == "__main__":
