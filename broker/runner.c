@@ -5,6 +5,7 @@
 
 #include "audit.h"
 #include "digest.h"
+#include "seen.h"
 #include "sanitize.h"
 #include "trace.h"
 #include "util.h"
@@ -82,6 +83,30 @@ static int audit_run(json_t *doc, const struct sg_plan *plan, const struct sg_ru
 }
 
 
+/* Have the manifests changed since a person last looked? Said on the bus
+ * (and so in the trace's events) and as the trace's "manifests" field. */
+static json_t *manifests_seen(const struct sg_skill *sk, struct sg_event_bus *bus)
+{
+    struct sg_seen s;
+    sg_seen_compare(sk, &s);
+    json_t *files = json_array();
+    char list[128] = "";
+    for (size_t i = 0; i < SG_SEEN_NFILES; i++)
+        if (s.changed[i]) {
+            json_array_append_new(files, json_string(sg_seen_files[i]));
+            size_t l = strlen(list);
+            snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", sg_seen_files[i]);
+        }
+    const char *state = s.state == SG_SEEN_NEW ? "new" : s.state == SG_SEEN_SAME ? "same" : "changed";
+    json_t *doc = json_pack("{s:s, s:s?, s:o}", "state", state, "last_seen",
+                            s.when[0] ? s.when : NULL, "changed", files);
+    if (s.state == SG_SEEN_CHANGED)
+        sg_bus_emit(bus, SG_EV_POLICY_APPLIED, json_deep_copy(doc),
+                    "the manifests changed since they were last seen (%s): %s; skillgate tui "
+                    "shows the diff", s.when, list);
+    return doc;
+}
+
 int sg_runner_run(const struct sg_skill *sk, const struct sg_plan *plan, struct sg_event_bus *bus,
                   const struct sg_runner_opts *o, struct sg_runner_out *out, struct sg_diags *d)
 {
@@ -110,9 +135,13 @@ int sg_runner_run(const struct sg_skill *sk, const struct sg_plan *plan, struct 
     }
     if (o->show)
         sg_perm_set_frontend(perm, o->show, o->show_ctx);
+    json_t *seen = manifests_seen(sk, bus);
     sg_session_run(plan, bus, perm, o->hook, &out->res);
     sg_perm_free(perm);
     out->doc = sg_trace_build(&trace, sk, plan, &out->res, digest);
+    json_object_set_new(out->doc, "manifests", seen);
+    if (o->person)
+        sg_seen_mark(sk);
     out->trace_err = sg_trace_write(out->doc, NULL, sk->root, &out->trace_path);
     if (o->trace_out)
         out->trace_err2 = sg_trace_write(out->doc, o->trace_out, sk->root, &out->trace_path2);

@@ -21,6 +21,8 @@ struct sg_runner_opts {
     const struct sg_session_hook *hook; /* may be NULL */
     const char *input;                  /* for the audit record's hash */
     const char *trace_out;              /* a second copy of the trace, or NULL */
+    bool person;                        /* a person runs it (CLI, TUI): their look at the
+                                           manifests is remembered (seen.h); an agent's is not */
 };
 
 struct sg_runner_out {

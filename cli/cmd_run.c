@@ -525,7 +525,7 @@ int cmd_run(int argc, char **argv)
                                     .timeout = flush_hook_timeout, .ctx = &oc};
     struct sg_runner_opts rop = {.pmode = pmode, .policy_file = policy_file,
                                  .prompt_timeout = prompt_timeout, .input = ro.input,
-                                 .trace_out = trace_out, .hook = &flush};
+                                 .trace_out = trace_out, .hook = &flush, .person = true};
     struct sg_runner_out rout;
     r = sg_runner_run(sk, &plan, &bus, &rop, &rout, &pd);
     tell_all_repeats(&oc);

@@ -39,7 +39,9 @@
     X(PROMPT_TITLE, "prompt-title", 11, 1, "bold", "reverse bold", "the prompt's title") \
     X(KEY, "key", 14, -1, "bold", "bold", "key names in hints and help")               \
     X(MATCH, "match", 0, 3, "", "reverse underline", "search matches")                \
-    X(DEGRADED, "degraded", 15, 1, "bold blink", "reverse bold", "the degraded-mode banner")
+    X(DEGRADED, "degraded", 15, 1, "bold blink", "reverse bold", "the degraded-mode banner") \
+    X(DIFF_ADD, "diff-add", 2, -1, "", "bold", "lines a changed manifest gained")       \
+    X(DIFF_DEL, "diff-del", 1, -1, "", "dim", "lines a changed manifest lost")
 
 enum tui_role {
 #define X(id, name, fg, bg, attrs, mono, what) TUI_R_##id,

@@ -49,6 +49,8 @@
     X(DELETE, "delete", "x Delete", VIEW, "stop the run / revoke the grant")                 \
     X(SORT, "sort", "s", VIEW, "next sort order (traces)")                                   \
     X(EXPORT, "export", "e", VIEW, "export the trace to a file")                             \
+    X(DIFF, "diff", "c", VIEW, "what changed since your last look (skills)") \
+    X(SEEN, "mark-seen", "M", VIEW, "mark the skill's manifests as seen (skills)")          \
     X(P_ONCE, "allow-once", "a", PROMPT, "allow this request once")                          \
     X(P_RUN, "allow-run", "r", PROMPT, "allow it for the rest of this run")                  \
     X(P_ALWAYS, "allow-always", "A", PROMPT, "allow it always (shows the rule, asks to confirm)") \

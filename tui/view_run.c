@@ -224,6 +224,7 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
                                                         : SG_PERM_PROMPT,
                                .prompt_timeout = t->o.prompt_timeout,
                                .show = tui_prompt_show, .show_ctx = t, .hook = &hook,
+                               .person = true,
                                .input = spec->input};
     struct sg_runner_out out;
     struct sg_diags d = {0};

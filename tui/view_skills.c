@@ -1,12 +1,15 @@
 /* The skills screen: what discovery found (Tier 1: frontmatter only), a
  * details pane with the resolved policy and its problems; Enter runs the
- * selected skill, d shows the dry run's plan, i reads the instructions. */
+ * selected skill, d shows the dry run's plan, i reads the instructions. A
+ * skill whose manifests changed since you last looked (seen.h) is marked
+ * and its details start with the diff; c shows all of it, M marks it seen. */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "discover.h"
 #include "plantext.h"
+#include "seen.h"
 #include "sandbox.h"
 #include "skill.h"
 #include "tui.h"
@@ -14,6 +17,7 @@
 
 struct skills {
     struct sg_discovery d;
+    struct sg_seen *seen; /* one per skill found, as of the last look here */
     bool loaded;
     size_t sel, top;
     int list_rows;
@@ -35,6 +39,9 @@ static void open_view(struct tui *t, struct tui_view *v)
     struct sg_discover_opts o = {.dirs = t->o.dirs, .ndirs = t->o.ndirs, .defaults = !t->o.ndirs};
     sg_discover(&o, &s->d);
     s->loaded = true;
+    s->seen = sg_xcalloc(s->d.n ? s->d.n : 1, sizeof *s->seen);
+    for (size_t i = 0; i < s->d.n; i++)
+        sg_seen_compare(s->d.v[i].skill, &s->seen[i]);
     if (s->sel >= s->d.n)
         s->sel = s->d.n ? s->d.n - 1 : 0;
 }
@@ -51,7 +58,8 @@ static const char *risk_word(enum sg_risk r, enum tui_role *role)
     return r == SG_RISK_LOW ? "LOW " : r == SG_RISK_MEDIUM ? "MED " : "HIGH";
 }
 
-static void draw_row(struct tui *t, WINDOW *w, int y, int cols, const struct sg_found *f, bool sel)
+static void draw_row(struct tui *t, WINDOW *w, int y, int cols, const struct sg_found *f,
+                     const struct sg_seen *seen, bool sel)
 {
     const struct sg_skill *sk = f->skill;
     attr_t base = tui_attr(t, sel ? TUI_R_SELECTED : TUI_R_NORMAL);
@@ -72,6 +80,8 @@ static void draw_row(struct tui *t, WINDOW *w, int y, int cols, const struct sg_
     const char *desc = sk->description ? sk->description : "";
     size_t dl = strcspn(desc, "\n");
     int x = 40;
+    if (seen->state == SG_SEEN_CHANGED)
+        x += tui_put(w, y, x, cols - x, "(changed) ", 10, sel ? base : tui_attr(t, TUI_R_SEV_WARNING));
     if (f->shadowed_by != SIZE_MAX)
         x += tui_put(w, y, x, cols - x, "(shadowed) ", 11, sel ? base : tui_attr(t, TUI_R_DIM));
     tui_put(w, y, x, cols - x - 1, desc, dl, base);
@@ -90,8 +100,41 @@ static void line(WINDOW *w, int *y, int maxy, int x, int width, attr_t a, const 
     tui_put(w, (*y)++, x, width, s, strlen(s), a);
 }
 
+/* What changed since the last look: a line, then the diff's first lines
+ * (the skill wrote them: every byte goes through tui_put's escaping). */
+static void draw_changes(struct tui *t, WINDOW *w, int *y, int maxy, int x, int width,
+                         const struct sg_skill *sk, const struct sg_seen *seen)
+{
+    char files[64] = "";
+    for (size_t i = 0; i < SG_SEEN_NFILES; i++)
+        if (seen->changed[i]) {
+            size_t l = strlen(files);
+            snprintf(files + l, sizeof files - l, "%s%s", l ? ", " : "", sg_seen_files[i]);
+        }
+    line(w, y, maxy, x, width, tui_attr(t, TUI_R_SEV_WARNING),
+         "CHANGED since you last looked (%s): %s   c diff  M mark seen", seen->when, files);
+    int room = (maxy - *y) / 2; /* the policy below keeps the other half */
+    for (size_t i = 0; i < SG_SEEN_NFILES && room > 0; i++) {
+        if (!seen->changed[i])
+            continue;
+        cleanup_free char *d = NULL;
+        if (sg_seen_diff(sk, i, &d) < 0 || !d)
+            continue;
+        for (char *l = d, *e; *l && room > 0; l = e + (*e != '\0')) {
+            e = l + strcspn(l, "\n");
+            if (!strncmp(l, "---", 3) || !strncmp(l, "+++", 3))
+                continue; /* the labels: said in the line above */
+            enum tui_role r = *l == '+' ? TUI_R_DIFF_ADD : *l == '-' ? TUI_R_DIFF_DEL
+                              : *l == '@' ? TUI_R_DIM : TUI_R_NORMAL;
+            if (*y < maxy)
+                tui_put(w, (*y)++, x, width, l, (size_t)(e - l), tui_attr(t, r));
+            room--;
+        }
+    }
+}
+
 static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int width,
-                         const struct sg_found *f)
+                         const struct sg_found *f, const struct sg_seen *seen)
 {
     const struct sg_skill *sk = f->skill;
     const struct sg_policy *p = &sk->policy;
@@ -102,6 +145,8 @@ static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int 
          sk->version ? " " : "", sk->version ? sk->version : "");
     line(w, &y, maxy, x, width, dim, "%s  (%s, %s)", sk->display, sg_source_name(f->source),
          sg_mode_name(p->mode));
+    if (seen->state == SG_SEEN_CHANGED)
+        draw_changes(t, w, &y, maxy, x, width, sk, seen);
     if (sk->description) {
         size_t dl = strcspn(sk->description, "\n");
         if (y < maxy)
@@ -183,18 +228,23 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         }
         return;
     }
+    /* the selected skill's look is read again: a run or an edit since */
+    sg_seen_compare(s->d.v[s->sel].skill, &s->seen[s->sel]);
     if (s->sel < s->top)
         s->top = s->sel;
     if (s->sel >= s->top + (size_t)list_rows)
         s->top = s->sel - (size_t)list_rows + 1;
     for (int r = 0; r < list_rows && s->top + (size_t)r < s->d.n; r++)
-        draw_row(t, w, r + 1, list_cols, &s->d.v[s->top + (size_t)r], s->top + (size_t)r == s->sel);
+        draw_row(t, w, r + 1, list_cols, &s->d.v[s->top + (size_t)r], &s->seen[s->top + (size_t)r],
+                 s->top + (size_t)r == s->sel);
     if (side) {
         tui_vline(w, 1, list_cols, rows - 1, tui_attr(t, TUI_R_BORDER));
-        draw_details(t, w, 1, list_cols + 2, rows - 1, cols - list_cols - 3, &s->d.v[s->sel]);
+        draw_details(t, w, 1, list_cols + 2, rows - 1, cols - list_cols - 3, &s->d.v[s->sel],
+                     &s->seen[s->sel]);
     } else {
         tui_hline(w, list_rows + 1, 0, cols, tui_attr(t, TUI_R_BORDER));
-        draw_details(t, w, list_rows + 2, 1, rows - list_rows - 2, cols - 2, &s->d.v[s->sel]);
+        draw_details(t, w, list_rows + 2, 1, rows - list_rows - 2, cols - 2, &s->d.v[s->sel],
+                     &s->seen[s->sel]);
     }
 }
 
@@ -243,6 +293,33 @@ static void dry_run(struct tui *t, const struct sg_skill *sk)
     sg_plan_free(&plan);
 }
 
+static void show_diff(struct tui *t, const struct sg_skill *sk, const struct sg_seen *seen)
+{
+    if (seen->state == SG_SEEN_SAME) {
+        tui_message(t, "nothing changed since you last looked (%s)", seen->when);
+        return;
+    }
+    struct sg_buf b;
+    sg_buf_init(&b, 2 * 64 * 1024 + 256);
+    if (seen->state == SG_SEEN_NEW)
+        sg_buf_printf(&b, "You have not looked at this skill before (no run, no M): all of it "
+                          "is new to you.\n\n");
+    for (size_t i = 0; i < SG_SEEN_NFILES; i++) {
+        if (seen->state == SG_SEEN_CHANGED && !seen->changed[i])
+            continue;
+        cleanup_free char *d = NULL;
+        int r = sg_seen_diff(sk, i, &d);
+        if (r < 0)
+            sg_buf_printf(&b, "%s: no diff (%s)\n", sg_seen_files[i], strerror(-r));
+        else
+            sg_buf_printf(&b, "%s\n", d);
+    }
+    cleanup_free char *title = sg_xasprintf("What changed in %s since you last looked",
+                                            sk->name ? sk->name : sk->dirname);
+    tui_pager_show(t, title, b.data ? b.data : "");
+    sg_buf_free(&b);
+}
+
 static void searched(struct tui *t, const char *text, void *ctx)
 {
     struct skills *s = ctx;
@@ -280,6 +357,8 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_SEARCH: tui_input(t, "find skill: ", s->search, searched, s); return true;
     case TUI_A_SEARCH_NEXT: searched(t, s->search, s); return true;
     case TUI_A_RELOAD:
+        free(s->seen);
+        s->seen = NULL;
         sg_discovery_free(&s->d);
         memset(&s->d, 0, sizeof s->d);
         s->loaded = false;
@@ -303,6 +382,22 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         if (sk)
             dry_run(t, sk);
         return true;
+    case TUI_A_DIFF:
+        if (sk)
+            show_diff(t, sk, &s->seen[s->sel]);
+        return true;
+    case TUI_A_SEEN: {
+        if (!sk)
+            return true;
+        int r = sg_seen_mark(sk);
+        if (r < 0)
+            tui_message(t, "could not remember this look: %s", strerror(-r));
+        else
+            tui_message(t, "%s marked as seen: a later change will show here",
+                        sk->name ? sk->name : sk->dirname);
+        sg_seen_compare(sk, &s->seen[s->sel]);
+        return true;
+    }
     case TUI_A_BODY: {
         if (!sk)
             return true;
@@ -338,6 +433,7 @@ static void close_view(struct tui *t, struct tui_view *v)
     if (!s)
         return;
     sg_discovery_free(&s->d);
+    free(s->seen);
     free(s);
     v->data = NULL;
 }
