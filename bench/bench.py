@@ -445,9 +445,75 @@ def bench_tui(top, rounds=3, lines=1000000):
               f"{statistics.median(lat):.0f} ms, worst {lat[-1]:.0f} ms")
 
 
+# ---- files: creations and rewrites in a declared write path
+
+FILES_CLIENT = r"""
+import os, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+t0 = time.perf_counter()
+for i in range(n):
+    fd = os.open(f"{d}/f{i}", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    os.write(fd, b"x")
+    os.close(fd)
+t1 = time.perf_counter()
+for i in range(n):
+    fd = os.open(f"{d}/f{i}", os.O_WRONLY | os.O_TRUNC)
+    os.write(fd, b"y")
+    os.close(fd)
+t2 = time.perf_counter()
+for i in range(n):
+    os.unlink(f"{d}/f{i}")
+print((t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6)
+"""
+
+
+def bench_files(top, rounds=9, n=5000):
+    """Each open that may write in a declared write path is the broker's
+    (a seccomp notification; a creation is done and counted by the broker:
+    broker/diskcap.h). Against bare and bubblewrap, per call, measured inside
+    the program (launch excluded)."""
+    sg = os.path.join(top, "build", "skillgate")
+    tmp = tempfile.mkdtemp(prefix="sgbench.")
+    os.chmod(tmp, 0o755)
+    try:
+        out = os.path.join(tmp, "out")
+        os.makedirs(out)
+        os.chmod(out, 0o777)
+        client = os.path.join(tmp, "files.py")
+        with open(client, "w") as f:
+            f.write(FILES_CLIENT)
+        os.chmod(client, 0o644)
+        d = _skill(tmp, "bench-files", "python3", ["files.py", out, str(n)],
+                   extra=f"permissions:\n  filesystem:\n    write: [{out}]\n")
+        shutil.copy(client, os.path.join(d, "files.py"))
+        os.chmod(os.path.join(d, "files.py"), 0o644)
+        prog = ["python3", client, out, str(n)]
+        rows = {k: v for k, v in _runners(sg, d, prog).items()
+                if k in ("bare", "bwrap --unshare-all", "skillgate run")}
+        if "bwrap --unshare-all" in rows:
+            bw = rows["bwrap --unshare-all"]
+            rows["bwrap --unshare-all"] = (bw[:-len(prog)] + ["--ro-bind", tmp, tmp, "--bind",
+                                                              out, out] + prog)
+        create = {k: [] for k in rows}
+        rewrite = {k: [] for k in rows}
+        for _ in range(rounds):  # interleaved
+            for k, cmd in rows.items():
+                p = subprocess.run(cmd, capture_output=True, text=True, check=True)
+                nums = [ln for ln in p.stdout.splitlines() if ln[:1].isdigit()][-1].split()
+                create[k].append(float(nums[0]))
+                rewrite[k].append(float(nums[1]))
+        ref = "bwrap --unshare-all" if "bwrap --unshare-all" in rows else "bare"
+        _table(f"files: {n} creations in a declared write path, per call", rows, create, ref,
+               unit="µs", fmt="{:.1f}")
+        _table(f"files: {n} rewrites (O_WRONLY|O_TRUNC) of the same files, per call", rows,
+               rewrite, ref, unit="µs", fmt="{:.1f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     top = sys.argv[1]
-    which = sys.argv[2:] or ["discover", "egress", "launch", "tui"]
+    which = sys.argv[2:] or ["discover", "egress", "launch", "tui", "files"]
     for w in which:
         if w == "discover":
             bench_discover(top)
@@ -457,6 +523,8 @@ def main():
             bench_launch(top)
         elif w == "tui":
             bench_tui(top)
+        elif w == "files":
+            bench_files(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 
