@@ -23,6 +23,7 @@
 #include "exec.h"
 #include "fswatch.h"
 #include "hasher.h"
+#include "loop.h"
 #include "nflog.h"
 #include "perm.h"
 #include "sanitize.h"
@@ -348,6 +349,395 @@ static void before_start(void *ctx)
     b->done = true;
 }
 
+/* ---- the run's poll sources (loop.h), over the state they share ---- */
+
+struct run {
+    const struct sg_plan *plan;
+    struct sg_event_bus *bus;
+    struct sg_sandbox *sb;
+    struct sg_perm *perm;
+    struct sg_net *net;
+    struct sg_exec *ex;
+    struct sg_sockconn *conn;
+    struct sg_diskcap *dc;
+    const struct sg_session_hook *hook;
+    size_t hook_n; /* the front end's fds this turn: output goes in smaller batches then */
+    struct sg_session_live live;
+    int64_t mem_read_ms;
+    struct stream *out, *err;
+    int tfd;
+    size_t in_off, in_len;
+    short nfy_revents;
+    bool entry_done, stopped, disk_full, exited, timed_out, have_status, exec_failed;
+    int status, exec_errno;
+    int64_t drain_deadline;
+};
+
+static size_t one_fd(struct pollfd *p, size_t max, int fd, short events)
+{
+    if (fd < 0 || !max)
+        return 0;
+    *p = (struct pollfd){.fd = fd, .events = events};
+    return 1;
+}
+
+static void run_exited(struct run *r)
+{
+    if (!r->exited) {
+        r->exited = true;
+        r->drain_deadline = now_ms() + 2000;
+    }
+}
+
+static size_t hook_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    r->hook_n = r->hook ? r->hook->pollfds(r->hook->ctx, p, max < SG_HOOK_MAX_FDS ? max
+                                                                              : SG_HOOK_MAX_FDS)
+                        : 0;
+    return r->hook_n;
+}
+
+static int hook_timeout(void *c)
+{
+    struct run *r = c;
+    return r->hook ? r->hook->timeout(r->hook->ctx) : -1;
+}
+
+static void hook_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    if (!r->hook)
+        return;
+    r->live.exited = r->exited;
+    if (now_ms() - r->mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
+        r->live.memory_bytes = sg_sandbox_memory_usage(r->sb);
+        r->mem_read_ms = now_ms();
+    }
+    if (r->hook->dispatch(r->hook->ctx, p, n, &r->live) && !r->exited && !r->stopped) {
+        r->stopped = true;
+        sg_sandbox_kill(r->sb);
+    }
+}
+
+static size_t output_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    size_t n = one_fd(p, max, r->out->fd, POLLIN);
+    return n + one_fd(p + n, max - n, r->err->fd, POLLIN);
+}
+
+static void output_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    /* with a front end's fds in the loop, smaller batches keep its keys quick */
+    int rounds = r->hook_n ? 1 : 8;
+    for (size_t i = 0; i < n; i++)
+        if (p[i].revents)
+            read_stream(p[i].fd == r->out->fd ? r->out : r->err, r->bus, rounds);
+}
+
+static size_t nflog_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    return one_fd(p, max, r->sb->nflog_fd, POLLIN);
+}
+
+static void nflog_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    if (n && p[0].revents)
+        read_nflog(r->sb->nflog_fd, r->bus);
+}
+
+static size_t egress_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    return r->exited ? 0 : sg_egress_pollfds(r->net, p, max);
+}
+
+static int egress_timeout(void *c)
+{
+    struct run *r = c;
+    return r->exited ? -1 : sg_egress_timeout(r->net);
+}
+
+static void egress_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    if (!r->exited)
+        sg_egress_dispatch(r->net, p, n);
+}
+
+static size_t perm_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    return r->exited ? 0 : sg_perm_pollfds(r->perm, p, max);
+}
+
+static int perm_timeout(void *c)
+{
+    struct run *r = c;
+    return r->exited ? -1 : sg_perm_timeout(r->perm);
+}
+
+static void perm_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    if (!r->exited)
+        sg_perm_dispatch(r->perm, p, n);
+}
+
+static size_t decoy_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    size_t n = 0;
+    for (int k = 0; k < SG_MAX_DECOYS; k++)
+        n += one_fd(p + n, max - n, r->sb->decoy_fd[k], POLLIN);
+    return n;
+}
+
+static void decoy_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < SG_MAX_DECOYS && p[i].revents; k++)
+            if (r->sb->decoy_fd[k] == p[i].fd)
+                read_decoy(r->plan, r->sb->decoy_fd[k], (size_t)k, r->bus);
+}
+
+static size_t notify_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    r->nfy_revents = 0;
+    return one_fd(p, max, r->sb->notify_fd, POLLIN);
+}
+
+static void notify_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    r->nfy_revents = n ? p[0].revents : 0;
+    if (!(r->nfy_revents & POLLIN))
+        return;
+    bool was = r->entry_done;
+    handle_notification(r->plan, r->sb->pins, r->perm, r->ex, r->conn, r->dc, r->sb->notify_fd,
+                        &r->entry_done, r->bus);
+    if (r->entry_done && !was) /* the entrypoint's exec was let through */
+        sg_sandbox_started(r->sb);
+}
+
+/* After exec and connect answered what waited: a listener that hung up
+ * with nothing to read is closed. */
+static void notify_hup_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    (void)p, (void)n;
+    struct run *r = c;
+    if (r->sb->notify_fd >= 0 && (r->nfy_revents & (POLLHUP | POLLERR | POLLNVAL)) &&
+        !(r->nfy_revents & POLLIN)) {
+        close(r->sb->notify_fd);
+        r->sb->notify_fd = -1;
+    }
+}
+
+static int exec_timeout(void *c)
+{
+    struct run *r = c;
+    return sg_exec_timeout(r->ex); /* pending execs are watched, exited or not */
+}
+
+static void exec_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    (void)p, (void)n;
+    struct run *r = c;
+    sg_exec_dispatch(r->ex);
+}
+
+static size_t conn_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    return sg_sockconn_pollfds(r->conn, p, max);
+}
+
+static void conn_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    sg_sockconn_dispatch(r->conn, p, n);
+}
+
+static size_t stdin_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    return one_fd(p, max, r->sb->stdin_fd, POLLOUT);
+}
+
+static void stdin_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    if (!n || !p[0].revents)
+        return;
+    ssize_t w = (p[0].revents & POLLOUT) && r->in_off < r->in_len
+                    ? write(r->sb->stdin_fd, r->plan->input + r->in_off, r->in_len - r->in_off)
+                    : -1;
+    if (w > 0)
+        r->in_off += (size_t)w;
+    if (w < 0 ? errno != EAGAIN && errno != EINTR : r->in_off >= r->in_len) {
+        close(r->sb->stdin_fd);
+        r->sb->stdin_fd = -1;
+    }
+}
+
+static size_t ctl_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    return one_fd(p, max, r->sb->ctl_fd, POLLIN);
+}
+
+static void ctl_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    if (!n || !p[0].revents)
+        return;
+    struct sg_ctl_msg m;
+    ssize_t k = recv(r->sb->ctl_fd, &m, sizeof m, MSG_DONTWAIT);
+    if (k == (ssize_t)sizeof m && m.type == SG_CTL_EXIT) {
+        /* every process but pid 1 is dead and reaped (launch.c): the run
+         * is over, pid 1's teardown need not be waited for */
+        r->status = m.status;
+        r->have_status = true;
+        run_exited(r);
+    } else if (k == (ssize_t)sizeof m && m.type == SG_CTL_EXEC_FAILED) {
+        r->exec_failed = true;
+        r->exec_errno = m.err;
+    } else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+        close(r->sb->ctl_fd);
+        r->sb->ctl_fd = -1;
+    }
+}
+
+static int disk_timeout(void *c)
+{
+    struct run *r = c;
+    return r->exited ? -1 : sg_diskcap_timeout(r->dc);
+}
+
+static void disk_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    (void)p, (void)n;
+    struct run *r = c;
+    if (!r->exited && !r->stopped && sg_diskcap_over(r->dc)) {
+        r->stopped = r->disk_full = true;
+        sg_sandbox_kill(r->sb);
+    }
+}
+
+static size_t timer_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    return r->timed_out || r->exited ? 0 : one_fd(p, max, r->tfd, POLLIN);
+}
+
+static void timer_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    if (!n || !(p[0].revents & POLLIN))
+        return;
+    r->timed_out = true;
+    sg_sandbox_kill(r->sb);
+    sg_bus_emit(r->bus, SG_EV_RESOURCE_LIMIT_HIT,
+                json_pack("{s:s, s:I, s:s, s:b}", "limit", "timeout", "value",
+                          (json_int_t)r->plan->limits[SG_PL_TIMEOUT].value, "mechanism", "broker",
+                          "prevented", 1),
+                "timeout: %llds passed, every process of the sandbox killed",
+                r->plan->limits[SG_PL_TIMEOUT].value);
+}
+
+static size_t pid_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct run *r = c;
+    return r->exited ? 0 : one_fd(p, max, r->sb->pidfd, POLLIN);
+}
+
+static void pid_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct run *r = c;
+    if (!n || !(p[0].revents & POLLIN))
+        return;
+    siginfo_t si = {0};
+    if (waitid(P_PIDFD, (id_t)r->sb->pidfd, &si, WEXITED) == 0 || errno == ECHILD) {
+        run_exited(r);
+        if (!r->have_status) /* pid 1 itself died: killed by us (timeout) or the kernel (OOM) */
+            r->status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8
+                                                 : si.si_status & 0x7f;
+    }
+}
+
+/* Last packets, notifications and messages that raced with the exit. */
+static void drain_last(struct run *r)
+{
+    if (r->sb->nflog_fd >= 0)
+        read_nflog(r->sb->nflog_fd, r->bus);
+    for (int k = 0; k < SG_MAX_DECOYS; k++)
+        if (r->sb->decoy_fd[k] >= 0)
+            read_decoy(r->plan, r->sb->decoy_fd[k], (size_t)k, r->bus);
+    struct sg_ctl_msg m;
+    while (r->sb->ctl_fd >= 0 &&
+           recv(r->sb->ctl_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {
+        if (m.type == SG_CTL_EXIT)
+            r->status = m.status;
+        else if (m.type == SG_CTL_EXEC_FAILED)
+            r->exec_failed = true, r->exec_errno = m.err;
+    }
+}
+
+/* The run's end, as a result and its last event. */
+static void say_how_it_ended(const struct run *r, struct sg_run_result *res)
+{
+    long long ms = res->ended_ms - res->started_ms;
+    if (r->exec_failed) {
+        res->end = SG_END_EXEC_FAILED;
+        res->exit_code = SG_RUN_EXEC_FAILED;
+        sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:s}", "reason", "exec", "error", strerror(r->exec_errno)),
+                    "cannot execute %s: %s", r->plan->argv[0], strerror(r->exec_errno));
+    } else if (r->timed_out) {
+        res->end = SG_END_TIMEOUT;
+        res->exit_code = SG_RUN_TIMEOUT;
+        sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:I}", "reason", "timeout", "duration_ms", (json_int_t)ms),
+                    "killed after the %llds timeout (duration=%lldms)",
+                    r->plan->limits[SG_PL_TIMEOUT].value, ms);
+    } else if (r->disk_full && (WIFSIGNALED(r->status) || !r->exited)) {
+        res->end = SG_END_SIGNALED;
+        res->exit_code = 128 + SIGKILL;
+        sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:I}", "reason", "disk", "duration_ms", (json_int_t)ms),
+                    "stopped: past the disk cap of its write paths (%lld MB); every process of "
+                    "the sandbox killed (duration=%lldms)", r->plan->limits[SG_PL_DISK].value, ms);
+    } else if (r->stopped && (WIFSIGNALED(r->status) || !r->exited)) {
+        res->end = SG_END_SIGNALED;
+        res->exit_code = 128 + SIGKILL;
+        sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:I}", "reason", "stopped", "duration_ms", (json_int_t)ms),
+                    "stopped by the user: every process of the sandbox killed (duration=%lldms)",
+                    ms);
+    } else if (WIFSIGNALED(r->status)) {
+        res->end = SG_END_SIGNALED;
+        res->exit_code = 128 + WTERMSIG(r->status);
+        sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:i, s:I}", "reason", "signal", "signal", WTERMSIG(r->status),
+                              "duration_ms", (json_int_t)ms),
+                    "killed by signal %d (%s) duration=%lldms", WTERMSIG(r->status),
+                    strsignal(WTERMSIG(r->status)), ms);
+    } else {
+        res->end = SG_END_EXITED;
+        res->exit_code = WEXITSTATUS(r->status);
+        sg_bus_emit(r->bus, SG_EV_SKILL_COMPLETED,
+                    json_pack("{s:i, s:I}", "exit_code", res->exit_code, "duration_ms",
+                              (json_int_t)ms),
+                    "exit_code=%d duration=%lldms", res->exit_code, ms);
+    }
+}
+
 int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_perm *perm,
                    const struct sg_session_hook *hook, struct sg_run_result *res)
 {
@@ -388,7 +778,6 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     fcntl(out.fd, F_SETFL, O_NONBLOCK);
     fcntl(err.fd, F_SETFL, O_NONBLOCK);
     fcntl(sb.stdin_fd, F_SETFL, O_NONBLOCK);
-    size_t in_off = 0, in_len = strlen(plan->input);
 
     int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     struct itimerspec its = {.it_value = {.tv_sec = plan->limits[SG_PL_TIMEOUT].value}};
@@ -416,194 +805,47 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     /* "go" last: the entrypoint's exec comes back at once as a notification
      * the loop below must answer */
     sg_sandbox_go(&sb);
-    bool stopped = false, disk_full = false;
-    bool exited = false, timed_out = false, have_status = false, exec_failed = false;
-    int status = 0, exec_errno = 0;
-    int64_t drain_deadline = 0;
-    while (out.fd >= 0 || err.fd >= 0 || !exited) {
-        struct pollfd p[8 + SG_MAX_DECOYS + SG_EGRESS_FDS + 2 * SG_EGRESS_MAX_CONNS + 1 +
-                        SG_HOOK_MAX_FDS + SG_SOCKCONN_MAX_PENDING];
-        int n = 0, i_out = -1, i_err = -1, i_in = -1, i_ctl = -1, i_nfy = -1, i_pid = -1, i_tm = -1,
-            i_log = -1, i_dec[SG_MAX_DECOYS];
-        for (int k = 0; k < SG_MAX_DECOYS; k++) {
-            i_dec[k] = -1;
-            if (sb.decoy_fd[k] >= 0)
-                p[i_dec[k] = n++] = (struct pollfd){.fd = sb.decoy_fd[k], .events = POLLIN};
-        }
-        if (sb.nflog_fd >= 0)
-            p[i_log = n++] = (struct pollfd){.fd = sb.nflog_fd, .events = POLLIN};
-        if (out.fd >= 0)
-            p[i_out = n++] = (struct pollfd){.fd = out.fd, .events = POLLIN};
-        if (err.fd >= 0)
-            p[i_err = n++] = (struct pollfd){.fd = err.fd, .events = POLLIN};
-        if (sb.stdin_fd >= 0)
-            p[i_in = n++] = (struct pollfd){.fd = sb.stdin_fd, .events = POLLOUT};
-        if (sb.ctl_fd >= 0)
-            p[i_ctl = n++] = (struct pollfd){.fd = sb.ctl_fd, .events = POLLIN};
-        if (sb.notify_fd >= 0)
-            p[i_nfy = n++] = (struct pollfd){.fd = sb.notify_fd, .events = POLLIN};
-        if (!exited)
-            p[i_pid = n++] = (struct pollfd){.fd = sb.pidfd, .events = POLLIN};
-        if (!timed_out && !exited)
-            p[i_tm = n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
-        size_t perm_first = (size_t)n;
-        size_t perm_n = exited ? 0 : sg_perm_pollfds(perm, p + n, SG_ARRAY_LEN(p) - (size_t)n);
-        n += (int)perm_n;
-        size_t net_first = (size_t)n;
-        size_t net_n = exited ? 0 : sg_egress_pollfds(net, p + n, SG_ARRAY_LEN(p) - (size_t)n);
-        n += (int)net_n;
-        size_t conn_first = (size_t)n;
-        size_t conn_n = sg_sockconn_pollfds(conn, p + n, SG_ARRAY_LEN(p) - (size_t)n);
-        n += (int)conn_n;
-        size_t hook_first = (size_t)n;
-        size_t hook_n = hook ? hook->pollfds(hook->ctx, p + n, SG_HOOK_MAX_FDS) : 0;
-        n += (int)hook_n;
-        int timeout = exited ? -1 : sg_egress_timeout(net);
-        int pt = exited ? -1 : sg_perm_timeout(perm);
-        if (pt >= 0 && (timeout < 0 || pt < timeout))
-            timeout = pt;
-        int xt = sg_exec_timeout(ex); /* pending execs are watched, exited or not */
-        if (xt >= 0 && (timeout < 0 || xt < timeout))
-            timeout = xt;
-        int dt = exited ? -1 : sg_diskcap_timeout(dc);
-        if (dt >= 0 && (timeout < 0 || dt < timeout))
-            timeout = dt;
-        int ht = hook ? hook->timeout(hook->ctx) : -1;
-        if (ht >= 0 && (timeout < 0 || ht < timeout))
-            timeout = ht;
-        if (exited) {
-            int64_t left = drain_deadline - now_ms();
+    struct run run = {.plan = plan, .bus = bus, .sb = &sb, .perm = perm, .net = net, .ex = ex,
+                    .conn = conn, .dc = dc, .hook = hook, .live = live, .mem_read_ms = mem_read_ms,
+                    .out = &out, .err = &err, .tfd = tfd, .in_len = strlen(plan->input),
+                    .entry_done = entry_done};
+    /* dispatched in this order: a front end's keys first; output before
+     * the requests a skill made after printing it (its prompt comes after
+     * the lines); the notifications before what waits on them */
+    const struct sg_source src[] = {
+        {"front end", hook_fds, hook_dispatch, hook_timeout, &run},
+        {"output", output_fds, output_dispatch, NULL, &run},
+        {"nflog", nflog_fds, nflog_dispatch, NULL, &run},
+        {"egress", egress_fds, egress_dispatch, egress_timeout, &run},
+        {"permissions", perm_fds, perm_dispatch, perm_timeout, &run},
+        {"decoys", decoy_fds, decoy_dispatch, NULL, &run},
+        {"notifications", notify_fds, notify_dispatch, NULL, &run},
+        {"exec", NULL, exec_dispatch, exec_timeout, &run},
+        {"connect", conn_fds, conn_dispatch, NULL, &run},
+        {"notifications closed", NULL, notify_hup_dispatch, NULL, &run},
+        {"stdin", stdin_fds, stdin_dispatch, NULL, &run},
+        {"control", ctl_fds, ctl_dispatch, NULL, &run},
+        {"disk", NULL, disk_dispatch, disk_timeout, &run},
+        {"timeout", timer_fds, timer_dispatch, NULL, &run},
+        {"pid 1", pid_fds, pid_dispatch, NULL, &run},
+    };
+    while (out.fd >= 0 || err.fd >= 0 || !run.exited) {
+        int cap = -1;
+        if (run.exited) {
+            int64_t left = run.drain_deadline - now_ms();
             if (left <= 0)
                 break; /* every process is dead; a pipe still open would be a bug, not a wait */
-            if (timeout < 0 || left < timeout)
-                timeout = (int)left;
+            cap = (int)left;
         }
-        int pr = poll(p, (nfds_t)n, timeout);
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr < 0)
+        if (sg_loop_turn(src, SG_ARRAY_LEN(src), cap) < 0)
             break;
-        if (hook) {
-            live.exited = exited;
-            if (now_ms() - mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
-                live.memory_bytes = sg_sandbox_memory_usage(&sb);
-                mem_read_ms = now_ms();
-            }
-            if (hook->dispatch(hook->ctx, p + hook_first, hook_n, &live) && !exited &&
-                !stopped) {
-                stopped = true;
-                sg_sandbox_kill(&sb);
-            }
-        }
-        /* output first: what a skill printed before a request it then made
-         * is on the screen before that request's prompt. With a front end's
-         * fds in the loop, smaller batches keep its keys quick. */
-        int rounds = hook_n ? 1 : 8;
-        if (i_out >= 0 && p[i_out].revents)
-            read_stream(&out, bus, rounds);
-        if (i_err >= 0 && p[i_err].revents)
-            read_stream(&err, bus, rounds);
-        if (i_log >= 0 && p[i_log].revents)
-            read_nflog(sb.nflog_fd, bus);
-        if (!exited)
-            sg_egress_dispatch(net, p + net_first, net_n);
-        if (!exited)
-            sg_perm_dispatch(perm, p + perm_first, perm_n);
-        for (int k = 0; k < SG_MAX_DECOYS; k++)
-            if (i_dec[k] >= 0 && p[i_dec[k]].revents)
-                read_decoy(plan, sb.decoy_fd[k], (size_t)k, bus);
-        if (i_nfy >= 0 && (p[i_nfy].revents & POLLIN)) {
-            bool was = entry_done;
-            handle_notification(plan, sb.pins, perm, ex, conn, dc, sb.notify_fd, &entry_done,
-                                bus);
-            if (entry_done && !was) /* the entrypoint's exec was let through */
-                sg_sandbox_started(&sb);
-        }
-        sg_exec_dispatch(ex);
-        sg_sockconn_dispatch(conn, p + conn_first, conn_n);
-        if (i_nfy >= 0 && (p[i_nfy].revents & (POLLHUP | POLLERR | POLLNVAL)) &&
-            !(p[i_nfy].revents & POLLIN)) {
-            close(sb.notify_fd);
-            sb.notify_fd = -1;
-        }
-        if (i_in >= 0 && p[i_in].revents) {
-            ssize_t w = (p[i_in].revents & POLLOUT) && in_off < in_len
-                            ? write(sb.stdin_fd, plan->input + in_off, in_len - in_off)
-                            : -1;
-            if (w > 0)
-                in_off += (size_t)w;
-            if (w < 0 ? errno != EAGAIN && errno != EINTR : in_off >= in_len) {
-                close(sb.stdin_fd);
-                sb.stdin_fd = -1;
-            }
-        }
-        if (i_ctl >= 0 && p[i_ctl].revents) {
-            struct sg_ctl_msg m;
-            ssize_t k = recv(sb.ctl_fd, &m, sizeof m, MSG_DONTWAIT);
-            if (k == (ssize_t)sizeof m && m.type == SG_CTL_EXIT) {
-                /* every process but pid 1 is dead and reaped (launch.c):
-                 * the run is over, pid 1's teardown need not be waited for */
-                status = m.status;
-                have_status = true;
-                if (!exited) {
-                    exited = true;
-                    drain_deadline = now_ms() + 2000;
-                }
-            } else if (k == (ssize_t)sizeof m && m.type == SG_CTL_EXEC_FAILED) {
-                exec_failed = true;
-                exec_errno = m.err;
-            } else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-                close(sb.ctl_fd);
-                sb.ctl_fd = -1;
-            }
-        }
-        if (!exited && !stopped && sg_diskcap_over(dc)) {
-            stopped = disk_full = true;
-            sg_sandbox_kill(&sb);
-        }
-        if (i_tm >= 0 && (p[i_tm].revents & POLLIN)) {
-            timed_out = true;
-            sg_sandbox_kill(&sb);
-            sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT,
-                        json_pack("{s:s, s:I, s:s, s:b}", "limit", "timeout", "value",
-                                  (json_int_t)plan->limits[SG_PL_TIMEOUT].value, "mechanism",
-                                  "broker", "prevented", 1),
-                        "timeout: %llds passed, every process of the sandbox killed",
-                        plan->limits[SG_PL_TIMEOUT].value);
-        }
-        if (i_pid >= 0 && (p[i_pid].revents & POLLIN)) {
-            siginfo_t si = {0};
-            if (waitid(P_PIDFD, (id_t)sb.pidfd, &si, WEXITED) == 0 || errno == ECHILD) {
-                exited = true;
-                drain_deadline = now_ms() + 2000;
-                if (!have_status) {
-                    /* pid 1 itself died: killed by us (timeout) or by the kernel (OOM) */
-                    status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8
-                                                      : si.si_status & 0x7f;
-                }
-            }
-        }
     }
     sg_perm_cancel_all(perm); /* held requests are answered before their sockets go */
     sg_egress_free(net);
     sg_exec_free(ex);
     sg_sockconn_free(conn);
     sg_diskcap_free(dc);
-    /* Last packets, notifications and messages that raced with the exit. */
-    if (sb.nflog_fd >= 0)
-        read_nflog(sb.nflog_fd, bus);
-    for (int k = 0; k < SG_MAX_DECOYS; k++)
-        if (sb.decoy_fd[k] >= 0)
-            read_decoy(plan, sb.decoy_fd[k], (size_t)k, bus);
-    if (sb.ctl_fd >= 0) {
-        struct sg_ctl_msg m;
-        while (recv(sb.ctl_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {
-            if (m.type == SG_CTL_EXIT)
-                status = m.status, have_status = true;
-            else if (m.type == SG_CTL_EXEC_FAILED)
-                exec_failed = true, exec_errno = m.err;
-        }
-    }
+    drain_last(&run);
     if (out.fd >= 0)
         close(out.fd);
     if (err.fd >= 0)
@@ -615,7 +857,7 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
     memcpy(res->out_sha256, digests[0], sizeof res->out_sha256);
     memcpy(res->err_sha256, digests[1], sizeof res->err_sha256);
     res->dropped[0] = out.dropped, res->dropped[1] = err.dropped;
-    res->skill_status = status;
+    res->skill_status = run.status;
     res->ended_ms = now_ms();
 
     struct sg_limit_hits hits;
@@ -634,49 +876,6 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
                     "process limit (%lld) reached: new processes refused",
                     plan->limits[SG_PL_PIDS].value);
     sg_sandbox_cleanup(&sb);
-    long long ms = res->ended_ms - res->started_ms;
-    if (exec_failed) {
-        res->end = SG_END_EXEC_FAILED;
-        res->exit_code = SG_RUN_EXEC_FAILED;
-        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
-                    json_pack("{s:s, s:s}", "reason", "exec", "error", strerror(exec_errno)),
-                    "cannot execute %s: %s", plan->argv[0], strerror(exec_errno));
-    } else if (timed_out) {
-        res->end = SG_END_TIMEOUT;
-        res->exit_code = SG_RUN_TIMEOUT;
-        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
-                    json_pack("{s:s, s:I}", "reason", "timeout", "duration_ms", (json_int_t)ms),
-                    "killed after the %llds timeout (duration=%lldms)",
-                    plan->limits[SG_PL_TIMEOUT].value, ms);
-    } else if (disk_full && (WIFSIGNALED(status) || !exited)) {
-        res->end = SG_END_SIGNALED;
-        res->exit_code = 128 + SIGKILL;
-        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
-                    json_pack("{s:s, s:I}", "reason", "disk", "duration_ms", (json_int_t)ms),
-                    "stopped: past the disk cap of its write paths (%lld MB); every process of "
-                    "the sandbox killed (duration=%lldms)", plan->limits[SG_PL_DISK].value, ms);
-    } else if (stopped && (WIFSIGNALED(status) || !exited)) {
-        res->end = SG_END_SIGNALED;
-        res->exit_code = 128 + SIGKILL;
-        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
-                    json_pack("{s:s, s:I}", "reason", "stopped", "duration_ms", (json_int_t)ms),
-                    "stopped by the user: every process of the sandbox killed (duration=%lldms)",
-                    ms);
-    } else if (WIFSIGNALED(status)) {
-        res->end = SG_END_SIGNALED;
-        res->exit_code = 128 + WTERMSIG(status);
-        sg_bus_emit(bus, SG_EV_SKILL_FAILED,
-                    json_pack("{s:s, s:i, s:I}", "reason", "signal", "signal", WTERMSIG(status),
-                              "duration_ms", (json_int_t)ms),
-                    "killed by signal %d (%s) duration=%lldms", WTERMSIG(status),
-                    strsignal(WTERMSIG(status)), ms);
-    } else {
-        res->end = SG_END_EXITED;
-        res->exit_code = WEXITSTATUS(status);
-        sg_bus_emit(bus, SG_EV_SKILL_COMPLETED,
-                    json_pack("{s:i, s:I}", "exit_code", res->exit_code, "duration_ms",
-                              (json_int_t)ms),
-                    "exit_code=%d duration=%lldms", res->exit_code, ms);
-    }
+    say_how_it_ended(&run, res);
     return 0;
 }

@@ -1,6 +1,8 @@
-/* One run of a skill: launch it under its plan, then a single poll() loop
- * over its output pipes, the seccomp notification fd, the control socket,
- * pid 1's pidfd and the timeout timer. Every happening is an event. */
+/* One run of a skill: launch it under its plan, a table of poll sources
+ * (loop.h: the front end, output, nflog, egress, permissions, decoys,
+ * seccomp notifications, exec, connect, stdin, pid 1's control socket, the
+ * disk cap, the timeout timer, pid 1's pidfd), the loop, and the end said
+ * as a result and an event. Every happening is an event. */
 #ifndef SG_SESSION_H
 #define SG_SESSION_H
 
