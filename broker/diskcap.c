@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fswatch.h"
+#include "writes.h"
 #include "util.h"
 
 #define CHECK_MS 100
@@ -229,7 +229,7 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
         char buf[PATH_MAX];
         const char *last;
         snprintf(buf, sizeof buf, "%s", rel);
-        int pfd = sg_fswatch_parent_of(dfd, buf, &last);
+        int pfd = sg_writes_parent_of(dfd, buf, &last);
         f = pfd;
         if (pfd >= 0) {
             f = full && !had ? -EDQUOT : mkdirat(pfd, last, m) < 0 ? -errno : 0;
@@ -237,17 +237,17 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
             close(pfd);
         }
     } else if (tmpfile || !(flags & O_CREAT)) {
-        f = full && tmpfile ? -EDQUOT : sg_fswatch_beneath(dfd, rel, flags, m);
+        f = full && tmpfile ? -EDQUOT : sg_writes_beneath(dfd, rel, flags, m);
         made = tmpfile && f >= 0;
     } else if (full) {
-        f = sg_fswatch_beneath(dfd, rel, flags & ~(unsigned long long)(O_CREAT | O_EXCL), 0);
+        f = sg_writes_beneath(dfd, rel, flags & ~(unsigned long long)(O_CREAT | O_EXCL), 0);
         if (f == -ENOENT)
             f = -EDQUOT;
     } else {
-        f = sg_fswatch_beneath(dfd, rel, flags | O_EXCL, m);
+        f = sg_writes_beneath(dfd, rel, flags | O_EXCL, m);
         made = f >= 0;
         if (f == -EEXIST && !(flags & O_EXCL))
-            f = sg_fswatch_beneath(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0);
+            f = sg_writes_beneath(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0);
     }
     become_broker(&sv);
     if (f == -ELOOP || f == -EXDEV) {

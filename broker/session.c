@@ -21,7 +21,7 @@
 #include "diskcap.h"
 #include "egress.h"
 #include "exec.h"
-#include "fswatch.h"
+#include "writes.h"
 #include "hasher.h"
 #include "loop.h"
 #include "nflog.h"
@@ -176,7 +176,7 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
             seccomp_notify_free(req, resp);
             return;
         }
-        int fw = sg_fswatch_handle(plan, pins, perm, dc, fd, req, sc, resp, bus);
+        int fw = sg_writes_handle(plan, pins, perm, dc, fd, req, sc, resp, bus);
         if (fw) {
             if (fw == 1)
                 seccomp_notify_respond(fd, resp);
@@ -706,7 +706,9 @@ static void say_how_it_ended(const struct run *r, struct sg_run_result *res)
                     json_pack("{s:s, s:I}", "reason", "timeout", "duration_ms", (json_int_t)ms),
                     "killed after the %llds timeout (duration=%lldms)",
                     r->plan->limits[SG_PL_TIMEOUT].value, ms);
-    } else if (r->disk_full && (WIFSIGNALED(r->status) || !r->exited)) {
+    } else if (r->disk_full) {
+        /* stopped for the cap, whatever the skill did with its last EDQUOT
+         * (it may exit on its own before the kill lands) */
         res->end = SG_END_SIGNALED;
         res->exit_code = 128 + SIGKILL;
         sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,

@@ -1,4 +1,4 @@
-#include "fswatch.h"
+#include "writes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +40,7 @@ static bool within(const char *path, const char *dir)
     return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-bool sg_fswatch_writable(const struct sg_plan *p, const char *path)
+bool sg_writes_writable(const struct sg_plan *p, const char *path)
 {
     /* /proc and the fd links are the kernel's business: pipes, not files */
     if (within(path, "/proc") || within(path, "/dev/fd"))
@@ -236,8 +236,8 @@ static int write_only_unless_readable(const struct sg_plan *p, int f, unsigned l
     return w < 0 ? -errno : w;
 }
 
-#define beneath sg_fswatch_beneath
-#define parent_of sg_fswatch_parent_of
+#define beneath sg_writes_beneath
+#define parent_of sg_writes_parent_of
 
 /* What the broker makes for an approved write is the invoking user's: under
  * sudo the sudo user (whom the skill runs as), not root; otherwise the
@@ -267,7 +267,7 @@ static int open_as_invoker(const struct sg_plan *p, int dfd, const char *rel,
     return beneath(dfd, rel, flags & ~(unsigned long long)O_CREAT, mode);
 }
 
-int sg_fswatch_beneath(int dfd, const char *rel, unsigned long long flags,
+int sg_writes_beneath(int dfd, const char *rel, unsigned long long flags,
                        unsigned long long mode)
 {
     bool makes = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
@@ -279,7 +279,7 @@ int sg_fswatch_beneath(int dfd, const char *rel, unsigned long long flags,
 }
 
 /* The parent folder of rel (beneath dfd) and its last component. */
-int sg_fswatch_parent_of(int dfd, char *rel, const char **last)
+int sg_writes_parent_of(int dfd, char *rel, const char **last)
 {
     char *slash = strrchr(rel, '/');
     if (!slash) {
@@ -444,7 +444,7 @@ static int declared_write(const struct sg_plan *p, const int *pins, struct sg_di
     return k;
 }
 
-int sg_fswatch_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
+int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
                       struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
                       const char *syscall, struct seccomp_notif_resp *resp,
                       struct sg_event_bus *bus)
@@ -496,8 +496,8 @@ int sg_fswatch_handle(const struct sg_plan *p, const int *pins, struct sg_perm *
         resp->error = -ENOENT;
         return 1;
     }
-    bool ok1 = !path1[0] || sg_fswatch_writable(p, path1);
-    bool ok2 = !path2[0] || sg_fswatch_writable(p, path2);
+    bool ok1 = !path1[0] || sg_writes_writable(p, path1);
+    bool ok2 = !path2[0] || sg_writes_writable(p, path2);
     if (!r && !ok1 && !path2[0] && harmless_on_existing(req, syscall, path1))
         ok1 = true;
     if (r == 0 && ok1 && ok2) {

@@ -1,6 +1,8 @@
-/* Calls that would create, change or remove files, stopped in the kernel by
- * seccomp and shown to the broker. Under the plan's writable paths they
- * continue; elsewhere the broker answers EACCES and emits fs_blocked.
+/* The Write broker: calls that would create, change or remove files,
+ * stopped in the kernel by seccomp and shown to the broker. Under the plan's
+ * writable paths they continue (a creation in a declared write path is the
+ * broker's and counted: diskcap.h); elsewhere a rule or a person decides
+ * (Write), or the broker answers EACCES and emits fs_blocked.
  *
  * The path is read from the skill's memory, so a multithreaded skill can
  * change it after the check: that can only make an event name the wrong
@@ -10,8 +12,8 @@
  * the host folder the sandbox path maps to, pinned before launch: pins[i]
  * for mount i, see sandbox/pin.h) and injects the descriptor with
  * SECCOMP_IOCTL_NOTIF_ADDFD, or performs the mkdir, unlink or rename itself. */
-#ifndef SG_FSWATCH_H
-#define SG_FSWATCH_H
+#ifndef SG_WRITES_H
+#define SG_WRITES_H
 
 #include <seccomp.h>
 #include <stdbool.h>
@@ -25,20 +27,20 @@ struct sg_diskcap;
  * already or later: a person is being asked (Write), and the broker does
  * the approved operation itself and injects its result, or refuses; or a
  * creation in a declared write path was done and counted (diskcap.h). */
-int sg_fswatch_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
+int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
                       struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
                       const char *syscall, struct seccomp_notif_resp *resp,
                       struct sg_event_bus *bus);
 
 /* openat2 of rel beneath dfd: no symlinks, no magic links, no "..". */
-int sg_fswatch_beneath(int dfd, const char *rel, unsigned long long flags,
+int sg_writes_beneath(int dfd, const char *rel, unsigned long long flags,
                        unsigned long long mode);
 /* The folder holding rel (beneath dfd), with rel cut at its last '/' and
  * *last its last component. */
-int sg_fswatch_parent_of(int dfd, char *rel, const char **last);
+int sg_writes_parent_of(int dfd, char *rel, const char **last);
 
 /* Is path (absolute, normalized, inside the sandbox) writable under p? */
-bool sg_fswatch_writable(const struct sg_plan *p, const char *path);
+bool sg_writes_writable(const struct sg_plan *p, const char *path);
 /* What writing to path would mean: "persistence", "credential" or "file". */
 const char *sg_fs_class(const char *home, const char *path);
 
