@@ -237,22 +237,24 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
             close(pfd);
         }
     } else if (tmpfile || !(flags & O_CREAT)) {
-        f = full && tmpfile ? -EDQUOT : sg_writes_beneath(dfd, rel, flags, m);
+        f = full && tmpfile ? -EDQUOT : sg_writes_open_file(dfd, rel, flags, m);
         made = tmpfile && f >= 0;
     } else if (full) {
-        f = sg_writes_beneath(dfd, rel, flags & ~(unsigned long long)(O_CREAT | O_EXCL), 0);
+        f = sg_writes_open_file(dfd, rel, flags & ~(unsigned long long)(O_CREAT | O_EXCL), 0);
         if (f == -ENOENT)
             f = -EDQUOT;
     } else {
-        f = sg_writes_beneath(dfd, rel, flags | O_EXCL, m);
+        f = sg_writes_open_file(dfd, rel, flags | O_EXCL, m);
         made = f >= 0;
         if (f == -EEXIST && !(flags & O_EXCL))
-            f = sg_writes_beneath(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0);
+            f = sg_writes_open_file(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0);
     }
     become_broker(&sv);
-    if (f == -ELOOP || f == -EXDEV) {
-        /* a symlink on the way: the kernel resolves it as before, and the
-         * mounts and Landlock decide; it may make one name */
+    if (f == -ELOOP || f == -EXDEV || f == -EOPNOTSUPP || f == -ENXIO) {
+        /* a symlink on the way (the kernel resolves it as before, and the
+         * mounts and Landlock decide), or no regular file (a FIFO, whose
+         * open may block: the skill waits for it, never the broker); it
+         * may make one name */
         if (creates && !sg_diskcap_may_create(d, syscall, path)) {
             resp->error = -EDQUOT;
             return 1;

@@ -251,9 +251,9 @@ static int open_as_invoker(const struct sg_plan *p, int dfd, const char *rel,
                            unsigned long long flags, unsigned long long mode)
 {
     if (!p->via_sudo || !(flags & O_CREAT))
-        return beneath(dfd, rel, flags, mode);
+        return sg_writes_open_file(dfd, rel, flags, mode);
     /* made here (O_EXCL) and so ours to give, or there already: opened as it is */
-    int f = beneath(dfd, rel, flags | O_EXCL, mode);
+    int f = sg_writes_open_file(dfd, rel, flags | O_EXCL, mode);
     if (f >= 0) {
         if (fchown(f, p->skill_uid, p->skill_gid) < 0) {
             int e = -errno;
@@ -264,7 +264,7 @@ static int open_as_invoker(const struct sg_plan *p, int dfd, const char *rel,
     }
     if (f != -EEXIST || (flags & O_EXCL))
         return f;
-    return beneath(dfd, rel, flags & ~(unsigned long long)O_CREAT, mode);
+    return sg_writes_open_file(dfd, rel, flags & ~(unsigned long long)O_CREAT, mode);
 }
 
 int sg_writes_beneath(int dfd, const char *rel, unsigned long long flags,
@@ -279,6 +279,24 @@ int sg_writes_beneath(int dfd, const char *rel, unsigned long long flags,
 }
 
 /* The parent folder of rel (beneath dfd) and its last component. */
+int sg_writes_open_file(int dfd, const char *rel, unsigned long long flags,
+                        unsigned long long mode)
+{
+    /* never blocks: a FIFO without a reader is ENXIO here, not a hung loop */
+    int f = beneath(dfd, rel, flags | O_NONBLOCK, mode);
+    if (f < 0)
+        return f;
+    struct stat st;
+    if (fstat(f, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(f);
+        return -EOPNOTSUPP;
+    }
+    int fl = fcntl(f, F_GETFL);
+    if (!(flags & O_NONBLOCK) && fl >= 0)
+        fcntl(f, F_SETFL, fl & ~O_NONBLOCK);
+    return f;
+}
+
 int sg_writes_parent_of(int dfd, char *rel, const char **last)
 {
     char *slash = strrchr(rel, '/');

@@ -35,6 +35,11 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
 /* openat2 of rel beneath dfd: no symlinks, no magic links, no "..". */
 int sg_writes_beneath(int dfd, const char *rel, unsigned long long flags,
                        unsigned long long mode);
+/* The same for a file the broker hands a skill: a regular file only
+ * (-EOPNOTSUPP for a FIFO, device or socket; a FIFO without a reader is
+ * -ENXIO), opened without ever blocking the broker. */
+int sg_writes_open_file(int dfd, const char *rel, unsigned long long flags,
+                        unsigned long long mode);
 /* The folder holding rel (beneath dfd), with rel cut at its last '/' and
  * *last its last component. */
 int sg_writes_parent_of(int dfd, char *rel, const char **last);

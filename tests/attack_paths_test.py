@@ -680,5 +680,33 @@ def a_declared_write_path_has_a_file_and_a_size_cap(m, base):
                for e in t["events"]), [e["kind"] for e in t["events"]][-5:]
 
 
+@test()
+def a_fifo_in_a_write_path_does_not_hang_the_broker(m, base):
+    """Every write-intent open in a declared write path is the broker's: a
+    FIFO there with no reader once made the broker's own open block, so the
+    run could never time out. The broker never blocks on it; the skill does,
+    until the timeout kills it."""
+    out = os.path.join(base, f"fifo-{m.name}")
+    os.makedirs(out)
+    os.chmod(out, 0o777)
+    name = f"fifo-writer-{m.name}"
+    d = h.make_skill(base, name, f"""
+        import os
+        os.mkfifo({out!r} + "/pipe")
+        print("waiting for a reader", flush=True)
+        os.open({out!r} + "/pipe", os.O_WRONLY)  # no reader ever comes
+        print("OPENED")
+        """, tools="Read Write",
+        yaml_extra=f"permissions:\n  filesystem:\n    write: [{out}]\n"
+                   "resources:\n  max_runtime_seconds: 3\n")
+    import time as _t
+    t0 = _t.monotonic()
+    p = m.run("run", "--json", d, timeout=30)
+    took = _t.monotonic() - t0
+    assert took < 15, f"the run took {took:.1f}s with a 3 s timeout"
+    assert "waiting for a reader" in p.out and "OPENED" not in p.out, p.out[-1500:]
+    assert m.last_trace()["status"] == "timeout", m.last_trace()["status"]
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
