@@ -211,7 +211,8 @@ struct dns_wait {
 
 static bool fetch_may_ask(const struct sg_net *e)
 {
-    return e->perm && (!e->plan->tools_restricted || e->plan->fetch_listed);
+    const struct sg_tools *t = sg_perm_tools(e->perm);
+    return e->perm && (!t->restricted || t->fetch_listed);
 }
 
 static bool net_allowed(const struct sg_net *e, const char *name, int port)

@@ -211,10 +211,10 @@ out:
 }
 
 /* The manifest's Bash(scope) this exec matches, or NULL. */
-static const char *exec_declared(const struct sg_plan *plan, const struct sg_preq *q)
+static const char *exec_declared(const struct sg_tools *tools, const struct sg_preq *q)
 {
-    for (size_t i = 0; i < plan->nbash_scopes; i++) {
-        cleanup_free char *text = sg_xasprintf("Bash(%s)", plan->bash_scopes[i]);
+    for (size_t i = 0; i < tools->nbash_scopes; i++) {
+        cleanup_free char *text = sg_xasprintf("Bash(%s)", tools->bash_scopes[i]);
         struct sg_prule r;
         const char *why;
         if (sg_prule_parse(text, SG_EFF_ALLOW, "manifest", &r, &why) < 0)
@@ -222,7 +222,7 @@ static const char *exec_declared(const struct sg_plan *plan, const struct sg_pre
         bool m = sg_prule_matches(&r, q);
         sg_prule_free(&r);
         if (m)
-            return plan->bash_scopes[i];
+            return tools->bash_scopes[i];
     }
     return NULL;
 }
@@ -389,19 +389,20 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     close(probe);
     scope_name(req->pid, plan, q.subject, q.name, sizeof q.name);
     /* every exec decision is recorded, the manifest's own included */
-    if (plan->bash_unscoped) { /* every program may run: nothing to bind */
+    const struct sg_tools *tools = sg_perm_tools(x->perm);
+    if (tools->bash_unscoped) { /* every program may run: nothing to bind */
         sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, "declared in the manifest: Bash");
         respond(x, req->id, 0, true);
         return;
     }
-    const char *scope = exec_declared(plan, &q);
+    const char *scope = exec_declared(tools, &q);
     if (scope) {
         cleanup_free char *by = sg_xasprintf("declared in the manifest: Bash(%s)", scope);
         sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, by);
         allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
         return;
     }
-    if (plan->tools_restricted && !plan->bash_listed) {
+    if (tools->restricted && !tools->bash_listed) {
         sg_perm_record(x->perm, &q, SG_DEC_DENY, "allowed-tools: Bash is not in it");
         refuse(x, req->id, req->pid, q.subject, -EACCES, "Bash is not in allowed-tools",
                "Bash is not in the skill's allowed-tools");

@@ -358,35 +358,34 @@ static json_t *worker_run(const char *path, const char *input, long long timeout
         sg_skill_free(sk);
         return e;
     }
-    if (timeout > sk->policy.limits.runtime_s.value)
-        timeout = 0; /* an agent may shorten the manifest's limit, never lengthen it */
-    struct sg_run_opts ro = {.input = input, .timeout_s = timeout, .host_env = environ};
-    struct sg_plan plan;
+    struct sg_run_request rq = {.front = SG_FRONT_AGENT, .input = input, .timeout_s = timeout,
+                                .prompt_timeout = 60};
+    struct sg_runner *run = NULL;
     const char *why = NULL;
-    if (sg_plan_build(sk, &ro, &plan, &why) < 0) {
+    if (sg_runner_new(sk, &rq, &run, &why) != 0) {
         json_t *e = tool_error("%s: %s", sk->display, why ? why : "cannot be run");
         sg_skill_free(sk);
         return e;
     }
+    const struct sg_run_info *info = sg_runner_info(run);
     struct attach_ctx a = {.fd = sg_attach_connect(), .fork = sk->policy.fork_context};
     sg_buf_init(&a.out, OUTPUT_KEPT);
     sg_buf_init(&a.err, OUTPUT_KEPT);
     sg_buf_init(&a.results, OUTPUT_KEPT);
     if (a.fd >= 0)
         sg_attach_send(a.fd, json_pack("{s:s, s:s, s:s}", "type", "hello", "skill",
-                                       plan.skill_name, "run_id", plan.run_id));
+                                       info->skill_name, "run_id", info->run_id));
     struct sg_event_bus bus = {0};
     sg_bus_subscribe(&bus, attach_event, &a);
     struct sg_session_hook hook = {.pollfds = hook_pollfds, .dispatch = hook_dispatch,
                                    .timeout = hook_timeout, .ctx = &a};
     /* an attached TUI decides; otherwise a terminal if there is one; else deny */
-    struct sg_runner_opts o = {.pmode = SG_PERM_PROMPT, .prompt_timeout = 60,
-                               .show = a.fd >= 0 ? attach_show : NULL, .show_ctx = &a,
-                               .hook = &hook, .input = input};
+    struct sg_runner_opts o = {.show = a.fd >= 0 ? attach_show : NULL, .show_ctx = &a,
+                               .hook = &hook};
     struct sg_runner_out out;
     struct sg_diags d = {0};
     json_t *res;
-    if (sg_runner_run(sk, &plan, &bus, &o, &out, &d) < 0) {
+    if (sg_runner_run(run, &bus, &o, &out, &d) < 0) {
         cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("bad policy file");
         res = tool_error("not run: %s", m);
     } else {
@@ -423,7 +422,7 @@ static json_t *worker_run(const char *path, const char *input, long long timeout
         close(a.fd);
     sg_buf_free(&a.out), sg_buf_free(&a.err), sg_buf_free(&a.results);
     free(a.last);
-    sg_plan_free(&plan);
+    sg_runner_free(run);
     sg_skill_free(sk);
     return res;
 }

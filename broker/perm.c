@@ -241,6 +241,44 @@ struct sg_perm {
     void *fe_ctx;
 };
 
+void sg_tools_from_policy(const struct sg_policy *pol, struct sg_tools *t)
+{
+    memset(t, 0, sizeof *t);
+    t->restricted = pol->tools_restricted;
+    for (size_t i = 0; i < pol->ntools; i++) {
+        const struct sg_tool *tl = &pol->tools[i];
+        if (tl->id == SG_TOOL_BASH || tl->id == SG_TOOL_TERMINAL) {
+            t->bash_listed = true;
+            if (!tl->scope)
+                t->bash_unscoped = true;
+            else {
+                t->bash_scopes = sg_xrealloc(t->bash_scopes,
+                                             (t->nbash_scopes + 1) * sizeof *t->bash_scopes);
+                t->bash_scopes[t->nbash_scopes++] = sg_xstrdup(tl->scope);
+            }
+        }
+        if (tl->id == SG_TOOL_FETCH || tl->id == SG_TOOL_WEBFETCH || tl->id == SG_TOOL_WEBSEARCH)
+            t->fetch_listed = true;
+        if (tl->id == SG_TOOL_WRITE || tl->id == SG_TOOL_EDIT || tl->id == SG_TOOL_MULTIEDIT ||
+            tl->id == SG_TOOL_DELETE)
+            t->write_listed = true;
+    }
+}
+
+void sg_tools_free(struct sg_tools *t)
+{
+    for (size_t i = 0; i < t->nbash_scopes; i++)
+        free(t->bash_scopes[i]);
+    free(t->bash_scopes);
+    memset(t, 0, sizeof *t);
+}
+
+const struct sg_tools *sg_perm_tools(const struct sg_perm *p)
+{
+    static const struct sg_tools none = {.restricted = true};
+    return p && p->o.tools ? p->o.tools : &none;
+}
+
 char *sg_grants_path(void)
 {
     cleanup_free char *dir = sg_config_dir(); /* the folder the sandbox masks */

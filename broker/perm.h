@@ -60,6 +60,18 @@ enum sg_perm_mode { SG_PERM_DENY_ALL, SG_PERM_PROMPT, SG_PERM_POLICY, SG_PERM_AL
 
 typedef void (*sg_perm_cont)(void *ctx, enum sg_decision d);
 
+/* What the manifest's allowed-tools lets a skill ask for: the broker's
+ * vocabulary, never the sandbox's. */
+struct sg_tools {
+    bool restricted; /* a non-empty allowed-tools: unlisted tools are denied outright */
+    bool bash_listed, bash_unscoped, fetch_listed, write_listed;
+    char **bash_scopes; /* "git diff:*" of Bash(git diff:*) */
+    size_t nbash_scopes;
+};
+struct sg_policy;
+void sg_tools_from_policy(const struct sg_policy *pol, struct sg_tools *t);
+void sg_tools_free(struct sg_tools *t);
+
 struct sg_perm;
 
 struct sg_perm_opts {
@@ -68,12 +80,15 @@ struct sg_perm_opts {
     const char *grants_file;  /* NULL: the default */
     const char *skill, *digest, *run_id;
     int timeout_s;            /* a prompt unanswered this long is a deny */
+    const struct sg_tools *tools; /* the caller's, kept while the engine lives; NULL: none */
     struct sg_event_bus *bus;
 };
 
 /* Returns NULL with problems in d when the policy or grants file is bad. */
 struct sg_perm *sg_perm_new(const struct sg_perm_opts *o, struct sg_diags *d);
 void sg_perm_free(struct sg_perm *p);
+/* The tools the skill may ask for (nothing, for p NULL or without tools). */
+const struct sg_tools *sg_perm_tools(const struct sg_perm *p);
 /* Deny every request still waiting (the run is ending). */
 void sg_perm_cancel_all(struct sg_perm *p);
 
@@ -91,7 +106,6 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
  * path or host; any other tool counts as high risk and is asked as Bash.
  * Same return convention as sg_perm_request; *denied_outright tells the two
  * denials apart. */
-struct sg_policy;
 int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
                              const char *detail, sg_perm_cont cont, void *ctx,
                              enum sg_decision *dec, bool *denied_outright);

@@ -1,9 +1,13 @@
 /* One whole run of a skill, the same for every front end (the CLI, the
- * TUI, later the MCP server): the permission engine, the session, the trace
- * written, the audit record appended. The front end brings its sinks on the
- * bus and, if it shows prompts itself, a show function and a poll hook. */
+ * TUI, the MCP server): the plan, the permission engine, the session, the
+ * trace written, the audit record appended. A front end gives a loaded
+ * skill and a request (what the person or agent asked for) and gets the
+ * run's facts, events on its bus and callbacks; it never sees the plan.
+ * What each front end may change is decided here, in sg_runner_new. */
 #ifndef SG_RUNNER_H
 #define SG_RUNNER_H
+
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -12,17 +16,47 @@
 #include "session.h"
 #include "skill.h"
 
-struct sg_runner_opts {
+/* Who asks for the run. */
+enum sg_front {
+    SG_FRONT_CLI,   /* a person at `skillgate run` */
+    SG_FRONT_TUI,   /* a person in the TUI */
+    SG_FRONT_AGENT, /* an agent, through the MCP server */
+};
+
+struct sg_run_request {
+    enum sg_front front;
+    const char *input;           /* JSON text for SKILL_INPUT and stdin; NULL: "{}" */
+    long long timeout_s;         /* 0: the manifest's. An agent may only shorten it */
+    char *const *host_env;       /* the environment to filter; NULL: ours */
+    /* a person's choices, ignored for an agent: */
+    bool allow_degraded;         /* run without Landlock (said on every report) */
+    const char *const *resolve;  /* "NAME:PORT:ADDR[:PORT2]", as curl's --resolve */
+    size_t nresolve;
+    const char *const *allow_upstream; /* loopback, private or metadata addresses */
+    size_t nallow_upstream;
+    /* who decides what the manifest did not grant (an agent's run always
+     * asks: an attached TUI, else a terminal, else nobody, which denies) */
     enum sg_perm_mode pmode;
-    const char *policy_file;
-    int prompt_timeout;                 /* seconds */
+    bool pmode_set;              /* else: CLI asks when there is a terminal; TUI asks */
+    const char *policy_file;     /* rules only, unless PROMPT was set too */
+    bool allow_all;              /* every undeclared request allowed, loudly */
+    int prompt_timeout;          /* seconds; 0: 30 */
+};
+
+/* The facts of a prepared run a front end shows. */
+struct sg_run_info {
+    const char *skill_name, *run_id;
+    long long memory_mb, timeout_s;
+    bool degraded;               /* no Landlock */
+    bool allow_all;
+};
+
+/* How a front end takes part in the run. */
+struct sg_runner_opts {
     sg_perm_show_fn show;               /* NULL: the line prompt on /dev/tty */
     void *show_ctx;
     const struct sg_session_hook *hook; /* may be NULL */
-    const char *input;                  /* for the audit record's hash */
     const char *trace_out;              /* a second copy of the trace, or NULL */
-    bool person;                        /* a person runs it (CLI, TUI): their look at the
-                                           manifests is remembered (seen.h); an agent's is not */
 };
 
 struct sg_runner_out {
@@ -34,10 +68,24 @@ struct sg_runner_out {
     int audit_err;
 };
 
-/* Returns 0 once the run happened (whatever the skill did), or -EINVAL with
- * problems in d when the policy or grants file is bad (nothing ran). */
-int sg_runner_run(const struct sg_skill *sk, const struct sg_plan *plan, struct sg_event_bus *bus,
-                  const struct sg_runner_opts *o, struct sg_runner_out *out, struct sg_diags *d);
+struct sg_runner;
+/* Prepare sk's run under rq: nothing is executed and the host is not
+ * changed. Returns 0, or the exit status `skillgate run` gives when it
+ * will not run (SG_RUN_REFUSED, SG_RUN_SETUP_FAILED) with why set. */
+int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
+                  struct sg_runner **out, const char **why);
+const struct sg_run_info *sg_runner_info(const struct sg_runner *r);
+/* The dry run: everything the run would get. */
+void sg_runner_print_plan(const struct sg_runner *r, FILE *f);
+/* Run it. Returns 0 once the run happened (whatever the skill did), or
+ * -EINVAL with problems in d when the policy or grants file is bad
+ * (nothing ran). Once per runner. */
+int sg_runner_run(struct sg_runner *r, struct sg_event_bus *bus, const struct sg_runner_opts *o,
+                  struct sg_runner_out *out, struct sg_diags *d);
 void sg_runner_out_free(struct sg_runner_out *out);
+void sg_runner_free(struct sg_runner *r);
+
+/* 0 when arg is a well-formed --resolve NAME:PORT:ADDR[:PORT2]. */
+int sg_runner_check_resolve(const char *arg);
 
 #endif

@@ -12,7 +12,6 @@
 #include <sys/types.h>
 
 #include "events.h"
-#include "sandbox.h"
 
 /* Exit codes of `skillgate run` beyond the skill's own (documented). */
 enum {
@@ -60,6 +59,7 @@ struct sg_session_hook {
 #define SG_HOOK_MAX_FDS 24
 
 struct sg_perm;
+struct sg_plan;
 /* perm decides what the manifest did not grant (NULL: deny it all); hook
  * may be NULL. */
 int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_perm *perm,

@@ -421,9 +421,10 @@ static void write_decided(void *ctx, enum sg_decision d)
     free(w);
 }
 
-static bool write_may_ask(const struct sg_plan *p)
+static bool write_may_ask(const struct sg_perm *perm)
 {
-    return !p->tools_restricted || p->write_listed;
+    const struct sg_tools *t = sg_perm_tools(perm);
+    return !t->restricted || t->write_listed;
 }
 
 /* An allowed call in a declared write path: creations are the broker's,
@@ -533,7 +534,7 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
     bool brokerable = strcmp(syscall, "link") && strcmp(syscall, "linkat") &&
                       strcmp(syscall, "symlink") && strcmp(syscall, "symlinkat") &&
                       strcmp(syscall, "mknod") && strcmp(syscall, "mknodat");
-    bool asks = r == 0 && perm && write_may_ask(p) && brokerable;
+    bool asks = r == 0 && perm && write_may_ask(perm) && brokerable;
     const char *own = NULL;
     if (asks && (own = own_folder_hit(p, ok1 ? path2 : path1)) == NULL && path2[0] && !ok2)
         own = own_folder_hit(p, path2);

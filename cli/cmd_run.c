@@ -1,5 +1,6 @@
 /* skillgate run: a skill under the sandbox, events live, a trace at the end. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -9,18 +10,11 @@
 
 #include "audit.h"
 #include "cli.h"
-#include "digest.h"
-#include "perm.h"
 #include "runner.h"
 #include "events.h"
-#include "landlock.h"
-#include "nft.h"
 #include "parse.h"
-#include "sandbox.h"
 #include "sanitize.h"
-#include "session.h"
 #include "skill.h"
-#include "trace.h"
 #include "util.h"
 
 extern char **environ;
@@ -247,58 +241,6 @@ static int flush_hook_timeout(void *ctx)
     return pending ? 1000 : -1;
 }
 
-static int parse_resolve(const char *arg, struct sg_resolve *r)
-{
-    char buf[512];
-    long long v;
-    if (snprintf(buf, sizeof buf, "%s", arg) >= (int)sizeof buf)
-        return -EINVAL;
-    char *p1 = strchr(buf, ':');
-    if (!p1)
-        return -EINVAL;
-    *p1++ = '\0';
-    char *p2 = strchr(p1, ':');
-    if (!p2)
-        return -EINVAL;
-    *p2++ = '\0';
-    if (sg_parse_ll(p1, 1, 65535, &v) < 0)
-        return -EINVAL;
-    r->port = (uint16_t)v;
-    char *addr = p2, *rest;
-    if (*addr == '[') {
-        addr++;
-        char *close = strchr(addr, ']');
-        if (!close)
-            return -EINVAL;
-        *close = '\0';
-        rest = close + 1;
-    } else {
-        rest = strchr(addr, ':'); /* a v4 address has none: this one starts PORT2 */
-        if (!rest)
-            rest = addr + strlen(addr);
-    }
-    char tmp[64];
-    if (*rest == ':') {
-        *rest = '\0';
-        if (sg_parse_ll(rest + 1, 1, 65535, &v) < 0)
-            return -EINVAL;
-        r->to_port = (uint16_t)v;
-    } else if (*rest) {
-        return -EINVAL;
-    }
-    unsigned char bin[16];
-    if (inet_pton(AF_INET, addr, bin) != 1 && inet_pton(AF_INET6, addr, bin) != 1)
-        return -EINVAL;
-    snprintf(tmp, sizeof tmp, "%s", addr);
-    cleanup_free char *norm = NULL;
-    const char *why = NULL;
-    if (sg_domain_normalize(buf, &norm, &why) < 0)
-        return -EINVAL;
-    r->name = steal_pointer(&norm);
-    r->addr = sg_xstrdup(tmp);
-    return 0;
-}
-
 static char *read_input_file(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -320,7 +262,132 @@ static char *read_input_file(const char *path)
     return sg_buf_steal(&b);
 }
 
-int cmd_run(int argc, char **argv)
+static void run_help(void)
+{
+    sg_command_usage(stdout, "run");
+    printf("\n  -i, --input JSON       input for the skill (SKILL_INPUT and stdin); default {}\n"
+           "  -I, --input-file FILE  the same from a file (at most 64 KiB)\n"
+           "  -t, --timeout S        wall-clock limit in seconds (default: the manifest's)\n"
+           "  -o, --trace-out FILE   also write the trace here\n"
+           "  -w, --watch            events as they happen: [HH:MM:SS.mmm] KIND message\n"
+           "  -j, --json             one JSON event per line on stdout\n"
+           "  -n, --dry-run          print the plan; never execute the skill\n"
+           "      --allow-degraded   run without Landlock where the kernel lacks it\n"
+           "      --prompt tty|deny  ask on the terminal (the default when there is one)\n"
+           "                         or deny everything undeclared (the default otherwise)\n"
+           "      --policy FILE      rules only (deny/ask/allow lists), no person asked\n"
+           "                         unless --prompt tty is given too\n"
+           "      --prompt-timeout S an unanswered prompt is a deny after S seconds (30)\n"
+           "      --allow-all        allow every undeclared request: no sandbox for them\n"
+           "      --allow-upstream ADDR  let the proxy reach this loopback, private or\n"
+           "                         metadata address (refused however it is declared)\n"
+           "      --resolve NAME:PORT:ADDR[:PORT2]  connect NAME:PORT to ADDR (and PORT2)\n"
+           "                         instead of what DNS says, like curl's --resolve\n"
+           "\nExit status: the skill's own; 124 timeout, 125 sandbox setup failed,\n"
+           "126 refused (invalid or nothing to run), 127 entrypoint not executable,\n"
+           "128+N killed by signal N, 2 bad command line.\n");
+}
+
+/* What the command line asked for. */
+struct run_args {
+    struct sg_run_request rq;
+    struct out_ctx *oc;
+    const char *trace_out;
+    char *input_buf;
+    bool dry;
+    const char *resolve[32];
+    const char *upstream[16];
+};
+
+/* -1: go on; else the exit status */
+static int run_option(struct run_args *a, int c)
+{
+    long long v;
+    unsigned char bin[16];
+    switch (c) {
+    case 'h':
+        run_help();
+        return SG_EXIT_OK;
+    case 'i':
+        a->rq.input = optarg;
+        return -1;
+    case 'I':
+        free(a->input_buf);
+        a->input_buf = read_input_file(optarg);
+        if (!a->input_buf) {
+            fprintf(stderr, "skillgate: %s: %s\n", optarg, strerror(errno));
+            return SG_EXIT_USAGE;
+        }
+        a->rq.input = a->input_buf;
+        return -1;
+    case 't':
+        if (sg_parse_ll(optarg, 1, 86400, &v) < 0) {
+            fprintf(stderr, "skillgate: --timeout takes whole seconds, 1..86400\n");
+            return SG_EXIT_USAGE;
+        }
+        a->rq.timeout_s = v;
+        return -1;
+    case 'o':
+        a->trace_out = optarg;
+        return -1;
+    case 'w':
+        a->oc->watch = true;
+        return -1;
+    case 'j':
+        a->oc->json = true;
+        return -1;
+    case 'n':
+        a->dry = true;
+        return -1;
+    case 'D':
+        a->rq.allow_degraded = true;
+        return -1;
+    case 'P':
+        if (strcmp(optarg, "tty") && strcmp(optarg, "deny")) {
+            fprintf(stderr, "skillgate: --prompt is tty or deny\n");
+            return SG_EXIT_USAGE;
+        }
+        a->rq.pmode = !strcmp(optarg, "tty") ? SG_PERM_PROMPT : SG_PERM_DENY_ALL;
+        a->rq.pmode_set = true;
+        return -1;
+    case 'Q':
+        a->rq.policy_file = optarg;
+        return -1;
+    case 'T':
+        if (sg_parse_ll(optarg, 1, 3600, &v) < 0) {
+            fprintf(stderr, "skillgate: --prompt-timeout takes seconds, 1..3600\n");
+            return SG_EXIT_USAGE;
+        }
+        a->rq.prompt_timeout = (int)v;
+        return -1;
+    case 'A':
+        a->rq.allow_all = true;
+        return -1;
+    case 'U':
+        if (a->rq.nallow_upstream >= SG_ARRAY_LEN(a->upstream) ||
+            (inet_pton(AF_INET, optarg, bin) != 1 && inet_pton(AF_INET6, optarg, bin) != 1)) {
+            fprintf(stderr, "skillgate: --allow-upstream takes a numeric address (v4 or v6), "
+                            "at most %zu times\n", SG_ARRAY_LEN(a->upstream));
+            return SG_EXIT_USAGE;
+        }
+        a->upstream[a->rq.nallow_upstream++] = optarg;
+        return -1;
+    case 'R':
+        if (a->rq.nresolve >= SG_ARRAY_LEN(a->resolve) || sg_runner_check_resolve(optarg) < 0) {
+            fprintf(stderr, "skillgate: --resolve takes NAME:PORT:ADDR[:PORT2] with a "
+                            "numeric ADDR ([v6] in brackets), at most %zu times\n",
+                    SG_ARRAY_LEN(a->resolve));
+            return SG_EXIT_USAGE;
+        }
+        a->resolve[a->rq.nresolve++] = optarg;
+        return -1;
+    default:
+        sg_command_usage(stderr, "run");
+        return SG_EXIT_USAGE;
+    }
+}
+
+static int parse_run_args(int argc, char **argv, struct run_args *a)
 {
     static const struct option opts[] = {
         {"help", no_argument, NULL, 'h'},        {"input", required_argument, NULL, 'i'},
@@ -333,142 +400,20 @@ int cmd_run(int argc, char **argv)
         {"prompt-timeout", required_argument, NULL, 'T'}, {"allow-all", no_argument, NULL, 'A'},
         {0},
     };
-    struct sg_run_opts ro = {.host_env = environ};
-    struct out_ctx oc = {.tty_out = isatty(1), .tty_err = isatty(2)};
-    const char *trace_out = NULL;
-    cleanup_free char *input_buf = NULL;
-    bool dry = false;
-    struct sg_resolve res_v[32];
-    size_t nres = 0;
-    char *ups_v[16];
-    size_t nups = 0;
-    enum sg_perm_mode pmode = SG_PERM_DENY_ALL;
-    bool pmode_set = false, allow_all = false;
-    const char *policy_file = NULL;
-    int prompt_timeout = 30;
-    int c;
-    long long v;
+    int c, st;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hi:I:t:o:wjnD", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            sg_command_usage(stdout, "run");
-            printf("\n  -i, --input JSON       input for the skill (SKILL_INPUT and stdin); default {}\n"
-                   "  -I, --input-file FILE  the same from a file (at most 64 KiB)\n"
-                   "  -t, --timeout S        wall-clock limit in seconds (default: the manifest's)\n"
-                   "  -o, --trace-out FILE   also write the trace here\n"
-                   "  -w, --watch            events as they happen: [HH:MM:SS.mmm] KIND message\n"
-                   "  -j, --json             one JSON event per line on stdout\n"
-                   "  -n, --dry-run          print the plan; never execute the skill\n"
-                   "      --allow-degraded   run without Landlock where the kernel lacks it\n"
-                   "      --prompt tty|deny  ask on the terminal (the default when there is one)\n"
-                   "                         or deny everything undeclared (the default otherwise)\n"
-                   "      --policy FILE      rules only (deny/ask/allow lists), no person asked\n"
-                   "                         unless --prompt tty is given too\n"
-                   "      --prompt-timeout S an unanswered prompt is a deny after S seconds (30)\n"
-                   "      --allow-all        allow every undeclared request: no sandbox for them\n"
-                   "      --allow-upstream ADDR  let the proxy reach this loopback, private or\n"
-                   "                         metadata address (refused however it is declared)\n"
-                   "      --resolve NAME:PORT:ADDR[:PORT2]  connect NAME:PORT to ADDR (and PORT2)\n"
-                   "                         instead of what DNS says, like curl's --resolve\n"
-                   "\nExit status: the skill's own; 124 timeout, 125 sandbox setup failed,\n"
-                   "126 refused (invalid or nothing to run), 127 entrypoint not executable,\n"
-                   "128+N killed by signal N, 2 bad command line.\n");
-            return SG_EXIT_OK;
-        case 'i':
-            ro.input = optarg;
-            break;
-        case 'I':
-            free(input_buf);
-            input_buf = read_input_file(optarg);
-            if (!input_buf) {
-                fprintf(stderr, "skillgate: %s: %s\n", optarg, strerror(errno));
-                return SG_EXIT_USAGE;
-            }
-            ro.input = input_buf;
-            break;
-        case 't':
-            if (sg_parse_ll(optarg, 1, 86400, &v) < 0) {
-                fprintf(stderr, "skillgate: --timeout takes whole seconds, 1..86400\n");
-                return SG_EXIT_USAGE;
-            }
-            ro.timeout_s = v;
-            break;
-        case 'o':
-            trace_out = optarg;
-            break;
-        case 'w':
-            oc.watch = true;
-            break;
-        case 'j':
-            oc.json = true;
-            break;
-        case 'n':
-            dry = true;
-            break;
-        case 'D':
-            ro.allow_degraded = true;
-            break;
-        case 'P':
-            if (!strcmp(optarg, "tty"))
-                pmode = SG_PERM_PROMPT;
-            else if (!strcmp(optarg, "deny"))
-                pmode = SG_PERM_DENY_ALL;
-            else {
-                fprintf(stderr, "skillgate: --prompt is tty or deny\n");
-                return SG_EXIT_USAGE;
-            }
-            pmode_set = true;
-            break;
-        case 'Q':
-            policy_file = optarg;
-            break;
-        case 'T':
-            if (sg_parse_ll(optarg, 1, 3600, &v) < 0) {
-                fprintf(stderr, "skillgate: --prompt-timeout takes seconds, 1..3600\n");
-                return SG_EXIT_USAGE;
-            }
-            prompt_timeout = (int)v;
-            break;
-        case 'A':
-            allow_all = true;
-            break;
-        case 'U': {
-            unsigned char a[16];
-            if (nups >= SG_ARRAY_LEN(ups_v) ||
-                (inet_pton(AF_INET, optarg, a) != 1 && inet_pton(AF_INET6, optarg, a) != 1)) {
-                fprintf(stderr, "skillgate: --allow-upstream takes a numeric address (v4 or v6), "
-                                "at most %zu times\n", SG_ARRAY_LEN(ups_v));
-                return SG_EXIT_USAGE;
-            }
-            ups_v[nups++] = optarg;
-            ro.allow_upstream = ups_v;
-            ro.nallow_upstream = nups;
-            break;
-        }
-        case 'R':
-            if (nres >= SG_ARRAY_LEN(res_v) || parse_resolve(optarg, &res_v[nres]) < 0) {
-                fprintf(stderr, "skillgate: --resolve takes NAME:PORT:ADDR[:PORT2] with a "
-                                "numeric ADDR ([v6] in brackets), at most %zu times\n",
-                        SG_ARRAY_LEN(res_v));
-                return SG_EXIT_USAGE;
-            }
-            nres++;
-            ro.resolve = res_v;
-            ro.nresolve = nres;
-            break;
-        default:
-            sg_command_usage(stderr, "run");
-            return SG_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1 || (oc.watch && oc.json)) {
+    a->rq.resolve = a->resolve;
+    a->rq.allow_upstream = a->upstream;
+    while ((c = getopt_long(argc, argv, "hi:I:t:o:wjnD", opts, NULL)) != -1)
+        if ((st = run_option(a, c)) >= 0)
+            return st;
+    if (optind != argc - 1 || (a->oc->watch && a->oc->json)) {
         sg_command_usage(stderr, "run");
         return SG_EXIT_USAGE;
     }
-    if (ro.input) {
+    if (a->rq.input) {
         json_error_t je;
-        json_t *j = json_loads(ro.input, JSON_DECODE_ANY, &je);
+        json_t *j = json_loads(a->rq.input, JSON_DECODE_ANY, &je);
         if (!j) {
             fprintf(stderr, "skillgate: the input is not JSON: %s (column %d)\n", je.text,
                     je.column);
@@ -476,44 +421,93 @@ int cmd_run(int argc, char **argv)
         }
         json_decref(j);
     }
+    return -1;
+}
+
+/* What went wrong writing the records, then the one-line summary. */
+static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
+                          const struct sg_runner_out *rout, const char *trace_out)
+{
+    if (rout->trace_err < 0)
+        fprintf(stderr, "skillgate: cannot write the trace: %s\n", strerror(-rout->trace_err));
+    if (trace_out && rout->trace_err2 < 0)
+        fprintf(stderr, "skillgate: %s: cannot write the trace: %s\n", trace_out,
+                rout->trace_err2 == -EPERM ? "inside the skill's folder"
+                                           : strerror(-rout->trace_err2));
+    if (rout->audit_err < 0) {
+        cleanup_free char *ap = sg_audit_path();
+        fprintf(stderr, "skillgate: cannot append to the audit log %s: %s\n", ap,
+                strerror(-rout->audit_err));
+    }
+    if (oc->fork) {
+        /* a forked context returns its summary: Result lines, else the last line */
+        const char *sum = oc->results.len ? oc->results.data : oc->last ? oc->last : "";
+        cleanup_free char *s = oc->tty_out
+                                   ? sg_sanitize_str(sum, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB)
+                                   : sg_xstrdup(sum);
+        fputs(s, stdout);
+        if (!oc->results.len && oc->last)
+            fputc('\n', stdout);
+    }
+    if (oc->json)
+        return;
+    const struct sg_run_result *res = &rout->res;
+    json_t *doc = rout->doc;
+    json_t *vs = json_object_get(doc, "violation_summary");
+    json_int_t total = json_integer_value(json_object_get(vs, "total_enforcements"));
+    const char *written = rout->trace_path;
+    FILE *f = oc->watch ? stdout : stderr;
+    fprintf(f, "skillgate: %s %s (exit %d) in %lld ms; %lld enforcement%s, max severity %s%s%s\n",
+            info->skill_name, json_string_value(json_object_get(doc, "status")), res->exit_code,
+            (long long)(res->ended_ms - res->started_ms), (long long)total, total == 1 ? "" : "s",
+            json_string_value(json_object_get(vs, "max_severity")), written ? "; trace " : "",
+            written ? written : "");
+    if (info->degraded)
+        fprintf(f, "skillgate: DEGRADED run: Landlock was not used\n");
+    if (info->allow_all)
+        fprintf(f, "skillgate: WARNING: run with --allow-all: undeclared requests were not "
+                   "checked by anyone\n");
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct out_ctx oc = {.tty_out = isatty(1), .tty_err = isatty(2)};
+    struct run_args a = {.rq = {.front = SG_FRONT_CLI, .host_env = environ}, .oc = &oc};
+    int st = parse_run_args(argc, argv, &a);
+    if (st >= 0) {
+        free(a.input_buf);
+        return st;
+    }
     struct sg_skill *sk = NULL;
     int r = sg_skill_load(argv[optind], &sk);
-    if (r < 0)
+    if (r < 0) {
+        free(a.input_buf);
         return sg_load_error(argv[optind], r);
-    if (sg_skill_has_errors(sk)) {
+    }
+    if (sg_skill_has_errors(sk))
         sg_print_diags(stderr, &sk->diags);
-        fprintf(stderr, "skillgate: refusing to run a skill with errors\n");
-        sg_skill_free(sk);
-        return SG_RUN_REFUSED;
-    }
-    struct sg_plan plan;
+    struct sg_runner *run = NULL;
     const char *why = NULL;
-    if ((r = sg_plan_build(sk, &ro, &plan, &why)) < 0) {
-        fprintf(stderr, "skillgate: %s: %s\n", sk->display, why);
+    if ((st = sg_runner_new(sk, &a.rq, &run, &why)) != 0) {
+        if (sg_skill_has_errors(sk))
+            fprintf(stderr, "skillgate: %s\n", why);
+        else
+            fprintf(stderr, "skillgate: %s: %s\n", sk->display, why);
         sg_skill_free(sk);
-        return r == -ENOTSUP && plan.landlock_abi == 0 && !ro.allow_degraded ? SG_RUN_SETUP_FAILED
-                                                                             : SG_RUN_REFUSED;
+        free(a.input_buf);
+        return st;
     }
-    if (dry) {
-        sg_plan_print(stdout, &plan);
-        sg_plan_free(&plan);
+    const struct sg_run_info *info = sg_runner_info(run);
+    if (a.dry) {
+        sg_runner_print_plan(run, stdout);
+        sg_runner_free(run);
         sg_skill_free(sk);
+        free(a.input_buf);
         return SG_EXIT_OK;
     }
-    if (!pmode_set) {
-        /* ask a person when there is a terminal to ask on; otherwise deny */
-        int t = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-        pmode = t >= 0 ? SG_PERM_PROMPT : SG_PERM_DENY_ALL;
-        if (t >= 0)
-            close(t);
-    }
-    if (policy_file && !(pmode_set && pmode == SG_PERM_PROMPT))
-        pmode = SG_PERM_POLICY;
-    if (allow_all) {
-        pmode = SG_PERM_ALLOW_ALL;
+    if (info->allow_all)
         fprintf(stderr, "skillgate: WARNING: --allow-all: every undeclared request of %s will be "
-                        "allowed without asking anyone\n", plan.skill_name);
-    }
+                        "allowed without asking anyone\n", info->skill_name);
     struct sg_event_bus bus = {0};
     sg_bus_subscribe(&bus, oc.watch ? watch_sink : oc.json ? json_sink : plain_sink, &oc);
     oc.fork = sk->policy.fork_context && !oc.watch && !oc.json;
@@ -523,65 +517,23 @@ int cmd_run(int argc, char **argv)
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     struct sg_session_hook flush = {.pollfds = flush_hook_fds, .dispatch = flush_hook_dispatch,
                                     .timeout = flush_hook_timeout, .ctx = &oc};
-    struct sg_runner_opts rop = {.pmode = pmode, .policy_file = policy_file,
-                                 .prompt_timeout = prompt_timeout, .input = ro.input,
-                                 .trace_out = trace_out, .hook = &flush, .person = true};
+    struct sg_runner_opts rop = {.trace_out = a.trace_out, .hook = &flush};
     struct sg_runner_out rout;
-    r = sg_runner_run(sk, &plan, &bus, &rop, &rout, &pd);
+    r = sg_runner_run(run, &bus, &rop, &rout, &pd);
     tell_all_repeats(&oc);
     fflush(stdout); /* the skill's last output comes before skillgate's summary */
     sg_print_diags(stderr, &pd);
     sg_diags_free(&pd);
-    if (r < 0) {
-        sg_buf_free(&oc.results);
-        sg_plan_free(&plan);
-        sg_skill_free(sk);
-        return SG_EXIT_USAGE;
-    }
-    struct sg_run_result res = rout.res;
-    json_t *doc = rout.doc;
-    const char *written = rout.trace_path;
-    if (rout.trace_err < 0)
-        fprintf(stderr, "skillgate: cannot write the trace: %s\n", strerror(-rout.trace_err));
-    if (trace_out && rout.trace_err2 < 0)
-        fprintf(stderr, "skillgate: %s: cannot write the trace: %s\n", trace_out,
-                rout.trace_err2 == -EPERM ? "inside the skill's folder" : strerror(-rout.trace_err2));
-    if (rout.audit_err < 0) {
-        cleanup_free char *ap = sg_audit_path();
-        fprintf(stderr, "skillgate: cannot append to the audit log %s: %s\n", ap,
-                strerror(-rout.audit_err));
-    }
-    if (oc.fork) {
-        /* a forked context returns its summary: Result lines, else the last line */
-        const char *sum = oc.results.len ? oc.results.data : oc.last ? oc.last : "";
-        cleanup_free char *s = oc.tty_out ? sg_sanitize_str(sum, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB)
-                                          : sg_xstrdup(sum);
-        fputs(s, stdout);
-        if (!oc.results.len && oc.last)
-            fputc('\n', stdout);
+    int exit_code = SG_EXIT_USAGE;
+    if (r == 0) {
+        print_outcome(&oc, info, &rout, a.trace_out);
+        exit_code = rout.res.exit_code;
+        sg_runner_out_free(&rout);
     }
     sg_buf_free(&oc.results);
     free(oc.last);
-    json_t *vs = json_object_get(doc, "violation_summary");
-    if (!oc.json) {
-        FILE *f = oc.watch ? stdout : stderr;
-        fprintf(f, "skillgate: %s %s (exit %d) in %lld ms; %zu enforcement%s, max severity %s%s%s\n",
-                plan.skill_name, json_string_value(json_object_get(doc, "status")), res.exit_code,
-                (long long)(res.ended_ms - res.started_ms),
-                (size_t)json_integer_value(json_object_get(vs, "total_enforcements")),
-                json_integer_value(json_object_get(vs, "total_enforcements")) == 1 ? "" : "s",
-                json_string_value(json_object_get(vs, "max_severity")),
-                written ? "; trace " : "", written ? written : "");
-        if (plan.degraded)
-            fprintf(f, "skillgate: DEGRADED run: Landlock was not used\n");
-        if (allow_all)
-            fprintf(f, "skillgate: WARNING: run with --allow-all: undeclared requests were not "
-                       "checked by anyone\n");
-    }
-    sg_runner_out_free(&rout);
-    for (size_t i = 0; i < nres; i++)
-        free(res_v[i].name), free(res_v[i].addr);
-    sg_plan_free(&plan);
+    sg_runner_free(run);
     sg_skill_free(sk);
-    return res.exit_code;
+    free(a.input_buf);
+    return exit_code;
 }

@@ -446,22 +446,6 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
     p->cgroup_version = sg_cgroup_find(p->as_root, p->cgroup_base, &p->cgroup_delegated,
                                        p->cgroup_why, sizeof p->cgroup_why);
     p->profile = pol->profile;
-    p->tools_restricted = pol->tools_restricted;
-    for (size_t i = 0; i < pol->ntools; i++) {
-        const struct sg_tool *t = &pol->tools[i];
-        if (t->id == SG_TOOL_BASH || t->id == SG_TOOL_TERMINAL) {
-            p->bash_listed = true;
-            if (!t->scope)
-                p->bash_unscoped = true;
-            else
-                add_str(&p->bash_scopes, &p->nbash_scopes, t->scope);
-        }
-        if (t->id == SG_TOOL_FETCH || t->id == SG_TOOL_WEBFETCH || t->id == SG_TOOL_WEBSEARCH)
-            p->fetch_listed = true;
-        if (t->id == SG_TOOL_WRITE || t->id == SG_TOOL_EDIT || t->id == SG_TOOL_MULTIEDIT ||
-            t->id == SG_TOOL_DELETE)
-            p->write_listed = true;
-    }
     for (size_t i = 0; i < pol->negress; i++) {
         p->egress = sg_xrealloc(p->egress, (p->negress + 1) * sizeof *p->egress);
         struct sg_plan_egress *e = &p->egress[p->negress++];
@@ -535,7 +519,6 @@ void sg_plan_free(struct sg_plan *p)
     free_strv(p->passed, p->npassed);
     free_strv(p->stripped, p->nstripped);
     free_strv(p->argv, p->argc);
-    free_strv(p->bash_scopes, p->nbash_scopes);
     for (int i = 0; i < SG_PL_COUNT; i++)
         free(p->limits[i].how);
     for (size_t i = 0; i < p->negress; i++)

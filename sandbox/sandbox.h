@@ -115,11 +115,6 @@ struct sg_plan {
     size_t argc;
     char *cwd;
     char *input;
-    /* tools: what the manifest lets the skill ask for */
-    bool tools_restricted; /* a non-empty allowed-tools: unlisted tools are denied outright */
-    bool bash_listed, bash_unscoped, fetch_listed, write_listed;
-    char **bash_scopes; /* "git diff:*" of Bash(git diff:*) */
-    size_t nbash_scopes;
     /* network */
     struct sg_plan_egress *egress;
     size_t negress;

@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "perm.h"
-#include "sandbox.h"
 #include "tui.h"
 #include "util.h"
 
@@ -323,8 +322,9 @@ static void legit(struct tui *t, struct tui_demo *dm)
     }
     long long p;
     if (pid > 0 && sg_parse_ll(port, 1, 65535, &p) == 0) {
-        struct sg_resolve rs = {.name = "api.weather.test", .port = 443, .to_port = (uint16_t)p,
-                                .addr = "127.0.0.1"};
+        char rsv[64];
+        snprintf(rsv, sizeof rsv, "api.weather.test:443:127.0.0.1:%lld", p);
+        const char *rs = rsv;
         cleanup_free char *skill = sg_xasprintf("%s/skills/weather", dm->ws);
         struct tui_run_spec s = {.path = skill, .input = "{\"city\": \"Oslo\"}",
                                  .pmode = SG_PERM_DENY_ALL, .pmode_set = true, .env = dm->env,

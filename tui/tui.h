@@ -231,7 +231,7 @@ struct tui_run_spec {
     int pmode;                       /* an sg_perm_mode; PROMPT unless set */
     bool pmode_set;
     char *const *env;                /* the environment to filter; NULL: ours */
-    const struct sg_resolve *resolve;
+    const char *const *resolve;      /* NAME:PORT:ADDR[:PORT2], as --resolve */
     size_t nresolve;
 };
 void tui_run(struct tui *t, const struct tui_run_spec *spec);

@@ -15,7 +15,6 @@
 #include "events.h"
 #include "ring.h"
 #include "runner.h"
-#include "sandbox.h"
 #include "skill.h"
 #include "tui.h"
 #include "util.h"
@@ -204,32 +203,30 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
         tui_message(t, "cannot load %s: %s", spec->path, strerror(-e));
         return;
     }
-    extern char **environ;
-    struct sg_run_opts ro = {.input = spec->input, .host_env = spec->env ? spec->env : environ,
-                             .resolve = spec->resolve, .nresolve = spec->nresolve};
-    struct sg_plan plan;
+    struct sg_run_request rq = {.front = SG_FRONT_TUI, .input = spec->input, .host_env = spec->env,
+                                .resolve = spec->resolve, .nresolve = spec->nresolve,
+                                .pmode = (enum sg_perm_mode)spec->pmode,
+                                .pmode_set = spec->pmode_set,
+                                .prompt_timeout = t->o.prompt_timeout};
+    struct sg_runner *run = NULL;
     const char *why = NULL;
-    if (sg_skill_has_errors(sk) || sg_plan_build(sk, &ro, &plan, &why) < 0) {
-        tui_message(t, "%s will not run: %s", sk->display, why ? why : "its manifest has errors");
+    if (sg_runner_new(sk, &rq, &run, &why) != 0) {
+        tui_message(t, "%s will not run: %s", sk->display,
+                    sg_skill_has_errors(sk) ? "its manifest has errors" : why ? why : "?");
         sg_skill_free(sk);
         return;
     }
-    run_begin(t, r, plan.skill_name, plan.limits[SG_PL_MEMORY].value,
-              plan.limits[SG_PL_TIMEOUT].value, true);
+    const struct sg_run_info *info = sg_runner_info(run);
+    run_begin(t, r, info->skill_name, info->memory_mb, info->timeout_s, true);
     struct sg_event_bus bus = {0};
     sg_bus_subscribe(&bus, sink, t);
     struct sg_session_hook hook = {.pollfds = hook_pollfds, .dispatch = hook_dispatch,
                                    .timeout = hook_timeout, .ctx = t};
-    struct sg_runner_opts o = {.pmode = spec->pmode_set ? (enum sg_perm_mode)spec->pmode
-                                                        : SG_PERM_PROMPT,
-                               .prompt_timeout = t->o.prompt_timeout,
-                               .show = tui_prompt_show, .show_ctx = t, .hook = &hook,
-                               .person = true,
-                               .input = spec->input};
+    struct sg_runner_opts o = {.show = tui_prompt_show, .show_ctx = t, .hook = &hook};
     struct sg_runner_out out;
     struct sg_diags d = {0};
     tui_draw_now(t);
-    if (sg_runner_run(sk, &plan, &bus, &o, &out, &d) < 0) {
+    if (sg_runner_run(run, &bus, &o, &out, &d) < 0) {
         cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("bad policy");
         tui_message(t, "not run: %s", m);
     } else {
@@ -248,7 +245,7 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
     }
     sg_diags_free(&d);
     run_end(t, r);
-    sg_plan_free(&plan);
+    sg_runner_free(run);
     sg_skill_free(sk);
 }
 

@@ -8,9 +8,8 @@
 #include <string.h>
 
 #include "discover.h"
-#include "plantext.h"
+#include "runner.h"
 #include "seen.h"
-#include "sandbox.h"
 #include "skill.h"
 #include "tui.h"
 #include "util.h"
@@ -268,16 +267,14 @@ static void input_given(struct tui *t, const char *text, void *ctx)
 
 static void dry_run(struct tui *t, const struct sg_skill *sk)
 {
-    struct sg_run_opts ro = {.input = "{}"};
-    struct sg_plan plan;
-    const char *why = NULL;
-    extern char **environ;
-    ro.host_env = environ;
     if (sg_skill_has_errors(sk)) {
         tui_message(t, "this skill has errors: it will not run (see the details)");
         return;
     }
-    if (sg_plan_build(sk, &ro, &plan, &why) < 0) {
+    struct sg_run_request rq = {.front = SG_FRONT_TUI, .input = "{}"};
+    struct sg_runner *run = NULL;
+    const char *why = NULL;
+    if (sg_runner_new(sk, &rq, &run, &why) != 0) {
         tui_message(t, "no plan: %s", why ? why : "?");
         return;
     }
@@ -285,12 +282,12 @@ static void dry_run(struct tui *t, const struct sg_skill *sk)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (f) {
-        sg_plan_print(f, &plan);
+        sg_runner_print_plan(run, f);
         fclose(f);
         tui_pager_show(t, "Dry run: the plan (nothing was executed)", text ? text : "");
     }
     free(text);
-    sg_plan_free(&plan);
+    sg_runner_free(run);
 }
 
 static void show_diff(struct tui *t, const struct sg_skill *sk, const struct sg_seen *seen)
