@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sandbox.h"
+struct sg_plan;
 
 /* Everything a run of the plan would get; nothing is executed. */
 void sg_plan_print(FILE *f, const struct sg_plan *p);

@@ -11,6 +11,7 @@
 #include "classify.h"
 #include "config.h"
 #include "digest.h"
+#include "sandbox.h"
 #include "sanitize.h"
 #include "skilljson.h"
 #include "util.h"

@@ -8,8 +8,9 @@
 
 #include "events.h"
 #include "policy.h"
-#include "sandbox.h"
 #include "session.h"
+
+struct sg_plan;
 
 #define SG_TRACE_MAX_EVENTS 20000         /* output events beyond this are counted */
 /* Other events (enforcements, decisions) kept in the list: a flood of

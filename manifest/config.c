@@ -83,7 +83,7 @@ void sg_own_dirs_get(struct sg_own_dirs *o)
     memset(o, 0, sizeof *o);
     own_add(o, "config", sg_config_dir());
     own_add(o, "state", sg_state_dir());
-    /* where sandbox/launch.c keeps run directories and broker/attach.c
+    /* where sandbox/launch.c keeps run directories and agent/attach.c
      * the attach socket */
     own_add(o, "runtime", sg_runtime_dir());
 }

@@ -1,4 +1,4 @@
-/* skillgate tui --attach: listen on the attach socket (broker/attach.h) for
+/* skillgate tui --attach: listen on the attach socket (agent/attach.h) for
  * the MCP server's runs; show each run live on the run screen and each of
  * their permission prompts in the same modal as a local run's. Prompts of
  * several runs wait in order; the counter says how many. */

@@ -1,5 +1,5 @@
 /* Drawing text that may have come from a skill: every byte goes through the
- * one sanitizer (broker/sanitize.c); what it escapes is drawn in the
+ * one sanitizer (lib/sanitize.c); what it escapes is drawn in the
  * "escaped" colour; a code point the terminal would draw with no width (or
  * cannot draw) is escaped too; wide characters are clipped by cell width,
  * never cut in half. Nothing here writes a byte the skill chose as a
