@@ -7,8 +7,9 @@
  * Fetch(*.example.com:443) — and evaluated deny, then ask, then allow, on the
  * request's structured fields (resolved program and argv; canonical path;
  * name and port), never on a raw command string. What no rule settles goes
- * to the callback: deny-all, a prompt on the terminal, or a policy file
- * (rules only). "Always" decisions are grants in grants.yaml, pinned to the
+ * by mode: deny-all, a person through a front end, or a policy file (rules
+ * only). The engine is perm.c; rules.c the rules, grants.c the grants
+ * file, toolcheck.c the agents' check_tool_permission. "Always" decisions are grants in grants.yaml, pinned to the
  * skill's name and content digest, so a changed skill asks again. */
 #ifndef SG_PERM_H
 #define SG_PERM_H
@@ -110,10 +111,12 @@ int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, con
                              const char *detail, sg_perm_cont cont, void *ctx,
                              enum sg_decision *dec, bool *denied_outright);
 
-/* A front end that shows prompts itself (the TUI) instead of the line prompt
- * on /dev/tty: show() is called whenever the request at the head of the
- * queue changes, with NULL once none waits; the front end answers the head
- * with sg_perm_answer. The deadline stays the engine's (sg_perm_dispatch). */
+/* A front end shows the prompts: the TUI, the line prompt on /dev/tty
+ * (lineprompt.h), an attached TUI for the MCP server. show() is called
+ * whenever the request at the head of the queue changes (or only the
+ * number waiting), with NULL once none waits; the front end answers the
+ * head with sg_perm_answer_id. The deadline stays the engine's
+ * (sg_perm_dispatch). With no front end, PROMPT denies: nobody to ask. */
 struct sg_perm_prompt {
     struct sg_perm *perm;     /* to answer with */
     const struct sg_preq *q;
@@ -126,6 +129,11 @@ struct sg_perm_prompt {
 };
 typedef void (*sg_perm_show_fn)(void *ctx, const struct sg_perm_prompt *pr);
 void sg_perm_set_frontend(struct sg_perm *p, sg_perm_show_fn show, void *ctx);
+/* Fds of the front end's own, polled in the run's loop while a prompt is
+ * shown (through sg_perm_pollfds/sg_perm_dispatch); ctx is show's. */
+void sg_perm_set_frontend_fds(struct sg_perm *p,
+                              size_t (*pollfds)(void *ctx, struct pollfd *out, size_t max),
+                              void (*dispatch)(void *ctx, const struct pollfd *pfds, size_t n));
 /* Record a decision made without the engine (a manifest's scope, allowed-
  * tools refusing a tool): an audit record (counted like any other), and for
  * an allowance a permission_decided event (a refusal has its own). */
@@ -139,7 +147,7 @@ void sg_perm_answer(struct sg_perm *p, enum sg_decision d);
  * -ESTALE, and nothing decided, when it is not. */
 int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d);
 
-/* The prompt's terminal in the session's poll loop. */
+/* The prompt in the session's poll loop: the front end's fds, the deadline. */
 size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max);
 void sg_perm_dispatch(struct sg_perm *p, const struct pollfd *pfds, size_t n);
 int sg_perm_timeout(const struct sg_perm *p);

@@ -8,6 +8,7 @@
 
 #include "audit.h"
 #include "digest.h"
+#include "lineprompt.h"
 #include "parse.h"
 #include "plantext.h"
 #include "sandbox.h"
@@ -309,11 +310,15 @@ int sg_runner_run(struct sg_runner *r, struct sg_event_bus *bus, const struct sg
         sg_buf_free(&cap.err);
         return -EINVAL;
     }
+    struct sg_lineprompt *lp = NULL;
     if (o->show)
         sg_perm_set_frontend(perm, o->show, o->show_ctx);
+    else if (r->pmode == SG_PERM_PROMPT && (lp = sg_lineprompt_open()))
+        sg_lineprompt_attach(lp, perm); /* else nobody to ask: denied */
     json_t *seen = manifests_seen(sk, bus);
     sg_session_run(plan, bus, perm, o->hook, &out->res);
     sg_perm_free(perm);
+    sg_lineprompt_close(lp);
     out->doc = sg_trace_build(&trace, sk, plan, &out->res, digest);
     json_object_set_new(out->doc, "manifests", seen);
     if (r->person)

@@ -1,0 +1,299 @@
+/* Rules as people write them (Bash(git status:*), Write(/tmp/out/),
+ * Fetch(*.example.com:443)), the names of tools and decisions, a policy
+ * file's deny/ask/allow lists, and what a manifest's allowed-tools lets a
+ * skill ask for. */
+#include "perm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perm_int.h"
+#include "policy.h"
+#include "skill.h"
+#include "util.h"
+#include "ynode.h"
+
+static const char *const tool_names[] = {
+#define X(id, name) [SG_PT_##id] = name,
+    SG_PERM_TOOLS(X)
+#undef X
+};
+
+const char *sg_ptool_name(enum sg_ptool t)
+{
+    return tool_names[t];
+}
+
+bool sg_decision_allows(enum sg_decision d)
+{
+    return d == SG_DEC_ALLOW_ONCE || d == SG_DEC_ALLOW_RUN || d == SG_DEC_ALLOW_ALWAYS;
+}
+
+const char *sg_decision_name(enum sg_decision d)
+{
+    switch (d) {
+    case SG_DEC_DENY: return "deny";
+    case SG_DEC_ALLOW_ONCE: return "allow once";
+    case SG_DEC_ALLOW_RUN: return "allow for this run";
+    case SG_DEC_ALLOW_ALWAYS: return "always allow";
+    case SG_DEC_DENY_ALWAYS: return "always deny";
+    }
+    return "deny";
+}
+
+/* ---- rules ---- */
+
+int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, struct sg_prule *r,
+                   const char **why)
+{
+    memset(r, 0, sizeof *r);
+    r->port = -1;
+    const char *open = strchr(text, '(');
+    size_t len = strlen(text);
+    if (!open || len < 3 || text[len - 1] != ')') {
+        *why = "a rule is Tool(pattern), e.g. Bash(git status:*)";
+        return -EINVAL;
+    }
+    size_t tl = (size_t)(open - text);
+    size_t t;
+    for (t = 0; t < SG_ARRAY_LEN(tool_names); t++)
+        if (strlen(tool_names[t]) == tl && !strncmp(text, tool_names[t], tl))
+            break;
+    if (t == SG_ARRAY_LEN(tool_names)) {
+        if (tl == 8 && !strncmp(text, "WebFetch", 8))
+            t = SG_PT_FETCH;
+        else {
+            *why = "the tool must be Bash, Write or Fetch";
+            return -EINVAL;
+        }
+    }
+    r->tool = (enum sg_ptool)t;
+    cleanup_free char *pat = sg_xstrndup(open + 1, len - tl - 2);
+    if (!*pat) {
+        *why = "empty pattern";
+        return -EINVAL;
+    }
+    if (r->tool == SG_PT_BASH) {
+        size_t pl = strlen(pat);
+        if (pl > 2 && !strcmp(pat + pl - 2, ":*")) {
+            pat[pl - 2] = '\0';
+            r->prefix = true;
+        }
+    } else if (r->tool == SG_PT_FETCH) {
+        char *p = pat;
+        if (sg_str_has_prefix(p, "domain:"))
+            p += 7;
+        char *colon = strrchr(p, ':');
+        if (colon && !strchr(p, ']')) {
+            long long v;
+            if (sg_parse_ll(colon + 1, 1, 65535, &v) < 0) {
+                *why = "a Fetch port must be 1-65535";
+                return -EINVAL;
+            }
+            r->port = (int)v;
+            *colon = '\0';
+        }
+        memmove(pat, p, strlen(p) + 1);
+        for (char *c = pat; *c; c++)
+            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+    } else if (pat[0] != '/') {
+        *why = "a Write pattern is an absolute path or glob";
+        return -EINVAL;
+    }
+    r->pattern = steal_pointer(&pat);
+    r->effect = eff;
+    r->text = sg_xstrdup(text);
+    r->source = sg_xstrdup(source);
+    return 0;
+}
+
+void sg_prule_free(struct sg_prule *r)
+{
+    free(r->pattern);
+    free(r->text);
+    free(r->source);
+    memset(r, 0, sizeof *r);
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
+{
+    if (r->tool != q->tool)
+        return false;
+    switch (q->tool) {
+    case SG_PT_BASH: {
+        if (r->pattern[0] == '/' && !strchr(r->pattern, ' '))
+            return !strcmp(r->pattern, q->subject); /* Bash(/usr/bin/python3): that program */
+        /* the command as a person reads it: program name, then the arguments.
+         * A skill's exec names its program by base name only when that name
+         * on the sandbox's PATH is the same file (a symlink or a copy named
+         * ls elsewhere is not ls); an agent's command is read as written. */
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "%s%s%s", q->name[0] ? q->name : base_name(q->subject),
+                 q->args[0] ? " " : "", q->args);
+        size_t n = strlen(r->pattern);
+        if (!r->prefix)
+            return !strcmp(cmd, r->pattern);
+        return !strncmp(cmd, r->pattern, n) && (cmd[n] == '\0' || cmd[n] == ' ');
+    }
+    case SG_PT_WRITE: {
+        size_t n = strlen(r->pattern);
+        if (n >= 3 && !strcmp(r->pattern + n - 3, "/**"))
+            return !strncmp(q->subject, r->pattern, n - 2) ||
+                   (!strncmp(q->subject, r->pattern, n - 3) && q->subject[n - 3] == '\0');
+        return fnmatch(r->pattern, q->subject, FNM_PATHNAME) == 0;
+    }
+    case SG_PT_FETCH: {
+        if (r->port >= 0 && r->port != q->port)
+            return false;
+        if (sg_str_has_prefix(r->pattern, "*.")) {
+            size_t s = strlen(r->pattern) - 1, n = strlen(q->subject);
+            return n > s && !strcmp(q->subject + n - s, r->pattern + 1);
+        }
+        return !strcmp(r->pattern, q->subject);
+    }
+    }
+    return false;
+}
+
+char *sg_preq_rule(const struct sg_preq *q)
+{
+    switch (q->tool) {
+    case SG_PT_BASH:
+        if (q->agent_tool[0]) /* a command the agent runs: that exact command */
+            return sg_xasprintf("Bash(%s%s%s)", q->subject, q->args[0] ? " " : "", q->args);
+        return sg_xasprintf("Bash(%s)", q->subject);
+    case SG_PT_WRITE:
+        return sg_xasprintf("Write(%s)", q->subject);
+    case SG_PT_FETCH:
+        return q->port > 0 ? sg_xasprintf("Fetch(%s:%d)", q->subject, q->port)
+                           : sg_xasprintf("Fetch(%s)", q->subject);
+    }
+    return sg_xstrdup("?");
+}
+
+void sg_tools_from_policy(const struct sg_policy *pol, struct sg_tools *t)
+{
+    memset(t, 0, sizeof *t);
+    t->restricted = pol->tools_restricted;
+    for (size_t i = 0; i < pol->ntools; i++) {
+        const struct sg_tool *tl = &pol->tools[i];
+        if (tl->id == SG_TOOL_BASH || tl->id == SG_TOOL_TERMINAL) {
+            t->bash_listed = true;
+            if (!tl->scope)
+                t->bash_unscoped = true;
+            else {
+                t->bash_scopes = sg_xrealloc(t->bash_scopes,
+                                             (t->nbash_scopes + 1) * sizeof *t->bash_scopes);
+                t->bash_scopes[t->nbash_scopes++] = sg_xstrdup(tl->scope);
+            }
+        }
+        if (tl->id == SG_TOOL_FETCH || tl->id == SG_TOOL_WEBFETCH || tl->id == SG_TOOL_WEBSEARCH)
+            t->fetch_listed = true;
+        if (tl->id == SG_TOOL_WRITE || tl->id == SG_TOOL_EDIT || tl->id == SG_TOOL_MULTIEDIT ||
+            tl->id == SG_TOOL_DELETE)
+            t->write_listed = true;
+    }
+}
+
+void sg_tools_free(struct sg_tools *t)
+{
+    for (size_t i = 0; i < t->nbash_scopes; i++)
+        free(t->bash_scopes[i]);
+    free(t->bash_scopes);
+    memset(t, 0, sizeof *t);
+}
+
+void sg_rules_add(struct sg_prule **rules, size_t *n, const struct sg_prule *r)
+{
+    *rules = sg_xrealloc(*rules, (*n + 1) * sizeof **rules);
+    (*rules)[(*n)++] = *r;
+}
+
+/* Read a YAML file of bytes into a tree (capped like a manifest). */
+static struct sg_ynode *load_yaml(const char *path, struct sg_diags *d, int *err)
+{
+    *err = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        *err = errno == ENOENT ? 0 : -errno;
+        if (*err)
+            sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "cannot be read: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SG_MANIFEST_MAX) {
+        close(fd);
+        sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "not a regular file under %d bytes",
+                    SG_MANIFEST_MAX);
+        *err = -EINVAL;
+        return NULL;
+    }
+    char *buf = sg_xmalloc((size_t)st.st_size + 1);
+    ssize_t n = read(fd, buf, (size_t)st.st_size);
+    close(fd);
+    struct sg_ynode *root = NULL;
+    if (n < 0 || sg_yaml_parse(buf, (size_t)n, 0, path, d, &root) < 0)
+        *err = -EINVAL;
+    free(buf);
+    return root;
+}
+
+int sg_rules_load(const char *path, struct sg_prule **rules, size_t *n, struct sg_diags *d)
+{
+    int err;
+    struct sg_ynode *root = load_yaml(path, d, &err);
+    if (err)
+        return err;
+    if (!root) {
+        sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "no such policy file");
+        return -ENOENT;
+    }
+    static const struct {
+        const char *key;
+        enum sg_effect eff;
+    } parts[] = {{"deny", SG_EFF_DENY}, {"ask", SG_EFF_ASK}, {"allow", SG_EFF_ALLOW}};
+    int r = 0;
+    for (size_t k = 0; k + 1 < root->n; k += 2) {
+        const struct sg_ynode *key = root->kids[k], *v = root->kids[k + 1];
+        size_t i;
+        for (i = 0; i < SG_ARRAY_LEN(parts); i++)
+            if (!strcmp(key->str, parts[i].key))
+                break;
+        if (i == SG_ARRAY_LEN(parts)) {
+            sg_diag_add(d, SG_WARNING, path, key->line, key->col, key->str, "unknown key, ignored");
+            continue;
+        }
+        if (v->type != SG_Y_SEQ) {
+            sg_diag_add(d, SG_ERROR, path, v->line, v->col, key->str, "must be a list of rules");
+            r = -EINVAL;
+            continue;
+        }
+        for (size_t j = 0; j < v->n; j++) {
+            const struct sg_ynode *it = v->kids[j];
+            struct sg_prule rule;
+            const char *why;
+            cleanup_free char *src = sg_xasprintf("%s:%d", path, it->line);
+            if (it->type != SG_Y_SCALAR ||
+                sg_prule_parse(it->str, parts[i].eff, src, &rule, &why) < 0) {
+                sg_diag_add(d, SG_ERROR, path, it->line, it->col, key->str, "%s",
+                            it->type == SG_Y_SCALAR ? why : "must be a rule string");
+                r = -EINVAL;
+                continue;
+            }
+            sg_rules_add(rules, n, &rule);
+        }
+    }
+    sg_ynode_free(root);
+    return r;
+}
