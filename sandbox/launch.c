@@ -683,6 +683,135 @@ static void pid1_error(int ctl, int *r, char *step, size_t steplen)
     }
 }
 
+/* A helper's failure: step says what, the caller cleans up. */
+#define STEP_FAIL(code, ...)                        \
+    do {                                            \
+        snprintf(step, steplen, __VA_ARGS__);       \
+        return (code);                              \
+    } while (0)
+
+/* pid 1 has its maps: make the cgroups (pid 1 in them), set up the
+ * network namespace's table and routes through the netlink sockets pid 1
+ * sends, and send "placed" with the cgroups' fds and the seccomp filter. */
+static int place(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb, char *step,
+                 size_t steplen)
+{
+    /* The cgroups and the seccomp filter are made while pid 1 sets up its
+     * network and mounts, and sent with "placed"; pid 1 forks the skill only
+     * once it has them. v1: pid 1 enters the cgroups itself through the
+     * "tasks" fds. v2: moving pid 1 in from here takes the kernel's
+     * threadgroup lock (an RCU grace period), also overlapped. Without a
+     * filter the skill process compiles its own. */
+    int tasks[SG_CGROUP_V1_MAX];
+    int r;
+    if ((r = sg_cgroup_prepare(p, sb, tasks)) < 0)
+        STEP_FAIL(r, "cgroup");
+    if ((r = sg_cgroup_setup(p, pid, sb)) < 0) {
+        for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
+            if (tasks[i] >= 0)
+                close(tasks[i]);
+        STEP_FAIL(r, "cgroup");
+    }
+    int ntasks = 0;
+    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
+        if (tasks[i] >= 0)
+            tasks[ntasks++] = tasks[i];
+    /* pid 1's first message: the network namespace's netlink sockets, for
+     * the table and routes (nft.h) */
+    struct sg_ctl_msg m;
+    int fds[SG_CTL_MAX_FDS];
+    size_t nfds = 0;
+    if ((r = ctl_wait(sb->ctl_fd, &m, fds, &nfds)) < 0 || m.type != SG_CTL_NETLINK ||
+        nfds != SG_NL_FDS) {
+        for (size_t k = 0; k < nfds; k++)
+            close(fds[k]);
+        for (int i = 0; i < ntasks; i++)
+            close(tasks[i]);
+        if (r == 0 && m.type == SG_CTL_ERROR)
+            STEP_FAIL(-m.err, "%s", m.step);
+        STEP_FAIL(r < 0 ? r : -EBADMSG, "handshake");
+    }
+    char netstep[64] = "";
+    r = sg_net_setup(fds, netstep, sizeof netstep);
+    close(fds[SG_NL_ROUTE]), close(fds[SG_NL_NFT]);
+    if (r < 0) {
+        for (int i = 0; i < ntasks; i++)
+            close(tasks[i]);
+        STEP_FAIL(r, "%s", netstep);
+    }
+    struct sock_filter *bpf = NULL;
+    size_t nbpf = 0;
+    if (sg_seccomp_filter(p->profile, &bpf, &nbpf) < 0)
+        nbpf = 0;
+    r = ctl_send_fds(sb->ctl_fd, SG_CTL_PLACED, 0, (int)(nbpf * sizeof *bpf), NULL, tasks,
+                     (size_t)ntasks);
+    for (int i = 0; i < ntasks; i++)
+        close(tasks[i]);
+    if (r == 0 && nbpf) {
+        ssize_t k = send(sb->ctl_fd, bpf, nbpf * sizeof *bpf, MSG_NOSIGNAL);
+        r = k == (ssize_t)(nbpf * sizeof *bpf) ? 0 : k < 0 ? -errno : -EIO;
+    }
+    free(bpf);
+    if (r < 0)
+        STEP_FAIL(r, "handshake");
+    return 0;
+}
+
+/* pid 1's messages until "ready": the decoys' and egress listeners' fds,
+ * the NFLOG socket, then the seccomp notification fd; and every declared
+ * path's bind checked against its pin before anything runs. */
+static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen)
+{
+    struct sg_ctl_msg m;
+    int fds[SG_CTL_MAX_FDS];
+    size_t nfds = 0;
+    int r;
+    for (;;) {
+        if ((r = ctl_wait(sb->ctl_fd, &m, fds, &nfds)) < 0)
+            STEP_FAIL(r, r == -ETIMEDOUT ? "waiting for the sandbox to be ready"
+                                    : "sandbox setup (it exited)");
+        if (m.type == SG_CTL_DECOYS || m.type == SG_CTL_EGRESS) {
+            /* status says which slots the fds that came fill, in order */
+            int *slots = m.type == SG_CTL_DECOYS ? sb->decoy_fd : sb->egress_fd;
+            int nslots = m.type == SG_CTL_DECOYS ? SG_MAX_DECOYS : SG_EGRESS_FDS;
+            size_t k = 0;
+            for (int i = 0; i < nslots && k < nfds; i++)
+                if (m.status & (1 << i))
+                    slots[i] = fds[k++];
+            while (k < nfds)
+                close(fds[k++]);
+            continue;
+        }
+        int nfd = nfds > 0 ? fds[0] : -1;
+        for (size_t k = 1; k < nfds; k++)
+            close(fds[k]);
+        if (m.type == SG_CTL_ERROR) {
+            if (nfd >= 0)
+                close(nfd);
+            STEP_FAIL(-m.err, "%s", m.step);
+        }
+        if (m.type == SG_CTL_NFLOG && nfd >= 0) {
+            sb->nflog_fd = nfd;
+            continue;
+        }
+        if (m.type != SG_CTL_READY || nfd < 0) {
+            if (nfd >= 0)
+                close(nfd);
+            STEP_FAIL(-EBADMSG, "handshake");
+        }
+        sb->notify_fd = nfd;
+        /* pid 1 bound each declared path by name in its own namespace (a
+         * descriptor from ours cannot be bound there): before anything
+         * runs, each bind must show the very folder pinned here */
+        for (size_t i = 0; i < sb->npins; i++)
+            if (sb->pins[i] >= 0 && (r = sg_pin_check(sb->pid, p->mounts[i].dst, sb->pins[i])) < 0)
+                STEP_FAIL(r, "declared path %s changed while the sandbox was built",
+                          p->mounts[i].src);
+        return 0;
+    }
+}
+#undef STEP_FAIL
+
 int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen,
                       void (*meanwhile)(void *ctx), void *ctx)
 {
@@ -745,108 +874,12 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         PID1_FAIL(r, "gid_map");
     if ((r = ctl_send(sb->ctl_fd, SG_CTL_MAPPED, 0, 0, NULL, -1)) < 0)
         PID1_FAIL(r, "handshake");
-    /* The cgroups and the seccomp filter are made while pid 1 sets up its
-     * network and mounts, and sent with "placed"; pid 1 forks the skill only
-     * once it has them. v1: pid 1 enters the cgroups itself through the
-     * "tasks" fds. v2: moving pid 1 in from here takes the kernel's
-     * threadgroup lock (an RCU grace period), also overlapped. Without a
-     * filter the skill process compiles its own. */
-    int tasks[SG_CGROUP_V1_MAX];
-    if ((r = sg_cgroup_prepare(p, sb, tasks)) < 0)
-        FAIL(r, "cgroup");
-    if ((r = sg_cgroup_setup(p, pid, sb)) < 0) {
-        for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
-            if (tasks[i] >= 0)
-                close(tasks[i]);
-        FAIL(r, "cgroup");
-    }
-    int ntasks = 0;
-    for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++)
-        if (tasks[i] >= 0)
-            tasks[ntasks++] = tasks[i];
-    /* pid 1's first message: the network namespace's netlink sockets, for
-     * the table and routes (nft.h) */
-    struct sg_ctl_msg m;
-    int fds[SG_CTL_MAX_FDS];
-    size_t nfds = 0;
-    if ((r = ctl_wait(sb->ctl_fd, &m, fds, &nfds)) < 0 || m.type != SG_CTL_NETLINK ||
-        nfds != SG_NL_FDS) {
-        for (size_t k = 0; k < nfds; k++)
-            close(fds[k]);
-        for (int i = 0; i < ntasks; i++)
-            close(tasks[i]);
-        if (r == 0 && m.type == SG_CTL_ERROR)
-            FAIL(-m.err, "%s", m.step);
-        FAIL(r < 0 ? r : -EBADMSG, "handshake");
-    }
-    char netstep[64] = "";
-    r = sg_net_setup(fds, netstep, sizeof netstep);
-    close(fds[SG_NL_ROUTE]), close(fds[SG_NL_NFT]);
-    if (r < 0) {
-        for (int i = 0; i < ntasks; i++)
-            close(tasks[i]);
-        FAIL(r, "%s", netstep);
-    }
-    struct sock_filter *bpf = NULL;
-    size_t nbpf = 0;
-    if (sg_seccomp_filter(p->profile, &bpf, &nbpf) < 0)
-        nbpf = 0;
-    r = ctl_send_fds(sb->ctl_fd, SG_CTL_PLACED, 0, (int)(nbpf * sizeof *bpf), NULL, tasks,
-                     (size_t)ntasks);
-    for (int i = 0; i < ntasks; i++)
-        close(tasks[i]);
-    if (r == 0 && nbpf) {
-        ssize_t k = send(sb->ctl_fd, bpf, nbpf * sizeof *bpf, MSG_NOSIGNAL);
-        r = k == (ssize_t)(nbpf * sizeof *bpf) ? 0 : k < 0 ? -errno : -EIO;
-    }
-    free(bpf);
-    if (r < 0)
-        FAIL(r, "handshake");
+    if ((r = place(p, pid, sb, step, steplen)) < 0)
+        goto fail;
     if (meanwhile)
         meanwhile(ctx);
-    for (;;) {
-        if ((r = ctl_wait(sb->ctl_fd, &m, fds, &nfds)) < 0)
-            FAIL(r, r == -ETIMEDOUT ? "waiting for the sandbox to be ready"
-                                    : "sandbox setup (it exited)");
-        if (m.type == SG_CTL_DECOYS || m.type == SG_CTL_EGRESS) {
-            /* status says which slots the fds that came fill, in order */
-            int *slots = m.type == SG_CTL_DECOYS ? sb->decoy_fd : sb->egress_fd;
-            int nslots = m.type == SG_CTL_DECOYS ? SG_MAX_DECOYS : SG_EGRESS_FDS;
-            size_t k = 0;
-            for (int i = 0; i < nslots && k < nfds; i++)
-                if (m.status & (1 << i))
-                    slots[i] = fds[k++];
-            while (k < nfds)
-                close(fds[k++]);
-            continue;
-        }
-        int nfd = nfds > 0 ? fds[0] : -1;
-        for (size_t k = 1; k < nfds; k++)
-            close(fds[k]);
-        if (m.type == SG_CTL_ERROR) {
-            if (nfd >= 0)
-                close(nfd);
-            FAIL(-m.err, "%s", m.step);
-        }
-        if (m.type == SG_CTL_NFLOG && nfd >= 0) {
-            sb->nflog_fd = nfd;
-            continue;
-        }
-        if (m.type != SG_CTL_READY || nfd < 0) {
-            if (nfd >= 0)
-                close(nfd);
-            FAIL(-EBADMSG, "handshake");
-        }
-        sb->notify_fd = nfd;
-        /* pid 1 bound each declared path by name in its own namespace (a
-         * descriptor from ours cannot be bound there): before anything
-         * runs, each bind must show the very folder pinned here */
-        for (size_t i = 0; i < sb->npins; i++)
-            if (sb->pins[i] >= 0 && (r = sg_pin_check(sb->pid, p->mounts[i].dst, sb->pins[i])) < 0)
-                FAIL(r, "declared path %s changed while the sandbox was built",
-                     p->mounts[i].src);
+    if ((r = await_ready(p, sb, step, steplen)) == 0)
         return 0;
-    }
 fail:
     for (int i = 0; i < 2; i++) {
         if (in[i] >= 0 && !(i == 1 && in[1] == sb->stdin_fd))
