@@ -1,6 +1,7 @@
-/* The event stream of a run. Every front end (the --watch printer, the
- * JSONL printer, the trace writer; later the TUI, MCP and the audit log) is a
- * sink: a function that gets each event as it happens. */
+/* The event stream of a run. Every front end and record (the CLI's
+ * printers, the TUI, the MCP server's attach stream, the trace, the audit
+ * record's captured output) is a sink: a function that gets each event as
+ * it happens. */
 #ifndef SG_EVENTS_H
 #define SG_EVENTS_H
 

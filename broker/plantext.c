@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "landlock.h"
-#include "nft.h"
+#include "netns.h"
 #include "sanitize.h"
 #include "util.h"
 

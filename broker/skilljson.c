@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 
+#include "skill.h"
 #include "util.h"
 
 static const struct {

@@ -9,6 +9,7 @@
 #include "events.h"
 #include "policy.h"
 #include "session.h"
+#include "skill.h"
 
 struct sg_plan;
 

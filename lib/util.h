@@ -1,5 +1,6 @@
-/* Small shared helpers: cleanup attributes, ownership transfer, bounded
- * string building. Header-only so every module can use it. */
+/* The shared toolbox (lib/, at the bottom: it uses nothing of ours):
+ * cleanup attributes, ownership transfer, allocation that never returns
+ * NULL, bounded buffers, UTF-8, string building, file helpers. */
 #ifndef SG_UTIL_H
 #define SG_UTIL_H
 

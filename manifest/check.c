@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "parse.h"
+#include "skill.h"
 #include "util.h"
 
 __attribute__((format(printf, 5, 0)))

@@ -152,29 +152,6 @@ struct sg_policy {
     size_t nscripts;
 };
 
-struct sg_kv {
-    char *key, *value;
-};
-
-struct sg_skill {
-    char *root;     /* absolute, canonical */
-    char *display;  /* the folder as the user named it */
-    char *dirname;  /* last component of root */
-    char *skill_md; /* display path of SKILL.md or NULL */
-    char *sandbox_yaml; /* display path of skillsandbox.yaml or NULL */
-    char *name, *description, *version, *author, *license, *compatibility;
-    char *model, *agent, *argument_hint;
-    struct sg_kv *metadata;
-    size_t nmetadata;
-    int user_invocable;           /* -1 unset, 0, 1 */
-    int disable_model_invocation; /* -1 unset, 0, 1 */
-    bool has_hooks;
-    long body_offset; /* byte offset of the Markdown body in SKILL.md */
-    int body_line;
-    struct sg_policy policy;
-    struct sg_diags diags;
-};
-
 const char *sg_risk_name(enum sg_risk r);
 const char *sg_mode_name(enum sg_exec_mode m);
 const char *sg_seccomp_profile_name(enum sg_seccomp_profile p);

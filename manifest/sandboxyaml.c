@@ -1,5 +1,6 @@
 /* skillsandbox.yaml: skill{}, permissions{}, resources{}, entrypoint{}. */
 #include "parse.h"
+#include "skill.h"
 #include "util.h"
 
 /* ---- skill ---- */

@@ -11,6 +11,31 @@
 /* Every manifest file a skill controls is capped before it is parsed. */
 #define SG_MANIFEST_MAX (256 * 1024)
 
+/* A skill as loaded: what its manifests say, the Policy they fold into,
+ * and every problem found. */
+struct sg_kv {
+    char *key, *value;
+};
+
+struct sg_skill {
+    char *root;     /* absolute, canonical */
+    char *display;  /* the folder as the user named it */
+    char *dirname;  /* last component of root */
+    char *skill_md; /* display path of SKILL.md or NULL */
+    char *sandbox_yaml; /* display path of skillsandbox.yaml or NULL */
+    char *name, *description, *version, *author, *license, *compatibility;
+    char *model, *agent, *argument_hint;
+    struct sg_kv *metadata;
+    size_t nmetadata;
+    int user_invocable;           /* -1 unset, 0, 1 */
+    int disable_model_invocation; /* -1 unset, 0, 1 */
+    bool has_hooks;
+    long body_offset; /* byte offset of the Markdown body in SKILL.md */
+    int body_line;
+    struct sg_policy policy;
+    struct sg_diags diags;
+};
+
 /* Load the skill in dir (or the folder of a SKILL.md / skillsandbox.yaml
  * path). Returns 0 and *out, whose diags hold every problem found (a skill
  * with errors is still returned, so callers can show them), or -ENODATA when

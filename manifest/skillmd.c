@@ -1,6 +1,7 @@
 /* SKILL.md frontmatter: the Agent Skills fields, Claude Code's extras and the
  * OpenSkills wasm: block, applied to the Skill and its Policy. */
 #include "parse.h"
+#include "skill.h"
 #include "util.h"
 
 static void f_name(struct sg_pctx *c, const struct sg_ynode *v, const char *field)

@@ -3,7 +3,7 @@
  *   broker                                  sandbox pid 1 (new user, mount, pid,
  *                                           net, ipc, uts and cgroup namespaces)
  *   clone ────────────────────────────────► parent-death signal, hostname
- *   uid/gid maps                            lo up, netlink sockets    (nft.c)
+ *   uid/gid maps                            lo up, netlink sockets    (netns.c)
  *   netlink fds ◄────────────── "netlink" ─┤
  *   nflog fd ◄───────────────── "nflog" ───┤ NFLOG socket
  *   proxy, DNS fds ◄─────────── "egress" ──┤ proxy and DNS listeners
@@ -11,7 +11,7 @@
  *   cgroups made (v1: "tasks" opened;       mounts + pivot_root       (mounts.c)
  *     v2: pid 1 moved in)                   decoys                    (decoy.c)
  *   nft table, routes through the
- *     netlink fds                (nft.c)
+ *     netlink fds                (netns.c)
  *   seccomp filter (built at build time)
  *     ─── "placed" + tasks fds + filter ──► enter the cgroups (v1)
  *                                           vfork the skill ┐
@@ -55,7 +55,7 @@
 #include "landlock.h"
 #include "decoy.h"
 #include "mounts.h"
-#include "nft.h"
+#include "netns.h"
 #include "sandbox.h"
 #include "config.h"
 #include "pin.h"
@@ -717,7 +717,7 @@ static int place(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb, char
         if (tasks[i] >= 0)
             tasks[ntasks++] = tasks[i];
     /* pid 1's first message: the network namespace's netlink sockets, for
-     * the table and routes (nft.h) */
+     * the table and routes (netns.h) */
     struct sg_ctl_msg m;
     int fds[SG_CTL_MAX_FDS];
     size_t nfds = 0;

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "policy.h"
+#include "skill.h"
 
 enum sg_mount_kind {
     SG_MNT_BIND_RO,   /* host path, read-only */
@@ -170,7 +171,7 @@ struct sg_sandbox {
     int decoy_fd[SG_MAX_DECOYS]; /* fanotify: a credential decoy was opened (decoy.h) */
     int decoy_hold_fd;           /* closing it lets the decoys' holder exit (launch.c) */
     pid_t decoy_hold_pid;        /* the holder (reaped by sg_sandbox_reap) */
-    int egress_fd[SG_EGRESS_FDS]; /* listeners inside the sandbox (nft.h) */
+    int egress_fd[SG_EGRESS_FDS]; /* listeners inside the sandbox (netns.h) */
     char *rundir;   /* host directory used as the new root's mount point */
     int *pins;      /* per mount: the bound host path, held since before launch (pin.h); -1 */
     size_t npins;

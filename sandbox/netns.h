@@ -4,8 +4,8 @@
  * to the broker's proxy and everything for port 53 to its DNS stub; a filter
  * chain logs each other packet to an NFLOG group and rejects it (TCP with a
  * reset, the rest with ICMP admin-prohibited). Reject, never drop. */
-#ifndef SG_NFT_H
-#define SG_NFT_H
+#ifndef SG_NETNS_H
+#define SG_NETNS_H
 
 #include <stddef.h>
 

@@ -1,4 +1,4 @@
-#include "nft.h"
+#include "netns.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
