@@ -15,6 +15,7 @@
 #include "attach.h"
 #include "discover.h"
 #include "digest.h"
+#include "lineprompt.h"
 #include "perm.h"
 #include "runner.h"
 #include "sanitize.h"
@@ -456,10 +457,13 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
         return tool_error("%s", m);
     }
     sg_diags_free(&d);
+    struct sg_lineprompt *lp = NULL;
     if (a.fd >= 0) {
         sg_perm_set_frontend(perm, attach_show, &a);
         sg_attach_send(a.fd, json_pack("{s:s, s:s, s:s}", "type", "hello", "skill", name,
                                        "run_id", "permission check"));
+    } else if ((lp = sg_lineprompt_open())) {
+        sg_lineprompt_attach(lp, perm); /* else nobody to ask: denied */
     }
     enum sg_decision dec = SG_DEC_DENY;
     bool outright = false;
@@ -499,6 +503,7 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
         close(a.fd);
     }
     sg_perm_free(perm);
+    sg_lineprompt_close(lp);
     sg_skill_free(sk);
     return tool_result(j, false);
 }
