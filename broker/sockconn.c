@@ -12,6 +12,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <linux/netlink.h>
+
 #include "notifpath.h"
 #include "util.h"
 
@@ -142,6 +144,38 @@ static void refuse_path(struct sg_sockconn *s, const struct seccomp_notif *req, 
                 "connect to the unix socket %s refused: %s", path, where);
 }
 
+/* A netlink connect to another socket or to a multicast group: the kernel
+ * asks the caller for CAP_NET_ADMIN over the socket's network namespace
+ * (NETLINK_USERSOCK excepted), and the broker holds it there (root, or the
+ * owner of the sandbox's user namespace) where the skill, which has no
+ * capabilities, does not. Refused as the skill's own call would be. */
+static bool netlink_needs_privilege(int sock, const struct sockaddr_storage *ss, socklen_t len)
+{
+    const struct sockaddr_nl *nl = (const struct sockaddr_nl *)ss;
+    int proto = -1;
+    socklen_t pl = sizeof proto;
+    if (len < sizeof *nl || nl->nl_family != AF_NETLINK || (!nl->nl_pid && !nl->nl_groups))
+        return false;
+    return getsockopt(sock, SOL_SOCKET, SO_PROTOCOL, &proto, &pl) < 0 ||
+           proto != NETLINK_USERSOCK;
+}
+
+static void refuse_netlink(struct sg_sockconn *s, const struct seccomp_notif *req,
+                           const struct sockaddr_storage *ss)
+{
+    const struct sockaddr_nl *nl = (const struct sockaddr_nl *)ss;
+    respond(s->fd, req->id, -EPERM);
+    sg_bus_emit(s->bus, SG_EV_SYSCALL_BLOCKED,
+                json_pack("{s:s, s:i, s:s, s:I, s:I, s:s, s:b}", "syscall", "connect", "pid",
+                          (int)req->pid, "family", "netlink", "nl_pid", (json_int_t)nl->nl_pid,
+                          "nl_groups", (json_int_t)nl->nl_groups, "reason",
+                          "sending to another netlink socket or group needs CAP_NET_ADMIN",
+                          "prevented", 1),
+                "netlink connect to port %u, groups 0x%x refused: it needs CAP_NET_ADMIN, "
+                "which the skill does not have",
+                (unsigned)nl->nl_pid, (unsigned)nl->nl_groups);
+}
+
 /* Connect sock to addr now, without blocking the broker. 0, or -errno;
  * -EINPROGRESS with *wait when a blocking caller has to wait for it. */
 static int connect_now(int sock, const struct sockaddr *addr, socklen_t len, bool *wait)
@@ -257,6 +291,11 @@ void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req)
             addr = (const struct sockaddr *)&via;
             alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(via.sun_path) + 1);
         }
+    }
+    if (!r && family == AF_NETLINK && netlink_needs_privilege(sock, &ss, len)) {
+        refuse_netlink(s, req, &ss);
+        close(sock);
+        return;
     }
     bool wait = false;
     if (!r)

@@ -579,6 +579,64 @@ def a_readable_folder_is_not_a_line_to_its_daemons(m, base):
     assert any("host socket" in e.get("message", "") for e in refused), refused[:3]
 
 
+NETLINK_ATTACK = r"""
+import errno, os, socket
+def try_(what, fn):
+    try:
+        fn()
+        print(what, "CONNECTED")
+    except OSError as e:
+        print(what, "refused", e.errno)
+# a route socket to listen on: its port id is what another socket would
+# need CAP_NET_ADMIN to send to
+a = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+a.bind((0, 0))
+a.settimeout(0.5)
+pid_a = a.getsockname()[0]
+b = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+try_("unicast", lambda: b.connect((pid_a, 0)))
+try:
+    b.send(b"\x14\0\0\0\x10\0\0\0\0\0\0\0\0\0\0\0forged")
+    print("delivered", len(a.recv(100)))
+except OSError as e:
+    print("not delivered", e.errno)
+c = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+try_("multicast", lambda: c.connect((0, 1)))  # RTMGRP_LINK
+k = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+try_("kernel", lambda: k.connect((0, 0)))
+# NETLINK_USERSOCK lets anyone send to another socket: the kernel's rule
+u1 = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2)
+u1.bind((0, 0))
+u2 = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2)
+try_("usersock", lambda: u2.connect((u1.getsockname()[0], 0)))
+print("netlink done")
+"""
+
+
+@test()
+def a_netlink_connect_gets_no_privilege_from_the_broker(m, base):
+    """The broker made every connect() itself, with its own credentials: a
+    netlink connect to another socket or to a multicast group needs
+    CAP_NET_ADMIN, which the skill does not hold but the broker (root, or the
+    owner of the sandbox's user namespace) does, so a skill could send forged
+    messages to any netlink listener in its sandbox. Such a connect is
+    refused as the kernel would refuse the skill's own (EPERM), and logged;
+    a connect to the kernel, and NETLINK_USERSOCK's, still work."""
+    name = f"netlink-{m.name}"
+    d = h.make_skill(base, name, NETLINK_ATTACK)
+    p = m.run("run", "--json", d, check=0, timeout=60)
+    survived(m, p, name)
+    assert "netlink done" in p.out, (p.out, p.err[-2000:])
+    for what in ("unicast", "multicast"):
+        assert f"{what} refused 1" in p.out, (what, p.out)
+    assert "delivered" not in p.out.replace("not delivered", ""), p.out
+    for what in ("kernel", "usersock"):
+        assert f"{what} CONNECTED" in p.out, (what, p.out)
+    refused = [e for e in m.events(p) if e.get("kind") == "syscall_blocked"
+               and (e.get("data") or {}).get("family") == "netlink"]
+    assert len(refused) == 2, refused
+
+
 @test()
 def a_declared_write_path_has_a_file_and_a_size_cap(m, base):
     """A declared write path once took 385 MiB and 20,000 files in one run.
