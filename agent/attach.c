@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -43,6 +42,16 @@ static int peer_ok(int fd)
     return cr.uid == getuid() ? 0 : -EPERM;
 }
 
+/* A send to a peer that reads nothing waits at most this long: the kernel's
+ * send timeout, the socket blocking only for that one send. */
+#define SEND_WAIT_S 5
+
+static void set_send_timeout(int fd)
+{
+    struct timeval tv = {.tv_sec = SEND_WAIT_S};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
 static void fill(struct sockaddr_un *sa, const char *path)
 {
     memset(sa, 0, sizeof *sa);
@@ -65,7 +74,8 @@ int sg_attach_connect(void)
         close(fd);
         return -e;
     }
-    fcntl(fd, F_SETFL, O_NONBLOCK); /* read in a poll loop; a send waits in poll */
+    fcntl(fd, F_SETFL, O_NONBLOCK); /* read in a poll loop */
+    set_send_timeout(fd);
     return fd;
 }
 
@@ -115,6 +125,7 @@ int sg_attach_accept(int lfd)
         close(fd);
         return r;
     }
+    set_send_timeout(fd);
     return fd;
 }
 
@@ -130,18 +141,17 @@ int sg_attach_send(int fd, json_t *msg)
         return -EMSGSIZE;
     }
     s[n++] = '\n'; /* the NUL's place: the string is not used as a C string again */
-    int r = 0;
+    int r = 0, fl = -1;
     for (size_t off = 0; off < n;) {
         ssize_t w = send(fd, s + off, n - off, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w < 0 && errno == EAGAIN) {
-            struct pollfd p = {.fd = fd, .events = POLLOUT};
-            if (poll(&p, 1, 5000) <= 0) { /* a TUI that reads nothing for 5 s is gone */
-                r = -ETIMEDOUT;
-                break;
-            }
-            continue;
+        if (w < 0 && errno == EAGAIN && fl < 0 && (fl = fcntl(fd, F_GETFL)) >= 0 &&
+            fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
+            continue; /* full: wait for the reader, SEND_WAIT_S at most */
+        if (w < 0 && errno == EAGAIN) { /* a peer that reads nothing for 5 s is gone */
+            r = -ETIMEDOUT;
+            break;
         }
         if (w <= 0) {
             r = -errno;
@@ -149,6 +159,8 @@ int sg_attach_send(int fd, json_t *msg)
         }
         off += (size_t)w;
     }
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl);
     free(s);
     return r;
 }

@@ -31,7 +31,8 @@ int sg_attach_connect(void);
 int sg_attach_listen(char **path_out);
 /* Accept one connection whose peer is this user; -errno otherwise. */
 int sg_attach_accept(int lfd);
-/* Send one message (consumes msg); -errno on failure. */
+/* Send one message (consumes msg); -errno on failure, -ETIMEDOUT when the
+ * peer has read nothing for 5 s while the socket was full. */
 int sg_attach_send(int fd, json_t *msg);
 
 /* A line reader with a cap: feed what read() gave, take whole messages. */

@@ -16,6 +16,7 @@
 #include "discover.h"
 #include "digest.h"
 #include "lineprompt.h"
+#include "loop.h"
 #include "perm.h"
 #include "runner.h"
 #include "sanitize.h"
@@ -75,7 +76,7 @@ struct server {
     struct worker w[SG_MCP_MAX_WORKERS];
     char *buf;
     size_t len;
-    bool discarding;
+    bool discarding, open_in;
 };
 
 /* ---- replies ---- */
@@ -205,6 +206,7 @@ struct attach_ctx {
     bool fork;
     struct sg_buf results;   /* context: fork: "Result:" lines */
     char *last;
+    struct sg_runner *run;   /* run_skill's, stopped on SIGTERM */
 };
 
 static void attach_event(void *ctx, const struct sg_event *ev)
@@ -212,12 +214,7 @@ static void attach_event(void *ctx, const struct sg_event *ev)
     struct attach_ctx *a = ctx;
     if (ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR) {
         struct sg_buf *b = ev->kind == SG_EV_STDOUT ? &a->out : &a->err;
-        if (b->len + ev->message_len + 1 <= b->max) {
-            sg_buf_append(b, ev->message, ev->message_len);
-            sg_buf_append(b, "\n", 1);
-        } else {
-            b->dropped += ev->message_len + 1;
-        }
+        sg_buf_append_line(b, ev->message, ev->message_len);
         static const char tag[] = "Result:";
         if (a->fork && ev->kind == SG_EV_STDOUT) {
             if (ev->message_len >= sizeof tag - 1 && !memcmp(ev->message, tag, sizeof tag - 1)) {
@@ -286,7 +283,9 @@ static void attach_msg(void *ctx, json_t *m)
     sg_perm_answer_id(a->perm, (uint64_t)json_integer_value(id), d);
 }
 
-static size_t hook_pollfds(void *ctx, struct pollfd *out, size_t max)
+/* The attached TUI's socket as a source of the run's loop (or of the
+ * check's): its answers, and a stop request seen within 200 ms. */
+static size_t attach_fds(void *ctx, struct pollfd *out, size_t max)
 {
     struct attach_ctx *a = ctx;
     if (a->fd < 0 || !max)
@@ -295,29 +294,27 @@ static size_t hook_pollfds(void *ctx, struct pollfd *out, size_t max)
     return 1;
 }
 
-static bool hook_dispatch(void *ctx, const struct pollfd *p, size_t n,
-                          const struct sg_session_live *live)
+static void attach_dispatch(void *ctx, const struct pollfd *p, size_t n)
 {
     struct attach_ctx *a = ctx;
-    (void)live;
     if (n && p[0].revents && a->fd >= 0 && sg_attach_read(a->fd, &a->rd, attach_msg, a) < 0) {
         close(a->fd);
         a->fd = -1;
     }
-    return stop_requested;
+    if (stop_requested && a->run)
+        sg_runner_stop(a->run);
 }
 
+static int attach_timeout(void *ctx)
+{
+    (void)ctx;
+    return 200;
+}
 
 static void on_term(int sig)
 {
     (void)sig;
     stop_requested = 1;
-}
-
-static int hook_timeout(void *ctx)
-{
-    (void)ctx;
-    return 200; /* a stop request is seen within 200 ms */
 }
 
 static void emit_result(int fd, json_t *r)
@@ -378,11 +375,13 @@ static json_t *worker_run(const char *path, const char *input, long long timeout
                                        info->skill_name, "run_id", info->run_id));
     struct sg_event_bus bus = {0};
     sg_bus_subscribe(&bus, attach_event, &a);
-    struct sg_session_hook hook = {.pollfds = hook_pollfds, .dispatch = hook_dispatch,
-                                   .timeout = hook_timeout, .ctx = &a};
+    a.run = run;
+    /* no TUI attached: no fds, and the output is read in the larger batches */
+    const struct sg_loop_source src = {"attached TUI", a.fd >= 0 ? attach_fds : NULL,
+                                       attach_dispatch, attach_timeout, &a};
     /* an attached TUI decides; otherwise a terminal if there is one; else deny */
     struct sg_runner_opts o = {.show = a.fd >= 0 ? attach_show : NULL, .show_ctx = &a,
-                               .hook = &hook};
+                               .sources = &src, .nsources = 1};
     struct sg_runner_out out;
     struct sg_diags d = {0};
     json_t *res;
@@ -470,21 +469,13 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     r = sg_check_tool_permission(perm, &sk->policy, tool, what, check_decided, &a, &dec,
                                  &outright);
     if (r == 0) { /* a person decides: the attached TUI or the terminal */
-        while (!a.decided && !stop_requested) {
-            struct pollfd p[4];
-            size_t n = sg_perm_pollfds(perm, p, 3);
-            size_t ia = n;
-            if (a.fd >= 0)
-                p[n++] = (struct pollfd){.fd = a.fd, .events = POLLIN};
-            int to = sg_perm_timeout(perm);
-            if (poll(p, n, to < 0 ? 1000 : to) < 0 && errno != EINTR)
+        const struct sg_loop_source src[] = {
+            sg_perm_source(perm),
+            {"attached TUI", attach_fds, attach_dispatch, attach_timeout, &a},
+        };
+        while (!a.decided && !stop_requested)
+            if (sg_loop_turn(src, SG_ARRAY_LEN(src), 1000) < 0)
                 break;
-            sg_perm_dispatch(perm, p, ia);
-            if (a.fd >= 0 && p[ia].revents && sg_attach_read(a.fd, &a.rd, attach_msg, &a) < 0) {
-                close(a.fd);
-                a.fd = -1;
-            }
-        }
         dec = a.decided ? a.decision : SG_DEC_DENY;
     }
     const char *by = sg_perm_last_decided_by(perm);
@@ -772,41 +763,67 @@ static int read_input(struct server *s)
     return 0;
 }
 
-int sg_mcp_serve(int in, int out)
+/* The server's loop: its workers' result pipes, then the client's stdin. */
+static size_t workers_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct server s = {.in = in, .out = out};
-    s.buf = sg_xmalloc(SG_MCP_MESSAGE_MAX + 1);
-    signal(SIGPIPE, SIG_IGN);
-    fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
-    bool open_in = true;
-    while (open_in) {
-        struct pollfd p[1 + SG_MCP_MAX_WORKERS];
-        size_t n = 0, wi[SG_MCP_MAX_WORKERS];
-        p[n++] = (struct pollfd){.fd = in, .events = POLLIN};
-        for (size_t i = 0; i < SG_MCP_MAX_WORKERS; i++)
-            if (s.w[i].pid) {
-                wi[n - 1] = i;
-                p[n++] = (struct pollfd){.fd = s.w[i].fd, .events = POLLIN};
-            }
-        if (poll(p, n, -1) < 0) {
-            if (errno == EINTR)
+    struct server *s = c;
+    size_t n = 0;
+    for (size_t i = 0; i < SG_MCP_MAX_WORKERS && n < max; i++)
+        if (s->w[i].pid)
+            p[n++] = (struct pollfd){.fd = s->w[i].fd, .events = POLLIN};
+    return n;
+}
+
+static void workers_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct server *s = c;
+    for (size_t k = 0; k < n; k++) {
+        if (!p[k].revents)
+            continue;
+        for (size_t i = 0; i < SG_MCP_MAX_WORKERS; i++) {
+            struct worker *w = &s->w[i];
+            if (!w->pid || w->fd != p[k].fd)
                 continue;
-            break;
-        }
-        for (size_t k = 1; k < n; k++) {
-            if (!p[k].revents)
-                continue;
-            struct worker *w = &s.w[wi[k - 1]];
             char buf[65536];
             ssize_t r = read(w->fd, buf, sizeof buf);
             if (r > 0)
                 sg_buf_append(&w->out, buf, (size_t)r);
             else if (r == 0 || (errno != EINTR && errno != EAGAIN))
-                finish_worker(&s, w);
+                finish_worker(s, w);
+            break;
         }
-        if (p[0].revents && read_input(&s) < 0)
-            open_in = false;
     }
+}
+
+static size_t input_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct server *s = c;
+    if (!s->open_in || !max)
+        return 0;
+    p[0] = (struct pollfd){.fd = s->in, .events = POLLIN};
+    return 1;
+}
+
+static void input_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct server *s = c;
+    if (n && p[0].revents && read_input(s) < 0)
+        s->open_in = false;
+}
+
+int sg_mcp_serve(int in, int out)
+{
+    struct server s = {.in = in, .out = out, .open_in = true};
+    s.buf = sg_xmalloc(SG_MCP_MESSAGE_MAX + 1);
+    signal(SIGPIPE, SIG_IGN);
+    fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
+    const struct sg_loop_source src[] = {
+        {"workers", workers_fds, workers_dispatch, NULL, &s},
+        {"client", input_fds, input_dispatch, NULL, &s},
+    };
+    while (s.open_in)
+        if (sg_loop_turn(src, SG_ARRAY_LEN(src), -1) < 0)
+            break;
     /* stdin closed: the client is gone, so are its runs; each is stopped and
      * still leaves its trace and audit record (10 s at most, then killed) */
     for (size_t i = 0; i < SG_MCP_MAX_WORKERS; i++)

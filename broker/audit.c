@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -317,7 +318,8 @@ int sg_audit_verify(const char *path, struct sg_audit_check *c)
     }
     if (d)
         closedir(d);
-    qsort(files, nfiles, sizeof *files, by_name);
+    if (nfiles)
+        qsort(files, nfiles, sizeof *files, by_name);
     files = sg_xrealloc(files, (nfiles + 1) * sizeof *files);
     files[nfiles++] = sg_xstrdup(path);
     cleanup_free char *prev = sg_xstrdup(GENESIS);
@@ -337,5 +339,93 @@ int sg_audit_verify(const char *path, struct sg_audit_check *c)
     for (size_t i = 0; i < nfiles; i++)
         free(files[i]);
     free(files);
+    return r;
+}
+
+/* ---- the writer: decisions leave the loop (STYLE: it never waits on disk) ----
+ *
+ * One thread per process, started by the first post: it takes records off
+ * a bounded queue, oldest first, and appends each (lock, chain, fsync).
+ * The queue holds the records themselves, so nothing is lost when a post
+ * comes faster than the disk; a full queue makes the poster wait (the
+ * disk is then the bottleneck whoever writes). */
+
+#define QUEUE_MAX 1024
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t more, empty;
+    bool started, busy;
+    json_t *q[QUEUE_MAX];
+    char *path[QUEUE_MAX];
+    size_t head, n;
+    int err; /* the first failure since the last flush */
+} W = {.mu = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER,
+       .empty = PTHREAD_COND_INITIALIZER};
+
+static void *writer(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&W.mu);
+    for (;;) {
+        while (!W.n)
+            pthread_cond_wait(&W.more, &W.mu);
+        json_t *rec = W.q[W.head];
+        char *path = W.path[W.head];
+        W.head = (W.head + 1) % QUEUE_MAX;
+        W.n--;
+        W.busy = true; /* taken off the queue, not yet on disk */
+        pthread_mutex_unlock(&W.mu);
+        int r = sg_audit_append(path, rec);
+        json_decref(rec);
+        free(path);
+        pthread_mutex_lock(&W.mu);
+        if (r < 0 && !W.err)
+            W.err = r;
+        W.busy = false;
+        pthread_cond_broadcast(&W.empty);
+    }
+    return NULL;
+}
+
+void sg_audit_post(const char *path, json_t *rec)
+{
+    pthread_mutex_lock(&W.mu);
+    if (!W.started) {
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        W.started = pthread_create(&t, &a, writer, NULL) == 0;
+        pthread_attr_destroy(&a);
+        if (!W.started) { /* no thread: written here, as before */
+            pthread_mutex_unlock(&W.mu);
+            int r = sg_audit_append(path, rec);
+            json_decref(rec);
+            pthread_mutex_lock(&W.mu);
+            if (r < 0 && !W.err)
+                W.err = r;
+            pthread_mutex_unlock(&W.mu);
+            return;
+        }
+    }
+    while (W.n == QUEUE_MAX)
+        pthread_cond_wait(&W.empty, &W.mu);
+    size_t at = (W.head + W.n) % QUEUE_MAX;
+    W.q[at] = rec;
+    W.path[at] = sg_xstrdup(path);
+    W.n++;
+    pthread_cond_signal(&W.more);
+    pthread_mutex_unlock(&W.mu);
+}
+
+int sg_audit_flush(void)
+{
+    pthread_mutex_lock(&W.mu);
+    while (W.n || W.busy)
+        pthread_cond_wait(&W.empty, &W.mu);
+    int r = W.err;
+    W.err = 0;
+    pthread_mutex_unlock(&W.mu);
     return r;
 }

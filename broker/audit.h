@@ -17,6 +17,14 @@ char *sg_audit_path(void);
  * lock, reads the chain's tip, writes one line, fsyncs. Returns 0 or -errno. */
 int sg_audit_append(const char *path, json_t *rec);
 
+/* The same off the caller's thread: rec (taken, the caller's reference) is
+ * queued and a writer thread appends it, in the order posted. For the run's
+ * loop, which never waits on disk. */
+void sg_audit_post(const char *path, json_t *rec);
+/* Wait until everything posted is on disk (appended and fsync'd). Returns
+ * 0, or the first -errno of those appends since the last flush. */
+int sg_audit_flush(void);
+
 /* A log over this size goes on in a new file (audit.jsonl is renamed
  * audit.<last seq>.jsonl); the new file's first record (type "rotation")
  * names the old one and chains to its last record. config.yaml's

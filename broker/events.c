@@ -40,6 +40,15 @@ void sg_bus_subscribe(struct sg_event_bus *b, sg_event_sink_fn fn, void *ctx)
     }
 }
 
+void sg_bus_unsubscribe(struct sg_event_bus *b, void *ctx)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < b->nsinks; i++)
+        if (b->sinks[i].ctx != ctx)
+            b->sinks[o++] = b->sinks[i];
+    b->nsinks = o;
+}
+
 void sg_bus_emit_raw(struct sg_event_bus *b, enum sg_event_kind k, const char *msg, size_t len,
                      json_t *data)
 {

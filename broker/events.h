@@ -66,6 +66,8 @@ const char *sg_event_label(enum sg_event_kind k);
 int sg_event_severity(enum sg_event_kind k);
 
 void sg_bus_subscribe(struct sg_event_bus *b, sg_event_sink_fn fn, void *ctx);
+/* Take out every sink whose context is ctx. */
+void sg_bus_unsubscribe(struct sg_event_bus *b, void *ctx);
 /* Emit an event; data is consumed (decref'd after every sink saw it). */
 void sg_bus_emit(struct sg_event_bus *b, enum sg_event_kind k, json_t *data, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -127,15 +127,14 @@ static void flush_kind(struct sg_perm *p, struct audit_kind *k)
 {
     if (!k->more)
         return;
-    json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:O}",
+    json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:o}",
                             "type", "decisions", "time", k->last, "run_id", p->run_id, "skill",
                             p->skill, "digest", p->digest, "tool", k->tool, "decision",
                             k->allow ? "allow" : "deny", "decided_by", k->by, "count",
                             (json_int_t)k->more, "first", k->first, "last", k->last,
-                            "examples", k->examples);
+                            "examples", json_deep_copy(k->examples));
     cleanup_free char *path = sg_audit_path();
-    sg_audit_append(path, rec);
-    json_decref(rec);
+    sg_audit_post(path, rec); /* the writer's now: the examples are cleared below */
     k->more = 0;
     json_array_clear(k->examples);
 }
@@ -216,7 +215,7 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
     json_object_set_new(rec, "decided_by", json_string(by));
     if (audit_counts_it(p, tool_name, sg_decision_allows(d), by, req, iso)) {
         cleanup_free char *path = sg_audit_path();
-        sg_audit_append(path, rec);
+        sg_audit_post(path, json_incref(rec)); /* the writer thread's: never the loop's wait */
     }
     if (p->o.bus && !p->quiet)
         sg_bus_emit(p->o.bus, SG_EV_PERMISSION_DECIDED,
@@ -507,6 +506,26 @@ int sg_perm_timeout(const struct sg_perm *p)
     return left < 0 ? 0 : (int)left;
 }
 
+static size_t source_fds(void *c, struct pollfd *out, size_t max)
+{
+    return sg_perm_pollfds(c, out, max);
+}
+
+static void source_dispatch(void *c, const struct pollfd *pfds, size_t n)
+{
+    sg_perm_dispatch(c, pfds, n);
+}
+
+static int source_timeout(void *c)
+{
+    return sg_perm_timeout(c);
+}
+
+struct sg_loop_source sg_perm_source(struct sg_perm *p)
+{
+    return (struct sg_loop_source){"permissions", source_fds, source_dispatch, source_timeout, p};
+}
+
 void sg_perm_cancel_all(struct sg_perm *p)
 {
     if (!p)
@@ -515,17 +534,19 @@ void sg_perm_cancel_all(struct sg_perm *p)
         decide_head(p, SG_DEC_DENY, "the run ended");
 }
 
-void sg_perm_free(struct sg_perm *p)
+int sg_perm_free(struct sg_perm *p)
 {
     if (!p)
-        return;
+        return 0;
     /* whoever still waits is denied: the run is over */
     sg_perm_cancel_all(p);
     audit_flush_all(p);
+    int err = sg_audit_flush(); /* every decision on disk before the run's record */
     for (size_t i = 0; i < p->nrules; i++)
         sg_prule_free(&p->rules[i]);
     free(p->rules);
     free(p->skill), free(p->digest), free(p->run_id), free(p->grants_file);
     free(p->kinds);
     free(p);
+    return err;
 }

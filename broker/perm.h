@@ -23,6 +23,7 @@
 
 #include "diag.h"
 #include "events.h"
+#include "loop.h"
 
 /* X(ID, "Name") */
 #define SG_PERM_TOOLS(X) X(BASH, "Bash") X(WRITE, "Write") X(FETCH, "Fetch")
@@ -87,7 +88,10 @@ struct sg_perm_opts {
 
 /* Returns NULL with problems in d when the policy or grants file is bad. */
 struct sg_perm *sg_perm_new(const struct sg_perm_opts *o, struct sg_diags *d);
-void sg_perm_free(struct sg_perm *p);
+/* Whoever still waits is denied, and every decision is on disk (the audit
+ * log's writer is waited for). Returns 0, or the first -errno of those
+ * appends. */
+int sg_perm_free(struct sg_perm *p);
 /* The tools the skill may ask for (nothing, for p NULL or without tools). */
 const struct sg_tools *sg_perm_tools(const struct sg_perm *p);
 /* Deny every request still waiting (the run is ending). */
@@ -151,6 +155,8 @@ int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d);
 size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max);
 void sg_perm_dispatch(struct sg_perm *p, const struct pollfd *pfds, size_t n);
 int sg_perm_timeout(const struct sg_perm *p);
+/* The three as one source of a loop (loop.h), for a loop of its own. */
+struct sg_loop_source sg_perm_source(struct sg_perm *p);
 
 /* Rules */
 int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, struct sg_prule *r,

@@ -9,6 +9,7 @@
 #include "audit.h"
 #include "digest.h"
 #include "lineprompt.h"
+#include "loop.h"
 #include "parse.h"
 #include "plantext.h"
 #include "sandbox.h"
@@ -28,6 +29,8 @@ struct sg_runner {
     bool person; /* a person runs it (CLI, TUI): their look at the manifests is
                     remembered (seen.h); an agent's is not */
     bool ran;
+    /* a started run */
+    struct run_state *run;
 };
 
 /* The first bytes of each stream, for the audit record. */
@@ -35,18 +38,37 @@ struct capture {
     struct sg_buf out, err;
 };
 
+/* What a run holds from sg_runner_start to sg_runner_finish. */
+struct run_state {
+    char digest[SG_DIGEST_STRLEN];
+    struct sg_trace trace;
+    struct capture cap;
+    struct sg_perm *perm;
+    struct sg_lineprompt *lp;
+    json_t *seen;
+    struct sg_session *session; /* NULL when the sandbox could not be built */
+    struct sg_run_result res;
+    const char *trace_out;
+    struct sg_event_bus *bus;
+};
+
+static void run_state_free(struct run_state *st)
+{
+    sg_bus_unsubscribe(st->bus, &st->trace);
+    sg_bus_unsubscribe(st->bus, &st->cap);
+    sg_buf_free(&st->cap.out);
+    sg_buf_free(&st->cap.err);
+    sg_trace_free(&st->trace);
+    free(st);
+}
+
 static void capture_sink(void *ctx, const struct sg_event *ev)
 {
     struct capture *c = ctx;
     if (ev->kind != SG_EV_STDOUT && ev->kind != SG_EV_STDERR)
         return;
     struct sg_buf *b = ev->kind == SG_EV_STDOUT ? &c->out : &c->err;
-    if (b->len + ev->message_len + 1 <= b->max) {
-        sg_buf_append(b, ev->message, ev->message_len);
-        sg_buf_append(b, "\n", 1);
-    } else {
-        b->dropped += ev->message_len + 1;
-    }
+    sg_buf_append_line(b, ev->message, ev->message_len);
 }
 
 static char *sha256_text(const char *s)
@@ -249,7 +271,7 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     sg_tools_from_policy(&sk->policy, &r->tools);
     r->pmode = perm_mode(rq);
     r->policy_file = agent ? NULL : rq->policy_file;
-    r->input = rq->input;
+    r->input = r->plan.input; /* the plan's copy: the caller's may be gone by the end */
     r->prompt_timeout = rq->prompt_timeout > 0 ? rq->prompt_timeout : 30;
     r->person = !agent;
     r->info = (struct sg_run_info){.skill_name = r->plan.skill_name, .run_id = r->plan.run_id,
@@ -275,62 +297,135 @@ void sg_runner_free(struct sg_runner *r)
 {
     if (!r)
         return;
+    if (r->run) { /* started and never finished: the records are still written */
+        struct sg_runner_out out;
+        sg_runner_stop(r);
+        int cap;
+        struct sg_loop_source src[SG_SESSION_SOURCES];
+        size_t n = sg_runner_sources(r, false, src, SG_ARRAY_LEN(src));
+        while (sg_runner_running(r, &cap) && sg_loop_turn(src, n, cap) == 0)
+            ;
+        sg_runner_finish(r, &out);
+        sg_runner_out_free(&out);
+    }
     sg_plan_free(&r->plan);
     sg_tools_free(&r->tools);
     free(r);
 }
 
-int sg_runner_run(struct sg_runner *r, struct sg_event_bus *bus, const struct sg_runner_opts *o,
-                  struct sg_runner_out *out, struct sg_diags *d)
+int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct sg_runner_opts *o,
+                    struct sg_diags *d)
 {
     const struct sg_skill *sk = r->sk;
     const struct sg_plan *plan = &r->plan;
-    memset(out, 0, sizeof *out);
     if (r->ran)
         return -EALREADY;
-    r->ran = true;
-    char digest[SG_DIGEST_STRLEN] = "";
-    if (sg_skill_digest(sk->root, digest, NULL) < 0)
-        digest[0] = '\0';
-    struct sg_trace trace;
-    sg_trace_init(&trace);
-    sg_bus_subscribe(bus, sg_trace_sink, &trace);
-    struct capture cap;
-    sg_buf_init(&cap.out, SG_AUDIT_OUTPUT_CAP);
-    sg_buf_init(&cap.err, SG_AUDIT_OUTPUT_CAP);
-    sg_bus_subscribe(bus, capture_sink, &cap);
+    struct run_state *st = sg_xcalloc(1, sizeof *st);
+    if (sg_skill_digest(sk->root, st->digest, NULL) < 0)
+        st->digest[0] = '\0';
+    /* the trace hears the permission engine's first events too */
+    st->bus = bus;
+    sg_trace_init(&st->trace);
+    sg_bus_subscribe(bus, sg_trace_sink, &st->trace);
+    sg_buf_init(&st->cap.out, SG_AUDIT_OUTPUT_CAP);
+    sg_buf_init(&st->cap.err, SG_AUDIT_OUTPUT_CAP);
+    sg_bus_subscribe(bus, capture_sink, &st->cap);
     struct sg_perm_opts po = {.mode = r->pmode, .policy_file = r->policy_file,
-                              .skill = plan->skill_name, .digest = digest,
+                              .skill = plan->skill_name, .digest = st->digest,
                               .run_id = plan->run_id, .timeout_s = r->prompt_timeout,
                               .tools = &r->tools, .bus = bus};
-    struct sg_perm *perm = sg_perm_new(&po, d);
-    if (!perm) {
-        sg_trace_free(&trace);
-        sg_buf_free(&cap.out);
-        sg_buf_free(&cap.err);
+    st->perm = sg_perm_new(&po, d);
+    if (!st->perm) {
+        run_state_free(st);
         return -EINVAL;
     }
-    struct sg_lineprompt *lp = NULL;
+    r->ran = true;
+    r->run = st;
+    st->trace_out = o->trace_out;
     if (o->show)
-        sg_perm_set_frontend(perm, o->show, o->show_ctx);
-    else if (r->pmode == SG_PERM_PROMPT && (lp = sg_lineprompt_open()))
-        sg_lineprompt_attach(lp, perm); /* else nobody to ask: denied */
-    json_t *seen = manifests_seen(sk, bus);
-    sg_session_run(plan, bus, perm, o->hook, &out->res);
-    sg_perm_free(perm);
-    sg_lineprompt_close(lp);
-    out->doc = sg_trace_build(&trace, sk, plan, &out->res, digest);
-    json_object_set_new(out->doc, "manifests", seen);
+        sg_perm_set_frontend(st->perm, o->show, o->show_ctx);
+    else if (r->pmode == SG_PERM_PROMPT && (st->lp = sg_lineprompt_open()))
+        sg_lineprompt_attach(st->lp, st->perm); /* else nobody to ask: denied */
+    st->seen = manifests_seen(sk, bus);
+    /* the audit writer idle (not inside malloc) when pid 1 is cloned: a raw
+     * clone gets none of fork's care for another thread's locks */
+    sg_audit_flush();
+    if (sg_session_start(plan, bus, st->perm, &st->session, &st->res) < 0)
+        st->session = NULL;
+    return 0;
+}
+
+size_t sg_runner_sources(struct sg_runner *r, bool shared, struct sg_loop_source *out, size_t max)
+{
+    return r->run && r->run->session ? sg_session_sources(r->run->session, shared, out, max) : 0;
+}
+
+bool sg_runner_running(const struct sg_runner *r, int *cap_ms)
+{
+    *cap_ms = -1;
+    return r->run && r->run->session && sg_session_running(r->run->session, cap_ms);
+}
+
+void sg_runner_stop(struct sg_runner *r)
+{
+    if (r->run && r->run->session)
+        sg_session_stop(r->run->session);
+}
+
+void sg_runner_live(struct sg_runner *r, struct sg_session_live *live)
+{
+    if (r->run && r->run->session)
+        sg_session_live(r->run->session, live);
+}
+
+void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
+{
+    struct run_state *st = r->run;
+    const struct sg_skill *sk = r->sk;
+    const struct sg_plan *plan = &r->plan;
+    memset(out, 0, sizeof *out);
+    if (!st)
+        return;
+    if (st->session)
+        sg_session_finish(st->session, &st->res);
+    out->res = st->res;
+    int decisions_err = sg_perm_free(st->perm);
+    sg_lineprompt_close(st->lp);
+    out->doc = sg_trace_build(&st->trace, sk, plan, &out->res, st->digest);
+    json_object_set_new(out->doc, "manifests", st->seen);
     if (r->person)
         sg_seen_mark(sk);
     out->trace_err = sg_trace_write(out->doc, NULL, sk->root, &out->trace_path);
-    if (o->trace_out)
-        out->trace_err2 = sg_trace_write(out->doc, o->trace_out, sk->root, &out->trace_path2);
-    out->audit_err = audit_run(out->doc, plan, &out->res, &cap, r->input, out->trace_path);
+    if (st->trace_out)
+        out->trace_err2 = sg_trace_write(out->doc, st->trace_out, sk->root, &out->trace_path2);
+    out->audit_err = audit_run(out->doc, plan, &out->res, &st->cap, r->input, out->trace_path);
+    if (!out->audit_err)
+        out->audit_err = decisions_err;
     sg_sandbox_reap(); /* pid 1's teardown ran while the trace was written */
-    sg_buf_free(&cap.out);
-    sg_buf_free(&cap.err);
-    sg_trace_free(&trace);
+    run_state_free(st);
+    r->run = NULL;
+}
+
+int sg_runner_run(struct sg_runner *r, struct sg_event_bus *bus, const struct sg_runner_opts *o,
+                  struct sg_runner_out *out, struct sg_diags *d)
+{
+    memset(out, 0, sizeof *out);
+    int e = sg_runner_start(r, bus, o, d);
+    if (e < 0)
+        return e;
+    struct sg_loop_source src[SG_LOOP_MAX_SOURCES];
+    size_t n = 0;
+    bool shared = false;
+    for (size_t i = 0; i < o->nsources && n < SG_LOOP_MAX_SOURCES; i++) {
+        src[n++] = o->sources[i];
+        shared |= o->sources[i].pollfds != NULL;
+    }
+    n += sg_runner_sources(r, shared, src + n, SG_LOOP_MAX_SOURCES - n);
+    int cap;
+    while (sg_runner_running(r, &cap))
+        if (sg_loop_turn(src, n, cap) < 0)
+            break;
+    sg_runner_finish(r, out);
     return 0;
 }
 

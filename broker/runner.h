@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "diag.h"
+#include "loop.h"
 #include "perm.h"
 #include "session.h"
 #include "skill.h"
@@ -55,7 +56,8 @@ struct sg_run_info {
 struct sg_runner_opts {
     sg_perm_show_fn show;               /* NULL: the line prompt on /dev/tty */
     void *show_ctx;
-    const struct sg_session_hook *hook; /* may be NULL */
+    const struct sg_loop_source *sources;    /* the front end's, run first in sg_runner_run's loop */
+    size_t nsources;
     const char *trace_out;              /* a second copy of the trace, or NULL */
 };
 
@@ -77,12 +79,33 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
 const struct sg_run_info *sg_runner_info(const struct sg_runner *r);
 /* The dry run: everything the run would get. */
 void sg_runner_print_plan(const struct sg_runner *r, FILE *f);
-/* Run it. Returns 0 once the run happened (whatever the skill did), or
- * -EINVAL with problems in d when the policy or grants file is bad
- * (nothing ran). Once per runner. */
+/* Run it, in a loop of the runner's own with o's sources first. Returns 0
+ * once the run happened (whatever the skill did), or -EINVAL with problems
+ * in d when the policy or grants file is bad (nothing ran). Once per
+ * runner. */
 int sg_runner_run(struct sg_runner *r, struct sg_event_bus *bus, const struct sg_runner_opts *o,
                   struct sg_runner_out *out, struct sg_diags *d);
+
+/* The same in steps, for a front end whose own loop runs the run's sources
+ * beside its own (the TUI): start, then turns of that loop while running,
+ * then finish. start returns 0 once the run began or failed to (finish
+ * says which), or -EINVAL with d as above. */
+int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct sg_runner_opts *o,
+                    struct sg_diags *d);
+/* The run's poll sources (session.h; shared: the caller's fds are in the
+ * same loop). None before start, after finish, or when the sandbox could
+ * not be built. */
+size_t sg_runner_sources(struct sg_runner *r, bool shared, struct sg_loop_source *out, size_t max);
+/* Still running? *cap_ms: the longest the loop may wait (-1: no cap). */
+bool sg_runner_running(const struct sg_runner *r, int *cap_ms);
+/* A person stopped it: every process of the sandbox is killed. */
+void sg_runner_stop(struct sg_runner *r);
+/* For a status bar. */
+void sg_runner_live(struct sg_runner *r, struct sg_session_live *live);
+/* The end: trace and audit record written, out filled. */
+void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out);
 void sg_runner_out_free(struct sg_runner_out *out);
+/* A run started and never finished is stopped and its records written. */
 void sg_runner_free(struct sg_runner *r);
 
 /* 0 when arg is a well-formed --resolve NAME:PORT:ADDR[:PORT2]. */

@@ -351,20 +351,19 @@ static void before_start(void *ctx)
 
 /* ---- the run's poll sources (loop.h), over the state they share ---- */
 
-struct run {
+struct sg_session {
     const struct sg_plan *plan;
     struct sg_event_bus *bus;
-    struct sg_sandbox *sb;
+    struct sg_sandbox sbox, *sb;
     struct sg_perm *perm;
     struct sg_net *net;
     struct sg_exec *ex;
     struct sg_sockconn *conn;
     struct sg_diskcap *dc;
-    const struct sg_session_hook *hook;
-    size_t hook_n; /* the front end's fds this turn: output goes in smaller batches then */
+    bool shared; /* a front end's fds share the loop: output goes in smaller batches */
     struct sg_session_live live;
     int64_t mem_read_ms;
-    struct stream *out, *err;
+    struct stream sout, serr, *out, *err;
     int tfd;
     size_t in_off, in_len;
     short nfy_revents;
@@ -381,7 +380,7 @@ static size_t one_fd(struct pollfd *p, size_t max, int fd, short events)
     return 1;
 }
 
-static void run_exited(struct run *r)
+static void run_exited(struct sg_session *r)
 {
     if (!r->exited) {
         r->exited = true;
@@ -389,49 +388,18 @@ static void run_exited(struct run *r)
     }
 }
 
-static size_t hook_fds(void *c, struct pollfd *p, size_t max)
-{
-    struct run *r = c;
-    r->hook_n = r->hook ? r->hook->pollfds(r->hook->ctx, p, max < SG_HOOK_MAX_FDS ? max
-                                                                              : SG_HOOK_MAX_FDS)
-                        : 0;
-    return r->hook_n;
-}
-
-static int hook_timeout(void *c)
-{
-    struct run *r = c;
-    return r->hook ? r->hook->timeout(r->hook->ctx) : -1;
-}
-
-static void hook_dispatch(void *c, const struct pollfd *p, size_t n)
-{
-    struct run *r = c;
-    if (!r->hook)
-        return;
-    r->live.exited = r->exited;
-    if (now_ms() - r->mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
-        r->live.memory_bytes = sg_sandbox_memory_usage(r->sb);
-        r->mem_read_ms = now_ms();
-    }
-    if (r->hook->dispatch(r->hook->ctx, p, n, &r->live) && !r->exited && !r->stopped) {
-        r->stopped = true;
-        sg_sandbox_kill(r->sb);
-    }
-}
-
 static size_t output_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     size_t n = one_fd(p, max, r->out->fd, POLLIN);
     return n + one_fd(p + n, max - n, r->err->fd, POLLIN);
 }
 
 static void output_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     /* with a front end's fds in the loop, smaller batches keep its keys quick */
-    int rounds = r->hook_n ? 1 : 8;
+    int rounds = r->shared ? 1 : 8;
     for (size_t i = 0; i < n; i++)
         if (p[i].revents)
             read_stream(p[i].fd == r->out->fd ? r->out : r->err, r->bus, rounds);
@@ -439,58 +407,58 @@ static void output_dispatch(void *c, const struct pollfd *p, size_t n)
 
 static size_t nflog_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return one_fd(p, max, r->sb->nflog_fd, POLLIN);
 }
 
 static void nflog_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     if (n && p[0].revents)
         read_nflog(r->sb->nflog_fd, r->bus);
 }
 
 static size_t egress_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return r->exited ? 0 : sg_egress_pollfds(r->net, p, max);
 }
 
 static int egress_timeout(void *c)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return r->exited ? -1 : sg_egress_timeout(r->net);
 }
 
 static void egress_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     if (!r->exited)
         sg_egress_dispatch(r->net, p, n);
 }
 
 static size_t perm_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return r->exited ? 0 : sg_perm_pollfds(r->perm, p, max);
 }
 
 static int perm_timeout(void *c)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return r->exited ? -1 : sg_perm_timeout(r->perm);
 }
 
 static void perm_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     if (!r->exited)
         sg_perm_dispatch(r->perm, p, n);
 }
 
 static size_t decoy_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     size_t n = 0;
     for (int k = 0; k < SG_MAX_DECOYS; k++)
         n += one_fd(p + n, max - n, r->sb->decoy_fd[k], POLLIN);
@@ -499,7 +467,7 @@ static size_t decoy_fds(void *c, struct pollfd *p, size_t max)
 
 static void decoy_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < SG_MAX_DECOYS && p[i].revents; k++)
             if (r->sb->decoy_fd[k] == p[i].fd)
@@ -508,14 +476,14 @@ static void decoy_dispatch(void *c, const struct pollfd *p, size_t n)
 
 static size_t notify_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     r->nfy_revents = 0;
     return one_fd(p, max, r->sb->notify_fd, POLLIN);
 }
 
 static void notify_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     r->nfy_revents = n ? p[0].revents : 0;
     if (!(r->nfy_revents & POLLIN))
         return;
@@ -531,7 +499,7 @@ static void notify_dispatch(void *c, const struct pollfd *p, size_t n)
 static void notify_hup_dispatch(void *c, const struct pollfd *p, size_t n)
 {
     (void)p, (void)n;
-    struct run *r = c;
+    struct sg_session *r = c;
     if (r->sb->notify_fd >= 0 && (r->nfy_revents & (POLLHUP | POLLERR | POLLNVAL)) &&
         !(r->nfy_revents & POLLIN)) {
         close(r->sb->notify_fd);
@@ -541,38 +509,38 @@ static void notify_hup_dispatch(void *c, const struct pollfd *p, size_t n)
 
 static int exec_timeout(void *c)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return sg_exec_timeout(r->ex); /* pending execs are watched, exited or not */
 }
 
 static void exec_dispatch(void *c, const struct pollfd *p, size_t n)
 {
     (void)p, (void)n;
-    struct run *r = c;
+    struct sg_session *r = c;
     sg_exec_dispatch(r->ex);
 }
 
 static size_t conn_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return sg_sockconn_pollfds(r->conn, p, max);
 }
 
 static void conn_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     sg_sockconn_dispatch(r->conn, p, n);
 }
 
 static size_t stdin_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return one_fd(p, max, r->sb->stdin_fd, POLLOUT);
 }
 
 static void stdin_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     if (!n || !p[0].revents)
         return;
     ssize_t w = (p[0].revents & POLLOUT) && r->in_off < r->in_len
@@ -588,13 +556,13 @@ static void stdin_dispatch(void *c, const struct pollfd *p, size_t n)
 
 static size_t ctl_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return one_fd(p, max, r->sb->ctl_fd, POLLIN);
 }
 
 static void ctl_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     if (!n || !p[0].revents)
         return;
     struct sg_ctl_msg m;
@@ -616,14 +584,14 @@ static void ctl_dispatch(void *c, const struct pollfd *p, size_t n)
 
 static int disk_timeout(void *c)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return r->exited ? -1 : sg_diskcap_timeout(r->dc);
 }
 
 static void disk_dispatch(void *c, const struct pollfd *p, size_t n)
 {
     (void)p, (void)n;
-    struct run *r = c;
+    struct sg_session *r = c;
     if (!r->exited && !r->stopped && sg_diskcap_over(r->dc)) {
         r->stopped = r->disk_full = true;
         sg_sandbox_kill(r->sb);
@@ -632,13 +600,13 @@ static void disk_dispatch(void *c, const struct pollfd *p, size_t n)
 
 static size_t timer_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return r->timed_out || r->exited ? 0 : one_fd(p, max, r->tfd, POLLIN);
 }
 
 static void timer_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     if (!n || !(p[0].revents & POLLIN))
         return;
     r->timed_out = true;
@@ -653,13 +621,13 @@ static void timer_dispatch(void *c, const struct pollfd *p, size_t n)
 
 static size_t pid_fds(void *c, struct pollfd *p, size_t max)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     return r->exited ? 0 : one_fd(p, max, r->sb->pidfd, POLLIN);
 }
 
 static void pid_dispatch(void *c, const struct pollfd *p, size_t n)
 {
-    struct run *r = c;
+    struct sg_session *r = c;
     if (!n || !(p[0].revents & POLLIN))
         return;
     siginfo_t si = {0};
@@ -672,7 +640,7 @@ static void pid_dispatch(void *c, const struct pollfd *p, size_t n)
 }
 
 /* Last packets, notifications and messages that raced with the exit. */
-static void drain_last(struct run *r)
+static void drain_last(struct sg_session *r)
 {
     if (r->sb->nflog_fd >= 0)
         read_nflog(r->sb->nflog_fd, r->bus);
@@ -690,7 +658,7 @@ static void drain_last(struct run *r)
 }
 
 /* The run's end, as a result and its last event. */
-static void say_how_it_ended(const struct run *r, struct sg_run_result *res)
+static void say_how_it_ended(const struct sg_session *r, struct sg_run_result *res)
 {
     long long ms = res->ended_ms - res->started_ms;
     if (r->exec_failed) {
@@ -740,10 +708,28 @@ static void say_how_it_ended(const struct run *r, struct sg_run_result *res)
     }
 }
 
-int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_perm *perm,
-                   const struct sg_session_hook *hook, struct sg_run_result *res)
+/* The command line, for the start event. */
+static char *command_line(const struct sg_plan *plan)
 {
-    bool entry_done = false;
+    struct sg_buf b;
+    sg_buf_init(&b, 4096);
+    for (size_t i = 0; i < plan->argc; i++)
+        sg_buf_printf(&b, "%s%s", i ? " " : "", plan->argv[i]);
+    return sg_buf_steal(&b);
+}
+
+static void stream_init(struct stream *st, int fd, int which, const struct sg_plan *plan,
+                        struct sg_hasher *h)
+{
+    *st = (struct stream){.fd = fd, .which = which, .hash = h,
+                          .cap = (uint64_t)plan->limits[SG_PL_OUTPUT].value};
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+}
+
+int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_perm *perm,
+                     struct sg_session **out, struct sg_run_result *res)
+{
+    *out = NULL;
     memset(res, 0, sizeof *res);
     res->started_ms = now_ms();
     /* A skill that exits before reading its input must not take the broker
@@ -754,130 +740,156 @@ int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct 
      * while pid 1 mounts (0.2 ms the skill's start no longer waits for) */
     struct before_start bs = {.plan = plan, .bus = bus};
     struct sg_sandbox sb;
-    int r = sg_sandbox_launch(plan, &sb, res->failed_step, sizeof res->failed_step, before_start,
+    int e = sg_sandbox_launch(plan, &sb, res->failed_step, sizeof res->failed_step, before_start,
                               &bs);
     if (!bs.done)
         before_start(&bs);
-    if (r < 0) {
+    if (e < 0) {
         res->end = SG_END_SETUP_FAILED;
         res->exit_code = SG_RUN_SETUP_FAILED;
-        res->failed_errno = -r;
+        res->failed_errno = -e;
         res->ended_ms = now_ms();
         sg_bus_emit(bus, SG_EV_SKILL_FAILED,
                     json_pack("{s:s, s:s, s:s}", "reason", "setup", "step", res->failed_step,
-                              "error", strerror(-r)),
-                    "sandbox setup failed at %s: %s", res->failed_step, strerror(-r));
-        return r;
+                              "error", strerror(-e)),
+                    "sandbox setup failed at %s: %s", res->failed_step, strerror(-e));
+        return e;
     }
-    struct stream out = {.fd = sb.stdout_fd, .which = 0,
-                         .cap = (uint64_t)plan->limits[SG_PL_OUTPUT].value};
-    struct stream err = {.fd = sb.stderr_fd, .which = 1,
-                         .cap = (uint64_t)plan->limits[SG_PL_OUTPUT].value};
-    sb.stdout_fd = sb.stderr_fd = -1; /* the streams own them now */
-    out.hash = err.hash = sg_hasher_new();
+    struct sg_session *r = sg_xmalloc(sizeof *r);
+    *r = (struct sg_session){.plan = plan, .bus = bus, .sbox = sb, .perm = perm,
+                             .in_len = strlen(plan->input)};
+    r->sb = &r->sbox;
+    r->out = &r->sout, r->err = &r->serr;
+    struct sg_hasher *h = sg_hasher_new(); /* both streams' */
+    stream_init(r->out, r->sb->stdout_fd, 0, plan, h);
+    stream_init(r->err, r->sb->stderr_fd, 1, plan, h);
+    r->sb->stdout_fd = r->sb->stderr_fd = -1; /* the streams own them now */
     /* a larger pipe: fewer wake-ups of the loop and of a writing skill */
-    fcntl(out.fd, F_SETPIPE_SZ, 1 << 20);
-    fcntl(out.fd, F_SETFL, O_NONBLOCK);
-    fcntl(err.fd, F_SETFL, O_NONBLOCK);
-    fcntl(sb.stdin_fd, F_SETFL, O_NONBLOCK);
-
-    int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    fcntl(r->out->fd, F_SETPIPE_SZ, 1 << 20);
+    fcntl(r->sb->stdin_fd, F_SETFL, O_NONBLOCK);
+    r->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     struct itimerspec its = {.it_value = {.tv_sec = plan->limits[SG_PL_TIMEOUT].value}};
-    timerfd_settime(tfd, 0, &its, NULL);
-
-    cleanup_free char *cmdline = NULL;
-    {
-        struct sg_buf b;
-        sg_buf_init(&b, 4096);
-        for (size_t i = 0; i < plan->argc; i++)
-            sg_buf_printf(&b, "%s%s", i ? " " : "", plan->argv[i]);
-        cmdline = sg_buf_steal(&b);
-    }
-    struct sg_net *net = sg_egress_new(plan, bus, perm, sb.egress_fd);
-    struct sg_exec *ex = sg_exec_new(plan, perm, bus, sb.notify_fd);
-    struct sg_sockconn *conn = sg_sockconn_new(plan, bus, sb.notify_fd);
-    struct sg_diskcap *dc = sg_diskcap_new(plan, bus);
+    timerfd_settime(r->tfd, 0, &its, NULL);
+    r->net = sg_egress_new(plan, bus, perm, r->sb->egress_fd);
+    r->ex = sg_exec_new(plan, perm, bus, r->sb->notify_fd);
+    r->conn = sg_sockconn_new(plan, bus, r->sb->notify_fd);
+    r->dc = sg_diskcap_new(plan, bus);
+    cleanup_free char *cmdline = command_line(plan);
     sg_bus_emit(bus, SG_EV_SKILL_STARTED,
                 json_pack("{s:s, s:s, s:s}", "run_id", plan->run_id, "command", cmdline, "cwd",
                           plan->cwd),
                 "%s started: %s", plan->skill_name, cmdline);
-    struct sg_session_live live = {.pid = sb.pid, .started_ms = res->started_ms,
-                                   .memory_bytes = sg_sandbox_memory_usage(&sb)};
-    int64_t mem_read_ms = now_ms();
+    r->live = (struct sg_session_live){.pid = r->sb->pid, .started_ms = res->started_ms,
+                                       .memory_bytes = sg_sandbox_memory_usage(r->sb)};
+    r->mem_read_ms = now_ms();
     /* "go" last: the entrypoint's exec comes back at once as a notification
-     * the loop below must answer */
-    sg_sandbox_go(&sb);
-    struct run run = {.plan = plan, .bus = bus, .sb = &sb, .perm = perm, .net = net, .ex = ex,
-                    .conn = conn, .dc = dc, .hook = hook, .live = live, .mem_read_ms = mem_read_ms,
-                    .out = &out, .err = &err, .tfd = tfd, .in_len = strlen(plan->input),
-                    .entry_done = entry_done};
-    /* dispatched in this order: a front end's keys first; output before
-     * the requests a skill made after printing it (its prompt comes after
-     * the lines); the notifications before what waits on them */
-    const struct sg_source src[] = {
-        {"front end", hook_fds, hook_dispatch, hook_timeout, &run},
-        {"output", output_fds, output_dispatch, NULL, &run},
-        {"nflog", nflog_fds, nflog_dispatch, NULL, &run},
-        {"egress", egress_fds, egress_dispatch, egress_timeout, &run},
-        {"permissions", perm_fds, perm_dispatch, perm_timeout, &run},
-        {"decoys", decoy_fds, decoy_dispatch, NULL, &run},
-        {"notifications", notify_fds, notify_dispatch, NULL, &run},
-        {"exec", NULL, exec_dispatch, exec_timeout, &run},
-        {"connect", conn_fds, conn_dispatch, NULL, &run},
-        {"notifications closed", NULL, notify_hup_dispatch, NULL, &run},
-        {"stdin", stdin_fds, stdin_dispatch, NULL, &run},
-        {"control", ctl_fds, ctl_dispatch, NULL, &run},
-        {"disk", NULL, disk_dispatch, disk_timeout, &run},
-        {"timeout", timer_fds, timer_dispatch, NULL, &run},
-        {"pid 1", pid_fds, pid_dispatch, NULL, &run},
-    };
-    while (out.fd >= 0 || err.fd >= 0 || !run.exited) {
-        int cap = -1;
-        if (run.exited) {
-            int64_t left = run.drain_deadline - now_ms();
-            if (left <= 0)
-                break; /* every process is dead; a pipe still open would be a bug, not a wait */
-            cap = (int)left;
-        }
-        if (sg_loop_turn(src, SG_ARRAY_LEN(src), cap) < 0)
-            break;
-    }
-    sg_perm_cancel_all(perm); /* held requests are answered before their sockets go */
-    sg_egress_free(net);
-    sg_exec_free(ex);
-    sg_sockconn_free(conn);
-    sg_diskcap_free(dc);
-    drain_last(&run);
-    if (out.fd >= 0)
-        close(out.fd);
-    if (err.fd >= 0)
-        close(err.fd);
-    close(tfd);
-    res->bytes[0] = out.bytes, res->bytes[1] = err.bytes;
-    char digests[2][SG_DIGEST_STRLEN];
-    sg_hasher_finish(out.hash, digests);
-    memcpy(res->out_sha256, digests[0], sizeof res->out_sha256);
-    memcpy(res->err_sha256, digests[1], sizeof res->err_sha256);
-    res->dropped[0] = out.dropped, res->dropped[1] = err.dropped;
-    res->skill_status = run.status;
-    res->ended_ms = now_ms();
+     * the loop must answer */
+    sg_sandbox_go(r->sb);
+    *out = r;
+    return 0;
+}
 
+size_t sg_session_sources(struct sg_session *r, bool shared, struct sg_loop_source *out, size_t max)
+{
+    /* dispatched in this order: output before the requests a skill made
+     * after printing it (its prompt comes after the lines); the
+     * notifications before what waits on them */
+    const struct sg_loop_source src[] = {
+        {"output", output_fds, output_dispatch, NULL, r},
+        {"nflog", nflog_fds, nflog_dispatch, NULL, r},
+        {"egress", egress_fds, egress_dispatch, egress_timeout, r},
+        {"permissions", perm_fds, perm_dispatch, perm_timeout, r},
+        {"decoys", decoy_fds, decoy_dispatch, NULL, r},
+        {"notifications", notify_fds, notify_dispatch, NULL, r},
+        {"exec", NULL, exec_dispatch, exec_timeout, r},
+        {"connect", conn_fds, conn_dispatch, NULL, r},
+        {"notifications closed", NULL, notify_hup_dispatch, NULL, r},
+        {"stdin", stdin_fds, stdin_dispatch, NULL, r},
+        {"control", ctl_fds, ctl_dispatch, NULL, r},
+        {"disk", NULL, disk_dispatch, disk_timeout, r},
+        {"timeout", timer_fds, timer_dispatch, NULL, r},
+        {"pid 1", pid_fds, pid_dispatch, NULL, r},
+    };
+    _Static_assert(SG_ARRAY_LEN(src) == SG_SESSION_SOURCES, "session.h counts the sources");
+    r->shared = shared;
+    size_t n = SG_ARRAY_LEN(src) < max ? SG_ARRAY_LEN(src) : max;
+    memcpy(out, src, n * sizeof *src);
+    return n;
+}
+
+bool sg_session_running(const struct sg_session *r, int *cap_ms)
+{
+    *cap_ms = -1;
+    if (r->out->fd < 0 && r->err->fd < 0 && r->exited)
+        return false;
+    if (!r->exited)
+        return true;
+    int64_t left = r->drain_deadline - now_ms();
+    /* every process is dead; a pipe still open would be a bug, not a wait */
+    *cap_ms = left > 0 ? (int)left : 0;
+    return left > 0;
+}
+
+void sg_session_stop(struct sg_session *r)
+{
+    if (!r->exited && !r->stopped) {
+        r->stopped = true;
+        sg_sandbox_kill(r->sb);
+    }
+}
+
+void sg_session_live(struct sg_session *r, struct sg_session_live *live)
+{
+    r->live.exited = r->exited;
+    if (now_ms() - r->mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
+        r->live.memory_bytes = sg_sandbox_memory_usage(r->sb);
+        r->mem_read_ms = now_ms();
+    }
+    *live = r->live;
+}
+
+static void emit_limit_hits(struct sg_session *r)
+{
+    const struct sg_plan *plan = r->plan;
     struct sg_limit_hits hits;
-    sg_sandbox_limit_hits(&sb, &hits);
+    sg_sandbox_limit_hits(r->sb, &hits);
     if (hits.memory)
-        sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT,
+        sg_bus_emit(r->bus, SG_EV_RESOURCE_LIMIT_HIT,
                     json_pack("{s:s, s:I, s:s, s:b}", "limit", "memory", "value",
                               (json_int_t)plan->limits[SG_PL_MEMORY].value, "mechanism",
                               sg_mechanism_name(plan->limits[SG_PL_MEMORY].mech), "prevented", 1),
                     "memory limit (%lld MB) reached", plan->limits[SG_PL_MEMORY].value);
     if (hits.pids)
-        sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT,
+        sg_bus_emit(r->bus, SG_EV_RESOURCE_LIMIT_HIT,
                     json_pack("{s:s, s:I, s:s, s:b}", "limit", "pids", "value",
                               (json_int_t)plan->limits[SG_PL_PIDS].value, "mechanism",
                               sg_mechanism_name(plan->limits[SG_PL_PIDS].mech), "prevented", 1),
                     "process limit (%lld) reached: new processes refused",
                     plan->limits[SG_PL_PIDS].value);
-    sg_sandbox_cleanup(&sb);
-    say_how_it_ended(&run, res);
-    return 0;
+}
+
+void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
+{
+    sg_perm_cancel_all(r->perm); /* held requests are answered before their sockets go */
+    sg_egress_free(r->net);
+    sg_exec_free(r->ex);
+    sg_sockconn_free(r->conn);
+    sg_diskcap_free(r->dc);
+    drain_last(r);
+    for (struct stream *st = r->out; st; st = st == r->out ? r->err : NULL)
+        if (st->fd >= 0)
+            close(st->fd);
+    close(r->tfd);
+    res->bytes[0] = r->out->bytes, res->bytes[1] = r->err->bytes;
+    char digests[2][SG_DIGEST_STRLEN];
+    sg_hasher_finish(r->out->hash, digests);
+    memcpy(res->out_sha256, digests[0], sizeof res->out_sha256);
+    memcpy(res->err_sha256, digests[1], sizeof res->err_sha256);
+    res->dropped[0] = r->out->dropped, res->dropped[1] = r->err->dropped;
+    res->skill_status = r->status;
+    res->ended_ms = now_ms();
+    emit_limit_hits(r);
+    sg_sandbox_cleanup(r->sb);
+    say_how_it_ended(r, res);
+    free(r);
 }

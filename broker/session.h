@@ -1,8 +1,9 @@
 /* One run of a skill: launch it under its plan, a table of poll sources
- * (loop.h: the front end, output, nflog, egress, permissions, decoys,
- * seccomp notifications, exec, connect, stdin, pid 1's control socket, the
- * disk cap, the timeout timer, pid 1's pidfd), the loop, and the end said
- * as a result and an event. Every happening is an event. */
+ * (loop.h: output, nflog, egress, permissions, decoys, seccomp
+ * notifications, exec, connect, stdin, pid 1's control socket, the disk
+ * cap, the timeout timer, pid 1's pidfd) that the caller runs in its own
+ * loop beside its own sources (a terminal, an agent's socket), and the end
+ * said as a result and an event. Every happening is an event. */
 #ifndef SG_SESSION_H
 #define SG_SESSION_H
 
@@ -46,23 +47,30 @@ struct sg_session_live {
     bool exited;
 };
 
-/* A front end that shares the session's poll loop (the TUI): its fds are
- * polled with the broker's, so neither ever blocks the other. dispatch
- * returns true to stop the run (the whole sandbox is killed). */
-struct sg_session_hook {
-    size_t (*pollfds)(void *ctx, struct pollfd *out, size_t max);
-    bool (*dispatch)(void *ctx, const struct pollfd *pfds, size_t n,
-                     const struct sg_session_live *live);
-    int (*timeout)(void *ctx); /* ms until it wants to run again; -1 none */
-    void *ctx;
-};
-#define SG_HOOK_MAX_FDS 24
-
 struct sg_perm;
 struct sg_plan;
-/* perm decides what the manifest did not grant (NULL: deny it all); hook
- * may be NULL. */
-int sg_session_run(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_perm *perm,
-                   const struct sg_session_hook *hook, struct sg_run_result *res);
+struct sg_session;
+struct sg_loop_source;
+/* Launch plan's sandbox and start the skill; perm decides what the
+ * manifest did not grant (NULL: deny it all). 0 with *out, or -errno when
+ * the sandbox could not be built (res says where, and the end was
+ * emitted: there is nothing to finish). */
+int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struct sg_perm *perm,
+                     struct sg_session **out, struct sg_run_result *res);
+/* The run's poll sources in the order they must be dispatched, for the
+ * caller's loop (loop.h). shared: a front end's fds are in that loop too
+ * (the output is read in smaller batches then, so its keys stay quick). */
+size_t sg_session_sources(struct sg_session *s, bool shared, struct sg_loop_source *out, size_t max);
+#define SG_SESSION_SOURCES 14
+/* Is the run still going? *cap_ms: the longest the loop may wait now
+ * (-1: no cap; after the exit, what is left of the 2 s drain). */
+bool sg_session_running(const struct sg_session *s, int *cap_ms);
+/* A person stopped it: every process of the sandbox is killed. */
+void sg_session_stop(struct sg_session *s);
+/* What a status bar shows (the memory is read at most every 250 ms). */
+void sg_session_live(struct sg_session *s, struct sg_session_live *live);
+/* The end: the last packets and messages, limits hit, the result and its
+ * event. s is freed. */
+void sg_session_finish(struct sg_session *s, struct sg_run_result *res);
 
 #endif

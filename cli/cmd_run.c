@@ -211,20 +211,13 @@ static void print_json(struct out_ctx *o, const struct sg_event *ev)
  * writes instead of one per line (1,000,000 lines to a terminal took 3.4x
  * seq's time that way), and nothing printed waits past the loop's next
  * sleep. */
-static size_t flush_hook_fds(void *ctx, struct pollfd *out, size_t max)
+static void flush_dispatch(void *ctx, const struct pollfd *p, size_t n)
 {
-    (void)ctx, (void)out, (void)max;
-    return 0;
+    (void)ctx, (void)p, (void)n;
 }
 
-static bool flush_hook_dispatch(void *ctx, const struct pollfd *pfds, size_t n,
-                                const struct sg_session_live *live)
-{
-    (void)ctx, (void)pfds, (void)n, (void)live;
-    return false;
-}
-
-static int flush_hook_timeout(void *ctx)
+/* Called before each wait of the loop: the flush. */
+static int flush_timeout(void *ctx)
 {
     struct out_ctx *o = ctx;
     struct timespec t;
@@ -515,9 +508,8 @@ int cmd_run(int argc, char **argv)
     struct sg_diags pd = {0};
     static char outbuf[64 * 1024];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
-    struct sg_session_hook flush = {.pollfds = flush_hook_fds, .dispatch = flush_hook_dispatch,
-                                    .timeout = flush_hook_timeout, .ctx = &oc};
-    struct sg_runner_opts rop = {.trace_out = a.trace_out, .hook = &flush};
+    const struct sg_loop_source flush = {"stdout flush", NULL, flush_dispatch, flush_timeout, &oc};
+    struct sg_runner_opts rop = {.trace_out = a.trace_out, .sources = &flush, .nsources = 1};
     struct sg_runner_out rout;
     r = sg_runner_run(run, &bus, &rop, &rout, &pd);
     tell_all_repeats(&oc);

@@ -105,6 +105,16 @@ int sg_buf_append(struct sg_buf *b, const void *p, size_t n)
     return 0;
 }
 
+int sg_buf_append_line(struct sg_buf *b, const char *line, size_t n)
+{
+    if (n >= b->max - b->len) {
+        b->dropped += n + 1;
+        return -ENOBUFS;
+    }
+    sg_buf_append(b, line, n);
+    return sg_buf_append(b, "\n", 1);
+}
+
 int sg_buf_printf(struct sg_buf *b, const char *fmt, ...)
 {
     va_list ap;

@@ -63,6 +63,8 @@ struct sg_buf {
 };
 void sg_buf_init(struct sg_buf *b, size_t max);
 int sg_buf_append(struct sg_buf *b, const void *p, size_t n);
+/* A whole line and its newline, or (past the cap) none of it, counted. */
+int sg_buf_append_line(struct sg_buf *b, const char *line, size_t n);
 int sg_buf_printf(struct sg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sg_buf_free(struct sg_buf *b);
 char *sg_buf_steal(struct sg_buf *b);

@@ -129,12 +129,31 @@ static void format_iso_matches_gmtime_across_seconds(void **st)
     }
 }
 
+/* A captured line is kept whole with its newline, or dropped whole and
+ * counted: the audit record never ends in half a line. */
+static void a_capped_line_is_whole_or_counted(void **st)
+{
+    (void)st;
+    struct sg_buf b;
+    sg_buf_init(&b, 10);
+    assert_int_equal(sg_buf_append_line(&b, "12345", 5), 0);
+    assert_string_equal(b.data, "12345\n");
+    assert_int_equal(sg_buf_append_line(&b, "abcd", 4), -ENOBUFS); /* 6 + 5 > 10 */
+    assert_int_equal(b.dropped, 5);
+    assert_int_equal(sg_buf_append_line(&b, "xyz", 3), 0);          /* 6 + 4 = 10 */
+    assert_string_equal(b.data, "12345\nxyz\n");
+    assert_int_equal(sg_buf_append_line(&b, "", 0), -ENOBUFS);
+    assert_int_equal(b.dropped, 6);
+    sg_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(close_all_but_keeps_exactly_the_kept),
         cmocka_unit_test(mkdir_p_makes_the_missing_folders_only),
         cmocka_unit_test(format_iso_matches_gmtime_across_seconds),
+        cmocka_unit_test(a_capped_line_is_whole_or_counted),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* The main loop: the terminal, the screens, the input line and the
- * permission prompt. Idle, it polls the terminal; while a skill runs, the
- * broker's session loop polls it instead (view_run.c passes a hook), so
+ * permission prompt. One loop (loop.h) runs the terminal, the attach
+ * socket and, while a skill runs, the run's own sources (view_run.c), so
  * there is only ever one poll() and neither side blocks the other. */
 #include <errno.h>
 #include <fcntl.h>
@@ -436,6 +436,69 @@ static int load_theme(struct tui *t)
     return r;
 }
 
+/* ---- the loop: the terminal, attached agents, a local run's sources ---- */
+
+/* Between turns: the script's and the demo's next step, the prompt's clock,
+ * the screen (while a run goes, at most every FRAME_MS, and each second for
+ * the clock). false: the script is over. */
+static bool frame(struct tui *t)
+{
+    int64_t now = tui_now_ms();
+    if (t->message[0] && !t->script && now - t->message_ms >= 5000)
+        t->message[0] = '\0', t->dirty = true;
+    if (t->resized || (t->dirty && (!t->running || now - t->last_draw_ms >= FRAME_MS)) ||
+        (t->running && now - t->last_draw_ms >= 1000))
+        tui_draw_now(t);
+    if (t->script && !tui_script_step(t))
+        return false;
+    if (t->quit)
+        return false;
+    tui_demo_tick(t);
+    tui_prompt_tick(t);
+    return !t->quit;
+}
+
+static size_t terminal_fds(void *ctx, struct pollfd *out, size_t max)
+{
+    struct tui *t = ctx;
+    if (t->tty_fd < 0 || !max)
+        return 0;
+    out[0] = (struct pollfd){.fd = t->tty_fd, .events = POLLIN};
+    return 1;
+}
+
+/* Keys, and curses' KEY_RESIZE after a SIGWINCH ended the wait. */
+static void terminal_dispatch(void *ctx, const struct pollfd *p, size_t n)
+{
+    (void)p, (void)n;
+    tui_handle_input(ctx);
+}
+
+static int min_timeout(int a, int b)
+{
+    return a < 0 ? b : b < 0 || a < b ? a : b;
+}
+
+static int terminal_timeout(void *ctx)
+{
+    struct tui *t = ctx;
+    int to = t->script ? tui_script_timeout(t) : -1;
+    to = min_timeout(to, tui_demo_timeout(t));
+    to = min_timeout(to, tui_prompt_timeout(t));
+    int64_t now = tui_now_ms();
+    if (t->message[0] && !t->script) {
+        int64_t left = t->message_ms + 5000 - now;
+        to = min_timeout(to, left > 0 ? (int)left : 0);
+    }
+    if (t->running) {
+        int64_t since = now - t->last_draw_ms;
+        int draw = t->dirty ? (int)(since >= FRAME_MS ? 0 : FRAME_MS - since)
+                            : (int)(since >= 1000 ? 0 : 1000 - since); /* the clock ticks */
+        to = min_timeout(to, draw < 100 ? draw : 100); /* a SIGWINCH that raced the wait */
+    }
+    return to;
+}
+
 int tui_main(const struct tui_opts *o)
 {
     setlocale(LC_CTYPE, ""); /* as main() does */
@@ -491,43 +554,15 @@ int tui_main(const struct tui_opts *o)
     if (t->demo)
         tui_switch(t, TUI_S_RUN);
     while (!t->quit) {
-        if (t->dirty || t->resized)
-            tui_draw_now(t);
-        if (t->script && !tui_script_step(t))
+        if (!frame(t))
             break;
-        if (t->quit)
+        struct sg_loop_source src[SG_LOOP_MAX_SOURCES] = {
+            {"terminal", terminal_fds, terminal_dispatch, terminal_timeout, t},
+            tui_attach_source(t),
+        };
+        size_t n = 2 + tui_run_sources(t, src + 2, SG_ARRAY_LEN(src) - 2);
+        if (sg_loop_turn(src, n, -1) < 0)
             break;
-        tui_demo_tick(t);
-        if (t->quit)
-            break;
-        int timeout = t->script ? tui_script_timeout(t) : -1;
-        int dt = tui_demo_timeout(t);
-        if (dt >= 0 && (timeout < 0 || dt < timeout))
-            timeout = dt;
-        if (t->message[0] && !t->script) {
-            int64_t left = t->message_ms + 5000 - tui_now_ms();
-            if (left <= 0)
-                t->message[0] = '\0', t->dirty = true, left = 0;
-            if (timeout < 0 || left < timeout)
-                timeout = (int)left;
-        }
-        struct pollfd p[1 + 32];
-        nfds_t np = 0;
-        if (t->tty_fd >= 0)
-            p[np++] = (struct pollfd){.fd = t->tty_fd, .events = POLLIN};
-        size_t na = tui_attach_pollfds(t, p + np, 32);
-        tui_prompt_tick(t);
-        int ptm = tui_prompt_timeout(t);
-        if (ptm >= 0 && (timeout < 0 || ptm < timeout))
-            timeout = ptm;
-        int pr = poll(p, np + na, timeout);
-        if (pr < 0 && errno != EINTR)
-            break;
-        if (pr > 0)
-            tui_attach_dispatch(t, p + np, na);
-        tui_handle_input(t);
-        if (pr < 0) /* SIGWINCH: curses has a KEY_RESIZE for us */
-            tui_handle_input(t);
     }
     rc = t->script ? tui_script_result(t) : 0;
     for (int i = 0; i < TUI_S_COUNT; i++)

@@ -191,8 +191,9 @@ static void handle(void *ctx, json_t *m)
     t->dirty = true;
 }
 
-size_t tui_attach_pollfds(struct tui *t, struct pollfd *out, size_t max)
+static size_t attach_fds(void *ctx, struct pollfd *out, size_t max)
 {
+    struct tui *t = ctx;
     struct tui_attach *a = t->attach;
     size_t n = 0;
     if (!a || !max)
@@ -204,8 +205,9 @@ size_t tui_attach_pollfds(struct tui *t, struct pollfd *out, size_t max)
     return n;
 }
 
-void tui_attach_dispatch(struct tui *t, const struct pollfd *p, size_t n)
+static void attach_dispatch(void *ctx, const struct pollfd *p, size_t n)
 {
+    struct tui *t = ctx;
     struct tui_attach *a = t->attach;
     if (!a)
         return;
@@ -236,4 +238,9 @@ void tui_attach_dispatch(struct tui *t, const struct pollfd *p, size_t n)
         if (fd >= 0)
             close(fd); /* more runs than we show at once: they fall back to deny */
     }
+}
+
+struct sg_loop_source tui_attach_source(struct tui *t)
+{
+    return (struct sg_loop_source){"attached agents", attach_fds, attach_dispatch, NULL, t};
 }

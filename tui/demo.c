@@ -297,6 +297,23 @@ void tui_demo_free(struct tui *t)
     t->demo = NULL;
 }
 
+/* The stand-in weather API serves for the length of the run. */
+struct standin {
+    pid_t pid;
+    int in; /* it serves until its stdin closes */
+};
+
+static void standin_stop(void *ctx)
+{
+    struct standin *s = ctx;
+    close(s->in);
+    if (s->pid > 0) {
+        kill(s->pid, SIGTERM);
+        waitpid(s->pid, NULL, 0);
+    }
+    free(s);
+}
+
 static void legit(struct tui *t, struct tui_demo *dm)
 {
     cleanup_free char *ca = sg_xasprintf("%s/ca", dm->ws);
@@ -313,6 +330,8 @@ static void legit(struct tui *t, struct tui_demo *dm)
         _exit(127);
     }
     close(in[0]);
+    struct standin *si = sg_xmalloc(sizeof *si);
+    *si = (struct standin){.pid = pid, .in = in[1]};
     char port[16] = "";
     for (int i = 0; i < 200 && pid > 0; i++) { /* 10 s at most */
         cleanup_file FILE *f = fopen(pf, "re");
@@ -328,15 +347,12 @@ static void legit(struct tui *t, struct tui_demo *dm)
         cleanup_free char *skill = sg_xasprintf("%s/skills/weather", dm->ws);
         struct tui_run_spec s = {.path = skill, .input = "{\"city\": \"Oslo\"}",
                                  .pmode = SG_PERM_DENY_ALL, .pmode_set = true, .env = dm->env,
-                                 .resolve = &rs, .nresolve = 1};
+                                 .resolve = &rs, .nresolve = 1, .on_end = standin_stop,
+                                 .end_ctx = si};
         tui_run(t, &s);
     } else {
         tui_message(t, "the stand-in weather API did not start");
-    }
-    close(in[1]); /* the stand-in serves until its stdin closes */
-    if (pid > 0) {
-        kill(pid, SIGTERM);
-        waitpid(pid, NULL, 0);
+        standin_stop(si);
     }
 }
 

@@ -4,8 +4,8 @@
  * Each screen is one file filling one struct tui_view_ops (tig's view_ops):
  * the main loop knows only the struct. Every action is one line of
  * TUI_ACTIONS; the default keys, the config names and the help screen come
- * from that list. While a skill runs, the broker's session loop polls the
- * terminal too (through its hook), so one poll() serves both. */
+ * from that list. One loop (loop.h) runs the terminal, the attach socket
+ * and, while a skill runs, the run's own sources: one poll() serves all. */
 #ifndef SG_TUI_H
 #define SG_TUI_H
 
@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "loop.h"
 #include "perm.h"
 #include "theme.h"
 
@@ -233,12 +234,18 @@ struct tui_run_spec {
     char *const *env;                /* the environment to filter; NULL: ours */
     const char *const *resolve;      /* NAME:PORT:ADDR[:PORT2], as --resolve */
     size_t nresolve;
+    void (*on_end)(void *ctx);       /* called once the run ended, or did not start */
+    void *end_ctx;
 };
+/* Start a run: it goes on in the TUI's loop (tui_run_sources) and the call
+ * returns at once. */
 void tui_run(struct tui *t, const struct tui_run_spec *spec);
 void tui_run_start(struct tui *t, const char *skill_path, const char *input);
 /* Run argv outside skillgate (the demo's unenforced world), its output shown
  * like a skill's; lines starting with "[attacker] " become red events. */
 void tui_run_unsandboxed(struct tui *t, const char *title, char *const argv[]);
+/* The local run's poll sources, for the TUI's loop (none when idle). */
+size_t tui_run_sources(struct tui *t, struct sg_loop_source *out, size_t max);
 
 /* view_run.c: an agent's run, as the MCP server streams it */
 void tui_run_remote_begin(struct tui *t, const char *skill);
@@ -250,8 +257,8 @@ void tui_run_remote_end(struct tui *t, const char *outcome, const char *trace);
 struct tui_attach;
 int tui_attach_open(struct tui *t);
 void tui_attach_close(struct tui *t);
-size_t tui_attach_pollfds(struct tui *t, struct pollfd *out, size_t max);
-void tui_attach_dispatch(struct tui *t, const struct pollfd *p, size_t n);
+/* The listener and the agents' connections, as a source of the TUI's loop. */
+struct sg_loop_source tui_attach_source(struct tui *t);
 
 /* demo.c: the narrated walkthrough (skillgate demo) */
 struct tui_demo;

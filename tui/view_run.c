@@ -1,8 +1,10 @@
 /* The run screen: the skill's output on one side, the enforcement events on
- * the other, a status bar with the run's vital signs. The broker's session
- * loop polls the terminal through a hook while the skill runs; the screen
- * is redrawn at most every FRAME_MS however fast the skill prints, and the
- * scrollback is bounded (what was dropped is shown). */
+ * the other, a status bar with the run's vital signs. A local run is
+ * started here and its sources join the TUI's own loop (tui_run_sources),
+ * after the terminal's, so keys and the skill never wait on each other;
+ * the screen is redrawn at most every FRAME_MS however fast the skill
+ * prints (app.c), and the scrollback is bounded (what was dropped is
+ * shown). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -19,7 +21,6 @@
 #include "tui.h"
 #include "util.h"
 
-#define FRAME_MS 33
 #define OUT_LINES 20000
 #define OUT_BYTES (8u << 20)
 #define EV_LINES 5000
@@ -52,6 +53,13 @@ struct run {
     int exit_code;
     char outcome[160];
     char trace[4096];
+    /* a local run in progress: a skill's, or a process outside skillgate */
+    struct sg_runner *runner;
+    struct sg_skill *sk;
+    struct sg_event_bus bus;
+    struct child *child;
+    void (*on_end)(void *ctx);
+    void *end_ctx;
 };
 
 static struct run *R(struct tui_view *v)
@@ -108,62 +116,6 @@ static void sink(void *ctx, const struct sg_event *ev)
     t->dirty = true;
 }
 
-/* ---- the session hook: the terminal in the broker's poll loop ---- */
-
-/* The terminal, and an attached TUI's listener and agents' runs (their
- * prompts are answered during a local run too). */
-static size_t hook_pollfds(void *ctx, struct pollfd *out, size_t max)
-{
-    struct tui *t = ctx;
-    if (!max)
-        return 0;
-    out[0] = (struct pollfd){.fd = t->tty_fd, .events = t->tty_fd >= 0 ? POLLIN : 0};
-    return 1 + tui_attach_pollfds(t, out + 1, max - 1);
-}
-
-static bool hook_dispatch(void *ctx, const struct pollfd *p, size_t n,
-                          const struct sg_session_live *live)
-{
-    struct tui *t = ctx;
-    struct run *r = R(&t->views[TUI_S_RUN]);
-    (void)p, (void)n;
-    if (live->memory_bytes != r->live.memory_bytes || live->exited != r->live.exited)
-        t->dirty = true;
-    r->live = *live;
-    if (n > 1)
-        tui_attach_dispatch(t, p + 1, n - 1);
-    tui_handle_input(t); /* nonblocking: only what is there */
-    if (t->script)
-        tui_script_step(t);
-    tui_demo_tick(t);
-    tui_prompt_tick(t);
-    int64_t now = tui_now_ms();
-    if (t->resized || (t->dirty && now - t->last_draw_ms >= FRAME_MS) ||
-        now - t->last_draw_ms >= 1000)
-        tui_draw_now(t);
-    return r->stop;
-}
-
-static int hook_timeout(void *ctx)
-{
-    struct tui *t = ctx;
-    int64_t since = tui_now_ms() - t->last_draw_ms;
-    int to = t->dirty ? (int)(since >= FRAME_MS ? 0 : FRAME_MS - since)
-                      : (int)(since >= 1000 ? 0 : 1000 - since); /* the clock ticks */
-    if (to > 100)
-        to = 100; /* a resize (SIGWINCH) is seen within 100 ms */
-    int st = t->script ? tui_script_timeout(t) : -1;
-    if (st >= 0 && st < to)
-        to = st;
-    int pt = tui_prompt_timeout(t);
-    if (pt >= 0 && pt < to)
-        to = pt;
-    int dt = tui_demo_timeout(t);
-    if (dt >= 0 && dt < to)
-        to = dt;
-    return to;
-}
-
 static void run_begin(struct tui *t, struct run *r, const char *name, long long mem_mb,
                       long long timeout_s, bool local)
 {
@@ -192,16 +144,46 @@ static void run_end(struct tui *t, struct run *r)
     r->ended_ms = tui_now_ms();
     t->running = false;
     t->dirty = true;
+    void (*fn)(void *) = r->on_end;
+    r->on_end = NULL;
+    if (fn)
+        fn(r->end_ctx);
+}
+
+/* The run is over: its records, what the screen says of it. */
+static void run_finish(struct tui *t, struct run *r)
+{
+    struct sg_runner_out out;
+    sg_runner_finish(r->runner, &out);
+    r->exit_code = out.res.exit_code;
+    json_t *vs = json_object_get(out.doc, "violation_summary");
+    snprintf(r->outcome, sizeof r->outcome, "%s, exit %d, %lld ms, max severity %s",
+             json_string_value(json_object_get(out.doc, "status")), out.res.exit_code,
+             (long long)(out.res.ended_ms - out.res.started_ms),
+             json_string_value(json_object_get(vs, "max_severity")));
+    snprintf(r->trace, sizeof r->trace, "%s", out.trace_path ? out.trace_path : "");
+    if (out.trace_err < 0)
+        tui_message(t, "the trace could not be written: %s", strerror(-out.trace_err));
+    else if (out.audit_err < 0)
+        tui_message(t, "the audit log could not be appended: %s", strerror(-out.audit_err));
+    sg_runner_out_free(&out);
+    sg_runner_free(r->runner);
+    sg_skill_free(r->sk);
+    r->runner = NULL, r->sk = NULL;
+    memset(&r->bus, 0, sizeof r->bus);
+    run_end(t, r);
 }
 
 void tui_run(struct tui *t, const struct tui_run_spec *spec)
 {
     struct run *r = R(&t->views[TUI_S_RUN]);
+    if (r->runner || r->child)
+        return; /* one local run at a time */
     struct sg_skill *sk = NULL;
     int e = sg_skill_load(spec->path, &sk);
     if (e < 0) {
         tui_message(t, "cannot load %s: %s", spec->path, strerror(-e));
-        return;
+        goto ended;
     }
     struct sg_run_request rq = {.front = SG_FRONT_TUI, .input = spec->input, .host_env = spec->env,
                                 .resolve = spec->resolve, .nresolve = spec->nresolve,
@@ -214,39 +196,31 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
         tui_message(t, "%s will not run: %s", sk->display,
                     sg_skill_has_errors(sk) ? "its manifest has errors" : why ? why : "?");
         sg_skill_free(sk);
-        return;
+        goto ended;
     }
     const struct sg_run_info *info = sg_runner_info(run);
     run_begin(t, r, info->skill_name, info->memory_mb, info->timeout_s, true);
-    struct sg_event_bus bus = {0};
-    sg_bus_subscribe(&bus, sink, t);
-    struct sg_session_hook hook = {.pollfds = hook_pollfds, .dispatch = hook_dispatch,
-                                   .timeout = hook_timeout, .ctx = t};
-    struct sg_runner_opts o = {.show = tui_prompt_show, .show_ctx = t, .hook = &hook};
-    struct sg_runner_out out;
+    r->on_end = spec->on_end, r->end_ctx = spec->end_ctx;
+    sg_bus_subscribe(&r->bus, sink, t);
+    struct sg_runner_opts o = {.show = tui_prompt_show, .show_ctx = t};
     struct sg_diags d = {0};
     tui_draw_now(t);
-    if (sg_runner_run(run, &bus, &o, &out, &d) < 0) {
+    if (sg_runner_start(run, &r->bus, &o, &d) < 0) {
         cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("bad policy");
         tui_message(t, "not run: %s", m);
-    } else {
-        r->exit_code = out.res.exit_code;
-        json_t *vs = json_object_get(out.doc, "violation_summary");
-        snprintf(r->outcome, sizeof r->outcome, "%s, exit %d, %lld ms, max severity %s",
-                 json_string_value(json_object_get(out.doc, "status")), out.res.exit_code,
-                 (long long)(out.res.ended_ms - out.res.started_ms),
-                 json_string_value(json_object_get(vs, "max_severity")));
-        snprintf(r->trace, sizeof r->trace, "%s", out.trace_path ? out.trace_path : "");
-        if (out.trace_err < 0)
-            tui_message(t, "the trace could not be written: %s", strerror(-out.trace_err));
-        else if (out.audit_err < 0)
-            tui_message(t, "the audit log could not be appended: %s", strerror(-out.audit_err));
-        sg_runner_out_free(&out);
+        sg_diags_free(&d);
+        sg_runner_free(run);
+        sg_skill_free(sk);
+        memset(&r->bus, 0, sizeof r->bus);
+        run_end(t, r);
+        return;
     }
     sg_diags_free(&d);
-    run_end(t, r);
-    sg_runner_free(run);
-    sg_skill_free(sk);
+    r->runner = run, r->sk = sk;
+    return; /* the TUI's loop runs it (tui_run_sources) */
+ended:
+    if (spec->on_end)
+        spec->on_end(spec->end_ctx);
 }
 
 void tui_run_start(struct tui *t, const char *skill_path, const char *input)
@@ -261,6 +235,12 @@ struct child_stream {
     int fd, kind;
     char line[SG_LINE_MAX];
     size_t len;
+};
+
+struct child {
+    pid_t pid;
+    struct child_stream cs[2];
+    int64_t deadline_ms;
 };
 
 static void child_line(struct tui *t, struct run *r, int kind, const char *s, size_t n)
@@ -278,18 +258,18 @@ static void child_line(struct tui *t, struct run *r, int kind, const char *s, si
     t->dirty = true;
 }
 
-static bool child_read(struct tui *t, struct run *r, struct child_stream *c)
+static void child_read(struct tui *t, struct run *r, struct child_stream *c)
 {
     char buf[65536];
     ssize_t n = read(c->fd, buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        return true;
+        return;
     if (n <= 0) {
         if (c->len)
             child_line(t, r, c->kind, c->line, c->len);
         close(c->fd);
         c->fd = -1;
-        return false;
+        return;
     }
     for (ssize_t i = 0; i < n; i++) {
         if (buf[i] == '\n' || c->len == sizeof c->line) {
@@ -300,12 +280,32 @@ static bool child_read(struct tui *t, struct run *r, struct child_stream *c)
         }
         c->line[c->len++] = buf[i];
     }
-    return true;
+}
+
+/* Killed if it still runs, reaped, and said. */
+static void child_finish(struct tui *t, struct run *r)
+{
+    struct child *c = r->child;
+    int status = 0;
+    for (int i = 0; i < 2; i++)
+        if (c->cs[i].fd >= 0)
+            close(c->cs[i].fd);
+    kill(-c->pid, SIGKILL);
+    kill(c->pid, SIGKILL);
+    waitpid(c->pid, &status, 0);
+    free(c);
+    r->child = NULL;
+    snprintf(r->outcome, sizeof r->outcome, "finished outside the sandbox (exit %d)",
+             WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    r->exit_code = 0;
+    run_end(t, r);
 }
 
 void tui_run_unsandboxed(struct tui *t, const char *title, char *const argv[])
 {
     struct run *r = R(&t->views[TUI_S_RUN]);
+    if (r->runner || r->child)
+        return;
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) < 0)
         return;
@@ -329,39 +329,100 @@ void tui_run_unsandboxed(struct tui *t, const char *title, char *const argv[])
     }
     run_begin(t, r, title, -1, 120, true);
     r->live.pid = pid;
-    struct child_stream cs[2] = {{.fd = out[0], .kind = SG_EV_STDOUT},
-                                 {.fd = err[0], .kind = SG_EV_STDERR}};
-    int status = 0;
-    bool reaped = false;
-    int64_t deadline = tui_now_ms() + 120000;
-    while ((cs[0].fd >= 0 || cs[1].fd >= 0) && tui_now_ms() < deadline) {
-        struct pollfd p[3];
-        nfds_t n = 0;
-        for (int i = 0; i < 2; i++)
-            p[n++] = (struct pollfd){.fd = cs[i].fd, .events = POLLIN};
-        size_t tn = hook_pollfds(t, p + n, 1);
-        if (poll(p, n + tn, hook_timeout(t)) < 0 && errno != EINTR)
-            break;
-        for (int i = 0; i < 2; i++)
-            if (cs[i].fd >= 0 && p[i].revents)
-                child_read(t, r, &cs[i]);
+    r->child = sg_xcalloc(1, sizeof *r->child);
+    *r->child = (struct child){.pid = pid, .deadline_ms = tui_now_ms() + 120000,
+                               .cs = {{.fd = out[0], .kind = SG_EV_STDOUT},
+                                      {.fd = err[0], .kind = SG_EV_STDERR}}};
+}
+
+/* ---- the local run as sources of the TUI's loop ---- */
+
+static size_t child_fds(void *ctx, struct pollfd *p, size_t max)
+{
+    struct child *c = R(&((struct tui *)ctx)->views[TUI_S_RUN])->child;
+    size_t n = 0;
+    for (int i = 0; i < 2 && n < max; i++)
+        if (c->cs[i].fd >= 0)
+            p[n++] = (struct pollfd){.fd = c->cs[i].fd, .events = POLLIN};
+    return n;
+}
+
+static void child_dispatch(void *ctx, const struct pollfd *p, size_t n)
+{
+    struct tui *t = ctx;
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    for (size_t k = 0; k < n; k++)
+        for (int i = 0; i < 2 && p[k].revents; i++)
+            if (r->child->cs[i].fd == p[k].fd)
+                child_read(t, r, &r->child->cs[i]);
+}
+
+static int end_timeout(void *ctx)
+{
+    struct run *r = R(&((struct tui *)ctx)->views[TUI_S_RUN]);
+    int cap = -1;
+    if (r->runner) {
+        sg_runner_running(r->runner, &cap);
+    } else if (r->child) {
+        int64_t left = r->child->deadline_ms - tui_now_ms();
+        cap = left > 0 ? (int)left : 0;
+    }
+    return cap;
+}
+
+/* Last of the turn: a stop asked for, the status bar's figures, the end. */
+static void end_dispatch(void *ctx, const struct pollfd *p, size_t n)
+{
+    struct tui *t = ctx;
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    (void)p, (void)n;
+    int cap;
+    if (r->runner) {
+        if (r->stop)
+            sg_runner_stop(r->runner);
         struct sg_session_live live = r->live;
-        if (hook_dispatch(t, p + n, tn, &live)) {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-        }
+        sg_runner_live(r->runner, &live);
+        if (live.memory_bytes != r->live.memory_bytes || live.exited != r->live.exited)
+            t->dirty = true;
+        r->live = live;
+        if (!sg_runner_running(r->runner, &cap))
+            run_finish(t, r);
+    } else if (r->child) {
+        struct child *c = r->child;
+        if ((c->cs[0].fd < 0 && c->cs[1].fd < 0) || r->stop || tui_now_ms() >= c->deadline_ms)
+            child_finish(t, r);
     }
-    for (int i = 0; i < 2; i++)
-        if (cs[i].fd >= 0)
-            close(cs[i].fd);
-    if (!reaped) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-    }
-    snprintf(r->outcome, sizeof r->outcome, "finished outside the sandbox (exit %d)",
-             WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-    r->exit_code = 0;
-    run_end(t, r);
+}
+
+size_t tui_run_sources(struct tui *t, struct sg_loop_source *out, size_t max)
+{
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    size_t n = 0;
+    if (max < 2 || (!r->runner && !r->child))
+        return 0;
+    if (r->runner)
+        n = sg_runner_sources(r->runner, true, out, max - 1);
+    else
+        out[n++] = (struct sg_loop_source){"outside skillgate", child_fds, child_dispatch, NULL, t};
+    out[n++] = (struct sg_loop_source){"the run's end", NULL, end_dispatch, end_timeout, t};
+    return n;
+}
+
+/* The TUI is closing: a run still going is stopped and its records
+ * written (a process outside skillgate is killed). */
+static void run_abandon(struct tui *t, struct run *r)
+{
+    if (r->child)
+        child_finish(t, r);
+    if (!r->runner)
+        return;
+    sg_runner_stop(r->runner);
+    struct sg_loop_source src[SG_LOOP_MAX_SOURCES];
+    size_t n = sg_runner_sources(r->runner, false, src, SG_ARRAY_LEN(src));
+    int cap;
+    while (sg_runner_running(r->runner, &cap) && sg_loop_turn(src, n, cap) == 0)
+        ;
+    run_finish(t, r);
 }
 
 /* ---- an agent's run, streamed from the MCP server (attach.c) ---- */
@@ -724,10 +785,10 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
 
 static void close_view(struct tui *t, struct tui_view *v)
 {
-    (void)t;
     struct run *r = v->data;
     if (!r)
         return;
+    run_abandon(t, r);
     tui_ring_free(&r->pane[0].ring);
     tui_ring_free(&r->pane[1].ring);
     free(r);

@@ -13,7 +13,7 @@
 #include <poll.h>
 #include <stddef.h>
 
-struct sg_source {
+struct sg_loop_source {
     const char *name;
     size_t (*pollfds)(void *ctx, struct pollfd *out, size_t max); /* NULL: none */
     void (*dispatch)(void *ctx, const struct pollfd *p, size_t n);
@@ -29,6 +29,6 @@ struct sg_source {
  * nearest source timeout (and cap_ms when >= 0), then every source's
  * dispatch in table order. 0, or -errno of poll (EINTR is 0: a signal
  * only ends the wait early). */
-int sg_loop_turn(const struct sg_source *s, size_t n, int cap_ms);
+int sg_loop_turn(const struct sg_loop_source *s, size_t n, int cap_ms);
 
 #endif

@@ -2,7 +2,7 @@
 
 #include <errno.h>
 
-int sg_loop_turn(const struct sg_source *s, size_t n, int cap_ms)
+int sg_loop_turn(const struct sg_loop_source *s, size_t n, int cap_ms)
 {
     struct pollfd p[SG_LOOP_MAX_FDS];
     size_t first[SG_LOOP_MAX_SOURCES], count[SG_LOOP_MAX_SOURCES], used = 0;
