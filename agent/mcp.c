@@ -54,7 +54,12 @@ enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -3260
       "{\"type\":\"object\",\"properties\":{\"skill\":{\"type\":\"string\",\"description\":"    \
       "\"the skill's folder\"},\"input\":{\"description\":\"JSON input (SKILL_INPUT)\"},"      \
       "\"timeout_seconds\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400,"             \
-      "\"description\":\"at most the manifest's own limit\"}},\"required\":[\"skill\"],"      \
+      "\"description\":\"at most the manifest's own limit\"},\"script\":{\"type\":\"string\","   \
+      "\"description\":\"run this script of the skill (scripts/x.py) instead of its "           \
+      "entrypoint\"},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":"  \
+      "256,\"description\":\"the script's arguments, as given\"},\"cwd\":{\"type\":\"string\","   \
+      "\"description\":\"the working folder (absolute), shown read-only; writes there are "    \
+      "asked for; default for a script: the server's\"}},\"required\":[\"skill\"],"             \
       "\"additionalProperties\":false}")                                                       \
     X(check_tool_permission, "For instruction-only skills whose tools the agent runs "        \
       "itself: may this skill use this tool for this? Decided by the skill's allowed-tools, " \
@@ -342,8 +347,18 @@ static json_t *kept(struct sg_buf *b)
     return json_string(s);
 }
 
-static json_t *worker_run(const char *path, const char *input, long long timeout)
+/* One run_skill call, as the client gave it (checked against the schema). */
+struct run_call {
+    const char *path, *input;
+    long long timeout;
+    const char *script, *cwd;
+    char *const *args;
+    size_t nargs;
+};
+
+static json_t *worker_run(const struct run_call *c)
 {
+    const char *path = c->path;
     struct sg_skill *sk = NULL;
     int r = sg_skill_load(path, &sk);
     if (r < 0)
@@ -356,8 +371,10 @@ static json_t *worker_run(const char *path, const char *input, long long timeout
         sg_skill_free(sk);
         return e;
     }
-    struct sg_run_request rq = {.front = SG_FRONT_AGENT, .input = input, .timeout_s = timeout,
-                                .prompt_timeout = 60};
+    struct sg_run_request rq = {.front = SG_FRONT_AGENT, .input = c->input,
+                                .timeout_s = c->timeout, .prompt_timeout = 60,
+                                .script = c->script, .args = c->args, .nargs = c->nargs,
+                                .work_dir = c->cwd};
     struct sg_runner *run = NULL;
     const char *why = NULL;
     if (sg_runner_new(sk, &rq, &run, &why) != 0) {
@@ -530,8 +547,17 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
             cleanup_free char *input = !in          ? sg_xstrdup("{}")
                                        : json_is_string(in) ? sg_xstrdup(json_string_value(in))
                                                             : json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
-            r = worker_run(json_string_value(json_object_get(args, "skill")), input,
-                           json_integer_value(json_object_get(args, "timeout_seconds")));
+            json_t *av = json_object_get(args, "args");
+            size_t na = json_array_size(av);
+            cleanup_free char **argv_ = sg_xcalloc(na + 1, sizeof *argv_);
+            for (size_t i = 0; i < na; i++)
+                argv_[i] = (char *)json_string_value(json_array_get(av, i));
+            struct run_call rc = {
+                .path = json_string_value(json_object_get(args, "skill")), .input = input,
+                .timeout = json_integer_value(json_object_get(args, "timeout_seconds")),
+                .script = json_string_value(json_object_get(args, "script")), .args = argv_,
+                .nargs = na, .cwd = json_string_value(json_object_get(args, "cwd"))};
+            r = worker_run(&rc);
         } else {
             r = worker_check(json_string_value(json_object_get(args, "skill")),
                              json_string_value(json_object_get(args, "tool")),
@@ -574,6 +600,29 @@ static bool str_arg(json_t *args, const char *key, bool required, const char **o
     return v ? json_is_string(v) && **out : !required;
 }
 
+/* run_skill's script, args (strings, only with a script) and cwd
+ * (absolute): as the schema says. */
+static bool script_args_ok(json_t *args)
+{
+    json_t *sc = json_object_get(args, "script"), *av = json_object_get(args, "args"),
+           *cwd = json_object_get(args, "cwd");
+    if ((sc && !json_is_string(sc)) || (cwd && (!json_is_string(cwd) ||
+                                                json_string_value(cwd)[0] != '/')))
+        return false;
+    if (!av)
+        return true;
+    if (!sc || !json_is_array(av) || json_array_size(av) > 256)
+        return false;
+    size_t i;
+    json_t *a;
+    json_array_foreach(av, i, a)
+    {
+        if (!json_is_string(a))
+            return false;
+    }
+    return true;
+}
+
 static void tools_call(struct server *s, json_t *id, json_t *params)
 {
     const char *name = json_string_value(json_object_get(params, "name"));
@@ -591,10 +640,11 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
         args = none;
     const char *a, *b, *c;
     /* no argument beyond the schema: nothing can weaken enforcement */
-    static const char *const allowed[][4] = {{"list_skills", "directory"},
+    static const char *const allowed[][7] = {{"list_skills", "directory"},
                                              {"validate_skill", "path"},
                                              {"inspect_skill", "path"},
-                                             {"run_skill", "skill", "input", "timeout_seconds"},
+                                             {"run_skill", "skill", "input", "timeout_seconds",
+                                              "script", "args", "cwd"},
                                              {"check_tool_permission", "skill", "tool",
                                               "description"}};
     int which = -1;
@@ -612,7 +662,7 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
     json_object_foreach(args, key, v)
     {
         bool ok = false;
-        for (int k = 1; k < 4 && allowed[which][k]; k++)
+        for (int k = 1; k < 7 && allowed[which][k]; k++)
             ok |= !strcmp(key, allowed[which][k]);
         if (!ok) {
             cleanup_free char *m = sg_xasprintf("%s takes no argument '%s'", name, key);
@@ -639,6 +689,8 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
                                 json_integer_value(to) <= 86400))
                  : str_arg(args, "skill", true, &a) && str_arg(args, "tool", true, &b) &&
                        str_arg(args, "description", true, &c);
+        if (ok && run)
+            ok = script_args_ok(args);
         json_t *in = json_object_get(args, "input");
         if (ok && run && in && json_is_string(in)) {
             json_error_t je;

@@ -35,6 +35,28 @@ static const char *mount_word(enum sg_mount_kind k)
     return "?";
 }
 
+/* One word of a command as a shell would need it typed: quoted when it
+ * holds anything but plain characters, so "a b" is not read as two. */
+static void print_word(FILE *f, const char *w)
+{
+    if (w[0] && strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                          "_./:=@%+,-") == strlen(w)) {
+        sg_print_safe(f, w);
+        return;
+    }
+    struct sg_buf b;
+    sg_buf_init(&b, 4 * strlen(w) + 3);
+    sg_buf_append(&b, "'", 1);
+    for (const char *c = w; *c; c++)
+        if (*c == '\'')
+            sg_buf_append(&b, "'\\''", 4);
+        else
+            sg_buf_append(&b, c, 1);
+    sg_buf_append(&b, "'", 1);
+    sg_print_safe(f, b.data);
+    sg_buf_free(&b);
+}
+
 void sg_plan_print(FILE *f, const struct sg_plan *p)
 {
     fputs("Plan for ", f);
@@ -136,11 +158,18 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
     for (size_t i = 0; i < p->argc; i++) {
         if (i)
             fputc(' ', f);
-        sg_print_safe(f, p->argv[i]);
+        print_word(f, p->argv[i]);
     }
     fputs("\n  cwd ", f);
     sg_print_safe(f, p->cwd);
-    fputc('\n', f);
+    fputs(p->cwd_is_work ? " (your working folder, read-only: writes there are asked for)\n"
+                         : "\n", f);
+    if (p->script) {
+        fputs("  script ", f);
+        sg_print_safe(f, p->script);
+        fprintf(f, " with %zu argument%s, instead of the entrypoint\n", p->script_args,
+                p->script_args == 1 ? "" : "s");
+    }
 }
 
 /* NAME:PORT:ADDR[:PORT2], ADDR numeric (IPv6 in brackets). */

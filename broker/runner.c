@@ -118,6 +118,7 @@ static int audit_run(json_t *doc, const struct sg_plan *plan, const struct sg_ru
         json_object_get(json_object_get(doc, "violation_summary"), "max_severity"),
         "permissions_used", used, "stdout", outs, "stderr", errs, "trace",
         trace_path ? json_string(trace_path) : json_null());
+    json_object_set(rec, "invocation", json_object_get(doc, "invocation"));
     cleanup_free char *path = sg_audit_path();
     int r = sg_audit_append(path, rec);
     json_decref(rec);
@@ -243,7 +244,9 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     }
     bool agent = rq->front == SG_FRONT_AGENT;
     struct sg_run_opts ro = {.input = rq->input, .timeout_s = rq->timeout_s,
-                             .host_env = rq->host_env ? rq->host_env : environ};
+                             .host_env = rq->host_env ? rq->host_env : environ,
+                             .script = rq->script, .args = rq->args, .nargs = rq->nargs,
+                             .work_dir = rq->work_dir};
     if (agent && ro.timeout_s > sk->policy.limits.runtime_s.value)
         ro.timeout_s = 0; /* an agent may shorten the manifest's limit, never lengthen it */
     struct sg_resolve res_v[64];

@@ -29,6 +29,10 @@ struct sg_run_request {
     const char *input;           /* JSON text for SKILL_INPUT and stdin; NULL: "{}" */
     long long timeout_s;         /* 0: the manifest's. An agent may only shorten it */
     char *const *host_env;       /* the environment to filter; NULL: ours */
+    const char *script;          /* run this script of the skill instead (sandbox.h) */
+    char *const *args;           /* its arguments, byte for byte */
+    size_t nargs;
+    const char *work_dir;        /* the working folder; NULL: see sg_run_opts */
     /* a person's choices, ignored for an agent: */
     bool allow_degraded;         /* run without Landlock (said on every report) */
     const char *const *resolve;  /* "NAME:PORT:ADDR[:PORT2]", as curl's --resolve */

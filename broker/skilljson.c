@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 
+#include "sanitize.h"
 #include "skill.h"
 #include "util.h"
 
@@ -198,10 +199,17 @@ json_t *sg_skill_to_json(const struct sg_skill *sk, const char *digest)
     } else {
         json_object_set_new(j, "entrypoint", json_null());
     }
-    json_t *scripts = json_array();
-    for (size_t i = 0; i < p->nscripts; i++)
-        json_array_append_new(scripts, json_string(p->scripts[i]));
+    json_t *scripts = json_array(), *usage = json_object();
+    for (size_t i = 0; i < p->nscripts; i++) {
+        cleanup_free char *name = sg_sanitize_str(p->scripts[i], 0);
+        json_array_append_new(scripts, json_string(name));
+        if (p->script_usage[i]) {
+            cleanup_free char *u = sg_sanitize_str(p->script_usage[i], 0);
+            json_object_set_new(usage, name, json_string(u));
+        }
+    }
     json_object_set_new(j, "scripts", scripts);
+    json_object_set_new(j, "script_usage", usage);
     json_object_set_new(j, "random_seed",
                         p->has_random_seed ? json_integer(p->random_seed) : json_null());
 

@@ -118,6 +118,31 @@ char *sg_policy_digest(const struct sg_skill *sk)
     return d;
 }
 
+/* What ran: the command, and for a script the script and its arguments as
+ * given; the working folder, and whether it is the person's. */
+static json_t *invocation(const struct sg_plan *plan)
+{
+    json_t *argv = json_array(), *args = json_array();
+    for (size_t i = 0; i < plan->argc; i++) {
+        cleanup_free char *a = sg_sanitize_str(plan->argv[i], 0);
+        json_array_append_new(argv, json_string(a));
+        if (i >= plan->argc - plan->script_args)
+            json_array_append_new(args, json_string(a));
+    }
+    /* JSON strings are UTF-8: a path or argument that is not is shown escaped */
+    cleanup_free char *cwd = sg_sanitize_str(plan->cwd, 0);
+    json_t *j = json_pack("{s:o, s:s, s:b}", "argv", argv, "cwd", cwd, "working_folder",
+                          plan->cwd_is_work);
+    if (plan->script) {
+        cleanup_free char *sc = sg_sanitize_str(plan->script, 0);
+        json_object_set_new(j, "script", json_string(sc));
+        json_object_set_new(j, "args", args);
+    } else {
+        json_decref(args);
+    }
+    return j;
+}
+
 json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const struct sg_plan *plan,
                        const struct sg_run_result *res, const char *digest)
 {
@@ -159,6 +184,7 @@ json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const stru
         res->end == SG_END_SETUP_FAILED ? json_null() : json_integer(res->exit_code), "status",
         status[res->end], "degraded", plan->degraded);
     json_object_set_new(doc, "skill_digest", have_digest ? json_string(digest) : json_null());
+    json_object_set_new(doc, "invocation", invocation(plan));
     json_object_set_new(doc, "limits", limits);
     json_object_set_new(
         doc, "output",

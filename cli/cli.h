@@ -18,7 +18,7 @@
     X(validate, cmd_validate, "validate PATH...", "check skills' manifests; exit 1 on errors") \
     X(inspect, cmd_inspect, "inspect PATH [--json]", "show the resolved policy of a skill") \
     X(list, cmd_list, "list [DIR...] [--json]", "discover skills and summarize them")      \
-    X(run, cmd_run, "run SKILL [--input JSON] [--watch|--json] [--dry-run]",               \
+    X(run, cmd_run, "run SKILL [--input JSON] [--watch|--json] [--dry-run] [--script PATH [--] [ARG...]]", \
       "run a skill under the sandbox; events live, a trace at the end")                    \
     X(audit, cmd_audit, "audit verify|tail|show RUN", "the hash-chained audit log")         \
     X(grants, cmd_grants, "grants list|revoke N", "the \"always\" decisions, per skill digest") \

@@ -143,17 +143,23 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
         origin(f, &p->entry.origin);
     } else if (p->mode == SG_MODE_WASM) {
         fputs("(a WASM module: not supported yet)\n", f);
+    } else if (p->mode == SG_MODE_SCRIPTS) {
+        fputs("(none: several scripts; run one with `skillgate run SKILL --script PATH [--] "
+              "[ARG...]`)\n", f);
     } else {
         fputs("(none: instruction-only, the agent runs the tools)\n", f);
     }
     if (p->nscripts) {
-        fputs("Scripts   ", f);
+        fputs("Scripts\n", f);
         for (size_t i = 0; i < p->nscripts; i++) {
-            if (i)
-                fputs(", ", f);
+            fputs("  ", f);
             sg_print_safe(f, p->scripts[i]);
+            if (p->script_usage[i]) {
+                fputs("    usage: ", f);
+                sg_print_safe(f, p->script_usage[i]);
+            }
+            fputc('\n', f);
         }
-        fputc('\n', f);
     }
     if (sk->diags.n) {
         fputs("\nProblems\n", f);

@@ -265,6 +265,10 @@ static void run_help(void)
            "  -w, --watch            events as they happen: [HH:MM:SS.mmm] KIND message\n"
            "  -j, --json             one JSON event per line on stdout\n"
            "  -n, --dry-run          print the plan; never execute the skill\n"
+           "  -s, --script PATH      run this script of the skill (scripts/x.py) instead of\n"
+           "                         its entrypoint, with the ARGs after SKILL or --\n"
+           "  -C, --cwd DIR          the skill's working folder, shown read-only (writes\n"
+           "                         there are asked for); a script's default: this folder\n"
            "      --allow-degraded   run without Landlock where the kernel lacks it\n"
            "      --prompt tty|deny  ask on the terminal (the default when there is one)\n"
            "                         or deny everything undeclared (the default otherwise)\n"
@@ -303,6 +307,12 @@ static int run_option(struct run_args *a, int c)
         return SG_EXIT_OK;
     case 'i':
         a->rq.input = optarg;
+        return -1;
+    case 's':
+        a->rq.script = optarg;
+        return -1;
+    case 'C':
+        a->rq.work_dir = optarg;
         return -1;
     case 'I':
         free(a->input_buf);
@@ -391,19 +401,24 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
         {"allow-upstream", required_argument, NULL, 'U'},
         {"prompt", required_argument, NULL, 'P'}, {"policy", required_argument, NULL, 'Q'},
         {"prompt-timeout", required_argument, NULL, 'T'}, {"allow-all", no_argument, NULL, 'A'},
+        {"script", required_argument, NULL, 's'}, {"cwd", required_argument, NULL, 'C'},
         {0},
     };
     int c, st;
     optind = 1;
     a->rq.resolve = a->resolve;
     a->rq.allow_upstream = a->upstream;
-    while ((c = getopt_long(argc, argv, "hi:I:t:o:wjnD", opts, NULL)) != -1)
+    while ((c = getopt_long(argc, argv, "hi:I:t:o:wjnDs:C:", opts, NULL)) != -1)
         if ((st = run_option(a, c)) >= 0)
             return st;
-    if (optind != argc - 1 || (a->oc->watch && a->oc->json)) {
+    /* SKILL, then a script's arguments (after -- when one starts with -) */
+    if (optind >= argc || (optind != argc - 1 && !a->rq.script) ||
+        (a->oc->watch && a->oc->json)) {
         sg_command_usage(stderr, "run");
         return SG_EXIT_USAGE;
     }
+    a->rq.args = argv + optind + 1;
+    a->rq.nargs = (size_t)(argc - optind - 1);
     if (a->rq.input) {
         json_error_t je;
         json_t *j = json_loads(a->rq.input, JSON_DECODE_ANY, &je);

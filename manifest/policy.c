@@ -42,6 +42,7 @@ const char *sg_mode_name(enum sg_exec_mode m)
     case SG_MODE_NATIVE: return "native";
     case SG_MODE_INSTRUCTIONS: return "instructions";
     case SG_MODE_WASM: return "wasm";
+    case SG_MODE_SCRIPTS: return "scripts";
     }
     return "?";
 }
@@ -172,7 +173,8 @@ void sg_policy_free(struct sg_policy *p)
     free(p->entry.args);
     sg_origin_free(&p->entry.origin);
     for (size_t i = 0; i < p->nscripts; i++)
-        free(p->scripts[i]);
+        free(p->scripts[i]), free(p->script_usage[i]);
     free(p->scripts);
+    free(p->script_usage);
     memset(p, 0, sizeof *p);
 }

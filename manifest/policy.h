@@ -62,6 +62,7 @@ enum sg_exec_mode {
     SG_MODE_NATIVE,       /* an entrypoint runs under the sandbox */
     SG_MODE_INSTRUCTIONS, /* instruction-only: the agent runs the tools */
     SG_MODE_WASM,         /* recognized, not supported yet */
+    SG_MODE_SCRIPTS,      /* several scripts, no entrypoint: the person picks one */
 };
 
 /* Where a capability came from. */
@@ -148,9 +149,14 @@ struct sg_policy {
     bool fork_context;        /* context: fork */
     bool has_random_seed;
     long long random_seed;
-    char **scripts;           /* scripts/ files seen (names only, never read) */
+    char **scripts;           /* scripts/ files one can run (scripts/x.py, scripts/sub/y.js) */
+    char **script_usage;      /* per script: the first line of the skill's Markdown that
+                                 names it (python scripts/x.py <in> <out>), or NULL */
     size_t nscripts;
 };
+
+/* Scripts listed per skill (scripts/ and one level below it). */
+#define SG_SCRIPTS_MAX 64
 
 const char *sg_risk_name(enum sg_risk r);
 const char *sg_mode_name(enum sg_exec_mode m);

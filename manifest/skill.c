@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <sys/stat.h>
 
@@ -277,15 +279,172 @@ static void free_list(char **v, size_t n)
     free(v);
 }
 
+static const char *interpreter_of(const char *rel)
+{
+    return has_ext(rel, ".py")                                                    ? "python3"
+           : has_ext(rel, ".js") || has_ext(rel, ".mjs") || has_ext(rel, ".cjs") ? "node"
+                                                                                  : "bash";
+}
+
 static void set_detected(struct sg_skill *sk, const char *rel)
 {
     struct sg_entrypoint *e = &sk->policy.entry;
-    e->command = sg_xstrdup(has_ext(rel, ".py") ? "python3" : "bash");
+    e->command = sg_xstrdup(interpreter_of(rel));
     e->args = sg_xmalloc(sizeof *e->args);
     e->args[0] = sg_xstrdup(rel);
     e->nargs = 1;
     e->detected = true;
     sg_origin_set(&e->origin, "detected", 0, 0, rel);
+}
+
+/* A file under scripts/ a person would run, by its name: not a package's
+ * __init__.py, nor a library's data. */
+static bool runnable_name(const char *n)
+{
+    return (has_ext(n, ".py") || has_ext(n, ".sh") || has_ext(n, ".js") || has_ext(n, ".mjs") ||
+            has_ext(n, ".cjs")) &&
+           strcmp(n, "__init__.py") != 0;
+}
+
+static void add_script(struct sg_policy *p, char *rel)
+{
+    if (p->nscripts == SG_SCRIPTS_MAX) {
+        free(rel);
+        return;
+    }
+    p->scripts = sg_xrealloc(p->scripts, (p->nscripts + 1) * sizeof *p->scripts);
+    p->script_usage = sg_xrealloc(p->script_usage, (p->nscripts + 1) * sizeof *p->script_usage);
+    p->scripts[p->nscripts] = rel;
+    p->script_usage[p->nscripts++] = NULL;
+}
+
+/* scripts/ and its folders one level down (scripts/office/unpack.py); the
+ * count of those directly in scripts/ is *ntop, for the one-script rule. */
+static void collect_scripts(struct sg_policy *p, int dirfd, char **top, size_t ntop_all,
+                            size_t *ntop)
+{
+    *ntop = 0;
+    for (size_t i = 0; i < ntop_all; i++)
+        if (runnable_name(top[i]))
+            add_script(p, sg_xasprintf("scripts/%s", top[i])), (*ntop)++;
+    for (size_t i = 0; i < ntop_all; i++) {
+        if (!strcmp(top[i], "__pycache__") || !strcmp(top[i], "node_modules"))
+            continue;
+        cleanup_free char *sub = sg_xasprintf("scripts/%s", top[i]);
+        char **in = NULL;
+        size_t nin = list_dir(dirfd, sub, &in);
+        for (size_t k = 0; k < nin; k++)
+            if (runnable_name(in[k]))
+                add_script(p, sg_xasprintf("%s/%s", sub, in[k]));
+        free_list(in, nin);
+    }
+}
+
+/* Does line name script (as a path: nothing of a longer name around it)? */
+static bool names_script(const char *line, const char *script)
+{
+    size_t n = strlen(script);
+    for (const char *at = strstr(line, script); at; at = strstr(at + 1, script)) {
+        char before = at == line ? ' ' : at[-1], after = at[n];
+        if ((isalnum((unsigned char)before) || before == '_' || before == '-') ||
+            (isalnum((unsigned char)after) || after == '_' || after == '.' || after == '-'))
+            continue;
+        return true;
+    }
+    return false;
+}
+
+void sg_script_usage_scan(struct sg_policy *p, char *text)
+{
+    for (char *line = text, *next; line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        for (size_t i = 0; i < p->nscripts; i++) {
+            if (p->script_usage[i] || !names_script(line, p->scripts[i]))
+                continue;
+            /* the `code` that names it, when the line has one; else the line */
+            const char *t = line, *end = NULL;
+            for (const char *a = strchr(line, '`'), *b; a && (b = strchr(a + 1, '`'));
+                 a = strchr(b + 1, '`')) {
+                cleanup_free char *span = sg_xstrndup(a + 1, (size_t)(b - a - 1));
+                if (names_script(span, p->scripts[i])) {
+                    t = a + 1, end = b;
+                    break;
+                }
+            }
+            t += strspn(t, " \t>-*$`");
+            size_t l = end ? (size_t)(end - t) : strlen(t);
+            while (l && strchr(" \t\r`", t[l - 1]))
+                l--;
+            p->script_usage[i] = sg_xstrndup(t, l > SG_USAGE_MAX ? SG_USAGE_MAX : l);
+        }
+    }
+}
+
+/* One Markdown file of the skill, scanned for usage lines. */
+static void usage_from(struct sg_policy *p, int dirfd, const char *name)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    struct stat st;
+    char *buf = NULL;
+    size_t len = 0;
+    int r = fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+                ? read_capped(fd, SG_MANIFEST_MAX, NULL, &buf, &len)
+                : -EINVAL;
+    close(fd);
+    if (r < 0)
+        return;
+    sg_script_usage_scan(p, buf);
+    free(buf);
+}
+
+int sg_shebang_parse(const char *head, size_t n, char *prog, size_t progmax, char *arg,
+                     size_t argmax)
+{
+    char line[SG_SHEBANG_MAX + 1];
+    if (n < 2 || head[0] != '#' || head[1] != '!')
+        return -ENOEXEC;
+    if (n > SG_SHEBANG_MAX)
+        n = SG_SHEBANG_MAX;
+    memcpy(line, head, n);
+    line[n] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    char *p = line + 2 + strspn(line + 2, " \t");
+    char *a = p + strcspn(p, " \t");
+    if (*a)
+        *a++ = '\0';
+    a += strspn(a, " \t");
+    a[strcspn(a, " \t\r")] = '\0'; /* one argument, as the kernel takes it */
+    p[strcspn(p, "\r")] = '\0';
+    if (p[0] != '/' || strlen(p) >= progmax || strlen(a) >= argmax)
+        return -ENOEXEC;
+    strcpy(prog, p);
+    strcpy(arg, a);
+    return 0;
+}
+
+/* Where the skill says how to run its scripts: SKILL.md, the other .md
+ * files beside it and in references/ (at most 32 files). */
+static void find_usage(struct sg_policy *p, int dirfd, char **root, size_t nroot)
+{
+    if (!p->nscripts)
+        return;
+    size_t files = 0;
+    usage_from(p, dirfd, "SKILL.md");
+    for (size_t i = 0; i < nroot && files < 32; i++)
+        if (has_ext(root[i], ".md") && strcmp(root[i], "SKILL.md") != 0)
+            usage_from(p, dirfd, root[i]), files++;
+    char **refs = NULL;
+    size_t nrefs = list_dir(dirfd, "references", &refs);
+    for (size_t i = 0; i < nrefs && files < 32; i++)
+        if (has_ext(refs[i], ".md")) {
+            cleanup_free char *rel = sg_xasprintf("references/%s", refs[i]);
+            usage_from(p, dirfd, rel), files++;
+        }
+    free_list(refs, nrefs);
 }
 
 static void detect_entrypoint(struct sg_skill *sk, int dirfd)
@@ -300,14 +459,14 @@ static void detect_entrypoint(struct sg_skill *sk, int dirfd)
     const char *wasm = NULL;
     bool wasm_in_scripts = false;
 
-    for (size_t i = 0; i < nscripts; i++) {
-        if (has_ext(scripts[i], ".py") || has_ext(scripts[i], ".sh")) {
-            p->scripts = sg_xrealloc(p->scripts, (p->nscripts + 1) * sizeof *p->scripts);
-            p->scripts[p->nscripts++] = sg_xasprintf("scripts/%s", scripts[i]);
-        }
+    size_t ntop = 0;
+    if (dirfd >= 0) {
+        collect_scripts(p, dirfd, scripts, nscripts, &ntop);
+        find_usage(p, dirfd, root, nroot);
+    }
+    for (size_t i = 0; i < nscripts; i++)
         if (!wasm && has_ext(scripts[i], ".wasm"))
             wasm = scripts[i], wasm_in_scripts = true;
-    }
     for (size_t i = 0; i < nroot && !wasm; i++)
         if (has_ext(root[i], ".wasm"))
             wasm = root[i];
@@ -339,7 +498,7 @@ static void detect_entrypoint(struct sg_skill *sk, int dirfd)
             }
         }
     }
-    if (p->nscripts == 1) {
+    if (ntop == 1 && (has_ext(p->scripts[0], ".py") || has_ext(p->scripts[0], ".sh"))) {
         set_detected(sk, p->scripts[0]);
         p->mode = SG_MODE_NATIVE;
         goto out;
@@ -353,7 +512,8 @@ static void detect_entrypoint(struct sg_skill *sk, int dirfd)
                     "native entrypoint)");
         goto out;
     }
-    p->mode = SG_MODE_INSTRUCTIONS;
+    /* several scripts and no entrypoint: the person picks one (--script) */
+    p->mode = p->nscripts ? SG_MODE_SCRIPTS : SG_MODE_INSTRUCTIONS;
 out:
     free_list(root, nroot);
     free_list(scripts, nscripts);

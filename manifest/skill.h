@@ -62,4 +62,18 @@ void sg_skill_free(struct sg_skill *sk);
 int sg_frontmatter_split(const char *buf, size_t len, bool at_eof, size_t *yaml_off,
                          size_t *yaml_len, size_t *body_off, int *body_line);
 
+/* The skill's Markdown text (NUL-terminated, cut into lines in place):
+ * the first line naming each of p's scripts without a usage line yet
+ * becomes it (the backticked command when the line has one; at most
+ * SG_USAGE_MAX bytes). */
+#define SG_USAGE_MAX 200
+void sg_script_usage_scan(struct sg_policy *p, char *text);
+
+/* A script's first bytes: its #! line's program (absolute) and its one
+ * argument ("" when none), as the kernel would take them. 0, or -ENOEXEC
+ * when there is no usable #! line. */
+#define SG_SHEBANG_MAX 255
+int sg_shebang_parse(const char *head, size_t n, char *prog, size_t progmax, char *arg,
+                     size_t argmax);
+
 #endif

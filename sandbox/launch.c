@@ -507,7 +507,9 @@ static int pin_paths(const struct sg_plan *p, struct sg_sandbox *sb, char *step,
         int fd = sg_pin_path(m->src, owner, p->skill_uid, m->kind == SG_MNT_BIND_RW, why,
                              sizeof why);
         if (fd < 0) {
-            snprintf(step, steplen, "declared path %s (%s)", m->src, why);
+            bool work = p->cwd_is_work && !strcmp(m->dst, p->cwd);
+            snprintf(step, steplen, "%s %s (%s)", work ? "working folder" : "declared path",
+                     m->src, why);
             return fd;
         }
         sb->pins[i] = fd;

@@ -1,18 +1,25 @@
 /* The Plan: everything a run will get, computed from the Policy before
  * anything is executed. `run --dry-run` prints it; launch.c carries it out. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "config.h"
+#include "parse.h"
 #include "sandbox.h"
+#include "skill.h"
 #include "util.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -360,6 +367,9 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
                   "declared write path (created if missing)");
         add_str(&p->rw_paths, &p->nrw, pol->write[i].path);
     }
+    if (p->cwd_is_work && !sg_path_within(p->cwd, sk->root))
+        add_mount(p, SG_MNT_BIND_RO, p->cwd, p->cwd,
+                  "your working folder, read-only (a write there is a Write request)");
     add_mount(p, SG_MNT_DEV, NULL, "/dev", "minimal /dev: null zero full random urandom, no tty");
     add_str(&p->rw_paths, &p->nrw, "/dev/shm");
     add_mount(p, SG_MNT_PROC, NULL, "/proc", "fresh /proc: only the sandbox's processes");
@@ -411,6 +421,117 @@ static char *new_run_id(void)
                         r[4], r[5]);
 }
 
+static char why_buf[PATH_MAX + 256];
+
+static const char *say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why_buf, sizeof why_buf, fmt, ap);
+    va_end(ap);
+    return why_buf;
+}
+
+/* The interpreter of a script: by its name, else its #! line (an
+ * executable runs as it is). NULL when there is none. */
+static char **script_command(const char *abs, const char *shown, size_t *n, const char **why)
+{
+    static const struct {
+        const char *ext, *interp;
+    } by_ext[] = {{".py", "python3"}, {".sh", "bash"}, {".js", "node"}, {".mjs", "node"},
+                  {".cjs", "node"}};
+    size_t l = strlen(abs);
+    char **v = sg_xcalloc(3, sizeof *v);
+    for (size_t i = 0; i < SG_ARRAY_LEN(by_ext); i++) {
+        size_t el = strlen(by_ext[i].ext);
+        if (l > el && !strcmp(abs + l - el, by_ext[i].ext)) {
+            v[0] = sg_xstrdup(by_ext[i].interp), v[1] = sg_xstrdup(abs);
+            *n = 2;
+            return v;
+        }
+    }
+    char head[SG_SHEBANG_MAX], prog[PATH_MAX], arg[SG_SHEBANG_MAX + 1];
+    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK); /* never a FIFO's wait */
+    ssize_t r = fd >= 0 ? read(fd, head, sizeof head) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (r > 0 && sg_shebang_parse(head, (size_t)r, prog, sizeof prog, arg, sizeof arg) == 0) {
+        *n = 0;
+        v = sg_xrealloc(v, 4 * sizeof *v);
+        v[(*n)++] = sg_xstrdup(prog);
+        if (arg[0])
+            v[(*n)++] = sg_xstrdup(arg);
+        v[(*n)++] = sg_xstrdup(abs);
+        return v;
+    }
+    free(v);
+    *why = say("%s has no interpreter: a .py, .sh or .js name, or a #! line, says which", shown);
+    return NULL;
+}
+
+/* The script the person picked: inside the skill's folder (no "..", no
+ * absolute path, no symlink leading out), a regular file. */
+static int plan_script(struct sg_plan *p, const struct sg_skill *sk, const struct sg_run_opts *o,
+                       const char **why)
+{
+    const char *s = o->script;
+    cleanup_free char *abs = NULL;
+    const char *rwhy = NULL;
+    struct stat st;
+    if (!s[0] || s[0] == '/')
+        return *why = say("the script %s must be a path inside the skill's folder "
+                          "(such as scripts/name.py)", s[0] ? s : "\"\""),
+               -EINVAL;
+    if (sg_path_resolve(sk->root, s, &abs, &rwhy) < 0)
+        return *why = say("the script %s %s", s, rwhy ? rwhy : "is outside the skill's folder"),
+               -EINVAL;
+    if (stat(abs, &st) < 0)
+        return *why = say("the script %s does not exist in %s", s, sk->root), -ENOENT;
+    if (!S_ISREG(st.st_mode))
+        return *why = say("the script %s is not a file", s), -EINVAL;
+    size_t n = 0;
+    char **cmd = script_command(abs, s, &n, why);
+    if (!cmd)
+        return -ENOEXEC;
+    p->argv = sg_xcalloc(n + o->nargs + 1, sizeof *p->argv);
+    memcpy(p->argv, cmd, n * sizeof *cmd);
+    free(cmd);
+    for (size_t i = 0; i < o->nargs; i++)
+        p->argv[n + i] = sg_xstrdup(o->args[i]);
+    p->argc = n + o->nargs;
+    p->script = sg_xstrdup(s);
+    p->script_args = o->nargs;
+    return 0;
+}
+
+/* The working folder: the person's (a script's default) or --cwd's, by
+ * its real path; never their home or / (everything would be in view). */
+static int plan_work_dir(struct sg_plan *p, const struct sg_run_opts *o, const char **why)
+{
+    char here[PATH_MAX];
+    const char *want = o->work_dir;
+    if (!want) {
+        if (!getcwd(here, sizeof here))
+            return *why = say("the current folder cannot be named (%s)", strerror(errno)), -errno;
+        want = here;
+    }
+    cleanup_free char *real = realpath(want, NULL);
+    struct stat st;
+    if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+        return *why = say("the working folder %s is not a folder", want), -ENOTDIR;
+    const char *home = sg_invoking_home();
+    cleanup_free char *rhome = home ? realpath(home, NULL) : NULL;
+    if (!strcmp(real, "/") || (rhome && !strcmp(real, rhome)))
+        return *why = say("the working folder may not be %s: the skill would see everything in "
+                          "it; cd into a project folder or give --cwd DIR",
+                          strcmp(real, "/") ? "your home" : "/"),
+               -EPERM;
+    p->cwd = steal_pointer(&real);
+    p->cwd_is_work = true;
+    return 0;
+}
+
 int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct sg_plan *p,
                   const char **why)
 {
@@ -420,7 +541,18 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
         *why = "WASM skills are not supported yet";
         return -ENOTSUP;
     }
-    if (!pol->entry.command) {
+    if (!pol->entry.command && !o->script && pol->mode == SG_MODE_SCRIPTS) {
+        struct sg_buf b;
+        sg_buf_init(&b, 1024);
+        for (size_t i = 0; i < pol->nscripts && i < 6; i++)
+            sg_buf_printf(&b, "%s%s", i ? ", " : "", pol->scripts[i]);
+        *why = say("it has %zu script%s and no entrypoint: pick one with --script PATH [--] "
+                   "[ARG...] (%s%s)", pol->nscripts, pol->nscripts == 1 ? "" : "s",
+                   b.data ? b.data : "", pol->nscripts > 6 ? ", ..." : "");
+        sg_buf_free(&b);
+        return -ENOEXEC;
+    }
+    if (!pol->entry.command && !o->script) {
         *why = "an instruction-only skill has no entrypoint to run";
         return -ENOEXEC;
     }
@@ -463,20 +595,29 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
         r->name = sg_xstrdup(o->resolve[i].name);
         r->addr = sg_xstrdup(o->resolve[i].addr);
     }
+    int e;
+    if ((o->script && (e = plan_script(p, sk, o, why)) < 0) ||
+        ((o->script || o->work_dir) && (e = plan_work_dir(p, o, why)) < 0)) {
+        sg_plan_free(p);
+        return e;
+    }
     plan_limits(p, pol, o);
     plan_mounts(p, sk);
     plan_env(p, sk, o);
 
     /* argv: a relative path with a '/' is inside the skill; a bare name is
      * looked up in the sandbox's PATH at exec time. */
-    const char *cmd = pol->entry.command;
-    p->argv = sg_xcalloc(pol->entry.nargs + 2, sizeof *p->argv);
-    p->argv[0] = strchr(cmd, '/') && cmd[0] != '/' ? sg_xasprintf("%s/%s", sk->root, cmd)
-                                                   : sg_xstrdup(cmd);
-    for (size_t i = 0; i < pol->entry.nargs; i++)
-        p->argv[i + 1] = sg_xstrdup(pol->entry.args[i]);
-    p->argc = pol->entry.nargs + 1;
-    p->cwd = sg_xstrdup(sk->root);
+    if (!p->argv) {
+        const char *cmd = pol->entry.command;
+        p->argv = sg_xcalloc(pol->entry.nargs + 2, sizeof *p->argv);
+        p->argv[0] = strchr(cmd, '/') && cmd[0] != '/' ? sg_xasprintf("%s/%s", sk->root, cmd)
+                                                       : sg_xstrdup(cmd);
+        for (size_t i = 0; i < pol->entry.nargs; i++)
+            p->argv[i + 1] = sg_xstrdup(pol->entry.args[i]);
+        p->argc = pol->entry.nargs + 1;
+    }
+    if (!p->cwd)
+        p->cwd = sg_xstrdup(sk->root);
     /* The sandbox's PATH holds the same read-only /usr as the host: resolve
      * the program now, so the skill makes exactly one exec to start. */
     if (strchr(p->argv[0], '/')) {
@@ -506,6 +647,7 @@ void sg_plan_free(struct sg_plan *p)
 {
     free(p->skill_name), free(p->skill_root), free(p->run_id), free(p->uid_map);
     free(p->gid_map), free(p->home), free(p->cwd), free(p->input), free(p->exec_path);
+    free(p->script);
     for (size_t i = 0; i < SG_ARRAY_LEN(p->cgroup_base); i++)
         free(p->cgroup_base[i]);
     for (size_t i = 0; i < p->nmounts; i++) {

@@ -87,6 +87,16 @@ struct sg_run_opts {
     size_t nresolve;
     char *const *allow_upstream; /* loopback, private or metadata addresses the person allows */
     size_t nallow_upstream;
+    /* one script of the skill instead of its entrypoint: a path inside the
+     * skill (scripts/x.py), run by the interpreter its name or #! line
+     * names, with these arguments byte for byte */
+    const char *script;
+    char *const *args;
+    size_t nargs;
+    /* the skill's working folder, shown read-only at its own path (writes
+     * there are Write requests); NULL: the skill's folder, or for a script
+     * the caller's current folder */
+    const char *work_dir;
 };
 
 struct sg_plan {
@@ -115,6 +125,9 @@ struct sg_plan {
     char **argv;
     size_t argc;
     char *cwd;
+    char *script;        /* the script run instead of the entrypoint, as given, or NULL */
+    size_t script_args;  /* how many of argv's last entries are its arguments */
+    bool cwd_is_work;    /* cwd is the person's working folder, not the skill's */
     char *input;
     /* network */
     struct sg_plan_egress *egress;
@@ -134,7 +147,8 @@ struct sg_plan {
 };
 
 /* Build the plan for a skill. Never executes anything and never changes the
- * host. Returns 0, or -errno with *why set (a static string). */
+ * host. Returns 0, or -errno with *why set (static, or valid until the next
+ * call: a message naming a refused script or folder). */
 int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct sg_plan *p,
                   const char **why);
 void sg_plan_free(struct sg_plan *p);

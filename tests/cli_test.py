@@ -70,9 +70,9 @@ def version_and_help():
 @test
 def examples_are_valid():
     dirs = sorted(os.path.join(EXAMPLES, d) for d in os.listdir(EXAMPLES))
-    assert len(dirs) == 6, dirs
+    assert len(dirs) == 7, dirs
     p = run("validate", *dirs, code=0)
-    assert p.stdout.count(": valid\n") == 6, p.stdout
+    assert p.stdout.count(": valid\n") == 7, p.stdout
     assert p.stderr == "", p.stderr
 
 
@@ -170,12 +170,48 @@ def inspect_human_says_where_each_capability_came_from():
 
 
 @test
+def a_skill_of_scripts_lists_them_with_their_usage():
+    """Shaped like Anthropic's pdf skill: SKILL.md, no skillsandbox.yaml,
+    scripts (one a folder down, an __init__.py that is no script), usage
+    lines in a second Markdown file. Mode "scripts"; inspect shows each
+    script with its usage; run without --script lists them and exits 126,
+    running nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "forms")
+        write(d, "SKILL.md", "---\nname: forms\ndescription: fill PDF forms\n---\n"
+              "Read forms.md first.\n")
+        write(d, "forms.md", "First run `python scripts/check.py <file.pdf>`, then:\n\n"
+              "    python scripts/fill.py <in.pdf> <values.json> <out.pdf>\n"
+              "scripts/fill.pyc is no script of ours.\n")
+        write(d, "scripts/check.py", "print('RAN')\n")
+        write(d, "scripts/fill.py", "print('RAN')\n")
+        write(d, "scripts/office/unpack.py", "print('RAN')\n")
+        write(d, "scripts/office/__init__.py", "")
+        j = json.loads(run("inspect", "--json", d, code=0).stdout)
+        assert j["mode"] == "scripts", j["mode"]
+        assert j["scripts"] == ["scripts/check.py", "scripts/fill.py",
+                                "scripts/office/unpack.py"], j["scripts"]
+        assert j["script_usage"] == {
+            "scripts/check.py": "python scripts/check.py <file.pdf>",
+            "scripts/fill.py": "python scripts/fill.py <in.pdf> <values.json> <out.pdf>"}, \
+            j["script_usage"]
+        h = run("inspect", d, code=0).stdout
+        assert "usage: python scripts/check.py <file.pdf>" in h, h
+        assert "--script PATH" in h, h
+        p = run("run", d, code=126)
+        assert "has 3 scripts and no entrypoint: pick one with --script" in p.stderr, p.stderr
+        assert "scripts/office/unpack.py" in p.stderr and "RAN" not in p.stdout, p.stderr
+        p = run("run", d, "extra", code=2)  # arguments belong to a script
+        assert "usage" in p.stderr.lower(), p.stderr
+
+
+@test
 def list_json_summarizes_tier_one():
     j = json.loads(run("list", "--json", EXAMPLES, code=0).stdout)
     assert j["schema"] == "skillgate.list/1"
     by = {s["name"]: s for s in j["skills"]}
     assert set(by) == {"weather", "malicious-weather", "code-review", "pdf-text", "shell-tool",
-                       "notes-writer"}
+                       "notes-writer", "pdf-forms"}
     assert by["shell-tool"]["max_risk"] == "high"
     assert by["code-review"]["max_risk"] == "low" and by["code-review"]["mode"] == "instructions"
     assert {t["name"] for t in by["shell-tool"]["tools"]} == {"Bash", "Read"}

@@ -61,8 +61,8 @@ NODE = shutil.which("node")
 NPM = shutil.which("npm")
 VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
 TOOLS = {"list_skills", "validate_skill", "inspect_skill", "run_skill", "check_tool_permission"}
-EXAMPLE_NAMES = ["code-review", "malicious-weather", "notes-writer", "pdf-text", "shell-tool",
-                 "weather"]
+EXAMPLE_NAMES = ["code-review", "malicious-weather", "notes-writer", "pdf-forms", "pdf-text",
+                 "shell-tool", "weather"]
 POLL = 0.02
 TESTS = []
 LIVE = set()  # processes and tmux servers to end if this program is stopped
@@ -601,7 +601,7 @@ def sdk_connects_and_lists_tools(base):
     required = {"list_skills": set(), "validate_skill": {"path"}, "inspect_skill": {"path"},
                 "run_skill": {"skill"}, "check_tool_permission": {"skill", "tool", "description"}}
     props = {"list_skills": {"directory"}, "validate_skill": {"path"}, "inspect_skill": {"path"},
-             "run_skill": {"skill", "input", "timeout_seconds"},
+             "run_skill": {"skill", "input", "timeout_seconds", "script", "args", "cwd"},
              "check_tool_permission": {"skill", "tool", "description"}}
     for t in tools:
         s = t.get("inputSchema")
@@ -791,6 +791,48 @@ def sdk_run_skill(base):
     assert os.path.isfile(sc["trace"]), sc["trace"]
     runs = [r["skill"] for r in env.audit() if r.get("type") == "run"]
     assert runs == ["weather", "malicious-weather"], f"audit run records: {runs}"
+    env.check_sanitizers()
+
+
+@test("sdk", "run")
+def run_skill_runs_a_script_with_its_arguments(base):
+    """run_skill's script, args and cwd, as the CLI's --script, --cwd: the
+    arguments arrive as given, the working folder is read-only (a write
+    there is denied with nobody to ask, and named), a script outside the
+    skill is refused, and args without a script is a bad call."""
+    env = Env(base)
+    os.makedirs(os.path.join(env.dir, "mcp-scripts", "scripts"))
+    d = write_skill(os.path.join(env.dir, "mcp-scripts"), {
+        "SKILL.md": "---\nname: mcp-scripts\ndescription: scripts via MCP\n---\n"
+                    "Run `python scripts/copy.py <in> <out>`.\n",
+        "scripts/copy.py": "import json, sys\nprint('ARGS ' + json.dumps(sys.argv[1:]))\n"
+                           "data = open(sys.argv[1]).read()\n"
+                           "try:\n    open(sys.argv[2], 'w').write(data)\n"
+                           "    print('WROTE')\nexcept OSError as e:\n"
+                           "    print('REFUSED', e.errno)\n",
+        "scripts/other.py": "print('other')\n"})
+    os.chmod(os.path.join(d, "scripts"), 0o755)
+    work = os.path.join(env.dir, "work dir")
+    os.makedirs(work)
+    with open(os.path.join(work, "in é.txt"), "w") as f:
+        f.write("data")
+    args = ["in é.txt", "out put.txt"]
+    res, _ = calls(env, [
+        ("run_skill", {"skill": d, "script": "scripts/copy.py", "args": args, "cwd": work,
+                       "timeout_seconds": 30}),
+        ("run_skill", {"skill": d, "script": "../mcp-scripts/scripts/copy.py", "cwd": work}),
+    ], timeout=90)
+    sc = structured(res[0], "run_skill --script")
+    assert sc["status"] == "completed" and sc["exit_code"] == 0, sc
+    assert "ARGS " + json.dumps(args) in sc["output"], sc["output"]
+    assert "REFUSED 13" in sc["output"], sc["output"]
+    assert not os.path.exists(os.path.join(work, "out put.txt"))
+    assert any("out put.txt" in d_["request"] for d_ in sc["decisions"]), sc["decisions"]
+    with open(sc["trace"]) as f:
+        inv = json.load(f)["invocation"]
+    assert inv["script"] == "scripts/copy.py" and inv["args"] == args and inv["cwd"] == work, inv
+    r = res[1]["result"]
+    assert r.get("isError") and "climbs out" in json.dumps(r), r
     env.check_sanitizers()
 
 
@@ -1122,6 +1164,13 @@ def raw_versions_and_protocol_errors(base):
         check("validate_skill path 5", lambda: error_of(
             s.call(8, "tools/call", {"name": "validate_skill", "arguments": {"path": 5}}), -32602,
             "tools/call validate_skill with path 5"))
+        for n, bad in enumerate(({"skill": "/x", "args": ["a"]},              # args, no script
+                                 {"skill": "/x", "script": "s.py", "args": "a"},
+                                 {"skill": "/x", "script": "s.py", "args": [1]},
+                                 {"skill": "/x", "script": "s.py", "cwd": "rel"})):
+            check(f"run_skill {bad}", lambda n=n, bad=bad: error_of(
+                s.call(20 + n, "tools/call", {"name": "run_skill", "arguments": bad}), -32602,
+                f"tools/call run_skill {bad}"))
 
         def string_id():
             r = s.call("str-9", "tools/call", {"name": "validate_skill", "arguments": {

@@ -71,10 +71,11 @@ static void entrypoint_detection(void **st)
     assert_string_equal(sk->policy.entry.args[0], "scripts/helper.py");
     sg_skill_free(sk);
 
-    /* several scripts and no convention: instruction-only, scripts listed */
+    /* several scripts and no convention: mode scripts (the person picks
+     * one), scripts listed, no entrypoint guessed */
     th_write(f->tmp, "alpha/scripts/other.sh", "echo\n");
     sk = load(d);
-    assert_int_equal(sk->policy.mode, SG_MODE_INSTRUCTIONS);
+    assert_int_equal(sk->policy.mode, SG_MODE_SCRIPTS);
     assert_null(sk->policy.entry.command);
     assert_int_equal(sk->policy.nscripts, 2);
     assert_false(sg_skill_has_errors(sk));

@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""`skillgate run SKILL --script PATH [--] ARG...` (issue 18): the skills
+people have are a SKILL.md and a scripts/ folder whose scripts take file
+paths relative to where the person works. Each test runs for real, as root
+and again as an unprivileged user, through sandbox_test.py's harness, and
+asserts what a user sees: the arguments as typed, the working folder
+read-only at its own path, a write there asked for (denied, or done under a
+rule), and a script or folder that would show more than it should refused
+with exit status 126. Prints TAP.
+
+Usage: scripts_test.py PATH/TO/skillgate SOURCE_ROOT
+"""
+import functools
+import json
+import os
+import sys
+import textwrap
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sandbox_test as h  # noqa: E402
+
+TESTS = []
+test = functools.partial(h.test, tests=TESTS)
+
+# Arguments a person types: spaces, quotes, shell words, non-ASCII, an
+# option-looking one and an empty one, each must arrive as it is.
+ARGS = ["two words", "it's \"quoted\"", "$HOME *", "é ü 中文 🙂", "-v", ""]
+
+SHOW_PY = """\
+import json, os, sys
+print("ARGS " + json.dumps(sys.argv[1:]))
+print("CWD " + os.getcwd())
+"""
+SHOW_SH = """\
+#!/bin/bash
+printf 'SH '; printf '%s|' "$@"; echo
+"""
+SHOW_SHEBANG = """\
+#!/usr/bin/python3 -S
+import json, sys
+print("SHEBANG " + json.dumps(sys.argv[1:]))
+"""
+
+
+def scripts_skill(base, name, files):
+    """A skill as Anthropic ships them: SKILL.md, no skillsandbox.yaml, a
+    scripts/ folder, usage lines in a second Markdown file."""
+    d = os.path.join(base, name)
+    os.makedirs(os.path.join(d, "scripts"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(f"---\nname: {name}\ndescription: scripts test {name}\n---\n"
+                "See reference.md for the scripts.\n")
+    with open(os.path.join(d, "reference.md"), "w") as f:
+        f.write("Run `python scripts/show.py <in> <out>` from your folder.\n")
+    for rel, (text, mode) in files.items():
+        p = os.path.join(d, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(textwrap.dedent(text))
+        os.chmod(p, mode)
+    for root, dirs, _ in os.walk(d):
+        os.chmod(root, 0o755)
+    return d
+
+
+def work_folder(base, m, name="work"):
+    """The person's folder: theirs, in a folder nobody else may change (the
+    sandbox refuses to show a folder that could be swapped after it was
+    checked)."""
+    w = os.path.join(base, f"{name}-{m.name}", "my files é")
+    os.makedirs(w)
+    os.chmod(os.path.dirname(w), 0o755)
+    with open(os.path.join(w, "in put.txt"), "w") as f:
+        f.write("twelve bytes")
+    os.chmod(os.path.join(w, "in put.txt"), 0o644)
+    os.chmod(w, 0o755)
+    if h.IS_ROOT:
+        os.chown(w, m.uid, m.uid)
+    return w
+
+
+@test()
+def a_script_runs_with_its_arguments_as_typed(m, base):
+    """The interpreter comes from the name (.py, .sh) or the #! line, the
+    arguments arrive byte for byte, and the trace and audit record name the
+    script, its arguments and the working folder."""
+    d = scripts_skill(base, f"scripts-{m.name}", {
+        "scripts/show.py": (SHOW_PY, 0o644),
+        "scripts/show.sh": (SHOW_SH, 0o644),
+        "scripts/tool": (SHOW_SHEBANG, 0o755),
+    })
+    w = work_folder(base, m)
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/show.py", "--", *ARGS, check=0)
+    assert p.returncode == 0, p.out + p.err
+    assert "ARGS " + json.dumps(ARGS) in p.out, p.out
+    assert "CWD " + w in p.out, p.out
+    t = m.last_trace()
+    inv = t["invocation"]
+    assert inv["script"] == "scripts/show.py" and inv["args"] == ARGS, inv
+    assert inv["cwd"] == w and inv["working_folder"] is True, inv
+    log = os.path.join(m.state, "skillgate", "audit.jsonl")
+    rec = [json.loads(l) for l in open(log) if '"type":"run"' in l][-1]
+    assert rec["invocation"]["args"] == ARGS, rec
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/show.sh", "--", *ARGS, check=0)
+    assert p.returncode == 0, p.out + p.err
+    assert "SH " + "".join(a + "|" for a in ARGS) in p.out, p.out
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/tool", "--", *ARGS, check=0)
+    assert p.returncode == 0, p.out + p.err
+    assert "SHEBANG " + json.dumps(ARGS) in p.out, p.out
+    # the dry run says what would run, and runs nothing
+    p = m.run("run", "--dry-run", "--cwd", w, d, "--script", "scripts/show.py", "--", "x")
+    assert "script scripts/show.py with 1 argument" in p.out, p.out
+    assert "your working folder, read-only" in p.out, p.out
+
+
+WRITER = """\
+import sys
+data = open(sys.argv[1]).read()
+print("READ", len(data))
+try:
+    with open(sys.argv[2], "w") as f:
+        f.write(data.upper())
+    print("WROTE", sys.argv[2])
+except OSError as e:
+    print("REFUSED", e.errno)
+"""
+
+
+@test()
+def a_write_in_the_working_folder_is_asked_for(m, base):
+    """The working folder is read-only at its own path: relative arguments
+    mean what the person meant, and writing there is a Write request, denied
+    under --prompt deny (nothing lands, the decision names the file) and
+    done under a --policy rule that allows the folder."""
+    d = scripts_skill(base, f"writer-{m.name}", {"scripts/fill.py": (WRITER, 0o644)})
+    w = work_folder(base, m)
+    out = os.path.join(w, "out put.txt")
+    p = m.run("run", "--json", "--prompt", "deny", "--cwd", w, d, "--script",
+              "scripts/fill.py", "--", "in put.txt", "out put.txt", check=0)
+    assert "READ 12" in p.out and "REFUSED 13" in p.out, p.out + p.err
+    assert not os.path.exists(out), "a denied write landed in the working folder"
+    decided = [e for e in m.events(p) if e.get("kind") == "permission_decided"]
+    assert any(out in e["message"] and "deny" in e["message"] for e in decided), decided
+    pol = os.path.join(base, f"policy-{m.name}.yaml")
+    with open(pol, "w") as f:
+        f.write(f'allow:\n  - "Write({w}/**)"\n')
+    os.chmod(pol, 0o644)
+    p = m.run("run", "--policy", pol, "--cwd", w, d, "--script", "scripts/fill.py", "--",
+              "in put.txt", "out put.txt", check=0)
+    assert "WROTE out put.txt" in p.out, p.out + p.err
+    assert open(out).read() == "TWELVE BYTES"
+
+
+LEAVER = """\
+print("RAN")
+"""
+
+
+@test()
+def a_script_outside_the_skill_is_refused(m, base):
+    """--script names a file inside the skill's folder: "..", an absolute
+    path, a symlink leading out, a folder, or nothing at all is refused with
+    126 and a message naming it, before anything runs."""
+    d = scripts_skill(base, f"leaver-{m.name}", {"scripts/ok.py": (LEAVER, 0o644)})
+    outside = os.path.join(base, f"outside-{m.name}.py")
+    with open(outside, "w") as f:
+        f.write(LEAVER)
+    os.symlink(outside, os.path.join(d, "scripts", "link.py"))
+    w = work_folder(base, m)
+    cases = {"../" + os.path.basename(outside): "climbs out", outside: "inside the skill",
+             "scripts/link.py": "symlink", "scripts": "is not a file",
+             "scripts/none.py": "does not exist"}
+    for script, why in cases.items():
+        p = m.run("run", "--cwd", w, d, "--script", script)
+        assert p.returncode == 126, (script, p.returncode, p.out, p.err)
+        assert "RAN" not in p.out, (script, p.out)
+        assert script in p.err and why in p.err, (script, p.err)
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/ok.py", check=0)
+    assert p.returncode == 0 and "RAN" in p.out, p.out + p.err
+
+
+PEEKER = """\
+import os, sys
+for rel in ("../.ssh/id_rsa", "../.aws/credentials", "../notes.txt"):
+    try:
+        print("READ", rel, open(rel).read())
+    except OSError as e:
+        print("NOPE", rel, e.errno)
+print("HERE", sorted(os.listdir(".")))
+"""
+
+
+@test()
+def a_working_folder_in_the_home_shows_only_itself(m, base):
+    """The home stays private: a working folder inside it is shown, the rest
+    of the home (credentials, other files) is not. The home itself, or /, as
+    the working folder is refused: the skill would see everything."""
+    h.plant_credentials(m.home, m.uid)
+    proj = os.path.join(m.home, "project")
+    os.makedirs(proj)
+    with open(os.path.join(proj, "data.csv"), "w") as f:
+        f.write("a,b\n")
+    if h.IS_ROOT:
+        for p in (proj, os.path.join(proj, "data.csv")):
+            os.chown(p, m.uid, m.uid)
+    d = scripts_skill(base, f"peeker-{m.name}", {"scripts/peek.py": (PEEKER, 0o644)})
+    p = m.run("run", "--cwd", proj, d, "--script", "scripts/peek.py", check=0)
+    assert p.returncode == 0, p.out + p.err
+    assert "HERE ['data.csv']" in p.out, p.out
+    h.assert_no_planted(p.out, p.err)
+    for rel in ("../.ssh/id_rsa", "../.aws/credentials", "../notes.txt"):
+        assert f"NOPE {rel}" in p.out or f"READ {rel} \n" in p.out, p.out  # missing, or a decoy
+    for where, word in ((m.home, "your home"), ("/", "/")):
+        p = m.run("run", "--cwd", where, d, "--script", "scripts/peek.py")
+        assert p.returncode == 126, (where, p.returncode, p.out, p.err)
+        assert f"may not be {word}" in p.err, p.err
+        assert "HERE" not in p.out, p.out
+
+
+@test()
+def the_pdf_forms_example_fills_a_copy_you_approve(m, base):
+    """The example shaped like Anthropic's pdf skill, as the README's tour
+    runs it: inspect a PDF in your folder, write a filled copy under a rule
+    that allows that folder (pypdf, from Debian, as real scripts import it),
+    and the copy reads back with its new title; under --prompt deny the
+    copy is refused and never lands."""
+    import shutil
+    import subprocess
+    if subprocess.run(["/usr/bin/python3", "-c", "import pypdf"],
+                      capture_output=True).returncode != 0:
+        raise h.Skip("python3-pypdf (scripts/dev setup installs it)")
+    skill = os.path.join(h.EXAMPLES, "pdf-forms")
+    w = work_folder(base, m, "papers")
+    shutil.copy(os.path.join(skill, "samples", "hello.pdf"), os.path.join(w, "hello.pdf"))
+    with open(os.path.join(w, "values.json"), "w") as f:
+        json.dump({"title": "Filled by skillgate é"}, f)
+    for x in ("hello.pdf", "values.json"):
+        os.chmod(os.path.join(w, x), 0o644)
+    p = m.run("run", "--cwd", w, skill, "--script", "scripts/inspect_pdf.py", "--", "hello.pdf",
+              check=0)
+    assert "pages: 2" in p.out and "title: A sample for pdf-text" in p.out, p.out + p.err
+    out = os.path.join(w, "filled copy.pdf")
+    p = m.run("run", "--prompt", "deny", "--cwd", w, skill, "--script", "scripts/fill_copy.py",
+              "--", "hello.pdf", "values.json", "filled copy.pdf")
+    assert p.returncode != 0 and not os.path.exists(out), (p.returncode, p.out, p.err)
+    pol = os.path.join(base, f"papers-{m.name}.yaml")
+    with open(pol, "w") as f:
+        f.write(f'allow:\n  - "Write({w}/**)"\n')
+    os.chmod(pol, 0o644)
+    p = m.run("run", "--policy", pol, "--cwd", w, skill, "--script", "scripts/fill_copy.py",
+              "--", "hello.pdf", "values.json", "filled copy.pdf", check=0)
+    assert "wrote filled copy.pdf" in p.out, p.out + p.err
+    p = m.run("run", "--cwd", w, skill, "--script", "scripts/inspect_pdf.py", "--",
+              "filled copy.pdf", check=0)
+    assert "title: Filled by skillgate é" in p.out, p.out + p.err
+
+
+if __name__ == "__main__":
+    sys.exit(h.main(TESTS))
