@@ -621,6 +621,70 @@ def prompt_text_is_not_clipped(base):
 
 
 @test()
+def a_skill_of_scripts_opens_a_picker(base):
+    """Enter on a skill of scripts (no entrypoint) opens a picker of its
+    scripts with their usage lines; the argument line is prefilled from the
+    usage and read as a shell reads words (never expanded: a usage line is
+    the skill's text); the working folder line comes next; the run's title
+    names the script and its arguments, which arrive as typed."""
+    root = os.path.join(base, "scripted")
+    d = os.path.join(root, "tui-scripts")
+    os.makedirs(os.path.join(d, "scripts"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write("---\nname: tui-scripts\ndescription: a skill of scripts\n---\n"
+                "Run `python scripts/show.py <in> $HOME`, or scripts/other.sh.\n")
+    with open(os.path.join(d, "scripts", "show.py"), "w") as f:
+        f.write("import json, os, sys\nprint('ARGS ' + json.dumps(sys.argv[1:]))\n"
+                "print('CWD ' + os.getcwd())\n")
+    with open(os.path.join(d, "scripts", "other.sh"), "w") as f:
+        f.write("echo other\n")
+    for r_, ds, fs in os.walk(root):
+        os.chmod(r_, 0o755)
+        for x in fs:
+            os.chmod(os.path.join(r_, x), 0o644)
+    t = Tui(base, [root])
+    try:
+        work = os.path.join(t.dir, "work")
+        os.makedirs(work)
+        os.chmod(work, 0o755)
+        t.wait("tui-scripts", what="the skills list")
+        t.keys("Enter")
+        s = t.wait(lambda s: "Run a script of tui-scripts" in s, what="the script picker")
+        assert "scripts/other.sh" in s and "scripts/show.py" in s, s
+        assert "python scripts/show.py <in> $HOME" in s, s
+        assert status_line(s).startswith(" pick a script"), status_line(s)
+        t.keys("q")  # back to the list, not out of the TUI
+        s = t.wait(lambda s: skills_screen(s) and "Run a script of" not in s, what="the list again")
+        t.keys("Enter")
+        t.wait(lambda s: "Run a script of tui-scripts" in s, what="the picker again")
+        t.keys("Down")  # scripts/show.py, listed after scripts/other.sh
+        t.keys("Enter")
+        s = t.wait(lambda s: status_line(s).startswith("arguments for scripts/show.py: "),
+                   what="the argument line")
+        assert "arguments for scripts/show.py: <in> $HOME" in status_line(s), status_line(s)
+        t.keys("Enter")  # the usage as it is: not plain words, asked again
+        s = t.wait(lambda s: status_line(s).startswith("not plain words"), what="the refusal")
+        t.keys("C-u")
+        t.type("'two words' é $HOME")
+        t.keys("Enter")
+        s = t.wait(lambda s: status_line(s).startswith("not plain words"), what="$HOME refused")
+        t.keys("C-u")
+        t.type("'two words' é '$HOME'")
+        t.keys("Enter")
+        s = t.wait(lambda s: status_line(s).startswith("working folder"), what="the folder line")
+        assert t.dir in status_line(s), status_line(s)
+        t.keys("C-u")
+        t.type(work)
+        t.keys("Enter")
+        s = t.wait(run_done, timeout=20, what="the script's run finishing")
+        assert header(s).startswith(' tui-scripts scripts/show.py "two words" é $HOME'), header(s)
+        assert 'ARGS ["two words", "\\u00e9", "$HOME"]' in s, s
+        assert "CWD " + work in s, s
+    finally:
+        t.close()
+
+
+@test()
 def a_changed_manifest_is_shown_as_changed(base):
     """A skill's manifests that changed since the person last looked (a run,
     or M) are marked on the Skills screen with the diff (issue 15, item 6:

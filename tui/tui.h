@@ -234,6 +234,10 @@ struct tui_run_spec {
     char *const *env;                /* the environment to filter; NULL: ours */
     const char *const *resolve;      /* NAME:PORT:ADDR[:PORT2], as --resolve */
     size_t nresolve;
+    const char *script;              /* run this script of the skill (--script) */
+    char *const *args;
+    size_t nargs;
+    const char *work_dir;            /* --cwd */
     void (*on_end)(void *ctx);       /* called once the run ended, or did not start */
     void *end_ctx;
 };

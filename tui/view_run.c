@@ -189,7 +189,9 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
                                 .resolve = spec->resolve, .nresolve = spec->nresolve,
                                 .pmode = (enum sg_perm_mode)spec->pmode,
                                 .pmode_set = spec->pmode_set,
-                                .prompt_timeout = t->o.prompt_timeout};
+                                .prompt_timeout = t->o.prompt_timeout, .script = spec->script,
+                                .args = spec->args, .nargs = spec->nargs,
+                                .work_dir = spec->work_dir};
     struct sg_runner *run = NULL;
     const char *why = NULL;
     if (sg_runner_new(sk, &rq, &run, &why) != 0) {
@@ -199,7 +201,18 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
         goto ended;
     }
     const struct sg_run_info *info = sg_runner_info(run);
-    run_begin(t, r, info->skill_name, info->memory_mb, info->timeout_s, true);
+    /* a script's run is titled with it and its arguments */
+    struct sg_buf title;
+    sg_buf_init(&title, 512);
+    sg_buf_printf(&title, "%s", info->skill_name);
+    if (spec->script) {
+        sg_buf_printf(&title, " %s", spec->script);
+        for (size_t i = 0; i < spec->nargs; i++)
+            sg_buf_printf(&title, strpbrk(spec->args[i], " '\"") || !spec->args[i][0]
+                                      ? " \"%s\"" : " %s", spec->args[i]);
+    }
+    run_begin(t, r, title.data, info->memory_mb, info->timeout_s, true);
+    sg_buf_free(&title);
     r->on_end = spec->on_end, r->end_ctx = spec->end_ctx;
     sg_bus_subscribe(&r->bus, sink, t);
     struct sg_runner_opts o = {.show = tui_prompt_show, .show_ctx = t};

@@ -11,6 +11,7 @@
 #include "runner.h"
 #include "seen.h"
 #include "skill.h"
+#include "shellcmd.h"
 #include "tui.h"
 #include "util.h"
 
@@ -21,6 +22,12 @@ struct skills {
     size_t sel, top;
     int list_rows;
     char search[256];
+    /* the script picker (a skill of scripts): which script, then its
+     * arguments and the working folder on the input line */
+    bool picking;
+    size_t pick;
+    char *pick_root, *pick_script, **pick_args;
+    size_t pick_nargs;
 };
 
 static struct skills *S(struct tui_view *v)
@@ -205,6 +212,119 @@ static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int 
              p->entry.detected ? " (found by convention)" : "");
 }
 
+/* ---- the script picker ---- */
+
+static void pick_reset(struct skills *s)
+{
+    for (size_t i = 0; i < s->pick_nargs; i++)
+        free(s->pick_args[i]);
+    free(s->pick_args), free(s->pick_root), free(s->pick_script);
+    s->pick_args = NULL, s->pick_root = s->pick_script = NULL;
+    s->pick_nargs = 0;
+    s->picking = false;
+}
+
+static void folder_given(struct tui *t, const char *text, void *ctx)
+{
+    struct skills *s = ctx;
+    if (!text || !text[0]) {
+        pick_reset(s);
+        return;
+    }
+    struct tui_run_spec sp = {.path = s->pick_root, .input = "{}", .script = s->pick_script,
+                              .args = s->pick_args, .nargs = s->pick_nargs, .work_dir = text};
+    tui_run(t, &sp);
+    pick_reset(s);
+}
+
+/* The arguments as a person types them in a shell, read exactly (quotes
+ * and backslashes), never expanded: a usage line is the skill's text, and
+ * "$AWS_SECRET_ACCESS_KEY" in it must stay those characters. */
+static void args_given(struct tui *t, const char *text, void *ctx)
+{
+    struct skills *s = ctx;
+    if (!text) {
+        pick_reset(s);
+        return;
+    }
+    struct sg_shell sh;
+    const char *why = NULL;
+    if (text[strspn(text, " \t")] && (sg_shell_parse(text, &sh, &why) < 0 || sh.n != 1)) {
+        if (!why) {
+            why = "one command's words only (no ; | &)";
+            sg_shell_free(&sh);
+        }
+        char label[256];
+        snprintf(label, sizeof label, "not plain words (%s); quote or fix: ", why);
+        tui_input(t, label, text, args_given, s);
+        return;
+    }
+    if (text[strspn(text, " \t")]) {
+        s->pick_nargs = sh.cmds[0].argc;
+        s->pick_args = sg_xcalloc(s->pick_nargs + 1, sizeof *s->pick_args);
+        for (size_t i = 0; i < s->pick_nargs; i++)
+            s->pick_args[i] = sg_xstrdup(sh.cmds[0].argv[i]);
+        sg_shell_free(&sh);
+    }
+    char here[4096];
+    tui_input(t, "working folder (shown read-only; writes there are asked for): ",
+              getcwd(here, sizeof here) ? here : "", folder_given, s);
+}
+
+/* What a usage line gives after the script's path: the arguments to edit. */
+static const char *usage_args(const char *usage, const char *script)
+{
+    const char *at = usage ? strstr(usage, script) : NULL;
+    return at ? at + strlen(script) + strspn(at + strlen(script), " ") : "";
+}
+
+static void pick_chosen(struct tui *t, struct skills *s, const struct sg_skill *sk)
+{
+    const struct sg_policy *p = &sk->policy;
+    free(s->pick_root), free(s->pick_script);
+    s->pick_root = sg_xstrdup(sk->root);
+    s->pick_script = sg_xstrdup(p->scripts[s->pick]);
+    char label[256];
+    snprintf(label, sizeof label, "arguments for %s: ", p->scripts[s->pick]);
+    tui_input(t, label, usage_args(p->script_usage[s->pick], p->scripts[s->pick]), args_given, s);
+}
+
+static bool pick_request(struct tui *t, struct skills *s, const struct sg_skill *sk,
+                         enum tui_action a)
+{
+    size_t n = sk ? sk->policy.nscripts : 0;
+    switch (a) {
+    case TUI_A_UP: if (s->pick) s->pick--; return true;
+    case TUI_A_DOWN: if (s->pick + 1 < n) s->pick++; return true;
+    case TUI_A_HOME: s->pick = 0; return true;
+    case TUI_A_END: s->pick = n ? n - 1 : 0; return true;
+    case TUI_A_ENTER:
+        if (s->pick < n)
+            pick_chosen(t, s, sk);
+        return true;
+    case TUI_A_QUIT: pick_reset(s); return true; /* back to the list, not out */
+    default: return true; /* the picker is modal */
+    }
+}
+
+static void draw_picker(struct tui *t, WINDOW *w, int y0, int x, int rows, int width,
+                        const struct sg_skill *sk, size_t pick)
+{
+    const struct sg_policy *p = &sk->policy;
+    int y = y0, maxy = y0 + rows;
+    line(w, &y, maxy, x, width, tui_attr(t, TUI_R_HEADER), "Run a script of %s (Enter picks, q back)",
+         sk->name ? sk->name : sk->dirname);
+    size_t per = 2, room = rows > 2 ? (size_t)(rows - 1) / per : 1;
+    size_t first = pick >= room ? pick - room + 1 : 0;
+    for (size_t i = first; i < p->nscripts && y < maxy; i++) {
+        attr_t a = tui_attr(t, i == pick ? TUI_R_SELECTED : TUI_R_NORMAL);
+        tui_fill(w, y, x, width, a);
+        line(w, &y, maxy, x, width, a, " %s", p->scripts[i]);
+        line(w, &y, maxy, x, width, tui_attr(t, TUI_R_DIM), "     %s",
+             p->script_usage[i] ? p->script_usage[i] : "(no usage line in the skill's Markdown)");
+    }
+}
+
 static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
 {
     struct skills *s = S(v);
@@ -236,15 +356,17 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     for (int r = 0; r < list_rows && s->top + (size_t)r < s->d.n; r++)
         draw_row(t, w, r + 1, list_cols, &s->d.v[s->top + (size_t)r], &s->seen[s->top + (size_t)r],
                  s->top + (size_t)r == s->sel);
-    if (side) {
+    int dy = side ? 1 : list_rows + 2, dx = side ? list_cols + 2 : 1;
+    int drows = side ? rows - 1 : rows - list_rows - 2;
+    int dcols = side ? cols - list_cols - 3 : cols - 2;
+    if (side)
         tui_vline(w, 1, list_cols, rows - 1, tui_attr(t, TUI_R_BORDER));
-        draw_details(t, w, 1, list_cols + 2, rows - 1, cols - list_cols - 3, &s->d.v[s->sel],
-                     &s->seen[s->sel]);
-    } else {
+    else
         tui_hline(w, list_rows + 1, 0, cols, tui_attr(t, TUI_R_BORDER));
-        draw_details(t, w, list_rows + 2, 1, rows - list_rows - 2, cols - 2, &s->d.v[s->sel],
-                     &s->seen[s->sel]);
-    }
+    if (s->picking)
+        draw_picker(t, w, dy, dx, drows, dcols, s->d.v[s->sel].skill, s->pick);
+    else
+        draw_details(t, w, dy, dx, drows, dcols, &s->d.v[s->sel], &s->seen[s->sel]);
 }
 
 static void input_given(struct tui *t, const char *text, void *ctx)
@@ -342,6 +464,8 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     struct skills *s = S(v);
     size_t page = s->list_rows > 1 ? (size_t)s->list_rows - 1 : 1;
     const struct sg_skill *sk = tui_skills_selected(t);
+    if (s->picking)
+        return pick_request(t, s, sk, a);
     switch (a) {
     case TUI_A_UP: if (s->sel) s->sel--; return true;
     case TUI_A_DOWN: if (s->sel + 1 < s->d.n) s->sel++; return true;
@@ -371,6 +495,11 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         }
         if (sg_skill_has_errors(sk)) {
             tui_message(t, "this skill has errors: it will not run (see the details)");
+            return true;
+        }
+        if (sk->policy.mode == SG_MODE_SCRIPTS && !sk->policy.entry.command) {
+            s->picking = true; /* a skill of scripts: the person picks one */
+            s->pick = 0;
             return true;
         }
         tui_input(t, "SKILL_INPUT (JSON): ", "{}", input_given, NULL);
@@ -419,8 +548,11 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
 {
     (void)t;
     struct skills *s = S(v);
-    snprintf(out, n, "%zu skill%s  Enter run  d dry run  i read  / find  R rescan  ? help  q quit",
-             s->d.n, s->d.n == 1 ? "" : "s");
+    if (s->picking)
+        snprintf(out, n, "pick a script: Up/Down  Enter its arguments  q back");
+    else
+        snprintf(out, n, "%zu skill%s  Enter run  d dry run  i read  / find  R rescan  ? help  q quit",
+                 s->d.n, s->d.n == 1 ? "" : "s");
 }
 
 static void close_view(struct tui *t, struct tui_view *v)
@@ -429,6 +561,7 @@ static void close_view(struct tui *t, struct tui_view *v)
     struct skills *s = v->data;
     if (!s)
         return;
+    pick_reset(s);
     sg_discovery_free(&s->d);
     free(s->seen);
     free(s);
