@@ -340,6 +340,19 @@ def copy_skills(base):
     return dest
 
 
+def write_tree(root, files):
+    """{relative path: text} under root, folders 0755 and files 0644."""
+    for rel, text in files.items():
+        p = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+    for r_, ds, fs in os.walk(root):
+        os.chmod(r_, 0o755)
+        for x in fs:
+            os.chmod(os.path.join(r_, x), 0o644)
+
+
 def select_skill(t, name):
     """Find the skill with the skills screen's own search, and see its details."""
     t.keys("/")
@@ -628,20 +641,13 @@ def a_skill_of_scripts_opens_a_picker(base):
     the skill's text); the working folder line comes next; the run's title
     names the script and its arguments, which arrive as typed."""
     root = os.path.join(base, "scripted")
-    d = os.path.join(root, "tui-scripts")
-    os.makedirs(os.path.join(d, "scripts"))
-    with open(os.path.join(d, "SKILL.md"), "w") as f:
-        f.write("---\nname: tui-scripts\ndescription: a skill of scripts\n---\n"
-                "Run `python scripts/show.py <in> $HOME`, or scripts/other.sh.\n")
-    with open(os.path.join(d, "scripts", "show.py"), "w") as f:
-        f.write("import json, os, sys\nprint('ARGS ' + json.dumps(sys.argv[1:]))\n"
-                "print('CWD ' + os.getcwd())\n")
-    with open(os.path.join(d, "scripts", "other.sh"), "w") as f:
-        f.write("echo other\n")
-    for r_, ds, fs in os.walk(root):
-        os.chmod(r_, 0o755)
-        for x in fs:
-            os.chmod(os.path.join(r_, x), 0o644)
+    write_tree(root, {
+        "tui-scripts/SKILL.md": "---\nname: tui-scripts\ndescription: a skill of scripts\n---\n"
+                                "Run `python scripts/show.py <in> $HOME`, or scripts/other.sh.\n",
+        "tui-scripts/scripts/show.py": "import json, os, sys\n"
+                                       "print('ARGS ' + json.dumps(sys.argv[1:]))\n"
+                                       "print('CWD ' + os.getcwd())\n",
+        "tui-scripts/scripts/other.sh": "echo other\n"})
     t = Tui(base, [root])
     try:
         work = os.path.join(t.dir, "work")
