@@ -296,6 +296,14 @@ void sg_runner_print_plan(const struct sg_runner *r, FILE *f)
     sg_plan_print(f, &r->plan);
 }
 
+/* The loop over src until the run is over (or poll fails). */
+static void turn_until_done(struct sg_runner *r, const struct sg_loop_source *src, size_t n)
+{
+    int cap;
+    while (sg_runner_running(r, &cap) && sg_loop_turn(src, n, cap) == 0)
+        ;
+}
+
 void sg_runner_free(struct sg_runner *r)
 {
     if (!r)
@@ -303,11 +311,8 @@ void sg_runner_free(struct sg_runner *r)
     if (r->run) { /* started and never finished: the records are still written */
         struct sg_runner_out out;
         sg_runner_stop(r);
-        int cap;
         struct sg_loop_source src[SG_SESSION_SOURCES];
-        size_t n = sg_runner_sources(r, false, src, SG_ARRAY_LEN(src));
-        while (sg_runner_running(r, &cap) && sg_loop_turn(src, n, cap) == 0)
-            ;
+        turn_until_done(r, src, sg_runner_sources(r, false, src, SG_ARRAY_LEN(src)));
         sg_runner_finish(r, &out);
         sg_runner_out_free(&out);
     }
@@ -424,10 +429,7 @@ int sg_runner_run(struct sg_runner *r, struct sg_event_bus *bus, const struct sg
         shared |= o->sources[i].pollfds != NULL;
     }
     n += sg_runner_sources(r, shared, src + n, SG_LOOP_MAX_SOURCES - n);
-    int cap;
-    while (sg_runner_running(r, &cap))
-        if (sg_loop_turn(src, n, cap) < 0)
-            break;
+    turn_until_done(r, src, n);
     sg_runner_finish(r, out);
     return 0;
 }

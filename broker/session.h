@@ -7,7 +7,6 @@
 #ifndef SG_SESSION_H
 #define SG_SESSION_H
 
-#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>

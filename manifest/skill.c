@@ -279,17 +279,18 @@ static void free_list(char **v, size_t n)
     free(v);
 }
 
-static const char *interpreter_of(const char *rel)
+const char *sg_script_interpreter(const char *name)
 {
-    return has_ext(rel, ".py")                                                    ? "python3"
-           : has_ext(rel, ".js") || has_ext(rel, ".mjs") || has_ext(rel, ".cjs") ? "node"
-                                                                                  : "bash";
+    return has_ext(name, ".py")                                                     ? "python3"
+           : has_ext(name, ".sh")                                                   ? "bash"
+           : has_ext(name, ".js") || has_ext(name, ".mjs") || has_ext(name, ".cjs") ? "node"
+                                                                                    : NULL;
 }
 
 static void set_detected(struct sg_skill *sk, const char *rel)
 {
     struct sg_entrypoint *e = &sk->policy.entry;
-    e->command = sg_xstrdup(interpreter_of(rel));
+    e->command = sg_xstrdup(sg_script_interpreter(rel)); /* rel is a .py or .sh */
     e->args = sg_xmalloc(sizeof *e->args);
     e->args[0] = sg_xstrdup(rel);
     e->nargs = 1;
@@ -301,9 +302,7 @@ static void set_detected(struct sg_skill *sk, const char *rel)
  * __init__.py, nor a library's data. */
 static bool runnable_name(const char *n)
 {
-    return (has_ext(n, ".py") || has_ext(n, ".sh") || has_ext(n, ".js") || has_ext(n, ".mjs") ||
-            has_ext(n, ".cjs")) &&
-           strcmp(n, "__init__.py") != 0;
+    return sg_script_interpreter(n) && strcmp(n, "__init__.py") != 0;
 }
 
 static void add_script(struct sg_policy *p, char *rel)
@@ -419,10 +418,9 @@ int sg_shebang_parse(const char *head, size_t n, char *prog, size_t progmax, cha
     a += strspn(a, " \t");
     a[strcspn(a, " \t\r")] = '\0'; /* one argument, as the kernel takes it */
     p[strcspn(p, "\r")] = '\0';
-    if (p[0] != '/' || strlen(p) >= progmax || strlen(a) >= argmax)
+    if (p[0] != '/' || snprintf(prog, progmax, "%s", p) >= (int)progmax ||
+        snprintf(arg, argmax, "%s", a) >= (int)argmax)
         return -ENOEXEC;
-    strcpy(prog, p);
-    strcpy(arg, a);
     return 0;
 }
 

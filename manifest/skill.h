@@ -62,6 +62,10 @@ void sg_skill_free(struct sg_skill *sk);
 int sg_frontmatter_split(const char *buf, size_t len, bool at_eof, size_t *yaml_off,
                          size_t *yaml_len, size_t *body_off, int *body_line);
 
+/* The interpreter a script's name asks for (.py python3, .sh bash, .js
+ * .mjs .cjs node), or NULL. */
+const char *sg_script_interpreter(const char *name);
+
 /* The skill's Markdown text (NUL-terminated, cut into lines in place):
  * the first line naming each of p's scripts without a usage line yet
  * becomes it (the backticked command when the line has one; at most

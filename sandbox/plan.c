@@ -437,19 +437,13 @@ static const char *say(const char *fmt, ...)
  * executable runs as it is). NULL when there is none. */
 static char **script_command(const char *abs, const char *shown, size_t *n, const char **why)
 {
-    static const struct {
-        const char *ext, *interp;
-    } by_ext[] = {{".py", "python3"}, {".sh", "bash"}, {".js", "node"}, {".mjs", "node"},
-                  {".cjs", "node"}};
-    size_t l = strlen(abs);
-    char **v = sg_xcalloc(3, sizeof *v);
-    for (size_t i = 0; i < SG_ARRAY_LEN(by_ext); i++) {
-        size_t el = strlen(by_ext[i].ext);
-        if (l > el && !strcmp(abs + l - el, by_ext[i].ext)) {
-            v[0] = sg_xstrdup(by_ext[i].interp), v[1] = sg_xstrdup(abs);
-            *n = 2;
-            return v;
-        }
+    char **v = sg_xcalloc(4, sizeof *v);
+    *n = 0;
+    const char *interp = sg_script_interpreter(abs);
+    if (interp) {
+        v[(*n)++] = sg_xstrdup(interp);
+        v[(*n)++] = sg_xstrdup(abs);
+        return v;
     }
     char head[SG_SHEBANG_MAX], prog[PATH_MAX], arg[SG_SHEBANG_MAX + 1];
     int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK); /* never a FIFO's wait */
@@ -457,8 +451,6 @@ static char **script_command(const char *abs, const char *shown, size_t *n, cons
     if (fd >= 0)
         close(fd);
     if (r > 0 && sg_shebang_parse(head, (size_t)r, prog, sizeof prog, arg, sizeof arg) == 0) {
-        *n = 0;
-        v = sg_xrealloc(v, 4 * sizeof *v);
         v[(*n)++] = sg_xstrdup(prog);
         if (arg[0])
             v[(*n)++] = sg_xstrdup(arg);

@@ -422,20 +422,17 @@ size_t tui_run_sources(struct tui *t, struct sg_loop_source *out, size_t max)
 }
 
 /* The TUI is closing: a run still going is stopped and its records
- * written (a process outside skillgate is killed). */
+ * written (sg_runner_free does both); a process outside skillgate is
+ * killed. */
 static void run_abandon(struct tui *t, struct run *r)
 {
     if (r->child)
         child_finish(t, r);
     if (!r->runner)
         return;
-    sg_runner_stop(r->runner);
-    struct sg_loop_source src[SG_LOOP_MAX_SOURCES];
-    size_t n = sg_runner_sources(r->runner, false, src, SG_ARRAY_LEN(src));
-    int cap;
-    while (sg_runner_running(r->runner, &cap) && sg_loop_turn(src, n, cap) == 0)
-        ;
-    run_finish(t, r);
+    sg_runner_free(r->runner);
+    sg_skill_free(r->sk);
+    r->runner = NULL, r->sk = NULL;
 }
 
 /* ---- an agent's run, streamed from the MCP server (attach.c) ---- */
