@@ -170,6 +170,18 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
         fprintf(f, " with %zu argument%s, instead of the entrypoint\n", p->script_args,
                 p->script_args == 1 ? "" : "s");
     }
+    if (p->python) {
+        fputs("  python ", f);
+        sg_print_safe(f, p->python);
+        if (p->python_env) {
+            fputs(" (the environment ", f);
+            sg_print_safe(f, p->python_env);
+            fputs(", read-only, first on PATH as VIRTUAL_ENV", f);
+        } else {
+            fputs(" (", f);
+        }
+        fprintf(f, "; from %s)\n", p->python_from);
+    }
 }
 
 /* NAME:PORT:ADDR[:PORT2], ADDR numeric (IPv6 in brackets). */

@@ -33,6 +33,7 @@ struct sg_run_request {
     char *const *args;           /* its arguments, byte for byte */
     size_t nargs;
     const char *work_dir;        /* the working folder; NULL: see sg_run_opts */
+    const char *python;          /* a Python environment or program; NULL: see sg_run_opts */
     /* a person's choices, ignored for an agent: */
     bool allow_degraded;         /* run without Landlock (said on every report) */
     const char *const *resolve;  /* "NAME:PORT:ADDR[:PORT2]", as curl's --resolve */

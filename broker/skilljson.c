@@ -229,11 +229,19 @@ json_t *sg_discovery_to_json(const struct sg_discovery *d)
         const struct sg_skill *sk = d->v[i].skill;
         json_t *o = json_object();
         cleanup_free char *desc = sg_one_line(sk->description, 1024);
+        const struct sg_plugin *pl = d->v[i].plugin;
         json_object_set_new(o, "name", str_or_null(sk->name));
+        json_object_set_new(o, "id", json_string(d->v[i].name));
         json_object_set_new(o, "description", json_string(desc));
         json_object_set_new(o, "location", json_string(sk->display));
         json_object_set_new(o, "root", json_string(sk->root));
         json_object_set_new(o, "source", json_string(sg_source_name(d->v[i].source)));
+        json_object_set_new(
+            o, "plugin",
+            !pl ? json_null()
+                : json_pack("{s:s, s:s, s:o, s:o}", "id", pl->id, "name", pl->name, "scope",
+                            str_or_null(pl->scope), "enabled",
+                            pl->enabled < 0 ? json_null() : json_boolean(pl->enabled)));
         json_object_set_new(o, "valid", json_boolean(!sg_diags_count(&sk->diags, SG_ERROR)));
         json_object_set_new(o, "mode", json_string(sg_mode_name(sk->policy.mode)));
         json_object_set_new(o, "max_risk",

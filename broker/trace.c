@@ -140,6 +140,14 @@ static json_t *invocation(const struct sg_plan *plan)
     } else {
         json_decref(args);
     }
+    if (plan->python) {
+        cleanup_free char *prog = sg_sanitize_str(plan->python, 0);
+        cleanup_free char *env = plan->python_env ? sg_sanitize_str(plan->python_env, 0) : NULL;
+        json_object_set_new(j, "python",
+                            json_pack("{s:s, s:o, s:s}", "program", prog, "environment",
+                                      env ? json_string(env) : json_null(), "from",
+                                      plan->python_from));
+    }
     return j;
 }
 

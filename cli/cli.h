@@ -16,7 +16,7 @@
  * usage text and `skillgate help` come from this one list. */
 #define SG_COMMANDS(X)                                                                   \
     X(validate, cmd_validate, "validate PATH...", "check skills' manifests; exit 1 on errors") \
-    X(inspect, cmd_inspect, "inspect PATH [--json]", "show the resolved policy of a skill") \
+    X(inspect, cmd_inspect, "inspect SKILL [--json]", "show the resolved policy of a skill") \
     X(list, cmd_list, "list [DIR...] [--json]", "discover skills and summarize them")      \
     X(run, cmd_run, "run SKILL [--input JSON] [--watch|--json] [--dry-run] [--script PATH [--] [ARG...]]", \
       "run a skill under the sandbox; events live, a trace at the end")                    \
@@ -49,5 +49,12 @@ void sg_command_usage(FILE *f, const char *cmd);
 void sg_print_json(FILE *f, json_t *j);
 /* Print the error for a path that is not a skill; returns SG_EXIT_USAGE. */
 int sg_load_error(const char *path, int err);
+struct sg_skill;
+/* The skill a command line names: a path (a folder, its SKILL.md or
+ * skillsandbox.yaml), or, when no such path exists and the word has no '/',
+ * the name discovery gives it ("pdf", "document-skills:pdf"), the project's
+ * skills being those of cwd (NULL: the current folder). 0 with *out, or an
+ * exit status after saying why (where it looked, names like it). */
+int sg_load_skill_arg(const char *arg, const char *cwd, struct sg_skill **out);
 
 #endif

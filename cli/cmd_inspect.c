@@ -203,9 +203,9 @@ int cmd_inspect(int argc, char **argv)
         return SG_EXIT_USAGE;
     }
     struct sg_skill *sk = NULL;
-    int r = sg_skill_load(argv[optind], &sk);
-    if (r < 0)
-        return sg_load_error(argv[optind], r);
+    int rc = sg_load_skill_arg(argv[optind], NULL, &sk);
+    if (rc)
+        return rc;
     char digest[SG_DIGEST_STRLEN];
     size_t nfiles = 0;
     int dr = sg_skill_digest(sk->root, digest, &nfiles);
@@ -220,7 +220,7 @@ int cmd_inspect(int argc, char **argv)
     } else {
         print_human(stdout, sk, dr < 0 ? NULL : digest, nfiles);
     }
-    int rc = sg_skill_has_errors(sk) ? SG_EXIT_INVALID : SG_EXIT_OK;
+    rc = sg_skill_has_errors(sk) ? SG_EXIT_INVALID : SG_EXIT_OK;
     sg_skill_free(sk);
     return rc;
 }

@@ -14,7 +14,7 @@ static void print_skill(FILE *f, const struct sg_discovery *d, size_t i)
     const struct sg_found *fd = &d->v[i];
     const struct sg_skill *sk = fd->skill;
     const struct sg_policy *p = &sk->policy;
-    cleanup_free char *name = sg_sanitize_str(sk->name ? sk->name : sk->dirname, 0);
+    cleanup_free char *name = sg_sanitize_str(fd->name, 0);
     cleanup_free char *one = sg_one_line(sk->description, 70);
     cleanup_free char *desc = sg_sanitize_str(one, 0);
     bool cut = sk->description && strlen(one) < strlen(sk->description);
@@ -26,6 +26,14 @@ static void print_skill(FILE *f, const struct sg_discovery *d, size_t i)
     if (fd->shadowed_by != SIZE_MAX)
         fputs("  SHADOWED", f);
     fputc('\n', f);
+    if (fd->plugin) {
+        fputs("    plugin ", f);
+        sg_print_safe(f, fd->plugin->id);
+        fputs(fd->plugin->enabled > 0    ? " (enabled in Claude Code)\n"
+              : fd->plugin->enabled == 0 ? " (disabled in Claude Code)\n"
+                                         : " (not named in enabledPlugins)\n",
+              f);
+    }
     fputs("    tools: ", f);
     if (!p->tools_restricted)
         fputs("any (allowed-tools is empty)", f);
@@ -104,8 +112,8 @@ int cmd_list(int argc, char **argv)
             bad += sg_skill_has_errors(d.v[i].skill);
         printf("%zu skill%s found, %zu with errors\n", d.n, d.n == 1 ? "" : "s", bad);
         if (!d.n && o.defaults)
-            printf("(looked in ~/.claude/skills, config.yaml skill_dirs, ./.claude/skills and "
-                   "nested .claude/skills; try: skillgate list DIR)\n");
+            printf("(looked in ~/.claude/skills, config.yaml skill_dirs, ./.claude/skills, "
+                   "nested .claude/skills and Claude Code's plugins; try: skillgate list DIR)\n");
     }
     sg_print_diags(stderr, &d.diags);
     int rc = sg_diags_count(&d.diags, SG_ERROR) ? SG_EXIT_USAGE : SG_EXIT_OK;

@@ -269,6 +269,8 @@ static void run_help(void)
            "                         its entrypoint, with the ARGs after SKILL or --\n"
            "  -C, --cwd DIR          the skill's working folder, shown read-only (writes\n"
            "                         there are asked for); a script's default: this folder\n"
+           "      --python PATH      the Python to use: a virtual environment's folder or a\n"
+           "                         program; default: an active VIRTUAL_ENV, else python3\n"
            "      --allow-degraded   run without Landlock where the kernel lacks it\n"
            "      --prompt tty|deny  ask on the terminal (the default when there is one)\n"
            "                         or deny everything undeclared (the default otherwise)\n"
@@ -313,6 +315,9 @@ static int run_option(struct run_args *a, int c)
         return -1;
     case 'C':
         a->rq.work_dir = optarg;
+        return -1;
+    case 'Y':
+        a->rq.python = optarg;
         return -1;
     case 'I':
         free(a->input_buf);
@@ -402,6 +407,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
         {"prompt", required_argument, NULL, 'P'}, {"policy", required_argument, NULL, 'Q'},
         {"prompt-timeout", required_argument, NULL, 'T'}, {"allow-all", no_argument, NULL, 'A'},
         {"script", required_argument, NULL, 's'}, {"cwd", required_argument, NULL, 'C'},
+        {"python", required_argument, NULL, 'Y'},
         {0},
     };
     int c, st;
@@ -487,10 +493,9 @@ int cmd_run(int argc, char **argv)
         return st;
     }
     struct sg_skill *sk = NULL;
-    int r = sg_skill_load(argv[optind], &sk);
-    if (r < 0) {
+    if ((st = sg_load_skill_arg(argv[optind], a.rq.work_dir, &sk)) != 0) {
         free(a.input_buf);
-        return sg_load_error(argv[optind], r);
+        return st;
     }
     if (sg_skill_has_errors(sk))
         sg_print_diags(stderr, &sk->diags);
@@ -526,7 +531,7 @@ int cmd_run(int argc, char **argv)
     const struct sg_loop_source flush = {"stdout flush", NULL, flush_dispatch, flush_timeout, &oc};
     struct sg_runner_opts rop = {.trace_out = a.trace_out, .sources = &flush, .nsources = 1};
     struct sg_runner_out rout;
-    r = sg_runner_run(run, &bus, &rop, &rout, &pd);
+    int r = sg_runner_run(run, &bus, &rop, &rout, &pd);
     tell_all_repeats(&oc);
     fflush(stdout); /* the skill's last output comes before skillgate's summary */
     sg_print_diags(stderr, &pd);

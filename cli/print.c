@@ -1,8 +1,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "cli.h"
+#include "discover.h"
 #include "sanitize.h"
+#include "skill.h"
 #include "util.h"
 
 bool sg_color(FILE *f)
@@ -54,6 +58,56 @@ int sg_load_error(const char *path, int err)
     else
         fprintf(stderr, "skillgate: %s: %s\n", p, strerror(-err));
     return SG_EXIT_USAGE;
+}
+
+/* No skill has that name: where discovery looked, and the names that end
+ * in it (a plugin's "plugin:NAME"). */
+static int no_such_name(const char *arg, const struct sg_discovery *d)
+{
+    cleanup_free char *a = sg_sanitize_str(arg, 0);
+    fprintf(stderr, "skillgate: %s: no such folder, and no skill of that name in:\n", a);
+#define X(id, name, desc)                                                                  \
+    if (SG_SRC_##id != SG_SRC_CLI)                                                         \
+        fprintf(stderr, "  %-8s %s\n", name, desc);
+    SG_SOURCES(X)
+#undef X
+    size_t al = strlen(arg), shown = 0;
+    for (size_t i = 0; i < d->n && shown < 5; i++) {
+        const char *n = d->v[i].name, *colon = strrchr(n, ':');
+        size_t nl = strlen(n);
+        bool like = (colon && !strcmp(colon + 1, arg)) ||
+                    (nl > al && n[nl - al - 1] == ':' && !strcmp(n + nl - al, arg));
+        if (!like || d->v[i].shadowed_by != SIZE_MAX)
+            continue;
+        cleanup_free char *s = sg_sanitize_str(n, 0);
+        fprintf(stderr, "%s %s", shown++ ? "," : "did you mean", s);
+    }
+    if (shown)
+        fputs("?\n", stderr);
+    else
+        fputs("(skillgate list shows the skills found there)\n", stderr);
+    return SG_EXIT_USAGE;
+}
+
+int sg_load_skill_arg(const char *arg, const char *cwd, struct sg_skill **out)
+{
+    *out = NULL;
+    struct stat st;
+    if (strchr(arg, '/') || !*arg || lstat(arg, &st) == 0) {
+        int r = sg_skill_load(arg, out);
+        return r < 0 ? sg_load_error(arg, r) : 0;
+    }
+    struct sg_discover_opts o = {.defaults = true, .cwd = cwd};
+    struct sg_discovery d;
+    sg_discover(&o, &d);
+    size_t i = sg_discovery_find(&d, arg);
+    int rc = 0;
+    if (i == SIZE_MAX)
+        rc = no_such_name(arg, &d);
+    else
+        *out = steal_pointer(&d.v[i].skill);
+    sg_discovery_free(&d);
+    return rc;
 }
 
 void sg_print_json(FILE *f, json_t *j)

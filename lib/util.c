@@ -322,6 +322,38 @@ int sg_mkdir_p(const char *path, mode_t mode, uid_t uid, gid_t gid)
     return 0;
 }
 
+int sg_read_file_capped(const char *path, size_t max, char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    cleanup_fd int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EINVAL;
+    struct sg_buf b;
+    sg_buf_init(&b, max);
+    char chunk[8192];
+    for (;;) {
+        ssize_t r = read(fd, chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || (r > 0 && sg_buf_append(&b, chunk, (size_t)r) < 0)) {
+            int e = r < 0 ? -errno : -EFBIG;
+            sg_buf_free(&b);
+            return e;
+        }
+        if (r == 0)
+            break;
+    }
+    *len = b.len;
+    *buf = sg_buf_steal(&b);
+    return 0;
+}
+
 int sg_write_file(const char *path, const char *text)
 {
     int fd = open(path, O_WRONLY | O_CLOEXEC);

@@ -97,6 +97,10 @@ int sg_list_dir_fd(int fd, int what, size_t max, char ***names, size_t *n);
 int sg_mkdir_p(const char *path, mode_t mode, uid_t uid, gid_t gid);
 /* sg_mkdir_p of the folder that holds path. */
 int sg_mkdir_parent(const char *path, mode_t mode);
+/* A regular file's bytes (NUL-terminated), the last component never
+ * followed: 0 with *buf, or with *buf NULL when there is no such file;
+ * -EFBIG over max bytes, -EINVAL when not a regular file, else -errno. */
+int sg_read_file_capped(const char *path, size_t max, char **buf, size_t *len);
 /* Write text to an existing file (procfs, cgroupfs). Returns 0 or -errno. */
 int sg_write_file(const char *path, const char *text);
 /* Close every descriptor except those in keep (in any order, n <= 16). */

@@ -114,7 +114,8 @@ static size_t subdirs(struct ctx *c, const char *path, char ***out)
     return kept;
 }
 
-static void add_skill(struct ctx *c, const char *path, enum sg_source src)
+static void add_skill(struct ctx *c, const char *path, enum sg_source src,
+                      const struct sg_plugin *pl)
 {
     struct sg_skill *sk = NULL;
     int r = sg_skill_load(path, &sk);
@@ -126,7 +127,10 @@ static void add_skill(struct ctx *c, const char *path, enum sg_source src)
     }
     struct sg_discovery *o = c->out;
     sg_grow(&o->v, &o->cap, o->n + 1, sizeof *o->v);
-    o->v[o->n++] = (struct sg_found){.skill = sk, .source = src, .shadowed_by = SIZE_MAX};
+    const char *base = sk->name ? sk->name : sk->dirname;
+    char *name = pl ? sg_xasprintf("%s:%s", pl->name, base) : sg_xstrdup(base);
+    o->v[o->n++] = (struct sg_found){
+        .skill = sk, .source = src, .shadowed_by = SIZE_MAX, .name = name, .plugin = pl};
 }
 
 static bool is_skill_dir(const char *path)
@@ -142,7 +146,8 @@ static bool is_skill_dir(const char *path)
 
 /* A skills directory: a skill itself, or folders holding skills (nested
  * categories allowed, a skill's own subfolders never searched). */
-static void scan(struct ctx *c, const char *path, enum sg_source src, int depth)
+static void scan(struct ctx *c, const char *path, enum sg_source src, int depth,
+                 const struct sg_plugin *pl)
 {
     struct stat st;
     if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -150,7 +155,7 @@ static void scan(struct ctx *c, const char *path, enum sg_source src, int depth)
     if (!seen_add(&c->seen, &st) || !count_dir(c, path))
         return;
     if (is_skill_dir(path)) {
-        add_skill(c, path, src);
+        add_skill(c, path, src, pl);
         return;
     }
     if (depth >= SG_DISCOVER_MAX_DEPTH)
@@ -159,7 +164,7 @@ static void scan(struct ctx *c, const char *path, enum sg_source src, int depth)
     size_t n = subdirs(c, path, &names);
     for (size_t i = 0; i < n; i++) {
         cleanup_free char *sub = sg_xasprintf("%s/%s", path, names[i]);
-        scan(c, sub, src, depth + 1);
+        scan(c, sub, src, depth + 1, pl);
         free(names[i]);
     }
     free(names);
@@ -176,7 +181,7 @@ static void find_nested(struct ctx *c, const char *path, int depth, struct seen 
         return;
     if (depth > 0) {
         cleanup_free char *sk = sg_xasprintf("%s/.claude/skills", path);
-        scan(c, sk, SG_SRC_NESTED, 0);
+        scan(c, sk, SG_SRC_NESTED, 0, NULL);
     }
     char **names;
     size_t n = subdirs(c, path, &names);
@@ -188,17 +193,12 @@ static void find_nested(struct ctx *c, const char *path, int depth, struct seen 
     free(names);
 }
 
-static const char *skill_key(const struct sg_skill *sk)
-{
-    return sk->name ? sk->name : sk->dirname;
-}
-
 static const struct sg_discovery *sort_ctx;
 
 static int cmp_by_name(const void *a, const void *b)
 {
     size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    int c = strcmp(skill_key(sort_ctx->v[i].skill), skill_key(sort_ctx->v[j].skill));
+    int c = strcmp(sort_ctx->v[i].name, sort_ctx->v[j].name);
     return c ? c : (i < j ? -1 : i > j);
 }
 
@@ -216,7 +216,7 @@ static void mark_shadowing(struct sg_discovery *o)
     sort_ctx = NULL;
     for (size_t g = 0; g < o->n;) {
         size_t w = idx[g], e = g + 1;
-        while (e < o->n && !strcmp(skill_key(o->v[idx[e]].skill), skill_key(o->v[w].skill)))
+        while (e < o->n && !strcmp(o->v[idx[e]].name, o->v[w].name))
             e++;
         for (size_t k = g + 1; k < e; k++) {
             size_t i = idx[k];
@@ -224,11 +224,11 @@ static void mark_shadowing(struct sg_discovery *o)
             o->v[i].shadowed_by = w;
             sg_diag_add(&lose->diags, SG_WARNING,
                         lose->skill_md ? lose->skill_md : lose->sandbox_yaml, 0, 0, "name",
-                        "\"%s\" is shadowed by %s (%s), which takes precedence", skill_key(lose),
+                        "\"%s\" is shadowed by %s (%s), which takes precedence", o->v[i].name,
                         win->display, sg_source_name(o->v[w].source));
             sg_diag_add(&win->diags, SG_WARNING,
                         win->skill_md ? win->skill_md : win->sandbox_yaml, 0, 0, "name",
-                        "\"%s\" shadows %s (%s)", skill_key(win), lose->display,
+                        "\"%s\" shadows %s (%s)", o->v[w].name, lose->display,
                         sg_source_name(o->v[i].source));
         }
         g = e;
@@ -247,7 +247,7 @@ int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)
                         errno == 0 || !S_ISDIR(st.st_mode) ? "not a directory" : strerror(errno));
             continue;
         }
-        scan(&c, o->dirs[i], SG_SRC_CLI, 0);
+        scan(&c, o->dirs[i], SG_SRC_CLI, 0, NULL);
     }
     if (o->defaults) {
         const char *home = o->home ? o->home : sg_invoking_home();
@@ -255,21 +255,29 @@ int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)
         const char *cwd = o->cwd ? o->cwd : getcwd(cwdbuf, sizeof cwdbuf);
         if (home) {
             cleanup_free char *p = sg_xasprintf("%s/.claude/skills", home);
-            scan(&c, p, SG_SRC_USER, 0);
+            scan(&c, p, SG_SRC_USER, 0, NULL);
         }
         cleanup_free char *cfgpath = o->config_file ? sg_xstrdup(o->config_file)
                                                     : sg_config_default_path();
         struct sg_config cfg;
         sg_config_load(cfgpath, &cfg, &out->diags);
         for (size_t i = 0; i < cfg.nskill_dirs; i++)
-            scan(&c, cfg.skill_dirs[i], SG_SRC_CONFIG, 0);
+            scan(&c, cfg.skill_dirs[i], SG_SRC_CONFIG, 0, NULL);
         sg_config_free(&cfg);
         if (cwd) {
             cleanup_free char *p = sg_xasprintf("%s/.claude/skills", cwd);
-            scan(&c, p, SG_SRC_PROJECT, 0);
+            scan(&c, p, SG_SRC_PROJECT, 0, NULL);
             struct seen walked = {0};
             find_nested(&c, cwd, 0, &walked);
             free(walked.keys);
+        }
+        if (home) {
+            sg_plugins_load(home, cwd, &out->plugins, &out->diags);
+            for (size_t i = 0; i < out->plugins.n; i++) {
+                const struct sg_plugin *pl = &out->plugins.v[i];
+                for (size_t k = 0; k < pl->nskill_paths; k++)
+                    scan(&c, pl->skill_paths[k], SG_SRC_PLUGIN, 0, pl);
+            }
         }
     }
     free(c.seen.keys);
@@ -277,11 +285,22 @@ int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)
     return 0;
 }
 
-void sg_discovery_free(struct sg_discovery *d)
+size_t sg_discovery_find(const struct sg_discovery *d, const char *name)
 {
     for (size_t i = 0; i < d->n; i++)
+        if (d->v[i].shadowed_by == SIZE_MAX && !strcmp(d->v[i].name, name))
+            return i;
+    return SIZE_MAX;
+}
+
+void sg_discovery_free(struct sg_discovery *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
         sg_skill_free(d->v[i].skill);
+        free(d->v[i].name);
+    }
     free(d->v);
+    sg_plugins_free(&d->plugins);
     sg_diags_free(&d->diags);
     memset(d, 0, sizeof *d);
 }

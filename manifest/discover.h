@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "diag.h"
+#include "plugins.h"
 #include "policy.h"
 
 /* Precedence, highest first: when two skills share a name, the one from the
@@ -16,7 +17,8 @@
     X(USER, "user", "~/.claude/skills (your personal skills)")              \
     X(CONFIG, "config", "skill_dirs in config.yaml")                        \
     X(PROJECT, "project", "./.claude/skills in the current directory")      \
-    X(NESTED, "nested", ".claude/skills below the current directory")
+    X(NESTED, "nested", ".claude/skills below the current directory")      \
+    X(PLUGIN, "plugin", "~/.claude/plugins (installed Claude Code plugins)")
 
 enum sg_source {
 #define X(id, name, desc) SG_SRC_##id,
@@ -35,11 +37,16 @@ struct sg_found {
     struct sg_skill *skill;
     enum sg_source source;
     size_t shadowed_by; /* index of the winner, or SIZE_MAX */
+    /* what Claude Code calls it: the skill's name (its folder's without
+     * one), "plugin:skill" for a plugin's; what `run NAME` takes */
+    char *name;
+    const struct sg_plugin *plugin; /* in plugins, or NULL */
 };
 
 struct sg_discovery {
     struct sg_found *v;
     size_t n, cap;
+    struct sg_plugins plugins;
     struct sg_diags diags; /* problems with the places, not the skills */
     size_t dirs_visited;
 };
@@ -55,5 +62,8 @@ struct sg_discover_opts {
 
 int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out);
 void sg_discovery_free(struct sg_discovery *d);
+
+/* The skill that wins under name (sg_found.name), or SIZE_MAX. */
+size_t sg_discovery_find(const struct sg_discovery *d, const char *name);
 
 #endif

@@ -317,8 +317,28 @@ static void add_script(struct sg_policy *p, char *rel)
     p->script_usage[p->nscripts++] = NULL;
 }
 
+/* A file with no interpreter in its name that runs as it is: executable,
+ * regular (never followed), with a #! line. */
+static bool runs_by_shebang(int dirfd, const char *rel, const char *name)
+{
+    struct stat st;
+    if (sg_script_interpreter(name) ||
+        fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+        !(st.st_mode & 0111))
+        return false;
+    int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return false;
+    char head[SG_SHEBANG_MAX], prog[PATH_MAX], arg[SG_SHEBANG_MAX + 1];
+    ssize_t r = read(fd, head, sizeof head);
+    close(fd);
+    return r > 0 && sg_shebang_parse(head, (size_t)r, prog, sizeof prog, arg, sizeof arg) == 0;
+}
+
 /* scripts/ and its folders one level down (scripts/office/unpack.py); the
- * count of those directly in scripts/ is *ntop, for the one-script rule. */
+ * count of those directly in scripts/ with an interpreter in their name is
+ * *ntop, for OpenSkills' one-script rule. Executables that name theirs in
+ * a #! line come after. */
 static void collect_scripts(struct sg_policy *p, int dirfd, char **top, size_t ntop_all,
                             size_t *ntop)
 {
@@ -327,23 +347,32 @@ static void collect_scripts(struct sg_policy *p, int dirfd, char **top, size_t n
         if (runnable_name(top[i]))
             add_script(p, sg_xasprintf("scripts/%s", top[i])), (*ntop)++;
     for (size_t i = 0; i < ntop_all; i++) {
+        cleanup_free char *sub = sg_xasprintf("scripts/%s", top[i]);
+        if (runs_by_shebang(dirfd, sub, top[i]))
+            add_script(p, steal_pointer(&sub));
+    }
+    for (size_t i = 0; i < ntop_all; i++) {
         if (!strcmp(top[i], "__pycache__") || !strcmp(top[i], "node_modules"))
             continue;
         cleanup_free char *sub = sg_xasprintf("scripts/%s", top[i]);
         char **in = NULL;
         size_t nin = list_dir(dirfd, sub, &in);
-        for (size_t k = 0; k < nin; k++)
-            if (runnable_name(in[k]))
-                add_script(p, sg_xasprintf("%s/%s", sub, in[k]));
+        for (size_t k = 0; k < nin; k++) {
+            cleanup_free char *rel = sg_xasprintf("%s/%s", sub, in[k]);
+            if (runnable_name(in[k]) || runs_by_shebang(dirfd, rel, in[k]))
+                add_script(p, steal_pointer(&rel));
+        }
         free_list(in, nin);
     }
 }
 
-/* Does line name script (as a path: nothing of a longer name around it)? */
-static bool names_script(const char *line, const char *script)
+/* Does line name the script's first n bytes (as a path: nothing of a
+ * longer name around it)? */
+static bool names_prefix(const char *line, const char *script, size_t n)
 {
-    size_t n = strlen(script);
-    for (const char *at = strstr(line, script); at; at = strstr(at + 1, script)) {
+    size_t len = strlen(line);
+    for (const char *at = memmem(line, len, script, n); at;
+         at = memmem(at + 1, len - (size_t)(at + 1 - line), script, n)) {
         char before = at == line ? ' ' : at[-1], after = at[n];
         if ((isalnum((unsigned char)before) || before == '_' || before == '-') ||
             (isalnum((unsigned char)after) || after == '_' || after == '.' || after == '-'))
@@ -353,32 +382,49 @@ static bool names_script(const char *line, const char *script)
     return false;
 }
 
+/* How much of a script's name a line must hold: all of it, or (the second
+ * pass: Markdown often drops the ".py") its name without the extension. */
+static size_t name_len(const char *script, bool stem)
+{
+    const char *slash = strrchr(script, '/'), *dot = strrchr(script, '.');
+    if (stem && dot && (!slash || dot > slash + 1))
+        return (size_t)(dot - script);
+    return stem ? 0 : strlen(script);
+}
+
+/* The first line naming each script becomes its usage line. */
+static void usage_in_line(struct sg_policy *p, const char *line, bool stem)
+{
+    for (size_t i = 0; i < p->nscripts; i++) {
+        size_t n = name_len(p->scripts[i], stem);
+        if (p->script_usage[i] || !n || !names_prefix(line, p->scripts[i], n))
+            continue;
+        /* the `code` that names it, when the line has one; else the line */
+        const char *t = line, *end = NULL;
+        for (const char *a = strchr(line, '`'), *b; a && (b = strchr(a + 1, '`'));
+             a = strchr(b + 1, '`')) {
+            cleanup_free char *span = sg_xstrndup(a + 1, (size_t)(b - a - 1));
+            if (names_prefix(span, p->scripts[i], n)) {
+                t = a + 1, end = b;
+                break;
+            }
+        }
+        t += strspn(t, " \t>-*$`");
+        size_t l = end ? (size_t)(end - t) : strlen(t);
+        while (l && strchr(" \t\r`", t[l - 1]))
+            l--;
+        p->script_usage[i] = sg_xstrndup(t, l > SG_USAGE_MAX ? SG_USAGE_MAX : l);
+    }
+}
+
 void sg_script_usage_scan(struct sg_policy *p, char *text)
 {
-    for (char *line = text, *next; line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        for (size_t i = 0; i < p->nscripts; i++) {
-            if (p->script_usage[i] || !names_script(line, p->scripts[i]))
-                continue;
-            /* the `code` that names it, when the line has one; else the line */
-            const char *t = line, *end = NULL;
-            for (const char *a = strchr(line, '`'), *b; a && (b = strchr(a + 1, '`'));
-                 a = strchr(b + 1, '`')) {
-                cleanup_free char *span = sg_xstrndup(a + 1, (size_t)(b - a - 1));
-                if (names_script(span, p->scripts[i])) {
-                    t = a + 1, end = b;
-                    break;
-                }
-            }
-            t += strspn(t, " \t>-*$`");
-            size_t l = end ? (size_t)(end - t) : strlen(t);
-            while (l && strchr(" \t\r`", t[l - 1]))
-                l--;
-            p->script_usage[i] = sg_xstrndup(t, l > SG_USAGE_MAX ? SG_USAGE_MAX : l);
-        }
-    }
+    size_t len = strlen(text);
+    for (char *c = text; (c = strchr(c, '\n')); c++)
+        *c = '\0';
+    for (int stem = 0; stem < 2; stem++)
+        for (char *line = text; line < text + len + (len == 0); line += strlen(line) + 1)
+            usage_in_line(p, line, stem);
 }
 
 /* One Markdown file of the skill, scanned for usage lines. */

@@ -508,8 +508,11 @@ static int pin_paths(const struct sg_plan *p, struct sg_sandbox *sb, char *step,
                              sizeof why);
         if (fd < 0) {
             bool work = p->cwd_is_work && !strcmp(m->dst, p->cwd);
-            snprintf(step, steplen, "%s %s (%s)", work ? "working folder" : "declared path",
-                     m->src, why);
+            bool py = (p->python_env && !strcmp(m->dst, p->python_env)) ||
+                      (p->python_base && !strcmp(m->dst, p->python_base));
+            snprintf(step, steplen, "%s %s (%s)",
+                     work ? "working folder" : py ? "Python environment" : "declared path", m->src,
+                     why);
             return fd;
         }
         sb->pins[i] = fd;

@@ -49,7 +49,8 @@ static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib
 /* Variables skillgate sets itself; a declared one of these is not passed. */
 static const char *const reserved_env[] = {"SKILL_ID", "SKILL_NAME", "SKILL_INPUT", "SKILL_ROOT",
                                            "TIMEOUT_MS", "PATH", "HOME", "TMPDIR",
-                                           "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE"};
+                                           "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE",
+                                           "VIRTUAL_ENV"};
 
 static void add_mount(struct sg_plan *p, enum sg_mount_kind k, const char *src, const char *dst,
                       const char *why)
@@ -180,7 +181,13 @@ static void plan_env(struct sg_plan *p, const struct sg_skill *sk, const struct 
     v = sg_xasprintf("SKILL_ROOT=%s", p->skill_root), add_str(&p->envp, &p->nenv, v), free(v);
     snprintf(buf, sizeof buf, "TIMEOUT_MS=%lld", p->limits[SG_PL_TIMEOUT].value * 1000);
     add_str(&p->envp, &p->nenv, buf);
-    add_str(&p->envp, &p->nenv, "PATH=/usr/local/bin:/usr/bin:/bin");
+    if (p->python_env) {
+        v = sg_xasprintf("VIRTUAL_ENV=%s", p->python_env), add_str(&p->envp, &p->nenv, v), free(v);
+        v = sg_xasprintf("PATH=%s/bin:/usr/local/bin:/usr/bin:/bin", p->python_env);
+        add_str(&p->envp, &p->nenv, v), free(v);
+    } else {
+        add_str(&p->envp, &p->nenv, "PATH=/usr/local/bin:/usr/bin:/bin");
+    }
     v = sg_xasprintf("HOME=%s", p->home), add_str(&p->envp, &p->nenv, v), free(v);
     add_str(&p->envp, &p->nenv, "TMPDIR=/tmp");
     add_str(&p->envp, &p->nenv, "PYTHONNOUSERSITE=1");
@@ -370,6 +377,13 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
     if (p->cwd_is_work && !sg_path_within(p->cwd, sk->root))
         add_mount(p, SG_MNT_BIND_RO, p->cwd, p->cwd,
                   "your working folder, read-only (a write there is a Write request)");
+    const char *py[] = {p->python_env, p->python_base};
+    for (size_t i = 0; i < SG_ARRAY_LEN(py); i++)
+        if (py[i] && !sg_path_within(py[i], sk->root) &&
+            !(p->cwd_is_work && sg_path_within(py[i], p->cwd)))
+            add_mount(p, SG_MNT_BIND_RO, py[i], py[i],
+                      i ? "the Python installation the environment was made from, read-only"
+                        : "the Python environment, read-only");
     add_mount(p, SG_MNT_DEV, NULL, "/dev", "minimal /dev: null zero full random urandom, no tty");
     add_str(&p->rw_paths, &p->nrw, "/dev/shm");
     add_mount(p, SG_MNT_PROC, NULL, "/proc", "fresh /proc: only the sandbox's processes");
@@ -478,8 +492,18 @@ static int plan_script(struct sg_plan *p, const struct sg_skill *sk, const struc
     if (sg_path_resolve(sk->root, s, &abs, &rwhy) < 0)
         return *why = say("the script %s %s", s, rwhy ? rwhy : "is outside the skill's folder"),
                -EINVAL;
-    if (stat(abs, &st) < 0)
+    if (stat(abs, &st) < 0) {
+        /* the skill's Markdown often names a script without its ".py" */
+        static const char *const exts[] = {".py", ".sh", ".js"};
+        for (size_t i = 0; i < SG_ARRAY_LEN(exts); i++) {
+            cleanup_free char *alt = sg_xasprintf("%s%s", abs, exts[i]);
+            if (stat(alt, &st) == 0 && S_ISREG(st.st_mode))
+                return *why = say("the script %s does not exist in %s (did you mean %s%s?)", s,
+                                  sk->root, s, exts[i]),
+                       -ENOENT;
+        }
         return *why = say("the script %s does not exist in %s", s, sk->root), -ENOENT;
+    }
     if (!S_ISREG(st.st_mode))
         return *why = say("the script %s is not a file", s), -EINVAL;
     size_t n = 0;
@@ -521,6 +545,107 @@ static int plan_work_dir(struct sg_plan *p, const struct sg_run_opts *o, const c
                -EPERM;
     p->cwd = steal_pointer(&real);
     p->cwd_is_work = true;
+    return 0;
+}
+
+static const char *env_value(char *const *env, const char *name)
+{
+    size_t n = strlen(name);
+    for (; env && *env; env++)
+        if (!strncmp(*env, name, n) && (*env)[n] == '=')
+            return *env + n + 1;
+    return NULL;
+}
+
+/* Outside the home and the private folders, the sandbox shows the host's
+ * own files read-only; these it replaces. */
+static bool hidden_in_sandbox(const struct sg_plan *p, const char *path)
+{
+    static const char *const priv[] = {"/tmp", "/var", "/run", "/dev", "/proc"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(priv); i++)
+        if (sg_path_within(path, priv[i]))
+            return true;
+    return sg_path_within(path, p->home);
+}
+
+static bool too_wide(const char *real)
+{
+    const char *home = sg_invoking_home();
+    cleanup_free char *rhome = home ? realpath(home, NULL) : NULL;
+    return !strcmp(real, "/") || (rhome && !strcmp(real, rhome));
+}
+
+/* The run's Python (--python, else an active VIRTUAL_ENV): a folder with
+ * bin/python3 (or bin/python), or a program; a program in an environment's
+ * bin/ brings the environment. The program keeps its own path (a virtual
+ * environment's python is a link to the base one: its folder is what makes
+ * it the environment's); the installation it links to is shown too when
+ * the sandbox would hide it (uv keeps Pythons in the home). */
+static int plan_python(struct sg_plan *p, const struct sg_run_opts *o, const char **why)
+{
+    const char *want = o->python, *from = "--python";
+    if (!want) {
+        want = env_value(o->host_env, "VIRTUAL_ENV");
+        from = "VIRTUAL_ENV";
+    }
+    if (!want || !*want)
+        return 0;
+    cleanup_free char *real = realpath(want, NULL), *env = NULL, *prog = NULL;
+    struct stat st;
+    if (!real || stat(real, &st) < 0)
+        return *why = say("%s %s does not exist", from, want), -ENOENT;
+    if (S_ISDIR(st.st_mode)) {
+        env = steal_pointer(&real);
+        static const char *const names[] = {"bin/python3", "bin/python"};
+        for (size_t i = 0; i < SG_ARRAY_LEN(names) && !prog; i++) {
+            prog = sg_xasprintf("%s/%s", env, names[i]);
+            if (access(prog, X_OK) < 0)
+                free(steal_pointer(&prog));
+        }
+        if (!prog)
+            return *why = say("%s %s has no bin/python3: it is not a Python environment", from,
+                              want),
+                   -ENOEXEC;
+    } else {
+        const char *slash = strrchr(want, '/'), *name = slash ? slash + 1 : want;
+        cleanup_free char *given = slash ? sg_xstrndup(want, (size_t)(slash - want) + 1)
+                                         : sg_xstrdup(".");
+        cleanup_free char *dir = realpath(given, NULL);
+        if (dir)
+            prog = sg_xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
+        if (!prog || !S_ISREG(st.st_mode) || access(prog, X_OK) < 0)
+            return *why = say("%s %s is not a program", from, want), -ENOEXEC;
+        cleanup_free char *cfg = NULL;
+        if (dir && sg_str_has_suffix(dir, "/bin")) {
+            env = sg_xstrndup(dir, strlen(dir) - 4);
+            cfg = sg_xasprintf("%s/pyvenv.cfg", env);
+            if (access(cfg, F_OK) < 0)
+                free(steal_pointer(&env));
+        }
+    }
+    if (env && too_wide(env))
+        return *why = say("the Python environment may not be %s: the skill would see everything "
+                          "in it", strcmp(env, "/") ? "your home" : "/"),
+               -EPERM;
+    cleanup_free char *target = realpath(prog, NULL);
+    if (target && (!env || !sg_path_within(target, env)) && hidden_in_sandbox(p, target)) {
+        char *base = sg_xstrdup(target); /* <prefix>/bin/python3.12 */
+        for (int up = 0; up < 2; up++) {
+            char *sl = strrchr(base, '/');
+            if (sl && sl != base)
+                *sl = '\0';
+        }
+        if (too_wide(base) || !strcmp(base, p->home)) {
+            free(base);
+            return *why = say("%s's Python %s lies directly in your home: make the environment "
+                              "from an installation in a folder of its own", from, target),
+                   -EPERM;
+        }
+        p->python_base = base;
+    }
+    p->python = steal_pointer(&prog);
+    p->python_env = steal_pointer(&env);
+    p->python_from = from;
     return 0;
 }
 
@@ -589,7 +714,8 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
     }
     int e;
     if ((o->script && (e = plan_script(p, sk, o, why)) < 0) ||
-        ((o->script || o->work_dir) && (e = plan_work_dir(p, o, why)) < 0)) {
+        ((o->script || o->work_dir) && (e = plan_work_dir(p, o, why)) < 0) ||
+        (e = plan_python(p, o, why)) < 0) {
         sg_plan_free(p);
         return e;
     }
@@ -610,6 +736,10 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
     }
     if (!p->cwd)
         p->cwd = sg_xstrdup(sk->root);
+    if (p->python && (!strcmp(p->argv[0], "python3") || !strcmp(p->argv[0], "python"))) {
+        free(p->argv[0]);
+        p->argv[0] = sg_xstrdup(p->python);
+    }
     /* The sandbox's PATH holds the same read-only /usr as the host: resolve
      * the program now, so the skill makes exactly one exec to start. */
     if (strchr(p->argv[0], '/')) {
@@ -639,7 +769,7 @@ void sg_plan_free(struct sg_plan *p)
 {
     free(p->skill_name), free(p->skill_root), free(p->run_id), free(p->uid_map);
     free(p->gid_map), free(p->home), free(p->cwd), free(p->input), free(p->exec_path);
-    free(p->script);
+    free(p->script), free(p->python), free(p->python_env), free(p->python_base);
     for (size_t i = 0; i < SG_ARRAY_LEN(p->cgroup_base); i++)
         free(p->cgroup_base[i]);
     for (size_t i = 0; i < p->nmounts; i++) {

@@ -97,6 +97,10 @@ struct sg_run_opts {
      * there are Write requests); NULL: the skill's folder, or for a script
      * the caller's current folder */
     const char *work_dir;
+    /* the Python a run gets: a virtual environment's folder or a Python
+     * program (in one); NULL: VIRTUAL_ENV of host_env, when set; neither:
+     * the system's python3 */
+    const char *python;
 };
 
 struct sg_plan {
@@ -128,6 +132,12 @@ struct sg_plan {
     char *script;        /* the script run instead of the entrypoint, as given, or NULL */
     size_t script_args;  /* how many of argv's last entries are its arguments */
     bool cwd_is_work;    /* cwd is the person's working folder, not the skill's */
+    /* a Python environment, shown read-only at its own path: its program
+     * runs the run's Python, its bin/ leads PATH, VIRTUAL_ENV names it */
+    char *python;        /* the program, absolute, or NULL */
+    char *python_env;    /* the environment's folder, or NULL */
+    char *python_base;   /* the installation it was made from, when not in view otherwise */
+    const char *python_from; /* "--python" or "VIRTUAL_ENV" */
     char *input;
     /* network */
     struct sg_plan_egress *egress;

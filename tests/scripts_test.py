@@ -217,6 +217,132 @@ def a_working_folder_in_the_home_shows_only_itself(m, base):
         assert "HERE" not in p.out, p.out
 
 
+def install_plugin(home, plugin_id, install_path, enabled):
+    """What `/plugin install` leaves in ~/.claude: installed_plugins.json
+    (format 2) naming the plugin's folder, and enabledPlugins."""
+    plugins = os.path.join(home, ".claude", "plugins")
+    os.makedirs(plugins, exist_ok=True)
+    with open(os.path.join(plugins, "installed_plugins.json"), "w") as f:
+        json.dump({"version": 2, "plugins": {plugin_id: [
+            {"scope": "user", "installPath": install_path, "version": "1.0.0",
+             "installedAt": "2026-11-01T00:00:00.000Z", "isLocal": False}]}}, f)
+    with open(os.path.join(home, ".claude", "settings.json"), "w") as f:
+        json.dump({"enabledPlugins": {plugin_id: enabled}}, f)
+    for root, dirs, files in os.walk(os.path.join(home, ".claude")):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+
+
+@test()
+def a_plugin_skill_runs_by_the_name_claude_code_gives_it(m, base):
+    """A Claude Code plugin's skill is listed as "plugin:skill" with whether
+    the plugin is enabled, and `run plugin:skill --script` runs it like a
+    folder; a bare name that only a plugin has is not guessed: the message
+    names the places searched and the plugin name that ends in it."""
+    plugin = os.path.join(base, f"cache-{m.name}", "docs-kit", "1.0.0")
+    os.makedirs(os.path.join(plugin, ".claude-plugin"))
+    with open(os.path.join(plugin, ".claude-plugin", "plugin.json"), "w") as f:
+        json.dump({"name": "docs-kit", "skills": ["./skills/shower"]}, f)
+    scripts_skill(os.path.join(plugin, "skills"), "shower", {"scripts/show.py": (SHOW_PY, 0o644),
+                                                             "scripts/show.sh": (SHOW_SH, 0o644)})
+    scripts_skill(os.path.join(plugin, "skills"), "undeclared",
+                  {"scripts/show.py": (SHOW_PY, 0o644)})
+    for root, dirs, files in os.walk(os.path.dirname(os.path.dirname(plugin))):
+        os.chmod(root, 0o755)
+    install_plugin(m.home, "docs-kit@team-market", plugin, False)
+    w = work_folder(base, m)
+    p = m.run("list", "--json", check=0)
+    found = {s["id"]: s for s in json.loads(p.out)["skills"]}
+    assert "docs-kit:shower" in found and "docs-kit:undeclared" not in found, p.out + p.err
+    sk = found["docs-kit:shower"]
+    assert sk["source"] == "plugin" and sk["mode"] == "scripts", sk
+    assert sk["plugin"] == {"id": "docs-kit@team-market", "name": "docs-kit",
+                            "scope": "user", "enabled": False}, sk
+    p = m.run("list", check=0)
+    assert "docs-kit:shower" in p.out and "(disabled in Claude Code)" in p.out, p.out
+    p = m.run("run", "--cwd", w, "docs-kit:shower", "--script", "scripts/show.py", "--", *ARGS,
+              check=0)
+    assert p.returncode == 0, p.out + p.err
+    assert "ARGS " + json.dumps(ARGS) in p.out, p.out
+    assert m.last_trace()["skill_root"] == os.path.join(plugin, "skills", "shower")
+    p = m.run("run", "--cwd", w, "shower", "--script", "scripts/show.py")
+    assert p.returncode == 2 and "ARGS" not in p.out, (p.returncode, p.out, p.err)
+    assert "no skill of that name" in p.err and "~/.claude/plugins" in p.err, p.err
+    assert "did you mean docs-kit:shower?" in p.err, p.err
+
+
+VENV_PY = """\
+import os, sys
+import venvmod
+print("MOD", venvmod.MSG)
+print("PREFIX", sys.prefix)
+print("VENV", os.environ.get("VIRTUAL_ENV"))
+try:
+    with open(venvmod.__file__, "a") as f:
+        f.write("# changed by the skill")
+    print("CHANGED the environment")
+except OSError as e:
+    print("KEPT", e.errno)
+"""
+
+
+@test()
+def a_virtual_environment_is_used_read_only(m, base):
+    """An active virtual environment (VIRTUAL_ENV), or --python with its
+    folder or its program, is what a script's python3 is: its packages
+    import, it is shown read-only at its own path (inside the home too),
+    and the dry run and the trace say which Python was used; a --python
+    that is not a Python is refused with 126."""
+    import subprocess
+    venv = os.path.join(m.home, "venvs", "tools é")
+    r = subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", venv],
+                       capture_output=True)
+    if r.returncode != 0:
+        raise h.Skip("python3 -m venv: " + r.stderr.decode()[-200:] +
+                     " (scripts/dev setup installs python3-venv)")
+    site = subprocess.run([os.path.join(venv, "bin", "python3"), "-c",
+                           "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    mod = os.path.join(site, "venvmod.py")
+    with open(mod, "w") as f:
+        f.write('MSG = "from the environment"\n')
+    for root, dirs, files in os.walk(os.path.join(m.home, "venvs")):
+        if h.IS_ROOT:
+            os.chown(root, m.uid, m.uid)
+            for x in files + dirs:
+                os.lchown(os.path.join(root, x), m.uid, m.uid)
+    d = scripts_skill(base, f"venv-{m.name}", {"scripts/use.py": (VENV_PY, 0o644),
+                                              "scripts/other.py": (LEAVER, 0o644)})
+    w = work_folder(base, m)
+    for how, extra, env in (("VIRTUAL_ENV", [], {"VIRTUAL_ENV": venv}),
+                            ("--python", ["--python", venv], None),
+                            ("--python", ["--python", os.path.join(venv, "bin", "python")],
+                             None)):
+        p = m.run("run", "--prompt", "deny", "--cwd", w, *extra, d, "--script",
+                  "scripts/use.py", env=env, check=0)
+        assert p.returncode == 0, (how, p.out, p.err)
+        assert "MOD from the environment" in p.out, (how, p.out, p.err)
+        assert f"PREFIX {venv}" in p.out and f"VENV {venv}" in p.out, (how, p.out)
+        assert "KEPT" in p.out and "CHANGED" not in p.out, (how, p.out)
+        py = m.last_trace()["invocation"]["python"]
+        assert py["environment"] == venv and py["from"] == how, py
+        assert py["program"].startswith(venv + "/bin/python"), py
+    assert open(mod).read() == 'MSG = "from the environment"\n'
+    p = m.run("run", "--dry-run", "--cwd", w, d, "--script", "scripts/use.py",
+              env={"VIRTUAL_ENV": venv}, check=0)
+    assert f"python {venv}/bin/python3 (the environment {venv}, read-only" in p.out, p.out
+    assert f"ro     {venv}  [the Python environment, read-only]" in p.out, p.out
+    # without one, the system's python3 runs and the module is not there
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/use.py", check=None)
+    assert p.returncode != 0 and "No module named 'venvmod'" in p.err, (p.out, p.err)
+    for bad, why in ((os.path.join(base, "none"), "does not exist"),
+                     (w, "has no bin/python3"), (mod, "is not a program")):
+        p = m.run("run", "--cwd", w, "--python", bad, d, "--script", "scripts/other.py")
+        assert p.returncode == 126 and "RAN" not in p.out, (bad, p.returncode, p.out, p.err)
+        assert why in p.err, (bad, p.err)
+
+
 @test()
 def the_pdf_forms_example_fills_a_copy_you_approve(m, base):
     """The example shaped like Anthropic's pdf skill, as the README's tour

@@ -215,6 +215,97 @@ static void ten_thousand_skills(void **st)
     free(t), free(dir);
 }
 
+/* A Claude Code home: installed_plugins.json (format 2) with four plugins,
+ * one declaring its skills in plugin.json (one path hostile, one leading
+ * out through a symlink), one whose marketplace entry declares them, one
+ * with only a skills/ folder, one a single SKILL.md at its root; a project
+ * plugin of another project; enabledPlugins from two settings files. */
+static void claude_code_plugins(void **st)
+{
+    (void)st;
+    umask(022); /* Claude Code's files count only when no one else may write them */
+    char *t = th_tmpdir();
+    char *installed = sg_xasprintf(
+        "{\"version\": 2, \"plugins\": {"
+        "\"decl@mkt\": [{\"scope\": \"user\", \"installPath\": \"%s/cache/decl\"}],"
+        "\"docs@anthropic\": [{\"scope\": \"user\", \"installPath\": \"%s/cache/repo\"}],"
+        "\"plain@mkt\": [{\"scope\": \"project\", \"projectPath\": \"%s/proj\","
+        "  \"installPath\": \"%s/cache/plain\"}],"
+        "\"single@mkt\": [{\"installPath\": \"%s/cache/single\"}],"
+        "\"elsewhere@mkt\": [{\"scope\": \"local\", \"projectPath\": \"%s/other\","
+        "  \"installPath\": \"%s/cache/plain\"}]}}",
+        t, t, t, t, t, t, t);
+    th_write(t, "home/.claude/plugins/installed_plugins.json", installed);
+    th_write(t, "cache/decl/.claude-plugin/plugin.json",
+             "{\"name\": \"declared\", \"skills\": [\"./tools/one\", \"../../home\", "
+             "\"/etc\", \"./out\", 7]}");
+    put_skill(t, "cache/decl/tools/one", "one");
+    put_skill(t, "cache/decl/skills/not-declared", "not-declared");
+    put_skill(t, "outside/stolen", "stolen");
+    char *out = sg_xasprintf("%s/cache/decl/out", t), *outside = sg_xasprintf("%s/outside", t);
+    assert_int_equal(symlink(outside, out), 0);
+    th_write(t, "home/.claude/plugins/marketplaces/anthropic/.claude-plugin/marketplace.json",
+             "{\"name\": \"anthropic\", \"plugins\": [{\"name\": \"other\", \"skills\": "
+             "[\"./skills/b\"]}, {\"name\": \"docs\", \"source\": \"./\", \"skills\": "
+             "[\"./skills/a\"]}]}");
+    put_skill(t, "cache/repo/skills/a", "a");
+    put_skill(t, "cache/repo/skills/b", "b");
+    put_skill(t, "cache/plain/skills/p1", "p1");
+    th_write(t, "cache/single/SKILL.md", "---\nname: single\ndescription: one skill\n---\n");
+    th_write(t, "home/.claude/settings.json",
+             "{\"enabledPlugins\": {\"decl@mkt\": true, \"docs@anthropic\": true}}");
+    th_write(t, "proj/.claude/settings.local.json",
+             "{\"enabledPlugins\": {\"docs@anthropic\": false}}");
+    char *home = sg_xasprintf("%s/home", t), *cwd = sg_xasprintf("%s/proj", t);
+    char *cfg = sg_xasprintf("%s/none.yaml", t);
+    struct sg_discover_opts o = {.defaults = true, .home = home, .cwd = cwd, .config_file = cfg};
+    struct sg_discovery d;
+    sg_discover(&o, &d);
+    static const char *const want[] = {"declared:one", "docs:a", "plain:p1", "single:single"};
+    assert_int_equal(d.n, 4);
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(d.v[i].name, want[i]);
+        assert_int_equal(d.v[i].source, SG_SRC_PLUGIN);
+        assert_non_null(d.v[i].plugin);
+        assert_int_equal(sg_discovery_find(&d, want[i]), i);
+    }
+    assert_int_equal(sg_discovery_find(&d, "one"), SIZE_MAX);
+    assert_int_equal(d.v[0].plugin->enabled, 1);
+    assert_int_equal(d.v[1].plugin->enabled, 0); /* the project's local settings win */
+    assert_int_equal(d.v[2].plugin->enabled, -1);
+    assert_string_equal(d.v[2].plugin->scope, "project");
+    assert_non_null(th_find(&d.diags, "plugin.json", "../../home", "stay inside", NULL));
+    assert_non_null(th_find(&d.diags, "plugin.json", "\"/etc\"", "stay inside", NULL));
+    assert_non_null(th_find(&d.diags, "plugin.json", "\"out\"", "leads out", NULL));
+    assert_non_null(th_find(&d.diags, "plugin.json", "entry 5", NULL));
+    sg_discovery_free(&d);
+
+    /* format 1, and a file someone else may write is not believed */
+    th_write(t, "home/.claude/plugins/installed_plugins.json", "{\"version\": 1, \"plugins\": "
+             "{\"solo@mkt\": {\"installPath\": \"/nonexistent\"}}}");
+    sg_discover(&o, &d);
+    assert_int_equal(d.n, 0);
+    assert_non_null(th_find(&d.diags, "solo@mkt", "not a folder", NULL));
+    sg_discovery_free(&d);
+    char *ip = sg_xasprintf("%s/home/.claude/plugins/installed_plugins.json", t);
+    free(installed);
+    installed = sg_xasprintf("{\"version\": 1, \"plugins\": {\"single@mkt\": "
+                             "{\"installPath\": \"%s/cache/single\"}}}", t);
+    th_write(t, "home/.claude/plugins/installed_plugins.json", installed);
+    sg_discover(&o, &d);
+    assert_int_equal(d.n, 1);
+    assert_string_equal(d.v[0].name, "single:single");
+    sg_discovery_free(&d);
+    chmod(ip, 0666);
+    sg_discover(&o, &d);
+    assert_int_equal(d.n, 0);
+    assert_non_null(th_find(&d.diags, "installed_plugins.json", "writable by others", NULL));
+    sg_discovery_free(&d);
+    th_rmrf(t);
+    free(t), free(installed), free(out), free(outside), free(home), free(cwd), free(cfg);
+    free(ip);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +315,7 @@ int main(void)
         cmocka_unit_test(unreadable_folders_are_reported),
         cmocka_unit_test(config_file_errors_name_the_line),
         cmocka_unit_test(ten_thousand_skills),
+        cmocka_unit_test(claude_code_plugins),
     };
     return cmocka_run_group_tests_name("discover", tests, NULL, NULL);
 }

@@ -80,6 +80,34 @@ static void entrypoint_detection(void **st)
     assert_int_equal(sk->policy.nscripts, 2);
     assert_false(sg_skill_has_errors(sk));
     sg_skill_free(sk);
+
+    /* an executable naming its interpreter in a #! line is a script too,
+     * after those named by their extension (whatever its name: tool.rb);
+     * without the bit or without the line (a library) it is not; a usage
+     * line that drops the ".py" still counts */
+    th_write(f->tmp, "alpha/scripts/tool", "#!/usr/bin/env python3\nprint(3)\n");
+    th_write(f->tmp, "alpha/scripts/sub/deep", "#!/bin/sh\necho\n");
+    th_write(f->tmp, "alpha/scripts/data", "#!/bin/sh\n");
+    th_write(f->tmp, "alpha/scripts/noline", "echo\n");
+    th_write(f->tmp, "alpha/scripts/lib.so", "\177ELF\n");
+    th_write(f->tmp, "alpha/scripts/tool.rb", "#!/usr/bin/env ruby\n");
+    th_write(f->tmp, "alpha/forms.md", "Run `python scripts/helper <in.pdf>` first.\n"
+                                       "Later: scripts/helper.pyc is not it.\n");
+    static const char *const exec_bit[] = {"scripts/tool", "scripts/sub/deep", "scripts/noline",
+                                           "scripts/lib.so", "scripts/tool.rb"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(exec_bit); i++) {
+        char *x = sg_xasprintf("%s/%s", d, exec_bit[i]);
+        assert_int_equal(chmod(x, 0755), 0);
+        free(x);
+    }
+    sk = load(d);
+    static const char *const want[] = {"scripts/helper.py", "scripts/other.sh", "scripts/tool",
+                                       "scripts/tool.rb", "scripts/sub/deep"};
+    assert_int_equal(sk->policy.nscripts, SG_ARRAY_LEN(want));
+    for (size_t i = 0; i < SG_ARRAY_LEN(want); i++)
+        assert_string_equal(sk->policy.scripts[i], want[i]);
+    assert_string_equal(sk->policy.script_usage[0], "python scripts/helper <in.pdf>");
+    sg_skill_free(sk);
     free(d);
 }
 

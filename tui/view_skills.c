@@ -70,8 +70,7 @@ static void draw_row(struct tui *t, WINDOW *w, int y, int cols, const struct sg_
     const struct sg_skill *sk = f->skill;
     attr_t base = tui_attr(t, sel ? TUI_R_SELECTED : TUI_R_NORMAL);
     tui_fill(w, y, 0, cols, base);
-    const char *name = sk->name ? sk->name : sk->dirname;
-    tui_put(w, y, 1, 22, name, strlen(name), base | (sel ? A_BOLD : 0));
+    tui_put(w, y, 1, 22, f->name, strlen(f->name), base | (sel ? A_BOLD : 0));
     enum tui_role rr;
     const char *rw = risk_word(sg_policy_max_risk(&sk->policy), &rr);
     tui_putf(w, y, 24, 6, sel ? base : tui_attr(t, rr), "[%s]", rw);
@@ -147,10 +146,15 @@ static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int 
     int y = y0, maxy = y0 + rows;
     attr_t n = tui_attr(t, TUI_R_NORMAL), h = tui_attr(t, TUI_R_HEADER),
            dim = tui_attr(t, TUI_R_DIM);
-    line(w, &y, maxy, x, width, h, "%s%s%s", sk->name ? sk->name : sk->dirname,
-         sk->version ? " " : "", sk->version ? sk->version : "");
+    line(w, &y, maxy, x, width, h, "%s%s%s", f->name, sk->version ? " " : "",
+         sk->version ? sk->version : "");
     line(w, &y, maxy, x, width, dim, "%s  (%s, %s)", sk->display, sg_source_name(f->source),
          sg_mode_name(p->mode));
+    if (f->plugin)
+        line(w, &y, maxy, x, width, dim, "Claude Code plugin %s, %s", f->plugin->id,
+             f->plugin->enabled > 0    ? "enabled"
+             : f->plugin->enabled == 0 ? "disabled"
+                                       : "not named in enabledPlugins");
     if (seen->state == SG_SEEN_CHANGED)
         draw_changes(t, w, &y, maxy, x, width, sk, seen);
     if (sk->description) {
@@ -271,11 +275,18 @@ static void args_given(struct tui *t, const char *text, void *ctx)
               getcwd(here, sizeof here) ? here : "", folder_given, s);
 }
 
-/* What a usage line gives after the script's path: the arguments to edit. */
+/* What a usage line gives after the script's path (or its path without
+ * the extension, as Markdown often writes it): the arguments to edit. */
 static const char *usage_args(const char *usage, const char *script)
 {
+    const char *dot = strrchr(script, '.'), *slash = strrchr(script, '/');
+    size_t n = dot && (!slash || dot > slash) ? (size_t)(dot - script) : strlen(script);
     const char *at = usage ? strstr(usage, script) : NULL;
-    return at ? at + strlen(script) + strspn(at + strlen(script), " ") : "";
+    if (at)
+        n = strlen(script);
+    else if (usage && (at = memmem(usage, strlen(usage), script, n)) && at[n] && at[n] != ' ')
+        at = NULL;
+    return at ? at + n + strspn(at + n, " ") : "";
 }
 
 static void pick_chosen(struct tui *t, struct skills *s, const struct sg_skill *sk)
@@ -448,7 +459,7 @@ static void searched(struct tui *t, const char *text, void *ctx)
     for (size_t k = 1; k <= s->d.n && s->search[0]; k++) {
         size_t i = (s->sel + k) % s->d.n;
         const struct sg_skill *sk = s->d.v[i].skill;
-        const char *nm = sk->name ? sk->name : sk->dirname;
+        const char *nm = s->d.v[i].name;
         if (tui_matches(nm, strlen(nm), s->search) ||
             (sk->description && tui_matches(sk->description, strlen(sk->description), s->search))) {
             s->sel = i;
