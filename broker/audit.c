@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "sanitize.h"
 #include "trace.h"
 #include "config.h"
 #include "util.h"
@@ -36,12 +37,12 @@ char *sg_audit_hash(json_t *rec)
     return out;
 }
 
-/* The last complete line of the file (NULL when none), and whether a torn
- * partial line follows it. */
-static char *last_line(int fd, bool *torn)
+/* The last complete line of the file (NULL when none), and the bytes of a
+ * torn partial line after it (0: none). */
+static char *last_line(int fd, size_t *torn)
 {
     struct stat st;
-    *torn = false;
+    *torn = 0;
     if (fstat(fd, &st) < 0 || st.st_size == 0)
         return NULL;
     off_t end = st.st_size;
@@ -69,9 +70,9 @@ static char *last_line(int fd, bool *torn)
     buf[want] = '\0';
     size_t n = want;
     if (buf[n - 1] != '\n') {
-        *torn = true;
         while (n > 0 && buf[n - 1] != '\n')
             n--;
+        *torn = want - n;
     }
     if (n == 0) {
         free(buf);
@@ -167,7 +168,7 @@ int sg_audit_append(const char *path, json_t *rec)
     cleanup_fd int fd = open_locked(dfd, base);
     if (fd < 0)
         return fd;
-    bool torn;
+    size_t torn;
     cleanup_free char *tip = last_line(fd, &torn);
     if (torn) {
         /* a crash left half a line: close it so the next record starts clean;
@@ -212,6 +213,22 @@ int sg_audit_append(const char *path, json_t *rec)
         if (r < 0)
             return r;
     }
+    if (torn) {
+        /* never silently: the chain says a line was lost here */
+        json_t *t = json_pack("{s:s, s:I, s:s}", "type", "torn_line", "bytes", (json_int_t)torn,
+                              "note", "half a line (a crash or a full disk mid-write) was closed "
+                                      "before this record; the chain continues from the last "
+                                      "whole record");
+        int r = write_record(fd, t, prev, seq);
+        if (r == 0) {
+            free(prev);
+            prev = sg_xstrdup(json_string_value(json_object_get(t, "hash")));
+            seq++;
+        }
+        json_decref(t);
+        if (r < 0)
+            return r;
+    }
     return write_record(fd, rec, prev, seq);
 }
 
@@ -228,10 +245,18 @@ static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq)
     if (len + 1 > SG_AUDIT_LINE_MAX)
         return -E2BIG;
     line[len] = '\n'; /* the NUL goes; one write holds the whole line */
+    struct stat st;
+    off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
     ssize_t w = write(fd, line, len + 1);
+    int e = w < 0 ? -errno : w != (ssize_t)(len + 1) ? -ENOSPC : 0;
     line[len] = '\0';
-    if (w != (ssize_t)(len + 1))
-        return w < 0 ? -errno : -EIO;
+    if (e) {
+        /* a full disk took part of the line: take it back (the lock is
+         * ours), so the log never ends in half a record we wrote */
+        if (w > 0 && before >= 0 && ftruncate(fd, before) == 0)
+            fsync(fd);
+        return e;
+    }
     if (fsync(fd) < 0)
         return -errno;
     return 0;
@@ -428,4 +453,99 @@ int sg_audit_flush(void)
     W.err = 0;
     pthread_mutex_unlock(&W.mu);
     return r;
+}
+
+json_t *sg_audit_run_head(const char *run_id, const char *skill, const char *input,
+                          json_t *permissions_used)
+{
+    char in[SG_DIGEST_STRLEN];
+    input = input ? input : "{}";
+    sg_sha256_text(input, strlen(input), in);
+    return json_pack("{s:s, s:s, s:s, s:o}", "run_id", run_id, "skill", skill, "input_sha256",
+                     in, "permissions_used", permissions_used);
+}
+
+/* What the record's status says: a run that failed after a request of its
+ * was refused failed for that. */
+static const char *record_status(json_t *doc)
+{
+    const char *status = json_string_value(json_object_get(doc, "status"));
+    bool denied = false;
+    size_t di;
+    json_t *dj;
+    json_array_foreach(json_object_get(doc, "decisions"), di, dj)
+    {
+        const char *dn = json_string_value(json_object_get(dj, "decision"));
+        denied |= dn && strstr(dn, "deny");
+    }
+    if (!status)
+        return "failed";
+    if (!strcmp(status, "timeout") || !strcmp(status, "interrupted") ||
+        !strcmp(status, "incomplete"))
+        return status;
+    if (!strcmp(status, "completed") &&
+        json_integer_value(json_object_get(doc, "exit_code")) == 0)
+        return "success";
+    return denied ? "permission_denied" : "failed";
+}
+
+json_t *sg_audit_run_record(json_t *doc, json_t *head, const char *out_sha256,
+                            const char *out, size_t outn, const char *err, size_t errn,
+                            const char *trace_path)
+{
+    unsigned keep = SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB;
+    cleanup_free char *outs = sg_sanitize(out ? out : "", out ? outn : 0, keep);
+    cleanup_free char *errs = sg_sanitize(err ? err : "", err ? errn : 0, keep);
+    json_t *rec = json_pack(
+        "{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:s, s:O, s:s, s:O, s:O, s:O, s:O, s:O, s:s, s:s, "
+        "s:o}",
+        "type", "run", "run_id", json_object_get(head, "run_id"), "skill",
+        json_object_get(head, "skill"), "version", json_object_get(doc, "skill_version"),
+        "digest", json_object_get(doc, "skill_digest"), "policy_digest",
+        json_object_get(doc, "policy_digest"), "input_sha256",
+        json_object_get(head, "input_sha256"), "output_sha256", out_sha256 ? out_sha256 : "",
+        "exit_code", json_object_get(doc, "exit_code"), "status", record_status(doc),
+        "end_reason", json_object_get(doc, "end_reason"), "started_at",
+        json_object_get(doc, "started_at"), "duration_ms", json_object_get(doc, "duration_ms"),
+        "max_severity",
+        json_object_get(json_object_get(doc, "violation_summary"), "max_severity"),
+        "permissions_used", json_object_get(head, "permissions_used"), "stdout", outs, "stderr",
+        errs, "trace", trace_path ? json_string(trace_path) : json_null());
+    if (rec)
+        json_object_set(rec, "invocation", json_object_get(doc, "invocation"));
+    return rec;
+}
+
+void sg_audit_capture_init(struct sg_audit_capture *c)
+{
+    sg_buf_init(&c->out, SG_AUDIT_OUTPUT_CAP);
+    sg_buf_init(&c->err, SG_AUDIT_OUTPUT_CAP);
+}
+
+void sg_audit_capture_sink(void *ctx, const struct sg_event *ev)
+{
+    struct sg_audit_capture *c = ctx;
+    if (ev->kind != SG_EV_STDOUT && ev->kind != SG_EV_STDERR)
+        return;
+    sg_buf_append_line(ev->kind == SG_EV_STDOUT ? &c->out : &c->err, ev->message,
+                       ev->message_len);
+}
+
+void sg_audit_capture_free(struct sg_audit_capture *c)
+{
+    sg_buf_free(&c->out);
+    sg_buf_free(&c->err);
+}
+
+bool sg_audit_ends_with_run(const char *path, const char *run_id)
+{
+    cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    size_t torn;
+    cleanup_free char *tip = fd >= 0 ? last_line(fd, &torn) : NULL;
+    json_t *rec = tip ? json_loads(tip, 0, NULL) : NULL;
+    const char *type = json_string_value(json_object_get(rec, "type"));
+    const char *id = json_string_value(json_object_get(rec, "run_id"));
+    bool yes = type && id && !strcmp(type, "run") && !strcmp(id, run_id);
+    json_decref(rec);
+    return yes;
 }

@@ -5,7 +5,11 @@
 #define SG_AUDIT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "events.h"
+#include "util.h"
 
 #define SG_AUDIT_LINE_MAX (256 * 1024)
 #define SG_AUDIT_OUTPUT_CAP 4096 /* stdout/stderr kept in a run record */
@@ -44,6 +48,30 @@ struct sg_audit_check {
  * missing from the middle, or changed, breaks it. Returns 0 when it holds,
  * -EBADMSG otherwise. */
 int sg_audit_verify(const char *path, struct sg_audit_check *c);
+
+/* The first SG_AUDIT_OUTPUT_CAP bytes of each stream, for the record: an
+ * event sink (ctx: the capture). */
+struct sg_audit_capture {
+    struct sg_buf out, err;
+};
+void sg_audit_capture_init(struct sg_audit_capture *c);
+void sg_audit_capture_sink(void *ctx, const struct sg_event *ev);
+void sg_audit_capture_free(struct sg_audit_capture *c);
+
+/* Is the last record of the log at path the run record of run_id? (A run
+ * recovered from its journal may have got that far before its broker died.) */
+bool sg_audit_ends_with_run(const char *path, const char *run_id);
+
+/* What a run's audit record takes from the start of the run (the journal
+ * keeps it): run_id, skill, input_sha256, permissions_used. */
+json_t *sg_audit_run_head(const char *run_id, const char *skill, const char *input,
+                          json_t *permissions_used);
+/* A run's audit record: the outcome from its trace document, its start
+ * (sg_audit_run_head), the first bytes of its output (sanitized here) and
+ * where its trace is (NULL: not written). */
+json_t *sg_audit_run_record(json_t *doc, json_t *head, const char *out_sha256,
+                            const char *out, size_t outn, const char *err, size_t errn,
+                            const char *trace_path);
 
 /* The hash of a record: SHA-256 of its canonical JSON without "hash". */
 char *sg_audit_hash(json_t *rec);

@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "digest.h"
+#include "journal.h"
 #include "lineprompt.h"
 #include "loop.h"
 #include "parse.h"
@@ -28,21 +30,17 @@ struct sg_runner {
     int prompt_timeout;
     bool person; /* a person runs it (CLI, TUI): their look at the manifests is
                     remembered (seen.h); an agent's is not */
+    bool no_records; /* run even when the records cannot be kept */
     bool ran;
     /* a started run */
     struct run_state *run;
-};
-
-/* The first bytes of each stream, for the audit record. */
-struct capture {
-    struct sg_buf out, err;
 };
 
 /* What a run holds from sg_runner_start to sg_runner_finish. */
 struct run_state {
     char digest[SG_DIGEST_STRLEN];
     struct sg_trace trace;
-    struct capture cap;
+    struct sg_audit_capture cap;
     struct sg_perm *perm;
     struct sg_lineprompt *lp;
     json_t *seen;
@@ -50,55 +48,26 @@ struct run_state {
     struct sg_run_result res;
     const char *trace_out;
     struct sg_event_bus *bus;
+    json_t *trace_head, *audit_head; /* what the journal's head holds too */
+    struct sg_journal *journal;      /* NULL only with no_records */
 };
 
 static void run_state_free(struct run_state *st)
 {
+    if (st->journal)
+        sg_bus_unsubscribe(st->bus, st->journal);
+    json_decref(st->trace_head);
+    json_decref(st->audit_head);
     sg_bus_unsubscribe(st->bus, &st->trace);
     sg_bus_unsubscribe(st->bus, &st->cap);
-    sg_buf_free(&st->cap.out);
-    sg_buf_free(&st->cap.err);
+    sg_audit_capture_free(&st->cap);
     sg_trace_free(&st->trace);
     free(st);
 }
 
-static void capture_sink(void *ctx, const struct sg_event *ev)
+/* What the run was given, for its audit record. */
+static json_t *permissions_used(const struct sg_plan *plan)
 {
-    struct capture *c = ctx;
-    if (ev->kind != SG_EV_STDOUT && ev->kind != SG_EV_STDERR)
-        return;
-    struct sg_buf *b = ev->kind == SG_EV_STDOUT ? &c->out : &c->err;
-    sg_buf_append_line(b, ev->message, ev->message_len);
-}
-
-static char *sha256_text(const char *s)
-{
-    char *out = sg_xmalloc(SG_DIGEST_STRLEN);
-    sg_sha256_text(s, strlen(s), out);
-    return out;
-}
-
-/* One audit record for the run, after its trace. */
-static int audit_run(json_t *doc, const struct sg_plan *plan, const struct sg_run_result *res,
-                      struct capture *cap, const char *input, const char *trace_path)
-{
-    const char *status = json_string_value(json_object_get(doc, "status"));
-    bool denied = false;
-    size_t di;
-    json_t *dj;
-    json_array_foreach(json_object_get(doc, "decisions"), di, dj)
-    {
-        const char *dn = json_string_value(json_object_get(dj, "decision"));
-        denied |= dn && strstr(dn, "deny");
-    }
-    /* a run that failed after a request of its was refused failed for that */
-    const char *st = !strcmp(status, "timeout")                                ? "timeout"
-                     : !strcmp(status, "completed") && res->exit_code == 0    ? "success"
-                     : denied                                                 ? "permission_denied"
-                                                                              : "failed";
-    cleanup_free char *in = sha256_text(input ? input : "{}");
-    cleanup_free char *outs = sg_sanitize(cap->out.data ? cap->out.data : "", cap->out.len, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
-    cleanup_free char *errs = sg_sanitize(cap->err.data ? cap->err.data : "", cap->err.len, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
     json_t *used = json_array();
     for (size_t i = 0; i < plan->negress; i++)
         json_array_append_new(used, json_sprintf("network:%s", plan->egress[i].domain));
@@ -106,25 +75,48 @@ static int audit_run(json_t *doc, const struct sg_plan *plan, const struct sg_ru
         json_array_append_new(used, json_sprintf("write:%s", plan->rw_paths[i]));
     for (size_t i = 0; i < plan->npassed; i++)
         json_array_append_new(used, json_sprintf("env:%s", plan->passed[i]));
-    json_t *rec = json_pack(
-        "{s:s, s:s, s:s, s:O, s:O, s:O, s:s, s:s, s:O, s:s, s:s, s:O, s:O, s:o, s:s, s:s, s:o}",
-        "type", "run", "run_id", plan->run_id, "skill", plan->skill_name, "version",
-        json_object_get(doc, "skill_version"), "digest", json_object_get(doc, "skill_digest"),
-        "policy_digest", json_object_get(doc, "policy_digest"), "input_sha256", in,
-        "output_sha256", res->out_sha256[0] ? res->out_sha256 : "", "exit_code",
-        json_object_get(doc, "exit_code"), "status", st, "started_at",
-        json_string_value(json_object_get(doc, "started_at")), "duration_ms",
-        json_object_get(doc, "duration_ms"), "max_severity",
-        json_object_get(json_object_get(doc, "violation_summary"), "max_severity"),
-        "permissions_used", used, "stdout", outs, "stderr", errs, "trace",
-        trace_path ? json_string(trace_path) : json_null());
-    json_object_set(rec, "invocation", json_object_get(doc, "invocation"));
-    cleanup_free char *path = sg_audit_path();
-    int r = sg_audit_append(path, rec);
-    json_decref(rec);
-    return r;
+    return used;
 }
 
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* No record, no run: the journal made and synced before the launch, and
+ * room for the trace and the audit record. With no_records a run goes on
+ * without them, and says so. */
+static int keep_records(struct sg_runner *r, struct run_state *st, struct sg_diags *d)
+{
+    const struct sg_plan *plan = &r->plan;
+    st->trace_head = sg_trace_head(r->sk, plan, st->digest);
+    st->audit_head = sg_audit_run_head(plan->run_id, plan->skill_name, r->input,
+                                       permissions_used(plan));
+    const char *why = NULL;
+    int e = sg_records_check(&why);
+    if (!e) {
+        json_t *head = json_pack("{s:O, s:O, s:I}", "trace", st->trace_head, "audit",
+                                 st->audit_head, "started_ms", (json_int_t)wall_ms());
+        e = sg_journal_open(plan->run_id, head, &st->journal);
+        if (e)
+            why = strerror(-e);
+    }
+    if (!e) {
+        sg_bus_subscribe(st->bus, sg_journal_sink, st->journal);
+        return 0;
+    }
+    cleanup_free char *state = sg_state_dir();
+    sg_diag_add(d, r->no_records ? SG_WARNING : SG_ERROR, state, 0, 0, NULL,
+                "%s: this run's records cannot be kept (%s)%s",
+                r->no_records ? "running anyway (--no-records)" : "not run", why,
+                r->no_records || r->info.skill_name == NULL ? ""
+                                                            : "; --no-records runs it without them");
+    json_object_set_new(st->trace_head, "records",
+                        json_sprintf("not kept before the run (--no-records): %s", why));
+    return r->no_records ? 0 : e;
+}
 
 /* Have the manifests changed since a person last looked? Said on the bus
  * (and so in the trace's events) and as the trace's "manifests" field. */
@@ -277,6 +269,7 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     r->input = r->plan.input; /* the plan's copy: the caller's may be gone by the end */
     r->prompt_timeout = rq->prompt_timeout > 0 ? rq->prompt_timeout : 30;
     r->person = !agent;
+    r->no_records = !agent && rq->no_records;
     r->info = (struct sg_run_info){.skill_name = r->plan.skill_name, .run_id = r->plan.run_id,
                                    .memory_mb = r->plan.limits[SG_PL_MEMORY].value,
                                    .timeout_s = r->plan.limits[SG_PL_TIMEOUT].value,
@@ -326,6 +319,7 @@ int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct 
 {
     const struct sg_skill *sk = r->sk;
     const struct sg_plan *plan = &r->plan;
+    int e;
     if (r->ran)
         return -EALREADY;
     struct run_state *st = sg_xcalloc(1, sizeof *st);
@@ -335,9 +329,8 @@ int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct 
     st->bus = bus;
     sg_trace_init(&st->trace);
     sg_bus_subscribe(bus, sg_trace_sink, &st->trace);
-    sg_buf_init(&st->cap.out, SG_AUDIT_OUTPUT_CAP);
-    sg_buf_init(&st->cap.err, SG_AUDIT_OUTPUT_CAP);
-    sg_bus_subscribe(bus, capture_sink, &st->cap);
+    sg_audit_capture_init(&st->cap);
+    sg_bus_subscribe(bus, sg_audit_capture_sink, &st->cap);
     struct sg_perm_opts po = {.mode = r->pmode, .policy_file = r->policy_file,
                               .skill = plan->skill_name, .digest = st->digest,
                               .run_id = plan->run_id, .timeout_s = r->prompt_timeout,
@@ -346,6 +339,11 @@ int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct 
     if (!st->perm) {
         run_state_free(st);
         return -EINVAL;
+    }
+    if ((e = keep_records(r, st, d)) < 0) {
+        sg_perm_free(st->perm);
+        run_state_free(st);
+        return e;
     }
     r->ran = true;
     r->run = st;
@@ -380,6 +378,12 @@ void sg_runner_stop(struct sg_runner *r)
         sg_session_stop(r->run->session);
 }
 
+void sg_runner_interrupt(struct sg_runner *r, int signo)
+{
+    if (r->run && r->run->session)
+        sg_session_interrupt(r->run->session, signo);
+}
+
 void sg_runner_live(struct sg_runner *r, struct sg_session_live *live)
 {
     if (r->run && r->run->session)
@@ -390,25 +394,50 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
 {
     struct run_state *st = r->run;
     const struct sg_skill *sk = r->sk;
-    const struct sg_plan *plan = &r->plan;
     memset(out, 0, sizeof *out);
     if (!st)
         return;
     if (st->session)
         sg_session_finish(st->session, &st->res);
     out->res = st->res;
+    if (st->journal) /* if the records fail now, the next start still knows the end */
+        sg_journal_note(st->journal,
+                        json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:s}", "type", "end", "end",
+                                  sg_run_end_name(out->res.end), "exit_code", out->res.exit_code,
+                                  "ended_ms", (json_int_t)out->res.ended_ms, "end_reason",
+                                  out->res.end_reason, "stdout_bytes",
+                                  (json_int_t)out->res.bytes[0], "stderr_bytes",
+                                  (json_int_t)out->res.bytes[1], "output_sha256",
+                                  out->res.out_sha256));
     int decisions_err = sg_perm_free(st->perm);
     sg_lineprompt_close(st->lp);
-    out->doc = sg_trace_build(&st->trace, sk, plan, &out->res, st->digest);
+    out->doc = sg_trace_doc(st->trace_head, &st->trace, &out->res);
     json_object_set_new(out->doc, "manifests", st->seen);
     if (r->person)
         sg_seen_mark(sk);
     out->trace_err = sg_trace_write(out->doc, NULL, sk->root, &out->trace_path);
+    if (!out->trace_err && st->journal) /* recovery must not write it twice */
+        sg_journal_note(st->journal, json_pack("{s:s, s:s}", "type", "trace", "path",
+                                               out->trace_path));
     if (st->trace_out)
         out->trace_err2 = sg_trace_write(out->doc, st->trace_out, sk->root, &out->trace_path2);
-    out->audit_err = audit_run(out->doc, plan, &out->res, &st->cap, r->input, out->trace_path);
+    json_t *rec = sg_audit_run_record(out->doc, st->audit_head, out->res.out_sha256,
+                                      st->cap.out.data, st->cap.out.len, st->cap.err.data,
+                                      st->cap.err.len, out->trace_path);
+    cleanup_free char *log = sg_audit_path();
+    out->audit_err = rec ? sg_audit_append(log, rec) : -EINVAL;
+    json_decref(rec);
     if (!out->audit_err)
         out->audit_err = decisions_err;
+    if (st->journal) {
+        bool done = !out->trace_err && !out->audit_err;
+        if (!done)
+            out->journal_path = sg_xstrdup(sg_journal_path(st->journal));
+        sg_bus_unsubscribe(st->bus, st->journal);
+        out->journal_err = sg_journal_close(st->journal, done);
+        st->journal = NULL;
+    }
+    out->no_records = r->no_records;
     sg_sandbox_reap(); /* pid 1's teardown ran while the trace was written */
     run_state_free(st);
     r->run = NULL;
@@ -439,5 +468,6 @@ void sg_runner_out_free(struct sg_runner_out *out)
     json_decref(out->doc);
     free(out->trace_path);
     free(out->trace_path2);
+    free(out->journal_path);
     memset(out, 0, sizeof *out);
 }

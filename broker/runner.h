@@ -34,6 +34,7 @@ struct sg_run_request {
     size_t nargs;
     const char *work_dir;        /* the working folder; NULL: see sg_run_opts */
     const char *python;          /* a Python environment or program; NULL: see sg_run_opts */
+    bool no_records;             /* run even when the trace and audit record cannot be kept */
     /* a person's choices, ignored for an agent: */
     bool allow_degraded;         /* run without Landlock (said on every report) */
     const char *const *resolve;  /* "NAME:PORT:ADDR[:PORT2]", as curl's --resolve */
@@ -73,6 +74,9 @@ struct sg_runner_out {
     char *trace_path2; /* the --trace-out copy */
     int trace_err, trace_err2; /* -errno of the writes */
     int audit_err;
+    char *journal_path; /* kept: the records failed; the next start writes them */
+    int journal_err;    /* -errno of the journal's writes (what recovery would miss) */
+    bool no_records;    /* --no-records: their failure is not the run's */
 };
 
 struct sg_runner;
@@ -85,9 +89,10 @@ const struct sg_run_info *sg_runner_info(const struct sg_runner *r);
 /* The dry run: everything the run would get. */
 void sg_runner_print_plan(const struct sg_runner *r, FILE *f);
 /* Run it, in a loop of the runner's own with o's sources first. Returns 0
- * once the run happened (whatever the skill did), or -EINVAL with problems
- * in d when the policy or grants file is bad (nothing ran). Once per
- * runner. */
+ * once the run happened (whatever the skill did), or with problems in d
+ * when nothing ran: -EINVAL, the policy or grants file is bad; another
+ * -errno, the run's records could not be kept (journal.h; the request's
+ * no_records runs anyway). Once per runner. */
 int sg_runner_run(struct sg_runner *r, struct sg_event_bus *bus, const struct sg_runner_opts *o,
                   struct sg_runner_out *out, struct sg_diags *d);
 
@@ -105,6 +110,8 @@ size_t sg_runner_sources(struct sg_runner *r, bool shared, struct sg_loop_source
 bool sg_runner_running(const struct sg_runner *r, int *cap_ms);
 /* A person stopped it: every process of the sandbox is killed. */
 void sg_runner_stop(struct sg_runner *r);
+/* skillgate got signo: the same, the run ends "interrupted by SIG…". */
+void sg_runner_interrupt(struct sg_runner *r, int signo);
 /* For a status bar. */
 void sg_runner_live(struct sg_runner *r, struct sg_session_live *live);
 /* The end: trace and audit record written, out filled. */

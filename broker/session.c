@@ -368,6 +368,7 @@ struct sg_session {
     size_t in_off, in_len;
     short nfy_revents;
     bool entry_done, stopped, disk_full, exited, timed_out, have_status, exec_failed;
+    int interrupted; /* the signal skillgate got, or 0 */
     int status, exec_errno;
     int64_t drain_deadline;
 };
@@ -664,21 +665,37 @@ static void say_how_it_ended(const struct sg_session *r, struct sg_run_result *r
     if (r->exec_failed) {
         res->end = SG_END_EXEC_FAILED;
         res->exit_code = SG_RUN_EXEC_FAILED;
+        snprintf(res->end_reason, sizeof res->end_reason, "the program could not be executed");
         sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
                     json_pack("{s:s, s:s}", "reason", "exec", "error", strerror(r->exec_errno)),
                     "cannot execute %s: %s", r->plan->argv[0], strerror(r->exec_errno));
     } else if (r->timed_out) {
         res->end = SG_END_TIMEOUT;
         res->exit_code = SG_RUN_TIMEOUT;
+        snprintf(res->end_reason, sizeof res->end_reason, "killed after the %llds timeout",
+                 r->plan->limits[SG_PL_TIMEOUT].value);
         sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
                     json_pack("{s:s, s:I}", "reason", "timeout", "duration_ms", (json_int_t)ms),
                     "killed after the %llds timeout (duration=%lldms)",
                     r->plan->limits[SG_PL_TIMEOUT].value, ms);
+    } else if (r->interrupted) {
+        /* whatever the skill made of the same Ctrl-C: the person stopped it */
+        res->end = SG_END_INTERRUPTED;
+        res->exit_code = 128 + r->interrupted;
+        const char *abbrev = sigabbrev_np(r->interrupted);
+        snprintf(res->end_reason, sizeof res->end_reason, "interrupted by SIG%s",
+                 abbrev ? abbrev : "?");
+        sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:i, s:I}", "reason", "interrupted", "signal", r->interrupted,
+                              "duration_ms", (json_int_t)ms),
+                    "%s: every process of the sandbox killed (duration=%lldms)", res->end_reason,
+                    ms);
     } else if (r->disk_full) {
         /* stopped for the cap, whatever the skill did with its last EDQUOT
          * (it may exit on its own before the kill lands) */
         res->end = SG_END_SIGNALED;
         res->exit_code = 128 + SIGKILL;
+        snprintf(res->end_reason, sizeof res->end_reason, "stopped past the disk cap");
         sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
                     json_pack("{s:s, s:I}", "reason", "disk", "duration_ms", (json_int_t)ms),
                     "stopped: past the disk cap of its write paths (%lld MB); every process of "
@@ -686,6 +703,7 @@ static void say_how_it_ended(const struct sg_session *r, struct sg_run_result *r
     } else if (r->stopped && (WIFSIGNALED(r->status) || !r->exited)) {
         res->end = SG_END_SIGNALED;
         res->exit_code = 128 + SIGKILL;
+        snprintf(res->end_reason, sizeof res->end_reason, "stopped by the user");
         sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
                     json_pack("{s:s, s:I}", "reason", "stopped", "duration_ms", (json_int_t)ms),
                     "stopped by the user: every process of the sandbox killed (duration=%lldms)",
@@ -693,6 +711,8 @@ static void say_how_it_ended(const struct sg_session *r, struct sg_run_result *r
     } else if (WIFSIGNALED(r->status)) {
         res->end = SG_END_SIGNALED;
         res->exit_code = 128 + WTERMSIG(r->status);
+        snprintf(res->end_reason, sizeof res->end_reason, "killed by signal %d",
+                 WTERMSIG(r->status));
         sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
                     json_pack("{s:s, s:i, s:I}", "reason", "signal", "signal", WTERMSIG(r->status),
                               "duration_ms", (json_int_t)ms),
@@ -701,6 +721,8 @@ static void say_how_it_ended(const struct sg_session *r, struct sg_run_result *r
     } else {
         res->end = SG_END_EXITED;
         res->exit_code = WEXITSTATUS(r->status);
+        snprintf(res->end_reason, sizeof res->end_reason, "exited with status %d",
+                 res->exit_code);
         sg_bus_emit(r->bus, SG_EV_SKILL_COMPLETED,
                     json_pack("{s:i, s:I}", "exit_code", res->exit_code, "duration_ms",
                               (json_int_t)ms),
@@ -749,6 +771,7 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
         res->exit_code = SG_RUN_SETUP_FAILED;
         res->failed_errno = -e;
         res->ended_ms = now_ms();
+        snprintf(res->end_reason, sizeof res->end_reason, "the sandbox could not be built");
         sg_bus_emit(bus, SG_EV_SKILL_FAILED,
                     json_pack("{s:s, s:s, s:s}", "reason", "setup", "step", res->failed_step,
                               "error", strerror(-e)),
@@ -828,6 +851,23 @@ bool sg_session_running(const struct sg_session *r, int *cap_ms)
     /* every process is dead; a pipe still open would be a bug, not a wait */
     *cap_ms = left > 0 ? (int)left : 0;
     return left > 0;
+}
+
+const char *sg_run_end_name(enum sg_run_end e)
+{
+    static const char *const names[] = {
+#define X(id, name) [SG_END_##id] = name,
+        SG_RUN_ENDS(X)
+#undef X
+    };
+    return names[e];
+}
+
+void sg_session_interrupt(struct sg_session *r, int signo)
+{
+    if (!r->interrupted)
+        r->interrupted = signo;
+    sg_session_stop(r);
 }
 
 void sg_session_stop(struct sg_session *r)

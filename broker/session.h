@@ -19,10 +19,24 @@ enum {
     SG_RUN_SETUP_FAILED = 125,/* the sandbox could not be built */
     SG_RUN_REFUSED = 126,     /* nothing to run (instruction-only, WASM) or refused */
     SG_RUN_EXEC_FAILED = 127, /* the entrypoint could not be executed */
+    SG_RUN_NO_RECORDS = 74,   /* the run's records could not be kept (EX_IOERR) */
 };
 
-enum sg_run_end { SG_END_EXITED, SG_END_SIGNALED, SG_END_TIMEOUT, SG_END_SETUP_FAILED,
-                  SG_END_EXEC_FAILED };
+/* X(ID, "status" in the trace and the audit record) */
+#define SG_RUN_ENDS(X)                                                                    \
+    X(EXITED, "completed")                                                                \
+    X(SIGNALED, "killed")                                                                 \
+    X(TIMEOUT, "timeout")                                                                 \
+    X(SETUP_FAILED, "setup_failed")                                                       \
+    X(EXEC_FAILED, "exec_failed")                                                         \
+    X(INTERRUPTED, "interrupted") /* a signal to skillgate: the sandbox was stopped */    \
+    X(INCOMPLETE, "incomplete")   /* the broker died: written from its journal later */
+enum sg_run_end {
+#define X(id, name) SG_END_##id,
+    SG_RUN_ENDS(X)
+#undef X
+};
+const char *sg_run_end_name(enum sg_run_end e);
 
 struct sg_run_result {
     enum sg_run_end end;
@@ -33,6 +47,7 @@ struct sg_run_result {
     char out_sha256[72], err_sha256[72]; /* over every byte read, dropped or not */
     char failed_step[512]; /* room for a path and why it was refused */
     int failed_errno;
+    char end_reason[160];  /* how it ended, in words: "interrupted by SIGINT" */
 };
 
 /* Output lines longer than this are cut (at a UTF-8 boundary) into several events. */
@@ -66,6 +81,9 @@ size_t sg_session_sources(struct sg_session *s, bool shared, struct sg_loop_sour
 bool sg_session_running(const struct sg_session *s, int *cap_ms);
 /* A person stopped it: every process of the sandbox is killed. */
 void sg_session_stop(struct sg_session *s);
+/* skillgate got signo (SIGINT, SIGTERM, SIGHUP): the same, and the run
+ * ends "interrupted", exit status 128 + signo. */
+void sg_session_interrupt(struct sg_session *s, int signo);
 /* What a status bar shows (the memory is read at most every 250 ms). */
 void sg_session_live(struct sg_session *s, struct sg_session_live *live);
 /* The end: the last packets and messages, limits hit, the result and its

@@ -151,30 +151,9 @@ static json_t *invocation(const struct sg_plan *plan)
     return j;
 }
 
-json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const struct sg_plan *plan,
-                       const struct sg_run_result *res, const char *digest)
+json_t *sg_trace_head(const struct sg_skill *sk, const struct sg_plan *plan, const char *digest)
 {
-    char started[32], ended[32];
-    sg_format_iso(res->started_ms, started);
-    sg_format_iso(res->ended_ms, ended);
-    bool have_digest = digest && digest[0];
     cleanup_free char *pdigest = sg_policy_digest(sk);
-    static const char *const status[] = {[SG_END_EXITED] = "completed",
-                                         [SG_END_SIGNALED] = "killed",
-                                         [SG_END_TIMEOUT] = "timeout",
-                                         [SG_END_SETUP_FAILED] = "setup_failed",
-                                         [SG_END_EXEC_FAILED] = "exec_failed"};
-    json_t *violations = json_array();
-    size_t i;
-    json_t *ev;
-    json_array_foreach(t->events, i, ev)
-    {
-        const char *k = json_string_value(json_object_get(ev, "kind"));
-        if (k && (!strcmp(k, "syscall_blocked") || !strcmp(k, "fs_blocked") ||
-                  !strcmp(k, "network_egress_blocked") || !strcmp(k, "resource_limit_hit") ||
-                  !strcmp(k, "dns_blocked")))
-            json_array_append(violations, ev);
-    }
     json_t *limits = json_object();
     for (int l = 0; l < SG_PL_COUNT; l++)
         json_object_set_new(limits, plan->limits[l].name,
@@ -183,17 +162,56 @@ json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const stru
                                       plan->limits[l].unit, "mechanism",
                                       sg_mechanism_name(plan->limits[l].mech), "how",
                                       plan->limits[l].how));
-    json_t *doc = json_pack(
-        "{s:s, s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:I, s:o, s:s, s:b}", "schema",
-        "skillgate.trace/1", "trace_id", plan->run_id, "skill_name", plan->skill_name,
-        "skill_version", sk->version ? json_string(sk->version) : json_null(), "skill_root",
-        sk->root, "policy_digest", pdigest, "started_at", started, "completed_at", ended,
-        "duration_ms", (json_int_t)(res->ended_ms - res->started_ms), "exit_code",
-        res->end == SG_END_SETUP_FAILED ? json_null() : json_integer(res->exit_code), "status",
-        status[res->end], "degraded", plan->degraded);
-    json_object_set_new(doc, "skill_digest", have_digest ? json_string(digest) : json_null());
-    json_object_set_new(doc, "invocation", invocation(plan));
-    json_object_set_new(doc, "limits", limits);
+    return json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:b, s:o, s:o, s:o}", "schema",
+                     "skillgate.trace/1", "trace_id", plan->run_id, "skill_name",
+                     plan->skill_name, "skill_version",
+                     sk->version ? json_string(sk->version) : json_null(), "skill_root", sk->root,
+                     "policy_digest", pdigest, "degraded", plan->degraded, "skill_digest",
+                     digest && digest[0] ? json_string(digest) : json_null(), "invocation",
+                     invocation(plan), "limits", limits);
+}
+
+static bool is_violation(const char *k)
+{
+    static const char *const kinds[] = {"syscall_blocked", "fs_blocked", "network_egress_blocked",
+                                        "resource_limit_hit", "dns_blocked"};
+    for (size_t i = 0; k && i < SG_ARRAY_LEN(kinds); i++)
+        if (!strcmp(k, kinds[i]))
+            return true;
+    return false;
+}
+
+json_t *sg_trace_doc(json_t *head, struct sg_trace *t, const struct sg_run_result *res)
+{
+    char started[32], ended[32];
+    sg_format_iso(res->started_ms, started);
+    sg_format_iso(res->ended_ms, ended);
+    bool no_exit = res->end == SG_END_SETUP_FAILED || res->end == SG_END_INCOMPLETE;
+    json_t *doc = json_object();
+    static const char *const before[] = {"schema",      "trace_id",      "skill_name",
+                                         "skill_version", "skill_root", "policy_digest"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(before); i++)
+        json_object_set(doc, before[i], json_object_get(head, before[i]));
+    json_object_set_new(doc, "started_at", json_string(started));
+    json_object_set_new(doc, "completed_at", json_string(ended));
+    json_object_set_new(doc, "duration_ms", json_integer(res->ended_ms - res->started_ms));
+    json_object_set_new(doc, "exit_code", no_exit ? json_null() : json_integer(res->exit_code));
+    json_object_set_new(doc, "status", json_string(sg_run_end_name(res->end)));
+    json_object_set_new(doc, "end_reason", json_string(res->end_reason));
+    static const char *const after[] = {"degraded", "skill_digest", "invocation", "limits"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(after); i++)
+        json_object_set(doc, after[i], json_object_get(head, after[i]));
+    json_t *violations = json_array(), *decisions = json_array();
+    size_t i;
+    json_t *ev;
+    json_array_foreach(t->events, i, ev)
+    {
+        const char *k = json_string_value(json_object_get(ev, "kind"));
+        if (is_violation(k))
+            json_array_append(violations, ev);
+        if (k && !strcmp(k, "permission_decided"))
+            json_array_append(decisions, json_object_get(ev, "data"));
+    }
     json_object_set_new(
         doc, "output",
         json_pack("{s:I, s:I, s:I, s:I, s:I}", "stdout_bytes", (json_int_t)res->bytes[0],
@@ -202,15 +220,17 @@ json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const stru
                   "trace_events_dropped", (json_int_t)t->dropped_events));
     json_object_set(doc, "events", t->events);
     json_object_set_new(doc, "policy_violations", violations);
-    json_t *decisions = json_array();
-    json_array_foreach(t->events, i, ev)
-    {
-        const char *k = json_string_value(json_object_get(ev, "kind"));
-        if (k && !strcmp(k, "permission_decided"))
-            json_array_append(decisions, json_object_get(ev, "data"));
-    }
     json_object_set_new(doc, "decisions", decisions);
     json_object_set_new(doc, "violation_summary", sg_classifier_summary(t->cls));
+    return doc;
+}
+
+json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const struct sg_plan *plan,
+                       const struct sg_run_result *res, const char *digest)
+{
+    json_t *head = sg_trace_head(sk, plan, digest);
+    json_t *doc = sg_trace_doc(head, t, res);
+    json_decref(head);
     return doc;
 }
 

@@ -43,6 +43,12 @@ void sg_trace_sink(void *ctx, const struct sg_event *ev);
  * "" when it could not be taken. */
 json_t *sg_trace_build(struct sg_trace *t, const struct sg_skill *sk, const struct sg_plan *plan,
                        const struct sg_run_result *res, const char *digest);
+/* The same in two halves: what is known before the launch (identity,
+ * policy, invocation, limits: the run's journal keeps it, so that a trace
+ * can be written without the broker), then the document from it and the
+ * run's events and result. */
+json_t *sg_trace_head(const struct sg_skill *sk, const struct sg_plan *plan, const char *digest);
+json_t *sg_trace_doc(json_t *head, struct sg_trace *t, const struct sg_run_result *res);
 /* $XDG_STATE_HOME/skillgate (default ~/.local/state/skillgate). Caller frees. */
 char *sg_state_dir(void);
 /* Write doc to path, or (path NULL) to a new file in the traces folder.

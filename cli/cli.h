@@ -47,6 +47,12 @@ void sg_print_diags(FILE *f, const struct sg_diags *d);
 void sg_command_usage(FILE *f, const char *cmd);
 /* Print JSON (indented, ASCII, keys in insertion order) and a newline. */
 void sg_print_json(FILE *f, json_t *j);
+/* Runs whose broker died before writing their records (journal.h): their
+ * records written now, and said once on stderr. The TUI shows the same
+ * line (sg_recovered_notice, NULL when there was none). */
+void sg_recover_runs(void);
+extern const char *sg_recovered_notice;
+
 /* Print the error for a path that is not a skill; returns SG_EXIT_USAGE. */
 int sg_load_error(const char *path, int err);
 struct sg_skill;

@@ -10,6 +10,7 @@
 
 #include "audit.h"
 #include "cli.h"
+#include "stopsig.h"
 #include "runner.h"
 #include "events.h"
 #include "parse.h"
@@ -271,6 +272,7 @@ static void run_help(void)
            "                         there are asked for); a script's default: this folder\n"
            "      --python PATH      the Python to use: a virtual environment's folder or a\n"
            "                         program; default: an active VIRTUAL_ENV, else python3\n"
+           "      --no-records       run even when the trace and audit record cannot be kept\n"
            "      --allow-degraded   run without Landlock where the kernel lacks it\n"
            "      --prompt tty|deny  ask on the terminal (the default when there is one)\n"
            "                         or deny everything undeclared (the default otherwise)\n"
@@ -284,7 +286,10 @@ static void run_help(void)
            "                         instead of what DNS says, like curl's --resolve\n"
            "\nExit status: the skill's own; 124 timeout, 125 sandbox setup failed,\n"
            "126 refused (invalid or nothing to run), 127 entrypoint not executable,\n"
-           "128+N killed by signal N, 2 bad command line.\n");
+           "128+N killed by signal N, or stopped by skillgate's own SIGINT (130),\n"
+           "SIGHUP (129) or SIGTERM (143); 74 the run's records could not be kept\n"
+           "(refused before, or failed after: its journal stays for the next start);\n"
+           "2 bad command line.\n");
 }
 
 /* What the command line asked for. */
@@ -318,6 +323,9 @@ static int run_option(struct run_args *a, int c)
         return -1;
     case 'Y':
         a->rq.python = optarg;
+        return -1;
+    case 'N':
+        a->rq.no_records = true;
         return -1;
     case 'I':
         free(a->input_buf);
@@ -407,7 +415,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
         {"prompt", required_argument, NULL, 'P'}, {"policy", required_argument, NULL, 'Q'},
         {"prompt-timeout", required_argument, NULL, 'T'}, {"allow-all", no_argument, NULL, 'A'},
         {"script", required_argument, NULL, 's'}, {"cwd", required_argument, NULL, 'C'},
-        {"python", required_argument, NULL, 'Y'},
+        {"python", required_argument, NULL, 'Y'}, {"no-records", no_argument, NULL, 'N'},
         {0},
     };
     int c, st;
@@ -453,6 +461,9 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
         fprintf(stderr, "skillgate: cannot append to the audit log %s: %s\n", ap,
                 strerror(-rout->audit_err));
     }
+    if (rout->journal_path)
+        fprintf(stderr, "skillgate: the run's journal stays in %s: the next start of skillgate "
+                        "writes the missing records from it\n", rout->journal_path);
     if (oc->fork) {
         /* a forked context returns its summary: Result lines, else the last line */
         const char *sum = oc->results.len ? oc->results.data : oc->last ? oc->last : "";
@@ -481,6 +492,20 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
     if (info->allow_all)
         fprintf(f, "skillgate: WARNING: run with --allow-all: undeclared requests were not "
                    "checked by anyone\n");
+}
+
+/* SIGINT, SIGTERM, SIGHUP: the run stops and its records are written. */
+static void on_stop_signal(void *ctx, int signo)
+{
+    struct sg_runner *run = ctx;
+    sg_runner_interrupt(run, signo);
+}
+
+/* The exit status: the skill's, unless its records could not be written. */
+static int run_status(const struct sg_runner_out *rout)
+{
+    bool lost = rout->trace_err < 0 || rout->audit_err < 0;
+    return lost && !rout->no_records ? SG_RUN_NO_RECORDS : rout->res.exit_code;
 }
 
 int cmd_run(int argc, char **argv)
@@ -528,18 +553,23 @@ int cmd_run(int argc, char **argv)
     struct sg_diags pd = {0};
     static char outbuf[64 * 1024];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
-    const struct sg_loop_source flush = {"stdout flush", NULL, flush_dispatch, flush_timeout, &oc};
-    struct sg_runner_opts rop = {.trace_out = a.trace_out, .sources = &flush, .nsources = 1};
+    sg_stopsig_install();
+    const struct sg_loop_source srcs[] = {
+        sg_stopsig_source(on_stop_signal, run),
+        {"stdout flush", NULL, flush_dispatch, flush_timeout, &oc},
+    };
+    struct sg_runner_opts rop = {.trace_out = a.trace_out, .sources = srcs,
+                                 .nsources = SG_ARRAY_LEN(srcs)};
     struct sg_runner_out rout;
     int r = sg_runner_run(run, &bus, &rop, &rout, &pd);
     tell_all_repeats(&oc);
     fflush(stdout); /* the skill's last output comes before skillgate's summary */
     sg_print_diags(stderr, &pd);
     sg_diags_free(&pd);
-    int exit_code = SG_EXIT_USAGE;
+    int exit_code = r == -EINVAL ? SG_EXIT_USAGE : SG_RUN_NO_RECORDS;
     if (r == 0) {
         print_outcome(&oc, info, &rout, a.trace_out);
-        exit_code = rout.res.exit_code;
+        exit_code = run_status(&rout);
         sg_runner_out_free(&rout);
     }
     sg_buf_free(&oc.results);

@@ -22,7 +22,7 @@ int cmd_tui(int argc, char **argv)
         {"attach", no_argument, NULL, 'a'},
         {0},
     };
-    struct tui_opts o = {.prompt_timeout = 60};
+    struct tui_opts o = {.prompt_timeout = 60, .notice = sg_recovered_notice};
     int c;
     long long v;
     optind = 1;

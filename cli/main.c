@@ -50,6 +50,7 @@ int main(int argc, char **argv)
      * every category cost 60 system calls at each start */
     setlocale(LC_CTYPE, "");
     if (argc < 2) {
+        sg_recover_runs();
         /* on a terminal, the TUI; in a pipe, the list */
         char *av[] = {isatty(0) && isatty(1) ? "tui" : "list", NULL};
         return isatty(0) && isatty(1) ? cmd_tui(1, av) : cmd_list(1, av);
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
         printf("skillgate %s\n", SG_VERSION);
         return SG_EXIT_OK;
     }
+    sg_recover_runs(); /* a killed broker's run gets its records at the next start */
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, cmd))
             return commands[i].fn(argc - 1, argv + 1);

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "discover.h"
+#include "journal.h"
 #include "sanitize.h"
 #include "skill.h"
 #include "util.h"
@@ -120,3 +121,31 @@ void sg_print_json(FILE *f, json_t *j)
     }
 }
 
+
+const char *sg_recovered_notice;
+
+void sg_recover_runs(void)
+{
+    struct sg_recovered *v;
+    size_t n = sg_journal_recover(&v);
+    size_t ok = 0;
+    for (size_t i = 0; i < n; i++) {
+        cleanup_free char *skill = sg_sanitize_str(v[i].skill, 0);
+        if (v[i].err)
+            fprintf(stderr, "skillgate: the run %s of %s ended without its records, and they "
+                            "still cannot be written: %s (its journal stays)\n",
+                    v[i].run_id, skill, strerror(-v[i].err));
+        else
+            fprintf(stderr, "skillgate: recovered the run %s of %s (%s); trace %s\n", v[i].run_id,
+                    skill, v[i].end_reason, v[i].trace_path);
+        ok += !v[i].err;
+    }
+    static char notice[256];
+    if (ok) {
+        snprintf(notice, sizeof notice,
+                 "%zu run%s whose broker was killed recovered from %s journal%s: see Traces", ok,
+                 ok == 1 ? "" : "s", ok == 1 ? "its" : "their", ok == 1 ? "" : "s");
+        sg_recovered_notice = notice;
+    }
+    sg_recovered_free(v, n);
+}

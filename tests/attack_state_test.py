@@ -489,7 +489,9 @@ def under_sudo_root_writes_only_into_the_users_own_folders(m, base):
     d = h.make_skill(base, "sudo-run", "print('SKILL-CHOSEN-TEXT')\n")
     p = m.run("run", d, env=env, check=None)
     assert not os.listdir(victim), f"root wrote into {victim}: {os.listdir(victim)}"
-    assert "cannot write the trace" in p.err or "audit" in p.err, p.err
+    # no record, no run (issue 19): refused before the launch, saying why
+    assert p.returncode == 74 and "records cannot be kept" in p.err, (p.returncode, p.err)
+    assert "SKILL-CHOSEN-TEXT" not in p.out, p.out
     # the same without the link: the records land in the user's folder, as theirs
     os.unlink(os.path.join(state, "skillgate"))
     p = m.run("run", d, env=env, check=None)

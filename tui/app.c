@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "stopsig.h"
 #include "tui.h"
 #include "util.h"
 
@@ -499,6 +500,15 @@ static int terminal_timeout(void *ctx)
     return to;
 }
 
+/* SIGTERM, SIGHUP (the terminal closed), SIGINT from outside: a live run
+ * ends "interrupted" with its records written, then the TUI closes. */
+static void on_stop_signal(void *ctx, int signo)
+{
+    struct tui *t = ctx;
+    tui_run_interrupt(t, signo);
+    t->quit = true;
+}
+
 int tui_main(const struct tui_opts *o)
 {
     setlocale(LC_CTYPE, ""); /* as main() does */
@@ -553,14 +563,18 @@ int tui_main(const struct tui_opts *o)
     tui_switch(t, TUI_S_SKILLS);
     if (t->demo)
         tui_switch(t, TUI_S_RUN);
+    if (o->notice)
+        tui_message(t, "%s", o->notice);
+    sg_stopsig_install();
     while (!t->quit) {
         if (!frame(t))
             break;
         struct sg_loop_source src[SG_LOOP_MAX_SOURCES] = {
             {"terminal", terminal_fds, terminal_dispatch, terminal_timeout, t},
             tui_attach_source(t),
+            sg_stopsig_source(on_stop_signal, t),
         };
-        size_t n = 2 + tui_run_sources(t, src + 2, SG_ARRAY_LEN(src) - 2);
+        size_t n = 3 + tui_run_sources(t, src + 3, SG_ARRAY_LEN(src) - 3);
         if (sg_loop_turn(src, n, -1) < 0)
             break;
     }

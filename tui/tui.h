@@ -139,6 +139,7 @@ struct tui_opts {
     bool demo, demo_auto;    /* skillgate demo [--auto] */
     bool attach;             /* listen for the MCP server's runs and prompts */
     int demo_pace;           /* seconds per step with --auto */
+    const char *notice;      /* said on the first screen (runs recovered at this start) */
 };
 
 struct tui {
@@ -250,6 +251,8 @@ void tui_run_start(struct tui *t, const char *skill_path, const char *input);
 void tui_run_unsandboxed(struct tui *t, const char *title, char *const argv[]);
 /* The local run's poll sources, for the TUI's loop (none when idle). */
 size_t tui_run_sources(struct tui *t, struct sg_loop_source *out, size_t max);
+/* skillgate got signo (SIGTERM, SIGHUP): a live run ends "interrupted". */
+void tui_run_interrupt(struct tui *t, int signo);
 
 /* view_run.c: an agent's run, as the MCP server streams it */
 void tui_run_remote_begin(struct tui *t, const char *skill);

@@ -166,6 +166,9 @@ static void run_finish(struct tui *t, struct run *r)
         tui_message(t, "the trace could not be written: %s", strerror(-out.trace_err));
     else if (out.audit_err < 0)
         tui_message(t, "the audit log could not be appended: %s", strerror(-out.audit_err));
+    if (out.journal_path)
+        tui_message(t, "the run's journal stays in %s: the next start writes its records",
+                    out.journal_path);
     sg_runner_out_free(&out);
     sg_runner_free(r->runner);
     sg_skill_free(r->sk);
@@ -419,6 +422,13 @@ size_t tui_run_sources(struct tui *t, struct sg_loop_source *out, size_t max)
         out[n++] = (struct sg_loop_source){"outside skillgate", child_fds, child_dispatch, NULL, t};
     out[n++] = (struct sg_loop_source){"the run's end", NULL, end_dispatch, end_timeout, t};
     return n;
+}
+
+void tui_run_interrupt(struct tui *t, int signo)
+{
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    if (r->runner)
+        sg_runner_interrupt(r->runner, signo);
 }
 
 /* The TUI is closing: a run still going is stopped and its records

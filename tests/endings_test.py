@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""Nothing lost (issue 19): whatever ends a run -- the skill's exit, the
+timeout, Ctrl-C on a terminal, SIGINT, SIGTERM or SIGHUP to skillgate, a
+crash or a SIGKILL of the broker, a disk that fills -- the run has a trace
+and an audit record that say how it ended, the audit log verifies, and no
+process of the sandbox is left. A broker that died leaves its run's journal;
+the next start of skillgate writes the records from it. Each test runs as
+root and as an unprivileged user through sandbox_test.py's harness. Prints
+TAP.
+
+Usage: endings_test.py PATH/TO/skillgate SOURCE_ROOT
+"""
+import functools
+import glob
+import json
+import os
+import random
+import select
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sandbox_test as h  # noqa: E402
+
+TESTS = []
+test = functools.partial(h.test, tests=TESTS)
+
+SLOW = """
+import time
+print("started", flush=True)
+for i in range({ticks}):
+    print("tick", i, flush=True)
+    time.sleep(0.05)
+"""
+
+
+def command(m, *args):
+    cmd = [h.SG, *args]
+    if h.IS_ROOT and m.uid:
+        cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
+    return cmd
+
+
+def env_of(m, state=None):
+    # the sanitizer build would take the broker's SIGSEGV for its own report:
+    # a crash here is the kernel's default, as on a user's machine
+    return {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": state or m.state,
+            "LANG": "C.UTF-8", "ASAN_OPTIONS": "handle_segv=0"}
+
+
+def start(m, *args, state=None):
+    """skillgate in the background, its stdout a pipe, no terminal."""
+    return subprocess.Popen(command(m, *args), env=env_of(m, state), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd="/")
+
+
+def wait_for_line(proc, want, timeout=30):
+    buf = b""
+    end = time.monotonic() + timeout
+    while want.encode() not in buf and time.monotonic() < end:
+        r, _, _ = select.select([proc.stdout], [], [], 0.2)
+        if r:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buf += chunk
+    assert want.encode() in buf, f"never saw {want!r}: {buf[-500:]!r}"
+
+
+def finish(proc, timeout=30):
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def survivors(tag):
+    return subprocess.run(["pgrep", "-f", tag], capture_output=True).stdout
+
+
+def assert_none_left(tag):
+    for _ in range(50):
+        if not survivors(tag):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"processes of the run survived: {survivors(tag)!r}")
+
+
+def run_records(state):
+    log = os.path.join(state, "skillgate", "audit.jsonl")
+    if not os.path.exists(log):
+        return []
+    recs = []
+    for line in open(log, encoding="utf-8", errors="replace"):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if r.get("type") == "run":
+            recs.append(r)
+    return recs
+
+
+def traces(state):
+    return sorted(glob.glob(os.path.join(state, "skillgate", "traces", "*.json")),
+                  key=os.path.getmtime)
+
+
+def journals(state):
+    return glob.glob(os.path.join(state, "skillgate", "runs", "*.journal"))
+
+
+def assert_recorded(m, status, reason, state=None, record_reason=None):
+    """The last trace and the last run record agree on how the run ended
+    (the record may have been written at the end, before the trace was
+    recovered: record_reason), the chain verifies, and no journal is left."""
+    state = state or m.state
+    t = json.load(open(traces(state)[-1]))
+    assert t["status"] == status and reason in t["end_reason"], (t["status"], t["end_reason"])
+    rec = run_records(state)[-1]
+    assert rec["run_id"] == t["trace_id"], (rec["run_id"], t["trace_id"])
+    assert rec["end_reason"] == (record_reason or t["end_reason"]), rec
+    assert journals(state) == [], journals(state)
+    p = subprocess.run(command(m, "audit", "verify"), env=env_of(m, state), capture_output=True,
+                       text=True, cwd="/")
+    assert p.returncode == 0 and "chain intact" in p.stdout, (p.stdout, p.stderr)
+    return t, rec
+
+
+@test()
+def every_ending_leaves_a_true_record(m, base):
+    """Each way a run ends, from outside skillgate: the exit status a user
+    expects, a trace and an audit record naming the ending, a chain that
+    verifies, nothing of the sandbox left running. A killed or crashed
+    broker's run is written at the next start, which says so."""
+    d = h.make_skill(base, f"slow-{m.name}", SLOW.format(ticks=400))
+    tag = d + "/"
+    cases = [(signal.SIGINT, 130, "interrupted", "interrupted by SIGINT"),
+             (signal.SIGTERM, 143, "interrupted", "interrupted by SIGTERM"),
+             (signal.SIGHUP, 129, "interrupted", "interrupted by SIGHUP"),
+             (signal.SIGKILL, -9, "incomplete", "broker killed: recovered from the journal"),
+             (signal.SIGSEGV, -11, "incomplete", "broker crashed (SIGSEGV): recovered")]
+    for sig, code, status, reason in cases:
+        before = len(traces(m.state))
+        proc = start(m, "run", d)
+        wait_for_line(proc, "tick 3")
+        os.kill(proc.pid, sig)
+        rc, out, err = finish(proc)
+        assert rc == code, (sig, rc, err[-800:])
+        assert_none_left(tag)
+        if status == "incomplete":
+            assert len(traces(m.state)) == before, "the killed broker wrote a trace?"
+            assert len(journals(m.state)) == 1, journals(m.state)
+            p = m.run("list", "/nonexistent-folder", check=None)  # any command recovers
+            assert "recovered the run" in p.err and reason in p.err, p.err
+            p = m.run("list", "/nonexistent-folder", check=None)
+            assert "recovered" not in p.err, p.err  # said once
+        t, rec = assert_recorded(m, status, reason)
+        assert rec["status"] == status, rec
+        ticks = [e for e in t["events"] if e["kind"] == "stdout" and "tick" in e["message"]]
+        assert len(ticks) >= (1 if status == "incomplete" else 4), (sig, len(ticks))
+    # the skill's own exit, and the timeout
+    quick = h.make_skill(base, f"quick-{m.name}", "import sys\nprint('hi')\nsys.exit(3)\n")
+    p = m.run("run", quick, check=3)
+    assert_recorded(m, "completed", "exited with status 3")
+    p = m.run("run", "-t", "1", d, check=124)
+    assert_recorded(m, "timeout", "killed after the 1s timeout")
+    assert_none_left(tag)
+
+
+@test()
+def ctrl_c_on_a_terminal_stops_the_run_and_records_it(m, base):
+    """Ctrl-C typed on the terminal skillgate runs on: the whole sandbox
+    stops, exit status 130, the records say "interrupted by SIGINT"."""
+    d = h.make_skill(base, f"slowtty-{m.name}", SLOW.format(ticks=400))
+    rc, out = h.run_in_pty(m, ["run", d], [("tick 3", "\x03")], timeout=30)
+    assert rc == 130, (rc, out[-800:])
+    assert_none_left(d + "/")
+    assert_recorded(m, "interrupted", "interrupted by SIGINT")
+
+
+@test()
+def a_second_signal_gives_the_records_two_seconds(m, base):
+    """Two SIGTERMs in a row: skillgate is gone within the grace period, and
+    the run has its records (written then, or from its journal at the next
+    start)."""
+    d = h.make_skill(base, f"twice-{m.name}", SLOW.format(ticks=400))
+    proc = start(m, "run", d)
+    wait_for_line(proc, "tick 2")
+    t0 = time.monotonic()
+    os.kill(proc.pid, signal.SIGTERM)
+    os.kill(proc.pid, signal.SIGTERM)
+    rc, out, err = finish(proc)
+    assert time.monotonic() - t0 < 3.5, time.monotonic() - t0
+    assert rc == 143, (rc, err[-500:])
+    assert_none_left(d + "/")
+    m.run("list", "/nonexistent-folder", check=None)
+    t = json.load(open(traces(m.state)[-1]))
+    assert t["status"] in ("interrupted", "incomplete"), t["status"]
+    assert journals(m.state) == [] and run_records(m.state)[-1]["run_id"] == t["trace_id"]
+
+
+class SmallDisk:
+    """A tmpfs of its own for the state folder (root mounts it; the user
+    mode gets it chowned)."""
+
+    def __init__(self, m, base, mib=40):
+        if not h.IS_ROOT:
+            raise h.Skip("a small tmpfs for the state folder needs root to mount")
+        self.path = os.path.join(base, f"small-{m.name}")
+        os.makedirs(self.path)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={mib}m,mode=0700", "tmpfs",
+                        self.path], check=True)
+        os.chown(self.path, m.uid, m.uid)
+        self.fill = os.path.join(self.path, "fill")
+
+    def leave(self, mib):
+        """Fill it until about mib MiB are left (0: full)."""
+        st = os.statvfs(self.path)
+        free = st.f_bavail * st.f_frsize - mib * (1 << 20)
+        with open(self.fill, "ab") as f:
+            chunk = b"\0" * (1 << 20)
+            try:
+                while free > 0:
+                    n = min(free, len(chunk))
+                    f.write(chunk[:n])
+                    free -= n
+                f.flush()
+            except OSError:
+                pass
+
+    def empty(self):
+        if os.path.exists(self.fill):
+            os.unlink(self.fill)
+
+    def close(self):
+        subprocess.run(["umount", "-l", self.path], check=False)
+
+
+@test()
+def no_record_no_run_and_a_full_disk_loses_nothing(m, base):
+    """Before launch: no room for the records, no run (74, the skill never
+    starts), unless --no-records, which says so. During the run: the disk
+    fills, the run ends 74 with its journal kept, and the next start writes
+    its trace (with how it really ended) and its audit record; the log
+    never ends in half a record."""
+    disk = SmallDisk(m, base)
+    try:
+        quick = h.make_skill(base, f"q-{m.name}", "print('RAN')\n")
+        disk.leave(8)
+        p = m.run("run", quick, env={"XDG_STATE_HOME": disk.path})
+        assert p.returncode == 74 and "RAN" not in p.out, (p.returncode, p.out, p.err)
+        assert "records cannot be kept" in p.err and "--no-records" in p.err, p.err
+        p = m.run("run", "--no-records", quick, env={"XDG_STATE_HOME": disk.path})
+        assert p.returncode == 0 and "RAN" in p.out, (p.returncode, p.out, p.err)
+        assert "running anyway (--no-records)" in p.err, p.err
+        disk.empty()
+        d = h.make_skill(base, f"filler-{m.name}", SLOW.format(ticks=60))
+        proc = start(m, "run", d, state=disk.path)
+        wait_for_line(proc, "tick 2")
+        disk.leave(0)
+        rc, out, err = finish(proc)
+        assert rc == 74, (rc, err[-800:])
+        assert "journal stays" in err, err
+        assert len(journals(disk.path)) == 1
+        disk.empty()
+        p = m.run("list", "/nonexistent-folder", env={"XDG_STATE_HOME": disk.path})
+        assert "recovered the run" in p.err, p.err
+        # the audit record fitted on the full disk, the trace did not: the
+        # record says how the run ended, the recovered trace says so too
+        t, rec = assert_recorded(m, "completed", "written from the journal", state=disk.path,
+                                 record_reason="exited with status 0")
+        assert t["exit_code"] == 0 and rec["status"] == "success", (t["exit_code"], rec)
+        p = m.run("audit", "verify", env={"XDG_STATE_HOME": disk.path}, check=0)
+        assert "torn" not in p.out + p.err, p.out + p.err
+    finally:
+        disk.close()
+
+
+@test()
+def two_hundred_kills_at_random_moments_then_one_start(m, base):
+    """SIGKILL at a random moment of each of 200 runs in a row (bounded in
+    time): before the launch, during the run, while the records are
+    written, and while the next start recovers the run before it. Then one
+    more start: every run that got as far as its journal has its trace and
+    audit record, the chain verifies, nothing runs and no journal is left."""
+    d = h.make_skill(base, f"victim-{m.name}", "echo started\nsleep 0.1\necho done\n",
+                     lang="bash")
+    first = len(traces(m.state))
+    rng = random.Random(19)
+    deadline = time.monotonic() + 90
+    runs = 0
+    while runs < 200 and time.monotonic() < deadline:
+        proc = subprocess.Popen(command(m, "run", d), env=env_of(m), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd="/")
+        time.sleep(rng.uniform(0, 0.3))
+        proc.kill()
+        proc.wait()
+        runs += 1
+    assert runs >= 50, f"only {runs} runs in the time allowed"
+    assert_none_left(d + "/")
+    before = len(traces(m.state))
+    orphans = len(journals(m.state))
+    assert orphans > 0, "no kill landed inside a run"
+    p = m.run("list", "/nonexistent-folder", check=None)
+    assert p.err.count("recovered the run") == orphans, (orphans, p.err[-2000:])
+    assert journals(m.state) == []
+    assert len(traces(m.state)) == before + orphans
+    recs = run_records(m.state)
+    ids = {json.load(open(t))["trace_id"] for t in traces(m.state)}
+    assert {r["run_id"] for r in recs} == ids, "a trace without a record, or the reverse"
+    assert len(recs) == len(ids)
+    p = m.run("audit", "verify", check=0)
+    assert "chain intact" in p.out, p.out
+    mine = [json.load(open(t)) for t in traces(m.state)[first:]]
+    lost = [t for t in mine if t["status"] == "incomplete"]
+    assert all("broker killed" in t["end_reason"] for t in lost), [t["end_reason"] for t in lost]
+    print(f"# {runs} runs, {len(mine)} traces, {len(lost)} of them written from a journal")
+
+
+if __name__ == "__main__":
+    sys.exit(h.main(TESTS))
