@@ -511,8 +511,11 @@ json_t *sg_audit_run_record(json_t *doc, json_t *head, const char *out_sha256,
         json_object_get(json_object_get(doc, "violation_summary"), "max_severity"),
         "permissions_used", json_object_get(head, "permissions_used"), "stdout", outs, "stderr",
         errs, "trace", trace_path ? json_string(trace_path) : json_null());
-    if (rec)
+    if (rec) {
         json_object_set(rec, "invocation", json_object_get(doc, "invocation"));
+        if (json_object_get(doc, "records")) /* --no-records, and why */
+            json_object_set(rec, "records", json_object_get(doc, "records"));
+    }
     return rec;
 }
 

@@ -254,6 +254,8 @@ def no_record_no_run_and_a_full_disk_loses_nothing(m, base):
         p = m.run("run", "--no-records", quick, env={"XDG_STATE_HOME": disk.path})
         assert p.returncode == 0 and "RAN" in p.out, (p.returncode, p.out, p.err)
         assert "running anyway (--no-records)" in p.err, p.err
+        rec = run_records(disk.path)[-1]  # it fitted: the record says how it ran
+        assert "--no-records" in rec.get("records", ""), rec
         disk.empty()
         d = h.make_skill(base, f"filler-{m.name}", SLOW.format(ticks=60))
         proc = start(m, "run", d, state=disk.path)

@@ -75,7 +75,7 @@ class Tui:
 
     count = 0
 
-    def __init__(self, base, args, size=(COLS, ROWS), home="home"):
+    def __init__(self, base, args, size=(COLS, ROWS), home="home", prepare=None):
         Tui.count += 1
         self.dir = tempfile.mkdtemp(dir=base, prefix="t")
         self.home = os.path.join(self.dir, home)
@@ -106,6 +106,8 @@ class Tui:
                     "set -g remain-on-exit on\n"
                     "set -g set-clipboard on\n"
                     "set -g history-limit 100\n")
+        if prepare:  # what the state must hold before the TUI starts
+            prepare(self)
         self.started = True
         LIVE.add(self)
         try:
@@ -686,6 +688,64 @@ def a_skill_of_scripts_opens_a_picker(base):
         assert header(s).startswith(' tui-scripts scripts/show.py "two words" é $HOME'), header(s)
         assert 'ARGS ["two words", "\\u00e9", "$HOME"]' in s, s
         assert "CWD " + work in s, s
+    finally:
+        t.close()
+
+
+def orphan_a_run(t, skill):
+    """A run whose broker is SIGKILLed mid-run: its journal is all that is left."""
+    p = subprocess.Popen([SG, "run", skill], env=t.env, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    buf = b""
+    while b"tick 2" not in buf:
+        chunk = p.stdout.read1(4096) if hasattr(p.stdout, "read1") else p.stdout.read(1)
+        assert chunk, f"the run ended early: {buf!r}"
+        buf += chunk
+    p.kill()
+    p.wait()
+    runs = os.path.join(t.state, "skillgate", "runs")
+    assert len(os.listdir(runs)) == 1, os.listdir(runs)
+
+
+@test()
+def runs_are_recorded_when_the_broker_or_the_tui_is_killed(base):
+    """A run whose broker was killed is recovered when the TUI starts, and the
+    TUI says so on its first screen; SIGTERM to the TUI during a run stops
+    the run, writes its records ("interrupted by SIGTERM") and closes."""
+    root = os.path.join(base, "endings")
+    write_tree(root, {"tui-ticker/SKILL.md": "---\nname: tui-ticker\ndescription: ticks\n---\n",
+                      "tui-ticker/main.py": "import time\nfor i in range(400):\n"
+                                            "    print('tick', i, flush=True)\n"
+                                            "    time.sleep(0.05)\n"})
+    skill = os.path.join(root, "tui-ticker")
+    t = Tui(base, [root], prepare=lambda tt: orphan_a_run(tt, skill))
+    try:
+        s = t.wait(lambda s: "recovered from its journal" in status_line(s),
+                   what="the recovery notice")
+        assert "1 run whose broker was killed" in status_line(s), status_line(s)
+        traces = t.traces()
+        assert len(traces) == 1, traces
+        with open(traces[0]) as f:
+            tr = json.load(f)
+        assert tr["status"] == "incomplete" and "broker killed" in tr["end_reason"], tr["status"]
+        press_enter_on_skill(t)  # the only skill, selected
+        t.keys("Enter")
+        t.wait("tick 5", timeout=15, what="the run going")
+        os.kill(t.pid, signal.SIGTERM)
+        for _ in range(100):
+            if t.display("#{pane_dead}") == "1":
+                break
+            time.sleep(0.1)
+        assert t.display("#{pane_dead}") == "1", "the TUI did not close"
+        traces = t.traces()
+        assert len(traces) == 2, traces
+        with open(traces[-1]) as f:
+            tr = json.load(f)
+        assert tr["status"] == "interrupted" and tr["end_reason"] == "interrupted by SIGTERM", (
+            tr["status"], tr["end_reason"])
+        assert os.listdir(os.path.join(t.state, "skillgate", "runs")) == []
+        assert subprocess.run(["pgrep", "-f", skill + "/main.py"],
+                              capture_output=True).stdout == b""
     finally:
         t.close()
 
