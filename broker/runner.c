@@ -111,8 +111,7 @@ static int keep_records(struct sg_runner *r, struct run_state *st, struct sg_dia
     sg_diag_add(d, r->no_records ? SG_WARNING : SG_ERROR, state, 0, 0, NULL,
                 "%s: this run's records cannot be kept (%s)%s",
                 r->no_records ? "running anyway (--no-records)" : "not run", why,
-                r->no_records || r->info.skill_name == NULL ? ""
-                                                            : "; --no-records runs it without them");
+                r->no_records ? "" : "; --no-records runs it without them");
     json_object_set_new(st->trace_head, "records",
                         json_sprintf("not kept before the run (--no-records): %s", why));
     return r->no_records ? 0 : e;
