@@ -187,6 +187,14 @@ static void audit_flush_all(struct sg_perm *p)
     p->nkinds = 0;
 }
 
+/* A rule or a grant decided (rule_by's words): the event says "allowed by"
+ * rather than a person's "allow once". */
+static bool by_rule(const char *by)
+{
+    return sg_str_has_prefix(by, "grant ") || sg_str_has_prefix(by, "rule ") ||
+           sg_str_has_prefix(by, "your answer for this run");
+}
+
 void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d,
                    const char *by, int64_t latency)
 {
@@ -223,7 +231,10 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
                               tool_name, "request", req, "decision",
                               sg_decision_name(d), "decided_by", by, "scope", scope, "latency_ms",
                               (json_int_t)latency, "prevented", !sg_decision_allows(d)),
-                    "%s: %s (%s)", req, sg_decision_name(d), by);
+                    "%s: %s (%s)", req,
+                    by_rule(by) ? (sg_decision_allows(d) ? "allowed" : "denied")
+                                : sg_decision_name(d),
+                    by);
     json_decref(rec);
 }
 
@@ -240,6 +251,18 @@ void sg_perm_record(struct sg_perm *p, const struct sg_preq *q, enum sg_decision
 }
 
 /* Remember a decision: for the run, or as a grant pinned to the digest. */
+/* Who decided, when a rule did: "grant Bash(x)", "your answer for this
+ * run: Bash(x)", "rule Bash(x) (policy.yaml:4)". */
+static void rule_by(const struct sg_prule *hit, char *out, size_t n)
+{
+    if (!strcmp(hit->source, "grant"))
+        snprintf(out, n, "grant %s", hit->text);
+    else if (!strcmp(hit->source, "this run"))
+        snprintf(out, n, "your answer for this run: %s", hit->text);
+    else
+        snprintf(out, n, "rule %s (%s)", hit->text, hit->source);
+}
+
 static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d)
 {
     if (d != SG_DEC_ALLOW_RUN && d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS)
@@ -350,8 +373,7 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
     enum sg_effect e = evaluate(p, q, &hit);
     char by[512];
     if (e == SG_EFF_DENY || e == SG_EFF_ALLOW) {
-        snprintf(by, sizeof by, "%s %s (%s)", !strcmp(hit->source, "grant") ? "grant" : "rule",
-                 hit->text, hit->source);
+        rule_by(hit, by, sizeof by);
         *dec = e == SG_EFF_ALLOW ? SG_DEC_ALLOW_ONCE : SG_DEC_DENY;
         sg_perm_audit(p, q, *dec, by, 0);
         return 1;
@@ -471,7 +493,7 @@ static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by)
         p->nqueue--;
         enum sg_decision dx = e == SG_EFF_ALLOW ? SG_DEC_ALLOW_ONCE : SG_DEC_DENY;
         char b2[512];
-        snprintf(b2, sizeof b2, "rule %s (%s)", hit->text, hit->source);
+        rule_by(hit, b2, sizeof b2);
         sg_perm_audit(p, &x.q, dx, b2, now_ms() - x.asked_ms);
         x.cont(x.ctx, dx);
     }
@@ -549,4 +571,9 @@ int sg_perm_free(struct sg_perm *p)
     free(p->kinds);
     free(p);
     return err;
+}
+
+size_t sg_perm_waiting(const struct sg_perm *p)
+{
+    return p ? p->nqueue : 0;
 }

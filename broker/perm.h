@@ -157,6 +157,8 @@ void sg_perm_dispatch(struct sg_perm *p, const struct pollfd *pfds, size_t n);
 int sg_perm_timeout(const struct sg_perm *p);
 /* The three as one source of a loop (loop.h), for a loop of its own. */
 struct sg_loop_source sg_perm_source(struct sg_perm *p);
+/* Requests waiting for a person (shown or queued). */
+size_t sg_perm_waiting(const struct sg_perm *p);
 
 /* Rules */
 int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, struct sg_prule *r,

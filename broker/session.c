@@ -369,6 +369,9 @@ struct sg_session {
     short nfy_revents;
     bool entry_done, stopped, disk_full, exited, timed_out, have_status, exec_failed;
     int interrupted; /* the signal skillgate got, or 0 */
+    /* time a person takes to decide is not the skill's: the timeout waits */
+    int64_t pause_start_ms, paused_ms;
+    struct timespec left; /* of the timeout, when it was paused */
     int status, exec_errno;
     int64_t drain_deadline;
 };
@@ -605,11 +608,50 @@ static size_t timer_fds(void *c, struct pollfd *p, size_t max)
     return r->timed_out || r->exited ? 0 : one_fd(p, max, r->tfd, POLLIN);
 }
 
+/* Each turn: a request waiting for a person pauses the timeout, the
+ * last answer resumes it (said in the trace both times). */
+static void pace_timeout(struct sg_session *r)
+{
+    bool waiting = sg_perm_waiting(r->perm) > 0;
+    if (waiting == (r->pause_start_ms != 0) || r->timed_out || r->exited)
+        return;
+    struct itimerspec cur = {0};
+    if (waiting) {
+        timerfd_gettime(r->tfd, &cur);
+        r->left = cur.it_value;
+        if (!r->left.tv_sec && !r->left.tv_nsec)
+            return; /* already expired: the dispatch below ends the run */
+        struct itimerspec zero = {0};
+        timerfd_settime(r->tfd, 0, &zero, NULL);
+        r->pause_start_ms = now_ms();
+        sg_bus_emit(r->bus, SG_EV_POLICY_APPLIED,
+                    json_pack("{s:s, s:b, s:I}", "limit", "timeout", "paused", 1, "left_ms",
+                              (json_int_t)(r->left.tv_sec * 1000 + r->left.tv_nsec / 1000000)),
+                    "the timeout is paused while a person decides (%lld.%llds of the skill's "
+                    "%llds left)", (long long)r->left.tv_sec,
+                    (long long)(r->left.tv_nsec / 100000000),
+                    r->plan->limits[SG_PL_TIMEOUT].value);
+    } else {
+        int64_t waited = now_ms() - r->pause_start_ms;
+        r->paused_ms += waited;
+        r->pause_start_ms = 0;
+        cur.it_value = r->left;
+        timerfd_settime(r->tfd, 0, &cur, NULL);
+        sg_bus_emit(r->bus, SG_EV_POLICY_APPLIED,
+                    json_pack("{s:s, s:b, s:I, s:I}", "limit", "timeout", "paused", 0,
+                              "waited_ms", (json_int_t)waited, "paused_ms",
+                              (json_int_t)r->paused_ms),
+                    "the timeout resumes after %lld ms waiting for a person", (long long)waited);
+    }
+}
+
 static void timer_dispatch(void *c, const struct pollfd *p, size_t n)
 {
     struct sg_session *r = c;
-    if (!n || !(p[0].revents & POLLIN))
+    if (!n || !(p[0].revents & POLLIN)) {
+        pace_timeout(r);
         return;
+    }
     r->timed_out = true;
     sg_sandbox_kill(r->sb);
     sg_bus_emit(r->bus, SG_EV_RESOURCE_LIMIT_HIT,
@@ -881,6 +923,8 @@ void sg_session_stop(struct sg_session *r)
 void sg_session_live(struct sg_session *r, struct sg_session_live *live)
 {
     r->live.exited = r->exited;
+    r->live.paused = r->pause_start_ms != 0;
+    r->live.paused_ms = r->paused_ms + (r->pause_start_ms ? now_ms() - r->pause_start_ms : 0);
     if (now_ms() - r->mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
         r->live.memory_bytes = sg_sandbox_memory_usage(r->sb);
         r->mem_read_ms = now_ms();

@@ -59,6 +59,8 @@ struct sg_session_live {
     int64_t started_ms;
     long long memory_bytes; /* the cgroup's usage; -1 where there is no cgroup */
     bool exited;
+    bool paused;            /* the timeout is paused: a person is deciding */
+    int64_t paused_ms;      /* the time the timeout was paused, so far */
 };
 
 struct sg_perm;

@@ -917,10 +917,13 @@ static void upstream_ready(struct sg_net *e, int idx)
     }
     c->connected = true;
     c->st = C_RELAY;
+    /* say how it was allowed: the manifest, or a decision during the run */
+    bool declared = sg_egress_allowed(e->plan, c->name, c->port);
     sg_bus_emit(e->bus, SG_EV_NETWORK_EGRESS_ALLOWED,
-                json_pack("{s:s, s:i, s:s}", "name", c->name, "port", c->port, "upstream",
-                          c->upstream),
-                "%s:%u allowed (declared) -> %s", c->name, c->port, c->upstream);
+                json_pack("{s:s, s:i, s:s, s:s}", "name", c->name, "port", c->port, "upstream",
+                          c->upstream, "allowed_by", declared ? "manifest" : "decision"),
+                "%s:%u allowed (%s) -> %s", c->name, c->port,
+                declared ? "declared" : "decided during this run", c->upstream);
 }
 
 /* Connected: the world's bytes flow down from the start; the skill's go up

@@ -99,7 +99,8 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
     enum sg_mechanism cgm = cg == 2 ? SG_MECH_CGROUP2 : SG_MECH_CGROUP1;
     long long timeout = o->timeout_s > 0 ? o->timeout_s : pol->limits.runtime_s.value;
     set_limit(p, SG_PL_TIMEOUT, "timeout", timeout, "s", SG_MECH_BROKER,
-              "broker timer, then SIGKILL to the sandbox's pid 1 (kills every process in it)");
+              "broker timer, paused while a person decides a request, then SIGKILL to the "
+              "sandbox's pid 1 (kills every process in it)");
     /* which bound holds, said in the plan and so in every trace */
     cleanup_free char *where = cg && p->cgroup_delegated
                                    ? sg_xasprintf(", in the user's delegated cgroup %s",

@@ -1235,7 +1235,8 @@ import select
 
 
 def run_in_pty(m, args, script, env=None, timeout=60):
-    """skillgate with a real terminal: script is [(text to wait for, keys to type)]."""
+    """skillgate with a real terminal: script is [(text to wait for, keys to
+    type[, seconds to wait before typing them: 0.7, past the arming delay])]."""
     e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state,
          "XDG_CONFIG_HOME": os.path.join(m.state, "config"), "LANG": "C.UTF-8", "TERM": "dumb"}
     if env:
@@ -1263,13 +1264,14 @@ def run_in_pty(m, args, script, env=None, timeout=60):
             buf += chunk
         return True
 
-    for want, keys in script:
+    for step in script:
+        want, keys, delay = step[0], step[1], step[2] if len(step) > 2 else 0.7
         while want.encode() not in buf and time.monotonic() < end:
             if not read_some():
                 break
         assert want.encode() in buf, f"never saw {want!r}: {buf[-2000:]!r}"
         buf_at = len(buf)
-        time.sleep(0.7)  # past the arming delay: earlier keys do not count
+        time.sleep(delay)  # past the arming delay: earlier keys do not count
         os.write(fd, keys.encode())
         while len(buf) == buf_at and time.monotonic() < end and read_some():
             pass
@@ -1322,6 +1324,29 @@ def prompt_allows_once_denies_and_times_out(m, base):
 
 
 @test()
+def a_person_deciding_does_not_use_the_skills_time(m, base):
+    """The timeout counts the skill's time, not a person's (issue 20): a
+    skill with 2 s that asks, answered after 3.5 s, still runs to its end,
+    and the trace says the limit paused, resumed, and how long the person
+    took. A skill that uses its 2 s itself is still stopped at 2 s."""
+    d = make_skill(base, f"patient-{m.name}",
+                   UNAME_SKILL.rstrip(" ") + "    print('finished')\n",
+                   tools='""')
+    code, out = run_in_pty(m, ["run", "-t", "2", d], [("allow once", "a\n", 3.5)])
+    assert code == 0 and "uname: Linux" in out and "finished" in out, out
+    t = m.last_trace()
+    assert t["status"] == "completed", t["status"]
+    msgs = [e["message"] for e in t["events"] if e["kind"] == "policy_applied"]
+    assert any("timeout is paused while a person decides" in x for x in msgs), msgs
+    resumed = [e["data"] for e in t["events"] if (e.get("data") or {}).get("paused") is False]
+    assert resumed and resumed[0]["waited_ms"] >= 3000, resumed
+    busy = make_skill(base, f"busy-{m.name}", "import time\ntime.sleep(10)\n")
+    t0 = time.monotonic()
+    m.run("run", "-t", "2", busy, check=124)
+    assert time.monotonic() - t0 < 5, time.monotonic() - t0
+
+
+@test()
 def output_before_a_request_is_shown_before_its_prompt(m, base):
     # the write and the exec that asks are microseconds apart: the broker
     # sees both at once and must print the line before drawing the prompt
@@ -1348,6 +1373,9 @@ def always_is_a_grant_pinned_to_the_code(m, base):
               check=0)
     assert "uname: Linux" in p.out, p.out + p.err
     assert "grant Bash(/usr/bin/uname)" in audit_decisions(m)[-1]["decided_by"]
+    # the label says what happened: allowed by the grant, not "allow once (grant … (grant))"
+    said = [e["message"] for e in m.last_trace()["events"] if e["kind"] == "permission_decided"]
+    assert any(x.endswith(": allowed (grant Bash(/usr/bin/uname))") for x in said), said
     # the same skill with changed code is a different skill: asked again (here: denied)
     with open(os.path.join(d, "main.py"), "a") as f:
         f.write("# changed\n")
@@ -1400,6 +1428,10 @@ def undeclared_tools_and_hosts(m, base):
                                [("reach a host", "a\n")])
         assert "literal 200" in out and "192.0.2.80  port 80" in out, out
         assert [r["path"] for r in w.requests] == ["/lit"], w.requests
+        # a connection a person allowed is not "declared" (issue 20)
+        ok = [e for e in m.last_trace()["events"] if e["kind"] == "network_egress_allowed"]
+        assert ok and "(decided during this run)" in ok[0]["message"], ok
+        assert ok[0]["data"]["allowed_by"] == "decision", ok[0]
     finally:
         w.close()
 

@@ -568,6 +568,9 @@ def unanswered_prompt_times_out_as_deny(base):
         s = t.wait(prompt_closed, timeout=8, what="the prompt closing by itself")
         waited = time.monotonic() - t0
         assert 1.0 <= waited <= 5.0, f"the 2 s prompt closed after {waited:.1f}s"
+        # it never just vanishes: the screen says who decided instead (issue 20)
+        s = t.wait(lambda s: status_line(s).startswith(" decided without you, timeout"),
+                   what="why it closed")
         s = t.wait(run_done, timeout=15, what="the run finishing")
         assert "WRITE-FAILED errno 13" in s, s
         assert not os.path.exists(target)

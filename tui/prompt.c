@@ -27,6 +27,7 @@ struct tui_prompt_state {
     int64_t shown_ms, deadline_ms, armed_ms;
     uint64_t id; /* the engine's id of the request on screen: the answer names it */
     unsigned ignored;
+    bool answered;        /* the person answered the request on screen */
     bool drawn_armed;     /* what the last frame showed */
     long long drawn_secs;
 };
@@ -60,6 +61,12 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
     struct tui *t = ctx;
     struct tui_prompt_state *s = t->prompt;
     t->dirty = true;
+    if (s->active && !s->answered && (!pr || pr->id != s->id)) {
+        /* a prompt never just vanishes: say who decided it instead */
+        const char *by = s->perm ? sg_perm_last_decided_by(s->perm) : NULL;
+        tui_message(t, "decided without you, %s: %s %.200s", by && *by ? by : "the run ended",
+                    sg_ptool_name(s->q.tool), s->q.subject);
+    }
     if (!pr) {
         s->active = false;
         s->perm = NULL;
@@ -79,7 +86,7 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
     if (fresh) {
         s->shown_ms = pr->shown_ms;
         s->armed_ms = mono_ms() + ARM_MS;
-        s->confirming = s->details = false;
+        s->confirming = s->details = s->answered = false;
         s->ignored = 0;
         if (!t->script)
             flushinp(); /* typeahead is not an answer */
@@ -111,6 +118,7 @@ void tui_prompt_show_remote(struct tui *t, const struct sg_perm_prompt *pr,
 
 static void answer(struct tui_prompt_state *s, enum sg_decision d)
 {
+    s->answered = true;
     if (s->remote) {
         void (*fn)(void *, enum sg_decision) = s->remote;
         void *ctx = s->remote_ctx;

@@ -398,7 +398,8 @@ static void end_dispatch(void *ctx, const struct pollfd *p, size_t n)
             sg_runner_stop(r->runner);
         struct sg_session_live live = r->live;
         sg_runner_live(r->runner, &live);
-        if (live.memory_bytes != r->live.memory_bytes || live.exited != r->live.exited)
+        if (live.memory_bytes != r->live.memory_bytes || live.exited != r->live.exited ||
+            live.paused != r->live.paused)
             t->dirty = true;
         r->live = live;
         if (!sg_runner_running(r->runner, &cap))
@@ -597,10 +598,13 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         return;
     }
     int64_t end = r->active ? tui_now_ms() : r->ended_ms;
-    long long el = (long long)(end - r->started_ms);
+    /* the skill's own time: what a person took to decide is not counted */
+    long long el = (long long)(end - r->started_ms - r->live.paused_ms);
     char mem[32];
     fmt_bytes(r->live.memory_bytes, mem, sizeof mem);
-    const char *state = r->active ? (tui_prompt_active(t) ? "WAITING FOR YOU"
+    const char *state = r->active ? (tui_prompt_active(t) ? (r->live.paused
+                                                                ? "WAITING FOR YOU (limit paused)"
+                                                                : "WAITING FOR YOU")
                                      : r->stop            ? "stopping"
                                                           : "running")
                                   : "done";
