@@ -75,16 +75,16 @@ ALWAYS = [
 
 
 def vital_signs(m):
-    name, state, limit, mem_limit, tail = m.groups()
+    name, state, limit, paused, mem_limit, tail = m.groups()
     if not re.fullmatch(r"(  allowed \d+ blocked \d+)?", tail):
         tail = "  ..."  # clipped at a column that moves with the fields' widths
-    return f" {name}  pid N  {state}  N.Ns/{limit}s  mem SIZE/{mem_limit} MB{tail}"
+    return f" {name}  pid N  {state}  N.Ns/{limit}s{paused or ''}  mem SIZE/{mem_limit} MB{tail}"
 
 
 RUN = [
     (re.compile(r"\b\d\d:\d\d:\d\d\b"), "HH:MM:SS"),
-    (re.compile(r"^ (\S+)  pid \d+  (WAITING FOR YOU|running|stopping|done)  \d+\.\ds/(\d+)s  "
-                r"mem (?:\d+ [KM]B|n/a)/(\d+) MB(.*)$", re.M), vital_signs),
+    (re.compile(r"^ (\S+)  pid \d+  (WAITING FOR YOU|running|stopping|done)  \d+\.\ds/(\d+)s"
+                r"( paused)?  mem (?:\d+ [KM]B|n/a)/(\d+) MB(.*)$", re.M), vital_signs),
     (re.compile(r"\b\d+ ms\b"), "N ms"),
     (re.compile(r"  trace /\S*$", re.M), "  trace TRACE"),
     (re.compile(r"\bduration=\d+ms *"), "duration=Nms "),

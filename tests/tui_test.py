@@ -695,6 +695,25 @@ def a_skill_of_scripts_opens_a_picker(base):
         t.close()
 
 
+@test(needs_run=False)
+def enter_offers_only_what_a_skill_can_do(base):
+    """An instruction-only skill: the footer does not offer "Enter run", and
+    Enter says it cannot run before asking for any input (issue 20)."""
+    root = os.path.join(base, "told")
+    write_tree(root, {"tui-told/SKILL.md": "---\nname: tui-told\ndescription: words only\n---\n"
+                                          "Tell the agent what to do.\n"})
+    t = Tui(base, [root])
+    try:
+        s = t.wait(lambda s: "tui-told" in s and skills_screen(s), what="the skills list")
+        assert "Enter" not in status_line(s), status_line(s)
+        t.keys("Enter")
+        s = t.wait(lambda s: "cannot run here" in status_line(s), what="why it cannot run")
+        assert "instructions only" in status_line(s), status_line(s)
+        assert "SKILL_INPUT" not in s, s
+    finally:
+        t.close()
+
+
 def orphan_a_run(t, skill):
     """A run whose broker is SIGKILLed mid-run: its journal is all that is left."""
     p = subprocess.Popen([SG, "run", skill], env=t.env, stdout=subprocess.PIPE,

@@ -602,9 +602,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     long long el = (long long)(end - r->started_ms - r->live.paused_ms);
     char mem[32];
     fmt_bytes(r->live.memory_bytes, mem, sizeof mem);
-    const char *state = r->active ? (tui_prompt_active(t) ? (r->live.paused
-                                                                ? "WAITING FOR YOU (limit paused)"
-                                                                : "WAITING FOR YOU")
+    const char *state = r->active ? (tui_prompt_active(t) ? "WAITING FOR YOU"
                                      : r->stop            ? "stopping"
                                                           : "running")
                                   : "done";
@@ -615,9 +613,9 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
                 ? tui_putf(w, 0, 1, cols - 2, hd, "%s  %s  %lld.%llds  ", r->skill, state,
                            el / 1000, (el % 1000) / 100)
                 : tui_putf(w, 0, 1, cols - 2, hd,
-                           "%s  pid %d  %s  %lld.%llds/%llds  mem %s/%lld MB  ", r->skill,
+                           "%s  pid %d  %s  %lld.%llds/%llds%s  mem %s/%lld MB  ", r->skill,
                            (int)r->live.pid, state, el / 1000, (el % 1000) / 100, r->timeout_s,
-                           mem, r->mem_limit_mb);
+                           r->live.paused ? " paused" : "", mem, r->mem_limit_mb);
     x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, TUI_R_OK), "%s %zu ",
                   r->mem_limit_mb < 0 ? "stolen" : "allowed", r->allowed);
     x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, r->blocked ? TUI_R_SEV_WARNING : TUI_R_DIM),

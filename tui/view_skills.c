@@ -513,6 +513,14 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
             s->pick = 0;
             return true;
         }
+        if (!sk->policy.entry.command) { /* said before anything is asked */
+            tui_message(t, "%s cannot run here: %s (i reads its instructions)",
+                        s->d.v[s->sel].name,
+                        sk->policy.mode == SG_MODE_WASM
+                            ? "WASM skills are not supported yet"
+                            : "it is instructions only, with nothing of its own to run");
+            return true;
+        }
         tui_input(t, "SKILL_INPUT (JSON): ", "{}", input_given, NULL);
         return true;
     case TUI_A_DRY_RUN:
@@ -559,11 +567,17 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
 {
     (void)t;
     struct skills *s = S(v);
+    const struct sg_skill *sk = s->sel < s->d.n ? s->d.v[s->sel].skill : NULL;
+    /* Enter offers only what it does for the selected skill */
+    const char *enter = !sk || sg_skill_has_errors(sk) ? ""
+                        : sk->policy.entry.command    ? "  Enter run"
+                        : sk->policy.mode == SG_MODE_SCRIPTS ? "  Enter pick a script"
+                                                             : "";
     if (s->picking)
         snprintf(out, n, "pick a script: Up/Down  Enter its arguments  q back");
     else
-        snprintf(out, n, "%zu skill%s  Enter run  d dry run  i read  / find  R rescan  ? help  q quit",
-                 s->d.n, s->d.n == 1 ? "" : "s");
+        snprintf(out, n, "%zu skill%s%s  d dry run  i read  / find  R rescan  ? help  q quit",
+                 s->d.n, s->d.n == 1 ? "" : "s", enter);
 }
 
 static void close_view(struct tui *t, struct tui_view *v)
