@@ -86,6 +86,8 @@ RUN = [
     (re.compile(r"^ (\S+)  pid \d+  (WAITING FOR YOU|running|stopping|done)  \d+\.\ds/(\d+)s"
                 r"( paused)?  mem (?:\d+ [KM]B|n/a)/(\d+) MB(.*)$", re.M), vital_signs),
     (re.compile(r"\b\d+ ms\b"), "N ms"),
+    (re.compile(r"resumes after \d+"), "resumes after N"),  # how long the script's answer took
+    (re.compile(r"decides \(\d+\.\ds of"), "decides (N.Ns of"),  # the time left then
     (re.compile(r"  trace /\S*$", re.M), "  trace TRACE"),
     (re.compile(r"\bduration=\d+ms *"), "duration=Nms "),
     (re.compile(r"\b\d+ stripped *"), "N stripped "),
