@@ -119,7 +119,7 @@ def assert_recorded(m, status, reason, state=None, record_reason=None):
     assert t["status"] == status and reason in t["end_reason"], (t["status"], t["end_reason"])
     rec = run_records(state)[-1]
     assert rec["run_id"] == t["trace_id"], (rec["run_id"], t["trace_id"])
-    assert rec["end_reason"] == (record_reason or t["end_reason"]), rec
+    assert rec["end_reason"] in (record_reason or (t["end_reason"],)), rec
     assert journals(state) == [], journals(state)
     p = subprocess.run(command(m, "audit", "verify"), env=env_of(m, state), capture_output=True,
                        text=True, cwd="/")
@@ -268,10 +268,13 @@ def no_record_no_run_and_a_full_disk_loses_nothing(m, base):
         disk.empty()
         p = m.run("list", "/nonexistent-folder", env={"XDG_STATE_HOME": disk.path})
         assert "recovered the run" in p.err, p.err
-        # the audit record fitted on the full disk, the trace did not: the
-        # record says how the run ended, the recovered trace says so too
+        # the trace did not fit on the full disk; the record may have (a few
+        # bytes in the log's last page), said as it ended, or was written
+        # from the journal with the trace
         t, rec = assert_recorded(m, "completed", "written from the journal", state=disk.path,
-                                 record_reason="exited with status 0")
+                                 record_reason=("exited with status 0",
+                                                "exited with status 0; its records were written "
+                                                "from the journal at the next start"))
         assert t["exit_code"] == 0 and rec["status"] == "success", (t["exit_code"], rec)
         p = m.run("audit", "verify", env={"XDG_STATE_HOME": disk.path}, check=0)
         assert "torn" not in p.out + p.err, p.out + p.err
@@ -301,9 +304,10 @@ def two_hundred_kills_at_random_moments_then_one_start(m, base):
         runs += 1
     assert runs >= 50, f"only {runs} runs in the time allowed"
     assert_none_left(d + "/")
+    # each start recovered the run killed before it: the last one's journal,
+    # if its kill landed inside it, is left for this start
     before = len(traces(m.state))
     orphans = len(journals(m.state))
-    assert orphans > 0, "no kill landed inside a run"
     p = m.run("list", "/nonexistent-folder", check=None)
     assert p.err.count("recovered the run") == orphans, (orphans, p.err[-2000:])
     assert journals(m.state) == []
@@ -317,6 +321,7 @@ def two_hundred_kills_at_random_moments_then_one_start(m, base):
     mine = [json.load(open(t)) for t in traces(m.state)[first:]]
     lost = [t for t in mine if t["status"] == "incomplete"]
     assert all("broker killed" in t["end_reason"] for t in lost), [t["end_reason"] for t in lost]
+    assert len(lost) >= runs // 10, f"only {len(lost)} kills of {runs} landed inside a run"
     print(f"# {runs} runs, {len(mine)} traces, {len(lost)} of them written from a journal")
 
 
