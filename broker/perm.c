@@ -577,3 +577,8 @@ size_t sg_perm_waiting(const struct sg_perm *p)
 {
     return p ? p->nqueue : 0;
 }
+
+int sg_perm_prompt_timeout(const struct sg_perm *p)
+{
+    return p ? p->o.timeout_s : 0;
+}

@@ -159,6 +159,8 @@ int sg_perm_timeout(const struct sg_perm *p);
 struct sg_loop_source sg_perm_source(struct sg_perm *p);
 /* Requests waiting for a person (shown or queued). */
 size_t sg_perm_waiting(const struct sg_perm *p);
+/* Seconds a prompt waits before it is a deny. */
+int sg_perm_prompt_timeout(const struct sg_perm *p);
 
 /* Rules */
 int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, struct sg_prule *r,

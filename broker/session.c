@@ -609,28 +609,38 @@ static size_t timer_fds(void *c, struct pollfd *p, size_t max)
 }
 
 /* Each turn: a request waiting for a person pauses the timeout, the
- * last answer resumes it (said in the trace both times). */
+ * last answer resumes it (said in the trace both times). Bounded: a skill
+ * that asks again and again (its other processes running meanwhile) gets
+ * at most SG_PAUSE_PROMPTS prompt timeouts of pause in all; the timer is
+ * never off, only pushed back by what is left of that. */
+#define SG_PAUSE_PROMPTS 10
 static void pace_timeout(struct sg_session *r)
 {
     bool waiting = sg_perm_waiting(r->perm) > 0;
     if (waiting == (r->pause_start_ms != 0) || r->timed_out || r->exited)
         return;
     struct itimerspec cur = {0};
+    int64_t allowance = (int64_t)sg_perm_prompt_timeout(r->perm) * 1000 * SG_PAUSE_PROMPTS -
+                        r->paused_ms;
     if (waiting) {
         timerfd_gettime(r->tfd, &cur);
         r->left = cur.it_value;
-        if (!r->left.tv_sec && !r->left.tv_nsec)
-            return; /* already expired: the dispatch below ends the run */
-        struct itimerspec zero = {0};
-        timerfd_settime(r->tfd, 0, &zero, NULL);
+        if ((!r->left.tv_sec && !r->left.tv_nsec) || allowance <= 0)
+            return; /* expired (the dispatch below ends the run), or no pause left */
+        struct itimerspec ext = {.it_value = r->left};
+        ext.it_value.tv_sec += allowance / 1000;
+        ext.it_value.tv_nsec += (allowance % 1000) * 1000000;
+        if (ext.it_value.tv_nsec >= 1000000000)
+            ext.it_value.tv_sec++, ext.it_value.tv_nsec -= 1000000000;
+        timerfd_settime(r->tfd, 0, &ext, NULL);
         r->pause_start_ms = now_ms();
         sg_bus_emit(r->bus, SG_EV_POLICY_APPLIED,
                     json_pack("{s:s, s:b, s:I}", "limit", "timeout", "paused", 1, "left_ms",
                               (json_int_t)(r->left.tv_sec * 1000 + r->left.tv_nsec / 1000000)),
                     "the timeout is paused while a person decides (%lld.%llds of the skill's "
-                    "%llds left)", (long long)r->left.tv_sec,
+                    "%llds left; at most %llds more of pause)", (long long)r->left.tv_sec,
                     (long long)(r->left.tv_nsec / 100000000),
-                    r->plan->limits[SG_PL_TIMEOUT].value);
+                    r->plan->limits[SG_PL_TIMEOUT].value, (long long)(allowance / 1000));
     } else {
         int64_t waited = now_ms() - r->pause_start_ms;
         r->paused_ms += waited;

@@ -1344,6 +1344,26 @@ def a_person_deciding_does_not_use_the_skills_time(m, base):
     t0 = time.monotonic()
     m.run("run", "-t", "2", busy, check=124)
     assert time.monotonic() - t0 < 5, time.monotonic() - t0
+    # the attack on the pause: ask again and again (nobody answers), with a
+    # child burning time meanwhile; the pause is at most ten prompt timeouts
+    nagger = make_skill(base, f"nagger-{m.name}", """
+        import os, subprocess, time
+        if os.fork() == 0:
+            while True:
+                time.sleep(0.1)
+        for i in range(200):
+            try:
+                subprocess.run(["/usr/bin/uname"], capture_output=True)
+            except PermissionError:
+                pass
+        print("outlived its limit")
+        """, tools='""')
+    t0 = time.monotonic()
+    code, out = run_in_pty(m, ["run", "-t", "1", "--prompt-timeout", "1", nagger], [],
+                           timeout=60)
+    took = time.monotonic() - t0
+    assert code == 124 and "outlived" not in out, (code, out[-1500:])
+    assert took < 20, f"a 1 s skill ran {took:.1f} s by asking"
 
 
 @test()
