@@ -141,13 +141,23 @@ static void *writer(void *arg)
     return NULL;
 }
 
-/* Take a line (NUL-terminated, without its newline) for the thread. */
-static void take_line(struct sg_journal *j, const char *line, bool output, bool sync)
+/* Take a line (NUL-terminated, without its newline) for the thread. A
+ * step of the end (note) is taken past the caps: it is what recovery
+ * needs most, and one line. */
+static void take_line(struct sg_journal *j, const char *line, bool output, bool sync,
+                      bool note)
 {
     size_t n = strlen(line) + 1;
     pthread_mutex_lock(&j->mu);
-    if (j->total + n > SG_JOURNAL_MAX || (output && j->output + n > SG_JOURNAL_OUTPUT)) {
+    if (!note &&
+        (j->total + n > SG_JOURNAL_MAX || (output && j->output + n > SG_JOURNAL_OUTPUT))) {
         j->dropped++;
+        /* spent: the sink stops formatting what would be dropped anyway (a
+         * flood of output once cost every line a JSON encoding here) */
+        if (output)
+            j->output = SG_JOURNAL_OUTPUT;
+        else
+            j->total = SG_JOURNAL_MAX;
     } else if (sg_buf_append(&j->pend, line, n - 1) == 0 && sg_buf_append(&j->pend, "\n", 1) == 0) {
         j->total += n;
         j->output += output ? n : 0;
@@ -165,14 +175,12 @@ void sg_journal_sink(void *ctx, const struct sg_event *ev)
 {
     struct sg_journal *j = ctx;
     bool output = ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR;
-    if (output) { /* past the budget, not even formatted */
-        pthread_mutex_lock(&j->mu);
-        bool over = j->output >= SG_JOURNAL_OUTPUT;
-        j->dropped += over;
-        pthread_mutex_unlock(&j->mu);
-        if (over)
-            return;
-    }
+    pthread_mutex_lock(&j->mu); /* past the budget, not even formatted */
+    bool over = j->total >= SG_JOURNAL_MAX || (output && j->output >= SG_JOURNAL_OUTPUT);
+    j->dropped += over;
+    pthread_mutex_unlock(&j->mu);
+    if (over)
+        return;
     cleanup_free char *msg = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
     json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:s}", "type", "event", "kind",
                           sg_event_name(ev->kind), "wall_ms", (json_int_t)ev->wall_ms, "mono_ns",
@@ -184,7 +192,7 @@ void sg_journal_sink(void *ctx, const struct sg_event *ev)
     cleanup_free char *line = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(o);
     if (line)
-        take_line(j, line, output, ev->kind == SG_EV_PERMISSION_DECIDED);
+        take_line(j, line, output, ev->kind == SG_EV_PERMISSION_DECIDED, false);
 }
 
 /* Wait until everything taken so far is on disk. */
@@ -207,7 +215,7 @@ int sg_journal_note(struct sg_journal *j, json_t *line)
     json_decref(line);
     if (!s)
         return -ENOMEM;
-    take_line(j, s, false, true);
+    take_line(j, s, false, true, true);
     return flush_wait(j);
 }
 

@@ -393,10 +393,18 @@ int sg_open_records_dir(const char *dir)
         }
         struct stat st;
         if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-            if (errno != ENOENT || mkdirat(cur, name, 0700) < 0 ||
-                (owner && fchownat(cur, name, owner, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0) ||
-                fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                int e = -errno;
+            /* missing: made here, or (EEXIST) by a run beside this one
+             * meanwhile, which the checks below then look at as any other */
+            int e = errno == ENOENT ? 0 : -errno;
+            bool made = !e && mkdirat(cur, name, 0700) == 0;
+            if (!e && !made && errno != EEXIST)
+                e = -errno;
+            if (!e && made && owner &&
+                fchownat(cur, name, owner, (gid_t)-1, AT_SYMLINK_NOFOLLOW) < 0)
+                e = -errno;
+            if (!e && fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                e = -errno;
+            if (e) {
                 close(cur);
                 return e;
             }
