@@ -155,6 +155,7 @@ static int open_locked(int dfd, const char *base)
 }
 
 static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq);
+static int write_own_record(int fd, json_t *rec, char **prev, json_int_t *seq);
 
 int sg_audit_append(const char *path, json_t *rec)
 {
@@ -202,34 +203,36 @@ int sg_audit_append(const char *path, json_t *rec)
         }
         close(fd); /* its lock goes with it; waiters see the new file (open_locked) */
         fd = nfd;
-        json_t *rot = json_pack("{s:s, s:s}", "type", "rotation", "previous_file", ob);
-        int r = write_record(fd, rot, prev, seq);
-        if (r == 0) {
-            free(prev);
-            prev = sg_xstrdup(json_string_value(json_object_get(rot, "hash")));
-            seq++;
-        }
-        json_decref(rot);
+        int r = write_own_record(fd, json_pack("{s:s, s:s}", "type", "rotation",
+                                               "previous_file", ob), &prev, &seq);
         if (r < 0)
             return r;
     }
     if (torn) {
         /* never silently: the chain says a line was lost here */
-        json_t *t = json_pack("{s:s, s:I, s:s}", "type", "torn_line", "bytes", (json_int_t)torn,
-                              "note", "half a line (a crash or a full disk mid-write) was closed "
-                                      "before this record; the chain continues from the last "
-                                      "whole record");
-        int r = write_record(fd, t, prev, seq);
-        if (r == 0) {
-            free(prev);
-            prev = sg_xstrdup(json_string_value(json_object_get(t, "hash")));
-            seq++;
-        }
-        json_decref(t);
+        int r = write_own_record(
+            fd,
+            json_pack("{s:s, s:I, s:s}", "type", "torn_line", "bytes", (json_int_t)torn, "note",
+                      "half a line (a crash or a full disk mid-write) was closed before this "
+                      "record; the chain continues from the last whole record"),
+            &prev, &seq);
         if (r < 0)
             return r;
     }
     return write_record(fd, rec, prev, seq);
+}
+
+/* A record of the log's own (taken), chained in; the chain's tip moves on. */
+static int write_own_record(int fd, json_t *rec, char **prev, json_int_t *seq)
+{
+    int r = write_record(fd, rec, *prev, *seq);
+    if (r == 0) {
+        free(*prev);
+        *prev = sg_xstrdup(json_string_value(json_object_get(rec, "hash")));
+        (*seq)++;
+    }
+    json_decref(rec);
+    return r;
 }
 
 static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq)
