@@ -871,6 +871,9 @@ def audit_log_is_a_chain_that_catches_tampering(m, base):
     m.run("run", "-i", "{}", os.path.join(EXAMPLES, "shell-tool"), check=0)
     p = m.run("audit", "verify", check=0)
     assert "1 torn line" in p.out and "chain intact" in p.out, p.out
+    # and not silently: the append that closed it says so in the chain (issue 19)
+    torn = [json.loads(l) for l in open(log).read().splitlines() if '"type":"torn_line"' in l]
+    assert len(torn) == 1 and torn[0]["bytes"] == len('{"type": "run", "run_id": "torn'), torn
 
 
 
