@@ -445,6 +445,105 @@ def bench_tui(top, rounds=3, lines=1000000):
               f"{statistics.median(lat):.0f} ms, worst {lat[-1]:.0f} ms")
 
 
+# ---- traces: the Traces screen over 1,000 traces of 3 MB
+
+def _key_latency(tm, n=15):
+    """`/` until its filter line shows, then Esc; n samples, ms."""
+    lat = []
+    for _ in range(n):
+        k0 = time.monotonic()
+        tm.t("send-keys", "/")
+        if _wait_screen(tm, "filter traces", 10):
+            lat.append((time.monotonic() - k0) * 1000)
+        tm.t("send-keys", "Escape")
+        _wait_screen(tm, "Enter open", 5)
+    return lat
+
+
+def bench_traces(top, n=1000, rounds=3):
+    sg = os.path.join(top, "build", "skillgate")
+    if not shutil.which("tmux"):
+        sys.exit("bench traces: tmux is needed (apt-get install tmux)")
+    tmp = tempfile.mkdtemp(prefix="sgbench.")
+    os.chmod(tmp, 0o755)
+    state = os.path.join(tmp, "state")
+    env = dict(os.environ, XDG_STATE_HOME=state)
+    try:
+        d = _skill(tmp, "bench-trace", "/bin/sh",
+                   ["-c", "i=0; while [ $i -lt 20000 ]; do echo \"line $i $(printf %080d 0)\"; "
+                          "i=$((i+1)); done"],
+                   "resources: {max_output_bytes: 16777216, max_runtime_seconds: 120}\n")
+        subprocess.run([sg, "run", d], env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=True)
+        tdir = os.path.join(state, "skillgate", "traces")
+        (one,) = [f for f in os.listdir(tdir) if f.endswith(".json")]
+        with open(os.path.join(tdir, one), "rb") as f:
+            doc = f.read()
+        os.unlink(os.path.join(tdir, one))
+        for i in range(n):  # distinct files: each one read from disk
+            with open(os.path.join(tdir, f"20260101T{i // 3600:02d}{i // 60 % 60:02d}{i % 60:02d}Z"
+                                         f"-bench-trace-1-{i:012x}.json"), "wb") as f:
+                f.write(doc)
+        index = os.path.join(tdir, ".index.jsonl")
+        rows = {"cold: key 3 to the list (no index yet)": [], "cold: until every trace is read": [],
+                "warm: key 3 to the list (index)": [], "floor: cat every trace": [],
+                "floor: key to screen in tmux (cat echoing)": []}
+        lat = []
+        cmd = ["env", f"XDG_STATE_HOME={state}", sg, "tui", d]
+        for _ in range(rounds):
+            if os.path.exists(index):
+                os.unlink(index)
+            subprocess.run(["sh", "-c", f"sync; echo 3 > /proc/sys/vm/drop_caches"],
+                           stderr=subprocess.DEVNULL)
+            tm = _Tmux("traces")
+            tm.start(cmd)
+            _wait_screen(tm, "bench-trace", 20)
+            t0 = time.monotonic()
+            tm.t("send-keys", "3")
+            _wait_screen(tm, f"of {n} traces")
+            rows["cold: key 3 to the list (no index yet)"].append((time.monotonic() - t0) * 1000)
+            lat += _key_latency(tm)
+            while "reading" in tm.screen() and time.monotonic() - t0 < 600:
+                time.sleep(0.01)
+            rows["cold: until every trace is read"].append((time.monotonic() - t0) * 1000)
+            tm.t("send-keys", "1")
+            _wait_screen(tm, "1 skill")
+            t0 = time.monotonic()
+            tm.t("send-keys", "3")
+            _wait_screen(tm, f"of {n} traces")
+            rows["warm: key 3 to the list (index)"].append((time.monotonic() - t0) * 1000)
+            tm.kill()
+            subprocess.run(["sh", "-c", f"sync; echo 3 > /proc/sys/vm/drop_caches"],
+                           stderr=subprocess.DEVNULL)
+            t0 = time.monotonic()
+            subprocess.run(["sh", "-c", f"cat {tdir}/*.json > /dev/null"], check=True)
+            rows["floor: cat every trace"].append((time.monotonic() - t0) * 1000)
+            tm = _Tmux("cat")
+            tm.start(["cat"])
+            time.sleep(0.3)
+            for i in range(5):
+                t0 = time.monotonic()
+                tm.t("send-keys", "x")
+                _wait_screen(tm, "x" * (i + 1), 5)
+                rows["floor: key to screen in tmux (cat echoing)"].append(
+                    (time.monotonic() - t0) * 1000)
+            tm.kill()
+        print(f"\n### Traces screen: {n:,} traces of {len(doc) / 1e6:.1f} MB in tmux 120x40 "
+              f"({platform.node()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}, "
+              f"{rounds} rounds, page cache dropped before each cold round)\n")
+        print("| what | median ms | min | max |")
+        print("|---|---:|---:|---:|")
+        for k, v in rows.items():
+            print(f"| {k} | {statistics.median(v):.0f} | {min(v):.0f} | {max(v):.0f} |")
+        if lat:
+            lat.sort()
+            print(f"\nkey to screen while the cold list is read (`/` until its line shows): "
+                  f"{len(lat)} samples, median {statistics.median(lat):.0f} ms, "
+                  f"worst {lat[-1]:.0f} ms")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 # ---- files: creations and rewrites in a declared write path
 
 FILES_CLIENT = r"""
@@ -513,7 +612,7 @@ def bench_files(top, rounds=9, n=5000):
 
 def main():
     top = sys.argv[1]
-    which = sys.argv[2:] or ["discover", "egress", "launch", "tui", "files"]
+    which = sys.argv[2:] or ["discover", "egress", "launch", "tui", "files", "traces"]
     for w in which:
         if w == "discover":
             bench_discover(top)
@@ -525,6 +624,8 @@ def main():
             bench_tui(top)
         elif w == "files":
             bench_files(top)
+        elif w == "traces":
+            bench_traces(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 

@@ -14,6 +14,7 @@
 #include "sandbox.h"
 #include "sanitize.h"
 #include "skilljson.h"
+#include "traceindex.h"
 #include "util.h"
 
 void sg_trace_init(struct sg_trace *t)
@@ -351,7 +352,14 @@ int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char *
         return r;
     }
     *written = steal_pointer(&target);
-    if (!path)
+    if (!path) {
+        /* the Traces screen's line for it (a cache: a failure costs a read) */
+        json_t *e = sg_trace_index_entry(dfd, name, doc);
+        json_t *a = e ? json_pack("[o]", e) : NULL;
+        if (a)
+            sg_trace_index_put(dfd, a, false);
+        json_decref(a);
         prune_traces(dfd, name);
+    }
     return 0;
 }

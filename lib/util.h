@@ -101,6 +101,8 @@ int sg_mkdir_parent(const char *path, mode_t mode);
  * followed: 0 with *buf, or with *buf NULL when there is no such file;
  * -EFBIG over max bytes, -EINVAL when not a regular file, else -errno. */
 int sg_read_file_capped(const char *path, size_t max, char **buf, size_t *len);
+/* The same from an open descriptor (a regular file, read from where it is). */
+int sg_read_fd_capped(int fd, size_t max, char **buf, size_t *len);
 /* Write text to an existing file (procfs, cgroupfs). Returns 0 or -errno. */
 int sg_write_file(const char *path, const char *text);
 /* Close every descriptor except those in keep (in any order, n <= 16). */

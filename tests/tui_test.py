@@ -911,6 +911,156 @@ def trace_opens_from_the_run_and_the_traces_screen(base):
         t.close()
 
 
+def many_big_traces(t, n=30):
+    """n traces of about 5 MB each: one real run of a skill printing 20,000
+    lines, copied under n names (newest first: big-00), each with its own
+    skill name and start time; and one file that is not a trace at all."""
+    root = os.path.join(t.dir, "bigskills")
+    write_tree(root, {"tui-big/SKILL.md": "---\nname: tui-big\ndescription: prints a lot\n---\n",
+                      "tui-big/skillsandbox.yaml": "skill:\n  name: tui-big\n"
+                                                   "  description: prints a lot\n"
+                                                   "resources:\n  max_output_bytes: 16777216\n"
+                                                   "entrypoint:\n  command: python3\n"
+                                                   "  args: [main.py]\n",
+                      "tui-big/main.py": "import sys\nfor i in range(20000):\n"
+                                         "    print(f'line {i:05d} ' + 'x' * 220)\n"})
+    r = subprocess.run([SG, "run", os.path.join(root, "tui-big")], env=t.env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+    assert r.returncode == 0, r.stderr
+    tdir = os.path.join(t.state, "skillgate", "traces")
+    (made,) = [f for f in os.listdir(tdir) if f.endswith(".json")]
+    with open(os.path.join(tdir, made), "rb") as f:
+        doc = f.read()
+    os.unlink(os.path.join(tdir, made))
+    os.unlink(os.path.join(tdir, ".index.jsonl"))  # as if written before the index
+    assert len(doc) > 4 << 20, len(doc)
+    started = re.search(rb'("started_at": "\d{4}-\d\d-\d\dT\d\d:\d\d:)\d\d', doc)
+    for i in range(n):
+        one = doc.replace(b'"skill_name": "tui-big"', f'"skill_name": "big-{i:02d}"'.encode(), 1)
+        one = one.replace(started.group(0), started.group(1) + f"{59 - i:02d}".encode(), 1)
+        with open(os.path.join(tdir, f"20261125T0800{59 - i:02d}Z-big-{i:02d}-1-{i:012x}.json"),
+                  "wb") as f:
+            f.write(one)
+    with open(os.path.join(tdir, "20261125T090000Z-junk-1-000000000000.json"), "w") as f:
+        f.write("{not json")
+
+
+def trace_rows(s):
+    return [line for line in s.split("\n") if re.match(r"^ \d\d-\d\d \d\d:\d\d:\d\d ", line)]
+
+
+def selected_skill(t):
+    """The skill on the selected traces row: the one drawn in the selection's
+    colours (the default theme's: black on cyan)."""
+    out = t.tmux("capture-pane", "-p", "-e", "-t", "sg")
+    for line in out.split("\n"):
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", line)
+        if re.match(r"^ \d\d-\d\d \d\d:\d\d:\d\d ", plain) and re.match(r"^(\x1b\[[0-9;]*m)*", line) \
+                and re.search(r"\x1b\[(?:[0-9;]*;)?46m", line[:40]):
+            return plain.split()[2]
+    return None
+
+
+@test()
+def traces_list_never_waits_on_big_traces(base):
+    """Thirty traces of 5 MB that no index knows yet: the Traces screen is
+    there at once with its rows "reading…", keys move the selection while
+    they are read, the selected trace stays selected as rows fill in, a file
+    that is not a trace is counted as unreadable, and the next visit reads
+    nothing (the index knows them all)."""
+    t = Tui(base, [os.path.join(base, "none")], prepare=many_big_traces)
+    try:
+        t.wait(lambda s: "0 skills" in s or skills_screen(s), what="the TUI up")
+        t.keys("3")
+        s = t.wait(traces_screen, timeout=5, what="the traces screen")
+        assert "reading…" in s and re.search(r"reading \d+…", status_line(s)), s
+        assert len(trace_rows(s)) >= 20, s
+        t.keys("Down", "Down", "Down")
+        s = t.wait(lambda s: selected_skill(t) == "big-03", timeout=5,
+                   what="the selection on the fourth row")
+        assert re.search(r"reading \d+…", status_line(s)), (
+            "the keys were answered only once every trace was read:\n" + s)
+        s = t.wait(lambda s: "reading" not in s, timeout=120, what="every trace read")
+        assert re.search(r"30 of 30 traces, 1 unreadable", status_line(s)), status_line(s)
+        assert selected_skill(t) == "big-03", s
+        rows = trace_rows(s)
+        assert rows[0].split()[2] == "big-00" and all("completed" in r for r in rows), s
+        with open(os.path.join(t.state, "skillgate", "traces", ".index.jsonl")) as f:
+            index = [json.loads(line) for line in f]
+        assert sorted(e.get("skill_name", "?") for e in index) == (
+            ["?"] + [f"big-{i:02d}" for i in range(30)]), index
+        assert [e["file"] for e in index if e.get("unreadable")] == [
+            "20261125T090000Z-junk-1-000000000000.json"], index
+        # the next visit: everything from the index, nothing to read
+        t.keys("1")
+        t.wait(skills_screen, what="the skills screen")
+        t.keys("3")
+        s = t.wait(traces_screen, what="the traces screen again")
+        assert "reading" not in s and "30 of 30 traces, 1 unreadable" in status_line(s), s
+        assert selected_skill(t) == "big-03", s
+        # sorting shows its column and direction, and reverses
+        t.keys("s")
+        s = t.wait(lambda s: "SKILL↓" in s, what="sorted by skill")
+        assert trace_rows(s)[0].split()[2] == "big-00", s
+        t.keys("S")
+        s = t.wait(lambda s: "SKILL↑" in s, what="the sort reversed")
+        names = [r.split()[2] for r in trace_rows(s)]
+        assert names == sorted(names, reverse=True) and selected_skill(t) == "big-03", (
+            selected_skill(t), repr(t.tmux("capture-pane", "-p", "-e", "-t", "sg")[-600:]))
+        t.keys("f")
+        t.type("no-such-skill")
+        t.keys("Enter")
+        s = t.wait(lambda s: "No matches" in s, what="the empty filter")
+        assert 'no matches for "no-such-skill"' in status_line(s), s
+    finally:
+        t.close()
+
+
+@test()
+def a_trace_exports_to_your_home_and_asks_before_overwriting(base):
+    """e on the Traces screen offers a path in your home (not the folder the
+    TUI was started from); an existing file is only overwritten after a yes;
+    e works on an open trace too."""
+    def prepare(t):
+        many_big_traces(t, n=1)
+        os.unlink(os.path.join(t.state, "skillgate", "traces",
+                               "20261125T090000Z-junk-1-000000000000.json"))
+    t = Tui(base, [os.path.join(base, "none")], prepare=prepare)
+    try:
+        (name,) = [f for f in os.listdir(os.path.join(t.state, "skillgate", "traces"))
+                   if f.endswith(".json")]
+        src = os.path.join(t.state, "skillgate", "traces", name)
+        dest = os.path.join(t.home, name)
+        t.keys("3")
+        t.wait(lambda s: traces_screen(s) and "reading" not in s, what="the trace listed")
+        t.keys("e")
+        s = t.wait("export the trace to:", what="the export question")
+        assert re.search(r"export the trace to: \S*/home/" + re.escape(name), s), s
+        t.keys("Enter")
+        s = t.wait("trace exported to", what="the export")
+        with open(src, "rb") as a, open(dest, "rb") as b:
+            assert a.read() == b.read()
+        os.truncate(dest, 10)
+        t.keys("Enter")  # open it: e exports from the pager too
+        t.wait(lambda s: pager(s) and "e export" in status_line(s), what="the trace, with e")
+        t.keys("e")
+        t.wait("export the trace to:", what="the question from the pager")
+        t.keys("Enter")
+        t.wait("exists: overwrite it? y/N", what="the overwrite question")
+        t.keys("n")
+        t.wait("not exported", what="a no")
+        assert os.path.getsize(dest) == 10
+        t.keys("e")
+        t.wait("export the trace to:", what="the question again")
+        t.keys("Enter")
+        t.wait("exists: overwrite it? y/N", what="the overwrite question again")
+        t.keys("y")
+        t.wait("trace exported to", what="the overwrite")
+        assert os.path.getsize(dest) == os.path.getsize(src)
+    finally:
+        t.close()
+
+
 @test()
 def hostile_output_stays_inert(base):
     skills = copy_skills(base)

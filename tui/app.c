@@ -259,11 +259,32 @@ static int escape_sequence(void)
     return 0; /* unknown: dropped */
 }
 
+/* Keys typed while one key's work kept the screen from being drawn (over
+ * BUSY_MS) were aimed at a screen the person never saw: they are read and
+ * dropped, and the status bar says how many. */
+#define BUSY_MS 250
+
+static void drop_typeahead(struct tui *t)
+{
+    size_t n = 0;
+    wint_t ch;
+    while (n < 4096 && wget_wch(stdscr, &ch) != ERR)
+        n++;
+    if (n)
+        tui_message(t, "%zu key%s typed while the screen was busy %s ignored", n,
+                    n == 1 ? "" : "s", n == 1 ? "was" : "were");
+}
+
 void tui_handle_input(struct tui *t)
 {
     if (t->script)
         return; /* keys come from the script */
     for (int i = 0; i < 256; i++) { /* a paste is handled, then we draw */
+        if (i && tui_now_ms() - t->key_ms > BUSY_MS) {
+            drop_typeahead(t);
+            break;
+        }
+        t->key_ms = tui_now_ms();
         wint_t ch;
         int r = wget_wch(stdscr, &ch);
         if (r == ERR)
@@ -306,22 +327,38 @@ static void draw_title(struct tui *t)
         tui_put(stdscr, 0, COLS - rw, rw, right, strlen(right), tui_attr(t, TUI_R_TITLE));
 }
 
+/* The longest tail of s that fits in width cells (s itself when it fits;
+ * one cell less, for the ‹, when it does not). */
+static const char *tail_fit(const char *s, int width)
+{
+    if (tui_width(s, strlen(s)) <= width)
+        return s;
+    while (*s && tui_width(s, strlen(s)) > width - 1) {
+        unsigned cp;
+        size_t n = sg_utf8_decode((const unsigned char *)s, strlen(s), &cp);
+        s += n ? n : 1;
+    }
+    return s;
+}
+
 static void draw_status(struct tui *t)
 {
     int y = LINES - 1;
     attr_t a = tui_attr(t, TUI_R_STATUS);
     tui_fill(stdscr, y, 0, COLS, a);
     if (t->input_active) {
-        int x = tui_putf(stdscr, y, 0, COLS, a | A_BOLD, "%s", t->input_label);
-        /* show the end of what was typed when it is longer than the line */
-        int w = tui_width(t->input_buf, t->input_len);
-        const char *s = t->input_buf;
-        while (w > COLS - x - 2 && *s) {
-            unsigned cp;
-            size_t n = sg_utf8_decode((const unsigned char *)s, strlen(s), &cp);
-            s += n ? n : 1;
-            w = tui_width(s, strlen(s));
-        }
+        /* a question's end (its answers, "y/N") matters: a question too
+         * long loses its start, marked ‹; any other label keeps its start
+         * and leaves room to type; what is typed shows its end */
+        const char *label = t->input_confirm ? tail_fit(t->input_label, COLS - 2) : t->input_label;
+        int x = 0;
+        if (label != t->input_label)
+            x += tui_put(stdscr, y, x, 1, "\xe2\x80\xb9", 3, a | A_BOLD);
+        x += tui_put(stdscr, y, x, t->input_confirm ? COLS - x : COLS - 16, label, strlen(label),
+                     a | A_BOLD);
+        const char *s = tail_fit(t->input_buf, COLS - x - 2);
+        if (s != t->input_buf)
+            x += tui_put(stdscr, y, x, 1, "\xe2\x80\xb9", 3, a);
         x += tui_put(stdscr, y, x, COLS - x, s, strlen(s), a);
         tui_put(stdscr, y, x, 1, "_", 1, a | A_BLINK);
         return;
@@ -573,8 +610,9 @@ int tui_main(const struct tui_opts *o)
             {"terminal", terminal_fds, terminal_dispatch, terminal_timeout, t},
             tui_attach_source(t),
             sg_stopsig_source(on_stop_signal, t),
+            tui_traces_source(t),
         };
-        size_t n = 3 + tui_run_sources(t, src + 3, SG_ARRAY_LEN(src) - 3);
+        size_t n = 4 + tui_run_sources(t, src + 4, SG_ARRAY_LEN(src) - 4);
         if (sg_loop_turn(src, n, -1) < 0)
             break;
     }

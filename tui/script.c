@@ -198,6 +198,8 @@ bool tui_script_step(struct tui *t)
         return false;
     if (waiting(t))
         return !s->failed;
+    if (tui_traces_busy(t))
+        return true; /* each step acts on a screen whose traces are all read */
     if (s->next >= s->n)
         return t->running; /* the end of the script: let a run finish */
     if (t->dirty)

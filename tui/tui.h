@@ -49,6 +49,7 @@
     X(FILTER, "filter", "f", VIEW, "filter events by kind or severity / traces by text")     \
     X(DELETE, "delete", "x Delete", VIEW, "stop the run / revoke the grant")                 \
     X(SORT, "sort", "s", VIEW, "next sort order (traces)")                                   \
+    X(SORT_REVERSE, "sort-reverse", "S", VIEW, "reverse the sort order (traces)")            \
     X(EXPORT, "export", "e", VIEW, "export the trace to a file")                             \
     X(DIFF, "diff", "c", VIEW, "what changed since your last look (skills)") \
     X(SEEN, "mark-seen", "M", VIEW, "mark the skill's manifests as seen (skills)")          \
@@ -152,6 +153,7 @@ struct tui {
     enum tui_screen cur, back; /* back: where the pager returns to */
     bool quit, dirty, resized;
     int64_t last_draw_ms;
+    int64_t key_ms;          /* when the key being handled was read */
     char message[512];       /* a one-shot message in the status bar */
     int64_t message_ms;
     /* the input line */
@@ -278,9 +280,18 @@ bool tui_demo_key(struct tui *t, int key);
 /* Called from every loop: --auto pacing. */
 void tui_demo_tick(struct tui *t);
 int tui_demo_timeout(const struct tui *t);
-/* view_traces.c: a trace file in the pager; a copy of it elsewhere */
+/* view_traces.c: a trace file in the pager; a copy of it elsewhere (0,
+ * -EEXIST when dest exists and overwrite is false, else -errno); e's
+ * question (where to, in your home by default; overwrite?) and the copy */
 void tui_trace_open(struct tui *t, const char *path);
-int tui_trace_export(const char *path, const char *dest);
+int tui_trace_export(const char *path, const char *dest, bool overwrite);
+void tui_trace_export_ask(struct tui *t, const char *path);
+/* The Traces screen's reader of traces the index lacks, for the loop;
+ * busy while it reads. */
+struct sg_loop_source tui_traces_source(struct tui *t);
+bool tui_traces_busy(struct tui *t);
+/* view_pager.c: the pager shows this trace (e exports it) */
+void tui_pager_set_trace(struct tui *t, const char *path);
 
 /* view_skills.c: the skill under the cursor (NULL: none) */
 const struct sg_skill *tui_skills_selected(struct tui *t);

@@ -8,6 +8,7 @@
 
 struct pager {
     char *title, *text;
+    char *trace; /* the trace file shown, if it is one */
     const char **line;
     size_t *len;
     size_t n, top;
@@ -24,7 +25,7 @@ static struct pager *P(struct tui_view *v)
 
 static void reset(struct pager *p)
 {
-    free(p->title), free(p->text), free(p->line), free(p->len);
+    free(p->title), free(p->text), free(p->line), free(p->len), free(p->trace);
     memset(p, 0, sizeof *p);
 }
 
@@ -34,10 +35,11 @@ void tui_pager_show(struct tui *t, const char *title, const char *text)
     reset(p);
     p->title = sg_xstrdup(title);
     p->text = sg_xstrdup(text);
+    size_t cap = 0, lcap = 0;
     for (const char *s = p->text;; ) {
         const char *nl = strchr(s, '\n');
-        p->line = sg_xrealloc(p->line, (p->n + 1) * sizeof *p->line);
-        p->len = sg_xrealloc(p->len, (p->n + 1) * sizeof *p->len);
+        sg_grow(&p->line, &cap, p->n + 1, sizeof *p->line);
+        sg_grow(&p->len, &lcap, p->n + 1, sizeof *p->len);
         p->line[p->n] = s;
         p->len[p->n++] = nl ? (size_t)(nl - s) : strlen(s);
         if (!nl || !nl[1])
@@ -45,6 +47,13 @@ void tui_pager_show(struct tui *t, const char *title, const char *text)
         s = nl + 1;
     }
     tui_switch(t, TUI_S_PAGER);
+}
+
+void tui_pager_set_trace(struct tui *t, const char *path)
+{
+    struct pager *p = P(&t->views[TUI_S_PAGER]);
+    free(p->trace);
+    p->trace = sg_xstrdup(path);
 }
 
 static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
@@ -100,6 +109,10 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_SEARCH: tui_input(t, "search: ", p->search, searched, p); return true;
     case TUI_A_SEARCH_NEXT: if (p->search[0] && p->n) find(p, 1); return true;
     case TUI_A_SEARCH_PREV: if (p->search[0] && p->n) find(p, -1); return true;
+    case TUI_A_EXPORT:
+        if (p->trace)
+            tui_trace_export_ask(t, p->trace);
+        return p->trace != NULL;
     default: return false;
     }
 }
@@ -108,8 +121,8 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
 {
     (void)t;
     struct pager *p = P(v);
-    snprintf(out, n, "line %zu of %zu   / search  n/N next/prev  q back", p->n ? p->top + 1 : 0,
-             p->n);
+    snprintf(out, n, "line %zu of %zu   / search  n/N next/prev%s  q back", p->n ? p->top + 1 : 0,
+             p->n, p->trace ? "  e export" : "");
 }
 
 static void close_view(struct tui *t, struct tui_view *v)

@@ -739,18 +739,6 @@ static void stop_confirmed(struct tui *t, const char *text, void *ctx)
     }
 }
 
-static void exported(struct tui *t, const char *text, void *ctx)
-{
-    struct run *r = ctx;
-    if (!text || !text[0])
-        return;
-    int e = tui_trace_export(r->trace, text);
-    if (e < 0)
-        tui_message(t, "export to %s failed: %s", text, strerror(-e));
-    else
-        tui_message(t, "trace exported to %s", text);
-}
-
 static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
 {
     struct run *r = R(v);
@@ -784,10 +772,8 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
             tui_trace_open(t, r->trace);
         return true;
     case TUI_A_EXPORT:
-        if (r->done && r->trace[0]) {
-            const char *base = strrchr(r->trace, '/');
-            tui_input(t, "export the trace to: ", base ? base + 1 : r->trace, exported, r);
-        }
+        if (r->done && r->trace[0])
+            tui_trace_export_ask(t, r->trace);
         return true;
     default: return false;
     }

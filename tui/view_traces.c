@@ -1,26 +1,39 @@
 /* The traces screen: past runs from the state directory, newest first,
  * sortable and filterable; Enter opens one (timeline, violations with their
- * MITRE ids, decisions, output counts) in the pager; e exports it. */
+ * MITRE ids, decisions, output counts) in the pager; e exports it.
+ *
+ * The list comes from the folder's index (traceindex.h): a name, a stat and
+ * an index line per trace. Traces the index does not know yet are read by a
+ * child process, newest first, which hands their lines back through a pipe
+ * (a source of the TUI's loop) and adds them to the index: the screen is
+ * there at once, with "reading" rows, and no key ever waits on a trace of
+ * megabytes (a fork, not a thread: a run's raw clone must not copy a lock a
+ * parsing thread holds). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "trace.h"
+#include "traceindex.h"
 #include "tui.h"
 #include "util.h"
 
 #define MAX_TRACES 1000                /* the newest; older ones stay on disk */
-#define TRACE_FILE_MAX (64u << 20)     /* a bigger file is not ours */
 
 struct row {
     char *file, *skill, *status, *started, *severity;
     long long duration_ms;
     int exit_code;
+    bool has_exit, loaded, unreadable;
     size_t enforcements, decisions;
     int sev_rank;
 };
@@ -29,7 +42,7 @@ enum sort_key { SORT_TIME, SORT_SKILL, SORT_STATUS, SORT_DURATION, SORT_SEVERITY
 static const char *const sort_names[] = {"time", "skill", "status", "duration", "severity"};
 
 struct traces {
-    struct row *v;
+    struct row *v;                     /* by file name, newest first */
     size_t n, sel, top;
     size_t *shown, nshown;
     int rows;
@@ -37,13 +50,21 @@ struct traces {
     bool reverse;
     char filter[128];
     char *dir;
-    size_t unreadable;
+    size_t unreadable, pending;
+    /* the reader: a child process, its pipe, the line it is in the middle of */
+    pid_t pid;
+    int fd;
+    char part[SG_TRACE_INDEX_LINE_MAX + 1];
+    size_t plen;
 };
 
 static struct traces *T(struct tui_view *v)
 {
-    if (!v->data)
-        v->data = sg_xcalloc(1, sizeof(struct traces));
+    if (!v->data) {
+        struct traces *s = sg_xcalloc(1, sizeof(struct traces));
+        s->fd = -1;
+        v->data = s;
+    }
     return v->data;
 }
 
@@ -56,20 +77,54 @@ static int sev_rank(const char *s)
     return -1;
 }
 
-static json_t *load_trace(int dirfd, const char *name)
-{
-    cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > TRACE_FILE_MAX)
-        return NULL;
-    json_error_t je;
-    return json_loadfd(fd, 0, &je);
-}
-
 static const char *jstr(json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
     return s ? s : "";
+}
+
+static void set_str(char **p, const char *v)
+{
+    free(*p);
+    *p = sg_xstrdup(v);
+}
+
+static void row_fill(struct row *r, json_t *e)
+{
+    set_str(&r->skill, jstr(e, "skill_name"));
+    set_str(&r->status, jstr(e, "status"));
+    set_str(&r->started, jstr(e, "started_at"));
+    set_str(&r->severity, jstr(e, "max_severity"));
+    r->sev_rank = sev_rank(r->severity);
+    r->duration_ms = json_integer_value(json_object_get(e, "duration_ms"));
+    json_t *ec = json_object_get(e, "exit_code");
+    r->has_exit = json_is_integer(ec);
+    r->exit_code = (int)json_integer_value(ec);
+    r->enforcements = (size_t)json_integer_value(json_object_get(e, "enforcements"));
+    r->decisions = (size_t)json_integer_value(json_object_get(e, "decisions"));
+    r->loaded = true;
+}
+
+/* Until its line comes: the skill and the time from the file's name
+ * (STAMP-SKILL-PID-HEX.json, the stamp of when it was written). */
+static void row_placeholder(struct row *r)
+{
+    const char *f = r->file;
+    char started[32] = "";
+    if (strlen(f) > 17 && f[8] == 'T' && f[15] == 'Z' && f[16] == '-')
+        snprintf(started, sizeof started, "%.4s-%.2s-%.2sT%.2s:%.2s:%.2sZ", f, f + 4, f + 6, f + 9,
+                 f + 11, f + 13);
+    cleanup_free char *skill = sg_xstrdup(strlen(f) > 17 ? f + 17 : f);
+    for (int k = 0; k < 2; k++) {
+        char *dash = strrchr(skill, '-');
+        if (dash)
+            *dash = '\0';
+    }
+    set_str(&r->skill, skill);
+    set_str(&r->started, started);
+    set_str(&r->status, "");
+    set_str(&r->severity, "");
+    r->sev_rank = -1;
 }
 
 static void free_rows(struct traces *s)
@@ -109,11 +164,16 @@ static int cmp_rows(const void *a, const void *b)
     return g_rev ? -c : c;
 }
 
+/* Filter and sort; the selected trace stays selected wherever it moves. */
 static void refilter(struct traces *s)
 {
+    const char *was = s->sel < s->nshown ? s->v[s->shown[s->sel]].file : NULL;
+    cleanup_free char *keep = was ? sg_xstrdup(was) : NULL;
     s->nshown = 0;
     for (size_t i = 0; i < s->n; i++) {
         const struct row *r = &s->v[i];
+        if (r->unreadable)
+            continue;
         if (s->filter[0] && !strcasestr(r->skill, s->filter) && !strcasestr(r->status, s->filter) &&
             !strcasestr(r->severity, s->filter) && !strcasestr(r->file, s->filter))
             continue;
@@ -122,19 +182,124 @@ static void refilter(struct traces *s)
     g_sort = s->sort, g_rev = s->reverse, g_rows = s->v;
     if (s->nshown)
         qsort(s->shown, s->nshown, sizeof *s->shown, cmp_rows);
+    for (size_t k = 0; keep && k < s->nshown; k++)
+        if (!strcmp(s->v[s->shown[k]].file, keep))
+            s->sel = k;
     if (s->sel >= s->nshown)
         s->sel = s->nshown ? s->nshown - 1 : 0;
+}
+
+static void stop_reader(struct traces *s)
+{
+    if (s->pid > 0) {
+        kill(s->pid, SIGKILL);
+        while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (s->fd >= 0)
+        close(s->fd);
+    s->pid = 0, s->fd = -1, s->plen = 0;
+}
+
+/* The child: each name's index line to the pipe (one write, under
+ * PIPE_BUF), and to the index; with rewrite, the whole index
+ * anew at the end (the lines the parent had, and these). */
+static _Noreturn void reader(int dfd, int out, char **names, size_t n, json_t *fresh, bool rewrite)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGPIPE};
+    for (size_t i = 0; i < SG_ARRAY_LEN(sigs); i++)
+        signal(sigs[i], SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    setpriority(PRIO_PROCESS, 0, 10); /* after a live run's broker */
+    json_t *batch = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *doc = sg_trace_load_at(dfd, names[i]);
+        /* one that is not a trace is remembered as such, not read again */
+        json_t *e = sg_trace_index_entry(dfd, names[i], doc);
+        json_decref(doc);
+        if (e && !doc)
+            json_object_set_new(e, "unreadable", json_true());
+        if (e) {
+            json_array_append(batch, e);
+            json_array_append(fresh, e);
+        } else {
+            e = json_pack("{s:s, s:b}", "file", names[i], "unreadable", 1);
+        }
+        cleanup_free char *line = json_dumps(e, JSON_COMPACT);
+        json_decref(e);
+        if (line && strlen(line) < SG_TRACE_INDEX_LINE_MAX) {
+            struct sg_buf b;
+            sg_buf_init(&b, SG_TRACE_INDEX_LINE_MAX + 1);
+            sg_buf_printf(&b, "%s\n", line);
+            if (write(out, b.data, b.len) != (ssize_t)b.len)
+                _exit(1); /* the screen is gone */
+            sg_buf_free(&b);
+        }
+        if (!rewrite && json_array_size(batch)) { /* each at once: a reload kills us */
+            sg_trace_index_put(dfd, batch, false);
+            json_array_clear(batch);
+        }
+    }
+    if (rewrite)
+        sg_trace_index_put(dfd, fresh, true);
+    _exit(0);
+}
+
+static void start_reader(struct traces *s, int dfd, char **names, size_t n, json_t *fresh,
+                         bool rewrite)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        reader(dfd, p[1], names, n, fresh, rewrite);
+    }
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        return;
+    }
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    s->pid = pid, s->fd = p[0], s->plen = 0;
+}
+
+static int cmp_row_file(const void *key, const void *r)
+{
+    return -strcmp(key, ((const struct row *)r)->file);
+}
+
+static void reader_line(struct traces *s, const char *line, size_t len)
+{
+    json_t *e = json_loadb(line, len, 0, NULL);
+    const char *f = json_string_value(json_object_get(e, "file"));
+    struct row *r = f ? bsearch(f, s->v, s->n, sizeof *s->v, cmp_row_file) : NULL;
+    if (r && !r->loaded && !r->unreadable) {
+        if (json_is_true(json_object_get(e, "unreadable")))
+            r->unreadable = true, s->unreadable++;
+        else
+            row_fill(r, e);
+        s->pending--;
+    }
+    json_decref(e);
 }
 
 static void open_view(struct tui *t, struct tui_view *v)
 {
     (void)t;
     struct traces *s = T(v);
+    stop_reader(s);
+    /* the selected trace stays selected over a reload */
+    cleanup_free char *was = s->sel < s->nshown ? sg_xstrdup(s->v[s->shown[s->sel]].file) : NULL;
     free_rows(s);
     free(s->dir);
     cleanup_free char *state = sg_state_dir();
     s->dir = sg_xasprintf("%s/traces", state);
-    s->unreadable = 0;
+    s->unreadable = s->pending = 0;
     cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dup(dfd)) : NULL;
     char **names = NULL;
@@ -149,32 +314,108 @@ static void open_view(struct tui *t, struct tui_view *v)
         closedir(d);
     if (nn)
         qsort(names, nn, sizeof *names, cmp_name_desc);
+    size_t lines = 0;
+    json_t *index = dfd >= 0 ? sg_trace_index_load(dfd, &lines) : json_object();
+    json_t *fresh = json_array();
+    char **todo = sg_xcalloc(nn ? nn : 1, sizeof *todo);
+    size_t ntodo = 0;
     s->v = sg_xcalloc(nn ? nn : 1, sizeof *s->v);
     for (size_t i = 0; i < nn; i++) {
-        json_t *doc = i < MAX_TRACES ? load_trace(dfd, names[i]) : NULL;
-        if (!doc || !json_is_object(doc)) {
-            s->unreadable += i < MAX_TRACES;
-            json_decref(doc);
+        if (i >= MAX_TRACES) {
             free(names[i]);
             continue;
         }
         struct row *r = &s->v[s->n++];
-        json_t *vs = json_object_get(doc, "violation_summary");
         r->file = names[i];
-        r->skill = sg_xstrdup(jstr(doc, "skill_name"));
-        r->status = sg_xstrdup(jstr(doc, "status"));
-        r->started = sg_xstrdup(jstr(doc, "started_at"));
-        r->severity = sg_xstrdup(jstr(vs, "max_severity"));
-        r->sev_rank = sev_rank(r->severity);
-        r->duration_ms = json_integer_value(json_object_get(doc, "duration_ms"));
-        r->exit_code = (int)json_integer_value(json_object_get(doc, "exit_code"));
-        r->enforcements = (size_t)json_integer_value(json_object_get(vs, "total_enforcements"));
-        r->decisions = json_array_size(json_object_get(doc, "decisions"));
-        json_decref(doc);
+        json_t *e = json_object_get(index, names[i]);
+        if (sg_trace_index_fresh(dfd, names[i], e)) {
+            row_placeholder(r);
+            if (json_is_true(json_object_get(e, "unreadable")))
+                r->unreadable = true, s->unreadable++;
+            else
+                row_fill(r, e);
+            json_array_append(fresh, e);
+        } else {
+            row_placeholder(r);
+            todo[ntodo++] = r->file;
+        }
     }
     free(names);
+    s->pending = ntodo;
+    /* stale lines (pruned or rewritten traces) past the live ones: rewrite */
+    bool rewrite = lines > 2 * (json_array_size(fresh) + ntodo) + 64;
+    if (dfd >= 0 && (ntodo || rewrite))
+        start_reader(s, dfd, todo, ntodo, fresh, rewrite);
+    if (!s->pid)
+        s->pending = 0;
+    free(todo);
+    json_decref(fresh);
+    json_decref(index);
     s->shown = sg_xcalloc(s->n ? s->n : 1, sizeof *s->shown);
     refilter(s);
+    for (size_t k = 0; was && k < s->nshown; k++)
+        if (!strcmp(s->v[s->shown[k]].file, was))
+            s->sel = k;
+}
+
+/* ---- the reader as a source of the TUI's loop ---- */
+
+static size_t reader_fds(void *ctx, struct pollfd *out, size_t max)
+{
+    struct tui *t = ctx;
+    struct traces *s = t->views[TUI_S_TRACES].data;
+    if (!s || s->fd < 0 || !max)
+        return 0;
+    out[0] = (struct pollfd){.fd = s->fd, .events = POLLIN};
+    return 1;
+}
+
+static void reader_dispatch(void *ctx, const struct pollfd *p, size_t n)
+{
+    struct tui *t = ctx;
+    struct traces *s = t->views[TUI_S_TRACES].data;
+    if (!s || s->fd < 0 || !n || !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+        return;
+    char buf[65536];
+    ssize_t r = read(s->fd, buf, sizeof buf);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    for (ssize_t i = 0; i < r; i++) {
+        if (buf[i] != '\n') {
+            if (s->plen < SG_TRACE_INDEX_LINE_MAX)
+                s->part[s->plen++] = buf[i];
+            continue;
+        }
+        reader_line(s, s->part, s->plen);
+        s->plen = 0;
+    }
+    if (r <= 0) { /* done (or gone): rows it never named stay unreadable */
+        stop_reader(s);
+        for (size_t i = 0; i < s->n; i++)
+            if (!s->v[i].loaded && !s->v[i].unreadable)
+                s->v[i].unreadable = true, s->unreadable++;
+        s->pending = 0;
+    }
+    refilter(s);
+    tui_mark_dirty(t);
+}
+
+bool tui_traces_busy(struct tui *t)
+{
+    struct traces *s = t->views[TUI_S_TRACES].data;
+    return s && s->fd >= 0;
+}
+
+struct sg_loop_source tui_traces_source(struct tui *t)
+{
+    return (struct sg_loop_source){"traces", reader_fds, reader_dispatch, NULL, t};
+}
+
+/* The arrow points the way the list goes: down from the newest, the
+ * longest, the most severe, A; up once reversed. */
+static const char *sort_mark(const struct traces *s)
+{
+    return s->reverse ? "\xe2\x86\x91" : "\xe2\x86\x93"; /* ↑ ↓ */
 }
 
 static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
@@ -184,13 +425,24 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         open_view(t, v);
     attr_t hd = tui_attr(t, TUI_R_HEADER);
     tui_fill(w, 0, 0, cols, hd);
-    tui_putf(w, 0, 1, cols - 2, hd, "%-14s %-18s %-10s %7s %-8s %5s %4s", "STARTED (UTC)",
-             "SKILL", "STATUS", "TIME", "SEVERITY", "BLOCK", "ASKS");
+    /* the columns of a row (below); the sort column carries its arrow */
+    static const struct {
+        int x;
+        const char *label;
+        enum sort_key key;
+    } head[] = {{1, "STARTED (UTC)", SORT_TIME}, {16, "SKILL", SORT_SKILL},
+                {35, "STATUS", SORT_STATUS},     {46, "EXIT", SORT_COUNT},
+                {53, "TIME", SORT_DURATION},     {59, "SEVERITY", SORT_SEVERITY},
+                {69, "BLOCK", SORT_COUNT},       {75, "ASKS", SORT_COUNT}};
+    for (size_t i = 0; i < SG_ARRAY_LEN(head) && head[i].x < cols - 1; i++)
+        tui_putf(w, 0, head[i].x, cols - 1 - head[i].x, hd, "%s%s", head[i].label,
+                 head[i].key == s->sort ? sort_mark(s) : "");
     s->rows = rows - 1;
     if (!s->nshown) {
         tui_putf(w, 2, 2, cols - 4, tui_attr(t, TUI_R_DIM), "%s",
-                 s->n ? "No trace matches the filter (f to change it)."
-                      : "No traces yet: every run writes one. Run a skill from the skills screen.");
+                 s->n > s->unreadable ? "No matches: no trace has that text (f to change the filter)."
+                 : s->n ? "No readable traces (each one is unreadable or not a trace)."
+                        : "No traces yet: every run writes one. Run a skill from the skills screen.");
         return;
     }
     if (s->sel < s->top)
@@ -208,15 +460,23 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
                  strlen(r->started) >= 19 ? r->started + 11 : "");
         int x = tui_putf(w, i + 1, 1, cols - 2, a, "%-14s ", when);
         x += tui_putf(w, i + 1, 1 + x, 19, a, "%-18.18s ", r->skill);
-        attr_t sa = sel ? a : tui_attr(t, !strcmp(r->status, "completed") && !r->exit_code
-                                              ? TUI_R_OK : TUI_R_SEV_WARNING);
+        if (!r->loaded) {
+            tui_putf(w, i + 1, 1 + x, cols - 2 - x, sel ? a : tui_attr(t, TUI_R_DIM), "reading…");
+            continue;
+        }
+        bool ok = !strcmp(r->status, "completed") && r->has_exit && !r->exit_code;
+        attr_t sa = sel ? a : tui_attr(t, ok ? TUI_R_OK : TUI_R_SEV_WARNING);
         x += tui_putf(w, i + 1, 1 + x, 11, sa, "%-10.10s ", r->status);
+        if (r->has_exit)
+            x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, r->exit_code ? sa : a, "%4d ", r->exit_code);
+        else
+            x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%4s ", "-");
         if (r->duration_ms < 100000)
             x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%5lldms ", r->duration_ms);
         else
             x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%6llds ", r->duration_ms / 1000);
         attr_t va = sel ? a : tui_severity_attr(t, r->sev_rank >= 3 ? 3 : r->sev_rank >= 1 ? 2 : 0);
-        x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, va, "%-8s ", r->severity);
+        x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, va, "%-9s ", r->severity);
         tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%5zu %4zu", r->enforcements, r->decisions);
     }
 }
@@ -293,76 +553,122 @@ void tui_trace_open(struct tui *t, const char *path)
     }
     *slash = '\0';
     cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    json_t *doc = dfd >= 0 ? load_trace(dfd, slash + 1) : NULL;
+    json_t *doc = dfd >= 0 ? sg_trace_load_at(dfd, slash + 1) : NULL;
     if (!doc) {
         tui_message(t, "cannot read the trace %s", path);
         return;
     }
     cleanup_free char *text = trace_text(doc, path);
-    cleanup_free char *title = sg_xasprintf("Trace of %s (e exports it from the traces screen)",
-                                            jstr(doc, "skill_name"));
+    cleanup_free char *title = sg_xasprintf("Trace of %s (e exports it)", jstr(doc, "skill_name"));
     json_decref(doc);
     tui_pager_show(t, title, text);
+    tui_pager_set_trace(t, path);
 }
 
-int tui_trace_export(const char *path, const char *dest)
+/* A copy of the trace at dest, whole or not at all: written beside it and
+ * renamed (over an existing file only with overwrite). */
+int tui_trace_export(const char *path, const char *dest, bool overwrite)
 {
     cleanup_fd int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (in < 0)
         return -errno;
-    cleanup_fd int out = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    struct stat st;
+    if (!overwrite && lstat(dest, &st) == 0)
+        return -EEXIST;
+    cleanup_free char *tmp = sg_xasprintf("%s.tmp.%d", dest, (int)getpid());
+    cleanup_fd int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (out < 0)
         return -errno;
     char buf[65536];
     ssize_t n;
-    while ((n = read(in, buf, sizeof buf)) > 0) {
-        for (ssize_t o = 0; o < n;) {
+    int r = 0;
+    while (!r && (n = read(in, buf, sizeof buf)) != 0) {
+        if (n < 0) {
+            r = errno == EINTR ? 0 : -errno;
+            continue;
+        }
+        for (ssize_t o = 0; !r && o < n;) {
             ssize_t w = write(out, buf + o, (size_t)(n - o));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0) {
-                int e = errno;
-                unlink(dest);
-                return -e;
-            }
-            o += w;
+            if (w < 0)
+                r = errno == EINTR ? 0 : -errno;
+            else
+                o += w;
         }
     }
-    if (n < 0 || fsync(out) < 0) {
-        int e = errno;
-        unlink(dest);
-        return -e;
+    if (!r && fsync(out) < 0)
+        r = -errno;
+    if (!r && (overwrite ? rename(tmp, dest) : renameat2(AT_FDCWD, tmp, AT_FDCWD, dest,
+                                                         RENAME_NOREPLACE)) < 0)
+        r = -errno;
+    if (r)
+        unlink(tmp);
+    return r;
+}
+
+/* ---- e: export, from the list, the run screen or an open trace ---- */
+
+static struct {
+    char from[4096], to[4096];
+} export_job;
+
+static void export_done(struct tui *t, int e)
+{
+    if (e < 0)
+        tui_message(t, "export to %s failed: %s", export_job.to, strerror(-e));
+    else
+        tui_message(t, "trace exported to %s", export_job.to);
+}
+
+static void overwrite_confirmed(struct tui *t, const char *text, void *ctx)
+{
+    (void)ctx;
+    if (text && (text[0] == 'y' || text[0] == 'Y'))
+        export_done(t, tui_trace_export(export_job.from, export_job.to, true));
+    else
+        tui_message(t, "not exported: %s is left as it was", export_job.to);
+}
+
+static void export_to(struct tui *t, const char *text, void *ctx)
+{
+    (void)ctx;
+    if (!text || !text[0])
+        return;
+    const char *home = sg_invoking_home();
+    if (!strncmp(text, "~/", 2) && home)
+        snprintf(export_job.to, sizeof export_job.to, "%s/%s", home, text + 2);
+    else
+        snprintf(export_job.to, sizeof export_job.to, "%s", text);
+    int e = tui_trace_export(export_job.from, export_job.to, false);
+    if (e == -EEXIST) {
+        cleanup_free char *q = sg_xasprintf("%s exists: overwrite it? y/N ", export_job.to);
+        tui_confirm(t, q, overwrite_confirmed, NULL);
+        return;
     }
-    return 0;
+    export_done(t, e);
+}
+
+void tui_trace_export_ask(struct tui *t, const char *path)
+{
+    snprintf(export_job.from, sizeof export_job.from, "%s", path);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    /* your home, not wherever skillgate was started from */
+    const char *home = sg_invoking_home();
+    cleanup_free char *def = home ? sg_xasprintf("%s/%s", home, base) : sg_xstrdup(base);
+    tui_input(t, "export the trace to: ", def, export_to, NULL);
 }
 
 /* ---- keys ---- */
 
 static void filtered(struct tui *t, const char *text, void *ctx)
 {
-    (void)t;
     struct traces *s = ctx;
     if (!text)
         return;
     snprintf(s->filter, sizeof s->filter, "%s", text);
     refilter(s);
-}
-
-struct export_ctx {
-    char path[4096];
-};
-static struct export_ctx export_from;
-
-static void exported(struct tui *t, const char *text, void *ctx)
-{
-    (void)ctx;
-    if (!text || !text[0])
-        return;
-    int e = tui_trace_export(export_from.path, text);
-    if (e < 0)
-        tui_message(t, "export to %s failed: %s", text, strerror(-e));
-    else
-        tui_message(t, "trace exported to %s", text);
+    if (s->filter[0] && !s->nshown)
+        tui_message(t, "no matches for \"%s\"", s->filter);
 }
 
 static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
@@ -381,24 +687,26 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_END: s->sel = s->nshown ? s->nshown - 1 : 0; return true;
     case TUI_A_RELOAD: open_view(t, v); tui_message(t, "%zu traces", s->n); return true;
     case TUI_A_SORT:
-        s->sort = (enum sort_key)((s->sort + 1) % SORT_COUNT);
+    case TUI_A_SORT_REVERSE:
+        if (a == TUI_A_SORT)
+            s->sort = (enum sort_key)((s->sort + 1) % SORT_COUNT), s->reverse = false;
+        else
+            s->reverse = !s->reverse;
         refilter(s);
-        tui_message(t, "sorted by %s", sort_names[s->sort]);
+        tui_message(t, "sorted by %s%s", sort_names[s->sort], s->reverse ? ", reversed" : "");
         return true;
     case TUI_A_FILTER:
     case TUI_A_SEARCH:
         tui_input(t, "filter traces (skill, status, severity): ", s->filter, filtered, s);
         return true;
     case TUI_A_ENTER:
-        if (r) {
-            cleanup_free char *p = sg_xasprintf("%s/%s", s->dir, r->file);
-            tui_trace_open(t, p);
-        }
-        return true;
     case TUI_A_EXPORT:
         if (r) {
-            snprintf(export_from.path, sizeof export_from.path, "%s/%s", s->dir, r->file);
-            tui_input(t, "export the trace to: ", r->file, exported, NULL);
+            cleanup_free char *p = sg_xasprintf("%s/%s", s->dir, r->file);
+            if (a == TUI_A_ENTER)
+                tui_trace_open(t, p);
+            else
+                tui_trace_export_ask(t, p);
         }
         return true;
     default: return false;
@@ -409,9 +717,16 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
 {
     (void)t;
     struct traces *s = T(v);
-    snprintf(out, n, "%zu of %zu traces%s, by %s%s%s%s  Enter open  e export  s sort  f filter",
-             s->nshown, s->n, s->unreadable ? " (some unreadable)" : "", sort_names[s->sort],
-             s->filter[0] ? ", filter \"" : "", s->filter, s->filter[0] ? "\"" : "");
+    char reading[64] = "";
+    if (s->pending)
+        snprintf(reading, sizeof reading, ", reading %zu…", s->pending);
+    char unread[48] = "";
+    if (s->unreadable)
+        snprintf(unread, sizeof unread, ", %zu unreadable", s->unreadable);
+    snprintf(out, n, "%zu of %zu traces%s%s, by %s%s%s%s%s  Enter open  e export  s/S sort",
+             s->nshown, s->n - s->unreadable, reading, unread, sort_names[s->sort],
+             s->reverse ? " reversed" : "", s->filter[0] ? ", filter \"" : "", s->filter,
+             s->filter[0] ? "\"" : "");
 }
 
 static void close_view(struct tui *t, struct tui_view *v)
@@ -420,6 +735,7 @@ static void close_view(struct tui *t, struct tui_view *v)
     struct traces *s = v->data;
     if (!s)
         return;
+    stop_reader(s);
     free_rows(s);
     free(s->dir);
     free(s);

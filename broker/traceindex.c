@@ -1,0 +1,167 @@
+/* The traces folder's index (traceindex.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "traceindex.h"
+#include "util.h"
+
+json_t *sg_trace_load_at(int dfd, const char *name)
+{
+    cleanup_fd int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    cleanup_free char *text = NULL;
+    size_t len;
+    if (fd < 0 || sg_read_fd_capped(fd, SG_TRACE_FILE_MAX, &text, &len) < 0)
+        return NULL;
+    json_t *doc = json_loadb(text, len, 0, NULL);
+    if (doc && !json_is_object(doc)) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+static long long mtime_ns(const struct stat *st)
+{
+    return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+json_t *sg_trace_index_entry(int dfd, const char *name, json_t *doc)
+{
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    json_t *vs = json_object_get(doc, "violation_summary");
+    json_t *e = json_pack("{s:s, s:I, s:I}", "file", name, "size", (json_int_t)st.st_size,
+                          "mtime_ns", (json_int_t)mtime_ns(&st));
+    if (!doc)
+        return e;
+    static const char *const strs[] = {"skill_name", "started_at", "status", "end_reason"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(strs); i++) {
+        json_t *v = json_object_get(doc, strs[i]);
+        json_object_set_new(e, strs[i], json_string(json_is_string(v) ? json_string_value(v) : ""));
+    }
+    json_t *ec = json_object_get(doc, "exit_code");
+    json_object_set_new(e, "exit_code", json_is_integer(ec) ? json_copy(ec) : json_null());
+    json_object_set_new(e, "duration_ms",
+                        json_integer(json_integer_value(json_object_get(doc, "duration_ms"))));
+    const char *sev = json_string_value(json_object_get(vs, "max_severity"));
+    json_object_set_new(e, "max_severity", json_string(sev ? sev : ""));
+    json_object_set_new(e, "enforcements",
+                        json_integer(json_integer_value(json_object_get(vs, "total_enforcements"))));
+    json_object_set_new(e, "decisions",
+                        json_integer((json_int_t)json_array_size(json_object_get(doc, "decisions"))));
+    json_object_set(e, "degraded", json_is_true(json_object_get(doc, "degraded")) ? json_true()
+                                                                                   : json_false());
+    return e;
+}
+
+bool sg_trace_index_fresh(int dfd, const char *name, json_t *entry)
+{
+    struct stat st;
+    return entry && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+           json_integer_value(json_object_get(entry, "size")) == (json_int_t)st.st_size &&
+           json_integer_value(json_object_get(entry, "mtime_ns")) == (json_int_t)mtime_ns(&st);
+}
+
+/* The index, opened and locked; reopened when a rewrite replaced the file
+ * between our open and our lock (a line appended to the old one is lost). */
+static int open_index(int dfd)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int fd = openat(dfd, SG_TRACE_INDEX,
+                        O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+        if (fd < 0)
+            return -errno;
+        struct stat a, b;
+        if (flock(fd, LOCK_EX) < 0 || fstat(fd, &a) < 0) {
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        if (fstatat(dfd, SG_TRACE_INDEX, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+            a.st_dev == b.st_dev && S_ISREG(a.st_mode))
+            return fd;
+        close(fd);
+    }
+    return -EAGAIN;
+}
+
+static void dump_lines(struct sg_buf *b, json_t *entries)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(entries, i, e)
+    {
+        cleanup_free char *line = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (line && strlen(line) < SG_TRACE_INDEX_LINE_MAX)
+            sg_buf_printf(b, "%s\n", line);
+    }
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        p += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+int sg_trace_index_put(int dfd, json_t *entries, bool rewrite)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, SG_TRACE_INDEX_MAX);
+    dump_lines(&b, entries);
+    cleanup_fd int fd = open_index(dfd);
+    int r = fd < 0 ? fd : 0;
+    if (!r && !rewrite) {
+        r = write_all(fd, b.data ? b.data : "", b.len);
+    } else if (!r) {
+        /* a whole new file under the old one's lock: appenders wait for it,
+         * then see the inode changed and reopen */
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d", SG_TRACE_INDEX, (int)getpid());
+        cleanup_fd int nfd =
+            openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        r = nfd < 0 ? -errno : write_all(nfd, b.data ? b.data : "", b.len);
+        if (!r && renameat(dfd, tmp, dfd, SG_TRACE_INDEX) < 0)
+            r = -errno;
+        if (r && nfd >= 0)
+            unlinkat(dfd, tmp, 0);
+    }
+    sg_buf_free(&b);
+    return r;
+}
+
+json_t *sg_trace_index_load(int dfd, size_t *lines)
+{
+    json_t *map = json_object();
+    *lines = 0;
+    cleanup_fd int fd = openat(dfd, SG_TRACE_INDEX, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    cleanup_free char *text = NULL;
+    size_t len;
+    if (fd < 0 || sg_read_fd_capped(fd, SG_TRACE_INDEX_MAX, &text, &len) < 0)
+        return map;
+    for (char *s = text, *nl; s < text + len; s = nl + 1) {
+        nl = memchr(s, '\n', (size_t)(text + len - s));
+        if (!nl)
+            break; /* a line being appended */
+        ++*lines;
+        if (nl - s >= SG_TRACE_INDEX_LINE_MAX)
+            continue;
+        json_t *e = json_loadb(s, (size_t)(nl - s), 0, NULL);
+        const char *f = json_string_value(json_object_get(e, "file"));
+        if (f && !strchr(f, '/') && f[0] != '.')
+            json_object_set(map, f, e);
+        json_decref(e);
+    }
+    return map;
+}
