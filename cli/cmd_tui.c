@@ -81,6 +81,7 @@ int cmd_demo(int argc, char **argv)
         {"auto", no_argument, NULL, 'a'},
         {"pace", required_argument, NULL, 'p'},
         {"theme", required_argument, NULL, 't'},
+        {"keep", required_argument, NULL, 'k'},
         {0},
     };
     struct tui_opts o = {.prompt_timeout = 120, .demo = true, .demo_pace = 4};
@@ -93,13 +94,18 @@ int cmd_demo(int argc, char **argv)
             sg_command_usage(stdout, "demo");
             printf("\n  --auto        step by itself (for recordings); the risky request is denied\n"
                    "  --pace S      seconds between automatic steps (4)\n"
-                   "  --theme NAME  a theme (skillgate tui --list-themes)\n\n"
+                   "  --theme NAME  a shipped theme (skillgate tui --list-themes)\n"
+                   "  --keep DIR    copy the demo's records (traces, audit log) to DIR at the end\n\n"
+                   "The demo has a world of its own: a state, config and home made for it and\n"
+                   "removed at the end, so your grants, keys, theme and history change nothing\n"
+                   "the audience sees, and its runs never land among your records.\n"
                    "Safe anywhere offline: the unsandboxed run happens in fresh user, network\n"
                    "and mount namespaces with only loopback, with fake credentials; \"the\n"
                    "internet\" is a stand-in on loopback. Needs python3, openssl and unshare.\n");
             return SG_EXIT_OK;
         case 'a': o.demo_auto = true; break;
         case 't': o.theme = optarg; break;
+        case 'k': o.demo_keep = optarg; break;
         case 'p':
             if (sg_parse_ll(optarg, 1, 120, &v) < 0) {
                 fprintf(stderr, "skillgate: --pace takes seconds, 1..120\n");

@@ -2,7 +2,11 @@
 """`skillgate demo --auto` in a real terminal (tmux): the unsandboxed step
 shows what the attacker's stand-in received, the sandboxed step blocks every
 vector, the honest skill gets its answer, the risky request is asked and
-denied, and the throwaway workspace is gone afterwards. Prints TAP.
+denied, and the throwaway workspace is gone afterwards. The demo lives in a
+world of its own: the presenter's grants (one allowing the attacker's host)
+change nothing, none of its runs lands in the presenter's traces or audit
+log, and no screen shows the presenter's home; --keep copies its records
+out. Prints TAP.
 
 Usage: demo_test.py PATH/TO/skillgate SOURCE_ROOT
 
@@ -66,6 +70,30 @@ class Tmux:
             os.unlink(path)  # tmux leaves its socket behind
 
 
+def narration_at_80x24(env):
+    """The first step's narration on an 80x24 terminal: every word of it on
+    screen (wrapped at words, none cut), then q. None, or the problem."""
+    tm = Tmux(env, cols=80, rows=24)
+    tm.sock += "n"
+    try:
+        tm.start([SG, "demo"])
+        end = time.monotonic() + 30
+        s = ""
+        while time.monotonic() < end and "Space: next" not in s:
+            time.sleep(0.1)
+            s = tm.screen()
+        flat = " ".join(s.split())
+        want = ("malicious-weather looks like a weather lookup from a skills marketplace. First "
+                "it runs the way agents run skills today: no sandbox at all. Everything is a "
+                "throwaway world: fake credentials, and \"the internet\" is a stand-in on loopback.")
+        tm.t("send-keys", "q")
+        if want not in flat or "\u203a" in s.split("skillgate demo  (1/")[-1]:
+            return "at 80x24 the narration is cut instead of wrapped:\n" + s
+        return None
+    finally:
+        tm.kill()
+
+
 def main():
     print("1..1")
     name = "demo_auto_walks_through_all_steps"
@@ -83,12 +111,27 @@ def main():
         opts = [o for o in os.environ.get(k, "").split(":") if o]
         env[k] = ":".join(opts + [f"log_path={os.path.join(base, 'sanitizer')}"])
     os.makedirs(env["HOME"])
+    # the presenter's own grant: always allow the skill's exfiltration host
+    digest = json.loads(subprocess.run(
+        [SG, "inspect", "--json", os.path.join(SRC, "examples", "skills", "malicious-weather")],
+        env=env, capture_output=True, text=True, check=True).stdout)["digest"]
+    grants = os.path.join(env["XDG_CONFIG_HOME"], "skillgate", "grants.yaml")
+    os.makedirs(os.path.dirname(grants), mode=0o700)
+    with open(grants, "w") as f:
+        f.write(f"grants:\n  - skill: \"malicious-weather\"\n    digest: \"{digest}\"\n"
+                "    rule: \"Fetch(collector.attacker.test)\"\n    effect: \"allow\"\n"
+                "    created: \"2026-11-01T00:00:00Z\"\n")
+    os.chmod(grants, 0o600)
+    with open(grants, "rb") as f:
+        grants_before = f.read()
+    kept = os.path.join(base, "kept")
     before = set(glob.glob("/var/tmp/skillgate-demo-*"))
+    narrow = narration_at_80x24(env)
     tm = Tmux(env)
     seen = {"stolen": False, "blocked": False, "weather": False, "prompt": False}
     screens = []
     try:
-        tm.start([SG, "demo", "--auto", "--pace", "1"])
+        tm.start([SG, "demo", "--auto", "--pace", "1", "--keep", kept])
         end = time.monotonic() + 150
         while time.monotonic() < end:
             s = tm.screen()
@@ -104,13 +147,27 @@ def main():
         dead = tm.dead()
     finally:
         tm.kill()
-    traces = [json.load(open(p)) for p in glob.glob(os.path.join(env["XDG_STATE_HOME"],
-                                                                 "skillgate", "traces", "*.json"))]
+    traces = [json.load(open(p)) for p in glob.glob(os.path.join(kept, "skillgate", "traces",
+                                                                 "*.json"))]
     by = {t["skill_name"]: t for t in traces}
-    audit = os.path.join(env["XDG_STATE_HOME"], "skillgate", "audit.jsonl")
+    audit = os.path.join(kept, "skillgate", "audit.jsonl")
     recs = [json.loads(l) for l in open(audit)] if os.path.exists(audit) else []
     left = set(glob.glob("/var/tmp/skillgate-demo-*")) - before
-    problems = []
+    problems = [narrow] if narrow else []
+    mine = os.path.join(env["XDG_STATE_HOME"], "skillgate")
+    for sub in ("traces", "audit.jsonl"):
+        if os.path.exists(os.path.join(mine, sub)):
+            problems.append(f"the demo wrote into the presenter's records: {mine}/{sub}")
+    with open(grants, "rb") as f:
+        if f.read() != grants_before:
+            problems.append("the presenter's grants.yaml changed")
+    shown = [s for s in screens if env["HOME"] in s.replace("\n", "")]
+    if shown:
+        problems.append("a screen showed the presenter's home:\n" + shown[0])
+    if mw_allowed := [r for r in recs if r.get("type") == "decision" and
+                      "collector.attacker.test" in r.get("request", "") and
+                      r.get("decision") == "allow"]:
+        problems.append(f"the presenter's grant decided in the demo: {mw_allowed}")
     for k, v in seen.items():
         if not v:
             problems.append(f"never saw the {k} step on screen")

@@ -714,6 +714,29 @@ def enter_offers_only_what_a_skill_can_do(base):
         t.close()
 
 
+@test()
+def w_wraps_long_lines(base):
+    """A 300-character line is cut (marked ›) until w wraps it: then its end
+    is on screen; w again scrolls it sideways."""
+    root = os.path.join(base, "wide")
+    write_tree(root, {"tui-wide/SKILL.md": "---\nname: tui-wide\ndescription: one wide line\n---\n",
+                      "tui-wide/main.py": "print('start ' + 'y' * 280 + ' THE-END-OF-IT')\n"})
+    t = Tui(base, [root])
+    try:
+        t.wait(lambda s: "tui-wide" in s and skills_screen(s), what="the skills list")
+        press_enter_on_skill(t)  # the only skill, selected
+        t.keys("Enter")
+        s = t.wait(lambda s: run_done(s) and "start yyy" in s, timeout=15, what="the run's line")
+        assert "THE-END-OF-IT" not in s and "›" in s, s
+        t.keys("w")
+        s = t.wait(lambda s: "THE-END-OF-IT" in s, what="the line wrapped")
+        assert "long lines wrap" in status_line(s), status_line(s)
+        t.keys("w")
+        s = t.wait(lambda s: "THE-END-OF-IT" not in s, what="the line cut again")
+    finally:
+        t.close()
+
+
 def orphan_a_run(t, skill):
     """A run whose broker is SIGKILLed mid-run: its journal is all that is left."""
     p = subprocess.Popen([SG, "run", skill], env=t.env, stdout=subprocess.PIPE,

@@ -175,6 +175,11 @@ static bool global_action(struct tui *t, enum tui_action a)
     case TUI_A_VIEW_GRANTS: tui_switch(t, TUI_S_GRANTS); return true;
     case TUI_A_REDRAW: clearok(curscr, TRUE); t->dirty = true; return true;
     case TUI_A_THEME: next_theme(t); return true;
+    case TUI_A_WRAP:
+        t->wrap = !t->wrap;
+        tui_message(t, t->wrap ? "long lines wrap (w: scroll them sideways instead)"
+                               : "long lines scroll sideways with Left/Right (w: wrap them)");
+        return true;
     default: return false;
     }
 }
@@ -552,8 +557,15 @@ int tui_main(const struct tui_opts *o)
     struct tui *t = sg_xcalloc(1, sizeof *t);
     t->o = *o;
     t->cfg = sg_xcalloc(1, sizeof *t->cfg);
+    int rc = 0;
     struct sg_diags d = {0};
-    cleanup_free char *cfgpath = sg_config_default_path();
+    cleanup_free char *cfgpath = NULL;
+    /* first: the demo lives in a world of its own, config included */
+    if (o->demo && tui_demo_open(t, o->demo_auto, o->demo_pace, o->demo_keep) < 0) {
+        rc = 1;
+        goto out;
+    }
+    cfgpath = sg_config_default_path();
     int bad = cfgpath ? sg_config_load(cfgpath, t->cfg, &d) : 0;
     tui_keymap_default(&t->keys);
     if (!bad)
@@ -563,7 +575,6 @@ int tui_main(const struct tui_opts *o)
         fprintf(stderr, "%s\n", m);
     }
     sg_diags_free(&d);
-    int rc = 0;
     if (bad || load_theme(t) < 0) {
         rc = 2;
         goto out;
@@ -583,10 +594,6 @@ int tui_main(const struct tui_opts *o)
         rc = 1;
         goto out;
     }
-    if (o->demo && tui_demo_open(t, o->demo_auto, o->demo_pace) < 0) {
-        rc = 1;
-        goto out;
-    }
     if (!setup_terminal(t, o->size)) {
         rc = 2;
         goto out;
@@ -602,6 +609,7 @@ int tui_main(const struct tui_opts *o)
         tui_switch(t, TUI_S_RUN);
     if (o->notice)
         tui_message(t, "%s", o->notice);
+    t->wrap = t->demo != NULL; /* an audience reads whole lines */
     sg_stopsig_install();
     while (!t->quit) {
         if (!frame(t))

@@ -61,8 +61,8 @@ static const struct step {
      "skillgate stops the call and asks: a allows it once, d denies it.",
      A_RISKY},
     {"That was skillgate",
-     "Every run left a trace (screen 3) and a hash-chained audit record (skillgate audit verify).\n"
-     "q quits. skillgate tui DIR browses your own skills.",
+     "Every run left a trace (screen 3) and a hash-chained audit record, in the demo's own\n"
+     "throwaway state (--keep DIR keeps it). q quits; skillgate tui DIR browses your skills.",
      A_NONE},
 };
 #define NSTEPS (sizeof steps / sizeof steps[0])
@@ -76,6 +76,7 @@ struct tui_demo {
     int pace_ms;
     int64_t since;
     char *ws, *world, *examples;
+    const char *keep; /* --keep DIR: the demo's records are copied there at the end */
     char *env[16];
 };
 
@@ -214,6 +215,16 @@ static int build_workspace(struct tui_demo *dm)
         "aws_secret_access_key = demo/fake/secret/wJalrXUtnFEMI\n", 0600);
     put(dm->ws, "home/.netrc", "machine git.example.test login demo password demo-fake-pass\n",
         0600);
+    /* the demo's own world: a state (traces, audit log), a config (no
+     * grants, no rebound keys, no theme of yours) and a home, so that
+     * nothing of yours changes what the audience sees, and nothing of the
+     * demo lands among your records */
+    static const char *const own[] = {"state", "config", "cache", "data"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(own); i++) {
+        cleanup_free char *d = sg_xasprintf("%s/%s", dm->ws, own[i]);
+        if (mkdir(d, 0700) < 0)
+            return -errno;
+    }
     put(dm->ws, "skills/tidy-cache/SKILL.md", tidy_md, 0644);
     put(dm->ws, "skills/tidy-cache/main.sh", tidy_sh, 0755);
     /* the weather copy may read the throwaway CA (its code is unchanged) */
@@ -243,10 +254,11 @@ static int build_workspace(struct tui_demo *dm)
     return 0;
 }
 
-int tui_demo_open(struct tui *t, bool auto_mode, int pace_s)
+int tui_demo_open(struct tui *t, bool auto_mode, int pace_s, const char *keep)
 {
     struct tui_demo *dm = sg_xcalloc(1, sizeof *dm);
     t->demo = dm;
+    dm->keep = keep;
     dm->auto_mode = auto_mode;
     dm->pace_ms = pace_s * 1000;
     dm->world = find_in(SG_DEMO_DIRS, "world.py");
@@ -267,11 +279,19 @@ int tui_demo_open(struct tui *t, bool auto_mode, int pace_s)
                         "needed)\n", dm->ws ? dm->ws : "/var/tmp", strerror(-r));
         return r;
     }
+    static const char *const xdg[][2] = {{"XDG_STATE_HOME", "state"},
+                                         {"XDG_CONFIG_HOME", "config"},
+                                         {"XDG_CACHE_HOME", "cache"},
+                                         {"XDG_DATA_HOME", "data"},
+                                         {"HOME", "home"}};
+    for (size_t i = 0; i < SG_ARRAY_LEN(xdg); i++) {
+        cleanup_free char *d = sg_xasprintf("%s/%s", dm->ws, xdg[i][1]);
+        setenv(xdg[i][0], d, 1);
+    }
     const char *path = secure_getenv("PATH");
-    const char *home = secure_getenv("HOME");
     size_t k = 0;
     dm->env[k++] = sg_xasprintf("PATH=%s", path ? path : "/usr/bin:/bin");
-    dm->env[k++] = sg_xasprintf("HOME=%s", home ? home : "/");
+    dm->env[k++] = sg_xasprintf("HOME=%s/home", dm->ws);
     dm->env[k++] = sg_xstrdup("LANG=C.UTF-8");
     dm->env[k++] = sg_xstrdup("WEATHER_API_KEY=demo-weather-key");
     dm->env[k++] = sg_xstrdup("AWS_ACCESS_KEY_ID=AKIADEMOFAKE0000KEY");
@@ -288,6 +308,16 @@ void tui_demo_free(struct tui *t)
     struct tui_demo *dm = t->demo;
     if (!dm)
         return;
+    if (dm->ws && dm->keep) {
+        cleanup_free char *state = sg_xasprintf("%s/state", dm->ws);
+        int r = copy_tree(state, dm->keep);
+        if (r < 0)
+            fprintf(stderr, "skillgate: the demo's records could not be kept in %s: %s\n",
+                    dm->keep, strerror(-r));
+        else
+            fprintf(stderr, "skillgate: the demo's records are in %s (browse them with "
+                            "XDG_STATE_HOME=%s skillgate tui)\n", dm->keep, dm->keep);
+    }
     if (dm->ws && !strncmp(dm->ws, "/var/tmp/skillgate-demo-", 24))
         remove_tree(AT_FDCWD, dm->ws);
     for (size_t i = 0; dm->env[i]; i++)
@@ -451,16 +481,25 @@ int tui_demo_draw(struct tui *t, int bottom)
     if (!dm)
         return 0;
     const struct step *s = &steps[dm->step];
-    int rows = 5, y = bottom - rows + 1;
+    /* the narration wraps at words (80x24 too), in at most a third of the
+     * screen: the title, its lines, the hint */
+    int most = LINES / 3 > 5 ? LINES / 3 : 5, text_rows = 0;
+    for (const char *l = s->text; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        text_rows += tui_put_wrapped(NULL, 0, 0, COLS - 3, most - 2 - text_rows, l, len, 0);
+        l = nl ? nl + 1 : NULL;
+    }
+    int rows = text_rows + 2, y = bottom - rows + 1;
     attr_t a = tui_attr(t, TUI_R_TITLE);
     for (int r = 0; r < rows; r++)
         tui_fill(stdscr, y + r, 0, COLS, a);
     tui_putf(stdscr, y, 1, COLS - 2, a | A_BOLD, "%s  (%zu/%zu)", s->title, dm->step + 1, NSTEPS);
     int r = 1;
-    for (const char *l = s->text; l && *l && r < rows - 1; r++) {
+    for (const char *l = s->text; l && *l && r < rows - 1;) {
         const char *nl = strchr(l, '\n');
         size_t len = nl ? (size_t)(nl - l) : strlen(l);
-        tui_put(stdscr, y + r, 2, COLS - 3, l, len, a);
+        r += tui_put_wrapped(stdscr, y + r, 2, COLS - 3, rows - 1 - r, l, len, a);
         l = nl ? nl + 1 : NULL;
     }
     const char *hint = t->running                                 ? "running..."

@@ -97,6 +97,46 @@ int tui_put(WINDOW *w, int y, int x, int width, const char *s, size_t len, attr_
     return tui_put_scrolled(w, y, x, width, 0, s, len, attr, attr | A_UNDERLINE);
 }
 
+/* The longest prefix of s (bytes) that fits in width cells. */
+static size_t fit_bytes(const char *s, size_t len, int width)
+{
+    size_t n = 0;
+    while (n < len) {
+        unsigned cp;
+        size_t k = sg_utf8_decode((const unsigned char *)s + n, len - n, &cp);
+        k = k ? k : 1;
+        if (tui_width(s, n + k) > width)
+            break;
+        n += k;
+    }
+    return n;
+}
+
+int tui_put_wrapped(WINDOW *w, int y, int x, int width, int max_rows, const char *s, size_t len,
+                    attr_t attr)
+{
+    int rows = 0;
+    while (len && rows < max_rows && width > 0) {
+        size_t take = len;
+        if (tui_width(s, len) > width) {
+            size_t fit = fit_bytes(s, len, width);
+            take = fit;
+            while (take && s[take] != ' ')
+                take--; /* back to the last space that fits */
+            if (!take)
+                take = fit ? fit : 1; /* one word wider than the line */
+        }
+        if (rows == max_rows - 1 && take < len)
+            take = len; /* the last row: cut, marked › */
+        tui_put(w, y + rows, x, width, s, take, attr);
+        rows++;
+        s += take, len -= take;
+        while (len && *s == ' ')
+            s++, len--;
+    }
+    return rows;
+}
+
 int tui_putf(WINDOW *w, int y, int x, int width, attr_t attr, const char *fmt, ...)
 {
     va_list ap;

@@ -46,6 +46,7 @@
     X(RELOAD, "reload", "R", VIEW, "discover skills / read traces and grants again")         \
     X(FOCUS, "focus", "Tab", VIEW, "switch pane (run)")                                      \
     X(MAXIMIZE, "maximize", "m", VIEW, "maximize the focused pane, or restore (run)")        \
+    X(WRAP, "wrap", "w", VIEW, "wrap long lines, or scroll them sideways (run, pager)")     \
     X(FILTER, "filter", "f", VIEW, "filter events by kind or severity / traces by text")     \
     X(DELETE, "delete", "x Delete", VIEW, "stop the run / revoke the grant")                 \
     X(SORT, "sort", "s", VIEW, "next sort order (traces)")                                   \
@@ -140,6 +141,7 @@ struct tui_opts {
     bool demo, demo_auto;    /* skillgate demo [--auto] */
     bool attach;             /* listen for the MCP server's runs and prompts */
     int demo_pace;           /* seconds per step with --auto */
+    const char *demo_keep;   /* --keep DIR */
     const char *notice;      /* said on the first screen (runs recovered at this start) */
 };
 
@@ -152,6 +154,7 @@ struct tui {
     struct tui_view views[TUI_S_COUNT];
     enum tui_screen cur, back; /* back: where the pager returns to */
     bool quit, dirty, resized;
+    bool wrap;               /* long lines wrap (w toggles; on in the demo) */
     int64_t last_draw_ms;
     int64_t key_ms;          /* when the key being handled was read */
     char message[512];       /* a one-shot message in the status bar */
@@ -198,6 +201,11 @@ int tui_putf(WINDOW *w, int y, int x, int width, attr_t attr, const char *fmt, .
 /* Same, skipping the first skip cells (horizontal scroll). */
 int tui_put_scrolled(WINDOW *w, int y, int x, int width, int skip, const char *s, size_t len,
                      attr_t attr, attr_t escaped_attr);
+/* s in rows of width cells, broken at spaces (a word wider than the line
+ * at its edge), at most max_rows (the last one cut, marked ›); returns the
+ * rows used. With w NULL, only counts them. */
+int tui_put_wrapped(WINDOW *w, int y, int x, int width, int max_rows, const char *s, size_t len,
+                    attr_t attr);
 /* Display width of s after sanitizing. */
 int tui_width(const char *s, size_t len);
 void tui_fill(WINDOW *w, int y, int x, int width, attr_t attr);
@@ -271,7 +279,9 @@ struct sg_loop_source tui_attach_source(struct tui *t);
 
 /* demo.c: the narrated walkthrough (skillgate demo) */
 struct tui_demo;
-int tui_demo_open(struct tui *t, bool auto_mode, int pace_s);
+/* Builds the demo's throwaway world and moves this process into it (HOME
+ * and the XDG folders): call it before anything reads the config. */
+int tui_demo_open(struct tui *t, bool auto_mode, int pace_s, const char *keep);
 void tui_demo_free(struct tui *t);
 /* Draw the narration into rows at the bottom of the body; returns rows used. */
 int tui_demo_draw(struct tui *t, int bottom_row);

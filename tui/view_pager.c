@@ -62,11 +62,16 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     p->rows = rows - 1;
     tui_fill(w, 0, 0, cols, tui_attr(t, TUI_R_HEADER));
     tui_putf(w, 0, 1, cols - 2, tui_attr(t, TUI_R_HEADER), "%s", p->title ? p->title : "");
-    for (int r = 0; r < rows - 1 && p->top + (size_t)r < p->n; r++) {
-        size_t i = p->top + (size_t)r;
-        bool m = p->search[0] && tui_matches(p->line[i], p->len[i], p->search);
-        tui_put_scrolled(w, r + 1, 1, cols - 2, p->left, p->line[i], p->len[i],
-                         tui_attr(t, m ? TUI_R_MATCH : TUI_R_NORMAL), tui_attr(t, TUI_R_ESCAPED));
+    int width = cols - 2;
+    for (int r = 0, i = 0; r < rows - 1 && p->top + (size_t)i < p->n; i++) {
+        size_t k = p->top + (size_t)i;
+        bool m = p->search[0] && tui_matches(p->line[k], p->len[k], p->search);
+        attr_t a = tui_attr(t, m ? TUI_R_MATCH : TUI_R_NORMAL), esc = tui_attr(t, TUI_R_ESCAPED);
+        int total = t->wrap ? tui_width(p->line[k], p->len[k]) : 0;
+        int lines = total > width ? (total + width - 1) / width : 1;
+        for (int j = 0; j < lines && r < rows - 1; j++, r++)
+            tui_put_scrolled(w, r + 1, 1, width, t->wrap ? j * width : p->left, p->line[k],
+                             p->len[k], a, esc);
     }
 }
 

@@ -507,6 +507,40 @@ static size_t visible(const struct run *r, int which, size_t *idx, size_t max)
     return n;
 }
 
+/* One line of a pane at y (w NULL: only measured): one row, scrolled by
+ * the pane's left; with wrap on, as many rows as it takes (at most
+ * max_rows). Returns the rows it takes. */
+static int draw_line(struct tui *t, struct run *r, int which, const struct tui_line *l, WINDOW *w,
+                     int y, int x, int cols, int max_rows)
+{
+    struct pane *p = &r->pane[which];
+    bool m = p->search[0] && tui_matches(l->text, l->len, p->search);
+    attr_t esc = tui_attr(t, TUI_R_ESCAPED), a;
+    int cx = 0;
+    if (which == PANE_OUT) {
+        a = tui_attr(t, m ? TUI_R_MATCH : l->kind == SG_EV_STDERR ? TUI_R_STDERR : TUI_R_STDOUT);
+    } else {
+        char clock[16];
+        sg_format_clock(l->wall_ms, clock);
+        a = m ? tui_attr(t, TUI_R_MATCH) : tui_severity_attr(t, l->severity);
+        cx = tui_putf(w, y, x, cols, tui_attr(t, TUI_R_DIM), "%.8s ", clock);
+        cx += tui_putf(w, y, x + cx, cols - cx, a, "%s %-8s ", icon(l->severity),
+                       sg_event_label((enum sg_event_kind)l->kind));
+    }
+    int width = cols - cx;
+    if (!t->wrap || width < 8) {
+        if (w)
+            tui_put_scrolled(w, y, x + cx, width, p->left, l->text, l->len, a, esc);
+        return 1;
+    }
+    int total = tui_width(l->text, l->len);
+    int rows = total > width ? (total + width - 1) / width : 1;
+    rows = rows < max_rows ? rows : max_rows > 0 ? max_rows : 1;
+    for (int k = 0; w && k < rows; k++)
+        tui_put_scrolled(w, y + k, x + cx, width, k * width, l->text, l->len, a, esc);
+    return rows;
+}
+
 static void draw_pane(struct tui *t, struct run *r, int which, WINDOW *w, int y, int x, int h,
                       int wd)
 {
@@ -545,28 +579,24 @@ static void draw_pane(struct tui *t, struct run *r, int which, WINDOW *w, int y,
                  (unsigned long long)rg->dropped_lines, (unsigned long long)rg->dropped_bytes);
         row = 1;
     }
-    for (size_t i = first; row < rows && i < n; i++, row++) {
-        const struct tui_line *l = tui_ring_at(rg, idx[i]);
-        bool m = p->search[0] && tui_matches(l->text, l->len, p->search);
-        attr_t esc = tui_attr(t, TUI_R_ESCAPED);
-        if (which == PANE_OUT) {
-            attr_t a = tui_attr(t, m ? TUI_R_MATCH
-                                     : l->kind == SG_EV_STDERR ? TUI_R_STDERR : TUI_R_STDOUT);
-            tui_put_scrolled(w, y + 1 + row, x + 1, cols, p->left, l->text, l->len, a, esc);
-        } else {
-            char clock[16];
-            sg_format_clock(l->wall_ms, clock);
-            attr_t a = m ? tui_attr(t, TUI_R_MATCH) : tui_severity_attr(t, l->severity);
-            int cx = tui_putf(w, y + 1 + row, x + 1, cols, tui_attr(t, TUI_R_DIM), "%.8s ", clock);
-            cx += tui_putf(w, y + 1 + row, x + 1 + cx, cols - cx, a, "%s %-8s ",
-                           icon(l->severity), sg_event_label((enum sg_event_kind)l->kind));
-            tui_put_scrolled(w, y + 1 + row, x + 1 + cx, cols - cx, p->left, l->text, l->len, a,
-                             esc);
-        }
+    if (t->wrap && p->follow) { /* the last line at the bottom, whatever each one takes */
+        int used = 0;
+        first = n;
+        while (first > 0 &&
+               used + draw_line(t, r, which, tui_ring_at(rg, idx[first - 1]), NULL, 0, 0, cols,
+                                rows) <= rows - row)
+            used += draw_line(t, r, which, tui_ring_at(rg, idx[--first]), NULL, 0, 0, cols, rows);
+        if (first == n && n)
+            first = n - 1; /* one line taller than the pane: its start */
     }
-    if (!p->follow && first + (size_t)rows < n) {
+    size_t i = first;
+    for (; row < rows && i < n; i++)
+        row += draw_line(t, r, which, tui_ring_at(rg, idx[i]), w, y + 1 + row, x + 1, cols,
+                         rows - row);
+    if (!p->follow && i < n) {
         char more[64];
-        snprintf(more, sizeof more, " %zu new, End to follow ", n - first - (size_t)rows);
+        snprintf(more, sizeof more, r->active ? " %zu more below, End to follow "
+                                              : " %zu more below, End for the last ", n - i);
         int mw = (int)strlen(more);
         tui_put(w, y + h - 1, x + wd - mw - 2, mw, more, (size_t)mw, tui_attr(t, TUI_R_MATCH));
     }
