@@ -737,6 +737,26 @@ def w_wraps_long_lines(base):
         t.close()
 
 
+@test(needs_run=False)
+def no_color_means_no_colour_codes(base):
+    """NO_COLOR: not one colour code reaches the terminal (attributes only),
+    and t says themes have no effect."""
+    def prepare(t):
+        t.env["NO_COLOR"] = "1"
+    t = Tui(base, [os.path.join(SRC, "examples", "skills")], prepare=prepare)
+    try:
+        s = t.wait(skills_screen, what="the skills list")
+        out = t.tmux("capture-pane", "-p", "-e", "-t", "sg")
+        colour = re.compile(r"\x1b\[(?:[0-9;]*;)?(?:3[0-7]|4[0-7]|9[0-7]|10[0-7]|[34]8;[25];[0-9;]+)m")
+        assert not colour.search(out), repr(colour.search(out).group(0)) + repr(out[:400])
+        assert "\x1b[" in out, "no attributes at all: the capture shows none" + repr(out[:200])
+        t.keys("t")
+        s = t.wait(lambda s: "NO_COLOR is set" in status_line(s), what="t's answer")
+        assert not colour.search(t.tmux("capture-pane", "-p", "-e", "-t", "sg"))
+    finally:
+        t.close()
+
+
 def orphan_a_run(t, skill):
     """A run whose broker is SIGKILLed mid-run: its journal is all that is left."""
     p = subprocess.Popen([SG, "run", skill], env=t.env, stdout=subprocess.PIPE,

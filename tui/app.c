@@ -117,13 +117,14 @@ static void next_theme(struct tui *t)
     i = (i + 1) % t->nthemes;
     struct sg_diags d = {0};
     struct tui_theme th;
-    bool nocolor = secure_getenv("NO_COLOR") && *secure_getenv("NO_COLOR");
+    if (secure_getenv("NO_COLOR") && *secure_getenv("NO_COLOR")) {
+        tui_message(t, "NO_COLOR is set: themes have no effect (attributes only)");
+        return;
+    }
     if (tui_theme_load(t->theme_names[i], &th, &d) == 0) {
-        if (nocolor)
-            th.mono = true;
         t->theme = th;
         tui_theme_apply(&t->theme);
-        tui_message(t, "theme %s%s", th.name, nocolor ? " (NO_COLOR: attributes only)" : "");
+        tui_message(t, "theme %s", th.name);
     } else {
         tui_message(t, "theme %s has errors (skillgate tui --theme %s shows them)",
                     t->theme_names[i], t->theme_names[i]);
@@ -446,7 +447,9 @@ static bool setup_terminal(struct tui *t, const char *size)
     nodelay(stdscr, TRUE);
     set_escdelay(25);
     curs_set(0);
-    if (has_colors())
+    /* NO_COLOR: no colour codes at all, not even the white on black that
+     * curses paints once colours are started (no-color.org) */
+    if (has_colors() && !(secure_getenv("NO_COLOR") && *secure_getenv("NO_COLOR")))
         start_color();
     tui_theme_apply(&t->theme);
     return true;

@@ -641,6 +641,7 @@ static attr_t role_pair(int r, const struct tui_style *s, bool have_default)
 void tui_theme_apply(struct tui_theme *t)
 {
     if (t->mono || !has_colors() || COLORS < 8) {
+        use_default_colors(); /* started colours: the terminal's own, not white on black */
         for (int r = 0; r < TUI_ROLE_COUNT; r++)
             t->attr[r] = t->mono ? t->role[r].attrs : attrs_builtin(role_defs[r].mono);
         return;
