@@ -936,7 +936,11 @@ void sg_session_live(struct sg_session *r, struct sg_session_live *live)
     r->live.paused = r->pause_start_ms != 0;
     r->live.paused_ms = r->paused_ms + (r->pause_start_ms ? now_ms() - r->pause_start_ms : 0);
     if (now_ms() - r->mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
-        r->live.memory_bytes = sg_sandbox_memory_usage(r->sb);
+        /* the peak: it stays once the cgroup is gone, and where the kernel
+         * keeps no peak, the largest reading is the best there is */
+        long long m = sg_sandbox_memory_usage(r->sb);
+        if (m > r->live.memory_bytes)
+            r->live.memory_bytes = m;
         r->mem_read_ms = now_ms();
     }
     *live = r->live;

@@ -57,7 +57,7 @@ struct sg_run_result {
 struct sg_session_live {
     pid_t pid;              /* pid 1 of the sandbox, 0 before launch */
     int64_t started_ms;
-    long long memory_bytes; /* the cgroup's usage; -1 where there is no cgroup */
+    long long memory_bytes; /* the cgroup's peak usage; -1 where there is no cgroup */
     bool exited;
     bool paused;            /* the timeout is paused: a person is deciding */
     int64_t paused_ms;      /* the time the timeout was paused, so far */

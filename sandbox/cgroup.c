@@ -319,9 +319,11 @@ long long sg_cgroup_memory(const struct sg_sandbox *sb)
     for (size_t i = 0; i < sb->ncgroup; i++) {
         const char *d = sb->cgroup[i];
         if (strstr(d, "/memory/"))
-            return read_key(d, "memory.usage_in_bytes", "");
-        if (!strstr(d, "/pids/") && !strstr(d, "/cpu/"))
-            return read_key(d, "memory.current", "");
+            return read_key(d, "memory.max_usage_in_bytes", "");
+        if (!strstr(d, "/pids/") && !strstr(d, "/cpu/")) {
+            long long peak = read_key(d, "memory.peak", ""); /* Linux 5.19 */
+            return peak >= 0 ? peak : read_key(d, "memory.current", "");
+        }
     }
     return -1;
 }

@@ -35,7 +35,9 @@ int sg_cgroup_enter(int *tasks, size_t n);
 /* v2: create the run's cgroup, write the limits, move pid in. */
 int sg_cgroup_setup(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb);
 void sg_cgroup_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h);
-/* memory.usage_in_bytes (v1) or memory.current (v2); -1 without a cgroup */
+/* The most memory the run's cgroup has held: memory.max_usage_in_bytes
+ * (v1) or memory.peak (v2; memory.current before Linux 5.19, which the
+ * caller keeps the largest of); -1 without a cgroup */
 long long sg_cgroup_memory(const struct sg_sandbox *sb);
 void sg_cgroup_remove(struct sg_sandbox *sb);
 /* Remove cgroups of runs whose broker is gone, killing what is left in them. */

@@ -31,7 +31,7 @@ volatile:
   scripts that run a skill (needs: sandbox), where the fixtures are not the
   source of what is shown:
            wall-clock times          HH:MM:SS
-           the run's vital signs     pid N, N.Ns elapsed, mem SIZE; and when the
+           the run's vital signs     pid N, N.Ns elapsed, peak SIZE; and when the
                                      line is clipped after them (their widths
                                      vary), its clipped end is "..."
            durations                 N ms, duration=Nms
@@ -75,16 +75,19 @@ ALWAYS = [
 
 
 def vital_signs(m):
-    name, state, limit, paused, mem_limit, tail = m.groups()
-    if not re.fullmatch(r"(  allowed \d+ blocked \d+)?", tail):
+    name, state, limit, paused, counts, tail = m.groups()
+    mem = re.fullmatch(r"  peak (?:\d+ [KM]B|n/a)/(\d+) MB", tail)
+    if mem:
+        tail = f"  peak SIZE/{mem.group(1)} MB"
+    elif tail:
         tail = "  ..."  # clipped at a column that moves with the fields' widths
-    return f" {name}  pid N  {state}  N.Ns/{limit}s{paused or ''}  mem SIZE/{mem_limit} MB{tail}"
+    return f" {name}  pid N  {state}  N.Ns/{limit}s{paused or ''}  {counts}{tail}"
 
 
 RUN = [
     (re.compile(r"\b\d\d:\d\d:\d\d\b"), "HH:MM:SS"),
     (re.compile(r"^ (\S+)  pid \d+  (WAITING FOR YOU|running|stopping|done)  \d+\.\ds/(\d+)s"
-                r"( paused)?  mem (?:\d+ [KM]B|n/a)/(\d+) MB(.*)$", re.M), vital_signs),
+                r"( paused)?  (allowed \d+ blocked \d+)(.*)$", re.M), vital_signs),
     (re.compile(r"\b\d+ ms\b"), "N ms"),
     (re.compile(r"resumes after \d+"), "resumes after N"),  # how long the script's answer took
     (re.compile(r"decides \(\d+\.\ds of"), "decides (N.Ns of"),  # the time left then

@@ -757,6 +757,28 @@ def no_color_means_no_colour_codes(base):
         t.close()
 
 
+@test()
+def memory_shown_is_the_peak(base):
+    """A run that held 80 MB and let it go: once done, the status line says
+    the peak (at least 80 MB), not the little it held at the end."""
+    root = os.path.join(base, "mem")
+    write_tree(root, {"tui-mem/SKILL.md": "---\nname: tui-mem\ndescription: holds memory\n---\n",
+                      "tui-mem/main.py": "import time\nb = bytearray(b'x' * (80 << 20))\n"
+                                         "del b\ntime.sleep(1)\nprint('let go', flush=True)\n"})
+    t = Tui(base, [root])
+    try:
+        t.wait(lambda s: "tui-mem" in s and skills_screen(s), what="the skills list")
+        press_enter_on_skill(t)
+        t.keys("Enter")
+        s = t.wait(lambda s: run_done(s) and "let go" in s, timeout=20, what="the run done")
+        m = re.search(r"peak (\d+) ([KM]B)/\d+ MB", header(s))
+        assert m, header(s)
+        mb = int(m.group(1)) / (1024 if m.group(2) == "KB" else 1)
+        assert mb >= 80, header(s)
+    finally:
+        t.close()
+
+
 def orphan_a_run(t, skill):
     """A run whose broker is SIGKILLed mid-run: its journal is all that is left."""
     p = subprocess.Popen([SG, "run", skill], env=t.env, stdout=subprocess.PIPE,

@@ -642,14 +642,17 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
             : r->mem_limit_mb == 0 /* an agent's run: its limits are the server's to show */
                 ? tui_putf(w, 0, 1, cols - 2, hd, "%s  %s  %lld.%llds  ", r->skill, state,
                            el / 1000, (el % 1000) / 100)
-                : tui_putf(w, 0, 1, cols - 2, hd,
-                           "%s  pid %d  %s  %lld.%llds/%llds%s  mem %s/%lld MB  ", r->skill,
-                           (int)r->live.pid, state, el / 1000, (el % 1000) / 100, r->timeout_s,
-                           r->live.paused ? " paused" : "", mem, r->mem_limit_mb);
+                : tui_putf(w, 0, 1, cols - 2, hd, "%s  pid %d  %s  %lld.%llds/%llds%s  ",
+                           r->skill, (int)r->live.pid, state, el / 1000, (el % 1000) / 100,
+                           r->timeout_s, r->live.paused ? " paused" : "");
+    /* what was allowed and blocked before the memory: at 80 columns the
+     * end of the line is what goes */
     x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, TUI_R_OK), "%s %zu ",
                   r->mem_limit_mb < 0 ? "stolen" : "allowed", r->allowed);
     x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, r->blocked ? TUI_R_SEV_WARNING : TUI_R_DIM),
                   "blocked %zu", r->blocked);
+    if (r->mem_limit_mb > 0) /* the most the cgroup held, not a reading after the exit */
+        x += tui_putf(w, 0, 1 + x, cols - 2 - x, hd, "  peak %s/%lld MB", mem, r->mem_limit_mb);
     int top = 1;
     if (r->degraded) {
         tui_fill(w, 1, 0, cols, tui_attr(t, TUI_R_DEGRADED));
