@@ -251,6 +251,21 @@ def discovery_places_and_shadowing():
         assert "SHADOWED" in p.stdout and "is shadowed by" in p.stdout
 
 
+@test
+def a_key_that_denies_never_allows():
+    """keys: in config.yaml may not make Enter, Esc, ^C or a deny key allow:
+    the TUI refuses to start and names the file, line and action."""
+    cases = [("allow-once: \"a Esc\"", "keys.allow-once", "Esc denies"),
+             ("allow-run: \"r d\"", "keys.allow-run", "d denies"),
+             ("allow-always: Enter", "keys.allow-always", "Enter and Space")]
+    for entry, field, why in cases:
+        with tempfile.TemporaryDirectory() as cfg:
+            write(cfg, "skillgate/config.yaml", f"keys:\n  {entry}\n")
+            p = run("tui", env={"XDG_CONFIG_HOME": cfg}, code=2)
+            assert re.search(rf"config\.yaml:2:\d+: error: {re.escape(field)}: .*{why}", p.stderr), (
+                entry, p.stderr)
+
+
 def main():
     print(f"1..{len(TESTS)}")
     failed = 0

@@ -506,6 +506,12 @@ def run_and_deny(base):
         t.wait("tui-writer", what="the skills list")
         start_run(t, "tui-writer")
         wait_prompt_and_arm(t)
+        # D (deny always) shows the rule and asks first, as A does; n goes back
+        t.keys("D")
+        s = t.wait(lambda s: "Always deny Write(" in s and "y saves it" in s,
+                   what="D's confirmation")
+        t.keys("n")
+        s = t.wait(lambda s: prompt_open(s) and "Always deny" not in s, what="the prompt again")
         t.keys("d")
         s = t.wait(run_done, timeout=15, what="the run finishing")
         assert prompt_closed(s), s

@@ -164,6 +164,21 @@ int tui_keymap_config(struct tui_keymap *m, const struct sg_config *cfg, struct 
                                 "Enter and Space can never answer the prompt");
                     ok = false;
                 }
+            /* a key that denies (or Esc, ^C: "get me out") never comes to
+             * allow: binding it would silently take its deny away */
+            bool allows = a == TUI_A_P_ONCE || a == TUI_A_P_RUN || a == TUI_A_P_ALWAYS;
+            for (int k = 0; allows && k < nk; k++) {
+                enum tui_action was = tui_keymap_lookup(m, keys[k], TUI_G_PROMPT);
+                if (keys[k] == 27 || keys[k] == 3 || was == TUI_A_P_DENY ||
+                    was == TUI_A_P_DENY_ALWAYS) {
+                    char kn[32];
+                    tui_key_name(keys[k], kn, sizeof kn);
+                    sg_diag_add(d, SG_ERROR, cfg->path, ck->line, ck->col, field,
+                                "%s denies (or leaves) the prompt: it can never allow (rebind "
+                                "deny first to free it)", kn);
+                    ok = false;
+                }
+            }
             if (!ok) {
                 bad = 1;
                 continue;

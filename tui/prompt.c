@@ -18,6 +18,7 @@
 
 struct tui_prompt_state {
     bool active, confirming, details;
+    enum sg_decision confirm_dec; /* what y saves: allow always or deny always */
     struct sg_perm *perm;
     void (*remote)(void *ctx, enum sg_decision d); /* an attached run's prompt */
     void *remote_ctx;
@@ -141,15 +142,16 @@ void tui_prompt_key(struct tui *t, int key)
     if (s->confirming) {
         s->confirming = false;
         if (key == 'y' || key == 'Y')
-            answer(s, SG_DEC_ALLOW_ALWAYS);
+            answer(s, s->confirm_dec);
         return; /* anything else: back to the question, which still waits */
     }
     switch (tui_keymap_lookup(&t->keys, key, TUI_G_PROMPT)) {
     case TUI_A_P_ONCE: answer(s, SG_DEC_ALLOW_ONCE); break;
     case TUI_A_P_RUN: answer(s, SG_DEC_ALLOW_RUN); break;
-    case TUI_A_P_ALWAYS: s->confirming = true; break;
+    /* a rule kept forever, either way, is shown and confirmed first */
+    case TUI_A_P_ALWAYS: s->confirming = true, s->confirm_dec = SG_DEC_ALLOW_ALWAYS; break;
     case TUI_A_P_DENY: answer(s, SG_DEC_DENY); break;
-    case TUI_A_P_DENY_ALWAYS: answer(s, SG_DEC_DENY_ALWAYS); break;
+    case TUI_A_P_DENY_ALWAYS: s->confirming = true, s->confirm_dec = SG_DEC_DENY_ALWAYS; break;
     case TUI_A_P_DETAILS: s->details = !s->details; break;
     default:
         if (key == (TUI_KEY_FN | KEY_RESIZE))
@@ -301,8 +303,8 @@ void tui_prompt_draw(struct tui *t)
     rows_free(&l);
     row = y + h - 3;
     if (s->confirming) {
-        tui_putf(stdscr, row, x + 2, w - 4, ta, "Save %s? y saves it; any other key goes back",
-                 s->rule);
+        tui_putf(stdscr, row, x + 2, w - 4, ta, "%s %s? y saves it; any other key goes back",
+                 s->confirm_dec == SG_DEC_DENY_ALWAYS ? "Always deny" : "Always allow", s->rule);
     } else {
         char k[6][24];
         static const enum tui_action acts[] = {TUI_A_P_ONCE, TUI_A_P_RUN, TUI_A_P_ALWAYS,
