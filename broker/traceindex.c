@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attempts.h"
 #include "traceindex.h"
 #include "util.h"
 
@@ -39,7 +40,8 @@ json_t *sg_trace_index_entry(int dfd, const char *name, json_t *doc)
                           "mtime_ns", (json_int_t)mtime_ns(&st));
     if (!doc)
         return e;
-    static const char *const strs[] = {"skill_name", "started_at", "status", "end_reason"};
+    static const char *const strs[] = {"skill_name", "started_at", "status", "end_reason",
+                                       "skill_root", "skill_digest"};
     for (size_t i = 0; i < SG_ARRAY_LEN(strs); i++) {
         json_t *v = json_object_get(doc, strs[i]);
         json_object_set_new(e, strs[i], json_string(json_is_string(v) ? json_string_value(v) : ""));
@@ -56,6 +58,12 @@ json_t *sg_trace_index_entry(int dfd, const char *name, json_t *doc)
                         json_integer((json_int_t)json_array_size(json_object_get(doc, "decisions"))));
     json_object_set(e, "degraded", json_is_true(json_object_get(doc, "degraded")) ? json_true()
                                                                                    : json_false());
+    struct sg_attempts att = {0};
+    size_t i;
+    json_t *ev;
+    json_array_foreach(json_object_get(doc, "events"), i, ev)
+        sg_attempts_add_json(&att, ev);
+    json_object_set_new(e, "attempts", sg_attempts_json(&att));
     return e;
 }
 

@@ -508,7 +508,7 @@ def run_and_deny(base):
         wait_prompt_and_arm(t)
         # D (deny always) shows the rule and asks first, as A does; n goes back
         t.keys("D")
-        s = t.wait(lambda s: "Always deny Write(" in s and "y saves it" in s,
+        s = t.wait(lambda s: "Always deny" in s and "y saves it" in s,
                    what="D's confirmation")
         t.keys("n")
         s = t.wait(lambda s: prompt_open(s) and "Always deny" not in s, what="the prompt again")
@@ -520,6 +520,15 @@ def run_and_deny(base):
         assert not os.path.exists(target), "a denied write reached the disk"
         d = t.decisions()
         assert len(d) == 1 and d[0]["decision"] == "deny" and d[0]["decided_by"] == "person", d
+        # what it attempted, on the run screen and then in the skill's details
+        assert "attempted: blocked 1 (files 1) · asked 1 (files 1) · allowed 0" in s, s
+        t.keys("1")
+        s = t.wait(lambda s: skills_screen(s) and "last run" in s, what="the skill's last run")
+        assert re.search(r"(?m)^ last run \d{4}-\d\d-\d\d \d\d:\d\d: completed, exit 0, "
+                         r"observed risk none", s), s
+        assert "attempted: blocked 1 (files 1) · asked 1 (files 1)" in s, s
+        row = next(line for line in s.split("\n") if line.startswith(" tui-writer "))
+        assert re.match(r" tui-writer\s+\[\w+ *\] none ", row), row
     finally:
         t.close()
 

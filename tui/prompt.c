@@ -303,8 +303,14 @@ void tui_prompt_draw(struct tui *t)
     rows_free(&l);
     row = y + h - 3;
     if (s->confirming) {
-        tui_putf(stdscr, row, x + 2, w - 4, ta, "%s %s? y saves it; any other key goes back",
-                 s->confirm_dec == SG_DEC_DENY_ALWAYS ? "Always deny" : "Always allow", s->rule);
+        /* the rule when it fits; else it is the one the "always" row shows */
+        const char *how = s->confirm_dec == SG_DEC_DENY_ALWAYS ? "Always deny" : "Always allow";
+        cleanup_free char *ask = sg_xasprintf("%s %s? y saves it, other keys go back", how, s->rule);
+        if (tui_width(ask, strlen(ask)) > w - 4) {
+            free(ask);
+            ask = sg_xasprintf("%s (the rule above)? y saves it, other keys go back", how);
+        }
+        tui_put(stdscr, row, x + 2, w - 4, ask, strlen(ask), ta);
     } else {
         char k[6][24];
         static const enum tui_action acts[] = {TUI_A_P_ONCE, TUI_A_P_RUN, TUI_A_P_ALWAYS,

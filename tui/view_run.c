@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attempts.h"
 #include "events.h"
 #include "ring.h"
 #include "runner.h"
@@ -50,6 +51,8 @@ struct run {
     long long mem_limit_mb, timeout_s;
     int64_t started_ms, ended_ms;
     size_t allowed, blocked, asked;
+    struct sg_attempts att; /* what it attempted, by kind (a local run's) */
+    bool att_known;
     int exit_code;
     char outcome[160];
     char trace[4096];
@@ -112,6 +115,8 @@ static void sink(void *ctx, const struct sg_event *ev)
         }
         if (ev->kind == SG_EV_SANDBOX_DEGRADED)
             r->degraded = true;
+        sg_attempts_add(&r->att, ev->kind, ev->data);
+        r->att_known = true;
     }
     t->dirty = true;
 }
@@ -127,6 +132,8 @@ static void run_begin(struct tui *t, struct run *r, const char *name, long long 
     snprintf(r->skill, sizeof r->skill, "%s", name);
     r->active = true, r->done = r->stop = r->degraded = false;
     r->allowed = r->blocked = r->asked = 0;
+    r->att = (struct sg_attempts){0};
+    r->att_known = false;
     r->live = (struct sg_session_live){.memory_bytes = -1};
     r->mem_limit_mb = mem_mb;
     r->timeout_s = timeout_s;
@@ -644,7 +651,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
                            el / 1000, (el % 1000) / 100)
                 : tui_putf(w, 0, 1, cols - 2, hd, "%s  pid %d  %s  %lld.%llds/%llds%s  ",
                            r->skill, (int)r->live.pid, state, el / 1000, (el % 1000) / 100,
-                           r->timeout_s, r->live.paused ? " paused" : "");
+                           r->timeout_s, r->active && r->live.paused ? " paused" : "");
     /* what was allowed and blocked before the memory: at 80 columns the
      * end of the line is what goes */
     x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, TUI_R_OK), "%s %zu ",
@@ -664,6 +671,14 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         tui_putf(w, top, 1, cols - 2, tui_attr(t, r->exit_code ? TUI_R_SEV_WARNING : TUI_R_OK),
                  "%s%s%s", r->outcome, r->trace[0] ? "  trace " : "", r->trace);
         top++;
+        if (r->att_known) { /* what it tried, not only how it ended */
+            cleanup_free char *tally = sg_attempts_text(&r->att);
+            cleanup_free char *att = sg_xasprintf("attempted: %s", tally);
+            top += tui_put_wrapped(w, top, 1, cols - 2, 2, att, strlen(att),
+                                   tui_attr(t, sg_attempts_total(&r->att, SG_ATT_BLOCKED)
+                                                   ? TUI_R_SEV_WARNING
+                                                   : TUI_R_DIM));
+        }
     }
     int h = rows - top;
     if (r->maximized) {

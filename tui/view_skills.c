@@ -3,20 +3,27 @@
  * selected skill, d shows the dry run's plan, i reads the instructions. A
  * skill whose manifests changed since you last looked (seen.h) is marked
  * and its details start with the diff; c shows all of it, M marks it seen. */
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "attempts.h"
 #include "discover.h"
 #include "runner.h"
 #include "seen.h"
 #include "skill.h"
 #include "shellcmd.h"
+#include "trace.h"
+#include "traceindex.h"
 #include "tui.h"
 #include "util.h"
 
 struct skills {
     struct sg_discovery d;
+    json_t *observed;      /* skill folder -> its newest run's index line (traceindex.h) */
+    bool observed_stale;
     struct sg_seen *seen; /* one per skill found, as of the last look here */
     bool loaded;
     size_t sel, top;
@@ -37,9 +44,48 @@ static struct skills *S(struct tui_view *v)
     return v->data;
 }
 
+/* What each skill did when it last ran, from the traces' index (a few
+ * milliseconds for 1,000 traces): the risk it showed, not only the one its
+ * manifest claims. Traces the index does not know yet (written by an older
+ * skillgate) count once the Traces screen has read them. */
+static void load_observed(struct skills *s)
+{
+    json_decref(s->observed);
+    s->observed = json_object();
+    s->observed_stale = false;
+    cleanup_free char *state = sg_state_dir();
+    cleanup_free char *dir = sg_xasprintf("%s/traces", state);
+    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return;
+    size_t lines;
+    json_t *index = sg_trace_index_load(dfd, &lines);
+    const char *file;
+    json_t *e;
+    json_object_foreach(index, file, e)
+    {
+        const char *root = json_string_value(json_object_get(e, "skill_root"));
+        const char *at = json_string_value(json_object_get(e, "started_at"));
+        if (!root || !root[0] || !at || !json_object_get(e, "attempts"))
+            continue;
+        json_t *had = json_object_get(s->observed, root);
+        const char *had_at = json_string_value(json_object_get(had, "started_at"));
+        if (!had_at || strcmp(at, had_at) > 0)
+            json_object_set(s->observed, root, e);
+    }
+    json_decref(index);
+}
+
+static json_t *observed(const struct skills *s, const struct sg_skill *sk)
+{
+    return sk->root ? json_object_get(s->observed, sk->root) : NULL;
+}
+
 static void open_view(struct tui *t, struct tui_view *v)
 {
     struct skills *s = S(v);
+    if (!s->observed || s->observed_stale)
+        load_observed(s);
     if (s->loaded)
         return;
     struct sg_discover_opts o = {.dirs = t->o.dirs, .ndirs = t->o.ndirs, .defaults = !t->o.ndirs};
@@ -64,8 +110,27 @@ static const char *risk_word(enum sg_risk r, enum tui_role *role)
     return r == SG_RISK_LOW ? "LOW " : r == SG_RISK_MEDIUM ? "MED " : "HIGH";
 }
 
+/* The severity a run showed, in the list's five cells. */
+static const char *seen_word(json_t *obs, enum tui_role *role)
+{
+    const char *sev = json_string_value(json_object_get(obs, "max_severity"));
+    static const struct {
+        const char *sev, *word;
+        enum tui_role role;
+    } m[] = {{"critical", "crit", TUI_R_RISK_HIGH}, {"high", "high", TUI_R_RISK_HIGH},
+             {"medium", "med", TUI_R_RISK_MEDIUM}, {"low", "low", TUI_R_RISK_LOW},
+             {"none", "none", TUI_R_OK}};
+    for (size_t i = 0; sev && i < SG_ARRAY_LEN(m); i++)
+        if (!strcmp(sev, m[i].sev)) {
+            *role = m[i].role;
+            return m[i].word;
+        }
+    *role = TUI_R_DIM;
+    return obs ? "?" : "";
+}
+
 static void draw_row(struct tui *t, WINDOW *w, int y, int cols, const struct sg_found *f,
-                     const struct sg_seen *seen, bool sel)
+                     const struct sg_seen *seen, json_t *obs, bool sel)
 {
     const struct sg_skill *sk = f->skill;
     attr_t base = tui_attr(t, sel ? TUI_R_SELECTED : TUI_R_NORMAL);
@@ -74,17 +139,20 @@ static void draw_row(struct tui *t, WINDOW *w, int y, int cols, const struct sg_
     enum tui_role rr;
     const char *rw = risk_word(sg_policy_max_risk(&sk->policy), &rr);
     tui_putf(w, y, 24, 6, sel ? base : tui_attr(t, rr), "[%s]", rw);
+    enum tui_role sr;
+    const char *sw = seen_word(obs, &sr);
+    tui_put(w, y, 31, 5, sw, strlen(sw), sel ? base : tui_attr(t, sr));
     size_t ne = sg_diags_count(&sk->diags, SG_ERROR), nw = sg_diags_count(&sk->diags, SG_WARNING);
     char prob[48] = "";
     if (ne)
         snprintf(prob, sizeof prob, "%zu err", ne);
     else if (nw)
         snprintf(prob, sizeof prob, "%zu warn", nw);
-    tui_put(w, y, 31, 8, prob, strlen(prob),
+    tui_put(w, y, 37, 8, prob, strlen(prob),
             sel ? base : tui_attr(t, ne ? TUI_R_SEV_ERROR : TUI_R_SEV_WARNING));
     const char *desc = sk->description ? sk->description : "";
     size_t dl = strcspn(desc, "\n");
-    int x = 40;
+    int x = 46;
     if (seen->state == SG_SEEN_CHANGED)
         x += tui_put(w, y, x, cols - x, "(changed) ", 10, sel ? base : tui_attr(t, TUI_R_SEV_WARNING));
     if (f->shadowed_by != SIZE_MAX)
@@ -138,8 +206,33 @@ static void draw_changes(struct tui *t, WINDOW *w, int *y, int maxy, int x, int 
     }
 }
 
+/* Its last run: how it ended, the severity it showed, what it attempted. */
+static void draw_observed(struct tui *t, WINDOW *w, int *y, int maxy, int x, int width, json_t *obs)
+{
+    if (!obs || *y >= maxy)
+        return;
+    const char *at = json_string_value(json_object_get(obs, "started_at"));
+    json_t *ec = json_object_get(obs, "exit_code");
+    char ended[48] = "";
+    if (json_is_integer(ec))
+        snprintf(ended, sizeof ended, ", exit %lld", (long long)json_integer_value(ec));
+    enum tui_role sr;
+    seen_word(obs, &sr);
+    const char *sev = json_string_value(json_object_get(obs, "max_severity"));
+    line(w, y, maxy, x, width, tui_attr(t, sr), "last run %.10s %.5s: %s%s, observed risk %s",
+         at ? at : "", at && strlen(at) > 16 ? at + 11 : "",
+         json_string_value(json_object_get(obs, "status")) ?: "?", ended, sev ? sev : "?");
+    struct sg_attempts att;
+    sg_attempts_from_json(&att, json_object_get(obs, "attempts"));
+    cleanup_free char *tally = sg_attempts_text(&att);
+    cleanup_free char *text = sg_xasprintf("attempted: %s", tally);
+    *y += tui_put_wrapped(w, *y, x, width, maxy - *y < 2 ? maxy - *y : 2, text, strlen(text),
+                          tui_attr(t, sg_attempts_total(&att, SG_ATT_BLOCKED) ? TUI_R_SEV_WARNING
+                                                                                : TUI_R_DIM));
+}
+
 static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int width,
-                         const struct sg_found *f, const struct sg_seen *seen)
+                         const struct sg_found *f, const struct sg_seen *seen, json_t *obs)
 {
     const struct sg_skill *sk = f->skill;
     const struct sg_policy *p = &sk->policy;
@@ -162,6 +255,7 @@ static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int 
         if (y < maxy)
             tui_put(w, y++, x, width, sk->description, dl, n);
     }
+    draw_observed(t, w, &y, maxy, x, width, obs);
     /* problems first: they are why you look */
     size_t shown = 0, room = rows > 6 ? (size_t)(rows - 6) : 1;
     for (size_t i = 0; i < sk->diags.n && shown < room && y < maxy; i++, shown++) {
@@ -347,8 +441,8 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     int list_cols = side ? cols / 2 : cols;
     s->list_rows = list_rows;
     tui_fill(w, 0, 0, cols, tui_attr(t, TUI_R_HEADER));
-    tui_putf(w, 0, 1, cols - 1, tui_attr(t, TUI_R_HEADER), "%-22s %-6s %-8s %s", "SKILL", "RISK",
-             "PROBLEMS", "DESCRIPTION");
+    tui_putf(w, 0, 1, cols - 1, tui_attr(t, TUI_R_HEADER), "%-22s %-6s %-5s %-8s %s", "SKILL",
+             "RISK", "SEEN", "PROBLEMS", "DESCRIPTION");
     if (!s->d.n) {
         tui_putf(w, 2, 2, cols - 4, tui_attr(t, TUI_R_DIM),
                  "No skills found. Start skillgate with folders: skillgate tui DIR...");
@@ -366,7 +460,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         s->top = s->sel - (size_t)list_rows + 1;
     for (int r = 0; r < list_rows && s->top + (size_t)r < s->d.n; r++)
         draw_row(t, w, r + 1, list_cols, &s->d.v[s->top + (size_t)r], &s->seen[s->top + (size_t)r],
-                 s->top + (size_t)r == s->sel);
+                 observed(s, s->d.v[s->top + (size_t)r].skill), s->top + (size_t)r == s->sel);
     int dy = side ? 1 : list_rows + 2, dx = side ? list_cols + 2 : 1;
     int drows = side ? rows - 1 : rows - list_rows - 2;
     int dcols = side ? cols - list_cols - 3 : cols - 2;
@@ -377,7 +471,8 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     if (s->picking)
         draw_picker(t, w, dy, dx, drows, dcols, s->d.v[s->sel].skill, s->pick);
     else
-        draw_details(t, w, dy, dx, drows, dcols, &s->d.v[s->sel], &s->seen[s->sel]);
+        draw_details(t, w, dy, dx, drows, dcols, &s->d.v[s->sel], &s->seen[s->sel],
+                     observed(s, s->d.v[s->sel].skill));
 }
 
 static void input_given(struct tui *t, const char *text, void *ctx)
@@ -588,12 +683,21 @@ static void close_view(struct tui *t, struct tui_view *v)
         return;
     pick_reset(s);
     sg_discovery_free(&s->d);
+    json_decref(s->observed);
     free(s->seen);
     free(s);
     v->data = NULL;
 }
 
+/* Coming to this screen (after a run, from the traces): what the skills
+ * did is read again. */
+static void switch_in(struct tui *t, struct tui_view *v)
+{
+    S(v)->observed_stale = true;
+    open_view(t, v);
+}
+
 const struct tui_view_ops tui_skills_ops = {
-    .name = "Skills", .open = open_view, .draw = draw, .request = request, .status = status,
+    .name = "Skills", .open = switch_in, .draw = draw, .request = request, .status = status,
     .close = close_view,
 };

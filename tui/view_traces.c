@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attempts.h"
 #include "trace.h"
 #include "traceindex.h"
 #include "tui.h"
@@ -507,6 +508,11 @@ static char *trace_text(json_t *doc, const char *path)
                   (long long)json_integer_value(json_object_get(out, "stderr_dropped")));
     size_t i;
     json_t *c;
+    struct sg_attempts att = {0};
+    json_array_foreach(json_object_get(doc, "events"), i, c)
+        sg_attempts_add_json(&att, c);
+    cleanup_free char *tally = sg_attempts_text(&att);
+    sg_buf_printf(&b, "attempted: %s\n", tally);
     sg_buf_printf(&b, "\nViolations\n");
     if (!json_array_size(json_object_get(vs, "classifications")))
         sg_buf_printf(&b, "  none\n");
