@@ -264,14 +264,16 @@ static void attach_show(void *ctx, const struct sg_perm_prompt *pr)
     cleanup_free char *args = sg_sanitize_str(q->args, 0);
     cleanup_free char *cwd = sg_sanitize_str(q->cwd, 0);
     cleanup_free char *det = sg_sanitize_str(q->detail, 0);
+    cleanup_free char *host = sg_sanitize_str(q->host, 0);
     cleanup_free char *rule = sg_sanitize_str(pr->rule, 0);
     cleanup_free char *skill = sg_sanitize_str(pr->skill, 0);
     sg_attach_send(a->fd, json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, "
-                                    "s:I, s:I}",
+                                    "s:s, s:I, s:I}",
                                     "type", "prompt", "id", (json_int_t)pr->id, "tool",
                                     sg_ptool_name(q->tool), "skill",
                                     skill, "subject", subj, "args", args, "cwd", cwd, "port",
-                                    q->port, "detail", det, "why", pr->why, "rule", rule,
+                                    q->port, "detail", det, "host", host, "why", pr->why,
+                                    "rule", rule,
                                     "queued", (json_int_t)pr->queued, "timeout_ms",
                                     (json_int_t)(pr->deadline_ms - now)));
 }

@@ -48,15 +48,23 @@ static void draw(struct sg_lineprompt *lp, const struct sg_perm_prompt *pr)
     cleanup_free char *subj = sg_sanitize_str(q->subject, 0);
     cleanup_free char *args = sg_sanitize_str(q->args, 0);
     cleanup_free char *cwd = sg_sanitize_str(q->cwd, 0);
-    char what[8400];
+    char what[8400], rwhy[160];
+    enum sg_risk_level lvl = sg_preq_risk(q, sg_invoking_home(), rwhy, sizeof rwhy);
+    const char *risk = lvl == SG_RL_HIGH ? "high" : lvl == SG_RL_MEDIUM ? "medium" : "low";
+    cleanup_free char *host = sg_sanitize_str(q->host, 0);
     if (q->tool == SG_PT_BASH)
-        snprintf(what, sizeof what, "run a program (Bash, high risk)\n  program: %s\n  argv:    %s\n"
-                 "  cwd:     %s", subj, args, cwd);
+        snprintf(what, sizeof what, "run a program (Bash, %s risk)\n  program: %s\n  argv:    %s\n"
+                 "  cwd:     %s", risk, subj, args, cwd);
     else if (q->tool == SG_PT_FETCH)
-        snprintf(what, sizeof what, "reach a host (Fetch, medium risk)\n  host:    %s%s%.0d", subj,
+        snprintf(what, sizeof what, "reach a host (Fetch, %s risk)\n  host:    %s%s%.0d", risk, subj,
                  q->port > 0 ? "  port " : "", q->port > 0 ? q->port : 0);
     else
-        snprintf(what, sizeof what, "write a file (Write, medium risk)\n  path:    %s", subj);
+        snprintf(what, sizeof what, "write a file (Write, %s risk)\n  path:    %s\n  on host: %s",
+                 risk, subj, host[0] ? host : "this very path (the real file, not a copy)");
+    if (rwhy[0]) {
+        size_t wl = strlen(what);
+        snprintf(what + wl, sizeof what - wl, "\n  risk:    %s", rwhy);
+    }
     if (q->detail[0]) { /* built from paths and an agent's tool name: theirs too */
         cleanup_free char *note = sg_sanitize_str(q->detail, 0);
         size_t wl = strlen(what);

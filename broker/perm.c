@@ -61,6 +61,7 @@ struct sg_perm {
     bool shown;
     int64_t shown_ms, deadline_ms;
     char last_by[512];       /* who made the last decision */
+    char *answer_rule;       /* the rule the person's answer keeps, when narrowed */
     sg_perm_show_fn fe_show; /* a front end shows the prompt */
     void *fe_ctx;
     size_t (*fe_pollfds)(void *ctx, struct pollfd *out, size_t max); /* its own fds */
@@ -265,9 +266,11 @@ static void rule_by(const struct sg_prule *hit, char *out, size_t n)
 
 static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d)
 {
+    cleanup_free char *answered = steal_pointer(&p->answer_rule);
     if (d != SG_DEC_ALLOW_RUN && d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS)
         return;
-    cleanup_free char *text = sg_preq_rule(q);
+    /* the rule the person narrowed it to, or the one the prompt showed */
+    cleanup_free char *text = answered ? steal_pointer(&answered) : sg_preq_rule(q);
     struct sg_prule r;
     const char *why;
     if (sg_prule_parse(text, d == SG_DEC_DENY_ALWAYS ? SG_EFF_DENY : SG_EFF_ALLOW,
@@ -453,6 +456,32 @@ void sg_perm_answer(struct sg_perm *p, enum sg_decision d)
         decide_head(p, d, "person");
 }
 
+int sg_perm_answer_rule(struct sg_perm *p, uint64_t id, enum sg_decision d, const char *rule,
+                        const char **why)
+{
+    *why = NULL;
+    if (!p || !p->nqueue || !p->shown || p->queue[0].id != id)
+        return -ESTALE;
+    if (d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS && d != SG_DEC_ALLOW_RUN) {
+        *why = "only a rule kept for the run or always can be narrowed";
+        return -EINVAL;
+    }
+    struct sg_prule r;
+    if (sg_prule_parse(rule, d == SG_DEC_DENY_ALWAYS ? SG_EFF_DENY : SG_EFF_ALLOW, "grant", &r,
+                       why) < 0)
+        return -EINVAL;
+    bool covers = sg_prule_matches(&r, &p->queue[0].q);
+    sg_prule_free(&r);
+    if (!covers) {
+        *why = "that rule does not cover this request";
+        return -EINVAL;
+    }
+    free(p->answer_rule);
+    p->answer_rule = sg_xstrdup(rule);
+    decide_head(p, d, "person");
+    return 0;
+}
+
 int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d)
 {
     if (!p || !p->nqueue || !p->shown || p->queue[0].id != id)
@@ -567,7 +596,7 @@ int sg_perm_free(struct sg_perm *p)
     for (size_t i = 0; i < p->nrules; i++)
         sg_prule_free(&p->rules[i]);
     free(p->rules);
-    free(p->skill), free(p->digest), free(p->run_id), free(p->grants_file);
+    free(p->skill), free(p->digest), free(p->run_id), free(p->grants_file), free(p->answer_rule);
     free(p->kinds);
     free(p);
     return err;

@@ -56,6 +56,7 @@ struct sg_preq {
     char agent_tool[64];/* check_tool_permission: the agent's tool, as it named it */
     char name[4096];    /* Bash: the program as scopes name it: "ls" only when "ls" on the
                          * sandbox's PATH is this very file, else its whole path */
+    char host[4096];    /* Write: the host file an approval writes ("" when unknown) */
 };
 
 enum sg_perm_mode { SG_PERM_DENY_ALL, SG_PERM_PROMPT, SG_PERM_POLICY, SG_PERM_ALLOW_ALL };
@@ -150,6 +151,11 @@ void sg_perm_answer(struct sg_perm *p, enum sg_decision d);
 /* The same, only if the head is still request id (what the person saw);
  * -ESTALE, and nothing decided, when it is not. */
 int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d);
+/* The same with the rule to keep (for this run, or always) that the person
+ * narrowed or widened: it must parse and cover the request (-EINVAL, *why
+ * says what is wrong, nothing decided). */
+int sg_perm_answer_rule(struct sg_perm *p, uint64_t id, enum sg_decision d, const char *rule,
+                        const char **why);
 
 /* The prompt in the session's poll loop: the front end's fds, the deadline. */
 size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max);
@@ -169,6 +175,16 @@ void sg_prule_free(struct sg_prule *r);
 bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q);
 /* The rule "always" would save for q (caller frees). */
 char *sg_preq_rule(const struct sg_preq *q);
+/* How risky q is, weighed by what it reaches: a Write to a system folder or
+ * to where code starts by itself (cron, autostart, shell rc files, SSH
+ * keys, git hooks) is high, any other Write medium; Bash is high, and a
+ * shell or interpreter runs any code; Fetch is medium. why gets the reason
+ * in a few words ("" when there is nothing to add); home is the user's. */
+enum sg_risk_level { SG_RL_LOW, SG_RL_MEDIUM, SG_RL_HIGH };
+enum sg_risk_level sg_preq_risk(const struct sg_preq *q, const char *home, char *why, size_t n);
+/* A shell, an interpreter or a launcher (env, xargs, sudo): a program that
+ * runs whatever code it is given. */
+bool sg_program_runs_any_code(const char *path);
 const char *sg_ptool_name(enum sg_ptool t);
 bool sg_decision_allows(enum sg_decision d);
 const char *sg_decision_name(enum sg_decision d);

@@ -166,6 +166,95 @@ bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
     return false;
 }
 
+bool sg_program_runs_any_code(const char *path)
+{
+    static const char *const any[] = {
+        "sh",     "bash",   "dash",  "zsh",     "ksh",    "mksh",  "fish",  "csh",  "tcsh",
+        "ash",    "busybox", "python", "perl",  "ruby",   "node",  "nodejs", "deno", "bun",
+        "php",    "lua",    "luajit", "tclsh",  "wish",   "Rscript", "julia", "pwsh", "osascript",
+        "env",    "xargs",  "sudo",  "doas",    "su",     "nohup", "timeout", "nice", "setsid",
+        "awk",    "gawk",   "mawk",  "nawk",    "expect", "gdb",   "vim",   "vi",   "emacs",
+        "make",   "docker", "podman", "npx",    "uvx",    "pipx",  "java",  "jshell"};
+    const char *b = base_name(path);
+    for (size_t i = 0; i < SG_ARRAY_LEN(any); i++) {
+        size_t n = strlen(any[i]);
+        /* python3, python3.12, perl5.36, lua5.4: a version after the name */
+        if (!strncmp(b, any[i], n) && (!b[n] || (b[n] >= '0' && b[n] <= '9')))
+            return true;
+    }
+    return false;
+}
+
+/* Places where a file runs code later by itself, or changes who may log in. */
+static const char *write_target_risk(const char *path, const char *home)
+{
+    static const struct {
+        const char *prefix, *why;
+    } sys[] = {{"/etc/cron", "cron runs it"},           {"/var/spool/cron", "cron runs it"},
+               {"/etc/sudoers", "it decides who is root"}, {"/etc/systemd", "systemd runs it"},
+               {"/etc/profile", "every login shell runs it"}, {"/etc/", "a system file"},
+               {"/usr/", "a system file"},            {"/bin/", "a system program"},
+               {"/sbin/", "a system program"},        {"/lib", "a system library"},
+               {"/boot/", "the boot files"},          {"/root/", "root's home"},
+               {"/var/", "system state"},             {"/opt/", "installed software"}};
+    for (size_t i = 0; i < SG_ARRAY_LEN(sys) && !sg_str_has_prefix(path, "/var/tmp/"); i++)
+        if (sg_str_has_prefix(path, sys[i].prefix))
+            return sys[i].why;
+    if (strstr(path, "/.git/hooks/"))
+        return "git runs it on your next commit";
+    static const struct {
+        const char *rel, *why;
+    } mine[] = {{".bashrc", "every shell you open runs it"},
+                {".bash_profile", "your login shell runs it"},
+                {".bash_login", "your login shell runs it"},
+                {".profile", "your login shell runs it"},
+                {".zshrc", "every shell you open runs it"},
+                {".zshenv", "every zsh runs it"},
+                {".zprofile", "your login shell runs it"},
+                {".config/fish/", "fish runs it"},
+                {".config/autostart/", "your desktop starts it at login"},
+                {".config/systemd/", "systemd starts it for you"},
+                {".ssh/", "it decides who logs in as you"},
+                {".gnupg/", "your keys"},
+                {".local/bin/", "a program on your PATH"},
+                {".aws/", "your cloud credentials"},
+                {".kube/", "your cluster credentials"},
+                {".docker/", "your registry credentials"},
+                {".npmrc", "npm runs and trusts it"},
+                {".gitconfig", "git runs what it names"},
+                {".config/skillgate/", "skillgate's own config"}};
+    size_t hl = home ? strlen(home) : 0;
+    if (hl > 1 && !strncmp(path, home, hl) && path[hl] == '/')
+        for (size_t i = 0; i < SG_ARRAY_LEN(mine); i++) {
+            const char *rel = mine[i].rel, *in = path + hl + 1;
+            /* a folder (trailing /): anything in it; a file: that file */
+            if (sg_str_has_suffix(rel, "/") ? sg_str_has_prefix(in, rel) : !strcmp(in, rel))
+                return mine[i].why;
+        }
+    return NULL;
+}
+
+enum sg_risk_level sg_preq_risk(const struct sg_preq *q, const char *home, char *why, size_t n)
+{
+    why[0] = '\0';
+    switch (q->tool) {
+    case SG_PT_BASH:
+        if (sg_program_runs_any_code(q->subject))
+            snprintf(why, n, "a shell or interpreter: it runs any code");
+        return SG_RL_HIGH;
+    case SG_PT_WRITE: {
+        const char *w = write_target_risk(q->host[0] ? q->host : q->subject, home);
+        if (w) {
+            snprintf(why, n, "%s", w);
+            return SG_RL_HIGH;
+        }
+        return SG_RL_MEDIUM;
+    }
+    case SG_PT_FETCH: return SG_RL_MEDIUM;
+    }
+    return SG_RL_HIGH;
+}
+
 char *sg_preq_rule(const struct sg_preq *q)
 {
     switch (q->tool) {

@@ -321,6 +321,11 @@ static void write_ask(struct write_wait *w, const char *subject, const char *det
         snprintf(q.detail, sizeof q.detail, "%s", detail);
     else
         describe_target(w->pid, q.subject, q.detail, sizeof q.detail);
+    /* the host file an approval writes: the person decides on the real one */
+    const char *below;
+    const struct sg_mount *b = host_bind(w->p, subject, &below);
+    if (b)
+        snprintf(q.host, sizeof q.host, "%s%s%s", b->src, *below ? "/" : "", below);
     enum sg_decision dec;
     if (sg_perm_request(w->perm, &q, write_decided, w, &dec) == 1)
         write_decided(w, dec);

@@ -76,11 +76,8 @@ ALWAYS = [
 
 def vital_signs(m):
     name, state, limit, paused, counts, tail = m.groups()
-    mem = re.fullmatch(r"  peak (?:\d+ [KM]B|n/a)/(\d+) MB", tail)
-    if mem:
-        tail = f"  peak SIZE/{mem.group(1)} MB"
-    elif tail:
-        tail = "  ..."  # clipped at a column that moves with the fields' widths
+    if tail:
+        tail = "  ..."  # the peak memory, whole or clipped at a column that moves
     return f" {name}  pid N  {state}  N.Ns/{limit}s{paused or ''}  {counts}{tail}"
 
 

@@ -254,6 +254,48 @@ static void agent_commands_are_read_whole(void **st)
     free(inside), free(climb), free(through);
 }
 
+/* A Write weighs what it reaches; a shell or interpreter runs any code. */
+static void risk_weighs_the_target(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *path, *host;
+        enum sg_risk_level want;
+        const char *why;
+    } w[] = {{"/etc/cron.d/x", "", SG_RL_HIGH, "cron runs it"},
+             {"/home/u/.bashrc", "", SG_RL_HIGH, "every shell you open runs it"},
+             {"/home/u/.ssh/authorized_keys", "", SG_RL_HIGH, "it decides who logs in as you"},
+             {"/home/u/.config/autostart/x.desktop", "", SG_RL_HIGH, "your desktop starts it"},
+             {"/home/u/src/app/.git/hooks/pre-commit", "", SG_RL_HIGH, "git runs it"},
+             {"/skill/out/x", "/home/u/.local/bin/x", SG_RL_HIGH, "a program on your PATH"},
+             {"/home/u/src/app/out.txt", "", SG_RL_MEDIUM, ""},
+             {"/var/tmp/scratch", "", SG_RL_MEDIUM, ""},
+             {"/home/u/.bashrc-notes/x", "", SG_RL_MEDIUM, ""}};
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++) {
+        struct sg_preq q = {.tool = SG_PT_WRITE};
+        snprintf(q.subject, sizeof q.subject, "%s", w[i].path);
+        snprintf(q.host, sizeof q.host, "%s", w[i].host);
+        char why[160];
+        assert_int_equal(sg_preq_risk(&q, "/home/u", why, sizeof why), w[i].want);
+        assert_non_null(strstr(why, w[i].why));
+        if (!w[i].why[0])
+            assert_string_equal(why, "");
+    }
+    static const char *const any[] = {"/bin/sh", "/usr/bin/bash", "/usr/bin/python3.12",
+                                      "/usr/bin/env", "/usr/bin/node", "/usr/bin/perl5.36"};
+    for (size_t i = 0; i < sizeof any / sizeof *any; i++)
+        assert_true(sg_program_runs_any_code(any[i]));
+    static const char *const plain[] = {"/usr/bin/ls", "/usr/bin/shred", "/usr/bin/envsubst",
+                                        "/usr/bin/git", "/usr/bin/pythonista-x"};
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        assert_false(sg_program_runs_any_code(plain[i]));
+    struct sg_preq b = {.tool = SG_PT_BASH};
+    snprintf(b.subject, sizeof b.subject, "/bin/sh");
+    char why[160];
+    assert_int_equal(sg_preq_risk(&b, "/home/u", why, sizeof why), SG_RL_HIGH);
+    assert_non_null(strstr(why, "runs any code"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +303,7 @@ int main(void)
         cmocka_unit_test(engine_order_and_grants),
         cmocka_unit_test(check_tool_permission_seed_semantics),
         cmocka_unit_test(agent_commands_are_read_whole),
+        cmocka_unit_test(risk_weighs_the_target),
     };
     return cmocka_run_group_tests_name("perm", tests, NULL, NULL);
 }

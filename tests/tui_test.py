@@ -497,6 +497,45 @@ def run_and_allow_once(base):
 
 
 @test()
+def always_can_be_narrowed_or_widened_before_it_is_saved(base):
+    """A on a Write asks first; e edits the rule: one that does not cover the
+    request is refused, a folder glob that does is kept, and y saves exactly
+    that rule in grants.yaml. The prompt says the path is the real file."""
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "60", skills])
+    try:
+        outbox = os.path.join(t.home, "tui-outbox")
+        os.makedirs(outbox)
+        t.wait("tui-writer", what="the skills list")
+        start_run(t, "tui-writer")
+        s = wait_prompt_and_arm(t)
+        assert "the real file" in s and "Write, medium risk" in s, s
+        t.keys("A")
+        t.wait(lambda s: "e narrows it" in s, what="A's question, with e")
+        t.keys("e")
+        s = t.wait(lambda s: "rule: Write(" in s, what="the rule to edit")
+        t.keys("C-u")
+        t.type("Write(/nowhere/**)")
+        t.keys("Enter")
+        s = t.wait(lambda s: "not that rule: it does not cover this request" in s,
+                   what="a rule that misses the request refused")
+        assert prompt_open(s) or "rule: Write(/nowhere/**)" in s, s
+        t.keys("C-u")
+        t.type(f"Write({outbox}/**)")
+        t.keys("Enter")
+        s = t.wait(lambda s: "keeps" in s and "e narrows it" in s, what="the kept rule")
+        t.keys("y")
+        t.wait(run_done, timeout=15, what="the run finishing")
+        with open(os.path.join(t.config, "skillgate", "grants.yaml")) as f:
+            g = f.read()
+        assert f"rule: \"Write({outbox}/**)\"" in g, g
+        d = t.decisions()
+        assert len(d) == 1 and d[0]["scope"] == "always" and d[0]["decision"] == "allow", d
+    finally:
+        t.close()
+
+
+@test()
 def run_and_deny(base):
     skills = copy_skills(base)
     t = Tui(base, ["--prompt-timeout", "30", skills])
@@ -725,6 +764,43 @@ def enter_offers_only_what_a_skill_can_do(base):
         s = t.wait(lambda s: "cannot run here" in status_line(s), what="why it cannot run")
         assert "instructions only" in status_line(s), status_line(s)
         assert "SKILL_INPUT" not in s, s
+    finally:
+        t.close()
+
+
+@test()
+def enter_offers_what_the_skill_says_about_its_input(base):
+    """Enter's input line says what the skill takes (argument-hint), comes
+    prefilled with the JSON example of its instructions, checks it, and the
+    next time offers the input last used."""
+    root = os.path.join(base, "hinted")
+    write_tree(root, {"tui-hinted/SKILL.md":
+                      "---\nname: tui-hinted\ndescription: greets\nargument-hint: a name to greet\n"
+                      "---\nCall it like this:\n\n```json\n{\"name\": \"Ada\"}\n```\n",
+                      "tui-hinted/main.py": "import json, os\n"
+                                            "print('hello', json.loads(os.environ['SKILL_INPUT'])"
+                                            "['name'])\n"})
+    t = Tui(base, [root])
+    try:
+        t.wait(lambda s: "tui-hinted" in s and skills_screen(s), what="the skills list")
+        t.keys("Enter")
+        s = t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON, example from SKILL.md; "
+                                                       "it takes a name to greet): "),
+                   what="the input line with the hint")
+        assert '{"name":"Ada"}' in status_line(s), status_line(s)
+        t.keys("C-u")
+        t.type('{"name": "Grace"')
+        t.keys("Enter")
+        s = t.wait(lambda s: "not JSON" in status_line(s), what="the check")
+        t.type("}")
+        t.keys("Enter")
+        s = t.wait(lambda s: run_done(s) and "hello Grace" in s, timeout=15, what="the run")
+        t.keys("1")
+        t.wait(skills_screen, what="the skills screen")
+        t.keys("Enter")
+        s = t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON, last used; "),
+                   what="the last input offered")
+        assert '{"name": "Grace"}' in status_line(s), status_line(s)
     finally:
         t.close()
 

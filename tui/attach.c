@@ -132,6 +132,7 @@ static void show_next(struct tui_attach *a)
     snprintf(q->args, sizeof q->args, "%s", js(p, "args"));
     snprintf(q->cwd, sizeof q->cwd, "%s", js(p, "cwd"));
     snprintf(q->detail, sizeof q->detail, "%s", js(p, "detail"));
+    snprintf(q->host, sizeof q->host, "%s", js(p, "host"));
     q->port = (int)json_integer_value(json_object_get(p, "port"));
     json_int_t left = json_integer_value(json_object_get(p, "timeout_ms"));
     json_int_t queued = json_integer_value(json_object_get(p, "queued"));

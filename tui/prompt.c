@@ -19,6 +19,11 @@
 struct tui_prompt_state {
     bool active, confirming, details;
     enum sg_decision confirm_dec; /* what y saves: allow always or deny always */
+    /* e while confirming: the rule to keep, narrowed (or widened) by hand */
+    bool editing;
+    char edit[8400];
+    size_t edit_len;
+    char custom[8400];            /* the edited rule, checked; "" none */
     struct sg_perm *perm;
     void (*remote)(void *ctx, enum sg_decision d); /* an attached run's prompt */
     void *remote_ctx;
@@ -87,7 +92,8 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
     if (fresh) {
         s->shown_ms = pr->shown_ms;
         s->armed_ms = mono_ms() + ARM_MS;
-        s->confirming = s->details = s->answered = false;
+        s->confirming = s->details = s->answered = s->editing = false;
+        s->custom[0] = '\0';
         s->ignored = 0;
         if (!t->script)
             flushinp(); /* typeahead is not an answer */
@@ -131,6 +137,65 @@ static void answer(struct tui_prompt_state *s, enum sg_decision d)
     }
 }
 
+/* What e offers first: a program with exactly these arguments (the
+ * default keeps the program with any); a Write or Fetch rule as it is, to
+ * edit into a glob or a port. */
+static const char *narrower(struct tui_prompt_state *s)
+{
+    static char buf[8400];
+    const struct sg_preq *q = &s->q;
+    if (q->tool == SG_PT_BASH && !q->agent_tool[0]) {
+        const char *name = q->name[0] ? q->name : strrchr(q->subject, '/') ? strrchr(q->subject, '/') + 1 : q->subject;
+        snprintf(buf, sizeof buf, "Bash(%s%s%s)", name, q->args[0] ? " " : "", q->args);
+        return buf;
+    }
+    return s->rule;
+}
+
+/* Keys while the rule is being edited: Enter checks it (it must parse and
+ * cover this request) and goes back to the y/N question with it; Esc goes
+ * back without it. Enter never allows here either. */
+static void edit_key(struct tui *t, struct tui_prompt_state *s, int key)
+{
+    if (key == 27 || key == 3) {
+        s->editing = false;
+        return;
+    }
+    if (key == '\n') {
+        s->edit[s->edit_len] = '\0';
+        struct sg_prule r;
+        const char *why = NULL;
+        int rc = sg_prule_parse(s->edit, s->confirm_dec == SG_DEC_DENY_ALWAYS ? SG_EFF_DENY
+                                                                            : SG_EFF_ALLOW,
+                                "grant", &r, &why);
+        bool covers = rc == 0 && sg_prule_matches(&r, &s->q);
+        if (rc == 0)
+            sg_prule_free(&r);
+        if (rc < 0 || !covers) {
+            tui_message(t, "not that rule: %s", rc < 0 ? why : "it does not cover this request");
+            return;
+        }
+        snprintf(s->custom, sizeof s->custom, "%s", s->edit);
+        s->editing = false;
+        return;
+    }
+    if (key == (TUI_KEY_FN | KEY_BACKSPACE) || key == 127 || key == 8) {
+        while (s->edit_len && ((unsigned char)s->edit[s->edit_len - 1] & 0xc0) == 0x80)
+            s->edit_len--;
+        if (s->edit_len)
+            s->edit_len--;
+    } else if (key == 21) {
+        s->edit_len = 0;
+    } else if (key >= 32 && !(key & TUI_KEY_FN) && key != 127) {
+        char u[8];
+        mbstate_t st = {0};
+        size_t k = wcrtomb(u, (wchar_t)key, &st);
+        if (k != (size_t)-1 && s->edit_len + k < sizeof s->edit)
+            memcpy(s->edit + s->edit_len, u, k), s->edit_len += k;
+    }
+    s->edit[s->edit_len] = '\0';
+}
+
 void tui_prompt_key(struct tui *t, int key)
 {
     struct tui_prompt_state *s = t->prompt;
@@ -139,10 +204,29 @@ void tui_prompt_key(struct tui *t, int key)
         return;
     }
     t->message[0] = '\0';
+    if (s->editing) {
+        edit_key(t, s, key);
+        return;
+    }
     if (s->confirming) {
+        if (key == 'e' && !s->remote) {
+            s->editing = true;
+            snprintf(s->edit, sizeof s->edit, "%s", s->custom[0] ? s->custom : narrower(s));
+            s->edit_len = strlen(s->edit);
+            return;
+        }
+        if (key == 'e')
+            tui_message(t, "an agent's run keeps the rule shown; narrow it with a rule of "
+                           "your own (--policy)");
         s->confirming = false;
-        if (key == 'y' || key == 'Y')
+        if ((key == 'y' || key == 'Y') && s->custom[0]) {
+            const char *why;
+            s->answered = true;
+            if (sg_perm_answer_rule(s->perm, s->id, s->confirm_dec, s->custom, &why) < 0)
+                s->answered = false; /* settled meanwhile: the engine says by whom */
+        } else if (key == 'y' || key == 'Y') {
             answer(s, s->confirm_dec);
+        }
         return; /* anything else: back to the question, which still waits */
     }
     switch (tui_keymap_lookup(&t->keys, key, TUI_G_PROMPT)) {
@@ -175,8 +259,8 @@ static void add_wrapped(struct rows *r, const char *label, const char *value, in
     cleanup_free char *san = sg_sanitize_str(value, 0);
     char *chunk[64];
     int nc = 0;
-    const char *p = san, *start = san;
-    int cells = 0;
+    const char *p = san, *start = san, *space = NULL;
+    int cells = 0, space_cells = 0;
     mbstate_t st = {0};
     while (*p && nc < 63) {
         wchar_t wc;
@@ -187,10 +271,19 @@ static void add_wrapped(struct rows *r, const char *label, const char *value, in
         if (cw < 0)
             cw = 1;
         if (cells + cw > width) {
-            chunk[nc++] = sg_xstrndup(start, (size_t)(p - start));
-            start = p;
-            cells = 0;
+            if (space && space > start) { /* at the last space: words stay whole */
+                chunk[nc++] = sg_xstrndup(start, (size_t)(space - start));
+                cells -= space_cells + 1;
+                start = space + 1;
+            } else { /* a path, or a word wider than the row: at the edge */
+                chunk[nc++] = sg_xstrndup(start, (size_t)(p - start));
+                start = p;
+                cells = 0;
+            }
+            space = NULL;
         }
+        if (*p == ' ')
+            space = p, space_cells = cells;
         cells += cw;
         p += k;
     }
@@ -241,10 +334,16 @@ void tui_prompt_draw(struct tui *t)
     const char *what = q->tool == SG_PT_BASH   ? "run a program"
                        : q->tool == SG_PT_FETCH ? "reach a host"
                                                 : "write a file";
-    const char *risk = q->tool == SG_PT_BASH ? "Bash, high risk" : q->tool == SG_PT_FETCH
-                                                                       ? "Fetch, medium risk"
-                                                                       : "Write, medium risk";
-    enum tui_role rr = q->tool == SG_PT_BASH ? TUI_R_RISK_HIGH : TUI_R_RISK_MEDIUM;
+    /* the risk weighs what it reaches: /etc/cron.d is not the skill's folder */
+    char risk_why[160];
+    enum sg_risk_level lvl = sg_preq_risk(q, sg_invoking_home(), risk_why, sizeof risk_why);
+    char risk[48];
+    snprintf(risk, sizeof risk, "%s, %s risk", sg_ptool_name(q->tool),
+             lvl == SG_RL_HIGH ? "high" : lvl == SG_RL_MEDIUM ? "medium" : "low");
+    enum tui_role rr = lvl == SG_RL_HIGH     ? TUI_R_RISK_HIGH
+                       : lvl == SG_RL_MEDIUM ? TUI_R_RISK_MEDIUM
+                                             : TUI_R_RISK_LOW;
+    bool any_code = q->tool == SG_PT_BASH && sg_program_runs_any_code(q->subject);
     char port[16];
     if (q->tool == SG_PT_BASH) {
         add_wrapped(&l, "program", q->subject, vw);
@@ -258,13 +357,26 @@ void tui_prompt_draw(struct tui *t)
             add_wrapped(&l, "port", port, vw);
     } else {
         add_wrapped(&l, "path", q->subject, vw);
+        /* yes writes the real file on this machine, not a copy in the sandbox */
+        cleanup_free char *real = q->host[0] && strcmp(q->host, q->subject)
+                                      ? sg_xasprintf("%s (the real file on this machine)", q->host)
+                                      : sg_xstrdup("this path itself: the real file, not a copy "
+                                                   "in the sandbox");
+        add_wrapped(&l, "on host", real, vw);
         add_wrapped(&l, "call", q->args, vw);
     }
+    if (risk_why[0])
+        add_wrapped(&l, "risk", risk_why, vw);
     if (q->detail[0])
         add_wrapped(&l, "note", q->detail, vw);
     add_wrapped(&l, "why", s->why, vw);
-    cleanup_free char *al = sg_xasprintf("saves %s for this version of %s", s->rule, s->skill);
+    cleanup_free char *al =
+        any_code ? sg_xasprintf("saves %s for this version of %s: any code, forever", s->rule,
+                                s->skill)
+                 : sg_xasprintf("saves %s for this version of %s", s->rule, s->skill);
     add_wrapped(&l, "always", al, vw);
+    if (s->custom[0])
+        add_wrapped(&l, "keeps", s->custom, vw);
     if (s->details) {
         add_wrapped(&l, "if yes",
                     q->tool == SG_PT_WRITE ? "skillgate opens exactly this path itself"
@@ -302,13 +414,28 @@ void tui_prompt_draw(struct tui *t)
     }
     rows_free(&l);
     row = y + h - 3;
-    if (s->confirming) {
-        /* the rule when it fits; else it is the one the "always" row shows */
+    if (s->editing) {
+        /* the end of what is typed stays in view */
+        int lw = tui_putf(stdscr, row, x + 2, w - 4, ta, "rule: ");
+        const char *e = s->edit;
+        while (*e && tui_width(e, strlen(e)) > w - 6 - lw)
+            e++;
+        int ew = tui_put(stdscr, row, x + 2 + lw, w - 5 - lw, e, strlen(e), a);
+        tui_put(stdscr, row, x + 2 + lw + ew, 1, "_", 1, a | A_BLINK);
+    } else if (s->confirming) {
+        /* the rule when it fits; else it is the one the rows above show */
         const char *how = s->confirm_dec == SG_DEC_DENY_ALWAYS ? "Always deny" : "Always allow";
-        cleanup_free char *ask = sg_xasprintf("%s %s? y saves it, other keys go back", how, s->rule);
+        const char *rule = s->custom[0] ? s->custom : s->rule;
+        const char *keys = s->remote ? "y saves it, other keys go back"
+                                     : "y saves it, e narrows it, other keys go back";
+        cleanup_free char *ask = sg_xasprintf("%s %s? %s", how, rule, keys);
         if (tui_width(ask, strlen(ask)) > w - 4) {
             free(ask);
-            ask = sg_xasprintf("%s (the rule above)? y saves it, other keys go back", how);
+            ask = sg_xasprintf("%s (the rule above)? %s", how, keys);
+        }
+        if (any_code && s->confirm_dec == SG_DEC_ALLOW_ALWAYS && !s->custom[0]) {
+            free(ask);
+            ask = sg_xasprintf("ANY code, forever? y saves it, e narrows it, other keys back");
         }
         tui_put(stdscr, row, x + 2, w - 4, ask, strlen(ask), ta);
     } else {
@@ -327,6 +454,10 @@ void tui_prompt_draw(struct tui *t)
     bool armed = now >= s->armed_ms;
     s->drawn_armed = armed;
     s->drawn_secs = secs;
-    tui_putf(stdscr, row + 1, x + 2, w - 4, a, "%sDeny in %lld s. Enter never allows.",
-             armed ? "" : "Keys are ignored for a moment. ", secs);
+    if (s->editing)
+        tui_putf(stdscr, row + 1, x + 2, w - 4, a,
+                 "Deny in %lld s. Enter keeps the rule (it must cover this), Esc goes back.", secs);
+    else
+        tui_putf(stdscr, row + 1, x + 2, w - 4, a, "%sDeny in %lld s. Enter never allows.",
+                 armed ? "" : "Keys are ignored for a moment. ", secs);
 }

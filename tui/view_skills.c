@@ -12,6 +12,7 @@
 #include "attempts.h"
 #include "discover.h"
 #include "runner.h"
+#include "sanitize.h"
 #include "seen.h"
 #include "skill.h"
 #include "shellcmd.h"
@@ -22,6 +23,7 @@
 
 struct skills {
     struct sg_discovery d;
+    json_t *last_input;    /* skill folder -> the input its last run here was given */
     json_t *observed;      /* skill folder -> its newest run's index line (traceindex.h) */
     bool observed_stale;
     struct sg_seen *seen; /* one per skill found, as of the last look here */
@@ -477,7 +479,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
 
 static void input_given(struct tui *t, const char *text, void *ctx)
 {
-    (void)ctx;
+    struct skills *s = ctx;
     const struct sg_skill *sk = tui_skills_selected(t);
     if (!text || !sk)
         return;
@@ -486,11 +488,56 @@ static void input_given(struct tui *t, const char *text, void *ctx)
     if (!j) {
         char label[256];
         snprintf(label, sizeof label, "not JSON (column %d: %s), fix it: ", je.column, je.text);
-        tui_input(t, label, text, input_given, NULL);
+        tui_input(t, label, text, input_given, s);
         return;
     }
     json_decref(j);
+    if (s && sk->root) {
+        if (!s->last_input)
+            s->last_input = json_object();
+        json_object_set_new(s->last_input, sk->root, json_string(text));
+    }
     tui_run_start(t, sk->root, text);
+}
+
+/* The first ```json block of the instructions that is a JSON object: the
+ * example a skill gives of its input (NULL: none). */
+static char *input_example(const struct sg_skill *sk)
+{
+    char *body = NULL;
+    size_t len = 0;
+    if (sg_skill_read_body(sk, &body, &len) < 0 || !body)
+        return NULL;
+    char *found = NULL;
+    for (char *p = body; !found && (p = strstr(p, "```json")) != NULL;) {
+        char *start = strchr(p, '\n');
+        char *end = start ? strstr(start, "\n```") : NULL;
+        if (!end)
+            break;
+        start++;
+        json_t *j = end - start < 4096 ? json_loadb(start, (size_t)(end - start), 0, NULL) : NULL;
+        if (json_is_object(j))
+            found = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(j);
+        p = end + 4;
+    }
+    free(body);
+    return found;
+}
+
+/* Enter's question: prefilled with the input last used here, else the
+ * skill's own example, else {}; the label says which, and what the skill
+ * says about its input (argument-hint). */
+static void ask_input(struct tui *t, struct skills *s, const struct sg_skill *sk)
+{
+    const char *last = sk->root ? json_string_value(json_object_get(s->last_input, sk->root)) : NULL;
+    cleanup_free char *example = last ? NULL : input_example(sk);
+    const char *from = last ? "last used" : example ? "example from SKILL.md" : NULL;
+    cleanup_free char *hint = sk->argument_hint ? sg_sanitize_str(sk->argument_hint, 0) : NULL;
+    cleanup_free char *label =
+        sg_xasprintf("SKILL_INPUT (JSON%s%s%s%s): ", from ? ", " : "", from ? from : "",
+                     hint ? "; it takes " : "", hint ? hint : "");
+    tui_input(t, label, last ? last : example ? example : "{}", input_given, s);
 }
 
 static void dry_run(struct tui *t, const struct sg_skill *sk)
@@ -616,7 +663,7 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
                             : "it is instructions only, with nothing of its own to run");
             return true;
         }
-        tui_input(t, "SKILL_INPUT (JSON): ", "{}", input_given, NULL);
+        ask_input(t, s, sk);
         return true;
     case TUI_A_DRY_RUN:
         if (sk)
@@ -684,6 +731,7 @@ static void close_view(struct tui *t, struct tui_view *v)
     pick_reset(s);
     sg_discovery_free(&s->d);
     json_decref(s->observed);
+    json_decref(s->last_input);
     free(s->seen);
     free(s);
     v->data = NULL;

@@ -543,8 +543,19 @@ static char *trace_text(json_t *doc, const char *path)
     json_array_foreach(json_object_get(doc, "events"), i, c)
     {
         const char *ts = jstr(c, "timestamp");
-        sg_buf_printf(&b, "  %.12s %-26s %s\n", strlen(ts) > 11 ? ts + 11 : ts, jstr(c, "kind"),
+        const char *kind = jstr(c, "kind");
+        sg_buf_printf(&b, "  %.12s %-26s %s\n", strlen(ts) > 11 ? ts + 11 : ts, kind,
                       jstr(c, "message"));
+        /* every event in full: its data under it (w wraps it), output aside */
+        json_t *data = json_object_get(c, "data");
+        if (json_object_size(data) && strcmp(kind, "stdout") && strcmp(kind, "stderr")) {
+            cleanup_free char *dj = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            if (dj)
+                sg_buf_printf(&b, "               %-26s %s\n", "", dj);
+        }
+        if (json_integer_value(json_object_get(c, "repeated")) > 0)
+            sg_buf_printf(&b, "               %-26s (and %lld more times)\n", "",
+                          (long long)json_integer_value(json_object_get(c, "repeated")));
     }
     return sg_buf_steal(&b);
 }
