@@ -774,7 +774,11 @@ static void filtered(struct tui *t, const char *text, void *ctx)
     if (r->filter_sev < 0)
         snprintf(r->filter, sizeof r->filter, "%s", text);
     r->pane[PANE_EV].follow = true;
-    if (text[0])
+    static size_t idx[EV_LINES];
+    if (text[0] && !visible(r, PANE_EV, idx, SG_ARRAY_LEN(idx)))
+        tui_message(t, "no matches: no event is %s \"%s\" yet (f and an empty line: all)",
+                    r->filter_sev >= 0 ? "of severity" : "of a kind matching", text);
+    else if (text[0])
         tui_message(t, "events: %s", r->filter_sev >= 0 ? "this severity and above" : "kinds matching");
 }
 
