@@ -824,6 +824,14 @@ def w_wraps_long_lines(base):
         assert "long lines wrap" in status_line(s), status_line(s)
         t.keys("w")
         s = t.wait(lambda s: "THE-END-OF-IT" not in s, what="the line cut again")
+        # Enter on the events pane: every event in full, its JSON data too
+        t.keys("Tab")
+        t.wait(lambda s: "Enter the events in full" in status_line(s), what="the events pane")
+        t.keys("Enter")
+        s = t.wait(lambda s: "Events of tui-wide in full" in s and pager(s), what="the events")
+        t.keys("g")
+        s = t.wait(lambda s: re.search(r"skill_started\s+tui-wide started", s), what="the first")
+        assert '"run_id":' in s and '"command":' in s, s
     finally:
         t.close()
 

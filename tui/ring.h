@@ -12,6 +12,8 @@
 struct tui_line {
     char *text;
     uint32_t len;
+    uint32_t dlen;     /* data's length (counted in the ring's bytes) */
+    char *data;        /* an event's JSON data, NULL for output */
     uint16_t kind;     /* an sg_event_kind */
     uint8_t severity;
     int64_t wall_ms;
@@ -31,6 +33,9 @@ void tui_ring_free(struct tui_ring *r);
 void tui_ring_clear(struct tui_ring *r);
 void tui_ring_push(struct tui_ring *r, const char *text, size_t len, int kind, int severity,
                    int64_t wall_ms);
+/* The same with an event's data (JSON text, cut at the line cap). */
+void tui_ring_push_data(struct tui_ring *r, const char *text, size_t len, const char *data,
+                        size_t dlen, int kind, int severity, int64_t wall_ms);
 /* The i-th line kept (0 the oldest), NULL past the end. */
 const struct tui_line *tui_ring_at(const struct tui_ring *r, size_t i);
 

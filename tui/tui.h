@@ -300,8 +300,9 @@ void tui_trace_export_ask(struct tui *t, const char *path);
  * busy while it reads. */
 struct sg_loop_source tui_traces_source(struct tui *t);
 bool tui_traces_busy(struct tui *t);
-/* view_pager.c: the pager shows this trace (e exports it) */
+/* view_pager.c: the pager shows this trace (e exports it); from this line */
 void tui_pager_set_trace(struct tui *t, const char *path);
+void tui_pager_goto(struct tui *t, size_t line);
 
 /* view_skills.c: the skill under the cursor (NULL: none) */
 const struct sg_skill *tui_skills_selected(struct tui *t);

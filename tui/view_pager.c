@@ -49,6 +49,12 @@ void tui_pager_show(struct tui *t, const char *title, const char *text)
     tui_switch(t, TUI_S_PAGER);
 }
 
+void tui_pager_goto(struct tui *t, size_t line)
+{
+    struct pager *p = P(&t->views[TUI_S_PAGER]);
+    p->top = line < p->n ? line : p->n ? p->n - 1 : 0;
+}
+
 void tui_pager_set_trace(struct tui *t, const char *path)
 {
     struct pager *p = P(&t->views[TUI_S_PAGER]);

@@ -99,8 +99,12 @@ static void sink(void *ctx, const struct sg_event *ev)
         tui_ring_push(&r->pane[PANE_OUT].ring, ev->message, ev->message_len, ev->kind, sev,
                       ev->wall_ms);
     } else {
-        tui_ring_push(&r->pane[PANE_EV].ring, ev->message, ev->message_len, ev->kind, sev,
-                      ev->wall_ms);
+        /* the data too: Enter on the events pane shows every event in full */
+        cleanup_free char *data =
+            json_object_size(ev->data) ? json_dumps(ev->data, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                                       : NULL;
+        tui_ring_push_data(&r->pane[PANE_EV].ring, ev->message, ev->message_len, data,
+                           data ? strlen(data) : 0, ev->kind, sev, ev->wall_ms);
         if (sev >= 2)
             r->blocked++;
         if (ev->kind == SG_EV_NETWORK_EGRESS_ALLOWED)
@@ -782,6 +786,49 @@ static void filtered(struct tui *t, const char *text, void *ctx)
         tui_message(t, "events: %s", r->filter_sev >= 0 ? "this severity and above" : "kinds matching");
 }
 
+/* Every event the pane keeps (its filter applied), each with its JSON
+ * data, in the pager, from the one at the top of the pane: a live run's
+ * events in full, without waiting for the trace. */
+static void events_in_full(struct tui *t, struct run *r)
+{
+    static size_t idx[EV_LINES];
+    struct pane *p = &r->pane[PANE_EV];
+    size_t n = visible(r, PANE_EV, idx, SG_ARRAY_LEN(idx));
+    if (!n) {
+        tui_message(t, "no events to show");
+        return;
+    }
+    size_t from = n > (size_t)(p->rows > 0 ? p->rows : 1) ? n - (size_t)p->rows : 0;
+    if (!p->follow)
+        for (from = 0; from < n && tui_ring_at(&p->ring, idx[from])->seq < p->top; from++)
+            ;
+    struct sg_buf b;
+    sg_buf_init(&b, 64u << 20);
+    size_t lines = 0, at = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct tui_line *l = tui_ring_at(&p->ring, idx[i]);
+        if (i == from)
+            at = lines;
+        char clock[16];
+        sg_format_clock(l->wall_ms, clock);
+        sg_buf_printf(&b, "%s %-26s ", clock, sg_event_name((enum sg_event_kind)l->kind));
+        sg_buf_append(&b, l->text, l->len); /* drawn through the sanitizer */
+        sg_buf_printf(&b, "\n");
+        lines++;
+        if (l->data) {
+            sg_buf_printf(&b, "         %-26s ", "");
+            sg_buf_append(&b, l->data, l->dlen);
+            sg_buf_printf(&b, "\n");
+            lines++;
+        }
+    }
+    cleanup_free char *text = sg_buf_steal(&b);
+    cleanup_free char *title = sg_xasprintf("Events of %s in full%s (w wraps)", r->skill,
+                                            r->active ? ", as of now" : "");
+    tui_pager_show(t, title, text ? text : "");
+    tui_pager_goto(t, at);
+}
+
 static void stop_confirmed(struct tui *t, const char *text, void *ctx)
 {
     struct run *r = ctx;
@@ -820,7 +867,9 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
                         stop_confirmed, r);
         return true;
     case TUI_A_ENTER:
-        if (r->done && r->trace[0])
+        if (r->focus == PANE_EV)
+            events_in_full(t, r);
+        else if (r->done && r->trace[0])
             tui_trace_open(t, r->trace);
         return true;
     case TUI_A_EXPORT:
@@ -836,9 +885,11 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
     (void)t;
     struct run *r = R(v);
     if (r->active)
-        snprintf(out, n, "Tab pane  m maximize  / search  f filter  End follow  x stop  ? help");
+        snprintf(out, n, "Tab pane%s  m maximize  / search  f filter  End follow  x stop  ? help",
+                 r->focus == PANE_EV ? "  Enter in full" : "");
     else if (r->done)
-        snprintf(out, n, "Enter open the trace  e export  Tab pane  / search  f filter  q back");
+        snprintf(out, n, "Enter %s  e export  Tab pane  / search  f filter  q back",
+                 r->focus == PANE_EV ? "the events in full" : "open the trace");
     else
         snprintf(out, n, "1: the skills screen  ? help");
 }
