@@ -198,6 +198,17 @@ size_t sg_utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
     return len;
 }
 
+size_t sg_utf8_chars(const char *s)
+{
+    size_t n = 0, len = strlen(s);
+    for (size_t i = 0; i < len; n++) {
+        unsigned cp;
+        size_t k = sg_utf8_decode((const unsigned char *)s + i, len - i, &cp);
+        i += k ? k : 1;
+    }
+    return n;
+}
+
 bool sg_utf8_valid(const char *s, size_t n, size_t *bad_off)
 {
     const unsigned char *u = (const unsigned char *)s;

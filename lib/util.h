@@ -79,6 +79,10 @@ int sg_parse_ll(const char *s, long long min, long long max, long long *out);
  * code point in *cp, or 0 when it is not valid (overlong, surrogate, cut). */
 size_t sg_utf8_decode(const unsigned char *s, size_t n, unsigned *cp);
 
+/* Characters as a person counts them: code points (a byte that is not
+ * valid UTF-8 counts as one). "é" is 1, not 2; "漢字" is 2, not 6. */
+size_t sg_utf8_chars(const char *s);
+
 /* Valid UTF-8 check; on failure *bad_off is the offset of the first bad byte. */
 bool sg_utf8_valid(const char *s, size_t n, size_t *bad_off);
 

@@ -182,9 +182,9 @@ void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *pref
 
 bool sg_check_name(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *name)
 {
-    size_t len = strlen(name);
-    if (len == 0 || len > 64) {
-        pc_err(c, n, field, "must be 1-64 characters (it has %zu)", len);
+    size_t len = strlen(name), chars = sg_utf8_chars(name);
+    if (chars == 0 || chars > 64) {
+        pc_err(c, n, field, "must be 1-64 characters (it has %zu)", chars);
         return false;
     }
     for (size_t i = 0; i < len; i++) {
@@ -224,8 +224,9 @@ bool sg_check_description(struct sg_pctx *c, const struct sg_ynode *n, const cha
         pc_err(c, n, field, "must not be empty");
         return false;
     }
-    if (len > 1024) {
-        pc_err(c, n, field, "is %zu characters; the limit is 1024", len);
+    size_t chars = sg_utf8_chars(desc); /* as a person counts: "é" is one */
+    if (chars > 1024) {
+        pc_err(c, n, field, "is %zu characters; the limit is 1024", chars);
         return false;
     }
     return true;

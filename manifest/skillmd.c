@@ -26,8 +26,8 @@ static void f_license(struct sg_pctx *c, const struct sg_ynode *v, const char *f
 static void f_compatibility(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     const char *s = pc_string(c, v, field);
-    if (s && strlen(s) > 500)
-        pc_err(c, v, field, "is %zu characters; the limit is 500", strlen(s));
+    if (s && sg_utf8_chars(s) > 500)
+        pc_err(c, v, field, "is %zu characters; the limit is 500", sg_utf8_chars(s));
     else if (s)
         c->sk->compatibility = sg_xstrdup(s);
 }

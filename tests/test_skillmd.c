@@ -142,6 +142,87 @@ static void description_limits(void **st)
     sg_skill_free(sk);
 }
 
+/* n copies of the UTF-8 character ch */
+static char *repeat(const char *ch, size_t n)
+{
+    size_t l = strlen(ch);
+    char *s = sg_xmalloc(n * l + 1);
+    for (size_t i = 0; i < n; i++)
+        memcpy(s + i * l, ch, l);
+    s[n * l] = '\0';
+    return s;
+}
+
+/* Limits in characters count what a person counts: code points, not bytes. */
+static void lengths_are_counted_in_characters(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *ch;
+        size_t ok, over;
+    } cases[] = {{"\xc3\xa9", 1024, 1025},             /* é: 2 bytes */
+                 {"\xe6\xbc\xa2", 1024, 1025},         /* 漢: 3 bytes */
+                 {"\xf0\x9f\x99\x82", 1024, 1025}};   /* 🙂: 4 bytes */
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cleanup_free char *okd = repeat(cases[i].ch, cases[i].ok);
+        cleanup_free char *md = sg_xasprintf("---\nname: demo\ndescription: %s\n---\n", okd);
+        struct sg_skill *sk = th_skill(md, NULL);
+        assert_clean(sk);
+        sg_skill_free(sk);
+        cleanup_free char *over = repeat(cases[i].ch, cases[i].over);
+        cleanup_free char *md2 = sg_xasprintf("---\nname: demo\ndescription: %s\n---\n", over);
+        sk = th_skill(md2, NULL);
+        th_assert_diag(&sk->diags, SG_ERROR, 3, 14, "description",
+                       "is 1025 characters; the limit is 1024");
+        sg_skill_free(sk);
+    }
+    cleanup_free char *c500 = repeat("\xc3\xa9", 500), *c501 = repeat("\xc3\xa9", 501);
+    cleanup_free char *m1 =
+        sg_xasprintf("---\nname: demo\ndescription: d\ncompatibility: %s\n---\n", c500);
+    struct sg_skill *sk = th_skill(m1, NULL);
+    assert_clean(sk);
+    sg_skill_free(sk);
+    cleanup_free char *m2 =
+        sg_xasprintf("---\nname: demo\ndescription: d\ncompatibility: %s\n---\n", c501);
+    sk = th_skill(m2, NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 16, "compatibility", "is 501 characters; the limit is 500");
+    sg_skill_free(sk);
+    /* bytes that are not UTF-8: refused where they are, never counted */
+    sk = th_skill(MD("name: demo\ndescription: caf\xe9 au lait\n"), NULL);
+    assert_true(sg_diags_count(&sk->diags, SG_ERROR) >= 1);
+    assert_non_null(th_find(&sk->diags, "UTF-8", NULL));
+    sg_skill_free(sk);
+}
+
+/* Claude Code's own tools are known, each with its real risk; unknown stays
+ * for what is truly unknown. */
+static void claude_code_tools_are_known(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(
+        MD("name: demo\ndescription: d\nallowed-tools: Read AskUserQuestion TodoWrite TodoRead "
+           "Task Agent Skill ExitPlanMode BashOutput KillShell NotebookRead\n"),
+        NULL);
+    assert_clean(sk);
+    assert_int_equal(sg_policy_max_risk(&sk->policy), SG_RISK_LOW);
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: d\nallowed-tools: Read NotebookEdit "
+                     "mcp__github__create_issue SlashCommand\n"),
+                  NULL);
+    assert_clean(sk);
+    assert_int_equal(sg_policy_max_risk(&sk->policy), SG_RISK_MEDIUM);
+    assert_int_equal(sk->policy.tools[1].id, SG_TOOL_NOTEBOOKEDIT);
+    assert_true(sk->policy.tools[1].caps & SG_CAP_WRITE_ROOT); /* writes like Edit */
+    assert_int_equal(sk->policy.tools[2].id, SG_TOOL_MCP);
+    assert_string_equal(sk->policy.tools[2].name, "mcp__github__create_issue");
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: d\nallowed-tools: Read mcp__nosep Telepor\n"), NULL);
+    th_assert_diag(&sk->diags, SG_WARNING, 4, 16, "allowed-tools[1]", "unknown tool \"mcp__nosep\"");
+    th_assert_diag(&sk->diags, SG_WARNING, 4, 16, "allowed-tools[2]", "unknown tool \"Telepor\"");
+    assert_int_equal(sg_policy_max_risk(&sk->policy), SG_RISK_HIGH);
+    sg_skill_free(sk);
+}
+
 static void allowed_tools_as_list(void **st)
 {
     (void)st;
@@ -382,6 +463,8 @@ int main(void)
         cmocka_unit_test(missing_name_and_description),
         cmocka_unit_test(name_rules),
         cmocka_unit_test(description_limits),
+        cmocka_unit_test(lengths_are_counted_in_characters),
+        cmocka_unit_test(claude_code_tools_are_known),
         cmocka_unit_test(allowed_tools_as_list),
         cmocka_unit_test(allowed_tools_as_string_keeps_scopes_whole),
         cmocka_unit_test(allowed_tools_problems),
