@@ -109,28 +109,13 @@ static bool declared(const struct sg_policy *pol, const char *tool, const struct
     return false;
 }
 
-/* mcp__server__tool: Claude Code's name for an MCP server's tool */
-static bool mcp_tool_name(const char *t)
-{
-    if (!sg_str_has_prefix(t, "mcp__"))
-        return false;
-    const char *sep = strstr(t + 5, "__");
-    if (!sep || sep == t + 5 || !sep[2])
-        return false;
-    for (const char *c = t + 5; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '_' || *c == '-'))
-            return false;
-    return true;
-}
-
 int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
                              const char *detail, sg_perm_cont cont, void *ctx,
                              enum sg_decision *dec, bool *denied_outright)
 {
     *denied_outright = false;
     enum sg_tool_id id = sg_tool_lookup(tool);
-    if (id == SG_TOOL_UNKNOWN && !mcp_tool_name(tool)) {
+    if (id == SG_TOOL_UNKNOWN) {
         /* not a tool's name: escapes, spaces, a forged prompt. Refused
          * before a byte of it reaches a terminal or a record unsanitized */
         struct sg_preq q = {.tool = SG_PT_BASH};
@@ -144,7 +129,7 @@ int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, con
     }
     unsigned caps = sg_tool_caps(id);
     struct sg_preq q = {0};
-    q.tool = id == SG_TOOL_UNKNOWN       ? SG_PT_BASH
+    q.tool = id == SG_TOOL_MCP || !caps ? SG_PT_BASH /* asked as a command */
              : (caps & SG_CAP_NETWORK)   ? SG_PT_FETCH
              : (caps & SG_CAP_EXEC)      ? SG_PT_BASH
                                          : SG_PT_WRITE;

@@ -63,12 +63,26 @@ int sg_seccomp_profile_from_name(const char *s, enum sg_seccomp_profile *out)
     return -EINVAL;
 }
 
+bool sg_tool_is_mcp_name(const char *t)
+{
+    if (!sg_str_has_prefix(t, "mcp__"))
+        return false;
+    const char *sep = strstr(t + 5, "__");
+    if (!sep || sep == t + 5 || !sep[2])
+        return false;
+    for (const char *c = t + 5; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '-'))
+            return false;
+    return true;
+}
+
 enum sg_tool_id sg_tool_lookup(const char *name)
 {
     for (size_t i = 0; i < SG_TOOL_UNKNOWN; i++)
-        if (!strcmp(name, tool_table[i].name))
+        if (i != SG_TOOL_MCP && !strcmp(name, tool_table[i].name))
             return (enum sg_tool_id)i;
-    return SG_TOOL_UNKNOWN;
+    return sg_tool_is_mcp_name(name) ? SG_TOOL_MCP : SG_TOOL_UNKNOWN;
 }
 
 const char *sg_tool_canonical(enum sg_tool_id id)

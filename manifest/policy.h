@@ -37,7 +37,24 @@ enum {
     X(WEBFETCH, "WebFetch", MEDIUM, SG_CAP_NETWORK)                   \
     X(BASH, "Bash", HIGH, SG_CAP_EXEC | SG_CAPS_RW)                   \
     X(TERMINAL, "Terminal", HIGH, SG_CAP_EXEC | SG_CAPS_RW)           \
-    X(DELETE, "Delete", HIGH, SG_CAPS_RW)
+    X(DELETE, "Delete", HIGH, SG_CAPS_RW)                             \
+    /* Claude Code's own tools: the agent's conversation and bookkeeping, \
+     * notebooks, background shells, subagents and other skills */      \
+    X(NOTEBOOKREAD, "NotebookRead", LOW, SG_CAP_READ_ROOT)            \
+    X(NOTEBOOKEDIT, "NotebookEdit", MEDIUM, SG_CAPS_RW)               \
+    X(ASKUSERQUESTION, "AskUserQuestion", LOW, 0)                     \
+    X(TODOWRITE, "TodoWrite", LOW, 0)                                 \
+    X(TODOREAD, "TodoRead", LOW, 0)                                   \
+    X(EXITPLANMODE, "ExitPlanMode", LOW, 0)                           \
+    X(BASHOUTPUT, "BashOutput", LOW, 0)                               \
+    X(KILLSHELL, "KillShell", LOW, 0)                                 \
+    /* work with the same tools (they add no capability of their own) */ \
+    X(TASK, "Task", LOW, 0)                                           \
+    X(AGENT, "Agent", LOW, 0)                                         \
+    X(SKILL, "Skill", LOW, 0)                                         \
+    X(SLASHCOMMAND, "SlashCommand", MEDIUM, 0)                        \
+    /* mcp__server__tool: an MCP server's tool, asked unless a rule says */ \
+    X(MCP, "mcp__*", MEDIUM, 0)
 
 enum sg_tool_id {
 #define X(id, name, risk, caps) SG_TOOL_##id,
@@ -165,6 +182,8 @@ int sg_seccomp_profile_from_name(const char *s, enum sg_seccomp_profile *out);
 
 /* Look a tool up by name (case-sensitive, as Claude Code writes them). */
 enum sg_tool_id sg_tool_lookup(const char *name);
+/* mcp__server__tool: Claude Code's name for an MCP server's tool. */
+bool sg_tool_is_mcp_name(const char *name);
 const char *sg_tool_canonical(enum sg_tool_id id);
 enum sg_risk sg_tool_risk(enum sg_tool_id id);
 unsigned sg_tool_caps(enum sg_tool_id id);

@@ -151,6 +151,11 @@ static void check_tool_permission_seed_semantics(void **st)
                              NULL, &dec, &outright);
     assert_false(outright);
     assert_int_equal(dec, SG_DEC_DENY);
+    /* Claude Code's bookkeeping tools are low risk: allowed, not asked */
+    sg_check_tool_permission(p, &open_list->policy, "TodoWrite", "", cont_never, NULL, &dec,
+                             &outright);
+    assert_false(outright);
+    assert_true(sg_decision_allows(dec));
     sg_check_tool_permission(p, &open_list->policy, "Teleport", "mars", cont_never, NULL, &dec,
                              &outright);
     assert_true(outright);
