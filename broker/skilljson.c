@@ -70,6 +70,8 @@ json_t *sg_diags_to_json(const struct sg_diags *d)
         json_object_set_new(o, "column", g->col ? json_integer(g->col) : json_null());
         json_object_set_new(o, "field", str_or_null(g->field));
         json_object_set_new(o, "message", json_string(g->msg));
+        if (g->spec_only) /* validate fails on it; a run does not stop */
+            json_object_set_new(o, "blocks_run", json_false());
         json_array_append_new(a, o);
     }
     return a;
@@ -131,6 +133,7 @@ json_t *sg_skill_to_json(const struct sg_skill *sk, const char *digest)
     json_object_set_new(j, "files", files);
     json_object_set_new(j, "digest", str_or_null(digest));
     json_object_set_new(j, "valid", json_boolean(!sg_diags_count(&sk->diags, SG_ERROR)));
+    json_object_set_new(j, "runnable", json_boolean(!sg_skill_has_errors(sk)));
     json_object_set_new(j, "mode", json_string(sg_mode_name(p->mode)));
     json_object_set_new(j, "max_risk", json_string(sg_risk_name(sg_policy_max_risk(p))));
 

@@ -204,8 +204,14 @@ bool sg_check_name(struct sg_pctx *c, const struct sg_ynode *n, const char *fiel
         return false;
     }
     if (c->sk->dirname && strcmp(name, c->sk->dirname) != 0) {
-        pc_err(c, n, field, "\"%s\" must equal the folder name \"%s\"", name, c->sk->dirname);
-        return false;
+        /* the spec says so, and validate fails; Claude Code loads such
+         * skills from plugins all the same, so they can still be vetted
+         * and run here, with this error in plain view */
+        pc_err(c, n, field,
+               "\"%s\" must equal the folder name \"%s\" (Agent Skills spec; Claude Code "
+               "loads it anyway, so it can still be inspected and run)",
+               name, c->sk->dirname);
+        c->d->v[c->d->n - 1].spec_only = true;
     }
     if (strstr(name, "anthropic") || strstr(name, "claude"))
         pc_warn(c, n, field, "\"%s\" contains a reserved word (anthropic, claude)", name);

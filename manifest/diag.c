@@ -18,6 +18,14 @@ void sg_diag_add(struct sg_diags *d, enum sg_severity sev, const char *file, int
     g->field = field && *field ? sg_xstrdup(field) : NULL;
 }
 
+size_t sg_diags_blocking(const struct sg_diags *d)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < d->n; i++)
+        c += d->v[i].sev == SG_ERROR && !d->v[i].spec_only;
+    return c;
+}
+
 size_t sg_diags_count(const struct sg_diags *d, enum sg_severity sev)
 {
     size_t c = 0;

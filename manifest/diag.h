@@ -15,6 +15,8 @@ struct sg_diag {
     int col;     /* 1-based; 0 when unknown */
     char *field; /* dotted path: "permissions.network.egress[0].ports" */
     char *msg;
+    bool spec_only; /* an error against the Agent Skills spec that Claude Code
+                     * itself lets pass: validate fails, the skill still runs */
 };
 
 struct sg_diags {
@@ -26,6 +28,8 @@ void sg_diag_add(struct sg_diags *d, enum sg_severity sev, const char *file, int
                  int col, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 size_t sg_diags_count(const struct sg_diags *d, enum sg_severity sev);
+/* Errors that stop a run (every error but the spec-only ones). */
+size_t sg_diags_blocking(const struct sg_diags *d);
 /* Move every entry of src to the end of dst. */
 void sg_diags_move(struct sg_diags *dst, struct sg_diags *src);
 void sg_diags_free(struct sg_diags *d);

@@ -47,7 +47,7 @@ void sg_skill_free(struct sg_skill *sk)
 
 bool sg_skill_has_errors(const struct sg_skill *sk)
 {
-    return sg_diags_count(&sk->diags, SG_ERROR) > 0;
+    return sg_diags_blocking(&sk->diags) > 0;
 }
 
 /* ---- reading files a skill controls ---- */

@@ -252,6 +252,29 @@ def discovery_places_and_shadowing():
 
 
 @test
+def a_name_other_than_its_folder_is_an_error_that_still_runs():
+    """The Agent Skills spec wants name == folder and validate says so (exit
+    1); Claude Code loads such skills anyway, so list, inspect and a dry run
+    still work, with the error in plain view."""
+    with TempDir() as d:
+        write(d, "plugin-folder/SKILL.md", "---\nname: other-name\ndescription: greets\n---\n")
+        write(d, "plugin-folder/main.sh", "echo hi\n")
+        skill = os.path.join(d, "plugin-folder")
+        p = run("validate", skill, code=1)
+        assert "must equal the folder name \"plugin-folder\"" in p.stdout + p.stderr, p
+        p = run("inspect", "--json", skill, code=0)
+        j = json.loads(p.stdout)
+        assert j["valid"] is False and j["runnable"] is True, j
+        (diag,) = [x for x in j["problems"] if x["severity"] == "error"]
+        assert diag["blocks_run"] is False and "Claude Code loads it anyway" in diag["message"], diag
+        p = run("run", "--dry-run", skill, code=0)
+        assert "main.sh" in p.stdout, p.stdout
+        p = run("list", "--json", d, code=0)
+        (s,) = json.loads(p.stdout)["skills"]
+        assert s["name"] == "other-name", s
+
+
+@test
 def a_key_that_denies_never_allows():
     """keys: in config.yaml may not make Enter, Esc, ^C or a deny key allow:
     the TUI refuses to start and names the file, line and action."""
