@@ -96,6 +96,7 @@ static json_t *tools_json(const struct sg_policy *p, bool with_origin)
     for (size_t i = 0; i < p->ntools; i++) {
         const struct sg_tool *t = &p->tools[i];
         json_t *o = json_object();
+        json_object_set_new(o, "written", json_string(t->written ? t->written : t->name));
         json_object_set_new(o, "name", json_string(t->name));
         json_object_set_new(o, "canonical",
                             t->id == SG_TOOL_UNKNOWN ? json_null()

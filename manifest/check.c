@@ -281,6 +281,7 @@ static void add_tool(struct sg_pctx *c, const struct sg_ynode *n, const char *fi
     t->id = id;
     t->name = steal_pointer(&name);
     t->scope = steal_pointer(&scope);
+    t->written = sg_xstrndup(tok, len);
     t->risk = sg_tool_risk(id);
     t->caps = sg_tool_caps(id);
     sg_origin_set(&t->origin, c->origin, n->line, n->col, field);

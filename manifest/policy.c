@@ -162,6 +162,7 @@ void sg_policy_free(struct sg_policy *p)
     for (size_t i = 0; i < p->ntools; i++) {
         free(p->tools[i].name);
         free(p->tools[i].scope);
+        free(p->tools[i].written);
         sg_origin_free(&p->tools[i].origin);
     }
     free(p->tools);

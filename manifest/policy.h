@@ -93,6 +93,7 @@ struct sg_tool {
     enum sg_tool_id id;
     char *name;  /* as declared, without scope: "Bash", "WebFetch" */
     char *scope; /* "git diff:*" for Bash(git diff:*), or NULL */
+    char *written; /* as the manifest wrote it: "Bash(git diff:*)" */
     enum sg_risk risk;
     unsigned caps;
     struct sg_origin origin;

@@ -143,6 +143,14 @@ def inspect_json_is_the_resolved_policy():
     assert again["digest"] == j["digest"]
     evil = json.loads(run("inspect", "--json", os.path.join(EXAMPLES, "malicious-weather")).stdout)
     assert evil["digest"] != j["digest"]
+    # each tool also as the manifest wrote it, beside its parsed form
+    with TempDir() as d:
+        write(d, "scoped/SKILL.md", "---\nname: scoped\ndescription: d\n"
+                                    "allowed-tools: Read, Bash(git add:*) mcp__gh__issue\n---\n")
+        t = json.loads(run("inspect", "--json", os.path.join(d, "scoped"), code=0).stdout)
+        assert [(x["written"], x["name"], x["scope"]) for x in t["tools"]["list"]] == [
+            ("Read", "Read", None), ("Bash(git add:*)", "Bash", "git add:*"),
+            ("mcp__gh__issue", "mcp__gh__issue", None)], t["tools"]
 
 
 @test
