@@ -270,6 +270,8 @@ def a_name_other_than_its_folder_is_an_error_that_still_runs():
         skill = os.path.join(d, "plugin-folder")
         p = run("validate", skill, code=1)
         assert "must equal the folder name \"plugin-folder\"" in p.stdout + p.stderr, p
+        p = run("inspect", skill, code=0)
+        assert re.search(r"\n\nProblems\n  \S+/SKILL\.md:2:7: error: name: ", p.stdout), p.stdout
         p = run("inspect", "--json", skill, code=0)
         j = json.loads(p.stdout)
         assert j["valid"] is False and j["runnable"] is True, j
