@@ -127,14 +127,17 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
     for (size_t i = 0; i < p->nenv; i++) {
         const char *e = p->envp[i];
         const char *eq = strchr(e, '=');
-        bool host = false;
-        for (size_t k = 0; k < p->npassed; k++)
-            host |= eq && strlen(p->passed[k]) == (size_t)(eq - e) &&
-                    !strncmp(p->passed[k], e, (size_t)(eq - e));
+        const char *from = NULL;
+        for (size_t k = 0; k < p->npassed && !from; k++)
+            if (eq && strlen(p->passed[k]) == (size_t)(eq - e) &&
+                !strncmp(p->passed[k], e, (size_t)(eq - e)))
+                from = p->passed_from ? p->passed_from[k] : "declared";
         fputs("  ", f);
-        if (host) {
-            fprintf(f, "%.*s=<from your environment, %zu characters>\n", (int)(eq - e), e,
+        if (from) {
+            fprintf(f, "%.*s=<from your environment, %zu characters>  <- ", (int)(eq - e), e,
                     strlen(eq + 1));
+            sg_print_safe(f, from);
+            fputc('\n', f);
         } else {
             sg_print_safe(f, e);
             fputc('\n', f);

@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 
+#include "openclaw.h"
 #include "sanitize.h"
 #include "skill.h"
 #include "util.h"
@@ -88,6 +89,36 @@ static json_t *paths_json(const struct sg_path *v, size_t n)
         json_array_append_new(a, o);
     }
     return a;
+}
+
+static json_t *strv_json(const struct sg_strv *s)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < s->n; i++)
+        json_array_append_new(a, json_string(s->v[i]));
+    return a;
+}
+
+/* metadata.openclaw as skillgate reads it: the programs with where they
+ * are (null: not on the sandbox's PATH) */
+static json_t *openclaw_json(const struct sg_openclaw *o)
+{
+    if (!o)
+        return json_null();
+    json_t *bins = json_array(), *any = json_array();
+    const struct sg_strv *from[] = {&o->bins, &o->any_bins};
+    json_t *to[] = {bins, any};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < from[k]->n; i++) {
+            cleanup_free char *at = sg_openclaw_which(from[k]->v[i]);
+            json_array_append_new(to[k], json_pack("{s:s, s:o}", "name", from[k]->v[i], "path",
+                                                   str_or_null(at)));
+        }
+    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "key", o->key,
+                     "env", strv_json(&o->env), "primary_env", str_or_null(o->primary_env),
+                     "bins", bins, "any_bins", any, "config", strv_json(&o->config), "install",
+                     strv_json(&o->install), "os", strv_json(&o->os), "homepage",
+                     str_or_null(o->homepage), "emoji", str_or_null(o->emoji));
 }
 
 static json_t *tools_json(const struct sg_policy *p, bool with_origin)
@@ -221,6 +252,7 @@ json_t *sg_skill_to_json(const struct sg_skill *sk, const char *digest)
     for (size_t i = 0; i < sk->nmetadata; i++)
         json_object_set_new(md, sk->metadata[i].key, json_string(sk->metadata[i].value));
     json_object_set_new(j, "metadata", md);
+    json_object_set_new(j, "openclaw", openclaw_json(sk->openclaw));
     json_object_set_new(j, "problems", sg_diags_to_json(&sk->diags));
     return j;
 }

@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "digest.h"
+#include "openclaw.h"
 #include "sanitize.h"
 #include "skill.h"
 #include "skilljson.h"
@@ -45,6 +46,56 @@ static void caps_text(FILE *f, unsigned caps)
     }
     if (first)
         fputs("(none known: treated as high risk)", f);
+}
+
+static void print_bins(FILE *f, const char *label, const struct sg_strv *bins, const char *how)
+{
+    if (!bins->n)
+        return;
+    fprintf(f, "  %-16s", label);
+    for (size_t i = 0; i < bins->n; i++) {
+        cleanup_free char *at = sg_openclaw_which(bins->v[i]);
+        fputs(i ? ", " : "", f);
+        sg_print_safe(f, bins->v[i]);
+        fputs(at ? " -> " : " (not found)", f);
+        if (at)
+            sg_print_safe(f, at);
+    }
+    fprintf(f, "  (%s)\n", how);
+}
+
+/* ClawHub's runtime metadata: what it means here, each in a word. */
+static void print_openclaw(FILE *f, const struct sg_openclaw *o)
+{
+    fprintf(f, "\nOpenClaw (metadata.%s: ClawHub's runtime metadata)\n", o->key);
+    print_bins(f, "needs programs", &o->bins, "asked as Bash unless a rule allows them");
+    print_bins(f, "any one of", &o->any_bins, "asked as Bash unless a rule allows it");
+    if (o->primary_env) {
+        fputs("  primary env     ", f);
+        sg_print_safe(f, o->primary_env);
+        fputs("  (passed: see Environment)\n", f);
+    }
+    for (size_t i = 0; i < o->config.n; i++) {
+        fputs(i ? "                  " : "  reads config    ", f);
+        sg_print_safe(f, o->config.v[i]);
+        fputs("  (shown only: nothing of it is read or passed)\n", f);
+    }
+    for (size_t i = 0; i < o->install.n; i++) {
+        fputs(i ? "                  " : "  install         ", f);
+        sg_print_safe(f, o->install.v[i]);
+        fputs("  (shown only: never run)\n", f);
+    }
+    for (size_t i = 0; i < o->os.n; i++) {
+        fputs(i ? ", " : "  os              ", f);
+        sg_print_safe(f, o->os.v[i]);
+        if (i + 1 == o->os.n)
+            fputc('\n', f);
+    }
+    if (o->homepage) {
+        fputs("  homepage        ", f);
+        sg_print_safe(f, o->homepage);
+        fputc('\n', f);
+    }
 }
 
 static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, size_t nfiles)
@@ -122,6 +173,9 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
     }
     fputs("  + SKILL_ID SKILL_NAME SKILL_INPUT SKILL_ROOT TIMEOUT_MS PATH HOME TMPDIR "
           "(set by skillgate)\n", f);
+
+    if (sk->openclaw)
+        print_openclaw(f, sk->openclaw);
 
     fprintf(f, "\nSyscalls  %s", sg_seccomp_profile_name(p->profile));
     origin(f, &p->profile_origin);

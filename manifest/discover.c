@@ -270,6 +270,19 @@ int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)
             struct seen walked = {0};
             find_nested(&c, cwd, 0, &walked);
             free(walked.keys);
+            /* where OpenClaw (and clawhub install) keep a workspace's skills */
+            static const char *const ws[] = {"skills", ".agents/skills"};
+            for (size_t i = 0; i < SG_ARRAY_LEN(ws); i++) {
+                cleanup_free char *w = sg_xasprintf("%s/%s", cwd, ws[i]);
+                scan(&c, w, SG_SRC_WORKSPACE, 0, NULL);
+            }
+        }
+        if (home) { /* OpenClaw's skills shared by every agent of this user */
+            static const char *const shared[] = {".agents/skills", ".openclaw/skills"};
+            for (size_t i = 0; i < SG_ARRAY_LEN(shared); i++) {
+                cleanup_free char *s = sg_xasprintf("%s/%s", home, shared[i]);
+                scan(&c, s, SG_SRC_SHARED, 0, NULL);
+            }
         }
         if (home) {
             sg_plugins_load(home, cwd, &out->plugins, &out->diags);

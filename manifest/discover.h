@@ -18,6 +18,8 @@
     X(CONFIG, "config", "skill_dirs in config.yaml")                        \
     X(PROJECT, "project", "./.claude/skills in the current directory")      \
     X(NESTED, "nested", ".claude/skills below the current directory")      \
+    X(WORKSPACE, "workspace", "./skills and ./.agents/skills (OpenClaw's workspace)") \
+    X(SHARED, "shared", "~/.agents/skills and ~/.openclaw/skills (OpenClaw's shared skills)") \
     X(PLUGIN, "plugin", "~/.claude/plugins (installed Claude Code plugins)")
 
 enum sg_source {

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "openclaw.h"
 #include "parse.h"
 #include "util.h"
 #include "ynode.h"
@@ -40,6 +41,7 @@ void sg_skill_free(struct sg_skill *sk)
         free(sk->metadata[i].value);
     }
     free(sk->metadata);
+    sg_openclaw_free(sk->openclaw);
     sg_policy_free(&sk->policy);
     sg_diags_free(&sk->diags);
     free(sk);

@@ -13,6 +13,8 @@
 
 /* A skill as loaded: what its manifests say, the Policy they fold into,
  * and every problem found. */
+struct sg_openclaw;
+
 struct sg_kv {
     char *key, *value;
 };
@@ -27,6 +29,7 @@ struct sg_skill {
     char *model, *agent, *argument_hint;
     struct sg_kv *metadata;
     size_t nmetadata;
+    struct sg_openclaw *openclaw; /* metadata.openclaw (openclaw.h), or NULL */
     int user_invocable;           /* -1 unset, 0, 1 */
     int disable_model_invocation; /* -1 unset, 0, 1 */
     bool has_hooks;

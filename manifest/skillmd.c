@@ -1,5 +1,6 @@
 /* SKILL.md frontmatter: the Agent Skills fields, Claude Code's extras and the
  * OpenSkills wasm: block, applied to the Skill and its Policy. */
+#include "openclaw.h"
 #include "parse.h"
 #include "skill.h"
 #include "util.h"
@@ -42,7 +43,21 @@ static void f_metadata(struct sg_pctx *c, const struct sg_ynode *v, const char *
     }
     for (size_t i = 0; i + 1 < v->n; i += 2) {
         cleanup_free char *f = sg_xasprintf("%s.%s", field, v->kids[i]->str);
-        const char *s = pc_string(c, v->kids[i + 1], f);
+        const struct sg_ynode *val = v->kids[i + 1];
+        if (sg_openclaw_key(v->kids[i]->str) && val->type == SG_Y_MAP) {
+            /* ClawHub's runtime metadata: the spec's string-only metadata is
+             * stricter, which is worth a word, never a refusal */
+            pc_warn(c, val, f, "a mapping where the Agent Skills spec wants a string; read as "
+                               "OpenClaw's runtime metadata");
+            sg_openclaw_parse(c, val, f, v->kids[i]->str);
+            continue;
+        }
+        if (val->type != SG_Y_SCALAR) {
+            pc_warn(c, val, f, "must be a string (Agent Skills spec), not %s; ignored",
+                    sg_ytype_name(val->type));
+            continue;
+        }
+        const char *s = pc_string(c, val, f);
         if (!s)
             continue;
         struct sg_skill *sk = c->sk;

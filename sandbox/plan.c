@@ -163,12 +163,20 @@ static void plan_env(struct sg_plan *p, const struct sg_skill *sk, const struct 
             continue;
         cleanup_free char *name = sg_xstrndup(*e, (size_t)(eq - *e));
         bool allowed = false, reserved = false;
+        const struct sg_origin *from = NULL;
         for (size_t i = 0; i < pol->nenv; i++)
-            allowed |= !strcmp(pol->env[i].name, name);
+            if (!strcmp(pol->env[i].name, name))
+                allowed = true, from = from ? from : &pol->env[i].origin;
         for (size_t i = 0; i < SG_ARRAY_LEN(reserved_env); i++)
             reserved |= !strcmp(reserved_env[i], name);
         if (allowed && !reserved) {
             add_str(&p->envp, &p->nenv, *e);
+            size_t n = p->npassed;
+            cleanup_free char *why = from && from->line
+                ? sg_xasprintf("%s:%d:%d %s", from->file, from->line, from->col,
+                               from->field ? from->field : "")
+                : sg_xstrdup(from && from->file ? from->file : "declared");
+            add_str(&p->passed_from, &n, why);
             add_str(&p->passed, &p->npassed, name);
         } else {
             add_str(&p->stripped, &p->nstripped, name);
@@ -781,6 +789,7 @@ void sg_plan_free(struct sg_plan *p)
     free(p->mounts);
     free_strv(p->rw_paths, p->nrw);
     free_strv(p->envp, p->nenv);
+    free_strv(p->passed_from, p->npassed);
     free_strv(p->passed, p->npassed);
     free_strv(p->stripped, p->nstripped);
     free_strv(p->argv, p->argc);

@@ -124,6 +124,7 @@ struct sg_plan {
     size_t nenv;
     char **passed, **stripped; /* names only */
     size_t npassed, nstripped;
+    char **passed_from;        /* each passed name's origin: "SKILL.md:10:11 requires.env[0]" */
     /* program */
     char *exec_path; /* resolved before launch: the one exec that is pre-approved */
     char **argv;

@@ -13,6 +13,7 @@ Usage: scripts_test.py PATH/TO/skillgate SOURCE_ROOT
 import functools
 import json
 import os
+import re
 import sys
 import textwrap
 
@@ -270,6 +271,44 @@ def a_plugin_skill_runs_by_the_name_claude_code_gives_it(m, base):
     assert p.returncode == 2 and "ARGS" not in p.out, (p.returncode, p.out, p.err)
     assert "no skill of that name" in p.err and "~/.claude/plugins" in p.err, p.err
     assert "did you mean docs-kit:shower?" in p.err, p.err
+
+
+ENV_PY = """\
+import os
+for k in ("TODO_TOKEN", "TODO_REGION", "OTHER_SECRET"):
+    print("ENV", k, os.environ.get(k, "-"))
+"""
+
+
+@test()
+def an_openclaw_skill_runs_with_the_variables_it_declares(m, base):
+    """A ClawHub skill (metadata.openclaw) in the working folder's skills/
+    is found by name, validates (a warning, never a refusal), and runs with
+    exactly the variables its requires.env, primaryEnv and envVars name;
+    its install step is shown and never run."""
+    w = work_folder(base, m)
+    root = os.path.join(os.path.dirname(w), "skills")
+    d = scripts_skill(root, "todo-cli", {"scripts/env.py": (ENV_PY, 0o644)})
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write("---\nname: todo-cli\ndescription: todo lists\nmetadata:\n  openclaw:\n"
+                "    requires:\n      env: [TODO_TOKEN]\n      bins: [python3]\n"
+                "    envVars:\n      - {name: TODO_REGION, required: false}\n"
+                "    install:\n      - {kind: node, package: todo-cli-evil, bins: [todo]}\n"
+                "---\nRun `python scripts/env.py`.\n")
+    for r, _, _ in os.walk(root):
+        os.chmod(r, 0o755)
+    p = m.run("validate", d, check=0)
+    assert "read as OpenClaw's runtime metadata" in p.err and "valid" in p.out, p.out + p.err
+    p = m.run("inspect", d, check=0)
+    assert "node: todo-cli-evil (gives todo)  (shown only: never run)" in p.out, p.out
+    assert re.search(r"needs programs\s+python3 -> /usr/bin/python3", p.out), p.out
+    env = {"TODO_TOKEN": "t1", "TODO_REGION": "eu", "OTHER_SECRET": "s2"}
+    p = m.run("run", "--cwd", os.path.dirname(w), "todo-cli", "--script", "scripts/env.py",
+              env=env, check=0)
+    assert p.returncode == 0, p.out + p.err
+    for want in ("ENV TODO_TOKEN t1", "ENV TODO_REGION eu", "ENV OTHER_SECRET -"):
+        assert want in p.out, p.out
+    assert not os.path.exists(os.path.join(m.home, ".npm")), "an install step ran"
 
 
 VENV_PY = """\

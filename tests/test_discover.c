@@ -86,6 +86,47 @@ static void precedence_and_shadowing(void **st)
     free(t), free(cfg), free(home), free(cwd), free(cli);
 }
 
+/* Where OpenClaw keeps skills: ./skills and ./.agents/skills (the
+ * workspace), ~/.agents/skills and ~/.openclaw/skills (shared), after
+ * Claude Code's own places, with the same shadowing report. */
+static void openclaw_places(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    put_skill(t, "proj/.claude/skills/gamma", "gamma");
+    put_skill(t, "proj/skills/gamma", "gamma");
+    put_skill(t, "proj/skills/weather", "weather");
+    put_skill(t, "proj/.agents/skills/todo", "todo");
+    put_skill(t, "home/.agents/skills/notes", "notes");
+    put_skill(t, "home/.openclaw/skills/todo", "todo");
+    char *home = sg_xasprintf("%s/home", t), *cwd = sg_xasprintf("%s/proj", t);
+    char *cfg = sg_xasprintf("%s/none.yaml", t);
+    struct sg_discover_opts o = {.defaults = true, .home = home, .cwd = cwd, .config_file = cfg};
+    struct sg_discovery d;
+    assert_int_equal(sg_discover(&o, &d), 0);
+    assert_int_equal(d.n, 6);
+    size_t ws = 0, shared = 0, shadowed = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        ws += d.v[i].source == SG_SRC_WORKSPACE;
+        shared += d.v[i].source == SG_SRC_SHARED;
+        if (d.v[i].shadowed_by != SIZE_MAX) {
+            shadowed++;
+            /* the workspace's gamma under .claude's; the shared todo under the workspace's */
+            assert_true(d.v[i].source == SG_SRC_WORKSPACE || d.v[i].source == SG_SRC_SHARED);
+            assert_int_equal(d.v[d.v[i].shadowed_by].source,
+                             d.v[i].source == SG_SRC_WORKSPACE ? SG_SRC_PROJECT
+                                                                : SG_SRC_WORKSPACE);
+        }
+    }
+    assert_int_equal(ws, 3);
+    assert_int_equal(shared, 2);
+    assert_int_equal(shadowed, 2);
+    assert_int_equal(count_named(&d, "notes"), 1);
+    sg_discovery_free(&d);
+    th_rmrf(t);
+    free(t), free(home), free(cwd), free(cfg);
+}
+
 static void nested_skips_vcs_deps_and_dot_dirs(void **st)
 {
     (void)st;
@@ -310,6 +351,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(precedence_and_shadowing),
+        cmocka_unit_test(openclaw_places),
         cmocka_unit_test(nested_skips_vcs_deps_and_dot_dirs),
         cmocka_unit_test(symlink_loops_end),
         cmocka_unit_test(unreadable_folders_are_reported),

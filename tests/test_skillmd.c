@@ -1,6 +1,8 @@
 /* SKILL.md: frontmatter, every field, every error. */
 #include "helpers.h"
 
+#include "openclaw.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,6 +230,47 @@ static void claude_code_tools_are_known(void **st)
     th_assert_diag(&sk->diags, SG_WARNING, 4, 16, "allowed-tools[1]", "unknown tool \"mcp__nosep\"");
     th_assert_diag(&sk->diags, SG_WARNING, 4, 16, "allowed-tools[2]", "unknown tool \"Telepor\"");
     assert_int_equal(sg_policy_max_risk(&sk->policy), SG_RISK_HIGH);
+    sg_skill_free(sk);
+}
+
+/* ClawHub's metadata.openclaw: read, never refused; its variables are the
+ * ones the skill may receive, with their origin; programs, config paths and
+ * install steps are kept to be shown. */
+static void openclaw_metadata_is_read(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(
+        MD("name: demo\ndescription: d\nmetadata:\n  openclaw:\n    requires:\n"
+           "      env: [TODOIST_API_KEY]\n      bins: [curl]\n      anyBins: [jq, python3]\n"
+           "      config: [\"~/.todoist.json\"]\n    primaryEnv: TODOIST_TOKEN\n"
+           "    envVars:\n      - {name: TODOIST_REGION, required: false}\n"
+           "    install:\n      - {id: brew, kind: brew, formula: todoist, bins: [todoist]}\n"
+           "    os: [linux]\n    emoji: x\n  author-note: plain\n"),
+        NULL);
+    assert_int_equal(sg_diags_count(&sk->diags, SG_ERROR), 0);
+    th_assert_diag(&sk->diags, SG_WARNING, 6, 5, "metadata.openclaw", "read as OpenClaw");
+    assert_non_null(sk->openclaw);
+    const struct sg_openclaw *o = sk->openclaw;
+    assert_int_equal(o->bins.n, 1);
+    assert_string_equal(o->bins.v[0], "curl");
+    assert_int_equal(o->any_bins.n, 2);
+    assert_string_equal(o->config.v[0], "~/.todoist.json");
+    assert_string_equal(o->install.v[0], "brew: todoist (gives todoist)");
+    assert_int_equal(sk->policy.nenv, 3);
+    assert_string_equal(sk->policy.env[0].name, "TODOIST_API_KEY");
+    assert_string_equal(sk->policy.env[0].origin.field, "metadata.openclaw.requires.env[0]");
+    assert_string_equal(sk->policy.env[1].name, "TODOIST_TOKEN");
+    assert_string_equal(sk->policy.env[2].name, "TODOIST_REGION");
+    assert_int_equal(sk->nmetadata, 1); /* the plain string stays metadata */
+    sg_skill_free(sk);
+    /* the aliases, written as JSON; any other non-string value is a warning */
+    sk = th_skill(MD("name: demo\ndescription: d\nmetadata: {\"clawdbot\": {\"requires\": "
+                     "{\"bins\": [\"git\"]}}, \"tags\": [a, b]}\n"),
+                  NULL);
+    assert_int_equal(sg_diags_count(&sk->diags, SG_ERROR), 0);
+    assert_non_null(sk->openclaw);
+    assert_string_equal(sk->openclaw->key, "clawdbot");
+    assert_non_null(th_find(&sk->diags, "metadata.tags", "must be a string", NULL));
     sg_skill_free(sk);
 }
 
@@ -473,6 +516,7 @@ int main(void)
         cmocka_unit_test(description_limits),
         cmocka_unit_test(lengths_are_counted_in_characters),
         cmocka_unit_test(claude_code_tools_are_known),
+        cmocka_unit_test(openclaw_metadata_is_read),
         cmocka_unit_test(allowed_tools_as_list),
         cmocka_unit_test(allowed_tools_as_string_keeps_scopes_whole),
         cmocka_unit_test(allowed_tools_problems),

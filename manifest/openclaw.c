@@ -1,0 +1,228 @@
+/* OpenClaw's metadata.openclaw (openclaw.h). */
+#include "openclaw.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "parse.h"
+#include "skill.h"
+#include "util.h"
+
+int sg_openclaw_key(const char *k)
+{
+    return !strcmp(k, "openclaw") || !strcmp(k, "clawdbot") || !strcmp(k, "clawdis");
+}
+
+char *sg_openclaw_which(const char *bin)
+{
+    if (!bin[0] || strlen(bin) > 255)
+        return NULL;
+    if (strchr(bin, '/'))
+        return access(bin, X_OK) == 0 ? sg_xstrdup(bin) : NULL;
+    static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(dirs); i++) {
+        char *p = sg_xasprintf("%s/%s", dirs[i], bin);
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0)
+            return p;
+        free(p);
+    }
+    return NULL;
+}
+
+static void push(struct sg_strv *s, const char *v)
+{
+    s->v = sg_xrealloc(s->v, (s->n + 1) * sizeof *s->v);
+    s->v[s->n++] = sg_xstrdup(v);
+}
+
+static void strv_free(struct sg_strv *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+void sg_openclaw_free(struct sg_openclaw *o)
+{
+    if (!o)
+        return;
+    strv_free(&o->env), strv_free(&o->bins), strv_free(&o->any_bins);
+    strv_free(&o->config), strv_free(&o->os), strv_free(&o->install);
+    free(o->key), free(o->primary_env), free(o->emoji), free(o->homepage), free(o->skill_key);
+    free(o);
+}
+
+static struct sg_openclaw *oc(struct sg_pctx *c)
+{
+    return c->sk->openclaw;
+}
+
+/* A variable it needs is one it may receive: env_vars.allow, with this origin. */
+static void add_env(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    push(&oc(c)->env, n->str);
+    sg_policy_add_env(c, n, f, n->str);
+}
+
+static void add_to(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)c, (void)f;
+    push(arg, n->str);
+}
+
+static void f_env(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_env, NULL);
+}
+
+static void f_bins(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_to, &oc(c)->bins);
+}
+
+static void f_any_bins(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_to, &oc(c)->any_bins);
+}
+
+static void f_config(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_to, &oc(c)->config);
+}
+
+static void f_os(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_to, &oc(c)->os);
+}
+
+static void f_requires(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    static const struct pc_field f[] = {
+        {"env", f_env}, {"bins", f_bins}, {"anyBins", f_any_bins}, {"config", f_config}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
+
+static void f_primary_env(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_set_string(&oc(c)->primary_env, c, v, field);
+    if (oc(c)->primary_env)
+        sg_policy_add_env(c, v, field, oc(c)->primary_env);
+}
+
+/* envVars: [{name, required, description}]: each may be passed. */
+static void f_env_vars(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    if (sg_y_is_null(v))
+        return;
+    if (v->type != SG_Y_SEQ) {
+        pc_warn(c, v, field, "must be a list of {name, required, description}; ignored");
+        return;
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        cleanup_free char *f = sg_xasprintf("%s[%zu]", field, i);
+        const struct sg_ynode *e = v->kids[i];
+        const struct sg_ynode *name = e->type == SG_Y_MAP ? sg_y_get(e, "name") : NULL;
+        cleanup_free char *nf = sg_xasprintf("%s.name", f);
+        const char *s = name ? pc_string(c, name, nf) : NULL;
+        if (!s) {
+            pc_warn(c, e, f, "has no name; ignored");
+            continue;
+        }
+        push(&oc(c)->env, s);
+        sg_policy_add_env(c, name, nf, s);
+    }
+}
+
+static void f_string(struct sg_pctx *c, const struct sg_ynode *v, const char *field, char **dst)
+{
+    pc_set_string(dst, c, v, field);
+}
+
+static void f_emoji(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    f_string(c, v, field, &oc(c)->emoji);
+}
+
+static void f_homepage(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    f_string(c, v, field, &oc(c)->homepage);
+}
+
+static void f_skill_key(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    f_string(c, v, field, &oc(c)->skill_key);
+}
+
+static void f_always(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    bool b;
+    if (pc_bool(c, v, field, &b))
+        oc(c)->always = b;
+}
+
+/* install: shown as "kind: what (bins: ...)", never run. */
+static void f_install(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    if (sg_y_is_null(v))
+        return;
+    if (v->type != SG_Y_SEQ) {
+        pc_warn(c, v, field, "must be a list of install steps; ignored");
+        return;
+    }
+    static const char *const what[] = {"formula", "cask", "package", "module", "url"};
+    for (size_t i = 0; i < v->n; i++) {
+        const struct sg_ynode *e = v->kids[i];
+        if (e->type != SG_Y_MAP) {
+            cleanup_free char *f = sg_xasprintf("%s[%zu]", field, i);
+            pc_warn(c, e, f, "an install step is a mapping; ignored");
+            continue;
+        }
+        const struct sg_ynode *kind = sg_y_get(e, "kind");
+        const char *k = kind && kind->type == SG_Y_SCALAR ? kind->str : "?";
+        const char *w = NULL;
+        for (size_t j = 0; !w && j < SG_ARRAY_LEN(what); j++) {
+            const struct sg_ynode *x = sg_y_get(e, what[j]);
+            w = x && x->type == SG_Y_SCALAR ? x->str : NULL;
+        }
+        struct sg_buf b;
+        sg_buf_init(&b, 1024);
+        sg_buf_printf(&b, "%.32s: %.200s", k, w ? w : "(nothing named)");
+        const struct sg_ynode *bins = sg_y_get(e, "bins");
+        for (size_t j = 0; bins && bins->type == SG_Y_SEQ && j < bins->n && j < 8; j++)
+            if (bins->kids[j]->type == SG_Y_SCALAR)
+                sg_buf_printf(&b, "%s%.64s", j ? ", " : " (gives ", bins->kids[j]->str);
+        if (bins && bins->type == SG_Y_SEQ && bins->n)
+            sg_buf_printf(&b, ")");
+        cleanup_free char *line = sg_buf_steal(&b);
+        push(&oc(c)->install, line ? line : "?");
+    }
+}
+
+static void f_ignored(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    (void)c, (void)v, (void)field; /* nix: OpenClaw's own plugin wiring */
+}
+
+void sg_openclaw_parse(struct sg_pctx *c, const struct sg_ynode *v, const char *field,
+                       const char *key)
+{
+    struct sg_skill *sk = c->sk;
+    if (sk->openclaw) {
+        pc_warn(c, v, field, "a second OpenClaw block (metadata.%s is read already); ignored",
+                sk->openclaw->key);
+        return;
+    }
+    sk->openclaw = sg_xcalloc(1, sizeof *sk->openclaw);
+    sk->openclaw->key = sg_xstrdup(key);
+    sk->openclaw->always = -1;
+    static const struct pc_field f[] = {
+        {"requires", f_requires}, {"primaryEnv", f_primary_env}, {"envVars", f_env_vars},
+        {"install", f_install},   {"os", f_os},                   {"emoji", f_emoji},
+        {"homepage", f_homepage}, {"always", f_always},           {"skillKey", f_skill_key},
+        {"nix", f_ignored}};
+    pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
+}
