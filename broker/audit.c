@@ -459,13 +459,157 @@ int sg_audit_flush(void)
 }
 
 json_t *sg_audit_run_head(const char *run_id, const char *skill, const char *input,
-                          json_t *permissions_used)
+                          json_t *permissions_granted)
 {
     char in[SG_DIGEST_STRLEN];
     input = input ? input : "{}";
     sg_sha256_text(input, strlen(input), in);
     return json_pack("{s:s, s:s, s:s, s:o}", "run_id", run_id, "skill", skill, "input_sha256",
-                     in, "permissions_used", permissions_used);
+                     in, "permissions_granted", permissions_granted);
+}
+
+#define USED_MAX 64 /* per kind; past it, counted */
+
+static void add_used(json_t *used, const char *kind, const char *what)
+{
+    json_t *list = json_object_get(used, kind);
+    size_t i;
+    json_t *x;
+    json_array_foreach(list, i, x)
+        if (!strcmp(json_string_value(x), what))
+            return;
+    if (json_array_size(list) < USED_MAX) {
+        json_array_append_new(list, json_string(what));
+    } else {
+        cleanup_free char *k = sg_xasprintf("%s_more", kind);
+        json_object_set_new(used, k, json_integer(json_integer_value(json_object_get(used, k)) + 1));
+    }
+}
+
+/* What the run was seen to use, from its trace: the programs it ran, the
+ * hosts it reached, the files a person or a rule let it write. (Writes in
+ * a declared write path are counted by the disk cap, not listed here; what
+ * a skill reads is not observed.) */
+static json_t *permissions_used(json_t *doc)
+{
+    json_t *used = json_pack("{s:[], s:[], s:[]}", "programs", "hosts", "writes");
+    size_t i;
+    json_t *ev;
+    json_array_foreach(json_object_get(doc, "events"), i, ev)
+    {
+        const char *kind = json_string_value(json_object_get(ev, "kind"));
+        json_t *data = json_object_get(ev, "data");
+        if (!kind)
+            continue;
+        if (!strcmp(kind, "skill_started") && json_string_value(json_object_get(data, "command")))
+            add_used(used, "programs", json_string_value(json_object_get(data, "command")));
+        if (!strcmp(kind, "network_egress_allowed")) {
+            const char *name = json_string_value(json_object_get(data, "name"));
+            const char *dst = json_string_value(json_object_get(data, "dst"));
+            cleanup_free char *h = sg_xasprintf("%s:%lld", name && name[0] ? name : dst ? dst : "?",
+                                                (long long)json_integer_value(json_object_get(data, "port")));
+            add_used(used, "hosts", h);
+        }
+        if (!strcmp(kind, "permission_decided") && !json_is_true(json_object_get(data, "prevented"))) {
+            const char *tool = json_string_value(json_object_get(data, "tool"));
+            const char *req = json_string_value(json_object_get(data, "request"));
+            if (tool && req)
+                add_used(used, !strcmp(tool, "Write") ? "writes"
+                               : !strcmp(tool, "Fetch") ? "hosts"
+                                                        : "programs",
+                         req);
+        }
+    }
+    return used;
+}
+
+/* The refusals no person saw (a write, a connection, a lookup, a call the
+ * sandbox refused): each distinct one a decision record with its count,
+ * taken from the trace (execs are recorded as they happen); as for the
+ * engine's decisions, the first REFUSALS_MAX of each tool are records,
+ * the rest one count per tool. */
+#define REFUSALS_MAX 20
+
+static const char *refusal_tool(const char *kind, json_t *data)
+{
+    if (!strcmp(kind, "fs_blocked"))
+        return "Write";
+    if (!strcmp(kind, "network_egress_blocked") || !strcmp(kind, "dns_blocked"))
+        return "Fetch";
+    if (!strcmp(kind, "resource_limit_hit"))
+        return "limit";
+    const char *sc = json_string_value(json_object_get(data, "syscall"));
+    return sc && (!strcmp(sc, "execve") || !strcmp(sc, "execveat")) ? NULL : "syscall";
+}
+
+int sg_audit_append_refusals(const char *path, json_t *doc, json_t *head)
+{
+    json_t *recs = json_array(), *by_key = json_object(), *per_tool = json_object();
+    json_t *over = json_object();
+    size_t i;
+    json_t *ev;
+    json_array_foreach(json_object_get(doc, "events"), i, ev)
+    {
+        const char *kind = json_string_value(json_object_get(ev, "kind"));
+        json_t *data = json_object_get(ev, "data");
+        if (!kind || (strcmp(kind, "fs_blocked") && strcmp(kind, "network_egress_blocked") &&
+                      strcmp(kind, "dns_blocked") && strcmp(kind, "syscall_blocked") &&
+                      strcmp(kind, "resource_limit_hit")))
+            continue;
+        const char *tool = refusal_tool(kind, data);
+        if (!tool)
+            continue; /* an exec: its decision is recorded already */
+        const char *msg = json_string_value(json_object_get(ev, "message"));
+        cleanup_free char *key = sg_xasprintf("%s\x1f%s", kind, msg ? msg : "");
+        json_int_t times = 1 + json_integer_value(json_object_get(ev, "repeated"));
+        json_t *rec = json_object_get(by_key, key);
+        if (rec) {
+            json_object_set_new(rec, "count",
+                                json_integer(json_integer_value(json_object_get(rec, "count")) + times));
+            continue;
+        }
+        json_int_t had = json_integer_value(json_object_get(per_tool, tool));
+        if (had >= REFUSALS_MAX) {
+            json_object_set_new(over, tool,
+                                json_integer(json_integer_value(json_object_get(over, tool)) + times));
+            continue;
+        }
+        json_object_set_new(per_tool, tool, json_integer(had + 1));
+        const char *reason = json_string_value(json_object_get(data, "reason"));
+        cleanup_free char *by = sg_xasprintf("sandbox: %s", reason && reason[0] ? reason : kind);
+        cleanup_free char *req = sg_sanitize_str(msg ? msg : "", 0);
+        rec = json_pack("{s:s, s:O, s:O, s:O, s:O, s:s, s:s, s:s, s:s, s:s, s:I}", "type",
+                        "decision", "time", json_object_get(ev, "timestamp"), "run_id",
+                        json_object_get(head, "run_id"), "skill", json_object_get(head, "skill"),
+                        "digest", json_object_get(doc, "skill_digest"), "tool", tool, "request",
+                        req, "decision", "deny", "decided_by", by, "scope", "once", "count",
+                        (json_int_t)times);
+        if (!rec)
+            continue;
+        json_object_set(by_key, key, rec);
+        json_array_append_new(recs, rec);
+    }
+    int r = 0;
+    json_array_foreach(recs, i, ev)
+        if (!r)
+            r = sg_audit_append(path, ev);
+    const char *tool;
+    json_t *n;
+    json_object_foreach(over, tool, n)
+    {
+        json_t *u = json_pack("{s:s, s:O, s:s, s:s, s:s, s:O}", "type", "refusals", "run_id",
+                              json_object_get(head, "run_id"), "tool", tool, "decision", "deny",
+                              "why", "past the first 20 of this tool in this run: counted",
+                              "count", n);
+        if (!r)
+            r = u ? sg_audit_append(path, u) : -ENOMEM;
+        json_decref(u);
+    }
+    json_decref(recs);
+    json_decref(by_key);
+    json_decref(per_tool);
+    json_decref(over);
+    return r;
 }
 
 /* What the record's status says: a run that failed after a request of its
@@ -500,7 +644,7 @@ json_t *sg_audit_run_record(json_t *doc, json_t *head, const char *out_sha256,
     cleanup_free char *outs = sg_sanitize(out ? out : "", out ? outn : 0, keep);
     cleanup_free char *errs = sg_sanitize(err ? err : "", err ? errn : 0, keep);
     json_t *rec = json_pack(
-        "{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:s, s:O, s:s, s:O, s:O, s:O, s:O, s:O, s:s, s:s, "
+        "{s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:s, s:O, s:s, s:O, s:O, s:O, s:O, s:o, s:s, s:s, "
         "s:o}",
         "type", "run", "run_id", json_object_get(head, "run_id"), "skill",
         json_object_get(head, "skill"), "version", json_object_get(doc, "skill_version"),
@@ -512,9 +656,13 @@ json_t *sg_audit_run_record(json_t *doc, json_t *head, const char *out_sha256,
         json_object_get(doc, "started_at"), "duration_ms", json_object_get(doc, "duration_ms"),
         "max_severity",
         json_object_get(json_object_get(doc, "violation_summary"), "max_severity"),
-        "permissions_used", json_object_get(head, "permissions_used"), "stdout", outs, "stderr",
+        "permissions_used", permissions_used(doc), "stdout", outs, "stderr",
         errs, "trace", trace_path ? json_string(trace_path) : json_null());
     if (rec) {
+        /* what it was given (a journal of an older run calls it used) */
+        json_t *granted = json_object_get(head, "permissions_granted");
+        json_object_set(rec, "permissions_granted",
+                        granted ? granted : json_object_get(head, "permissions_used"));
         json_object_set(rec, "invocation", json_object_get(doc, "invocation"));
         if (json_object_get(doc, "records")) /* --no-records, and why */
             json_object_set(rec, "records", json_object_get(doc, "records"));

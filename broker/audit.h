@@ -20,6 +20,11 @@ char *sg_audit_path(void);
 /* Append rec (a JSON object; "prev", "seq" and "hash" are added). Takes the
  * lock, reads the chain's tip, writes one line, fsyncs. Returns 0 or -errno. */
 int sg_audit_append(const char *path, json_t *rec);
+/* The refusals of a run no person saw, from its trace document: one
+ * decision record per distinct refusal with its count (the first 20 of
+ * each tool; past them one "refusals" record per tool with the count).
+ * Appended before the run's record. */
+int sg_audit_append_refusals(const char *path, json_t *doc, json_t *head);
 
 /* The same off the caller's thread: rec (taken, the caller's reference) is
  * queued and a writer thread appends it, in the order posted. For the run's

@@ -564,7 +564,9 @@ static int recover_one(const char *buf, size_t len, struct sg_recovered *out)
     if (!e && !sg_audit_ends_with_run(log, out->run_id)) {
         json_t *rec = sg_audit_run_record(doc, ah, res.out_sha256, rp.cap.out.data, rp.cap.out.len,
                                           rp.cap.err.data, rp.cap.err.len, out->trace_path);
-        e = rec ? sg_audit_append(log, rec) : -EINVAL;
+        e = rec ? sg_audit_append_refusals(log, doc, ah) : -EINVAL;
+        if (!e)
+            e = sg_audit_append(log, rec);
         json_decref(rec);
     }
     json_decref(doc);

@@ -65,8 +65,9 @@ static void run_state_free(struct run_state *st)
     free(st);
 }
 
-/* What the run was given, for its audit record. */
-static json_t *permissions_used(const struct sg_plan *plan)
+/* What the run was given, for its audit record (what it used is read from
+ * its trace when the record is made). */
+static json_t *permissions_granted(const struct sg_plan *plan)
 {
     json_t *used = json_array();
     for (size_t i = 0; i < plan->negress; i++)
@@ -93,7 +94,7 @@ static int keep_records(struct sg_runner *r, struct run_state *st, struct sg_dia
     const struct sg_plan *plan = &r->plan;
     st->trace_head = sg_trace_head(r->sk, plan, st->digest);
     st->audit_head = sg_audit_run_head(plan->run_id, plan->skill_name, r->input,
-                                       permissions_used(plan));
+                                       permissions_granted(plan));
     const char *why = NULL;
     int e = sg_records_check(&why);
     if (!e) {
@@ -424,7 +425,9 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
                                       st->cap.out.data, st->cap.out.len, st->cap.err.data,
                                       st->cap.err.len, out->trace_path);
     cleanup_free char *log = sg_audit_path();
-    out->audit_err = rec ? sg_audit_append(log, rec) : -EINVAL;
+    out->audit_err = rec ? sg_audit_append_refusals(log, out->doc, st->audit_head) : -EINVAL;
+    if (!out->audit_err)
+        out->audit_err = sg_audit_append(log, rec);
     json_decref(rec);
     if (!out->audit_err)
         out->audit_err = decisions_err;

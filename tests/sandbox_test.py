@@ -802,6 +802,45 @@ def killed_broker_leaves_nothing_running(m, base):
 
 
 @test()
+def refusals_no_person_saw_are_audit_records(m, base):
+    """A write and a connection the sandbox refused with nobody asked are
+    decision records in the audit log (each distinct one once, with its
+    count); the run's record says what it used (nothing written, no host
+    reached) apart from what it was granted."""
+    d = make_skill(base, f"refused-{m.name}", """
+        import socket
+        for i in range(3):
+            try:
+                open("/etc/skillgate-refused-test", "w")
+            except OSError as e:
+                print("write refused", e.errno, flush=True)
+        try:
+            socket.create_connection(("192.0.2.1", 443), timeout=3)
+        except OSError as e:
+            print("connect refused", e.errno, flush=True)
+        """)
+    log = os.path.join(m.state, "skillgate", "audit.jsonl")
+    before = sum(1 for _ in open(log)) if os.path.exists(log) else 0
+    p = m.run("run", d, check=0)
+    assert p.out.count("write refused") == 3 and "connect refused" in p.out, p.out + p.err
+    new = [json.loads(l) for l in open(log).read().splitlines()[before:]]
+    refused = [r for r in new if r["type"] == "decision" and r["decided_by"].startswith("sandbox:")]
+    w = [r for r in refused if "/etc/skillgate-refused-test" in r["request"]]
+    assert len(w) == 1 and w[0]["count"] == 3, refused
+    assert w[0]["tool"] == "Write" and w[0]["decision"] == "deny", w
+    n = [r for r in refused if "192.0.2.1" in r["request"]]
+    assert len(n) == 1 and n[0]["tool"] == "Fetch" and n[0]["decision"] == "deny", refused
+    run = new[-1]
+    assert run["type"] == "run", run
+    used = run["permissions_used"]
+    assert used["writes"] == [] and used["hosts"] == [], used
+    assert used["programs"] == ["python3 main.py"], used
+    assert isinstance(run["permissions_granted"], list), run
+    p = m.run("audit", "verify", check=0)
+    assert "chain intact" in p.out, p.out
+
+
+@test()
 def audit_log_is_a_chain_that_catches_tampering(m, base):
     log = os.path.join(m.state, "skillgate", "audit.jsonl")
     before = sum(1 for _ in open(log)) if os.path.exists(log) else 0
