@@ -26,8 +26,8 @@
 
 extern char **environ;
 
-#define PROTOCOL_LATEST "2025-06-18"
-static const char *const protocols[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+#define PROTOCOL_LATEST "2025-11-25"
+static const char *const protocols[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 
 enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -32602,
        E_INTERNAL = -32603 };
@@ -69,6 +69,35 @@ enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -3260
       "or host\"}},\"required\":[\"skill\",\"tool\",\"description\"],"                         \
       "\"additionalProperties\":false}")
 
+/* Each tool's title, hints (readOnly, destructive, idempotent, openWorld)
+ * and the schema of its structuredContent: X(name, "title", ro, destr,
+ * idem, open, "outputSchema") */
+#define MCP_TOOL_META(X)                                                                       \
+    X(list_skills, "List skills", 1, 0, 1, 0,                                                  \
+      "{\"type\":\"object\",\"properties\":{\"schema\":{\"type\":\"string\"},\"skills\":"    \
+      "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},\"required\":[\"skills\"]}")        \
+    X(validate_skill, "Validate a skill", 1, 0, 1, 0,                                          \
+      "{\"type\":\"object\",\"properties\":{\"valid\":{\"type\":\"boolean\"},\"runnable\":"     \
+      "{\"type\":\"boolean\"},\"problems\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"  \
+      "\"required\":[\"valid\",\"runnable\",\"problems\"]}")                                     \
+    X(inspect_skill, "Inspect a skill's policy", 1, 0, 1, 0,                                   \
+      "{\"type\":\"object\",\"properties\":{\"schema\":{\"type\":\"string\"},\"valid\":"       \
+      "{\"type\":\"boolean\"},\"runnable\":{\"type\":\"boolean\"},\"tools\":{\"type\":"         \
+      "\"object\"},\"problems\":{\"type\":\"array\"}},\"required\":[\"schema\",\"valid\","       \
+      "\"problems\"]}")                                                                         \
+    X(run_skill, "Run a skill in the sandbox", 0, 1, 0, 1,                                     \
+      "{\"type\":\"object\",\"properties\":{\"status\":{\"type\":\"string\"},\"exit_code\":"   \
+      "{\"type\":[\"integer\",\"null\"]},\"output\":{\"type\":\"string\"},\"stderr\":{\"type\":" \
+      "\"string\"},\"output_truncated\":{\"type\":\"boolean\"},\"violations\":{\"type\":"      \
+      "\"object\"},\"decisions\":{\"type\":\"array\"},\"trace\":{\"type\":[\"string\","         \
+      "\"null\"]},\"skill\":{\"type\":\"string\"},\"duration_ms\":{\"type\":\"integer\"}},"      \
+      "\"required\":[\"status\",\"exit_code\",\"output\",\"violations\",\"decisions\"]}")        \
+    X(check_tool_permission, "Check a tool use", 1, 0, 0, 0,                                   \
+      "{\"type\":\"object\",\"properties\":{\"decision\":{\"type\":\"string\",\"enum\":"       \
+      "[\"allow\",\"deny\"]},\"decided_by\":{\"type\":\"string\"},\"reason\":{\"type\":"      \
+      "\"string\"},\"skill\":{\"type\":\"string\"},\"tool\":{\"type\":\"string\"}},"            \
+      "\"required\":[\"decision\",\"decided_by\",\"reason\"]}")
+
 struct worker {
     pid_t pid;
     int fd;
@@ -82,6 +111,7 @@ struct server {
     char *buf;
     size_t len;
     bool discarding, open_in;
+    bool initialized; /* initialize answered: other requests may come */
 };
 
 /* ---- replies ---- */
@@ -136,7 +166,9 @@ static json_t *tool_error(const char *fmt, ...)
     va_start(ap, fmt);
     cleanup_free char *m = sg_xvasprintf(fmt, ap);
     va_end(ap);
-    return tool_result(json_pack("{s:s}", "error", m), true);
+    /* text only: structuredContent follows the tool's outputSchema, which
+     * an error does not (clients check it when it is there) */
+    return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", m, "isError", 1);
 }
 
 /* ---- the quick tools, answered in the server ---- */
@@ -175,7 +207,8 @@ static json_t *do_validate(const char *path)
     int r = sg_skill_load(path, &sk);
     if (r < 0)
         return load_error(path, r);
-    json_t *j = json_pack("{s:b, s:o}", "valid", !sg_skill_has_errors(sk), "problems",
+    json_t *j = json_pack("{s:b, s:b, s:o}", "valid", !sg_diags_count(&sk->diags, SG_ERROR),
+                          "runnable", !sg_skill_has_errors(sk), "problems",
                           sg_diags_to_json(&sk->diags));
     sg_skill_free(sk);
     return tool_result(j, false);
@@ -666,9 +699,8 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
         bool ok = false;
         for (int k = 1; k < 7 && allowed[which][k]; k++)
             ok |= !strcmp(key, allowed[which][k]);
-        if (!ok) {
-            cleanup_free char *m = sg_xasprintf("%s takes no argument '%s'", name, key);
-            reply_error(s, id, E_PARAMS, m);
+        if (!ok) { /* a tool result with isError: a model can correct itself */
+            reply(s, id, tool_error("%s takes no argument '%s' (see its inputSchema)", name, key));
             json_decref(none);
             return;
         }
@@ -708,11 +740,20 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
                                                                         : strerror(-r)));
         }
     }
-    if (!ok) {
-        cleanup_free char *m = sg_xasprintf("invalid arguments for %s (see its inputSchema)", name);
-        reply_error(s, id, E_PARAMS, m);
-    }
+    if (!ok)
+        reply(s, id, tool_error("invalid arguments for %s (see its inputSchema)", name));
     json_decref(none);
+}
+
+static void add_meta(json_t *tool, const char *title, int ro, int destr, int idem, int open,
+                     json_t *out_schema)
+{
+    json_object_set_new(tool, "title", json_string(title));
+    json_object_set_new(tool, "outputSchema", out_schema);
+    json_object_set_new(tool, "annotations",
+                        json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", title, "readOnlyHint", ro,
+                                  "destructiveHint", destr, "idempotentHint", idem,
+                                  "openWorldHint", open));
 }
 
 static json_t *tools_list(void)
@@ -723,6 +764,11 @@ static json_t *tools_list(void)
     json_array_append_new(tools, json_pack("{s:s, s:s, s:o}", "name", #nm, "description", desc, \
                                            "inputSchema", json_loads(schema, 0, &je)));
     MCP_TOOLS(X)
+#undef X
+    size_t i = 0;
+#define X(nm, title, ro, destr, idem, open, out)                                               \
+    add_meta(json_array_get(tools, i++), title, ro, destr, idem, open, json_loads(out, 0, &je));
+    MCP_TOOL_META(X)
 #undef X
     return json_pack("{s:o}", "tools", tools);
 }
@@ -747,7 +793,16 @@ static void handle(struct server *s, const char *line, size_t len)
         json_decref(m);
         return;
     }
-    if (!method) { /* a response to us: we never ask anything, so ignore it */
+    json_t *mv = json_object_get(m, "method");
+    if (mv && !method) { /* a method that is no string: no request at all */
+        reply_error(s, json_is_string(id) || json_is_integer(id) ? id : NULL, E_REQUEST,
+                    "Invalid Request: method must be a string");
+        json_decref(m);
+        return;
+    }
+    if (!method) { /* a response to us (we never ask anything): ignored; neither: refused */
+        if (!json_object_get(m, "result") && !json_object_get(m, "error"))
+            reply_error(s, id, E_REQUEST, "Invalid Request: no method, result or error");
         json_decref(m);
         return;
     }
@@ -756,7 +811,19 @@ static void handle(struct server *s, const char *line, size_t len)
         json_decref(m);
         return;
     }
+    /* the lifecycle: initialize once, first; only ping before it */
+    if (!strcmp(method, "initialize") && s->initialized) {
+        reply_error(s, id, E_REQUEST, "Invalid Request: already initialized");
+        json_decref(m);
+        return;
+    }
+    if (strcmp(method, "initialize") && strcmp(method, "ping") && !s->initialized) {
+        reply_error(s, id, E_REQUEST, "Invalid Request: initialize first");
+        json_decref(m);
+        return;
+    }
     if (!strcmp(method, "initialize")) {
+        s->initialized = true;
         const char *want = json_string_value(json_object_get(params, "protocolVersion"));
         const char *ver_ok = PROTOCOL_LATEST;
         for (size_t i = 0; want && i < SG_ARRAY_LEN(protocols); i++)

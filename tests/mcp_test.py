@@ -59,7 +59,7 @@ IN_CI = bool(os.environ.get("CI"))
 TMUX = shutil.which("tmux")
 NODE = shutil.which("node")
 NPM = shutil.which("npm")
-VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
+VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 TOOLS = {"list_skills", "validate_skill", "inspect_skill", "run_skill", "check_tool_permission"}
 EXAMPLE_NAMES = ["code-review", "malicious-weather", "notes-writer", "pdf-forms", "pdf-text",
                  "shell-tool", "weather"]
@@ -609,6 +609,15 @@ def sdk_connects_and_lists_tools(base):
         assert isinstance(t.get("description"), str) and t["description"], t
         assert props[t["name"]] <= set(s.get("properties", {})), (t["name"], s)
         assert set(s.get("required", [])) == required[t["name"]], (t["name"], s)
+        # a title, hints and the schema its structuredContent follows (the SDK
+        # checks every structuredContent of the other tests against it)
+        assert isinstance(t.get("title"), str) and t["title"], t
+        o = t.get("outputSchema")
+        assert isinstance(o, dict) and o.get("type") == "object" and o.get("required"), t
+        a = t.get("annotations", {})
+        ro = t["name"] != "run_skill"
+        assert a.get("readOnlyHint") is ro, (t["name"], a)
+        assert a.get("destructiveHint") is (not ro) and a.get("openWorldHint") is (not ro), a
     assert ping == {}, f"ping answered {ping}"
     env.check_sanitizers()
 
@@ -1134,6 +1143,14 @@ def raw_versions_and_protocol_errors(base):
             s.check_clean()
         finally:
             s.kill()
+    # the lifecycle: only ping before initialize
+    s = Raw(env)
+    try:
+        check("ping first", lambda: assert_(s.call(1, "ping").get("result") == {}, "not {}"))
+        check("tools/list first", lambda: error_of(s.call(2, "tools/list"), -32600,
+                                                   "tools/list before initialize"))
+    finally:
+        s.kill()
     s = Raw(env)
     try:
         r = s.initialize("2099-01-01")
@@ -1158,19 +1175,32 @@ def raw_versions_and_protocol_errors(base):
         check("unknown tool", lambda: error_of(
             s.call(6, "tools/call", {"name": "no_such_tool", "arguments": {}}), -32602,
             "tools/call no_such_tool"))
-        check("validate_skill without path", lambda: error_of(
-            s.call(7, "tools/call", {"name": "validate_skill", "arguments": {}}), -32602,
+        # bad arguments are a tool result with isError, so a model can correct
+        # itself (MCP 2025-11-25); an unknown tool stays a protocol error
+        def tool_error_of(r, what):
+            res = r.get("result") or {}
+            assert res.get("isError") is True, f"{what}: wanted a tool error, got {r}"
+            assert "inputSchema" in res["content"][0]["text"], r
+        check("validate_skill without path", lambda: tool_error_of(
+            s.call(7, "tools/call", {"name": "validate_skill", "arguments": {}}),
             "tools/call validate_skill without path"))
-        check("validate_skill path 5", lambda: error_of(
-            s.call(8, "tools/call", {"name": "validate_skill", "arguments": {"path": 5}}), -32602,
+        check("validate_skill path 5", lambda: tool_error_of(
+            s.call(8, "tools/call", {"name": "validate_skill", "arguments": {"path": 5}}),
             "tools/call validate_skill with path 5"))
         for n, bad in enumerate(({"skill": "/x", "args": ["a"]},              # args, no script
                                  {"skill": "/x", "script": "s.py", "args": "a"},
                                  {"skill": "/x", "script": "s.py", "args": [1]},
-                                 {"skill": "/x", "script": "s.py", "cwd": "rel"})):
-            check(f"run_skill {bad}", lambda n=n, bad=bad: error_of(
-                s.call(20 + n, "tools/call", {"name": "run_skill", "arguments": bad}), -32602,
+                                 {"skill": "/x", "script": "s.py", "cwd": "rel"},
+                                 {"skill": "/x", "sandbox": "off"})):
+            check(f"run_skill {bad}", lambda n=n, bad=bad: tool_error_of(
+                s.call(20 + n, "tools/call", {"name": "run_skill", "arguments": bad}),
                 f"tools/call run_skill {bad}"))
+        check("method 5", lambda: sent(b'{"jsonrpc":"2.0","id":30,"method":5}\n', 30, -32600,
+                                       "a method that is not a string"))
+        check("a second initialize", lambda: error_of(
+            s.call(31, "initialize", {"protocolVersion": VERSIONS[0], "capabilities": {},
+                                      "clientInfo": {"name": "again", "version": "1"}}),
+            -32600, "a second initialize"))
 
         def string_id():
             r = s.call("str-9", "tools/call", {"name": "validate_skill", "arguments": {

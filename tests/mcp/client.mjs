@@ -82,6 +82,8 @@ async function main() {
     emit({ tools: tools.tools });
     emit({ ping: await client.ping({ timeout: 20000 }) });
   } else if (scenario === "calls") {
+    // the tools' outputSchemas: the SDK then checks every structuredContent
+    await client.listTools(undefined, { timeout: 20000 });
     const calls = JSON.parse(arg ?? "[]");
     for (let i = 0; i < calls.length; i++) {
       const [name, args] = calls[i];
