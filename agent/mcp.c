@@ -102,6 +102,8 @@ struct worker {
     pid_t pid;
     int fd;
     json_t *id;
+    json_t *token;   /* the client's progressToken, or NULL */
+    bool cancelled;  /* notifications/cancelled named it: no answer is sent */
     struct sg_buf out;
 };
 
@@ -232,7 +234,7 @@ static json_t *do_inspect(const char *path)
 
 /* The client went away (SIGTERM from the server): stop the run, but let
  * the runner write its trace and audit record. */
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, cancel_requested;
 
 struct attach_ctx {
     int fd;                  /* the attached TUI, or -1 */
@@ -244,12 +246,18 @@ struct attach_ctx {
     bool fork;
     struct sg_buf results;   /* context: fork: "Result:" lines */
     char *last;
-    struct sg_runner *run;   /* run_skill's, stopped on SIGTERM */
+    struct sg_runner *run;   /* run_skill's, stopped on SIGTERM, cancelled on SIGUSR1 */
+    int progress_fd;         /* the result pipe, for progress lines; -1: none asked */
+    int64_t progress_ms;     /* when the last one went */
+    size_t enforcements;     /* so far */
+    long long timeout_s;
 };
 
 static void attach_event(void *ctx, const struct sg_event *ev)
 {
     struct attach_ctx *a = ctx;
+    if (sg_event_severity(ev->kind) >= 2)
+        a->enforcements++;
     if (ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR) {
         struct sg_buf *b = ev->kind == SG_EV_STDOUT ? &a->out : &a->err;
         sg_buf_append_line(b, ev->message, ev->message_len);
@@ -334,6 +342,44 @@ static size_t attach_fds(void *ctx, struct pollfd *out, size_t max)
     return 1;
 }
 
+/* A progress line on the result pipe, at most once a second: the server
+ * forwards it as notifications/progress to a client that gave a token. */
+static void progress(struct attach_ctx *a)
+{
+    if (a->progress_fd < 0 || !a->run)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    if (a->progress_ms && now - a->progress_ms < 1000)
+        return;
+    a->progress_ms = now;
+    struct sg_session_live live;
+    sg_runner_live(a->run, &live);
+    if (!live.started_ms)
+        return;
+    struct timespec wt;
+    clock_gettime(CLOCK_REALTIME, &wt);
+    int64_t wall = (int64_t)wt.tv_sec * 1000 + wt.tv_nsec / 1000000;
+    double el = (double)(wall - live.started_ms - live.paused_ms) / 1000.0;
+    json_t *p = json_pack("{s:f, s:I, s:s}", "progress", el < 0 ? 0.0 : el, "total",
+                          (json_int_t)a->timeout_s, "message", "");
+    cleanup_free char *msg = sg_xasprintf("%.1f s of %lld s%s; %zu enforcement%s so far",
+                                          el < 0 ? 0.0 : el, a->timeout_s,
+                                          live.paused ? ", waiting for a person" : "",
+                                          a->enforcements, a->enforcements == 1 ? "" : "s");
+    json_object_set_new(p, "message", json_string(msg));
+    json_t *wrap = json_pack("{s:o}", "progress", p);
+    cleanup_free char *line = json_dumps(wrap, JSON_COMPACT);
+    json_decref(wrap);
+    if (line) {
+        size_t len = strlen(line);
+        line[len] = '\n'; /* the dump's NUL becomes the line's end */
+        ssize_t w = write(a->progress_fd, line, len + 1);
+        (void)w;
+    }
+}
+
 static void attach_dispatch(void *ctx, const struct pollfd *p, size_t n)
 {
     struct attach_ctx *a = ctx;
@@ -341,8 +387,11 @@ static void attach_dispatch(void *ctx, const struct pollfd *p, size_t n)
         close(a->fd);
         a->fd = -1;
     }
-    if (stop_requested && a->run)
+    if (cancel_requested && a->run)
+        sg_runner_cancel(a->run);
+    else if (stop_requested && a->run)
         sg_runner_stop(a->run);
+    progress(a);
 }
 
 static int attach_timeout(void *ctx)
@@ -353,7 +402,8 @@ static int attach_timeout(void *ctx)
 
 static void on_term(int sig)
 {
-    (void)sig;
+    if (sig == SIGUSR1)
+        cancel_requested = 1;
     stop_requested = 1;
 }
 
@@ -389,6 +439,7 @@ struct run_call {
     const char *script, *cwd;
     char *const *args;
     size_t nargs;
+    int progress_fd; /* -1: no progress asked for */
 };
 
 static json_t *worker_run(const struct run_call *c)
@@ -418,7 +469,8 @@ static json_t *worker_run(const struct run_call *c)
         return e;
     }
     const struct sg_run_info *info = sg_runner_info(run);
-    struct attach_ctx a = {.fd = sg_attach_connect(), .fork = sk->policy.fork_context};
+    struct attach_ctx a = {.fd = sg_attach_connect(), .fork = sk->policy.fork_context,
+                           .progress_fd = c->progress_fd, .timeout_s = info->timeout_s};
     sg_buf_init(&a.out, OUTPUT_KEPT);
     sg_buf_init(&a.err, OUTPUT_KEPT);
     sg_buf_init(&a.results, OUTPUT_KEPT);
@@ -551,7 +603,8 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     return tool_result(j, false);
 }
 
-static int start_worker(struct server *s, json_t *id, const char *tool, json_t *args)
+static int start_worker(struct server *s, json_t *id, const char *tool, json_t *args,
+                        json_t *token)
 {
     size_t slot = SG_MCP_MAX_WORKERS;
     for (size_t i = 0; i < SG_MCP_MAX_WORKERS; i++)
@@ -576,6 +629,7 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
         signal(SIGPIPE, SIG_IGN);
         struct sigaction sa = {.sa_handler = on_term};
         sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGUSR1, &sa, NULL); /* notifications/cancelled */
         json_t *r;
         if (!strcmp(tool, "run_skill")) {
             json_t *in = json_object_get(args, "input");
@@ -591,7 +645,8 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
                 .path = json_string_value(json_object_get(args, "skill")), .input = input,
                 .timeout = json_integer_value(json_object_get(args, "timeout_seconds")),
                 .script = json_string_value(json_object_get(args, "script")), .args = argv_,
-                .nargs = na, .cwd = json_string_value(json_object_get(args, "cwd"))};
+                .nargs = na, .cwd = json_string_value(json_object_get(args, "cwd")),
+                .progress_fd = token ? p[1] : -1};
             r = worker_run(&rc);
         } else {
             r = worker_check(json_string_value(json_object_get(args, "skill")),
@@ -603,7 +658,8 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
     }
     close(p[1]);
     fcntl(p[0], F_SETFL, O_NONBLOCK);
-    s->w[slot] = (struct worker){.pid = pid, .fd = p[0], .id = json_incref(id)};
+    s->w[slot] = (struct worker){.pid = pid, .fd = p[0], .id = json_incref(id),
+                                 .token = token ? json_incref(token) : NULL};
     sg_buf_init(&s->w[slot].out, 8u << 20);
     return 0;
 }
@@ -614,7 +670,9 @@ static void finish_worker(struct server *s, struct worker *w)
     waitpid(w->pid, &st, 0);
     json_error_t je;
     json_t *r = w->out.data ? json_loadb(w->out.data, w->out.len, 0, &je) : NULL;
-    if (r)
+    if (w->cancelled) /* the client took it back: no answer (its records are written) */
+        json_decref(r);
+    else if (r)
         reply(s, w->id, r);
     else
         reply(s, w->id, tool_error("the worker failed (%s %d) before it could answer",
@@ -622,6 +680,7 @@ static void finish_worker(struct server *s, struct worker *w)
                                    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st)));
     close(w->fd);
     json_decref(w->id);
+    json_decref(w->token);
     sg_buf_free(&w->out);
     memset(w, 0, sizeof *w);
 }
@@ -733,7 +792,10 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
             json_decref(parsed);
         }
         if (ok) {
-            int r = start_worker(s, id, name, args);
+            json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
+            if (token && !json_is_string(token) && !json_is_integer(token))
+                token = NULL;
+            int r = start_worker(s, id, name, args, run ? token : NULL);
             if (r < 0)
                 reply(s, id, tool_error("cannot start it now: %s", r == -EBUSY
                                                                         ? "too many at once"
@@ -807,7 +869,14 @@ static void handle(struct server *s, const char *line, size_t len)
         return;
     }
     json_t *params = json_object_get(m, "params");
-    if (!id) { /* notifications: initialized, cancelled, ... need no answer */
+    if (!id) { /* notifications need no answer; cancelled stops the run it names */
+        json_t *rid = json_object_get(params, "requestId");
+        for (size_t i = 0; rid && !strcmp(method, "notifications/cancelled") &&
+                           i < SG_MCP_MAX_WORKERS; i++)
+            if (s->w[i].pid && !s->w[i].cancelled && json_equal(s->w[i].id, rid)) {
+                s->w[i].cancelled = true;
+                kill(s->w[i].pid, SIGUSR1);
+            }
         json_decref(m);
         return;
     }
@@ -895,6 +964,26 @@ static size_t workers_fds(void *c, struct pollfd *p, size_t max)
     return n;
 }
 
+/* Whole lines before the result are progress: notifications/progress with
+ * the client's token (the result itself ends without a newline). */
+static void forward_progress(struct server *s, struct worker *w)
+{
+    char *nl;
+    while (w->out.data && (nl = memchr(w->out.data, '\n', w->out.len))) {
+        size_t l = (size_t)(nl - w->out.data);
+        json_t *m = json_loadb(w->out.data, l, 0, NULL);
+        json_t *p = json_object_get(m, "progress");
+        if (p && w->token && !w->cancelled) {
+            json_object_set(p, "progressToken", w->token);
+            send_msg(s, json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "method",
+                                  "notifications/progress", "params", p));
+        }
+        json_decref(m);
+        memmove(w->out.data, nl + 1, w->out.len - l - 1);
+        w->out.len -= l + 1;
+    }
+}
+
 static void workers_dispatch(void *c, const struct pollfd *p, size_t n)
 {
     struct server *s = c;
@@ -907,10 +996,12 @@ static void workers_dispatch(void *c, const struct pollfd *p, size_t n)
                 continue;
             char buf[65536];
             ssize_t r = read(w->fd, buf, sizeof buf);
-            if (r > 0)
+            if (r > 0) {
                 sg_buf_append(&w->out, buf, (size_t)r);
-            else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+                forward_progress(s, w);
+            } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
                 finish_worker(s, w);
+            }
             break;
         }
     }

@@ -628,7 +628,7 @@ static const char *record_status(json_t *doc)
     if (!status)
         return "failed";
     if (!strcmp(status, "timeout") || !strcmp(status, "interrupted") ||
-        !strcmp(status, "incomplete"))
+        !strcmp(status, "incomplete") || !strcmp(status, "cancelled"))
         return status;
     if (!strcmp(status, "completed") &&
         json_integer_value(json_object_get(doc, "exit_code")) == 0)

@@ -378,6 +378,12 @@ void sg_runner_stop(struct sg_runner *r)
         sg_session_stop(r->run->session);
 }
 
+void sg_runner_cancel(struct sg_runner *r)
+{
+    if (r->run && r->run->session)
+        sg_session_cancel(r->run->session);
+}
+
 void sg_runner_interrupt(struct sg_runner *r, int signo)
 {
     if (r->run && r->run->session)

@@ -111,6 +111,8 @@ bool sg_runner_running(const struct sg_runner *r, int *cap_ms);
 /* A person stopped it: every process of the sandbox is killed. */
 void sg_runner_stop(struct sg_runner *r);
 /* skillgate got signo: the same, the run ends "interrupted by SIG…". */
+/* The agent that asked for the run took it back: it ends "cancelled". */
+void sg_runner_cancel(struct sg_runner *r);
 void sg_runner_interrupt(struct sg_runner *r, int signo);
 /* For a status bar. */
 void sg_runner_live(struct sg_runner *r, struct sg_session_live *live);

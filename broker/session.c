@@ -369,6 +369,7 @@ struct sg_session {
     short nfy_revents;
     bool entry_done, stopped, disk_full, exited, timed_out, have_status, exec_failed;
     int interrupted; /* the signal skillgate got, or 0 */
+    bool cancelled;  /* the client took the request back */
     /* time a person takes to decide is not the skill's: the timeout waits */
     int64_t pause_start_ms, paused_ms;
     struct timespec left; /* of the timeout, when it was paused */
@@ -730,6 +731,15 @@ static void say_how_it_ended(const struct sg_session *r, struct sg_run_result *r
                     json_pack("{s:s, s:I}", "reason", "timeout", "duration_ms", (json_int_t)ms),
                     "killed after the %llds timeout (duration=%lldms)",
                     r->plan->limits[SG_PL_TIMEOUT].value, ms);
+    } else if (r->cancelled) {
+        res->end = SG_END_CANCELLED;
+        res->exit_code = 128 + SIGTERM;
+        snprintf(res->end_reason, sizeof res->end_reason,
+                 "cancelled by the client that asked for it (notifications/cancelled)");
+        sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:I}", "reason", "cancelled", "duration_ms", (json_int_t)ms),
+                    "%s: every process of the sandbox killed (duration=%lldms)", res->end_reason,
+                    ms);
     } else if (r->interrupted) {
         /* whatever the skill made of the same Ctrl-C: the person stopped it */
         res->end = SG_END_INTERRUPTED;
@@ -913,6 +923,12 @@ const char *sg_run_end_name(enum sg_run_end e)
 #undef X
     };
     return names[e];
+}
+
+void sg_session_cancel(struct sg_session *r)
+{
+    r->cancelled = true;
+    sg_session_stop(r);
 }
 
 void sg_session_interrupt(struct sg_session *r, int signo)

@@ -30,6 +30,7 @@ enum {
     X(SETUP_FAILED, "setup_failed")                                                       \
     X(EXEC_FAILED, "exec_failed")                                                         \
     X(INTERRUPTED, "interrupted") /* a signal to skillgate: the sandbox was stopped */    \
+    X(CANCELLED, "cancelled")     /* the agent that asked for it took the request back */ \
     X(INCOMPLETE, "incomplete")   /* the broker died: written from its journal later */
 enum sg_run_end {
 #define X(id, name) SG_END_##id,
@@ -86,6 +87,9 @@ void sg_session_stop(struct sg_session *s);
 /* skillgate got signo (SIGINT, SIGTERM, SIGHUP): the same, and the run
  * ends "interrupted", exit status 128 + signo. */
 void sg_session_interrupt(struct sg_session *s, int signo);
+/* The client that asked for the run took the request back (MCP's
+ * notifications/cancelled): the same, and the run ends "cancelled". */
+void sg_session_cancel(struct sg_session *s);
 /* What a status bar shows (the memory is read at most every 250 ms). */
 void sg_session_live(struct sg_session *s, struct sg_session_live *live);
 /* The end: the last packets and messages, limits hit, the result and its

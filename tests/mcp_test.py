@@ -1422,6 +1422,56 @@ def eof_during_a_run_still_leaves_its_records(base):
     env.check_sanitizers()
 
 
+@test("run")
+def progress_and_cancellation(base):
+    """A run_skill call with a progressToken gets notifications/progress
+    (elapsed against the timeout, enforcements so far) while it runs;
+    notifications/cancelled stops it: no answer comes for that request, and
+    the trace and the audit record say "cancelled"."""
+    env = Env(base)
+    slow = os.path.join(SRC, "tests", "tui-skills", "tui-slow")
+    s = Raw(env)
+    try:
+        s.initialize()
+        s.send((json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "run_skill", "_meta": {"progressToken": "tok-9"},
+            "arguments": {"skill": slow, "input": {"seconds": 30}, "timeout_seconds": 40}}})
+                + "\n").encode())
+        got, end = [], time.monotonic() + 15
+        while time.monotonic() < end and len(got) < 2:
+            time.sleep(0.2)  # notifications land in s.notes, answers in s.q
+            got = [n["params"] for n in s.notes if n.get("method") == "notifications/progress"]
+        assert s.q.empty(), f"an answer before the run ended: {s.q.get()}"
+        assert len(got) >= 2, f"progress notifications: {got}"
+        p = got[-1]
+        assert p["progressToken"] == "tok-9" and p["total"] == 40, p
+        assert 0 < p["progress"] < 40 and "enforcements so far" in p["message"], p
+        assert got[0]["progress"] < got[1]["progress"], got
+        s.send((json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": 9, "reason": "the user changed their mind"}})
+                + "\n").encode())
+        # the run stops and writes its records; no answer to request 9
+        end = time.monotonic() + 15
+        runs = []
+        while time.monotonic() < end and not runs:
+            time.sleep(0.2)
+            runs = [r for r in env.audit() if r.get("type") == "run"]
+        assert runs and runs[0]["status"] == "cancelled", runs
+        with open(runs[0]["trace"]) as f:
+            tr = json.load(f)
+        assert tr["status"] == "cancelled" and "notifications/cancelled" in tr["end_reason"], (
+            tr["status"], tr["end_reason"])
+        time.sleep(0.5)
+        while not s.q.empty():
+            m = s.q.get()
+            assert m is None or m.get("id") != 9, f"answered a cancelled request: {m}"
+        check = s.call(10, "ping")
+        assert check.get("result") == {}, check
+    finally:
+        s.kill()
+    env.check_sanitizers()
+
+
 # ---------------------------------------------------------------- harness
 
 CAN_RUN = True
