@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "config.h"
 #include "digest.h"
 #include "journal.h"
 #include "lineprompt.h"
@@ -248,11 +249,31 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
         for (size_t i = 0; i < rq->nresolve && nres < SG_ARRAY_LEN(res_v); i++)
             if (parse_resolve(rq->resolve[i], &res_v[nres]) == 0)
                 nres++;
-        ro.resolve = res_v;
-        ro.nresolve = nres;
         ro.allow_upstream = (char *const *)rq->allow_upstream;
         ro.nallow_upstream = rq->nallow_upstream;
     }
+    /* resolve: in your config, for every run (an agent's too: it is yours,
+     * not the agent's); a --resolve for the same name and port wins */
+    struct sg_config cfg;
+    struct sg_diags cd = {0};
+    cleanup_free char *cfgpath = sg_config_default_path();
+    if (sg_config_load(cfgpath, &cfg, &cd) < 0)
+        memset(&cfg, 0, sizeof cfg);
+    for (size_t i = 0; i < cfg.nresolve && nres < SG_ARRAY_LEN(res_v); i++) {
+        if (parse_resolve(cfg.resolve[i], &res_v[nres]) < 0)
+            continue;
+        bool given = false;
+        for (size_t k = 0; k < nres; k++)
+            given |= res_v[k].port == res_v[nres].port && !strcmp(res_v[k].name, res_v[nres].name);
+        if (given)
+            free(res_v[nres].name), free(res_v[nres].addr);
+        else
+            nres++;
+    }
+    sg_config_free(&cfg);
+    sg_diags_free(&cd);
+    ro.resolve = res_v;
+    ro.nresolve = nres;
     struct sg_runner *r = sg_xcalloc(1, sizeof *r);
     int e = sg_plan_build(sk, &ro, &r->plan, why);
     for (size_t i = 0; i < nres; i++)

@@ -541,9 +541,12 @@ static void begin(struct sg_net *e, int idx)
         start_connect(e, idx, (struct sockaddr *)l6, sizeof *l6, false);
         return;
     }
-    /* Names under the reserved TLDs never resolve (RFC 6761): asking the
-     * host's resolver would only send the name out of the machine. */
-    static const char *const reserved[] = {".test", ".invalid", ".example", ".localhost"};
+    /* .invalid and .localhost never resolve (RFC 6761 lets applications
+     * treat them so: asking would only send the name out). .test and
+     * .example are looked up like any other declared name, as RFC 6761 asks
+     * of applications: it is where developers run local services (Valet,
+     * Herd, puma-dev), through /etc/hosts or a local resolver. */
+    static const char *const reserved[] = {".invalid", ".localhost"};
     for (size_t i = 0; i < SG_ARRAY_LEN(reserved); i++) {
         size_t n = strlen(c->name), s = strlen(reserved[i]);
         if ((n > s && !strcmp(c->name + n - s, reserved[i])) || !strcmp(c->name, reserved[i] + 1)) {

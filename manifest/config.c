@@ -214,6 +214,9 @@ void sg_config_free(struct sg_config *cfg)
     for (size_t i = 0; i < cfg->nskill_dirs; i++)
         free(cfg->skill_dirs[i]);
     free(cfg->skill_dirs);
+    for (size_t i = 0; i < cfg->nresolve; i++)
+        free(cfg->resolve[i]);
+    free(cfg->resolve);
     free(cfg->theme);
     for (size_t i = 0; i < cfg->nkeys; i++) {
         free(cfg->keys[i].action);
@@ -284,6 +287,20 @@ static void cfg_keys(struct sg_pctx *c, const struct sg_ynode *v, struct sg_conf
     }
 }
 
+/* resolve: ["NAME:PORT:ADDR[:PORT2]", ...]: the runner reads each as it
+ * reads --resolve (an entry it cannot read is a warning there). */
+static void add_resolve(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    struct sg_config *cfg = arg;
+    const char *s = n->str, *a = strchr(s, ':');
+    if (!a || !strchr(a + 1, ':') || strlen(s) > 300) {
+        pc_err(c, n, f, "\"%.80s\" is not NAME:PORT:ADDR[:PORT2]", s);
+        return;
+    }
+    cfg->resolve = sg_xrealloc(cfg->resolve, (cfg->nresolve + 1) * sizeof *cfg->resolve);
+    cfg->resolve[cfg->nresolve++] = sg_xstrdup(s);
+}
+
 static void cfg_apply(struct sg_pctx *c, const struct sg_ynode *root, struct sg_config *cfg)
 {
     if (root->type != SG_Y_MAP) {
@@ -302,6 +319,8 @@ static void cfg_apply(struct sg_pctx *c, const struct sg_ynode *root, struct sg_
             pc_int(c, v, "audit_rotate_kb", 16, 1LL << 30, &cfg->audit_rotate_kb);
         else if (!strcmp(k->str, "trace_keep"))
             pc_int(c, v, "trace_keep", 1, 10000000, &cfg->trace_keep);
+        else if (!strcmp(k->str, "resolve"))
+            pc_string_list(c, v, "resolve", add_resolve, cfg);
         else
             pc_warn(c, k, k->str, "unknown key, ignored");
     }

@@ -23,6 +23,8 @@ struct sg_config {
     size_t nkeys;
     long long audit_rotate_kb; /* audit_rotate_kb: the log goes on in a new file past it (0: 65536) */
     long long trace_keep;      /* trace_keep: traces kept, the oldest removed past it (0: 1000) */
+    char **resolve;            /* resolve: [NAME:PORT:ADDR[:PORT2]], as --resolve for every run */
+    size_t nresolve;
 };
 
 /* The records' settings from the default config file (defaults where it

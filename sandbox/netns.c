@@ -29,10 +29,10 @@ const char *sg_nft_ruleset_text(void)
     return "table inet " SG_NFT_TABLE " {\n"
            "    chain nat {\n"
            "        type nat hook output priority dstnat; policy accept;\n"
-           "        oif \"lo\" ip daddr 127.0.0.0/8 return\n"
-           "        oif \"lo\" ip6 daddr ::1 return\n"
            "        udp dport 53 redirect to :15053\n"
            "        tcp dport 53 redirect to :15053\n"
+           "        oif \"lo\" ip daddr 127.0.0.0/8 return\n"
+           "        oif \"lo\" ip6 daddr ::1 return\n"
            "        meta l4proto tcp redirect to :15001\n"
            "    }\n"
            "    chain output {\n"
@@ -279,8 +279,9 @@ static int nft_table(int fd, unsigned lo, uint32_t seq0)
     put_chain(b, "output", "filter", 0, &seq);
     put_chain(b, "nat", "nat", -100, &seq);
 
-    put_loopback_rule(b, "nat", false, lo, NFT_RETURN, &seq);
-    put_loopback_rule(b, "nat", true, lo, NFT_RETURN, &seq);
+    /* every lookup to the stub first: a resolv.conf naming a loopback
+     * resolver (systemd-resolved's 127.0.0.53, a local dnsmasq) must not
+     * fall through to the loopback exemption and fail inside the sandbox */
     struct nftnl_rule *r;
     static const uint8_t l4s[] = {IPPROTO_UDP, IPPROTO_TCP};
     for (size_t k = 0; k < 2; k++) {
@@ -291,6 +292,8 @@ static int nft_table(int fd, unsigned lo, uint32_t seq0)
         redirect(r, SG_DNS_PORT);
         put_rule(b, r, &seq);
     }
+    put_loopback_rule(b, "nat", false, lo, NFT_RETURN, &seq);
+    put_loopback_rule(b, "nat", true, lo, NFT_RETURN, &seq);
     r = rule_in("nat");
     add(r, meta(NFT_META_L4PROTO));
     add(r, cmp_eq(&l4s[1], 1));

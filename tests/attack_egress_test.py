@@ -17,10 +17,13 @@ every name is under .test and resolved to 127.0.0.1. Prints TAP.
 Usage: attack_egress_test.py PATH/TO/skillgate SOURCE_ROOT
 """
 import functools
+import json
 import os
+import subprocess
 import sys
 import threading
 import time
+import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sandbox_test as h  # noqa: E402
@@ -239,6 +242,48 @@ def honest_keep_alive_clients_still_work(m, base):
         assert not [e for e in m.events(p) if e["kind"] == "network_egress_blocked"]
     finally:
         w.close()
+
+
+@test(modes=("root",))
+def a_test_name_resolves_like_any_other(m, base):
+    """RFC 6761 asks applications to look .test up like any other name (it is
+    where developers run local services): here through a resolver of the
+    test's own, in a network namespace with only loopback (tests/
+    resolve_world.py), so no real resolver is ever asked. An answer in a
+    loopback or private range is still refused, naming --allow-upstream;
+    with it the request reaches the local service; a declared .invalid name
+    never resolves. (As root: the namespaces.)"""
+    d = h.make_skill(base, f"valet-{m.name}", """
+        import urllib.request
+        for url in ("http://valet.test:8080/valet", "http://nowhere.invalid:8080/x"):
+            try:
+                print(url, urllib.request.urlopen(url, timeout=5).status, flush=True)
+            except Exception as e:
+                print(url, "failed", type(e).__name__, flush=True)
+        """, tools="Fetch", yaml_extra=(
+            "permissions:\n  network:\n    egress:\n"
+            "      - {domain: valet.test, ports: [8080]}\n"
+            "      - {domain: nowhere.invalid, ports: [8080]}\n"))
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state,
+           "LANG": "C.UTF-8"}
+    world = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resolve_world.py")
+    p = subprocess.run(["unshare", "-n", "-m", sys.executable, world, "valet.test",
+                        os.path.join(base, "resolv.conf"),
+                        "--", h.SG, "run", "--json", d,
+                        "--", h.SG, "run", "--json", "--allow-upstream", "127.0.0.1", d],
+                       capture_output=True, text=True, env=env, timeout=240)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    first, second = res["runs"]
+    evs = m.events(types.SimpleNamespace(out=first["out"]))
+    blocked = [e for e in evs if e["kind"] == "network_egress_blocked"]
+    assert any("valet.test resolves to 127.0.0.1" in e["message"] and
+               "--allow-upstream 127.0.0.1" in e["message"] for e in blocked), (blocked,
+                                                                                first["err"])
+    assert any("nowhere.invalid" in e["message"] and "never resolves" in e["message"]
+               for e in blocked), blocked
+    assert "http://valet.test:8080/valet 200" in second["out"], second["out"][-3000:]
+    assert res["asked"] == [{"path": "/valet", "host": "valet.test:8080"}], res["asked"]
 
 
 @test()

@@ -99,6 +99,13 @@ class Env:
         for d in (self.home, self.state, self.config, self.runtime):
             os.makedirs(d, mode=0o700)
             os.chmod(d, 0o700)
+        # .test resolves as any other name: the examples' API points at a
+        # closed loopback port, never at the machine's resolver
+        os.makedirs(os.path.join(self.config, "skillgate"), mode=0o700)
+        with open(os.path.join(self.config, "skillgate", "config.yaml"), "w") as f:
+            f.write('resolve:\n  - "api.weather.test:443:127.0.0.1:9"\n'
+                    '  - "api.weather.test:80:127.0.0.1:9"\n')
+        os.chmod(os.path.join(self.config, "skillgate", "config.yaml"), 0o600)
         self.env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
                     "LANG": "C.UTF-8", "HOME": self.home, "XDG_STATE_HOME": self.state,
                     "XDG_CONFIG_HOME": self.config, "XDG_RUNTIME_DIR": self.runtime}

@@ -66,6 +66,7 @@ class Mode:
             if IS_ROOT:
                 os.chown(d, self.uid, self.uid)
             os.chmod(d, 0o700)
+        write_resolve_config(os.path.join(self.home, ".config"), self.uid)
 
     def run(self, *args, env=None, timeout=60, check=None):
         e = {"PATH": "/usr/bin:/bin", "HOME": self.home, "XDG_STATE_HOME": self.state,
@@ -102,6 +103,27 @@ class Mode:
         assert t, "no trace written"
         with open(t[-1]) as f:
             return json.load(f)
+
+
+# .test names resolve as any other (RFC 6761), through the machine's
+# resolver: no test may rely on that, or send a name out. Each run's config
+# points the names the examples declare at a closed loopback port, unless
+# the test gives its own --resolve.
+TEST_RESOLVE = ["api.weather.test:443:127.0.0.1:9", "api.weather.test:80:127.0.0.1:9",
+                "exfil.test:443:127.0.0.1:9"]
+
+
+def write_resolve_config(config_home, uid=None):
+    d = os.path.join(config_home, "skillgate")
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    p = os.path.join(d, "config.yaml")
+    with open(p, "w") as f:
+        f.write("resolve:\n" + "".join(f'  - "{r}"\n' for r in TEST_RESOLVE))
+    os.chmod(p, 0o600)
+    if IS_ROOT and uid is not None:
+        for x in (config_home, d, p):
+            os.chown(x, uid, uid)
+    return p
 
 
 def make_skill(base, name, script, yaml_extra="", tools="Read", lang="python3", mode=0o755):
