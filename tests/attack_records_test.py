@@ -8,6 +8,7 @@ sandbox_test.py's harness. Prints TAP.
 
 Usage: attack_records_test.py PATH/TO/skillgate SOURCE_ROOT
 """
+import collections
 import functools
 import json
 import os
@@ -156,6 +157,11 @@ def the_audit_log_rotates_with_its_chain_whole(m, base):
     first = json.loads(open(os.path.join(folder, "audit.jsonl")).readline())
     assert first["type"] == "rotation" and first["previous_file"] == rotated[-1], first
     v = m.run("audit", "verify", env=env)
+    # what the records are (a run's refusals come before its run record)
+    kinds = collections.Counter(
+        (r["type"], r.get("decided_by", "")[:60]) for x in os.listdir(folder)
+        if x.startswith("audit") for r in map(json.loads, open(os.path.join(folder, x))))
+    print(f"# {m.name}: {v.out.strip()}; records: {dict(kinds)}")
     assert v.returncode == 0 and f"in {len(rotated) + 1} files, chain intact" in v.out, v.out
     assert len(m.traces()) == 3, m.traces()  # trace_keep
     # a middle file removed: the chain breaks where it was
@@ -165,13 +171,15 @@ def the_audit_log_rotates_with_its_chain_whole(m, base):
     v = m.run("audit", "verify", env=env)
     assert v.returncode != 0 and "a file of the chain is missing or was changed" in v.out, v.out
     os.rename(mid + ".away", mid)
-    # an old file changed: its own line is named
+    # an old file changed: its own line is named (a run's record: the
+    # refusals a run met come before it)
     oldest = os.path.join(folder, rotated[0])
     lines = open(oldest).read().splitlines(True)
-    lines[1] = lines[1].replace('"exit_code":0', '"exit_code":7')
+    at = next(i for i, line in enumerate(lines) if '"exit_code":0' in line)
+    lines[at] = lines[at].replace('"exit_code":0', '"exit_code":7')
     open(oldest, "w").write("".join(lines))
     v = m.run("audit", "verify", env=env)
-    assert v.returncode != 0 and f"{rotated[0]}:2:" in v.out, v.out
+    assert v.returncode != 0 and f"{rotated[0]}:{at + 1}:" in v.out, v.out
     assert open(mid).read() == saved
 
 
