@@ -325,6 +325,13 @@ int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char *
         return -EPERM; /* a skill could read or rewrite its own record */
     cleanup_free char *tmp = sg_xasprintf("%s.tmp", name);
     int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        /* a broker killed while it wrote this run's trace left its temporary
+         * file; its journal's recovery in the same second comes to the same
+         * name (the folder is ours alone: no one else makes these names) */
+        unlinkat(dfd, tmp, 0);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    }
     if (fd < 0)
         return -errno;
     cleanup_free char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -135,7 +135,10 @@ class Env:
             return [json.loads(line) for line in f if line.strip()]
 
     def decisions(self):
-        return [r for r in self.audit() if r.get("type") == "decision"]
+        """Decisions of rules, grants and people (not the sandbox's own
+        refusals, which are decision records too, decided by "sandbox: ...")."""
+        return [r for r in self.audit() if r.get("type") == "decision" and
+                not r.get("decided_by", "").startswith("sandbox:")]
 
 
 def write_skill(root, files):

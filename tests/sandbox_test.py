@@ -1371,10 +1371,12 @@ UNAME_SKILL = """
 
 
 def audit_decisions(m):
-    """The decision records of the audit log (not the counts of repeats)."""
+    """The decision records of the audit log (not the counts of repeats, nor
+    the sandbox's own refusals: "decided_by": "sandbox: ...")."""
     log = os.path.join(m.state, "skillgate", "audit.jsonl")
     recs = [json.loads(l) for l in open(log) if '"decision"' in l and l.strip()]
-    return [r for r in recs if r.get("type") == "decision"]
+    return [r for r in recs if r.get("type") == "decision" and
+            not r.get("decided_by", "").startswith("sandbox:")]
 
 
 @test()
