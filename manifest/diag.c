@@ -12,6 +12,7 @@ void sg_diag_add(struct sg_diags *d, enum sg_severity sev, const char *file, int
     g->msg = sg_xvasprintf(fmt, ap);
     va_end(ap);
     g->sev = sev;
+    g->spec_only = false;
     g->file = sg_xstrdup(file ? file : "-");
     g->line = line;
     g->col = col;
