@@ -132,28 +132,6 @@ static char *rotated_name(const char *path, json_int_t last_seq)
     return sg_xasprintf("%s/%.*s.%012lld.jsonl", dir, (int)bl, base, (long long)last_seq);
 }
 
-/* Open path locked, as the file that is there now: a writer that waited for
- * the lock while another rotated the log must not append to the old one. */
-static int open_locked(int dfd, const char *base)
-{
-    for (int tries = 0; tries < 8; tries++) {
-        int fd = openat(dfd, base, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-            return -errno;
-        struct stat a, b;
-        if (flock(fd, LOCK_EX) < 0 || fstat(fd, &a) < 0) {
-            int e = -errno;
-            close(fd);
-            return e;
-        }
-        if (fstatat(dfd, base, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
-            a.st_ino == b.st_ino)
-            return fd;
-        close(fd); /* rotated meanwhile: the new file is the log now */
-    }
-    return -EAGAIN;
-}
-
 static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq);
 static int write_own_record(int fd, json_t *rec, char **prev, json_int_t *seq);
 
@@ -166,7 +144,9 @@ int sg_audit_append(const char *path, json_t *rec)
     cleanup_fd int dfd = sg_open_records_dir(dir);
     if (dfd < 0)
         return dfd;
-    cleanup_fd int fd = open_locked(dfd, base);
+    /* as the file that is there now: a writer that waited for the lock while
+     * another rotated the log must not append to the old one */
+    cleanup_fd int fd = sg_open_locked_current(dfd, base, O_RDWR | O_APPEND);
     if (fd < 0)
         return fd;
     size_t torn;
@@ -201,7 +181,7 @@ int sg_audit_append(const char *path, json_t *rec)
             close(nfd);
             return -errno;
         }
-        close(fd); /* its lock goes with it; waiters see the new file (open_locked) */
+        close(fd); /* its lock goes with it; waiters see the new file (sg_open_locked_current) */
         fd = nfd;
         int r = write_own_record(fd, json_pack("{s:s, s:s}", "type", "rotation",
                                                "previous_file", ob), &prev, &seq);

@@ -43,19 +43,6 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        p += w, n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* ---- a crash of the broker leaves a note ---- */
 
 static atomic_int crash_fd = -1;
@@ -118,7 +105,7 @@ static void *writer(void *arg)
         pthread_mutex_unlock(&j->mu);
         int e = 0;
         if (j->spare.len) {
-            e = write_all(j->fd, j->spare.data, j->spare.len);
+            e = sg_write_all(j->fd, j->spare.data, j->spare.len);
             j->spare.len = 0;
             unsynced = true;
         }
@@ -263,7 +250,7 @@ int sg_journal_open(const char *run_id, json_t *head, struct sg_journal **out)
         e = -ENOMEM;
     else if (fallocate(j->fd, FALLOC_FL_KEEP_SIZE, 0, SG_JOURNAL_MAX) < 0 && errno == ENOSPC)
         e = -ENOSPC; /* reserved up front: a disk that fills during the run cannot stop it */
-    else if (!(e = write_all(j->fd, line, strlen(line))) && !(e = write_all(j->fd, "\n", 1)))
+    else if (!(e = sg_write_all(j->fd, line, strlen(line))) && !(e = sg_write_all(j->fd, "\n", 1)))
         e = fsync(j->fd) < 0 ? -errno : sync_dir(dfd); /* the entry too: a power cut must
                                                           not take the file away */
     if (e) {

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,29 +74,6 @@ bool sg_trace_index_fresh(int dfd, const char *name, json_t *entry)
            json_integer_value(json_object_get(entry, "mtime_ns")) == (json_int_t)mtime_ns(&st);
 }
 
-/* The index, opened and locked; reopened when a rewrite replaced the file
- * between our open and our lock (a line appended to the old one is lost). */
-static int open_index(int dfd)
-{
-    for (int tries = 0; tries < 8; tries++) {
-        int fd = openat(dfd, SG_TRACE_INDEX,
-                        O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
-        if (fd < 0)
-            return -errno;
-        struct stat a, b;
-        if (flock(fd, LOCK_EX) < 0 || fstat(fd, &a) < 0) {
-            int e = -errno;
-            close(fd);
-            return e;
-        }
-        if (fstatat(dfd, SG_TRACE_INDEX, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
-            a.st_dev == b.st_dev && S_ISREG(a.st_mode))
-            return fd;
-        close(fd);
-    }
-    return -EAGAIN;
-}
-
 static void dump_lines(struct sg_buf *b, json_t *entries)
 {
     size_t i;
@@ -110,28 +86,16 @@ static void dump_lines(struct sg_buf *b, json_t *entries)
     }
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        p += w, n -= (size_t)w;
-    }
-    return 0;
-}
-
 int sg_trace_index_put(int dfd, json_t *entries, bool rewrite)
 {
     struct sg_buf b;
     sg_buf_init(&b, SG_TRACE_INDEX_MAX);
     dump_lines(&b, entries);
-    cleanup_fd int fd = open_index(dfd);
+    /* appenders that waited while a rewrite replaced it reopen the new file */
+    cleanup_fd int fd = sg_open_locked_current(dfd, SG_TRACE_INDEX, O_WRONLY | O_APPEND | O_NONBLOCK);
     int r = fd < 0 ? fd : 0;
     if (!r && !rewrite) {
-        r = write_all(fd, b.data ? b.data : "", b.len);
+        r = sg_write_all(fd, b.data ? b.data : "", b.len);
     } else if (!r) {
         /* a whole new file under the old one's lock: appenders wait for it,
          * then see the inode changed and reopen */
@@ -139,7 +103,7 @@ int sg_trace_index_put(int dfd, json_t *entries, bool rewrite)
         snprintf(tmp, sizeof tmp, "%s.tmp.%d", SG_TRACE_INDEX, (int)getpid());
         cleanup_fd int nfd =
             openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-        r = nfd < 0 ? -errno : write_all(nfd, b.data ? b.data : "", b.len);
+        r = nfd < 0 ? -errno : sg_write_all(nfd, b.data ? b.data : "", b.len);
         if (!r && renameat(dfd, tmp, dfd, SG_TRACE_INDEX) < 0)
             r = -errno;
         if (r && nfd >= 0)

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <stdint.h>
 
@@ -388,6 +389,40 @@ int sg_read_file_capped(const char *path, size_t max, char **buf, size_t *len)
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
     return sg_read_fd_capped(fd, max, buf, len);
+}
+
+int sg_write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -errno;
+        c += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+int sg_open_locked_current(int dfd, const char *name, int flags)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int fd = openat(dfd, name, flags | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+            return -errno;
+        struct stat a, b;
+        if (flock(fd, LOCK_EX) < 0 || fstat(fd, &a) < 0) {
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        if (fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino && S_ISREG(a.st_mode))
+            return fd;
+        close(fd); /* replaced meanwhile: the new file is the one now */
+    }
+    return -EAGAIN;
 }
 
 int sg_write_file(const char *path, const char *text)

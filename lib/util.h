@@ -107,6 +107,13 @@ int sg_mkdir_parent(const char *path, mode_t mode);
 int sg_read_file_capped(const char *path, size_t max, char **buf, size_t *len);
 /* The same from an open descriptor (a regular file, read from where it is). */
 int sg_read_fd_capped(int fd, size_t max, char **buf, size_t *len);
+/* All n bytes to fd (EINTR retried): 0 or -errno. */
+int sg_write_all(int fd, const void *p, size_t n);
+/* name in dfd opened with flags (O_CREAT, mode 0600, O_CLOEXEC and
+ * O_NOFOLLOW added) and locked LOCK_EX, as the file that is there now: a
+ * writer that waited for the lock while another replaced the file (a
+ * rotation, a rewrite) opens the new one. fd or -errno. */
+int sg_open_locked_current(int dfd, const char *name, int flags);
 /* Write text to an existing file (procfs, cgroupfs). Returns 0 or -errno. */
 int sg_write_file(const char *path, const char *text);
 /* Close every descriptor except those in keep (in any order, n <= 16). */
