@@ -570,7 +570,7 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     }
     enum sg_decision dec = SG_DEC_DENY;
     bool outright = false;
-    r = sg_check_tool_permission(perm, &sk->policy, tool, what, check_decided, &a, &dec,
+    r = sg_check_tool_permission(perm, &sk->policy, tool, what, NULL, check_decided, &a, &dec,
                                  &outright);
     if (r == 0) { /* a person decides: the attached TUI or the terminal */
         const struct sg_loop_source src[] = {

@@ -44,6 +44,10 @@ struct sg_prule {
     enum sg_effect effect;
     char *text;    /* as written */
     char *source;  /* "policy.yaml:4", "grant", "this run" */
+    bool any;      /* a bare Bash, Edit, WebFetch: every request of the tool */
+    char *agent;   /* an agent's tool the rule names that is none of the three
+                    * (WebSearch, mcp__server__tool, mcp__server, ...): only
+                    * that agent tool's requests, all of them */
 };
 
 struct sg_preq {
@@ -113,7 +117,7 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
  * Same return convention as sg_perm_request; *denied_outright tells the two
  * denials apart. */
 int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
-                             const char *detail, sg_perm_cont cont, void *ctx,
+                             const char *detail, const char *cwd, sg_perm_cont cont, void *ctx,
                              enum sg_decision *dec, bool *denied_outright);
 
 /* A front end shows the prompts: the TUI, the line prompt on /dev/tty
@@ -173,6 +177,9 @@ int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, str
                    const char **why);
 void sg_prule_free(struct sg_prule *r);
 bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q);
+/* The rule class of an agent's tool named by its first len bytes (Edit is
+ * Write, WebFetch is Fetch), or -1 for a tool of none (WebSearch, mcp__). */
+int sg_ptool_of_agent_tool(const char *name, size_t len);
 /* The rule "always" would save for q (caller frees). */
 char *sg_preq_rule(const struct sg_preq *q);
 /* How risky q is, weighed by what it reaches: a Write to a system folder or

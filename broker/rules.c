@@ -48,6 +48,52 @@ const char *sg_decision_name(enum sg_decision d)
 
 /* ---- rules ---- */
 
+/* The rule class of a tool as Claude Code names it: Bash, Write (and
+ * Edit, MultiEdit, NotebookEdit, Delete), Fetch (and WebFetch); -1 for
+ * every other tool. */
+int sg_ptool_of_agent_tool(const char *name, size_t len)
+{
+    static const struct {
+        const char *name;
+        enum sg_ptool t;
+    } map[] = {{"Bash", SG_PT_BASH},   {"Terminal", SG_PT_BASH},      {"Write", SG_PT_WRITE},
+               {"Edit", SG_PT_WRITE},  {"MultiEdit", SG_PT_WRITE},    {"NotebookEdit", SG_PT_WRITE},
+               {"Delete", SG_PT_WRITE}, {"Fetch", SG_PT_FETCH},       {"WebFetch", SG_PT_FETCH}};
+    for (size_t i = 0; i < SG_ARRAY_LEN(map); i++)
+        if (strlen(map[i].name) == len && !strncmp(name, map[i].name, len))
+            return (int)map[i].t;
+    return -1;
+}
+
+/* A rule with no parentheses: Bash (every command), Edit (every write),
+ * WebSearch, mcp__server__tool or mcp__server (every tool of it). */
+static int parse_bare(const char *text, enum sg_effect eff, const char *source,
+                      struct sg_prule *r, const char **why)
+{
+    int cls = sg_ptool_of_agent_tool(text, strlen(text));
+    if (cls < 0) {
+        enum sg_tool_id id = sg_tool_lookup(text);
+        bool server = sg_str_has_prefix(text, "mcp__") && text[5] && !strstr(text + 5, "__") &&
+                      strspn(text + 5, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789_-") == strlen(text + 5);
+        if (id == SG_TOOL_UNKNOWN && !server) {
+            *why = "a rule is Tool(pattern), e.g. Bash(git status:*), or a tool's name alone "
+                   "(WebSearch, mcp__server__tool, mcp__server)";
+            return -EINVAL;
+        }
+        r->agent = sg_xstrdup(text);
+        r->tool = SG_PT_BASH; /* never compared: agent rules match by name */
+    } else {
+        r->tool = (enum sg_ptool)cls;
+    }
+    r->any = true;
+    r->pattern = sg_xstrdup("*");
+    r->effect = eff;
+    r->text = sg_xstrdup(text);
+    r->source = sg_xstrdup(source);
+    return 0;
+}
+
 int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, struct sg_prule *r,
                    const char **why)
 {
@@ -55,22 +101,17 @@ int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, str
     r->port = -1;
     const char *open = strchr(text, '(');
     size_t len = strlen(text);
+    if (!open && len)
+        return parse_bare(text, eff, source, r, why);
     if (!open || len < 3 || text[len - 1] != ')') {
         *why = "a rule is Tool(pattern), e.g. Bash(git status:*)";
         return -EINVAL;
     }
     size_t tl = (size_t)(open - text);
-    size_t t;
-    for (t = 0; t < SG_ARRAY_LEN(tool_names); t++)
-        if (strlen(tool_names[t]) == tl && !strncmp(text, tool_names[t], tl))
-            break;
-    if (t == SG_ARRAY_LEN(tool_names)) {
-        if (tl == 8 && !strncmp(text, "WebFetch", 8))
-            t = SG_PT_FETCH;
-        else {
-            *why = "the tool must be Bash, Write or Fetch";
-            return -EINVAL;
-        }
+    int t = sg_ptool_of_agent_tool(text, tl);
+    if (t < 0) {
+        *why = "the tool must be Bash, Write (Edit), Fetch (WebFetch), or a tool's name alone";
+        return -EINVAL;
     }
     r->tool = (enum sg_ptool)t;
     cleanup_free char *pat = sg_xstrndup(open + 1, len - tl - 2);
@@ -101,8 +142,20 @@ int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, str
         memmove(pat, p, strlen(p) + 1);
         for (char *c = pat; *c; c++)
             *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
-    } else if (pat[0] != '/') {
-        *why = "a Write pattern is an absolute path or glob";
+    } else if (sg_str_has_prefix(pat, "//")) {
+        memmove(pat, pat + 1, strlen(pat)); /* Claude Code's //abs/path */
+    } else if (sg_str_has_prefix(pat, "~/")) {
+        const char *home = getenv("HOME");
+        if (!home || home[0] != '/') {
+            *why = "~/ in a Write pattern needs HOME";
+            return -EINVAL;
+        }
+        char *abs = sg_xasprintf("%s%s", home, pat + 1);
+        free(pat);
+        pat = abs;
+    } else if (pat[0] != '/' && (strstr(pat, "..") || pat[0] == '~')) {
+        *why = "a Write pattern is an absolute path or glob, ~/..., or relative to the "
+               "agent's project (no ..)";
         return -EINVAL;
     }
     r->pattern = steal_pointer(&pat);
@@ -114,6 +167,7 @@ int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, str
 
 void sg_prule_free(struct sg_prule *r)
 {
+    free(r->agent);
     free(r->pattern);
     free(r->text);
     free(r->source);
@@ -128,8 +182,22 @@ static const char *base_name(const char *p)
 
 bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
 {
+    if (r->agent) { /* WebSearch, mcp__server__tool, mcp__server: by the agent's name */
+        size_t n = strlen(r->agent);
+        return q->agent_tool[0] &&
+               (!strcmp(q->agent_tool, r->agent) ||
+                (sg_str_has_prefix(r->agent, "mcp__") && !strstr(r->agent + 5, "__") &&
+                 !strncmp(q->agent_tool, r->agent, n) && !strncmp(q->agent_tool + n, "__", 2)));
+    }
     if (r->tool != q->tool)
         return false;
+    /* an agent's tool of no rule class (an mcp__ tool, WebSearch) is asked
+     * as a command, but no Bash rule is about it */
+    if (q->agent_tool[0] &&
+        sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) != (int)r->tool)
+        return false;
+    if (r->any)
+        return true;
     switch (q->tool) {
     case SG_PT_BASH: {
         if (r->pattern[0] == '/' && !strchr(r->pattern, ' '))
@@ -147,6 +215,19 @@ bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
         return !strncmp(cmd, r->pattern, n) && (cmd[n] == '\0' || cmd[n] == ' ');
     }
     case SG_PT_WRITE: {
+        if (r->pattern[0] != '/') {
+            /* Edit(src/...): relative to the agent's project, for its own
+             * requests only (a skill's cwd is no project of the person's) */
+            size_t cl = strlen(q->cwd);
+            if (!q->agent_tool[0] || q->cwd[0] != '/' || strncmp(q->subject, q->cwd, cl) ||
+                q->subject[cl] != '/')
+                return false;
+            struct sg_prule abs = *r;
+            char full[8192];
+            snprintf(full, sizeof full, "%s/%s", q->cwd, r->pattern);
+            abs.pattern = full;
+            return sg_prule_matches(&abs, q);
+        }
         size_t n = strlen(r->pattern);
         if (n >= 3 && !strcmp(r->pattern + n - 3, "/**"))
             return !strncmp(q->subject, r->pattern, n - 2) ||
@@ -257,6 +338,9 @@ enum sg_risk_level sg_preq_risk(const struct sg_preq *q, const char *home, char 
 
 char *sg_preq_rule(const struct sg_preq *q)
 {
+    /* an agent's tool of no rule class: the rule is its name */
+    if (q->agent_tool[0] && sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) < 0)
+        return sg_xstrdup(q->agent_tool);
     switch (q->tool) {
     case SG_PT_BASH:
         if (q->agent_tool[0]) /* a command the agent runs: that exact command */

@@ -110,7 +110,7 @@ static bool declared(const struct sg_policy *pol, const char *tool, const struct
 }
 
 int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
-                             const char *detail, sg_perm_cont cont, void *ctx,
+                             const char *detail, const char *cwd, sg_perm_cont cont, void *ctx,
                              enum sg_decision *dec, bool *denied_outright)
 {
     *denied_outright = false;
@@ -138,10 +138,22 @@ int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, con
         size_t w = strcspn(detail, " \t");
         snprintf(q.subject, sizeof q.subject, "%.*s", (int)w, detail);
         snprintf(q.args, sizeof q.args, "%s", detail[w] ? detail + w + 1 : "");
+    } else if (q.tool == SG_PT_FETCH) { /* host, or host:port */
+        snprintf(q.subject, sizeof q.subject, "%s", detail);
+        char *colon = strrchr(q.subject, ':');
+        long long port;
+        if (colon && !strchr(q.subject, ']') && sg_parse_ll(colon + 1, 1, 65535, &port) == 0) {
+            *colon = '\0';
+            q.port = (int)port;
+        }
     } else {
         snprintf(q.subject, sizeof q.subject, "%s", detail);
         if (q.tool == SG_PT_WRITE) /* every rule sees the path the kernel would */
             canonical_path(q.subject, sizeof q.subject);
+    }
+    if (cwd && cwd[0] == '/') { /* Edit(src/...) is relative to it */
+        snprintf(q.cwd, sizeof q.cwd, "%s", cwd);
+        canonical_path(q.cwd, sizeof q.cwd);
     }
     snprintf(q.detail, sizeof q.detail, "the agent runs its %s tool itself "
              "(check_tool_permission)", tool);
