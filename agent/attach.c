@@ -7,9 +7,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "sanitize.h"
 #include "util.h"
 
 char *sg_attach_path(bool mk)
@@ -216,4 +218,61 @@ int sg_decision_from_wire(const char *s, enum sg_decision *d)
             return 0;
         }
     return -EINVAL;
+}
+
+/* ---- a run's side: its prompts out, the TUI's answers in ---- */
+
+void sg_attach_fe_show(void *ctx, const struct sg_perm_prompt *pr)
+{
+    struct sg_attach_fe *a = ctx;
+    if (a->fd < 0)
+        return;
+    if (!pr) {
+        sg_attach_send(a->fd, json_pack("{s:s}", "type", "prompt_closed"));
+        return;
+    }
+    a->perm = pr->perm;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    const struct sg_preq *q = pr->q;
+    cleanup_free char *subj = sg_sanitize_str(q->subject, 0);
+    cleanup_free char *args = sg_sanitize_str(q->args, 0);
+    cleanup_free char *cwd = sg_sanitize_str(q->cwd, 0);
+    cleanup_free char *det = sg_sanitize_str(q->detail, 0);
+    cleanup_free char *host = sg_sanitize_str(q->host, 0);
+    cleanup_free char *rule = sg_sanitize_str(pr->rule, 0);
+    cleanup_free char *skill = sg_sanitize_str(pr->skill, 0);
+    json_t *m = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:I, s:I}",
+                          "type", "prompt", "id", (json_int_t)pr->id, "tool",
+                          sg_ptool_name(q->tool), "skill", skill, "subject", subj, "args", args,
+                          "cwd", cwd, "port", q->port, "detail", det, "host", host, "why",
+                          pr->why, "rule", rule, "queued", (json_int_t)pr->queued, "timeout_ms",
+                          (json_int_t)(pr->deadline_ms - now));
+    if (q->agent_tool[0]) { /* the agent's own tool (the hook's, check_tool_permission's) */
+        cleanup_free char *at = sg_sanitize_str(q->agent_tool, 0);
+        json_object_set_new(m, "agent_tool", json_string(at));
+    }
+    json_object_set_new(m, "session", json_boolean(pr->session));
+    sg_attach_send(a->fd, m);
+}
+
+static void fe_msg(void *ctx, json_t *m)
+{
+    struct sg_attach_fe *a = ctx;
+    enum sg_decision d;
+    json_t *id = json_object_get(m, "id");
+    if (strcmp(json_string_value(json_object_get(m, "type")) ?: "", "answer") ||
+        sg_decision_from_wire(json_string_value(json_object_get(m, "decision")), &d) < 0 ||
+        !a->perm || !json_is_integer(id))
+        return; /* an answer that names no request answers none */
+    sg_perm_answer_id(a->perm, (uint64_t)json_integer_value(id), d);
+}
+
+void sg_attach_fe_read(struct sg_attach_fe *fe)
+{
+    if (fe->fd >= 0 && sg_attach_read(fe->fd, &fe->rd, fe_msg, fe) < 0) {
+        close(fe->fd);
+        fe->fd = -1;
+    }
 }

@@ -46,6 +46,21 @@ struct sg_attach_reader {
 int sg_attach_read(int fd, struct sg_attach_reader *r, void (*fn)(void *ctx, json_t *msg),
                    void *ctx);
 
+/* A run's (or a check's) side of an attached TUI: its prompts go to the
+ * TUI, the TUI's answers to the engine. */
+struct sg_attach_fe {
+    int fd;                     /* the attached TUI, or -1 */
+    struct sg_attach_reader rd;
+    struct sg_perm *perm;       /* whose prompt is shown */
+};
+/* An sg_perm_show_fn (ctx: the sg_attach_fe): the prompt, sanitized, or
+ * prompt_closed. */
+void sg_attach_fe_show(void *ctx, const struct sg_perm_prompt *pr);
+/* Read the TUI's answers and hand each to the engine (an answer that names
+ * no request answers none). At EOF or error the fd is closed and set to -1:
+ * what it held is denied by the engine's deadline. */
+void sg_attach_fe_read(struct sg_attach_fe *fe);
+
 const char *sg_decision_wire(enum sg_decision d);
 int sg_decision_from_wire(const char *s, enum sg_decision *d);
 

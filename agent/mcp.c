@@ -237,9 +237,7 @@ static json_t *do_inspect(const char *path)
 static volatile sig_atomic_t stop_requested, cancel_requested;
 
 struct attach_ctx {
-    int fd;                  /* the attached TUI, or -1 */
-    struct sg_attach_reader rd;
-    struct sg_perm *perm;    /* whose prompt is shown */
+    struct sg_attach_fe fe;  /* the attached TUI (fd -1: none) */
     bool decided;            /* check_tool_permission: the answer came */
     enum sg_decision decision;
     struct sg_buf out, err;  /* run_skill: what the caller gets back */
@@ -275,60 +273,22 @@ static void attach_event(void *ctx, const struct sg_event *ev)
             a->last = sg_xstrndup(ev->message, ev->message_len);
         }
     }
-    if (a->fd < 0)
+    if (a->fe.fd < 0)
         return;
     cleanup_free char *m = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
-    if (sg_attach_send(a->fd, json_pack("{s:s, s:s, s:s, s:i, s:I}", "type", "event", "kind",
+    if (sg_attach_send(a->fe.fd, json_pack("{s:s, s:s, s:s, s:i, s:I}", "type", "event", "kind",
                                         sg_event_name(ev->kind), "message", m, "severity",
                                         sg_event_severity(ev->kind), "wall_ms",
                                         (json_int_t)ev->wall_ms)) < 0) {
-        close(a->fd); /* the TUI went away: what it held is denied by the engine's deadline */
-        a->fd = -1;
+        close(a->fe.fd); /* the TUI went away: what it held is denied by the engine's deadline */
+        a->fe.fd = -1;
     }
 }
 
 static void attach_show(void *ctx, const struct sg_perm_prompt *pr)
 {
     struct attach_ctx *a = ctx;
-    if (a->fd < 0)
-        return;
-    if (!pr) {
-        sg_attach_send(a->fd, json_pack("{s:s}", "type", "prompt_closed"));
-        return;
-    }
-    a->perm = pr->perm;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    const struct sg_preq *q = pr->q;
-    cleanup_free char *subj = sg_sanitize_str(q->subject, 0);
-    cleanup_free char *args = sg_sanitize_str(q->args, 0);
-    cleanup_free char *cwd = sg_sanitize_str(q->cwd, 0);
-    cleanup_free char *det = sg_sanitize_str(q->detail, 0);
-    cleanup_free char *host = sg_sanitize_str(q->host, 0);
-    cleanup_free char *rule = sg_sanitize_str(pr->rule, 0);
-    cleanup_free char *skill = sg_sanitize_str(pr->skill, 0);
-    sg_attach_send(a->fd, json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, "
-                                    "s:s, s:I, s:I}",
-                                    "type", "prompt", "id", (json_int_t)pr->id, "tool",
-                                    sg_ptool_name(q->tool), "skill",
-                                    skill, "subject", subj, "args", args, "cwd", cwd, "port",
-                                    q->port, "detail", det, "host", host, "why", pr->why,
-                                    "rule", rule,
-                                    "queued", (json_int_t)pr->queued, "timeout_ms",
-                                    (json_int_t)(pr->deadline_ms - now)));
-}
-
-static void attach_msg(void *ctx, json_t *m)
-{
-    struct attach_ctx *a = ctx;
-    enum sg_decision d;
-    json_t *id = json_object_get(m, "id");
-    if (strcmp(json_string_value(json_object_get(m, "type")) ?: "", "answer") ||
-        sg_decision_from_wire(json_string_value(json_object_get(m, "decision")), &d) < 0 ||
-        !a->perm || !json_is_integer(id))
-        return; /* an answer that names no request answers none */
-    sg_perm_answer_id(a->perm, (uint64_t)json_integer_value(id), d);
+    sg_attach_fe_show(&a->fe, pr);
 }
 
 /* The attached TUI's socket as a source of the run's loop (or of the
@@ -336,9 +296,9 @@ static void attach_msg(void *ctx, json_t *m)
 static size_t attach_fds(void *ctx, struct pollfd *out, size_t max)
 {
     struct attach_ctx *a = ctx;
-    if (a->fd < 0 || !max)
+    if (a->fe.fd < 0 || !max)
         return 0;
-    out[0] = (struct pollfd){.fd = a->fd, .events = POLLIN};
+    out[0] = (struct pollfd){.fd = a->fe.fd, .events = POLLIN};
     return 1;
 }
 
@@ -383,10 +343,8 @@ static void progress(struct attach_ctx *a)
 static void attach_dispatch(void *ctx, const struct pollfd *p, size_t n)
 {
     struct attach_ctx *a = ctx;
-    if (n && p[0].revents && a->fd >= 0 && sg_attach_read(a->fd, &a->rd, attach_msg, a) < 0) {
-        close(a->fd);
-        a->fd = -1;
-    }
+    if (n && p[0].revents)
+        sg_attach_fe_read(&a->fe);
     if (cancel_requested && a->run)
         sg_runner_cancel(a->run);
     else if (stop_requested && a->run)
@@ -469,22 +427,22 @@ static json_t *worker_run(const struct run_call *c)
         return e;
     }
     const struct sg_run_info *info = sg_runner_info(run);
-    struct attach_ctx a = {.fd = sg_attach_connect(), .fork = sk->policy.fork_context,
+    struct attach_ctx a = {.fe.fd = sg_attach_connect(), .fork = sk->policy.fork_context,
                            .progress_fd = c->progress_fd, .timeout_s = info->timeout_s};
     sg_buf_init(&a.out, OUTPUT_KEPT);
     sg_buf_init(&a.err, OUTPUT_KEPT);
     sg_buf_init(&a.results, OUTPUT_KEPT);
-    if (a.fd >= 0)
-        sg_attach_send(a.fd, json_pack("{s:s, s:s, s:s}", "type", "hello", "skill",
+    if (a.fe.fd >= 0)
+        sg_attach_send(a.fe.fd, json_pack("{s:s, s:s, s:s}", "type", "hello", "skill",
                                        info->skill_name, "run_id", info->run_id));
     struct sg_event_bus bus = {0};
     sg_bus_subscribe(&bus, attach_event, &a);
     a.run = run;
     /* no TUI attached: no fds, and the output is read in the larger batches */
-    const struct sg_loop_source src = {"attached TUI", a.fd >= 0 ? attach_fds : NULL,
+    const struct sg_loop_source src = {"attached TUI", a.fe.fd >= 0 ? attach_fds : NULL,
                                        attach_dispatch, attach_timeout, &a};
     /* an attached TUI decides; otherwise a terminal if there is one; else deny */
-    struct sg_runner_opts o = {.show = a.fd >= 0 ? attach_show : NULL, .show_ctx = &a,
+    struct sg_runner_opts o = {.show = a.fe.fd >= 0 ? attach_show : NULL, .show_ctx = &a,
                                .sources = &src, .nsources = 1};
     struct sg_runner_out out;
     struct sg_diags d = {0};
@@ -512,18 +470,18 @@ static json_t *worker_run(const struct run_call *c)
         json_object_set(j, "skill", json_object_get(doc, "skill_name"));
         json_object_set(j, "duration_ms", json_object_get(doc, "duration_ms"));
         res = tool_result(j, false);
-        if (a.fd >= 0) {
+        if (a.fe.fd >= 0) {
             char oc[160];
             snprintf(oc, sizeof oc, "%s, exit %d", json_string_value(json_object_get(doc, "status")),
                      out.res.exit_code);
-            sg_attach_send(a.fd, json_pack("{s:s, s:s, s:s?}", "type", "end", "outcome", oc,
+            sg_attach_send(a.fe.fd, json_pack("{s:s, s:s, s:s?}", "type", "end", "outcome", oc,
                                            "trace", out.trace_path));
         }
         sg_runner_out_free(&out);
     }
     sg_diags_free(&d);
-    if (a.fd >= 0)
-        close(a.fd);
+    if (a.fe.fd >= 0)
+        close(a.fe.fd);
     sg_buf_free(&a.out), sg_buf_free(&a.err), sg_buf_free(&a.results);
     free(a.last);
     sg_runner_free(run);
@@ -547,7 +505,7 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     char digest[SG_DIGEST_STRLEN] = "";
     if (sg_skill_digest(sk->root, digest, NULL) < 0)
         digest[0] = '\0';
-    struct attach_ctx a = {.fd = sg_attach_connect()};
+    struct attach_ctx a = {.fe.fd = sg_attach_connect()};
     const char *name = sk->name ? sk->name : sk->dirname;
     struct sg_perm_opts po = {.mode = SG_PERM_PROMPT, .skill = name, .digest = digest,
                               .run_id = "check", .timeout_s = 60};
@@ -561,9 +519,9 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     }
     sg_diags_free(&d);
     struct sg_lineprompt *lp = NULL;
-    if (a.fd >= 0) {
+    if (a.fe.fd >= 0) {
         sg_perm_set_frontend(perm, attach_show, &a);
-        sg_attach_send(a.fd, json_pack("{s:s, s:s, s:s}", "type", "hello", "skill", name,
+        sg_attach_send(a.fe.fd, json_pack("{s:s, s:s, s:s}", "type", "hello", "skill", name,
                                        "run_id", "permission check"));
     } else if ((lp = sg_lineprompt_open())) {
         sg_lineprompt_attach(lp, perm); /* else nobody to ask: denied */
@@ -592,10 +550,10 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
                           : outright ? "PermissionDenied: the skill's allowed-tools do not list it"
                           : sg_decision_allows(dec) ? "allowed" : "denied",
                           "skill", name, "tool", tool);
-    if (a.fd >= 0) {
-        sg_attach_send(a.fd, json_pack("{s:s, s:s}", "type", "end", "outcome",
+    if (a.fe.fd >= 0) {
+        sg_attach_send(a.fe.fd, json_pack("{s:s, s:s}", "type", "end", "outcome",
                                        sg_decision_allows(dec) ? "allowed" : "denied"));
-        close(a.fd);
+        close(a.fe.fd);
     }
     sg_perm_free(perm);
     sg_lineprompt_close(lp);
