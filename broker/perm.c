@@ -66,7 +66,43 @@ struct sg_perm {
     void *fe_ctx;
     size_t (*fe_pollfds)(void *ctx, struct pollfd *out, size_t max); /* its own fds */
     void (*fe_dispatch)(void *ctx, const struct pollfd *p, size_t n);
+    bool deferring, deferred; /* left to the agent's own prompt (defer_without_frontend) */
+    const char *session[SG_SHELL_MAX_CMDS]; /* the rules the last "this session" answer kept */
+    size_t nsession;
 };
+
+static const char *run_source(const struct sg_perm *p)
+{
+    return p->o.session ? "this session" : "this run";
+}
+
+void sg_perm_defer(struct sg_perm *p, const struct sg_preq *q, const char *why)
+{
+    p->deferring = p->deferred = true;
+    sg_perm_audit(p, q, SG_DEC_DENY, why, 0);
+    p->deferring = false;
+}
+
+bool sg_perm_deferred(const struct sg_perm *p)
+{
+    return p->deferred;
+}
+
+int sg_perm_add_session_rule(struct sg_perm *p, const char *text)
+{
+    struct sg_prule r;
+    const char *why;
+    if (sg_prule_parse(text, SG_EFF_ALLOW, "this session", &r, &why) < 0)
+        return -EINVAL;
+    sg_rules_add(&p->rules, &p->nrules, &r);
+    return 0;
+}
+
+size_t sg_perm_session_rules(const struct sg_perm *p, const char *const **rules)
+{
+    *rules = p->session;
+    return p->nsession;
+}
 
 const struct sg_tools *sg_perm_tools(const struct sg_perm *p)
 {
@@ -219,9 +255,12 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
     json_t *rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "type",
                             "decision", "time", iso, "run_id", p->run_id, "skill", p->skill,
                             "digest", p->digest, "tool", tool_name, "request", req,
-                            "args", args, "decision", sg_decision_allows(d) ? "allow" : "deny",
+                            "args", args, "decision",
+                            p->deferring ? "ask" : sg_decision_allows(d) ? "allow" : "deny",
                             "scope", scope, "latency_ms", (json_int_t)latency);
     json_object_set_new(rec, "decided_by", json_string(by));
+    if (p->o.audit_extra)
+        json_object_update(rec, p->o.audit_extra);
     if (audit_counts_it(p, tool_name, sg_decision_allows(d), by, req, iso)) {
         cleanup_free char *path = sg_audit_path();
         sg_audit_post(path, json_incref(rec)); /* the writer thread's: never the loop's wait */
@@ -258,39 +297,78 @@ static void rule_by(const struct sg_prule *hit, char *out, size_t n)
 {
     if (!strcmp(hit->source, "grant"))
         snprintf(out, n, "grant %s", hit->text);
-    else if (!strcmp(hit->source, "this run"))
-        snprintf(out, n, "your answer for this run: %s", hit->text);
+    else if (!strcmp(hit->source, "this run") || !strcmp(hit->source, "this session"))
+        snprintf(out, n, "your answer for %s: %s", hit->source, hit->text);
     else
         snprintf(out, n, "rule %s (%s)", hit->text, hit->source);
 }
 
+/* The rules an answer to q keeps: the one the person narrowed it to, or
+ * the one the prompt showed; for an agent's command line of several
+ * simple commands, one exact rule each (that is how a line is matched:
+ * every command must be allowed). */
+static size_t rules_to_keep(struct sg_perm *p, const struct sg_preq *q, char **out, size_t max)
+{
+    char *answered = steal_pointer(&p->answer_rule);
+    if (answered) {
+        out[0] = answered;
+        return 1;
+    }
+    if (q->tool == SG_PT_BASH && q->agent_tool[0] &&
+        sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) == SG_PT_BASH) {
+        cleanup_free char *line = sg_agent_line(q);
+        struct sg_shell sh;
+        const char *why;
+        if (sg_shell_parse(line, &sh, &why) < 0)
+            return 0; /* asked every time: no rule could ever match it */
+        size_t n = 0;
+        for (size_t i = 0; i < sh.n && n < max; i++) {
+            struct sg_preq one;
+            sg_agent_one_command(q, &sh.cmds[i], &one);
+            out[n++] = sg_preq_rule(&one);
+        }
+        sg_shell_free(&sh);
+        return n;
+    }
+    out[0] = sg_preq_rule(q);
+    return 1;
+}
+
 static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d)
 {
-    cleanup_free char *answered = steal_pointer(&p->answer_rule);
-    if (d != SG_DEC_ALLOW_RUN && d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS)
+    if (d != SG_DEC_ALLOW_RUN && d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS) {
+        free(steal_pointer(&p->answer_rule));
         return;
-    /* the rule the person narrowed it to, or the one the prompt showed */
-    cleanup_free char *text = answered ? steal_pointer(&answered) : sg_preq_rule(q);
-    struct sg_prule r;
-    const char *why;
-    if (sg_prule_parse(text, d == SG_DEC_DENY_ALWAYS ? SG_EFF_DENY : SG_EFF_ALLOW,
-                       d == SG_DEC_ALLOW_RUN ? "this run" : "grant", &r, &why) == 0)
-        sg_rules_add(&p->rules, &p->nrules, &r);
-    if (d == SG_DEC_ALLOW_RUN)
-        return;
+    }
+    char *texts[SG_SHELL_MAX_CMDS];
+    size_t nt = rules_to_keep(p, q, texts, SG_ARRAY_LEN(texts));
+    p->nsession = 0;
     struct sg_diags dd = {0};
-    int err;
+    int err = 0;
     cleanup_free char *untrusted = NULL;
-    json_t *list = sg_grants_read(p->grants_file, &dd, &err, &untrusted);
+    json_t *list = d == SG_DEC_ALLOW_RUN ? NULL : sg_grants_read(p->grants_file, &dd, &err,
+                                                                 &untrusted);
     char iso[32];
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     sg_format_iso((int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000, iso);
-    json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:s}", "skill", p->skill, "digest",
-                                          p->digest, "rule", text, "effect",
-                                          d == SG_DEC_DENY_ALWAYS ? "deny" : "allow", "created",
-                                          iso));
-    if (!err)
+    for (size_t i = 0; i < nt; i++) {
+        struct sg_prule r;
+        const char *why;
+        if (sg_prule_parse(texts[i], d == SG_DEC_DENY_ALWAYS ? SG_EFF_DENY : SG_EFF_ALLOW,
+                           d == SG_DEC_ALLOW_RUN ? run_source(p) : "grant", &r, &why) == 0) {
+            sg_rules_add(&p->rules, &p->nrules, &r);
+            if (d == SG_DEC_ALLOW_RUN && p->nsession < SG_ARRAY_LEN(p->session))
+                p->session[p->nsession++] = p->rules[p->nrules - 1].text;
+        }
+        if (list)
+            json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:s, s:s}", "skill", p->skill,
+                                                  "digest", p->digest, "rule", texts[i], "effect",
+                                                  d == SG_DEC_DENY_ALWAYS ? "deny" : "allow",
+                                                  "created", iso));
+        free(texts[i]);
+    }
+    if (list && !err)
         sg_grants_save(p->grants_file, list);
     json_decref(list);
     sg_diags_free(&dd);
@@ -369,6 +447,17 @@ static void show_frontend(struct sg_perm *p);
 
 static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by);
 
+enum sg_effect sg_perm_peek(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n)
+{
+    const struct sg_prule *hit;
+    enum sg_effect e = evaluate(p, q, &hit);
+    if (hit)
+        rule_by(hit, by, n);
+    else if (n)
+        by[0] = '\0';
+    return e;
+}
+
 int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont, void *ctx,
                     enum sg_decision *dec)
 {
@@ -391,6 +480,11 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
         sg_perm_audit(p, q, *dec,
                        p->o.mode == SG_PERM_POLICY ? "policy: no rule allows it" : "deny-all",
                        0);
+        return 1;
+    }
+    if (!p->fe_show && p->o.defer_without_frontend) {
+        *dec = SG_DEC_DENY;
+        sg_perm_defer(p, q, "no skillgate TUI attached: the agent's own prompt asks");
         return 1;
     }
     if (!p->fe_show || p->nqueue >= MAX_PENDING) {
@@ -417,6 +511,7 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
 }
 
 #define WHY_TEXT "no rule allows it; its manifest does not declare it"
+#define WHY_AGENT "no rule or grant allows it; the agent does it outside any sandbox"
 
 static void show_frontend(struct sg_perm *p)
 {
@@ -425,7 +520,9 @@ static void show_frontend(struct sg_perm *p)
         return;
     }
     cleanup_free char *rule = sg_preq_rule(&p->queue[0].q);
-    struct sg_perm_prompt pr = {.perm = p, .q = &p->queue[0].q, .skill = p->skill, .why = WHY_TEXT,
+    struct sg_perm_prompt pr = {.perm = p, .q = &p->queue[0].q, .skill = p->skill,
+                                .session = p->o.session,
+                                .why = p->queue[0].q.agent_tool[0] ? WHY_AGENT : WHY_TEXT,
                                 .rule = rule, .queued = p->nqueue, .shown_ms = p->shown_ms,
                                 .deadline_ms = p->deadline_ms, .id = p->queue[0].id};
     p->fe_show(p->fe_ctx, &pr);

@@ -89,6 +89,10 @@ struct sg_perm_opts {
     int timeout_s;            /* a prompt unanswered this long is a deny */
     const struct sg_tools *tools; /* the caller's, kept while the engine lives; NULL: none */
     struct sg_event_bus *bus;
+    /* the agent hook's: */
+    bool defer_without_frontend; /* no front end: "ask" (the agent's own prompt), not deny */
+    bool session;             /* "for this run" answers are for the agent's session */
+    json_t *audit_extra;      /* merged into every decision record (borrowed) */
 };
 
 /* Returns NULL with problems in d when the policy or grants file is bad. */
@@ -107,6 +111,25 @@ void sg_perm_cancel_all(struct sg_perm *p);
  * comes later, from sg_perm_dispatch or sg_perm_free). */
 int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont, void *ctx,
                     enum sg_decision *dec);
+
+/* Record q as left to the agent's own prompt ("ask"), by why, with no
+ * rule, grant or person consulted: for what could not be read. */
+void sg_perm_defer(struct sg_perm *p, const struct sg_preq *q, const char *why);
+/* What the rules and grants alone say of q (deny, ask or allow), who said
+ * it in by (empty when none did); nothing is recorded. */
+enum sg_effect sg_perm_peek(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n);
+/* The request an agent's Bash command line is (the program its first
+ * word, the rest its arguments, cwd the agent's). */
+void sg_agent_bash_preq(const char *line, const char *cwd, struct sg_preq *q);
+/* Whether the last request was left to the agent's own prompt (opts'
+ * defer_without_frontend): its record says "ask". */
+bool sg_perm_deferred(const struct sg_perm *p);
+/* Add a rule answered earlier in the agent's session (source "this
+ * session"); -EINVAL for text that is no rule. */
+int sg_perm_add_session_rule(struct sg_perm *p, const char *text);
+/* The rules the last "for this session" answer kept (one per simple
+ * command of an agent's line). */
+size_t sg_perm_session_rules(const struct sg_perm *p, const char *const **rules);
 
 /* The seed's check_tool_permission, for agents that run tools themselves
  * (instruction-only skills, the MCP server): a non-empty allowed-tools that
@@ -135,6 +158,7 @@ struct sg_perm_prompt {
     size_t queued;            /* requests waiting, this one included */
     int64_t shown_ms, deadline_ms; /* CLOCK_MONOTONIC ms */
     uint64_t id;              /* this request's; an answer names it (sg_perm_answer_id) */
+    bool session;             /* "for this run" is for the agent's session (the hook's) */
 };
 typedef void (*sg_perm_show_fn)(void *ctx, const struct sg_perm_prompt *pr);
 void sg_perm_set_frontend(struct sg_perm *p, sg_perm_show_fn show, void *ctx);

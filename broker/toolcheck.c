@@ -109,6 +109,26 @@ static bool declared(const struct sg_policy *pol, const char *tool, const struct
     return false;
 }
 
+static void split_line(const char *line, struct sg_preq *q)
+{
+    size_t w = strcspn(line, " \t");
+    snprintf(q->subject, sizeof q->subject, "%.*s", (int)w, line);
+    snprintf(q->args, sizeof q->args, "%s", line[w] ? line + w + 1 : "");
+}
+
+void sg_agent_bash_preq(const char *line, const char *cwd, struct sg_preq *q)
+{
+    memset(q, 0, sizeof *q);
+    q->tool = SG_PT_BASH;
+    split_line(line, q);
+    snprintf(q->agent_tool, sizeof q->agent_tool, "Bash");
+    snprintf(q->detail, sizeof q->detail, "the agent runs its Bash tool itself");
+    if (cwd && cwd[0] == '/') {
+        snprintf(q->cwd, sizeof q->cwd, "%s", cwd);
+        canonical_path(q->cwd, sizeof q->cwd);
+    }
+}
+
 int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
                              const char *detail, const char *cwd, sg_perm_cont cont, void *ctx,
                              enum sg_decision *dec, bool *denied_outright)
@@ -135,9 +155,7 @@ int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, con
                                          : SG_PT_WRITE;
     detail = detail ? detail : "";
     if (q.tool == SG_PT_BASH) { /* "git status" -> program git, arguments status */
-        size_t w = strcspn(detail, " \t");
-        snprintf(q.subject, sizeof q.subject, "%.*s", (int)w, detail);
-        snprintf(q.args, sizeof q.args, "%s", detail[w] ? detail + w + 1 : "");
+        split_line(detail, &q);
     } else if (q.tool == SG_PT_FETCH) { /* host, or host:port */
         snprintf(q.subject, sizeof q.subject, "%s", detail);
         char *colon = strrchr(q.subject, ':');
@@ -155,8 +173,7 @@ int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, con
         snprintf(q.cwd, sizeof q.cwd, "%s", cwd);
         canonical_path(q.cwd, sizeof q.cwd);
     }
-    snprintf(q.detail, sizeof q.detail, "the agent runs its %s tool itself "
-             "(check_tool_permission)", tool);
+    snprintf(q.detail, sizeof q.detail, "the agent runs its %s tool itself", tool);
     snprintf(q.agent_tool, sizeof q.agent_tool, "%s", tool);
     if (pol->tools_restricted) {
         bool listed = false;

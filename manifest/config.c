@@ -218,6 +218,7 @@ void sg_config_free(struct sg_config *cfg)
         free(cfg->resolve[i]);
     free(cfg->resolve);
     free(cfg->theme);
+    free(cfg->hook_policy);
     for (size_t i = 0; i < cfg->nkeys; i++) {
         free(cfg->keys[i].action);
         free(cfg->keys[i].keys);
@@ -301,6 +302,36 @@ static void add_resolve(struct sg_pctx *c, const struct sg_ynode *n, const char 
     cfg->resolve[cfg->nresolve++] = sg_xstrdup(s);
 }
 
+/* hook: {policy: /abs/rules.yaml, rewrite_scripts: false} */
+static void cfg_hook(struct sg_pctx *c, const struct sg_ynode *v, struct sg_config *cfg)
+{
+    if (v->type != SG_Y_MAP) {
+        pc_err(c, v, "hook", "must be a mapping (policy, rewrite_scripts)");
+        return;
+    }
+    for (size_t i = 0; i + 1 < v->n; i += 2) {
+        const struct sg_ynode *k = v->kids[i], *x = v->kids[i + 1];
+        if (!strcmp(k->str, "policy")) {
+            const char *s = pc_string(c, x, "hook.policy");
+            if (s && s[0] != '/')
+                pc_err(c, x, "hook.policy", "must be an absolute path");
+            else if (s) {
+                free(cfg->hook_policy);
+                cfg->hook_policy = sg_xstrdup(s);
+            }
+        } else if (!strcmp(k->str, "prompt_timeout")) {
+            /* below what install gives Claude Code to wait for the hook */
+            pc_int(c, x, "hook.prompt_timeout", 1, 100, &cfg->hook_prompt_s);
+        } else if (!strcmp(k->str, "rewrite_scripts")) {
+            bool b = true;
+            if (pc_bool(c, x, "hook.rewrite_scripts", &b))
+                cfg->hook_no_rewrite = !b;
+        } else {
+            pc_warn(c, k, k->str, "unknown key, ignored");
+        }
+    }
+}
+
 static void cfg_apply(struct sg_pctx *c, const struct sg_ynode *root, struct sg_config *cfg)
 {
     if (root->type != SG_Y_MAP) {
@@ -321,6 +352,8 @@ static void cfg_apply(struct sg_pctx *c, const struct sg_ynode *root, struct sg_
             pc_int(c, v, "trace_keep", 1, 10000000, &cfg->trace_keep);
         else if (!strcmp(k->str, "resolve"))
             pc_string_list(c, v, "resolve", add_resolve, cfg);
+        else if (!strcmp(k->str, "hook"))
+            cfg_hook(c, v, cfg);
         else
             pc_warn(c, k, k->str, "unknown key, ignored");
     }
