@@ -174,6 +174,13 @@ static bool global_action(struct tui *t, enum tui_action a)
     case TUI_A_VIEW_RUN: tui_switch(t, TUI_S_RUN); return true;
     case TUI_A_VIEW_TRACES: tui_switch(t, TUI_S_TRACES); return true;
     case TUI_A_VIEW_GRANTS: tui_switch(t, TUI_S_GRANTS); return true;
+    case TUI_A_VIEW_AGENT:
+        if (t->attach)
+            tui_switch(t, TUI_S_AGENT);
+        else
+            tui_message(t, "the agent screen is for tui --attach: the agent's tool calls "
+                           "(skillgate hook install) show there");
+        return true;
     case TUI_A_REDRAW: clearok(curscr, TRUE); t->dirty = true; return true;
     case TUI_A_THEME: next_theme(t); return true;
     case TUI_A_WRAP:
@@ -317,8 +324,10 @@ static void draw_title(struct tui *t)
 {
     tui_fill(stdscr, 0, 0, COLS, tui_attr(t, TUI_R_TITLE));
     int x = tui_putf(stdscr, 0, 0, COLS, tui_attr(t, TUI_R_TITLE), " skillgate ");
-    static const enum tui_screen tabs[] = {TUI_S_SKILLS, TUI_S_RUN, TUI_S_TRACES, TUI_S_GRANTS};
-    for (size_t i = 0; i < SG_ARRAY_LEN(tabs); i++) {
+    static const enum tui_screen tabs[] = {TUI_S_SKILLS, TUI_S_RUN, TUI_S_TRACES, TUI_S_GRANTS,
+                                           TUI_S_AGENT};
+    /* the agent's tab only where its calls come: attached */
+    for (size_t i = 0; i < SG_ARRAY_LEN(tabs) - (t->attach ? 0 : 1); i++) {
         enum tui_screen s = tabs[i];
         bool on = t->cur == s || (t->cur == TUI_S_PAGER && t->back == s);
         x += tui_putf(stdscr, 0, x, COLS - x, tui_attr(t, on ? TUI_R_TAB_ACTIVE : TUI_R_TAB),
@@ -605,6 +614,7 @@ int tui_main(const struct tui_opts *o)
     t->views[TUI_S_RUN].ops = &tui_run_ops;
     t->views[TUI_S_TRACES].ops = &tui_traces_ops;
     t->views[TUI_S_GRANTS].ops = &tui_grants_ops;
+    t->views[TUI_S_AGENT].ops = &tui_agent_ops;
     t->views[TUI_S_PAGER].ops = &tui_pager_ops;
     tui_prompt_init(t);
     tui_switch(t, TUI_S_SKILLS);

@@ -18,6 +18,8 @@ struct conn {
     struct sg_attach_reader *rd;
     char skill[128];
     json_t *prompt;    /* the prompt this run waits on, if any */
+    bool agent;        /* the hook's: one tool call of the agent (the agent screen) */
+    size_t agent_row;
     int64_t prompt_at; /* CLOCK_MONOTONIC ms when it arrived */
 };
 
@@ -62,6 +64,9 @@ static void drop(struct tui_attach *a, struct conn *c)
         a->showing = NULL;
         tui_prompt_show(a->t, NULL);
     }
+    if (c->agent)
+        tui_agent_done(a->t, c->agent_row, "no answer: the hook went away");
+    c->agent = false;
     close(c->fd);
     c->fd = -1;
     free(c->rd);
@@ -133,6 +138,7 @@ static void show_next(struct tui_attach *a)
     snprintf(q->cwd, sizeof q->cwd, "%s", js(p, "cwd"));
     snprintf(q->detail, sizeof q->detail, "%s", js(p, "detail"));
     snprintf(q->host, sizeof q->host, "%s", js(p, "host"));
+    snprintf(q->agent_tool, sizeof q->agent_tool, "%s", js(p, "agent_tool"));
     q->port = (int)json_integer_value(json_object_get(p, "port"));
     json_int_t left = json_integer_value(json_object_get(p, "timeout_ms"));
     json_int_t queued = json_integer_value(json_object_get(p, "queued"));
@@ -140,6 +146,7 @@ static void show_next(struct tui_attach *a)
                                 .rule = js(p, "rule"),
                                 .queued = waiting + (size_t)(queued > 1 ? queued - 1 : 0),
                                 .shown_ms = next->prompt_at,
+                                .session = json_is_true(json_object_get(p, "session")),
                                 .deadline_ms = next->prompt_at + left};
     a->showing = next;
     a->showing_id = (uint64_t)json_integer_value(json_object_get(p, "id"));
@@ -159,12 +166,18 @@ static void handle(void *ctx, json_t *m)
     struct conn *c = mc->c;
     const char *type = js(m, "type");
     struct tui *t = a->t;
-    if (!strcmp(type, "hello")) {
+    json_t *ag = json_object_get(m, "agent");
+    if (!strcmp(type, "hello") && json_is_object(ag)) { /* the hook: not a run */
+        snprintf(c->skill, sizeof c->skill, "%s", js(m, "skill"));
+        c->agent = true;
+        c->agent_row = tui_agent_add(t, js(ag, "tool"), js(ag, "summary"), js(ag, "session_id"),
+                                     js(ag, "cwd"));
+    } else if (!strcmp(type, "hello")) {
         snprintf(c->skill, sizeof c->skill, "%s", js(m, "skill"));
         if (!t->running)
             tui_run_remote_begin(t, c->skill);
     } else if (!strcmp(type, "event")) {
-        if (!t->running)
+        if (!t->running && !c->agent)
             tui_run_remote_event(t, js(m, "kind"),
                                  (int)json_integer_value(json_object_get(m, "severity")),
                                  js(m, "message"), json_integer_value(json_object_get(m, "wall_ms")));
@@ -185,6 +198,9 @@ static void handle(void *ctx, json_t *m)
             tui_prompt_show(t, NULL);
         }
         show_next(a);
+    } else if (!strcmp(type, "end") && c->agent) {
+        tui_agent_done(t, c->agent_row, js(m, "outcome"));
+        c->agent = false;
     } else if (!strcmp(type, "end")) {
         if (!t->running)
             tui_run_remote_end(t, js(m, "outcome"), json_string_value(json_object_get(m, "trace")));

@@ -29,6 +29,7 @@ struct tui_prompt_state {
     void *remote_ctx;
     struct sg_preq q;
     char skill[128], why[160], rule[4200];
+    bool session; /* "r" keeps it for the agent's session, not a run */
     size_t queued;
     int64_t shown_ms, deadline_ms, armed_ms;
     uint64_t id; /* the engine's id of the request on screen: the answer names it */
@@ -85,6 +86,7 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
     s->remote = NULL;
     s->q = *pr->q;
     snprintf(s->skill, sizeof s->skill, "%s", pr->skill);
+    s->session = pr->session;
     snprintf(s->why, sizeof s->why, "%s", pr->why);
     snprintf(s->rule, sizeof s->rule, "%s", pr->rule);
     s->queued = pr->queued;
@@ -331,7 +333,10 @@ void tui_prompt_draw(struct tui *t)
     int w = COLS >= 100 ? (COLS - 4 < 110 ? COLS - 4 : 110) : COLS;
     int x = (COLS - w) / 2, vw = w - 13;
     struct rows l = {0};
-    const char *what = q->tool == SG_PT_BASH   ? "run a program"
+    bool agent = q->agent_tool[0] != '\0'; /* the agent runs it itself (the hook) */
+    bool other = agent && sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) < 0;
+    const char *what = other                   ? "use a tool"
+                       : q->tool == SG_PT_BASH  ? "run a program"
                        : q->tool == SG_PT_FETCH ? "reach a host"
                                                 : "write a file";
     /* the risk weighs what it reaches: /etc/cron.d is not the skill's folder */
@@ -345,7 +350,11 @@ void tui_prompt_draw(struct tui *t)
                                              : TUI_R_RISK_LOW;
     bool any_code = q->tool == SG_PT_BASH && sg_program_runs_any_code(q->subject);
     char port[16];
-    if (q->tool == SG_PT_BASH) {
+    if (agent)
+        add_wrapped(&l, "tool", q->agent_tool, vw);
+    if (other) {
+        add_wrapped(&l, "input", q->args[0] ? q->args : "(none)", vw);
+    } else if (q->tool == SG_PT_BASH) {
         add_wrapped(&l, "program", q->subject, vw);
         add_wrapped(&l, "argv", q->args[0] ? q->args : "(none)", vw);
         if (q->cwd[0])
@@ -371,15 +380,18 @@ void tui_prompt_draw(struct tui *t)
         add_wrapped(&l, "note", q->detail, vw);
     add_wrapped(&l, "why", s->why, vw);
     cleanup_free char *al =
-        any_code ? sg_xasprintf("saves %s for this version of %s: any code, forever", s->rule,
-                                s->skill)
-                 : sg_xasprintf("saves %s for this version of %s", s->rule, s->skill);
+        agent      ? sg_xasprintf("saves %s for %s, every session%s", s->rule, s->skill,
+                                  any_code ? ": any code, forever" : "")
+        : any_code ? sg_xasprintf("saves %s for this version of %s: any code, forever", s->rule,
+                                  s->skill)
+                   : sg_xasprintf("saves %s for this version of %s", s->rule, s->skill);
     add_wrapped(&l, "always", al, vw);
     if (s->custom[0])
         add_wrapped(&l, "keeps", s->custom, vw);
     if (s->details) {
         add_wrapped(&l, "if yes",
-                    q->tool == SG_PT_WRITE ? "skillgate opens exactly this path itself"
+                    agent ? "the agent does it itself, outside any sandbox"
+                    : q->tool == SG_PT_WRITE ? "skillgate opens exactly this path itself"
                     : q->tool == SG_PT_FETCH ? "the sandbox's proxy lets this name through"
                                              : "the program runs inside the same sandbox: files "
                                                "and network stay confined", vw);
@@ -444,8 +456,9 @@ void tui_prompt_draw(struct tui *t)
                                                TUI_A_P_DENY, TUI_A_P_DENY_ALWAYS, TUI_A_P_DETAILS};
         for (size_t i = 0; i < SG_ARRAY_LEN(acts); i++)
             tui_keymap_describe(&t->keys, acts[i], k[i], sizeof k[i]);
-        tui_putf(stdscr, row, x + 2, w - 4, ta, "%s once  %s run  %s always  %s deny  %s never  %s more",
-                 k[0], k[1], k[2], k[3], k[4], k[5]);
+        tui_putf(stdscr, row, x + 2, w - 4, ta,
+                 "%s once  %s %s  %s always  %s deny  %s never  %s more",
+                 k[0], k[1], s->session ? "session" : "run", k[2], k[3], k[4], k[5]);
     }
     int64_t now = mono_ms();
     long long secs = (s->deadline_ms - now + 999) / 1000;

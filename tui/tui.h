@@ -27,6 +27,7 @@
     X(VIEW_RUN, "view-run", "2 F3", GLOBAL, "the run screen (the last run)")                 \
     X(VIEW_TRACES, "view-traces", "3 F4", GLOBAL, "the traces screen (past runs)")           \
     X(VIEW_GRANTS, "view-grants", "4 F5", GLOBAL, "the grants screen (\"always\" decisions)") \
+    X(VIEW_AGENT, "view-agent", "5 F6", GLOBAL, "the agent's own tool calls (tui --attach)") \
     X(REDRAW, "redraw", "^L", GLOBAL, "redraw the screen")                                   \
     X(THEME, "next-theme", "t", GLOBAL, "switch to the next theme")                          \
     X(UP, "move-up", "k Up", MOVE, "one line up")                                            \
@@ -120,10 +121,18 @@ struct tui_view {
     void *data;    /* the screen's own state */
 };
 
-enum tui_screen { TUI_S_SKILLS, TUI_S_RUN, TUI_S_TRACES, TUI_S_GRANTS, TUI_S_PAGER, TUI_S_COUNT };
+enum tui_screen { TUI_S_SKILLS, TUI_S_RUN, TUI_S_TRACES, TUI_S_GRANTS, TUI_S_AGENT, TUI_S_PAGER,
+                  TUI_S_COUNT };
 
 extern const struct tui_view_ops tui_skills_ops, tui_run_ops, tui_traces_ops, tui_grants_ops,
-    tui_pager_ops;
+    tui_agent_ops, tui_pager_ops;
+
+/* The agent screen (view_agent.c): the agent's own tool calls that came
+ * through `skillgate hook` while this TUI was attached. add returns the
+ * row's number for done (the decision, or why none came). */
+size_t tui_agent_add(struct tui *t, const char *tool, const char *summary, const char *session,
+                     const char *cwd);
+void tui_agent_done(struct tui *t, size_t row, const char *outcome);
 
 /* A line of input at the bottom of the screen (search, filter, SKILL_INPUT). */
 typedef void (*tui_input_done)(struct tui *t, const char *text, void *ctx); /* text NULL: cancelled */
