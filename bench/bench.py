@@ -610,9 +610,61 @@ def bench_files(top, rounds=9, n=5000):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def bench_hook(top, rounds=201):
+    """`skillgate hook` per event, as Claude Code runs it before every tool
+    call: a rule decision, a low-risk tool, a grant, and one no rule
+    decides (asked in Claude Code: no TUI attached); against /bin/true and
+    cat given the same event (the floor: a process that starts, reads it and
+    answers) and a one-line Python hook that only parses it (a common peer)."""
+    sg = os.path.join(top, "build", "skillgate")
+    if not os.access(sg, os.X_OK):
+        sys.exit(f"{sg} is missing: run scripts/dev test (or meson compile -C build) first")
+    tmp = tempfile.mkdtemp(prefix="sgbench-hook.")
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": f"{tmp}/home",
+           "XDG_CONFIG_HOME": f"{tmp}/cfg", "XDG_STATE_HOME": f"{tmp}/state",
+           "XDG_RUNTIME_DIR": f"{tmp}/run"}
+    for d in ("home", "cfg/skillgate", "state", "run"):
+        os.makedirs(f"{tmp}/{d}", mode=0o700)
+    rules = "".join(f'  - "Bash(tool{i} build:*)"\n' for i in range(50))
+    with open(f"{tmp}/cfg/skillgate/hook-policy.yaml", "w") as f:
+        f.write('deny:\n  - "Bash(rm:*)"\nallow:\n' + rules + '  - "Bash(npm test:*)"\n')
+    with open(f"{tmp}/cfg/skillgate/grants.yaml", "w") as f:
+        f.write("grants:\n" + "".join(
+            f'  - {{skill: claude-code, digest: agent, rule: "Bash(make t{i})", effect: allow, '
+            f'created: "2026-01-01T00:00:00Z"}}\n' for i in range(50)))
+    for x in ("hook-policy.yaml", "grants.yaml"):
+        os.chmod(f"{tmp}/cfg/skillgate/{x}", 0o600)
+
+    def ev(tool, inp):
+        return json.dumps({"session_id": "bench", "cwd": tmp, "hook_event_name": "PreToolUse",
+                           "tool_name": tool, "tool_input": inp}).encode()
+    events = {"rule": ev("Bash", {"command": "npm test -- --ci"}),
+              "low-risk": ev("Read", {"file_path": "/etc/hostname"}),
+              "grant": ev("Bash", {"command": "make t49"}),
+              "no rule (ask)": ev("Bash", {"command": "make deploy"})}
+    rows = {"/bin/true (floor: a process)": ["/bin/true"],
+            "cat (floor: read and answer)": ["cat"],
+            "python3 json.load (a peer hook)": ["python3", "-c",
+                                                "import json,sys; json.load(sys.stdin)"]}
+    for k in events:
+        rows[f"skillgate hook: {k}"] = [sg, "hook"]
+    times = {k: [] for k in rows}
+    for _ in range(rounds):
+        for k, cmd in rows.items():
+            data = events.get(k.replace("skillgate hook: ", ""), events["rule"])
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, input=data, capture_output=True, env=env)
+            times[k].append((time.perf_counter() - t0) * 1000)
+            if p.returncode != 0:
+                sys.exit(f"{k}: exit {p.returncode}: {p.stderr.decode()[:300]}")
+    _table(f"the agent hook, {rounds} events each, interleaved", rows, times,
+           "/bin/true (floor: a process)")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     top = sys.argv[1]
-    which = sys.argv[2:] or ["discover", "egress", "launch", "tui", "files", "traces"]
+    which = sys.argv[2:] or ["discover", "egress", "launch", "tui", "files", "traces", "hook"]
     for w in which:
         if w == "discover":
             bench_discover(top)
@@ -626,6 +678,8 @@ def main():
             bench_files(top)
         elif w == "traces":
             bench_traces(top)
+        elif w == "hook":
+            bench_hook(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 

@@ -24,7 +24,8 @@
     X(grants, cmd_grants, "grants list|revoke N", "the \"always\" decisions, per skill digest") \
     X(tui, cmd_tui, "tui [DIR...] [--theme NAME] [--attach]", "the terminal UI: browse, run, approve, review") \
     X(demo, cmd_demo, "demo [--auto] [--pace S] [--keep DIR]", "a narrated walkthrough, safe offline") \
-    X(serve, cmd_serve, "serve", "an MCP server on stdio: agents run skills through skillgate")
+    X(serve, cmd_serve, "serve", "an MCP server on stdio: agents run skills through skillgate") \
+    X(hook, cmd_hook, "hook [install|uninstall]", "Claude Code's permission hook: the agent's tool calls decided here")
 
 #define X(name, fn, usage, summary) int fn(int argc, char **argv);
 SG_COMMANDS(X)

@@ -1,0 +1,90 @@
+/* `skillgate hook`: Claude Code's command hook (PreToolUse, and
+ * PermissionRequest). Claude Code runs it before each tool call of the
+ * agent, with the call as one JSON object on stdin; it answers with the
+ * documented JSON on stdout. Decisions come from the permission engine the
+ * skill runs use (rules in Claude Code's syntax, grants, a person in an
+ * attached TUI), and each is an audit record.
+ *
+ * What it never does: allow what it could not read. Input that is
+ * malformed, too big, of an unknown event or tool, gets "ask" (Claude
+ * Code's own prompt decides) with the reason, also on stderr. Without an
+ * attached TUI, what no rule or grant settles is "ask" too: never a silent
+ * allow. */
+#ifndef SG_HOOK_H
+#define SG_HOOK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "digest.h"
+
+#define SG_HOOK_INPUT_MB 4
+#define SG_HOOK_INPUT_MAX ((size_t)SG_HOOK_INPUT_MB << 20) /* a bigger event is asked, unread */
+#define SG_STR_(x) #x
+#define SG_STR(x) SG_STR_(x)
+#define SG_HOOK_PROMPT_S 60          /* a person's answer in the TUI, at most */
+#define SG_HOOK_TIMEOUT_S 120        /* what install gives Claude Code to wait for us */
+
+enum sg_hook_event { SG_HOOK_PRE_TOOL_USE, SG_HOOK_PERMISSION_REQUEST };
+
+/* One tool call, as read from the event. */
+struct sg_hook_call {
+    enum sg_hook_event event;
+    char *tool;       /* tool_name, as sent (sanitize before showing) */
+    char *session;    /* session_id, "" when absent */
+    char *cwd;        /* cwd, "" when absent or not absolute */
+    char *tool_use_id;
+    char *detail;     /* what the engine decides on: the command, the absolute path,
+                       * host:port, a search's query; "" for tools that need none */
+    char *summary;    /* one line for people and the audit record */
+    bool known;       /* a tool skillgate knows (Claude Code's, or mcp__server__tool) */
+    json_t *input;    /* tool_input */
+    char input_digest[SG_DIGEST_STRLEN]; /* of tool_input as sent */
+};
+
+/* Read one event of len bytes. 0, or -EINVAL with *why (static text) when
+ * it is not an event this hook can answer (then c holds what was read, for
+ * the record). */
+int sg_hook_parse(const char *buf, size_t len, struct sg_hook_call *c, const char **why);
+void sg_hook_call_free(struct sg_hook_call *c);
+
+/* The host and port a URL names ("host:port", lower case; IPv6 in
+ * brackets), or NULL when it is no http(s) URL with a host. */
+char *sg_hook_url_host(const char *url);
+
+/* The answer to print for an event: decision "allow", "deny" or "ask", a
+ * reason, and (allow only) a replacement tool_input. Consumes updated. */
+json_t *sg_hook_answer(enum sg_hook_event ev, const char *decision, const char *reason,
+                       json_t *updated);
+
+/* When command is exactly one run of a skill's script (an interpreter and
+ * a script inside a folder with a SKILL.md, or the script itself, with
+ * plain arguments), the same run under `SELF run ROOT --script REL --
+ * ARGS` in *out (caller frees) and NULL; else *out NULL and why not. */
+const char *sg_hook_rewrite(const char *command, const char *cwd, const char *self, char **out);
+
+/* `skillgate hook` itself: read stdin, decide, answer on stdout. Always
+ * exits 0: any other status would let Claude Code run the tool. */
+int sg_hook_main(bool rewrite);
+
+/* `skillgate hook install|uninstall`: the hook entries merged into (taken
+ * out of) a settings.json, every other byte kept. */
+struct sg_hook_install_opts {
+    bool uninstall;
+    bool project;   /* ./.claude/settings.json, else ~/.claude/settings.json */
+    bool dry_run;   /* print the diff, change nothing */
+    bool no_rewrite;
+    const char *command; /* the command the entry runs (the caller's absolute skillgate) */
+    const char *settings; /* a file to use instead (tests) */
+};
+int sg_hook_install(const struct sg_hook_install_opts *o);
+
+/* The text edit behind install: text (len bytes, a JSON object, or empty)
+ * with our entry added, or removed when uninstall; *changed says whether
+ * anything was. NULL with *why when text is not a JSON object or its
+ * "hooks" is not what Claude Code reads. */
+char *sg_hook_settings_edit(const char *text, size_t len, const char *command, bool uninstall,
+                            bool *changed, const char **why);
+
+#endif
