@@ -12,6 +12,7 @@
 
 #include "attach.h"
 #include "config.h"
+#include "notifpath.h"
 #include "shellcmd.h"
 #include "skill.h"
 #include "loop.h"
@@ -386,6 +387,41 @@ const char *sg_hook_rewrite(const char *command, const char *cwd, const char *se
     return no;
 }
 
+/* ---- what the agent never changes by a rule ---- */
+
+/* A write to skillgate's own files (its rules, grants, session answers,
+ * audit log) or to the settings that make it Claude Code's hook would let
+ * the agent lift its own guard: the first is denied outright, the second
+ * always asked in Claude Code (no rule or grant allows it). NULL for any
+ * other path. */
+static const char *guarded(const struct sg_hook_call *c, bool *deny)
+{
+    enum sg_tool_id id = sg_tool_lookup(c->tool);
+    int cls = sg_ptool_of_agent_tool(c->tool, strlen(c->tool));
+    if (cls != SG_PT_WRITE || id == SG_TOOL_UNKNOWN || c->detail[0] != '/')
+        return NULL;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", c->detail);
+    if (sg_path_normalize(path) < 0)
+        return NULL;
+    struct sg_own_dirs own;
+    sg_own_dirs_get(&own);
+    enum sg_own_rel rel = sg_own_dirs_relation(&own, path, NULL);
+    sg_own_dirs_free(&own);
+    if (rel == SG_OWN_INSIDE) {
+        *deny = true;
+        return "skillgate's own files (rules, grants, records): the agent never writes them";
+    }
+    const char *b = strrchr(path, '/') + 1;
+    size_t n = strlen(path);
+    if ((!strcmp(b, "settings.json") || !strcmp(b, "settings.local.json")) &&
+        n > strlen(b) + 8 && !strncmp(path + n - strlen(b) - 9, "/.claude/", 9)) {
+        *deny = false;
+        return "Claude Code's settings, where skillgate is its hook: only a person decides";
+    }
+    return NULL;
+}
+
 /* ---- the run of one event ---- */
 
 static volatile sig_atomic_t stopped;
@@ -621,8 +657,20 @@ int sg_hook_main(bool rewrite)
     snprintf(q.agent_tool, sizeof q.agent_tool, "%s", tool);
     snprintf(q.subject, sizeof q.subject, "%s", tool);
     snprintf(q.args, sizeof q.args, "%s", c.summary);
+    bool guard_deny = false;
+    const char *guard = pr == 0 ? guarded(&c, &guard_deny) : NULL;
     if (rewritten) {
         dec = SG_DEC_ALLOW_ONCE;
+        r = 1;
+    } else if (guard) {
+        struct sg_preq gq = q;
+        snprintf(gq.subject, sizeof gq.subject, "%s", c.detail);
+        gq.tool = SG_PT_WRITE;
+        if (guard_deny)
+            sg_perm_record(perm, &gq, SG_DEC_DENY, guard);
+        else
+            sg_perm_defer(perm, &gq, guard);
+        dec = SG_DEC_DENY;
         r = 1;
     } else if (pr < 0) {
         cleanup_free char *w = sg_xasprintf("unreadable event: %s", why);
@@ -684,6 +732,10 @@ int sg_hook_main(bool rewrite)
         fprintf(stderr, "%s\n", reason);
     }
     json_t *updated = NULL;
+    if (guard) {
+        free(reason);
+        reason = sg_xasprintf("skillgate: %s", guard);
+    }
     if (not_sandboxed) {
         char *r2 = sg_xasprintf("%s%s", reason, not_sandboxed);
         free(reason);

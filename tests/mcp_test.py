@@ -1580,6 +1580,13 @@ def hook_answers_claude_codes_payloads(base):
          "allow", "low-risk tool"),
         ("mcp__github__create_issue", {"title": "t", "body": "b"}, "allow", "mcp__github"),
         ("mcp__slack__post_message", {"channel": "c", "text": "t"}, "ask", None),
+        # the agent never lifts its own guard, whatever the rules say
+        ("Write", {"file_path": os.path.join(env.config, "skillgate", "grants.yaml"),
+                   "content": "grants: []"}, "deny", "skillgate's own files"),
+        ("Edit", {"file_path": os.path.join(proj, "..", "state", "skillgate", "audit.jsonl"),
+                  "old_string": "a", "new_string": "b"}, "deny", "skillgate's own files"),
+        ("Edit", {"file_path": os.path.join(proj, ".claude", "settings.json"),
+                  "old_string": "skillgate", "new_string": "x"}, "ask", "only a person decides"),
     ]
     for tool, tin, want, by in cases:
         ans, err, rc = hook(env, pre(tool, tin, cwd=proj))
@@ -1591,7 +1598,7 @@ def hook_answers_claude_codes_payloads(base):
         assert reason.startswith("skillgate: "), ans
         if by:
             assert by in reason, (tool, reason)
-        if want == "ask":
+        if want == "ask" and not by:
             assert "no skillgate TUI is attached" in reason, reason
     recs = hook_records(env)
     assert len(recs) == len(cases), (len(recs), len(cases), recs[-3:])
@@ -1608,6 +1615,15 @@ def hook_answers_claude_codes_payloads(base):
     p = subprocess.run([SG, "audit", "verify"], capture_output=True, text=True, env=env.env,
                        timeout=30)
     assert p.returncode == 0 and "chain intact" in p.stdout, (p.returncode, p.stdout, p.stderr)
+    # the guard holds against rules that allow every write
+    with open(os.path.join(env.config, "skillgate", "hook-policy.yaml"), "a") as f:
+        f.write('  - "Edit(//**)"\n  - "Edit"\n')
+    for tool, tin, want, by in cases[-3:]:
+        ans, _, _ = hook(env, pre(tool, tin, cwd=proj))
+        assert decision_of(ans) == want and by in \
+            ans["hookSpecificOutput"]["permissionDecisionReason"], (tool, ans)
+    ans, _, _ = hook(env, pre("Write", {"file_path": os.path.join(proj, "x"), "content": ""}))
+    assert decision_of(ans) == "allow", ans
 
     # PermissionRequest: allow and deny on the person's behalf; no decision
     # at all where Claude Code's dialog should ask
