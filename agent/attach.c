@@ -269,6 +269,36 @@ static void fe_msg(void *ctx, json_t *m)
     sg_perm_answer_id(a->perm, (uint64_t)json_integer_value(id), d);
 }
 
+size_t sg_attach_fe_pollfds(void *ctx, struct pollfd *out, size_t max)
+{
+    struct sg_attach_fe *fe = ctx;
+    if (fe->fd < 0 || !max)
+        return 0;
+    out[0] = (struct pollfd){.fd = fe->fd, .events = POLLIN};
+    return 1;
+}
+
+void sg_attach_fe_dispatch(void *ctx, const struct pollfd *p, size_t n)
+{
+    if (n && p[0].revents)
+        sg_attach_fe_read(ctx);
+}
+
+void sg_attach_fe_event(void *ctx, const struct sg_event *ev)
+{
+    struct sg_attach_fe *fe = ctx;
+    if (fe->fd < 0)
+        return;
+    cleanup_free char *m = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
+    if (sg_attach_send(fe->fd, json_pack("{s:s, s:s, s:s, s:i, s:I}", "type", "event", "kind",
+                                         sg_event_name(ev->kind), "message", m, "severity",
+                                         sg_event_severity(ev->kind), "wall_ms",
+                                         (json_int_t)ev->wall_ms)) < 0) {
+        close(fe->fd); /* the TUI went away: what it held is denied by the engine's deadline */
+        fe->fd = -1;
+    }
+}
+
 void sg_attach_fe_read(struct sg_attach_fe *fe)
 {
     if (fe->fd >= 0 && sg_attach_read(fe->fd, &fe->rd, fe_msg, fe) < 0) {

@@ -60,6 +60,12 @@ void sg_attach_fe_show(void *ctx, const struct sg_perm_prompt *pr);
  * no request answers none). At EOF or error the fd is closed and set to -1:
  * what it held is denied by the engine's deadline. */
 void sg_attach_fe_read(struct sg_attach_fe *fe);
+/* The fe as a source of a loop (ctx: the sg_attach_fe): its answers read. */
+size_t sg_attach_fe_pollfds(void *ctx, struct pollfd *out, size_t max);
+void sg_attach_fe_dispatch(void *ctx, const struct pollfd *p, size_t n);
+/* An event sink (ctx: the sg_attach_fe): each event to the TUI, sanitized.
+ * A TUI that went away is dropped (fd -1). */
+void sg_attach_fe_event(void *ctx, const struct sg_event *ev);
 
 const char *sg_decision_wire(enum sg_decision d);
 int sg_decision_from_wire(const char *s, enum sg_decision *d);

@@ -371,7 +371,7 @@ const char *sg_hook_rewrite(const char *command, const char *cwd, const char *se
         quoted(&b, self);
         sg_buf_append(&b, " run ", 5);
         quoted(&b, root);
-        sg_buf_append(&b, " --script ", 10);
+        sg_buf_append(&b, " --prompt attached --script ", 28);
         quoted(&b, script + strlen(root) + 1);
         sg_buf_append(&b, " --", 3);
         for (size_t i = first_arg; i < sh.cmds[0].argc; i++) {
@@ -471,22 +471,6 @@ static void decided(void *ctx, enum sg_decision d)
     struct hook_state *s = ctx;
     s->decided = true;
     s->dec = d;
-}
-
-static size_t fe_fds(void *ctx, struct pollfd *out, size_t max)
-{
-    struct hook_state *s = ctx;
-    if (s->fe.fd < 0 || !max)
-        return 0;
-    out[0] = (struct pollfd){.fd = s->fe.fd, .events = POLLIN};
-    return 1;
-}
-
-static void fe_dispatch(void *ctx, const struct pollfd *p, size_t n)
-{
-    struct hook_state *s = ctx;
-    if (n && p[0].revents)
-        sg_attach_fe_read(&s->fe);
 }
 
 /* The session's "for this session" answers: <runtime>/hook-sessions/<sha>. */
@@ -689,7 +673,7 @@ int sg_hook_main(bool rewrite)
     if (r == 0) {
         const struct sg_loop_source src[] = {
             sg_perm_source(perm),
-            {"attached TUI", fe_fds, fe_dispatch, NULL, &st},
+            {"attached TUI", sg_attach_fe_pollfds, sg_attach_fe_dispatch, NULL, &st.fe},
         };
         while (!st.decided && !stopped)
             if (sg_loop_turn(src, SG_ARRAY_LEN(src), 1000) < 0)

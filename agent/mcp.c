@@ -273,16 +273,7 @@ static void attach_event(void *ctx, const struct sg_event *ev)
             a->last = sg_xstrndup(ev->message, ev->message_len);
         }
     }
-    if (a->fe.fd < 0)
-        return;
-    cleanup_free char *m = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
-    if (sg_attach_send(a->fe.fd, json_pack("{s:s, s:s, s:s, s:i, s:I}", "type", "event", "kind",
-                                        sg_event_name(ev->kind), "message", m, "severity",
-                                        sg_event_severity(ev->kind), "wall_ms",
-                                        (json_int_t)ev->wall_ms)) < 0) {
-        close(a->fe.fd); /* the TUI went away: what it held is denied by the engine's deadline */
-        a->fe.fd = -1;
-    }
+    sg_attach_fe_event(&a->fe, ev);
 }
 
 static void attach_show(void *ctx, const struct sg_perm_prompt *pr)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "audit.h"
 #include "cli.h"
 #include "stopsig.h"
@@ -276,6 +277,8 @@ static void run_help(void)
            "      --allow-degraded   run without Landlock where the kernel lacks it\n"
            "      --prompt tty|deny  ask on the terminal (the default when there is one)\n"
            "                         or deny everything undeclared (the default otherwise)\n"
+           "      --prompt attached  ask in `skillgate tui --attach` when one listens\n"
+           "                         (the agent hook's sandboxed runs), else as without it\n"
            "      --policy FILE      rules only (deny/ask/allow lists), no person asked\n"
            "                         unless --prompt tty is given too\n"
            "      --prompt-timeout S an unanswered prompt is a deny after S seconds (30)\n"
@@ -299,6 +302,7 @@ struct run_args {
     const char *trace_out;
     char *input_buf;
     bool dry;
+    bool attached; /* --prompt attached: prompts to `skillgate tui --attach` */
     const char *resolve[32];
     const char *upstream[16];
 };
@@ -359,12 +363,15 @@ static int run_option(struct run_args *a, int c)
         a->rq.allow_degraded = true;
         return -1;
     case 'P':
-        if (strcmp(optarg, "tty") && strcmp(optarg, "deny")) {
-            fprintf(stderr, "skillgate: --prompt is tty or deny\n");
+        if (strcmp(optarg, "tty") && strcmp(optarg, "deny") && strcmp(optarg, "attached")) {
+            fprintf(stderr, "skillgate: --prompt is tty, deny or attached\n");
             return SG_EXIT_USAGE;
         }
-        a->rq.pmode = !strcmp(optarg, "tty") ? SG_PERM_PROMPT : SG_PERM_DENY_ALL;
-        a->rq.pmode_set = true;
+        a->attached = !strcmp(optarg, "attached");
+        if (!a->attached) { /* attached: a TUI if one listens, else as without --prompt */
+            a->rq.pmode = !strcmp(optarg, "tty") ? SG_PERM_PROMPT : SG_PERM_DENY_ALL;
+            a->rq.pmode_set = true;
+        }
         return -1;
     case 'Q':
         a->rq.policy_file = optarg;
@@ -526,7 +533,15 @@ int cmd_run(int argc, char **argv)
         sg_print_diags(stderr, &sk->diags);
     struct sg_runner *run = NULL;
     const char *why = NULL;
+    /* --prompt attached: the run shown, and its prompts asked, in the TUI */
+    struct sg_attach_fe fe = {.fd = a.attached && !a.dry ? sg_attach_connect() : -1};
+    if (fe.fd >= 0 && !a.rq.allow_all && !a.rq.policy_file) {
+        a.rq.pmode = SG_PERM_PROMPT;
+        a.rq.pmode_set = true;
+    }
     if ((st = sg_runner_new(sk, &a.rq, &run, &why)) != 0) {
+        if (fe.fd >= 0)
+            close(fe.fd);
         if (sg_skill_has_errors(sk))
             fprintf(stderr, "skillgate: %s\n", why);
         else
@@ -554,12 +569,20 @@ int cmd_run(int argc, char **argv)
     static char outbuf[64 * 1024];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     sg_stopsig_install();
+    if (fe.fd >= 0) {
+        sg_attach_send(fe.fd, json_pack("{s:s, s:s, s:s}", "type", "hello", "skill",
+                                        info->skill_name, "run_id", "an agent's sandboxed run"));
+        sg_bus_subscribe(&bus, sg_attach_fe_event, &fe);
+    }
     const struct sg_loop_source srcs[] = {
         sg_stopsig_source(on_stop_signal, run),
         {"stdout flush", NULL, flush_dispatch, flush_timeout, &oc},
+        {"attached TUI", sg_attach_fe_pollfds, sg_attach_fe_dispatch, NULL, &fe},
     };
     struct sg_runner_opts rop = {.trace_out = a.trace_out, .sources = srcs,
-                                 .nsources = SG_ARRAY_LEN(srcs)};
+                                 .nsources = SG_ARRAY_LEN(srcs),
+                                 .show = fe.fd >= 0 ? sg_attach_fe_show : NULL,
+                                 .show_ctx = &fe};
     struct sg_runner_out rout;
     int r = sg_runner_run(run, &bus, &rop, &rout, &pd);
     tell_all_repeats(&oc);
@@ -570,8 +593,18 @@ int cmd_run(int argc, char **argv)
     if (r == 0) {
         print_outcome(&oc, info, &rout, a.trace_out);
         exit_code = run_status(&rout);
+        if (fe.fd >= 0) {
+            char ocs[160];
+            snprintf(ocs, sizeof ocs, "%s, exit %d",
+                     json_string_value(json_object_get(rout.doc, "status")) ?: "?",
+                     rout.res.exit_code);
+            sg_attach_send(fe.fd, json_pack("{s:s, s:s, s:s?}", "type", "end", "outcome", ocs,
+                                            "trace", rout.trace_path));
+        }
         sg_runner_out_free(&rout);
     }
+    if (fe.fd >= 0)
+        close(fe.fd);
     sg_buf_free(&oc.results);
     free(oc.last);
     sg_runner_free(run);

@@ -1692,22 +1692,25 @@ def hook_cmd(env, command, cwd, args=()):
     return json.loads(p.stdout)["hookSpecificOutput"]
 
 
-@test("run")
+@test("run", "tmux")
 def hook_runs_a_skills_script_in_the_sandbox(base):
     """The agent running a skill's script (interpreter, script inside a
     folder with a SKILL.md, plain arguments) is allowed rewritten to
     `skillgate run SKILL --script … -- ARGS`, which runs it sandboxed; every
     form that cannot be read exactly is asked, saying why; a deny rule on
     the command as written still denies; the config and --no-rewrite turn
-    the rewriting off."""
+    the rewriting off. The sandboxed run asks in the attached TUI."""
     env = Env(base)
     skill = os.path.join(env.dir, "skills", "forms")
     os.makedirs(os.path.join(skill, "scripts"))
     os.chmod(os.path.dirname(skill), 0o755)
     write_skill(skill, {
         "SKILL.md": "---\nname: forms\ndescription: Fill forms. Use for PDFs.\n"
-                    "allowed-tools: Bash(python3:*)\n---\nRun scripts/fill.py IN OUT.\n",
-        "scripts/fill.py": "import sys, os\nprint('FILL', sys.argv[1:], os.getcwd())\n",
+                    "allowed-tools: Bash(python3:*) Write\n---\nRun scripts/fill.py IN OUT.\n",
+        "scripts/fill.py": "import sys, os\nprint('FILL', sys.argv[1:], os.getcwd())\n"
+                           "if sys.argv[1:2] == ['--out']:\n"
+                           "    open(sys.argv[2], 'w').write('filled\\n')\n"
+                           "    print('WROTE', sys.argv[2])\n",
     })
     work = os.path.join(env.dir, "work")
     os.makedirs(work)
@@ -1716,7 +1719,8 @@ def hook_runs_a_skills_script_in_the_sandbox(base):
     h = hook_cmd(env, f"python3 {script} in.pdf 'my values.json'", work)
     assert h["permissionDecision"] == "allow", h
     cmd = h["updatedInput"]["command"]
-    assert cmd == f"{SG} run {skill} --script scripts/fill.py -- in.pdf 'my values.json'", cmd
+    assert cmd == (f"{SG} run {skill} --prompt attached --script scripts/fill.py -- in.pdf "
+                   "'my values.json'"), cmd
     assert h["updatedInput"]["description"] == "fill the form", h
     assert "sandbox" in h["permissionDecisionReason"], h
     rec = hook_records(env)[-1]
@@ -1727,6 +1731,31 @@ def hook_runs_a_skills_script_in_the_sandbox(base):
     assert p.returncode == 0 and "FILL ['in.pdf', 'my values.json']" in p.stdout, (
         p.returncode, p.stdout, p.stderr)
     assert "trace" in p.stderr, p.stderr
+    # a write the skill did not declare: asked in the attached TUI, a allows
+    out = os.path.join(work, "filled.txt")
+    h = hook_cmd(env, f"python3 {script} --out {out}", work)
+    t = Tmux(env, ["--attach"], size=(120, 34))
+    try:
+        attached(env, t)
+        box = {}
+
+        def go():
+            box["p"] = subprocess.run(["sh", "-c", h["updatedInput"]["command"]],
+                                      capture_output=True, text=True, env=env.env, cwd=work,
+                                      timeout=60, stdin=subprocess.DEVNULL,
+                                      start_new_session=True)
+        th = threading.Thread(target=go)
+        th.start()
+        s = prompt_for(t, "filled.txt", "the sandboxed run's prompt for filled.txt")
+        assert "forms asks to write a file" in s, s
+        t.keys("a")
+        th.join(60)
+        p = box["p"]
+        assert p.returncode == 0 and f"WROTE {out}" in p.stdout, (p.stdout, p.stderr)
+        with open(out) as f:
+            assert f.read() == "filled\n"
+    finally:
+        t.close()
     # relative to the agent's cwd, and the script run by its own path
     os.symlink(skill, os.path.join(work, "sk"))
     h = hook_cmd(env, "python3 sk/scripts/fill.py a", work)
