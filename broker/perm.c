@@ -265,16 +265,20 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
         cleanup_free char *path = sg_audit_path();
         sg_audit_post(path, json_incref(rec)); /* the writer thread's: never the loop's wait */
     }
-    if (p->o.bus && !p->quiet)
-        sg_bus_emit(p->o.bus, SG_EV_PERMISSION_DECIDED,
-                    json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "tool",
-                              tool_name, "request", req, "decision",
-                              sg_decision_name(d), "decided_by", by, "scope", scope, "latency_ms",
-                              (json_int_t)latency, "prevented", !sg_decision_allows(d)),
-                    "%s: %s (%s)", req,
+    if (p->o.bus && !p->quiet) {
+        /* what was asked for, as data: traces diff compares programs, paths, hosts */
+        cleanup_free char *subject = sg_sanitize_str(q->subject, 0);
+        json_t *ev = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:b, s:s}", "tool", tool_name,
+                               "request", req, "decision", sg_decision_name(d), "decided_by", by,
+                               "scope", scope, "latency_ms", (json_int_t)latency, "prevented",
+                               !sg_decision_allows(d), "subject", subject);
+        if (q->tool == SG_PT_FETCH && q->port > 0)
+            json_object_set_new(ev, "port", json_integer(q->port));
+        sg_bus_emit(p->o.bus, SG_EV_PERMISSION_DECIDED, ev, "%s: %s (%s)", req,
                     by_rule(by) ? (sg_decision_allows(d) ? "allowed" : "denied")
                                 : sg_decision_name(d),
                     by);
+    }
     json_decref(rec);
 }
 

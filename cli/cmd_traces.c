@@ -1,0 +1,278 @@
+/* skillgate traces list|diff: the past runs, and what one run reached for
+ * that another did not. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config.h"
+#include "sanitize.h"
+#include "traceindex.h"
+#include "tracediff.h"
+#include "util.h"
+
+static int cmp_rows(const void *x, const void *y)
+{
+    json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
+    const char *sa = json_string_value(json_object_get(a, "started_at"));
+    const char *sb = json_string_value(json_object_get(b, "started_at"));
+    int c = strcmp(sa ? sa : "", sb ? sb : "");
+    return c ? c : strcmp(json_string_value(json_object_get(a, "file")),
+                          json_string_value(json_object_get(b, "file")));
+}
+
+/* The traces of the folder, oldest first: their index lines (read from the
+ * index where it is fresh, from the trace otherwise, and added to it). */
+static json_t *rows_of(int dfd)
+{
+    char **names = NULL;
+    size_t n = 0, lines = 0;
+    int fd = dup(dfd);
+    json_t *rows = json_array();
+    if (fd < 0 || sg_list_dir_fd(fd, SG_LIST_ALL, 100000, &names, &n) < 0)
+        return rows;
+    json_t *index = sg_trace_index_load(dfd, &lines);
+    json_t *added = json_array();
+    for (size_t i = 0; i < n; i++) {
+        const char *name = names[i];
+        if (name[0] == '.' || !sg_str_has_suffix(name, ".json"))
+            continue;
+        json_t *e = json_object_get(index, name);
+        if (e && sg_trace_index_fresh(dfd, name, e)) {
+            json_incref(e);
+        } else {
+            json_t *doc = sg_trace_load_at(dfd, name);
+            e = sg_trace_index_entry(dfd, name, doc);
+            if (e && !doc)
+                json_object_set_new(e, "unreadable", json_true());
+            if (e)
+                json_array_append(added, e);
+            json_decref(doc);
+        }
+        if (e && !json_is_true(json_object_get(e, "unreadable")))
+            json_array_append(rows, e);
+        json_decref(e);
+    }
+    if (json_array_size(added))
+        sg_trace_index_put(dfd, added, false); /* a cache: a failure costs a read */
+    json_decref(added);
+    json_decref(index);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    size_t m = json_array_size(rows);
+    json_t **v = sg_xcalloc(m + 1, sizeof *v);
+    for (size_t i = 0; i < m; i++)
+        v[i] = json_incref(json_array_get(rows, i));
+    qsort(v, m, sizeof *v, cmp_rows);
+    json_array_clear(rows);
+    for (size_t i = 0; i < m; i++)
+        json_array_append_new(rows, v[i]);
+    free(v);
+    return rows;
+}
+
+/* The rows of one skill's runs, oldest first. */
+static json_t *rows_of_skill(json_t *rows, const char *skill)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *r;
+    json_array_foreach (rows, i, r) {
+        const char *s = json_string_value(json_object_get(r, "skill_name"));
+        if (s && !strcmp(s, skill))
+            json_array_append(out, r);
+    }
+    return out;
+}
+
+/* A trace named on the command line: a file's path; a trace's file name
+ * or run id in the traces folder; SKILL (its latest run) or SKILL~N (the
+ * one N runs before). NULL after saying why. */
+static json_t *load_arg(int dfd, json_t *rows, const char *arg, char **shown)
+{
+    struct stat st;
+    if (strchr(arg, '/') || (stat(arg, &st) == 0 && S_ISREG(st.st_mode))) {
+        cleanup_free char *text = NULL;
+        size_t len;
+        int r = sg_read_file_capped(arg, SG_TRACE_FILE_MAX, &text, &len);
+        json_t *doc = r < 0 ? NULL : json_loadb(text, len, 0, NULL);
+        if (!json_is_object(doc) || !json_object_get(doc, "events")) {
+            cleanup_free char *s = sg_sanitize_str(arg, 0);
+            fprintf(stderr, "skillgate: %s: %s\n", s,
+                    r < 0 ? strerror(-r) : "not a skillgate trace (trace.json)");
+            json_decref(doc);
+            return NULL;
+        }
+        *shown = sg_xstrdup(arg);
+        return doc;
+    }
+    cleanup_free char *as_id = sg_xasprintf("-%s.json", arg);
+    cleanup_free char *as_file = sg_xasprintf("%s.json", arg);
+    json_t *hit = NULL;
+    size_t i, hits = 0;
+    json_t *r;
+    json_array_foreach (rows, i, r) {
+        const char *f = json_string_value(json_object_get(r, "file"));
+        if (f && (!strcmp(f, arg) || !strcmp(f, as_file) || sg_str_has_suffix(f, as_id))) {
+            hit = r;
+            hits++;
+        }
+    }
+    if (!hits) {
+        /* SKILL or SKILL~N */
+        cleanup_free char *skill = sg_xstrdup(arg);
+        char *tilde = strrchr(skill, '~');
+        long long back = 0;
+        if (tilde && sg_parse_ll(tilde + 1, 0, 100000, &back) == 0)
+            *tilde = 0;
+        json_t *mine = rows_of_skill(rows, skill);
+        size_t m = json_array_size(mine);
+        if (m > (size_t)back) {
+            hit = json_array_get(mine, m - 1 - (size_t)back); /* rows hold it too */
+            hits = 1;
+        } else if (m) {
+            cleanup_free char *s = sg_sanitize_str(skill, 0);
+            fprintf(stderr, "skillgate: %s has %zu trace%s: there is no %s~%lld\n", s, m,
+                    m == 1 ? "" : "s", s, back);
+            json_decref(mine);
+            return NULL;
+        }
+        json_decref(mine);
+    }
+    cleanup_free char *s = sg_sanitize_str(arg, 0);
+    if (hits > 1) {
+        fprintf(stderr, "skillgate: %s names %zu traces: give the whole file name\n", s, hits);
+        return NULL;
+    }
+    if (!hit) {
+        fprintf(stderr,
+                "skillgate: no trace %s: not a file, nor a trace's name or run id, nor a skill "
+                "with traces (skillgate traces list)\n", s);
+        return NULL;
+    }
+    const char *file = json_string_value(json_object_get(hit, "file"));
+    json_t *doc = sg_trace_load_at(dfd, file);
+    if (!doc) {
+        cleanup_free char *f = sg_sanitize_str(file, 0);
+        fprintf(stderr, "skillgate: %s: cannot be read as a trace\n", f);
+        return NULL;
+    }
+    *shown = sg_xstrdup(file);
+    return doc;
+}
+
+static int list(json_t *rows, const char *skill, bool as_json)
+{
+    json_t *mine = skill ? rows_of_skill(rows, skill) : json_incref(rows);
+    if (as_json) {
+        sg_print_json(stdout, mine);
+    } else {
+        size_t i;
+        json_t *r;
+        json_array_foreach (mine, i, r) {
+            json_t *ex = json_object_get(r, "exit_code");
+            char code[24] = "-";
+            if (json_is_integer(ex))
+                snprintf(code, sizeof code, "%lld", (long long)json_integer_value(ex));
+            cleanup_free char *line = sg_xasprintf(
+                "%s  %-20s %-10s %4s  %-8s %3lld enforcements  %s",
+                json_string_value(json_object_get(r, "started_at")) ?: "?",
+                json_string_value(json_object_get(r, "skill_name")) ?: "?",
+                json_string_value(json_object_get(r, "status")) ?: "?", code,
+                json_string_value(json_object_get(r, "max_severity")) ?: "?",
+                (long long)json_integer_value(json_object_get(r, "enforcements")),
+                json_string_value(json_object_get(r, "file")) ?: "?");
+            sg_print_safe(stdout, line);
+            fputc('\n', stdout);
+        }
+        if (!json_array_size(mine))
+            printf(skill ? "no traces of that skill\n" : "no traces\n");
+    }
+    json_decref(mine);
+    return SG_EXIT_OK;
+}
+
+int cmd_traces(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'j'}, {0}};
+    int c;
+    bool as_json = false;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+        if (c == 'j') {
+            as_json = true;
+            continue;
+        }
+        if (c == 'h') {
+            sg_command_usage(stdout, "traces");
+            printf("\n  list [SKILL]        the past runs, oldest first\n"
+                   "  diff A B            what run B reached for that run A did not: new hosts,\n"
+                   "                      programs, paths, denials, limits, classes; what went\n"
+                   "                      away; how its end, duration and output changed\n"
+                   "  diff SKILL          its last run against the one before\n"
+                   "A trace is named by its file (a path, or its name in the traces folder), its\n"
+                   "run id, SKILL (that skill's latest run) or SKILL~N (N runs before it).\n"
+                   "  --json              machine-readable (skillgate.tracediff/1)\n");
+            return SG_EXIT_OK;
+        }
+        sg_command_usage(stderr, "traces");
+        return SG_EXIT_USAGE;
+    }
+    const char *verb = optind < argc ? argv[optind] : "list";
+    int nargs = argc - optind - 1;
+    bool is_list = !strcmp(verb, "list") && nargs <= 1;
+    bool is_diff = !strcmp(verb, "diff") && nargs >= 1 && nargs <= 2;
+    if (!is_list && !is_diff) {
+        cleanup_free char *s = sg_sanitize_str(verb, 0);
+        if (strcmp(verb, "list") && strcmp(verb, "diff"))
+            fprintf(stderr, "skillgate: traces has no command %s (list, diff)\n", s);
+        sg_command_usage(stderr, "traces");
+        return SG_EXIT_USAGE;
+    }
+    cleanup_free char *state = sg_state_dir();
+    cleanup_free char *dir = sg_xasprintf("%s/traces", state);
+    cleanup_fd int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 && errno != ENOENT) {
+        fprintf(stderr, "skillgate: %s: %s\n", dir, strerror(errno));
+        return SG_EXIT_USAGE;
+    }
+    json_t *rows = dfd >= 0 ? rows_of(dfd) : json_array();
+    int rc = SG_EXIT_OK;
+    if (is_list) {
+        rc = list(rows, nargs ? argv[optind + 1] : NULL, as_json);
+        json_decref(rows);
+        return rc;
+    }
+    const char *an = argv[optind + 1], *bn = nargs == 2 ? argv[optind + 2] : NULL;
+    cleanup_free char *prev = NULL;
+    if (!bn) {
+        prev = sg_xasprintf("%s~1", an);
+        bn = an;
+        an = prev;
+    }
+    cleanup_free char *sa = NULL, *sb = NULL;
+    json_t *a = load_arg(dfd, rows, an, &sa);
+    json_t *b = a ? load_arg(dfd, rows, bn, &sb) : NULL;
+    if (!a || !b) {
+        rc = SG_EXIT_USAGE;
+    } else {
+        json_t *d = sg_trace_diff(a, b, sa, sb);
+        if (as_json) {
+            sg_print_json(stdout, d);
+        } else {
+            cleanup_free char *text = sg_trace_diff_text(d);
+            fputs(text, stdout);
+        }
+        json_decref(d);
+    }
+    json_decref(a);
+    json_decref(b);
+    json_decref(rows);
+    return rc;
+}
