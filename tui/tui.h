@@ -53,7 +53,8 @@
     X(SORT, "sort", "s", VIEW, "next sort order (traces)")                                   \
     X(SORT_REVERSE, "sort-reverse", "S", VIEW, "reverse the sort order (traces)")            \
     X(EXPORT, "export", "e", VIEW, "export the trace to a file")                             \
-    X(DIFF, "diff", "c", VIEW, "what changed since your last look (skills)") \
+    X(DIFF, "diff", "c", VIEW, "changes since your last look / between runs")           \
+    X(MARK, "mark", "v", VIEW, "mark a run to compare with (traces)")                   \
     X(SEEN, "mark-seen", "M", VIEW, "mark the skill's manifests as seen (skills)")          \
     X(P_ONCE, "allow-once", "a", PROMPT, "allow this request once")                          \
     X(P_RUN, "allow-run", "r", PROMPT, "allow it for the rest of this run")                  \

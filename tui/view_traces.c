@@ -24,6 +24,7 @@
 
 #include "attempts.h"
 #include "trace.h"
+#include "tracediff.h"
 #include "traceindex.h"
 #include "tui.h"
 #include "util.h"
@@ -51,6 +52,7 @@ struct traces {
     bool reverse;
     char filter[128];
     char *dir;
+    char *mark;                        /* the file of the run marked to compare with (v) */
     size_t unreadable, pending;
     /* the reader: a child process, its pipe, the line it is in the middle of */
     pid_t pid;
@@ -456,6 +458,8 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         bool sel = k == s->sel;
         attr_t a = tui_attr(t, sel ? TUI_R_SELECTED : TUI_R_NORMAL);
         tui_fill(w, i + 1, 0, cols, a);
+        if (s->mark && !strcmp(s->mark, r->file))
+            tui_putf(w, i + 1, 0, 1, a, "*");
         char when[20];
         snprintf(when, sizeof when, "%.5s %.8s", strlen(r->started) >= 19 ? r->started + 5 : "",
                  strlen(r->started) >= 19 ? r->started + 11 : "");
@@ -675,6 +679,55 @@ void tui_trace_export_ask(struct tui *t, const char *path)
     tui_input(t, "export the trace to: ", def, export_to, NULL);
 }
 
+/* ---- c: what changed between two runs ---- */
+
+/* The run of the same skill that started last before r (NULL: none). */
+static const struct row *run_before(const struct traces *s, const struct row *r)
+{
+    const struct row *best = NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct row *o = &s->v[i];
+        if (o == r || o->unreadable || strcmp(o->skill, r->skill) ||
+            strcmp(o->started, r->started) > 0 ||
+            (!strcmp(o->started, r->started) && strcmp(o->file, r->file) >= 0))
+            continue;
+        if (!best || strcmp(o->started, best->started) > 0 ||
+            (!strcmp(o->started, best->started) && strcmp(o->file, best->file) > 0))
+            best = o;
+    }
+    return best;
+}
+
+/* The marked run (or the one before) against the selected one, in the pager. */
+static void show_runs_diff(struct tui *t, struct traces *s, const struct row *r)
+{
+    const char *a_file = s->mark && strcmp(s->mark, r->file) ? s->mark : NULL;
+    if (!a_file) {
+        const struct row *prev = run_before(s, r);
+        if (!prev) {
+            tui_message(t, "no earlier run of %s: v marks a run to compare this one with",
+                        r->skill);
+            return;
+        }
+        a_file = prev->file;
+    }
+    cleanup_fd int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    json_t *a = dfd >= 0 ? sg_trace_load_at(dfd, a_file) : NULL;
+    json_t *b = dfd >= 0 ? sg_trace_load_at(dfd, r->file) : NULL;
+    if (!a || !b) {
+        tui_message(t, "cannot read the trace %s", a ? r->file : a_file);
+    } else {
+        json_t *d = sg_trace_diff(a, b, a_file, r->file);
+        cleanup_free char *text = sg_trace_diff_text(d);
+        cleanup_free char *title = sg_xasprintf("What changed: %s, %s against %s", r->skill,
+                                                r->started, jstr(a, "started_at"));
+        json_decref(d);
+        tui_pager_show(t, title, text);
+    }
+    json_decref(a);
+    json_decref(b);
+}
+
 /* ---- keys ---- */
 
 static void filtered(struct tui *t, const char *text, void *ctx)
@@ -716,6 +769,23 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_SEARCH:
         tui_input(t, "filter traces (skill, status, severity): ", s->filter, filtered, s);
         return true;
+    case TUI_A_MARK:
+        if (!r)
+            return true;
+        if (s->mark && !strcmp(s->mark, r->file)) {
+            free(s->mark);
+            s->mark = NULL;
+            tui_message(t, "mark removed: c compares a run with the one before it");
+        } else {
+            set_str(&s->mark, r->file);
+            tui_message(t, "marked %s %s: c on another run shows what changed since", r->skill,
+                        r->started);
+        }
+        return true;
+    case TUI_A_DIFF:
+        if (r)
+            show_runs_diff(t, s, r);
+        return true;
     case TUI_A_ENTER:
     case TUI_A_EXPORT:
         if (r) {
@@ -740,7 +810,7 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
     char unread[48] = "";
     if (s->unreadable)
         snprintf(unread, sizeof unread, ", %zu unreadable", s->unreadable);
-    snprintf(out, n, "%zu of %zu traces%s%s, by %s%s%s%s%s  Enter open  e export  s/S sort",
+    snprintf(out, n, "%zu of %zu traces%s%s, by %s%s%s%s%s  Enter open  c changes  e export",
              s->nshown, s->n - s->unreadable, reading, unread, sort_names[s->sort],
              s->reverse ? " reversed" : "", s->filter[0] ? ", filter \"" : "", s->filter,
              s->filter[0] ? "\"" : "");
@@ -755,6 +825,7 @@ static void close_view(struct tui *t, struct tui_view *v)
     stop_reader(s);
     free_rows(s);
     free(s->dir);
+    free(s->mark);
     free(s);
     v->data = NULL;
 }
