@@ -87,6 +87,10 @@ static int classify_event(const char *kind, json_t *data, bool touched_credentia
             return C_DNS_EXFILTRATION;
         return touched_credentials ? C_CREDENTIAL_EXFILTRATION : C_NONE;
     }
+    if (!strcmp(kind, "write_discarded"))
+        return C_PERSISTENCE;
+    if (!strcmp(kind, "output_escapes"))
+        return C_TERMINAL_INJECTION;
     if (!strcmp(kind, "fs_blocked")) {
         const char *why = json_string_value(json_object_get(data, "class"));
         if (why && !strcmp(why, "persistence"))
@@ -102,7 +106,8 @@ static bool is_enforcement(const char *kind)
 {
     return !strcmp(kind, "syscall_blocked") || !strcmp(kind, "resource_limit_hit") ||
            !strcmp(kind, "network_egress_blocked") || !strcmp(kind, "fs_blocked") ||
-           !strcmp(kind, "dns_blocked") || !strcmp(kind, "permission_decided");
+           !strcmp(kind, "dns_blocked") || !strcmp(kind, "permission_decided") ||
+           !strcmp(kind, "write_discarded") || !strcmp(kind, "output_escapes");
 }
 
 /* What has been seen so far, one event at a time: exact however many
@@ -151,6 +156,10 @@ void sg_classifier_add(struct sg_classifier *c, const char *kind, json_t *data,
     if (!strcmp(kind, "permission_decided") && !json_is_true(json_object_get(data, "prevented")))
         return; /* an approval is not an enforcement */
     const char *cls = json_string_value(json_object_get(data, "class"));
+    /* a write the private views took is listed, not classified, unless it
+     * aimed at a persistence location (~/.bashrc, autostart, git hooks) */
+    if (!strcmp(kind, "write_discarded") && !(cls && !strcmp(cls, "persistence")))
+        return;
     if (!strcmp(kind, "fs_blocked") && cls && !strcmp(cls, "credential"))
         c->creds = true;
     c->total++;

@@ -29,6 +29,7 @@
 #include "sanitize.h"
 #include "sockconn.h"
 #include "util.h"
+#include "views.h"
 
 struct stream {
     struct sg_hasher *hash; /* shared by both streams */
@@ -38,6 +39,11 @@ struct stream {
     size_t len;
     uint64_t bytes, dropped, cap;
     bool announced;
+    /* terminal sequences in the output (neutralised by the sanitizer): colours
+     * (SGR) are counted apart; the rest are injection attempts, with examples */
+    uint64_t escapes, colours;
+    char examples[3][64];
+    size_t nexamples;
 };
 
 static int64_t now_ms(void)
@@ -58,8 +64,44 @@ static size_t utf8_cut(const char *s, size_t n)
     return n;
 }
 
+/* ESC sequences of one line: ESC [ params intermediates 'm' sets colours;
+ * anything else (OSC titles and links, cursor moves, clearing, DCS, mode
+ * switches) could rewrite what a person sees on a terminal. */
+static void count_escapes(struct stream *st, const char *s, size_t n)
+{
+    for (const char *p = memchr(s, 0x1b, n); p;
+         p = p + 1 < s + n ? memchr(p + 1, 0x1b, (size_t)(s + n - p - 1)) : NULL) {
+        size_t left = (size_t)(s + n - p), i = 2;
+        bool sgr = false;
+        if (left > 1 && p[1] == '[') {
+            while (i < left && p[i] >= 0x30 && p[i] <= 0x3f)
+                i++;
+            while (i < left && p[i] >= 0x20 && p[i] <= 0x2f)
+                i++;
+            sgr = i < left && p[i] == 'm';
+        }
+        if (sgr) {
+            st->colours++;
+            continue;
+        }
+        if (st->escapes++ < SG_ARRAY_LEN(st->examples)) {
+            /* the sequence alone: to its final byte, or an OSC's BEL or ST */
+            size_t end = left > 1 && p[1] == '[' ? i + 1 : 2;
+            if (left > 1 && (p[1] == ']' || p[1] == 'P'))
+                for (end = 2; end < left && p[end] != 0x07 && p[end] != 0x1b; end++)
+                    ;
+            end += end < left && p[end] == 0x07;
+            if (end > left)
+                end = left;
+            cleanup_free char *e = sg_sanitize(p, end < 32 ? end : 32, 0);
+            snprintf(st->examples[st->nexamples++], sizeof st->examples[0], "%s", e);
+        }
+    }
+}
+
 static void flush_line(struct stream *st, struct sg_event_bus *bus, size_t n)
 {
+    count_escapes(st, st->line, n);
     sg_bus_emit_raw(bus, st->which ? SG_EV_STDERR : SG_EV_STDOUT, st->line, n, NULL);
     memmove(st->line, st->line + n, st->len - n);
     st->len -= n;
@@ -375,6 +417,7 @@ struct sg_session {
     struct timespec left; /* of the timeout, when it was paused */
     int status, exec_errno;
     int64_t drain_deadline;
+    struct sg_views_base views; /* the private views before the skill ran (views.h) */
 };
 
 static size_t one_fd(struct pollfd *p, size_t max, int fd, short events)
@@ -867,6 +910,7 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     r->live = (struct sg_session_live){.pid = r->sb->pid, .started_ms = res->started_ms,
                                        .memory_bytes = sg_sandbox_memory_usage(r->sb)};
     r->mem_read_ms = now_ms();
+    sg_views_baseline(r->sb, &r->views);
     /* "go" last: the entrypoint's exec comes back at once as a notification
      * the loop must answer */
     sg_sandbox_go(r->sb);
@@ -990,10 +1034,27 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     sg_sockconn_free(r->conn);
     sg_diskcap_free(r->dc);
     drain_last(r);
+    sg_views_report(r->plan, r->sb, &r->views, r->bus);
     for (struct stream *st = r->out; st; st = st == r->out ? r->err : NULL)
         if (st->fd >= 0)
             close(st->fd);
     close(r->tfd);
+    for (struct stream *st = r->out; st; st = st == r->out ? r->err : NULL) {
+        if (!st->escapes)
+            continue;
+        json_t *ex = json_array();
+        for (size_t i = 0; i < st->nexamples; i++)
+            json_array_append_new(ex, json_string(st->examples[i]));
+        sg_bus_emit(r->bus, SG_EV_OUTPUT_ESCAPES,
+                    json_pack("{s:s, s:I, s:I, s:o, s:b}", "stream", st->which ? "stderr" : "stdout",
+                              "sequences", (json_int_t)st->escapes, "colours",
+                              (json_int_t)st->colours, "examples", ex, "prevented", 1),
+                    "%llu terminal control sequence%s in %s (first: %s): skillgate's screens "
+                    "show them escaped; on a terminal they could retitle, move or clear what a "
+                    "person sees",
+                    (unsigned long long)st->escapes, st->escapes == 1 ? "" : "s",
+                    st->which ? "stderr" : "stdout", st->examples[0]);
+    }
     res->bytes[0] = r->out->bytes, res->bytes[1] = r->err->bytes;
     char digests[2][SG_DIGEST_STRLEN];
     sg_hasher_finish(r->out->hash, digests);

@@ -175,7 +175,7 @@ json_t *sg_trace_head(const struct sg_skill *sk, const struct sg_plan *plan, con
 static bool is_violation(const char *k)
 {
     static const char *const kinds[] = {"syscall_blocked", "fs_blocked", "network_egress_blocked",
-                                        "resource_limit_hit", "dns_blocked"};
+                                        "resource_limit_hit", "dns_blocked", "output_escapes"};
     for (size_t i = 0; k && i < SG_ARRAY_LEN(kinds); i++)
         if (!strcmp(k, kinds[i]))
             return true;
@@ -210,7 +210,10 @@ json_t *sg_trace_doc(json_t *head, struct sg_trace *t, const struct sg_run_resul
     json_array_foreach(t->events, i, ev)
     {
         const char *k = json_string_value(json_object_get(ev, "kind"));
-        if (is_violation(k))
+        /* a write the private views took is one only where it aimed to stay */
+        const char *cls = json_string_value(json_object_get(json_object_get(ev, "data"), "class"));
+        if (is_violation(k) || (k && !strcmp(k, "write_discarded") && cls &&
+                                !strcmp(cls, "persistence")))
             json_array_append(violations, ev);
         if (k && !strcmp(k, "permission_decided"))
             json_array_append(decisions, json_object_get(ev, "data"));

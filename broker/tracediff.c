@@ -33,8 +33,8 @@ static const char *const cat_many[] = {
  * what was only tried. */
 static int rank(const char *state)
 {
-    static const char *const order[] = {"looked up", "refused", "read", "written", "ran",
-                                        "reached"};
+    static const char *const order[] = {"looked up", "refused", "discarded", "read", "written",
+                                        "ran", "reached"};
     for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++)
         if (!strcmp(state, order[i]))
             return i;
@@ -159,6 +159,16 @@ static void event_fact(json_t *facts, const char *kind, json_t *data)
         const char *access = json_string_value(json_object_get(data, "access"));
         const char *cls = json_string_value(json_object_get(data, "class"));
         json_object_set_new(f, "access", json_string(access ? access : "write"));
+        if (cls)
+            json_object_set_new(f, "class", json_string(cls));
+    } else if (!strcmp(kind, "write_discarded")) {
+        /* written in a private view, gone with the sandbox */
+        const char *path = json_string_value(json_object_get(data, "path"));
+        const char *cls = json_string_value(json_object_get(data, "class"));
+        if (!path)
+            return;
+        json_t *f = fact(facts, "paths", path, "discarded");
+        json_object_set_new(f, "access", json_string("write"));
         if (cls)
             json_object_set_new(f, "class", json_string(cls));
     } else if (!strcmp(kind, "resource_limit_hit")) {
@@ -290,6 +300,17 @@ static json_t *scalars(json_t *a, json_t *b)
                         pairs[i].y ? pairs[i].y : json_null()))
             json_object_set_new(out, pairs[i].name,
                                 json_pack("[O?, O?]", pairs[i].x, pairs[i].y));
+    json_int_t seqs[2] = {0, 0};
+    json_t *docs[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        size_t i;
+        json_t *ev;
+        json_array_foreach (json_object_get(docs[k], "events"), i, ev)
+            if (!strcmp(json_string_value(json_object_get(ev, "kind")) ?: "", "output_escapes"))
+                seqs[k] += int_of(json_object_get(json_object_get(ev, "data"), "sequences"));
+    }
+    if (seqs[0] != seqs[1])
+        json_object_set_new(out, "terminal_sequences", json_pack("[I, I]", seqs[0], seqs[1]));
     json_int_t bytes[2] = {0, 0};
     json_t *outs[2] = {oa, ob};
     for (int k = 0; k < 2; k++)

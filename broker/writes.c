@@ -93,6 +93,11 @@ const char *sg_fs_class(const char *home, const char *path)
     for (size_t i = 0; i < SG_ARRAY_LEN(sys_persist); i++)
         if (!strncmp(path, sys_persist[i], strlen(sys_persist[i])))
             return "persistence";
+    /* a repository's hooks (and its config, which can name other hooks and
+     * an fsmonitor program) run at the next git command of whoever uses it */
+    if (strstr(path, "/.git/hooks/") || sg_str_has_suffix(path, "/.git/hooks") ||
+        sg_str_has_suffix(path, "/.git/config"))
+        return "persistence";
     for (size_t i = 0; home && sg_sensitive_home_paths[i]; i++) {
         snprintf(buf, sizeof buf, "%s/%s", home, sg_sensitive_home_paths[i]);
         if (within(path, buf))

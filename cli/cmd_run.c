@@ -78,8 +78,10 @@ static void print_plain(struct out_ctx *o, const struct sg_event *ev)
         }
         return;
     }
-    if (sg_event_severity(ev->kind) >= 2) {
-        o->blocked++;
+    /* a write the private views took is no enforcement, but a person must
+     * learn that the file the skill reports never reached this machine */
+    if (sg_event_severity(ev->kind) >= 2 || ev->kind == SG_EV_WRITE_DISCARDED) {
+        o->blocked += sg_event_severity(ev->kind) >= 2;
         cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, 0);
         fprintf(stderr, "skillgate: %s: %s\n", sg_event_name(ev->kind), s);
     }

@@ -24,14 +24,7 @@ const char *sg_decoy_path(size_t i)
 /* Is HOME private (a tmpfs of ours) rather than a declared host folder? */
 static bool home_private(const struct sg_plan *p)
 {
-    for (size_t i = 0; i < p->nmounts; i++) {
-        const struct sg_mount *m = &p->mounts[i];
-        size_t n = strlen(m->dst);
-        if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) &&
-            !strncmp(p->home, m->dst, n) && (p->home[n] == '\0' || p->home[n] == '/'))
-            return false;
-    }
-    return true;
+    return sg_path_private(p, p->home);
 }
 
 static int make_decoy(const struct sg_plan *p, const char *path)

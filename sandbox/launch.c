@@ -406,6 +406,22 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     ctl_send_fds(ctl, SG_CTL_DECOYS, 0, mask, NULL, valid, nvalid);
     for (size_t i = 0; i < nvalid; i++)
         close(valid[i]);
+    /* the private views' roots: what the skill leaves there is reported when
+     * it ends (only directories of ours: a host folder bound there is not) */
+    int views[SG_VIEWS];
+    size_t nviews = 0;
+    mask = 0;
+    for (int i = 0; i < SG_VIEWS; i++) {
+        const char *vp = sg_view_path(p, i);
+        int fd = vp ? open(vp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        if (fd >= 0) {
+            views[nviews++] = fd;
+            mask |= 1 << i;
+        }
+    }
+    ctl_send_fds(ctl, SG_CTL_VIEWS, 0, mask, NULL, views, nviews);
+    for (size_t i = 0; i < nviews; i++)
+        close(views[i]);
     /* the skill must be born inside the run's cgroup: a process moved later
      * would leave the children it already had behind. v1: the fds that come
      * with "placed" are the cgroups' "tasks" files, which pid 1 enters
@@ -775,10 +791,14 @@ static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *ste
         if ((r = ctl_wait(sb->ctl_fd, &m, fds, &nfds)) < 0)
             STEP_FAIL(r, r == -ETIMEDOUT ? "waiting for the sandbox to be ready"
                                     : "sandbox setup (it exited)");
-        if (m.type == SG_CTL_DECOYS || m.type == SG_CTL_EGRESS) {
+        if (m.type == SG_CTL_DECOYS || m.type == SG_CTL_EGRESS || m.type == SG_CTL_VIEWS) {
             /* status says which slots the fds that came fill, in order */
-            int *slots = m.type == SG_CTL_DECOYS ? sb->decoy_fd : sb->egress_fd;
-            int nslots = m.type == SG_CTL_DECOYS ? SG_MAX_DECOYS : SG_EGRESS_FDS;
+            int *slots = m.type == SG_CTL_DECOYS   ? sb->decoy_fd
+                         : m.type == SG_CTL_EGRESS ? sb->egress_fd
+                                                   : sb->view_fd;
+            int nslots = m.type == SG_CTL_DECOYS   ? SG_MAX_DECOYS
+                         : m.type == SG_CTL_EGRESS ? SG_EGRESS_FDS
+                                                   : SG_VIEWS;
             size_t k = 0;
             for (int i = 0; i < nslots && k < nfds; i++)
                 if (m.status & (1 << i))
@@ -829,6 +849,8 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         sb->decoy_fd[i] = -1;
     for (int i = 0; i < SG_EGRESS_FDS; i++)
         sb->egress_fd[i] = -1;
+    for (int i = 0; i < SG_VIEWS; i++)
+        sb->view_fd[i] = -1;
 #define FAIL(code, ...)                             \
     do {                                            \
         r = (code);                                 \
@@ -988,6 +1010,11 @@ void sg_sandbox_cleanup(struct sg_sandbox *sb)
         if (sb->egress_fd[i] >= 0)
             close(sb->egress_fd[i]);
         sb->egress_fd[i] = -1;
+    }
+    for (int i = 0; i < SG_VIEWS; i++) {
+        if (sb->view_fd[i] >= 0)
+            close(sb->view_fd[i]);
+        sb->view_fd[i] = -1;
     }
     if (!gone) {
         /* pid 1 said "exit" and is still going: leave it be until the

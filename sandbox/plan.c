@@ -774,6 +774,27 @@ static void free_strv(char **v, size_t n)
     free(v);
 }
 
+bool sg_path_private(const struct sg_plan *p, const char *path)
+{
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        size_t n = strlen(m->dst);
+        if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) &&
+            !strncmp(path, m->dst, n) && (path[n] == '\0' || path[n] == '/' || n == 1))
+            return false;
+    }
+    return true;
+}
+
+const char *sg_view_path(const struct sg_plan *p, int view)
+{
+    const char *path = view == SG_VIEW_HOME  ? p->home
+                       : view == SG_VIEW_TMP ? "/tmp"
+                       : view == SG_VIEW_SHM ? "/dev/shm"
+                                             : NULL;
+    return path && sg_path_private(p, path) ? path : NULL;
+}
+
 void sg_plan_free(struct sg_plan *p)
 {
     free(p->skill_name), free(p->skill_root), free(p->run_id), free(p->uid_map);

@@ -164,6 +164,17 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
                   const char **why);
 void sg_plan_free(struct sg_plan *p);
 
+/* Is path the sandbox's own (a tmpfs of the plan's) rather than a host
+ * folder bound at or above it? */
+bool sg_path_private(const struct sg_plan *p, const char *path);
+
+/* The private views a skill may write into and that go with the run: its
+ * HOME (when private), /tmp and /dev/shm. What it left there is reported at
+ * the end (broker/views.c). */
+enum { SG_VIEW_HOME, SG_VIEW_TMP, SG_VIEW_SHM, SG_VIEWS };
+/* The view's path in the sandbox, or NULL when the plan has no such view. */
+const char *sg_view_path(const struct sg_plan *p, int view);
+
 /* The Landlock ABI of the running kernel (0 when absent). */
 int sg_landlock_abi(void);
 
@@ -197,6 +208,7 @@ struct sg_sandbox {
     int decoy_hold_fd;           /* closing it lets the decoys' holder exit (launch.c) */
     pid_t decoy_hold_pid;        /* the holder (reaped by sg_sandbox_reap) */
     int egress_fd[SG_EGRESS_FDS]; /* listeners inside the sandbox (netns.h) */
+    int view_fd[SG_VIEWS];        /* the private views' roots (sg_view_path), or -1 */
     char *rundir;   /* host directory used as the new root's mount point */
     int *pins;      /* per mount: the bound host path, held since before launch (pin.h); -1 */
     size_t npins;
@@ -207,7 +219,7 @@ struct sg_sandbox {
 /* Control messages from the sandbox. */
 enum sg_ctl_type { SG_CTL_READY = 1, SG_CTL_GO, SG_CTL_MAPPED, SG_CTL_ERROR, SG_CTL_EXIT,
                    SG_CTL_EXEC_FAILED, SG_CTL_NFLOG, SG_CTL_DECOYS, SG_CTL_EGRESS,
-                   SG_CTL_PLACED, SG_CTL_NETLINK };
+                   SG_CTL_PLACED, SG_CTL_NETLINK, SG_CTL_VIEWS };
 #define SG_CTL_MAX_FDS 10
 struct sg_ctl_msg {
     int type;
