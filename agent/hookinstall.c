@@ -402,23 +402,6 @@ static void print_diff(const char *path, const char *a, const char *b)
     free(la), free(lb), free(sa), free(sb);
 }
 
-static int write_atomic(const char *path, const char *text, mode_t mode)
-{
-    cleanup_free char *tmp = sg_xasprintf("%s.skillgate-tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
-    if (fd < 0)
-        return -errno;
-    int r = sg_write_all(fd, text, strlen(text));
-    if (!r && fsync(fd) < 0)
-        r = -errno;
-    close(fd);
-    if (!r && rename(tmp, path) < 0)
-        r = -errno;
-    if (r)
-        unlink(tmp);
-    return r;
-}
-
 int sg_hook_install(const struct sg_hook_install_opts *o)
 {
     cleanup_free char *path = NULL;
@@ -470,7 +453,7 @@ int sg_hook_install(const struct sg_hook_install_opts *o)
     }
     if (text) {
         cleanup_free char *bak = sg_xasprintf("%s.skillgate.bak", path);
-        if ((r = write_atomic(bak, text, mode)) < 0) {
+        if ((r = sg_write_file_atomic(bak, text, mode)) < 0) {
             fprintf(stderr, "skillgate hook: cannot write the backup %s: %s; nothing changed\n",
                     bak, strerror(-r));
             return r;
@@ -480,7 +463,7 @@ int sg_hook_install(const struct sg_hook_install_opts *o)
         fprintf(stderr, "skillgate hook: cannot make the folder of %s: %s\n", path, strerror(-r));
         return r;
     }
-    if ((r = write_atomic(path, out, mode)) < 0) {
+    if ((r = sg_write_file_atomic(path, out, mode)) < 0) {
         fprintf(stderr, "skillgate hook: cannot write %s: %s\n", path, strerror(-r));
         return r;
     }

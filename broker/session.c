@@ -1064,6 +1064,10 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     res->skill_status = r->status;
     res->ended_ms = now_ms();
     emit_limit_hits(r);
+    long long peak = sg_sandbox_memory_usage(r->sb);
+    res->memory_peak = peak > r->live.memory_bytes ? peak : r->live.memory_bytes;
+    if (res->memory_peak < 0)
+        res->memory_peak = 0;
     sg_sandbox_cleanup(r->sb);
     say_how_it_ended(r, res);
     free(r);

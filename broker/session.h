@@ -49,6 +49,7 @@ struct sg_run_result {
     char failed_step[512]; /* room for a path and why it was refused */
     int failed_errno;
     char end_reason[160];  /* how it ended, in words: "interrupted by SIGINT" */
+    long long memory_peak; /* bytes, the cgroup's peak; 0 where unknown */
 };
 
 /* Output lines longer than this are cut (at a UTF-8 boundary) into several events. */

@@ -20,6 +20,7 @@
     X(list, cmd_list, "list [DIR...] [--json]", "discover skills and summarize them")      \
     X(run, cmd_run, "run SKILL [--input JSON] [--watch|--json] [--dry-run] [--script PATH [--] [ARG...]]", \
       "run a skill under the sandbox; events live, a trace at the end")                    \
+    X(record, cmd_record, "record SKILL [-i JSON]...", "learn what a skill needs; its minimal manifest") \
     X(traces, cmd_traces, "traces list|diff A [B]", "past runs; what one did that another did not") \
     X(audit, cmd_audit, "audit verify|tail|show RUN", "the hash-chained audit log")         \
     X(grants, cmd_grants, "grants list|revoke N", "the \"always\" decisions, per skill digest") \

@@ -437,6 +437,23 @@ int sg_write_file(const char *path, const char *text)
     return r;
 }
 
+int sg_write_file_atomic(const char *path, const char *text, mode_t mode)
+{
+    cleanup_free char *tmp = sg_xasprintf("%s.skillgate-tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -errno;
+    int r = sg_write_all(fd, text, strlen(text));
+    if (!r && fsync(fd) < 0)
+        r = -errno;
+    close(fd);
+    if (!r && rename(tmp, path) < 0)
+        r = -errno;
+    if (r)
+        unlink(tmp);
+    return r;
+}
+
 int sg_mkdir_parent(const char *path, mode_t mode)
 {
     char dir[PATH_MAX];

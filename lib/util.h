@@ -116,6 +116,9 @@ int sg_write_all(int fd, const void *p, size_t n);
 int sg_open_locked_current(int dfd, const char *name, int flags);
 /* Write text to an existing file (procfs, cgroupfs). Returns 0 or -errno. */
 int sg_write_file(const char *path, const char *text);
+/* Replace (or make) path with text, whole or not at all: written beside it
+ * as PATH.skillgate-tmp with mode, synced, renamed. 0 or -errno. */
+int sg_write_file_atomic(const char *path, const char *text, mode_t mode);
 /* Close every descriptor except those in keep (in any order, n <= 16). */
 void sg_close_all_but(const int *keep, size_t n);
 

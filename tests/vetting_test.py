@@ -309,5 +309,149 @@ except OSError:
     assert classes.get("persistence") == 2, classes
 
 
+class Listener:
+    """A TCP server on loopback that counts who reached it (the test's own
+    stand-in for a host: --resolve points names at it)."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.s = socket.socket()
+        self.s.bind(("127.0.0.1", 0))
+        self.s.listen(16)
+        self.s.settimeout(0.2)
+        self.port = self.s.getsockname()[1]
+        self.hits = 0
+        self.done = False
+        self.t = threading.Thread(target=self._loop, daemon=True)
+        self.t.start()
+
+    def _loop(self):
+        import time
+        end = time.monotonic() + 120
+        while not self.done and time.monotonic() < end:
+            try:
+                c, _ = self.s.accept()
+            except OSError:
+                continue
+            self.hits += 1
+            c.close()
+
+    def close(self):
+        self.done = True
+        self.t.join(2)
+        self.s.close()
+
+
+RECORDED = """
+import json, os, socket, subprocess
+inp = json.loads(os.environ.get("SKILL_INPUT", "{}"))
+if inp.get("net"):
+    socket.create_connection(("api.record.test", 443), timeout=5).close()
+if inp.get("write"):
+    with open(os.path.join(os.environ["OUT"], "result.txt"), "w") as f:
+        f.write("done\\n")
+print(subprocess.run(["uname", "-s"], capture_output=True, text=True).stdout.strip())
+"""
+
+
+@test()
+def record_learns_what_a_skill_needs_and_its_manifest_passes(m, base):
+    """The manifest over-asks (a host and a folder it never uses) and
+    under-asks (a host it reaches); two recorded runs with different inputs
+    merge; the written manifest validates, and a run under it with nobody to
+    ask reaches its host and writes its file with no prompt and no denial."""
+    out = os.path.join(base, "out")
+    unused = os.path.join(base, "unused")
+    for d in (out, unused):
+        os.makedirs(d)
+        if h.IS_ROOT:  # the skill runs as nobody, also under root
+            os.chown(d, h.NOBODY, h.NOBODY)
+    d = h.make_skill(base, "recorded", RECORDED.replace('os.environ["OUT"]', repr(out)),
+                     tools="Read Bash",
+                     yaml_extra="permissions:\n  network:\n    egress:\n"
+                                "      - domain: unused.test\n        ports: [443]\n"
+                                f"  filesystem:\n    write: [{unused}, {out}]\n")
+    if h.IS_ROOT and m.uid:  # --write replaces the manifest: the folder is theirs
+        for root, dirs, files in os.walk(d):
+            for x in [root] + [os.path.join(root, f) for f in files]:
+                os.chown(x, m.uid, m.uid)
+    lis = Listener()
+    try:
+        res = ["--resolve", f"api.record.test:443:127.0.0.1:{lis.port}"]
+        p = m.run("record", d, "--allow-all", "-i", '{"net": true}', "-i", '{"write": true}',
+                  *res, "--json", check=0)
+        j = json.loads(p.out)
+        assert j["schema"] == "skillgate.record/1"
+        assert "WARNING: --allow-all" in p.err, p.err
+        prof = j["profile"]
+        assert prof["runs"] == 2 and prof["hosts"] == {"api.record.test": [443]}, prof
+        assert prof["writes"] == [os.path.join(out, "result.txt")], prof
+        assert [x.rsplit("/", 1)[-1] for x in prof["programs"]] == ["uname"], prof
+        c = j["compare"]
+        assert {(x["what"], x["name"]) for x in c["over"]} == {
+            ("network", "unused.test:443"), ("write", unused)}, c["over"]
+        assert [(x["what"], x["name"]) for x in c["under"]] == [
+            ("network", "api.record.test:443")], c["under"]
+        assert c["allowed_tools_for_programs"] == "Bash(uname:*)", c
+        man = j["manifest"]
+        assert "domain: api.record.test" in man and "unused" not in man, man
+        assert "# memory_mb" in man and "# max_runtime_seconds" in man, man
+        assert lis.hits == 1, lis.hits
+        os.unlink(os.path.join(out, "result.txt"))
+
+        p = m.run("record", d, "--allow-all", "-i", '{"net": true}', "-i", '{"write": true}',
+                  *res, "--write", "--yes", check=0)
+        assert "wrote " in p.err and os.path.exists(os.path.join(d, "skillsandbox.yaml.bak")), p.err
+        assert "Declared and never used (over-asking):" in p.out, p.out
+        m.run("validate", d, check=0)
+        os.unlink(os.path.join(out, "result.txt"))
+        hits = lis.hits
+        m.run("run", "--prompt", "deny", "-i", '{"net": true, "write": true}', *res, d, check=0)
+        t = m.last_trace()
+        assert lis.hits == hits + 1, (hits, lis.hits)
+        assert os.path.exists(os.path.join(out, "result.txt"))
+        assert t["violation_summary"]["total_enforcements"] == 0, t["violation_summary"]
+        assert not [e for e in t["events"] if e["kind"] in ("permission_asked", "dns_blocked")]
+    finally:
+        lis.close()
+
+
+@test()
+def recording_a_hostile_skill_lets_nothing_out_unapproved(m, base):
+    d = os.path.join(base, "malicious-weather")
+    import shutil
+    shutil.copytree(os.path.join(h.EXAMPLES, "malicious-weather"), d)
+    for root, dirs, files in os.walk(d):
+        os.chmod(root, 0o755)
+    lis = Listener()
+    try:
+        res = []
+        for name in ("collector.attacker.test", "api.weather.test"):
+            res += ["--resolve", f"{name}:443:127.0.0.1:{lis.port}"]
+        p = m.run("record", d, "--prompt", "deny", *res, "--json", check=0)
+        j = json.loads(p.out)
+        assert lis.hits == 0, lis.hits
+        assert j["profile"]["hosts"] == {} and j["profile"]["writes"] == [], j["profile"]
+        tried = {x["name"] for x in j["compare"]["tried"]}
+        assert "collector.attacker.test" in tried and "203.0.113.7" in tried, tried
+        assert "network:" not in j["manifest"], j["manifest"]
+        stash = [x for x in j["compare"]["discarded"] if x.endswith("/.weather-stash")]
+        assert stash, j["compare"]
+    finally:
+        lis.close()
+
+
+@test(modes=("root",))
+def record_with_nobody_to_answer_says_so(m, base):
+    import subprocess
+    d = h.make_skill(base, "lonely-record", "print('hi')\n")
+    p = subprocess.run([h.SG, "record", d], capture_output=True, text=True,
+                       start_new_session=True, env={"PATH": "/usr/bin:/bin", "HOME": m.home,
+                                                    "XDG_STATE_HOME": m.state}, timeout=60)
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "record needs someone to answer the skill's requests" in p.stderr, p.stderr
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

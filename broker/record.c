@@ -1,0 +1,612 @@
+/* What a skill actually needs (record.h). */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <yaml.h>
+
+#include "perm.h"
+#include "policy.h"
+#include "record.h"
+#include "sanitize.h"
+#include "tracediff.h"
+#include "util.h"
+
+/* ---- the profile ---- */
+
+static void add_unique(json_t *arr, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach (arr, i, v)
+        if (!strcmp(json_string_value(v), s))
+            return;
+    json_array_append_new(arr, json_string(s));
+}
+
+static void keep_max(json_t *o, const char *key, json_int_t v)
+{
+    json_t *cur = json_object_get(o, key);
+    if (v >= 0 && (!json_is_integer(cur) || json_integer_value(cur) < v))
+        json_object_set_new(o, key, json_integer(v));
+}
+
+static int cmp_json_str(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void sort_strings(json_t *arr)
+{
+    size_t n = json_array_size(arr);
+    json_t **v = sg_xcalloc(n + 1, sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_incref(json_array_get(arr, i));
+    qsort(v, n, sizeof *v, cmp_json_str);
+    json_array_clear(arr);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, v[i]);
+    free(v);
+}
+
+json_t *sg_record_profile(json_t *const *traces, size_t n)
+{
+    json_t *p = json_pack("{s:I, s:{}, s:[], s:[], s:[], s:{s:[], s:[], s:[]}, s:[]}", "runs",
+                          (json_int_t)n, "hosts", "programs", "writes", "discarded", "tried",
+                          "hosts", "programs", "paths", "traces");
+    json_t *hosts = json_object_get(p, "hosts"), *tried = json_object_get(p, "tried");
+    for (size_t t = 0; t < n; t++) {
+        json_t *doc = traces[t];
+        json_t *f = sg_trace_facts(doc);
+        const char *key;
+        json_t *it;
+        json_object_foreach (json_object_get(f, "hosts"), key, it) {
+            const char *st = json_string_value(json_object_get(it, "state"));
+            if (!strcmp(st, "reached")) {
+                json_t *ports = json_object_get(hosts, key);
+                if (!ports) {
+                    ports = json_array();
+                    json_object_set_new(hosts, key, ports);
+                }
+                size_t i;
+                json_t *port;
+                json_array_foreach (json_object_get(it, "ports"), i, port) {
+                    size_t k;
+                    json_t *q;
+                    bool have = false;
+                    json_array_foreach (ports, k, q)
+                        have |= json_integer_value(q) == json_integer_value(port);
+                    if (!have)
+                        json_array_append(ports, port);
+                }
+            } else if (!strcmp(st, "refused")) {
+                add_unique(json_object_get(tried, "hosts"), key);
+            }
+        }
+        json_object_foreach (json_object_get(f, "programs"), key, it)
+            add_unique(!strcmp(json_string_value(json_object_get(it, "state")), "ran")
+                           ? json_object_get(p, "programs")
+                           : json_object_get(tried, "programs"),
+                       key);
+        json_object_foreach (json_object_get(f, "paths"), key, it) {
+            const char *st = json_string_value(json_object_get(it, "state"));
+            add_unique(!strcmp(st, "written")     ? json_object_get(p, "writes")
+                       : !strcmp(st, "discarded") ? json_object_get(p, "discarded")
+                                                  : json_object_get(tried, "paths"),
+                       key);
+        }
+        json_decref(f);
+        keep_max(p, "duration_ms", json_integer_value(json_object_get(doc, "duration_ms")));
+        json_t *out = json_object_get(doc, "output");
+        keep_max(p, "output_bytes", json_integer_value(json_object_get(out, "stdout_bytes")));
+        keep_max(p, "output_bytes", json_integer_value(json_object_get(out, "stderr_bytes")));
+        json_t *peak = json_object_get(json_object_get(doc, "usage"), "memory_peak_bytes");
+        if (json_is_integer(peak))
+            keep_max(p, "memory_peak_bytes", json_integer_value(peak));
+        const char *status = json_string_value(json_object_get(doc, "status"));
+        if (status && strcmp(status, "completed"))
+            json_object_set_new(p, "incomplete", json_true());
+        json_t *id = json_object_get(doc, "trace_id");
+        if (json_is_string(id))
+            json_array_append(json_object_get(p, "traces"), id);
+    }
+    sort_strings(json_object_get(p, "programs"));
+    sort_strings(json_object_get(p, "writes"));
+    sort_strings(json_object_get(p, "discarded"));
+    static const char *const lists[] = {"hosts", "programs", "paths"};
+    for (size_t i = 0; i < 3; i++)
+        sort_strings(json_object_get(tried, lists[i]));
+    return p;
+}
+
+/* ---- the folders the writes need ---- */
+
+static bool within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0' || (n == 1 && *dir == '/'));
+}
+
+/* A written file's folder, unless that folder is one no manifest may
+ * declare writable (/, a system folder, the home, the skill's own): then
+ * the file itself. */
+static char *write_entry(const struct sg_skill *sk, const char *home, const char *file)
+{
+    static const char *const system[] = {"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64",
+                                         "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys",
+                                         "/usr", "/var", "/home", "/tmp"};
+    char *dir = sg_xstrdup(file);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    bool keep_file = (home && !strcmp(dir, home)) || !strcmp(dir, sk->root);
+    for (size_t i = 0; i < SG_ARRAY_LEN(system); i++)
+        keep_file |= !strcmp(dir, system[i]);
+    if (keep_file) {
+        free(dir);
+        return sg_xstrdup(file);
+    }
+    return dir;
+}
+
+static json_t *write_entries(const struct sg_skill *sk, json_t *writes)
+{
+    const char *home = sg_invoking_home();
+    json_t *all = json_array(), *out = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach (writes, i, v) {
+        cleanup_free char *e = write_entry(sk, home, json_string_value(v));
+        add_unique(all, e);
+    }
+    sort_strings(all);
+    /* a folder inside another one listed adds nothing */
+    json_array_foreach (all, i, v) {
+        size_t k;
+        json_t *o;
+        bool covered = false;
+        json_array_foreach (all, k, o)
+            covered |= k != i && within(json_string_value(v), json_string_value(o)) &&
+                       strcmp(json_string_value(v), json_string_value(o));
+        if (!covered)
+            json_array_append(out, v);
+    }
+    json_decref(all);
+    return out;
+}
+
+/* ---- the manifest ---- */
+
+struct emit {
+    yaml_emitter_t e;
+    struct sg_buf b;
+    bool ok;
+};
+
+static int write_handler(void *ctx, unsigned char *buf, size_t n)
+{
+    struct emit *m = ctx;
+    return sg_buf_append(&m->b, buf, n) == 0;
+}
+
+static void ev(struct emit *m, yaml_event_t *e)
+{
+    if (m->ok && !yaml_emitter_emit(&m->e, e))
+        m->ok = false;
+}
+
+/* Would a plain s read as something other than a string (1.0, true, ~)? */
+static bool looks_typed(const char *s)
+{
+    static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "null", "~",
+                                        "y", "n", ".inf", ".nan"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(words); i++)
+        if (!strcasecmp(s, words[i]))
+            return true;
+    char *end;
+    strtod(s, &end);
+    return *s && !*end;
+}
+
+static void scalar(struct emit *m, const char *s)
+{
+    yaml_event_t e;
+    yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
+                                 looks_typed(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+                                                : YAML_ANY_SCALAR_STYLE);
+    ev(m, &e);
+}
+
+static void number(struct emit *m, long long v);
+
+static void number(struct emit *m, long long v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", v);
+    yaml_event_t e;
+    yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)buf, (int)strlen(buf), 1, 1,
+                                 YAML_PLAIN_SCALAR_STYLE);
+    ev(m, &e);
+}
+
+static void map_start(struct emit *m)
+{
+    yaml_event_t e;
+    yaml_mapping_start_event_initialize(&e, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+    ev(m, &e);
+}
+
+static void map_end(struct emit *m)
+{
+    yaml_event_t e;
+    yaml_mapping_end_event_initialize(&e);
+    ev(m, &e);
+}
+
+static void seq_start(struct emit *m, bool flow)
+{
+    yaml_event_t e;
+    yaml_sequence_start_event_initialize(&e, NULL, NULL, 1,
+                                         flow ? YAML_FLOW_SEQUENCE_STYLE
+                                              : YAML_BLOCK_SEQUENCE_STYLE);
+    ev(m, &e);
+}
+
+static void seq_end(struct emit *m)
+{
+    yaml_event_t e;
+    yaml_sequence_end_event_initialize(&e);
+    ev(m, &e);
+}
+
+/* An observed amount with headroom, never above what was declared. */
+static long long headroom(long long observed, long long factor, long long floor, long long round,
+                          long long declared)
+{
+    long long v = observed * factor;
+    v = (v + round - 1) / round * round;
+    if (v < floor)
+        v = floor;
+    return declared > 0 && v > declared ? declared : v;
+}
+
+char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
+{
+    const struct sg_policy *pol = &sk->policy;
+    struct emit m = {.ok = true};
+    sg_buf_init(&m.b, 1u << 20);
+    yaml_emitter_initialize(&m.e);
+    yaml_emitter_set_output(&m.e, write_handler, &m);
+    yaml_emitter_set_unicode(&m.e, 1);
+    yaml_emitter_set_width(&m.e, 100);
+    yaml_event_t e;
+    yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING);
+    ev(&m, &e);
+    yaml_document_start_event_initialize(&e, NULL, NULL, NULL, 1);
+    ev(&m, &e);
+    map_start(&m);
+
+    scalar(&m, "skill");
+    map_start(&m);
+    const char *name = sk->name ? sk->name : sk->dirname;
+    scalar(&m, "name"), scalar(&m, name);
+    if (sk->version)
+        scalar(&m, "version"), scalar(&m, sk->version);
+    if (sk->description)
+        scalar(&m, "description"), scalar(&m, sk->description);
+    if (sk->author)
+        scalar(&m, "author"), scalar(&m, sk->author);
+    map_end(&m);
+
+    scalar(&m, "permissions");
+    map_start(&m);
+    json_t *hosts = json_object_get(profile, "hosts");
+    if (json_object_size(hosts)) {
+        scalar(&m, "network");
+        map_start(&m);
+        scalar(&m, "egress");
+        seq_start(&m, false);
+        size_t nk = json_object_size(hosts), i = 0;
+        const char **keys = sg_xcalloc(nk + 1, sizeof *keys);
+        const char *key;
+        json_t *ports;
+        json_object_foreach (hosts, key, ports)
+            keys[i++] = key;
+        qsort(keys, nk, sizeof *keys, cmp_cstr);
+        for (i = 0; i < nk; i++) {
+            map_start(&m);
+            scalar(&m, "domain"), scalar(&m, keys[i]);
+            scalar(&m, "ports");
+            seq_start(&m, true);
+            size_t k;
+            json_t *port;
+            json_array_foreach (json_object_get(hosts, keys[i]), k, port)
+                number(&m, json_integer_value(port));
+            seq_end(&m);
+            map_end(&m);
+        }
+        free(keys);
+        seq_end(&m);
+        map_end(&m);
+    }
+    json_t *writes = write_entries(sk, json_object_get(profile, "writes"));
+    if (pol->nread || json_array_size(writes)) {
+        scalar(&m, "filesystem");
+        map_start(&m);
+        if (pol->nread) {
+            scalar(&m, "read");
+            seq_start(&m, false);
+            for (size_t i = 0; i < pol->nread; i++)
+                scalar(&m, pol->read[i].declared ? pol->read[i].declared : pol->read[i].path);
+            seq_end(&m);
+        }
+        if (json_array_size(writes)) {
+            scalar(&m, "write");
+            seq_start(&m, false);
+            size_t i;
+            json_t *w;
+            json_array_foreach (writes, i, w)
+                scalar(&m, json_string_value(w));
+            seq_end(&m);
+        }
+        map_end(&m);
+    }
+    json_decref(writes);
+    if (pol->nenv) {
+        scalar(&m, "env_vars");
+        map_start(&m);
+        scalar(&m, "allow");
+        seq_start(&m, false);
+        for (size_t i = 0; i < pol->nenv; i++)
+            scalar(&m, pol->env[i].name);
+        seq_end(&m);
+        map_end(&m);
+    }
+    if (pol->profile != SG_SECCOMP_DEFAULT) {
+        scalar(&m, "syscalls");
+        map_start(&m);
+        scalar(&m, "profile"), scalar(&m, sg_seccomp_profile_name(pol->profile));
+        map_end(&m);
+    }
+    map_end(&m);
+
+    /* limits: what was observed, with headroom, never above what was declared */
+    struct sg_buf why;
+    sg_buf_init(&why, 4096);
+    scalar(&m, "resources");
+    map_start(&m);
+    json_t *peak = json_object_get(profile, "memory_peak_bytes");
+    long long mem = pol->limits.memory_mb.value;
+    if (json_is_integer(peak)) {
+        long long mib = (json_integer_value(peak) + (1 << 20) - 1) >> 20;
+        mem = headroom(mib, 2, 64, 16, pol->limits.memory_mb.value);
+        sg_buf_printf(&why, "# memory_mb %lld: peak %lld MiB, doubled, in steps of 16, at least 64\n",
+                      mem, mib);
+    } else {
+        sg_buf_printf(&why, "# memory_mb %lld: as declared (no cgroup measured the peak here)\n",
+                      mem);
+    }
+    scalar(&m, "memory_mb"), number(&m, mem);
+    long long ms = json_integer_value(json_object_get(profile, "duration_ms"));
+    long long secs = headroom((ms + 999) / 1000, 3, 10, 1, pol->limits.runtime_s.value);
+    sg_buf_printf(&why, "# max_runtime_seconds %lld: longest run %lld ms, three times, at least 10\n",
+                  secs, ms);
+    scalar(&m, "max_runtime_seconds"), number(&m, secs);
+    long long outb = json_integer_value(json_object_get(profile, "output_bytes"));
+    long long capb = headroom(outb, 2, 65536, 1024, pol->limits.output_bytes.value);
+    sg_buf_printf(&why, "# max_output_bytes %lld: most output %lld bytes a stream, doubled, at "
+                        "least 64 KiB\n", capb, outb);
+    scalar(&m, "max_output_bytes"), number(&m, capb);
+    map_end(&m);
+
+    if (pol->entry.command) {
+        scalar(&m, "entrypoint");
+        map_start(&m);
+        scalar(&m, "command"), scalar(&m, pol->entry.command);
+        if (pol->entry.nargs) {
+            scalar(&m, "args");
+            seq_start(&m, true);
+            for (size_t i = 0; i < pol->entry.nargs; i++)
+                scalar(&m, pol->entry.args[i]);
+            seq_end(&m);
+        }
+        map_end(&m);
+    }
+    map_end(&m);
+    yaml_document_end_event_initialize(&e, 1);
+    ev(&m, &e);
+    yaml_stream_end_event_initialize(&e);
+    ev(&m, &e);
+    yaml_emitter_delete(&m.e);
+    cleanup_free char *body = sg_buf_steal(&m.b);
+    cleanup_free char *whys = sg_buf_steal(&why);
+    if (!m.ok)
+        return NULL;
+    cleanup_free char *shown = sg_sanitize_str(name, 0);
+    json_int_t runs = json_integer_value(json_object_get(profile, "runs"));
+    return sg_xasprintf(
+        "# Written by skillgate record from %lld run%s of %s: only what %s used.\n"
+        "# Reads and environment variables are not observed: they are kept as declared.\n"
+        "# Pids, CPU, disk and file caps are the defaults.\n%s%s",
+        (long long)runs, runs == 1 ? "" : "s", shown, runs == 1 ? "it" : "they", whys, body);
+}
+
+/* ---- declared against used ---- */
+
+static json_t *item(const char *what, const char *name, const char *note)
+{
+    return json_pack("{s:s, s:s, s:s}", "what", what, "name", name, "note", note);
+}
+
+static bool egress_covers(const struct sg_egress *g, const char *host, long long port)
+{
+    bool name = g->wildcard ? fnmatch(g->domain, host, 0) == 0 && strcmp(g->domain + 2, host)
+                            : !strcmp(g->domain, host);
+    if (!name)
+        return false;
+    for (size_t i = 0; i < g->nports; i++)
+        if (g->ports[i] == port)
+            return true;
+    return port < 0;
+}
+
+json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile)
+{
+    const struct sg_policy *pol = &sk->policy;
+    json_t *c = json_pack("{s:[], s:[], s:[]}", "over", "under", "tried");
+    json_t *over = json_object_get(c, "over"), *under = json_object_get(c, "under");
+    json_t *hosts = json_object_get(profile, "hosts");
+    /* hosts */
+    for (size_t i = 0; i < pol->negress; i++) {
+        const struct sg_egress *g = &pol->egress[i];
+        for (size_t k = 0; k < g->nports; k++) {
+            bool used = false;
+            const char *h;
+            json_t *ports;
+            json_object_foreach (hosts, h, ports) {
+                size_t j;
+                json_t *p;
+                json_array_foreach (ports, j, p)
+                    used |= egress_covers(g, h, json_integer_value(p)) &&
+                            json_integer_value(p) == g->ports[k];
+            }
+            if (!used) {
+                cleanup_free char *n = sg_xasprintf("%s:%u", g->domain, g->ports[k]);
+                json_array_append_new(over, item("network", n, "declared, never reached"));
+            }
+        }
+    }
+    const char *h;
+    json_t *ports;
+    json_object_foreach (hosts, h, ports) {
+        size_t j;
+        json_t *p;
+        json_array_foreach (ports, j, p) {
+            bool declared = false;
+            for (size_t i = 0; i < pol->negress; i++)
+                declared |= egress_covers(&pol->egress[i], h, json_integer_value(p));
+            if (!declared) {
+                cleanup_free char *n = sg_xasprintf("%s:%lld", h, (long long)json_integer_value(p));
+                json_array_append_new(under, item("network", n, "reached, not declared"));
+            }
+        }
+    }
+    /* writes */
+    json_t *writes = json_object_get(profile, "writes");
+    for (size_t i = 0; i < pol->nwrite; i++) {
+        bool used = false;
+        size_t j;
+        json_t *w;
+        json_array_foreach (writes, j, w)
+            used |= within(json_string_value(w), pol->write[i].path);
+        if (!used)
+            json_array_append_new(over, item("write", pol->write[i].path,
+                                             "declared writable, nothing written there"));
+    }
+    size_t j;
+    json_t *w;
+    json_array_foreach (writes, j, w) {
+        bool declared = false;
+        for (size_t i = 0; i < pol->nwrite; i++)
+            declared |= within(json_string_value(w), pol->write[i].path);
+        if (!declared)
+            json_array_append_new(under, item("write", json_string_value(w),
+                                              "written, not declared writable"));
+    }
+    /* programs: SKILL.md's allowed-tools */
+    struct sg_tools t;
+    sg_tools_from_policy(pol, &t);
+    json_t *progs = json_object_get(profile, "programs");
+    if (t.bash_listed && !json_array_size(progs))
+        json_array_append_new(over, item("program", "Bash",
+                                         "in allowed-tools, no program run beyond the entrypoint"));
+    json_array_foreach (progs, j, w) {
+        const char *prog = json_string_value(w);
+        const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+        bool declared = t.bash_unscoped;
+        for (size_t i = 0; i < t.nbash_scopes; i++) {
+            size_t n = strcspn(t.bash_scopes[i], ": ");
+            declared |= (strlen(base) == n && !strncmp(t.bash_scopes[i], base, n)) ||
+                        (strlen(prog) == n && !strncmp(t.bash_scopes[i], prog, n));
+        }
+        if (!declared) {
+            cleanup_free char *note = sg_xasprintf("run, not in allowed-tools (SKILL.md: "
+                                                   "Bash(%s:*) would allow it)", base);
+            json_array_append_new(under, item("program", prog, note));
+        }
+    }
+    sg_tools_free(&t);
+    /* the programs, as allowed-tools would name them */
+    struct sg_buf sug;
+    sg_buf_init(&sug, 8192);
+    json_array_foreach (progs, j, w) {
+        const char *prog = json_string_value(w);
+        const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+        bool on_path = !strncmp(prog, "/usr/bin/", 9) || !strncmp(prog, "/bin/", 5) ||
+                       !strncmp(prog, "/usr/local/bin/", 15);
+        sg_buf_printf(&sug, "%sBash(%s%s)", j ? " " : "", on_path ? base : prog,
+                      on_path ? ":*" : "");
+    }
+    cleanup_free char *sugs = sg_buf_steal(&sug);
+    json_object_set_new(c, "programs", json_deep_copy(progs));
+    json_object_set_new(c, "allowed_tools_for_programs", json_string(sugs));
+    json_object_set(c, "discarded", json_object_get(profile, "discarded"));
+    /* tried and refused while recording */
+    json_t *tried = json_object_get(profile, "tried");
+    static const char *const kinds[][2] = {{"hosts", "network"}, {"programs", "program"},
+                                           {"paths", "file"}};
+    for (size_t k = 0; k < 3; k++)
+        json_array_foreach (json_object_get(tried, kinds[k][0]), j, w)
+            json_array_append_new(json_object_get(c, "tried"),
+                                  item(kinds[k][1], json_string_value(w), "tried and refused"));
+    return c;
+}
+
+char *sg_record_compare_text(json_t *cmp)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, 1u << 20);
+    static const char *const heads[][2] = {
+        {"over", "Declared and never used (over-asking):"},
+        {"under", "Used and never declared (the prompts it will cause, or the attack):"},
+        {"tried", "Tried and refused while recording:"}};
+    json_t *progs = json_object_get(cmp, "programs");
+    if (json_array_size(progs)) {
+        cleanup_free char *s = sg_sanitize_str(
+            json_string_value(json_object_get(cmp, "allowed_tools_for_programs")), 0);
+        sg_buf_printf(&b, "Programs it ran (a manifest cannot declare them; SKILL.md's "
+                          "allowed-tools can): %s\n\n", s);
+    }
+    size_t i;
+    json_t *it;
+    json_array_foreach (json_object_get(cmp, "discarded"), i, it) {
+        cleanup_free char *s = sg_sanitize_str(json_string_value(it), 0);
+        sg_buf_printf(&b, "%s  %s\n", i ? "" : "Left in the sandbox's private views (gone with "
+                                              "it, nothing to declare):\n", s);
+        if (i + 1 == json_array_size(json_object_get(cmp, "discarded")))
+            sg_buf_printf(&b, "\n");
+    }
+    for (size_t h = 0; h < 3; h++) {
+        json_t *list = json_object_get(cmp, heads[h][0]);
+        sg_buf_printf(&b, "%s%s", h ? "\n" : "", heads[h][1]);
+        if (!json_array_size(list))
+            sg_buf_printf(&b, " none\n");
+        else
+            sg_buf_printf(&b, "\n");
+        json_array_foreach (list, i, it) {
+            cleanup_free char *name =
+                sg_sanitize_str(json_string_value(json_object_get(it, "name")), 0);
+            cleanup_free char *note =
+                sg_sanitize_str(json_string_value(json_object_get(it, "note")), 0);
+            sg_buf_printf(&b, "  %-8s %s  (%s)\n", json_string_value(json_object_get(it, "what")),
+                          name, note);
+        }
+    }
+    return sg_buf_steal(&b);
+}
