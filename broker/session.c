@@ -661,7 +661,9 @@ static size_t timer_fds(void *c, struct pollfd *p, size_t max)
 static void pace_timeout(struct sg_session *r)
 {
     bool waiting = sg_perm_waiting(r->perm) > 0;
-    if (waiting == (r->pause_start_ms != 0) || r->timed_out || r->exited)
+    /* a pause that ends with the run (the skill exited at the answer) still
+     * says so: the trace's resume never goes missing in a race with the exit */
+    if (waiting == (r->pause_start_ms != 0) || r->timed_out || (r->exited && waiting))
         return;
     struct itimerspec cur = {0};
     int64_t allowance = (int64_t)sg_perm_prompt_timeout(r->perm) * 1000 * SG_PAUSE_PROMPTS -
@@ -1029,6 +1031,7 @@ static void emit_limit_hits(struct sg_session *r)
 void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
 {
     sg_perm_cancel_all(r->perm); /* held requests are answered before their sockets go */
+    pace_timeout(r);             /* and a pause they held ends, said in the trace */
     sg_egress_free(r->net);
     sg_exec_free(r->ex);
     sg_sockconn_free(r->conn);
