@@ -13,6 +13,34 @@
 #include "tracediff.h"
 #include "util.h"
 
+/* ---- the recording policy ---- */
+
+void sg_record_policy(struct sg_skill *sk, struct sg_record_hold *h)
+{
+    struct sg_policy *pol = &sk->policy;
+    *h = (struct sg_record_hold){.negress = pol->negress, .nwrite = pol->nwrite,
+                                 .nread = pol->nread, .read = pol->read,
+                                 .restricted = pol->tools_restricted, .held = true};
+    h->shown = sg_xcalloc(pol->nread + pol->nwrite + 1, sizeof *h->shown);
+    if (pol->nread)
+        memcpy(h->shown, pol->read, pol->nread * sizeof *h->shown);
+    if (pol->nwrite)
+        memcpy(h->shown + pol->nread, pol->write, pol->nwrite * sizeof *h->shown);
+    pol->read = h->shown, pol->nread += pol->nwrite;
+    pol->negress = 0, pol->nwrite = 0, pol->tools_restricted = false;
+}
+
+void sg_record_policy_restore(struct sg_skill *sk, struct sg_record_hold *h)
+{
+    if (!h->held)
+        return;
+    struct sg_policy *pol = &sk->policy;
+    pol->negress = h->negress, pol->nwrite = h->nwrite, pol->tools_restricted = h->restricted;
+    pol->read = h->read, pol->nread = h->nread;
+    free(h->shown);
+    h->shown = NULL, h->held = false;
+}
+
 /* ---- the profile ---- */
 
 static void add_unique(json_t *arr, const char *s)
@@ -608,5 +636,112 @@ char *sg_record_compare_text(json_t *cmp)
                           name, note);
         }
     }
+    return sg_buf_steal(&b);
+}
+
+/* ---- declared beside observed ---- */
+
+static void row(struct sg_buf *b, const char *what, const char *declared, const char *observed,
+                const char *note)
+{
+    cleanup_free char *d = sg_sanitize_str(declared, 0);
+    cleanup_free char *o = sg_sanitize_str(observed, 0);
+    sg_buf_printf(b, " %-8s %-26.26s %-26.26s %s\n", what, *d ? d : "-", *o ? o : "-", note);
+}
+
+static void fmt_bytes(char *out, size_t n, long long v)
+{
+    if (v < 0)
+        snprintf(out, n, "?");
+    else if (v < 1024)
+        snprintf(out, n, "%lld B", v);
+    else if (v < 1 << 20)
+        snprintf(out, n, "%.1f KiB", (double)v / 1024);
+    else
+        snprintf(out, n, "%.1f MiB", (double)v / (1 << 20));
+}
+
+char *sg_record_side_by_side(const struct sg_skill *sk, json_t *profile, json_t *cmp)
+{
+    const struct sg_policy *pol = &sk->policy;
+    struct sg_buf b;
+    sg_buf_init(&b, 1u << 20);
+    sg_buf_printf(&b, " %-8s %-26s %-26s %s\n", "", "DECLARED", "OBSERVED", "");
+    json_t *hosts = json_object_get(profile, "hosts");
+    /* hosts: each declared pair, used or not; then what was reached undeclared */
+    for (size_t i = 0; i < pol->negress; i++)
+        for (size_t k = 0; k < pol->egress[i].nports; k++) {
+            cleanup_free char *n = sg_xasprintf("%s:%u", pol->egress[i].domain,
+                                                pol->egress[i].ports[k]);
+            bool used = false;
+            const char *h;
+            json_t *ports;
+            json_object_foreach (hosts, h, ports) {
+                size_t j;
+                json_t *p;
+                json_array_foreach (ports, j, p)
+                    used |= json_integer_value(p) == pol->egress[i].ports[k] &&
+                            egress_covers(&pol->egress[i], h, json_integer_value(p));
+            }
+            row(&b, "network", n, used ? n : "", used ? "used" : "over-asked");
+        }
+    size_t i;
+    json_t *it;
+    json_array_foreach (json_object_get(cmp, "under"), i, it) {
+        const char *what = json_string_value(json_object_get(it, "what"));
+        if (strcmp(what, "program"))
+            row(&b, what, "", json_string_value(json_object_get(it, "name")),
+                "will ask");
+    }
+    for (size_t w = 0; w < pol->nwrite; w++) {
+        bool used = false;
+        json_t *v;
+        size_t j;
+        json_array_foreach (json_object_get(profile, "writes"), j, v)
+            used |= within(json_string_value(v), pol->write[w].path);
+        row(&b, "write", pol->write[w].path, used ? pol->write[w].path : "",
+            used ? "used" : "over-asked");
+    }
+    struct sg_tools t;
+    sg_tools_from_policy(pol, &t);
+    json_t *progs = json_object_get(profile, "programs");
+    if (!json_array_size(progs) && t.bash_listed)
+        row(&b, "program", "Bash", "", "over-asked");
+    json_array_foreach (progs, i, it) {
+        bool declared = false;
+        size_t k;
+        json_t *u;
+        json_array_foreach (json_object_get(cmp, "under"), k, u)
+            declared |= !strcmp(json_string_value(json_object_get(u, "name")),
+                                json_string_value(it));
+        row(&b, "program", declared ? "" : t.bash_unscoped ? "Bash" : "Bash(...)",
+            json_string_value(it), declared ? "will ask" : "used");
+    }
+    sg_tools_free(&t);
+    char dec[64], obs[64];
+    json_t *peak = json_object_get(profile, "memory_peak_bytes");
+    snprintf(dec, sizeof dec, "%lld MB", pol->limits.memory_mb.value);
+    if (json_is_integer(peak)) {
+        char by[32];
+        fmt_bytes(by, sizeof by, json_integer_value(peak));
+        snprintf(obs, sizeof obs, "peak %s", by);
+    } else {
+        snprintf(obs, sizeof obs, "not measured (no cgroup)");
+    }
+    row(&b, "memory", dec, obs, "");
+    snprintf(dec, sizeof dec, "%lld s", pol->limits.runtime_s.value);
+    snprintf(obs, sizeof obs, "longest run %lld ms",
+             (long long)json_integer_value(json_object_get(profile, "duration_ms")));
+    row(&b, "runtime", dec, obs, "");
+    fmt_bytes(dec, sizeof dec, pol->limits.output_bytes.value);
+    char by[32];
+    fmt_bytes(by, sizeof by, json_integer_value(json_object_get(profile, "output_bytes")));
+    snprintf(obs, sizeof obs, "most %s a stream", by);
+    row(&b, "output", dec, obs, "");
+    json_array_foreach (json_object_get(cmp, "tried"), i, it)
+        row(&b, json_string_value(json_object_get(it, "what")), "",
+            json_string_value(json_object_get(it, "name")), "refused");
+    json_array_foreach (json_object_get(profile, "discarded"), i, it)
+        row(&b, "file", "", json_string_value(it), "discarded");
     return sg_buf_steal(&b);
 }

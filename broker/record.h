@@ -12,6 +12,18 @@
 
 #include "skill.h"
 
+/* The recording policy, applied to sk for its runs and taken back after:
+ * its declared hosts held back, its declared write folders shown read-only
+ * (a write there is then a request the broker carries out once allowed),
+ * every tool allowed to ask, so that each use is a request the trace sees. */
+struct sg_record_hold {
+    size_t negress, nwrite, nread;
+    struct sg_path *read, *shown;
+    bool restricted, held;
+};
+void sg_record_policy(struct sg_skill *sk, struct sg_record_hold *h);
+void sg_record_policy_restore(struct sg_skill *sk, struct sg_record_hold *h);
+
 /* The traces (skillgate.trace/1) folded into one profile. */
 json_t *sg_record_profile(json_t *const *traces, size_t n);
 
@@ -27,5 +39,9 @@ json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile);
 
 /* The same as text lines for a terminal (sanitized). */
 char *sg_record_compare_text(json_t *cmp);
+
+/* Declared beside observed, one row per host, folder, program and limit,
+ * for a screen of at least 80 columns (sanitized). */
+char *sg_record_side_by_side(const struct sg_skill *sk, json_t *profile, json_t *cmp);
 
 #endif

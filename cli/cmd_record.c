@@ -282,21 +282,10 @@ int cmd_record(int argc, char **argv)
         return st;
     if (sg_skill_has_errors(sk))
         sg_print_diags(stderr, &sk->diags);
-    /* the recording policy: the declared hosts held back, the declared
-     * write paths shown read-only (a write there is then a request the
-     * broker carries out once allowed), every tool allowed to ask, so each
-     * use is seen; then the declared policy back for the comparison */
-    struct sg_policy *pol = &sk->policy;
-    size_t negress = pol->negress, nwrite = pol->nwrite, nread = pol->nread;
-    struct sg_path *read = pol->read;
-    bool restricted = pol->tools_restricted;
-    struct sg_path *shown = sg_xcalloc(nread + nwrite + 1, sizeof *shown);
-    if (nread)
-        memcpy(shown, read, nread * sizeof *shown);
-    if (nwrite)
-        memcpy(shown + nread, pol->write, nwrite * sizeof *shown);
-    pol->read = shown, pol->nread = nread + nwrite;
-    pol->negress = 0, pol->nwrite = 0, pol->tools_restricted = false;
+    /* the recording policy for the runs (record.h); then the declared one
+     * back for the comparison */
+    struct sg_record_hold hold;
+    sg_record_policy(sk, &hold);
     if (a.rq.allow_all)
         fprintf(stderr, "skillgate: WARNING: --allow-all: every request of this recording is "
                         "allowed without asking anyone, on your machine\n");
@@ -309,9 +298,7 @@ int cmd_record(int argc, char **argv)
         if (d)
             docs[ndocs++] = d;
     }
-    pol->negress = negress, pol->nwrite = nwrite, pol->tools_restricted = restricted;
-    pol->read = read, pol->nread = nread;
-    free(shown);
+    sg_record_policy_restore(sk, &hold);
     if (!ndocs) {
         sg_skill_free(sk);
         return SG_RUN_REFUSED;

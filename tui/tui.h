@@ -55,6 +55,7 @@
     X(EXPORT, "export", "e", VIEW, "export the trace to a file")                             \
     X(DIFF, "diff", "c", VIEW, "changes since your last look / between runs")           \
     X(MARK, "mark", "v", VIEW, "mark a run to compare with (traces)")                   \
+    X(RECORD, "record", "r", VIEW, "record what it uses, each use asked (skills)")          \
     X(SEEN, "mark-seen", "M", VIEW, "mark the skill's manifests as seen (skills)")          \
     X(P_ONCE, "allow-once", "a", PROMPT, "allow this request once")                          \
     X(P_RUN, "allow-run", "r", PROMPT, "allow it for the rest of this run")                  \
@@ -259,6 +260,7 @@ struct tui_run_spec {
     char *const *args;
     size_t nargs;
     const char *work_dir;            /* --cwd */
+    bool record;                     /* a recording: declared beside observed at the end */
     void (*on_end)(void *ctx);       /* called once the run ended, or did not start */
     void *end_ctx;
 };

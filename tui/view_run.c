@@ -16,6 +16,7 @@
 
 #include "attempts.h"
 #include "events.h"
+#include "record.h"
 #include "ring.h"
 #include "runner.h"
 #include "skill.h"
@@ -51,6 +52,8 @@ struct run {
     long long mem_limit_mb, timeout_s;
     int64_t started_ms, ended_ms;
     size_t allowed, blocked, asked;
+    bool record;                 /* a recording (skillgate record): its result at the end */
+    struct sg_record_hold hold;
     struct sg_attempts att; /* what it attempted, by kind (a local run's) */
     bool att_known;
     int exit_code;
@@ -173,6 +176,23 @@ static void run_finish(struct tui *t, struct run *r)
              (long long)(out.res.ended_ms - out.res.started_ms),
              json_string_value(json_object_get(vs, "max_severity")));
     snprintf(r->trace, sizeof r->trace, "%s", out.trace_path ? out.trace_path : "");
+    char *recorded = NULL; /* a recording's result: declared beside observed */
+    if (r->record) {
+        sg_record_policy_restore(r->sk, &r->hold);
+        json_t *doc = out.doc;
+        json_t *profile = sg_record_profile(&doc, 1);
+        json_t *cmp = sg_record_compare(r->sk, profile);
+        cleanup_free char *side = sg_record_side_by_side(r->sk, profile, cmp);
+        cleanup_free char *man = sg_record_manifest(r->sk, profile);
+        recorded = sg_xasprintf("What %s used, beside what it declares (each use was "
+                                "yours to answer):\n\n%s\nThe smallest manifest that lets "
+                                "this run pass unasked\n(skillgate record --write writes "
+                                "it):\n\n%s",
+                                r->skill, side, man ? man : "");
+        json_decref(cmp);
+        json_decref(profile);
+        r->record = false;
+    }
     if (out.trace_err < 0)
         tui_message(t, "the trace could not be written: %s", strerror(-out.trace_err));
     else if (out.audit_err < 0)
@@ -186,6 +206,11 @@ static void run_finish(struct tui *t, struct run *r)
     r->runner = NULL, r->sk = NULL;
     memset(&r->bus, 0, sizeof r->bus);
     run_end(t, r);
+    if (recorded) {
+        cleanup_free char *title = sg_xasprintf("Recorded: %s", r->skill);
+        tui_pager_show(t, title, recorded);
+        free(recorded);
+    }
 }
 
 void tui_run(struct tui *t, const struct tui_run_spec *spec)
@@ -208,7 +233,13 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
                                 .work_dir = spec->work_dir};
     struct sg_runner *run = NULL;
     const char *why = NULL;
+    r->record = spec->record;
+    if (r->record)
+        sg_record_policy(sk, &r->hold);
     if (sg_runner_new(sk, &rq, &run, &why) != 0) {
+        if (r->record)
+            sg_record_policy_restore(sk, &r->hold);
+        r->record = false;
         tui_message(t, "%s will not run: %s", sk->display,
                     sg_skill_has_errors(sk) ? "its manifest has errors" : why ? why : "?");
         sg_skill_free(sk);
@@ -237,6 +268,9 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
         tui_message(t, "not run: %s", m);
         sg_diags_free(&d);
         sg_runner_free(run);
+        if (r->record)
+            sg_record_policy_restore(sk, &r->hold);
+        r->record = false;
         sg_skill_free(sk);
         memset(&r->bus, 0, sizeof r->bus);
         run_end(t, r);

@@ -28,6 +28,7 @@ struct skills {
     bool observed_stale;
     struct sg_seen *seen; /* one per skill found, as of the last look here */
     bool loaded;
+    bool recording;        /* the input line asked for is a recording's (r) */
     size_t sel, top;
     int list_rows;
     char search[256];
@@ -481,8 +482,11 @@ static void input_given(struct tui *t, const char *text, void *ctx)
 {
     struct skills *s = ctx;
     const struct sg_skill *sk = tui_skills_selected(t);
-    if (!text || !sk)
+    if (!text || !sk) {
+        if (s)
+            s->recording = false;
         return;
+    }
     json_error_t je;
     json_t *j = json_loads(text, JSON_DECODE_ANY, &je);
     if (!j) {
@@ -496,6 +500,12 @@ static void input_given(struct tui *t, const char *text, void *ctx)
         if (!s->last_input)
             s->last_input = json_object();
         json_object_set_new(s->last_input, sk->root, json_string(text));
+    }
+    if (s && s->recording) {
+        s->recording = false;
+        struct tui_run_spec spec = {.path = sk->root, .input = text, .record = true};
+        tui_run(t, &spec);
+        return;
     }
     tui_run_start(t, sk->root, text);
 }
@@ -668,6 +678,21 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_DRY_RUN:
         if (sk)
             dry_run(t, sk);
+        return true;
+    case TUI_A_RECORD:
+        /* the skill run with nothing granted in advance: each use is asked
+         * here, and the end shows what it used beside what it declares */
+        if (!sk)
+            return true;
+        if (t->running || sg_skill_has_errors(sk) || !sk->policy.entry.command) {
+            tui_message(t, "%s", t->running ? "a skill is running already (2 shows it)"
+                               : sg_skill_has_errors(sk)
+                                   ? "this skill has errors: it will not run (see the details)"
+                                   : "record runs a skill's entrypoint: this one has none");
+            return true;
+        }
+        s->recording = true;
+        ask_input(t, s, sk);
         return true;
     case TUI_A_DIFF:
         if (sk)
