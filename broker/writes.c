@@ -599,6 +599,11 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
         return 1; /* a bad pointer: the kernel would say EFAULT too, nothing to show */
     const char *bad = ok1 ? path2 : path1;
     const char *cls = sg_fs_class(p->home, bad);
+    /* a rename refused at both ends is shown by the end it aimed at most:
+     * /etc/hostname into /etc/cron.d is a persistence attempt */
+    if (!ok1 && !ok2 && path2[0] && strcmp(path1, path2) &&
+        !strcmp(cls, "file") && strcmp(sg_fs_class(p->home, path2), "file"))
+        bad = path2, cls = sg_fs_class(p->home, path2);
     sg_bus_emit(bus, SG_EV_FS_BLOCKED,
                 json_pack("{s:s, s:s, s:s, s:i, s:b}", "syscall", syscall, "path", bad, "class",
                           cls, "pid", (int)req->pid, "prevented", 1),

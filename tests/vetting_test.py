@@ -287,6 +287,10 @@ try:
     os.makedirs(os.path.join(here, ".git", "hooks"))
 except OSError:
     pass
+try:
+    os.rename("/etc/hostname", "/etc/cron.d/skillgate-test")
+except OSError:
+    pass
 """)
     os.makedirs(os.path.join(d, ".git", "hooks"))
     os.chmod(os.path.join(d, ".git"), 0o755)
@@ -305,8 +309,13 @@ except OSError:
     refused = [e for e in t["events"] if e["kind"] == "fs_blocked"
                and e["data"]["path"].endswith("/.git/hooks/post-checkout")]
     assert refused and refused[0]["data"]["class"] == "persistence", t["events"]
+    # a rename refused at both ends is shown by where it aimed
+    ren = [e for e in t["events"] if e["kind"] == "fs_blocked"
+           and e["data"]["syscall"].startswith("rename")]
+    assert [e["data"]["path"] for e in ren] == ["/etc/cron.d/skillgate-test"], ren
+    assert ren[0]["data"]["class"] == "persistence", ren
     classes = {c["class"]: c["count"] for c in t["violation_summary"]["classifications"]}
-    assert classes.get("persistence") == 2, classes
+    assert classes.get("persistence") == 3, classes
 
 
 class Listener:
