@@ -94,6 +94,8 @@ static int keep_records(struct sg_runner *r, struct run_state *st, struct sg_dia
 {
     const struct sg_plan *plan = &r->plan;
     st->trace_head = sg_trace_head(r->sk, plan, st->digest);
+    if (r->pmode == SG_PERM_ALLOW_ALL) /* said in the record too, not only on stderr */
+        json_object_set_new(st->trace_head, "allow_all", json_true());
     st->audit_head = sg_audit_run_head(plan->run_id, plan->skill_name, r->input,
                                        permissions_granted(plan));
     const char *why = NULL;

@@ -199,8 +199,8 @@ json_t *sg_trace_doc(json_t *head, struct sg_trace *t, const struct sg_run_resul
     json_object_set_new(doc, "exit_code", no_exit ? json_null() : json_integer(res->exit_code));
     json_object_set_new(doc, "status", json_string(sg_run_end_name(res->end)));
     json_object_set_new(doc, "end_reason", json_string(res->end_reason));
-    static const char *const after[] = {"degraded", "skill_digest", "invocation", "limits",
-                                        "records"};
+    static const char *const after[] = {"degraded", "allow_all", "skill_digest", "invocation",
+                                        "limits", "records"};
     for (size_t i = 0; i < SG_ARRAY_LEN(after); i++)
         if (json_object_get(head, after[i]))
             json_object_set(doc, after[i], json_object_get(head, after[i]));

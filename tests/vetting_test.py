@@ -393,6 +393,7 @@ def record_learns_what_a_skill_needs_and_its_manifest_passes(m, base):
         j = json.loads(p.out)
         assert j["schema"] == "skillgate.record/1"
         assert "WARNING: --allow-all" in p.err, p.err
+        assert m.last_trace().get("allow_all") is True  # the record says so too
         prof = j["profile"]
         assert prof["runs"] == 2 and prof["hosts"] == {"api.record.test": [443]}, prof
         assert prof["writes"] == [os.path.join(out, "result.txt")], prof
