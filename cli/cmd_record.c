@@ -32,6 +32,8 @@ static void record_help(void)
            "                         into one profile (default: one run with {})\n"
            "  -t, --timeout S        wall-clock limit of each run\n"
            "  -C, --cwd DIR          the skill's working folder (as for run)\n"
+           "  -s, --script PATH      record this script of the skill, with the ARGs after\n"
+           "                         SKILL (as for run --script)\n"
            "      --allow-all        allow every request without asking anyone (said loudly)\n"
            "      --prompt tty|attached|deny  who answers (default: this terminal); deny\n"
            "                         learns only what the skill tries\n"
@@ -63,6 +65,7 @@ static int parse(int argc, char **argv, struct rec_args *a)
         {"help", no_argument, NULL, 'h'},           {"input", required_argument, NULL, 'i'},
         {"timeout", required_argument, NULL, 't'},  {"cwd", required_argument, NULL, 'C'},
         {"json", no_argument, NULL, 'j'},           {"allow-all", no_argument, NULL, O_ALLOW_ALL},
+        {"script", required_argument, NULL, 's'},
         {"prompt", required_argument, NULL, O_PROMPT},
         {"prompt-timeout", required_argument, NULL, O_PROMPT_TIMEOUT},
         {"resolve", required_argument, NULL, O_RESOLVE},
@@ -72,7 +75,7 @@ static int parse(int argc, char **argv, struct rec_args *a)
     int c;
     long long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hi:t:C:j", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hi:t:C:js:", opts, NULL)) != -1) {
         switch (c) {
         case 'h': record_help(); return SG_EXIT_OK;
         case 'i':
@@ -90,6 +93,7 @@ static int parse(int argc, char **argv, struct rec_args *a)
             a->rq.timeout_s = v;
             break;
         case 'C': a->rq.work_dir = optarg; break;
+        case 's': a->rq.script = optarg; break;
         case 'j': a->json = true; break;
         case O_ALLOW_ALL: a->rq.allow_all = true; break;
         case O_PROMPT:
@@ -130,9 +134,17 @@ static int parse(int argc, char **argv, struct rec_args *a)
         default: sg_command_usage(stderr, "record"); return SG_EXIT_USAGE;
         }
     }
-    if (optind + 1 != argc) {
+    /* SKILL, then a script's arguments (after -- when one starts with -) */
+    if (optind >= argc || (optind + 1 != argc && !a->rq.script)) {
         sg_command_usage(stderr, "record");
         return SG_EXIT_USAGE;
+    }
+    if (a->rq.script) {
+        int first = optind + 1;
+        if (first < argc && !strcmp(argv[first], "--"))
+            first++;
+        a->rq.args = argv + first;
+        a->rq.nargs = (size_t)(argc - first);
     }
     if (!a->rq.allow_all && !a->rq.pmode_set) {
         int t = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);

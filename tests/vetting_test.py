@@ -452,6 +452,28 @@ def recording_a_hostile_skill_lets_nothing_out_unapproved(m, base):
         lis.close()
 
 
+@test()
+def record_runs_a_skills_script_with_its_arguments(m, base):
+    d = os.path.join(base, "scripted")
+    os.makedirs(os.path.join(d, "scripts"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write("---\nname: scripted\ndescription: a skill of scripts\n---\n"
+                "Run `python scripts/echo.py A B`.\n")
+    with open(os.path.join(d, "scripts", "echo.py"), "w") as f:
+        f.write("import sys\nprint(' '.join(sys.argv[1:]))\n")
+    for root, dirs, files in os.walk(d):
+        os.chmod(root, 0o755)
+    p = m.run("record", d, "--prompt", "deny", "--json", "-C", base, "--script",
+              "scripts/echo.py", "--", "one", "-two", check=0)
+    j = json.loads(p.out)
+    assert j["profile"]["runs"] == 1, j["profile"]
+    t = m.last_trace()
+    assert t["invocation"]["script"] == "scripts/echo.py", t["invocation"]
+    assert t["invocation"]["args"] == ["one", "-two"], t["invocation"]
+    out = [e["message"] for e in t["events"] if e["kind"] == "stdout"]
+    assert out == ["one -two"], out
+
+
 @test(modes=("root",))
 def record_with_nobody_to_answer_says_so(m, base):
     import subprocess
