@@ -294,6 +294,11 @@ static json_t *scalars(json_t *a, json_t *b)
         {"skill_version", json_object_get(a, "skill_version"), json_object_get(b, "skill_version")},
         {"skill_digest", json_object_get(a, "skill_digest"), json_object_get(b, "skill_digest")},
         {"policy_digest", json_object_get(a, "policy_digest"), json_object_get(b, "policy_digest")},
+        {"script", json_object_get(json_object_get(a, "invocation"), "script"),
+         json_object_get(json_object_get(b, "invocation"), "script")},
+        {"args", json_object_get(json_object_get(a, "invocation"), "args"),
+         json_object_get(json_object_get(b, "invocation"), "args")},
+        {"allow_all", json_object_get(a, "allow_all"), json_object_get(b, "allow_all")},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
         if (!json_equal(pairs[i].x ? pairs[i].x : json_null(),
@@ -567,6 +572,17 @@ char *sg_trace_diff_text(json_t *d)
                 fmt_bytes(&b, v);
             else if (json_is_integer(v))
                 sg_buf_printf(&b, "%lld", (long long)json_integer_value(v));
+            else if (json_is_array(v)) {
+                size_t i;
+                json_t *x;
+                json_array_foreach (v, i, x) {
+                    cleanup_free char *s = sg_sanitize_str(json_string_value(x), 0);
+                    sg_buf_printf(&b, "%s%s", i ? " " : "", s);
+                }
+                if (!json_array_size(v))
+                    sg_buf_printf(&b, "(none)");
+            } else if (json_is_true(v))
+                sg_buf_printf(&b, "yes");
             else if (json_is_string(v)) {
                 cleanup_free char *s = sg_sanitize_str(json_string_value(v), 0);
                 if (sg_str_has_suffix(key, "_digest") && strlen(s) > 19)
