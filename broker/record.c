@@ -56,6 +56,8 @@ static void add_unique(json_t *arr, const char *s)
 static void keep_max(json_t *o, const char *key, json_int_t v)
 {
     json_t *cur = json_object_get(o, key);
+    if (v > (1LL << 50)) /* a hostile trace's number: past any limit anyway */
+        v = 1LL << 50;
     if (v >= 0 && (!json_is_integer(cur) || json_integer_value(cur) < v))
         json_object_set_new(o, key, json_integer(v));
 }
@@ -223,9 +225,12 @@ static int write_handler(void *ctx, unsigned char *buf, size_t n)
     return sg_buf_append(&m->b, buf, n) == 0;
 }
 
+/* Emit e (the emitter takes it), or, once something failed, free it. */
 static void ev(struct emit *m, yaml_event_t *e)
 {
-    if (m->ok && !yaml_emitter_emit(&m->e, e))
+    if (!m->ok)
+        yaml_event_delete(e);
+    else if (!yaml_emitter_emit(&m->e, e))
         m->ok = false;
 }
 
@@ -245,9 +250,12 @@ static bool looks_typed(const char *s)
 static void scalar(struct emit *m, const char *s)
 {
     yaml_event_t e;
-    yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
-                                 looks_typed(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
-                                                : YAML_ANY_SCALAR_STYLE);
+    if (!yaml_scalar_event_initialize(&e, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
+                                      looks_typed(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+                                                     : YAML_ANY_SCALAR_STYLE)) {
+        m->ok = false; /* not UTF-8, no memory: no manifest rather than half of one */
+        return;
+    }
     ev(m, &e);
 }
 
@@ -293,10 +301,31 @@ static void seq_end(struct emit *m)
     ev(m, &e);
 }
 
+/* A host name a manifest's egress can hold: letters, digits, '-' and
+ * dots, with a letter somewhere (an IPv4 literal has none). */
+static bool declarable(const char *host)
+{
+    size_t n = strlen(host);
+    bool letter = false;
+    if (!n || n > 253 || host[0] == '.' || host[0] == '-' || host[n - 1] == '.')
+        return false;
+    for (const char *c = host; *c; c++) {
+        if (*c >= 'a' && *c <= 'z')
+            letter = true;
+        else if (!(*c >= '0' && *c <= '9') && *c != '-' && *c != '.')
+            return false;
+    }
+    return letter;
+}
+
 /* An observed amount with headroom, never above what was declared. */
 static long long headroom(long long observed, long long factor, long long floor, long long round,
                           long long declared)
 {
+    if (observed < 0)
+        observed = 0;
+    if (observed > (1LL << 40)) /* past every limit's range: the declared one holds */
+        observed = 1LL << 40;
     long long v = observed * factor;
     v = (v + round - 1) / round * round;
     if (v < floor)
@@ -311,7 +340,9 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
     sg_buf_init(&m.b, 1u << 20);
     yaml_emitter_initialize(&m.e);
     yaml_emitter_set_output(&m.e, write_handler, &m);
-    yaml_emitter_set_unicode(&m.e, 1);
+    /* ASCII only: a bidi override or an invisible character in a description
+     * or a path shows as its escape, in the file and on the terminal */
+    yaml_emitter_set_unicode(&m.e, 0);
     yaml_emitter_set_width(&m.e, 100);
     yaml_event_t e;
     yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING);
@@ -335,19 +366,22 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
     scalar(&m, "permissions");
     map_start(&m);
     json_t *hosts = json_object_get(profile, "hosts");
-    if (json_object_size(hosts)) {
+    /* the names a manifest can declare (an address reached cannot be: the
+     * comparison still lists it), with their ports */
+    size_t nk = 0;
+    const char **keys = sg_xcalloc(json_object_size(hosts) + 1, sizeof *keys);
+    const char *key;
+    json_t *ports;
+    json_object_foreach (hosts, key, ports)
+        if (declarable(key) && json_array_size(ports))
+            keys[nk++] = key;
+    qsort(keys, nk, sizeof *keys, cmp_cstr);
+    if (nk) {
         scalar(&m, "network");
         map_start(&m);
         scalar(&m, "egress");
         seq_start(&m, false);
-        size_t nk = json_object_size(hosts), i = 0;
-        const char **keys = sg_xcalloc(nk + 1, sizeof *keys);
-        const char *key;
-        json_t *ports;
-        json_object_foreach (hosts, key, ports)
-            keys[i++] = key;
-        qsort(keys, nk, sizeof *keys, cmp_cstr);
-        for (i = 0; i < nk; i++) {
+        for (size_t i = 0; i < nk; i++) {
             map_start(&m);
             scalar(&m, "domain"), scalar(&m, keys[i]);
             scalar(&m, "ports");
@@ -355,14 +389,15 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
             size_t k;
             json_t *port;
             json_array_foreach (json_object_get(hosts, keys[i]), k, port)
-                number(&m, json_integer_value(port));
+                if (k < SG_MAX_PORTS)
+                    number(&m, json_integer_value(port));
             seq_end(&m);
             map_end(&m);
         }
-        free(keys);
         seq_end(&m);
         map_end(&m);
     }
+    free(keys);
     json_t *writes = write_entries(sk, json_object_get(profile, "writes"));
     if (pol->nread || json_array_size(writes)) {
         scalar(&m, "filesystem");
@@ -411,7 +446,7 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
     map_start(&m);
     json_t *peak = json_object_get(profile, "memory_peak_bytes");
     long long mem = pol->limits.memory_mb.value;
-    if (json_is_integer(peak)) {
+    if (json_is_integer(peak) && json_integer_value(peak) > 0) {
         long long mib = (json_integer_value(peak) + (1 << 20) - 1) >> 20;
         mem = headroom(mib, 2, 64, 16, pol->limits.memory_mb.value);
         sg_buf_printf(&why, "# memory_mb %lld: peak %lld MiB, doubled, in steps of 16, at least 64\n",

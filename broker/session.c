@@ -42,7 +42,7 @@ struct stream {
     /* terminal sequences in the output (neutralised by the sanitizer): colours
      * (SGR) are counted apart; the rest are injection attempts, with examples */
     uint64_t escapes, colours;
-    char examples[3][64];
+    char examples[3][96];
     size_t nexamples;
 };
 
@@ -64,38 +64,64 @@ static size_t utf8_cut(const char *s, size_t n)
     return n;
 }
 
-/* ESC sequences of one line: ESC [ params intermediates 'm' sets colours;
- * anything else (OSC titles and links, cursor moves, clearing, DCS, mode
- * switches) could rewrite what a person sees on a terminal. */
+/* The length of the sequence at p (an ESC), and whether it only sets
+ * colours: ESC [ digits and ';' 'm'. OSC, DCS, APC, PM and SOS run to BEL
+ * or ST (ESC backslash), or, unterminated, to the next ESC. */
+static size_t esc_len(const char *p, size_t left, bool *sgr)
+{
+    *sgr = false;
+    if (left < 2)
+        return left;
+    size_t i = 2;
+    if (p[1] == '[') {
+        bool plain = true;
+        for (; i < left && p[i] >= 0x30 && p[i] <= 0x3f; i++)
+            plain &= (p[i] >= '0' && p[i] <= '9') || p[i] == ';';
+        for (; i < left && p[i] >= 0x20 && p[i] <= 0x2f; i++)
+            plain = false;
+        *sgr = plain && i < left && p[i] == 'm';
+        return i < left ? i + 1 : left;
+    }
+    if (p[1] && strchr("]P_^X", p[1])) {
+        while (i < left && p[i] != 0x07 && p[i] != 0x1b)
+            i++;
+        if (i < left && p[i] == 0x07)
+            return i + 1;
+        return i + 1 < left && p[i + 1] == '\\' ? i + 2 : i;
+    }
+    return 2;
+}
+
+static void keep_example(struct stream *st, const char *p, size_t n)
+{
+    if (st->escapes++ >= SG_ARRAY_LEN(st->examples))
+        return;
+    /* 22 bytes escape to at most 88 characters: the example is never cut */
+    cleanup_free char *e = sg_sanitize(p, n < 22 ? n : 22, 0);
+    snprintf(st->examples[st->nexamples++], sizeof st->examples[0], "%s", e);
+}
+
+/* Terminal sequences in one line: colours (SGR) are counted apart; the rest
+ * (OSC titles and links, cursor moves, clearing, DCS, mode switches, and
+ * 8-bit C1 controls) could rewrite what a person sees on a terminal. */
 static void count_escapes(struct stream *st, const char *s, size_t n)
 {
-    for (const char *p = memchr(s, 0x1b, n); p;
-         p = p + 1 < s + n ? memchr(p + 1, 0x1b, (size_t)(s + n - p - 1)) : NULL) {
-        size_t left = (size_t)(s + n - p), i = 2;
-        bool sgr = false;
-        if (left > 1 && p[1] == '[') {
-            while (i < left && p[i] >= 0x30 && p[i] <= 0x3f)
-                i++;
-            while (i < left && p[i] >= 0x20 && p[i] <= 0x2f)
-                i++;
-            sgr = i < left && p[i] == 'm';
-        }
-        if (sgr) {
+    const char *end = s + n;
+    for (const char *p = memchr(s, 0x1b, n); p;) {
+        bool sgr;
+        size_t len = esc_len(p, (size_t)(end - p), &sgr);
+        if (sgr)
             st->colours++;
-            continue;
-        }
-        if (st->escapes++ < SG_ARRAY_LEN(st->examples)) {
-            /* the sequence alone: to its final byte, or an OSC's BEL or ST */
-            size_t end = left > 1 && p[1] == '[' ? i + 1 : 2;
-            if (left > 1 && (p[1] == ']' || p[1] == 'P'))
-                for (end = 2; end < left && p[end] != 0x07 && p[end] != 0x1b; end++)
-                    ;
-            end += end < left && p[end] == 0x07;
-            if (end > left)
-                end = left;
-            cleanup_free char *e = sg_sanitize(p, end < 32 ? end : 32, 0);
-            snprintf(st->examples[st->nexamples++], sizeof st->examples[0], "%s", e);
-        }
+        else
+            keep_example(st, p, len);
+        p += len ? len : 1;
+        p = p < end ? memchr(p, 0x1b, (size_t)(end - p)) : NULL;
+    }
+    /* U+0080..U+009F as UTF-8: CSI (U+009B), OSC (U+009D) and the rest */
+    for (const char *p = memchr(s, 0xc2, n); p && p + 1 < end;) {
+        if ((unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f)
+            keep_example(st, p, 2);
+        p = memchr(p + 1, 0xc2, (size_t)(end - p - 1));
     }
 }
 

@@ -1,5 +1,4 @@
 /* Two traces compared (tracediff.h). */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,13 +40,17 @@ static int rank(const char *state)
     return -1;
 }
 
+/* The fact for key (made with state, or raised to it); NULL when key
+ * cannot be one (jansson refuses it, and the callers' calls on NULL do
+ * nothing). */
 static json_t *fact(json_t *facts, const char *cat, const char *key, const char *state)
 {
     json_t *c = json_object_get(facts, cat);
     json_t *f = json_object_get(c, key);
     if (!f) {
         f = json_pack("{s:s}", "state", state);
-        json_object_set_new(c, key, f);
+        if (json_object_set_new(c, key, f) < 0)
+            return NULL; /* f was freed with the refusal */
     } else if (rank(state) > rank(json_string_value(json_object_get(f, "state")))) {
         json_object_set_new(f, "state", json_string(state));
     }
@@ -56,7 +59,8 @@ static json_t *fact(json_t *facts, const char *cat, const char *key, const char 
 
 static void add_port(json_t *f, json_t *port)
 {
-    if (!json_is_integer(port) || json_integer_value(port) <= 0)
+    if (!f || !json_is_integer(port) || json_integer_value(port) <= 0 ||
+        json_integer_value(port) > 65535)
         return;
     json_t *ports = json_object_get(f, "ports");
     if (!ports) {
@@ -76,11 +80,11 @@ static void host_fact(json_t *facts, const char *name, const char *state, json_t
 {
     if (!name || !*name)
         return;
-    char low[256];
-    size_t n = 0;
-    for (; name[n] && n + 1 < sizeof low; n++)
-        low[n] = (char)tolower((unsigned char)name[n]);
-    low[n] = 0;
+    /* ASCII letters only: a multibyte character stays whole */
+    cleanup_free char *low = sg_xstrdup(name);
+    for (char *q = low; *q; q++)
+        if (*q >= 'A' && *q <= 'Z')
+            *q = (char)(*q - 'A' + 'a');
     add_port(fact(facts, "hosts", low, state), port);
 }
 
@@ -260,7 +264,8 @@ static json_t *diff_cat(json_t *fa, json_t *fb)
 
 static json_t *side(json_t *t, const char *name)
 {
-    json_t *o = json_pack("{s:s?}", "file", name);
+    cleanup_free char *shown = name ? sg_sanitize_str(name, 0) : NULL; /* a name may be any bytes */
+    json_t *o = json_pack("{s:s?}", "file", shown);
     static const char *const keys[] = {"trace_id", "skill_name", "skill_version", "skill_digest",
                                        "policy_digest", "started_at", "status", "exit_code",
                                        "duration_ms"};
@@ -270,9 +275,12 @@ static json_t *side(json_t *t, const char *name)
     return o;
 }
 
+/* A count or a size from a trace: -1 when absent, never past 2^50 (a
+ * hostile trace's values are summed and multiplied) */
 static json_int_t int_of(json_t *v)
 {
-    return json_is_integer(v) ? json_integer_value(v) : -1;
+    json_int_t x = json_is_integer(v) ? json_integer_value(v) : -1;
+    return x < -1 ? -1 : x > (1LL << 50) ? (1LL << 50) : x;
 }
 
 static json_t *scalars(json_t *a, json_t *b)
@@ -310,9 +318,12 @@ static json_t *scalars(json_t *a, json_t *b)
     for (int k = 0; k < 2; k++) {
         size_t i;
         json_t *ev;
-        json_array_foreach (json_object_get(docs[k], "events"), i, ev)
-            if (!strcmp(json_string_value(json_object_get(ev, "kind")) ?: "", "output_escapes"))
-                seqs[k] += int_of(json_object_get(json_object_get(ev, "data"), "sequences"));
+        json_array_foreach (json_object_get(docs[k], "events"), i, ev) {
+            const char *kind = json_string_value(json_object_get(ev, "kind"));
+            json_int_t n = int_of(json_object_get(json_object_get(ev, "data"), "sequences"));
+            if (kind && !strcmp(kind, "output_escapes") && n > 0 && seqs[k] < (1LL << 52))
+                seqs[k] += n;
+        }
     }
     if (seqs[0] != seqs[1])
         json_object_set_new(out, "terminal_sequences", json_pack("[I, I]", seqs[0], seqs[1]));
@@ -385,8 +396,8 @@ static char *summary(json_t *d)
     json_t *ch = json_object_get(d, "changes");
     cleanup_free char *na = sg_sanitize_str(json_string_value(json_object_get(a, "skill_name")), 0);
     cleanup_free char *nb = sg_sanitize_str(json_string_value(json_object_get(bb, "skill_name")), 0);
-    sg_buf_printf(&b, "%s", na ? na : "?");
-    if (na && nb && strcmp(na, nb))
+    sg_buf_printf(&b, "%s", *na ? na : "?");
+    if (strcmp(na, nb))
         sg_buf_printf(&b, " vs %s", nb);
     json_t *ver = json_object_get(ch, "skill_version");
     if (ver) {

@@ -20,22 +20,23 @@ static bool later(const struct timespec *a, const struct timespec *b)
 
 typedef void (*visit_fn)(void *ctx, const char *rel, const struct stat *st);
 
-/* Every entry beneath the view's root fd (not the root itself), depth
- * first, on the root's own filesystem only. Returns the entries visited, or
- * SG_VIEWS_MAX_ENTRIES + 1 when the walk stopped at the cap. */
-static size_t walk(int root, visit_fn fn, void *ctx)
+/* Every entry beneath the directory fd root (not root itself), depth
+ * first, on the filesystem of dev only, each named prefix/rel. Returns the
+ * entries visited, or SG_VIEWS_MAX_ENTRIES + 1 when the walk stopped at the
+ * cap. */
+static size_t walk_under(int root, dev_t dev, const char *prefix, visit_fn fn, void *ctx)
 {
-    struct stat rst;
-    if (fstat(root, &rst) < 0)
-        return 0;
     struct frame {
         DIR *d;
         size_t len; /* of rel at this level */
     } stack[SG_VIEWS_MAX_DEPTH];
     int depth = 0;
     char rel[PATH_MAX] = "";
+    size_t plen = prefix && *prefix ? (size_t)snprintf(rel, sizeof rel, "%s", prefix) : 0;
+    if (plen >= sizeof rel)
+        return 0;
     int fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    stack[0] = (struct frame){fd >= 0 ? fdopendir(fd) : NULL, 0};
+    stack[0] = (struct frame){fd >= 0 ? fdopendir(fd) : NULL, plen};
     if (!stack[0].d) {
         if (fd >= 0)
             close(fd);
@@ -61,7 +62,7 @@ static size_t walk(int root, visit_fn fn, void *ctx)
         if (n < 0 || (size_t)n >= sizeof rel - f->len)
             continue; /* deeper than a path can name */
         struct stat st;
-        if (fstatat(dirfd(f->d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != rst.st_dev)
+        if (fstatat(dirfd(f->d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
             continue; /* gone, or a mount on top of the view: not the view's */
         fn(ctx, rel, &st);
         if (S_ISDIR(st.st_mode) && depth + 1 < SG_VIEWS_MAX_DEPTH) {
@@ -80,6 +81,12 @@ static size_t walk(int root, visit_fn fn, void *ctx)
     return seen;
 }
 
+static size_t walk(int root, visit_fn fn, void *ctx)
+{
+    struct stat rst;
+    return fstat(root, &rst) < 0 ? 0 : walk_under(root, rst.st_dev, NULL, fn, ctx);
+}
+
 static void newest(void *ctx, const char *rel, const struct stat *st)
 {
     (void)rel;
@@ -91,6 +98,7 @@ static void newest(void *ctx, const char *rel, const struct stat *st)
 void sg_views_baseline(const struct sg_sandbox *sb, struct sg_views_base *b)
 {
     memset(b, 0, sizeof *b);
+    struct timespec last = {0};
     for (int i = 0; i < SG_VIEWS; i++) {
         struct stat st;
         if (sb->view_fd[i] < 0 || fstat(sb->view_fd[i], &st) < 0)
@@ -98,6 +106,18 @@ void sg_views_baseline(const struct sg_sandbox *sb, struct sg_views_base *b)
         b->newest[i] = st.st_ctim;
         walk(sb->view_fd[i], newest, &b->newest[i]);
         b->have[i] = true;
+        if (later(&b->newest[i], &last))
+            last = b->newest[i];
+    }
+    /* a file's ctime comes from a clock that ticks every few ms: until it has
+     * moved past the newest baseline, a change could carry that same time */
+    for (int k = 0; k < 50; k++) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME_COARSE, &now);
+        if (later(&now, &last))
+            break;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
     }
 }
 
@@ -109,7 +129,28 @@ struct report {
     struct timespec base;
     size_t shown, more;
     unsigned long long more_bytes;
+    const char *more_class; /* the most telling class among those counted */
+    json_t *said;           /* rel paths reported already (the persistence places first) */
 };
+
+/* A write that lands in the throwaway views means what sg_fs_class says,
+ * except a repository's hooks: `git init` there makes sample hooks, and a
+ * hook in a private view runs nowhere. */
+static const char *view_class(const struct report *r, const char *path)
+{
+    const char *cls = sg_fs_class(r->p->home, path);
+    if (!strcmp(cls, "persistence") && strstr(path, "/.git/")) {
+        for (size_t i = 0; sg_persistence_home_paths[i]; i++) {
+            cleanup_free char *place = sg_xasprintf("%s/%s", r->p->home,
+                                                    sg_persistence_home_paths[i]);
+            size_t n = strlen(place);
+            if (!strncmp(path, place, n) && (path[n] == '/' || !path[n]))
+                return cls;
+        }
+        return "file";
+    }
+    return cls;
+}
 
 static const char *type_of(mode_t m)
 {
@@ -120,18 +161,19 @@ static const char *type_of(mode_t m)
 static void changed(void *ctx, const char *rel, const struct stat *st)
 {
     struct report *r = ctx;
-    if (S_ISDIR(st->st_mode) || !later(&st->st_ctim, &r->base))
+    if (S_ISDIR(st->st_mode) || !later(&st->st_ctim, &r->base) ||
+        json_object_get(r->said, rel))
         return;
+    json_object_set_new(r->said, rel, json_true());
     cleanup_free char *path = sg_xasprintf("%s/%s", r->view, rel);
-    const char *cls = sg_fs_class(r->p->home, path);
+    const char *cls = view_class(r, path);
     bool sensitive = strcmp(cls, "file") != 0;
-    if (!sensitive && r->shown >= SG_VIEWS_MAX_SHOWN) {
+    if ((!sensitive && r->shown >= SG_VIEWS_MAX_SHOWN) || r->shown >= SG_VIEWS_MAX_SHOWN * 2) {
+        /* counted; the sensitive ones too have an end */
         r->more++;
         r->more_bytes += (unsigned long long)st->st_size;
-        return;
-    }
-    if (r->shown >= SG_VIEWS_MAX_SHOWN * 2) { /* sensitive ones too have an end */
-        r->more++;
+        if (sensitive && (!r->more_class || strcmp(r->more_class, "persistence")))
+            r->more_class = cls;
         return;
     }
     r->shown++;
@@ -149,6 +191,36 @@ static void changed(void *ctx, const char *rel, const struct stat *st)
                 !strcmp(cls, "persistence") ? "; a persistence location: an attempt to stay"
                 : !strcmp(cls, "credential") ? "; a credential location"
                                              : "");
+}
+
+/* The home's persistence places are looked at before the walk, outside its
+ * cap: no pile of files elsewhere can hide a changed ~/.bashrc. Each is
+ * reached beneath the view without following a link (openat2), and only
+ * on the view's own filesystem. */
+static void persistence_first(struct report *r, int root)
+{
+    struct stat rst;
+    if (fstat(root, &rst) < 0)
+        return;
+    for (size_t i = 0; sg_persistence_home_paths[i]; i++) {
+        const char *rel = sg_persistence_home_paths[i];
+        int fd = sg_writes_beneath(root, rel, O_PATH | O_NOFOLLOW, 0);
+        struct stat st;
+        if (fd < 0)
+            continue;
+        if (fstat(fd, &st) == 0 && st.st_dev == rst.st_dev) {
+            if (!S_ISDIR(st.st_mode)) {
+                changed(r, rel, &st);
+            } else {
+                int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (dfd >= 0) {
+                    walk_under(dfd, rst.st_dev, rel, changed, r);
+                    close(dfd);
+                }
+            }
+        }
+        close(fd);
+    }
 }
 
 /* A view filled to its size or its inodes: writes past it failed. */
@@ -177,15 +249,20 @@ void sg_views_report(const struct sg_plan *p, const struct sg_sandbox *sb,
         if (!b->have[i] || sb->view_fd[i] < 0 || !view)
             continue;
         struct report r = {.p = p, .bus = bus, .view = view, .home = i == SG_VIEW_HOME,
-                           .base = b->newest[i]};
+                           .base = b->newest[i], .said = json_object()};
+        if (r.home)
+            persistence_first(&r, sb->view_fd[i]);
         size_t seen = walk(sb->view_fd[i], changed, &r);
         if (r.more)
             sg_bus_emit(bus, SG_EV_WRITE_DISCARDED,
                         json_pack("{s:s, s:I, s:I, s:s, s:b, s:b}", "view", view, "more",
                                   (json_int_t)r.more, "bytes", (json_int_t)r.more_bytes,
-                                  "class", "file", "discarded", 1, "prevented", 1),
+                                  "class", r.more_class ? r.more_class : "file", "discarded", 1,
+                                  "prevented", 1),
                         "%zu more files written in the sandbox's private %s (%llu bytes): "
-                        "discarded with it", r.more, r.home ? "home" : view, r.more_bytes);
+                        "discarded with it%s", r.more, r.home ? "home" : view, r.more_bytes,
+                        r.more_class ? "; some in persistence or credential places" : "");
+        json_decref(r.said);
         if (seen > SG_VIEWS_MAX_ENTRIES)
             sg_bus_emit(bus, SG_EV_WRITE_DISCARDED,
                         json_pack("{s:s, s:I, s:s, s:b, s:b}", "view", view, "walked",

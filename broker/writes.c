@@ -75,17 +75,19 @@ bool sg_writes_writable(const struct sg_plan *p, const char *path)
     }
 }
 
+const char *const sg_persistence_home_paths[] = {
+    ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
+    ".config/autostart", ".config/systemd", ".ssh/authorized_keys", ".ssh/rc",
+    ".config/fish", ".local/share/applications", ".xinitrc", ".xprofile", NULL};
+
 const char *sg_fs_class(const char *home, const char *path)
 {
-    static const char *const persist[] = {
-        ".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
-        ".config/autostart", ".config/systemd", ".ssh/authorized_keys", ".ssh/rc",
-        ".config/fish", ".local/share/applications", ".xinitrc", ".xprofile"};
+    const char *const *persist = sg_persistence_home_paths;
     static const char *const sys_persist[] = {"/etc/cron", "/etc/systemd", "/etc/profile",
                                               "/etc/bash.bashrc", "/etc/ld.so.preload",
                                               "/etc/rc.local", "/var/spool/cron", "/etc/init.d"};
     char buf[PATH_MAX];
-    for (size_t i = 0; home && i < SG_ARRAY_LEN(persist); i++) {
+    for (size_t i = 0; home && persist[i]; i++) {
         snprintf(buf, sizeof buf, "%s/%s", home, persist[i]);
         if (within(path, buf))
             return "persistence";

@@ -46,6 +46,9 @@ int sg_writes_parent_of(int dfd, char *rel, const char **last);
 
 /* Is path (absolute, normalized, inside the sandbox) writable under p? */
 bool sg_writes_writable(const struct sg_plan *p, const char *path);
+/* Where in a home a file runs again later (shell start, login, autostart):
+ * relative to the home, NULL-terminated. */
+extern const char *const sg_persistence_home_paths[];
 /* What writing to path would mean: "persistence", "credential" or "file". */
 const char *sg_fs_class(const char *home, const char *path);
 

@@ -252,10 +252,18 @@ static int write_manifest(const struct sg_skill *sk, const char *text, bool yes)
     cleanup_free char *old = NULL;
     size_t oldlen = 0;
     struct stat st;
-    mode_t mode = lstat(path, &st) == 0 ? st.st_mode & 07777 : 0644;
-    bool had = sg_read_file_capped(path, 1u << 20, &old, &oldlen) == 0;
+    bool had = lstat(path, &st) == 0;
+    int r = had && !S_ISREG(st.st_mode) ? -EINVAL
+            : had ? sg_read_file_capped(path, 1u << 20, &old, &oldlen)
+                  : 0;
+    if (r < 0) { /* never replace what could not be kept */
+        fprintf(stderr, "skillgate: %s is left as it was: %s\n", shown,
+                r == -EINVAL ? "it is not a regular file" : strerror(-r));
+        return SG_EXIT_INVALID;
+    }
+    mode_t mode = had ? st.st_mode & 0777 : 0644;
     cleanup_free char *bak = sg_xasprintf("%s.bak", path);
-    int r = had ? sg_write_file_atomic(bak, old, mode) : 0;
+    r = had ? sg_write_file_atomic(bak, old, mode) : 0;
     if (r < 0) {
         fprintf(stderr, "skillgate: cannot keep a copy of %s: %s\n", shown, strerror(-r));
         return SG_EXIT_INVALID;

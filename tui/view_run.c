@@ -487,6 +487,9 @@ static void run_abandon(struct tui *t, struct run *r)
     if (!r->runner)
         return;
     sg_runner_free(r->runner);
+    if (r->record)
+        sg_record_policy_restore(r->sk, &r->hold);
+    r->record = false;
     sg_skill_free(r->sk);
     r->runner = NULL, r->sk = NULL;
 }
