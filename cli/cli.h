@@ -48,6 +48,10 @@ void sg_print_diag(FILE *f, const struct sg_diag *g);
 void sg_print_diags(FILE *f, const struct sg_diags *d);
 /* getopt_long's "--help" for a command. */
 void sg_command_usage(FILE *f, const char *cmd);
+/* A command's subcommand line that fits none of its forms: says which part
+ * is wrong (none given, an unknown one, its arguments), then the usage.
+ * verbs: NULL-terminated. Returns SG_EXIT_USAGE. */
+int sg_subcommand_error(const char *cmd, const char *verb, const char *const *verbs);
 /* Print JSON (indented, ASCII, keys in insertion order) and a newline. */
 void sg_print_json(FILE *f, json_t *j);
 /* Runs whose broker died before writing their records (journal.h): their

@@ -145,6 +145,6 @@ int cmd_audit(int argc, char **argv)
         return each(path, NULL, (long)lines);
     if (!strcmp(verb, "show") && optind + 2 == argc)
         return each(path, argv[optind + 1], 0);
-    sg_command_usage(stderr, "audit");
-    return SG_EXIT_USAGE;
+    static const char *const verbs[] = {"verify", "tail", "show", NULL};
+    return sg_subcommand_error("audit", verb, verbs);
 }

@@ -70,8 +70,8 @@ int cmd_grants(int argc, char **argv)
             }
         }
     } else {
-        sg_command_usage(stderr, "grants");
-        rc = SG_EXIT_USAGE;
+        static const char *const verbs[] = {"list", "revoke", NULL};
+        rc = sg_subcommand_error("grants", verb, verbs);
     }
     json_decref(list);
     return rc;

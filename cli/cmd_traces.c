@@ -229,11 +229,8 @@ int cmd_traces(int argc, char **argv)
     bool is_list = !strcmp(verb, "list") && nargs <= 1;
     bool is_diff = !strcmp(verb, "diff") && nargs >= 1 && nargs <= 2;
     if (!is_list && !is_diff) {
-        cleanup_free char *s = sg_sanitize_str(verb, 0);
-        if (strcmp(verb, "list") && strcmp(verb, "diff"))
-            fprintf(stderr, "skillgate: traces has no command %s (list, diff)\n", s);
-        sg_command_usage(stderr, "traces");
-        return SG_EXIT_USAGE;
+        static const char *const verbs[] = {"list", "diff", NULL};
+        return sg_subcommand_error("traces", verb, verbs);
     }
     cleanup_free char *state = sg_state_dir();
     cleanup_free char *dir = sg_xasprintf("%s/traces", state);

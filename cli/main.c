@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sanitize.h"
+#include "util.h"
 
 static const struct command {
     const char *name;
@@ -20,13 +22,47 @@ static const struct command {
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
+/* text from column col, words wrapped before column 80 to column cont */
+static void wrapped(FILE *f, const char *text, int col, int cont)
+{
+    int x = col;
+    bool first = true;
+    for (const char *w = text; *w;) {
+        size_t n = strcspn(w, " ");
+        if (!first && x + 1 + (int)n > 79) {
+            fprintf(f, "\n%*s", cont, "");
+            x = cont;
+        } else if (!first) {
+            fputc(' ', f);
+            x++;
+        }
+        fwrite(w, 1, n, f);
+        x += (int)n;
+        first = false;
+        w += n;
+        while (*w == ' ')
+            w++;
+    }
+    fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: skillgate COMMAND [OPTIONS]\n\n"
                "Run AI-agent skills under a sandbox that enforces what they declared.\n\n"
                "Commands:\n");
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-26s %s\n", commands[i].usage, commands[i].summary);
+    /* a usage longer than its column gets a line of its own (wrapped too),
+     * and its summary starts below, in the summary column */
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        if (strlen(commands[i].usage) > 26) {
+            fputs("  ", f);
+            wrapped(f, commands[i].usage, 2, 6);
+            fprintf(f, "%29s", "");
+        } else {
+            fprintf(f, "  %-26s ", commands[i].usage);
+        }
+        wrapped(f, commands[i].summary, 29, 29);
+    }
     fprintf(f, "\nOptions:\n  -h, --help      show this help (also: skillgate COMMAND --help)\n"
                "  -V, --version   show the version\n\n"
                "Without a command, skillgate opens the TUI on a terminal and lists the skills\n"
@@ -41,6 +77,69 @@ void sg_command_usage(FILE *f, const char *cmd)
             return;
         }
     }
+}
+
+/* Edit distance (insert, delete, substitute, swap two neighbours), capped. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 32 || lb > 32)
+        return 99;
+    size_t d[33][33];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* The command a typo most likely meant: within two edits, or the only one
+ * the word starts. NULL when none is close. */
+static const char *nearest_command(const char *word)
+{
+    const char *best = NULL, *prefix = NULL;
+    size_t bd = 3, nprefix = 0;
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        size_t dd = distance(word, commands[i].name);
+        if (dd < bd)
+            bd = dd, best = commands[i].name;
+        if (*word && !strncmp(commands[i].name, word, strlen(word)))
+            prefix = commands[i].name, nprefix++;
+    }
+    return best ? best : nprefix == 1 ? prefix : NULL;
+}
+
+int sg_subcommand_error(const char *cmd, const char *verb, const char *const *verbs)
+{
+    bool known = false;
+    struct sg_buf list;
+    sg_buf_init(&list, 256);
+    for (size_t i = 0; verbs[i]; i++) {
+        known |= verb && !strcmp(verb, verbs[i]);
+        sg_buf_printf(&list, "%s%s", i ? ", " : "", verbs[i]);
+    }
+    cleanup_free char *names = sg_buf_steal(&list);
+    cleanup_free char *shown = verb ? sg_sanitize_str(verb, 0) : NULL;
+    if (!verb || !*verb)
+        fprintf(stderr, "skillgate: %s needs a command: %s\n", cmd, names);
+    else if (!known)
+        fprintf(stderr, "skillgate: %s has no command '%s' (%s)\n", cmd, shown, names);
+    else
+        fprintf(stderr, "skillgate: %s %s: wrong arguments\n", cmd, shown);
+    sg_command_usage(stderr, cmd);
+    return SG_EXIT_USAGE;
 }
 
 int main(int argc, char **argv)
@@ -76,7 +175,17 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (!strcmp(commands[i].name, cmd))
             return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "skillgate: unknown command '%s'\n\n", cmd);
-    usage(stderr);
+    cleanup_free char *shown = sg_sanitize_str(cmd, 0);
+    if (cmd[0] == '-') {
+        fprintf(stderr, "skillgate: unknown option '%s' (options come after a command; "
+                        "skillgate --help lists them)\n", shown);
+        return SG_EXIT_USAGE;
+    }
+    const char *near = nearest_command(cmd);
+    if (near)
+        fprintf(stderr, "skillgate: unknown command '%s': did you mean %s?\n", shown, near);
+    else
+        fprintf(stderr, "skillgate: unknown command '%s' (skillgate --help lists them)\n",
+                shown);
     return SG_EXIT_USAGE;
 }

@@ -242,9 +242,12 @@ int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)
     struct ctx c = {.out = out};
     for (size_t i = 0; i < o->ndirs; i++) {
         struct stat st;
-        if (stat(o->dirs[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+        int e = stat(o->dirs[i], &st) < 0 ? errno : 0;
+        if (e || !S_ISDIR(st.st_mode)) {
             sg_diag_add(&out->diags, SG_ERROR, o->dirs[i], 0, 0, NULL, "%s",
-                        errno == 0 || !S_ISDIR(st.st_mode) ? "not a directory" : strerror(errno));
+                        e == ENOENT ? "does not exist"
+                        : e         ? strerror(e)
+                                    : "not a folder (list takes folders of skills)");
             continue;
         }
         scan(&c, o->dirs[i], SG_SRC_CLI, 0, NULL);

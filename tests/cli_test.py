@@ -68,6 +68,43 @@ def version_and_help():
 
 
 @test
+def mistakes_on_the_command_line_say_what_was_meant():
+    """Issue 24: a typo'd command gets a suggestion, an option is not a
+    command, a missing folder says so, a bad subcommand names the good ones,
+    and the help fits 80 columns."""
+    p = run("validat", code=2)
+    assert "unknown command 'validat': did you mean validate?" in p.stderr, p.stderr
+    assert "usage:" not in p.stderr, "one line, not the whole help"
+    p = run("recrod", code=2)
+    assert "did you mean record?" in p.stderr, p.stderr
+    p = run("--bogus", code=2)
+    assert "unknown option '--bogus'" in p.stderr, p.stderr
+    p = run("frobnicate", code=2)
+    assert "unknown command 'frobnicate' (skillgate --help lists them)" in p.stderr, p.stderr
+    p = run("list", "/nonexistent-sg-folder", code=2)
+    assert "/nonexistent-sg-folder: error: does not exist" in p.stderr, p.stderr
+    p = run("list", "/etc/hostname", code=2)
+    assert "not a folder" in p.stderr, p.stderr
+    for cmd, verb, names in (("audit", "frob", "verify, tail, show"),
+                             ("grants", "frob", "list, revoke"),
+                             ("traces", "frob", "list, diff")):
+        p = run(cmd, verb, code=2)
+        assert f"{cmd} has no command 'frob' ({names})" in p.stderr, p.stderr
+    p = run("audit", code=2)
+    assert "audit needs a command: verify, tail, show" in p.stderr, p.stderr
+    p = run("audit", "show", code=2)
+    assert "audit show: wrong arguments" in p.stderr, p.stderr
+    p = run("--help", code=0)
+    long = [line for line in p.stdout.splitlines() if len(line) > 79]
+    assert not long, long
+    # a wrapped usage keeps its summary in the summary column
+    lines = p.stdout.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("  run SKILL"))
+    j = next(k for k in range(i, len(lines)) if lines[k].startswith(" " * 29 + "run a skill"))
+    assert j > i, lines[i:j + 1]
+
+
+@test
 def examples_are_valid():
     dirs = sorted(os.path.join(EXAMPLES, d) for d in os.listdir(EXAMPLES))
     assert len(dirs) == 7, dirs
