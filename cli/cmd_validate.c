@@ -1,10 +1,66 @@
+#include <errno.h>
 #include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
+#include "discover.h"
 #include "sanitize.h"
 #include "skill.h"
 #include "util.h"
+
+/* One skill's problems and summary; the exit status it calls for. */
+static int validate_one(struct sg_skill *sk, bool strict, bool quiet)
+{
+    sg_print_diags(stderr, &sk->diags);
+    size_t ne = sg_diags_count(&sk->diags, SG_ERROR);
+    size_t nw = sg_diags_count(&sk->diags, SG_WARNING);
+    if (!quiet) {
+        cleanup_free char *disp = sg_sanitize_str(sk->display, 0);
+        if (ne)
+            printf("%s: invalid (%zu error%s, %zu warning%s)\n", disp, ne, ne == 1 ? "" : "s",
+                   nw, nw == 1 ? "" : "s");
+        else if (nw)
+            printf("%s: valid, %zu warning%s\n", disp, nw, nw == 1 ? "" : "s");
+        else
+            printf("%s: valid\n", disp);
+    }
+    return ne || (strict && nw) ? SG_EXIT_INVALID : SG_EXIT_OK;
+}
+
+/* A folder that is no skill but holds skills (a collection, a plugin's
+ * skills/ folder): each one found in it, as discovery finds them. -1 when
+ * it holds none. */
+static int validate_folder(const char *dir, bool strict, bool quiet)
+{
+    struct sg_discovery d;
+    const char *dirs[] = {dir};
+    struct sg_discover_opts o = {.dirs = dirs, .ndirs = 1};
+    sg_discover(&o, &d);
+    if (!d.n) {
+        sg_discovery_free(&d);
+        return -1;
+    }
+    int rc = SG_EXIT_OK;
+    size_t bad = 0, n = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        struct sg_skill *sk = NULL;
+        if (sg_skill_load(d.v[i].skill->root, &sk) < 0)
+            continue;
+        n++;
+        if (validate_one(sk, strict, quiet) != SG_EXIT_OK) {
+            rc = SG_EXIT_INVALID;
+            bad++;
+        }
+        sg_skill_free(sk);
+    }
+    if (!quiet) {
+        cleanup_free char *shown = sg_sanitize_str(dir, 0);
+        printf("%s: %zu skill%s, %zu valid, %zu not\n", shown, n, n == 1 ? "" : "s", n - bad,
+               bad);
+    }
+    sg_discovery_free(&d);
+    return rc;
+}
 
 int cmd_validate(int argc, char **argv)
 {
@@ -24,6 +80,7 @@ int cmd_validate(int argc, char **argv)
             printf("\nEach problem is printed as FILE:LINE:COL: error|warning: field: message.\n"
                    "  -s, --strict   warnings fail the validation too\n"
                    "  -q, --quiet    print problems only, no per-skill summary\n"
+                   "A folder that is no skill but holds skills is validated skill by skill.\n"
                    "Exit status: 0 valid, 1 a skill has errors, 2 a path is not a skill.\n");
             return SG_EXIT_OK;
         case 's':
@@ -44,27 +101,20 @@ int cmd_validate(int argc, char **argv)
     int rc = SG_EXIT_OK;
     for (int i = optind; i < argc; i++) {
         struct sg_skill *sk = NULL;
-        int r = sg_skill_load(argv[i], &sk);
+        int r = sg_skill_load(argv[i], &sk), v;
+        if (r == -ENODATA && (v = validate_folder(argv[i], strict, quiet)) >= 0) {
+            if (v != SG_EXIT_OK && rc == SG_EXIT_OK)
+                rc = v;
+            continue;
+        }
         if (r < 0) {
             sg_load_error(argv[i], r);
             rc = SG_EXIT_USAGE;
             continue;
         }
-        sg_print_diags(stderr, &sk->diags);
-        size_t ne = sg_diags_count(&sk->diags, SG_ERROR);
-        size_t nw = sg_diags_count(&sk->diags, SG_WARNING);
-        if (!quiet) {
-            cleanup_free char *disp = sg_sanitize_str(sk->display, 0);
-            if (ne)
-                printf("%s: invalid (%zu error%s, %zu warning%s)\n", disp, ne, ne == 1 ? "" : "s",
-                       nw, nw == 1 ? "" : "s");
-            else if (nw)
-                printf("%s: valid, %zu warning%s\n", disp, nw, nw == 1 ? "" : "s");
-            else
-                printf("%s: valid\n", disp);
-        }
-        if ((ne || (strict && nw)) && rc == SG_EXIT_OK)
-            rc = SG_EXIT_INVALID;
+        int one = validate_one(sk, strict, quiet);
+        if (one != SG_EXIT_OK && rc == SG_EXIT_OK)
+            rc = one;
         sg_skill_free(sk);
     }
     return rc;

@@ -105,6 +105,22 @@ def mistakes_on_the_command_line_say_what_was_meant():
 
 
 @test
+def a_folder_of_skills_is_validated_skill_by_skill():
+    p = run("validate", EXAMPLES, code=0)
+    assert p.stdout.count(": valid") == len(os.listdir(EXAMPLES)), p.stdout
+    assert f"{EXAMPLES}: {len(os.listdir(EXAMPLES))} skills, " in p.stdout, p.stdout
+    with TempDir() as d:
+        write(d, "good/SKILL.md", "---\nname: good\ndescription: fine\n---\n")
+        write(d, "bad/SKILL.md", "---\nname: bad\n---\n")
+        p = run("validate", d, code=1)
+        assert "good: valid" in p.stdout and "bad: invalid" in p.stdout, p.stdout
+        assert "2 skills, 1 valid, 1 not" in p.stdout, p.stdout
+        os.makedirs(os.path.join(d, "empty"))
+        p = run("validate", os.path.join(d, "empty"), code=2)
+        assert "not a skill" in p.stderr, p.stderr
+
+
+@test
 def examples_are_valid():
     dirs = sorted(os.path.join(EXAMPLES, d) for d in os.listdir(EXAMPLES))
     assert len(dirs) == 7, dirs
