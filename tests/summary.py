@@ -4,7 +4,8 @@
 Each cmocka program and the CLI test print TAP, so every case is counted, not
 just every program; a program that fails outside its cases (a crash, an ASan
 report at exit) counts as one more failure. The last line is
-"N passed, N failed" (", N skipped" when some were skipped), as CI expects.
+"N passed, N failed" (", N skipped" when some were skipped), as CI expects;
+each skip is listed right above it with its reason.
 Exit status 1 when anything failed or a build ran no test at all.
 """
 import json
@@ -18,9 +19,9 @@ TAP = re.compile(r"^(ok|not ok)\b(?:\s+\d+)?(?:\s*-\s*)?([^#]*)(#\s*(SKIP|TODO)\
 def count(build):
     path = os.path.join(build, "meson-logs", "testlog.json")
     passed = failed = skipped = 0
-    failures = []
+    failures, skips = [], []
     if not os.path.exists(path):
-        return 0, 1, 0, [f"{build}: no test log (the tests did not run)"]
+        return 0, 1, 0, [f"{build}: no test log (the tests did not run)"], []
     with open(path) as f:
         records = [json.loads(line) for line in f if line.strip()]
     for r in records:
@@ -29,19 +30,22 @@ def count(build):
         for line in (r.get("stdout") or "").splitlines():
             m = TAP.match(line)
             if m:
-                cases.append((m.group(1) == "ok", m.group(2).strip(), m.group(4)))
+                cases.append((m.group(1) == "ok", m.group(2).strip(), m.group(4),
+                              (m.group(5) or "").strip()))
         if r["result"] == "SKIP" and not cases:
             skipped += 1
+            skips.append(f"{build}: {name}: the whole program skipped")
             continue
-        for ok, case, directive in cases:
+        for ok, case, directive, why in cases:
             if directive == "SKIP":
                 skipped += 1
+                skips.append(f"{build}: {name}: {case}: {why or 'no reason given'}")
             elif ok:
                 passed += 1
             else:
                 failed += 1
                 failures.append(f"{build}: {name}: {case}")
-        case_failed = any(not ok for ok, _, _ in cases)
+        case_failed = any(not ok for ok, _, _, _ in cases)
         if r["result"] not in ("OK", "EXPECTEDFAIL", "SKIP") and not case_failed:
             failed += 1
             failures.append(f"{build}: {name}: {r['result']} (exit {r.get('returncode')})")
@@ -50,19 +54,22 @@ def count(build):
     if not records:
         failed += 1
         failures.append(f"{build}: ran no test")
-    return passed, failed, skipped, failures
+    return passed, failed, skipped, failures, skips
 
 
 def main(builds):
     tp = tf = ts = 0
-    allfail = []
+    allfail, allskip = [], []
     for b in builds:
-        p, f, s, fl = count(b)
+        p, f, s, fl, sk = count(b)
         print(f"{b}: {p} passed, {f} failed, {s} skipped")
         tp, tf, ts = tp + p, tf + f, ts + s
         allfail += fl
+        allskip += sk
     for line in allfail:
         print(f"FAILED {line}")
+    for line in allskip:
+        print(f"SKIPPED {line}")
     print(f"{tp} passed, {tf} failed" + (f", {ts} skipped" if ts else ""))
     return 1 if tf else 0
 
