@@ -197,8 +197,15 @@ int sg_yaml_parse(const char *buf, size_t len, int line_base, const char *file,
         yaml_event_t ev;
         if (!yaml_parser_parse(&p, &ev)) {
             const char *prob = p.problem ? p.problem : "malformed YAML";
-            const yaml_mark_t *m = &p.problem_mark;
-            if (p.context)
+            const yaml_mark_t *m = &p.problem_mark, *c = &p.context_mark;
+            /* where the unclosed quote or bracket opened is what a person
+             * fixes: the diagnostic points there, and says where the parser
+             * gave up */
+            if (p.context && (c->line != m->line || c->column != m->column))
+                sg_diag_add(d, SG_ERROR, file, (int)c->line + 1 + line_base, (int)c->column + 1,
+                            NULL, "YAML syntax: %s that starts here: %s at %d:%d", p.context,
+                            prob, (int)m->line + 1 + line_base, (int)m->column + 1);
+            else if (p.context)
                 sg_diag_add(d, SG_ERROR, file, (int)m->line + 1 + line_base, (int)m->column + 1,
                             NULL, "YAML syntax: %s %s", p.context, prob);
             else

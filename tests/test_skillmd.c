@@ -371,6 +371,12 @@ static void yaml_refusals(void **st)
     assert_true(sk->diags.v[0].line >= 3);
     sg_skill_free(sk);
 
+    /* an unclosed quote is reported where it opened, and where the parser
+     * gave up (issue 24) */
+    sk = th_skill(MD("name: demo\ndescription: \"unclosed\nallowed-tools: Read\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 14, NULL, "a quoted scalar that starts here");
+    sg_skill_free(sk);
+
     struct sg_buf b;
     sg_buf_init(&b, 4096);
     sg_buf_printf(&b, "---\nname: demo\ndescription: x\nmetadata: ");
