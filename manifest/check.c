@@ -395,7 +395,7 @@ int sg_domain_normalize(const char *in, char **out, const char **why)
         return -EINVAL;
     }
     if (!strcmp(in, "*")) {
-        *why = "\"*\" would allow every host: list the domains the skill needs";
+        *why = "would allow every host: list the domains the skill needs";
         return -EINVAL;
     }
     cleanup_free char *d = sg_xstrdup(in);
@@ -407,7 +407,7 @@ int sg_domain_normalize(const char *in, char **out, const char **why)
     if (sg_str_has_prefix(d, "*.")) {
         host = d + 2;
         if (!strchr(host, '.')) {
-            *why = "a wildcard needs at least two labels after \"*.\" (\"*.com\" is too broad)";
+            *why = "a wildcard needs at least two labels after \"*.\" (one is too broad)";
             return -EINVAL;
         }
     }
@@ -456,7 +456,7 @@ void sg_policy_add_egress(struct sg_pctx *c, const struct sg_ynode *n, const cha
     cleanup_free char *norm = NULL;
     const char *why = NULL;
     if (sg_domain_normalize(domain, &norm, &why) < 0) {
-        pc_err(c, n, field, "\"%.80s\" %s", domain, why);
+        pc_err(c, n, field, "\"%.80s\": %s", domain, why);
         return;
     }
     if (sg_addr_private(norm))

@@ -284,7 +284,8 @@ static void cfg_keys(struct sg_pctx *c, const struct sg_ynode *v, struct sg_conf
             continue;
         cfg->keys = sg_xrealloc(cfg->keys, (cfg->nkeys + 1) * sizeof *cfg->keys);
         cfg->keys[cfg->nkeys++] = (struct sg_config_key){
-            .action = sg_xstrdup(k->str), .keys = sg_xstrdup(s), .line = val->line, .col = val->col};
+            .action = sg_xstrdup(k->str), .keys = sg_xstrdup(s), .line = val->line, .col = val->col,
+            .key_line = k->line, .key_col = k->col};
     }
 }
 

@@ -10,7 +10,8 @@
 /* One "action: keys" line of the keys: section, checked by the TUI. */
 struct sg_config_key {
     char *action, *keys;
-    int line, col;
+    int line, col;         /* of the keys (a bad key name is there) */
+    int key_line, key_col; /* of the action (an unknown action is there) */
 };
 
 struct sg_config {

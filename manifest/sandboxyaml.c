@@ -105,15 +105,15 @@ static void egress_item(struct sg_pctx *c, const struct sg_ynode *it, const char
         return;
     }
     const struct sg_ynode *dom = NULL;
+    bool ports_ok = true;
     for (size_t i = 0; i + 1 < it->n; i += 2) {
         const char *k = it->kids[i]->str;
         cleanup_free char *f = sg_xasprintf("%s.%s", field, k);
         if (!strcmp(k, "domain"))
             dom = it->kids[i + 1];
-        else if (!strcmp(k, "ports")) {
-            if (!read_ports(c, it->kids[i + 1], f, ports, &nports))
-                return;
-        } else
+        else if (!strcmp(k, "ports"))
+            ports_ok &= read_ports(c, it->kids[i + 1], f, ports, &nports);
+        else
             pc_warn(c, it->kids[i], f, "unknown key, ignored");
     }
     cleanup_free char *df = sg_xasprintf("%s.domain", field);
@@ -122,8 +122,15 @@ static void egress_item(struct sg_pctx *c, const struct sg_ynode *it, const char
         return;
     }
     const char *d = pc_string(c, dom, df);
-    if (d)
+    if (d && ports_ok) {
         sg_policy_add_egress(c, dom, df, d, ports, nports);
+    } else if (d) {
+        /* every problem: a bad port does not hide a bad domain */
+        cleanup_free char *norm = NULL;
+        const char *why = NULL;
+        if (sg_domain_normalize(d, &norm, &why) < 0)
+            pc_err(c, dom, df, "\"%.80s\": %s", d, why);
+    }
 }
 
 static void n_egress(struct sg_pctx *c, const struct sg_ynode *v, const char *field)

@@ -97,8 +97,27 @@ def mistakes_on_the_command_line_say_what_was_meant():
     p = run("--help", code=0)
     long = [line for line in p.stdout.splitlines() if len(line) > 79]
     assert not long, long
+    # an unknown action in the config's keys: is pointed at where the action is
+    # written, a bad key name at the keys
+    with TempDir() as d:
+        cfg = write(d, "skillgate/config.yaml", 'keys:\n  frobnicate: "x"\n  quit: "q Bogus"\n')
+        os.chmod(os.path.dirname(cfg), 0o700)
+        os.chmod(cfg, 0o600)
+        p = run("tui", env={"XDG_CONFIG_HOME": d})
+        assert "config.yaml:2:3: error: keys.frobnicate: no such action" in p.stderr, p.stderr
+        assert "config.yaml:3:9: error: keys.quit: unknown key name 'Bogus'" in p.stderr, p.stderr
+    # every problem of an egress entry, each message with its value once
+    with TempDir() as d:
+        write(d, "SKILL.md", "---\nname: %s\ndescription: d\n---\n" % os.path.basename(d))
+        write(d, "skillsandbox.yaml", 'permissions:\n  network:\n    egress:\n'
+              '      - domain: "*"\n        ports: [70000]\n'
+              '      - domain: "*.com"\n        ports: [443]\n')
+        p = run("validate", d, code=1)
+        assert 'egress[0].ports[0]: 70000 is out of range' in p.stderr, p.stderr
+        assert 'egress[0].domain: "*": would allow every host' in p.stderr, p.stderr
+        assert 'egress[1].domain: "*.com": a wildcard needs' in p.stderr, p.stderr
     # a wrapped usage keeps its summary in the summary column
-    lines = p.stdout.splitlines()
+    lines = run("--help", code=0).stdout.splitlines()
     i = next(k for k, line in enumerate(lines) if line.startswith("  run SKILL"))
     j = next(k for k in range(i, len(lines)) if lines[k].startswith(" " * 29 + "run a skill"))
     assert j > i, lines[i:j + 1]

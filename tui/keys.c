@@ -129,7 +129,7 @@ int tui_keymap_config(struct tui_keymap *m, const struct sg_config *cfg, struct 
                 a = (enum tui_action)k;
         cleanup_free char *field = sg_xasprintf("keys.%s", ck->action);
         if (a == TUI_A_NONE) {
-            sg_diag_add(d, SG_ERROR, cfg->path, ck->line, ck->col, field,
+            sg_diag_add(d, SG_ERROR, cfg->path, ck->key_line, ck->key_col, field,
                         "no such action (skillgate tui shows them with ?)");
             bad = 1;
             continue;
