@@ -139,6 +139,58 @@ def a_folder_of_skills_is_validated_skill_by_skill():
         assert "not a skill" in p.stderr, p.stderr
 
 
+def complete(script, *words):
+    """What the bash completion offers after `skillgate WORDS` (the last one
+    being typed)."""
+    cmd = (f"source {script}; COMP_WORDS=(skillgate {' '.join(words)}); "
+           f"COMP_CWORD={len(words)}; _skillgate; printf '%s\\n' \"${{COMPREPLY[@]}}\"")
+    env = dict(os.environ, PATH=os.path.dirname(SG) + ":" + os.environ.get("PATH", ""))
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=30, env=env)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()
+
+
+@test
+def install_puts_the_manual_completions_and_docs_in_place():
+    """Issue 24: `meson install` installs skillgate(1) (every command, the
+    files, the exit statuses), bash and zsh completions and the documents."""
+    build = os.path.dirname(SG)
+    with TempDir() as d:
+        p = subprocess.run(["meson", "install", "-C", build, "--destdir", d, "--no-rebuild",
+                            "--quiet"], capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stdout + p.stderr
+        files = {os.path.relpath(os.path.join(r, f), d).split("/", 2)[-1]
+                 for r, _, fs in os.walk(d) for f in fs}
+        for want in ("bin/skillgate", "share/man/man1/skillgate.1",
+                     "share/bash-completion/completions/skillgate",
+                     "share/zsh/vendor-completions/_skillgate",
+                     "share/doc/skillgate/README.md", "share/doc/skillgate/json.md",
+                     "share/doc/skillgate/LICENSE", "share/skillgate/themes/default.yaml"):
+            assert want in files, (want, sorted(files)[:20])
+        prefix = next(os.path.dirname(r) for r, _, fs in os.walk(d)
+                      if r.endswith("/bin") and "skillgate" in fs)
+        man = open(os.path.join(prefix, "share/man/man1/skillgate.1")).read()
+        commands = [line.split()[0] for line in run("--help").stdout.splitlines()
+                    if line.startswith("  ") and not line.startswith("   ")
+                    and not line.strip().startswith("-")]
+        assert "record" in commands and "hook" in commands, commands
+        for c in commands:
+            assert re.search(r'^\.(B|BI|BR) "?' + c + r'\b', man, re.M), f"{c} not in the manual"
+        for section in ("EXIT STATUS", "FILES", "RULES", "config.yaml", "grants.yaml",
+                        "audit.jsonl"):
+            assert section in man, section
+        zsh = open(os.path.join(prefix, "share/zsh/vendor-completions/_skillgate")).read()
+        for c in commands:
+            assert f"'{c}:" in zsh, f"{c} not in the zsh completion"
+        bash = os.path.join(prefix, "share/bash-completion/completions/skillgate")
+        assert complete(bash, "val") == ["validate"]
+        assert complete(bash, "rec") == ["record"]
+        assert complete(bash, "traces", "d") == ["diff"]
+        assert "--prompt" in complete(bash, "run", "--pro")
+        assert complete(bash, "run", "--prompt", "") == ["tty", "deny", "attached"]
+        assert "default" in complete(bash, "tui", "--theme", "")
+
+
 @test
 def examples_are_valid():
     dirs = sorted(os.path.join(EXAMPLES, d) for d in os.listdir(EXAMPLES))

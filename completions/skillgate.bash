@@ -1,0 +1,54 @@
+# bash completion for skillgate(1): commands, their subcommands and options,
+# theme names, and files or folders where a path goes.
+_skillgate()
+{
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+    local cmds="validate inspect list run record traces audit grants tui demo serve hook help"
+    if [ "$COMP_CWORD" -eq 1 ]; then
+        COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
+        return
+    fi
+    local cmd=${COMP_WORDS[1]} opts="" subs=""
+    case "$prev" in
+        --theme)
+            COMPREPLY=($(compgen -W "$(skillgate tui --list-themes 2>/dev/null |
+                                       awk '{print $1}')" -- "$cur"))
+            return ;;
+        --prompt)
+            COMPREPLY=($(compgen -W "tty deny attached" -- "$cur"))
+            return ;;
+        --cwd|-C|--keep|--python)
+            COMPREPLY=($(compgen -d -- "$cur"))
+            return ;;
+        --input-file|-I|--trace-out|-o|--policy|--settings|--file|-f|--script|-s)
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return ;;
+    esac
+    case "$cmd" in
+        validate) opts="--strict --quiet --help" ;;
+        inspect) opts="--json --help" ;;
+        list) opts="--json --all --help" ;;
+        run) opts="--input --input-file --timeout --trace-out --watch --json --dry-run --script
+                   --cwd --python --no-records --allow-degraded --prompt --policy
+                   --prompt-timeout --allow-all --allow-upstream --resolve --help" ;;
+        record) opts="--input --timeout --cwd --script --allow-all --prompt --prompt-timeout
+                      --resolve --allow-upstream --write --yes --json --help" ;;
+        traces) subs="list diff"; opts="--json --help" ;;
+        audit) subs="verify tail show"; opts="--file -n --help" ;;
+        grants) subs="list revoke"; opts="--help" ;;
+        tui) opts="--theme --list-themes --attach --prompt-timeout --help" ;;
+        demo) opts="--auto --pace --theme --keep --help" ;;
+        serve) opts="--help" ;;
+        hook) subs="install uninstall"; opts="--user --project --dry-run --no-rewrite --settings
+                                               --help" ;;
+        help) COMPREPLY=($(compgen -W "$cmds" -- "$cur")); return ;;
+    esac
+    if [ -n "$subs" ] && [ "$COMP_CWORD" -eq 2 ]; then
+        COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+    elif [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -f -- "$cur"))
+    fi
+}
+complete -o filenames -F _skillgate skillgate
