@@ -476,9 +476,10 @@ static int load_theme(struct tui *t)
             cleanup_free char *m = sg_diag_format(&d.v[i]);
             fprintf(stderr, "%s\n", m);
         }
+        /* said once: the loader's diagnostic names where it looked */
         if (r < 0 && r != -ENOENT)
             fprintf(stderr, "skillgate: the theme %s has errors\n", name);
-        else if (r == -ENOENT)
+        else if (r == -ENOENT && !d.n)
             fprintf(stderr, "skillgate: no theme named %s\n", name);
     } else if (nocolor) {
         tui_theme_mono(&t->theme);
