@@ -121,7 +121,7 @@ int cmd_audit(int argc, char **argv)
             printf("\n  verify          check the hash chain; exit 1 at the first bad record\n"
                    "  tail [-n N]     the last N records, one line each\n"
                    "  show RUN        every record of one run, as JSON\n"
-                   "  -f, --file F    another audit log (default %s)\n", path);
+                   "  -f, --file F    another audit log; default:\n                  %s\n", path);
             return SG_EXIT_OK;
         case 'f':
             free(path);

@@ -19,8 +19,8 @@ int cmd_grants(int argc, char **argv)
             sg_command_usage(stdout, "grants");
             printf("\n  list        every grant: skill, content digest, rule, allow or deny\n"
                    "  revoke N    remove grant N (as numbered by list)\n"
-                   "Grants live in %s; each is pinned to a skill's content digest, so a\n"
-                   "changed skill is asked again.\n", path);
+                   "Grants live in\n  %s\neach pinned to a skill's content digest: changed code is asked "
+                   "again.\n", path);
             return SG_EXIT_OK;
         }
         sg_command_usage(stderr, "grants");

@@ -240,7 +240,7 @@ int cmd_inspect(int argc, char **argv)
             sg_command_usage(stdout, "inspect");
             printf("\nEvery capability the skill would get, where it came from (file:line "
                    "field),\nthe risk of each tool and the content digest.\n"
-                   "  --json   stable machine output (schema \"%s\", see docs/json.md)\n"
+                   "  --json   machine output (schema \"%s\", see docs/json.md)\n"
                    "Exit status: 0 valid, 1 the skill has errors, 2 not a skill.\n",
                    SG_INSPECT_SCHEMA);
             return SG_EXIT_OK;

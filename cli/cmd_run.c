@@ -262,7 +262,7 @@ static char *read_input_file(const char *path)
 static void run_help(void)
 {
     sg_command_usage(stdout, "run");
-    printf("\n  -i, --input JSON       input for the skill (SKILL_INPUT and stdin); default {}\n"
+    printf("\n  -i, --input JSON       input for the skill (SKILL_INPUT, stdin); default {}\n"
            "  -I, --input-file FILE  the same from a file (at most 64 KiB)\n"
            "  -t, --timeout S        wall-clock limit in seconds (default: the manifest's)\n"
            "  -o, --trace-out FILE   also write the trace here\n"
@@ -275,7 +275,7 @@ static void run_help(void)
            "                         there are asked for); a script's default: this folder\n"
            "      --python PATH      the Python to use: a virtual environment's folder or a\n"
            "                         program; default: an active VIRTUAL_ENV, else python3\n"
-           "      --no-records       run even when the trace and audit record cannot be kept\n"
+           "      --no-records       run even if the trace and audit record cannot be kept\n"
            "      --allow-degraded   run without Landlock where the kernel lacks it\n"
            "      --prompt tty|deny  ask on the terminal (the default when there is one)\n"
            "                         or deny everything undeclared (the default otherwise)\n"

@@ -73,7 +73,9 @@ void sg_command_usage(FILE *f, const char *cmd)
 {
     for (size_t i = 0; i < NCOMMANDS; i++) {
         if (!strcmp(commands[i].name, cmd)) {
-            fprintf(f, "usage: skillgate %s\n%s\n", commands[i].usage, commands[i].summary);
+            fputs("usage: skillgate ", f);
+            wrapped(f, commands[i].usage, 17, 21);
+            fprintf(f, "%s\n", commands[i].summary);
             return;
         }
     }

@@ -97,6 +97,11 @@ def mistakes_on_the_command_line_say_what_was_meant():
     p = run("--help", code=0)
     long = [line for line in p.stdout.splitlines() if len(line) > 79]
     assert not long, long
+    for cmd in ("validate", "inspect", "list", "run", "record", "traces", "audit", "grants",
+                "tui", "demo", "serve", "hook"):
+        h = run(cmd, "--help", code=0)
+        long = [line for line in h.stdout.splitlines() if len(line) > 79]
+        assert not long, (cmd, long)
     # an unknown action in the config's keys: is pointed at where the action is
     # written, a bad key name at the keys
     with TempDir() as d:
