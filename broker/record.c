@@ -74,15 +74,7 @@ static int cmp_cstr(const void *a, const void *b)
 
 static void sort_strings(json_t *arr)
 {
-    size_t n = json_array_size(arr);
-    json_t **v = sg_xcalloc(n + 1, sizeof *v);
-    for (size_t i = 0; i < n; i++)
-        v[i] = json_incref(json_array_get(arr, i));
-    qsort(v, n, sizeof *v, cmp_json_str);
-    json_array_clear(arr);
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, v[i]);
-    free(v);
+    sg_json_array_sort(arr, cmp_json_str);
 }
 
 json_t *sg_record_profile(json_t *const *traces, size_t n)
@@ -519,6 +511,32 @@ static bool egress_covers(const struct sg_egress *g, const char *host, long long
     return port < 0;
 }
 
+/* Was the declared pair g:port reached by any host of the profile? */
+static bool pair_reached(const struct sg_egress *g, uint16_t port, json_t *hosts)
+{
+    const char *h;
+    json_t *ports;
+    json_object_foreach (hosts, h, ports) {
+        size_t j;
+        json_t *p;
+        json_array_foreach (ports, j, p)
+            if (json_integer_value(p) == port && egress_covers(g, h, port))
+                return true;
+    }
+    return false;
+}
+
+/* Was anything written at or under the declared folder? */
+static bool written_under(json_t *writes, const char *folder)
+{
+    size_t j;
+    json_t *w;
+    json_array_foreach (writes, j, w)
+        if (within(json_string_value(w), folder))
+            return true;
+    return false;
+}
+
 json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile)
 {
     const struct sg_policy *pol = &sk->policy;
@@ -529,17 +547,7 @@ json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile)
     for (size_t i = 0; i < pol->negress; i++) {
         const struct sg_egress *g = &pol->egress[i];
         for (size_t k = 0; k < g->nports; k++) {
-            bool used = false;
-            const char *h;
-            json_t *ports;
-            json_object_foreach (hosts, h, ports) {
-                size_t j;
-                json_t *p;
-                json_array_foreach (ports, j, p)
-                    used |= egress_covers(g, h, json_integer_value(p)) &&
-                            json_integer_value(p) == g->ports[k];
-            }
-            if (!used) {
+            if (!pair_reached(g, g->ports[k], hosts)) {
                 cleanup_free char *n = sg_xasprintf("%s:%u", g->domain, g->ports[k]);
                 json_array_append_new(over, item("network", n, "declared, never reached"));
             }
@@ -563,12 +571,7 @@ json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile)
     /* writes */
     json_t *writes = json_object_get(profile, "writes");
     for (size_t i = 0; i < pol->nwrite; i++) {
-        bool used = false;
-        size_t j;
-        json_t *w;
-        json_array_foreach (writes, j, w)
-            used |= within(json_string_value(w), pol->write[i].path);
-        if (!used)
+        if (!written_under(writes, pol->write[i].path))
             json_array_append_new(over, item("write", pol->write[i].path,
                                              "declared writable, nothing written there"));
     }
@@ -684,17 +687,6 @@ static void row(struct sg_buf *b, const char *what, const char *declared, const 
     sg_buf_printf(b, " %-8s %-26.26s %-26.26s %s\n", what, *d ? d : "-", *o ? o : "-", note);
 }
 
-static void fmt_bytes(char *out, size_t n, long long v)
-{
-    if (v < 0)
-        snprintf(out, n, "?");
-    else if (v < 1024)
-        snprintf(out, n, "%lld B", v);
-    else if (v < 1 << 20)
-        snprintf(out, n, "%.1f KiB", (double)v / 1024);
-    else
-        snprintf(out, n, "%.1f MiB", (double)v / (1 << 20));
-}
 
 char *sg_record_side_by_side(const struct sg_skill *sk, json_t *profile, json_t *cmp)
 {
@@ -708,16 +700,7 @@ char *sg_record_side_by_side(const struct sg_skill *sk, json_t *profile, json_t 
         for (size_t k = 0; k < pol->egress[i].nports; k++) {
             cleanup_free char *n = sg_xasprintf("%s:%u", pol->egress[i].domain,
                                                 pol->egress[i].ports[k]);
-            bool used = false;
-            const char *h;
-            json_t *ports;
-            json_object_foreach (hosts, h, ports) {
-                size_t j;
-                json_t *p;
-                json_array_foreach (ports, j, p)
-                    used |= json_integer_value(p) == pol->egress[i].ports[k] &&
-                            egress_covers(&pol->egress[i], h, json_integer_value(p));
-            }
+            bool used = pair_reached(&pol->egress[i], pol->egress[i].ports[k], hosts);
             row(&b, "network", n, used ? n : "", used ? "used" : "over-asked");
         }
     size_t i;
@@ -729,11 +712,7 @@ char *sg_record_side_by_side(const struct sg_skill *sk, json_t *profile, json_t 
                 "will ask");
     }
     for (size_t w = 0; w < pol->nwrite; w++) {
-        bool used = false;
-        json_t *v;
-        size_t j;
-        json_array_foreach (json_object_get(profile, "writes"), j, v)
-            used |= within(json_string_value(v), pol->write[w].path);
+        bool used = written_under(json_object_get(profile, "writes"), pol->write[w].path);
         row(&b, "write", pol->write[w].path, used ? pol->write[w].path : "",
             used ? "used" : "over-asked");
     }
@@ -758,7 +737,7 @@ char *sg_record_side_by_side(const struct sg_skill *sk, json_t *profile, json_t 
     snprintf(dec, sizeof dec, "%lld MB", pol->limits.memory_mb.value);
     if (json_is_integer(peak)) {
         char by[32];
-        fmt_bytes(by, sizeof by, json_integer_value(peak));
+        sg_format_size(by, sizeof by, json_integer_value(peak));
         snprintf(obs, sizeof obs, "peak %s", by);
     } else {
         snprintf(obs, sizeof obs, "not measured (no cgroup)");
@@ -768,9 +747,9 @@ char *sg_record_side_by_side(const struct sg_skill *sk, json_t *profile, json_t 
     snprintf(obs, sizeof obs, "longest run %lld ms",
              (long long)json_integer_value(json_object_get(profile, "duration_ms")));
     row(&b, "runtime", dec, obs, "");
-    fmt_bytes(dec, sizeof dec, pol->limits.output_bytes.value);
+    sg_format_size(dec, sizeof dec, pol->limits.output_bytes.value);
     char by[32];
-    fmt_bytes(by, sizeof by, json_integer_value(json_object_get(profile, "output_bytes")));
+    sg_format_size(by, sizeof by, json_integer_value(json_object_get(profile, "output_bytes")));
     snprintf(obs, sizeof obs, "most %s a stream", by);
     row(&b, "output", dec, obs, "");
     json_array_foreach (json_object_get(cmp, "tried"), i, it)

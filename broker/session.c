@@ -1064,6 +1064,7 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     sg_diskcap_free(r->dc);
     drain_last(r);
     sg_views_report(r->plan, r->sb, &r->views, r->bus);
+    sg_views_base_free(&r->views);
     for (struct stream *st = r->out; st; st = st == r->out ? r->err : NULL)
         if (st->fd >= 0)
             close(st->fd);

@@ -1,4 +1,5 @@
 /* Two traces compared (tracediff.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -348,15 +349,36 @@ static void fmt_ms(struct sg_buf *b, json_t *v)
         sg_buf_printf(b, "%.1f s", (double)ms / 1000);
 }
 
+void sg_format_size(char *out, size_t n, long long bytes)
+{
+    if (bytes < 0)
+        snprintf(out, n, "?");
+    else if (bytes < 1024)
+        snprintf(out, n, "%lld B", bytes);
+    else if (bytes < 1024 * 1024)
+        snprintf(out, n, "%.1f KiB", (double)bytes / 1024);
+    else
+        snprintf(out, n, "%.1f MiB", (double)bytes / (1024 * 1024));
+}
+
+void sg_json_array_sort(json_t *arr, int (*cmp)(const void *, const void *))
+{
+    size_t n = json_array_size(arr);
+    json_t **v = sg_xcalloc(n + 1, sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_incref(json_array_get(arr, i));
+    qsort(v, n, sizeof *v, cmp);
+    json_array_clear(arr);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, v[i]);
+    free(v);
+}
+
 static void fmt_bytes(struct sg_buf *b, json_t *v)
 {
-    json_int_t n = int_of(v);
-    if (n < 1024)
-        sg_buf_printf(b, "%lld B", (long long)n);
-    else if (n < 1024 * 1024)
-        sg_buf_printf(b, "%.1f KiB", (double)n / 1024);
-    else
-        sg_buf_printf(b, "%.1f MiB", (double)n / (1024 * 1024));
+    char s[32];
+    sg_format_size(s, sizeof s, int_of(v));
+    sg_buf_printf(b, "%s", s);
 }
 
 /* Did a value change enough to name in one line: half again, or half? */

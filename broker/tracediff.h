@@ -18,6 +18,12 @@ json_t *sg_trace_facts(json_t *trace);
  * one-line "summary". name_a/name_b: how the traces were named (their files). */
 json_t *sg_trace_diff(json_t *a, json_t *b, const char *name_a, const char *name_b);
 
+/* A size as a person reads it: "812 B", "3.4 KiB", "1.2 MiB" ("?" when
+ * negative). */
+void sg_format_size(char *out, size_t n, long long bytes);
+/* Sort a JSON array in place with a qsort comparator of json_t * const *. */
+void sg_json_array_sort(json_t *arr, int (*cmp)(const void *, const void *));
+
 /* The diff as text for a terminal: the summary line, then one line per
  * difference ("+ host x.test (refused, port 443)"); every string sanitized. */
 char *sg_trace_diff_text(json_t *diff);

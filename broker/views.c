@@ -87,37 +87,47 @@ static size_t walk(int root, visit_fn fn, void *ctx)
     return fstat(root, &rst) < 0 ? 0 : walk_under(root, rst.st_dev, NULL, fn, ctx);
 }
 
+struct base_walk {
+    struct timespec *newest;
+    json_t *known;
+};
+
+static void ino_key(char out[24], ino_t ino)
+{
+    snprintf(out, 24, "%llu", (unsigned long long)ino);
+}
+
 static void newest(void *ctx, const char *rel, const struct stat *st)
 {
     (void)rel;
-    struct timespec *t = ctx;
-    if (later(&st->st_ctim, t))
-        *t = st->st_ctim;
+    struct base_walk *w = ctx;
+    char k[24];
+    ino_key(k, st->st_ino);
+    json_object_set_new(w->known, k, json_true());
+    if (later(&st->st_ctim, w->newest))
+        *w->newest = st->st_ctim;
 }
 
 void sg_views_baseline(const struct sg_sandbox *sb, struct sg_views_base *b)
 {
     memset(b, 0, sizeof *b);
-    struct timespec last = {0};
     for (int i = 0; i < SG_VIEWS; i++) {
         struct stat st;
         if (sb->view_fd[i] < 0 || fstat(sb->view_fd[i], &st) < 0)
             continue;
         b->newest[i] = st.st_ctim;
-        walk(sb->view_fd[i], newest, &b->newest[i]);
+        b->known[i] = json_object();
+        struct base_walk w = {&b->newest[i], b->known[i]};
+        walk(sb->view_fd[i], newest, &w);
         b->have[i] = true;
-        if (later(&b->newest[i], &last))
-            last = b->newest[i];
     }
-    /* a file's ctime comes from a clock that ticks every few ms: until it has
-     * moved past the newest baseline, a change could carry that same time */
-    for (int k = 0; k < 50; k++) {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME_COARSE, &now);
-        if (later(&now, &last))
-            break;
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
+}
+
+void sg_views_base_free(struct sg_views_base *b)
+{
+    for (int i = 0; i < SG_VIEWS; i++) {
+        json_decref(b->known[i]);
+        b->known[i] = NULL;
     }
 }
 
@@ -127,6 +137,7 @@ struct report {
     const char *view;       /* its path in the sandbox */
     bool home;
     struct timespec base;
+    json_t *known;          /* the inodes of the baseline */
     size_t shown, more;
     unsigned long long more_bytes;
     const char *more_class; /* the most telling class among those counted */
@@ -161,8 +172,13 @@ static const char *type_of(mode_t m)
 static void changed(void *ctx, const char *rel, const struct stat *st)
 {
     struct report *r = ctx;
-    if (S_ISDIR(st->st_mode) || !later(&st->st_ctim, &r->base) ||
-        json_object_get(r->said, rel))
+    /* changed since the baseline: a later ctime, or, as ctime ticks every few
+     * ms, the baseline's own newest time on a file that was not there then */
+    char k[24];
+    ino_key(k, st->st_ino);
+    bool fresh = later(&st->st_ctim, &r->base) ||
+                 (!later(&r->base, &st->st_ctim) && !json_object_get(r->known, k));
+    if (S_ISDIR(st->st_mode) || !fresh || json_object_get(r->said, rel))
         return;
     json_object_set_new(r->said, rel, json_true());
     cleanup_free char *path = sg_xasprintf("%s/%s", r->view, rel);
@@ -249,7 +265,8 @@ void sg_views_report(const struct sg_plan *p, const struct sg_sandbox *sb,
         if (!b->have[i] || sb->view_fd[i] < 0 || !view)
             continue;
         struct report r = {.p = p, .bus = bus, .view = view, .home = i == SG_VIEW_HOME,
-                           .base = b->newest[i], .said = json_object()};
+                           .base = b->newest[i], .known = b->known[i],
+                           .said = json_object()};
         if (r.home)
             persistence_first(&r, sb->view_fd[i]);
         size_t seen = walk(sb->view_fd[i], changed, &r);

@@ -10,6 +10,7 @@
 #ifndef SG_VIEWS_H
 #define SG_VIEWS_H
 
+#include <jansson.h>
 #include <time.h>
 
 #include "events.h"
@@ -21,11 +22,13 @@
 
 struct sg_views_base {
     struct timespec newest[SG_VIEWS]; /* the latest ctime before the skill ran */
+    json_t *known[SG_VIEWS];          /* the inodes there then ("123": true) */
     bool have[SG_VIEWS];
 };
 
 /* Before the skill starts. */
 void sg_views_baseline(const struct sg_sandbox *sb, struct sg_views_base *b);
+void sg_views_base_free(struct sg_views_base *b);
 /* After it ended: the events. */
 void sg_views_report(const struct sg_plan *p, const struct sg_sandbox *sb,
                      const struct sg_views_base *b, struct sg_event_bus *bus);

@@ -64,15 +64,7 @@ static json_t *rows_of(int dfd)
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
-    size_t m = json_array_size(rows);
-    json_t **v = sg_xcalloc(m + 1, sizeof *v);
-    for (size_t i = 0; i < m; i++)
-        v[i] = json_incref(json_array_get(rows, i));
-    qsort(v, m, sizeof *v, cmp_rows);
-    json_array_clear(rows);
-    for (size_t i = 0; i < m; i++)
-        json_array_append_new(rows, v[i]);
-    free(v);
+    sg_json_array_sort(rows, cmp_rows);
     return rows;
 }
 
