@@ -328,6 +328,16 @@ long long sg_cgroup_memory(const struct sg_sandbox *sb)
     return -1;
 }
 
+long long sg_cgroup_pids_peak(const struct sg_sandbox *sb)
+{
+    for (size_t i = 0; i < sb->ncgroup; i++) {
+        const char *d = sb->cgroup[i];
+        if (strstr(d, "/pids/") || (!strstr(d, "/memory/") && !strstr(d, "/cpu/")))
+            return read_key(d, "pids.peak", "");
+    }
+    return -1;
+}
+
 /* Kill what is left in dir and remove it; true when it is gone. */
 static bool remove_cg(const char *dir)
 {

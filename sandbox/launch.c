@@ -277,7 +277,7 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
     if (!p->degraded && (r = sg_landlock_apply(p)) < 0)
         die(ctl, "Landlock", r);
     /* the broker's precompiled filter; compiled here only if none came */
-    int nfd = nbpf ? sg_seccomp_install(bpf, nbpf) : sg_seccomp_load(p->profile);
+    int nfd = nbpf ? sg_seccomp_install(bpf, nbpf) : sg_seccomp_load(p->profile, p->observe_reads ? SG_SECCOMP_OBSERVE_READS : 0);
     if (nfd < 0)
         die(ctl, "seccomp", nfd);
     if (ctl_send(ctl, SG_CTL_READY, 0, 0, NULL, nfd) < 0)
@@ -762,7 +762,8 @@ static int place(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb, char
     }
     struct sock_filter *bpf = NULL;
     size_t nbpf = 0;
-    if (sg_seccomp_filter(p->profile, &bpf, &nbpf) < 0)
+    if (sg_seccomp_filter(p->profile, p->observe_reads ? SG_SECCOMP_OBSERVE_READS : 0, &bpf,
+                          &nbpf) < 0)
         nbpf = 0;
     r = ctl_send_fds(sb->ctl_fd, SG_CTL_PLACED, 0, (int)(nbpf * sizeof *bpf), NULL, tasks,
                      (size_t)ntasks);
@@ -951,6 +952,11 @@ void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h)
 long long sg_sandbox_memory_usage(const struct sg_sandbox *sb)
 {
     return sg_cgroup_memory(sb);
+}
+
+long long sg_sandbox_pids_peak(const struct sg_sandbox *sb)
+{
+    return sg_cgroup_pids_peak(sb);
 }
 
 /* Sandboxes whose pid 1 was still tearing its namespaces down at cleanup:

@@ -375,12 +375,14 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
         if (stat(pol->read[i].path, &st) < 0)
             continue; /* nothing to show: the skill sees it missing */
         add_mount(p, SG_MNT_BIND_RO, pol->read[i].path, pol->read[i].path, "declared read path");
+        p->mounts[p->nmounts - 1].declared = true;
     }
     for (size_t i = 0; i < pol->nwrite; i++) {
         if (!strcmp(pol->write[i].path, sk->root))
             continue;
         add_mount(p, SG_MNT_BIND_RW, pol->write[i].path, pol->write[i].path,
                   "declared write path (created if missing)");
+        p->mounts[p->nmounts - 1].declared = true;
         add_str(&p->rw_paths, &p->nrw, pol->write[i].path);
     }
     if (p->cwd_is_work && !sg_path_within(p->cwd, sk->root))
@@ -688,6 +690,7 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
         return -E2BIG;
     }
     p->input = sg_xstrdup(input);
+    p->observe_reads = o->observe_reads;
     p->skill_name = sg_xstrdup(sk->name ? sk->name : sk->dirname);
     p->skill_root = sg_xstrdup(sk->root);
     p->run_id = new_run_id();

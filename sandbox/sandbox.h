@@ -30,6 +30,7 @@ struct sg_mount {
     long long size;   /* tmpfs bytes */
     unsigned mode;    /* tmpfs root mode */
     bool owned;       /* tmpfs owned by the skill's uid (HOME) */
+    bool declared;    /* a bind the manifest asked for (filesystem.read or write) */
     char *why;        /* for the plan and the trace */
 };
 
@@ -101,6 +102,9 @@ struct sg_run_opts {
      * program (in one); NULL: VIRTUAL_ENV of host_env, when set; neither:
      * the system's python3 */
     const char *python;
+    /* skillgate record: every open, reads too, goes to the broker, which
+     * notes the path (broker/reads.h) */
+    bool observe_reads;
 };
 
 struct sg_plan {
@@ -140,6 +144,7 @@ struct sg_plan {
     char *python_base;   /* the installation it was made from, when not in view otherwise */
     const char *python_from; /* "--python" or "VIRTUAL_ENV" */
     char *input;
+    bool observe_reads; /* sg_run_opts.observe_reads */
     /* network */
     struct sg_plan_egress *egress;
     size_t negress;
@@ -250,6 +255,8 @@ struct sg_limit_hits {
 void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h);
 /* Memory the sandbox uses now (its cgroup's count); -1 without a cgroup. */
 long long sg_sandbox_memory_usage(const struct sg_sandbox *sb);
+/* The most processes and threads it held at once; -1 where nothing counts. */
+long long sg_sandbox_pids_peak(const struct sg_sandbox *sb);
 /* Close fds, remove the cgroups and the run directory. When pid 1 has said
  * "exit" (nothing of the skill runs any more) but the kernel is still
  * tearing its namespaces down, the cgroups and directory are left for

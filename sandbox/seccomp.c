@@ -154,7 +154,7 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
 }
 
 /* The profile's rules in a libseccomp context; NULL with *err set. */
-static scmp_filter_ctx build(enum sg_seccomp_profile p, int *err)
+static scmp_filter_ctx build(enum sg_seccomp_profile p, unsigned opts, int *err)
 {
     unsigned b = prof_bit(p);
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -193,7 +193,8 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, int *err)
         if (nr == __NR_SCMP_ERROR || nr < 0)
             continue;
         int fa = write_calls[i].flags_arg;
-        if (fa < 0) {
+        /* recording: reads too (the broker notes them and lets them go on) */
+        if (fa < 0 || (opts & SG_SECCOMP_OBSERVE_READS)) {
             r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
             continue;
         }
@@ -202,6 +203,27 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, int *err)
                                      .datum_a = intents[k], .datum_b = intents[k]};
             r = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c);
         }
+    }
+    /* recording: the calls that look a path up without opening it too
+     * (`exists()` before a read); not an fstat (an empty path with
+     * AT_EMPTY_PATH, which glibc's fstat is) */
+    static const struct {
+        const char *name;
+        int flags_arg; /* AT_EMPTY_PATH there: not a lookup; -1: none */
+    } looks[] = {{"stat", -1},      {"lstat", -1},     {"access", -1},     {"readlink", -1},
+                 {"readlinkat", -1}, {"faccessat", -1}, {"faccessat2", -1}, {"newfstatat", 3},
+                 {"statx", 2}};
+    for (size_t i = 0; (opts & SG_SECCOMP_OBSERVE_READS) && i < SG_ARRAY_LEN(looks) && r == 0;
+         i++) {
+        nr = seccomp_syscall_resolve_name(looks[i].name);
+        if (nr == __NR_SCMP_ERROR || nr < 0)
+            continue;
+        if (looks[i].flags_arg < 0)
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+        else
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 1,
+                                 SCMP_CMP((unsigned)looks[i].flags_arg, SCMP_CMP_MASKED_EQ,
+                                          AT_EMPTY_PATH, 0));
     }
     for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags) && r == 0; i++)
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,
@@ -266,13 +288,13 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, int *err)
     return ctx;
 }
 
-int sg_seccomp_load(enum sg_seccomp_profile p)
+int sg_seccomp_load(enum sg_seccomp_profile p, unsigned opts)
 {
     /* through our own install, for its flags (libseccomp 2.5 has no
      * attribute for the killable wait) */
     struct sock_filter *insns;
     size_t n;
-    int r = sg_seccomp_export(p, &insns, &n);
+    int r = sg_seccomp_export(p, opts, &insns, &n);
     if (r < 0)
         return r;
     r = sg_seccomp_install(insns, n);
@@ -280,11 +302,12 @@ int sg_seccomp_load(enum sg_seccomp_profile p)
     return r;
 }
 
-int sg_seccomp_export(enum sg_seccomp_profile p, struct sock_filter **insns, size_t *n)
+int sg_seccomp_export(enum sg_seccomp_profile p, unsigned opts, struct sock_filter **insns,
+                      size_t *n)
 {
     int r = 0;
     *insns = NULL, *n = 0;
-    scmp_filter_ctx ctx = build(p, &r);
+    scmp_filter_ctx ctx = build(p, opts, &r);
     if (!ctx)
         return r;
     cleanup_fd int fd = memfd_create("skillgate-bpf", MFD_CLOEXEC);

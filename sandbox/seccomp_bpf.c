@@ -22,7 +22,8 @@ int sg_seccomp_prebuilt_level(void)
     return SG_BPF_BUILT ? (int)SG_BPF_API_LEVEL : -1;
 }
 
-int sg_seccomp_filter(enum sg_seccomp_profile p, struct sock_filter **insns, size_t *n)
+int sg_seccomp_filter(enum sg_seccomp_profile p, unsigned opts, struct sock_filter **insns,
+                      size_t *n)
 {
     static const struct {
         const struct sock_filter *v;
@@ -32,8 +33,9 @@ int sg_seccomp_filter(enum sg_seccomp_profile p, struct sock_filter **insns, siz
         SG_SECCOMP_PROFILES(X)
 #undef X
     };
-    if (!SG_BPF_BUILT || (size_t)p >= SG_ARRAY_LEN(built) || seccomp_api_get() != SG_BPF_API_LEVEL)
-        return sg_seccomp_export(p, insns, n);
+    if (opts || !SG_BPF_BUILT || (size_t)p >= SG_ARRAY_LEN(built) ||
+        seccomp_api_get() != SG_BPF_API_LEVEL)
+        return sg_seccomp_export(p, opts, insns, n);
     size_t len = built[p].n * sizeof *built[p].v;
     *insns = sg_xmalloc(len);
     memcpy(*insns, built[p].v, len);

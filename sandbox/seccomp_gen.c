@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     size_t n[N] = {0};
     bool ok = true;
     for (size_t p = 0; p < N && ok; p++) {
-        int r = sg_seccomp_export((enum sg_seccomp_profile)p, &v[p], &n[p]);
+        int r = sg_seccomp_export((enum sg_seccomp_profile)p, 0, &v[p], &n[p]);
         if (r < 0) {
             /* no filter at all from this build host: every run compiles its own */
             fprintf(stderr, "seccomp_gen: profile %s: %s (filters compiled at run time)\n",

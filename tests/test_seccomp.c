@@ -4,6 +4,7 @@
 #include "helpers.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -37,8 +38,8 @@ static void prebuilt_filters_are_what_libseccomp_compiles(void **st)
     for (size_t i = 0; i < SG_ARRAY_LEN(all); i++) {
         struct sock_filter *a = NULL, *b = NULL;
         size_t na = 0, nb = 0;
-        assert_int_equal(sg_seccomp_filter(all[i], &a, &na), 0);
-        assert_int_equal(sg_seccomp_export(all[i], &b, &nb), 0);
+        assert_int_equal(sg_seccomp_filter(all[i], 0, &a, &na), 0);
+        assert_int_equal(sg_seccomp_export(all[i], 0, &b, &nb), 0);
         assert_true(na > 10);
         assert_int_equal(na, nb);
         assert_memory_equal(a, b, na * sizeof *a);
@@ -73,14 +74,11 @@ static int pass_fd(int sock, int fd)
     return fd;
 }
 
-/* A child installs the built-in default filter and hands its listener over;
- * getppid passes untouched, unshare waits for us and gets our EPERM. */
-static void prebuilt_filter_sends_denied_calls_to_the_listener(void **st)
+/* A child that installs f, hands its listener over (*nfd), and then:
+ * getppid, which passes untouched; with do_open a read-only open of "/";
+ * unshare, which waits for the listener and must get its EPERM. */
+static pid_t child_under(const struct sock_filter *f, size_t n, bool do_open, int *nfd)
 {
-    (void)st;
-    struct sock_filter *f = NULL;
-    size_t n = 0;
-    assert_int_equal(sg_seccomp_filter(SG_SECCOMP_DEFAULT, &f, &n), 0);
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
     pid_t c = fork();
@@ -90,22 +88,34 @@ static void prebuilt_filter_sends_denied_calls_to_the_listener(void **st)
         alarm(10);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
             _exit(10);
-        int nfd = sg_seccomp_install(f, n);
-        if (nfd < 0)
+        int fd = sg_seccomp_install(f, n);
+        if (fd < 0)
             _exit(11);
-        if (pass_fd(sv[1], nfd) < 0)
+        if (pass_fd(sv[1], fd) < 0)
             _exit(12);
-        close(nfd);
+        close(fd);
         if (getppid() <= 0)
             _exit(13);
+        if (do_open && (fd = openat(AT_FDCWD, "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+            _exit(14);
+        if (do_open)
+            close(fd);
         errno = 0;
         if (unshare(CLONE_NEWUTS) == 0 || errno != EPERM)
-            _exit(14);
+            _exit(15);
         _exit(0);
     }
     close(sv[1]);
-    int nfd = pass_fd(sv[0], -1);
-    assert_true(nfd >= 0);
+    *nfd = pass_fd(sv[0], -1);
+    assert_true(*nfd >= 0);
+    close(sv[0]);
+    return c;
+}
+
+/* The next notification must be unshare(CLONE_NEWUTS): refused, and the
+ * child ends well. */
+static void refuse_unshare_and_reap(pid_t c, int nfd)
+{
     struct seccomp_notif req;
     memset(&req, 0, sizeof req);
     assert_int_equal(ioctl(nfd, SECCOMP_IOCTL_NOTIF_RECV, &req), 0);
@@ -118,8 +128,47 @@ static void prebuilt_filter_sends_denied_calls_to_the_listener(void **st)
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
     close(nfd);
-    close(sv[0]);
+}
+
+/* The built-in default filter: getppid passes untouched, unshare waits for
+ * us and gets our EPERM. */
+static void prebuilt_filter_sends_denied_calls_to_the_listener(void **st)
+{
+    (void)st;
+    struct sock_filter *f = NULL;
+    size_t n = 0;
+    int nfd;
+    assert_int_equal(sg_seccomp_filter(SG_SECCOMP_DEFAULT, 0, &f, &n), 0);
+    pid_t c = child_under(f, n, false, &nfd);
+    refuse_unshare_and_reap(c, nfd);
     free(f);
+}
+
+/* A read-only open reaches the listener only with SG_SECCOMP_OBSERVE_READS
+ * (skillgate record), and goes on when let continue; without it the first
+ * call the listener sees is the unshare after it. */
+static void a_read_stays_in_the_kernel_unless_recording(void **st)
+{
+    (void)st;
+    for (unsigned opts = 0; opts <= SG_SECCOMP_OBSERVE_READS; opts += SG_SECCOMP_OBSERVE_READS) {
+        struct sock_filter *f = NULL;
+        size_t n = 0;
+        int nfd;
+        assert_int_equal(sg_seccomp_filter(SG_SECCOMP_DEFAULT, opts, &f, &n), 0);
+        pid_t c = child_under(f, n, true, &nfd);
+        if (opts) {
+            struct seccomp_notif req;
+            memset(&req, 0, sizeof req);
+            assert_int_equal(ioctl(nfd, SECCOMP_IOCTL_NOTIF_RECV, &req), 0);
+            assert_int_equal(req.data.nr, __NR_openat);
+            assert_int_equal(req.data.args[2] & O_ACCMODE, O_RDONLY);
+            struct seccomp_notif_resp go = {.id = req.id,
+                                            .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
+            assert_int_equal(ioctl(nfd, SECCOMP_IOCTL_NOTIF_SEND, &go), 0);
+        }
+        refuse_unshare_and_reap(c, nfd);
+        free(f);
+    }
 }
 
 int main(void)
@@ -127,6 +176,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(prebuilt_filters_are_what_libseccomp_compiles),
         cmocka_unit_test(prebuilt_filter_sends_denied_calls_to_the_listener),
+        cmocka_unit_test(a_read_stays_in_the_kernel_unless_recording),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
