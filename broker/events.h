@@ -29,6 +29,7 @@
     X(NETWORK_EGRESS_BLOCKED, "network_egress_blocked", "NET", 2) \
     X(RESOURCE_LIMIT_HIT, "resource_limit_hit", "LIMIT", 2)     \
     X(WRITE_DISCARDED, "write_discarded", "DISCARD", 1)         \
+    X(FILES_READ, "files_read", "READ", 0)                      \
     X(OUTPUT_ESCAPES, "output_escapes", "ESCAPES", 2)           \
     X(PERMISSION_ASKED, "permission_asked", "ASK", 1)           \
     X(PERMISSION_DECIDED, "permission_decided", "DECIDED", 1)   \

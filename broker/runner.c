@@ -241,7 +241,8 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     struct sg_run_opts ro = {.input = rq->input, .timeout_s = rq->timeout_s,
                              .host_env = rq->host_env ? rq->host_env : environ,
                              .script = rq->script, .args = rq->args, .nargs = rq->nargs,
-                             .work_dir = rq->work_dir, .python = rq->python};
+                             .work_dir = rq->work_dir, .python = rq->python,
+                             .observe_reads = rq->observe_reads};
     if (agent && ro.timeout_s > sk->policy.limits.runtime_s.value)
         ro.timeout_s = 0; /* an agent may shorten the manifest's limit, never lengthen it */
     struct sg_resolve res_v[64];

@@ -35,6 +35,7 @@ struct sg_run_request {
     const char *work_dir;        /* the working folder; NULL: see sg_run_opts */
     const char *python;          /* a Python environment or program; NULL: see sg_run_opts */
     bool no_records;             /* run even when the trace and audit record cannot be kept */
+    bool observe_reads;          /* skillgate record: note every path opened (reads.h) */
     /* a person's choices, ignored for an agent: */
     bool allow_degraded;         /* run without Landlock (said on every report) */
     const char *const *resolve;  /* "NAME:PORT:ADDR[:PORT2]", as curl's --resolve */

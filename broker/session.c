@@ -26,6 +26,7 @@
 #include "loop.h"
 #include "nflog.h"
 #include "perm.h"
+#include "reads.h"
 #include "sanitize.h"
 #include "sockconn.h"
 #include "util.h"
@@ -213,8 +214,8 @@ static void describe_clone(char *out, size_t n, unsigned long long flags)
 
 static void handle_notification(const struct sg_plan *plan, const int *pins,
                                 struct sg_perm *perm, struct sg_exec *ex,
-                                struct sg_sockconn *conn, struct sg_diskcap *dc, int fd,
-                                bool *entry_done,
+                                struct sg_sockconn *conn, struct sg_diskcap *dc,
+                                struct sg_reads *rd, int fd, bool *entry_done,
                                 struct sg_event_bus *bus)
 {
     struct seccomp_notif *req = NULL;
@@ -244,7 +245,10 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
             seccomp_notify_free(req, resp);
             return;
         }
-        int fw = sg_writes_handle(plan, pins, perm, dc, fd, req, sc, resp, bus);
+        /* recording: a read is noted and goes on; the rest as ever */
+        int fw = sg_reads_handle(rd, fd, req, sc, resp);
+        if (!fw)
+            fw = sg_writes_handle(plan, pins, perm, dc, fd, req, sc, resp, bus);
         if (fw) {
             if (fw == 1)
                 seccomp_notify_respond(fd, resp);
@@ -428,6 +432,7 @@ struct sg_session {
     struct sg_exec *ex;
     struct sg_sockconn *conn;
     struct sg_diskcap *dc;
+    struct sg_reads *reads; /* skillgate record's, else NULL */
     bool shared; /* a front end's fds share the loop: output goes in smaller batches */
     struct sg_session_live live;
     int64_t mem_read_ms;
@@ -562,8 +567,8 @@ static void notify_dispatch(void *c, const struct pollfd *p, size_t n)
     if (!(r->nfy_revents & POLLIN))
         return;
     bool was = r->entry_done;
-    handle_notification(r->plan, r->sb->pins, r->perm, r->ex, r->conn, r->dc, r->sb->notify_fd,
-                        &r->entry_done, r->bus);
+    handle_notification(r->plan, r->sb->pins, r->perm, r->ex, r->conn, r->dc, r->reads,
+                        r->sb->notify_fd, &r->entry_done, r->bus);
     if (r->entry_done && !was) /* the entrypoint's exec was let through */
         sg_sandbox_started(r->sb);
 }
@@ -930,6 +935,7 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     r->ex = sg_exec_new(plan, perm, bus, r->sb->notify_fd);
     r->conn = sg_sockconn_new(plan, bus, r->sb->notify_fd);
     r->dc = sg_diskcap_new(plan, bus);
+    r->reads = plan->observe_reads ? sg_reads_new(plan) : NULL;
     cleanup_free char *cmdline = command_line(plan);
     sg_bus_emit(bus, SG_EV_SKILL_STARTED,
                 json_pack("{s:s, s:s, s:s}", "run_id", plan->run_id, "command", cmdline, "cwd",
@@ -1065,6 +1071,8 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     drain_last(r);
     sg_views_report(r->plan, r->sb, &r->views, r->bus);
     sg_views_base_free(&r->views);
+    sg_reads_report(r->reads, r->bus);
+    sg_reads_free(r->reads);
     for (struct stream *st = r->out; st; st = st == r->out ? r->err : NULL)
         if (st->fd >= 0)
             close(st->fd);
@@ -1098,6 +1106,9 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     res->memory_peak = peak > r->live.memory_bytes ? peak : r->live.memory_bytes;
     if (res->memory_peak < 0)
         res->memory_peak = 0;
+    res->pids_peak = sg_sandbox_pids_peak(r->sb);
+    if (res->pids_peak < 0)
+        res->pids_peak = 0;
     sg_sandbox_cleanup(r->sb);
     say_how_it_ended(r, res);
     free(r);

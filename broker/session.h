@@ -50,6 +50,7 @@ struct sg_run_result {
     int failed_errno;
     char end_reason[160];  /* how it ended, in words: "interrupted by SIGINT" */
     long long memory_peak; /* bytes, the cgroup's peak; 0 where unknown */
+    long long pids_peak;   /* processes and threads at once (pids.peak); 0 where unknown */
 };
 
 /* Output lines longer than this are cut (at a UTF-8 boundary) into several events. */

@@ -224,9 +224,14 @@ json_t *sg_trace_doc(json_t *head, struct sg_trace *t, const struct sg_run_resul
                   "stderr_bytes", (json_int_t)res->bytes[1], "stdout_dropped",
                   (json_int_t)res->dropped[0], "stderr_dropped", (json_int_t)res->dropped[1],
                   "trace_events_dropped", (json_int_t)t->dropped_events));
-    if (res->memory_peak > 0) /* where a cgroup counted it */
-        json_object_set_new(doc, "usage", json_pack("{s:I}", "memory_peak_bytes",
-                                                     (json_int_t)res->memory_peak));
+    json_t *usage = json_object(); /* where a cgroup counted it */
+    if (res->memory_peak > 0)
+        json_object_set_new(usage, "memory_peak_bytes", json_integer(res->memory_peak));
+    if (res->pids_peak > 0)
+        json_object_set_new(usage, "pids_peak", json_integer(res->pids_peak));
+    if (json_object_size(usage))
+        json_object_set(doc, "usage", usage);
+    json_decref(usage);
     json_object_set(doc, "events", t->events);
     json_object_set_new(doc, "policy_violations", violations);
     json_object_set_new(doc, "decisions", decisions);

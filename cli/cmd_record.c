@@ -26,8 +26,9 @@ static void record_help(void)
     printf("\nRuns the skill under full enforcement with none of its hosts, write paths or\n"
            "programs granted in advance: each use is a request that a person answers (on\n"
            "this terminal, or in `skillgate tui --attach`) or --allow-all allows, and the\n"
-           "trace records it. Then prints the smallest skillsandbox.yaml that lets exactly\n"
-           "that pass with no prompt, and what the skill declares against what it used.\n\n"
+           "trace records it; every file or folder it opens is noted too. Then prints\n"
+           "the smallest skillsandbox.yaml that lets exactly that pass with no prompt,\n"
+           "and what the skill declares against what it used.\n\n"
            "  -i, --input JSON       input for one run; give it again for more runs, merged\n"
            "                         into one profile (default: one run with {})\n"
            "  -t, --timeout S        wall-clock limit of each run\n"
@@ -174,6 +175,7 @@ static json_t *one_run(const struct sg_skill *sk, struct rec_args *a, size_t k, 
 {
     struct sg_run_request rq = a->rq;
     rq.front = SG_FRONT_CLI;
+    rq.observe_reads = true;
     rq.input = a->inputs[k];
     rq.host_env = environ;
     rq.resolve = a->resolve;

@@ -234,6 +234,7 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
     struct sg_runner *run = NULL;
     const char *why = NULL;
     r->record = spec->record;
+    rq.observe_reads = r->record;
     if (r->record)
         sg_record_policy(sk, &r->hold);
     if (sg_runner_new(sk, &rq, &run, &why) != 0) {
