@@ -1,4 +1,5 @@
 """skillgate benchmarks: medians, min/max and ratios, as a markdown table."""
+import glob
 import json
 import os
 import platform
@@ -566,6 +567,15 @@ print((t1 - t0) / n * 1e6, (t2 - t1) / n * 1e6)
 """
 
 
+def _file_rows(sg, d, prog, binds):
+    """bare, bubblewrap with binds (the folders prog uses) and skillgate run."""
+    rows = {k: v for k, v in _runners(sg, d, prog).items()
+            if k in ("bare", "bwrap --unshare-all", "skillgate run")}
+    if "bwrap --unshare-all" in rows:
+        rows["bwrap --unshare-all"] = rows["bwrap --unshare-all"][:-len(prog)] + binds + prog
+    return rows
+
+
 def bench_files(top, rounds=9, n=5000):
     """Each open that may write in a declared write path is the broker's
     (a seccomp notification; a creation is done and counted by the broker:
@@ -587,12 +597,7 @@ def bench_files(top, rounds=9, n=5000):
         shutil.copy(client, os.path.join(d, "files.py"))
         os.chmod(os.path.join(d, "files.py"), 0o644)
         prog = ["python3", client, out, str(n)]
-        rows = {k: v for k, v in _runners(sg, d, prog).items()
-                if k in ("bare", "bwrap --unshare-all", "skillgate run")}
-        if "bwrap --unshare-all" in rows:
-            bw = rows["bwrap --unshare-all"]
-            rows["bwrap --unshare-all"] = (bw[:-len(prog)] + ["--ro-bind", tmp, tmp, "--bind",
-                                                              out, out] + prog)
+        rows = _file_rows(sg, d, prog, ["--ro-bind", tmp, tmp, "--bind", out, out])
         create = {k: [] for k in rows}
         rewrite = {k: [] for k in rows}
         for _ in range(rounds):  # interleaved
@@ -606,6 +611,65 @@ def bench_files(top, rounds=9, n=5000):
                unit="µs", fmt="{:.1f}")
         _table(f"files: {n} rewrites (O_WRONLY|O_TRUNC) of the same files, per call", rows,
                rewrite, ref, unit="µs", fmt="{:.1f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- reads: what a recording pays to see every open
+
+READS_CLIENT = r"""
+import os, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+names = [f"{d}/f{i % 100}" for i in range(n)]
+t0 = time.perf_counter()
+for p in names:
+    os.close(os.open(p, os.O_RDONLY))
+t1 = time.perf_counter()
+print((t1 - t0) / n * 1e6)
+"""
+
+
+def bench_reads(top, rounds=9, n=5000):
+    """A recording (skillgate record) sends every open to the broker, reads
+    too, which notes the path and lets it continue (broker/reads.h); a
+    plain run never sees a read. Per open, measured inside the program
+    (launch excluded): bare (the floor), bubblewrap, skillgate run, and the
+    recording's own run (skillgate record --prompt deny)."""
+    sg = os.path.join(top, "build", "skillgate")
+    tmp = tempfile.mkdtemp(prefix="sgbench-reads.")
+    os.chmod(tmp, 0o755)
+    try:
+        data = os.path.join(tmp, "data")
+        os.makedirs(data)
+        for i in range(100):
+            with open(os.path.join(data, f"f{i}"), "w") as f:
+                f.write("x")
+        for x in [data] + [os.path.join(data, f) for f in os.listdir(data)]:
+            os.chmod(x, 0o755 if x == data else 0o644)
+        d = _skill(tmp, "bench-reads", "python3", ["reads.py", data, str(n)],
+                   extra=f"permissions:\n  filesystem:\n    read: [{data}]\n")
+        with open(os.path.join(d, "reads.py"), "w") as f:
+            f.write(READS_CLIENT)
+        os.chmod(os.path.join(d, "reads.py"), 0o644)
+        prog = ["python3", os.path.join(d, "reads.py"), data, str(n)]
+        rows = _file_rows(sg, d, prog, ["--ro-bind", tmp, tmp])
+        rows["skillgate record"] = [sg, "record", "--prompt", "deny", "--json", d]
+        env = dict(os.environ, XDG_STATE_HOME=os.path.join(tmp, "state"))
+        times = {k: [] for k in rows}
+        for _ in range(rounds):  # interleaved
+            for k, cmd in rows.items():
+                p = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+                out = p.stdout
+                if k == "skillgate record":  # the run's own output is in its trace
+                    tr = sorted(glob.glob(os.path.join(tmp, "state", "skillgate", "traces",
+                                                       "*.json")), key=os.path.getmtime)
+                    with open(tr[-1]) as f:
+                        out = "\n".join(e["message"] for e in json.load(f)["events"]
+                                        if e["kind"] == "stdout")
+                nums = [ln for ln in out.splitlines() if ln[:1].isdigit()]
+                times[k].append(float(nums[-1]))
+        _table(f"reads: {n} opens for reading in a declared folder, per call", rows, times, "bare",
+               unit="µs", fmt="{:.1f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -664,7 +728,8 @@ def bench_hook(top, rounds=201):
 
 def main():
     top = sys.argv[1]
-    which = sys.argv[2:] or ["discover", "egress", "launch", "tui", "files", "traces", "hook"]
+    which = sys.argv[2:] or ["discover", "egress", "launch", "tui", "files", "traces", "hook",
+                             "reads"]
     for w in which:
         if w == "discover":
             bench_discover(top)
@@ -680,6 +745,8 @@ def main():
             bench_traces(top)
         elif w == "hook":
             bench_hook(top)
+        elif w == "reads":
+            bench_reads(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 
