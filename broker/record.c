@@ -77,14 +77,82 @@ static void sort_strings(json_t *arr)
     sg_json_array_sort(arr, cmp_json_str);
 }
 
+static bool within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0' || (n == 1 && *dir == '/'));
+}
+
+/* The host's kernel and daemons' places a sandbox does not offer and a
+ * manifest should not open up (CPU counts in /sys, sockets in /run): what
+ * was looked for there and not shown is listed, never declared. */
+static bool system_place(const char *path)
+{
+    static const char *const places[] = {"/sys", "/run", "/var/run", "/boot"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(places); i++)
+        if (within(path, places[i]))
+            return true;
+    return false;
+}
+
+/* A recording's files_read event (reads.h) folded into the profile's reads:
+ * found (there in the sandbox), needed (not shown, but on this machine),
+ * absent (nowhere), credential (a decoy or a mask answered), system (a
+ * place no manifest should open up). */
+static void fold_reads(json_t *reads, json_t *data)
+{
+    json_t *o = json_object_get(reads, "opens");
+    json_object_set_new(reads, "opens", json_integer(json_integer_value(o) +
+                                                     json_integer_value(json_object_get(data,
+                                                                                       "opens"))));
+    if (json_integer_value(json_object_get(data, "dropped")) > 0)
+        json_object_set_new(reads, "partial", json_true());
+    size_t i;
+    json_t *it;
+    json_array_foreach (json_object_get(data, "paths"), i, it) {
+        const char *path = json_string_value(json_object_get(it, "path"));
+        if (!path || *path != '/')
+            continue;
+        const char *cls = json_string_value(json_object_get(it, "class"));
+        const char *to = cls && !strcmp(cls, "credential")              ? "credential"
+                         : json_is_true(json_object_get(it, "found"))   ? "found"
+                         : system_place(path)                           ? "system"
+                         : json_is_true(json_object_get(it, "on_host")) ? "needed"
+                                                                        : "absent";
+        /* an escaped name is shown, never declared */
+        if (json_is_true(json_object_get(it, "escaped")) && strcmp(to, "absent"))
+            continue;
+        add_unique(json_object_get(reads, to), path);
+    }
+}
+
 json_t *sg_record_profile(json_t *const *traces, size_t n)
 {
     json_t *p = json_pack("{s:I, s:{}, s:[], s:[], s:[], s:{s:[], s:[], s:[]}, s:[]}", "runs",
                           (json_int_t)n, "hosts", "programs", "writes", "discarded", "tried",
                           "hosts", "programs", "paths", "traces");
     json_t *hosts = json_object_get(p, "hosts"), *tried = json_object_get(p, "tried");
+    json_t *reads = json_pack("{s:b, s:I, s:[], s:[], s:[], s:[], s:[]}", "observed", n > 0,
+                              "opens", (json_int_t)0, "found", "needed", "absent", "credential",
+                              "system");
+    json_object_set_new(p, "reads", reads);
     for (size_t t = 0; t < n; t++) {
         json_t *doc = traces[t];
+        /* reads: from the run's files_read event; a run without one (not a
+         * recording, or it never started) leaves them unobserved */
+        bool seen = false;
+        size_t e;
+        json_t *ev;
+        json_array_foreach (json_object_get(doc, "events"), e, ev) {
+            json_t *data = json_object_get(ev, "data");
+            const char *kind = json_string_value(json_object_get(ev, "kind"));
+            if (kind && !strcmp(kind, "files_read") && json_is_object(data) && !seen) {
+                fold_reads(reads, data);
+                seen = true;
+            }
+        }
+        if (!seen)
+            json_object_set_new(reads, "observed", json_false());
         json_t *f = sg_trace_facts(doc);
         const char *key;
         json_t *it;
@@ -118,6 +186,8 @@ json_t *sg_record_profile(json_t *const *traces, size_t n)
                        key);
         json_object_foreach (json_object_get(f, "paths"), key, it) {
             const char *st = json_string_value(json_object_get(it, "state"));
+            if (!strcmp(st, "read")) /* the reads' own fold, from the same event */
+                continue;
             add_unique(!strcmp(st, "written")     ? json_object_get(p, "writes")
                        : !strcmp(st, "discarded") ? json_object_get(p, "discarded")
                                                   : json_object_get(tried, "paths"),
@@ -131,6 +201,9 @@ json_t *sg_record_profile(json_t *const *traces, size_t n)
         json_t *peak = json_object_get(json_object_get(doc, "usage"), "memory_peak_bytes");
         if (json_is_integer(peak))
             keep_max(p, "memory_peak_bytes", json_integer_value(peak));
+        json_t *pids = json_object_get(json_object_get(doc, "usage"), "pids_peak");
+        if (json_is_integer(pids))
+            keep_max(p, "pids_peak", json_integer_value(pids));
         const char *status = json_string_value(json_object_get(doc, "status"));
         if (status && strcmp(status, "completed"))
             json_object_set_new(p, "incomplete", json_true());
@@ -144,16 +217,13 @@ json_t *sg_record_profile(json_t *const *traces, size_t n)
     static const char *const lists[] = {"hosts", "programs", "paths"};
     for (size_t i = 0; i < 3; i++)
         sort_strings(json_object_get(tried, lists[i]));
+    static const char *const rl[] = {"found", "needed", "absent", "credential", "system"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(rl); i++)
+        sort_strings(json_object_get(reads, rl[i]));
     return p;
 }
 
 /* ---- the folders the writes need ---- */
-
-static bool within(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0' || (n == 1 && *dir == '/'));
-}
 
 /* A written file's folder, unless that folder is one no manifest may
  * declare writable (/, a system folder, the home, the skill's own): then
@@ -200,6 +270,82 @@ static json_t *write_entries(const struct sg_skill *sk, json_t *writes)
             json_array_append(out, v);
     }
     json_decref(all);
+    return out;
+}
+
+/* ---- the folders the reads need ---- */
+
+static bool reads_observed(json_t *profile)
+{
+    return json_is_true(json_object_get(json_object_get(profile, "reads"), "observed"));
+}
+
+/* Observed whole: an unused declared read can be called unused. */
+static bool reads_complete(json_t *profile)
+{
+    return reads_observed(profile) &&
+           !json_is_true(json_object_get(json_object_get(profile, "reads"), "partial"));
+}
+
+/* Was anything of the profile's reads at or under folder? */
+static bool read_under(json_t *profile, const char *folder)
+{
+    static const char *const lists[] = {"found", "needed", "absent"};
+    json_t *reads = json_object_get(profile, "reads");
+    for (size_t k = 0; k < SG_ARRAY_LEN(lists); k++) {
+        size_t j;
+        json_t *v;
+        json_array_foreach (json_object_get(reads, lists[k]), j, v)
+            if (within(json_string_value(v), folder))
+                return true;
+    }
+    return false;
+}
+
+/* A path in the home as "~/...", which a manifest expands for whoever runs
+ * it; others as they are. */
+static char *tilde(const char *home, const char *path)
+{
+    if (home && strcmp(home, "/") && within(path, home))
+        return sg_xasprintf("~%s", path + strlen(home));
+    return sg_xstrdup(path);
+}
+
+/* filesystem.read of the manifest: without observed reads, what was
+ * declared; with them, the declared entries something was opened under
+ * (the skill's own folder always), then what it looked for that the
+ * sandbox did not show and this machine has, collapsed to folders. */
+static json_t *read_entries(const struct sg_skill *sk, json_t *profile)
+{
+    const struct sg_policy *pol = &sk->policy;
+    json_t *out = json_array();
+    bool observed = reads_observed(profile);
+    for (size_t i = 0; i < pol->nread; i++)
+        if (!reads_complete(profile) || !strcmp(pol->read[i].path, sk->root) ||
+            read_under(profile, pol->read[i].path))
+            json_array_append_new(out, json_string(pol->read[i].declared ? pol->read[i].declared
+                                                                         : pol->read[i].path));
+    if (!observed)
+        return out;
+    const char *home = sg_invoking_home();
+    json_t *needed = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach (json_object_get(json_object_get(profile, "reads"), "needed"), i, v) {
+        const char *path = json_string_value(v);
+        bool declared = false;
+        for (size_t k = 0; k < pol->nread; k++)
+            declared |= within(path, pol->read[k].path);
+        if (!declared)
+            add_unique(needed, path);
+    }
+    json_t *folders = write_entries(sk, needed);
+    json_array_foreach (folders, i, v) {
+        cleanup_free char *e = tilde(home, json_string_value(v));
+        add_unique(out, e);
+    }
+    json_decref(folders);
+    json_decref(needed);
     return out;
 }
 
@@ -391,14 +537,17 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
     }
     free(keys);
     json_t *writes = write_entries(sk, json_object_get(profile, "writes"));
-    if (pol->nread || json_array_size(writes)) {
+    json_t *reads = read_entries(sk, profile);
+    if (json_array_size(reads) || json_array_size(writes)) {
         scalar(&m, "filesystem");
         map_start(&m);
-        if (pol->nread) {
+        if (json_array_size(reads)) {
             scalar(&m, "read");
             seq_start(&m, false);
-            for (size_t i = 0; i < pol->nread; i++)
-                scalar(&m, pol->read[i].declared ? pol->read[i].declared : pol->read[i].path);
+            size_t i;
+            json_t *r;
+            json_array_foreach (reads, i, r)
+                scalar(&m, json_string_value(r));
             seq_end(&m);
         }
         if (json_array_size(writes)) {
@@ -413,6 +562,7 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
         map_end(&m);
     }
     json_decref(writes);
+    json_decref(reads);
     if (pol->nenv) {
         scalar(&m, "env_vars");
         map_start(&m);
@@ -448,6 +598,17 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
                       mem);
     }
     scalar(&m, "memory_mb"), number(&m, mem);
+    json_t *pk = json_object_get(profile, "pids_peak");
+    long long pids = pol->limits.pids.value;
+    if (json_is_integer(pk) && json_integer_value(pk) > 0) {
+        pids = headroom(json_integer_value(pk), 2, 16, 1, pol->limits.pids.value);
+        sg_buf_printf(&why, "# max_pids %lld: at most %lld processes and threads at once, doubled, "
+                            "at least 16\n", pids, (long long)json_integer_value(pk));
+    } else {
+        sg_buf_printf(&why, "# max_pids %lld: as declared (no cgroup counted processes here)\n",
+                      pids);
+    }
+    scalar(&m, "max_pids"), number(&m, pids);
     long long ms = json_integer_value(json_object_get(profile, "duration_ms"));
     long long secs = headroom((ms + 999) / 1000, 3, 10, 1, pol->limits.runtime_s.value);
     sg_buf_printf(&why, "# max_runtime_seconds %lld: longest run %lld ms, three times, at least 10\n",
@@ -485,11 +646,19 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
         return NULL;
     cleanup_free char *shown = sg_sanitize_str(name, 0);
     json_int_t runs = json_integer_value(json_object_get(profile, "runs"));
+    const char *seen =
+        reads_observed(profile)
+            ? json_is_true(json_object_get(json_object_get(profile, "reads"), "partial"))
+                  ? "# Reads: every open and lookup of a path was seen, but past the cap\n"
+                    "# some were only counted: check filesystem.read by hand.\n"
+                  : "# Reads: every open and lookup (stat, access) of a path was seen.\n"
+            : "# Reads were not observed in every run: filesystem.read is kept as declared.\n";
     return sg_xasprintf(
-        "# Written by skillgate record from %lld run%s of %s: only what %s used.\n"
-        "# Reads and environment variables are not observed: they are kept as declared.\n"
-        "# Pids, CPU, disk and file caps are the defaults.\n%s%s",
-        (long long)runs, runs == 1 ? "" : "s", shown, runs == 1 ? "it" : "they", whys, body);
+        "# Written by skillgate record from %lld run%s of %s: only what %s used.\n%s"
+        "# Environment variables are not observed: they are kept as declared.\n"
+        "# CPU, disk and file caps are the defaults.\n%s%s",
+        (long long)runs, runs == 1 ? "" : "s", shown, runs == 1 ? "it" : "they", seen, whys,
+        body);
 }
 
 /* ---- declared against used ---- */
@@ -585,6 +754,24 @@ json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile)
             json_array_append_new(under, item("write", json_string_value(w),
                                               "written, not declared writable"));
     }
+    /* reads, where they were observed */
+    json_t *reads = json_object_get(profile, "reads");
+    for (size_t i = 0; reads_complete(profile) && i < pol->nread; i++)
+        if (strcmp(pol->read[i].path, sk->root) && !read_under(profile, pol->read[i].path))
+            json_array_append_new(over, item("read", pol->read[i].path,
+                                             "declared readable, nothing opened there"));
+    json_array_foreach (json_object_get(reads, "needed"), j, w) {
+        bool declared = false;
+        for (size_t i = 0; i < pol->nread; i++)
+            declared |= within(json_string_value(w), pol->read[i].path);
+        if (!declared)
+            json_array_append_new(under, item("read", json_string_value(w),
+                                              "looked for, not declared readable: the sandbox "
+                                              "showed nothing there; this machine has it"));
+    }
+    json_object_set_new(c, "reads_observed", json_boolean(reads_observed(profile)));
+    json_object_set(c, "absent", json_object_get(reads, "absent"));
+    json_object_set(c, "system", json_object_get(reads, "system"));
     /* programs: SKILL.md's allowed-tools */
     struct sg_tools t;
     sg_tools_from_policy(pol, &t);
@@ -631,7 +818,35 @@ json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile)
         json_array_foreach (json_object_get(tried, kinds[k][0]), j, w)
             json_array_append_new(json_object_get(c, "tried"),
                                   item(kinds[k][1], json_string_value(w), "tried and refused"));
+    json_array_foreach (json_object_get(reads, "credential"), j, w) {
+        bool listed = false; /* a decoy's open is an fs_blocked event too */
+        size_t k;
+        json_t *x;
+        json_array_foreach (json_object_get(tried, "paths"), k, x)
+            listed |= !strcmp(json_string_value(x), json_string_value(w));
+        if (!listed)
+            json_array_append_new(json_object_get(c, "tried"),
+                                  item("file", json_string_value(w),
+                                       "a credential opened: a mask answered, never the real one"));
+    }
     return c;
+}
+
+/* A heading and the first paths of list (sanitized), or nothing. */
+static void some_paths(struct sg_buf *b, json_t *list, const char *head)
+{
+    size_t i;
+    json_t *it;
+    json_array_foreach (list, i, it) {
+        if (i == 8) {
+            sg_buf_printf(b, "  and %zu more\n", json_array_size(list) - i);
+            break;
+        }
+        cleanup_free char *s = sg_sanitize_str(json_string_value(it), 0);
+        sg_buf_printf(b, "%s%s  %s\n", i ? "" : head, i ? "" : "\n", s);
+    }
+    if (json_array_size(list))
+        sg_buf_printf(b, "\n");
 }
 
 char *sg_record_compare_text(json_t *cmp)
@@ -651,6 +866,13 @@ char *sg_record_compare_text(json_t *cmp)
     }
     size_t i;
     json_t *it;
+    some_paths(&b, json_object_get(cmp, "absent"),
+               "Looked for and found nowhere, not on this machine either (nothing to declare):");
+    some_paths(&b, json_object_get(cmp, "system"),
+               "Looked for in the host's system places, which the sandbox does not offer "
+               "(never declared):");
+    if (json_is_false(json_object_get(cmp, "reads_observed")))
+        sg_buf_printf(&b, "Reads were not observed in every run: the declared ones are kept.\n\n");
     json_array_foreach (json_object_get(cmp, "discarded"), i, it) {
         cleanup_free char *s = sg_sanitize_str(json_string_value(it), 0);
         sg_buf_printf(&b, "%s  %s\n", i ? "" : "Left in the sandbox's private views (gone with "
@@ -709,7 +931,15 @@ char *sg_record_side_by_side(const struct sg_skill *sk, json_t *profile, json_t 
         const char *what = json_string_value(json_object_get(it, "what"));
         if (strcmp(what, "program"))
             row(&b, what, "", json_string_value(json_object_get(it, "name")),
-                "will ask");
+                strcmp(what, "read") ? "will ask" : "not shown");
+    }
+    for (size_t r = 0; r < pol->nread; r++) {
+        if (!strcmp(pol->read[r].path, sk->root))
+            continue;
+        bool used = read_under(profile, pol->read[r].path);
+        const char *d = pol->read[r].declared ? pol->read[r].declared : pol->read[r].path;
+        row(&b, "read", d, used ? d : "",
+            used ? "used" : reads_complete(profile) ? "over-asked" : "not observed");
     }
     for (size_t w = 0; w < pol->nwrite; w++) {
         bool used = written_under(json_object_get(profile, "writes"), pol->write[w].path);
@@ -743,6 +973,13 @@ char *sg_record_side_by_side(const struct sg_skill *sk, json_t *profile, json_t 
         snprintf(obs, sizeof obs, "not measured (no cgroup)");
     }
     row(&b, "memory", dec, obs, "");
+    json_t *pk = json_object_get(profile, "pids_peak");
+    snprintf(dec, sizeof dec, "%lld", pol->limits.pids.value);
+    if (json_is_integer(pk))
+        snprintf(obs, sizeof obs, "at most %lld at once", (long long)json_integer_value(pk));
+    else
+        snprintf(obs, sizeof obs, "not measured (no cgroup)");
+    row(&b, "pids", dec, obs, "");
     snprintf(dec, sizeof dec, "%lld s", pol->limits.runtime_s.value);
     snprintf(obs, sizeof obs, "longest run %lld ms",
              (long long)json_integer_value(json_object_get(profile, "duration_ms")));

@@ -1,10 +1,11 @@
 /* What a skill actually needs, learnt from runs of it (skillgate record):
  * the runs' traces folded into one profile (hosts and ports reached,
  * programs run, files written, what was tried and refused, peak memory,
- * time, output), the smallest skillsandbox.yaml that lets exactly that pass
- * without a prompt, and the profile against what the skill declares.
- * Reads and environment variables are not observed: they are kept as
- * declared, and the file says so. */
+ * time, output, the files opened to read: reads.h), the smallest
+ * skillsandbox.yaml that lets exactly that pass without a prompt, and the
+ * profile against what the skill declares. Environment variables are not
+ * observed: they are kept as declared, and the file says so; so are the
+ * declared reads when a run did not observe its reads whole. */
 #ifndef SG_RECORD_H
 #define SG_RECORD_H
 
@@ -32,7 +33,7 @@ json_t *sg_record_profile(json_t *const *traces, size_t n);
 char *sg_record_manifest(const struct sg_skill *sk, json_t *profile);
 
 /* Declared against used: {"over": [...], "under": [...], "tried": [...]}, each
- * item {what: "network"|"write"|"program"|"limit", name, note}: declared and
+ * item {what: "network"|"write"|"read"|"program"|"file", name, note}: declared and
  * never used (over-asking), used and never declared (the prompts it will
  * cause, or the attack), tried and refused during the recording. */
 json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile);

@@ -33,7 +33,7 @@ static const char *const cat_many[] = {
  * what was only tried. */
 static int rank(const char *state)
 {
-    static const char *const order[] = {"looked up", "refused", "discarded", "read", "written",
+    static const char *const order[] = {"looked up", "read", "refused", "discarded", "written",
                                         "ran", "reached"};
     for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++)
         if (!strcmp(state, order[i]))
@@ -176,6 +176,25 @@ static void event_fact(json_t *facts, const char *kind, json_t *data)
         json_object_set_new(f, "access", json_string("write"));
         if (cls)
             json_object_set_new(f, "class", json_string(cls));
+    } else if (!strcmp(kind, "files_read")) {
+        /* a recording's reads beyond what every run gets (reads.h) */
+        size_t i;
+        json_t *it;
+        json_array_foreach (json_object_get(data, "paths"), i, it) {
+            const char *path = json_string_value(json_object_get(it, "path"));
+            const char *cls = json_string_value(json_object_get(it, "class"));
+            json_t *f = path ? fact(facts, "paths", path, "read") : NULL;
+            if (!f || strcmp(json_string_value(json_object_get(f, "state")), "read"))
+                continue;
+            json_object_set_new(f, "access", json_string("read"));
+            if (cls)
+                json_object_set_new(f, "class", json_string(cls));
+            else if (!json_is_true(json_object_get(it, "found")))
+                json_object_set_new(f, "class", json_string(json_is_true(json_object_get(
+                                                                it, "on_host"))
+                                                                ? "not shown"
+                                                                : "nowhere"));
+        }
     } else if (!strcmp(kind, "resource_limit_hit")) {
         const char *limit = json_string_value(json_object_get(data, "limit"));
         if (limit)
@@ -493,9 +512,33 @@ static char *summary(json_t *d)
     return sg_buf_steal(&b);
 }
 
+/* Did the run observe its reads (a recording: a files_read event)? */
+static bool reads_seen(json_t *trace)
+{
+    size_t i;
+    json_t *ev;
+    json_array_foreach (json_object_get(trace, "events"), i, ev)
+        if (!strcmp(json_string_value(json_object_get(ev, "kind")) ?: "", "files_read"))
+            return true;
+    return false;
+}
+
+/* Reads seen on one side only are no change: the other never looked. */
+static void drop_reads(json_t *facts)
+{
+    json_t *paths = json_object_get(facts, "paths");
+    const char *key;
+    json_t *f, *tmp;
+    json_object_foreach_safe (paths, tmp, key, f)
+        if (!strcmp(json_string_value(json_object_get(f, "state")), "read"))
+            json_object_del(paths, key);
+}
+
 json_t *sg_trace_diff(json_t *a, json_t *b, const char *name_a, const char *name_b)
 {
     json_t *fa = sg_trace_facts(a), *fb = sg_trace_facts(b);
+    if (reads_seen(a) != reads_seen(b))
+        drop_reads(reads_seen(a) ? fa : fb);
     json_t *d = json_pack("{s:s, s:o, s:o}", "schema", "skillgate.tracediff/1", "a",
                           side(a, name_a), "b", side(b, name_b));
     for (size_t c = 0; c < NCATS; c++)

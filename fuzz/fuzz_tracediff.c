@@ -19,7 +19,8 @@ static const char skill_md[] = "---\nname: fuzzed\ndescription: a fuzzed trace's
                                "allowed-tools: Read Bash(git status:*)\n---\n";
 static const char yaml[] = "skill:\n  name: fuzzed\n  description: d\npermissions:\n"
                            "  network:\n    egress:\n      - domain: \"*.example.test\"\n"
-                           "        ports: [443]\n  filesystem:\n    write: [/tmp/out]\n"
+                           "        ports: [443]\n  filesystem:\n    read: [/tmp/in, /srv/unused]\n"
+                           "    write: [/tmp/out]\n"
                            "entrypoint:\n  command: python3\n  args: [main.py]\n";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -462,6 +462,150 @@ def record_learns_what_a_skill_needs_and_its_manifest_passes(m, base):
         lis.close()
 
 
+READER = """
+import os, threading, time
+home = os.path.expanduser("~")
+def tryread(p):
+    try:
+        with open(p) as f:
+            f.read()
+        print("read", p)
+    except OSError as e:
+        print("no", p, e.errno)
+tryread(os.path.join(USED, "a.txt"))
+tryread(home + "/.config/rtool/conf")
+tryread("/nonexistent-skillgate-test/input.csv")
+tryread(home + "/.aws/credentials")
+tryread("/nonexistent-skillgate-test/\\x1b]0;owned\\x07\\x1b[2J.csv")
+tryread("/sys/devices/system/cpu/online")
+print("exists", os.path.exists(LOOKED))  # a lookup, never opened
+with open("/tmp/own.txt", "w") as f:  # the skill's own, in its private /tmp
+    f.write("x")
+tryread("/tmp/own.txt")
+ts = [threading.Thread(target=time.sleep, args=(0.3,)) for _ in range(3)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+"""
+
+
+@test()
+def record_sees_what_a_skill_reads(m, base):
+    """A recording notes every open: a declared folder used and one never
+    opened (over-asking), a file the sandbox did not show but this machine
+    has (under-asking: the written manifest declares its folder and the
+    next run reads it), a path found nowhere (listed, not declared), a
+    credential (a decoy answered: tried, never declared). A plain run does
+    not pay for it: no files_read there."""
+    used, unused = os.path.join(base, "used"), os.path.join(base, "unused")
+    for d in (used, unused):
+        os.makedirs(d)
+        os.chmod(d, 0o755)
+    with open(os.path.join(used, "a.txt"), "w") as f:
+        f.write("input\n")
+    os.chmod(os.path.join(used, "a.txt"), 0o644)
+    conf = os.path.join(m.home, ".config", "rtool", "conf")
+    os.makedirs(os.path.dirname(conf), exist_ok=True)
+    with open(conf, "w") as f:
+        f.write("setting = 1\n")
+    os.chmod(os.path.dirname(conf), 0o755)
+    os.chmod(conf, 0o644)
+    if h.IS_ROOT and m.uid:
+        os.chown(conf, m.uid, m.uid)
+    looked = os.path.join(base, "looked", "marker")
+    os.makedirs(os.path.dirname(looked))
+    open(looked, "w").close()
+    os.chmod(os.path.dirname(looked), 0o755)
+    os.chmod(looked, 0o644)
+    d = h.make_skill(base, "reader", READER.replace("USED", repr(used))
+                     .replace("LOOKED", repr(looked)),
+                     yaml_extra=f"permissions:\n  filesystem:\n    read: [{used}, {unused}]\n")
+    if h.IS_ROOT and m.uid:  # --write replaces the manifest: the folder is theirs
+        for root, dirs, files in os.walk(d):
+            for x in [root] + [os.path.join(root, f) for f in files]:
+                os.chown(x, m.uid, m.uid)
+    m.run("run", "--prompt", "deny", d, check=0)
+    assert not [e for e in m.last_trace()["events"] if e["kind"] == "files_read"]
+
+    p = m.run("record", d, "--prompt", "deny", "--json", check=0)
+    j = json.loads(p.out)
+    t = m.last_trace()
+    ev = [e for e in t["events"] if e["kind"] == "files_read"]
+    assert len(ev) == 1, [e["kind"] for e in t["events"]]
+    got = {x["path"]: x for x in ev[0]["data"]["paths"]}
+    nowhere = "/nonexistent-skillgate-test/input.csv"
+    cred = os.path.join(m.home, ".aws", "credentials")
+    assert got[os.path.join(used, "a.txt")]["found"] is True, got
+    assert got[conf]["found"] is False and got[conf]["on_host"] is True, got
+    assert got[nowhere]["found"] is False and got[nowhere]["on_host"] is False, got
+    assert got[cred].get("class") == "credential", got
+    assert got[looked]["opened"] is False and got[looked]["on_host"] is True, got
+    assert got[conf]["opened"] is True, got
+    assert "/tmp/own.txt" not in got and ev[0]["data"]["places"].get("/tmp"), ev[0]["data"]
+    assert ev[0]["data"]["given"] > 0 and "/usr" in ev[0]["data"]["places"], ev[0]["data"]
+    # what the skill saw is what the record says
+    out = [e["message"] for e in t["events"] if e["kind"] == "stdout"]
+    assert f"read {os.path.join(used, 'a.txt')}" in out and f"no {conf} 2" in out, out
+    reads = j["profile"]["reads"]
+    assert reads["observed"] is True and reads["needed"] == [conf, looked], reads
+    assert reads["credential"] == [cred], reads
+    # the host's kernel places are listed, never declared
+    assert reads["system"] == ["/sys/devices/system/cpu/online"], reads
+    assert reads["absent"] == ["/nonexistent-skillgate-test/\\e]0;owned\\x07\\e[2J.csv",
+                               nowhere], reads
+    odd = [x for x in ev[0]["data"]["paths"] if "owned" in x["path"]]
+    assert odd and odd[0].get("escaped") is True and "\x1b" not in odd[0]["path"], odd
+    c = j["compare"]
+    assert ("read", unused) in {(x["what"], x["name"]) for x in c["over"]}, c["over"]
+    assert {("read", conf), ("read", looked)} <= {(x["what"], x["name"]) for x in c["under"]}, \
+        c["under"]
+    assert ("read", used) not in {(x["what"], x["name"]) for x in c["over"]}, c["over"]
+    man = j["manifest"]
+    assert "~/.config/rtool" in man and used in man and unused not in man, man
+    assert "nonexistent" not in man and ".aws" not in man and "/sys" not in man, man
+    if m.name == "root":  # a cgroup counts the processes: three threads and the skill
+        assert t["usage"]["pids_peak"] >= 4, t.get("usage")
+        assert "# max_pids" in man and "max_pids: " in man, man
+
+    p = m.run("record", d, "--prompt", "deny", "--write", "--yes", check=0)
+    assert "wrote " in p.err, p.err
+    # a name the skill chose reaches the terminal escaped
+    assert "\x1b" not in p.out and "owned" in p.out, p.out
+    m.run("validate", d, check=0)
+    p = m.run("run", "--prompt", "deny", d, check=0)
+    out = [e["message"] for e in m.last_trace()["events"] if e["kind"] == "stdout"]
+    assert f"read {conf}" in out and f"read {os.path.join(used, 'a.txt')}" in out, out
+    assert "exists True" in out, out
+
+
+@test()
+def a_flood_of_reads_is_capped_and_keeps_the_declared_ones(m, base):
+    """Past 4,096 distinct paths the rest are only counted: the trace stays
+    bounded, and since a declared folder may then have been used unseen,
+    the manifest keeps every declared read and says so."""
+    unused = os.path.join(base, "unused")
+    os.makedirs(unused)
+    os.chmod(unused, 0o755)
+    d = h.make_skill(base, "flood", """
+        for i in range(6000):
+            try:
+                open(f"/nonexistent-skillgate-test/f{i}")
+            except OSError:
+                pass
+        """, yaml_extra=f"permissions:\n  filesystem:\n    read: [{unused}]\n")
+    p = m.run("record", d, "--prompt", "deny", "--json", check=0)
+    j = json.loads(p.out)
+    ev = [e for e in m.last_trace()["events"] if e["kind"] == "files_read"]
+    assert len(ev) == 1, ev
+    data = ev[0]["data"]
+    assert len(data["paths"]) == 4096 and data["dropped"] == 6000 - 4096, \
+        (len(data["paths"]), data["dropped"])
+    assert j["profile"]["reads"]["partial"] is True, j["profile"]["reads"]
+    assert unused in j["manifest"] and "check filesystem.read by hand" in j["manifest"]
+    assert not [x for x in j["compare"]["over"] if x["what"] == "read"], j["compare"]
+
+
 @test()
 def recording_a_hostile_skill_lets_nothing_out_unapproved(m, base):
     d = os.path.join(base, "malicious-weather")
