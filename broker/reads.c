@@ -75,6 +75,11 @@ static int given_place(const struct sg_plan *p, const char *path)
     if (best < 0)
         return -1;
     const struct sg_mount *m = &p->mounts[best];
+    /* a declared folder that also covers it (the working folder inside a
+     * declared one, or the same): kept, so the declared one shows used */
+    for (size_t i = 0; i < p->nmounts && !m->declared; i++)
+        if (p->mounts[i].declared && within(path, p->mounts[i].dst))
+            return -1;
     switch (m->kind) {
     case SG_MNT_BIND_RO:
     case SG_MNT_BIND_RW:
@@ -191,16 +196,137 @@ int sg_reads_handle(struct sg_reads *rd, int notify_fd, const struct seccomp_not
     return 1;
 }
 
+/* ---- at the end: was it made in a view, is it on this machine? ---- */
+
+/* Made by the skill in a private view since it looked (a cache it checked
+ * for, then created): reached beneath the view's root, no link followed. */
+static bool made_in_view(const struct sg_plan *p, const int *view_fd, const char *path)
+{
+    for (int v = 0; view_fd && v < SG_VIEWS; v++) {
+        const char *dst = sg_view_path(p, v);
+        if (!dst || view_fd[v] < 0 || !within(path, dst) || !strcmp(path, dst))
+            continue;
+        const char *rel = path + strlen(dst) + 1;
+        int fd = sg_writes_beneath(view_fd[v], rel, O_PATH | O_NOFOLLOW, 0);
+        if (fd >= 0)
+            close(fd);
+        return fd >= 0 || fd == -ELOOP; /* a link there is the skill's too */
+    }
+    return false;
+}
+
+/* Mounts where a lookup could reach out or hang: automounts (the host would
+ * mount what a skill named), network filesystems, user filesystems (a dead
+ * FUSE daemon). By mount id, from mountinfo. */
+struct far {
+    unsigned long long id[256];
+    size_t n;
+};
+
+static void far_read(struct far *f)
+{
+    static const char *const types[] = {"autofs", "nfs", "fuse", "cifs", "smb", "9p", "ceph",
+                                        "gluster", "afs", "lustre", "davfs", "sshfs", "ncp",
+                                        "gfs2", "ocfs2", "virtiofs", "orangefs", "beegfs"};
+    f->n = 0;
+    FILE *fp = fopen("/proc/self/mountinfo", "re");
+    char line[4096];
+    while (fp && fgets(line, sizeof line, fp) && f->n < SG_ARRAY_LEN(f->id)) {
+        unsigned long long id = strtoull(line, NULL, 10);
+        const char *dash = strstr(line, " - ");
+        char *mp = strchr(line, ' ');
+        for (int k = 0; mp && k < 3; k++) /* parent, major:minor, root, then the mount point */
+            mp = strchr(mp + 1, ' ');
+        if (!dash || !mp)
+            continue;
+        bool root = !strncmp(mp + 1, "/ ", 2); /* the host's own root: checked anyway */
+        for (size_t i = 0; i < SG_ARRAY_LEN(types) && !root; i++)
+            if (!strncmp(dash + 3, types[i], strlen(types[i]))) {
+                f->id[f->n++] = id;
+                break;
+            }
+    }
+    if (fp)
+        fclose(fp);
+}
+
+/* Is the file at fd on a far mount (or cannot that be told)? */
+static bool on_far(const struct far *f, int fd)
+{
+    struct statx sx;
+    if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_MNT_ID,
+              &sx) < 0 ||
+        !(sx.stx_mask & STATX_MNT_ID))
+        return true;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->id[i] == sx.stx_mnt_id)
+            return true;
+    return false;
+}
+
+/* Does this machine have path? 1 yes, 0 no, -1 not checked: a symbolic
+ * link on the way (where it leads is not where the skill looked), a far
+ * mount, a name that is not a plain absolute path. As the broker, which is
+ * who binds a declared path (its folders above need not be the skill's to
+ * walk). One component at a time, O_PATH (which triggers no automount),
+ * never a link followed, never a name looked up inside a far mount. */
+static int host_has(const struct far *f, const char *path)
+{
+    if (*path != '/')
+        return -1;
+    int r = -1;
+    int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    const char *c = path;
+    while (dfd >= 0) {
+        while (*c == '/')
+            c++;
+        if (!*c) { /* the whole path was walked */
+            r = 1;
+            break;
+        }
+        size_t len = strcspn(c, "/");
+        char comp[NAME_MAX + 1];
+        if (len > NAME_MAX || (len <= 2 && !strncmp(c, "..", len)))
+            break;
+        memcpy(comp, c, len), comp[len] = '\0';
+        c += len;
+        int fd = openat(dfd, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            r = errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -1;
+            break;
+        }
+        close(dfd);
+        dfd = fd;
+        if (on_far(f, fd))
+            break; /* not asked: -1 */
+        struct statx sx;
+        bool last = !c[strspn(c, "/")];
+        if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE,
+                  &sx) < 0 ||
+            (!last && !S_ISDIR(sx.stx_mode) && !S_ISLNK(sx.stx_mode))) {
+            r = 0;
+            break;
+        }
+        if (!last && S_ISLNK(sx.stx_mode))
+            break; /* not followed: -1 */
+    }
+    if (dfd >= 0)
+        close(dfd);
+    return r;
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
     return strcmp((*(struct entry *const *)a)->path, (*(struct entry *const *)b)->path);
 }
 
-void sg_reads_report(struct sg_reads *rd, struct sg_event_bus *bus)
+void sg_reads_report(struct sg_reads *rd, const int *view_fd, struct sg_event_bus *bus)
 {
     if (!rd)
         return;
     const struct sg_plan *p = rd->p;
+    struct far far;
+    far_read(&far);
     struct entry **all = sg_xcalloc(rd->npaths + 1, sizeof *all);
     size_t n = 0;
     for (size_t i = 0; i < NBUCKETS; i++)
@@ -223,14 +349,16 @@ void sg_reads_report(struct sg_reads *rd, struct sg_event_bus *bus)
             json_object_set_new(o, "escaped", json_true());
         if (cred)
             json_object_set_new(o, "class", json_string("credential"));
-        if (!all[i]->found) {
-            /* what the sandbox did not show: is it on this machine? Never
-             * followed at the end, never an automount triggered */
-            struct stat st;
-            bool here = fstatat(AT_FDCWD, all[i]->path, &st,
-                                AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) == 0;
-            json_object_set_new(o, "on_host", json_boolean(here));
-            absent++, on_host += here;
+        if (!all[i]->found && made_in_view(p, view_fd, all[i]->path)) {
+            /* looked for, then made: the skill's own */
+            json_object_set_new(o, "made", json_true());
+        } else if (!all[i]->found) {
+            /* what the sandbox did not show: is it on this machine? */
+            int here = host_has(&far, all[i]->path);
+            json_object_set_new(o, "on_host", json_boolean(here > 0));
+            if (here < 0)
+                json_object_set_new(o, "unchecked", json_true());
+            absent++, on_host += here > 0;
         } else {
             for (size_t k = 0; k < p->nmounts; k++)
                 if (p->mounts[k].declared && within(all[i]->path, p->mounts[k].dst)) {

@@ -42,7 +42,12 @@ void sg_reads_free(struct sg_reads *rd);
 int sg_reads_handle(struct sg_reads *rd, int notify_fd, const struct seccomp_notif *req,
                     const char *syscall, struct seccomp_notif_resp *resp);
 
-/* At the end of the run: one files_read event with what was noted. */
-void sg_reads_report(struct sg_reads *rd, struct sg_event_bus *bus);
+/* At the end of the run, while the private views' roots (view_fd, from
+ * sg_sandbox, may be NULL) are still open: one files_read event with what
+ * was noted. A path not found in the sandbox is looked for on this
+ * machine, one component at a time: no link
+ * followed, no automount triggered, nothing looked up inside a network,
+ * automount or FUSE filesystem (then "unchecked"). */
+void sg_reads_report(struct sg_reads *rd, const int *view_fd, struct sg_event_bus *bus);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <yaml.h>
 
+#include "config.h"
 #include "perm.h"
 #include "policy.h"
 #include "record.h"
@@ -83,45 +84,71 @@ static bool within(const char *path, const char *dir)
     return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0' || (n == 1 && *dir == '/'));
 }
 
-/* The host's kernel and daemons' places a sandbox does not offer and a
- * manifest should not open up (CPU counts in /sys, sockets in /run): what
- * was looked for there and not shown is listed, never declared. */
-static bool system_place(const char *path)
+/* Places a recording never declares readable, however the skill reached
+ * for them: the host's kernel and daemons' (/sys, /run: the sandbox does
+ * not offer them), skillgate's own folders, and whole folders that hold
+ * everything of a kind ("/" and its top folders, homes, the home's own
+ * dot folders such as ~/.config, which hold every program's tokens).
+ * What was looked for there is listed for a person to judge. */
+static bool never_declared(const char *home, const char *path)
 {
-    static const char *const places[] = {"/sys", "/run", "/var/run", "/boot"};
-    for (size_t i = 0; i < SG_ARRAY_LEN(places); i++)
-        if (within(path, places[i]))
+    static const char *const system[] = {"/sys", "/run", "/var/run", "/boot", "/proc", "/dev"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(system); i++)
+        if (within(path, system[i]))
             return true;
-    return false;
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path) /* "/" or a top folder */
+        return true;
+    if (!strncmp(path, "/home/", 6) && !strchr(path + 6, '/'))
+        return true; /* a home, or /home/x */
+    if (home && strcmp(home, "/") && (!strcmp(path, home) ||
+                                      (within(path, home) && path[strlen(home) + 1] == '.' &&
+                                       !strchr(path + strlen(home) + 1, '/'))))
+        return true;
+    struct sg_own_dirs own;
+    sg_own_dirs_get(&own);
+    size_t w = 0;
+    enum sg_own_rel rel = sg_own_dirs_relation(&own, path, &w);
+    sg_own_dirs_free(&own);
+    return rel != SG_OWN_NONE;
 }
 
 /* A recording's files_read event (reads.h) folded into the profile's reads:
- * found (there in the sandbox), needed (not shown, but on this machine),
- * absent (nowhere), credential (a decoy or a mask answered), system (a
- * place no manifest should open up). */
-static void fold_reads(json_t *reads, json_t *data)
+ * found (there in the sandbox), needed (opened, not shown, on this
+ * machine), looked (only looked up, not shown, on this machine), absent
+ * (nowhere), unchecked (not looked for here: a link on the way, a network
+ * or automount filesystem), credential (a decoy or a mask answered),
+ * system (never declared: never_declared). What the skill made in its
+ * private views after looking for it is its own, not kept. */
+static void fold_reads(json_t *reads, json_t *data, bool completed)
 {
     json_t *o = json_object_get(reads, "opens");
     json_object_set_new(reads, "opens", json_integer(json_integer_value(o) +
                                                      json_integer_value(json_object_get(data,
                                                                                        "opens"))));
-    if (json_integer_value(json_object_get(data, "dropped")) > 0)
+    /* a path not kept, an open not named, a run cut short: a declared read
+     * may have been used unseen */
+    if (json_integer_value(json_object_get(data, "dropped")) > 0 ||
+        json_integer_value(json_object_get(data, "unnamed")) > 0 || !completed)
         json_object_set_new(reads, "partial", json_true());
+    const char *home = sg_invoking_home();
     size_t i;
     json_t *it;
     json_array_foreach (json_object_get(data, "paths"), i, it) {
         const char *path = json_string_value(json_object_get(it, "path"));
-        if (!path || *path != '/')
+        if (!path || *path != '/' || json_is_true(json_object_get(it, "made")))
             continue;
         const char *cls = json_string_value(json_object_get(it, "class"));
-        const char *to = cls && !strcmp(cls, "credential")              ? "credential"
-                         : json_is_true(json_object_get(it, "found"))   ? "found"
-                         : system_place(path)                           ? "system"
-                         : json_is_true(json_object_get(it, "on_host")) ? "needed"
-                                                                        : "absent";
-        /* an escaped name is shown, never declared */
-        if (json_is_true(json_object_get(it, "escaped")) && strcmp(to, "absent"))
-            continue;
+        bool escaped = json_is_true(json_object_get(it, "escaped"));
+        /* an escaped name counts for its folder, and is never declared */
+        const char *to = cls && !strcmp(cls, "credential")                ? "credential"
+                         : json_is_true(json_object_get(it, "found"))     ? "found"
+                         : escaped                                        ? "absent"
+                         : json_is_true(json_object_get(it, "unchecked")) ? "unchecked"
+                         : never_declared(home, path)                     ? "system"
+                         : !json_is_true(json_object_get(it, "on_host"))  ? "absent"
+                         : json_is_false(json_object_get(it, "opened"))   ? "looked"
+                                                                          : "needed";
         add_unique(json_object_get(reads, to), path);
     }
 }
@@ -132,9 +159,9 @@ json_t *sg_record_profile(json_t *const *traces, size_t n)
                           (json_int_t)n, "hosts", "programs", "writes", "discarded", "tried",
                           "hosts", "programs", "paths", "traces");
     json_t *hosts = json_object_get(p, "hosts"), *tried = json_object_get(p, "tried");
-    json_t *reads = json_pack("{s:b, s:I, s:[], s:[], s:[], s:[], s:[]}", "observed", n > 0,
-                              "opens", (json_int_t)0, "found", "needed", "absent", "credential",
-                              "system");
+    json_t *reads = json_pack("{s:b, s:I, s:[], s:[], s:[], s:[], s:[], s:[], s:[]}", "observed",
+                              n > 0, "opens", (json_int_t)0, "found", "needed", "looked",
+                              "absent", "unchecked", "credential", "system");
     json_object_set_new(p, "reads", reads);
     for (size_t t = 0; t < n; t++) {
         json_t *doc = traces[t];
@@ -147,7 +174,8 @@ json_t *sg_record_profile(json_t *const *traces, size_t n)
             json_t *data = json_object_get(ev, "data");
             const char *kind = json_string_value(json_object_get(ev, "kind"));
             if (kind && !strcmp(kind, "files_read") && json_is_object(data) && !seen) {
-                fold_reads(reads, data);
+                const char *st = json_string_value(json_object_get(doc, "status"));
+                fold_reads(reads, data, st && !strcmp(st, "completed"));
                 seen = true;
             }
         }
@@ -217,7 +245,8 @@ json_t *sg_record_profile(json_t *const *traces, size_t n)
     static const char *const lists[] = {"hosts", "programs", "paths"};
     for (size_t i = 0; i < 3; i++)
         sort_strings(json_object_get(tried, lists[i]));
-    static const char *const rl[] = {"found", "needed", "absent", "credential", "system"};
+    static const char *const rl[] = {"found",     "needed",     "looked", "absent",
+                                     "unchecked", "credential", "system"};
     for (size_t i = 0; i < SG_ARRAY_LEN(rl); i++)
         sort_strings(json_object_get(reads, rl[i]));
     return p;
@@ -247,18 +276,13 @@ static char *write_entry(const struct sg_skill *sk, const char *home, const char
     return dir;
 }
 
-static json_t *write_entries(const struct sg_skill *sk, json_t *writes)
+/* all sorted (taken), without what lies inside another of its entries */
+static json_t *drop_covered(json_t *all)
 {
-    const char *home = sg_invoking_home();
-    json_t *all = json_array(), *out = json_array();
+    json_t *out = json_array();
     size_t i;
     json_t *v;
-    json_array_foreach (writes, i, v) {
-        cleanup_free char *e = write_entry(sk, home, json_string_value(v));
-        add_unique(all, e);
-    }
     sort_strings(all);
-    /* a folder inside another one listed adds nothing */
     json_array_foreach (all, i, v) {
         size_t k;
         json_t *o;
@@ -271,6 +295,19 @@ static json_t *write_entries(const struct sg_skill *sk, json_t *writes)
     }
     json_decref(all);
     return out;
+}
+
+static json_t *write_entries(const struct sg_skill *sk, json_t *writes)
+{
+    const char *home = sg_invoking_home();
+    json_t *all = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach (writes, i, v) {
+        cleanup_free char *e = write_entry(sk, home, json_string_value(v));
+        add_unique(all, e);
+    }
+    return drop_covered(all);
 }
 
 /* ---- the folders the reads need ---- */
@@ -290,7 +327,7 @@ static bool reads_complete(json_t *profile)
 /* Was anything of the profile's reads at or under folder? */
 static bool read_under(json_t *profile, const char *folder)
 {
-    static const char *const lists[] = {"found", "needed", "absent"};
+    static const char *const lists[] = {"found", "needed", "looked", "absent", "unchecked"};
     json_t *reads = json_object_get(profile, "reads");
     for (size_t k = 0; k < SG_ARRAY_LEN(lists); k++) {
         size_t j;
@@ -311,10 +348,30 @@ static char *tilde(const char *home, const char *path)
     return sg_xstrdup(path);
 }
 
+/* The paths of the profile's reads list key that no declared read covers. */
+static json_t *undeclared_reads(const struct sg_skill *sk, json_t *profile, const char *key)
+{
+    const struct sg_policy *pol = &sk->policy;
+    json_t *out = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach (json_object_get(json_object_get(profile, "reads"), key), i, v) {
+        bool declared = false;
+        for (size_t k = 0; k < pol->nread; k++)
+            declared |= within(json_string_value(v), pol->read[k].path);
+        if (!declared)
+            add_unique(out, json_string_value(v));
+    }
+    return out;
+}
+
 /* filesystem.read of the manifest: without observed reads, what was
- * declared; with them, the declared entries something was opened under
- * (the skill's own folder always), then what it looked for that the
- * sandbox did not show and this machine has, collapsed to folders. */
+ * declared; with them, the declared entries something was opened or looked
+ * up under (the skill's own folder always), then each file it opened that
+ * the sandbox did not show and this machine has: the file itself, or its
+ * folder where two or more of it were opened and the folder is not one
+ * never declared. What was only looked up is not declared (a probe is no
+ * need; the manifest names it in a comment). */
 static json_t *read_entries(const struct sg_skill *sk, json_t *profile)
 {
     const struct sg_policy *pol = &sk->policy;
@@ -328,24 +385,29 @@ static json_t *read_entries(const struct sg_skill *sk, json_t *profile)
     if (!observed)
         return out;
     const char *home = sg_invoking_home();
-    json_t *needed = json_array();
+    json_t *needed = undeclared_reads(sk, profile, "needed"), *entries = json_array();
     size_t i;
     json_t *v;
-    json_array_foreach (json_object_get(json_object_get(profile, "reads"), "needed"), i, v) {
-        const char *path = json_string_value(v);
-        bool declared = false;
-        for (size_t k = 0; k < pol->nread; k++)
-            declared |= within(path, pol->read[k].path);
-        if (!declared)
-            add_unique(needed, path);
+    json_array_foreach (needed, i, v) {
+        cleanup_free char *dir = sg_xstrdup(json_string_value(v));
+        *strrchr(dir, '/') = '\0'; /* absolute, never "/" itself (never_declared) */
+        size_t k, siblings = 0;
+        json_t *o;
+        json_array_foreach (needed, k, o) {
+            const char *s = json_string_value(o);
+            siblings += within(s, dir) && !strchr(s + strlen(dir) + 1, '/');
+        }
+        bool folder = siblings >= 2 && *dir && !never_declared(home, dir) &&
+                      strcmp(dir, sk->root);
+        add_unique(entries, folder ? dir : json_string_value(v));
     }
-    json_t *folders = write_entries(sk, needed);
-    json_array_foreach (folders, i, v) {
+    json_decref(needed);
+    json_t *kept = drop_covered(entries);
+    json_array_foreach (kept, i, v) {
         cleanup_free char *e = tilde(home, json_string_value(v));
         add_unique(out, e);
     }
-    json_decref(folders);
-    json_decref(needed);
+    json_decref(kept);
     return out;
 }
 
@@ -649,16 +711,35 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
     const char *seen =
         reads_observed(profile)
             ? json_is_true(json_object_get(json_object_get(profile, "reads"), "partial"))
-                  ? "# Reads: every open and lookup of a path was seen, but past the cap\n"
-                    "# some were only counted: check filesystem.read by hand.\n"
+                  ? "# Reads: opens and lookups (stat, access) were seen, but not all of them\n"
+                    "# (a cap, an unnamed call, a run cut short): declared reads are kept.\n"
                   : "# Reads: every open and lookup (stat, access) of a path was seen.\n"
             : "# Reads were not observed in every run: filesystem.read is kept as declared.\n";
+    /* what it only looked up: a person decides */
+    struct sg_buf looked;
+    sg_buf_init(&looked, 16384);
+    json_t *lk = undeclared_reads(sk, profile, "looked");
+    const char *home = sg_invoking_home();
+    size_t i;
+    json_t *v;
+    json_array_foreach (lk, i, v) {
+        cleanup_free char *t = tilde(home, json_string_value(v));
+        if (i == 8) {
+            sg_buf_printf(&looked, "#   and %zu more (skillgate record --json lists them)\n",
+                          json_array_size(lk) - i);
+            break;
+        }
+        sg_buf_printf(&looked, "%s#   %s\n", i ? "" : "# Looked up, never opened, not declared "
+                                                      "(add what the skill needs):\n", t);
+    }
+    json_decref(lk);
+    cleanup_free char *looks = sg_buf_steal(&looked);
     return sg_xasprintf(
-        "# Written by skillgate record from %lld run%s of %s: only what %s used.\n%s"
+        "# Written by skillgate record from %lld run%s of %s: only what %s used.\n%s%s"
         "# Environment variables are not observed: they are kept as declared.\n"
         "# CPU, disk and file caps are the defaults.\n%s%s",
-        (long long)runs, runs == 1 ? "" : "s", shown, runs == 1 ? "it" : "they", seen, whys,
-        body);
+        (long long)runs, runs == 1 ? "" : "s", shown, runs == 1 ? "it" : "they", seen, looks,
+        whys, body);
 }
 
 /* ---- declared against used ---- */
@@ -760,18 +841,21 @@ json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile)
         if (strcmp(pol->read[i].path, sk->root) && !read_under(profile, pol->read[i].path))
             json_array_append_new(over, item("read", pol->read[i].path,
                                              "declared readable, nothing opened there"));
-    json_array_foreach (json_object_get(reads, "needed"), j, w) {
-        bool declared = false;
-        for (size_t i = 0; i < pol->nread; i++)
-            declared |= within(json_string_value(w), pol->read[i].path);
-        if (!declared)
-            json_array_append_new(under, item("read", json_string_value(w),
-                                              "looked for, not declared readable: the sandbox "
-                                              "showed nothing there; this machine has it"));
+    static const char *const unders[][2] = {
+        {"needed", "opened, not declared readable: the sandbox showed nothing there; this "
+                   "machine has it"},
+        {"looked", "looked up, never opened, not declared: the sandbox showed nothing there; "
+                   "this machine has it (the manifest names it in a comment)"}};
+    for (size_t u = 0; u < SG_ARRAY_LEN(unders); u++) {
+        json_t *list = undeclared_reads(sk, profile, unders[u][0]);
+        json_array_foreach (list, j, w)
+            json_array_append_new(under, item("read", json_string_value(w), unders[u][1]));
+        json_decref(list);
     }
     json_object_set_new(c, "reads_observed", json_boolean(reads_observed(profile)));
     json_object_set(c, "absent", json_object_get(reads, "absent"));
     json_object_set(c, "system", json_object_get(reads, "system"));
+    json_object_set(c, "unchecked", json_object_get(reads, "unchecked"));
     /* programs: SKILL.md's allowed-tools */
     struct sg_tools t;
     sg_tools_from_policy(pol, &t);
@@ -869,8 +953,11 @@ char *sg_record_compare_text(json_t *cmp)
     some_paths(&b, json_object_get(cmp, "absent"),
                "Looked for and found nowhere, not on this machine either (nothing to declare):");
     some_paths(&b, json_object_get(cmp, "system"),
-               "Looked for in the host's system places, which the sandbox does not offer "
-               "(never declared):");
+               "Looked for where a recording never declares (the host's system places, "
+               "skillgate's own folders, whole homes or top folders):");
+    some_paths(&b, json_object_get(cmp, "unchecked"),
+               "Looked for, not checked on this machine (a symbolic link on the way, a network, "
+               "automount or FUSE filesystem):");
     if (json_is_false(json_object_get(cmp, "reads_observed")))
         sg_buf_printf(&b, "Reads were not observed in every run: the declared ones are kept.\n\n");
     json_array_foreach (json_object_get(cmp, "discarded"), i, it) {

@@ -1071,7 +1071,7 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     drain_last(r);
     sg_views_report(r->plan, r->sb, &r->views, r->bus);
     sg_views_base_free(&r->views);
-    sg_reads_report(r->reads, r->bus);
+    sg_reads_report(r->reads, r->sb->view_fd, r->bus);
     sg_reads_free(r->reads);
     for (struct stream *st = r->out; st; st = st == r->out ? r->err : NULL)
         if (st->fd >= 0)

@@ -40,7 +40,7 @@ void sg_cgroup_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h);
  * caller keeps the largest of); -1 without a cgroup */
 long long sg_cgroup_memory(const struct sg_sandbox *sb);
 /* The most processes and threads the run's cgroup has held at once
- * (pids.peak, Linux 6.13, v1 and v2); -1 without one */
+ * (pids.peak, v1 and v2, where the kernel keeps it); -1 without one */
 long long sg_cgroup_pids_peak(const struct sg_sandbox *sb);
 void sg_cgroup_remove(struct sg_sandbox *sb);
 /* Remove cgroups of runs whose broker is gone, killing what is left in them. */

@@ -277,7 +277,8 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
     if (!p->degraded && (r = sg_landlock_apply(p)) < 0)
         die(ctl, "Landlock", r);
     /* the broker's precompiled filter; compiled here only if none came */
-    int nfd = nbpf ? sg_seccomp_install(bpf, nbpf) : sg_seccomp_load(p->profile, p->observe_reads ? SG_SECCOMP_OBSERVE_READS : 0);
+    int nfd = nbpf ? sg_seccomp_install(bpf, nbpf)
+                   : sg_seccomp_load(p->profile, p->observe_reads ? SG_SECCOMP_OBSERVE_READS : 0);
     if (nfd < 0)
         die(ctl, "seccomp", nfd);
     if (ctl_send(ctl, SG_CTL_READY, 0, 0, NULL, nfd) < 0)

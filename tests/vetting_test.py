@@ -462,6 +462,19 @@ def record_learns_what_a_skill_needs_and_its_manifest_passes(m, base):
         lis.close()
 
 
+def manifest_reads(man):
+    """filesystem.read of a manifest record wrote (block style, as it emits)."""
+    lines = man.splitlines()
+    if "    read:" not in lines:
+        return []
+    out = []
+    for ln in lines[lines.index("    read:") + 1:]:
+        if not ln.startswith("    - "):
+            break
+        out.append(ln[6:].strip('"'))
+    return out
+
+
 READER = """
 import os, threading, time
 home = os.path.expanduser("~")
@@ -548,7 +561,8 @@ def record_sees_what_a_skill_reads(m, base):
     out = [e["message"] for e in t["events"] if e["kind"] == "stdout"]
     assert f"read {os.path.join(used, 'a.txt')}" in out and f"no {conf} 2" in out, out
     reads = j["profile"]["reads"]
-    assert reads["observed"] is True and reads["needed"] == [conf, looked], reads
+    assert reads["observed"] is True and reads["needed"] == [conf], reads
+    assert reads["looked"] == [looked], reads
     assert reads["credential"] == [cred], reads
     # the host's kernel places are listed, never declared
     assert reads["system"] == ["/sys/devices/system/cpu/online"], reads
@@ -562,7 +576,10 @@ def record_sees_what_a_skill_reads(m, base):
         c["under"]
     assert ("read", used) not in {(x["what"], x["name"]) for x in c["over"]}, c["over"]
     man = j["manifest"]
-    assert "~/.config/rtool" in man and used in man and unused not in man, man
+    # the file it opened, exactly; the folder it used; a lookup only in a comment
+    assert manifest_reads(man) == [".", used, "~/.config/rtool/conf"], man
+    assert f"# Looked up, never opened, not declared (add what the skill needs):\n#   {looked}" \
+        in man, man
     assert "nonexistent" not in man and ".aws" not in man and "/sys" not in man, man
     if m.name == "root":  # a cgroup counts the processes: three threads and the skill
         assert t["usage"]["pids_peak"] >= 4, t.get("usage")
@@ -576,7 +593,65 @@ def record_sees_what_a_skill_reads(m, base):
     p = m.run("run", "--prompt", "deny", d, check=0)
     out = [e["message"] for e in m.last_trace()["events"] if e["kind"] == "stdout"]
     assert f"read {conf}" in out and f"read {os.path.join(used, 'a.txt')}" in out, out
-    assert "exists True" in out, out
+    assert "exists False" in out, out  # a lookup is not declared
+
+
+STEERING = """
+import os
+home = os.path.expanduser("~")
+def tryopen(p):
+    try:
+        if os.path.isdir(p):
+            os.listdir(p)
+        else:
+            open(p).close()
+    except OSError:
+        pass
+os.path.exists(home + "/.config/probe")          # a lookup: never a grant
+tryopen(home + "/.config")                       # a whole dot folder of the home
+tryopen(os.path.dirname(home))                   # the folder of homes
+tryopen(STATE + "/skillgate/audit.jsonl")        # skillgate's own records
+tryopen("/srv")                                  # a top folder
+if not os.path.exists(home + "/.cache/tool"):    # looked for, then made: its own
+    os.makedirs(home + "/.cache/tool")
+    open(home + "/.cache/tool/index", "w").close()
+for f in ("x.csv", "y.csv"):                     # two files of one folder: the folder
+    tryopen(os.path.join(DATA, f))
+tryopen(SINGLE)                                  # one file: the file
+"""
+
+
+@test()
+def a_recording_skill_cannot_steer_its_manifest_wider(m, base):
+    """What a skill reaches for while recorded is not declared wholesale: a
+    lookup is only named in a comment; the home's dot folders, the folder
+    of homes, skillgate's own records and top folders are never declared,
+    however they were opened; what it looked for and then made in its
+    private home is its own. Only files it opened are declared: the file,
+    or its folder when two of it were opened."""
+    for rel in (".config/probe", ".cache/tool/index"):
+        os.makedirs(os.path.dirname(os.path.join(m.home, rel)), exist_ok=True)
+        open(os.path.join(m.home, rel), "w").close()
+    data = os.path.join(base, "data2")
+    single = os.path.join(base, "single", "only.txt")
+    for f in (os.path.join(data, "x.csv"), os.path.join(data, "y.csv"), single):
+        os.makedirs(os.path.dirname(f), exist_ok=True)
+        open(f, "w").close()
+    d = h.make_skill(base, "steering", STEERING.replace("STATE", repr(m.state))
+                     .replace("DATA", repr(data)).replace("SINGLE", repr(single)))
+    p = m.run("record", d, "--prompt", "deny", "--json", check=0)
+    j = json.loads(p.out)
+    man = j["manifest"]
+    assert manifest_reads(man) == [".", data, single], man
+    reads = j["profile"]["reads"]
+    assert reads["looked"] == [os.path.join(m.home, ".config/probe")], reads
+    asked = reads["needed"] + reads["looked"]
+    for x in (os.path.join(m.home, ".config"), os.path.dirname(m.home)):
+        assert x not in asked, (x, reads)
+    assert "/srv" in reads["system"] or "/srv" in reads["absent"], reads
+    assert not [x for x in asked if ".cache" in x], reads
+    assert not [x for x in asked if x.startswith(m.state)], reads
+    p = m.run("validate", d, check=0)  # and nothing it wrote would be refused
 
 
 @test()
@@ -602,7 +677,8 @@ def a_flood_of_reads_is_capped_and_keeps_the_declared_ones(m, base):
     assert len(data["paths"]) == 4096 and data["dropped"] == 6000 - 4096, \
         (len(data["paths"]), data["dropped"])
     assert j["profile"]["reads"]["partial"] is True, j["profile"]["reads"]
-    assert unused in j["manifest"] and "check filesystem.read by hand" in j["manifest"]
+    assert unused in manifest_reads(j["manifest"]), j["manifest"]
+    assert "declared reads are kept" in j["manifest"], j["manifest"]
     assert not [x for x in j["compare"]["over"] if x["what"] == "read"], j["compare"]
 
 
