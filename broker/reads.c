@@ -221,6 +221,7 @@ static bool made_in_view(const struct sg_plan *p, const int *view_fd, const char
 struct far {
     unsigned long long id[256];
     size_t n;
+    bool all; /* mountinfo unread or past the list: every mount counts as far */
 };
 
 static void far_read(struct far *f)
@@ -230,8 +231,10 @@ static void far_read(struct far *f)
                                         "gfs2", "ocfs2", "virtiofs", "orangefs", "beegfs"};
     f->n = 0;
     FILE *fp = fopen("/proc/self/mountinfo", "re");
-    char line[4096];
-    while (fp && fgets(line, sizeof line, fp) && f->n < SG_ARRAY_LEN(f->id)) {
+    f->all = !fp;
+    char *line = NULL;
+    size_t cap = 0;
+    while (fp && getline(&line, &cap, fp) > 0) {
         unsigned long long id = strtoull(line, NULL, 10);
         const char *dash = strstr(line, " - ");
         char *mp = strchr(line, ' ');
@@ -242,10 +245,14 @@ static void far_read(struct far *f)
         bool root = !strncmp(mp + 1, "/ ", 2); /* the host's own root: checked anyway */
         for (size_t i = 0; i < SG_ARRAY_LEN(types) && !root; i++)
             if (!strncmp(dash + 3, types[i], strlen(types[i]))) {
-                f->id[f->n++] = id;
+                if (f->n == SG_ARRAY_LEN(f->id))
+                    f->all = true;
+                else
+                    f->id[f->n++] = id;
                 break;
             }
     }
+    free(line);
     if (fp)
         fclose(fp);
 }
@@ -256,7 +263,7 @@ static bool on_far(const struct far *f, int fd)
     struct statx sx;
     if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_MNT_ID,
               &sx) < 0 ||
-        !(sx.stx_mask & STATX_MNT_ID))
+        !(sx.stx_mask & STATX_MNT_ID) || f->all)
         return true;
     for (size_t i = 0; i < f->n; i++)
         if (f->id[i] == sx.stx_mnt_id)
@@ -264,14 +271,16 @@ static bool on_far(const struct far *f, int fd)
     return false;
 }
 
-/* Does this machine have path? 1 yes, 0 no, -1 not checked: a symbolic
- * link on the way (where it leads is not where the skill looked), a far
- * mount, a name that is not a plain absolute path. As the broker, which is
+/* Does this machine have path? 1 yes (*regular: a regular file), 0 no, -1
+ * not checked: a symbolic link on the way or at its end (where it leads is
+ * not where the skill looked, and a bind would follow it), a far mount, a
+ * name that is not a plain absolute path. As the broker, which is
  * who binds a declared path (its folders above need not be the skill's to
  * walk). One component at a time, O_PATH (which triggers no automount),
  * never a link followed, never a name looked up inside a far mount. */
-static int host_has(const struct far *f, const char *path)
+static int host_has(const struct far *f, const char *path, bool *regular)
 {
+    *regular = false;
     if (*path != '/')
         return -1;
     int r = -1;
@@ -307,8 +316,9 @@ static int host_has(const struct far *f, const char *path)
             r = 0;
             break;
         }
-        if (!last && S_ISLNK(sx.stx_mode))
+        if (S_ISLNK(sx.stx_mode))
             break; /* not followed: -1 */
+        *regular = last && S_ISREG(sx.stx_mode);
     }
     if (dfd >= 0)
         close(dfd);
@@ -354,8 +364,11 @@ void sg_reads_report(struct sg_reads *rd, const int *view_fd, struct sg_event_bu
             json_object_set_new(o, "made", json_true());
         } else if (!all[i]->found) {
             /* what the sandbox did not show: is it on this machine? */
-            int here = host_has(&far, all[i]->path);
+            bool regular;
+            int here = host_has(&far, all[i]->path, &regular);
             json_object_set_new(o, "on_host", json_boolean(here > 0));
+            if (here > 0)
+                json_object_set_new(o, "file", json_boolean(regular));
             if (here < 0)
                 json_object_set_new(o, "unchecked", json_true());
             absent++, on_host += here > 0;

@@ -1,5 +1,6 @@
 /* What a skill actually needs (record.h). */
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -84,12 +85,26 @@ static bool within(const char *path, const char *dir)
     return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0' || (n == 1 && *dir == '/'));
 }
 
+/* The invoking user's home without a trailing '/', or NULL (none, or "/"). */
+static const char *record_home(void)
+{
+    static char buf[PATH_MAX];
+    const char *h = sg_invoking_home();
+    if (!h || *h != '/' || snprintf(buf, sizeof buf, "%s", h) >= (int)sizeof buf)
+        return NULL;
+    for (size_t n = strlen(buf); n > 1 && buf[n - 1] == '/'; n--)
+        buf[n - 1] = '\0';
+    return strcmp(buf, "/") ? buf : NULL;
+}
+
 /* Places a recording never declares readable, however the skill reached
  * for them: the host's kernel and daemons' (/sys, /run: the sandbox does
- * not offer them), skillgate's own folders, and whole folders that hold
- * everything of a kind ("/" and its top folders, homes, the home's own
- * dot folders such as ~/.config, which hold every program's tokens).
- * What was looked for there is listed for a person to judge. */
+ * not offer them), skillgate's own folders, shared scratch (what lies
+ * directly in /tmp: others' sockets and tickets), other users' homes, and
+ * whole folders that hold everything of a kind ("/" and its top folders,
+ * the folders above the home, the home itself and its own dot folders such
+ * as ~/.config, which hold every program's tokens). What was looked for
+ * there is listed for a person to judge. */
 static bool never_declared(const char *home, const char *path)
 {
     static const char *const system[] = {"/sys", "/run", "/var/run", "/boot", "/proc", "/dev"};
@@ -99,11 +114,16 @@ static bool never_declared(const char *home, const char *path)
     const char *slash = strrchr(path, '/');
     if (!slash || slash == path) /* "/" or a top folder */
         return true;
-    if (!strncmp(path, "/home/", 6) && !strchr(path + 6, '/'))
-        return true; /* a home, or /home/x */
-    if (home && strcmp(home, "/") && (!strcmp(path, home) ||
-                                      (within(path, home) && path[strlen(home) + 1] == '.' &&
-                                       !strchr(path + strlen(home) + 1, '/'))))
+    static const char *const scratch[] = {"/tmp/", "/var/tmp/"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(scratch); i++)
+        if (!strncmp(path, scratch[i], strlen(scratch[i])) &&
+            !strchr(path + strlen(scratch[i]), '/'))
+            return true;
+    bool mine = home && within(path, home);
+    if ((!strncmp(path, "/home/", 6) && !mine) || (within(path, "/root") && !mine))
+        return true; /* another user's home, or the folder of homes */
+    if (home && (within(home, path) || /* the home, or a folder above it */
+                 (mine && path[strlen(home) + 1] == '.' && !strchr(path + strlen(home) + 1, '/'))))
         return true;
     struct sg_own_dirs own;
     sg_own_dirs_get(&own);
@@ -131,7 +151,7 @@ static void fold_reads(json_t *reads, json_t *data, bool completed)
     if (json_integer_value(json_object_get(data, "dropped")) > 0 ||
         json_integer_value(json_object_get(data, "unnamed")) > 0 || !completed)
         json_object_set_new(reads, "partial", json_true());
-    const char *home = sg_invoking_home();
+    const char *home = record_home();
     size_t i;
     json_t *it;
     json_array_foreach (json_object_get(data, "paths"), i, it) {
@@ -140,15 +160,19 @@ static void fold_reads(json_t *reads, json_t *data, bool completed)
             continue;
         const char *cls = json_string_value(json_object_get(it, "class"));
         bool escaped = json_is_true(json_object_get(it, "escaped"));
-        /* an escaped name counts for its folder, and is never declared */
+        /* an escaped name counts for its folder, and is never declared;
+         * only a regular file it opened is a need (a folder it listed, or
+         * a path it looked up, is for a person to judge) */
+        bool need = json_is_true(json_object_get(it, "opened")) &&
+                    json_is_true(json_object_get(it, "file"));
         const char *to = cls && !strcmp(cls, "credential")                ? "credential"
                          : json_is_true(json_object_get(it, "found"))     ? "found"
                          : escaped                                        ? "absent"
                          : json_is_true(json_object_get(it, "unchecked")) ? "unchecked"
-                         : never_declared(home, path)                     ? "system"
                          : !json_is_true(json_object_get(it, "on_host"))  ? "absent"
-                         : json_is_false(json_object_get(it, "opened"))   ? "looked"
-                                                                          : "needed";
+                         : never_declared(home, path)                     ? "system"
+                         : need                                           ? "needed"
+                                                                          : "looked";
         add_unique(json_object_get(reads, to), path);
     }
 }
@@ -384,7 +408,7 @@ static json_t *read_entries(const struct sg_skill *sk, json_t *profile)
                                                                          : pol->read[i].path));
     if (!observed)
         return out;
-    const char *home = sg_invoking_home();
+    const char *home = record_home();
     json_t *needed = undeclared_reads(sk, profile, "needed"), *entries = json_array();
     size_t i;
     json_t *v;
@@ -395,10 +419,13 @@ static json_t *read_entries(const struct sg_skill *sk, json_t *profile)
         json_t *o;
         json_array_foreach (needed, k, o) {
             const char *s = json_string_value(o);
-            siblings += within(s, dir) && !strchr(s + strlen(dir) + 1, '/');
+            size_t dl = strlen(dir);
+            siblings += !strncmp(s, dir, dl) && s[dl] == '/' && !strchr(s + dl + 1, '/');
         }
+        /* never a folder of the home (documents, profiles, tokens sit
+         * beside what it read), nor one that holds the skill itself */
         bool folder = siblings >= 2 && *dir && !never_declared(home, dir) &&
-                      strcmp(dir, sk->root);
+                      !(home && within(dir, home)) && !within(sk->root, dir);
         add_unique(entries, folder ? dir : json_string_value(v));
     }
     json_decref(needed);
@@ -719,19 +746,32 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
     struct sg_buf looked;
     sg_buf_init(&looked, 16384);
     json_t *lk = undeclared_reads(sk, profile, "looked");
-    const char *home = sg_invoking_home();
-    size_t i;
+    json_t *opened = json_object_get(json_object_get(profile, "reads"), "needed");
+    const char *home = record_home();
+    size_t i, nshown = 0, more = 0;
     json_t *v;
     json_array_foreach (lk, i, v) {
-        cleanup_free char *t = tilde(home, json_string_value(v));
-        if (i == 8) {
-            sg_buf_printf(&looked, "#   and %zu more (skillgate record --json lists them)\n",
-                          json_array_size(lk) - i);
-            break;
+        const char *path = json_string_value(v);
+        bool ascii = true, elsewhere = false; /* a comment line holds plain ASCII only */
+        for (const char *c = path; *c; c++)
+            ascii &= *c >= 0x20 && *c < 0x7f;
+        size_t k;
+        json_t *o;
+        json_array_foreach (opened, k, o)
+            elsewhere |= !strcmp(json_string_value(o), path); /* declared from another run */
+        if (elsewhere)
+            continue;
+        if (!ascii || nshown == 8) {
+            more++;
+            continue;
         }
-        sg_buf_printf(&looked, "%s#   %s\n", i ? "" : "# Looked up, never opened, not declared "
-                                                      "(add what the skill needs):\n", t);
+        cleanup_free char *t = tilde(home, path);
+        sg_buf_printf(&looked, "%s#   %s\n", nshown++ ? "" : "# Looked up, never opened, not "
+                                                          "declared (add what the skill needs):\n",
+                      t);
     }
+    if (more)
+        sg_buf_printf(&looked, "#   and %zu more (skillgate record --json lists them)\n", more);
     json_decref(lk);
     cleanup_free char *looks = sg_buf_steal(&looked);
     return sg_xasprintf(

@@ -618,6 +618,12 @@ if not os.path.exists(home + "/.cache/tool"):    # looked for, then made: its ow
 for f in ("x.csv", "y.csv"):                     # two files of one folder: the folder
     tryopen(os.path.join(DATA, f))
 tryopen(SINGLE)                                  # one file: the file
+tryopen(home + "/Documents")                     # a folder listed: never declared whole
+for f in ("a.txt", "b.txt"):                     # two files of a home folder: the files
+    tryopen(home + "/Documents/" + f)
+tryopen(home + "/link")                          # a link on the host, at the end
+tryopen(home + "/link/etc/hostname")             # and on the way
+tryopen(SCRATCH)                                 # straight in the host's shared /tmp
 """
 
 
@@ -634,21 +640,37 @@ def a_recording_skill_cannot_steer_its_manifest_wider(m, base):
         open(os.path.join(m.home, rel), "w").close()
     data = os.path.join(base, "data2")
     single = os.path.join(base, "single", "only.txt")
-    for f in (os.path.join(data, "x.csv"), os.path.join(data, "y.csv"), single):
+    docs = os.path.join(m.home, "Documents")
+    for f in (os.path.join(data, "x.csv"), os.path.join(data, "y.csv"), single,
+              os.path.join(docs, "a.txt"), os.path.join(docs, "b.txt"),
+              os.path.join(docs, "private.txt")):
         os.makedirs(os.path.dirname(f), exist_ok=True)
         open(f, "w").close()
+    os.symlink("/", os.path.join(m.home, "link"))
+    scratch = f"/tmp/skillgate-test-ticket-{os.getpid()}-{m.name}"
+    open(scratch, "w").close()
     d = h.make_skill(base, "steering", STEERING.replace("STATE", repr(m.state))
-                     .replace("DATA", repr(data)).replace("SINGLE", repr(single)))
-    p = m.run("record", d, "--prompt", "deny", "--json", check=0)
+                     .replace("DATA", repr(data)).replace("SINGLE", repr(single))
+                     .replace("SCRATCH", repr(scratch)))
+    try:
+        p = m.run("record", d, "--prompt", "deny", "--json", check=0)
+    finally:  # nothing of it stays for the other tests
+        os.unlink(scratch)
+        os.unlink(os.path.join(m.home, "link"))
     j = json.loads(p.out)
     man = j["manifest"]
-    assert manifest_reads(man) == [".", data, single], man
+    # (sorted by where they are: the test's home lies before its data)
+    assert manifest_reads(man) == [".", "~/Documents/a.txt", "~/Documents/b.txt", data,
+                                   single], man
     reads = j["profile"]["reads"]
-    assert reads["looked"] == [os.path.join(m.home, ".config/probe")], reads
+    assert reads["looked"] == [os.path.join(m.home, ".config/probe"), docs], reads
     asked = reads["needed"] + reads["looked"]
     for x in (os.path.join(m.home, ".config"), os.path.dirname(m.home)):
         assert x not in asked, (x, reads)
     assert "/srv" in reads["system"] or "/srv" in reads["absent"], reads
+    assert scratch in reads["system"], reads
+    assert {os.path.join(m.home, "link"), os.path.join(m.home, "link/etc/hostname")} <= \
+        set(reads["unchecked"]), reads
     assert not [x for x in asked if ".cache" in x], reads
     assert not [x for x in asked if x.startswith(m.state)], reads
     p = m.run("validate", d, check=0)  # and nothing it wrote would be refused
