@@ -138,7 +138,7 @@ static bool never_declared(const char *home, const char *path)
  * machine), looked (only looked up, not shown, on this machine), absent
  * (nowhere), unchecked (not looked for here: a link on the way, a network
  * or automount filesystem), credential (a decoy or a mask answered),
- * system (never declared: never_declared). What the skill made in its
+ * "system" (never declared: never_declared). What the skill made in its
  * private views after looking for it is its own, not kept. */
 static void fold_reads(json_t *reads, json_t *data, bool completed)
 {
@@ -528,6 +528,20 @@ static void seq_end(struct emit *m)
     ev(m, &e);
 }
 
+/* key: a block list of the strings of arr, when it has any. */
+static void string_list(struct emit *m, const char *key, json_t *arr)
+{
+    if (!json_array_size(arr))
+        return;
+    scalar(m, key);
+    seq_start(m, false);
+    size_t i;
+    json_t *v;
+    json_array_foreach (arr, i, v)
+        scalar(m, json_string_value(v));
+    seq_end(m);
+}
+
 /* A host name a manifest's egress can hold: letters, digits, '-' and
  * dots, with a letter somewhere (an IPv4 literal has none). */
 static bool declarable(const char *host)
@@ -630,24 +644,8 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
     if (json_array_size(reads) || json_array_size(writes)) {
         scalar(&m, "filesystem");
         map_start(&m);
-        if (json_array_size(reads)) {
-            scalar(&m, "read");
-            seq_start(&m, false);
-            size_t i;
-            json_t *r;
-            json_array_foreach (reads, i, r)
-                scalar(&m, json_string_value(r));
-            seq_end(&m);
-        }
-        if (json_array_size(writes)) {
-            scalar(&m, "write");
-            seq_start(&m, false);
-            size_t i;
-            json_t *w;
-            json_array_foreach (writes, i, w)
-                scalar(&m, json_string_value(w));
-            seq_end(&m);
-        }
+        string_list(&m, "read", reads);
+        string_list(&m, "write", writes);
         map_end(&m);
     }
     json_decref(writes);

@@ -177,7 +177,7 @@ static void event_fact(json_t *facts, const char *kind, json_t *data)
         if (cls)
             json_object_set_new(f, "class", json_string(cls));
     } else if (!strcmp(kind, "files_read")) {
-        /* a recording's reads beyond what every run gets (reads.h) */
+        /* a recording's reads beyond what every run is given: reads.h */
         size_t i;
         json_t *it;
         json_array_foreach (json_object_get(data, "paths"), i, it) {
