@@ -21,9 +21,6 @@
 #define PIDFD_THREAD O_EXCL
 #endif
 
-/* The skill's mountinfo: a few dozen lines in a sandbox. */
-#define MOUNTINFO_MAX (256 * 1024)
-
 struct pending {
     uint64_t id;
     int sock; /* the broker's descriptor of the skill's socket */
@@ -35,13 +32,17 @@ struct sg_sockconn {
     int fd;
     struct pending pend[SG_SOCKCONN_MAX_PENDING];
     size_t npend;
+    dev_t own[SG_OWN_FS_MAX]; /* the sandbox's own tmpfs instances (sandbox.h) */
+    size_t nown;
 };
 
 struct sg_sockconn *sg_sockconn_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                                    int notify_fd)
+                                    int notify_fd, const dev_t *own, size_t nown)
 {
     struct sg_sockconn *s = sg_xcalloc(1, sizeof *s);
     s->plan = plan;
+    s->nown = nown < SG_OWN_FS_MAX ? nown : SG_OWN_FS_MAX;
+    memcpy(s->own, own, s->nown * sizeof *own);
     s->bus = bus;
     s->fd = notify_fd;
     return s;
@@ -65,71 +66,12 @@ void sg_sockconn_free(struct sg_sockconn *s)
     free(s);
 }
 
-bool sg_sockconn_private_mount(const struct sg_plan *p, const char *mnt)
+bool sg_sockconn_own_fs(const struct sg_sockconn *s, dev_t dev)
 {
-    for (size_t i = 0; i < p->nmounts; i++) {
-        const struct sg_mount *m = &p->mounts[i];
-        size_t n = strlen(m->dst);
-        if (m->kind == SG_MNT_TMPFS && !strcmp(m->dst, mnt))
+    for (size_t i = 0; i < s->nown; i++)
+        if (s->own[i] == dev)
             return true;
-        /* the minimal /dev is the sandbox's own tmpfs, /dev/shm in it too */
-        if (m->kind == SG_MNT_DEV && !strncmp(mnt, m->dst, n) && (mnt[n] == '\0' || mnt[n] == '/'))
-            return true;
-    }
     return false;
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
-{
-    char *o = s;
-    for (char *i = s; *i; i++) {
-        if (i[0] == '\\' && i[1] >= '0' && i[1] <= '3' && i[2] >= '0' && i[2] <= '7' &&
-            i[3] >= '0' && i[3] <= '7') {
-            *o++ = (char)((i[1] - '0') * 64 + (i[2] - '0') * 8 + (i[3] - '0'));
-            i += 3;
-        } else {
-            *o++ = *i;
-        }
-    }
-    *o = '\0';
-}
-
-/* The mount point (in tid's view) of the mount with id mnt_id. */
-static int mount_point(pid_t tid, unsigned long long mnt_id, char *out, size_t max)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/mountinfo", (int)tid);
-    cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    cleanup_free char *buf = sg_xmalloc(MOUNTINFO_MAX + 1);
-    size_t len = 0;
-    for (;;) {
-        ssize_t n = read(fd, buf + len, MOUNTINFO_MAX - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0 || (len += (size_t)n) == MOUNTINFO_MAX)
-            break;
-    }
-    buf[len] = '\0';
-    for (char *line = buf, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        unsigned long long id;
-        char mp[PATH_MAX * 4 + 1];
-        /* id parent major:minor root mountpoint ... */
-        if (sscanf(line, "%llu %*u %*s %*s %4096s", &id, mp) == 2 && id == mnt_id) {
-            unescape(mp);
-            if (snprintf(out, max, "%s", mp) >= (int)max)
-                return -ENAMETOOLONG;
-            return 0;
-        }
-    }
-    return -ENOENT;
 }
 
 /* Refused: a unix socket that is not the sandbox's own. */
@@ -195,24 +137,21 @@ static int connect_now(int sock, const struct sockaddr *addr, socklen_t len, boo
 /* Where pathname socket path lies: 0 when it is the sandbox's own (*opath
  * set to it, opened), -EACCES with *why for a host socket, else the errno
  * the kernel would give (ENOENT, ELOOP, ...). */
-static int check_path(struct sg_sockconn *s, pid_t tid, const char *path, int *opath,
+static int check_path(const struct sg_sockconn *s, pid_t tid, const char *path, int *opath,
                       const char **why)
 {
     int o = sg_notif_open(tid, path, O_PATH, true);
     if (o < 0)
         return o;
-    struct statx stx;
-    char mp[PATH_MAX];
+    struct stat st;
     int r = 0;
-    if (syscall(SYS_statx, o, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
+    /* the object: the device of the filesystem it lies on, whatever path
+     * or mount point name reached it */
+    if (fstat(o, &st) < 0)
         r = -errno;
-    else if (!S_ISSOCK(stx.stx_mode))
+    else if (!S_ISSOCK(st.st_mode))
         r = -ECONNREFUSED; /* the kernel's answer for a file that is no socket */
-    else if (!(stx.stx_mask & STATX_MNT_ID))
-        r = -EACCES, *why = "this kernel does not say which mount a file is on";
-    else if (mount_point(tid, stx.stx_mnt_id, mp, sizeof mp) < 0)
-        r = -EACCES, *why = "its mount could not be found";
-    else if (!sg_sockconn_private_mount(s->plan, mp))
+    else if (!sg_sockconn_own_fs(s, st.st_dev))
         r = -EACCES, *why = "it is a host socket (a readable folder lets the skill read "
                             "files, not talk to the daemons behind them)";
     if (r < 0) {

@@ -8,11 +8,16 @@
  * network namespace), with an address it checked:
  *
  *   - a pathname unix socket is opened in the skill's root (O_PATH,
- *     RESOLVE_IN_ROOT) and allowed only when it lies on one of the
- *     sandbox's private tmpfs mounts (a server the skill runs itself);
- *     a socket under a host bind is refused (EACCES, a syscall_blocked
- *     event naming it), and the connection is made to that opened file
- *     (/proc/self/fd/N), never to the string again;
+ *     RESOLVE_IN_ROOT) and allowed only when the file lies on a tmpfs
+ *     instance the sandbox made itself (a server the skill runs itself),
+ *     told by its device, which pid 1 reported right after mounting and
+ *     before any skill code ran (sandbox.h: own_dev). Never by a path or
+ *     a mount point's name: a host bind stacked on /tmp (a --script run
+ *     started in /tmp), /run or ~ has the same mount point string. A
+ *     socket anywhere else is the host's: refused (EACCES, a
+ *     syscall_blocked event naming it), whatever path reached it; the
+ *     connection is made to that opened file (/proc/self/fd/N), never to
+ *     the string again;
  *   - abstract unix sockets live in the sandbox's own network namespace,
  *     and inet, inet6 and netlink go through nftables: connected as asked.
  *
@@ -47,8 +52,9 @@ struct sg_sockconn;
  * pids limit bounds them in practice, this in any case (EAGAIN past it). */
 #define SG_SOCKCONN_MAX_PENDING 64
 
+/* own: the devices of the sandbox's own tmpfs instances (sg_sandbox). */
 struct sg_sockconn *sg_sockconn_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                                    int notify_fd);
+                                    int notify_fd, const dev_t *own, size_t nown);
 /* Answers what still waits (EINTR) and frees s. */
 void sg_sockconn_free(struct sg_sockconn *s);
 /* A connect notification: answered now, or when the connection settles. */
@@ -57,8 +63,7 @@ void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req);
 size_t sg_sockconn_pollfds(struct sg_sockconn *s, struct pollfd *p, size_t max);
 void sg_sockconn_dispatch(struct sg_sockconn *s, const struct pollfd *p, size_t n);
 
-/* Is the mount point mnt (as the skill's mountinfo names it) one of the
- * plan's private tmpfs mounts, where only the skill makes sockets? */
-bool sg_sockconn_private_mount(const struct sg_plan *p, const char *mnt);
+/* Is dev one of the sandbox's own tmpfs instances? */
+bool sg_sockconn_own_fs(const struct sg_sockconn *s, dev_t dev);
 
 #endif

@@ -35,6 +35,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <linux/sched.h>
 #include <net/if.h>
 #include <poll.h>
@@ -47,6 +48,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -302,6 +304,49 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
     _exit(127);
 }
 
+/* Is path (pid 1's view) a tmpfs of the sandbox's own, no bind over it?
+ * Its device, else 0. */
+static dev_t own_tmpfs(const struct sg_plan *p, const char *path)
+{
+    struct stat st;
+    struct statfs sf;
+    if (!sg_path_private(p, path) || lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) ||
+        statfs(path, &sf) < 0 || sf.f_type != TMPFS_MAGIC)
+        return 0;
+    return st.st_dev;
+}
+
+/* pid 1, right after its mounts and before any skill code runs: the
+ * devices of the tmpfs instances it made (and /dev/shm in its /dev), eight
+ * to a message (in step; status: how many). What lies on them is the
+ * sandbox's own; everything else is the host's (sockconn.c). */
+static void send_own_filesystems(int ctl, const struct sg_plan *p)
+{
+    uint64_t devs[SG_OWN_FS_MAX];
+    size_t n = 0;
+    char shm[PATH_MAX];
+    for (size_t i = 0; i < p->nmounts && n + 2 <= SG_ARRAY_LEN(devs); i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        dev_t d;
+        if (m->kind != SG_MNT_TMPFS && m->kind != SG_MNT_DEV)
+            continue;
+        if ((d = own_tmpfs(p, m->dst)) != 0)
+            devs[n++] = (uint64_t)d;
+        if (m->kind == SG_MNT_DEV && snprintf(shm, sizeof shm, "%s/shm", m->dst) < (int)sizeof shm &&
+            (d = own_tmpfs(p, shm)) != 0)
+            devs[n++] = (uint64_t)d;
+    }
+    _Static_assert(sizeof((struct sg_ctl_msg *)0)->step == 8 * sizeof(uint64_t), "8 to a message");
+    for (size_t k = 0; k < n; k += 8) {
+        struct sg_ctl_msg msg = {.type = SG_CTL_OWNFS, .status = (int)(n - k < 8 ? n - k : 8)};
+        memcpy(msg.step, devs + k, (size_t)msg.status * sizeof *devs);
+        struct iovec iov = {.iov_base = &msg, .iov_len = sizeof msg};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        while (sendmsg(ctl, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+            ;
+    }
+}
+
 /* Kill and reap every other process of the namespace. A process forked
  * while a kill(-1) went round is caught by the next round: its parent's
  * death wakes the wait. Never blocks on one that will not die: after 10 s
@@ -423,6 +468,7 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     ctl_send_fds(ctl, SG_CTL_VIEWS, 0, mask, NULL, views, nviews);
     for (size_t i = 0; i < nviews; i++)
         close(views[i]);
+    send_own_filesystems(ctl, p);
     /* the skill must be born inside the run's cgroup: a process moved later
      * would leave the children it already had behind. v1: the fds that come
      * with "placed" are the cgroups' "tasks" files, which pid 1 enters
@@ -807,6 +853,15 @@ static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *ste
                     slots[i] = fds[k++];
             while (k < nfds)
                 close(fds[k++]);
+            continue;
+        }
+        if (m.type == SG_CTL_OWNFS) {
+            uint64_t devs[8];
+            memcpy(devs, m.step, sizeof devs);
+            for (int k = 0; k < m.status && k < 8 && sb->nown_dev < SG_OWN_FS_MAX; k++)
+                sb->own_dev[sb->nown_dev++] = (dev_t)devs[k];
+            for (size_t k = 0; k < nfds; k++)
+                close(fds[k]);
             continue;
         }
         int nfd = nfds > 0 ? fds[0] : -1;

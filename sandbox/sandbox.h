@@ -201,6 +201,7 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
 enum { SG_EG_PROXY4, SG_EG_PROXY6, SG_EG_DNSU4, SG_EG_DNSU6, SG_EG_DNST4, SG_EG_DNST6,
        SG_EGRESS_FDS };
 
+#define SG_OWN_FS_MAX 16
 struct sg_sandbox {
     pid_t pid;      /* pid 1 of the sandbox, in our namespace */
     int pidfd;
@@ -214,6 +215,13 @@ struct sg_sandbox {
     pid_t decoy_hold_pid;        /* the holder (reaped by sg_sandbox_reap) */
     int egress_fd[SG_EGRESS_FDS]; /* listeners inside the sandbox (netns.h) */
     int view_fd[SG_VIEWS];        /* the private views' roots (sg_view_path), or -1 */
+    /* The filesystem instances the sandbox made itself (its tmpfs mounts
+     * that no bind covers), by device: learnt from pid 1 right after it
+     * mounted them, before any skill code ran. A socket is the sandbox's
+     * own only when it lies on one of these; a path or a mount point's
+     * name never decides (a host bind stacked on /tmp has the same name). */
+    dev_t own_dev[SG_OWN_FS_MAX];
+    size_t nown_dev;
     char *rundir;   /* host directory used as the new root's mount point */
     int *pins;      /* per mount: the bound host path, held since before launch (pin.h); -1 */
     size_t npins;
@@ -224,7 +232,7 @@ struct sg_sandbox {
 /* Control messages from the sandbox. */
 enum sg_ctl_type { SG_CTL_READY = 1, SG_CTL_GO, SG_CTL_MAPPED, SG_CTL_ERROR, SG_CTL_EXIT,
                    SG_CTL_EXEC_FAILED, SG_CTL_NFLOG, SG_CTL_DECOYS, SG_CTL_EGRESS,
-                   SG_CTL_PLACED, SG_CTL_NETLINK, SG_CTL_VIEWS };
+                   SG_CTL_PLACED, SG_CTL_NETLINK, SG_CTL_VIEWS, SG_CTL_OWNFS };
 #define SG_CTL_MAX_FDS 10
 struct sg_ctl_msg {
     int type;

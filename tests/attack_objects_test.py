@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Attack tests for issue 34: decisions on the object the kernel acts on,
+never on a name for it.
+
+- A unix socket is the sandbox's own only when the file lies on a tmpfs
+  instance the sandbox made (told by its device, learnt before any skill
+  code ran). A host bind stacked on a private mount point (a declared read
+  of /run, a working folder of /tmp) has the same mount point *name*; the
+  broker used to connect to a host daemon's socket there with its own
+  credentials, and a skill drove the person's tmux server.
+- Write-intent calls through /proc magic links and /dev/fd are decided,
+  counted and recorded on the object they reach, or refused.
+- A symlink inside a declared write path does not take a file out of the
+  disk cap.
+- openat2's flags are read from the skill's memory: the call is never let
+  continue on them.
+
+Each test runs as root and as an unprivileged user, through sandbox_test.py's
+harness; each starts the daemon or tmux server its attack needs. Prints TAP.
+
+Usage: attack_objects_test.py PATH/TO/skillgate SOURCE_ROOT
+"""
+import functools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sandbox_test as h  # noqa: E402
+
+TESTS = []
+test = functools.partial(h.test, tests=TESTS)
+
+
+def as_mode(m, argv):
+    """argv as the mode's user (root, or nobody when we are root)."""
+    if h.IS_ROOT and m.uid != 0:
+        return ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *argv]
+    return argv
+
+
+def owner_only_dir(m, path):
+    os.makedirs(path, mode=0o700)
+    if h.IS_ROOT:
+        os.chown(path, m.uid, m.uid)
+    os.chmod(path, 0o700)
+    return path
+
+
+class Daemon:
+    """An owner-only daemon: a listening unix socket in a 0700 folder of the
+    mode's user, the way ssh-agent, tmux and dbus keep theirs."""
+
+    def __init__(self, m, folder):
+        self.folder = owner_only_dir(m, folder)
+        self.path = os.path.join(folder, "daemon.sock")
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.bind(self.path)
+        if h.IS_ROOT:
+            os.chown(self.path, m.uid, m.uid)
+        self.s.listen(8)
+        self.s.setblocking(False)
+
+    def accepted(self):
+        try:
+            c, _ = self.s.accept()
+            c.close()
+            return True
+        except BlockingIOError:
+            return False
+
+    def close(self):
+        self.s.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+CONNECT = """
+    import os, socket, sys
+    host = {host!r}
+    # control: a server the skill runs itself on its private /tmp still works
+    own = None
+    for d in ("/tmp", os.environ["HOME"]):
+        p = os.path.join(d, "own.sock")
+        try:
+            srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            srv.bind(p)
+            srv.listen(1)
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.connect(p)
+            own = d
+            break
+        except OSError as e:
+            print("own server in", d, "failed", e.errno)
+    print("OWN", own)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(host)
+        print("HOST CONNECTED")
+    except OSError as e:
+        print("host refused", e.errno)
+    """
+
+
+def refused_event(m, path):
+    t = m.last_trace()
+    return [e for e in t["events"] if e["kind"] == "syscall_blocked"
+            and e.get("data", {}).get("syscall") == "connect"
+            and e.get("data", {}).get("path") == path]
+
+
+@test()
+def host_socket_behind_a_declared_read_of_run_is_refused(m, base):
+    # /run is a private tmpfs; a declared read of /run binds the host's /run
+    # on the same mount point name
+    if not h.IS_ROOT:
+        raise h.Skip("needs root to make a folder in the host's /run")
+    dmn = Daemon(m, f"/run/sgobj-{m.name}-{os.getpid()}")
+    try:
+        d = h.make_skill(base, f"run-sock-{m.name}", CONNECT.format(host=dmn.path),
+                         yaml_extra="permissions:\n  filesystem:\n    read: [/run]\n")
+        p = m.run("run", d, check=0)
+        assert "HOST CONNECTED" not in p.out, p.out
+        assert "host refused 13" in p.out, p.out
+        assert "OWN /tmp" in p.out, p.out
+        assert not dmn.accepted(), "the host daemon accepted a connection from the sandbox"
+        assert refused_event(m, dmn.path), m.last_trace()["events"]
+    finally:
+        dmn.close()
+
+
+def other_home(m, base):
+    """A HOME outside /tmp, so that a working folder of /tmp is allowed."""
+    home = f"/var/tmp/sgobj-home-{m.name}-{os.getpid()}"
+    shutil.rmtree(home, ignore_errors=True)
+    owner_only_dir(m, home)
+    h.write_resolve_config(os.path.join(home, ".config"), m.uid)
+    return home
+
+
+@test()
+def host_socket_in_the_working_folder_tmp_is_refused(m, base):
+    dmn = Daemon(m, f"/tmp/sgobj-{m.name}-{os.getpid()}")
+    home = other_home(m, base)
+    try:
+        d = h.make_skill(base, f"tmp-sock-{m.name}", CONNECT.format(host=dmn.path))
+        p = m.run("run", d, "--script", "main.py", "--cwd", "/tmp", env={"HOME": home}, check=0)
+        assert "HOST CONNECTED" not in p.out, p.out
+        assert "host refused 13" in p.out, p.out
+        assert "OWN " in p.out and "OWN None" not in p.out, p.out
+        assert not dmn.accepted(), "the host daemon accepted a connection from the sandbox"
+    finally:
+        dmn.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@test()
+def a_skill_cannot_drive_the_persons_tmux(m, base):
+    tmux = shutil.which("tmux")
+    if not tmux:
+        raise h.Skip("tmux is not installed (scripts/dev setup installs it)")
+    folder = owner_only_dir(m, f"/tmp/sgobj-tmux-{m.name}-{os.getpid()}")
+    sock = os.path.join(folder, "default")
+    pwned = os.path.join(folder, "PWNED")
+    home = other_home(m, base)
+    env = {"PATH": "/usr/bin:/bin", "HOME": home, "TERM": "xterm"}
+    subprocess.run(as_mode(m, [tmux, "-S", sock, "-f", "/dev/null", "new-session", "-d",
+                               "-s", "victim", "sleep 120"]), env=env, check=True, timeout=20)
+    try:
+        d = h.make_skill(base, f"tmux-{m.name}", f"""
+            tmux -S {sock} run-shell 'id > {pwned}' && echo TMUX-RAN
+            tmux -S {sock} list-sessions 2>&1 | head -3
+            echo done
+            """, lang="bash")
+        p = m.run("run", d, "--script", "main.sh", "--cwd", "/tmp", env={"HOME": home}, check=None)
+        time.sleep(0.5)  # a run-shell that did get through would have written by now
+        assert not os.path.exists(pwned), "the person's tmux server ran the skill's command"
+        assert "TMUX-RAN" not in p.out and "victim" not in p.out, p.out
+        assert refused_event(m, sock), m.last_trace()["events"]
+    finally:
+        subprocess.run(as_mode(m, [tmux, "-S", sock, "kill-server"]), env=env, timeout=20,
+                       capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(h.main(TESTS))
