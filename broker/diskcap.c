@@ -199,6 +199,45 @@ static int watch(struct sg_diskcap *d, int f, const struct stat *pre)
     return 0;
 }
 
+/* The open or mkdir itself, as the skill would do it; -errno or the fd (0
+ * for a mkdir). links: follow symlinks that stay beneath dfd. */
+static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned long long flags,
+                        mode_t m, bool is_mkdir, bool tmpfile, bool full, bool had, bool *made,
+                        bool links)
+{
+    struct saved sv;
+    int f = -EINVAL;
+    become_skill(d->plan, &sv);
+    if (is_mkdir) {
+        char buf[PATH_MAX];
+        const char *last;
+        snprintf(buf, sizeof buf, "%s", rel);
+        int pfd = sg_writes_parent_links(dfd, buf, &last, links);
+        f = pfd;
+        if (pfd >= 0) {
+            f = full && !had ? -EDQUOT : mkdirat(pfd, last, m) < 0 ? -errno : 0;
+            *made = f == 0;
+            close(pfd);
+        }
+    } else if (tmpfile || !(flags & O_CREAT)) {
+        f = full && tmpfile ? -EDQUOT : sg_writes_open_file_links(dfd, rel, flags, m, links);
+        *made = tmpfile && f >= 0;
+    } else if (full) {
+        f = sg_writes_open_file_links(dfd, rel, flags & ~(unsigned long long)(O_CREAT | O_EXCL),
+                                      0, links);
+        if (f == -ENOENT)
+            f = -EDQUOT;
+    } else {
+        f = sg_writes_open_file_links(dfd, rel, flags | O_EXCL, m, links);
+        *made = f >= 0;
+        if (f == -EEXIST && !(flags & O_EXCL))
+            f = sg_writes_open_file_links(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0,
+                                          links);
+    }
+    become_broker(&sv);
+    return f;
+}
+
 int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp_notif *req,
                        const char *syscall, int dfd, const char *rel, unsigned long long flags,
                        unsigned long long mode, const char *path, struct seccomp_notif_resp *resp)
@@ -218,48 +257,41 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
     mode_t m = creates ? (mode_t)(mode & 07777) & ~skill_umask((pid_t)req->pid) : 0;
     struct stat pre;
     bool had = fstatat(dfd, rel, &pre, AT_SYMLINK_NOFOLLOW) == 0;
-    struct saved sv;
-    int f = -EINVAL;
-    bool made = false;
     resp->id = req->id;
     resp->val = 0;
     resp->flags = 0;
-    become_skill(d->plan, &sv);
-    if (is_mkdir) {
-        char buf[PATH_MAX];
-        const char *last;
-        snprintf(buf, sizeof buf, "%s", rel);
-        int pfd = sg_writes_parent_of(dfd, buf, &last);
-        f = pfd;
-        if (pfd >= 0) {
-            f = full && !had ? -EDQUOT : mkdirat(pfd, last, m) < 0 ? -errno : 0;
-            made = f == 0;
-            close(pfd);
-        }
-    } else if (tmpfile || !(flags & O_CREAT)) {
-        f = full && tmpfile ? -EDQUOT : sg_writes_open_file(dfd, rel, flags, m);
-        made = tmpfile && f >= 0;
-    } else if (full) {
-        f = sg_writes_open_file(dfd, rel, flags & ~(unsigned long long)(O_CREAT | O_EXCL), 0);
-        if (f == -ENOENT)
-            f = -EDQUOT;
-    } else {
-        f = sg_writes_open_file(dfd, rel, flags | O_EXCL, m);
-        made = f >= 0;
-        if (f == -EEXIST && !(flags & O_EXCL))
-            f = sg_writes_open_file(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0);
+    bool made = false;
+    /* the exact path first, never through a link; a symlink on the way is
+     * then followed as long as it stays beneath the pinned folder, so the
+     * file it reaches is made, held and measured all the same */
+    int f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, false);
+    if (f == -ELOOP)
+        f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, true);
+    if (f == -ELOOP && (flags & O_NOFOLLOW)) {
+        resp->error = -ELOOP; /* the kernel's own answer: the last name is a link */
+        return 1;
     }
-    become_broker(&sv);
     if (f == -ELOOP || f == -EXDEV || f == -EOPNOTSUPP || f == -ENXIO) {
-        /* a symlink on the way (the kernel resolves it as before, and the
-         * mounts and Landlock decide), or no regular file (a FIFO, whose
-         * open may block: the skill waits for it, never the broker); it
-         * may make one name */
-        if (creates && !sg_diskcap_may_create(d, syscall, path)) {
-            resp->error = -EDQUOT;
-            return 1;
-        }
-        return 0;
+        /* Never let the kernel do it instead: it would read the path again
+         * from the skill's memory, and a file it made would be neither
+         * counted nor held. A link out of the write path, or no regular
+         * file (a FIFO, a device): refused, and said. */
+        int why = f;
+        resp->error = f == -ENXIO ? -ENXIO : -EACCES;
+        sg_bus_emit(d->bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", syscall, "path", path,
+                              "class", "file", "reason",
+                              why == -EXDEV || why == -ELOOP
+                                  ? "a symbolic link that leaves the declared write path"
+                                  : "not a regular file",
+                              "prevented", 1),
+                    "%s of %s refused: %s", syscall, path,
+                    why == -EXDEV || why == -ELOOP
+                        ? "a symbolic link on the way leads out of the declared write path "
+                          "(files there are made by skillgate and counted, never through a link "
+                          "that leaves it)"
+                        : "in a declared write path only regular files and folders are written");
+        return 1;
     }
     if (f == -EDQUOT)
         refuse_new(d, syscall, path);

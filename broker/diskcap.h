@@ -11,9 +11,14 @@
  *     the skill's fsuid, fsgid and no groups, so the kernel checks the same
  *     permissions; the skill's umask), and the descriptor is handed over
  *     (SECCOMP_ADDFD_FLAG_SEND). The broker knows exactly what it made; past
- *     the cap a new name gets EDQUOT and a resource_limit_hit event. Paths
- *     through a symlink are left to the kernel (the mounts and Landlock
- *     decide) and counted as a creation each, as are link, symlink and mknod.
+ *     the cap a new name gets EDQUOT and a resource_limit_hit event. A path
+ *     through a symlink is opened by the broker too, the links followed only
+ *     while they stay beneath the pinned folder; one that leads out (an
+ *     absolute link, "..") or an object that is no regular file or folder
+ *     is refused (EACCES, an fs_blocked event): the kernel is never left to
+ *     make a file there, since it would read the path again from the
+ *     skill's memory and nothing would hold the file. link, symlink and
+ *     mknod count as a creation each.
  *   - bytes: every file opened for writing there is held (O_PATH) with its
  *     size when first seen; the growth of all of them is summed every 100 ms,
  *     and the last 8 of them are looked at again on every open the broker
@@ -42,9 +47,8 @@ void sg_diskcap_free(struct sg_diskcap *d);
 
 /* An allowed write-intent open (open, openat, openat2, creat: flags, mode)
  * or mkdir/mkdirat (mode) of rel beneath dfd, a declared write path's pinned
- * folder. 1: answered (resp set for the caller to send, or the descriptor
- * already sent: resp->id 0); 0: let the call continue (a symlink on the way:
- * counted). */
+ * folder. 1: answered (resp set for the caller to send); 2: the descriptor
+ * was sent as the call's result. Never "continue". */
 int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp_notif *req,
                        const char *syscall, int dfd, const char *rel, unsigned long long flags,
                        unsigned long long mode, const char *path, struct seccomp_notif_resp *resp);

@@ -142,12 +142,13 @@ static void note(struct sg_reads *rd, pid_t pid, const char *path, bool opened)
 
 /* The calls a recording stops (seccomp.c): where the dirfd and the path
  * are (-1: none, AT_FDCWD), where the AT_ flags of a lookup are, and for an
- * open where its O_ flags are (-2: in openat2's struct open_how). */
+ * open where its O_ flags are. openat2 never comes here: session.c refuses
+ * it (ENOSYS) before anything reads its flags from the skill's memory. */
 static const struct {
     const char *name;
     int dfd, path, at_flags, oflags;
 } calls[] = {
-    {"open", -1, 0, -1, 1},       {"openat", 0, 1, -1, 2},      {"openat2", 0, 1, -1, -2},
+    {"open", -1, 0, -1, 1},       {"openat", 0, 1, -1, 2},
     {"stat", -1, 0, -1, -1},      {"lstat", -1, 0, -1, -1},     {"access", -1, 0, -1, -1},
     {"readlink", -1, 0, -1, -1},  {"readlinkat", 0, 1, -1, -1}, {"faccessat", 0, 1, -1, -1},
     {"faccessat2", 0, 1, 3, -1},  {"newfstatat", 0, 1, 3, -1},  {"statx", 0, 1, 2, -1},
@@ -166,13 +167,6 @@ int sg_reads_handle(struct sg_reads *rd, int notify_fd, const struct seccomp_not
     cleanup_fd int memfd = open(memp, O_RDONLY | O_CLOEXEC);
     bool opens = calls[k].oflags != -1;
     unsigned long long flags = calls[k].oflags >= 0 ? req->data.args[calls[k].oflags] : 0;
-    if (calls[k].oflags == -2) {
-        struct open_how how;
-        if (memfd < 0 ||
-            pread(memfd, &how, sizeof how, (off_t)req->data.args[2]) != (ssize_t)sizeof how)
-            return 0; /* the write broker answers what it cannot read */
-        flags = how.flags;
-    }
     if (opens && (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)))
         return 0; /* the write broker's */
     int at_empty = calls[k].at_flags >= 0 && (req->data.args[calls[k].at_flags] & AT_EMPTY_PATH);

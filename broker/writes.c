@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -23,7 +24,7 @@ static const struct {
     int dfd, path, dfd2, path2;
 } calls[] = {
     {"open", -1, 0, -1, -1},     {"creat", -1, 0, -1, -1},     {"openat", 0, 1, -1, -1},
-    {"openat2", 0, 1, -1, -1},   {"mkdir", -1, 0, -1, -1},     {"mkdirat", 0, 1, -1, -1},
+    {"mkdir", -1, 0, -1, -1},     {"mkdirat", 0, 1, -1, -1},
     {"rmdir", -1, 0, -1, -1},    {"unlink", -1, 0, -1, -1},    {"unlinkat", 0, 1, -1, -1},
     {"rename", -1, 0, -1, 1},    {"renameat", 0, 1, 2, 3},     {"renameat2", 0, 1, 2, 3},
     {"link", -1, -1, -1, 1},     {"linkat", -1, -1, 2, 3},     {"symlink", -1, -1, -1, 1},
@@ -32,7 +33,7 @@ static const struct {
 };
 
 static const char *const dev_files[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                        "/dev/urandom", "/dev/stdout", "/dev/stderr"};
+                                        "/dev/urandom"};
 
 static bool within(const char *path, const char *dir)
 {
@@ -40,11 +41,20 @@ static bool within(const char *path, const char *dir)
     return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
+/* A path through /proc or the fd links (/dev/fd, /dev/stdout): the kernel
+ * follows a magic link there to an object that its name does not tell
+ * (/proc/self/root/<write path>/f, /proc/self/fd/N). Never writable by
+ * its name: through_proc() decides on the object. */
+static bool magic_path(const char *path)
+{
+    return within(path, "/proc") || within(path, "/dev/fd") || !strcmp(path, "/dev/stdin") ||
+           !strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr");
+}
+
 bool sg_writes_writable(const struct sg_plan *p, const char *path)
 {
-    /* /proc and the fd links are the kernel's business: pipes, not files */
-    if (within(path, "/proc") || within(path, "/dev/fd"))
-        return true;
+    if (magic_path(path))
+        return false;
     for (size_t i = 0; i < SG_ARRAY_LEN(dev_files); i++)
         if (!strcmp(path, dev_files[i]))
             return true;
@@ -141,6 +151,130 @@ static bool harmless_on_existing(const struct seccomp_notif *req, const char *sy
         return false;
     unsigned long long fl = req->data.args[fa];
     return !(fl & (O_WRONLY | O_RDWR | O_TRUNC));
+}
+
+/* ---- writes through /proc and the descriptor links ---- */
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* N of a descriptor link the skill names for itself (/dev/fd/N,
+ * /proc/self/fd/N, /proc/thread-self/fd/N, /dev/stdin, stdout, stderr);
+ * -1 for any other path. */
+static int fd_link_number(const char *path)
+{
+    static const char *const std[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+    static const char *const pre[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(path, std[i]))
+            return i;
+    for (size_t i = 0; i < SG_ARRAY_LEN(pre); i++) {
+        size_t n = strlen(pre[i]);
+        if (strncmp(path, pre[i], n))
+            continue;
+        const char *d = path + n;
+        long v = 0;
+        size_t k = 0;
+        for (; d[k] >= '0' && d[k] <= '9' && k < 9; k++)
+            v = v * 10 + (d[k] - '0');
+        return k > 0 && d[k] == '\0' ? (int)v : -1;
+    }
+    return -1;
+}
+
+/* The object behind the skill's descriptor n, opened again for the call
+ * (flags) and handed over as its result: only a pipe, or one of the
+ * harmless devices (null, zero, full, random, urandom), which hold no file
+ * of a write path. 2: answered; -errno otherwise (-EACCES: *why says). */
+static int reopen_descriptor(int notify_fd, const struct seccomp_notif *req, int n,
+                             unsigned long long flags, const char **why)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)req->pid, PIDFD_THREAD);
+    if (pidfd < 0)
+        pidfd = (int)syscall(SYS_pidfd_open, (pid_t)req->pid, 0);
+    if (pidfd < 0)
+        return -ESRCH;
+    int obj = (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
+    close(pidfd);
+    if (obj < 0)
+        return errno == EBADF ? -ENOENT : -errno; /* no such link in /proc/self/fd */
+    struct stat st;
+    int r = fstat(obj, &st) < 0 ? -errno : 0;
+    unsigned mi = (unsigned)(st.st_rdev & 0xff);
+    bool dev = !r && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+               (mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9);
+    if (!r && S_ISSOCK(st.st_mode))
+        r = -ENXIO; /* the kernel's answer: a socket is not opened by a path */
+    else if (!r && !S_ISFIFO(st.st_mode) && !dev) {
+        r = -EACCES;
+        *why = S_ISREG(st.st_mode) ? "it reaches a file through a descriptor link; write the "
+                                     "file by its name, where it is decided and counted"
+                                   : "it reaches no pipe or harmless device";
+    }
+    int f = -1;
+    if (!r) {
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", obj);
+        int keep = (int)(flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_SYNC | O_DSYNC));
+        /* never blocks: a pipe nobody reads is ENXIO here, not a hung loop */
+        f = open(self, keep | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        r = f < 0 ? -errno : 0;
+        if (f >= 0 && !(flags & O_NONBLOCK))
+            fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK);
+    }
+    close(obj);
+    if (r < 0)
+        return r;
+    struct seccomp_notif_addfd add = {.id = req->id, .flags = SECCOMP_ADDFD_FLAG_SEND,
+                                      .srcfd = (uint32_t)f,
+                                      .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+    r = ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 2;
+    close(f);
+    return r;
+}
+
+/* A write-intent call whose path goes through /proc or a descriptor link:
+ * decided on the object it reaches, never let continue (the kernel would
+ * follow the magic link to a file the name does not tell, unseen and
+ * uncounted). An open of the skill's own descriptor link that reaches a
+ * pipe or a harmless device is done by the broker; everything else is
+ * refused and said, with the place it names (/proc/self/root/X is X). */
+static int through_proc(const struct sg_plan *p, int notify_fd, const struct seccomp_notif *req,
+                        const char *syscall, const char *path, unsigned long long flags,
+                        struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
+{
+    bool opens = !strcmp(syscall, "open") || !strcmp(syscall, "openat") ||
+                 !strcmp(syscall, "creat");
+    int n = opens ? fd_link_number(path) : -1;
+    const char *why = "a write through /proc or a descriptor link reaches a file that its name "
+                      "does not tell";
+    resp->flags = 0;
+    if (n >= 0) {
+        int r = reopen_descriptor(notify_fd, req, n, flags, &why);
+        if (r == 2)
+            return 2;
+        if (r != -EACCES) {
+            resp->error = r; /* the kernel's own answer: ENOENT, ENXIO */
+            return 1;
+        }
+    }
+    resp->error = -EACCES;
+    const char *named = path;
+    static const char *const roots[] = {"/proc/self/root", "/proc/thread-self/root"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(roots); i++)
+        if (within(path, roots[i]))
+            named = path[strlen(roots[i])] ? path + strlen(roots[i]) : "/";
+    const char *cls = sg_fs_class(p->home, named);
+    sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:b}", "syscall", syscall, "path", path,
+                          "names", named, "class", cls, "pid", (int)req->pid, "reason", why,
+                          "prevented", 1),
+                "write to %s refused (%s): %s%s", path, syscall, why,
+                !strcmp(cls, "persistence") ? "; it names a persistence location"
+                : !strcmp(cls, "credential") ? "; it names a credential location"
+                                             : "");
+    return 1;
 }
 
 /* ---- approved writes, done by the broker ---- */
@@ -274,23 +408,34 @@ static int open_as_invoker(const struct sg_plan *p, int dfd, const char *rel,
     return sg_writes_open_file(dfd, rel, flags & ~(unsigned long long)O_CREAT, mode);
 }
 
-int sg_writes_beneath(int dfd, const char *rel, unsigned long long flags,
-                       unsigned long long mode)
+static int beneath_how(int dfd, const char *rel, unsigned long long flags,
+                       unsigned long long mode, bool links)
 {
     bool makes = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
     struct open_how how = {.flags = flags | O_CLOEXEC, .mode = makes ? mode & 07777 : 0,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-                                      RESOLVE_NO_MAGICLINKS};
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
+                                      (links ? 0 : RESOLVE_NO_SYMLINKS)};
     long fd = syscall(SYS_openat2, dfd, rel, &how, sizeof how);
     return fd < 0 ? -errno : (int)fd;
 }
 
-/* The parent folder of rel (beneath dfd) and its last component. */
+int sg_writes_beneath(int dfd, const char *rel, unsigned long long flags,
+                       unsigned long long mode)
+{
+    return beneath_how(dfd, rel, flags, mode, false);
+}
+
 int sg_writes_open_file(int dfd, const char *rel, unsigned long long flags,
                         unsigned long long mode)
 {
+    return sg_writes_open_file_links(dfd, rel, flags, mode, false);
+}
+
+int sg_writes_open_file_links(int dfd, const char *rel, unsigned long long flags,
+                              unsigned long long mode, bool links)
+{
     /* never blocks: a FIFO without a reader is ENXIO here, not a hung loop */
-    int f = beneath(dfd, rel, flags | O_NONBLOCK, mode);
+    int f = beneath_how(dfd, rel, flags | O_NONBLOCK, mode, links);
     if (f < 0)
         return f;
     struct stat st;
@@ -306,6 +451,12 @@ int sg_writes_open_file(int dfd, const char *rel, unsigned long long flags,
 
 int sg_writes_parent_of(int dfd, char *rel, const char **last)
 {
+    return sg_writes_parent_links(dfd, rel, last, false);
+}
+
+/* The parent folder of rel (beneath dfd) and its last component. */
+int sg_writes_parent_links(int dfd, char *rel, const char **last, bool links)
+{
     char *slash = strrchr(rel, '/');
     if (!slash) {
         *last = rel;
@@ -313,7 +464,7 @@ int sg_writes_parent_of(int dfd, char *rel, const char **last)
     }
     *slash = '\0';
     *last = slash + 1;
-    return beneath(dfd, rel, O_PATH | O_DIRECTORY, 0);
+    return beneath_how(dfd, rel, O_PATH | O_DIRECTORY, 0, links);
 }
 
 static void write_decided(void *ctx, enum sg_decision d);
@@ -502,14 +653,8 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
         r = sg_notif_path(req->pid, memfd, calls[i].dfd2 >= 0 ? (int)a[calls[i].dfd2] : AT_FDCWD,
                           (uint64_t)a[calls[i].path2], 0, path2, sizeof path2);
     unsigned long long oflags = 0, omode = 0;
-    if (!strcmp(syscall, "openat2") && !r) {
-        struct open_how how;
-        if (pread(memfd, &how, sizeof how, (off_t)req->data.args[2]) != (ssize_t)sizeof how)
-            r = -EFAULT;
-        else if (!(how.flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)))
-            path1[0] = '\0'; /* a read: nothing to check */
-        oflags = how.flags, omode = how.mode;
-    } else if (!strcmp(syscall, "open")) {
+    /* openat2 never comes here (session.c: ENOSYS, its flags are in memory) */
+    if (!strcmp(syscall, "open")) {
         oflags = req->data.args[1], omode = req->data.args[2];
     } else if (!strcmp(syscall, "openat")) {
         oflags = req->data.args[2], omode = req->data.args[3];
@@ -527,6 +672,9 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
         resp->error = -ENOENT;
         return 1;
     }
+    if (!r && (magic_path(path1) || (path2[0] && magic_path(path2))))
+        return through_proc(p, notify_fd, req, syscall, magic_path(path1) ? path1 : path2,
+                            oflags, resp, bus);
     bool ok1 = !path1[0] || sg_writes_writable(p, path1);
     bool ok2 = !path2[0] || sg_writes_writable(p, path2);
     if (!r && !ok1 && !path2[0] && harmless_on_existing(req, syscall, path1))

@@ -4,6 +4,15 @@
  * broker's and counted: diskcap.h); elsewhere a rule or a person decides
  * (Write), or the broker answers EACCES and emits fs_blocked.
  *
+ * A path through /proc or a descriptor link (/proc/self/root/..., /proc/PID/
+ * cwd, /proc/self/fd/N, /dev/fd/N, /dev/stdout) names nothing the broker can
+ * check: the kernel follows a magic link to an object. Such a call is
+ * decided on the object: the skill's own descriptor link to a pipe or to
+ * null, zero, full, random or urandom is opened again by the broker and
+ * handed over; every other write-intent call through them is refused
+ * (EACCES, fs_blocked naming the place it names). openat2 never reaches
+ * this file: its flags are in the skill's memory (session.c: ENOSYS).
+ *
  * The path is read from the skill's memory, so a multithreaded skill can
  * change it after the check: that can only make an event name the wrong
  * path or let a call continue that the kernel then refuses (read-only mounts
@@ -43,6 +52,11 @@ int sg_writes_open_file(int dfd, const char *rel, unsigned long long flags,
 /* The folder holding rel (beneath dfd), with rel cut at its last '/' and
  * *last its last component. */
 int sg_writes_parent_of(int dfd, char *rel, const char **last);
+/* The same two, with symlinks followed as long as they stay beneath dfd
+ * (an absolute link or one that climbs out: -EXDEV). */
+int sg_writes_open_file_links(int dfd, const char *rel, unsigned long long flags,
+                              unsigned long long mode, bool links);
+int sg_writes_parent_links(int dfd, char *rel, const char **last, bool links);
 
 /* Is path (absolute, normalized, inside the sandbox) writable under p? */
 bool sg_writes_writable(const struct sg_plan *p, const char *path);

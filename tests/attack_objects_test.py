@@ -187,5 +187,133 @@ def a_skill_cannot_drive_the_persons_tmux(m, base):
         shutil.rmtree(home, ignore_errors=True)
 
 
+def write_skill(m, base, name, script, files=40, disk=4):
+    out = os.path.join(base, f"{name}-out")
+    if m.uid != 0:  # as root skillgate makes it (root:nogroup 2770); as a user, ours
+        os.makedirs(out)
+        if h.IS_ROOT:
+            os.chown(out, m.uid, m.uid)
+    d = h.make_skill(base, name, script.replace("@OUT@", out), tools="Read Write",
+                     yaml_extra=f"permissions:\n  filesystem:\n    write: [{out}]\n"
+                                f"resources:\n  max_files: {files}\n  max_disk_mb: {disk}\n")
+    return d, out
+
+
+def host_files(out, prefix):
+    try:
+        return sorted(x for x in os.listdir(out) if x.startswith(prefix))
+    except FileNotFoundError:
+        return []
+
+
+@test()
+def writes_through_proc_links_are_decided_on_the_object(m, base):
+    d, out = write_skill(m, base, f"proclinks-{m.name}", """
+        import os
+        OUT = "@OUT@"
+        def tryopen(p, data="x" * 4096):
+            try:
+                with open(p, "w") as f:
+                    f.write(data)
+                print("WROTE", p)
+            except OSError as e:
+                print("refused", p, e.errno)
+        for i in range(5):
+            tryopen(f"/proc/self/root{OUT}/root{i}")
+            tryopen(f"/proc/thread-self/root{OUT}/thread{i}")
+        tryopen("/proc/self/root/etc/cron.d/sgtest-proc")
+        fd = os.open(OUT + "/byname", os.O_WRONLY | os.O_CREAT, 0o644)
+        tryopen(f"/dev/fd/{fd}")
+        tryopen(f"/proc/self/fd/{fd}")
+        os.chdir(OUT)
+        tryopen("/proc/self/cwd/viacwd")
+        # the ordinary uses of the links still work: a pipe, a device
+        tryopen("/dev/stderr", "to-stderr\\n")
+        tryopen("/dev/stdout", "to-stdout\\n")
+        tryopen("/dev/null")
+        """)
+    p = m.run("run", d, "--json", check=0)
+    evs = m.events(p)
+    text = "\n".join(e.get("message", "") for e in evs)
+    assert "WROTE /proc" not in text and "WROTE /dev/fd" not in text, text
+    assert host_files(out, "root") == [] and host_files(out, "thread") == [], os.listdir(out)
+    assert host_files(out, "viacwd") == [], os.listdir(out)
+    assert os.path.getsize(os.path.join(out, "byname")) == 0
+    assert not os.path.exists("/etc/cron.d/sgtest-proc")
+    for want in ("WROTE /dev/stderr", "WROTE /dev/stdout", "WROTE /dev/null", "to-stderr",
+                 "to-stdout"):
+        assert want in text, (want, text)
+    blocked = [e for e in evs if e["kind"] == "fs_blocked"]
+    paths = {e["data"].get("path") for e in blocked}
+    assert f"/proc/self/root{out}/root0" in paths, paths
+    assert "/proc/self/cwd/viacwd" in paths, paths
+    cron = [e for e in blocked if e["data"].get("path") == "/proc/self/root/etc/cron.d/sgtest-proc"]
+    assert cron and cron[0]["data"]["class"] == "persistence", blocked
+
+
+@test()
+def symlinks_inside_a_write_path_stay_under_the_caps(m, base):
+    d, out = write_skill(m, base, f"vialink-{m.name}", """
+        import errno, os
+        OUT = "@OUT@"
+        os.symlink(".", OUT + "/via")
+        os.symlink("/tmp", OUT + "/away")
+        made = 0
+        for i in range(30):
+            try:
+                with open(f"{OUT}/via/f{i:02d}", "w") as f:
+                    f.write("y" * 1000)
+                made += 1
+            except OSError as e:
+                print("stopped at", i, errno.errorcode.get(e.errno, e.errno))
+                break
+        print("made", made)
+        try:
+            open(OUT + "/away/escaped", "w").write("z")
+            print("ESCAPED")
+        except OSError as e:
+            print("away refused", e.errno)
+        """, files=8)
+    p = m.run("run", d, "--json", check=0)
+    evs = m.events(p)
+    text = "\n".join(e.get("message", "") for e in evs)
+    made = host_files(out, "f")
+    # the cap counts every name the run made: the two links and the files
+    assert 0 < len(made) <= 6, (made, text)
+    assert "stopped at" in text and "EDQUOT" in text, text
+    assert "ESCAPED" not in text and "away refused 13" in text, text
+    hits = [e for e in evs if e["kind"] == "resource_limit_hit" and e["data"].get("limit") == "files"]
+    assert hits, text
+    assert any(e["kind"] == "fs_blocked" and "away/escaped" in e["data"].get("path", "")
+               for e in evs), text
+
+
+@test()
+def openat2_is_never_let_continue(m, base):
+    # its flags live in the skill's memory, where another thread can turn a
+    # read into O_WRONLY|O_CREAT after the broker looked: refused (ENOSYS),
+    # and libc's openat works as ever
+    d, out = write_skill(m, base, f"openat2-{m.name}", """
+        import ctypes, os
+        OUT = "@OUT@"
+        libc = ctypes.CDLL(None, use_errno=True)
+        class How(ctypes.Structure):
+            _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
+                        ("resolve", ctypes.c_uint64)]
+        for name, flags in (("read", os.O_RDONLY), ("create", os.O_WRONLY | os.O_CREAT)):
+            how = How(flags, 0o644 if flags & os.O_CREAT else 0, 0)
+            target = "/etc/hostname" if name == "read" else OUT + "/made-by-openat2"
+            fd = libc.syscall(437, -100, target.encode(), ctypes.byref(how),
+                              ctypes.sizeof(how))
+            print("openat2", name, fd, ctypes.get_errno())
+        print("open", len(open("/etc/hostname").read()) >= 0)
+        """)
+    p = m.run("run", d, check=0)
+    assert "openat2 read -1 38" in p.out, p.out
+    assert "openat2 create -1 38" in p.out, p.out
+    assert "open True" in p.out, p.out
+    assert host_files(out, "made-by") == []
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
