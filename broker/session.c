@@ -212,6 +212,35 @@ static void describe_clone(char *out, size_t n, unsigned long long flags)
         snprintf(out, n, "a new process");
 }
 
+/* Every answer to a seccomp notification is given from here (or from the
+ * brokers it calls). A CONTINUE lets the kernel run the call with its
+ * arguments read again from the skill's registers and memory, so it is
+ * only given where nothing the broker read from the skill's memory is what
+ * the kernel acts on, or where the kernel itself holds the same line on
+ * whatever object the call reaches (issue 34, reviewed call by call):
+ *
+ *   - the entrypoint's own execve: no skill code has run yet;
+ *   - execve/execveat (exec.c): bound to the approved file by ptrace, the
+ *     new image checked before its first instruction;
+ *   - personality's query and memfd_create/shmget under a cgroup: decided
+ *     on register values alone; xattr calls (seccomp.c): on the plan alone;
+ *   - a recording's reads (reads.c): nothing is decided, the flags are in
+ *     registers (open, openat), and mounts and Landlock decide the object;
+ *   - writes (writes.c) inside the writable paths: the private tmpfs views,
+ *     null/zero/full/random/urandom, and in a declared write path only what
+ *     makes no file and no bytes (unlink, rmdir, rename, truncate). Opens
+ *     with write intent and mkdirs there are the broker's (diskcap.c), as
+ *     are writes through /proc and the fd links. A path swapped after the
+ *     check reaches only what mounts and Landlock let the skill write
+ *     anyway. Not yet closed: such a swap from a private-tmpfs path into a
+ *     declared write path makes a name there that the file cap does not
+ *     count (or an open of a file already there that is not held); the
+ *     fix is Landlock rights on declared write paths without MAKE_* and
+ *     WRITE_FILE, with every creation and rename there done by the broker.
+ *
+ * Never continued: openat2 (ENOSYS: its flags are in memory), connect
+ * (sockconn.c: the broker connects), approved Writes (the broker does
+ * them), and everything refused. */
 static void handle_notification(const struct sg_plan *plan, const int *pins,
                                 struct sg_perm *perm, struct sg_exec *ex,
                                 struct sg_sockconn *conn, struct sg_diskcap *dc,
