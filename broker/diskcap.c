@@ -271,6 +271,13 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
         resp->error = -ELOOP; /* the kernel's own answer: the last name is a link */
         return 1;
     }
+    /* A FIFO (or a device) that is there already, opened without O_CREAT
+     * or O_TRUNC: its open may block until a reader comes, which the skill
+     * must wait for, never the broker, so the kernel does it. Whatever
+     * name it reads again can make no file; it can reach only what is
+     * already in the write paths (session.c lists that race). */
+    if ((f == -EOPNOTSUPP || f == -ENXIO) && !creates && !(flags & O_TRUNC))
+        return 0;
     if (f == -ELOOP || f == -EXDEV || f == -EOPNOTSUPP || f == -ENXIO) {
         /* Never let the kernel do it instead: it would read the path again
          * from the skill's memory, and a file it made would be neither
@@ -290,7 +297,8 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
                         ? "a symbolic link on the way leads out of the declared write path "
                           "(files there are made by skillgate and counted, never through a link "
                           "that leaves it)"
-                        : "in a declared write path only regular files and folders are written");
+                        : "in a declared write path only regular files and folders are made or "
+                          "truncated (an existing FIFO may be opened without O_CREAT)");
         return 1;
     }
     if (f == -EDQUOT)

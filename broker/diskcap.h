@@ -14,8 +14,10 @@
  *     the cap a new name gets EDQUOT and a resource_limit_hit event. A path
  *     through a symlink is opened by the broker too, the links followed only
  *     while they stay beneath the pinned folder; one that leads out (an
- *     absolute link, "..") or an object that is no regular file or folder
- *     is refused (EACCES, an fs_blocked event): the kernel is never left to
+ *     absolute link, "..") or a creation or truncation of an object that is
+ *     no regular file or folder is refused (EACCES, an fs_blocked event;
+ *     an existing FIFO opened plainly is the kernel's, since its open may
+ *     block): the kernel is never left to
  *     make a file there, since it would read the path again from the
  *     skill's memory and nothing would hold the file. link, symlink and
  *     mknod count as a creation each.
@@ -48,7 +50,8 @@ void sg_diskcap_free(struct sg_diskcap *d);
 /* An allowed write-intent open (open, openat, openat2, creat: flags, mode)
  * or mkdir/mkdirat (mode) of rel beneath dfd, a declared write path's pinned
  * folder. 1: answered (resp set for the caller to send); 2: the descriptor
- * was sent as the call's result. Never "continue". */
+ * was sent as the call's result; 0: continue, only for an existing FIFO or
+ * device opened without O_CREAT or O_TRUNC (its open may block). */
 int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp_notif *req,
                        const char *syscall, int dfd, const char *rel, unsigned long long flags,
                        unsigned long long mode, const char *path, struct seccomp_notif_resp *resp);
