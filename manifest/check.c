@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "homes.h"
 #include "parse.h"
 #include "skill.h"
 #include "util.h"
@@ -661,8 +662,9 @@ int sg_path_resolve(const char *root, const char *declared, char **out, const ch
  * an error for write too: the plan masks the folder, but a mask cannot stop
  * a skill from renaming one of the folder's parents aside and making its own
  * folder, with its own grants, where skillgate will look next time. To read a
- * folder that holds one ("~", "/") is a warning, as for credentials: the
- * mask hides it entirely. */
+ * folder that holds one ("~/.config", "~/.local") is a warning, as for
+ * credentials: the mask hides it entirely ("~" and "/" hold the home and
+ * are refused before this). */
 static bool own_dirs_ok(struct sg_pctx *c, bool write, const struct sg_ynode *n,
                         const char *field, const char *abs)
 {
@@ -749,6 +751,22 @@ void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
         pc_err(c, n, field, "\"%.200s\" %s", declared, why);
         return;
     }
+    /* a home, or a folder above one, bound over the private home shows the
+     * real one: every program's tokens, which no mask names (homes.h) */
+    struct sg_homes hs;
+    sg_homes_get(&hs);
+    const struct sg_home *home_hit = NULL;
+    enum sg_home_rel hr = sg_homes_relation(&hs, abs, &home_hit);
+    if (hr != SG_HOME_NONE) {
+        char what[PATH_MAX + 64];
+        pc_err(c, n, field, "refusing %s access to %s: it is %s, and the skill would see "
+               "everything in it (tokens and keys no mask names); name the folder the skill "
+               "needs", write ? "write" : "read", abs,
+               sg_homes_describe(hr, home_hit, what, sizeof what));
+        sg_homes_free(&hs);
+        return;
+    }
+    sg_homes_free(&hs);
     for (size_t i = 0; i < SG_ARRAY_LEN(system_dirs); i++) {
         if (!strcmp(abs, system_dirs[i])) {
             if (write) {

@@ -17,6 +17,7 @@
 
 #include "cgroup.h"
 #include "config.h"
+#include "homes.h"
 #include "parse.h"
 #include "sandbox.h"
 #include "skill.h"
@@ -532,9 +533,32 @@ static int plan_script(struct sg_plan *p, const struct sg_skill *sk, const struc
     return 0;
 }
 
+/* A place the sandbox would bind (what, at path) that is a home or a
+ * folder above one (homes.h): bound over the private home, it would show
+ * the real one. -EPERM with why naming both; 0 when it is neither. */
+static int refuse_home(const struct sg_homes *hs, const char *what, const char *path,
+                       const char *advice, const char **why)
+{
+    const struct sg_home *h = NULL;
+    enum sg_home_rel rel = sg_homes_relation(hs, path, &h);
+    if (rel == SG_HOME_NONE)
+        return 0;
+    char desc[PATH_MAX + 64];
+    sg_homes_describe(rel, h, desc, sizeof desc);
+    if (rel == SG_HOME_IS && h->yours)
+        *why = say("%s may not be your home: the skill would see everything in it; %s", what,
+                   advice);
+    else
+        *why = say("%s %s may not be %s: the skill would see that home (tokens and keys no "
+                   "mask names); %s", what, path, desc, advice);
+    return -EPERM;
+}
+
 /* The working folder: the person's (a script's default) or --cwd's, by
- * its real path; never their home or / (everything would be in view). */
-static int plan_work_dir(struct sg_plan *p, const struct sg_run_opts *o, const char **why)
+ * its real path; never /, a home or a folder above one (everything would
+ * be in view). */
+static int plan_work_dir(struct sg_plan *p, const struct sg_run_opts *o,
+                         const struct sg_homes *hs, const char **why)
 {
     char here[PATH_MAX];
     const char *want = o->work_dir;
@@ -547,13 +571,17 @@ static int plan_work_dir(struct sg_plan *p, const struct sg_run_opts *o, const c
     struct stat st;
     if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
         return *why = say("the working folder %s is not a folder", want), -ENOTDIR;
-    const char *home = sg_invoking_home();
-    cleanup_free char *rhome = home ? realpath(home, NULL) : NULL;
-    if (!strcmp(real, "/") || (rhome && !strcmp(real, rhome)))
-        return *why = say("the working folder may not be %s: the skill would see everything in "
-                          "it; cd into a project folder or give --cwd DIR",
-                          strcmp(real, "/") ? "your home" : "/"),
+    if (!strcmp(real, "/"))
+        return *why = say("the working folder may not be /: the skill would see everything in "
+                          "it; cd into a project folder or give --cwd DIR"),
                -EPERM;
+    /* want as given too: a link to a home is that home (the object decides) */
+    int e;
+    if ((e = refuse_home(hs, "the working folder", real, "cd into a project folder or give "
+                         "--cwd DIR", why)) < 0 ||
+        (e = refuse_home(hs, "the working folder", want, "cd into a project folder or give "
+                         "--cwd DIR", why)) < 0)
+        return e;
     p->cwd = steal_pointer(&real);
     p->cwd_is_work = true;
     return 0;
@@ -592,7 +620,8 @@ static bool too_wide(const char *real)
  * environment's python is a link to the base one: its folder is what makes
  * it the environment's); the installation it links to is shown too when
  * the sandbox would hide it (uv keeps Pythons in the home). */
-static int plan_python(struct sg_plan *p, const struct sg_run_opts *o, const char **why)
+static int plan_python(struct sg_plan *p, const struct sg_run_opts *o, const struct sg_homes *hs,
+                       const char **why)
 {
     const char *want = o->python, *from = "--python";
     if (!want) {
@@ -638,6 +667,10 @@ static int plan_python(struct sg_plan *p, const struct sg_run_opts *o, const cha
         return *why = say("the Python environment may not be %s: the skill would see everything "
                           "in it", strcmp(env, "/") ? "your home" : "/"),
                -EPERM;
+    int e;
+    if (env && (e = refuse_home(hs, "the Python environment", env, "make the environment in a "
+                                "folder of its own", why)) < 0)
+        return e;
     cleanup_free char *target = realpath(prog, NULL);
     if (target && (!env || !sg_path_within(target, env)) && hidden_in_sandbox(p, target)) {
         char *base = sg_xstrdup(target); /* <prefix>/bin/python3.12 */
@@ -652,11 +685,36 @@ static int plan_python(struct sg_plan *p, const struct sg_run_opts *o, const cha
                               "from an installation in a folder of its own", from, target),
                    -EPERM;
         }
+        if ((e = refuse_home(hs, "the Python installation", base, "make the environment from "
+                             "an installation in a folder of its own", why)) < 0) {
+            free(base);
+            return e;
+        }
         p->python_base = base;
     }
     p->python = steal_pointer(&prog);
     p->python_env = steal_pointer(&env);
     p->python_from = from;
+    return 0;
+}
+
+/* The skill's folder and its declared paths, each a bind: the manifest
+ * check refuses a declared home already (with file, line and field); this
+ * holds for every policy, and for a host that changed since. */
+static int plan_declared(const struct sg_skill *sk, const struct sg_homes *hs, const char **why)
+{
+    const struct sg_policy *pol = &sk->policy;
+    static const char advice[] = "name the folder the skill needs";
+    int e;
+    if ((e = refuse_home(hs, "the skill's folder", sk->root, "keep the skill in a folder of "
+                         "its own", why)) < 0)
+        return e;
+    for (size_t i = 0; i < pol->nread; i++)
+        if ((e = refuse_home(hs, "the declared read path", pol->read[i].path, advice, why)) < 0)
+            return e;
+    for (size_t i = 0; i < pol->nwrite; i++)
+        if ((e = refuse_home(hs, "the declared write path", pol->write[i].path, advice, why)) < 0)
+            return e;
     return 0;
 }
 
@@ -725,12 +783,16 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
         r->addr = sg_xstrdup(o->resolve[i].addr);
     }
     int e;
+    struct sg_homes hs;
+    sg_homes_get(&hs);
     if ((o->script && (e = plan_script(p, sk, o, why)) < 0) ||
-        ((o->script || o->work_dir) && (e = plan_work_dir(p, o, why)) < 0) ||
-        (e = plan_python(p, o, why)) < 0) {
+        ((o->script || o->work_dir) && (e = plan_work_dir(p, o, &hs, why)) < 0) ||
+        (e = plan_python(p, o, &hs, why)) < 0 || (e = plan_declared(sk, &hs, why)) < 0) {
+        sg_homes_free(&hs);
         sg_plan_free(p);
         return e;
     }
+    sg_homes_free(&hs);
     plan_limits(p, pol, o);
     plan_mounts(p, sk);
     plan_env(p, sk, o);

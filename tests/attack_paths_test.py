@@ -766,5 +766,135 @@ def a_fifo_in_a_write_path_does_not_hang_the_broker(m, base):
     assert m.last_trace()["status"] == "timeout", m.last_trace()["status"]
 
 
+# A skill that reads the real home's token by its absolute path, lists the
+# home and the folder above it: what a bind over the private home shows.
+HOME_READER = """
+import os
+for p in TOKENS:
+    try:
+        print("READ", p, open(p).read())
+    except OSError as e:
+        print("NOPE", p, e.errno)
+for d in DIRS:
+    try:
+        print("LIST", d, sorted(os.listdir(d)))
+    except OSError as e:
+        print("NOLIST", d, e.errno)
+"""
+
+
+def plant_token(m, home):
+    """An OAuth token where gh keeps it, readable to the skill's identity by
+    host permissions: only the sandbox keeps it out of sight."""
+    tok = os.path.join(home, ".config", "gh", "hosts.yml")
+    os.makedirs(os.path.dirname(tok), exist_ok=True)
+    with open(tok, "w") as f:
+        f.write(f"github.com:\n    oauth_token: {h.PLANTED}-gh\n")
+    for q in (home, os.path.join(home, ".config"), os.path.dirname(tok)):
+        os.chmod(q, 0o755)
+        if h.IS_ROOT:
+            os.chown(q, m.uid, m.uid)
+    os.chmod(tok, 0o644)
+    if h.IS_ROOT:
+        os.chown(tok, m.uid, m.uid)
+    return tok
+
+
+def refused_no_token(p, tok, *words):
+    h.assert_no_planted(p.out, p.err)
+    assert p.returncode == 126, (p.returncode, p.out[-1500:], p.err[-1500:])
+    assert "READ" not in p.out and "LIST" not in p.out, p.out
+    for w in words:
+        assert w in p.err, (w, p.err)
+
+
+@test()
+def a_working_folder_above_the_home_is_refused(m, base):
+    """--cwd of the folder that holds the home (/home, or /tmp/x with HOME
+    below it) was bound over the private home and showed the real one: a
+    skill read gh's OAuth token (issue 34, item 8). A working folder, a
+    --python environment or a declared path that is the home, holds it,
+    or holds another account's home is refused, by the object (a symlink to
+    it too), with a message naming what and why; a declared one in
+    validate with its file, line and field."""
+    tok = plant_token(m, m.home)
+    above = os.path.dirname(m.home)  # /tmp/sgattack.X: HOME is below it
+    alias = os.path.join(base, f"above-link-{m.name}")  # a link to that folder
+    os.symlink(above, alias)
+    home_alias = os.path.join(base, f"home-link-{m.name}")  # a link to the home
+    os.symlink(m.home, home_alias)
+    d = h.make_skill(base, f"home-reader-{m.name}", HOME_READER
+                     .replace("TOKENS", repr([tok, os.path.join(alias, os.path.basename(m.home),
+                                                                ".config/gh/hosts.yml")]))
+                     .replace("DIRS", repr([m.home, above])))
+    for where in (above, alias):
+        p = m.run("run", "--cwd", where, d, "--script", "main.py")
+        refused_no_token(p, tok, "the working folder", "may not be a folder that holds your home",
+                         m.home)
+    p = m.run("run", "--cwd", home_alias, d, "--script", "main.py")
+    refused_no_token(p, tok, "the working folder may not be your home")
+    # the dry run says the same, before anything runs
+    p = m.run("run", "--dry-run", "--cwd", above, d, "--script", "main.py")
+    refused_no_token(p, tok, "holds your home")
+    # a folder inside the home is still a working folder (it shows only itself)
+    proj = os.path.join(m.home, "proj")
+    os.makedirs(proj)
+    os.chmod(proj, 0o755)
+    if h.IS_ROOT:
+        os.chown(proj, m.uid, m.uid)
+    p = m.run("run", "--cwd", proj, d, "--script", "main.py", check=0)
+    h.assert_no_planted(p.out, p.err)
+    assert p.returncode == 0 and f"NOPE {tok}" in p.out, (p.out[-1500:], p.err[-1500:])
+
+    # --python: an environment whose folder holds the home (HOME below it)
+    top = os.path.join(base, f"envtop-{m.name}")
+    os.makedirs(os.path.join(top, "bin"))
+    os.symlink("/usr/bin/python3", os.path.join(top, "bin", "python3"))
+    open(os.path.join(top, "pyvenv.cfg"), "w").close()
+    inner = os.path.join(top, "home")
+    os.makedirs(inner)
+    itok = plant_token(m, inner)
+    for q in (top, os.path.join(top, "bin")):
+        os.chmod(q, 0o755)
+    p = m.run("run", "--python", top, "--cwd", proj, d, "--script", "main.py",
+              env={"HOME": inner})
+    refused_no_token(p, itok, "the Python environment", "holds your home")
+
+    # declared: the folder of homes, a link to the home, "~" itself
+    for i, read in enumerate((above, home_alias, "~")):
+        name = f"home-decl{i}-{m.name}"
+        dd = h.make_skill(base, name, HOME_READER.replace("TOKENS", repr([tok]))
+                          .replace("DIRS", repr([m.home])),
+                          yaml_extra=f"permissions:\n  filesystem:\n    read: [{json.dumps(read)}]\n")
+        p = m.run("validate", dd)
+        assert p.returncode != 0, (read, p.out, p.err)
+        line = [x for x in p.err.splitlines() if "permissions.filesystem.read[0]" in x]
+        assert line and "skillsandbox.yaml:" in line[0] and ": error: " in line[0], p.err
+        assert "refusing read access" in line[0] and "your home" in line[0], line
+        p = m.run("run", dd)
+        h.assert_no_planted(p.out, p.err)
+        assert p.returncode != 0 and "READ" not in p.out, (read, p.out, p.err)
+    dd = h.make_skill(base, f"home-declw-{m.name}", HOME_READER.replace("TOKENS", repr([tok]))
+                      .replace("DIRS", "[]"), tools="Read Write",
+                      yaml_extra=f"permissions:\n  filesystem:\n    write: [{above}]\n")
+    p = m.run("validate", dd)
+    assert p.returncode != 0 and "permissions.filesystem.write[0]" in p.err, p.err
+    assert "refusing write access" in p.err and "holds your home" in p.err, p.err
+
+    # another account's home: the folder above the first real one passwd names
+    import pwd
+    mine = (m.uid, os.path.realpath(m.home))
+    for pw in pwd.getpwall():
+        real = os.path.realpath(pw.pw_dir) if pw.pw_dir.startswith("/") else ""
+        if (not real or not os.path.isdir(real) or pw.pw_uid == m.uid or real == mine[1] or
+                real == "/" or real.startswith(("/usr/", "/bin", "/sbin", "/lib", "/etc/")) or
+                os.path.dirname(real) == "/"):
+            continue
+        p = m.run("run", "--dry-run", "--cwd", os.path.dirname(real), d, "--script", "main.py")
+        assert p.returncode == 126, (real, p.out[-800:], p.err)
+        assert "another account's home" in p.err or "your home" in p.err, (real, p.err)
+        break
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

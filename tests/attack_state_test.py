@@ -2,14 +2,15 @@
 """Attack tests for skillgate's own folders (issue 14, item 2): a skill must
 never see or change skillgate's config (grants.yaml, config.yaml, themes),
 state (traces, the audit log) or runtime folders. Without that, a skill that
-declares one of them (or a folder holding one: "~", "/") reads the audit log
+declares one of them (or a folder holding one: "~/.config") reads the audit log
 and other runs' traces, learns its own digest, appends an "always allow" to
 grants.yaml, and from its next run an undeclared /bin/sh runs unasked.
 
 Checked here: `skillgate validate` refuses a declared path that is or is
 inside one of those folders, or a write path that holds one (file, line and
-field named), and the run is refused; a read path that holds one ("~", "/",
-XDG_RUNTIME_DIR) is a warning naming the field, and the run masks the
+field named), and the run is refused; a read path that holds one
+("~/.config", "~/.local", XDG_RUNTIME_DIR) is a warning naming the field
+("~" and "/" hold the home and are refused, issue 34), and the run masks the
 folders, so the skill reads nothing of them, changes nothing, and its exec
 of an undeclared /bin/sh is still denied under --prompt deny; a grants.yaml
 that is writable by others, or whose folder is, or that belongs to another
@@ -177,8 +178,9 @@ def declaring_an_own_folder_is_refused(m, base):
 
 @test()
 def a_folder_holding_them_shows_nothing_of_them(m, base):
-    """"~", "/" and XDG_RUNTIME_DIR read: valid with a warning, and the run
-    masks the config, state and runtime folders; the shell still asks."""
+    """"~/.config", "~/.local" and XDG_RUNTIME_DIR read: valid with a
+    warning, and the run masks the config, state and runtime folders; the
+    shell still asks. "~" and "/", which hold the home, are refused."""
     env = {"XDG_STATE_HOME": os.path.join(m.home, ".local", "state"),
            "XDG_CONFIG_HOME": "", "XDG_RUNTIME_DIR": private_dir(m, os.path.join(base, f"rt-{m.name}"))}
     # readable to the skill's identity by host permissions: only masks hide them
@@ -202,7 +204,7 @@ def a_folder_holding_them_shows_nothing_of_them(m, base):
     before = sha(grants)
     targets = [grants, os.path.dirname(grants), os.path.join(state, "audit.jsonl"),
                os.path.join(state, "traces"), state, os.path.join(rt, "planted")]
-    for case, read in (("home", ["~", env["XDG_RUNTIME_DIR"]]), ("root", ["/"])):
+    for case, read in (("home", ["~/.config", "~/.local", env["XDG_RUNTIME_DIR"]]),):
         name = f"holder-{case}-{m.name}"
         d = h.make_skill(base, name, ATTACK, tools='""', yaml_extra=(
             f"permissions:\n  filesystem:\n    read: {json.dumps(read)}\n"))
@@ -221,6 +223,17 @@ def a_folder_holding_them_shows_nothing_of_them(m, base):
         # valid, with a warning that names the field
         p = m.run("validate", d, env=env, check=0)
         assert "permissions.filesystem.read[0]: covers skillgate's own config folder" in p.err, p.err
+    for case, read in (("tilde", ["~"]), ("root", ["/"])):
+        name = f"holder-{case}-{m.name}"
+        d = h.make_skill(base, name, ATTACK, tools='""', yaml_extra=(
+            f"permissions:\n  filesystem:\n    read: {json.dumps(read)}\n"))
+        p = m.run("validate", d, env=env)
+        assert p.returncode != 0 and "permissions.filesystem.read[0]: refusing read access" \
+            in p.err and "your home" in p.err, p.err
+        inp = attack_input(m, d, name, env, read=targets, forge=[grants])
+        p = m.run("run", "--prompt", "deny", "-i", inp, d, env=env)
+        assert_untouched(p, grants, before)
+        assert p.returncode != 0 and "refusing to run" in p.err, p.out + p.err
 
 
 @test()
@@ -325,14 +338,28 @@ def credentials_are_masked_where_they_really_are(m, base):
     """Credential masks were matched as strings: a declared read path that is
     a symlink to the home (/tmp/x -> ~) showed ~/.ssh and ~/.aws, and a
     ~/.aws that is itself a symlink was masked at its link, not where it
-    points. Masks now follow where each path really is (issue 15, item 5)."""
+    points. Masks now follow where each path really is (issue 15, item 5).
+    A link to the home itself is now refused outright (issue 34, item 8);
+    a link to ~/.config still shows ~/.config with ~/.config/gcloud masked."""
     home = m.home
     h.plant_credentials(home, m.uid)
+    gcloud = os.path.join(home, ".config", "gcloud", "credentials.db")
+    os.makedirs(os.path.dirname(gcloud), exist_ok=True)
+    with open(gcloud, "w") as f:
+        f.write(f"{h.PLANTED}-gcloud\n")
+    with open(os.path.join(home, ".config", "notes.txt"), "w") as f:
+        f.write("not a secret")
     os.chmod(home, 0o755)
-    for rel in (".ssh", ".aws"):
-        os.chmod(os.path.join(home, rel), 0o755)
-    alias = os.path.join(base, f"alias-{m.name}")   # the declared path: a link to the home
-    os.symlink(home, alias)
+    for rel in (".ssh", ".aws", ".config", ".config/gcloud", ".config/gcloud/credentials.db",
+                ".config/notes.txt"):
+        os.chmod(os.path.join(home, rel), 0o755 if os.path.isdir(os.path.join(home, rel))
+                 else 0o644)
+        if h.IS_ROOT:
+            os.chown(os.path.join(home, rel), m.uid, m.uid)
+    whole = os.path.join(base, f"whole-{m.name}")   # a link to the home: refused
+    os.symlink(home, whole)
+    alias = os.path.join(base, f"alias-{m.name}")   # the declared path: a link to ~/.config
+    os.symlink(os.path.join(home, ".config"), alias)
     elsewhere = os.path.join(base, f"vault-{m.name}")  # ~/.kube is a link to it
     os.makedirs(elsewhere)
     with open(os.path.join(elsewhere, "config"), "w") as f:
@@ -342,8 +369,7 @@ def credentials_are_masked_where_they_really_are(m, base):
     os.symlink(elsewhere, os.path.join(home, ".kube"))
     d = h.make_skill(base, f"aliased-{m.name}", f"""
         alias, vault = {alias!r}, {elsewhere!r}
-        for p in (alias + "/.ssh/id_rsa", alias + "/.aws/credentials", alias + "/.netrc",
-                  vault + "/config", alias + "/.kube/config"):
+        for p in (alias + "/gcloud/credentials.db", vault + "/config"):
             try:
                 print(p, "READ", open(p).read())
             except OSError as e:
@@ -352,7 +378,12 @@ def credentials_are_masked_where_they_really_are(m, base):
         """, yaml_extra=f"permissions:\n  filesystem:\n    read: [{alias}, {elsewhere}]\n")
     p = m.run("run", d, check=0)
     h.assert_no_planted(p.out, p.err)
-    assert "notes not a secret" in p.out, p.out + p.err  # the rest of the home is there
+    assert "notes not a secret" in p.out, p.out + p.err  # the rest of ~/.config is there
+    d = h.make_skill(base, f"wholereader-{m.name}", "print(open({!r}).read())".format(
+        whole + "/.ssh/id_rsa"), yaml_extra=f"permissions:\n  filesystem:\n    read: [{whole}]\n")
+    p = m.run("run", d)
+    h.assert_no_planted(p.out, p.err)
+    assert p.returncode != 0 and "refusing read access" in p.err and "your home" in p.err, p.err
 
 
 @test()

@@ -68,6 +68,7 @@ TMUX = shutil.which("tmux")
 NODE = shutil.which("node")
 NPM = shutil.which("npm")
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+PLANTED = "PLANTED-SECRET-mcp-gh-token"
 TOOLS = {"list_skills", "validate_skill", "inspect_skill", "run_skill", "check_tool_permission"}
 EXAMPLE_NAMES = ["code-review", "malicious-weather", "notes-writer", "pdf-forms", "pdf-text",
                  "shell-tool", "weather"]
@@ -844,10 +845,20 @@ def run_skill_runs_a_script_with_its_arguments(base):
     with open(os.path.join(work, "in é.txt"), "w") as f:
         f.write("data")
     args = ["in é.txt", "out put.txt"]
+    # gh's token in the home; env.dir holds the home (issue 34, item 8)
+    tok = os.path.join(env.home, ".config", "gh", "hosts.yml")
+    os.makedirs(os.path.dirname(tok))
+    with open(tok, "w") as f:
+        f.write(f"oauth_token: {PLANTED}\n")
+    for q in (env.home, os.path.dirname(os.path.dirname(tok)), os.path.dirname(tok)):
+        os.chmod(q, 0o755)
+    os.chmod(tok, 0o644)
     res, _ = calls(env, [
         ("run_skill", {"skill": d, "script": "scripts/copy.py", "args": args, "cwd": work,
                        "timeout_seconds": 30}),
         ("run_skill", {"skill": d, "script": "../mcp-scripts/scripts/copy.py", "cwd": work}),
+        ("run_skill", {"skill": d, "script": "scripts/copy.py", "cwd": env.dir,
+                       "args": [os.path.relpath(tok, env.dir), "/tmp/x"]}),
     ], timeout=90)
     sc = structured(res[0], "run_skill --script")
     assert sc["status"] == "completed" and sc["exit_code"] == 0, sc
@@ -860,6 +871,9 @@ def run_skill_runs_a_script_with_its_arguments(base):
     assert inv["script"] == "scripts/copy.py" and inv["args"] == args and inv["cwd"] == work, inv
     r = res[1]["result"]
     assert r.get("isError") and "climbs out" in json.dumps(r), r
+    r = res[2]["result"]
+    assert PLANTED not in json.dumps(r), r
+    assert r.get("isError") and "holds your home" in json.dumps(r), r
     env.check_sanitizers()
 
 
