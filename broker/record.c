@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "homes.h"
 #include "perm.h"
 #include "policy.h"
 #include "record.h"
@@ -97,15 +98,58 @@ static const char *record_home(void)
     return strcmp(buf, "/") ? buf : NULL;
 }
 
+/* The invoking user's home as it really is (its symlinks resolved), or
+ * NULL: a skill may name the home by either. */
+static const char *record_home_real(void)
+{
+    static char buf[PATH_MAX];
+    static bool done;
+    const char *h = record_home();
+    if (!done && h) {
+        cleanup_free char *r = realpath(h, NULL);
+        if (r && strcmp(r, "/") && snprintf(buf, sizeof buf, "%s", r) < (int)sizeof buf)
+            done = true;
+    }
+    return done ? buf : NULL;
+}
+
+/* At or below a dot entry of the home in home (~/.config/gh/hosts.yml,
+ * ~/.local/share/keyrings/login.keyring), or on the credential list: where
+ * every program keeps its tokens, keys and sessions. A recording never
+ * declares such a path, whatever the skill opened (issue 34, item 7); the
+ * manifest at most names it in a comment. */
+static bool home_private_in(const char *home, const char *path)
+{
+    if (!home || !within(path, home) || !path[strlen(home)])
+        return false;
+    if (path[strlen(home) + 1] == '.')
+        return true;
+    for (size_t i = 0; sg_sensitive_home_paths[i]; i++) {
+        char cred[PATH_MAX];
+        if (snprintf(cred, sizeof cred, "%s/%s", home, sg_sensitive_home_paths[i]) <
+                (int)sizeof cred &&
+            within(path, cred))
+            return true;
+    }
+    return false;
+}
+
+static bool home_private(const char *path)
+{
+    return home_private_in(record_home(), path) || home_private_in(record_home_real(), path);
+}
+
 /* Places a recording never declares readable, however the skill reached
  * for them: the host's kernel and daemons' (/sys, /run: the sandbox does
  * not offer them), skillgate's own folders, shared scratch (what lies
  * directly in /tmp: others' sockets and tickets), other users' homes, and
  * whole folders that hold everything of a kind ("/" and its top folders,
  * the folders above the home, the home itself and its own dot folders such
- * as ~/.config, which hold every program's tokens). What was looked for
- * there is listed for a person to judge. */
-static bool never_declared(const char *home, const char *path)
+ * as ~/.config, which hold every program's tokens; a file below one is
+ * at most "needed", never declared: home_private). Other homes are also
+ * wherever passwd puts them (homes.h). What was looked for there is
+ * listed for a person to judge. */
+static bool never_declared(const char *home, const struct sg_homes *homes, const char *path)
 {
     static const char *const system[] = {"/sys", "/run", "/var/run", "/boot", "/proc", "/dev"};
     for (size_t i = 0; i < SG_ARRAY_LEN(system); i++)
@@ -122,6 +166,11 @@ static bool never_declared(const char *home, const char *path)
     bool mine = home && within(path, home);
     if ((!strncmp(path, "/home/", 6) && !mine) || (within(path, "/root") && !mine))
         return true; /* another user's home, or the folder of homes */
+    for (size_t i = 0; homes && i < homes->n; i++) /* wherever passwd puts one */
+        if (!homes->v[i].yours && (within(path, homes->v[i].path) ||
+                                   within(path, homes->v[i].real) ||
+                                   within(homes->v[i].real, path)))
+            return true;
     if (home && (within(home, path) || /* the home, or a folder above it */
                  (mine && path[strlen(home) + 1] == '.' && !strchr(path + strlen(home) + 1, '/'))))
         return true;
@@ -152,6 +201,8 @@ static void fold_reads(json_t *reads, json_t *data, bool completed)
         json_integer_value(json_object_get(data, "unnamed")) > 0 || !completed)
         json_object_set_new(reads, "partial", json_true());
     const char *home = record_home();
+    struct sg_homes homes;
+    sg_homes_get(&homes);
     size_t i;
     json_t *it;
     json_array_foreach (json_object_get(data, "paths"), i, it) {
@@ -170,11 +221,12 @@ static void fold_reads(json_t *reads, json_t *data, bool completed)
                          : escaped                                        ? "absent"
                          : json_is_true(json_object_get(it, "unchecked")) ? "unchecked"
                          : !json_is_true(json_object_get(it, "on_host"))  ? "absent"
-                         : never_declared(home, path)                     ? "system"
+                         : never_declared(home, &homes, path)             ? "system"
                          : need                                           ? "needed"
                                                                           : "looked";
         add_unique(json_object_get(reads, to), path);
     }
+    sg_homes_free(&homes);
 }
 
 json_t *sg_record_profile(json_t *const *traces, size_t n)
@@ -321,7 +373,12 @@ static json_t *drop_covered(json_t *all)
     return out;
 }
 
-static json_t *write_entries(const struct sg_skill *sk, json_t *writes)
+static char *tilde(const char *home, const char *path);
+static bool home_private(const char *path);
+
+/* What was written, as folders (write_entry); what lies at or below a dot
+ * entry of the home or on the credential list goes to withheld instead. */
+static json_t *write_entries(const struct sg_skill *sk, json_t *writes, json_t *withheld)
 {
     const char *home = sg_invoking_home();
     json_t *all = json_array();
@@ -329,6 +386,11 @@ static json_t *write_entries(const struct sg_skill *sk, json_t *writes)
     json_t *v;
     json_array_foreach (writes, i, v) {
         cleanup_free char *e = write_entry(sk, home, json_string_value(v));
+        if (home_private(e) || home_private(json_string_value(v))) {
+            cleanup_free char *t = tilde(record_home(), json_string_value(v));
+            add_unique(withheld, t);
+            continue;
+        }
         add_unique(all, e);
     }
     return drop_covered(all);
@@ -363,12 +425,16 @@ static bool read_under(json_t *profile, const char *folder)
     return false;
 }
 
-/* A path in the home as "~/...", which a manifest expands for whoever runs
- * it; others as they are. */
+/* A path in the home (named as HOME names it, or as it really is) as
+ * "~/...", which a manifest expands for whoever runs it; others as they
+ * are. */
 static char *tilde(const char *home, const char *path)
 {
+    const char *real = record_home_real();
     if (home && strcmp(home, "/") && within(path, home))
         return sg_xasprintf("~%s", path + strlen(home));
+    if (real && within(path, real))
+        return sg_xasprintf("~%s", path + strlen(real));
     return sg_xstrdup(path);
 }
 
@@ -395,24 +461,37 @@ static json_t *undeclared_reads(const struct sg_skill *sk, json_t *profile, cons
  * the sandbox did not show and this machine has: the file itself, or its
  * folder where two or more of it were opened and the folder is not one
  * never declared. What was only looked up is not declared (a probe is no
- * need; the manifest names it in a comment). */
-static json_t *read_entries(const struct sg_skill *sk, json_t *profile)
+ * need; the manifest names it in a comment). Nothing at or below a dot
+ * entry of the home or on the credential list (home_private), declared or
+ * opened, is written: withheld gets it ("~/..."), for a comment. */
+static json_t *read_entries(const struct sg_skill *sk, json_t *profile, json_t *withheld)
 {
     const struct sg_policy *pol = &sk->policy;
     json_t *out = json_array();
     bool observed = reads_observed(profile);
-    for (size_t i = 0; i < pol->nread; i++)
-        if (!reads_complete(profile) || !strcmp(pol->read[i].path, sk->root) ||
-            read_under(profile, pol->read[i].path))
-            json_array_append_new(out, json_string(pol->read[i].declared ? pol->read[i].declared
-                                                                         : pol->read[i].path));
+    const char *home = record_home();
+    for (size_t i = 0; i < pol->nread; i++) {
+        const char *shown = pol->read[i].declared ? pol->read[i].declared : pol->read[i].path;
+        bool root = !strcmp(pol->read[i].path, sk->root);
+        if (!root && home_private(pol->read[i].path)) {
+            cleanup_free char *t = tilde(home, pol->read[i].path);
+            add_unique(withheld, t);
+        } else if (!reads_complete(profile) || root || read_under(profile, pol->read[i].path)) {
+            json_array_append_new(out, json_string(shown));
+        }
+    }
     if (!observed)
         return out;
-    const char *home = record_home();
     json_t *needed = undeclared_reads(sk, profile, "needed"), *entries = json_array();
     size_t i;
     json_t *v;
+    const char *home_real = record_home_real();
     json_array_foreach (needed, i, v) {
+        if (home_private(json_string_value(v))) {
+            cleanup_free char *t = tilde(home, json_string_value(v));
+            add_unique(withheld, t);
+            continue;
+        }
         cleanup_free char *dir = sg_xstrdup(json_string_value(v));
         *strrchr(dir, '/') = '\0'; /* absolute, never "/" itself (never_declared) */
         size_t k, siblings = 0;
@@ -424,8 +503,9 @@ static json_t *read_entries(const struct sg_skill *sk, json_t *profile)
         }
         /* never a folder of the home (documents, profiles, tokens sit
          * beside what it read), nor one that holds the skill itself */
-        bool folder = siblings >= 2 && *dir && !never_declared(home, dir) &&
-                      !(home && within(dir, home)) && !within(sk->root, dir);
+        bool folder = siblings >= 2 && *dir && !never_declared(home, NULL, dir) &&
+                      !(home && within(dir, home)) && !(home_real && within(dir, home_real)) &&
+                      !within(sk->root, dir);
         add_unique(entries, folder ? dir : json_string_value(v));
     }
     json_decref(needed);
@@ -639,8 +719,9 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
         map_end(&m);
     }
     free(keys);
-    json_t *writes = write_entries(sk, json_object_get(profile, "writes"));
-    json_t *reads = read_entries(sk, profile);
+    json_t *withheld = json_array();
+    json_t *writes = write_entries(sk, json_object_get(profile, "writes"), withheld);
+    json_t *reads = read_entries(sk, profile, withheld);
     if (json_array_size(reads) || json_array_size(writes)) {
         scalar(&m, "filesystem");
         map_start(&m);
@@ -729,8 +810,10 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
     yaml_emitter_delete(&m.e);
     cleanup_free char *body = sg_buf_steal(&m.b);
     cleanup_free char *whys = sg_buf_steal(&why);
-    if (!m.ok)
+    if (!m.ok) {
+        json_decref(withheld);
         return NULL;
+    }
     cleanup_free char *shown = sg_sanitize_str(name, 0);
     json_int_t runs = json_integer_value(json_object_get(profile, "runs"));
     const char *seen =
@@ -771,6 +854,25 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
     if (more)
         sg_buf_printf(&looked, "#   and %zu more (skillgate record --json lists them)\n", more);
     json_decref(lk);
+    /* what it used where programs keep their secrets: never declared */
+    nshown = 0, more = 0;
+    sort_strings(withheld);
+    json_array_foreach (withheld, i, v) {
+        const char *path = json_string_value(v);
+        bool ascii = true;
+        for (const char *c = path; *c; c++)
+            ascii &= *c >= 0x20 && *c < 0x7f;
+        if (!ascii || nshown == 8) {
+            more++;
+            continue;
+        }
+        sg_buf_printf(&looked, "%s#   %s\n", nshown++ ? "" : "# Used in a dot folder of your "
+                      "home or a credential, never declared (tokens and keys live\n# there; "
+                      "add one yourself only if the skill truly needs it):\n", path);
+    }
+    if (more)
+        sg_buf_printf(&looked, "#   and %zu more (skillgate record --json lists them)\n", more);
+    json_decref(withheld);
     cleanup_free char *looks = sg_buf_steal(&looked);
     return sg_xasprintf(
         "# Written by skillgate record from %lld run%s of %s: only what %s used.\n%s%s"

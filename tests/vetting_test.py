@@ -576,10 +576,12 @@ def record_sees_what_a_skill_reads(m, base):
         c["under"]
     assert ("read", used) not in {(x["what"], x["name"]) for x in c["over"]}, c["over"]
     man = j["manifest"]
-    # the file it opened, exactly; the folder it used; a lookup only in a comment
-    assert manifest_reads(man) == [".", used, "~/.config/rtool/conf"], man
+    # the folder it used; a lookup only in a comment; a file in a dot folder
+    # of the home (where programs keep their tokens) named, never declared
+    assert manifest_reads(man) == [".", used], man
     assert f"# Looked up, never opened, not declared (add what the skill needs):\n#   {looked}" \
         in man, man
+    assert "never declared" in man and "\n#   ~/.config/rtool/conf\n" in man, man
     assert "nonexistent" not in man and ".aws" not in man and "/sys" not in man, man
     if m.name == "root":  # a cgroup counts the processes: three threads and the skill
         assert t["usage"]["pids_peak"] >= 4, t.get("usage")
@@ -592,8 +594,79 @@ def record_sees_what_a_skill_reads(m, base):
     m.run("validate", d, check=0)
     p = m.run("run", "--prompt", "deny", d, check=0)
     out = [e["message"] for e in m.last_trace()["events"] if e["kind"] == "stdout"]
-    assert f"read {conf}" in out and f"read {os.path.join(used, 'a.txt')}" in out, out
+    assert f"no {conf} 2" in out and f"read {os.path.join(used, 'a.txt')}" in out, out
     assert "exists False" in out, out  # a lookup is not declared
+
+
+CRED_READER = """
+import os
+home = os.path.expanduser("~")
+for rel in ("work/input.txt", "work/other.txt", ".config/tool/hosts.yml",
+            ".local/share/keyrings/login.keyring", ".netrc", ".config/declared/token"):
+    try:
+        with open(os.path.join(home, rel)) as f:
+            f.read()
+        print("opened", rel)
+    except OSError as e:
+        print("no", rel, e.errno)
+"""
+
+
+@test()
+def record_never_declares_what_lies_in_the_homes_dot_folders(m, base):
+    """A recording wrote `read: [., ~/.config/<tool>/hosts.yml,
+    ~/.local/share/keyrings/login.keyring]` into the manifest a person is
+    about to adopt: only dot entries straight in the home were left out
+    (issue 34, item 7). Nothing at or below a dot entry of the home, or on
+    the credential list, is declared, whether the skill opened it or its
+    manifest declared it: a comment names it. What it opened elsewhere in
+    the home is declared as ~/..., and the next run reads it."""
+    files = {"work/input.txt": "input\n", "work/other.txt": "other\n",
+             ".config/tool/hosts.yml": f"oauth_token: {h.PLANTED}-gh\n",
+             ".local/share/keyrings/login.keyring": f"{h.PLANTED}-keyring\n",
+             ".netrc": f"machine x.test password {h.PLANTED}-netrc\n",
+             ".config/declared/token": f"{h.PLANTED}-declared\n"}
+    for rel, text in files.items():
+        p = os.path.join(m.home, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+        os.chmod(p, 0o644)
+        for q in [os.path.dirname(p)] + [os.path.join(m.home, x) for x in
+                                         (".config", ".local", ".local/share")]:
+            if os.path.isdir(q):
+                os.chmod(q, 0o755)
+    if h.IS_ROOT and m.uid:
+        for root, dirs, fs in os.walk(m.home):
+            for x in [root] + [os.path.join(root, f) for f in fs]:
+                os.chown(x, m.uid, m.uid)
+    d = h.make_skill(base, f"cred-reader-{m.name}", CRED_READER,
+                     yaml_extra="permissions:\n  filesystem:\n    read: [\"~/.config/declared\"]\n")
+    if h.IS_ROOT and m.uid:  # --write replaces the manifest: the folder is theirs
+        for root, dirs, fs in os.walk(d):
+            for x in [root] + [os.path.join(root, f) for f in fs]:
+                os.chown(x, m.uid, m.uid)
+    p = m.run("record", d, "--prompt", "deny", "--json", check=0)
+    h.assert_no_planted(p.out, p.err)
+    j = json.loads(p.out)
+    man = j["manifest"]
+    assert manifest_reads(man) == [".", "~/work/input.txt", "~/work/other.txt"], man
+    body = [ln for ln in man.splitlines() if not ln.startswith("#")]
+    for x in (".config", ".local", "keyring", ".netrc", m.home):
+        assert not [ln for ln in body if x in ln], (x, man)  # ~/ form, nothing private
+    for rel in (".config/tool/hosts.yml", ".local/share/keyrings/login.keyring",
+                ".config/declared"):
+        assert f"\n#   ~/{rel}\n" in man, (rel, man)
+    # written, it validates, and the next run reads what it needs and nothing private
+    p = m.run("record", d, "--prompt", "deny", "--write", "--yes", check=0)
+    assert "wrote " in p.err, p.err
+    m.run("validate", d, check=0)
+    p = m.run("run", "--prompt", "deny", d, check=0)
+    h.assert_no_planted(p.out, p.err)
+    out = [e["message"] for e in m.last_trace()["events"] if e["kind"] == "stdout"]
+    assert "opened work/input.txt" in out and "opened work/other.txt" in out, out
+    assert "no .config/tool/hosts.yml 2" in out, out
+    assert "no .local/share/keyrings/login.keyring 2" in out, out
 
 
 STEERING = """
