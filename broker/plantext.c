@@ -81,7 +81,8 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
             sg_print_safe(f, m->src);
         }
         if (m->kind == SG_MNT_TMPFS)
-            fprintf(f, " (%lld KiB, mode %04o)", m->size / 1024, m->mode);
+            fprintf(f, " (%lld KiB, %lld inodes, mode %04o)", m->size / 1024, m->inodes,
+                    m->mode);
         fprintf(f, "  [%s]\n", m->why);
     }
     fprintf(f, "\nLandlock ABI %d: %s\n", p->landlock_abi,

@@ -310,17 +310,24 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
             seccomp_notify_free(req, resp);
             return;
         }
-        if (!strcmp(sc, "memfd_create") || !strcmp(sc, "shmget")) {
+        /* xattrs: kernel memory (seccomp.c); decided by the plan alone, no
+         * argument read, so a continued call is the one the kernel runs */
+        bool xattr = sg_seccomp_sets_xattr(name, req->data.nr);
+        if (xattr && !name)
+            sc = "setxattrat";
+        if (!strcmp(sc, "memfd_create") || !strcmp(sc, "shmget") || xattr) {
             bool counted = plan->limits[SG_PL_MEMORY].mech != SG_MECH_RLIMIT;
-            resp->error = counted ? 0 : -EPERM;
+            resp->error = counted ? 0 : xattr ? -ENOTSUP : -EPERM;
             resp->flags = counted ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
             seccomp_notify_respond(fd, resp);
             if (!counted)
                 sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT,
                             json_pack("{s:s, s:s, s:s, s:b}", "limit", "memory", "syscall", sc,
                                       "mechanism", "rlimit", "prevented", 1),
-                            "%s refused: without a cgroup its pages would count against no "
-                            "memory limit", sc);
+                            xattr ? "%s refused (ENOTSUP): without a cgroup an extended "
+                                    "attribute is kernel memory no limit counts"
+                                  : "%s refused: without a cgroup its pages would count against "
+                                    "no memory limit", sc);
             free(name);
             seccomp_notify_free(req, resp);
             return;

@@ -72,25 +72,27 @@ static int tmpfs(const char *target, const struct sg_mount *m, uid_t uid, gid_t 
     int r = mkdir_p(target, 0755);
     if (r < 0)
         return r;
-    char opts[128];
+    char opts[160];
+    /* nr_inodes bounds the kernel memory size= does not count (plan.c) */
     if (m->owned)
-        snprintf(opts, sizeof opts, "mode=%04o,size=%lld,uid=%u,gid=%u", m->mode, m->size, uid,
-                 gid);
+        snprintf(opts, sizeof opts, "mode=%04o,size=%lld,nr_inodes=%lld,uid=%u,gid=%u", m->mode,
+                 m->size, m->inodes, uid, gid);
     else
-        snprintf(opts, sizeof opts, "mode=%04o,size=%lld", m->mode, m->size);
+        snprintf(opts, sizeof opts, "mode=%04o,size=%lld,nr_inodes=%lld", m->mode, m->size,
+                 m->inodes);
     if (mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
         return -errno;
     return 0;
 }
 
-static int dev(const char *target, long long shm_size)
+static int dev(const char *target, long long shm_size, long long shm_inodes)
 {
     static const char *const nodes[] = {"null", "zero", "full", "random", "urandom"};
     static const char *const links[][2] = {{"fd", "/proc/self/fd"},
                                            {"stdin", "/proc/self/fd/0"},
                                            {"stdout", "/proc/self/fd/1"},
                                            {"stderr", "/proc/self/fd/2"}};
-    char p[PATH_MAX], opts[64];
+    char p[PATH_MAX], opts[96];
     int r = mkdir_p(target, 0755);
     if (r < 0)
         return r;
@@ -115,7 +117,7 @@ static int dev(const char *target, long long shm_size)
     }
     if ((r = join(p, sizeof p, target, "/shm")) < 0 || (r = mkdir_p(p, 01777)) < 0)
         return r;
-    snprintf(opts, sizeof opts, "mode=1777,size=%lld", shm_size);
+    snprintf(opts, sizeof opts, "mode=1777,size=%lld,nr_inodes=%lld", shm_size, shm_inodes);
     if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
         return -errno;
     return set_attr(target, MOUNT_ATTR_RDONLY, false);
@@ -177,7 +179,7 @@ int sg_mounts_setup(const struct sg_plan *p, const char *rundir, char *step, siz
                 r = -errno;
             break;
         case SG_MNT_DEV:
-            r = dev(t, p->limits[SG_PL_TMPFS].value);
+            r = dev(t, p->limits[SG_PL_TMPFS].value, p->limits[SG_PL_INODES].value);
             break;
         case SG_MNT_MASK:
             r = mask(t, devnull);

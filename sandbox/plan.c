@@ -65,11 +65,46 @@ static void add_mount(struct sg_plan *p, enum sg_mount_kind k, const char *src, 
     m->why = sg_xstrdup(why);
 }
 
+/* A private tmpfs's nr_inodes: one per 4 KiB page of its size, at least 64.
+ * Each inode is kernel memory the mount's size= does not count (~0.9 KiB
+ * unreclaimable slab for an empty file, plus its dentry), and tmpfs (Linux
+ * 6.6+) gives user xattrs the same pool, 1 KiB of "inode space" per inode,
+ * so this one number stops a flood of files, folders, hard links (each
+ * takes an inode's worth), symlinks and xattrs with ENOSPC. A mount that
+ * may hold size/4K one-page files may hold as many empty ones; the default
+ * (half the host's RAM in pages) let memory_mb: 64 pin gigabytes.
+ *
+ * Measured (Linux 6.18, 24 GiB host, 2 cores; memory_mb: 64 in /tmp; each
+ * flood stops at 1e6 tries or 20 s; /proc/meminfo read in the run before
+ * and after; slab growth as SUnreclaim / SReclaimable):
+ *                  ordinary user, no cgroup                  root, cgroup v1
+ *                  no nr_inodes         nr_inodes=4096       nr_inodes=16384
+ *   empty files    290,430 in 20 s,     4,092, ENOSPC:       16,380, ENOSPC:
+ *                  +241 MB / +57 MB     +3.2 MB / +0.7 MB    +13 MB / +2.9 MB
+ *   hard links     463,271 in 20 s,     4,091, ENOSPC:       16,379, ENOSPC:
+ *                  +12 MB / +88 MB      +0.1 MB / +0.4 MB    +0.2 MB / +3.0 MB
+ *   4 KB user      776,712, ENOSPC:     refused, ENOTSUP     4,125, ENOSPC:
+ *   xattrs         +3.1 GB / 0          (seccomp.c)          +16 MB / 0
+ *   nested dirs    2,045 (the broker's PATH_MAX), +1.4-1.9 MB, either way
+ *   stat of 1e6 missing names: in /usr (a host filesystem) +8.8 MB / +190 MB
+ *   as the user, +0 / +11 MB as root (the cgroup counts dentries and
+ *   reclaims them); in /tmp about nothing (tmpfs keeps no negative dentry).
+ *   Negative dentries are reclaimable: the kernel drops them under memory
+ *   pressure (their long names' kmalloc is the unreclaimable part until
+ *   then); no mount option or rlimit bounds them. Tiny xattrs cost 1.8x
+ *   their inode space in slab (82,418 one-byte values: 7.3 MB for 4 MiB). */
+static long long tmpfs_inodes(long long size)
+{
+    long long n = size / 4096;
+    return n < 64 ? 64 : n;
+}
+
 static void add_tmpfs(struct sg_plan *p, const char *dst, long long size, unsigned mode,
                       bool owned, const char *why)
 {
     add_mount(p, SG_MNT_TMPFS, NULL, dst, why);
     p->mounts[p->nmounts - 1].size = size;
+    p->mounts[p->nmounts - 1].inodes = tmpfs_inodes(size);
     p->mounts[p->nmounts - 1].mode = mode;
     p->mounts[p->nmounts - 1].owned = owned;
 }
@@ -111,7 +146,10 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
                              : cg == 1 ? sg_xasprintf("memory.limit_in_bytes (+memsw)%s", where)
                                        : sg_xasprintf("RLIMIT_AS per process, tmpfs sizes, memfd "
                                                       "and SysV shared memory refused, "
-                                                      "RLIMIT_NOFILE (%s)", p->cgroup_why);
+                                                      "RLIMIT_NOFILE (%s); kernel memory "
+                                                      "(inodes, dentries, xattrs) counts against "
+                                                      "no limit: bounded by nr_inodes, xattrs "
+                                                      "refused", p->cgroup_why);
     set_limit(p, SG_PL_MEMORY, "memory", pol->limits.memory_mb.value, "MB",
               cg ? cgm : SG_MECH_RLIMIT, mem);
     set_limit(p, SG_PL_PIDS, "pids", pol->limits.pids.value, "processes",
@@ -153,6 +191,19 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
               cg ? "size= on the private tmpfs mounts (their pages count in the cgroup)"
                  : "size= on the private tmpfs mounts, a quarter of the memory limit each "
                    "(no cgroup counts their pages); memfd and SysV shared memory refused");
+    /* what the kernel holds for a skill's files, beside their pages
+     * (tmpfs_inodes says why this number and what it measured) */
+    long long inodes = tmpfs_inodes(tmpfs);
+    set_limit(p, SG_PL_INODES, "inodes", inodes, "each for /tmp, HOME and /dev/shm",
+              SG_MECH_TMPFS_INODES,
+              cg ? "nr_inodes= on the private tmpfs mounts (one per 4 KiB of size): files, "
+                   "folders, links past it get ENOSPC; user xattrs share it (1 KiB an inode); "
+                   "the cgroup counts their kernel memory"
+                 : "nr_inodes= on the private tmpfs mounts (one per 4 KiB of size): files, "
+                   "folders, links past it get ENOSPC; no cgroup counts their kernel memory "
+                   "(~1 KiB each), so setting an xattr is refused (ENOTSUP, a "
+                   "resource_limit_hit event); negative dentries (failed lookups) are "
+                   "reclaimable and not bounded");
 }
 
 static void plan_env(struct sg_plan *p, const struct sg_skill *sk, const struct sg_run_opts *o)

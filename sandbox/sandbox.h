@@ -28,6 +28,7 @@ struct sg_mount {
     char *src;        /* host path (binds), link target (symlinks) */
     char *dst;        /* path inside the sandbox */
     long long size;   /* tmpfs bytes */
+    long long inodes; /* tmpfs nr_inodes: files, folders, links and user xattrs (plan.c) */
     unsigned mode;    /* tmpfs root mode */
     bool owned;       /* tmpfs owned by the skill's uid (HOME) */
     bool declared;    /* a bind the manifest asked for (filesystem.read or write) */
@@ -41,7 +42,8 @@ struct sg_mount {
     X(CGROUP1, "cgroup v1")              \
     X(RLIMIT, "rlimit")                  \
     X(BROKER, "broker")                  \
-    X(TMPFS, "tmpfs size")
+    X(TMPFS, "tmpfs size")               \
+    X(TMPFS_INODES, "tmpfs nr_inodes")
 
 enum sg_mechanism {
 #define X(id, name) SG_MECH_##id,
@@ -59,7 +61,7 @@ struct sg_plan_limit {
 };
 
 enum { SG_PL_TIMEOUT, SG_PL_MEMORY, SG_PL_PIDS, SG_PL_CPU, SG_PL_OUTPUT, SG_PL_FSIZE, SG_PL_TMPFS,
-       SG_PL_DISK, SG_PL_FILES, SG_PL_NOFILE, SG_PL_COUNT };
+       SG_PL_INODES, SG_PL_DISK, SG_PL_FILES, SG_PL_NOFILE, SG_PL_COUNT };
 /* open files a skill may hold when no cgroup counts their buffers */
 #define SG_NOFILE_NO_CGROUP 1024
 
@@ -193,6 +195,10 @@ struct sg_seccomp_rule {
 };
 /* Fill at most max rules of profile p; returns how many there are. */
 size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, size_t max);
+/* Is this notification (name as libseccomp resolves it, or NULL; number on
+ * the native architecture) one of the calls that set an extended attribute?
+ * setxattrat is newer than some libseccomp, which then has no name for it. */
+bool sg_seccomp_sets_xattr(const char *name, long nr);
 
 /* ---- launching ---- */
 

@@ -13,6 +13,7 @@
 #include <sys/personality.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <linux/seccomp.h>
 
@@ -93,6 +94,34 @@ static const struct {
 static const unsigned long long odd_families[] = {AF_UNSPEC, 3, 4, 5, 6, 7, 8, 9,
                                                   11, 12, 13, 14, 15};
 
+/* Calls that set an extended attribute. On a private tmpfs a user xattr is
+ * kernel memory (slab, up to 64 KiB a value) that no rlimit counts; tmpfs
+ * bounds them only by nr_inodes (plan.c). The broker refuses them where no
+ * cgroup counts memory (ENOTSUP, what a filesystem without xattrs says:
+ * cp -a and Python's shutil.copy2 skip the attribute, tar --xattrs -x warns
+ * and exits 0; GNU tar 1.35 uses setxattrat) and lets them continue where
+ * one does. Which to refuse cannot be read
+ * from the name (it is in the skill's memory, and a thread can change it
+ * after the broker looks): all of them, on any filesystem. setxattrat
+ * (Linux 6.13) is unknown to libseccomp 2.5 and to older headers: added by
+ * its number (463 on x86_64, arm64, riscv). */
+#ifdef __NR_setxattrat
+#define SG_NR_SETXATTRAT __NR_setxattrat
+#elif defined(__x86_64__) || defined(__aarch64__) || defined(__riscv)
+#define SG_NR_SETXATTRAT 463 /* headers older than the kernel */
+#else
+#define SG_NR_SETXATTRAT -1 /* unknown here: nothing to add */
+#endif
+static const char *const xattr_calls[] = {"setxattr", "lsetxattr", "fsetxattr", "setxattrat"};
+
+bool sg_seccomp_sets_xattr(const char *name, long nr)
+{
+    for (size_t i = 0; name && i < SG_ARRAY_LEN(xattr_calls); i++)
+        if (!strcmp(name, xattr_calls[i]))
+            return true;
+    return !name && SG_NR_SETXATTRAT >= 0 && nr == SG_NR_SETXATTRAT;
+}
+
 static unsigned prof_bit(enum sg_seccomp_profile p)
 {
     return p == SG_SECCOMP_PERMISSIVE ? P : p == SG_SECCOMP_STRICT ? S : D;
@@ -124,6 +153,12 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
                         "EPERM and a resource_limit_hit event (its pages would escape RLIMIT_AS)",
         "");
     PUT("shmget", "the same as memfd_create (SysV shared memory)", "");
+    for (size_t i = 0; i < SG_ARRAY_LEN(xattr_calls); i++)
+        PUT(xattr_calls[i],
+            i ? "the same as setxattr"
+              : "shown to the broker: continues where a cgroup holds memory, else ENOTSUP and "
+                "a resource_limit_hit event (an xattr is kernel memory no rlimit counts)",
+            "");
     PUT("execve", "asks the broker (Bash): declared programs continue, others ask or are denied",
         "after the entrypoint's own");
     PUT("execveat", "the same as execve", "");
@@ -180,6 +215,13 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, unsigned opts, int *err)
     static const char *const unaccounted[] = {"memfd_create", "shmget"};
     for (size_t i = 0; i < SG_ARRAY_LEN(unaccounted) && r == 0; i++) {
         nr = seccomp_syscall_resolve_name(unaccounted[i]);
+        if (nr != __NR_SCMP_ERROR && nr >= 0)
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+    }
+    for (size_t i = 0; i < SG_ARRAY_LEN(xattr_calls) && r == 0; i++) {
+        nr = seccomp_syscall_resolve_name(xattr_calls[i]);
+        if ((nr == __NR_SCMP_ERROR || nr < 0) && !strcmp(xattr_calls[i], "setxattrat"))
+            nr = SG_NR_SETXATTRAT;
         if (nr != __NR_SCMP_ERROR && nr >= 0)
             r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
     }
