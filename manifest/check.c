@@ -819,6 +819,65 @@ void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
     sg_origin_set(&e->origin, c->origin, n ? n->line : 0, n ? n->col : 0, field);
 }
 
+/* A host unix socket the skill may connect to. It is the host's by
+ * nature, so only an absolute or ~/ path names one (a path in the skill
+ * would be the skill's own). What is there now is looked at only to warn:
+ * the plan pins the socket by inode when the run starts, and refuses a
+ * path that is not a socket then. */
+void sg_policy_add_socket(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                          const char *declared)
+{
+    struct sg_policy *p = &c->sk->policy;
+    if (declared[0] != '/' && strncmp(declared, "~/", 2) != 0) {
+        pc_err(c, n, field, "\"%.200s\" must be an absolute path or ~/...: a declared socket is "
+               "a host daemon's", declared);
+        return;
+    }
+    cleanup_free char *abs = NULL;
+    const char *why = NULL;
+    if (sg_path_resolve(c->sk->root ? c->sk->root : ".", declared, &abs, &why) < 0) {
+        pc_err(c, n, field, "\"%.200s\" %s", declared, why);
+        return;
+    }
+    if (!strcmp(abs, "/")) {
+        pc_err(c, n, field, "\"%.200s\" is no socket", declared);
+        return;
+    }
+    struct sg_own_dirs own;
+    sg_own_dirs_get(&own);
+    size_t w = 0;
+    enum sg_own_rel rel = sg_own_dirs_relation(&own, abs, &w);
+    if (rel == SG_OWN_INSIDE)
+        pc_err(c, n, field, "%s is in skillgate's own %s folder %s: a skill may never connect "
+               "there", abs, own.v[w].what, own.v[w].path);
+    sg_own_dirs_free(&own);
+    if (rel == SG_OWN_INSIDE)
+        return;
+    const char *home = sg_invoking_home();
+    for (size_t i = 0; home && sg_sensitive_home_paths[i]; i++) {
+        cleanup_free char *s = sg_xasprintf("%s/%s", home, sg_sensitive_home_paths[i]);
+        if (path_within(abs, s))
+            pc_warn(c, n, field, "%s is inside %s, which is always masked: the skill will not "
+                    "reach it", abs, s);
+    }
+    struct stat st;
+    if (stat(abs, &st) < 0)
+        pc_warn(c, n, field, "%s: no socket there now (%s); a run pins the socket that is there "
+                "when it starts", abs, strerror(errno));
+    else if (!S_ISSOCK(st.st_mode))
+        pc_warn(c, n, field, "%s is not a unix socket; a run refuses to start with it", abs);
+    for (size_t i = 0; i < p->nsockets; i++)
+        if (!strcmp(p->sockets[i].path, abs)) {
+            pc_warn(c, n, field, "%s is listed twice", abs);
+            return;
+        }
+    p->sockets = sg_xrealloc(p->sockets, (p->nsockets + 1) * sizeof *p->sockets);
+    struct sg_path *e = &p->sockets[p->nsockets++];
+    e->path = steal_pointer(&abs);
+    e->declared = sg_xstrdup(declared);
+    sg_origin_set(&e->origin, c->origin, n ? n->line : 0, n ? n->col : 0, field);
+}
+
 /* Blocks both formats share: {read: [...], write: [...]} and {allow: [...]}. */
 void pc_field_filesystem(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {

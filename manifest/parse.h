@@ -55,6 +55,10 @@ bool sg_check_description(struct sg_pctx *c, const struct sg_ynode *n, const cha
 /* Add to the policy (validated, with origin). */
 void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
                         const char *field, const char *declared);
+/* permissions.unix_sockets[i]: an absolute or ~/ path, not one of
+ * skillgate's own folders' (validated, with origin). */
+void sg_policy_add_socket(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                          const char *declared);
 void sg_policy_add_egress(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
                           const char *domain, const uint16_t *ports, size_t nports);
 void sg_policy_add_env(struct sg_pctx *c, const struct sg_ynode *n, const char *field,

@@ -105,7 +105,9 @@ unsigned sg_tool_caps(enum sg_tool_id id)
 
 enum sg_risk sg_policy_max_risk(const struct sg_policy *p)
 {
-    if (!p->tools_restricted)
+    /* a declared host socket is a Connect granted: a daemon outside the
+     * sandbox acts for the skill */
+    if (!p->tools_restricted || p->nsockets)
         return SG_RISK_HIGH;
     enum sg_risk r = SG_RISK_LOW;
     for (size_t i = 0; i < p->ntools; i++)
@@ -168,6 +170,7 @@ void sg_policy_free(struct sg_policy *p)
     free(p->tools);
     free_paths(p->read, p->nread);
     free_paths(p->write, p->nwrite);
+    free_paths(p->sockets, p->nsockets);
     for (size_t i = 0; i < p->negress; i++) {
         free(p->egress[i].domain);
         sg_origin_free(&p->egress[i].origin);

@@ -38,6 +38,9 @@ enum {
     X(BASH, "Bash", HIGH, SG_CAP_EXEC | SG_CAPS_RW)                   \
     X(TERMINAL, "Terminal", HIGH, SG_CAP_EXEC | SG_CAPS_RW)           \
     X(DELETE, "Delete", HIGH, SG_CAPS_RW)                             \
+    /* connect to a host unix socket: a daemon acts for the skill outside \
+     * the sandbox (tmux runs commands, an ssh agent signs) */           \
+    X(CONNECT, "Connect", HIGH, 0)                                    \
     /* Claude Code's own tools: the agent's conversation and bookkeeping, \
      * notebooks, background shells, subagents and other skills */      \
     X(NOTEBOOKREAD, "NotebookRead", LOW, SG_CAP_READ_ROOT)            \
@@ -159,6 +162,11 @@ struct sg_policy {
     size_t negress;
     struct sg_envname *env;
     size_t nenv;
+    /* permissions.unix_sockets: host unix sockets the skill may connect
+     * to; path is absolute (~/ expanded), symlinks left as written: the
+     * plan pins the socket they lead to by inode */
+    struct sg_path *sockets;
+    size_t nsockets;
     enum sg_seccomp_profile profile;
     struct sg_origin profile_origin;
     struct sg_limits limits;
@@ -189,7 +197,7 @@ const char *sg_tool_canonical(enum sg_tool_id id);
 enum sg_risk sg_tool_risk(enum sg_tool_id id);
 unsigned sg_tool_caps(enum sg_tool_id id);
 /* The highest risk among the skill's tools (an empty list means every tool
- * may be used, so High). */
+ * may be used, so High; a declared host socket is High too). */
 enum sg_risk sg_policy_max_risk(const struct sg_policy *p);
 
 /* Paths under the invoking user's home that the sandbox always masks. */

@@ -175,12 +175,24 @@ static void p_syscalls(struct sg_pctx *c, const struct sg_ynode *v, const char *
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }
 
+static void add_socket(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_socket(c, n, f, n->str);
+}
+
+static void p_unix_sockets(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_socket, NULL);
+}
+
 static void t_permissions(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     static const struct pc_field f[] = {{"network", p_network},
                                         {"filesystem", pc_field_filesystem},
                                         {"env_vars", pc_field_env},
-                                        {"syscalls", p_syscalls}};
+                                        {"syscalls", p_syscalls},
+                                        {"unix_sockets", p_unix_sockets}};
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }
 

@@ -257,6 +257,45 @@ static void paths(void **st)
     sg_skill_free(sk);
 }
 
+/* permissions.unix_sockets (issue 34): host sockets by absolute or ~/ path,
+ * each with its origin; what is at the path now is only a warning (the plan
+ * pins it when a run starts). */
+static void unix_sockets(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(
+        NULL, HEAD "permissions:\n  unix_sockets:\n    - /nonexistent/sg.sock\n"
+                   "    - agent.sock\n    - ~other/s\n    - \"~/x.sock\"\n    - /\n"
+                   "    - /etc/passwd\n    - /nonexistent/sg.sock\n    - [nested]\n");
+    th_assert_diag(&sk->diags, SG_WARNING, 6, 7, "permissions.unix_sockets[0]",
+                   "no socket there now");
+    th_assert_diag(&sk->diags, SG_ERROR, 7, 7, "permissions.unix_sockets[1]",
+                   "must be an absolute path or ~/");
+    th_assert_diag(&sk->diags, SG_ERROR, 8, 7, "permissions.unix_sockets[2]",
+                   "must be an absolute path or ~/");
+    th_assert_diag(&sk->diags, SG_ERROR, 10, 7, "permissions.unix_sockets[4]", "is no socket");
+    th_assert_diag(&sk->diags, SG_WARNING, 11, 7, "permissions.unix_sockets[5]",
+                   "not a unix socket");
+    th_assert_diag(&sk->diags, SG_WARNING, 12, 7, "permissions.unix_sockets[6]", "listed twice");
+    th_assert_diag(&sk->diags, SG_ERROR, 13, 7, "permissions.unix_sockets[7]", "string");
+    const struct sg_policy *p = &sk->policy;
+    assert_int_equal(p->nsockets, 3);
+    assert_string_equal(p->sockets[0].path, "/nonexistent/sg.sock");
+    assert_int_equal(p->sockets[0].origin.line, 6);
+    assert_string_equal(p->sockets[0].origin.field, "permissions.unix_sockets[0]");
+    assert_true(p->sockets[1].path[0] == '/' && strstr(p->sockets[1].path, "/x.sock"));
+    assert_string_equal(p->sockets[1].declared, "~/x.sock");
+    assert_string_equal(p->sockets[2].path, "/etc/passwd");
+    /* a declared host socket makes the skill high risk, whatever its tools */
+    assert_int_equal(sg_policy_max_risk(p), SG_RISK_HIGH);
+    sg_skill_free(sk);
+
+    sk = th_skill(NULL, HEAD "permissions:\n  unix_sockets: /tmp/one.sock\n");
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 17, "permissions.unix_sockets", "list of strings");
+    assert_int_equal(sk->policy.nsockets, 0);
+    sg_skill_free(sk);
+}
+
 /* skillgate's own folders (issue 14): declaring one, or a path inside one,
  * is an error; a write path that holds one too; a read path that holds one
  * is a warning (the run masks it). */
@@ -413,6 +452,7 @@ int main(void)
         cmocka_unit_test(types_and_unknown_keys),
         cmocka_unit_test(env_names),
         cmocka_unit_test(paths),
+        cmocka_unit_test(unix_sockets),
         cmocka_unit_test(both_formats_fold),
         cmocka_unit_test(own_folders),
         cmocka_unit_test(plan_masks_own_folders),
