@@ -58,6 +58,9 @@ static void draw(struct sg_lineprompt *lp, const struct sg_perm_prompt *pr)
     else if (q->tool == SG_PT_FETCH)
         snprintf(what, sizeof what, "reach a host (Fetch, %s risk)\n  host:    %s%s%.0d", risk, subj,
                  q->port > 0 ? "  port " : "", q->port > 0 ? q->port : 0);
+    else if (q->tool == SG_PT_CONNECT)
+        snprintf(what, sizeof what, "connect to a host socket (Connect, %s risk)\n  socket:  %s",
+                 risk, subj);
     else
         snprintf(what, sizeof what, "write a file (Write, %s risk)\n  path:    %s\n  on host: %s",
                  risk, subj, host[0] ? host : "this very path (the real file, not a copy)");

@@ -4,7 +4,7 @@
  *
  * Rules are written as users know them from Claude Code — Bash(git status:*),
  * Bash(/usr/bin/python3), Write(/tmp/out/ and below), Fetch(domain:api.example.com),
- * Fetch(*.example.com:443) — and evaluated deny, then ask, then allow, on the
+ * Fetch(*.example.com:443), Connect(/tmp/tmux-1000/default) — and evaluated deny, then ask, then allow, on the
  * request's structured fields (resolved program and argv; canonical path;
  * name and port), never on a raw command string. What no rule settles goes
  * by mode: deny-all, a person through a front end, or a policy file (rules
@@ -26,7 +26,7 @@
 #include "loop.h"
 
 /* X(ID, "Name") */
-#define SG_PERM_TOOLS(X) X(BASH, "Bash") X(WRITE, "Write") X(FETCH, "Fetch")
+#define SG_PERM_TOOLS(X) X(BASH, "Bash") X(WRITE, "Write") X(FETCH, "Fetch") X(CONNECT, "Connect")
 enum sg_ptool {
 #define X(id, name) SG_PT_##id,
     SG_PERM_TOOLS(X)
@@ -52,7 +52,8 @@ struct sg_prule {
 
 struct sg_preq {
     enum sg_ptool tool;
-    char subject[4096]; /* Bash: resolved program; Write: path; Fetch: name (or literal) */
+    char subject[4096]; /* Bash: resolved program; Write: path; Fetch: name (or literal);
+                         * Connect: the socket's path, symlinks resolved */
     char args[4096];    /* Bash: argv joined by spaces */
     char cwd[1024];
     int port;           /* Fetch */
@@ -71,7 +72,7 @@ typedef void (*sg_perm_cont)(void *ctx, enum sg_decision d);
  * vocabulary, never the sandbox's. */
 struct sg_tools {
     bool restricted; /* a non-empty allowed-tools: unlisted tools are denied outright */
-    bool bash_listed, bash_unscoped, fetch_listed, write_listed;
+    bool bash_listed, bash_unscoped, fetch_listed, write_listed, connect_listed;
     char **bash_scopes; /* "git diff:*" of Bash(git diff:*) */
     size_t nbash_scopes;
 };

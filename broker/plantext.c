@@ -1,5 +1,7 @@
 #include "plantext.h"
 
+#include <sys/sysmacros.h>
+
 #include <string.h>
 
 #include "landlock.h"
@@ -117,6 +119,22 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
     }
     if (!p->negress)
         fputs("    (nothing: every name is refused, every connection reset)\n", f);
+    fputs("  host unix sockets (HIGH risk: a daemon outside the sandbox acts for the skill;\n"
+          "  the broker connects only to the socket pinned here, by device and inode):\n", f);
+    for (size_t i = 0; i < p->nsockets; i++) {
+        const struct sg_plan_socket *k = &p->sockets[i];
+        fputs("    ", f);
+        sg_print_safe(f, k->path);
+        if (k->present)
+            fprintf(f, "  [HIGH; inode %llu on device %u:%u, uid %u, mode %04o; %s]\n",
+                    (unsigned long long)k->ino, major(k->dev), minor(k->dev), (unsigned)k->uid,
+                    k->mode, k->bound ? "this socket file bound read-only" : "shown by a bind above");
+        else
+            fputs("  [HIGH; no socket there now: nothing pinned or bound]\n", f);
+    }
+    if (!p->nsockets)
+        fputs("    (none declared: a connect to any other host socket asks (Connect), or is "
+              "refused)\n", f);
     for (size_t i = 0; i < p->nresolve; i++) {
         fputs("  --resolve ", f);
         sg_print_safe(f, p->resolve[i].name);

@@ -1,5 +1,5 @@
 /* Rules as people write them (Bash(git status:*), Write(/tmp/out/),
- * Fetch(*.example.com:443)), the names of tools and decisions, a policy
+ * Fetch(*.example.com:443), Connect(/tmp/tmux-1000/default)), the names of tools and decisions, a policy
  * file's deny/ask/allow lists, and what a manifest's allowed-tools lets a
  * skill ask for. */
 #include "perm.h"
@@ -58,7 +58,8 @@ int sg_ptool_of_agent_tool(const char *name, size_t len)
         enum sg_ptool t;
     } map[] = {{"Bash", SG_PT_BASH},   {"Terminal", SG_PT_BASH},      {"Write", SG_PT_WRITE},
                {"Edit", SG_PT_WRITE},  {"MultiEdit", SG_PT_WRITE},    {"NotebookEdit", SG_PT_WRITE},
-               {"Delete", SG_PT_WRITE}, {"Fetch", SG_PT_FETCH},       {"WebFetch", SG_PT_FETCH}};
+               {"Delete", SG_PT_WRITE}, {"Fetch", SG_PT_FETCH},       {"WebFetch", SG_PT_FETCH},
+               {"Connect", SG_PT_CONNECT}};
     for (size_t i = 0; i < SG_ARRAY_LEN(map); i++)
         if (strlen(map[i].name) == len && !strncmp(name, map[i].name, len))
             return (int)map[i].t;
@@ -110,7 +111,8 @@ int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, str
     size_t tl = (size_t)(open - text);
     int t = sg_ptool_of_agent_tool(text, tl);
     if (t < 0) {
-        *why = "the tool must be Bash, Write (Edit), Fetch (WebFetch), or a tool's name alone";
+        *why = "the tool must be Bash, Write (Edit), Fetch (WebFetch), Connect, or a tool's "
+               "name alone";
         return -EINVAL;
     }
     r->tool = (enum sg_ptool)t;
@@ -142,6 +144,9 @@ int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, str
         memmove(pat, p, strlen(p) + 1);
         for (char *c = pat; *c; c++)
             *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+    } else if (r->tool == SG_PT_CONNECT && pat[0] != '/' && !sg_str_has_prefix(pat, "~/")) {
+        *why = "a Connect pattern is a socket's absolute path or glob, or ~/...";
+        return -EINVAL;
     } else if (sg_str_has_prefix(pat, "//")) {
         memmove(pat, pat + 1, strlen(pat)); /* Claude Code's //abs/path */
     } else if (sg_str_has_prefix(pat, "~/")) {
@@ -214,8 +219,11 @@ bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
             return !strcmp(cmd, r->pattern);
         return !strncmp(cmd, r->pattern, n) && (cmd[n] == '\0' || cmd[n] == ' ');
     }
+    case SG_PT_CONNECT:
     case SG_PT_WRITE: {
         if (r->pattern[0] != '/') {
+            if (q->tool == SG_PT_CONNECT)
+                return false;
             /* Edit(src/...): relative to the agent's project, for its own
              * requests only (a skill's cwd is no project of the person's) */
             size_t cl = strlen(q->cwd);
@@ -332,6 +340,9 @@ enum sg_risk_level sg_preq_risk(const struct sg_preq *q, const char *home, char 
         return SG_RL_MEDIUM;
     }
     case SG_PT_FETCH: return SG_RL_MEDIUM;
+    case SG_PT_CONNECT:
+        snprintf(why, n, "a daemon outside the sandbox acts for the skill, with its own rights");
+        return SG_RL_HIGH;
     }
     return SG_RL_HIGH;
 }
@@ -351,6 +362,8 @@ char *sg_preq_rule(const struct sg_preq *q)
     case SG_PT_FETCH:
         return q->port > 0 ? sg_xasprintf("Fetch(%s:%d)", q->subject, q->port)
                            : sg_xasprintf("Fetch(%s)", q->subject);
+    case SG_PT_CONNECT:
+        return sg_xasprintf("Connect(%s)", q->subject);
     }
     return sg_xstrdup("?");
 }
@@ -376,6 +389,8 @@ void sg_tools_from_policy(const struct sg_policy *pol, struct sg_tools *t)
         if (tl->id == SG_TOOL_WRITE || tl->id == SG_TOOL_EDIT || tl->id == SG_TOOL_MULTIEDIT ||
             tl->id == SG_TOOL_DELETE)
             t->write_listed = true;
+        if (tl->id == SG_TOOL_CONNECT)
+            t->connect_listed = true;
     }
 }
 

@@ -982,7 +982,8 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     timerfd_settime(r->tfd, 0, &its, NULL);
     r->net = sg_egress_new(plan, bus, perm, r->sb->egress_fd);
     r->ex = sg_exec_new(plan, perm, bus, r->sb->notify_fd);
-    r->conn = sg_sockconn_new(plan, bus, r->sb->notify_fd, r->sb->own_dev, r->sb->nown_dev);
+    r->conn = sg_sockconn_new(plan, bus, perm, r->sb->notify_fd, r->sb->own_dev,
+                              r->sb->nown_dev);
     r->dc = sg_diskcap_new(plan, bus);
     r->reads = plan->observe_reads ? sg_reads_new(plan) : NULL;
     cleanup_free char *cmdline = command_line(plan);

@@ -193,6 +193,10 @@ json_t *sg_skill_to_json(const struct sg_skill *sk, const char *digest)
     }
     json_t *net = json_object();
     json_object_set_new(net, "egress", eg);
+    json_t *socks = paths_json(p->sockets, p->nsockets);
+    for (size_t i = 0; i < json_array_size(socks); i++)
+        json_object_set_new(json_array_get(socks, i), "risk", json_string("high"));
+    json_object_set_new(net, "unix_sockets", socks);
     json_object_set_new(j, "network", net);
 
     json_t *env = json_array();

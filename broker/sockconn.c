@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +15,9 @@
 
 #include <linux/netlink.h>
 
+#include "hostsock.h"
 #include "notifpath.h"
+#include "perm.h"
 #include "util.h"
 
 #ifndef PIDFD_THREAD
@@ -29,6 +32,7 @@ struct pending {
 struct sg_sockconn {
     const struct sg_plan *plan;
     struct sg_event_bus *bus;
+    struct sg_perm *perm; /* Connect requests; NULL: a host socket is refused */
     int fd;
     struct pending pend[SG_SOCKCONN_MAX_PENDING];
     size_t npend;
@@ -37,10 +41,12 @@ struct sg_sockconn {
 };
 
 struct sg_sockconn *sg_sockconn_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                                    int notify_fd, const dev_t *own, size_t nown)
+                                    struct sg_perm *perm, int notify_fd, const dev_t *own,
+                                    size_t nown)
 {
     struct sg_sockconn *s = sg_xcalloc(1, sizeof *s);
     s->plan = plan;
+    s->perm = perm;
     s->nown = nown < SG_OWN_FS_MAX ? nown : SG_OWN_FS_MAX;
     memcpy(s->own, own, s->nown * sizeof *own);
     s->bus = bus;
@@ -74,14 +80,15 @@ bool sg_sockconn_own_fs(const struct sg_sockconn *s, dev_t dev)
     return false;
 }
 
-/* Refused: a unix socket that is not the sandbox's own. */
-static void refuse_path(struct sg_sockconn *s, const struct seccomp_notif *req, const char *path,
+/* Refused: a unix socket that is not the sandbox's own, and that neither
+ * the manifest nor a decision allows. */
+static void refuse_path(struct sg_sockconn *s, uint64_t id, pid_t pid, const char *path,
                         const char *where)
 {
-    respond(s->fd, req->id, -EACCES);
+    respond(s->fd, id, -EACCES);
     sg_bus_emit(s->bus, SG_EV_SYSCALL_BLOCKED,
                 json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "syscall", "connect", "pid",
-                          (int)req->pid, "path", path, "family", "unix", "reason", where,
+                          (int)pid, "path", path, "family", "unix", "reason", where,
                           "prevented", 1),
                 "connect to the unix socket %s refused: %s", path, where);
 }
@@ -134,32 +141,164 @@ static int connect_now(int sock, const struct sockaddr *addr, socklen_t len, boo
     return r;
 }
 
-/* Where pathname socket path lies: 0 when it is the sandbox's own (*opath
- * set to it, opened), -EACCES with *why for a host socket, else the errno
- * the kernel would give (ENOENT, ELOOP, ...). */
+/* Where pathname socket path lies: 0 with *opath (opened) and *st, *host
+ * telling a host socket from the sandbox's own; else the errno the kernel
+ * would give (ENOENT, ELOOP, ECONNREFUSED for a file that is no socket). */
 static int check_path(const struct sg_sockconn *s, pid_t tid, const char *path, int *opath,
-                      const char **why)
+                      struct stat *st, bool *host)
 {
     int o = sg_notif_open(tid, path, O_PATH, true);
     if (o < 0)
         return o;
-    struct stat st;
     int r = 0;
     /* the object: the device of the filesystem it lies on, whatever path
      * or mount point name reached it */
-    if (fstat(o, &st) < 0)
+    if (fstat(o, st) < 0)
         r = -errno;
-    else if (!S_ISSOCK(st.st_mode))
+    else if (!S_ISSOCK(st->st_mode))
         r = -ECONNREFUSED; /* the kernel's answer for a file that is no socket */
-    else if (!sg_sockconn_own_fs(s, st.st_dev))
-        r = -EACCES, *why = "it is a host socket (a readable folder lets the skill read "
-                            "files, not talk to the daemons behind them)";
     if (r < 0) {
         close(o);
         return r;
     }
+    *host = !sg_sockconn_own_fs(s, st->st_dev);
     *opath = o;
     return 0;
+}
+
+/* Connect sock to the object opath holds (never the skill's string again),
+ * or to addr when there is none, and answer the call now or when the
+ * connection settles. Takes sock and opath. */
+static void finish(struct sg_sockconn *s, uint64_t id, int sock, const struct sockaddr *addr,
+                   socklen_t alen, int opath, int r)
+{
+    struct sockaddr_un via = {.sun_family = AF_UNIX};
+    if (!r && opath >= 0) {
+        snprintf(via.sun_path, sizeof via.sun_path, "/proc/self/fd/%d", opath);
+        addr = (const struct sockaddr *)&via;
+        alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(via.sun_path) + 1);
+    }
+    bool wait = false;
+    if (!r)
+        r = connect_now(sock, addr, alen, &wait);
+    if (opath >= 0)
+        close(opath);
+    if (wait && s->npend < SG_SOCKCONN_MAX_PENDING) {
+        s->pend[s->npend++] = (struct pending){.id = id, .sock = sock};
+        return;
+    }
+    respond(s->fd, id, wait ? -EAGAIN : r);
+    close(sock);
+}
+
+/* ---- host sockets: declared, or asked as Connect ---- */
+
+/* A connect to a host socket waiting for its decision. */
+struct host_wait {
+    struct sg_sockconn *s;
+    uint64_t id;
+    pid_t pid;
+    int sock, opath;
+    struct stat st;
+    char path[PATH_MAX];    /* as the skill named it (joined with its cwd) */
+    char subject[PATH_MAX]; /* the object's own path in the sandbox, symlinks resolved */
+};
+
+static void host_connected(struct host_wait *w, const struct sg_plan_socket *decl,
+                           const char *by)
+{
+    sg_bus_emit(w->s->bus, SG_EV_HOST_SOCKET_CONNECTED,
+                json_pack("{s:s, s:s, s:i, s:I, s:I, s:I, s:b, s:s}", "path", w->subject,
+                          "requested", w->path, "pid", (int)w->pid, "owner_uid",
+                          (json_int_t)w->st.st_uid, "dev", (json_int_t)w->st.st_dev, "ino",
+                          (json_int_t)w->st.st_ino, "declared", decl != NULL, "decided_by", by),
+                "connected to the host socket %s (%s)", w->subject, by);
+}
+
+static void host_decided(void *ctx, enum sg_decision d)
+{
+    struct host_wait *w = ctx;
+    struct sg_sockconn *s = w->s;
+    if (seccomp_notify_id_valid(s->fd, w->id) != 0) {
+        close(w->sock), close(w->opath); /* the thread is gone */
+    } else if (sg_decision_allows(d)) {
+        const char *by = s->perm ? sg_perm_last_decided_by(s->perm) : "";
+        cleanup_free char *said = sg_xasprintf("allowed: %s", by && *by ? by : "Connect");
+        host_connected(w, NULL, said);
+        finish(s, w->id, w->sock, NULL, 0, w->opath, 0);
+    } else {
+        const char *by = s->perm ? sg_perm_last_decided_by(s->perm) : NULL;
+        cleanup_free char *why = sg_xasprintf("it is a host socket the manifest does not declare "
+                                              "(permissions.unix_sockets), and Connect was "
+                                              "denied%s%s",
+                                              by && *by ? ": " : "", by && *by ? by : "");
+        refuse_path(s, w->id, w->pid, w->path, why);
+        close(w->sock), close(w->opath);
+    }
+    free(w);
+}
+
+/* Who owns the socket, for the person who decides. */
+static void describe_owner(const struct stat *st, char *out, size_t n)
+{
+    struct passwd pw, *res = NULL;
+    char buf[1024];
+    if (getpwuid_r(st->st_uid, &pw, buf, sizeof buf, &res) == 0 && res)
+        snprintf(out, n, "a host socket of %.64s (uid %u), mode %04o, not declared", res->pw_name,
+                 (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
+    else
+        snprintf(out, n, "a host socket of uid %u, mode %04o, not declared",
+                 (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
+}
+
+/* A connect whose socket is the host's: the manifest's own, by inode; else
+ * a Connect request (rules, grants, a person), decided on the object's own
+ * path. Takes sock and opath. */
+static void host_socket(struct sg_sockconn *s, const struct seccomp_notif *req, int sock,
+                        int opath, const struct stat *st, const char *path)
+{
+    struct host_wait *w = sg_xcalloc(1, sizeof *w);
+    *w = (struct host_wait){.s = s, .id = req->id, .pid = (pid_t)req->pid, .sock = sock,
+                            .opath = opath, .st = *st};
+    snprintf(w->path, sizeof w->path, "%s", path); /* path came from a PATH_MAX buffer */
+    char fdp[64];
+    snprintf(fdp, sizeof fdp, "/proc/self/fd/%d", opath);
+    ssize_t n = readlink(fdp, w->subject, sizeof w->subject);
+    const struct sg_plan_socket *decl = sg_plan_socket_find(s->plan, st->st_dev, st->st_ino);
+    struct sg_preq q = {.tool = SG_PT_CONNECT};
+    if (n <= 0 || (size_t)n >= sizeof w->subject || (size_t)n >= sizeof q.subject) {
+        /* a name that does not fit is never cut and matched */
+        refuse_path(s, w->id, w->pid, path, "its path could not be read whole");
+        close(sock), close(opath), free(w);
+        return;
+    }
+    w->subject[n] = '\0';
+    memcpy(q.subject, w->subject, (size_t)n + 1);
+    snprintf(q.args, sizeof q.args, "connect");
+    describe_owner(st, q.detail, sizeof q.detail);
+    if (decl) {
+        /* the very socket the plan pinned: the inode decides, not the path */
+        cleanup_free char *by = sg_xasprintf("declared in the manifest: %s (%s)", decl->path,
+                                             decl->origin);
+        sg_perm_record(s->perm, &q, SG_DEC_ALLOW_ONCE, by);
+        host_connected(w, decl, by);
+        finish(s, w->id, sock, NULL, 0, opath, 0);
+        free(w);
+        return;
+    }
+    const struct sg_tools *tools = sg_perm_tools(s->perm);
+    if (!s->perm || (tools->restricted && !tools->connect_listed)) {
+        const char *by = s->perm ? "allowed-tools: Connect is not in it" : "no one to ask";
+        sg_perm_record(s->perm, &q, SG_DEC_DENY, by);
+        cleanup_free char *why = sg_xasprintf("it is a host socket the manifest does not declare "
+                                              "(permissions.unix_sockets); %s", by);
+        refuse_path(s, w->id, w->pid, path, why);
+        close(sock), close(opath), free(w);
+        return;
+    }
+    enum sg_decision d = SG_DEC_DENY;
+    if (sg_perm_request(s->perm, &q, host_decided, w, &d) == 1)
+        host_decided(w, d);
 }
 
 void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req)
@@ -205,8 +344,6 @@ void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req)
     if (!r && seccomp_notify_id_valid(s->fd, req->id) != 0)
         r = -ESRCH;
     const struct sockaddr *addr = (const struct sockaddr *)&ss;
-    socklen_t alen = len;
-    struct sockaddr_un via = {.sun_family = AF_UNIX};
     int opath = -1;
     const struct sockaddr_un *un = (const struct sockaddr_un *)&ss;
     if (!r && family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&
@@ -216,19 +353,13 @@ void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req)
         size_t n = strnlen(un->sun_path, len - offsetof(struct sockaddr_un, sun_path));
         memcpy(rel, un->sun_path, n);
         rel[n] = '\0';
-        const char *why = NULL;
+        bool host = false;
         r = sg_notif_join(tid, AT_FDCWD, rel, 0, path, sizeof path);
         if (!r)
-            r = check_path(s, tid, path, &opath, &why);
-        if (r == -EACCES && why) {
-            refuse_path(s, req, path, why);
-            close(sock);
+            r = check_path(s, tid, path, &opath, &st, &host);
+        if (!r && host) {
+            host_socket(s, req, sock, opath, &st, path);
             return;
-        }
-        if (!r) {
-            snprintf(via.sun_path, sizeof via.sun_path, "/proc/self/fd/%d", opath);
-            addr = (const struct sockaddr *)&via;
-            alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(via.sun_path) + 1);
         }
     }
     if (!r && family == AF_NETLINK && netlink_needs_privilege(sock, &ss, len)) {
@@ -236,17 +367,7 @@ void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req)
         close(sock);
         return;
     }
-    bool wait = false;
-    if (!r)
-        r = connect_now(sock, addr, alen, &wait);
-    if (opath >= 0)
-        close(opath);
-    if (wait && s->npend < SG_SOCKCONN_MAX_PENDING) {
-        s->pend[s->npend++] = (struct pending){.id = req->id, .sock = sock};
-        return;
-    }
-    respond(s->fd, req->id, wait ? -EAGAIN : r);
-    close(sock);
+    finish(s, req->id, sock, addr, len, opath, r);
 }
 
 size_t sg_sockconn_pollfds(struct sg_sockconn *s, struct pollfd *p, size_t max)

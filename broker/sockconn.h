@@ -14,9 +14,16 @@
  *     before any skill code ran (sandbox.h: own_dev). Never by a path or
  *     a mount point's name: a host bind stacked on /tmp (a --script run
  *     started in /tmp), /run or ~ has the same mount point string. A
- *     socket anywhere else is the host's: refused (EACCES, a
- *     syscall_blocked event naming it), whatever path reached it; the
- *     connection is made to that opened file (/proc/self/fd/N), never to
+ *     socket anywhere else is the host's, whatever path reached it: it is
+ *     connected only when it is the very socket the manifest declares
+ *     (permissions.unix_sockets, pinned by device and inode at plan time:
+ *     hostsock.h), or when a Connect request about it is allowed (rules,
+ *     grants, a person; decided on the object's own path, read back from
+ *     the opened file, so a symlink of the skill's names what it leads to).
+ *     Each is a host_socket_connected event and an audit record; anything
+ *     else is refused (EACCES, a syscall_blocked event naming it, and a
+ *     decision record). While a person decides, only that call waits. The
+ *     connection is made to the opened file (/proc/self/fd/N), never to
  *     the string again;
  *   - abstract unix sockets live in the sandbox's own network namespace,
  *     and inet, inet6 and netlink go through nftables: connected as asked.
@@ -52,10 +59,15 @@ struct sg_sockconn;
  * pids limit bounds them in practice, this in any case (EAGAIN past it). */
 #define SG_SOCKCONN_MAX_PENDING 64
 
-/* own: the devices of the sandbox's own tmpfs instances (sg_sandbox). */
+/* own: the devices of the sandbox's own tmpfs instances (sg_sandbox);
+ * perm: where a Connect to an undeclared host socket is decided (NULL:
+ * refused). */
+struct sg_perm;
 struct sg_sockconn *sg_sockconn_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                                    int notify_fd, const dev_t *own, size_t nown);
-/* Answers what still waits (EINTR) and frees s. */
+                                    struct sg_perm *perm, int notify_fd, const dev_t *own,
+                                    size_t nown);
+/* Answers what still waits (EINTR) and frees s. Connect requests still
+ * waiting for a person must be settled first (sg_perm_cancel_all). */
 void sg_sockconn_free(struct sg_sockconn *s);
 /* A connect notification: answered now, or when the connection settles. */
 void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req);

@@ -165,6 +165,21 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
                 p->caps & SG_CAP_NETWORK ? "every host asks for approval"
                                          : "every connection is refused");
 
+    fprintf(f, "\nHost unix sockets (a daemon outside the sandbox acts for the skill) %s\n",
+            sg_risk_badge(f, SG_RISK_HIGH));
+    for (size_t i = 0; i < p->nsockets; i++) {
+        fputs("  connect ", f);
+        sg_print_safe(f, p->sockets[i].path);
+        origin(f, &p->sockets[i].origin);
+    }
+    if (!p->nsockets) {
+        bool asks = !p->tools_restricted;
+        for (size_t i = 0; i < p->ntools; i++)
+            asks |= p->tools[i].id == SG_TOOL_CONNECT;
+        fprintf(f, "  (none declared: %s)\n",
+                asks ? "a connect to a host socket asks (Connect)" : "every host socket is refused");
+    }
+
     fputs("\nEnvironment (everything else is stripped)\n", f);
     for (size_t i = 0; i < p->nenv; i++) {
         fputs("  ", f);

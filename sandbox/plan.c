@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "homes.h"
+#include "hostsock.h"
 #include "parse.h"
 #include "sandbox.h"
 #include "skill.h"
@@ -451,6 +452,8 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
     add_str(&p->rw_paths, &p->nrw, "/dev/shm");
     add_mount(p, SG_MNT_PROC, NULL, "/proc", "fresh /proc: only the sandbox's processes");
 
+    sg_plan_sockets_mounts(p); /* declared host sockets no bind shows (hostsock.h) */
+
     struct masks ms = {0};
     mask_credentials(p, &ms);
     mask_own_dirs(p, &ms);
@@ -838,7 +841,8 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
     sg_homes_get(&hs);
     if ((o->script && (e = plan_script(p, sk, o, why)) < 0) ||
         ((o->script || o->work_dir) && (e = plan_work_dir(p, o, &hs, why)) < 0) ||
-        (e = plan_python(p, o, &hs, why)) < 0 || (e = plan_declared(sk, &hs, why)) < 0) {
+        (e = plan_python(p, o, &hs, why)) < 0 || (e = plan_declared(sk, &hs, why)) < 0 ||
+        (e = sg_plan_sockets(p, &sk->policy, why)) < 0) {
         sg_homes_free(&hs);
         sg_plan_free(p);
         return e;
@@ -943,5 +947,6 @@ void sg_plan_free(struct sg_plan *p)
     for (size_t i = 0; i < p->nallow_upstream; i++)
         free(p->allow_upstream[i]);
     free(p->allow_upstream);
+    sg_plan_sockets_free(p);
     memset(p, 0, sizeof *p);
 }

@@ -81,6 +81,20 @@ struct sg_plan_egress {
     size_t nports;
 };
 
+/* A host unix socket the manifest declares (permissions.unix_sockets),
+ * pinned when the plan is made: the broker lets a connect through to this
+ * very object (device and inode), whatever path reached it (hostsock.c). */
+struct sg_plan_socket {
+    char *path;     /* as declared, ~/ expanded: where the skill finds it */
+    char *origin;   /* "skillsandbox.yaml:7:5 permissions.unix_sockets[0]" */
+    bool present;   /* a socket was there at plan time (else nothing is pinned) */
+    bool bound;     /* the plan binds the socket file at path (no other bind shows it) */
+    dev_t dev;
+    ino_t ino;
+    uid_t uid;      /* its owner, for the plan */
+    unsigned mode;
+};
+
 struct sg_run_opts {
     const char *input;       /* JSON text for SKILL_INPUT and stdin; NULL: "{}" */
     long long timeout_s;     /* 0: the policy's */
@@ -150,6 +164,8 @@ struct sg_plan {
     /* network */
     struct sg_plan_egress *egress;
     size_t negress;
+    struct sg_plan_socket *sockets; /* declared host unix sockets */
+    size_t nsockets;
     struct sg_resolve *resolve;
     size_t nresolve;
     char **allow_upstream; /* numeric addresses, as given with --allow-upstream */

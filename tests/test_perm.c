@@ -67,6 +67,20 @@ static void rules_match_structured_fields(void **st)
     assert_int_equal(sg_prule_parse("Teleport(x)", SG_EFF_ALLOW, "t", &r, &why), -EINVAL);
     assert_int_equal(sg_prule_parse("Write(../up)", SG_EFF_ALLOW, "t", &r, &why), -EINVAL);
     assert_int_equal(sg_prule_parse("Fetch(a.test:99999)", SG_EFF_ALLOW, "t", &r, &why), -EINVAL);
+
+    /* Connect (issue 34): a host socket's own path, or a glob; never relative */
+    struct sg_preq c = {.tool = SG_PT_CONNECT};
+    snprintf(c.subject, sizeof c.subject, "/tmp/tmux-1000/default");
+    assert_true(matches("Connect(/tmp/tmux-1000/default)", c));
+    assert_true(matches("Connect(/tmp/tmux-1000/**)", c));
+    assert_false(matches("Connect(/tmp/tmux-1000/defaul)", c));
+    assert_false(matches("Write(/tmp/tmux-1000/default)", c));
+    assert_false(matches("Connect(/tmp/tmux-1000/default)", w));
+    assert_int_equal(sg_prule_parse("Connect(default)", SG_EFF_ALLOW, "t", &r, &why), -EINVAL);
+    cleanup_free char *rule = sg_preq_rule(&c);
+    assert_string_equal(rule, "Connect(/tmp/tmux-1000/default)");
+    char rwhy[160];
+    assert_int_equal(sg_preq_risk(&c, "/home/u", rwhy, sizeof rwhy), SG_RL_HIGH);
 }
 
 static struct sg_preq agent(const char *tool, enum sg_ptool t, const char *subject)

@@ -132,7 +132,10 @@ static void show_next(struct tui_attach *a)
     struct sg_preq *q = &a->q;
     memset(q, 0, sizeof *q);
     const char *tool = js(p, "tool");
-    q->tool = !strcmp(tool, "Bash") ? SG_PT_BASH : !strcmp(tool, "Fetch") ? SG_PT_FETCH : SG_PT_WRITE;
+    q->tool = !strcmp(tool, "Bash")      ? SG_PT_BASH
+              : !strcmp(tool, "Fetch")   ? SG_PT_FETCH
+              : !strcmp(tool, "Connect") ? SG_PT_CONNECT
+                                         : SG_PT_WRITE;
     snprintf(q->subject, sizeof q->subject, "%s", js(p, "subject"));
     snprintf(q->args, sizeof q->args, "%s", js(p, "args"));
     snprintf(q->cwd, sizeof q->cwd, "%s", js(p, "cwd"));

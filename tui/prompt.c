@@ -338,6 +338,7 @@ void tui_prompt_draw(struct tui *t)
     const char *what = other                   ? "use a tool"
                        : q->tool == SG_PT_BASH  ? "run a program"
                        : q->tool == SG_PT_FETCH ? "reach a host"
+                       : q->tool == SG_PT_CONNECT ? "connect to a host socket"
                                                 : "write a file";
     /* the risk weighs what it reaches: /etc/cron.d is not the skill's folder */
     char risk_why[160];
@@ -364,6 +365,8 @@ void tui_prompt_draw(struct tui *t)
         snprintf(port, sizeof port, "%d", q->port);
         if (q->port > 0)
             add_wrapped(&l, "port", port, vw);
+    } else if (q->tool == SG_PT_CONNECT) {
+        add_wrapped(&l, "socket", q->subject, vw);
     } else {
         add_wrapped(&l, "path", q->subject, vw);
         /* yes writes the real file on this machine, not a copy in the sandbox */
@@ -393,6 +396,9 @@ void tui_prompt_draw(struct tui *t)
                     agent ? "the agent does it itself, outside any sandbox"
                     : q->tool == SG_PT_WRITE ? "skillgate opens exactly this path itself"
                     : q->tool == SG_PT_FETCH ? "the sandbox's proxy lets this name through"
+                    : q->tool == SG_PT_CONNECT ? "skillgate connects the skill to this very "
+                                                 "socket; the daemon behind it acts outside "
+                                                 "the sandbox"
                                              : "the program runs inside the same sandbox: files "
                                                "and network stay confined", vw);
         char qn[64];

@@ -293,6 +293,14 @@ static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int 
     }
     line(w, &y, maxy, x, width, n, "network: %s", p->negress ? b.data : "none");
     sg_buf_free(&b);
+    if (p->nsockets) { /* a daemon outside the sandbox acts for the skill */
+        sg_buf_init(&b, 8192);
+        for (size_t i = 0; i < p->nsockets; i++)
+            sg_buf_printf(&b, "%s%s", i ? " " : "", p->sockets[i].declared);
+        line(w, &y, maxy, x, width, n, "sockets: %s  (HIGH risk: host daemons act for it)",
+             b.data);
+        sg_buf_free(&b);
+    }
     sg_buf_init(&b, 8192);
     for (size_t i = 0; i < p->nwrite; i++)
         sg_buf_printf(&b, "%s%s", i ? " " : "",
