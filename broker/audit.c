@@ -134,6 +134,7 @@ static char *rotated_name(const char *path, json_int_t last_seq)
 
 static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq);
 static int write_own_record(int fd, json_t *rec, char **prev, json_int_t *seq);
+static int take_torn(int fd, size_t torn, bool whole_before, char **prev, json_int_t *seq);
 
 int sg_audit_append(const char *path, json_t *rec)
 {
@@ -151,12 +152,6 @@ int sg_audit_append(const char *path, json_t *rec)
         return fd;
     size_t torn;
     cleanup_free char *tip = last_line(fd, &torn);
-    if (torn) {
-        /* a crash left half a line: close it so the next record starts clean;
-         * verify reports it, and the chain continues from the last whole one */
-        if (write(fd, "\n", 1) != 1)
-            return -errno;
-    }
     json_t *prev_rec = tip ? json_loads(tip, 0, NULL) : NULL;
     cleanup_free char *prev = sg_xstrdup(
         prev_rec && json_string_value(json_object_get(prev_rec, "hash"))
@@ -164,6 +159,12 @@ int sg_audit_append(const char *path, json_t *rec)
             : GENESIS);
     json_int_t seq = prev_rec ? json_integer_value(json_object_get(prev_rec, "seq")) + 1 : 1;
     json_decref(prev_rec);
+    if (torn) {
+        /* never silently: the chain says a line was lost here */
+        int r = take_torn(fd, torn, tip != NULL, &prev, &seq);
+        if (r < 0)
+            return r;
+    }
     struct stat st;
     if (prev_rec && fstat(fd, &st) == 0 && st.st_size >= rotate_at()) {
         /* full: the log goes on in a new file, whose first record names the
@@ -188,18 +189,48 @@ int sg_audit_append(const char *path, json_t *rec)
         if (r < 0)
             return r;
     }
-    if (torn) {
-        /* never silently: the chain says a line was lost here */
-        int r = write_own_record(
-            fd,
-            json_pack("{s:s, s:I, s:s}", "type", "torn_line", "bytes", (json_int_t)torn, "note",
-                      "half a line (a crash or a full disk mid-write) was closed before this "
-                      "record; the chain continues from the last whole record"),
-            &prev, &seq);
-        if (r < 0)
-            return r;
-    }
     return write_record(fd, rec, prev, seq);
+}
+
+/* The log ends in torn bytes without a newline: a writer that crashed
+ * mid-write (a full disk's short write is taken back by the writer
+ * itself). They were never a record and no fsync ever vouched for them.
+ * They are taken off, and a torn_line record in their place keeps their
+ * length, their SHA-256 and how they began; so every complete line of the
+ * log is a record of the chain (verify holds it to that), and a crash
+ * leaves at most a last line without its newline. A crash between the
+ * truncate and the record loses only bytes nobody was told were written. */
+#define TORN_KEPT 512 /* bytes of a torn line shown in its record */
+
+static int take_torn(int fd, size_t torn, bool whole_before, char **prev, json_int_t *seq)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    /* no writer wrote a line this long, or one longer than the tail read:
+     * not a tear; left for verify to name, and nothing is appended after it */
+    if (torn > SG_AUDIT_LINE_MAX || (size_t)st.st_size < torn ||
+        (!whole_before && (size_t)st.st_size != torn))
+        return -EBADMSG;
+    off_t at = st.st_size - (off_t)torn;
+    cleanup_free char *bytes = sg_xmalloc(torn);
+    if (pread(fd, bytes, torn, at) != (ssize_t)torn)
+        return -EIO;
+    char sum[SG_DIGEST_STRLEN];
+    sg_sha256_text(bytes, torn, sum);
+    cleanup_free char *shown = sg_sanitize(bytes, torn < TORN_KEPT ? torn : TORN_KEPT, 0);
+    if (ftruncate(fd, at) < 0)
+        return -errno;
+    int r = write_own_record(
+        fd,
+        json_pack("{s:s, s:I, s:s, s:s, s:s}", "type", "torn_line", "bytes", (json_int_t)torn,
+                  "sha256", sum, "start", shown, "note",
+                  "half a line (a crash mid-write) ended the log; it was taken off and this "
+                  "record written in its place; the chain continues from the last whole record"),
+        prev, seq);
+    if (r < 0 && write(fd, bytes, torn) != (ssize_t)torn) /* put back for the next try */
+        return -EIO;
+    return r;
 }
 
 /* A record of the log's own (taken), chained in; the chain's tip moves on. */
@@ -245,53 +276,143 @@ static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq)
     return 0;
 }
 
+/* ---- verify ---- */
+
+/* A trace's word on the chain: the head it names, and what the walk found
+ * there. */
+struct want {
+    char *name;   /* the trace's file name */
+    char *run_id; /* its trace_id: the head is that run's record */
+    json_int_t seq;
+    char *hash;
+    enum { NOT_SEEN, FOUND, OTHER, NOT_ITS_RUN } state;
+};
+
+/* The walk through the chain's files, carried from one to the next. */
+struct walk {
+    char *prev;
+    json_int_t seq;
+    struct want *want; /* sorted by seq */
+    size_t nwant;
+    /* a complete line that is not a record: only an older writer's closed
+     * torn line may be one, and then its torn_line record comes next
+     * (after a rotation, when the log rotated in between) */
+    size_t garbage_line;
+    size_t garbage_len;
+    char garbage_sum[SG_DIGEST_STRLEN];
+    char garbage_file[512];
+};
+
+static int fail(struct sg_audit_check *c, const char *file, size_t line, const char *why)
+{
+    snprintf(c->file, sizeof c->file, "%s", file);
+    c->bad_line = line;
+    snprintf(c->why, sizeof c->why, "%s", why);
+    return -EBADMSG;
+}
+
+/* A record that holds: the traces that name its seq learn what it is. */
+static void match_heads(struct walk *w, json_t *rec, json_int_t seq, const char *hash)
+{
+    size_t lo = 0, hi = w->nwant;
+    while (lo < hi) { /* the first with this seq */
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->want[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const char *run = json_string_value(json_object_get(rec, "run_id"));
+    for (size_t i = lo; i < w->nwant && w->want[i].seq == seq; i++)
+        w->want[i].state = strcmp(w->want[i].hash, hash) ? OTHER
+                           : !run || strcmp(run, w->want[i].run_id) ? NOT_ITS_RUN
+                                                                   : FOUND;
+}
+
 /* One file of the chain, carrying the hash and sequence number over. */
-static int verify_file(FILE *f, char **prev, json_int_t *seq, struct sg_audit_check *c)
+static int verify_file(FILE *f, const char *file, bool last, struct walk *w,
+                       struct sg_audit_check *c)
 {
     char *line = NULL;
     size_t cap = 0, lineno = 0;
     ssize_t n;
     int r = 0;
-    while ((n = getline(&line, &cap, f)) > 0) {
+    snprintf(c->file, sizeof c->file, "%s", file);
+    while (r == 0 && (n = getline(&line, &cap, f)) > 0) {
         lineno++;
-        bool complete = line[n - 1] == '\n';
-        if (!complete) {
-            c->torn++; /* a crash mid-write: not a record */
+        if (line[n - 1] != '\n') {
+            /* the only thing a crash mid-write leaves: the log's last line
+             * without its newline. Not a record; the next append takes it
+             * off and says so in the chain. A rotated file was closed by an
+             * append that saw it whole. */
+            if (!last)
+                r = fail(c, file, lineno,
+                         "a rotated file ends in half a line: it was changed after it was closed");
+            else
+                c->torn = 1;
             break;
         }
-        line[n - 1] = '\0';
-        if (!line[0])
-            continue; /* the newline that closed a torn line */
-        json_t *rec = json_loads(line, 0, NULL);
-        if (!rec) {
-            /* half a line from a crash, closed by the next append: counted,
-             * skipped; the record after it must still chain to the last good */
-            c->torn++;
+        line[--n] = '\0';
+        json_t *rec = json_loadb(line, (size_t)n, JSON_REJECT_DUPLICATES, NULL);
+        if (!json_is_object(rec)) {
+            json_decref(rec);
+            if (w->garbage_line) {
+                r = fail(c, w->garbage_file, w->garbage_line,
+                         "this line is not a record (it does not parse), and no torn_line "
+                         "record follows it: it was changed or put there");
+                break;
+            }
+            w->garbage_line = lineno;
+            w->garbage_len = (size_t)n;
+            sg_sha256_text(line, (size_t)n, w->garbage_sum);
+            snprintf(w->garbage_file, sizeof w->garbage_file, "%s", file);
             continue;
+        }
+        const char *type = json_string_value(json_object_get(rec, "type"));
+        if (w->garbage_line) {
+            /* an older writer closed a torn line with a newline and wrote its
+             * torn_line record next: that pair, and only that, is a tear */
+            const char *sum = json_string_value(json_object_get(rec, "sha256"));
+            bool rotation = type && !strcmp(type, "rotation") && lineno == 1;
+            bool closes = type && !strcmp(type, "torn_line") &&
+                          json_integer_value(json_object_get(rec, "bytes")) ==
+                              (json_int_t)w->garbage_len &&
+                          (!sum || !strcmp(sum, w->garbage_sum));
+            if (!rotation && !closes) {
+                json_decref(rec);
+                r = fail(c, w->garbage_file, w->garbage_line,
+                         "this line is not a record (it does not parse), and no torn_line "
+                         "record follows it: it was changed or put there");
+                break;
+            }
+            if (closes)
+                w->garbage_line = 0;
         }
         const char *h = json_string_value(json_object_get(rec, "hash"));
         const char *p = json_string_value(json_object_get(rec, "prev"));
+        json_t *sj = json_object_get(rec, "seq");
         cleanup_free char *calc = sg_audit_hash(rec);
         const char *why = !h || strcmp(h, calc) ? "its hash does not match its content"
-                          : !p || strcmp(p, *prev)
+                          : !p || strcmp(p, w->prev)
                               ? (c->records && lineno == 1
                                      ? "it does not follow the last record of the file before "
                                        "it (a file of the chain is missing or was changed)"
                                      : "it does not follow the record before it")
-                          : json_integer_value(json_object_get(rec, "seq")) != *seq + 1
+                          : !json_is_integer(sj) || json_integer_value(sj) != w->seq + 1
                               ? "its sequence number is wrong"
                               : NULL;
         if (why) {
-            c->bad_line = lineno;
-            snprintf(c->why, sizeof c->why, "%s", why);
             json_decref(rec);
-            r = -EBADMSG;
+            r = fail(c, file, lineno, why);
             break;
         }
-        free(*prev);
-        *prev = sg_xstrdup(h);
-        (*seq)++;
+        if (type && !strcmp(type, "torn_line"))
+            c->torn_taken++;
+        free(w->prev);
+        w->prev = sg_xstrdup(h);
+        w->seq++;
         c->records++;
+        match_heads(w, rec, w->seq, h);
         json_decref(rec);
     }
     free(line);
@@ -303,6 +424,112 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int by_seq(const void *a, const void *b)
+{
+    const struct want *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq ? 1 : strcmp(x->name, y->name);
+}
+
+/* The heads the traces beside the log name (traces/ in the log's folder).
+ * Read before the log: a run writes its records, then its trace, so a
+ * trace read first names a record already on disk. A trace that does not
+ * parse was changed (traces are renamed into place whole): it counts as
+ * one whose head is not found. */
+static void read_heads(const char *dir, struct walk *w, struct sg_audit_check *c)
+{
+    cleanup_free char *tdir = sg_xasprintf("%s/traces", dir);
+    int dfd = open(tdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *nm = e->d_name;
+        if (nm[0] == '.' || !sg_str_has_suffix(nm, ".json"))
+            continue;
+        int fd = openat(dfd, nm, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        json_t *doc = json_loadfd(fd, 0, NULL);
+        close(fd);
+        json_t *head = json_object_get(doc, "audit_head");
+        const char *hash = json_string_value(json_object_get(head, "hash"));
+        json_t *sj = json_object_get(head, "seq");
+        const char *id = json_string_value(json_object_get(doc, "trace_id"));
+        if (doc && !head) {
+            c->traces_old++; /* written before traces named a head, or its record failed */
+        } else {
+            w->want = sg_xrealloc(w->want, (w->nwant + 1) * sizeof *w->want);
+            w->want[w->nwant++] = (struct want){
+                .name = sg_xstrdup(nm),
+                .run_id = sg_xstrdup(id ? id : ""),
+                .seq = doc && hash && json_is_integer(sj) ? json_integer_value(sj) : -1,
+                .hash = sg_xstrdup(hash ? hash : ""),
+            };
+        }
+        json_decref(doc);
+    }
+    closedir(d);
+    if (w->nwant)
+        qsort(w->want, w->nwant, sizeof *w->want, by_seq);
+}
+
+/* After the walk: every trace's head found, or the first one not named. */
+static int check_heads(const char *dir, struct walk *w, struct sg_audit_check *c)
+{
+    const struct want *bad = NULL;
+    for (size_t i = 0; i < w->nwant; i++) {
+        if (w->want[i].state == FOUND) {
+            c->traces++;
+            continue;
+        }
+        c->traces_bad++;
+        if (!bad)
+            bad = &w->want[i];
+    }
+    if (!bad)
+        return 0;
+    snprintf(c->trace, sizeof c->trace, "%s/traces/%s", dir, bad->name);
+    long long n = (long long)bad->seq;
+    if (n < 0)
+        snprintf(c->why, sizeof c->why,
+                 "it does not parse, or names no head: it was changed after it was written");
+    else if (bad->state == OTHER)
+        snprintf(c->why, sizeof c->why,
+                 "it names record #%lld as the chain's head after its run, but record #%lld of "
+                 "the log is another record: the log was rewritten or replaced from there",
+                 n, n);
+    else if (bad->state == NOT_ITS_RUN)
+        snprintf(c->why, sizeof c->why,
+                 "record #%lld of the log is not its run's record: the trace or the log was "
+                 "changed", n);
+    else if (c->head_seq == 0)
+        snprintf(c->why, sizeof c->why,
+                 "it names record #%lld as the chain's head after its run, but the log holds "
+                 "no record: it was removed or replaced", n);
+    else
+        snprintf(c->why, sizeof c->why,
+                 "it names record #%lld as the chain's head after its run, but the log ends at "
+                 "record #%lld: records were cut off its end, or the log was replaced",
+                 n, c->head_seq);
+    return -EBADMSG;
+}
+
+json_t *sg_audit_head_of(json_t *rec)
+{
+    json_t *seq = json_object_get(rec, "seq"), *hash = json_object_get(rec, "hash");
+    if (!json_is_integer(seq) || !json_is_string(hash))
+        return NULL;
+    return json_pack("{s:O, s:O}", "seq", seq, "hash", hash);
+}
+
 int sg_audit_verify(const char *path, struct sg_audit_check *c)
 {
     memset(c, 0, sizeof *c);
@@ -311,6 +538,8 @@ int sg_audit_verify(const char *path, struct sg_audit_check *c)
     char dir[PATH_MAX];
     const char *base;
     size_t bl = log_stem(path, dir, sizeof dir, &base);
+    struct walk w = {.prev = sg_xstrdup(GENESIS)};
+    read_heads(dir, &w, c);
     char **files = NULL;
     size_t nfiles = 0;
     DIR *d = opendir(dir);
@@ -330,8 +559,6 @@ int sg_audit_verify(const char *path, struct sg_audit_check *c)
         qsort(files, nfiles, sizeof *files, by_name);
     files = sg_xrealloc(files, (nfiles + 1) * sizeof *files);
     files[nfiles++] = sg_xstrdup(path);
-    cleanup_free char *prev = sg_xstrdup(GENESIS);
-    json_int_t seq = 0;
     int r = 0;
     c->files = nfiles;
     for (size_t i = 0; i < nfiles && r == 0; i++) {
@@ -340,13 +567,25 @@ int sg_audit_verify(const char *path, struct sg_audit_check *c)
             r = errno == ENOENT && i + 1 == nfiles && nfiles > 1 ? 0 : -errno;
             break;
         }
-        snprintf(c->file, sizeof c->file, "%s", files[i]);
-        r = verify_file(f, &prev, &seq, c);
+        r = verify_file(f, files[i], i + 1 == nfiles, &w, c);
         fclose(f);
     }
+    if (r == 0 && w.garbage_line)
+        r = fail(c, w.garbage_file, w.garbage_line,
+                 "this line is not a record (it does not parse), and no torn_line record "
+                 "follows it: it was changed or put there");
+    c->head_seq = (long long)w.seq;
+    snprintf(c->head, sizeof c->head, "%s", w.prev);
+    /* the traces only speak when the log itself was read through */
+    if (r == 0 || (r == -ENOENT && w.nwant))
+        r = check_heads(dir, &w, c);
     for (size_t i = 0; i < nfiles; i++)
         free(files[i]);
     free(files);
+    for (size_t i = 0; i < w.nwant; i++)
+        free(w.want[i].name), free(w.want[i].run_id), free(w.want[i].hash);
+    free(w.want);
+    free(w.prev);
     return r;
 }
 
@@ -671,7 +910,7 @@ void sg_audit_capture_free(struct sg_audit_capture *c)
     sg_buf_free(&c->err);
 }
 
-bool sg_audit_ends_with_run(const char *path, const char *run_id)
+json_t *sg_audit_last_run(const char *path, const char *run_id)
 {
     cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     size_t torn;
@@ -679,7 +918,8 @@ bool sg_audit_ends_with_run(const char *path, const char *run_id)
     json_t *rec = tip ? json_loads(tip, 0, NULL) : NULL;
     const char *type = json_string_value(json_object_get(rec, "type"));
     const char *id = json_string_value(json_object_get(rec, "run_id"));
-    bool yes = type && id && !strcmp(type, "run") && !strcmp(id, run_id);
+    if (type && id && !strcmp(type, "run") && !strcmp(id, run_id))
+        return rec;
     json_decref(rec);
-    return yes;
+    return NULL;
 }

@@ -1,10 +1,13 @@
 /* audit.jsonl: append-only, one record per run and one per decision, each
  * carrying the SHA-256 of the record before it, written with O_APPEND and
- * fsync'd. A torn last line (a crash mid-write) is detected, not trusted. */
+ * fsync'd. A torn last line (a crash mid-write) is detected, not trusted:
+ * the next append takes it off and writes a torn_line record in its place,
+ * so every complete line of the log is a record of the chain. */
 #ifndef SG_AUDIT_H
 #define SG_AUDIT_H
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -47,12 +50,29 @@ struct sg_audit_check {
     char file[512];   /* the file the last record checked (or the break) is in */
     size_t bad_line;  /* 1-based line of the first bad record, 0 when all good */
     char why[200];
-    int torn;         /* lines that are half a record (a crash mid-write) */
+    int torn;         /* 1: the log ends in half a line without its newline */
+    size_t torn_taken; /* torn_line records: half lines a later append took off */
+    long long head_seq; /* the chain's head: its last record (0: none) */
+    char head[80];
+    size_t traces;     /* traces beside the log whose head the log holds */
+    size_t traces_old; /* traces that name no head (older, or their record failed) */
+    size_t traces_bad; /* traces whose head the log does not hold */
+    char trace[PATH_MAX + 300]; /* the first of those (by the head it names) */
 };
 /* Verify the whole chain, through every rotated file, oldest first: a file
- * missing from the middle, or changed, breaks it. Returns 0 when it holds,
- * -EBADMSG otherwise. */
+ * missing from the middle, or changed, breaks it. Every complete line must
+ * be a record that chains; only the last line of the log may be half a
+ * record (without its newline: a crash mid-write), and it is not counted.
+ * Then the traces folder beside the log (read first, so a run finishing
+ * meanwhile is no false alarm): each trace's "audit_head" must be a record
+ * of the chain, so records cut off its end are named by the trace that saw
+ * them. Returns 0 when all holds, -EBADMSG otherwise (bad_line set: the
+ * chain; else trace set: a trace). */
 int sg_audit_verify(const char *path, struct sg_audit_check *c);
+
+/* The chain's head after a record sg_audit_append wrote: {"seq", "hash"},
+ * what a run's trace and journal keep (NULL: rec was not written). */
+json_t *sg_audit_head_of(json_t *rec);
 
 /* The first SG_AUDIT_OUTPUT_CAP bytes of each stream, for the record: an
  * event sink (ctx: the capture). */
@@ -63,9 +83,10 @@ void sg_audit_capture_init(struct sg_audit_capture *c);
 void sg_audit_capture_sink(void *ctx, const struct sg_event *ev);
 void sg_audit_capture_free(struct sg_audit_capture *c);
 
-/* Is the last record of the log at path the run record of run_id? (A run
- * recovered from its journal may have got that far before its broker died.) */
-bool sg_audit_ends_with_run(const char *path, const char *run_id);
+/* The last record of the log at path when it is the run record of run_id,
+ * else NULL. (A run recovered from its journal may have got that far before
+ * its broker died; its head and trace name are in it.) */
+json_t *sg_audit_last_run(const char *path, const char *run_id);
 
 /* What a run's audit record takes from the start of the run (the journal
  * keeps it): run_id, skill, input_sha256, permissions_used. */

@@ -389,6 +389,11 @@ static void parse_line(json_t *o, sg_event_sink_fn sink, void *ctx, struct sg_jo
         const char *p = json_string_value(json_object_get(o, "path"));
         if (p && !r->trace_path)
             r->trace_path = sg_xstrdup(p);
+    } else if (!strcmp(type, "audit")) {
+        json_t *h = json_object_get(o, "head");
+        if (!r->audit && json_is_integer(json_object_get(h, "seq")) &&
+            json_is_string(json_object_get(h, "hash")))
+            r->audit = json_incref(o);
     } else if (!strcmp(type, "end")) {
         if (!r->end)
             r->end = json_incref(o);
@@ -446,6 +451,7 @@ void sg_journal_read_free(struct sg_journal_read *r)
 {
     json_decref(r->head);
     json_decref(r->end);
+    json_decref(r->audit);
     free(r->trace_path);
     memset(r, 0, sizeof *r);
 }
@@ -482,6 +488,15 @@ static char *written_trace(const char *run_id)
     return found;
 }
 
+/* The chain's head a written trace names (NULL: none, or no such trace). */
+static json_t *trace_head(const char *path)
+{
+    json_t *doc = json_load_file(path, 0, NULL);
+    json_t *head = json_incref(json_object_get(doc, "audit_head"));
+    json_decref(doc);
+    return head;
+}
+
 /* The result an "end" step kept. */
 static int end_from(json_t *e, struct sg_run_result *res)
 {
@@ -513,6 +528,7 @@ static int recover_one(const char *buf, size_t len, struct sg_recovered *out)
     struct sg_journal_read jr;
     sg_journal_parse(buf, len, replay_sink, &rp, &jr);
     cleanup_free char *log = sg_audit_path();
+    cleanup_free char *tname = NULL; /* the trace's name in its folder */
     int e = 0;
     if (!jr.head) {
         e = -ENODATA; /* no head: nothing was launched */
@@ -543,19 +559,49 @@ static int recover_one(const char *buf, size_t len, struct sg_recovered *out)
     sg_format_iso((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, now);
     json_object_set_new(doc, "recovered_at", json_string(now));
     json_object_set_new(doc, "journal_lines_skipped", json_integer((json_int_t)jr.bad_lines));
-    if (jr.trace_path || (jr.trace_path = written_trace(out->run_id)))
-        out->trace_path = sg_xstrdup(jr.trace_path);
-    else
-        e = sg_trace_write(doc, NULL, json_string_value(json_object_get(th, "skill_root")),
-                           &out->trace_path);
-    if (!e && !sg_audit_ends_with_run(log, out->run_id)) {
+    /* as the broker does: the audit records, then the trace naming the
+     * chain's head after them (unless the broker got that far) */
+    bool traced = jr.trace_path || (jr.trace_path = written_trace(out->run_id));
+    json_t *last = NULL, *head = NULL;
+    if (jr.audit) { /* the records are in; the journal says so */
+        head = json_incref(json_object_get(jr.audit, "head"));
+        tname = sg_xstrdup(json_string_value(json_object_get(jr.audit, "trace")) ?: "");
+    } else if (traced && (head = trace_head(jr.trace_path))) {
+        /* the trace comes after the records and names them */
+    } else if ((last = sg_audit_last_run(log, out->run_id))) {
+        /* the broker died between its record and saying so */
+        head = sg_audit_head_of(last);
+        const char *t = json_string_value(json_object_get(last, "trace"));
+        const char *slash = t ? strrchr(t, '/') : NULL;
+        tname = sg_xstrdup(slash ? slash + 1 : "");
+        json_decref(last);
+    } else {
+        if (!traced)
+            tname = sg_trace_name(doc);
+        cleanup_free char *tpath = traced ? sg_xstrdup(jr.trace_path) : sg_trace_path_of(tname);
         json_t *rec = sg_audit_run_record(doc, ah, res.out_sha256, rp.cap.out.data, rp.cap.out.len,
-                                          rp.cap.err.data, rp.cap.err.len, out->trace_path);
+                                          rp.cap.err.data, rp.cap.err.len, tpath);
         e = rec ? sg_audit_append_refusals(log, doc, ah) : -EINVAL;
         if (!e)
             e = sg_audit_append(log, rec);
+        head = e ? NULL : sg_audit_head_of(rec);
         json_decref(rec);
     }
+    if (traced) {
+        out->trace_path = sg_xstrdup(jr.trace_path);
+    } else {
+        if (head)
+            json_object_set(doc, "audit_head", head);
+        const char *skill_root = json_string_value(json_object_get(th, "skill_root"));
+        /* under the name its record gives, when that is a name of the folder */
+        int te = sg_trace_write_named(doc, tname && tname[0] ? tname : NULL, skill_root,
+                                      &out->trace_path);
+        if (te == -EINVAL || te == -EEXIST)
+            te = sg_trace_write_named(doc, NULL, skill_root, &out->trace_path);
+        if (!e)
+            e = te;
+    }
+    json_decref(head);
     json_decref(doc);
 out:
     sg_journal_read_free(&jr);

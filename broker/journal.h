@@ -5,7 +5,9 @@
  * $XDG_STATE_HOME/skillgate/runs/<run_id>.journal, mode 0600, JSON lines:
  * a head (the trace's head, the audit record's head, the start time, the
  * broker's pid), then the run's events as they happen, then the steps of
- * the end ("end": the result, "trace": where the trace was written). The
+ * the end ("end": the result, "audit": its audit records are in the log,
+ * with the chain's head after them and the trace's name, "trace": where
+ * the trace was written). The
  * broker holds an flock on
  * it for the whole run, so a journal nobody holds is an orphan: the next
  * start of skillgate (any command) writes its trace, status "incomplete",
@@ -72,6 +74,8 @@ struct sg_journal_read {
     json_t *head;          /* NULL: no head (nothing ran) */
     json_t *end;           /* the "end" step: how the run ended, when the broker saw it */
     char *trace_path;      /* a "trace" step's path */
+    json_t *audit;         /* an "audit" step: the run's records are in the log; its
+                            * "head" (the chain's head after them) and "trace" name */
     int crash_signal;      /* a crash note's signal, or 0 */
     long long last_wall_ms;
     size_t events, bad_lines;

@@ -445,20 +445,34 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
     json_object_set_new(out->doc, "manifests", st->seen);
     if (r->person)
         sg_seen_mark(sk);
-    out->trace_err = sg_trace_write(out->doc, NULL, sk->root, &out->trace_path);
+    /* the audit records first, then the trace, which names the chain's head
+     * after them ("audit_head"): audit verify holds the log to every trace,
+     * so records cut off the log's end are caught (issue 34). The record
+     * names the trace by the name it is about to be written under. */
+    cleanup_free char *tname = sg_trace_name(out->doc);
+    cleanup_free char *tpath = sg_trace_path_of(tname);
+    json_t *rec = sg_audit_run_record(out->doc, st->audit_head, out->res.out_sha256,
+                                      st->cap.out.data, st->cap.out.len, st->cap.err.data,
+                                      st->cap.err.len, tpath);
+    cleanup_free char *log = sg_audit_path();
+    out->audit_err = rec ? sg_audit_append_refusals(log, out->doc, st->audit_head) : -EINVAL;
+    if (!out->audit_err)
+        out->audit_err = sg_audit_append(log, rec);
+    json_t *head = out->audit_err ? NULL : sg_audit_head_of(rec);
+    json_decref(rec);
+    if (head) {
+        json_object_set(out->doc, "audit_head", head);
+        if (st->journal) /* recovery must not append them twice, and knows the head */
+            sg_journal_note(st->journal, json_pack("{s:s, s:O, s:s}", "type", "audit", "head",
+                                                   head, "trace", tname));
+        json_decref(head);
+    }
+    out->trace_err = sg_trace_write_named(out->doc, tname, sk->root, &out->trace_path);
     if (!out->trace_err && st->journal) /* recovery must not write it twice */
         sg_journal_note(st->journal, json_pack("{s:s, s:s}", "type", "trace", "path",
                                                out->trace_path));
     if (st->trace_out)
         out->trace_err2 = sg_trace_write(out->doc, st->trace_out, sk->root, &out->trace_path2);
-    json_t *rec = sg_audit_run_record(out->doc, st->audit_head, out->res.out_sha256,
-                                      st->cap.out.data, st->cap.out.len, st->cap.err.data,
-                                      st->cap.err.len, out->trace_path);
-    cleanup_free char *log = sg_audit_path();
-    out->audit_err = rec ? sg_audit_append_refusals(log, out->doc, st->audit_head) : -EINVAL;
-    if (!out->audit_err)
-        out->audit_err = sg_audit_append(log, rec);
-    json_decref(rec);
     if (!out->audit_err)
         out->audit_err = decisions_err;
     if (st->journal) {

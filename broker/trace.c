@@ -304,7 +304,45 @@ static void prune_traces(int dfd, const char *just_written)
     closedir(d);
 }
 
+char *sg_trace_name(json_t *doc)
+{
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    return sg_xasprintf("%s-%s-%s.json", stamp,
+                        json_string_value(json_object_get(doc, "skill_name")),
+                        json_string_value(json_object_get(doc, "trace_id")));
+}
+
+char *sg_trace_path_of(const char *name)
+{
+    cleanup_free char *state = sg_state_dir();
+    return sg_xasprintf("%s/traces/%s", state, name);
+}
+
+static int write_doc(json_t *doc, const char *path, const char *fixed, const char *skill_root,
+                     char **written);
+
 int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char **written)
+{
+    return write_doc(doc, path, NULL, skill_root, written);
+}
+
+int sg_trace_write_named(json_t *doc, const char *name, const char *skill_root, char **written)
+{
+    *written = NULL;
+    /* a name of the traces folder, never a path out of it (it may come
+     * from a journal) */
+    if (name && (!name[0] || name[0] == '.' || strchr(name, '/') ||
+                 !sg_str_has_suffix(name, ".json")))
+        return -EINVAL;
+    return write_doc(doc, NULL, name, skill_root, written);
+}
+
+static int write_doc(json_t *doc, const char *path, const char *fixed, const char *skill_root,
+                     char **written)
 {
     cleanup_free char *target = NULL, *name = NULL;
     cleanup_fd int dfd = AT_FDCWD; /* the traces folder, walked safely (config.h) */
@@ -322,14 +360,7 @@ int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char *
         if (r < 0)
             return r;
         dfd = r;
-        char stamp[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-        name = sg_xasprintf("%s-%s-%s.json", stamp,
-                            json_string_value(json_object_get(doc, "skill_name")),
-                            json_string_value(json_object_get(doc, "trace_id")));
+        name = fixed ? sg_xstrdup(fixed) : sg_trace_name(doc);
         target = sg_xasprintf("%s/%s", dir, name);
     }
     if (skill_root && inside(target, skill_root))

@@ -54,6 +54,16 @@ char *sg_state_dir(void);
 /* Write doc to path, or (path NULL) to a new file in the traces folder.
  * Refuses a path inside skill_root and symlinks. *written gets the path. */
 int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char **written);
+/* A new trace's file name in the traces folder (the time, the skill, the
+ * run), chosen before it is written: the run's audit record names it, and
+ * the trace then names the chain's head after that record ("audit_head").
+ * Caller frees. */
+char *sg_trace_name(json_t *doc);
+/* The traces folder's path of such a name. Caller frees. */
+char *sg_trace_path_of(const char *name);
+/* sg_trace_write into the traces folder under name (NULL: a new one);
+ * -EINVAL for a name that is not a plain "*.json" name of that folder. */
+int sg_trace_write_named(json_t *doc, const char *name, const char *skill_root, char **written);
 /* SHA-256 of the policy part of a skill's JSON (what the run was allowed). */
 char *sg_policy_digest(const struct sg_skill *sk);
 

@@ -20,18 +20,38 @@ static int verify(const char *path)
         fprintf(stderr, "skillgate: %s: %s\n", path, strerror(-r));
         return SG_EXIT_USAGE;
     }
+    if (c.torn_taken)
+        printf("%s: %zu torn line%s (a crash mid-write) taken off by a later append, each "
+               "recorded in the chain (torn_line)\n",
+               path, c.torn_taken, c.torn_taken == 1 ? "" : "s");
     if (c.torn)
-        printf("%s: %d torn line%s (a crash mid-write) skipped\n", path, c.torn,
-               c.torn == 1 ? "" : "s");
-    if (r == -EBADMSG) {
+        printf("%s: 1 torn line (a crash mid-write) ends the log without its newline: not a "
+               "record; the next append takes it off and records it\n", path);
+    if (r == -EBADMSG && c.bad_line) {
         printf("%s:%zu: the chain breaks here: %s (%zu good records before it)\n", c.file,
                c.bad_line, c.why, c.records);
+        return SG_EXIT_INVALID;
+    }
+    if (r == -EBADMSG) {
+        cleanup_free char *t = sg_xasprintf("%s: %s", c.trace, c.why);
+        sg_print_safe(stdout, t); /* a file name in the folder: anyone's bytes */
+        fputc('\n', stdout);
+        printf("%s: %zu records, chain intact in itself, but %zu trace%s name%s a head it does "
+               "not hold: the log is not the one those runs wrote\n",
+               path, c.records, c.traces_bad, c.traces_bad == 1 ? "" : "s",
+               c.traces_bad == 1 ? "s" : "");
         return SG_EXIT_INVALID;
     }
     if (c.files > 1)
         printf("%s: %zu records in %zu files, chain intact\n", path, c.records, c.files);
     else
         printf("%s: %zu records, chain intact\n", path, c.records);
+    if (c.head_seq)
+        printf("head: record #%lld %s\n", c.head_seq, c.head);
+    printf("traces: %zu name a record of the chain as their run's last", c.traces);
+    if (c.traces_old)
+        printf(" (%zu older ones name none)", c.traces_old);
+    printf("\n");
     return SG_EXIT_OK;
 }
 
@@ -118,7 +138,8 @@ int cmd_audit(int argc, char **argv)
         switch (c) {
         case 'h':
             sg_command_usage(stdout, "audit");
-            printf("\n  verify          check the hash chain; exit 1 at the first bad record\n"
+            printf("\n  verify          check the hash chain, and the traces against it; exit 1\n"
+                   "                  at the first bad record or a trace whose head is gone\n"
                    "  tail [-n N]     the last N records, one line each\n"
                    "  show RUN        every record of one run, as JSON\n"
                    "  -f, --file F    another audit log; default:\n                  %s\n", path);
