@@ -315,7 +315,9 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
         bool xattr = sg_seccomp_sets_xattr(name, req->data.nr);
         if (xattr && !name)
             sc = "setxattrat";
-        if (!strcmp(sc, "memfd_create") || !strcmp(sc, "shmget") || xattr) {
+        /* SysV queues and semaphore sets: kernel memory, like shmget's */
+        bool ipc = !strcmp(sc, "msgget") || !strcmp(sc, "semget");
+        if (!strcmp(sc, "memfd_create") || !strcmp(sc, "shmget") || ipc || xattr) {
             bool counted = plan->limits[SG_PL_MEMORY].mech != SG_MECH_RLIMIT;
             resp->error = counted ? 0 : xattr ? -ENOTSUP : -EPERM;
             resp->flags = counted ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
@@ -326,6 +328,8 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
                                       "mechanism", "rlimit", "prevented", 1),
                             xattr ? "%s refused (ENOTSUP): without a cgroup an extended "
                                     "attribute is kernel memory no limit counts"
+                            : ipc ? "%s refused: without a cgroup its messages or semaphores "
+                                    "are kernel memory no limit counts"
                                   : "%s refused: without a cgroup its pages would count against "
                                     "no memory limit", sc);
             free(name);

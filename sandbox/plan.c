@@ -146,7 +146,8 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
     cleanup_free char *mem = cg == 2   ? sg_xasprintf("memory.max, memory.swap.max=0%s", where)
                              : cg == 1 ? sg_xasprintf("memory.limit_in_bytes (+memsw)%s", where)
                                        : sg_xasprintf("RLIMIT_AS per process, tmpfs sizes, memfd "
-                                                      "and SysV shared memory refused, "
+                                                      "and SysV shared memory, queues and "
+                                                      "semaphores refused, "
                                                       "RLIMIT_NOFILE (%s); kernel memory "
                                                       "(inodes, dentries, xattrs) counts against "
                                                       "no limit: bounded by nr_inodes, xattrs "

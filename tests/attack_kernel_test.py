@@ -12,8 +12,10 @@ stops with ENOSPC at the bound the plan states; setting an extended
 attribute is refused (ENOTSUP, a resource_limit_hit event naming the call)
 where no cgroup counts memory, through each of setxattr, lsetxattr,
 fsetxattr and setxattrat, and where a cgroup does, xattrs stop at the
-mount's inode space (nr_inodes KiB); the dry run says both bounds and, without a
-cgroup, that kernel memory counts against no limit. Each test runs as root
+mount's inode space (nr_inodes KiB); SysV message queues and semaphore
+sets are refused without a cgroup, as shared memory is; the dry run says
+both bounds and, without a cgroup, that kernel memory counts against no
+limit. Each test runs as root
 (a cgroup) and again as an unprivileged user (none), through
 sandbox_test.py's harness. Every flood is bounded in count and time. Prints
 TAP.
@@ -185,6 +187,51 @@ def an_inode_flood_stops_at_nr_inodes(m, base):
         # less what is there already (the folder itself, HOME's dot files)
         assert bound - 64 <= n < bound, (where, n, bound)
     assert limits["inodes"]["value"] == bound, limits
+
+
+# SysV message queues (16 KiB each) and semaphore sets (up to 32,000
+# semaphores each): the sandbox's IPC namespace allows 32,000 of each.
+SYSV = r"""
+    import ctypes, json, os, time
+    libc = ctypes.CDLL(None, use_errno=True)
+    IS_CGROUP = json.loads(os.environ["SKILL_INPUT"])["cgroup"]
+    res, t0 = {}, time.monotonic()
+    for call, make in (("msgget", lambda: libc.msgget(0, 0o1600)),
+                       ("semget", lambda: libc.semget(0, 32000, 0o1600))):
+        n, err = 0, 0
+        for i in range(200 if call == "semget" else 3000):  # 400 MB of sets, 48 MB of queues
+            if time.monotonic() - t0 > 15 or (call == "semget" and n >= 8 and IS_CGROUP):
+                break
+            if make() < 0:
+                err = ctypes.get_errno()
+                break
+            n += 1
+        res[call] = [n, err]
+    print("sysv", json.dumps(res), flush=True)
+    """
+
+
+@test()
+def sysv_queues_and_semaphores_are_refused_without_a_cgroup(m, base):
+    """As an ordinary user with memory_mb: 64, 200 semaphore sets pinned
+    410 MB of unreclaimable slab in a second, and 3,000 message queues 48
+    MB. Without a cgroup msgget and semget are refused (EPERM, a
+    resource_limit_hit event), as shmget is; with one they count there and
+    go on (a few are made)."""
+    probe = h.make_skill(base, f"probe-{m.name}", "print('x')\n", yaml_extra=LIMITS)
+    _, _, _, limits = run_json(m, probe)
+    cgroup = limits["memory"]["mechanism"] != "rlimit"
+    d = h.make_skill(base, f"sysv-{m.name}", SYSV, yaml_extra=LIMITS)
+    p, evs, out, limits = run_json(m, d, {"cgroup": cgroup})
+    res = result(out, "sysv")
+    hits = [e for e in evs if e["kind"] == "resource_limit_hit"]
+    if not cgroup:
+        assert res == {"msgget": [0, 1], "semget": [0, 1]}, res
+        calls = {e["data"]["syscall"] for e in hits}
+        assert {"msgget", "semget"} <= calls, hits
+    else:
+        assert res["msgget"][0] > 0 and res["semget"][0] > 0, res
+        assert not any(e["data"].get("syscall") in ("msgget", "semget") for e in hits), hits
 
 
 @test()
