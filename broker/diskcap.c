@@ -39,7 +39,23 @@ struct sg_diskcap {
     int64_t next_ms;
     long long grown;         /* the sum of the held files' growth at their last looks */
     bool over, said;         /* past the byte cap; the event emitted */
+    dev_t own[SG_OWN_FS_MAX]; /* the sandbox's own tmpfs instances (sandbox.h) */
+    size_t nown;
 };
+
+void sg_diskcap_own_fs(struct sg_diskcap *d, const dev_t *own, size_t n)
+{
+    d->nown = n < SG_OWN_FS_MAX ? n : SG_OWN_FS_MAX;
+    memcpy(d->own, own, d->nown * sizeof *own);
+}
+
+bool sg_diskcap_is_own_fs(const struct sg_diskcap *d, dev_t dev)
+{
+    for (size_t i = 0; d && i < d->nown; i++)
+        if (d->own[i] == dev)
+            return true;
+    return false;
+}
 
 static int64_t now_ms(void)
 {

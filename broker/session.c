@@ -989,6 +989,7 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     r->conn = sg_sockconn_new(plan, bus, perm, r->sb->notify_fd, r->sb->own_dev,
                               r->sb->nown_dev);
     r->dc = sg_diskcap_new(plan, bus);
+    sg_diskcap_own_fs(r->dc, r->sb->own_dev, r->sb->nown_dev);
     r->reads = plan->observe_reads ? sg_reads_new(plan) : NULL;
     cleanup_free char *cmdline = command_line(plan);
     sg_bus_emit(bus, SG_EV_SKILL_STARTED,

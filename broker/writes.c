@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -204,13 +206,25 @@ static int reopen_descriptor(int notify_fd, const struct seccomp_notif *req, int
     unsigned mi = (unsigned)(st.st_rdev & 0xff);
     bool dev = !r && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
                (mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9);
+    struct statfs sf;
+    bool anon_pipe = !r && S_ISFIFO(st.st_mode) && fstatfs(obj, &sf) == 0 &&
+                     sf.f_type == PIPEFS_MAGIC;
+    int have = fcntl(obj, F_GETFL);
+    int want = (int)(flags & O_ACCMODE);
+    /* never more than the descriptor itself gives: a read end is not
+     * reopened for writing, nor a pipe's write end for reading */
+    bool within_own = have >= 0 && ((have & O_ACCMODE) == O_RDWR || (have & O_ACCMODE) == want);
     if (!r && S_ISSOCK(st.st_mode))
         r = -ENXIO; /* the kernel's answer: a socket is not opened by a path */
-    else if (!r && !S_ISFIFO(st.st_mode) && !dev) {
+    else if (!r && anon_pipe && !within_own) {
+        r = -EACCES;
+        *why = "it asks more of a pipe than the descriptor it names gives";
+    } else if (!r && !anon_pipe && !dev) {
         r = -EACCES;
         *why = S_ISREG(st.st_mode) ? "it reaches a file through a descriptor link; write the "
                                      "file by its name, where it is decided and counted"
-                                   : "it reaches no pipe or harmless device";
+                                   : "it reaches no pipe of its own or harmless device (a named "
+                                     "FIFO is opened by its name)";
     }
     int f = -1;
     if (!r) {
@@ -275,6 +289,45 @@ static int through_proc(const struct sg_plan *p, int notify_fd, const struct sec
                 : !strcmp(cls, "credential") ? "; it names a credential location"
                                              : "");
     return 1;
+}
+
+/* A call about to continue on a path in a private view (/tmp, the home,
+ * /dev/shm): the kernel will resolve it again, following any symlink the
+ * skill made there (/tmp/l -> a declared write path, -> /proc/self/root/..),
+ * and land where no count or hold sees it. So the object decides: the
+ * folder the name lands in (and the file, for calls that follow a last
+ * symlink: open, creat, truncate) must be on one of the sandbox's own tmpfs
+ * instances. 0, -EACCES (refuse), or the kernel's own answer when the
+ * folder is not there. A name changed after this look is the race
+ * session.c names. */
+static int lands_in_private_view(const struct sg_diskcap *dc, pid_t pid, const char *path,
+                                 bool follows_last)
+{
+    char parent[PATH_MAX];
+    if (snprintf(parent, sizeof parent, "%s", path) >= (int)sizeof parent)
+        return -ENAMETOOLONG;
+    char *slash = strrchr(parent, '/');
+    if (!slash)
+        return -EACCES;
+    if (slash == parent)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    struct stat st;
+    int o = sg_notif_open(pid, parent, O_PATH | O_DIRECTORY, true);
+    if (o < 0)
+        return o; /* the kernel's own answer: ENOENT, ENOTDIR, ELOOP */
+    int r = fstat(o, &st) == 0 && sg_diskcap_is_own_fs(dc, st.st_dev) ? 0 : -EACCES;
+    close(o);
+    if (r < 0 || !follows_last)
+        return r;
+    if (sg_notif_lstat(pid, path, &st) < 0 || !S_ISLNK(st.st_mode))
+        return 0; /* no link at the end: made or opened in that folder */
+    o = sg_notif_open(pid, path, O_PATH, true);
+    r = o >= 0 && fstat(o, &st) == 0 && sg_diskcap_is_own_fs(dc, st.st_dev) ? 0 : -EACCES;
+    if (o >= 0)
+        close(o);
+    return r; /* a dangling link would make its target: refused */
 }
 
 /* ---- approved writes, done by the broker ---- */
@@ -685,6 +738,34 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
                    : 0;
         if (k)
             return k;
+        const char *below;
+        bool follows = !strcmp(syscall, "open") || !strcmp(syscall, "openat") ||
+                       !strcmp(syscall, "creat") || !strcmp(syscall, "truncate");
+        const char *stray = NULL;
+        int v = 0;
+        if (dc && path1[0] && !host_bind(p, path1, &below) &&
+            (v = lands_in_private_view(dc, req->pid, path1, follows)) < 0)
+            stray = path1;
+        else if (dc && path2[0] && !host_bind(p, path2, &below) &&
+                 (v = lands_in_private_view(dc, req->pid, path2, false)) < 0)
+            stray = path2;
+        if (stray && v != -EACCES) {
+            resp->flags = 0;
+            resp->error = v;
+            return 1;
+        }
+        if (stray) {
+            resp->flags = 0;
+            resp->error = -EACCES;
+            sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                        json_pack("{s:s, s:s, s:s, s:i, s:s, s:b}", "syscall", syscall, "path",
+                                  stray, "class", "file", "pid", (int)req->pid, "reason",
+                                  "a symbolic link out of the private view", "prevented", 1),
+                        "%s of %s refused: a symbolic link there leads out of the sandbox's "
+                        "private folders (write a declared path by its own name, where it is "
+                        "counted)", syscall, stray);
+            return 1;
+        }
         resp->error = 0;
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
         return 1;

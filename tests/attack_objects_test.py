@@ -315,5 +315,90 @@ def openat2_is_never_let_continue(m, base):
     assert host_files(out, "made-by") == []
 
 
+@test()
+def a_symlink_in_the_private_tmp_is_no_way_around_the_caps(m, base):
+    # the broker judged /tmp/plain/aNN by its name (the private /tmp) and let
+    # the kernel follow the link into the declared write path: 60 files and
+    # 12 MB past caps of 4 files and 1 MB, no event
+    d, out = write_skill(m, base, f"tmplink-{m.name}", """
+        import os
+        OUT = "@OUT@"
+        os.symlink(OUT, "/tmp/plain")
+        os.symlink("/proc/self/root" + OUT, "/tmp/viaproc")
+        os.symlink(OUT + "/target", "/tmp/lastlink")
+        made = 0
+        for d in ("/tmp/plain", "/tmp/viaproc"):
+            for i in range(10):
+                try:
+                    with open(f"{d}/a{i:02d}", "w") as f:
+                        f.write("q" * 200000)
+                    made += 1
+                except OSError as e:
+                    print("refused", d, e.errno)
+                    break
+        try:
+            open("/tmp/lastlink", "w").write("x")
+            print("LASTLINK WROTE")
+        except OSError as e:
+            print("lastlink refused", e.errno)
+        try:
+            os.mkdir("/tmp/plain/sub")
+            print("MKDIR MADE")
+        except OSError as e:
+            print("mkdir refused", e.errno)
+        # the private /tmp itself still works
+        open("/tmp/own", "w").write("fine")
+        print("own", open("/tmp/own").read(), "made", made)
+        """, files=4, disk=1)
+    p = m.run("run", d, "--json", check=0)
+    evs = m.events(p)
+    text = "\n".join(e.get("message", "") for e in evs)
+    assert host_files(out, "a") == [] and not os.path.exists(os.path.join(out, "target")), \
+        (os.listdir(out), text)
+    assert not os.path.exists(os.path.join(out, "sub")), os.listdir(out)
+    assert "own fine made 0" in text, text
+    assert "LASTLINK WROTE" not in text and "MKDIR MADE" not in text, text
+    blocked = [e for e in evs if e["kind"] == "fs_blocked"
+               and e["data"].get("path", "").startswith("/tmp/")]
+    assert blocked, text
+
+
+@test()
+def a_descriptor_link_gives_no_more_than_its_descriptor(m, base):
+    # a FIFO the skill may not open (root's, 0600, in its read-only folder):
+    # through an O_PATH descriptor and /dev/fd/N the broker once opened it
+    # with its own credentials
+    d = h.make_skill(base, f"fifo-reopen-{m.name}", """
+        import os
+        F = os.path.join(os.path.dirname(os.path.abspath(__file__)), "secret.fifo")
+        fd = os.open(F, os.O_PATH)
+        try:
+            w = os.open(f"/dev/fd/{fd}", os.O_RDWR)
+            os.write(w, b"INJECTED-BY-SKILL\\n")
+            print("REOPENED")
+        except OSError as e:
+            print("reopen refused", e.errno)
+        r, w = os.pipe()
+        try:
+            os.open(f"/dev/fd/{r}", os.O_WRONLY | os.O_NONBLOCK)
+            print("READ END REOPENED FOR WRITING")
+        except OSError as e:
+            print("read end refused", e.errno)
+        """)
+    fifo = os.path.join(d, "secret.fifo")
+    os.mkfifo(fifo, 0o600)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        p = m.run("run", d, check=0)
+        try:
+            data = os.read(reader, 100)
+        except BlockingIOError:
+            data = b""
+        assert b"INJECTED" not in data and "REOPENED" not in p.out, (p.out, data)
+        assert "reopen refused 13" in p.out and "read end refused 13" in p.out, p.out
+    finally:
+        os.close(reader)
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
