@@ -410,10 +410,12 @@ def masked_files_stay_hidden(m, base):
             print("notes", open(home + "/notes.txt").read())
         except OSError as e:
             print("notes denied", e.errno)
-        """, yaml_extra="permissions:\n  filesystem:\n    read: [\"~\"]\n")
+        """, yaml_extra="permissions:\n  filesystem:\n    read: [\"~/.ssh\", \"~/.aws\", "
+                       "\"~/.netrc\", \"~/notes.txt\"]\n")
     p = m.run("run", d, check=0)
     assert_no_planted(p.out, p.err)
-    # the home was declared readable: the ordinary file is there, the secrets are not
+    # the credential paths were declared readable (the home itself may not
+    # be): the ordinary file is there, the secrets are not
     assert "notes not a secret" in p.out, p.out
     for line in p.out.splitlines()[:6]:
         assert line.endswith(" READ ") or " denied " in line, line
