@@ -2,11 +2,13 @@
 #include "hostsock.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "util.h"
@@ -27,9 +29,13 @@ int sg_plan_sockets(struct sg_plan *p, const struct sg_policy *pol, const char *
         struct sg_plan_socket *s = &p->sockets[p->nsockets++];
         s->path = sg_xstrdup(pol->sockets[i].path);
         s->origin = origin_text(&pol->sockets[i].origin);
+        s->fd = -1;
         struct stat st;
-        /* the person's own path, as the kernel follows it */
-        if (stat(s->path, &st) < 0) {
+        /* the person's own path, as the kernel follows it; held, since a
+         * freed inode's number is given to the next file made there (a
+         * socket replaced at the same path would have the same one) */
+        s->fd = open(s->path, O_PATH | O_CLOEXEC);
+        if (s->fd < 0 || fstat(s->fd, &st) < 0) {
             if (errno == ENOENT || errno == ENOTDIR)
                 continue; /* nothing to pin: the skill finds nothing there */
             int e = -errno;
@@ -87,6 +93,8 @@ void sg_plan_sockets_free(struct sg_plan *p)
     for (size_t i = 0; i < p->nsockets; i++) {
         free(p->sockets[i].path);
         free(p->sockets[i].origin);
+        if (p->sockets[i].fd >= 0)
+            close(p->sockets[i].fd);
     }
     free(p->sockets);
     p->sockets = NULL, p->nsockets = 0;

@@ -1,8 +1,10 @@
 /* Declared host unix sockets (permissions.unix_sockets), in the plan.
  *
  * A declared socket is pinned when the plan is made: the path the person
- * wrote (symlinks followed, as they would be) is stat'd on the host and
- * the socket's device and inode kept. The broker lets a connect through
+ * wrote (symlinks followed, as they would be) is opened on the host
+ * (O_PATH, held while the plan lives, so the inode is never freed and its
+ * number never given to a socket made there later) and the socket's
+ * device and inode kept. The broker lets a connect through
  * when the object the skill's path reaches is that inode, and never by
  * comparing paths: a symlink the skill makes to it reaches the same
  * object, and another socket put at the same path after the plan does not.

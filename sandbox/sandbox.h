@@ -89,6 +89,8 @@ struct sg_plan_socket {
     char *origin;   /* "skillsandbox.yaml:7:5 permissions.unix_sockets[0]" */
     bool present;   /* a socket was there at plan time (else nothing is pinned) */
     bool bound;     /* the plan binds the socket file at path (no other bind shows it) */
+    int fd;         /* O_PATH, held while the plan lives: the inode cannot be freed, so
+                     * its number cannot be reused by another socket (-1: none) */
     dev_t dev;
     ino_t ino;
     uid_t uid;      /* its owner, for the plan */

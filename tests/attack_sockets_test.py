@@ -255,8 +255,10 @@ def a_socket_put_at_the_declared_path_after_planning_is_not_the_declared_one(m, 
     # The folder is readable too, so the skill sees whatever is at the path
     # now (not the one socket file a bind of its own pins): the declared
     # path is replaced by another socket during the run, and the broker
-    # compares inodes, not paths.
+    # compares inodes, not paths. (Unpinned, the new socket got the freed
+    # inode's number: the plan holds the declared socket open for that.)
     folder = owner_only_dir(m, f"/tmp/sgsock-swap-{m.name}-{os.getpid()}")
+    os.chmod(folder, 0o711)  # the skill (nobody, under root) looks for the marker by name
     dmn = Daemon(m, folder, "A")
     marker = os.path.join(folder, "replaced")
     fresh = None
