@@ -708,8 +708,8 @@ static void warn_sockets(struct sg_pctx *c, const struct sg_ynode *n, const char
     struct stat st;
     bool have = lstat(abs, &st) == 0;
     if (have && S_ISSOCK(st.st_mode)) {
-        pc_warn(c, n, field, "%s is a unix socket: the skill may not connect to it (skillgate "
-                "refuses connects to host sockets)", abs);
+        pc_warn(c, n, field, "%s is a unix socket: reading it is not connecting to it (declare "
+                "it in permissions.unix_sockets for that, or the connect asks as Connect)", abs);
         return;
     }
     const char *known = NULL;
@@ -729,7 +729,8 @@ static void warn_sockets(struct sg_pctx *c, const struct sg_ynode *n, const char
     if (d)
         closedir(d);
     static const char *const tail = "the skill may read files there but not connect to a "
-                                    "daemon's socket (skillgate refuses connects to host sockets)";
+                                    "daemon's socket (unless permissions.unix_sockets declares "
+                                    "it, or a Connect request is allowed)";
     if (seen)
         pc_warn(c, n, field, "%s holds unix sockets, such as %s: %s", abs, seen, tail);
     else if (known && !strcmp(abs, known))
