@@ -488,10 +488,16 @@ static char *written_trace(const char *run_id)
     return found;
 }
 
-/* The chain's head a written trace names (NULL: none, or no such trace). */
+/* The chain's head a written trace names (NULL: none, or no such trace).
+ * The path is the journal's word: only a regular file is read, and a FIFO
+ * put there cannot hold up every start. */
 static json_t *trace_head(const char *path)
 {
-    json_t *doc = json_load_file(path, 0, NULL);
+    cleanup_fd int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    json_t *doc = json_loadfd(fd, 0, NULL);
     json_t *head = json_incref(json_object_get(doc, "audit_head"));
     json_decref(doc);
     return head;
