@@ -3,8 +3,10 @@
 skill that makes hundreds of thousands of refused calls must not make the
 trace undercount them (the kept event list is capped; the counts are not),
 nor flood the --json stream or the audit log with copies of one event.
-Each test runs as root and again as an unprivileged user, through
-sandbox_test.py's harness. Prints TAP.
+And for the audit log's own integrity (issue 34, item 9): a changed last
+record is not a "torn line", and records cut off the end are named by the
+trace that saw them. Each test runs as root and again as an unprivileged
+user, through sandbox_test.py's harness. Prints TAP.
 
 Usage: attack_records_test.py PATH/TO/skillgate SOURCE_ROOT
 """
@@ -12,7 +14,11 @@ import collections
 import functools
 import json
 import os
+import shutil
+import signal
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sandbox_test as h  # noqa: E402
@@ -181,6 +187,205 @@ def the_audit_log_rotates_with_its_chain_whole(m, base):
     v = m.run("audit", "verify", env=env)
     assert v.returncode != 0 and f"{rotated[0]}:{at + 1}:" in v.out, v.out
     assert open(mid).read() == saved
+
+
+# ---- the log's integrity (issue 34, item 9) ----
+# Each test keeps its records in a state folder of its own: the rotation
+# test above leaves the mode's log changed on purpose.
+
+def own_dir(m, path):
+    os.makedirs(path, exist_ok=True)
+    if h.IS_ROOT:
+        os.chown(path, m.uid, m.uid)
+    os.chmod(path, 0o700)
+    return path
+
+
+def new_state(m, base, tag):
+    path = os.path.join(base, f"state-{tag}-{m.name}")
+    shutil.rmtree(path, ignore_errors=True)
+    return own_dir(m, path)
+
+
+def state_copy(m, base, src, tag):
+    """A copy of a state folder to tamper with, owned by whoever runs
+    skillgate."""
+    dst = os.path.join(base, f"state-{tag}-{m.name}")
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst, symlinks=True)
+    if h.IS_ROOT:
+        for root, dirs, files in os.walk(dst):
+            for x in [root] + [os.path.join(root, f) for f in files]:
+                os.lchown(x, m.uid, m.uid)
+    return dst
+
+
+def log_of(state):
+    return os.path.join(state, "skillgate", "audit.jsonl")
+
+
+def traces_of(state):
+    folder = os.path.join(state, "skillgate", "traces")
+    return sorted((os.path.join(folder, x) for x in os.listdir(folder) if x.endswith(".json")),
+                  key=os.path.getmtime)
+
+
+def run_in(m, state, *args, **kw):
+    return m.run(*args, env={"XDG_STATE_HOME": state}, **kw)
+
+
+def three_runs(m, base, tag):
+    """Three runs of a small skill in a state folder of their own, each a
+    refused write (a decision record) and its run record: the log ends in
+    the last one's run record, which its trace names as its head."""
+    st = new_state(m, base, tag)
+    d = h.make_skill(base, f"{tag}-{m.name}", """
+        try:
+            open("/etc/sg-not-yours", "w")
+        except OSError:
+            print("refused")
+        """)
+    for _ in range(3):
+        run_in(m, st, "run", d, check=0)
+    lines = open(log_of(st), "rb").read().splitlines(True)
+    last = json.loads(lines[-1])
+    assert last["type"] == "run", last
+    t = json.load(open(traces_of(st)[-1]))
+    assert t["audit_head"] == {"seq": last["seq"], "hash": last["hash"]}, (t.get("audit_head"), last)
+    assert last["trace"] == traces_of(st)[-1], (last["trace"], traces_of(st)[-1])
+    v = run_in(m, st, "audit", "verify")
+    assert v.returncode == 0 and "chain intact" in v.out, v.out + v.err
+    assert f"head: record #{last['seq']} {last['hash']}" in v.out, v.out
+    assert "traces: 3 name a record" in v.out, v.out
+    return st, lines
+
+
+@test()
+def a_changed_last_record_is_not_a_torn_line(m, base):
+    """One byte of the last record changed so that it no longer parses:
+    verify said "1 torn line (a crash mid-write) skipped ... chain intact"
+    and exited 0. A crash leaves only a last line without its newline; a
+    complete line that is no record fails, named by its line number."""
+    orig, lines = three_runs(m, base, "edit-last")
+    st = state_copy(m, base, orig, "edit-last-copy")
+    bad = lines[-1].replace(b'"type":"run"', b'"type" "run"', 1)
+    assert bad != lines[-1]
+    open(log_of(st), "wb").write(b"".join(lines[:-1]) + bad)
+    v = run_in(m, st, "audit", "verify")
+    assert v.returncode == 1, (v.returncode, v.out, v.err)
+    assert f"audit.jsonl:{len(lines)}: the chain breaks here" in v.out, v.out
+    assert "not a record" in v.out and "chain intact" not in v.out, v.out
+    # a byte that still parses: the hash says so, as before
+    bad = lines[-1].replace(b'"status":"', b'"status":"x', 1)
+    assert bad != lines[-1]
+    open(log_of(st), "wb").write(b"".join(lines[:-1]) + bad)
+    v = run_in(m, st, "audit", "verify")
+    assert v.returncode == 1 and f":{len(lines)}: the chain breaks here: its hash" in v.out, v.out
+    # a blank line put in the middle is no record either
+    open(log_of(st), "wb").write(b"".join(lines[:3]) + b"\n" + b"".join(lines[3:]))
+    v = run_in(m, st, "audit", "verify")
+    assert v.returncode == 1 and "audit.jsonl:4: the chain breaks here" in v.out, v.out
+
+
+@test()
+def records_cut_off_the_end_are_named_by_a_trace(m, base):
+    """The last record deleted, then the last three: the chain that is left
+    holds, and verify said "chain intact". Each trace names the chain's
+    head after its run's records, so a log that no longer holds it fails
+    verify, naming the trace."""
+    orig, lines = three_runs(m, base, "cut-end")
+    names = [os.path.basename(t) for t in traces_of(orig)]
+    st = state_copy(m, base, orig, "cut-end-copy")
+    for cut, named in ((1, names[-1]), (3, names[-2])):  # the last run's records and more
+        open(log_of(st), "wb").write(b"".join(lines[:-cut]))
+        v = run_in(m, st, "audit", "verify")
+        assert v.returncode == 1, (cut, v.returncode, v.out, v.err)
+        assert named in v.out and "cut off its end" in v.out, v.out
+        assert f"the log ends at record #{len(lines) - cut}" in v.out, v.out
+    # the last record's newline taken away, so that it reads as a tear
+    open(log_of(st), "wb").write(b"".join(lines)[:-1])
+    v = run_in(m, st, "audit", "verify")
+    assert v.returncode == 1 and "1 torn line" in v.out and names[-1] in v.out, v.out
+    # the log replaced by a fresh one (a chain of its own)
+    os.unlink(log_of(st))
+    d = h.make_skill(base, f"fresh-{m.name}", "print('other')\n")
+    for _ in range(len(lines)):  # as long as the old one: its records are other records
+        run_in(m, st, "run", d, check=0)
+    v = run_in(m, st, "audit", "verify")
+    assert v.returncode == 1 and "another record" in v.out, v.out
+    assert f"{len(names)} traces name a head it does not hold" in v.out, v.out
+
+
+@test()
+def a_crash_torn_last_line_is_still_a_tear(m, base):
+    """What a crash mid-write really leaves, the last line without its
+    newline, is reported and is not tampering; the next append takes it
+    off and records it in the chain, so no complete line is left that is
+    not a record."""
+    st, _ = three_runs(m, base, "torn")
+    half = b'{"type":"run","run_id":"torn'
+    with open(log_of(st), "ab") as f:
+        f.write(half)
+    v = run_in(m, st, "audit", "verify")
+    assert v.returncode == 0, (v.returncode, v.out, v.err)
+    assert "1 torn line" in v.out and "ends the log" in v.out and "chain intact" in v.out, v.out
+    d = h.make_skill(base, f"after-torn-{m.name}", "print('next')\n")
+    run_in(m, st, "run", d, check=0)
+    v = run_in(m, st, "audit", "verify")
+    assert v.returncode == 0 and "chain intact" in v.out, v.out
+    assert "1 torn line (a crash mid-write) taken off" in v.out, v.out
+    recs = [json.loads(x) for x in open(log_of(st), "rb").read().splitlines()]  # all parse
+    torn = [r for r in recs if r["type"] == "torn_line"]
+    assert len(torn) == 1 and torn[0]["bytes"] == len(half), torn
+    assert torn[0]["start"] == half.decode(), torn
+
+
+@test()
+def a_run_recovered_from_its_journal_names_its_head(m, base):
+    """The broker killed mid-run: the next start writes the run's records,
+    then its trace, which names the head; so cutting the recovered run's
+    record off the log is caught too."""
+    st = new_state(m, base, "killed")
+    d = h.make_skill(base, f"killed-{m.name}", """
+        import time
+        print("started", flush=True)
+        for i in range(400):
+            print("tick", i, flush=True)
+            time.sleep(0.05)
+        """)
+    env = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": st,
+           "LANG": "C.UTF-8", "ASAN_OPTIONS": "handle_segv=0"}
+    cmd = [h.SG, "run", d]
+    if h.IS_ROOT and m.uid:
+        cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, cwd="/")
+    try:
+        buf, end = b"", time.monotonic() + 30
+        while b"tick 2" not in buf and time.monotonic() < end:
+            chunk = proc.stdout.read1(4096)
+            if not chunk:
+                break
+            buf += chunk
+        assert b"tick 2" in buf, buf[-300:]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    time.sleep(0.5)  # the sandbox goes with its broker
+    p = run_in(m, st, "list", "/nonexistent-folder")
+    assert "recovered the run" in p.err, p.err
+    lines = open(log_of(st), "rb").read().splitlines(True)
+    last = json.loads(lines[-1])
+    t = json.load(open(traces_of(st)[-1]))
+    assert t["status"] == "incomplete" and t["trace_id"] == last["run_id"], (t["status"], last)
+    assert t["audit_head"] == {"seq": last["seq"], "hash": last["hash"]}, t.get("audit_head")
+    assert last["trace"] == traces_of(st)[-1], (last["trace"], traces_of(st)[-1])
+    v = run_in(m, st, "audit", "verify")
+    assert v.returncode == 0 and "chain intact" in v.out, v.out
+    cut = state_copy(m, base, st, "killed-copy")
+    open(log_of(cut), "wb").write(b"".join(lines[:-1]))
+    v = run_in(m, cut, "audit", "verify")
+    assert v.returncode == 1 and os.path.basename(traces_of(st)[-1]) in v.out, v.out
 
 
 if __name__ == "__main__":
