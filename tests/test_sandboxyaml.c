@@ -239,8 +239,9 @@ static void paths(void **st)
     struct sg_skill *sk = th_skill(
         NULL, HEAD "permissions:\n  filesystem:\n    read: [/, ./data/../data2, \"\"]\n"
                    "    write: [/, /etc, ../sibling, out/./x/]\n");
-    th_assert_diag(&sk->diags, SG_WARNING, 6, 12, "permissions.filesystem.read[0]",
-                   "whole filesystem");
+    /* "/" holds the home (issue 34, item 8): refused, no longer a warning */
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 12, "permissions.filesystem.read[0]",
+                   "refusing read access to /: it is a folder that holds your home");
     th_assert_diag(&sk->diags, SG_ERROR, 6, 32, "permissions.filesystem.read[2]",
                    "\"\" is empty");
     th_assert_diag(&sk->diags, SG_ERROR, 7, 13, "permissions.filesystem.write[0]",
@@ -250,7 +251,7 @@ static void paths(void **st)
     th_assert_diag(&sk->diags, SG_ERROR, 7, 22, "permissions.filesystem.write[2]",
                    "climbs out of the skill root");
     const struct sg_policy *p = &sk->policy;
-    assert_string_equal(p->read[2].path, "/nonexistent/demo/data2");
+    assert_string_equal(p->read[1].path, "/nonexistent/demo/data2");
     assert_int_equal(p->nwrite, 1);
     assert_string_equal(p->write[0].path, "/nonexistent/demo/out/x");
     assert_string_equal(p->write[0].declared, "out/./x/");
