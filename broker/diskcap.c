@@ -118,14 +118,7 @@ bool sg_diskcap_may_create(struct sg_diskcap *d, const char *syscall, const char
 
 /* ---- as the skill would do it ---- */
 
-struct saved {
-    mode_t umask;
-    gid_t groups[256];
-    int ngroups;
-    bool switched;
-};
-
-static mode_t skill_umask(pid_t tid)
+mode_t sg_skill_umask(pid_t tid)
 {
     char path[64], line[128];
     snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
@@ -143,7 +136,7 @@ static mode_t skill_umask(pid_t tid)
  * fsuid and fsgid (which drop the file capabilities) and no groups; the
  * raw calls change this thread only. The umask is the process's: 0 while
  * the skill's is applied by hand. */
-static void become_skill(const struct sg_plan *p, struct saved *s)
+void sg_become_skill(const struct sg_plan *p, struct sg_skill_creds *s)
 {
     s->umask = umask(0);
     s->switched = false;
@@ -156,7 +149,7 @@ static void become_skill(const struct sg_plan *p, struct saved *s)
     s->switched = true;
 }
 
-static void become_broker(struct saved *s)
+void sg_become_broker(struct sg_skill_creds *s)
 {
     if (s->switched) {
         syscall(SYS_setfsuid, geteuid());
@@ -221,9 +214,9 @@ static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned
                         mode_t m, bool is_mkdir, bool tmpfile, bool full, bool had, bool *made,
                         bool links)
 {
-    struct saved sv;
+    struct sg_skill_creds sv;
     int f = -EINVAL;
-    become_skill(d->plan, &sv);
+    sg_become_skill(d->plan, &sv);
     if (is_mkdir) {
         char buf[PATH_MAX];
         const char *last;
@@ -250,7 +243,7 @@ static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned
             f = sg_writes_open_file_links(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0,
                                           links);
     }
-    become_broker(&sv);
+    sg_become_broker(&sv);
     return f;
 }
 
@@ -270,7 +263,7 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
         return 1;
     }
     bool full = d->made >= d->max_files;
-    mode_t m = creates ? (mode_t)(mode & 07777) & ~skill_umask((pid_t)req->pid) : 0;
+    mode_t m = creates ? (mode_t)(mode & 07777) & ~sg_skill_umask((pid_t)req->pid) : 0;
     struct stat pre;
     bool had = fstatat(dfd, rel, &pre, AT_SYMLINK_NOFOLLOW) == 0;
     resp->id = req->id;

@@ -44,6 +44,20 @@
 
 struct sg_diskcap;
 
+/* A call done by the broker as the skill would do it: as root, this
+ * thread's fsuid and fsgid become the skill's and its groups none, so the
+ * kernel checks the same permissions; the umask is 0 meanwhile, and the
+ * skill's (sg_skill_umask) is applied by hand. */
+struct sg_skill_creds {
+    mode_t umask;
+    gid_t groups[256];
+    int ngroups;
+    bool switched;
+};
+void sg_become_skill(const struct sg_plan *p, struct sg_skill_creds *s);
+void sg_become_broker(struct sg_skill_creds *s);
+mode_t sg_skill_umask(pid_t tid);
+
 struct sg_diskcap *sg_diskcap_new(const struct sg_plan *p, struct sg_event_bus *bus);
 void sg_diskcap_free(struct sg_diskcap *d);
 /* The devices of the sandbox's own tmpfs instances (sg_sandbox.own_dev):

@@ -291,43 +291,223 @@ static int through_proc(const struct sg_plan *p, int notify_fd, const struct sec
     return 1;
 }
 
-/* A call about to continue on a path in a private view (/tmp, the home,
- * /dev/shm): the kernel will resolve it again, following any symlink the
- * skill made there (/tmp/l -> a declared write path, -> /proc/self/root/..),
- * and land where no count or hold sees it. So the object decides: the
- * folder the name lands in (and the file, for calls that follow a last
- * symlink: open, creat, truncate) must be on one of the sandbox's own tmpfs
- * instances. 0, -EACCES (refuse), or the kernel's own answer when the
- * folder is not there. A name changed after this look is the race
- * session.c names. */
-static int lands_in_private_view(const struct sg_diskcap *dc, pid_t pid, const char *path,
-                                 bool follows_last)
+/* ---- writes in the private views, done by the broker ---- */
+
+/* The folder that path (a private view's: /tmp, the home, /dev/shm) lands
+ * in, opened in the skill's view with every link on the way followed, as
+ * the kernel would: the call is then done on that folder, never on the
+ * name again. It must be one of the sandbox's own tmpfs instances: a
+ * symlink the skill made there (to a declared write path, to
+ * /proc/self/root/...) leads elsewhere, where nothing would count or hold
+ * the file. An fd, -EACCES (elsewhere), or the kernel's own answer (ENOENT,
+ * ENOTDIR, ELOOP). *last: the name in it. */
+static int private_parent(const struct sg_diskcap *dc, pid_t pid, const char *path, char *buf,
+                          size_t max, const char **last)
 {
-    char parent[PATH_MAX];
-    if (snprintf(parent, sizeof parent, "%s", path) >= (int)sizeof parent)
+    if (snprintf(buf, max, "%s", path) >= (int)max)
         return -ENAMETOOLONG;
-    char *slash = strrchr(parent, '/');
-    if (!slash)
+    char *slash = strrchr(buf, '/');
+    if (!slash || !slash[1])
         return -EACCES;
-    if (slash == parent)
-        slash[1] = '\0';
+    *last = slash + 1;
+    const char *dir = buf;
+    if (slash == buf)
+        dir = "/";
     else
         *slash = '\0';
-    struct stat st;
-    int o = sg_notif_open(pid, parent, O_PATH | O_DIRECTORY, true);
+    int o = sg_notif_open(pid, dir, O_PATH | O_DIRECTORY, true);
     if (o < 0)
-        return o; /* the kernel's own answer: ENOENT, ENOTDIR, ELOOP */
-    int r = fstat(o, &st) == 0 && sg_diskcap_is_own_fs(dc, st.st_dev) ? 0 : -EACCES;
-    close(o);
-    if (r < 0 || !follows_last)
-        return r;
-    if (sg_notif_lstat(pid, path, &st) < 0 || !S_ISLNK(st.st_mode))
-        return 0; /* no link at the end: made or opened in that folder */
-    o = sg_notif_open(pid, path, O_PATH, true);
-    r = o >= 0 && fstat(o, &st) == 0 && sg_diskcap_is_own_fs(dc, st.st_dev) ? 0 : -EACCES;
-    if (o >= 0)
+        return o;
+    struct stat st;
+    if (fstat(o, &st) < 0 || !sg_diskcap_is_own_fs(dc, st.st_dev)) {
         close(o);
-    return r; /* a dangling link would make its target: refused */
+        return -EACCES;
+    }
+    return o;
+}
+
+/* Hand f over as the call's result (and close it): 2, or -errno. */
+static int hand_over(int notify_fd, const struct seccomp_notif *req, int f,
+                     unsigned long long flags)
+{
+    struct seccomp_notif_addfd add = {.id = req->id, .flags = SECCOMP_ADDFD_FLAG_SEND,
+                                      .srcfd = (uint32_t)f,
+                                      .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+    int r = ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 2;
+    close(f);
+    return r;
+}
+
+/* Open path1 for the call, as the skill, in its private view: the name
+ * beneath its folder (links followed while they stay on that mount), or a
+ * last link that leaves it followed to a file that is there already on the
+ * sandbox's own tmpfs. An fd or -errno; *fifo when the object is a FIFO or
+ * device (its open may block: the kernel's). */
+static int private_open(const struct sg_plan *p, const struct sg_diskcap *dc, pid_t pid,
+                        const char *path, unsigned long long flags, mode_t mode, bool *fifo)
+{
+    char buf[PATH_MAX];
+    const char *last;
+    bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
+    int pfd = tmpfile ? sg_notif_open(pid, path, O_PATH | O_DIRECTORY, true)
+                      : private_parent(dc, pid, path, buf, sizeof buf, &last);
+    struct stat st;
+    if (tmpfile && pfd >= 0 && (fstat(pfd, &st) < 0 || !sg_diskcap_is_own_fs(dc, st.st_dev))) {
+        close(pfd);
+        pfd = -EACCES;
+    }
+    if (pfd < 0)
+        return pfd;
+    struct sg_skill_creds sv;
+    unsigned long long fl = (flags & 037777777) | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+    struct open_how how = {.flags = fl, .mode = (flags & O_CREAT) || tmpfile ? mode : 0,
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS};
+    sg_become_skill(p, &sv);
+    long f = syscall(SYS_openat2, pfd, tmpfile ? "." : last, &how, sizeof how);
+    int e = f < 0 ? -errno : 0;
+    if ((e == -EXDEV || e == -ELOOP) && !tmpfile && !(flags & O_NOFOLLOW)) {
+        /* a last link out of the folder: only to what is there already */
+        int o = sg_notif_open(pid, path, O_PATH, true);
+        e = o;
+        if (o >= 0) {
+            if (fstat(o, &st) < 0 || !sg_diskcap_is_own_fs(dc, st.st_dev) ||
+                (flags & O_EXCL)) {
+                e = (flags & O_EXCL) ? -EEXIST : -EACCES;
+            } else {
+                char self[64];
+                snprintf(self, sizeof self, "/proc/self/fd/%d", o);
+                f = open(self, (int)(fl & ~(unsigned long long)(O_CREAT | O_EXCL | O_NOFOLLOW)));
+                e = f < 0 ? -errno : 0;
+            }
+            close(o);
+        } else if (o == -ENOENT && (flags & O_CREAT)) {
+            e = -EACCES; /* a dangling link would make its target somewhere */
+        }
+    }
+    sg_become_broker(&sv);
+    close(pfd);
+    if (e == -ENXIO)
+        *fifo = true; /* a FIFO nobody reads yet */
+    if (e < 0)
+        return e;
+    if (fstat((int)f, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        *fifo = true;
+    if (!(flags & O_NONBLOCK))
+        fcntl((int)f, F_SETFL, fcntl((int)f, F_GETFL) & ~O_NONBLOCK);
+    return (int)f;
+}
+
+/* A write-intent call in a private view (/tmp, the home, /dev/shm, and
+ * /dev/null and friends), done by the broker as the skill would do it, on
+ * the folder it checked: the kernel never reads the name again, so no
+ * thread can point it into a declared write path in between. 2: answered
+ * with a descriptor; 1: resp set; 0: continue (unlink, rmdir and rename,
+ * which make no name and no byte: whatever a re-read name reaches, the
+ * mounts and Landlock hold; and the open of a FIFO or device that is there
+ * already, without O_CREAT or O_TRUNC, whose open may block). */
+static int private_write(const struct sg_plan *p, struct sg_diskcap *dc, int notify_fd,
+                         const struct seccomp_notif *req, int memfd, const char *syscall,
+                         const char *path1, const char *path2, unsigned long long flags,
+                         unsigned long long mode, struct seccomp_notif_resp *resp,
+                         const char **stray)
+{
+    const unsigned long long *a = req->data.args;
+    pid_t pid = (pid_t)req->pid;
+    bool opens = !strcmp(syscall, "open") || !strcmp(syscall, "openat") ||
+                 !strcmp(syscall, "creat");
+    mode_t m = (mode_t)(mode & 07777) & ~sg_skill_umask(pid);
+    resp->flags = 0;
+    if (!strcmp(syscall, "unlink") || !strcmp(syscall, "unlinkat") || !strcmp(syscall, "rmdir") ||
+        !strncmp(syscall, "rename", 6))
+        return 0;
+    if (opens) {
+        for (size_t i = 0; i < SG_ARRAY_LEN(dev_files); i++)
+            if (!strcmp(path1, dev_files[i])) {
+                int keep = (int)(flags & (O_ACCMODE | O_APPEND | O_NONBLOCK));
+                int f = open(dev_files[i], keep | O_CLOEXEC | O_NOCTTY);
+                resp->error = f < 0 ? -errno : 0;
+                return f < 0 ? 1 : (resp->error = hand_over(notify_fd, req, f, flags)) == 2 ? 2 : 1;
+            }
+        bool fifo = false;
+        int f = private_open(p, dc, pid, path1, flags, m, &fifo);
+        if (fifo && f < 0 && !(flags & (O_CREAT | O_TRUNC)))
+            return 0;
+        if (f == -EACCES)
+            *stray = path1;
+        if (f < 0) {
+            resp->error = f;
+            return 1;
+        }
+        int r = hand_over(notify_fd, req, f, flags);
+        resp->error = r;
+        return r == 2 ? 2 : 1;
+    }
+    if (!strcmp(syscall, "truncate")) {
+        bool fifo = false;
+        int f = private_open(p, dc, pid, path1, O_WRONLY, 0, &fifo);
+        if (f == -EACCES)
+            *stray = path1;
+        resp->error = f < 0 ? f : ftruncate(f, (off_t)a[1]) < 0 ? -errno : 0;
+        if (f >= 0)
+            close(f);
+        return 1;
+    }
+    /* the rest make a name: mkdir, symlink, mknod, link (path2 for the last
+     * three: the new name) */
+    const char *made = !strncmp(syscall, "mkdir", 5) ? path1 : path2;
+    char buf[PATH_MAX], target[PATH_MAX];
+    const char *last;
+    int pfd = private_parent(dc, pid, made, buf, sizeof buf, &last);
+    if (pfd == -EACCES)
+        *stray = made;
+    if (pfd < 0) {
+        resp->error = pfd;
+        return 1;
+    }
+    int r = 0, old = -1;
+    if (!strncmp(syscall, "symlink", 7))
+        r = sg_notif_read_str(memfd, a[0], target, sizeof target);
+    else if (!strncmp(syscall, "link", 4)) {
+        bool at = !strcmp(syscall, "linkat");
+        int lflags = at ? (int)a[4] : 0;
+        if (lflags & AT_EMPTY_PATH)
+            r = -ENOENT; /* only a name links here: the broker reads no fd's */
+        else if (!(r = sg_notif_path(pid, memfd, at ? (int)a[0] : AT_FDCWD, at ? a[1] : a[0], 0,
+                                     target, sizeof target)))
+            old = sg_notif_open(pid, target, O_PATH, (lflags & AT_SYMLINK_FOLLOW) != 0);
+        if (!r && old < 0)
+            r = old;
+        struct stat st;
+        if (!r && (fstat(old, &st) < 0 || !sg_diskcap_is_own_fs(dc, st.st_dev)))
+            r = -EXDEV; /* the kernel's answer across filesystems */
+    }
+    if (!r) {
+        struct sg_skill_creds sv;
+        sg_become_skill(p, &sv);
+        if (!strncmp(syscall, "mkdir", 5))
+            r = mkdirat(pfd, last, m) < 0 ? -errno : 0;
+        else if (!strncmp(syscall, "symlink", 7))
+            r = symlinkat(target, pfd, last) < 0 ? -errno : 0;
+        else if (!strncmp(syscall, "mknod", 5)) {
+            unsigned long long md = !strcmp(syscall, "mknodat") ? a[2] : a[1];
+            mode_t type = (mode_t)md & S_IFMT;
+            r = type && type != S_IFREG && type != S_IFIFO && type != S_IFSOCK
+                    ? -EPERM
+                    : mknodat(pfd, last, (type ? type : S_IFREG) |
+                                             ((mode_t)(md & 07777) & ~sg_skill_umask(pid)),
+                              0) < 0 ? -errno : 0;
+        } else {
+            char self[64];
+            snprintf(self, sizeof self, "/proc/self/fd/%d", old);
+            r = linkat(AT_FDCWD, self, pfd, last, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+        }
+        sg_become_broker(&sv);
+    }
+    if (old >= 0)
+        close(old);
+    close(pfd);
+    resp->error = r;
+    return 1;
 }
 
 /* ---- approved writes, done by the broker ---- */
@@ -738,33 +918,21 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
                    : 0;
         if (k)
             return k;
-        const char *below;
-        bool follows = !strcmp(syscall, "open") || !strcmp(syscall, "openat") ||
-                       !strcmp(syscall, "creat") || !strcmp(syscall, "truncate");
-        const char *stray = NULL;
-        int v = 0;
-        if (dc && path1[0] && !host_bind(p, path1, &below) &&
-            (v = lands_in_private_view(dc, req->pid, path1, follows)) < 0)
-            stray = path1;
-        else if (dc && path2[0] && !host_bind(p, path2, &below) &&
-                 (v = lands_in_private_view(dc, req->pid, path2, false)) < 0)
-            stray = path2;
-        if (stray && v != -EACCES) {
-            resp->flags = 0;
-            resp->error = v;
-            return 1;
-        }
-        if (stray) {
-            resp->flags = 0;
-            resp->error = -EACCES;
-            sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                        json_pack("{s:s, s:s, s:s, s:i, s:s, s:b}", "syscall", syscall, "path",
-                                  stray, "class", "file", "pid", (int)req->pid, "reason",
-                                  "a symbolic link out of the private view", "prevented", 1),
-                        "%s of %s refused: a symbolic link there leads out of the sandbox's "
-                        "private folders (write a declared path by its own name, where it is "
-                        "counted)", syscall, stray);
-            return 1;
+        const char *below, *stray = NULL;
+        if (dc && !host_bind(p, path1[0] ? path1 : path2, &below)) {
+            k = private_write(p, dc, notify_fd, req, memfd, syscall, path1, path2, oflags,
+                              omode, resp, &stray);
+            if (stray)
+                sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                            json_pack("{s:s, s:s, s:s, s:i, s:s, s:b}", "syscall", syscall,
+                                      "path", stray, "class", "file", "pid", (int)req->pid,
+                                      "reason", "a symbolic link out of the private view",
+                                      "prevented", 1),
+                            "%s of %s refused: a symbolic link there leads out of the "
+                            "sandbox's private folders (write a declared path by its own "
+                            "name, where it is counted)", syscall, stray);
+            if (k)
+                return k;
         }
         resp->error = 0;
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
