@@ -226,17 +226,20 @@ static void describe_clone(char *out, size_t n, unsigned long long flags)
  *     on register values alone; xattr calls (seccomp.c): on the plan alone;
  *   - a recording's reads (reads.c): nothing is decided, the flags are in
  *     registers (open, openat), and mounts and Landlock decide the object;
- *   - writes (writes.c) inside the writable paths: the private tmpfs views,
- *     null/zero/full/random/urandom, and in a declared write path only what
- *     makes no file and no bytes (unlink, rmdir, rename, truncate). Opens
- *     with write intent and mkdirs there are the broker's (diskcap.c), as
- *     are writes through /proc and the fd links. A path swapped after the
- *     check reaches only what mounts and Landlock let the skill write
- *     anyway. Not yet closed: such a swap from a private-tmpfs path into a
- *     declared write path makes a name there that the file cap does not
- *     count (or an open of a file already there that is not held); the
- *     fix is Landlock rights on declared write paths without MAKE_* and
- *     WRITE_FILE, with every creation and rename there done by the broker.
+ *   - writes (writes.c): only unlink, rmdir and rename inside the writable
+ *     paths (they make no name and no byte: a name swapped after the check
+ *     reaches only what mounts and Landlock let the skill change anyway),
+ *     link, symlink and mknod in a declared write path once counted (a
+ *     swap changes which name is made, not how many), and the plain open
+ *     of a FIFO or device that is there already (no O_CREAT, no O_TRUNC:
+ *     its open may block, so the kernel does it). Every open with write
+ *     intent, mkdir, truncate and every new name in the private views
+ *     (/tmp, the home, /dev/shm, /dev/null and friends) and in declared
+ *     write paths is done by the broker on the folder it checked, and so
+ *     are writes through /proc and the fd links. Still open: a thread that
+ *     swaps a FIFO's name for an existing file of a declared write path
+ *     during that plain open gets it opened for writing unheld (its growth
+ *     not summed; RLIMIT_FSIZE still holds).
  *
  * Never continued: openat2 (ENOSYS: its flags are in memory), connect
  * (sockconn.c: the broker connects), approved Writes (the broker does
