@@ -322,11 +322,15 @@ static void match_heads(struct walk *w, json_t *rec, json_int_t seq, const char 
         else
             hi = mid;
     }
+    /* its run's own "run" record: a decision of the same run (records
+     * cut off after it and the trace's head moved back) is not the head */
     const char *run = json_string_value(json_object_get(rec, "run_id"));
+    const char *type = json_string_value(json_object_get(rec, "type"));
+    bool its = run && type && !strcmp(type, "run");
     for (size_t i = lo; i < w->nwant && w->want[i].seq == seq; i++)
         w->want[i].state = strcmp(w->want[i].hash, hash) ? OTHER
-                           : !run || strcmp(run, w->want[i].run_id) ? NOT_ITS_RUN
-                                                                   : FOUND;
+                           : !its || strcmp(run, w->want[i].run_id) ? NOT_ITS_RUN
+                                                                    : FOUND;
 }
 
 /* One file of the chain, carrying the hash and sequence number over. */

@@ -236,6 +236,20 @@ static void a_trace_names_the_records_cut_off_the_end(void **st)
     th_write(sk, "traces/t1.json", text);
     assert_int_equal(sg_audit_verify(path, &c), -EBADMSG);
     assert_non_null(strstr(c.why, "not its run's record"));
+    /* the head moved back onto a record of the same run that is no run
+     * record (a decision), the run record cut off after it */
+    json_t *dec = json_pack("{s:s, s:s}", "type", "decision", "run_id", "r9");
+    assert_int_equal(sg_audit_append(path, dec), 0);
+    json_t *dhead = sg_audit_head_of(dec);
+    json_t *moved = json_pack("{s:s, s:s, s:O}", "schema", "skillgate.trace/1", "trace_id", "r9",
+                              "audit_head", dhead);
+    cleanup_free char *mtext = json_dumps(moved, 0);
+    th_write(sk, "traces/t1.json", mtext);
+    assert_int_equal(sg_audit_verify(path, &c), -EBADMSG);
+    assert_non_null(strstr(c.why, "not its run's record"));
+    json_decref(moved);
+    json_decref(dhead);
+    json_decref(dec);
     /* a trace that no longer parses */
     th_write(sk, "traces/t1.json", "{\"audit_head\": ");
     assert_int_equal(sg_audit_verify(path, &c), -EBADMSG);
