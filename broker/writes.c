@@ -452,9 +452,9 @@ static int private_write(const struct sg_plan *p, struct sg_diskcap *dc, int not
             close(f);
         return 1;
     }
-    /* the rest make a name: mkdir, symlink, mknod, link (path2 for the last
-     * three: the new name) */
-    const char *made = !strncmp(syscall, "mkdir", 5) ? path1 : path2;
+    /* the rest make a name: mkdir, mknod (path1), symlink, link (path2: the
+     * new name) */
+    const char *made = path2[0] ? path2 : path1;
     char buf[PATH_MAX], target[PATH_MAX];
     const char *last;
     int pfd = private_parent(dc, pid, made, buf, sizeof buf, &last);

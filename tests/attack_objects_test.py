@@ -400,5 +400,55 @@ def a_descriptor_link_gives_no_more_than_its_descriptor(m, base):
         os.close(reader)
 
 
+@test()
+def ordinary_writes_in_the_private_views_still_work(m, base):
+    # every write there is now done by the broker as the skill: the calls
+    # programs make must behave as on the host
+    d = h.make_skill(base, f"ordinary-{m.name}", """
+        import os, shutil, stat, subprocess, tempfile
+        H = os.environ["HOME"]
+        os.makedirs("/tmp/a/b/c", exist_ok=True)
+        os.makedirs("/tmp/a/b/c", exist_ok=True)
+        open("/tmp/a/f", "w").write("one")
+        with open("/tmp/a/f", "a") as f:
+            f.write("two")
+        os.mkfifo("/tmp/a/fifo")
+        os.symlink("/tmp/a/f", "/tmp/a/abs")
+        os.symlink("f", "/tmp/a/rel")
+        os.link("/tmp/a/f", "/tmp/a/hard")
+        open("/tmp/a/abs", "a").write("3")      # through an absolute last link
+        os.truncate("/tmp/a/rel", 4)
+        shutil.copy2("/tmp/a/f", H + "/copy")
+        os.chmod(H + "/copy", 0o600)
+        shutil.copytree("/tmp/a/b", H + "/tree")
+        os.replace(H + "/copy", H + "/moved")
+        fd, tmp = tempfile.mkstemp(dir="/dev/shm")
+        os.write(fd, b"shm")
+        os.close(fd)
+        try:
+            os.open("/tmp/a/f", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            print("EXCL IGNORED")
+        except FileExistsError:
+            print("excl ok")
+        t = os.open("/tmp", os.O_TMPFILE | os.O_WRONLY, 0o600)
+        os.write(t, b"anon")
+        os.umask(0o077)
+        open(H + "/private", "w").write("p")
+        r = subprocess.run(["bash", "-c", "echo redir > /tmp/a/sh; echo again >> /tmp/a/sh;"
+                            " tar -C /tmp -cf /tmp/a.tar a/f a/b && tar -C $HOME -xf /tmp/a.tar"
+                            " && echo to-null > /dev/null && echo to-err >&2 && cat $HOME/a/f"],
+                           capture_output=True, text=True)
+        print("bash", r.returncode, r.stdout.strip(), r.stderr.strip())
+        print("f", open("/tmp/a/f").read(), os.stat("/tmp/a/hard").st_nlink,
+              stat.filemode(os.stat(H + "/moved").st_mode), os.readlink("/tmp/a/rel"),
+              stat.S_ISFIFO(os.stat("/tmp/a/fifo").st_mode), sorted(os.listdir(H + "/tree")),
+              oct(os.stat(H + "/private").st_mode & 0o777), open(tmp).read())
+        """, tools="Read Write Bash")
+    p = m.run("run", d, check=0)
+    assert "excl ok" in p.out and "EXCL IGNORED" not in p.out, p.out + p.err
+    assert "f onet 2 -rw------- f True ['c'] 0o600 shm" in p.out, p.out + p.err
+    assert "bash 0 onet to-err" in p.out, p.out + p.err
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
