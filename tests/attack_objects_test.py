@@ -43,12 +43,7 @@ def as_mode(m, argv):
     return argv
 
 
-def owner_only_dir(m, path):
-    os.makedirs(path, mode=0o700)
-    if h.IS_ROOT:
-        os.chown(path, m.uid, m.uid)
-    os.chmod(path, 0o700)
-    return path
+owner_only_dir = h.owner_only_dir
 
 
 class Daemon:

@@ -32,13 +32,7 @@ TESTS = []
 test = functools.partial(h.test, tests=TESTS)
 
 
-def owner_only_dir(m, path):
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path, mode=0o700)
-    if h.IS_ROOT:
-        os.chown(path, m.uid, m.uid)
-    os.chmod(path, 0o700)
-    return path
+owner_only_dir = h.owner_only_dir
 
 
 class Daemon:

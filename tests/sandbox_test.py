@@ -146,6 +146,16 @@ def make_skill(base, name, script, yaml_extra="", tools="Read", lang="python3", 
     return d
 
 
+def owner_only_dir(m, path):
+    """A fresh 0700 folder of the mode's user, as daemons keep their sockets."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path, mode=0o700)
+    if IS_ROOT:
+        os.chown(path, m.uid, m.uid)
+    os.chmod(path, 0o700)
+    return path
+
+
 def plant_credentials(home, uid):
     files = {".ssh/id_rsa": f"-----BEGIN KEY----- {PLANTED}-ssh",
              ".aws/credentials": f"[default]\naws_secret_access_key={PLANTED}-aws",
