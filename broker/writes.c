@@ -405,11 +405,11 @@ static int private_open(const struct sg_plan *p, const struct sg_diskcap *dc, pi
  * which make no name and no byte: whatever a re-read name reaches, the
  * mounts and Landlock hold; and the open of a FIFO or device that is there
  * already, without O_CREAT or O_TRUNC, whose open may block). */
-static int private_write(const struct sg_plan *p, struct sg_diskcap *dc, int notify_fd,
-                         const struct seccomp_notif *req, int memfd, const char *syscall,
-                         const char *path1, const char *path2, unsigned long long flags,
-                         unsigned long long mode, struct seccomp_notif_resp *resp,
-                         const char **stray)
+static int private_write_do(const struct sg_plan *p, struct sg_diskcap *dc, int notify_fd,
+                            const struct seccomp_notif *req, int memfd, const char *syscall,
+                            const char *path1, const char *path2, unsigned long long flags,
+                            unsigned long long mode, struct seccomp_notif_resp *resp,
+                            const char **stray)
 {
     const unsigned long long *a = req->data.args;
     pid_t pid = (pid_t)req->pid;
@@ -508,6 +508,27 @@ static int private_write(const struct sg_plan *p, struct sg_diskcap *dc, int not
     close(pfd);
     resp->error = r;
     return 1;
+}
+
+/* The same, and a refusal there is said (fs_blocked). */
+static int private_write(const struct sg_plan *p, struct sg_diskcap *dc, int notify_fd,
+                         const struct seccomp_notif *req, int memfd, const char *syscall,
+                         const char *path1, const char *path2, unsigned long long flags,
+                         unsigned long long mode, struct seccomp_notif_resp *resp,
+                         struct sg_event_bus *bus)
+{
+    const char *stray = NULL;
+    int k = private_write_do(p, dc, notify_fd, req, memfd, syscall, path1, path2, flags, mode,
+                             resp, &stray);
+    if (stray)
+        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:i, s:s, s:b}", "syscall", syscall, "path",
+                              stray, "class", "file", "pid", (int)req->pid, "reason",
+                              "a symbolic link out of the private view", "prevented", 1),
+                    "%s of %s refused: a symbolic link there leads out of the sandbox's "
+                    "private folders (write a declared path by its own name, where it is "
+                    "counted)", syscall, stray);
+    return k;
 }
 
 /* ---- approved writes, done by the broker ---- */
@@ -918,22 +939,11 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
                    : 0;
         if (k)
             return k;
-        const char *below, *stray = NULL;
-        if (dc && !host_bind(p, path1[0] ? path1 : path2, &below)) {
-            k = private_write(p, dc, notify_fd, req, memfd, syscall, path1, path2, oflags,
-                              omode, resp, &stray);
-            if (stray)
-                sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                            json_pack("{s:s, s:s, s:s, s:i, s:s, s:b}", "syscall", syscall,
-                                      "path", stray, "class", "file", "pid", (int)req->pid,
-                                      "reason", "a symbolic link out of the private view",
-                                      "prevented", 1),
-                            "%s of %s refused: a symbolic link there leads out of the "
-                            "sandbox's private folders (write a declared path by its own "
-                            "name, where it is counted)", syscall, stray);
-            if (k)
-                return k;
-        }
+        const char *below;
+        if (dc && !host_bind(p, path1[0] ? path1 : path2, &below) &&
+            (k = private_write(p, dc, notify_fd, req, memfd, syscall, path1, path2, oflags,
+                               omode, resp, bus)) != 0)
+            return k;
         resp->error = 0;
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
         return 1;
