@@ -7,10 +7,12 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/netlink.h>
@@ -166,11 +168,45 @@ static int check_path(const struct sg_sockconn *s, pid_t tid, const char *path, 
     return 0;
 }
 
+/* A host socket is reached as the skill, never as the broker: as root the
+ * broker would pass the socket file's permission check that the skill
+ * fails, and the daemon would see uid 0 as its peer (SO_PEERCRED), so a
+ * declared or approved socket would lend the skill root's standing there
+ * (the system bus, a root-only control socket). A short-lived child takes
+ * the skill's uid, gid and no groups, and connects. 0 or -errno. */
+static int connect_as_skill(const struct sg_plan *p, int sock, const struct sockaddr *addr,
+                            socklen_t alen, bool *wait)
+{
+    pid_t c = fork();
+    if (c < 0)
+        return -errno;
+    if (c == 0) {
+        if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+            setresgid(p->skill_gid, p->skill_gid, p->skill_gid) < 0 ||
+            setresuid(p->skill_uid, p->skill_uid, p->skill_uid) < 0)
+            _exit(EPERM);
+        /* its own /proc/self/fd stays its own after the change of uid */
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        bool w = false;
+        int r = connect_now(sock, addr, alen, &w);
+        _exit(r < 0 ? -r : 0);
+    }
+    int st = 0;
+    while (waitpid(c, &st, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    int r = WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
+    int fl = fcntl(sock, F_GETFL);
+    *wait = r == -EINPROGRESS && fl >= 0 && !(fl & O_NONBLOCK);
+    return r;
+}
+
 /* Connect sock to the object opath holds (never the skill's string again),
  * or to addr when there is none, and answer the call now or when the
- * connection settles. Takes sock and opath. */
+ * connection settles; a host socket (host) as the skill. Takes sock and
+ * opath. */
 static void finish(struct sg_sockconn *s, uint64_t id, int sock, const struct sockaddr *addr,
-                   socklen_t alen, int opath, int r)
+                   socklen_t alen, int opath, int r, bool host)
 {
     struct sockaddr_un via = {.sun_family = AF_UNIX};
     if (!r && opath >= 0) {
@@ -179,7 +215,9 @@ static void finish(struct sg_sockconn *s, uint64_t id, int sock, const struct so
         alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(via.sun_path) + 1);
     }
     bool wait = false;
-    if (!r)
+    if (!r && host && s->plan->as_root)
+        r = connect_as_skill(s->plan, sock, addr, alen, &wait);
+    else if (!r)
         r = connect_now(sock, addr, alen, &wait);
     if (opath >= 0)
         close(opath);
@@ -225,7 +263,7 @@ static void host_decided(void *ctx, enum sg_decision d)
         const char *by = s->perm ? sg_perm_last_decided_by(s->perm) : "";
         cleanup_free char *said = sg_xasprintf("allowed: %s", by && *by ? by : "Connect");
         host_connected(w, NULL, said);
-        finish(s, w->id, w->sock, NULL, 0, w->opath, 0);
+        finish(s, w->id, w->sock, NULL, 0, w->opath, 0, true);
     } else {
         const char *by = s->perm ? sg_perm_last_decided_by(s->perm) : NULL;
         cleanup_free char *why = sg_xasprintf("it is a host socket the manifest does not declare "
@@ -282,7 +320,7 @@ static void host_socket(struct sg_sockconn *s, const struct seccomp_notif *req, 
                                              decl->origin);
         sg_perm_record(s->perm, &q, SG_DEC_ALLOW_ONCE, by);
         host_connected(w, decl, by);
-        finish(s, w->id, sock, NULL, 0, opath, 0);
+        finish(s, w->id, sock, NULL, 0, opath, 0, true);
         free(w);
         return;
     }
@@ -367,7 +405,7 @@ void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req)
         close(sock);
         return;
     }
-    finish(s, req->id, sock, addr, len, opath, r);
+    finish(s, req->id, sock, addr, len, opath, r, false);
 }
 
 size_t sg_sockconn_pollfds(struct sg_sockconn *s, struct pollfd *p, size_t max)

@@ -22,8 +22,10 @@ import json
 import os
 import shutil
 import socket
+import struct
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sandbox_test as h  # noqa: E402
@@ -40,16 +42,19 @@ class Daemon:
     that greets every client with its name, the way tmux or an ssh agent
     keeps its socket. Counts the connections it accepted."""
 
-    def __init__(self, m, folder, name):
+    def __init__(self, m, folder, name, mode=0o666):
         self.name = name
         self.path = os.path.join(folder, f"{name}.sock")
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.s.bind(self.path)
         if h.IS_ROOT:
             os.chown(self.path, m.uid, m.uid)
+        # connectable by the skill's own uid (the folder is still 0700)
+        os.chmod(self.path, mode)
         self.s.listen(16)
         self.s.settimeout(0.2)
         self.accepted = 0
+        self.peers = []  # the uids the daemon saw (SO_PEERCRED)
         self.stop = False
         self.t = threading.Thread(target=self._serve, daemon=True)
         self.t.start()
@@ -63,6 +68,8 @@ class Daemon:
             except (socket.timeout, OSError):
                 continue
             self.accepted += 1
+            cred = c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            self.peers.append(struct.unpack("3i", cred)[1])
             try:
                 c.sendall(f"HELLO-{self.name}\n".encode())
             except OSError:
@@ -158,6 +165,9 @@ def a_declared_socket_is_reached_by_its_inode_and_recorded(m, base):
         assert "other refused 13" in p.out, p.out
         assert "othersymlink refused 13" in p.out, p.out
         assert st.a.accepted == 2 and st.b.accepted == 0, (st.a.accepted, st.b.accepted)
+        # reached as the skill, never as the broker: the daemon sees the
+        # skill's uid (nobody when skillgate runs as root), never root
+        assert st.a.peers and all(u == h.NOBODY for u in st.a.peers), st.a.peers
         conn = events(m, "host_socket_connected")
         assert len(conn) == 2, conn
         assert all(e["data"]["declared"] and e["data"]["path"] == st.a.path for e in conn), conn
@@ -320,6 +330,27 @@ def a_declared_path_that_is_no_socket_refuses_the_run(m, base):
         assert p.returncode != 0 and "RAN" not in p.out, (p.returncode, p.out)
         assert "not a unix socket" in p.out + p.err, p.out + p.err
     finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@test(modes=("root",))
+def a_declared_socket_lends_the_skill_no_privilege(m, base):
+    # as root the broker once connected with its own credentials: a
+    # root-only socket (0600) was reached by a skill running as nobody, and
+    # the daemon saw uid 0 (the system bus would take it for root)
+    folder = owner_only_dir(m, f"/tmp/sgsock-root-{os.getpid()}")
+    root_only = Daemon(m, folder, "R", mode=0o600)
+    try:
+        tries = [("rootonly", root_only.path, None)]
+        d = h.make_skill(base, "sock-rootonly", CONNECT.format(tries=tries),
+                         tools="Read Connect",
+                         yaml_extra=f"permissions:\n  unix_sockets: [{root_only.path}]\n")
+        p = m.run("run", d, "--prompt", "deny", check=0)
+        assert "rootonly refused 13" in p.out, p.out
+        time.sleep(0.3)
+        assert root_only.accepted == 0 and 0 not in root_only.peers, root_only.peers
+    finally:
+        root_only.close()
         shutil.rmtree(folder, ignore_errors=True)
 
 
