@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -110,6 +111,65 @@ static enum sg_home_rel by_name(const char *path, const char *home)
                                           : SG_HOME_NONE;
 }
 
+/* The mount table as /proc/self/mountinfo gives it: at most this much. */
+#define MOUNTINFO_MAX (1024 * 1024)
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+    char *o = s;
+    for (char *i = s; *i; i++) {
+        if (i[0] == '\\' && i[1] >= '0' && i[1] <= '3' && i[2] >= '0' && i[2] <= '7' &&
+            i[3] >= '0' && i[3] <= '7') {
+            *o++ = (char)((i[1] - '0') * 64 + (i[2] - '0') * 8 + (i[3] - '0'));
+            i += 3;
+        } else {
+            *o++ = *i;
+        }
+    }
+    *o = '\0';
+}
+
+/* A bind takes what is mounted below its folder with it (MS_REC): a second
+ * mount of /home, or of the root filesystem, inside a declared folder shows
+ * the homes though the folder itself holds none. Which home does a mount
+ * below real show (its root is the home or a folder above it)? Each mount
+ * point is stat'ed without triggering an automount. A table that cannot be
+ * read whole counts as showing one: never decided on part of it. */
+static const struct sg_home *below_mounts(const struct sg_homes *hs, const char *real)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f)
+        return NULL;
+    char *line = NULL;
+    size_t cap = 0, total = 0;
+    const struct sg_home *hit = NULL;
+    ssize_t n;
+    while (!hit && (n = getline(&line, &cap, f)) > 0) {
+        total += (size_t)n;
+        if (total > MOUNTINFO_MAX) {
+            hit = hs->n ? &hs->v[0] : NULL;
+            break;
+        }
+        char mp[PATH_MAX + 1];
+        /* id parent major:minor root mountpoint ... */
+        if (sscanf(line, "%*u %*u %*s %*s %4096s", mp) != 1)
+            continue;
+        unescape(mp);
+        if (!strcmp(mp, real) || !sg_path_within(mp, real))
+            continue;
+        struct stat st;
+        if (fstatat(AT_FDCWD, mp, &st, AT_NO_AUTOMOUNT) < 0 || !S_ISDIR(st.st_mode))
+            continue;
+        for (size_t i = 0; i < hs->n && !hit; i++)
+            if (by_object(&st, &hs->v[i]) != SG_HOME_NONE)
+                hit = &hs->v[i];
+    }
+    free(line);
+    fclose(f);
+    return hit;
+}
+
 enum sg_home_rel sg_homes_relation(const struct sg_homes *hs, const char *path,
                                    const struct sg_home **which)
 {
@@ -135,6 +195,8 @@ enum sg_home_rel sg_homes_relation(const struct sg_homes *hs, const char *path,
         if (!hit || (h->yours && !hit->yours))
             best = r, hit = h;
     }
+    if (!hit && have && real && (hit = below_mounts(hs, real)) != NULL)
+        best = SG_HOME_HOLDS;
     if (which)
         *which = hit;
     return best;

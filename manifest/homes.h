@@ -18,8 +18,12 @@
  * a path clashes when stat (following links, as a bind follows them) finds
  * the same device and inode there, so a symlink (/tmp/x -> /home), a
  * second mount of /home or a home reached through a linked folder is
- * caught as well. Costs one pass over the passwd database and a few stats
- * per home, once per run. */
+ * caught as well. A bind takes the mounts below its folder with it, so a
+ * folder is also refused when a mount below it shows a home or a folder
+ * above one (a backup mount of the home, a second mount of the root
+ * filesystem): every mount point in /proc/self/mountinfo under the path is
+ * compared the same way. Costs one pass over the passwd database and a few
+ * stats per home, once per run, and one read of the mount table per path. */
 #ifndef SG_HOMES_H
 #define SG_HOMES_H
 

@@ -12,6 +12,8 @@ Usage: attack_paths_test.py PATH/TO/skillgate SOURCE_ROOT
 import functools
 import json
 import os
+import shutil
+import subprocess
 import re
 import sys
 
@@ -894,6 +896,36 @@ def a_working_folder_above_the_home_is_refused(m, base):
         assert p.returncode == 126, (real, p.out[-800:], p.err)
         assert "another account's home" in p.err or "your home" in p.err, (real, p.err)
         break
+
+
+@test()
+def a_folder_with_a_mount_of_the_home_below_it_is_refused(m, base):
+    """A bind takes what is mounted below its folder with it: declaring a
+    folder that holds a second mount of the home (a backup mount, a bind of
+    /home, a mount of the root filesystem) showed the home's tokens though
+    the folder itself is no home and holds none by its path."""
+    if not h.IS_ROOT:
+        raise h.Skip("needs root to make a mount")
+    tok = plant_token(m, m.home)
+    outer = f"/var/tmp/sgmnt-{m.name}-{os.getpid()}"
+    backup = os.path.join(outer, "backup")
+    os.makedirs(backup)
+    os.chmod(outer, 0o755)
+    subprocess.run(["mount", "--bind", m.home, backup], check=True)
+    try:
+        seen = os.path.join(backup, ".config", "gh", "hosts.yml")
+        d = h.make_skill(base, f"mnt-reader-{m.name}", HOME_READER
+                         .replace("TOKENS", repr([seen])).replace("DIRS", repr([backup])),
+                         yaml_extra=f"permissions:\n  filesystem:\n    read: [{outer}]\n")
+        p = m.run("run", d)
+        refused_no_token(p, tok, "holds your home")
+        plain = h.make_skill(base, f"mnt-cwd-{m.name}", HOME_READER
+                             .replace("TOKENS", repr([seen])).replace("DIRS", repr([backup])))
+        p = m.run("run", "--cwd", outer, plain, "--script", "main.py")
+        refused_no_token(p, tok, "the working folder", "holds your home")
+    finally:
+        subprocess.run(["umount", "-l", backup], check=False)
+        shutil.rmtree(outer, ignore_errors=True)
 
 
 if __name__ == "__main__":
