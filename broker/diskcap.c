@@ -318,7 +318,10 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
         resp->error = f < 0 ? f : 0;
         return 1;
     }
-    int w = watch(d, f, had ? &pre : NULL);
+    /* a read-only open (O_CREAT of a file that is there: mkdir -p's
+     * friends) cannot make it grow: not held, so it takes no slot */
+    int w = (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC) ? 0
+                                                                 : watch(d, f, had ? &pre : NULL);
     if (w < 0) {
         close(f);
         resp->error = w;

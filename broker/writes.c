@@ -189,18 +189,27 @@ static int fd_link_number(const char *path)
  * (flags) and handed over as its result: only a pipe, or one of the
  * harmless devices (null, zero, full, random, urandom), which hold no file
  * of a write path. 2: answered; -errno otherwise (-EACCES: *why says). */
-static int reopen_descriptor(int notify_fd, const struct seccomp_notif *req, int n,
-                             unsigned long long flags, const char **why)
+/* The skill thread's descriptor n, as the broker's own: an fd, or -ENOENT
+ * (no such link in /proc/self/fd), -ESRCH. */
+static int take_fd(pid_t tid, int n)
 {
-    int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)req->pid, PIDFD_THREAD);
+    int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
     if (pidfd < 0)
-        pidfd = (int)syscall(SYS_pidfd_open, (pid_t)req->pid, 0);
+        pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
     if (pidfd < 0)
         return -ESRCH;
     int obj = (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
+    int e = errno;
     close(pidfd);
+    return obj >= 0 ? obj : e == EBADF ? -ENOENT : -e;
+}
+
+static int reopen_descriptor(int notify_fd, const struct seccomp_notif *req, int n,
+                             unsigned long long flags, const char **why)
+{
+    int obj = take_fd((pid_t)req->pid, n);
     if (obj < 0)
-        return errno == EBADF ? -ENOENT : -errno; /* no such link in /proc/self/fd */
+        return obj;
     struct stat st;
     int r = fstat(obj, &st) < 0 ? -errno : 0;
     unsigned mi = (unsigned)(st.st_rdev & 0xff);
@@ -344,9 +353,10 @@ static int hand_over(int notify_fd, const struct seccomp_notif *req, int f,
  * sandbox's own tmpfs. An fd or -errno; *fifo when the object is a FIFO or
  * device (its open may block: the kernel's). */
 static int private_open(const struct sg_plan *p, const struct sg_diskcap *dc, pid_t pid,
-                        const char *path, unsigned long long flags, mode_t mode, bool *fifo)
+                        const char *path, unsigned long long flags, mode_t mode, bool *fifo,
+                        int links)
 {
-    char buf[PATH_MAX];
+    char buf[PATH_MAX], next[PATH_MAX] = "";
     const char *last;
     bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
     int pfd = tmpfile ? sg_notif_open(pid, path, O_PATH | O_DIRECTORY, true)
@@ -381,11 +391,26 @@ static int private_open(const struct sg_plan *p, const struct sg_diskcap *dc, pi
             }
             close(o);
         } else if (o == -ENOENT && (flags & O_CREAT)) {
-            e = -EACCES; /* a dangling link would make its target somewhere */
+            /* a dangling link makes its target: that name, decided the same
+             * way (its folder must be the sandbox's own too) */
+            char lt[PATH_MAX];
+            ssize_t n = readlinkat(pfd, last, lt, sizeof lt - 1);
+            e = -ELOOP;
+            if (n > 0 && links < 8) {
+                lt[n] = '\0';
+                int k = lt[0] == '/' ? snprintf(next, sizeof next, "%s", lt)
+                                     : snprintf(next, sizeof next, "%.*s/%s",
+                                                (int)(last - buf - 1), buf, lt);
+                e = k > 0 && k < (int)sizeof next && sg_path_normalize(next) == 0
+                        ? -EAGAIN
+                        : -ENAMETOOLONG;
+            }
         }
     }
     sg_become_broker(&sv);
     close(pfd);
+    if (e == -EAGAIN)
+        return private_open(p, dc, pid, next, flags, mode, fifo, links + 1);
     if (e == -ENXIO)
         *fifo = true; /* a FIFO nobody reads yet */
     if (e < 0)
@@ -429,7 +454,7 @@ static int private_write_do(const struct sg_plan *p, struct sg_diskcap *dc, int 
                 return f < 0 ? 1 : (resp->error = hand_over(notify_fd, req, f, flags)) == 2 ? 2 : 1;
             }
         bool fifo = false;
-        int f = private_open(p, dc, pid, path1, flags, m, &fifo);
+        int f = private_open(p, dc, pid, path1, flags, m, &fifo, 0);
         if (fifo && f < 0 && !(flags & (O_CREAT | O_TRUNC)))
             return 0;
         if (f == -EACCES)
@@ -444,7 +469,7 @@ static int private_write_do(const struct sg_plan *p, struct sg_diskcap *dc, int 
     }
     if (!strcmp(syscall, "truncate")) {
         bool fifo = false;
-        int f = private_open(p, dc, pid, path1, O_WRONLY, 0, &fifo);
+        int f = private_open(p, dc, pid, path1, O_WRONLY, 0, &fifo, 0);
         if (f == -EACCES)
             *stray = path1;
         resp->error = f < 0 ? f : ftruncate(f, (off_t)a[1]) < 0 ? -errno : 0;
@@ -470,11 +495,16 @@ static int private_write_do(const struct sg_plan *p, struct sg_diskcap *dc, int 
     else if (!strncmp(syscall, "link", 4)) {
         bool at = !strcmp(syscall, "linkat");
         int lflags = at ? (int)a[4] : 0;
-        if (lflags & AT_EMPTY_PATH)
-            r = -ENOENT; /* only a name links here: the broker reads no fd's */
+        char first = '\0';
+        if (at && (lflags & AT_EMPTY_PATH) && sg_notif_read_str(memfd, a[1], &first, 1) == 0)
+            old = take_fd(pid, (int)a[0]); /* linkat(fd, "", ...): that file */
         else if (!(r = sg_notif_path(pid, memfd, at ? (int)a[0] : AT_FDCWD, at ? a[1] : a[0], 0,
                                      target, sizeof target)))
-            old = sg_notif_open(pid, target, O_PATH, (lflags & AT_SYMLINK_FOLLOW) != 0);
+            /* an O_TMPFILE's /proc/self/fd/N is the skill's descriptor N */
+            old = fd_link_number(target) < 0 ? sg_notif_open(pid, target, O_PATH,
+                                                             (lflags & AT_SYMLINK_FOLLOW) != 0)
+                  : (lflags & AT_SYMLINK_FOLLOW) ? take_fd(pid, fd_link_number(target))
+                                                 : -EXDEV; /* the link itself is procfs' */
         if (!r && old < 0)
             r = old;
         struct stat st;

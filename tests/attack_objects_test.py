@@ -427,6 +427,14 @@ def ordinary_writes_in_the_private_views_still_work(m, base):
             print("excl ok")
         t = os.open("/tmp", os.O_TMPFILE | os.O_WRONLY, 0o600)
         os.write(t, b"anon")
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        # linkat(AT_FDCWD, "/proc/self/fd/N", AT_FDCWD, name, AT_SYMLINK_FOLLOW)
+        assert libc.linkat(-100, f"/proc/self/fd/{t}".encode(), -100, b"/tmp/a/named",
+                           0x400) == 0, ctypes.get_errno()
+        os.symlink("/tmp/a/made-by-link", "/tmp/a/dangling")
+        open("/tmp/a/dangling", "w").write("through a dangling link")
+        print("tmpfile", open("/tmp/a/named").read(), open("/tmp/a/made-by-link").read())
         os.umask(0o077)
         open(H + "/private", "w").write("p")
         r = subprocess.run(["bash", "-c", "echo redir > /tmp/a/sh; echo again >> /tmp/a/sh;"
@@ -441,6 +449,7 @@ def ordinary_writes_in_the_private_views_still_work(m, base):
         """, tools="Read Write Bash")
     p = m.run("run", d, check=0)
     assert "excl ok" in p.out and "EXCL IGNORED" not in p.out, p.out + p.err
+    assert "tmpfile anon through a dangling link" in p.out, p.out + p.err
     assert "f onet 2 -rw------- f True ['c'] 0o600 shm" in p.out, p.out + p.err
     assert "bash 0 onet to-err" in p.out, p.out + p.err
 
