@@ -143,8 +143,11 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
             PUT(denied[i].name, deny, "");
     for (size_t i = 0; i < SG_ARRAY_LEN(write_calls); i++)
         PUT(write_calls[i].name,
-            "checked by the broker: continues under a writable path, else EACCES and a "
-            "fs_blocked event",
+            !strcmp(write_calls[i].name, "openat2")
+                ? "ENOSYS from the broker (its flags are in the skill's memory): libc uses openat"
+                : "checked by the broker: under a writable path done by the broker on the folder "
+                  "it checked (unlink, rmdir, rename continue), else EACCES and a fs_blocked "
+                  "event",
             write_calls[i].flags_arg >= 0 ? "flags has O_WRONLY, O_RDWR, O_CREAT or O_TRUNC" : "");
     for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags); i++)
         PUT("clone", deny, ns_flags[i].name);
@@ -171,8 +174,9 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
     PUT("socket", deny, "AF_UNIX with SOCK_DGRAM or SOCK_RAW (a datagram names its "
                         "destination per message, past any connect check)");
     PUT("socketpair", deny, "AF_UNIX with SOCK_DGRAM or SOCK_RAW");
-    PUT("connect", "made by the broker on the skill's socket: a unix socket only on the "
-                   "sandbox's private tmpfs, else EACCES and a syscall_blocked event",
+    PUT("connect", "made by the broker on the skill's socket: a unix socket only on a tmpfs "
+                   "the sandbox made, a declared one (its inode) or one a Connect request "
+                   "allows, as the skill; else EACCES and a syscall_blocked event",
         "");
     PUT("ioctl", deny, "request == TIOCSTI (masked to 32 bits)");
     PUT("ioctl", deny, "request == TIOCLINUX (masked to 32 bits)");
