@@ -359,6 +359,10 @@ static int private_open(const struct sg_plan *p, const struct sg_diskcap *dc, pi
     char buf[PATH_MAX], next[PATH_MAX] = "";
     const char *last;
     bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;
+    struct stat was;
+    if (!tmpfile && sg_notif_lstat(pid, path, &was) == 0 && S_ISDIR(was.st_mode))
+        return -EISDIR; /* the kernel's answer to a write-intent open of a folder (a view's
+                         * root too, whose own folder is no view) */
     int pfd = tmpfile ? sg_notif_open(pid, path, O_PATH | O_DIRECTORY, true)
                       : private_parent(dc, pid, path, buf, sizeof buf, &last);
     struct stat st;
@@ -482,6 +486,11 @@ static int private_write_do(const struct sg_plan *p, struct sg_diskcap *dc, int 
     const char *made = path2[0] ? path2 : path1;
     char buf[PATH_MAX], target[PATH_MAX];
     const char *last;
+    struct stat was;
+    if (sg_notif_lstat(pid, made, &was) == 0) {
+        resp->error = -EEXIST; /* nothing made: the kernel's answer (mkdir -p of /tmp) */
+        return 1;
+    }
     int pfd = private_parent(dc, pid, made, buf, sizeof buf, &last);
     if (pfd == -EACCES)
         *stray = made;
