@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/netlink.h>
@@ -127,8 +129,58 @@ static void refuse_netlink(struct sg_sockconn *s, const struct seccomp_notif *re
                 (unsigned)nl->nl_pid, (unsigned)nl->nl_groups);
 }
 
+/* O_NONBLOCK is a flag of the socket's open file, which the skill shares:
+ * another of its threads can clear it between the broker's F_SETFL and its
+ * connect, and a connect to a full listener (or a TCP handshake that gets
+ * no answer) would then hold the broker's loop, and with it every check
+ * and cap. So the connect is also bounded by a timer of this thread's own,
+ * whose signal interrupts it (EINTR, no restart): at most CONNECT_MS. */
+#define CONNECT_MS 100
+#define CONNECT_SIGNAL (SIGRTMIN + 3)
+
+static void on_connect_timer(int sig)
+{
+    (void)sig;
+}
+
+/* This thread's connect timer: true when there is one (a timer's id may
+ * be 0). */
+static bool connect_timer(timer_t *out)
+{
+    static timer_t t;
+    static int made; /* 1 made, -1 failed */
+    if (!made) {
+        struct sigaction sa = {.sa_handler = on_connect_timer}; /* no SA_RESTART */
+        sigemptyset(&sa.sa_mask);
+        struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID,
+                              .sigev_signo = CONNECT_SIGNAL};
+        ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+        made = sigaction(CONNECT_SIGNAL, &sa, NULL) == 0 &&
+                       timer_create(CLOCK_MONOTONIC, &ev, &t) == 0
+                   ? 1
+                   : -1;
+    }
+    *out = t;
+    return made == 1;
+}
+
+static int bounded_connect(int sock, const struct sockaddr *addr, socklen_t len)
+{
+    timer_t t;
+    bool timed = connect_timer(&t);
+    struct itimerspec on = {.it_value = {0, CONNECT_MS * 1000000L}}, off = {0};
+    if (timed)
+        timer_settime(t, 0, &on, NULL);
+    int r = connect(sock, addr, len) < 0 ? -errno : 0;
+    if (timed)
+        timer_settime(t, 0, &off, NULL);
+    return r;
+}
+
 /* Connect sock to addr now, without blocking the broker. 0, or -errno;
- * -EINPROGRESS with *wait when a blocking caller has to wait for it. */
+ * -EINPROGRESS with *wait when a blocking caller has to wait for it (a
+ * TCP connect interrupted by the timer goes on in the kernel: waited for
+ * the same way). */
 static int connect_now(int sock, const struct sockaddr *addr, socklen_t len, bool *wait)
 {
     int fl = fcntl(sock, F_GETFL);
@@ -136,7 +188,9 @@ static int connect_now(int sock, const struct sockaddr *addr, socklen_t len, boo
         return -errno;
     if (!(fl & O_NONBLOCK) && fcntl(sock, F_SETFL, fl | O_NONBLOCK) < 0)
         return -errno;
-    int r = connect(sock, addr, len) < 0 ? -errno : 0;
+    int r = bounded_connect(sock, addr, len);
+    if (r == -EINTR && addr->sa_family != AF_UNIX)
+        r = -EINPROGRESS;
     if (!(fl & O_NONBLOCK))
         fcntl(sock, F_SETFL, fl);
     *wait = r == -EINPROGRESS && !(fl & O_NONBLOCK);
@@ -174,19 +228,28 @@ static int check_path(const struct sg_sockconn *s, pid_t tid, const char *path, 
  * declared or approved socket would lend the skill root's standing there
  * (the system bus, a root-only control socket). A short-lived child takes
  * the skill's uid, gid and no groups, and connects. 0 or -errno. */
-static int connect_as_skill(const struct sg_plan *p, int sock, const struct sockaddr *addr,
-                            socklen_t alen, bool *wait)
+static int connect_as_skill(const struct sg_plan *p, int sock, int opath,
+                            const struct sockaddr *addr, socklen_t alen, bool *wait)
 {
     pid_t c = fork();
     if (c < 0)
         return -errno;
     if (c == 0) {
+        /* nothing of the broker's but the socket and the file it reaches:
+         * a process of the skill's uid could take what this child holds */
+        int keep[2] = {sock < opath ? sock : opath, sock < opath ? opath : sock};
+        if ((keep[0] > 0 && syscall(SYS_close_range, 0, keep[0] - 1, 0) < 0) ||
+            (keep[1] > keep[0] + 1 && syscall(SYS_close_range, keep[0] + 1, keep[1] - 1, 0) < 0) ||
+            syscall(SYS_close_range, keep[1] + 1, ~0U, 0) < 0)
+            _exit(EBADF);
         if (syscall(SYS_setgroups, 0, NULL) < 0 ||
             setresgid(p->skill_gid, p->skill_gid, p->skill_gid) < 0 ||
             setresuid(p->skill_uid, p->skill_uid, p->skill_uid) < 0)
             _exit(EPERM);
-        /* its own /proc/self/fd stays its own after the change of uid */
-        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        /* never attachable by that uid; its own /proc/self/fd it reaches
+         * anyway (the kernel lets a process see its own descriptors) */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        alarm(2); /* a connect the skill made blocking ends here */
         bool w = false;
         int r = connect_now(sock, addr, alen, &w);
         _exit(r < 0 ? -r : 0);
@@ -195,7 +258,7 @@ static int connect_as_skill(const struct sg_plan *p, int sock, const struct sock
     while (waitpid(c, &st, 0) < 0)
         if (errno != EINTR)
             return -errno;
-    int r = WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
+    int r = WIFEXITED(st) ? -WEXITSTATUS(st) : -ETIMEDOUT;
     int fl = fcntl(sock, F_GETFL);
     *wait = r == -EINPROGRESS && fl >= 0 && !(fl & O_NONBLOCK);
     return r;
@@ -216,7 +279,7 @@ static void finish(struct sg_sockconn *s, uint64_t id, int sock, const struct so
     }
     bool wait = false;
     if (!r && host && s->plan->as_root)
-        r = connect_as_skill(s->plan, sock, addr, alen, &wait);
+        r = connect_as_skill(s->plan, sock, opath, addr, alen, &wait);
     else if (!r)
         r = connect_now(sock, addr, alen, &wait);
     if (opath >= 0)

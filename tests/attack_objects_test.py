@@ -454,5 +454,58 @@ def ordinary_writes_in_the_private_views_still_work(m, base):
     assert "bash 0 onet to-err" in p.out, p.out + p.err
 
 
+@test()
+def a_skill_cannot_freeze_the_broker_in_a_connect(m, base):
+    # O_NONBLOCK is the socket file's, shared with the broker: one thread
+    # clears it while another connects to a full listener, and the broker's
+    # own connect would block, with every check and cap behind it
+    d = h.make_skill(base, f"freeze-{m.name}", """
+        import os, socket, threading, time
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind("/tmp/full.sock")
+        srv.listen(0)
+        held = []
+        for _ in range(64):  # fill the backlog
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.setblocking(False)
+            try:
+                c.connect("/tmp/full.sock")
+                held.append(c)
+            except OSError:
+                break
+        victim = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stop = time.monotonic() + 2
+        def clear():
+            while time.monotonic() < stop:
+                try:
+                    os.set_blocking(victim.fileno(), True)
+                except OSError:
+                    pass
+        def connect():
+            victim.setblocking(False)
+            while time.monotonic() < stop:
+                try:
+                    victim.connect("/tmp/full.sock")
+                except OSError:
+                    pass
+        ts = [threading.Thread(target=clear, daemon=True), threading.Thread(target=connect, daemon=True)]
+        for t in ts:
+            t.start()
+        worst = 0.0
+        while time.monotonic() < stop:
+            t0 = time.monotonic()
+            open("/tmp/probe", "w").write("x")  # done by the broker
+            worst = max(worst, time.monotonic() - t0)
+            time.sleep(0.01)
+        print("worst brokered open %.2f" % worst, flush=True)
+        os._exit(0)
+        """)
+    t0 = time.monotonic()
+    p = m.run("run", d, timeout=40, check=0)
+    assert time.monotonic() - t0 < 30, "the run was held"
+    worst = float(p.out.split("worst brokered open")[1].split()[0])
+    assert worst < 1.0, p.out
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
