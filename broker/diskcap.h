@@ -60,8 +60,9 @@ mode_t sg_skill_umask(pid_t tid);
 
 struct sg_diskcap *sg_diskcap_new(const struct sg_plan *p, struct sg_event_bus *bus);
 void sg_diskcap_free(struct sg_diskcap *d);
-/* The devices of the sandbox's own tmpfs instances (sg_sandbox.own_dev):
- * a call let continue in a private view must land on one of them. */
+/* The devices of the sandbox's writable private views (/tmp, HOME,
+ * /dev/shm, from sg_sandbox.view_fd): a write the broker does there for the
+ * skill must land on one of them. */
 void sg_diskcap_own_fs(struct sg_diskcap *d, const dev_t *own, size_t n);
 bool sg_diskcap_is_own_fs(const struct sg_diskcap *d, dev_t dev);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/fanotify.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -992,7 +993,18 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     r->conn = sg_sockconn_new(plan, bus, perm, r->sb->notify_fd, r->sb->own_dev,
                               r->sb->nown_dev);
     r->dc = sg_diskcap_new(plan, bus);
-    sg_diskcap_own_fs(r->dc, r->sb->own_dev, r->sb->nown_dev);
+    /* the writes the broker does in the private views land only on the
+     * writable ones (/tmp, HOME, /dev/shm: the roots pid 1 handed over),
+     * never on the sandbox's other tmpfs (/run, /var), which Landlock keeps
+     * from the skill and would not keep from the broker */
+    dev_t views[SG_VIEWS];
+    size_t nviews = 0;
+    for (int i = 0; i < SG_VIEWS; i++) {
+        struct stat vst;
+        if (r->sb->view_fd[i] >= 0 && fstat(r->sb->view_fd[i], &vst) == 0)
+            views[nviews++] = vst.st_dev;
+    }
+    sg_diskcap_own_fs(r->dc, views, nviews);
     r->reads = plan->observe_reads ? sg_reads_new(plan) : NULL;
     cleanup_free char *cmdline = command_line(plan);
     sg_bus_emit(bus, SG_EV_SKILL_STARTED,

@@ -341,6 +341,14 @@ def a_symlink_in_the_private_tmp_is_no_way_around_the_caps(m, base):
             print("MKDIR MADE")
         except OSError as e:
             print("mkdir refused", e.errno)
+        # /run is the sandbox's own tmpfs too, but no writable view: Landlock
+        # keeps the skill out, and the broker must not write there for it
+        os.symlink("/run/planted", "/tmp/torun")
+        try:
+            open("/tmp/torun", "w").write("x")
+            print("RUN WRITTEN")
+        except OSError as e:
+            print("run refused", e.errno)
         # the private /tmp itself still works
         open("/tmp/own", "w").write("fine")
         print("own", open("/tmp/own").read(), "made", made)
@@ -353,6 +361,7 @@ def a_symlink_in_the_private_tmp_is_no_way_around_the_caps(m, base):
     assert not os.path.exists(os.path.join(out, "sub")), os.listdir(out)
     assert "own fine made 0" in text, text
     assert "LASTLINK WROTE" not in text and "MKDIR MADE" not in text, text
+    assert "RUN WRITTEN" not in text and "run refused 13" in text, text
     blocked = [e for e in evs if e["kind"] == "fs_blocked"
                and e["data"].get("path", "").startswith("/tmp/")]
     assert blocked, text
