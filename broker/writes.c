@@ -305,10 +305,11 @@ static int through_proc(const struct sg_plan *p, int notify_fd, const struct sec
 /* The folder that path (a private view's: /tmp, the home, /dev/shm) lands
  * in, opened in the skill's view with every link on the way followed, as
  * the kernel would: the call is then done on that folder, never on the
- * name again. It must be one of the sandbox's own tmpfs instances: a
- * symlink the skill made there (to a declared write path, to
- * /proc/self/root/...) leads elsewhere, where nothing would count or hold
- * the file. An fd, -EACCES (elsewhere), or the kernel's own answer (ENOENT,
+ * name again. It must lie on one of the writable views (their devices:
+ * sg_diskcap_own_fs): a symlink the skill made there (to a declared write
+ * path, to /proc/self/root/..., to the sandbox's /run) leads elsewhere,
+ * where nothing would count or hold the file, or Landlock keeps the skill
+ * out and would not keep out the broker. An fd, -EACCES (elsewhere), or the kernel's own answer (ENOENT,
  * ENOTDIR, ELOOP). *last: the name in it. */
 static int private_parent(const struct sg_diskcap *dc, pid_t pid, const char *path, char *buf,
                           size_t max, const char **last)
