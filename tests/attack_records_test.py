@@ -167,7 +167,8 @@ def the_audit_log_rotates_with_its_chain_whole(m, base):
     kinds = collections.Counter(
         (r["type"], r.get("decided_by", "")[:60]) for x in os.listdir(folder)
         if x.startswith("audit") for r in map(json.loads, open(os.path.join(folder, x))))
-    print(f"# {m.name}: {v.out.strip()}; records: {dict(kinds)}")
+    said = " | ".join(v.out.strip().splitlines())  # one TAP comment line
+    print(f"# {m.name}: {said}; records: {dict(kinds)}")
     assert v.returncode == 0 and f"in {len(rotated) + 1} files, chain intact" in v.out, v.out
     assert len(m.traces()) == 3, m.traces()  # trace_keep
     # a middle file removed: the chain breaks where it was
