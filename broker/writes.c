@@ -445,7 +445,11 @@ static int private_write_do(const struct sg_plan *p, struct sg_diskcap *dc, int 
     pid_t pid = (pid_t)req->pid;
     bool opens = !strcmp(syscall, "open") || !strcmp(syscall, "openat") ||
                  !strcmp(syscall, "creat");
-    mode_t m = (mode_t)(mode & 07777) & ~sg_skill_umask(pid);
+    /* the skill's umask (a read of /proc/PID/status) only for what makes a
+     * file or folder with a mode */
+    bool makes = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ||
+                 !strncmp(syscall, "mkdir", 5);
+    mode_t m = makes ? (mode_t)(mode & 07777) & ~sg_skill_umask(pid) : 0;
     resp->flags = 0;
     if (!strcmp(syscall, "unlink") || !strcmp(syscall, "unlinkat") || !strcmp(syscall, "rmdir") ||
         !strncmp(syscall, "rename", 6))
