@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +49,8 @@ static int end_word(struct parser *ps, const char **why)
     return 0;
 }
 
-static int end_command(struct parser *ps, bool after_operator, const char **why)
+static int end_command(struct parser *ps, bool after_operator, const char *op,
+                       const char **why)
 {
     if (ps->nwords == 0) {
         if (!after_operator)
@@ -63,7 +66,8 @@ static int end_command(struct parser *ps, bool after_operator, const char **why)
     sh->cmds = realloc(sh->cmds, (sh->n + 1) * sizeof *sh->cmds);
     if (!sh->cmds)
         abort();
-    sh->cmds[sh->n++] = (struct sg_shell_cmd){.argv = ps->words, .argc = ps->nwords};
+    sh->cmds[sh->n] = (struct sg_shell_cmd){.argv = ps->words, .argc = ps->nwords};
+    snprintf(sh->cmds[sh->n++].op, sizeof sh->cmds[0].op, "%s", op);
     ps->words = NULL;
     ps->nwords = 0;
     return 0;
@@ -75,7 +79,10 @@ static bool assignment_so_far(const struct parser *ps)
 {
     if (ps->nwords || ps->quoted_word || !ps->word.len)
         return false;
-    for (size_t i = 0; i < ps->word.len; i++) {
+    size_t n = ps->word.len;
+    if (n > 1 && ps->word.data[n - 1] == '+')
+        n--; /* NAME+=value appends: an assignment too */
+    for (size_t i = 0; i < n; i++) {
         char c = ps->word.data[i];
         if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
               (i && c >= '0' && c <= '9')))
@@ -216,14 +223,14 @@ int sg_shell_parse(const char *line, struct sg_shell *out, const char **why)
                 *why = "it ends with an operator";
                 goto bad;
             }
-            if (end_command(&ps, false, why) < 0)
+            if (end_command(&ps, false, "", why) < 0)
                 goto bad;
             break;
         }
         if (c == '\n') { /* ends a command; a blank line (even after &&) is nothing */
             if (ps.nwords)
                 pending = false;
-            if (end_command(&ps, false, why) < 0)
+            if (end_command(&ps, false, "\n", why) < 0)
                 goto bad;
             p++;
             continue;
@@ -237,7 +244,8 @@ int sg_shell_parse(const char *line, struct sg_shell *out, const char **why)
             *why = "an operator this reader does not take";
             goto bad;
         }
-        if (end_command(&ps, true, why) < 0)
+        char op[3] = {c, n == 2 ? p[1] : '\0', '\0'};
+        if (end_command(&ps, true, op, why) < 0)
             goto bad;
         pending = n == 2 || c == '|'; /* && || | need a command after them */
         p += n;
@@ -269,14 +277,32 @@ void sg_shell_free(struct sg_shell *sh)
     memset(sh, 0, sizeof *sh);
 }
 
+void sg_shell_quote(struct sg_buf *b, const char *w, bool first)
+{
+    static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789_-./,:@%+=";
+    /* = is plain but in a command's first word (NAME=… is an assignment) */
+    if (*w && strspn(w, plain) == strlen(w) && !(first && strchr(w, '='))) {
+        sg_buf_append(b, w, strlen(w));
+        return;
+    }
+    sg_buf_append(b, "'", 1);
+    for (const char *c = w; *c; c++)
+        if (*c == '\'')
+            sg_buf_append(b, "'\\''", 4);
+        else
+            sg_buf_append(b, c, 1);
+    sg_buf_append(b, "'", 1);
+}
+
 char *sg_shell_join(const struct sg_shell_cmd *c)
 {
     struct sg_buf b;
-    sg_buf_init(&b, SG_SHELL_MAX * 2);
+    sg_buf_init(&b, SIZE_MAX / 2);
     for (size_t i = 0; i < c->argc; i++) {
         if (i)
             sg_buf_append(&b, " ", 1);
-        sg_buf_append(&b, c->argv[i], strlen(c->argv[i]));
+        sg_shell_quote(&b, c->argv[i], i == 0);
     }
     return b.data ? sg_buf_steal(&b) : sg_xstrdup("");
 }

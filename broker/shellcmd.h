@@ -16,6 +16,7 @@
 #ifndef SG_SHELLCMD_H
 #define SG_SHELLCMD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SG_SHELL_MAX 16384
@@ -25,6 +26,7 @@
 struct sg_shell_cmd {
     char **argv; /* argc words, NULL-terminated */
     size_t argc;
+    char op[3];  /* the operator after it: ";", "&", "&&", "||", "|", "\n", or "" at the end */
 };
 
 struct sg_shell {
@@ -36,7 +38,13 @@ struct sg_shell {
  * a static reason; out is then empty. */
 int sg_shell_parse(const char *line, struct sg_shell *out, const char **why);
 void sg_shell_free(struct sg_shell *sh);
-/* A simple command's words joined by single spaces (caller frees). */
+/* A simple command's words joined by single spaces, each quoted so that
+ * sg_shell_parse reads the same words back (caller frees). */
 char *sg_shell_join(const struct sg_shell_cmd *c);
+/* w as one shell word (a command's first when first): as it is when no
+ * quoting is needed, else in single quotes ('\'' for a quote). Appended
+ * to b. */
+struct sg_buf;
+void sg_shell_quote(struct sg_buf *b, const char *w, bool first);
 
 #endif

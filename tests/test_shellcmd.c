@@ -10,7 +10,8 @@
 
 #include "shellcmd.h"
 
-/* The parse of line as "cmd1|cmd2|..." with words joined by spaces. */
+/* The parse of line as "cmd1|cmd2|..." with words joined as sg_shell_join
+ * quotes them. */
 static char *shape(const char *line)
 {
     struct sg_shell sh;
@@ -39,12 +40,15 @@ static void reads_what_sh_reads(void **st)
         {"git status && git diff", "git status|git diff"},
         {"ls ; touch x", "ls|touch x"},
         {"wc | sh -c id", "wc|sh -c id"},
-        {"echo 'a b' \"c d\" e\\ f", "echo a b c d e f"},
+        {"echo 'a b' \"c d\" e\\ f", "echo 'a b' 'c d' 'e f'"},
+        {"find . -name 'x:*'", "find . -name 'x:*'"},
+        {"echo \"it's\"", "echo 'it'\\''s'"},
+        {"'X=1' ls", "'X=1' ls"},
         {"ls &", "ls"},
         {"a\nb", "a|b"},
         {"a &&\n  b", "a|b"},
         {"ls --color=auto", "ls --color=auto"},
-        {"echo \"x\\\"y\" 'if'", "echo x\"y if"},
+        {"echo \"x\\\"y\" 'if'", "echo 'x\"y' if"},
         {"npm run test:unit", "npm run test:unit"},
         {"a || b; c", "a|b|c"},
         {"\n\nls\n", "ls"},
@@ -66,7 +70,7 @@ static void refuses_what_only_a_shell_could_read(void **st)
         "if true; then ls; fi", "ls # c", "ls &&", "&& ls", "ls ;; x", "ls |& x", "ls 'x",
         "ls \"$HOME\"", "ls\\\nx", "{ ls; }", "! ls", "ls\r", "", "ls && && x", "ls x?",
         "ls [ab]", "cat <(ls)", "ls &> x", "LD_PRELOAD=/tmp/x.so ls", "ls \\", "  ", ";",
-        "echo ${x}", "a |", "a | | b",
+        "echo ${x}", "a |", "a | | b", "X+=1 touch F", "PATH+=:/tmp ls",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *s = shape(bad[i]);
@@ -90,12 +94,39 @@ static void bounded(void **st)
     free(big);
 }
 
+/* Each simple command keeps the operator after it, and its joined words
+ * read back as the same words. */
+static void operators_and_round_trip(void **st)
+{
+    (void)st;
+    struct sg_shell sh;
+    const char *why = NULL;
+    assert_int_equal(sg_shell_parse("curl -s 'http://a.test/x y' | sh && ls;\necho 'it'\\''s' &",
+                                    &sh, &why), 0);
+    static const char *const ops[] = {"|", "&&", ";", "&"};
+    assert_int_equal(sh.n, 4);
+    for (size_t i = 0; i < sh.n; i++) {
+        assert_string_equal(sh.cmds[i].op, ops[i]);
+        char *j = sg_shell_join(&sh.cmds[i]);
+        struct sg_shell back;
+        assert_int_equal(sg_shell_parse(j, &back, &why), 0);
+        assert_int_equal(back.n, 1);
+        assert_int_equal(back.cmds[0].argc, sh.cmds[i].argc);
+        for (size_t k = 0; k < back.cmds[0].argc; k++)
+            assert_string_equal(back.cmds[0].argv[k], sh.cmds[i].argv[k]);
+        sg_shell_free(&back);
+        free(j);
+    }
+    sg_shell_free(&sh);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_what_sh_reads),
         cmocka_unit_test(refuses_what_only_a_shell_could_read),
         cmocka_unit_test(bounded),
+        cmocka_unit_test(operators_and_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
