@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agentdirs.h"
 #include "attach.h"
 #include "config.h"
 #include "notifpath.h"
@@ -19,6 +20,8 @@
 #include "perm.h"
 #include "policy.h"
 #include "sanitize.h"
+#include "seen.h"
+#include "urlhost.h"
 #include "util.h"
 
 static const char *str(json_t *o, const char *k)
@@ -26,54 +29,11 @@ static const char *str(json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
-char *sg_hook_url_host(const char *url)
+char *sg_hook_url_host(const char *url, size_t len)
 {
-    int port;
-    const char *p;
-    if (!strncasecmp(url, "https://", 8))
-        port = 443, p = url + 8;
-    else if (!strncasecmp(url, "http://", 7))
-        port = 80, p = url + 7;
-    else
-        return NULL;
-    size_t auth = strcspn(p, "/?#");
-    /* user:pass@host: the host is after the last @ of the authority */
-    const char *at = NULL;
-    for (size_t i = 0; i < auth; i++)
-        if (p[i] == '@')
-            at = p + i;
-    if (at) {
-        auth -= (size_t)(at + 1 - p);
-        p = at + 1;
-    }
-    size_t hl;
-    if (p[0] == '[') { /* [2001:db8::1]:8443 */
-        const char *close = memchr(p, ']', auth);
-        if (!close)
-            return NULL;
-        hl = (size_t)(close - p) + 1;
-    } else {
-        hl = strcspn(p, ":/?#");
-        hl = hl < auth ? hl : auth;
-    }
-    if (!hl || hl > 253 + 2)
-        return NULL;
-    if (hl < auth) {
-        if (p[hl] != ':')
-            return NULL;
-        long long v;
-        cleanup_free char *ps = sg_xstrndup(p + hl + 1, auth - hl - 1);
-        if (sg_parse_ll(ps, 1, 65535, &v) < 0)
-            return NULL;
-        port = (int)v;
-    }
-    char *host = sg_xasprintf("%.*s:%d", (int)hl, p, port);
-    for (char *c = host; *c; c++) {
-        if ((unsigned char)*c < 0x21 || *c == '\\')
-            return free(host), NULL;
-        *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
-    }
-    return host;
+    char *host = NULL;
+    const char *why;
+    return sg_url_host(url, len, &host, &why) == 0 ? host : NULL;
 }
 
 /* A file tool's path: absolute, or relative to the agent's cwd. */
@@ -181,8 +141,11 @@ int sg_hook_parse(const char *buf, size_t len, struct sg_hook_call *c, const cha
         break;
     case SG_TOOL_FETCH:
     case SG_TOOL_WEBFETCH: {
-        const char *url = str(input, "url");
-        detail = url ? sg_hook_url_host(url) : NULL;
+        /* read as Node's WHATWG parser reads it (all its bytes: a NUL
+         * inside is no end), or not at all: then Claude Code asks */
+        json_t *u = json_object_get(input, "url");
+        const char *url = json_string_value(u);
+        detail = url ? sg_hook_url_host(url, json_string_length(u)) : NULL;
         if (!detail)
             *why = "the tool's url is not an http(s) URL with a host";
         else
@@ -197,9 +160,44 @@ int sg_hook_parse(const char *buf, size_t len, struct sg_hook_call *c, const cha
             detail = sg_xstrdup(q), summary = one_line(q, 300);
         break;
     }
+    case SG_TOOL_READ:
+    case SG_TOOL_NOTEBOOKREAD:
+    case SG_TOOL_GREP:
+    case SG_TOOL_GLOB:
+    case SG_TOOL_LS: {
+        /* what a reader reads: its file, or the folder it searches (the
+         * agent's cwd when none is named); a Glob pattern that climbs or
+         * is absolute, the folder it starts from */
+        const char *key = id == SG_TOOL_READ ? "file_path"
+                          : id == SG_TOOL_NOTEBOOKREAD ? "notebook_path" : "path";
+        const char *pat = id == SG_TOOL_GLOB ? str(input, "pattern") : NULL;
+        cleanup_free char *from = NULL;
+        if (pat && (pat[0] == '/' || strstr(pat, ".."))) {
+            size_t fixed = strcspn(pat, "*?[{");
+            while (fixed && pat[fixed - 1] != '/')
+                fixed--;
+            from = fixed ? sg_xstrndup(pat, fixed) : sg_xstrdup(".");
+        }
+        const char *p = str(input, key);
+        if ((id == SG_TOOL_READ || id == SG_TOOL_NOTEBOOKREAD) && (!p || !*p)) {
+            *why = "the tool's input has no file path";
+            break;
+        }
+        const char *base = p && *p ? p : ".";
+        cleanup_free char *joined = from && from[0] != '/' ? sg_xasprintf("%s/%s", base, from)
+                                                            : NULL;
+        const char *want = joined ? joined : from ? from : base;
+        if (want[0] != '/' && !c->cwd[0]) {
+            *why = "a relative path and no absolute cwd to read it from";
+            break;
+        }
+        detail = want[0] == '/' ? sg_xstrdup(want) : sg_xasprintf("%s/%s", c->cwd, want);
+        summary = one_line(p && *p ? p : pat ? pat : detail, 300);
+        break;
+    }
     default: {
-        /* read-only and bookkeeping tools, an mcp__ tool, or one skillgate
-         * does not know: the name and what it was given */
+        /* bookkeeping tools, an mcp__ tool, or one skillgate does not
+         * know: the name and what it was given */
         const char *what = str(input, "file_path") ? str(input, "file_path")
                            : str(input, "pattern") ? str(input, "pattern")
                            : str(input, "path")    ? str(input, "path")
@@ -226,7 +224,8 @@ json_t *sg_hook_answer(enum sg_hook_event ev, const char *decision, const char *
         json_t *o = json_pack("{s:s, s:s, s:s}", "hookEventName", "PreToolUse",
                               "permissionDecision", decision, "permissionDecisionReason",
                               reason);
-        if (updated && !strcmp(decision, "allow"))
+        /* with "ask", Claude Code's dialog shows (and runs) the updated input */
+        if (updated && strcmp(decision, "deny"))
             json_object_set(o, "updatedInput", updated);
         json_decref(updated);
         return json_pack("{s:o}", "hookSpecificOutput", o);
@@ -264,27 +263,9 @@ static bool interpreter(const char *w)
     return false;
 }
 
-/* A word a shell passes through as it is: no quoting is needed to write
- * it again. */
-static bool plain(const char *w)
-{
-    return *w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                           "_-./,:=@%+") == strlen(w);
-}
-
 static void quoted(struct sg_buf *b, const char *w)
 {
-    if (plain(w)) {
-        sg_buf_append(b, w, strlen(w));
-        return;
-    }
-    sg_buf_append(b, "'", 1);
-    for (const char *c = w; *c; c++)
-        if (*c == '\'')
-            sg_buf_append(b, "'\\''", 4);
-        else
-            sg_buf_append(b, c, 1);
-    sg_buf_append(b, "'", 1);
+    sg_shell_quote(b, w, false);
 }
 
 /* The folder with a SKILL.md that holds path (at most 6 levels up), or NULL. */
@@ -324,8 +305,91 @@ static bool names_a_skill_file(const char *line, const char *cwd)
     return false;
 }
 
-const char *sg_hook_rewrite(const char *command, const char *cwd, const char *self, char **out)
+/* Is root in one of the person's own skills folders (~/.claude/skills,
+ * ~/.claude/plugins, or the same under CLAUDE_CONFIG_DIR)? A project's
+ * .claude/skills, or any folder with a SKILL.md, is what a repository or
+ * a download brings: not the person's. */
+static bool in_personal_skills(const char *root)
 {
+    const char *home = getenv("HOME"), *ccd = getenv("CLAUDE_CONFIG_DIR");
+    cleanup_free char *base = ccd && ccd[0] == '/' ? sg_xstrdup(ccd)
+                              : home && home[0] == '/' ? sg_xasprintf("%s/.claude", home)
+                                                       : NULL;
+    if (!base)
+        return false;
+    static const char *const areas[] = {"skills", "plugins"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(areas); i++) {
+        cleanup_free char *a = sg_xasprintf("%s/%s", base, areas[i]);
+        cleanup_free char *real = sg_path_real(a);
+        size_t n = strlen(real);
+        if (!strncmp(root, real, n) && root[n] == '/')
+            return true;
+    }
+    return false;
+}
+
+/* What a skill's manifest asks for that a person would want to see before
+ * it runs: environment passed in, paths beyond its folder, hosts, host
+ * sockets, any program. One line (caller frees). */
+static char *risky_parts(const struct sg_skill *sk, const char *root)
+{
+    const struct sg_policy *pol = &sk->policy;
+    struct sg_buf b;
+    sg_buf_init(&b, 4096);
+    for (size_t i = 0; i < pol->nenv; i++)
+        sg_buf_printf(&b, "%senv %s", b.len ? "; " : "", pol->env[i].name);
+    for (size_t i = 0; i < pol->nread; i++)
+        if (strncmp(pol->read[i].path, root, strlen(root)))
+            sg_buf_printf(&b, "%sreads %s", b.len ? "; " : "", pol->read[i].path);
+    for (size_t i = 0; i < pol->nwrite; i++)
+        sg_buf_printf(&b, "%swrites %s", b.len ? "; " : "", pol->write[i].path);
+    for (size_t i = 0; i < pol->negress; i++)
+        sg_buf_printf(&b, "%sreaches %s", b.len ? "; " : "", pol->egress[i].domain);
+    for (size_t i = 0; i < pol->nsockets; i++)
+        sg_buf_printf(&b, "%sconnects to %s", b.len ? "; " : "", pol->sockets[i].path);
+    for (size_t i = 0; i < pol->ntools; i++)
+        if ((pol->tools[i].id == SG_TOOL_BASH || pol->tools[i].id == SG_TOOL_TERMINAL) &&
+            !pol->tools[i].scope)
+            sg_buf_printf(&b, "%sruns any program (Bash)", b.len ? "; " : "");
+    if (b.dropped)
+        sg_buf_printf(&b, " … (skillgate inspect %s shows all)", root);
+    char *out = b.data ? sg_buf_steal(&b) : sg_xstrdup("nothing beyond its own folder");
+    sg_buf_free(&b);
+    cleanup_free char *clean = out;
+    return sg_sanitize_str(clean, 0);
+}
+
+/* Has a person vetted the skill at root: kept in their own skills folder,
+ * its manifests as they last looked at them (a run, the Skills screen)? */
+static void vet_skill(const struct sg_skill *sk, const char *root, struct sg_hook_vet *v)
+{
+    v->risky = risky_parts(sk, root);
+    struct sg_seen seen;
+    if (!in_personal_skills(root)) {
+        v->why = sg_xasprintf("not one of your installed skills (~/.claude/skills): a "
+                              "repository or a download can put a SKILL.md anywhere");
+    } else if (sg_seen_compare(sk, &seen) < 0 || seen.state == SG_SEEN_NEW) {
+        v->why = sg_xstrdup("installed, but you have not looked at it yet (skillgate run, "
+                            "or the Skills screen)");
+    } else if (seen.state == SG_SEEN_CHANGED) {
+        v->why = sg_xasprintf("its manifest changed since you looked at it (%s)", seen.when);
+    } else {
+        v->vetted = true;
+        v->why = sg_xasprintf("installed in your skills and unchanged since you looked at it "
+                              "(%s)", seen.when);
+    }
+}
+
+void sg_hook_vet_free(struct sg_hook_vet *v)
+{
+    free(v->why), free(v->risky);
+    memset(v, 0, sizeof *v);
+}
+
+const char *sg_hook_rewrite(const char *command, const char *cwd, const char *self, char **out,
+                            struct sg_hook_vet *vet)
+{
+    memset(vet, 0, sizeof *vet);
     *out = NULL;
     struct sg_shell sh;
     const char *why;
@@ -361,6 +425,8 @@ const char *sg_hook_rewrite(const char *command, const char *cwd, const char *se
     struct sg_skill *sk = NULL;
     if (!no && (sg_skill_load(root, &sk) < 0 || !sk || sg_diags_blocking(&sk->diags)))
         no = "the skill does not load";
+    if (!no)
+        vet_skill(sk, root, vet);
     sg_skill_free(sk);
     for (size_t i = first_arg; !no && i < sh.cmds[0].argc; i++)
         if (sh.cmds[0].argv[i][0] == '\0')
@@ -383,43 +449,87 @@ const char *sg_hook_rewrite(const char *command, const char *cwd, const char *se
         *out = no ? NULL : sg_buf_steal(&b);
         sg_buf_free(&b);
     }
+    if (no)
+        sg_hook_vet_free(vet);
     sg_shell_free(&sh);
     return no;
 }
 
 /* ---- what the agent never changes by a rule ---- */
 
-/* A write to skillgate's own files (its rules, grants, session answers,
- * audit log) or to the settings that make it Claude Code's hook would let
- * the agent lift its own guard: the first is denied outright, the second
- * always asked in Claude Code (no rule or grant allows it). NULL for any
- * other path. */
+/* How a path stands to what steers the decisions, after resolution (the
+ * file the kernel reaches, a link to nothing followed): skillgate's own
+ * files (its rules, grants, session answers, audit log), Claude Code's
+ * settings (where skillgate is its hook) in any project, and agents' own
+ * folders (~/.claude and the like: tokens, settings). NULL for any other. */
+struct guards {
+    struct sg_own_dirs od;
+    struct sg_agent_paths ap;
+};
+
+static const char *protected_path(const struct guards *gd, const char *path, const char *cwd,
+                                  bool *own, bool skills_too)
+{
+    cleanup_free char *t = sg_path_target(path, cwd);
+    if (t[0] != '/')
+        return NULL;
+    *own = false;
+    if (sg_own_dirs_relation(&gd->od, t, NULL) == SG_OWN_INSIDE) {
+        *own = true;
+        return "skillgate's own files (rules, grants, records): the agent never writes them";
+    }
+    const char *b = strrchr(t, '/') + 1;
+    size_t n = strlen(t);
+    if (sg_str_has_prefix(b, "settings") && sg_str_has_suffix(b, ".json") &&
+        n > strlen(b) + 8 && !strncmp(t + n - strlen(b) - 9, "/.claude/", 9))
+        return "Claude Code's settings, where skillgate is its hook: only a person decides";
+    const struct sg_agent_path *which = NULL;
+    if (sg_agent_paths_relation(&gd->ap, t, NULL, &which) == SG_AGENT_INSIDE &&
+        (skills_too || !sg_agent_path_in_skills(which, t)))
+        return "an AI agent's own folder (its login, its settings): only a person decides";
+    return NULL;
+}
+
+/* A write by a file tool to a protected path is denied outright (own
+ * files) or always asked in Claude Code (no rule or grant allows it). A
+ * Bash line is read as the shell will read it, and every word of it (and
+ * what follows = in --opt=PATH, of=PATH) that names a protected path
+ * makes the line asked: cp, mv, tee, dd, a redirection's target (a line
+ * with one cannot be read exactly: asked anyway). NULL when nothing does. */
 static const char *guarded(const struct sg_hook_call *c, bool *deny)
 {
     enum sg_tool_id id = sg_tool_lookup(c->tool);
     int cls = sg_ptool_of_agent_tool(c->tool, strlen(c->tool));
-    if (cls != SG_PT_WRITE || id == SG_TOOL_UNKNOWN || c->detail[0] != '/')
+    *deny = false;
+    if (id == SG_TOOL_UNKNOWN || (cls != SG_PT_WRITE && cls != SG_PT_BASH))
         return NULL;
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s", c->detail);
-    if (sg_path_normalize(path) < 0)
-        return NULL;
-    struct sg_own_dirs own;
-    sg_own_dirs_get(&own);
-    enum sg_own_rel rel = sg_own_dirs_relation(&own, path, NULL);
-    sg_own_dirs_free(&own);
-    if (rel == SG_OWN_INSIDE) {
-        *deny = true;
-        return "skillgate's own files (rules, grants, records): the agent never writes them";
+    struct sg_shell sh = {0};
+    const char *why;
+    if (cls == SG_PT_WRITE ? c->detail[0] != '/' : sg_shell_parse(c->detail, &sh, &why) < 0)
+        return NULL; /* a Bash line not read exactly is never allowed by a rule: asked */
+    struct guards gd;
+    sg_own_dirs_get(&gd.od);
+    sg_agent_paths_get(&gd.ap);
+    const char *g = NULL;
+    bool own = false;
+    if (cls == SG_PT_WRITE) {
+        g = protected_path(&gd, c->detail, NULL, &own, true);
+        *deny = g && own;
     }
-    const char *b = strrchr(path, '/') + 1;
-    size_t n = strlen(path);
-    if ((!strcmp(b, "settings.json") || !strcmp(b, "settings.local.json")) &&
-        n > strlen(b) + 8 && !strncmp(path + n - strlen(b) - 9, "/.claude/", 9)) {
-        *deny = false;
-        return "Claude Code's settings, where skillgate is its hook: only a person decides";
-    }
-    return NULL;
+    /* every word but the program's, and a value after = */
+    for (size_t i = 0; i < sh.n && !g; i++)
+        for (size_t k = 1; k < sh.cmds[i].argc && !g; k++) {
+            const char *w = sh.cmds[i].argv[k], *eq = strchr(w, '=');
+            /* a skill kept in an agent's folder (~/.claude/skills) is run
+             * and read there; a file tool writing one is still asked */
+            g = protected_path(&gd, w, c->cwd, &own, false);
+            if (!g && eq && eq[1])
+                g = protected_path(&gd, eq + 1, c->cwd, &own, false);
+        }
+    sg_shell_free(&sh);
+    sg_own_dirs_free(&gd.od);
+    sg_agent_paths_free(&gd.ap);
+    return g;
 }
 
 /* ---- the run of one event ---- */
@@ -612,64 +722,83 @@ int sg_hook_main(bool rewrite)
     enum sg_decision dec = SG_DEC_DENY;
     bool outright = false;
     int r;
-    /* one run of a skill's script: allowed, rewritten to run in the
-     * sandbox, unless a deny rule says no to the command as written */
+    /* one run of a skill's script, rewritten to run in the sandbox: allowed
+     * outright only for a skill the person vetted and no deny or ask rule
+     * limits; else asked (a person, or Claude Code's dialog showing the
+     * sandboxed command), with why and what its manifest asks for */
     cleanup_free char *rewritten = NULL, *not_sandboxed = NULL;
-    if (pr == 0 && rewrite && (!strcmp(c.tool, "Bash"))) {
+    struct sg_hook_vet vet = {0};
+    bool guard_deny = false;
+    const char *guard = pr == 0 ? guarded(&c, &guard_deny) : NULL;
+    if (pr == 0 && rewrite && !guard && !strcmp(c.tool, "Bash")) {
         char self[PATH_MAX];
         ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
         self[sl > 0 ? sl : 0] = '\0';
-        const char *no = sl > 0 ? sg_hook_rewrite(c.detail, c.cwd, self, &rewritten)
+        const char *no = sl > 0 ? sg_hook_rewrite(c.detail, c.cwd, self, &rewritten, &vet)
                                 : "skillgate cannot tell where it is";
         if (!rewritten && names_a_skill_file(c.detail, c.cwd))
             not_sandboxed = sg_xasprintf("; it names a skill's file but is not run in "
                                          "skillgate's sandbox: %s", no);
     }
+    struct sg_preq *q = sg_xcalloc(1, sizeof *q);
+    q->tool = SG_PT_BASH;
+    SG_PREQ_SET(q, agent_tool, tool);
+    SG_PREQ_SET(q, subject, tool);
+    SG_PREQ_SET(q, args, c.summary);
     if (rewritten) {
-        struct sg_preq bq;
-        sg_agent_bash_preq(c.detail, c.cwd, &bq);
-        char rby[512];
-        if (sg_perm_peek(perm, &bq, rby, sizeof rby) == SG_EFF_DENY) {
-            free(rewritten);
-            rewritten = NULL;
+        struct sg_preq *bq = sg_xmalloc(sizeof *bq);
+        sg_agent_bash_preq(c.detail, c.cwd, bq);
+        char lby[512];
+        enum sg_effect lim = sg_perm_limits(perm, bq, lby, sizeof lby);
+        if (lim == SG_EFF_DENY) { /* the rule's deny, as for any command */
+            free(steal_pointer(&rewritten));
+            r = sg_check_tool_permission(perm, &(struct sg_policy){0}, c.tool, c.detail, c.cwd,
+                                         decided, &st, &dec, &outright);
+        } else if (lim == SG_EFF_ALLOW && vet.vetted) {
+            cleanup_free char *w = sg_xasprintf("sandboxed: rewritten to %s (%s)", rewritten,
+                                                vet.why);
+            sg_perm_record(perm, bq, SG_DEC_ALLOW_ONCE, w);
+            dec = SG_DEC_ALLOW_ONCE;
+            r = 1;
         } else {
-            cleanup_free char *w = sg_xasprintf("sandboxed: rewritten to %s", rewritten);
-            sg_perm_record(perm, &bq, SG_DEC_ALLOW_ONCE, w);
+            cleanup_free char *dt = sg_xasprintf("a skill's script, to run sandboxed; %s; its "
+                                                 "manifest: %s", lim == SG_EFF_ASK ? lby
+                                                 : vet.why, vet.risky);
+            if (!SG_PREQ_SET(bq, detail, dt)) {
+                bq->cut = false; /* the detail is what is shown beside, not decided on */
+                snprintf(bq->detail, sizeof bq->detail, "%.200s … (skillgate inspect shows all)",
+                         dt);
+            }
+            r = sg_perm_request(perm, bq, decided, &st, &dec);
         }
-    }
-    struct sg_preq q = {.tool = SG_PT_BASH};
-    snprintf(q.agent_tool, sizeof q.agent_tool, "%s", tool);
-    snprintf(q.subject, sizeof q.subject, "%s", tool);
-    snprintf(q.args, sizeof q.args, "%s", c.summary);
-    bool guard_deny = false;
-    const char *guard = pr == 0 ? guarded(&c, &guard_deny) : NULL;
-    if (rewritten) {
-        dec = SG_DEC_ALLOW_ONCE;
-        r = 1;
+        free(bq);
     } else if (guard) {
-        struct sg_preq gq = q;
-        snprintf(gq.subject, sizeof gq.subject, "%s", c.detail);
-        gq.tool = SG_PT_WRITE;
+        struct sg_preq *gq = sg_xmalloc(sizeof *gq);
+        *gq = *q;
+        gq->tool = SG_PT_WRITE;
+        SG_PREQ_SET(gq, subject, c.detail);
         if (guard_deny)
-            sg_perm_record(perm, &gq, SG_DEC_DENY, guard);
+            sg_perm_record(perm, gq, SG_DEC_DENY, guard);
         else
-            sg_perm_defer(perm, &gq, guard);
+            sg_perm_defer(perm, gq, guard);
+        free(gq);
         dec = SG_DEC_DENY;
         r = 1;
     } else if (pr < 0) {
         cleanup_free char *w = sg_xasprintf("unreadable event: %s", why);
-        sg_perm_defer(perm, &q, w);
+        sg_perm_defer(perm, q, w);
         r = 1;
     } else if (!c.known) {
         /* a tool skillgate does not know: only a rule naming it, or a
          * person in the TUI, else Claude Code's prompt */
-        snprintf(q.detail, sizeof q.detail, "a tool skillgate does not know");
-        r = sg_perm_request(perm, &q, decided, &st, &dec);
+        SG_PREQ_SET(q, detail, "a tool skillgate does not know");
+        r = sg_perm_request(perm, q, decided, &st, &dec);
     } else {
         struct sg_policy none = {0};
         r = sg_check_tool_permission(perm, &none, c.tool, c.detail, c.cwd, decided, &st, &dec,
                                      &outright);
     }
+    free(q);
     if (r == 0) {
         const struct sg_loop_source src[] = {
             sg_perm_source(perm),
@@ -725,13 +854,20 @@ int sg_hook_main(bool rewrite)
         free(reason);
         reason = r2;
     }
-    if (rewritten) { /* the same input, with the command that runs it sandboxed */
+    if (rewritten && strcmp(decision, "deny")) {
+        /* the same input, with the command that runs it sandboxed: allowed,
+         * or shown so in Claude Code's own dialog */
         updated = json_deep_copy(input_of);
         json_object_set_new(updated, "command", json_string(rewritten));
         free(reason);
-        reason = sg_xasprintf("skillgate: a skill's script: it runs in skillgate's sandbox "
-                              "(%s)", rewritten);
+        reason = !strcmp(decision, "allow")
+                     ? sg_xasprintf("skillgate: a skill's script (%s): it runs in skillgate's "
+                                    "sandbox (%s)", by, rewritten)
+                     : sg_xasprintf("skillgate: a skill's script you have not vetted (%s); its "
+                                    "manifest asks for: %s. Approving runs it in skillgate's "
+                                    "sandbox (%s)", vet.why, vet.risky, rewritten);
     }
+    sg_hook_vet_free(&vet);
     json_decref(input_of);
     emit(sg_hook_answer(ev, decision, reason, updated));
     return 0;

@@ -49,20 +49,35 @@ struct sg_hook_call {
 int sg_hook_parse(const char *buf, size_t len, struct sg_hook_call *c, const char **why);
 void sg_hook_call_free(struct sg_hook_call *c);
 
-/* The host and port a URL names ("host:port", lower case; IPv6 in
- * brackets), or NULL when it is no http(s) URL with a host. */
-char *sg_hook_url_host(const char *url);
+/* The host and port the len bytes of a URL name as the WHATWG URL
+ * standard (Node's URL, Claude Code's fetch) reads them ("host:port",
+ * lower case; IPv6 in brackets), or NULL when it is no http(s) URL with a
+ * host, or one whose reading could differ (urlhost.h): then it is asked. */
+char *sg_hook_url_host(const char *url, size_t len);
 
 /* The answer to print for an event: decision "allow", "deny" or "ask", a
- * reason, and (allow only) a replacement tool_input. Consumes updated. */
+ * reason, and (allow, and ask of PreToolUse: the dialog shows it) a
+ * replacement tool_input. Consumes updated. */
 json_t *sg_hook_answer(enum sg_hook_event ev, const char *decision, const char *reason,
                        json_t *updated);
+
+/* Whether a person has vetted a skill: only then is its script's run
+ * rewritten into an allow; otherwise it is asked, with why and the
+ * manifest's risky parts in the prompt. */
+struct sg_hook_vet {
+    bool vetted; /* in the person's own skills folder, manifests as they last saw them */
+    char *why;   /* why it is, or is not */
+    char *risky; /* what the manifest asks for: env, paths, hosts, any program */
+};
+void sg_hook_vet_free(struct sg_hook_vet *v);
 
 /* When command is exactly one run of a skill's script (an interpreter and
  * a script inside a folder with a SKILL.md, or the script itself, with
  * plain arguments), the same run under `SELF run ROOT --script REL --
- * ARGS` in *out (caller frees) and NULL; else *out NULL and why not. */
-const char *sg_hook_rewrite(const char *command, const char *cwd, const char *self, char **out);
+ * ARGS` in *out (caller frees), whether the skill is vetted in *vet (free
+ * with sg_hook_vet_free), and NULL; else *out NULL and why not. */
+const char *sg_hook_rewrite(const char *command, const char *cwd, const char *self, char **out,
+                            struct sg_hook_vet *vet);
 
 /* `skillgate hook` itself: read stdin, decide, answer on stdout. Always
  * exits 0: any other status would let Claude Code run the tool. */

@@ -16,6 +16,7 @@
 
 #include "notifpath.h"
 #include "perm.h"
+#include "shellcmd.h"
 #include "sanitize.h"
 #include "util.h"
 
@@ -148,21 +149,36 @@ static int exec_request(const struct seccomp_notif *req, bool at, struct sg_preq
                           sizeof q->subject);
     if (r < 0)
         return r;
+    /* every argument, whole, as quoted words that read back exactly; what
+     * does not fit (or cannot be read) marks the request cut: asked, never
+     * matched on the part that fit */
     unsigned long long argvp = req->data.args[at ? 2 : 1];
-    size_t off = 0;
-    for (int i = 1; i < 64 && argvp; i++) { /* argv[0] is the program's own name */
+    struct sg_buf b;
+    sg_buf_init(&b, SG_PREQ_ARGS_MAX);
+    char *arg = sg_xmalloc(SG_PREQ_ARGS_MAX + 1);
+    for (unsigned i = 1; argvp; i++) { /* argv[0] is the program's own name */
         unsigned long long ap = 0;
-        if (pread(memfd, &ap, sizeof ap, (off_t)(argvp + (unsigned)i * 8)) != (ssize_t)sizeof ap ||
-            !ap)
+        if (pread(memfd, &ap, sizeof ap, (off_t)(argvp + i * 8ull)) != (ssize_t)sizeof ap) {
+            q->cut = true; /* an argv the kernel would refuse too: not read past */
             break;
-        char arg[1024];
-        if (sg_notif_read_str(memfd, ap, arg, sizeof arg) == -EFAULT)
+        }
+        if (!ap)
             break;
-        int w = snprintf(q->args + off, sizeof q->args - off, "%s%s", off ? " " : "", arg);
-        if (w < 0 || (size_t)w >= sizeof q->args - off)
+        if (sg_notif_read_str(memfd, ap, arg, SG_PREQ_ARGS_MAX + 1) < 0 || b.dropped) {
+            q->cut = true;
             break;
-        off += (size_t)w;
+        }
+        if (i > 1)
+            sg_buf_append(&b, " ", 1);
+        sg_shell_quote(&b, arg, false);
     }
+    free(arg);
+    sg_buf_append(&b, "", 1);
+    if (b.dropped || !b.data)
+        q->cut = true;
+    if (!q->cut)
+        SG_PREQ_SET(q, args, b.data);
+    sg_buf_free(&b);
     return 0;
 }
 

@@ -20,6 +20,18 @@ static int64_t now_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+bool sg_preq_put(struct sg_preq *q, char *dst, size_t n, const char *v)
+{
+    size_t l = strlen(v);
+    if (l >= n) {
+        q->cut = true;
+        dst[0] = '\0'; /* never a prefix of it */
+        return false;
+    }
+    memcpy(dst, v, l + 1);
+    return true;
+}
+
 /* ---- the engine ---- */
 
 struct pending {
@@ -326,11 +338,12 @@ static size_t rules_to_keep(struct sg_perm *p, const struct sg_preq *q, char **o
         if (sg_shell_parse(line, &sh, &why) < 0)
             return 0; /* asked every time: no rule could ever match it */
         size_t n = 0;
+        struct sg_preq *one = sg_xmalloc(sizeof *one);
         for (size_t i = 0; i < sh.n && n < max; i++) {
-            struct sg_preq one;
-            sg_agent_one_command(q, &sh.cmds[i], &one);
-            out[n++] = sg_preq_rule(&one);
+            sg_agent_one_command(q, &sh.cmds[i], one);
+            out[n++] = sg_preq_rule(one);
         }
+        free(one);
         sg_shell_free(&sh);
         return n;
     }
@@ -401,11 +414,11 @@ static enum sg_effect evaluate_line(struct sg_perm *p, const struct sg_preq *q,
     }
     enum sg_effect e = SG_EFF_ALLOW;
     const struct sg_prule *first_allow = NULL;
+    struct sg_preq *one = sg_xmalloc(sizeof *one);
     for (size_t i = 0; i < sh.n; i++) {
-        struct sg_preq one;
         const struct sg_prule *h;
-        sg_agent_one_command(q, &sh.cmds[i], &one);
-        enum sg_effect ei = evaluate_one(p, &one, &h);
+        sg_agent_one_command(q, &sh.cmds[i], one);
+        enum sg_effect ei = evaluate_one(p, one, &h);
         if (ei == SG_EFF_DENY) {
             *hit = h;
             e = SG_EFF_DENY;
@@ -416,6 +429,7 @@ static enum sg_effect evaluate_line(struct sg_perm *p, const struct sg_preq *q,
         else if (!first_allow)
             first_allow = h;
     }
+    free(one);
     sg_shell_free(&sh);
     if (e == SG_EFF_ALLOW)
         *hit = first_allow;
@@ -432,16 +446,22 @@ static enum sg_effect evaluate(struct sg_perm *p, const struct sg_preq *q, const
 static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
                                    const struct sg_prule **hit)
 {
-    static const enum sg_effect order[] = {SG_EFF_DENY, SG_EFF_ASK, SG_EFF_ALLOW};
-    for (size_t o = 0; o < SG_ARRAY_LEN(order); o++) {
-        for (size_t i = 0; i < p->nrules; i++) {
-            if (p->rules[i].effect == order[o] && sg_prule_matches(&p->rules[i], q)) {
-                *hit = &p->rules[i];
-                return order[o];
-            }
-        }
-    }
     *hit = NULL;
+    if (q->cut)
+        return SG_EFF_ASK; /* never matched on what did not fit */
+    /* deny, then ask, on the program however it is reached; only then allow */
+    bool unknown = false;
+    if ((*hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_DENY, &unknown)))
+        return SG_EFF_DENY;
+    if (unknown)
+        return SG_EFF_ASK; /* a launcher hides what runs from a deny rule */
+    if ((*hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_ASK, &unknown)) || unknown)
+        return SG_EFF_ASK;
+    for (size_t i = 0; i < p->nrules; i++)
+        if (p->rules[i].effect == SG_EFF_ALLOW && sg_prule_matches(&p->rules[i], q)) {
+            *hit = &p->rules[i];
+            return SG_EFF_ALLOW;
+        }
     return SG_EFF_ASK;
 }
 
@@ -450,6 +470,56 @@ static void show(struct sg_perm *p);
 static void show_frontend(struct sg_perm *p);
 
 static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by);
+
+/* What the deny and ask rules alone say of one request. */
+static enum sg_effect limit_one(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n)
+{
+    bool unknown = false;
+    const struct sg_prule *hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_DENY, &unknown);
+    if (hit) {
+        rule_by(hit, by, n);
+        return SG_EFF_DENY;
+    }
+    if (!unknown && (hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_ASK, &unknown)))
+        rule_by(hit, by, n);
+    else if (unknown)
+        snprintf(by, n, "a launcher (env, sudo, sh -c ...) hides the program it runs");
+    return hit || unknown ? SG_EFF_ASK : SG_EFF_ALLOW;
+}
+
+enum sg_effect sg_perm_limits(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n)
+{
+    if (n)
+        by[0] = '\0';
+    if (q->cut) {
+        snprintf(by, n, "too long to read whole");
+        return SG_EFF_ASK;
+    }
+    if (q->tool != SG_PT_BASH || !q->agent_tool[0] ||
+        sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) != SG_PT_BASH)
+        return limit_one(p, q, by, n);
+    cleanup_free char *line = sg_agent_line(q);
+    struct sg_shell sh;
+    const char *why;
+    if (sg_shell_parse(line, &sh, &why) < 0) {
+        snprintf(by, n, "cannot be read exactly: %s", why);
+        return SG_EFF_ASK;
+    }
+    enum sg_effect e = SG_EFF_ALLOW;
+    struct sg_preq *one = sg_xmalloc(sizeof *one);
+    char b2[512];
+    for (size_t i = 0; i < sh.n && e != SG_EFF_DENY; i++) {
+        sg_agent_one_command(q, &sh.cmds[i], one);
+        enum sg_effect ei = limit_one(p, one, b2, sizeof b2);
+        if (ei != SG_EFF_ALLOW && (ei == SG_EFF_DENY || e == SG_EFF_ALLOW)) {
+            e = ei;
+            snprintf(by, n, "%s", b2);
+        }
+    }
+    free(one);
+    sg_shell_free(&sh);
+    return e;
+}
 
 enum sg_effect sg_perm_peek(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n)
 {

@@ -47,22 +47,36 @@ struct sg_prule {
     bool any;      /* a bare Bash, Edit, WebFetch: every request of the tool */
     char *agent;   /* an agent's tool the rule names that is none of the three
                     * (WebSearch, mcp__server__tool, mcp__server, ...): only
-                    * that agent tool's requests, all of them */
+                    * that agent tool's requests, all of them; with a path
+                    * pattern (Read(~/.ssh/...), Grep(src/...)) those on it */
+    char **words;  /* Bash: the pattern as the shell reads it (one simple command) */
+    size_t nwords;
 };
 
+/* A request. Every field that a decision reads is set with sg_preq_set:
+ * what does not fit is never cut to a prefix and matched; the request is
+ * marked cut, no rule matches it, and it is asked with no allow offered
+ * (a person cannot approve what the prompt cannot show whole). */
+#define SG_PREQ_ARGS_MAX 16384
 struct sg_preq {
     enum sg_ptool tool;
     char subject[4096]; /* Bash: resolved program; Write: path; Fetch: name (or literal);
                          * Connect: the socket's path, symlinks resolved */
-    char args[4096];    /* Bash: argv joined by spaces */
-    char cwd[1024];
+    char args[SG_PREQ_ARGS_MAX + 2]; /* Bash: the arguments as shell words, quoted
+                         * where needed (sg_shell_join): they read back exactly */
+    char cwd[4096];
     int port;           /* Fetch */
     char detail[256];   /* what the broker knows beside: "exists (file)", "DNS lookup" */
-    char agent_tool[64];/* check_tool_permission: the agent's tool, as it named it */
+    char agent_tool[260];/* an agent's tool, as it named it (hook, check_tool_permission) */
     char name[4096];    /* Bash: the program as scopes name it: "ls" only when "ls" on the
                          * sandbox's PATH is this very file, else its whole path */
     char host[4096];    /* Write: the host file an approval writes ("" when unknown) */
+    bool cut;           /* a field did not fit (see above) */
 };
+/* Copy v into one of q's fields (dst of size n); false, and q->cut set,
+ * when it does not fit. */
+bool sg_preq_put(struct sg_preq *q, char *dst, size_t n, const char *v);
+#define SG_PREQ_SET(q, field, v) sg_preq_put((q), (q)->field, sizeof (q)->field, (v))
 
 enum sg_perm_mode { SG_PERM_DENY_ALL, SG_PERM_PROMPT, SG_PERM_POLICY, SG_PERM_ALLOW_ALL };
 
@@ -119,6 +133,16 @@ void sg_perm_defer(struct sg_perm *p, const struct sg_preq *q, const char *why);
 /* What the rules and grants alone say of q (deny, ask or allow), who said
  * it in by (empty when none did); nothing is recorded. */
 enum sg_effect sg_perm_peek(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n);
+/* The file a path names as the kernel finds it: absolute (relative ones
+ * against cwd; left relative without one), normalized, every existing
+ * part resolved, and a final link to nothing followed to what a write
+ * through it would make (at most 40 links). Caller frees. */
+char *sg_path_target(const char *path, const char *cwd);
+/* What the deny and ask rules alone say of q: DENY or ASK (by says which
+ * rule, or why it cannot be told: a launcher hiding the program, a line
+ * that cannot be read exactly, a request too long), else ALLOW, meaning
+ * only that none limits it. Every default allow comes after this. */
+enum sg_effect sg_perm_limits(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n);
 /* The request an agent's Bash command line is (the program its first
  * word, the rest its arguments, cwd the agent's). */
 void sg_agent_bash_preq(const char *line, const char *cwd, struct sg_preq *q);

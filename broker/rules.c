@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "perm_int.h"
 #include "policy.h"
 #include "skill.h"
@@ -95,6 +97,61 @@ static int parse_bare(const char *text, enum sg_effect eff, const char *source,
     return 0;
 }
 
+/* A tool that reads files by path (Read, Grep, Glob, LS, NotebookRead). */
+static bool reads_paths(const char *name, size_t len)
+{
+    cleanup_free char *n = sg_xstrndup(name, len);
+    enum sg_tool_id id = sg_tool_lookup(n);
+    return id != SG_TOOL_UNKNOWN && id != SG_TOOL_MCP && sg_tool_caps(id) == SG_CAP_READ_ROOT;
+}
+
+/* A path pattern as rules keep it: //abs is /abs, ~/ is the home; a
+ * relative one is the agent's project's and may not climb. */
+static int path_pattern(char **pat, const char **why)
+{
+    if (sg_str_has_prefix(*pat, "//")) {
+        memmove(*pat, *pat + 1, strlen(*pat)); /* Claude Code's //abs/path */
+    } else if (sg_str_has_prefix(*pat, "~/")) {
+        const char *home = getenv("HOME");
+        if (!home || home[0] != '/') {
+            *why = "~/ in a path pattern needs HOME";
+            return -EINVAL;
+        }
+        char *abs = sg_xasprintf("%s%s", home, *pat + 1);
+        free(*pat);
+        *pat = abs;
+    } else if ((*pat)[0] != '/' && (strstr(*pat, "..") || (*pat)[0] == '~')) {
+        *why = "a path pattern is an absolute path or glob, ~/..., or relative to the "
+               "agent's project (no ..)";
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Bash(PATTERN): one simple command as bash reads it, kept as its words. */
+static int bash_pattern(struct sg_prule *r, char *pat, const char **why)
+{
+    size_t pl = strlen(pat);
+    if (pl > 2 && !strcmp(pat + pl - 2, ":*")) {
+        pat[pl - 2] = '\0';
+        r->prefix = true;
+    }
+    struct sg_shell sh;
+    const char *swhy;
+    if (sg_shell_parse(pat, &sh, &swhy) < 0 || sh.n != 1 || sh.cmds[0].op[0]) {
+        if (sh.n)
+            sg_shell_free(&sh);
+        *why = "a Bash rule is one command as bash reads it: no operators, $, globs, "
+               "redirections or assignments (quote such characters)";
+        return -EINVAL;
+    }
+    r->words = sh.cmds[0].argv;
+    r->nwords = sh.cmds[0].argc;
+    sh.cmds[0].argv = NULL, sh.cmds[0].argc = 0;
+    sg_shell_free(&sh);
+    return 0;
+}
+
 int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, struct sg_prule *r,
                    const char **why)
 {
@@ -110,23 +167,27 @@ int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, str
     }
     size_t tl = (size_t)(open - text);
     int t = sg_ptool_of_agent_tool(text, tl);
-    if (t < 0) {
-        *why = "the tool must be Bash, Write (Edit), Fetch (WebFetch), Connect, or a tool's "
-               "name alone";
+    bool reader = t < 0 && reads_paths(text, tl);
+    if (t < 0 && !reader) {
+        *why = "the tool must be Bash, Write (Edit), Fetch (WebFetch), Connect, Read (Grep, "
+               "Glob, LS), or a tool's name alone";
         return -EINVAL;
     }
-    r->tool = (enum sg_ptool)t;
+    r->tool = reader ? SG_PT_WRITE : (enum sg_ptool)t; /* a reader's: compared by name */
     cleanup_free char *pat = sg_xstrndup(open + 1, len - tl - 2);
     if (!*pat) {
         *why = "empty pattern";
         return -EINVAL;
     }
-    if (r->tool == SG_PT_BASH) {
-        size_t pl = strlen(pat);
-        if (pl > 2 && !strcmp(pat + pl - 2, ":*")) {
-            pat[pl - 2] = '\0';
-            r->prefix = true;
+    if (reader) {
+        r->agent = sg_xstrndup(text, tl);
+        if (path_pattern(&pat, why) < 0) {
+            free(steal_pointer(&r->agent));
+            return -EINVAL;
         }
+    } else if (r->tool == SG_PT_BASH) {
+        if (bash_pattern(r, pat, why) < 0)
+            return -EINVAL;
     } else if (r->tool == SG_PT_FETCH) {
         char *p = pat;
         if (sg_str_has_prefix(p, "domain:"))
@@ -147,20 +208,7 @@ int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, str
     } else if (r->tool == SG_PT_CONNECT && pat[0] != '/' && !sg_str_has_prefix(pat, "~/")) {
         *why = "a Connect pattern is a socket's absolute path or glob, or ~/...";
         return -EINVAL;
-    } else if (sg_str_has_prefix(pat, "//")) {
-        memmove(pat, pat + 1, strlen(pat)); /* Claude Code's //abs/path */
-    } else if (sg_str_has_prefix(pat, "~/")) {
-        const char *home = getenv("HOME");
-        if (!home || home[0] != '/') {
-            *why = "~/ in a Write pattern needs HOME";
-            return -EINVAL;
-        }
-        char *abs = sg_xasprintf("%s%s", home, pat + 1);
-        free(pat);
-        pat = abs;
-    } else if (pat[0] != '/' && (strstr(pat, "..") || pat[0] == '~')) {
-        *why = "a Write pattern is an absolute path or glob, ~/..., or relative to the "
-               "agent's project (no ..)";
+    } else if (path_pattern(&pat, why) < 0) {
         return -EINVAL;
     }
     r->pattern = steal_pointer(&pat);
@@ -172,6 +220,9 @@ int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, str
 
 void sg_prule_free(struct sg_prule *r)
 {
+    for (size_t i = 0; i < r->nwords; i++)
+        free(r->words[i]);
+    free(r->words);
     free(r->agent);
     free(r->pattern);
     free(r->text);
@@ -185,10 +236,76 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
+/* A path pattern (absolute glob, dir/(all below), or relative to the agent's
+ * project) against the canonical path of q. */
+static bool path_matches(const char *pattern, const struct sg_preq *q)
+{
+    if (pattern[0] != '/') {
+        /* Edit(src/...): relative to the agent's project, for its own
+         * requests only (a skill's cwd is no project of the person's) */
+        size_t cl = strlen(q->cwd);
+        if (!q->agent_tool[0] || q->cwd[0] != '/' || strncmp(q->subject, q->cwd, cl) ||
+            q->subject[cl] != '/')
+            return false;
+        cleanup_free char *full = sg_xasprintf("%s/%s", q->cwd, pattern);
+        return path_matches(full, q);
+    }
+    size_t n = strlen(pattern);
+    if (n >= 3 && !strcmp(pattern + n - 3, "/**"))
+        return !strncmp(q->subject, pattern, n - 2) ||
+               (!strncmp(q->subject, pattern, n - 3) && q->subject[n - 3] == '\0');
+    return fnmatch(pattern, q->subject, FNM_PATHNAME) == 0;
+}
+
+/* The words of a request's arguments (q->args reads back exactly: quoted
+ * shell words), or -EINVAL. */
+static int arg_words(const struct sg_preq *q, struct sg_shell *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    if (!q->args[0])
+        return 0;
+    const char *why;
+    if (sg_shell_parse(q->args, sh, &why) < 0)
+        return -EINVAL;
+    if (sh->n != 1) {
+        sg_shell_free(sh);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Bash(WORDS) and Bash(WORDS:*): the program (an absolute first word is
+ * the resolved program, any other the name as scopes and the agent write
+ * it), then every argument word for word; a prefix rule's words begin the
+ * request's. Never on a request that did not fit. */
+static bool bash_matches(const struct sg_prule *r, const struct sg_preq *q)
+{
+    if (q->cut || !r->nwords)
+        return false;
+    const char *w0 = r->words[0];
+    const char *prog = w0[0] == '/' ? q->subject : q->name[0] ? q->name : base_name(q->subject);
+    if (strcmp(w0, prog))
+        return false;
+    struct sg_shell sh;
+    if (arg_words(q, &sh) < 0)
+        return false; /* arguments that cannot be read back are matched by nothing */
+    size_t nargs = sh.n ? sh.cmds[0].argc : 0, want = r->nwords - 1;
+    bool m = r->prefix ? nargs >= want : nargs == want;
+    for (size_t i = 0; m && i < want; i++)
+        m = !strcmp(r->words[i + 1], sh.cmds[0].argv[i]);
+    sg_shell_free(&sh);
+    return m;
+}
+
 bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
 {
+    if (q->cut)
+        return false; /* a request that did not fit whole is asked, never matched */
     if (r->agent) { /* WebSearch, mcp__server__tool, mcp__server: by the agent's name */
         size_t n = strlen(r->agent);
+        if (!r->any) /* Read(path): every tool that reads files, on that path */
+            return q->agent_tool[0] && reads_paths(q->agent_tool, strlen(q->agent_tool)) &&
+                   q->subject[0] == '/' && path_matches(r->pattern, q);
         return q->agent_tool[0] &&
                (!strcmp(q->agent_tool, r->agent) ||
                 (sg_str_has_prefix(r->agent, "mcp__") && !strstr(r->agent + 5, "__") &&
@@ -204,44 +321,13 @@ bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
     if (r->any)
         return true;
     switch (q->tool) {
-    case SG_PT_BASH: {
-        if (r->pattern[0] == '/' && !strchr(r->pattern, ' '))
-            return !strcmp(r->pattern, q->subject); /* Bash(/usr/bin/python3): that program */
-        /* the command as a person reads it: program name, then the arguments.
-         * A skill's exec names its program by base name only when that name
-         * on the sandbox's PATH is the same file (a symlink or a copy named
-         * ls elsewhere is not ls); an agent's command is read as written. */
-        char cmd[8192];
-        snprintf(cmd, sizeof cmd, "%s%s%s", q->name[0] ? q->name : base_name(q->subject),
-                 q->args[0] ? " " : "", q->args);
-        size_t n = strlen(r->pattern);
-        if (!r->prefix)
-            return !strcmp(cmd, r->pattern);
-        return !strncmp(cmd, r->pattern, n) && (cmd[n] == '\0' || cmd[n] == ' ');
-    }
+    case SG_PT_BASH:
+        return bash_matches(r, q);
     case SG_PT_CONNECT:
-    case SG_PT_WRITE: {
-        if (r->pattern[0] != '/') {
-            if (q->tool == SG_PT_CONNECT)
-                return false;
-            /* Edit(src/...): relative to the agent's project, for its own
-             * requests only (a skill's cwd is no project of the person's) */
-            size_t cl = strlen(q->cwd);
-            if (!q->agent_tool[0] || q->cwd[0] != '/' || strncmp(q->subject, q->cwd, cl) ||
-                q->subject[cl] != '/')
-                return false;
-            struct sg_prule abs = *r;
-            char full[8192];
-            snprintf(full, sizeof full, "%s/%s", q->cwd, r->pattern);
-            abs.pattern = full;
-            return sg_prule_matches(&abs, q);
-        }
-        size_t n = strlen(r->pattern);
-        if (n >= 3 && !strcmp(r->pattern + n - 3, "/**"))
-            return !strncmp(q->subject, r->pattern, n - 2) ||
-                   (!strncmp(q->subject, r->pattern, n - 3) && q->subject[n - 3] == '\0');
-        return fnmatch(r->pattern, q->subject, FNM_PATHNAME) == 0;
-    }
+    case SG_PT_WRITE:
+        if (r->pattern[0] != '/' && q->tool == SG_PT_CONNECT)
+            return false;
+        return path_matches(r->pattern, q);
     case SG_PT_FETCH: {
         if (r->port >= 0 && r->port != q->port)
             return false;
@@ -353,10 +439,21 @@ char *sg_preq_rule(const struct sg_preq *q)
     if (q->agent_tool[0] && sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) < 0)
         return sg_xstrdup(q->agent_tool);
     switch (q->tool) {
-    case SG_PT_BASH:
-        if (q->agent_tool[0]) /* a command the agent runs: that exact command */
-            return sg_xasprintf("Bash(%s%s%s)", q->subject, q->args[0] ? " " : "", q->args);
-        return sg_xasprintf("Bash(%s)", q->subject);
+    case SG_PT_BASH: {
+        /* exactly the command that was shown: the program (as the agent
+         * wrote it, or the resolved path a skill ran) and every argument,
+         * quoted so the rule reads back as these words and no others */
+        struct sg_buf b;
+        sg_buf_init(&b, SIZE_MAX / 2);
+        sg_buf_append(&b, "Bash(", 5);
+        sg_shell_quote(&b, q->agent_tool[0] && q->name[0] ? q->name : q->subject, true);
+        if (q->args[0]) {
+            sg_buf_append(&b, " ", 1);
+            sg_buf_append(&b, q->args, strlen(q->args));
+        }
+        sg_buf_append(&b, ")", 1);
+        return sg_buf_steal(&b);
+    }
     case SG_PT_WRITE:
         return sg_xasprintf("Write(%s)", q->subject);
     case SG_PT_FETCH:
@@ -408,32 +505,32 @@ void sg_rules_add(struct sg_prule **rules, size_t *n, const struct sg_prule *r)
     (*rules)[(*n)++] = *r;
 }
 
-/* Read a YAML file of bytes into a tree (capped like a manifest). */
+/* Read a policy file into a tree (capped like a manifest). Its rules
+ * decide what runs unasked, so, like grants.yaml, it is read only when it
+ * and its folder are the user's own (or root's) and nobody else may write
+ * them; unlike grants (only allows), an untrusted policy is not skipped
+ * (its deny rules would go with it) but refused: *err -EPERM. */
 static struct sg_ynode *load_yaml(const char *path, struct sg_diags *d, int *err)
 {
-    *err = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) {
-        *err = errno == ENOENT ? 0 : -errno;
-        if (*err)
-            sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "cannot be read: %s", strerror(errno));
+    cleanup_free char *buf = NULL, *why = NULL;
+    size_t len = 0;
+    *err = sg_read_private_file(path, SG_MANIFEST_MAX, &buf, &len, &why);
+    if (*err == -EPERM) {
+        sg_diag_add(d, SG_ERROR, path, 0, 0, NULL,
+                    "not used: %s (chmod go-w it and its folder, or own them)", why);
         return NULL;
     }
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SG_MANIFEST_MAX) {
-        close(fd);
-        sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "not a regular file under %d bytes",
-                    SG_MANIFEST_MAX);
-        *err = -EINVAL;
+    if (*err < 0) {
+        sg_diag_add(d, SG_ERROR, path, 0, 0, NULL, "cannot be read: %s",
+                    *err == -EFBIG || *err == -EINVAL ? "not a regular file under 256 KiB"
+                                                      : strerror(-*err));
         return NULL;
     }
-    char *buf = sg_xmalloc((size_t)st.st_size + 1);
-    ssize_t n = read(fd, buf, (size_t)st.st_size);
-    close(fd);
+    if (!buf)
+        return NULL; /* no such file */
     struct sg_ynode *root = NULL;
-    if (n < 0 || sg_yaml_parse(buf, (size_t)n, 0, path, d, &root) < 0)
+    if (sg_yaml_parse(buf, len, 0, path, d, &root) < 0)
         *err = -EINVAL;
-    free(buf);
     return root;
 }
 
@@ -484,4 +581,110 @@ int sg_rules_load(const char *path, struct sg_prule **rules, size_t *n, struct s
     }
     sg_ynode_free(root);
     return r;
+}
+
+/* ---- deny and ask rules see the program however it is reached ---- */
+
+static const struct sg_prule *limit_view(const struct sg_prule *rules, size_t n,
+                                         const struct sg_preq *q, enum sg_effect eff, int depth,
+                                         bool *unknown);
+
+/* q narrowed to the command words[0..] (as written), checked. */
+static const struct sg_prule *limit_words(const struct sg_prule *rules, size_t n,
+                                          const struct sg_preq *q, char *const *words,
+                                          size_t nw, enum sg_effect eff, int depth,
+                                          bool *unknown)
+{
+    struct sg_preq *v = sg_xmalloc(sizeof *v);
+    *v = *q;
+    v->cut = false;
+    struct sg_shell_cmd rest = {.argv = (char **)words + 1, .argc = nw - 1};
+    cleanup_free char *args = sg_shell_join(&rest);
+    SG_PREQ_SET(v, subject, words[0]);
+    SG_PREQ_SET(v, name, words[0]);
+    SG_PREQ_SET(v, args, args);
+    const struct sg_prule *hit = NULL;
+    if (v->cut)
+        *unknown = true;
+    else
+        hit = limit_view(rules, n, v, eff, depth + 1, unknown);
+    free(v);
+    return hit;
+}
+
+static const struct sg_prule *limit_view(const struct sg_prule *rules, size_t n,
+                                         const struct sg_preq *q, enum sg_effect eff, int depth,
+                                         bool *unknown)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rules[i].effect == eff && sg_prule_matches(&rules[i], q))
+            return &rules[i];
+    if (q->tool != SG_PT_BASH)
+        return NULL;
+    if (q->cut || depth > 6) {
+        *unknown = true;
+        return NULL;
+    }
+    const char *prog = q->name[0] ? q->name : q->subject;
+    const struct sg_prule *hit = NULL;
+    if (strchr(prog, '/')) { /* /usr/bin/touch, ./touch: also touch */
+        struct sg_preq *v = sg_xmalloc(sizeof *v);
+        *v = *q;
+        SG_PREQ_SET(v, name, base_name(prog));
+        for (size_t i = 0; i < n && !hit; i++)
+            if (rules[i].effect == eff && rules[i].words && rules[i].words[0][0] != '/' &&
+                sg_prule_matches(&rules[i], v))
+                hit = &rules[i];
+        free(v);
+        if (hit)
+            return hit;
+    }
+    struct sg_shell sh;
+    if (arg_words(q, &sh) < 0) {
+        *unknown = true;
+        return NULL;
+    }
+    size_t argc = 1 + (sh.n ? sh.cmds[0].argc : 0), at;
+    char **argv = sg_xcalloc(argc + 1, sizeof *argv);
+    argv[0] = (char *)prog;
+    for (size_t i = 1; i < argc; i++)
+        argv[i] = sh.cmds[0].argv[i - 1];
+    switch (sg_shell_launches(argv, argc, &at)) {
+    case SG_LAUNCH_NONE:
+        break;
+    case SG_LAUNCH_UNKNOWN:
+        *unknown = true;
+        break;
+    case SG_LAUNCH_INNER:
+        hit = limit_words(rules, n, q, argv + at, argc - at, eff, depth, unknown);
+        break;
+    case SG_LAUNCH_SHELL: {
+        struct sg_shell in;
+        const char *why;
+        if (sg_shell_parse(argv[at], &in, &why) < 0) {
+            *unknown = true;
+            break;
+        }
+        for (size_t c = 0; c < in.n && !hit; c++)
+            hit = limit_words(rules, n, q, in.cmds[c].argv, in.cmds[c].argc, eff, depth, unknown);
+        sg_shell_free(&in);
+        break;
+    }
+    }
+    free(argv);
+    sg_shell_free(&sh);
+    return hit;
+}
+
+const struct sg_prule *sg_rules_limit(const struct sg_prule *rules, size_t n,
+                                      const struct sg_preq *q, enum sg_effect eff,
+                                      bool *unknown)
+{
+    bool hidden = false;
+    const struct sg_prule *hit = limit_view(rules, n, q, eff, 0, &hidden);
+    *unknown = false;
+    if (!hit && hidden) /* only where a Bash rule of this effect could have named it */
+        for (size_t i = 0; i < n && !*unknown; i++)
+            *unknown = rules[i].effect == eff && rules[i].tool == SG_PT_BASH && !rules[i].agent;
+    return hit;
 }

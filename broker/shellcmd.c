@@ -306,3 +306,143 @@ char *sg_shell_join(const struct sg_shell_cmd *c)
     }
     return b.data ? sg_buf_steal(&b) : sg_xstrdup("");
 }
+
+/* ---- launchers: what a command runs through env, sudo, sh -c ---- */
+
+/* A launcher's options: those without a value, those with one (as the
+ * next word, or joined: -uNAME, --user=NAME), and how many operands come
+ * before the command (timeout's duration). A word starting with - that is
+ * neither is not known: the command it runs cannot be told. */
+struct launcher {
+    const char *name;
+    const char *flags;      /* short options without a value */
+    const char *valued;     /* short options with one */
+    const char *const *lflags, *const *lvalued; /* long ones, without and with */
+    int operands;
+    bool assignments;       /* env: NAME=value words before the command */
+    bool flag_digits;       /* nice -10 */
+};
+
+static const char *const env_lf[] = {"--ignore-environment", "--null", "--debug", NULL};
+static const char *const env_lv[] = {"--unset", "--chdir", NULL};
+static const char *const nice_lv[] = {"--adjustment", NULL};
+static const char *const to_lf[] = {"--preserve-status", "--foreground", "--verbose", NULL};
+static const char *const to_lv[] = {"--signal", "--kill-after", NULL};
+static const char *const xa_lf[] = {"--null", "--no-run-if-empty", "--verbose", "--exit",
+                                    "--interactive", "--open-tty", NULL};
+static const char *const xa_lv[] = {"--delimiter", "--max-args", "--max-procs", "--max-lines",
+                                    "--max-chars", "--arg-file", "--replace", "--eof",
+                                    "--process-slot-var", NULL};
+static const char *const sudo_lf[] = {"--preserve-env", "--set-home", "--non-interactive",
+                                      "--stdin", "--background", "--reset-timestamp",
+                                      "--remove-timestamp", NULL};
+static const char *const sudo_lv[] = {"--user", "--group", "--close-from", "--chdir",
+                                      "--host", "--prompt", "--role", "--type",
+                                      "--command-timeout", "--other-user", NULL};
+static const char *const none[] = {NULL};
+
+static const struct launcher launchers[] = {
+    {"env", "i0v", "uCP", env_lf, env_lv, 0, true, false},
+    {"command", "p", "", none, none, 0, false, false},
+    {"exec", "cl", "a", none, none, 0, false, false},
+    {"nice", "", "n", none, nice_lv, 0, false, true},
+    {"nohup", "", "", none, none, 0, false, false},
+    {"setsid", "cfw", "", none, none, 0, false, false},
+    {"timeout", "v", "sk", to_lf, to_lv, 1, false, false},
+    {"xargs", "0rtpxo", "dnPLsaIEe", xa_lf, xa_lv, 0, false, false},
+    {"sudo", "EHnSbkKA", "ugCDhprtTU", sudo_lf, sudo_lv, 0, false, false},
+    {"doas", "n", "uC", none, none, 0, false, false},
+    {"stdbuf", "", "ioe", none, none, 0, false, false},
+    {"time", "pv", "fo", none, none, 0, false, false},
+    {"ionice", "t", "cnp", none, none, 0, false, false},
+    {"chroot", "", "", none, none, 1, false, false},
+    {"builtin", "", "", none, none, 0, false, false},
+};
+
+static bool listed(const char *const *l, const char *w, size_t n)
+{
+    for (; *l; l++)
+        if (strlen(*l) == n && !strncmp(*l, w, n))
+            return true;
+    return false;
+}
+
+static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"};
+
+enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at)
+{
+    *at = 0;
+    if (!argc)
+        return SG_LAUNCH_NONE;
+    const char *b = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    for (size_t s = 0; s < SG_ARRAY_LEN(shells); s++) {
+        if (strcmp(b, shells[s]))
+            continue;
+        /* sh [-eux...] -c STRING [NAME ARGS]: STRING is the command; a
+         * shell reading a script file or stdin runs what nobody here sees */
+        for (size_t i = 1; i < argc; i++) {
+            const char *w = argv[i];
+            if (w[0] != '-' || !w[1] || !strcmp(w, "--"))
+                break;
+            if (w[1] == '-' || strspn(w + 1, "euxvnfaChbmBEHPTklptc") != strlen(w + 1))
+                return SG_LAUNCH_UNKNOWN;
+            if (strchr(w + 1, 'c')) {
+                if (i + 1 >= argc)
+                    return SG_LAUNCH_UNKNOWN;
+                *at = i + 1;
+                return SG_LAUNCH_SHELL;
+            }
+        }
+        return SG_LAUNCH_UNKNOWN;
+    }
+    const struct launcher *l = NULL;
+    for (size_t i = 0; i < SG_ARRAY_LEN(launchers) && !l; i++)
+        if (!strcmp(b, launchers[i].name))
+            l = &launchers[i];
+    if (!l)
+        return SG_LAUNCH_NONE;
+    size_t i = 1;
+    int operands = l->operands;
+    for (; i < argc; i++) {
+        const char *w = argv[i];
+        if (!strcmp(w, "--")) {
+            i++;
+            break;
+        }
+        if (w[0] == '-' && w[1] == '-') {
+            size_t n = strcspn(w, "=");
+            if (listed(l->lflags, w, n) && !w[n])
+                continue;
+            if (!listed(l->lvalued, w, n))
+                return SG_LAUNCH_UNKNOWN;
+            if (!w[n] && ++i >= argc)
+                return SG_LAUNCH_UNKNOWN;
+            continue;
+        }
+        if (w[0] == '-' && w[1]) {
+            if (l->flag_digits && strspn(w + 1, "0123456789") == strlen(w + 1))
+                continue;
+            for (size_t k = 1; w[k]; k++) {
+                if (strchr(l->flags, w[k]))
+                    continue;
+                if (!strchr(l->valued, w[k]))
+                    return SG_LAUNCH_UNKNOWN;
+                if (!w[k + 1] && ++i >= argc) /* the value is the next word */
+                    return SG_LAUNCH_UNKNOWN;
+                break; /* the rest of this word is the value */
+            }
+            continue;
+        }
+        if (l->assignments && strchr(w, '=') && w[0] != '=')
+            continue;
+        if (operands > 0) {
+            operands--;
+            continue;
+        }
+        break;
+    }
+    if (i >= argc) /* nothing to run: env prints, xargs runs echo */
+        return !strcmp(b, "xargs") ? SG_LAUNCH_UNKNOWN : SG_LAUNCH_NONE;
+    *at = i;
+    return SG_LAUNCH_INNER;
+}

@@ -47,4 +47,13 @@ char *sg_shell_join(const struct sg_shell_cmd *c);
 struct sg_buf;
 void sg_shell_quote(struct sg_buf *b, const char *w, bool first);
 
+/* What a simple command runs beside itself. A launcher (env, command,
+ * exec, nice, nohup, setsid, timeout, xargs, sudo, doas, stdbuf, time,
+ * ionice, chroot, builtin) runs the command at argv[*at]; a shell with -c
+ * runs the command line argv[*at]; UNKNOWN when a launcher's options are
+ * not known here, or a shell reads a script or its stdin, so the program
+ * that runs cannot be told. */
+enum sg_launch { SG_LAUNCH_NONE, SG_LAUNCH_INNER, SG_LAUNCH_SHELL, SG_LAUNCH_UNKNOWN };
+enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at);
+
 #endif

@@ -6,6 +6,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "notifpath.h"
@@ -22,17 +24,18 @@ char *sg_agent_line(const struct sg_preq *q)
     return sg_xasprintf("%s%s%s", q->subject, q->args[0] ? " " : "", q->args);
 }
 
-/* q, narrowed to one simple command c of the agent's line. */
+/* q, narrowed to one simple command c of the agent's line: the program as
+ * written (./ls or /tmp/ls is not the ls a scope names), the arguments as
+ * quoted words that read back exactly. */
 void sg_agent_one_command(const struct sg_preq *q, const struct sg_shell_cmd *c,
                           struct sg_preq *out)
 {
     *out = *q;
-    snprintf(out->subject, sizeof out->subject, "%s", c->argv[0]);
-    /* the program as written: ./ls or /tmp/ls is not the ls a scope names */
-    snprintf(out->name, sizeof out->name, "%s", c->argv[0]);
+    SG_PREQ_SET(out, subject, c->argv[0]);
+    SG_PREQ_SET(out, name, c->argv[0]);
     struct sg_shell_cmd rest = {.argv = c->argv + 1, .argc = c->argc - 1};
     cleanup_free char *args = sg_shell_join(&rest);
-    snprintf(out->args, sizeof out->args, "%s", args);
+    SG_PREQ_SET(out, args, args);
 }
 
 /* Does the manifest declare exactly this use: a matching Bash(scope), a
@@ -58,17 +61,44 @@ static bool scope_declares(const struct sg_policy *pol, const char *tool, const 
     return false;
 }
 
-/* The path an agent names, as the kernel will find it: normalized, and
- * every existing part resolved (symlinks included), so that
- * …/notes-writer/../../../.bashrc is ~/.bashrc to every rule. A relative
- * path stays as it is: no rule or declared path (absolute) matches it. */
-static void canonical_path(char *path, size_t max)
+/* The path an agent names, as the kernel will find it (sg_path_target),
+ * so that …/notes-writer/../../../.bashrc is ~/.bashrc to every rule. Read
+ * whole, of any length: a result that does not fit marks q cut. */
+char *sg_path_target(const char *path, const char *cwd)
 {
-    if (path[0] != '/' || sg_path_normalize(path) < 0)
-        return; /* ".." first, lexically: a part that does not exist yet cannot climb */
-    cleanup_free char *real = sg_path_real(path);
-    if (strlen(real) < max)
-        memcpy(path, real, strlen(real) + 1);
+    char *cur = path[0] == '/'                  ? sg_xstrdup(path)
+                : cwd && cwd[0] == '/' && *path ? sg_xasprintf("%s/%s", cwd, path)
+                                                : sg_xstrdup(path);
+    for (int hops = 0; cur[0] == '/' && hops < 40; hops++) {
+        if (sg_path_normalize(cur) < 0)
+            break; /* ".." first, lexically: a part that does not exist yet cannot climb */
+        char *real = sg_path_real(cur);
+        free(cur);
+        cur = real;
+        /* realpath stops short of a link to nothing: a write through it
+         * makes its target, so the target is what is decided on */
+        struct stat st;
+        char link[PATH_MAX];
+        if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
+            break;
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n <= 0)
+            break;
+        link[n] = '\0';
+        char *next = link[0] == '/' ? sg_xstrdup(link)
+                                    : sg_xasprintf("%.*s/%s", (int)(strrchr(cur, '/') - cur),
+                                                   cur, link);
+        free(cur);
+        cur = next;
+    }
+    return cur;
+}
+
+static void canonical_path(struct sg_preq *q, char *field, size_t max, const char *path,
+                           const char *cwd)
+{
+    cleanup_free char *t = sg_path_target(path, cwd);
+    sg_preq_put(q, field, max, t);
 }
 
 static bool declared(const struct sg_policy *pol, const char *tool, const struct sg_preq *q)
@@ -98,10 +128,15 @@ static bool declared(const struct sg_policy *pol, const char *tool, const struct
         }
     if (q->tool == SG_PT_WRITE)
         for (size_t i = 0; i < pol->nwrite; i++) {
-            char w[PATH_MAX];
-            snprintf(w, sizeof w, "%s", pol->write[i].path);
-            canonical_path(w, sizeof w);
+            struct sg_preq *wq = sg_xcalloc(1, sizeof *wq);
+            canonical_path(wq, wq->subject, sizeof wq->subject, pol->write[i].path, NULL);
+            char w[sizeof wq->subject];
+            memcpy(w, wq->subject, sizeof w);
+            bool cut = wq->cut;
+            free(wq);
             size_t n = strlen(w);
+            if (cut || !n)
+                continue;
             if (q->subject[0] == '/' && !strncmp(q->subject, w, n) &&
                 (q->subject[n] == '/' || q->subject[n] == '\0' || !strcmp(w, "/")))
                 return true;
@@ -109,11 +144,14 @@ static bool declared(const struct sg_policy *pol, const char *tool, const struct
     return false;
 }
 
+/* "git status" -> program git, arguments status: the line as written,
+ * whole (cut when it does not fit: then nothing matches it). */
 static void split_line(const char *line, struct sg_preq *q)
 {
     size_t w = strcspn(line, " \t");
-    snprintf(q->subject, sizeof q->subject, "%.*s", (int)w, line);
-    snprintf(q->args, sizeof q->args, "%s", line[w] ? line + w + 1 : "");
+    cleanup_free char *first = sg_xstrndup(line, w);
+    SG_PREQ_SET(q, subject, first);
+    SG_PREQ_SET(q, args, line[w] ? line + w + 1 : "");
 }
 
 void sg_agent_bash_preq(const char *line, const char *cwd, struct sg_preq *q)
@@ -121,80 +159,103 @@ void sg_agent_bash_preq(const char *line, const char *cwd, struct sg_preq *q)
     memset(q, 0, sizeof *q);
     q->tool = SG_PT_BASH;
     split_line(line, q);
-    snprintf(q->agent_tool, sizeof q->agent_tool, "Bash");
-    snprintf(q->detail, sizeof q->detail, "the agent runs its Bash tool itself");
-    if (cwd && cwd[0] == '/') {
-        snprintf(q->cwd, sizeof q->cwd, "%s", cwd);
-        canonical_path(q->cwd, sizeof q->cwd);
-    }
+    SG_PREQ_SET(q, agent_tool, "Bash");
+    SG_PREQ_SET(q, detail, "the agent runs its Bash tool itself");
+    if (cwd && cwd[0] == '/')
+        canonical_path(q, q->cwd, sizeof q->cwd, cwd, NULL);
 }
 
+/* The request an agent's tool call is, in its canonical form: a command
+ * line as written (each simple command is read exactly later), a path as
+ * the kernel resolves it, a host and port. */
+static void agent_request(struct sg_preq *q, enum sg_tool_id id, const char *tool,
+                          const char *detail, const char *cwd)
+{
+    unsigned caps = sg_tool_caps(id);
+    q->tool = id == SG_TOOL_MCP || !caps ? SG_PT_BASH /* asked as a command */
+              : (caps & SG_CAP_NETWORK)   ? SG_PT_FETCH
+              : (caps & SG_CAP_EXEC)      ? SG_PT_BASH
+                                          : SG_PT_WRITE; /* a writer's path, or a reader's */
+    if (cwd && cwd[0] == '/') /* Edit(src/...) is relative to it */
+        canonical_path(q, q->cwd, sizeof q->cwd, cwd, NULL);
+    if (q->tool == SG_PT_BASH && (caps & SG_CAP_EXEC)) {
+        split_line(detail, q);
+    } else if (q->tool == SG_PT_BASH) { /* an mcp__ tool, or one of no class: its name */
+        SG_PREQ_SET(q, subject, detail);
+    } else if (q->tool == SG_PT_FETCH) { /* host, or host:port */
+        SG_PREQ_SET(q, subject, detail);
+        char *colon = strrchr(q->subject, ':');
+        long long port;
+        if (colon && !strchr(q->subject, ']') && sg_parse_ll(colon + 1, 1, 65535, &port) == 0) {
+            *colon = '\0';
+            q->port = (int)port;
+        }
+    } else if (*detail) { /* every rule sees the path the kernel would */
+        canonical_path(q, q->subject, sizeof q->subject, detail, q->cwd);
+    }
+    cleanup_free char *d = sg_xasprintf("the agent runs its %s tool itself", tool);
+    SG_PREQ_SET(q, detail, d);
+    SG_PREQ_SET(q, agent_tool, tool);
+}
+
+static int decided_now(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d,
+                       const char *by, enum sg_decision *dec)
+{
+    *dec = d;
+    sg_perm_audit(p, q, d, by, 0);
+    return 1;
+}
+
+/* One pipeline, read top to bottom: the request as received, its
+ * canonical form, the deny and ask rules (before any default allow), the
+ * manifest's allowed-tools, then the defaults (a low-risk tool, a use the
+ * manifest declares), then allow rules, grants, a person or the mode. */
 int sg_check_tool_permission(struct sg_perm *p, const struct sg_policy *pol, const char *tool,
                              const char *detail, const char *cwd, sg_perm_cont cont, void *ctx,
                              enum sg_decision *dec, bool *denied_outright)
 {
     *denied_outright = false;
     enum sg_tool_id id = sg_tool_lookup(tool);
+    struct sg_preq *q = sg_xcalloc(1, sizeof *q);
+    int r;
     if (id == SG_TOOL_UNKNOWN) {
         /* not a tool's name: escapes, spaces, a forged prompt. Refused
          * before a byte of it reaches a terminal or a record unsanitized */
-        struct sg_preq q = {.tool = SG_PT_BASH};
+        q->tool = SG_PT_BASH;
         cleanup_free char *t = sg_sanitize_str(tool, 0);
-        snprintf(q.agent_tool, sizeof q.agent_tool, "?");
-        snprintf(q.subject, sizeof q.subject, "%s", t);
+        SG_PREQ_SET(q, agent_tool, "?");
+        SG_PREQ_SET(q, subject, t);
         *denied_outright = true;
-        *dec = SG_DEC_DENY;
-        sg_perm_audit(p, &q, *dec, "PermissionDenied: not a known tool or mcp__ name", 0);
-        return 1;
+        r = decided_now(p, q, SG_DEC_DENY, "PermissionDenied: not a known tool or mcp__ name",
+                        dec);
+        goto out;
     }
-    unsigned caps = sg_tool_caps(id);
-    struct sg_preq q = {0};
-    q.tool = id == SG_TOOL_MCP || !caps ? SG_PT_BASH /* asked as a command */
-             : (caps & SG_CAP_NETWORK)   ? SG_PT_FETCH
-             : (caps & SG_CAP_EXEC)      ? SG_PT_BASH
-                                         : SG_PT_WRITE;
-    detail = detail ? detail : "";
-    if (q.tool == SG_PT_BASH) { /* "git status" -> program git, arguments status */
-        split_line(detail, &q);
-    } else if (q.tool == SG_PT_FETCH) { /* host, or host:port */
-        snprintf(q.subject, sizeof q.subject, "%s", detail);
-        char *colon = strrchr(q.subject, ':');
-        long long port;
-        if (colon && !strchr(q.subject, ']') && sg_parse_ll(colon + 1, 1, 65535, &port) == 0) {
-            *colon = '\0';
-            q.port = (int)port;
-        }
-    } else {
-        snprintf(q.subject, sizeof q.subject, "%s", detail);
-        if (q.tool == SG_PT_WRITE) /* every rule sees the path the kernel would */
-            canonical_path(q.subject, sizeof q.subject);
+    agent_request(q, id, tool, detail ? detail : "", cwd);
+    /* deny and ask rules first: no default allows past them */
+    char by[512];
+    enum sg_effect limit = sg_perm_limits(p, q, by, sizeof by);
+    if (limit == SG_EFF_DENY) {
+        r = decided_now(p, q, SG_DEC_DENY, by, dec);
+        goto out;
     }
-    if (cwd && cwd[0] == '/') { /* Edit(src/...) is relative to it */
-        snprintf(q.cwd, sizeof q.cwd, "%s", cwd);
-        canonical_path(q.cwd, sizeof q.cwd);
+    bool listed = !pol->tools_restricted;
+    for (size_t i = 0; i < pol->ntools && !listed; i++)
+        listed = !strcmp(pol->tools[i].name, tool);
+    if (!listed) {
+        *denied_outright = true;
+        r = decided_now(p, q, SG_DEC_DENY, "PermissionDenied: not in allowed-tools", dec);
+        goto out;
     }
-    snprintf(q.detail, sizeof q.detail, "the agent runs its %s tool itself", tool);
-    snprintf(q.agent_tool, sizeof q.agent_tool, "%s", tool);
-    if (pol->tools_restricted) {
-        bool listed = false;
-        for (size_t i = 0; i < pol->ntools; i++)
-            listed |= !strcmp(pol->tools[i].name, tool);
-        if (!listed) {
-            *denied_outright = true;
-            *dec = SG_DEC_DENY;
-            sg_perm_audit(p, &q, *dec, "PermissionDenied: not in allowed-tools", 0);
-            return 1;
-        }
+    if (limit == SG_EFF_ALLOW && sg_tool_risk(id) == SG_RISK_LOW) {
+        r = decided_now(p, q, SG_DEC_ALLOW_ONCE, "low-risk tool", dec);
+        goto out;
     }
-    if (sg_tool_risk(id) == SG_RISK_LOW) {
-        *dec = SG_DEC_ALLOW_ONCE;
-        sg_perm_audit(p, &q, *dec, "low-risk tool", 0);
-        return 1;
+    if (limit == SG_EFF_ALLOW && !q->cut && declared(pol, tool, q)) {
+        r = decided_now(p, q, SG_DEC_ALLOW_ONCE, "declared in the manifest", dec);
+        goto out;
     }
-    if (declared(pol, tool, &q)) {
-        *dec = SG_DEC_ALLOW_ONCE;
-        sg_perm_audit(p, &q, *dec, "declared in the manifest", 0);
-        return 1;
-    }
-    return sg_perm_request(p, &q, cont, ctx, dec);
+    r = sg_perm_request(p, q, cont, ctx, dec);
+out:
+    free(q);
+    return r;
 }

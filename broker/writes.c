@@ -771,8 +771,8 @@ static void write_decided(void *ctx, enum sg_decision d);
 static void write_ask(struct write_wait *w, const char *subject, const char *detail)
 {
     struct sg_preq q = {.tool = SG_PT_WRITE};
-    snprintf(q.subject, sizeof q.subject, "%s", subject);
-    snprintf(q.args, sizeof q.args, "%s", w->syscall);
+    SG_PREQ_SET(&q, subject, subject);
+    SG_PREQ_SET(&q, args, w->syscall);
     if (detail)
         snprintf(q.detail, sizeof q.detail, "%s", detail);
     else
@@ -780,8 +780,10 @@ static void write_ask(struct write_wait *w, const char *subject, const char *det
     /* the host file an approval writes: the person decides on the real one */
     const char *below;
     const struct sg_mount *b = host_bind(w->p, subject, &below);
-    if (b)
-        snprintf(q.host, sizeof q.host, "%s%s%s", b->src, *below ? "/" : "", below);
+    if (b) {
+        cleanup_free char *host = sg_xasprintf("%s%s%s", b->src, *below ? "/" : "", below);
+        SG_PREQ_SET(&q, host, host);
+    }
     enum sg_decision dec;
     if (sg_perm_request(w->perm, &q, write_decided, w, &dec) == 1)
         write_decided(w, dec);

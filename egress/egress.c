@@ -348,7 +348,7 @@ static void dns_udp(struct sg_net *e, int fd)
             }
             if (fresh) {
                 struct sg_preq pq = {.tool = SG_PT_FETCH};
-                snprintf(pq.subject, sizeof pq.subject, "%s", q.name);
+                SG_PREQ_SET(&pq, subject, q.name);
                 snprintf(pq.detail, sizeof pq.detail,
                          "a DNS lookup; an approval lets it connect to any port of this name");
                 enum sg_decision d;
@@ -643,7 +643,7 @@ static void accept_proxy(struct sg_net *e, int lfd)
                     w->e = e;
                     w->serial = c->serial;
                     struct sg_preq q = {.tool = SG_PT_FETCH, .port = port};
-                    snprintf(q.subject, sizeof q.subject, "%s", dst);
+                    SG_PREQ_SET(&q, subject, dst);
                     snprintf(q.detail, sizeof q.detail,
                              "an address literal: no name was looked up through the sandbox");
                     enum sg_decision dec;

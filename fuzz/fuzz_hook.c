@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_decref(sg_hook_answer(c.event, "ask", why ? why : "", NULL));
     sg_hook_call_free(&c);
 
-    char *host = sg_hook_url_host(s);
+    char *host = sg_hook_url_host(s, size);
     for (const char *p = host; p && *p; p++)
         if ((unsigned char)*p < 0x21 || *p == '/')
             abort();

@@ -1715,21 +1715,37 @@ def hook_runs_a_skills_script_in_the_sandbox(base):
     the command as written still denies; the config and --no-rewrite turn
     the rewriting off. The sandboxed run asks in the attached TUI."""
     env = Env(base)
-    skill = os.path.join(env.dir, "skills", "forms")
-    os.makedirs(os.path.join(skill, "scripts"))
-    os.chmod(os.path.dirname(skill), 0o755)
-    write_skill(skill, {
+    files = {
         "SKILL.md": "---\nname: forms\ndescription: Fill forms. Use for PDFs.\n"
                     "allowed-tools: Bash(python3:*) Write\n---\nRun scripts/fill.py IN OUT.\n",
         "scripts/fill.py": "import sys, os\nprint('FILL', sys.argv[1:], os.getcwd())\n"
                            "if sys.argv[1:2] == ['--out']:\n"
                            "    open(sys.argv[2], 'w').write('filled\\n')\n"
                            "    print('WROTE', sys.argv[2])\n",
-    })
+    }
     work = os.path.join(env.dir, "work")
     os.makedirs(work)
     os.chmod(work, 0o755)
+    # a skill a repository brought (not the person's): asked, the
+    # sandboxed command in Claude Code's dialog, never allowed outright
+    repo = os.path.join(env.dir, "repo", "helper")
+    os.makedirs(os.path.join(repo, "scripts"))
+    write_skill(repo, files)
+    h = hook_cmd(env, f"python3 {repo}/scripts/fill.py in.pdf", work)
+    assert h["permissionDecision"] == "ask" and "not vetted" in h["permissionDecisionReason"] \
+        and "--prompt attached" in h["updatedInput"]["command"], h
+    # the person's own skill, installed and looked at (a run): allowed
+    skill = os.path.join(env.home, ".claude", "skills", "forms")
+    os.makedirs(os.path.join(skill, "scripts"))
+    write_skill(skill, files)
     script = os.path.join(skill, "scripts", "fill.py")
+    h = hook_cmd(env, f"python3 {script} in.pdf", work)
+    assert h["permissionDecision"] == "ask" and "not looked at it yet" in \
+        h["permissionDecisionReason"], h
+    p = subprocess.run([SG, "run", skill, "--script", "scripts/fill.py", "--", "x"],
+                       capture_output=True, text=True, env=env.env, cwd=work, timeout=60,
+                       stdin=subprocess.DEVNULL, start_new_session=True)
+    assert p.returncode == 0 and "FILL ['x']" in p.stdout, (p.stdout, p.stderr)
     h = hook_cmd(env, f"python3 {script} in.pdf 'my values.json'", work)
     assert h["permissionDecision"] == "allow", h
     cmd = h["updatedInput"]["command"]

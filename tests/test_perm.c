@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perm.h"
@@ -40,8 +41,13 @@ static void rules_match_structured_fields(void **st)
     assert_false(matches("Bash(git status:*)", bash("/usr/bin/git", "push")));
     /* a command string cannot smuggle itself in: the program is what it is */
     assert_false(matches("Bash(git status:*)", bash("/usr/bin/sh", "-c git status; rm -rf /")));
-    assert_true(matches("Bash(/usr/bin/python3)", bash("/usr/bin/python3", "x.py")));
-    assert_false(matches("Bash(/usr/bin/python3)", bash("/tmp/python3", "x.py")));
+    /* a path names the resolved program; alone, with no arguments (as
+     * Claude Code reads it), with :* any */
+    assert_false(matches("Bash(/usr/bin/python3)", bash("/usr/bin/python3", "x.py")));
+    assert_true(matches("Bash(/usr/bin/python3)", bash("/usr/bin/python3", "")));
+    assert_true(matches("Bash(/usr/bin/python3:*)", bash("/usr/bin/python3", "x.py")));
+    assert_false(matches("Bash(/usr/bin/python3:*)", bash("/tmp/python3", "x.py")));
+    assert_true(matches("Bash(/usr/bin/python3 x.py)", bash("/usr/bin/python3", "x.py")));
     assert_true(matches("Bash(npm run test)", bash("/usr/bin/npm", "run test")));
     assert_false(matches("Bash(npm run test)", bash("/usr/bin/npm", "run test --evil")));
 
@@ -125,6 +131,57 @@ static void rules_in_claude_codes_syntax(void **st)
                         agent("WebFetch", SG_PT_FETCH, "example.test")));
 }
 
+/* A rule kept from an answer (sg_preq_rule) matches exactly the argv
+ * that was shown, quoted: never a prefix, never the program with any
+ * arguments; a request that did not fit is matched by no rule. */
+static void kept_rules_are_the_argv_shown(void **st)
+{
+    (void)st;
+    struct sg_preq q = bash("/usr/bin/find", ". -name 'x:*'");
+    cleanup_free char *rule = sg_preq_rule(&q);
+    assert_string_equal(rule, "Bash(/usr/bin/find . -name 'x:*')");
+    assert_true(matches(rule, q));
+    assert_false(matches(rule, bash("/usr/bin/find", ". -name 'x:*' -exec rm '{}' ';'")));
+    assert_false(matches(rule, bash("/usr/bin/find", ". -name x")));
+    struct sg_preq a = agent("Bash", SG_PT_BASH, "find");
+    snprintf(a.name, sizeof a.name, "find");
+    snprintf(a.args, sizeof a.args, ". -name 'x:*'");
+    cleanup_free char *ar = sg_preq_rule(&a);
+    assert_string_equal(ar, "Bash(find . -name 'x:*')");
+    assert_true(matches(ar, a));
+    snprintf(a.args, sizeof a.args, ". -name xyz");
+    assert_false(matches(ar, a));
+    /* no arguments: the program alone, and nothing more */
+    struct sg_preq u = bash("/usr/bin/uname", "");
+    cleanup_free char *ur = sg_preq_rule(&u);
+    assert_string_equal(ur, "Bash(/usr/bin/uname)");
+    assert_false(matches(ur, bash("/usr/bin/uname", "-a")));
+    /* cut: nothing matches, not even an any-rule */
+    struct sg_preq c = bash("/usr/bin/ls", "");
+    char big[SG_PREQ_ARGS_MAX + 100];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_false(SG_PREQ_SET(&c, args, big));
+    assert_true(c.cut);
+    assert_string_equal(c.args, "");
+    assert_false(matches("Bash(ls:*)", c));
+    assert_false(matches("Bash", c));
+    /* rules that are no one command as bash reads it are refused */
+    struct sg_prule r;
+    const char *why;
+    static const char *const bad[] = {"Bash(ls; rm:*)", "Bash(ls *)", "Bash(X=1 ls)",
+                                      "Bash(ls $(id))", "Bash(ls > x)"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (sg_prule_parse(bad[i], SG_EFF_DENY, "t", &r, &why) != -EINVAL)
+            fail_msg("accepted %s", bad[i]);
+    /* Read(path) rules: every tool that reads files, on that path */
+    assert_true(matches("Read(/home/me/.ssh/**)", agent("Read", SG_PT_WRITE, "/home/me/.ssh/id")));
+    assert_true(matches("Read(/home/me/.ssh/**)", agent("Grep", SG_PT_WRITE, "/home/me/.ssh")));
+    assert_false(matches("Read(/home/me/.ssh/**)", agent("Edit", SG_PT_WRITE, "/home/me/.ssh/x")));
+    assert_false(matches("Edit(/home/me/.ssh/**)", agent("Read", SG_PT_WRITE, "/home/me/.ssh/x")));
+    assert_true(matches("Grep(src/**)", agent("Grep", SG_PT_WRITE, "/home/me/proj/src/a")));
+}
+
 static void cont_never(void *ctx, enum sg_decision d)
 {
     (void)ctx, (void)d;
@@ -173,6 +230,79 @@ static void engine_order_and_grants(void **st)
     th_write(t, "policy.yaml", "allow:\n  - \"Bash sh\"\n");
     assert_null(sg_perm_new(&o, &d));
     th_assert_diag(&d, SG_ERROR, 2, 5, "allow", "a rule is Tool(pattern)");
+    sg_diags_free(&d);
+    th_rmrf(t);
+    free(t), free(pol), free(grants), free(state);
+}
+
+/* deny Bash(touch:*) names touch however it is reached, in a skill's
+ * exec and in an agent's line; a launcher whose options are not known is
+ * asked, never allowed; deny and ask rules come before every default
+ * allow (a low-risk tool, allow rules). */
+static void deny_names_the_program_however_reached(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    char *pol = sg_xasprintf("%s/policy.yaml", t), *grants = sg_xasprintf("%s/grants.yaml", t);
+    char *state = sg_xasprintf("%s/state", t);
+    setenv("XDG_STATE_HOME", state, 1);
+    th_write(t, "policy.yaml", "deny: [\"Bash(touch:*)\", \"Read(/home/me/.ssh/**)\", "
+                               "\"Grep\"]\nask: [\"Bash(curl:*)\"]\n"
+                               "allow: [\"Bash\", \"Read\"]\n");
+    chmod(pol, 0600);
+    struct sg_diags d = {0};
+    struct sg_perm_opts o = {.mode = SG_PERM_POLICY, .policy_file = pol, .grants_file = grants,
+                             .skill = "demo", .digest = "x", .run_id = "t", .timeout_s = 1};
+    struct sg_perm *p = sg_perm_new(&o, &d);
+    assert_non_null(p);
+    char by[512];
+    static const char *const denied[] = {
+        "/usr/bin/touch F", "env touch F", "env -i A=1 touch F", "command touch F",
+        "exec touch F", "nice -n 5 touch F", "nice -10 touch F", "timeout 5 touch F",
+        "timeout -s KILL 5 /bin/touch F", "xargs -0 touch", "sudo -u root touch F",
+        "sh -c 'touch F'", "bash -ec 'ls; touch F'", "env sh -c 'nice touch F'",
+        "ls && ./touch F", "setsid -f touch F", "stdbuf -o0 touch F"};
+    for (size_t i = 0; i < sizeof denied / sizeof *denied; i++) {
+        struct sg_preq q;
+        sg_agent_bash_preq(denied[i], "/tmp", &q);
+        if (sg_perm_limits(p, &q, by, sizeof by) != SG_EFF_DENY)
+            fail_msg("not denied: %s", denied[i]);
+        enum sg_decision dec;
+        assert_int_equal(sg_perm_request(p, &q, cont_never, NULL, &dec), 1);
+        assert_int_equal(dec, SG_DEC_DENY);
+    }
+    /* a skill's exec: the resolved program, arguments as words */
+    struct sg_preq e = bash("/usr/bin/env", "-u HOME /usr/bin/touch F");
+    assert_int_equal(sg_perm_limits(p, &e, by, sizeof by), SG_EFF_DENY);
+    /* cannot be told: asked, though "Bash" allows every command */
+    static const char *const asked[] = {"env --split-string='touch F'", "sudo -s",
+                                        "sh script.sh", "X+=1 touch F", "curl -s x.test",
+                                        "env curl x.test", "sh -c 'curl x.test'"};
+    for (size_t i = 0; i < sizeof asked / sizeof *asked; i++) {
+        struct sg_preq q;
+        sg_agent_bash_preq(asked[i], "/tmp", &q);
+        enum sg_decision dec;
+        assert_int_equal(sg_perm_request(p, &q, cont_never, NULL, &dec), 1);
+        if (dec != SG_DEC_DENY) /* policy mode: what is asked is denied, nobody to ask */
+            fail_msg("allowed: %s", asked[i]);
+    }
+    struct sg_preq ok;
+    sg_agent_bash_preq("env LANG=C ls -la", "/tmp", &ok);
+    assert_int_equal(sg_perm_limits(p, &ok, by, sizeof by), SG_EFF_ALLOW);
+    /* Read of ~/.ssh: denied before the low-risk default; Grep by a bare rule */
+    struct sg_policy none = {0};
+    enum sg_decision dec;
+    bool outright;
+    sg_check_tool_permission(p, &none, "Read", "/home/me/.ssh/id_ed25519", "/tmp", cont_never,
+                             NULL, &dec, &outright);
+    assert_int_equal(dec, SG_DEC_DENY);
+    sg_check_tool_permission(p, &none, "Read", "/home/me/notes.txt", "/tmp", cont_never, NULL,
+                             &dec, &outright);
+    assert_true(sg_decision_allows(dec));
+    sg_check_tool_permission(p, &none, "Grep", "/home/me/notes", "/tmp", cont_never, NULL, &dec,
+                             &outright);
+    assert_int_equal(dec, SG_DEC_DENY);
+    sg_perm_free(p);
     sg_diags_free(&d);
     th_rmrf(t);
     free(t), free(pol), free(grants), free(state);
@@ -362,6 +492,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rules_match_structured_fields),
         cmocka_unit_test(rules_in_claude_codes_syntax),
+        cmocka_unit_test(kept_rules_are_the_argv_shown),
+        cmocka_unit_test(deny_names_the_program_however_reached),
         cmocka_unit_test(engine_order_and_grants),
         cmocka_unit_test(check_tool_permission_seed_semantics),
         cmocka_unit_test(agent_commands_are_read_whole),
