@@ -1404,7 +1404,7 @@ def prompt_allows_once_denies_and_times_out(m, base):
     code, out = run_in_pty(m, ["run", d], [("allow once", "a\n")])
     assert code == 0 and "uname: Linux" in out, out
     assert "program: /usr/bin/uname" in out and "argv:    -s" in out, out
-    assert "saves Bash(/usr/bin/uname)" in out, out
+    assert re.search(r"saves\s+Bash\(/usr/bin/uname -s\)", out), out
     last = audit_decisions(m)[-1]
     assert last["decision"] == "allow" and last["decided_by"] == "person" and last["scope"] == "once"
     code, out = run_in_pty(m, ["run", d], [("allow once", "d\n")])
@@ -1486,15 +1486,15 @@ def always_is_a_grant_pinned_to_the_code(m, base):
     assert "uname: Linux" in out, out
     grants = os.path.join(m.state, "config", "skillgate", "grants.yaml")
     text = open(grants).read()
-    assert "Bash(/usr/bin/uname)" in text and f"granted-{m.name}" in text and "sha256:" in text, text
+    assert "Bash(/usr/bin/uname -s)" in text and f"granted-{m.name}" in text and "sha256:" in text, text
     # the next run does not ask: no terminal, deny-all, and still allowed by the grant
     p = m.run("run", "--prompt", "deny", d, env={"XDG_CONFIG_HOME": os.path.join(m.state, "config")},
               check=0)
     assert "uname: Linux" in p.out, p.out + p.err
-    assert "grant Bash(/usr/bin/uname)" in audit_decisions(m)[-1]["decided_by"]
+    assert "grant Bash(/usr/bin/uname -s)" in audit_decisions(m)[-1]["decided_by"]
     # the label says what happened: allowed by the grant, not "allow once (grant … (grant))"
     said = [e["message"] for e in m.last_trace()["events"] if e["kind"] == "permission_decided"]
-    assert any(x.endswith(": allowed (grant Bash(/usr/bin/uname))") for x in said), said
+    assert any(x.endswith(": allowed (grant Bash(/usr/bin/uname -s))") for x in said), said
     # the same skill with changed code is a different skill: asked again (here: denied)
     with open(os.path.join(d, "main.py"), "a") as f:
         f.write("# changed\n")
@@ -1502,9 +1502,9 @@ def always_is_a_grant_pinned_to_the_code(m, base):
               check=0)
     assert "uname: denied" in p.out, p.out
     p = m.run("grants", "list", env={"XDG_CONFIG_HOME": os.path.join(m.state, "config")}, check=0)
-    assert "Bash(/usr/bin/uname)" in p.out, p.out
+    assert "Bash(/usr/bin/uname -s)" in p.out, p.out
     m.run("grants", "revoke", "1", env={"XDG_CONFIG_HOME": os.path.join(m.state, "config")}, check=0)
-    assert "Bash(/usr/bin/uname)" not in open(grants).read()
+    assert "Bash(/usr/bin/uname -s)" not in open(grants).read()
 
 
 @test()
