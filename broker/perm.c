@@ -1,6 +1,7 @@
 #include "perm.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -325,7 +326,7 @@ static void rule_by(const struct sg_prule *hit, char *out, size_t n)
  * every command must be allowed). */
 static size_t rules_to_keep(struct sg_perm *p, const struct sg_preq *q, char **out, size_t max)
 {
-    char *answered = steal_pointer(&p->answer_rule);
+    char *answered = p ? steal_pointer(&p->answer_rule) : NULL;
     if (answered) {
         out[0] = answered;
         return 1;
@@ -353,7 +354,7 @@ static size_t rules_to_keep(struct sg_perm *p, const struct sg_preq *q, char **o
 
 static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d)
 {
-    if (d != SG_DEC_ALLOW_RUN && d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS) {
+    if (q->cut || (d != SG_DEC_ALLOW_RUN && d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS)) {
         free(steal_pointer(&p->answer_rule));
         return;
     }
@@ -593,7 +594,19 @@ static void show_frontend(struct sg_perm *p)
         p->fe_show(p->fe_ctx, NULL);
         return;
     }
-    cleanup_free char *rule = sg_preq_rule(&p->queue[0].q);
+    /* the rules an answer keeps, one a line: exactly what is saved */
+    char *texts[SG_SHELL_MAX_CMDS];
+    size_t nt = rules_to_keep(NULL, &p->queue[0].q, texts, SG_ARRAY_LEN(texts));
+    struct sg_buf b;
+    sg_buf_init(&b, SIZE_MAX / 2);
+    for (size_t i = 0; i < nt; i++) {
+        if (i)
+            sg_buf_append(&b, "\n", 1);
+        sg_buf_append(&b, texts[i], strlen(texts[i]));
+        free(texts[i]);
+    }
+    sg_buf_append(&b, "", 1);
+    cleanup_free char *rule = sg_buf_steal(&b);
     struct sg_perm_prompt pr = {.perm = p, .q = &p->queue[0].q, .skill = p->skill,
                                 .session = p->o.session,
                                 .why = p->queue[0].q.agent_tool[0] ? WHY_AGENT : WHY_TEXT,
@@ -623,6 +636,8 @@ const char *sg_perm_last_decided_by(const struct sg_perm *p)
 
 void sg_perm_answer(struct sg_perm *p, enum sg_decision d)
 {
+    if (p && p->nqueue && p->shown && p->queue[0].q.cut && sg_decision_allows(d))
+        d = SG_DEC_DENY; /* what could not be shown whole is never approved */
     if (p && p->nqueue && p->shown)
         decide_head(p, d, "person");
 }
@@ -633,6 +648,10 @@ int sg_perm_answer_rule(struct sg_perm *p, uint64_t id, enum sg_decision d, cons
     *why = NULL;
     if (!p || !p->nqueue || !p->shown || p->queue[0].id != id)
         return -ESTALE;
+    if (p->queue[0].q.cut) {
+        *why = "a request that could not be shown whole keeps no rule";
+        return -EINVAL;
+    }
     if (d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS && d != SG_DEC_ALLOW_RUN) {
         *why = "only a rule kept for the run or always can be narrowed";
         return -EINVAL;
@@ -657,6 +676,8 @@ int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d)
 {
     if (!p || !p->nqueue || !p->shown || p->queue[0].id != id)
         return -ESTALE; /* that request is settled already: this answer is not another's */
+    if (p->queue[0].q.cut && sg_decision_allows(d))
+        return -EPERM; /* what could not be shown whole is never approved */
     decide_head(p, d, "person");
     return 0;
 }
