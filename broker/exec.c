@@ -406,12 +406,18 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     scope_name(req->pid, plan, q.subject, q.name, sizeof q.name);
     /* every exec decision is recorded, the manifest's own included */
     const struct sg_tools *tools = sg_perm_tools(x->perm);
-    if (tools->bash_unscoped) { /* every program may run: nothing to bind */
+    /* the person's deny and ask rules come before what the manifest
+     * declares: a declared program they deny is asked for, and denied */
+    char lby[512];
+    bool limited = x->perm && sg_perm_limits(x->perm, &q, lby, sizeof lby) != SG_EFF_ALLOW;
+    if (limited)
+        ; /* to the engine below */
+    else if (tools->bash_unscoped) { /* every program may run: nothing to bind */
         sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, "declared in the manifest: Bash");
         respond(x, req->id, 0, true);
         return;
     }
-    const char *scope = exec_declared(tools, &q);
+    const char *scope = limited ? NULL : exec_declared(tools, &q);
     if (scope) {
         cleanup_free char *by = sg_xasprintf("declared in the manifest: Bash(%s)", scope);
         sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, by);

@@ -394,6 +394,7 @@ static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decisio
 
 static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
                                    const struct sg_prule **hit);
+static bool hidden_matters(const struct sg_preq *q);
 
 /* An agent's command line: denied when any simple command in it is,
  * allowed only when every one is; one that cannot be read exactly is never
@@ -454,9 +455,10 @@ static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
     bool unknown = false;
     if ((*hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_DENY, &unknown)))
         return SG_EFF_DENY;
-    if (unknown)
+    if (unknown && hidden_matters(q))
         return SG_EFF_ASK; /* a launcher hides what runs from a deny rule */
-    if ((*hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_ASK, &unknown)) || unknown)
+    if ((*hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_ASK, &unknown)) ||
+        (unknown && hidden_matters(q)))
         return SG_EFF_ASK;
     for (size_t i = 0; i < p->nrules; i++)
         if (p->rules[i].effect == SG_EFF_ALLOW && sg_prule_matches(&p->rules[i], q)) {
@@ -473,15 +475,27 @@ static void show_frontend(struct sg_perm *p);
 static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by);
 
 /* What the deny and ask rules alone say of one request. */
+/* A launcher that hides its program matters for an agent's line, which
+ * runs outside any sandbox; a skill's every exec stops in the broker, the
+ * hidden program's too, and is decided there on its own. */
+static bool hidden_matters(const struct sg_preq *q)
+{
+    return q->agent_tool[0] != '\0';
+}
+
 static enum sg_effect limit_one(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n)
 {
     bool unknown = false;
     const struct sg_prule *hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_DENY, &unknown);
+    unknown = unknown && hidden_matters(q);
     if (hit) {
         rule_by(hit, by, n);
         return SG_EFF_DENY;
     }
-    if (!unknown && (hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_ASK, &unknown)))
+    if (!unknown)
+        hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_ASK, &unknown);
+    unknown = unknown && hidden_matters(q);
+    if (hit)
         rule_by(hit, by, n);
     else if (unknown)
         snprintf(by, n, "a launcher (env, sudo, sh -c ...) hides the program it runs");

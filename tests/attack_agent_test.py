@@ -209,6 +209,30 @@ def deny_rules_name_the_program_however_reached(m, base):
 
 
 @test()
+def a_persons_deny_comes_before_a_manifests_bash(m, base):
+    """Item 8, in a skill's run: allowed-tools: Bash declared every program,
+    and the person's deny rule was never read."""
+    d = h.make_skill(base, f"declares-bash-{m.name}", """
+        import subprocess
+        for argv in (["/usr/bin/uname", "-s"], ["/usr/bin/env", "/usr/bin/uname", "-s"],
+                     ["/usr/bin/id", "-u"]):
+            try:
+                r = subprocess.run(argv, capture_output=True, text=True)
+                print(argv[-2], "ran", r.returncode)
+            except PermissionError:
+                print(argv[-2], "denied")
+        """, tools="Bash")
+    pol = os.path.join(base, "pol.yaml")
+    with open(pol, "w") as f:
+        f.write('deny: ["Bash(uname:*)"]\n')
+    os.chmod(pol, 0o644)
+    p = m.run("run", "--prompt", "deny", "--policy", pol, d, timeout=60)
+    out = p.out
+    assert "/usr/bin/uname denied" in out and "/usr/bin/env ran" not in out, out + p.err
+    assert "/usr/bin/id ran 0" in out, out + p.err  # declared, and no rule limits it
+
+
+@test()
 def a_policy_others_may_write_is_refused(m, base):
     """Item 9: a hook-policy.yaml at 0666 was used without a word."""
     proj = project(m, base)
