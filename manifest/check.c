@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include "agentdirs.h"
 #include "config.h"
 #include "homes.h"
 #include "parse.h"
@@ -691,6 +692,37 @@ static bool own_dirs_ok(struct sg_pctx *c, bool write, const struct sg_ynode *n,
     return ok;
 }
 
+/* An AI agent's own folder (agentdirs.h): its login, history and the
+ * settings that hold its hooks. Inside one (read or write), or a write of
+ * a folder that holds one, is an error; a read of a folder that holds one
+ * is a warning: it stays masked. A skill kept in the agent's skill folder
+ * names its own files freely. */
+static bool agent_dirs_ok(struct sg_pctx *c, bool write, const struct sg_ynode *n,
+                          const char *field, const char *abs)
+{
+    struct sg_agent_paths ap;
+    sg_agent_paths_get(&ap);
+    const struct sg_agent_path *a = NULL;
+    enum sg_agent_rel rel = sg_agent_paths_relation(&ap, abs, c->sk->root, &a);
+    bool ok = true;
+    if (rel == SG_AGENT_INSIDE) {
+        bool same = !strcmp(abs, a->path) || !strcmp(abs, a->real);
+        pc_err(c, n, field, "refusing %s access to %s: it is %s%s, %s: a skill may never read "
+               "or write an AI agent's own files (they are always masked)",
+               write ? "write" : "read", abs, same ? "" : "inside ", a->path, a->what);
+        ok = false;
+    } else if (rel == SG_AGENT_HOLDS && write) {
+        pc_err(c, n, field, "refusing write access to %s: it holds %s, %s; name the folder the "
+               "skill needs", abs, a->path, a->what);
+        ok = false;
+    } else if (rel == SG_AGENT_HOLDS) {
+        pc_warn(c, n, field, "covers %s, %s; the skill will not see it (it stays masked)",
+                a->path, a->what);
+    }
+    sg_agent_paths_free(&ap);
+    return ok;
+}
+
 /* Daemons listen in socket folders (/run, /tmp, the user's runtime dir):
  * declaring one readable gives the skill no line to them (every connect is
  * the broker's, and a host socket is refused), and validate says so, naming
@@ -805,7 +837,7 @@ void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
             pc_warn(c, n, field, "covers %zu credential paths under %s (~/.ssh, ~/.aws, ...); "
                     "they stay masked", covered, home);
     }
-    if (!own_dirs_ok(c, write, n, field, abs))
+    if (!own_dirs_ok(c, write, n, field, abs) || !agent_dirs_ok(c, write, n, field, abs))
         return;
     warn_sockets(c, n, field, abs);
     struct sg_path **v = write ? &p->write : &p->read;

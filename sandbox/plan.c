@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agentdirs.h"
 #include "cgroup.h"
 #include "config.h"
 #include "homes.h"
@@ -317,13 +318,15 @@ static void masks_apply(struct sg_plan *p, struct masks *ms)
  * with its parent). */
 static void hide_host_path(struct sg_plan *p, const char *path, const char *real,
                            const char *why_inside, const char *why_mask, bool ro_holder,
-                           struct masks *ms)
+                           const char *keep, struct masks *ms)
 {
     for (size_t k = 0; k < p->nmounts; k++) {
         struct sg_mount *m = &p->mounts[k];
         if (m->kind != SG_MNT_BIND_RO && m->kind != SG_MNT_BIND_RW)
             continue;
         cleanup_free char *rs = sg_path_real(m->src);
+        if (keep && sg_path_within(rs, keep))
+            continue; /* a skill kept in an agent's skill folder: its own files */
         if (sg_path_within(rs, real) || sg_path_within(m->src, path)) {
             drop_rw_path(p, m->dst);
             m->kind = SG_MNT_MASK;
@@ -365,7 +368,7 @@ static void mask_own_dirs(struct sg_plan *p, struct masks *ms)
             sg_xasprintf("skillgate's own %s folder, never shown to a skill", own.v[i].what);
         cleanup_free char *mask = sg_xasprintf("skillgate's own %s folder, always masked",
                                                own.v[i].what);
-        hide_host_path(p, own.v[i].path, own.v[i].real, inside, mask, true, ms);
+        hide_host_path(p, own.v[i].path, own.v[i].real, inside, mask, true, NULL, ms);
     }
     sg_own_dirs_free(&own);
 }
@@ -383,8 +386,31 @@ static void mask_credentials(struct sg_plan *p, struct masks *ms)
             continue;
         cleanup_free char *real = sg_path_real(s);
         hide_host_path(p, s, real, "credentials, never shown to a skill",
-                       "credentials, always masked", false, ms);
+                       "credentials, always masked", false, NULL, ms);
     }
+}
+
+/* AI agents' own folders (agentdirs.h), in every home, as the credentials
+ * and more strictly: a folder that holds one is made read-only (a skill
+ * that could rename the folder aside would put its own settings.json in
+ * its place). A skill kept in one of the agent's skill folders keeps its
+ * own folder and the paths it declared in it (plan_declared refused one
+ * kept anywhere else in it). */
+static void mask_agent_dirs(struct sg_plan *p, struct masks *ms)
+{
+    struct sg_agent_paths ap;
+    sg_agent_paths_get(&ap);
+    cleanup_free char *root = sg_path_real(p->skill_root);
+    for (size_t i = 0; i < ap.n; i++) {
+        struct stat st;
+        if (lstat(ap.v[i].path, &st) < 0 && lstat(ap.v[i].real, &st) < 0)
+            continue;
+        cleanup_free char *inside = sg_xasprintf("%s, never shown to a skill", ap.v[i].what);
+        cleanup_free char *mask = sg_xasprintf("%s, always masked", ap.v[i].what);
+        hide_host_path(p, ap.v[i].path, ap.v[i].real, inside, mask, true,
+                       sg_agent_path_in_skills(&ap.v[i], root) ? root : NULL, ms);
+    }
+    sg_agent_paths_free(&ap);
 }
 
 static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
@@ -457,6 +483,7 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
 
     struct masks ms = {0};
     mask_credentials(p, &ms);
+    mask_agent_dirs(p, &ms);
     mask_own_dirs(p, &ms);
     masks_apply(p, &ms);
 }
@@ -764,6 +791,21 @@ static int plan_declared(const struct sg_skill *sk, const struct sg_homes *hs, c
     if ((e = refuse_home(hs, "the skill's folder", sk->root, "keep the skill in a folder of "
                          "its own", why)) < 0)
         return e;
+    /* in an agent's folder only where the agent keeps its skills: its
+     * folder would show the agent's login and settings (agentdirs.h) */
+    struct sg_agent_paths ap;
+    sg_agent_paths_get(&ap);
+    const struct sg_agent_path *a = NULL;
+    cleanup_free char *real = sg_path_real(sk->root);
+    bool refused = sg_agent_paths_relation(&ap, sk->root, NULL, &a) == SG_AGENT_INSIDE &&
+                   !sg_agent_path_in_skills(a, real);
+    if (refused)
+        *why = say("the skill's folder %s is in %s, %s: a skill never sees an AI agent's own "
+                   "files; keep it in a folder of its own%s%s", sk->root, a->path, a->what,
+                   a->areas[0] ? " or in the agent's skill folders: " : "", a->areas);
+    sg_agent_paths_free(&ap);
+    if (refused)
+        return -EPERM;
     for (size_t i = 0; i < pol->nread; i++)
         if ((e = refuse_home(hs, "the declared read path", pol->read[i].path, advice, why)) < 0)
             return e;
