@@ -282,7 +282,10 @@ void sg_shell_quote(struct sg_buf *b, const char *w, bool first)
     static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                 "0123456789_-./,:@%+=";
     /* = is plain but in a command's first word (NAME=… is an assignment) */
-    if (*w && strspn(w, plain) == strlen(w) && !(first && strchr(w, '='))) {
+    bool keyword = false; /* a quoted if is a program named if; a plain one is not */
+    for (size_t i = 0; first && i < SG_ARRAY_LEN(keywords); i++)
+        keyword |= !strcmp(w, keywords[i]);
+    if (*w && strspn(w, plain) == strlen(w) && !(first && strchr(w, '=')) && !keyword) {
         sg_buf_append(b, w, strlen(w));
         return;
     }

@@ -1,6 +1,8 @@
 /* libFuzzer target for the reader of an agent's shell commands
  * (broker/shellcmd.c): any bytes up to its cap. A parse either fails with a
- * reason or gives 1..SG_SHELL_MAX_CMDS commands of at least one word. */
+ * reason or gives 1..SG_SHELL_MAX_CMDS commands of at least one word; each
+ * command's joined words read back as the same words; what a launcher
+ * runs is a word inside the command. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,7 +27,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < sh.n; i++) {
             if (sh.cmds[i].argc == 0 || sh.cmds[i].argv[sh.cmds[i].argc])
                 abort();
-            free(sg_shell_join(&sh.cmds[i]));
+            char *j = sg_shell_join(&sh.cmds[i]);
+            struct sg_shell back;
+            const char *bwhy;
+            if (sg_shell_parse(j, &back, &bwhy) == 0) {
+                if (back.n != 1 || back.cmds[0].argc != sh.cmds[i].argc)
+                    abort();
+                for (size_t k = 0; k < back.cmds[0].argc; k++)
+                    if (strcmp(back.cmds[0].argv[k], sh.cmds[i].argv[k]))
+                        abort();
+                sg_shell_free(&back);
+            } else if (strlen(j) <= SG_SHELL_MAX) {
+                abort(); /* a joined command must read back */
+            }
+            free(j);
+            size_t at;
+            enum sg_launch l = sg_shell_launches(sh.cmds[i].argv, sh.cmds[i].argc, &at);
+            if ((l == SG_LAUNCH_INNER || l == SG_LAUNCH_SHELL) &&
+                (at == 0 || at >= sh.cmds[i].argc))
+                abort();
         }
         sg_shell_free(&sh);
     } else if (!why || sh.n || sh.cmds) {
