@@ -84,6 +84,31 @@ static bool tag_ok(const yaml_char_t *tag)
     return false;
 }
 
+/* "<<" as a key is YAML 1.1's merge key: PyYAML, js-yaml and Go's yaml
+ * merge the mapping it names into this one, so a manifest would mean one
+ * thing to them (allowed-tools, paths, hosts) and another to skillgate,
+ * which does not merge. Refused, quoted or not (loaders differ on a quoted
+ * one), naming where it is: "permissions.<<". */
+static void merge_key(struct builder *b, const struct sg_ynode *key)
+{
+    char field[256] = "";
+    size_t len = 0;
+    for (int d = 1; d < b->depth && len < sizeof field; d++) {
+        const struct sg_ynode *up = b->stack[d - 1];
+        int w = up->type == SG_Y_MAP && up->n >= 2
+                    ? snprintf(field + len, sizeof field - len, "%s%.60s", len ? "." : "",
+                               up->kids[up->n - 2]->str)
+                    : snprintf(field + len, sizeof field - len, "[%zu]", up->n ? up->n - 1 : 0);
+        len += w > 0 ? (size_t)w : 0;
+    }
+    if (len < sizeof field)
+        snprintf(field + len, sizeof field - len, "%s<<", len ? "." : "");
+    sg_diag_add(b->d, SG_ERROR, b->file, key->line, key->col, field,
+                "YAML merge keys (<<) are refused: other YAML loaders merge the mapping in and "
+                "would read this manifest differently from skillgate; write the keys out");
+    b->failed = true;
+}
+
 /* Attach a finished node to its parent, checking mapping keys. */
 static void attach(struct builder *b, struct sg_ynode *n)
 {
@@ -98,6 +123,8 @@ static void attach(struct builder *b, struct sg_ynode *n)
             sg_diag_add(b->d, SG_ERROR, b->file, n->line, n->col, NULL,
                         "a mapping key must be a plain string, not %s", sg_ytype_name(n->type));
             b->failed = true;
+        } else if (!strcmp(n->str, "<<")) {
+            merge_key(b, n);
         } else {
             for (size_t i = 0; i < p->n; i += 2) {
                 if (!strcmp(p->kids[i]->str, n->str)) {

@@ -362,6 +362,17 @@ static void yaml_refusals(void **st)
     th_assert_diag(&sk->diags, SG_ERROR, 5, 8, NULL, "aliases (*a) are refused");
     sg_skill_free(sk);
 
+    /* a merge key: other loaders merge the mapping in (issue 35, item 10) */
+    sk = th_skill(MD("name: demo\ndescription: x\nallowed-tools: Read\n"
+                     "<<: {allowed-tools: Bash}\n"),
+                  NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 1, "<<", "merge keys (<<) are refused");
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: x\nmetadata:\n  a: b\n  \"<<\": {c: d}\n"),
+                  NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 3, "metadata.<<", "merge keys (<<) are refused");
+    sg_skill_free(sk);
+
     sk = th_skill(MD("name: demo\ndescription: !!python/object:os.system x\n"), NULL);
     th_assert_diag(&sk->diags, SG_ERROR, 3, 14, NULL, "unsupported YAML tag");
     sg_skill_free(sk);
