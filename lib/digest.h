@@ -6,14 +6,25 @@
 #include <stddef.h>
 
 #define SG_DIGEST_STRLEN 72 /* "sha256:" + 64 hex + NUL */
-#define SG_DIGEST_MAX_FILES 100000
+#define SG_DIGEST_MAX_FILES 100000 /* entries and folders visited */
 #define SG_DIGEST_MAX_BYTES (1024LL * 1024 * 1024)
+#define SG_DIGEST_MAX_DEPTH 64
 
-/* Walk root without following symlinks, skipping only ".git" directories.
- * Entries are sorted by path (bytewise); each contributes its path, its type
- * and executable bit (not the other mode bits, which differ between
- * checkouts), its size and contents, or a symlink's target. Returns 0, or
- * -EFBIG past the caps, or another -errno. nfiles may be NULL. */
+/* Walk root and hash what the sandbox shows of it: every entry, .git/
+ * included (the sandbox binds the whole folder, and code can be read from
+ * there as from anywhere else), sorted by path (bytewise); each contributes
+ * its path, its type and executable bit (not the other mode bits, which
+ * differ between checkouts), its size and contents. A symlink contributes
+ * its text and what it resolves to now (issue 35, item 9: a grant pinned to
+ * a link's text once ran whatever the link's target became): a file's
+ * content and executable bit, a folder walked as if it were there (its
+ * entries under the link's path), a folder already being walked (a cycle)
+ * or nothing (dangling, a loop of links, unreadable: the errno) marked as
+ * such. A file or folder we may not read is marked unreadable. Bounded:
+ * SG_DIGEST_MAX_FILES entries, SG_DIGEST_MAX_BYTES of content and
+ * SG_DIGEST_MAX_DEPTH folders deep, links followed included. Returns 0,
+ * or -EFBIG past the caps, -ELOOP too deep, or another -errno (-EAGAIN:
+ * changed while it was read). nfiles may be NULL. */
 int sg_skill_digest(const char *root, char out[SG_DIGEST_STRLEN], size_t *nfiles);
 
 /* "sha256:" and the hex of 32 bytes of digest. */

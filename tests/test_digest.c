@@ -2,6 +2,8 @@
  * that could change what runs. */
 #include "helpers.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -90,14 +92,115 @@ static void every_change_that_matters_changes_it(void **st)
     assert_string_not_equal(d6, d7);
     unlink(l);
 
-    /* .git is not the skill's code */
+    /* .git is in the sandbox's view of the folder: code can be read from
+     * there too (issue 35, item 9) */
     th_write(a, ".git/HEAD", "ref: refs/heads/main\n");
     char *d8 = digest_of(a);
-    assert_string_equal(base, d8);
+    assert_string_not_equal(base, d8);
+    char *git = sg_xasprintf("%s/.git", a);
+    th_rmrf(git);
+    free(git);
 
     free(base), free(d1), free(back), free(d2), free(d3), free(d4), free(d5), free(d6), free(d7),
         free(d8);
     free(p), free(q), free(l), free(pyc);
+    th_rmrf(a);
+    free(a);
+}
+
+/* A link is pinned by what it resolves to, not only its text (issue 35,
+ * item 9): the same link to a file or folder outside the skill whose
+ * content changed is a changed skill; a link that appears, dangles or
+ * loops is seen; cycles of folders end. */
+static void links_are_pinned_by_their_targets(void **st)
+{
+    (void)st;
+    char *a = th_tmpdir(), *out = th_tmpdir();
+    th_write(a, "SKILL.md", "---\nname: x\n---\n");
+    th_write(out, "lib.py", "print('safe')\n");
+    th_write(out, "pkg/mod.py", "x = 1\n");
+    char *lf = sg_xasprintf("%s/lib.py", out), *ld = sg_xasprintf("%s/pkg", out);
+    char *l1 = sg_xasprintf("%s/main.py", a), *l2 = sg_xasprintf("%s/pkg", a);
+    assert_int_equal(symlink(lf, l1), 0);
+    assert_int_equal(symlink(ld, l2), 0);
+    char *base = digest_of(a);
+
+    th_write(out, "lib.py", "print('evil')\n"); /* the file behind the link */
+    char *d1 = digest_of(a);
+    assert_string_not_equal(base, d1);
+    th_write(out, "lib.py", "print('safe')\n");
+    char *back = digest_of(a);
+    assert_string_equal(base, back);
+
+    chmod(lf, 0755); /* its executable bit */
+    char *d2 = digest_of(a);
+    assert_string_not_equal(base, d2);
+    chmod(lf, 0644);
+
+    th_write(out, "pkg/mod.py", "x = 2\n"); /* a file in the folder behind a link */
+    char *d3 = digest_of(a);
+    assert_string_not_equal(base, d3);
+    th_write(out, "pkg/mod.py", "x = 1\n");
+    th_write(out, "pkg/new.py", ""); /* a new one there */
+    char *d4 = digest_of(a);
+    assert_string_not_equal(base, d4);
+    char *nw = sg_xasprintf("%s/pkg/new.py", out);
+    unlink(nw);
+
+    unlink(lf); /* the target gone: dangling */
+    char *d5 = digest_of(a);
+    assert_string_not_equal(base, d5);
+    th_write(out, "lib.py", "print('safe')\n");
+
+    /* cycles end: a link to the root, to its parent, a loop of links */
+    char *top = th_tmpdir();
+    th_write(top, "skill/SKILL.md", "---\nname: x\n---\n");
+    th_write(top, "beside.txt", "b");
+    char *up = sg_xasprintf("%s/skill/up", top), *self = sg_xasprintf("%s/skill/self", top);
+    char *p1 = sg_xasprintf("%s/skill/p1", top), *p2 = sg_xasprintf("%s/skill/p2", top);
+    char *sk = sg_xasprintf("%s/skill", top);
+    char *c0 = digest_of(sk);
+    assert_int_equal(symlink("..", up), 0);
+    assert_int_equal(symlink(".", self), 0);
+    assert_int_equal(symlink("p2", p1), 0);
+    assert_int_equal(symlink("p1", p2), 0);
+    /* the parent is walked once (beside.txt counts); the root met again
+     * inside it is a cycle, not walked again */
+    char *d6 = digest_of(sk), *d7 = digest_of(sk);
+    assert_string_equal(d6, d7);
+    assert_string_not_equal(c0, d6);
+    th_write(top, "beside.txt", "changed");
+    char *d8 = digest_of(sk);
+    assert_string_not_equal(d6, d8);
+    th_rmrf(top);
+    free(top), free(sk), free(c0), free(d8);
+
+    free(base), free(d1), free(back), free(d2), free(d3), free(d4), free(d5), free(d6), free(d7);
+    free(lf), free(ld), free(l1), free(l2), free(nw), free(up), free(self), free(p1), free(p2);
+    th_rmrf(a), th_rmrf(out);
+    free(a), free(out);
+}
+
+/* Links that fan out (each folder two links to the next) stay bounded by
+ * the cap on entries and folders visited. */
+static void fanning_links_are_bounded(void **st)
+{
+    (void)st;
+    char *a = th_tmpdir();
+    th_write(a, "SKILL.md", "---\nname: x\n---\n");
+    for (int i = 0; i < 40; i++) {
+        char rel[32];
+        snprintf(rel, sizeof rel, "d%d/f", i);
+        th_write(a, rel, "");
+        for (int k = 0; k < 2; k++) {
+            char *l = sg_xasprintf("%s/d%d/l%d", a, i, k);
+            char *t = sg_xasprintf("../d%d", i + 1);
+            assert_int_equal(symlink(t, l), 0);
+            free(l), free(t);
+        }
+    }
+    char d[SG_DIGEST_STRLEN];
+    assert_int_equal(sg_skill_digest(a, d, NULL), -EFBIG);
     th_rmrf(a);
     free(a);
 }
@@ -166,6 +269,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stable_and_order_independent),
         cmocka_unit_test(every_change_that_matters_changes_it),
+        cmocka_unit_test(links_are_pinned_by_their_targets),
+        cmocka_unit_test(fanning_links_are_bounded),
         cmocka_unit_test(missing_root),
         cmocka_unit_test(sha256_matches_the_standard_vectors),
         cmocka_unit_test(hasher_keeps_the_streams_apart),
