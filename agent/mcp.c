@@ -487,12 +487,45 @@ static void check_decided(void *ctx, enum sg_decision d)
     a->decision = d;
 }
 
+/* Is sk a skill the person keeps: found where the person keeps skills
+ * (~/.claude/skills, config.yaml's skill_dirs, ~/.agents/skills,
+ * ~/.openclaw/skills, enabled plugins), by its real folder? Never the
+ * server's current folder's (project, nested, workspace skills): the agent
+ * writes there. One discovery, capped as every discovery is. */
+static bool kept_by_person(const struct sg_skill *sk)
+{
+    cleanup_free char *mine = realpath(sk->root, NULL);
+    if (!mine)
+        return false;
+    struct sg_discover_opts o = {.defaults = true, .persons_only = true};
+    struct sg_discovery d;
+    sg_discover(&o, &d);
+    bool kept = false;
+    for (size_t i = 0; i < d.n && !kept; i++) {
+        if (d.v[i].source == SG_SRC_PROJECT || d.v[i].source == SG_SRC_NESTED ||
+            d.v[i].source == SG_SRC_WORKSPACE || d.v[i].source == SG_SRC_CLI)
+            continue;
+        cleanup_free char *real = realpath(d.v[i].skill->root, NULL);
+        kept = real && !strcmp(real, mine);
+    }
+    sg_discovery_free(&d);
+    return kept;
+}
+
 static json_t *worker_check(const char *path, const char *tool, const char *what)
 {
     struct sg_skill *sk = NULL;
     int r = sg_skill_load(path, &sk);
     if (r < 0)
         return load_error(path, r);
+    /* the agent names the folder: one it just wrote would allow itself
+     * whatever its allowed-tools and declarations say (issue 35, item 10).
+     * Any other folder is judged as no manifest at all: rules, grants and a
+     * person decide (a low-risk tool is allowed, as without a skill). */
+    bool kept = kept_by_person(sk);
+    struct sg_policy none;
+    sg_policy_init(&none);
+    const struct sg_policy *pol = kept ? &sk->policy : &none;
     char digest[SG_DIGEST_STRLEN] = "";
     if (sg_skill_digest(sk->root, digest, NULL) < 0)
         digest[0] = '\0';
@@ -505,6 +538,7 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     if (!perm) {
         cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("?");
         sg_diags_free(&d);
+        sg_policy_free(&none);
         sg_skill_free(sk);
         return tool_error("%s", m);
     }
@@ -519,7 +553,7 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     }
     enum sg_decision dec = SG_DEC_DENY;
     bool outright = false;
-    r = sg_check_tool_permission(perm, &sk->policy, tool, what, NULL, check_decided, &a, &dec,
+    r = sg_check_tool_permission(perm, pol, tool, what, NULL, check_decided, &a, &dec,
                                  &outright);
     if (r == 0) { /* a person decides: the attached TUI or the terminal */
         const struct sg_loop_source src[] = {
@@ -541,6 +575,12 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
                           : outright ? "PermissionDenied: the skill's allowed-tools do not list it"
                           : sg_decision_allows(dec) ? "allowed" : "denied",
                           "skill", name, "tool", tool);
+    json_object_set_new(j, "manifest",
+                        json_string(kept ? "used: a skill you keep"
+                                         : "not used: not a skill found where you keep skills "
+                                           "(~/.claude/skills, skill_dirs, ~/.agents/skills, "
+                                           "~/.openclaw/skills, plugins), so its allowed-tools "
+                                           "and declarations count for nothing"));
     if (a.fe.fd >= 0) {
         sg_attach_send(a.fe.fd, json_pack("{s:s, s:s}", "type", "end", "outcome",
                                        sg_decision_allows(dec) ? "allowed" : "denied"));
@@ -548,6 +588,7 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     }
     sg_perm_free(perm);
     sg_lineprompt_close(lp);
+    sg_policy_free(&none);
     sg_skill_free(sk);
     return tool_result(j, false);
 }

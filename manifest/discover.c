@@ -255,7 +255,9 @@ int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)
     if (o->defaults) {
         const char *home = o->home ? o->home : sg_invoking_home();
         char cwdbuf[PATH_MAX];
-        const char *cwd = o->cwd ? o->cwd : getcwd(cwdbuf, sizeof cwdbuf);
+        const char *cwd = o->persons_only ? NULL
+                          : o->cwd        ? o->cwd
+                                          : getcwd(cwdbuf, sizeof cwdbuf);
         if (home) {
             cleanup_free char *p = sg_xasprintf("%s/.claude/skills", home);
             scan(&c, p, SG_SRC_USER, 0, NULL);

@@ -60,6 +60,10 @@ struct sg_discover_opts {
     const char *home;        /* for ~/.claude/skills; NULL: the invoking user's */
     const char *cwd;         /* for ./.claude/skills; NULL: the current directory */
     const char *config_file; /* NULL: the default location */
+    /* with defaults: only where the person keeps skills (user, config,
+     * shared, plugins enabled in the person's settings), none from the
+     * current folder (project, nested, workspace), which an agent writes */
+    bool persons_only;
 };
 
 int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out);
