@@ -402,6 +402,58 @@ static void print_diff(const char *path, const char *a, const char *b)
     free(la), free(lb), free(sa), free(sb);
 }
 
+/* Settings that keep Claude Code from running the hook at all: its
+ * "disableAllHooks": true in any settings file it reads (the managed one,
+ * the person's, the project's and its local one), or the managed file's
+ * "allowManagedHooksOnly": true, under which no hook of the person's or
+ * the project's runs. Said on stderr, naming the file; how many. A file
+ * that does not read as JSON says nothing here (install refuses that one). */
+static int hooks_blocked(const char *path, const char *text)
+{
+    const char *home = secure_getenv("HOME");
+    const char *ccd = secure_getenv("CLAUDE_CONFIG_DIR");
+    cleanup_free char *user = home && home[0] == '/'
+                                  ? sg_xasprintf("%s/.claude/settings.json", home)
+                                  : NULL;
+    cleanup_free char *ccdu = ccd && ccd[0] == '/' ? sg_xasprintf("%s/settings.json", ccd) : NULL;
+    const struct {
+        const char *file;
+        bool managed;
+    } files[] = {{path, false},
+                 {"/etc/claude-code/managed-settings.json", true},
+                 {user, false},
+                 {ccdu, false},
+                 {".claude/settings.json", false},
+                 {".claude/settings.local.json", false}};
+    int n = 0;
+    cleanup_free char *real_path = realpath(path, NULL);
+    for (size_t i = 0; i < SG_ARRAY_LEN(files); i++) {
+        if (!files[i].file)
+            continue;
+        cleanup_free char *real = realpath(files[i].file, NULL);
+        if (i && real && real_path && !strcmp(real, real_path))
+            continue; /* the file installed into: read from the text written */
+        cleanup_free char *t = NULL;
+        size_t len = 0;
+        if (i && sg_read_file_capped(files[i].file, SETTINGS_MAX, &t, &len) < 0)
+            continue;
+        json_t *j = i ? (t ? json_loadb(t, len, 0, NULL) : NULL)
+                      : json_loads(text ? text : "", 0, NULL);
+        bool off = json_is_true(json_object_get(j, "disableAllHooks"));
+        bool only = files[i].managed && json_is_true(json_object_get(j, "allowManagedHooksOnly"));
+        json_decref(j);
+        if (off || only) {
+            fprintf(stderr, "skillgate hook: %s sets \"%s\": true: Claude Code runs %s while it "
+                    "does, so skillgate's hook will not run and nothing is checked; take that "
+                    "setting out to turn it on\n", files[i].file,
+                    off ? "disableAllHooks" : "allowManagedHooksOnly",
+                    off ? "no hook at all" : "only the managed settings' hooks");
+            n++;
+        }
+    }
+    return n;
+}
+
 int sg_hook_install(const struct sg_hook_install_opts *o)
 {
     cleanup_free char *path = NULL;
@@ -442,14 +494,17 @@ int sg_hook_install(const struct sg_hook_install_opts *o)
         fprintf(stderr, "skillgate hook: %s: %s; nothing changed\n", path, why);
         return -EINVAL;
     }
+    /* installed into settings that turn every hook off is no protection:
+     * said, and the status says it too (issue 35, item 10) */
+    int blocked = o->uninstall ? 0 : hooks_blocked(path, out);
     if (!changed) {
         printf("%s: %s\n", path, o->uninstall ? "no skillgate hook in it; nothing to do"
                                               : "skillgate's hook is there already; nothing to do");
-        return 0;
+        return blocked ? -ECANCELED : 0;
     }
     if (o->dry_run) {
         print_diff(path, text ? text : "", out);
-        return 0;
+        return blocked ? -ECANCELED : 0;
     }
     if (text) {
         cleanup_free char *bak = sg_xasprintf("%s.skillgate.bak", path);
@@ -466,6 +521,11 @@ int sg_hook_install(const struct sg_hook_install_opts *o)
     if ((r = sg_write_file_atomic(path, out, mode)) < 0) {
         fprintf(stderr, "skillgate hook: cannot write %s: %s\n", path, strerror(-r));
         return r;
+    }
+    if (blocked) {
+        printf("%s: skillgate's hook written, but Claude Code will not run it (see above)\n",
+               path);
+        return -ECANCELED;
     }
     printf("%s: %s\n", path, o->uninstall ? "skillgate's hook taken out"
                                           : "skillgate is now Claude Code's PreToolUse hook");
