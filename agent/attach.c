@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "lineprompt.h"
 #include "sanitize.h"
 #include "util.h"
 
@@ -222,6 +223,69 @@ int sg_decision_from_wire(const char *s, enum sg_decision *d)
 
 /* ---- a run's side: its prompts out, the TUI's answers in ---- */
 
+/* A string cut to at most n bytes at a character's start (JSON takes only
+ * whole UTF-8): for a prompt too long to send whole, marked cut. */
+static json_t *json_prefix(const char *s, size_t n)
+{
+    size_t k = strlen(s);
+    if (k > n) {
+        k = n;
+        while (k && ((unsigned char)s[k] & 0xc0) == 0x80)
+            k--;
+    }
+    return json_stringn(s, k);
+}
+
+/* The prompt as the TUI shows it: the request's fields (sanitized), the
+ * command's rows (lineprompt.h: read from the raw bytes here, since the
+ * sanitized text can no longer be read as the shell reads it), the rule(s)
+ * one per line, and cut when it is not all there. */
+static json_t *prompt_msg(const struct sg_perm_prompt *pr, bool cut, int64_t now)
+{
+    const struct sg_preq *q = pr->q;
+    cleanup_free char *subj = sg_sanitize_str(q->subject, 0);
+    cleanup_free char *args = sg_sanitize_str(q->args, 0);
+    cleanup_free char *cwd = sg_sanitize_str(q->cwd, 0);
+    cleanup_free char *det = sg_sanitize_str(q->detail, 0);
+    cleanup_free char *host = sg_sanitize_str(q->host, 0);
+    cleanup_free char *rule = sg_sanitize_str(pr->rule, SG_SAN_KEEP_NEWLINE);
+    cleanup_free char *skill = sg_sanitize_str(pr->skill, 0);
+    cleanup_free char *why = sg_sanitize_str(pr->why, 0);
+    size_t cap = cut ? 1024 : SIZE_MAX; /* a cut prompt: enough to see what it was */
+    json_t *m = json_pack("{s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:i, s:s, s:o, s:s, s:o, s:I, s:I}",
+                          "type", "prompt", "id", (json_int_t)pr->id, "tool",
+                          sg_ptool_name(q->tool), "skill", skill, "subject", json_prefix(subj, cap),
+                          "args", json_prefix(args, cap), "cwd", json_prefix(cwd, cap), "port",
+                          q->port, "detail", det, "host", json_prefix(host, cap), "why", why,
+                          "rule", json_prefix(cut ? "" : rule, cap), "queued",
+                          (json_int_t)pr->queued, "timeout_ms",
+                          (json_int_t)(pr->deadline_ms - now));
+    if (q->agent_tool[0]) { /* the agent's own tool (the hook's, check_tool_permission's) */
+        cleanup_free char *at = sg_sanitize_str(q->agent_tool, 0);
+        json_object_set_new(m, "agent_tool", json_string(at));
+    }
+    json_object_set_new(m, "session", json_boolean(pr->session));
+    json_object_set_new(m, "cut", json_boolean(cut || q->cut));
+    if (sg_prompt_is_command(q)) {
+        struct sg_prompt_rows rows = {0};
+        sg_prompt_command_rows(q, &rows);
+        json_t *ra = json_array();
+        for (size_t i = 0; i < rows.n && !cut; i++)
+            json_array_append_new(ra, json_pack("[s, s]", rows.r[i].label, rows.r[i].text));
+        if (cut && rows.n) { /* what it starts with, said to be only that */
+            json_t *start = json_prefix(rows.r[0].text, cap);
+            cleanup_free char *t = sg_xasprintf("(too long to send whole to this TUI) it "
+                                                "starts: %s ...", json_string_value(start));
+            json_decref(start);
+            json_array_append_new(ra, json_pack("[s, s]", rows.r[0].label, t));
+        }
+        json_object_set_new(m, "rows", ra);
+        json_object_set_new(m, "any_code", json_boolean(rows.any_code));
+        sg_prompt_rows_free(&rows);
+    }
+    return m;
+}
+
 void sg_attach_fe_show(void *ctx, const struct sg_perm_prompt *pr)
 {
     struct sg_attach_fe *a = ctx;
@@ -235,25 +299,16 @@ void sg_attach_fe_show(void *ctx, const struct sg_perm_prompt *pr)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    const struct sg_preq *q = pr->q;
-    cleanup_free char *subj = sg_sanitize_str(q->subject, 0);
-    cleanup_free char *args = sg_sanitize_str(q->args, 0);
-    cleanup_free char *cwd = sg_sanitize_str(q->cwd, 0);
-    cleanup_free char *det = sg_sanitize_str(q->detail, 0);
-    cleanup_free char *host = sg_sanitize_str(q->host, 0);
-    cleanup_free char *rule = sg_sanitize_str(pr->rule, 0);
-    cleanup_free char *skill = sg_sanitize_str(pr->skill, 0);
-    json_t *m = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:I, s:I}",
-                          "type", "prompt", "id", (json_int_t)pr->id, "tool",
-                          sg_ptool_name(q->tool), "skill", skill, "subject", subj, "args", args,
-                          "cwd", cwd, "port", q->port, "detail", det, "host", host, "why",
-                          pr->why, "rule", rule, "queued", (json_int_t)pr->queued, "timeout_ms",
-                          (json_int_t)(pr->deadline_ms - now));
-    if (q->agent_tool[0]) { /* the agent's own tool (the hook's, check_tool_permission's) */
-        cleanup_free char *at = sg_sanitize_str(q->agent_tool, 0);
-        json_object_set_new(m, "agent_tool", json_string(at));
+    json_t *m = prompt_msg(pr, false, now);
+    /* a request of 16 KiB, escaped, may not fit a message: then the TUI is
+     * told it is not all there (it offers no allow), never shown a part
+     * as if it were the whole */
+    if (!m || json_dumpb(m, NULL, 0, JSON_COMPACT | JSON_ENSURE_ASCII) + 1 > SG_ATTACH_LINE_MAX) {
+        json_decref(m);
+        m = prompt_msg(pr, true, now);
     }
-    json_object_set_new(m, "session", json_boolean(pr->session));
+    a->cut = json_is_true(json_object_get(m, "cut"));
+    a->cut_id = pr->id;
     sg_attach_send(a->fd, m);
 }
 
@@ -266,6 +321,8 @@ static void fe_msg(void *ctx, json_t *m)
         sg_decision_from_wire(json_string_value(json_object_get(m, "decision")), &d) < 0 ||
         !a->perm || !json_is_integer(id))
         return; /* an answer that names no request answers none */
+    if (sg_decision_allows(d) && a->cut && (uint64_t)json_integer_value(id) == a->cut_id)
+        return; /* what was not shown whole is never allowed, whatever the TUI says */
     sg_perm_answer_id(a->perm, (uint64_t)json_integer_value(id), d);
 }
 

@@ -7,7 +7,9 @@
  * Messages are JSON objects, one per line, each at most SG_ATTACH_LINE_MAX:
  *   run -> TUI  {"type":"hello","skill","run_id"}  {"type":"event","kind",
  *               "message","severity","wall_ms"}  {"type":"prompt", request
- *               fields, "why","rule","queued","timeout_ms"}
+ *               fields, "why","rule" (one rule a line),"queued","timeout_ms",
+ *               "rows" (a command's rows, [label, text] each: lineprompt.h),
+ *               "cut" (not all of it is there: the TUI offers no allow)}
  *               {"type":"prompt_closed"}  {"type":"end","outcome"}
  *   TUI -> run  {"type":"answer","decision":"allow_once|allow_run|
  *               allow_always|deny|deny_always"} */
@@ -17,6 +19,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "perm.h"
 
@@ -52,6 +55,8 @@ struct sg_attach_fe {
     int fd;                     /* the attached TUI, or -1 */
     struct sg_attach_reader rd;
     struct sg_perm *perm;       /* whose prompt is shown */
+    bool cut;                   /* request cut_id was sent as not all there: */
+    uint64_t cut_id;            /* no allow of it is taken */
 };
 /* An sg_perm_show_fn (ctx: the sg_attach_fe): the prompt, sanitized, or
  * prompt_closed. */

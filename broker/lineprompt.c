@@ -8,9 +8,127 @@
 #include <unistd.h>
 
 #include "sanitize.h"
+#include "shellcmd.h"
 #include "util.h"
 
 #define ARM_MS 500 /* keys typed before the prompt was seen do not count */
+
+/* ---- what every prompt shows of a command (lineprompt.h) ---- */
+
+void sg_prompt_rows_add(struct sg_prompt_rows *rows, const char *label, const char *text)
+{
+    sg_grow(&rows->r, &rows->cap, rows->n + 1, sizeof *rows->r);
+    rows->r[rows->n++] = (struct sg_prompt_row){sg_xstrdup(label), sg_sanitize_str(text, 0)};
+}
+
+void sg_prompt_rows_free(struct sg_prompt_rows *rows)
+{
+    for (size_t i = 0; i < rows->n; i++)
+        free(rows->r[i].label), free(rows->r[i].text);
+    free(rows->r);
+    *rows = (struct sg_prompt_rows){0};
+}
+
+static bool agent_bash(const struct sg_preq *q)
+{
+    return q->agent_tool[0] &&
+           sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) == (int)SG_PT_BASH;
+}
+
+bool sg_prompt_is_command(const struct sg_preq *q)
+{
+    return q->tool == SG_PT_BASH && (!q->agent_tool[0] || agent_bash(q));
+}
+
+/* The rows of a line read as the shell reads it: each simple command with
+ * the operator after it, numbered when there are several ("cmd 2"); label
+ * names the line ("command", or "sh -c" for a row of its own above). */
+static void line_rows(struct sg_prompt_rows *out, const char *label, const char *line)
+{
+    struct sg_shell sh;
+    const char *why = NULL;
+    if (sg_shell_parse(line, &sh, &why) < 0) {
+        out->any_code = true; /* what it runs is not known */
+        cleanup_free char *t = sg_xasprintf("cannot be read exactly (%s): as written, line "
+                                            "by line:", why ? why : "?");
+        sg_prompt_rows_add(out, label, t);
+        size_t nl = 0;
+        for (const char *p = line; *p; p++)
+            nl += *p == '\n';
+        const char *p = line;
+        for (size_t i = 0;; i++) {
+            size_t k = strcspn(p, "\n");
+            cleanup_free char *l = sg_xstrndup(p, k);
+            cleanup_free char *lab = nl ? sg_xasprintf("line %zu", i + 1) : sg_xstrdup("");
+            sg_prompt_rows_add(out, lab, l);
+            if (!p[k])
+                break;
+            p += k + 1;
+        }
+        return;
+    }
+    bool numbered = sh.n > 1 || strcmp(label, "command");
+    if (strcmp(label, "command"))
+        sg_prompt_rows_add(out, label, "runs, as the shell reads it:");
+    for (size_t i = 0; i < sh.n; i++) {
+        const struct sg_shell_cmd *c = &sh.cmds[i];
+        cleanup_free char *w = sg_shell_join(c);
+        const char *op = !strcmp(c->op, "\n") ? "(newline)" : c->op;
+        cleanup_free char *t = sg_xasprintf("%s%s%s", w, op[0] ? "  " : "", op);
+        cleanup_free char *lab = numbered ? sg_xasprintf("cmd %zu", i + 1) : sg_xstrdup(label);
+        sg_prompt_rows_add(out, lab, t);
+        out->any_code |= c->argc && sg_program_runs_any_code(c->argv[0]);
+    }
+    sg_shell_free(&sh);
+}
+
+/* A shell given -c (sh -c, bash -lc, sh -e -c): its script, else NULL.
+ * Approximate, and only ever shown in addition to the argv itself. */
+static const char *shell_script(const char *program, const struct sg_shell *sh)
+{
+    static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"};
+    const char *base = strrchr(program, '/') ? strrchr(program, '/') + 1 : program;
+    bool shell = false;
+    for (size_t i = 0; i < SG_ARRAY_LEN(shells); i++)
+        shell |= !strcmp(base, shells[i]);
+    if (!shell || sh->n != 1)
+        return NULL;
+    const struct sg_shell_cmd *c = &sh->cmds[0];
+    bool dash_c = false;
+    for (size_t i = 0; i < c->argc; i++) {
+        const char *w = c->argv[i];
+        if (w[0] != '-' || !strcmp(w, "-") || !strcmp(w, "--"))
+            return dash_c ? w : NULL;
+        if (w[1] != '-' && strchr(w, 'c'))
+            dash_c = true;
+        else if (!strcmp(w, "-o") || !strcmp(w, "+o"))
+            i++; /* its option's name */
+    }
+    return NULL;
+}
+
+void sg_prompt_command_rows(const struct sg_preq *q, struct sg_prompt_rows *out)
+{
+    if (!sg_prompt_is_command(q))
+        return;
+    if (q->agent_tool[0]) { /* the agent's line: first word in subject, the rest in args */
+        cleanup_free char *line =
+            sg_xasprintf("%s%s%s", q->subject, q->args[0] ? " " : "", q->args);
+        line_rows(out, "command", line);
+        return;
+    }
+    sg_prompt_rows_add(out, "program", q->subject);
+    out->any_code = sg_program_runs_any_code(q->subject);
+    sg_prompt_rows_add(out, "argv", q->args[0] ? q->args : "(none)");
+    struct sg_shell sh;
+    const char *why = NULL;
+    if (q->args[0] && sg_shell_parse(q->args, &sh, &why) == 0) {
+        const char *script = shell_script(q->subject, &sh);
+        if (script)
+            line_rows(out, "sh -c", script);
+        sg_shell_free(&sh);
+    }
+}
 
 struct sg_lineprompt {
     int tty;
@@ -21,7 +139,8 @@ struct sg_lineprompt {
     int64_t armed_ms;
     char line[256];
     size_t linelen;
-    char *rule, *skill; /* of the request shown, sanitized */
+    char *rule, *skill; /* of the request shown, sanitized (rule: one per line) */
+    bool cut;           /* it cannot be shown whole: no allow */
 };
 
 static int64_t now_ms(void)
@@ -42,43 +161,90 @@ static void say(struct sg_lineprompt *lp, const char *s)
     }
 }
 
+/* Everything about the request, whole: the terminal wraps the lines and
+ * keeps what scrolled away. One row of ours per line, labelled. */
+static void row(struct sg_buf *b, const char *label, const char *text)
+{
+    sg_buf_printf(b, "\n  %-8s %s", label[0] ? label : "", text);
+}
+
 static void draw(struct sg_lineprompt *lp, const struct sg_perm_prompt *pr)
 {
     const struct sg_preq *q = pr->q;
     cleanup_free char *subj = sg_sanitize_str(q->subject, 0);
-    cleanup_free char *args = sg_sanitize_str(q->args, 0);
     cleanup_free char *cwd = sg_sanitize_str(q->cwd, 0);
-    char what[8400], rwhy[160];
+    cleanup_free char *host = sg_sanitize_str(q->host, 0);
+    char rwhy[160];
     enum sg_risk_level lvl = sg_preq_risk(q, sg_invoking_home(), rwhy, sizeof rwhy);
     const char *risk = lvl == SG_RL_HIGH ? "high" : lvl == SG_RL_MEDIUM ? "medium" : "low";
-    cleanup_free char *host = sg_sanitize_str(q->host, 0);
-    if (q->tool == SG_PT_BASH)
-        snprintf(what, sizeof what, "run a program (Bash, %s risk)\n  program: %s\n  argv:    %s\n"
-                 "  cwd:     %s", risk, subj, args, cwd);
-    else if (q->tool == SG_PT_FETCH)
-        snprintf(what, sizeof what, "reach a host (Fetch, %s risk)\n  host:    %s%s%.0d", risk, subj,
-                 q->port > 0 ? "  port " : "", q->port > 0 ? q->port : 0);
-    else if (q->tool == SG_PT_CONNECT)
-        snprintf(what, sizeof what, "connect to a host socket (Connect, %s risk)\n  socket:  %s",
-                 risk, subj);
-    else
-        snprintf(what, sizeof what, "write a file (Write, %s risk)\n  path:    %s\n  on host: %s",
-                 risk, subj, host[0] ? host : "this very path (the real file, not a copy)");
-    if (rwhy[0]) {
-        size_t wl = strlen(what);
-        snprintf(what + wl, sizeof what - wl, "\n  risk:    %s", rwhy);
+    struct sg_buf b;
+    sg_buf_init(&b, 4u << 20); /* far above any request's rows (16 KiB, escaped) */
+    const char *what = q->tool == SG_PT_BASH      ? "run a program"
+                       : q->tool == SG_PT_FETCH   ? "reach a host"
+                       : q->tool == SG_PT_CONNECT ? "connect to a host socket"
+                                                  : "write a file";
+    sg_buf_printf(&b, "\n\033[0m--- skillgate: %s asks to %s (%s, %s risk)", lp->skill, what,
+                  sg_ptool_name(q->tool), risk);
+    if (q->cut)
+        row(&b, "NOTE", SG_PROMPT_CUT_NOTICE);
+    if (q->agent_tool[0]) {
+        cleanup_free char *at = sg_sanitize_str(q->agent_tool, 0);
+        row(&b, "tool:", at);
     }
+    if (sg_prompt_is_command(q)) {
+        struct sg_prompt_rows rows = {0};
+        sg_prompt_command_rows(q, &rows);
+        for (size_t i = 0; i < rows.n; i++) {
+            cleanup_free char *l = sg_xasprintf("%s%s", rows.r[i].label,
+                                                rows.r[i].label[0] ? ":" : "");
+            row(&b, l, rows.r[i].text);
+        }
+        sg_prompt_rows_free(&rows);
+        if (q->cwd[0])
+            row(&b, "cwd:", cwd);
+    } else if (q->tool == SG_PT_BASH) { /* an agent's other tool, asked as Bash */
+        cleanup_free char *in = sg_sanitize_str(q->args[0] ? q->args : "(none)", 0);
+        row(&b, "input:", in);
+    } else if (q->tool == SG_PT_FETCH) {
+        row(&b, "host:", subj);
+        if (q->port > 0)
+            sg_buf_printf(&b, "  port %d", q->port);
+    } else if (q->tool == SG_PT_CONNECT) {
+        row(&b, "socket:", subj);
+    } else {
+        row(&b, "path:", subj);
+        row(&b, "on host:", host[0] ? host : "this very path (the real file, not a copy)");
+    }
+    if (rwhy[0])
+        row(&b, "risk:", rwhy);
     if (q->detail[0]) { /* built from paths and an agent's tool name: theirs too */
         cleanup_free char *note = sg_sanitize_str(q->detail, 0);
-        size_t wl = strlen(what);
-        snprintf(what + wl, sizeof what - wl, "\n  note:    %s", note);
+        row(&b, "note:", note);
     }
     cleanup_free char *why = sg_sanitize_str(pr->why, 0);
-    cleanup_free char *text = sg_xasprintf(
-        "\n\033[0m--- skillgate: %s asks to %s\n  why:     %s\n  [a] allow once  [r] for this run  [A] always (saves %s)\n"
-        "  [d] deny  [D] always deny   (Enter alone never allows; deny in %d s)%s\n> ",
-        lp->skill, what, why, lp->rule, (int)((pr->deadline_ms - pr->shown_ms + 500) / 1000),
-        pr->queued > 1 ? "\n  (more requests are waiting)" : "");
+    row(&b, "why:", why);
+    int secs = (int)((pr->deadline_ms - pr->shown_ms + 500) / 1000);
+    lp->cut = q->cut;
+    if (!lp->cut) { /* the rule(s) [A] keeps, each on its own line */
+        row(&b, "always:", strchr(lp->rule, '\n') ? "[A] saves these rules:" : "[A] saves");
+        for (const char *r = lp->rule;;) {
+            size_t k = strcspn(r, "\n");
+            sg_buf_printf(&b, "\n    %.*s", (int)k, r);
+            if (!r[k])
+                break;
+            r += k + 1;
+        }
+    }
+    if (b.dropped) /* never: the cap is far above; but then it is not all shown */
+        lp->cut = true;
+    if (lp->cut)
+        sg_buf_printf(&b, "\n  [d] deny  (no allow: it cannot be shown whole; deny in %d s)", secs);
+    else
+        sg_buf_printf(&b, "\n  [a] allow once  [r] for this run  [A] always  [d] deny  "
+                          "[D] always deny   (Enter alone never allows; deny in %d s)", secs);
+    sg_buf_printf(&b, "%s\n> ", pr->queued > 1 ? "\n  (more requests are waiting)" : "");
+    cleanup_free char *text = sg_buf_steal(&b);
+    sg_buf_free(&b);
     tcflush(lp->tty, TCIFLUSH); /* typeahead is not an answer */
     say(lp, text);
 }
@@ -96,7 +262,7 @@ static void show(void *ctx, const struct sg_perm_prompt *pr)
     if (!pr || lp->shown)
         return; /* nothing waits, or only the number waiting changed */
     free(lp->rule), free(lp->skill);
-    lp->rule = sg_sanitize_str(pr->rule, 0);
+    lp->rule = sg_sanitize_str(pr->rule, SG_SAN_KEEP_NEWLINE);
     lp->skill = sg_sanitize_str(pr->skill, 0);
     lp->perm = pr->perm;
     lp->id = pr->id;
@@ -127,20 +293,31 @@ static void on_line(struct sg_lineprompt *lp, const char *l)
         }
         return;
     }
+    if (lp->cut && *l && strchr("arAD", *l)) {
+        say(lp, "  this request cannot be shown whole: it can only be denied. [d]> ");
+        return;
+    }
     switch (*l) {
     case 'a': answer(lp, SG_DEC_ALLOW_ONCE); return;
     case 'r': answer(lp, SG_DEC_ALLOW_RUN); return;
     case 'd': answer(lp, SG_DEC_DENY); return;
     case 'D': answer(lp, SG_DEC_DENY_ALWAYS); return;
     case 'A': {
-        cleanup_free char *t = sg_xasprintf("  save the grant %s for this version of %s? [y/N]> ",
-                                            lp->rule, lp->skill);
+        bool several = strchr(lp->rule, '\n') != NULL;
+        cleanup_free char *t = sg_xasprintf("  save the grant%s for this version of %s? [y/N]> ",
+                                            several ? "s above" : "", lp->skill);
+        if (!several) {
+            free(t);
+            t = sg_xasprintf("  save the grant %s for this version of %s? [y/N]> ", lp->rule,
+                             lp->skill);
+        }
         lp->confirming = true;
         say(lp, t);
         return;
     }
     default:
-        say(lp, "  a, r, A, d or D (Enter alone never allows)> ");
+        say(lp, lp->cut ? "  d (no allow: it cannot be shown whole)> "
+                        : "  a, r, A, d or D (Enter alone never allows)> ");
     }
 }
 

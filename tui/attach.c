@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "lineprompt.h"
 #include "tui.h"
 #include "util.h"
 
@@ -113,6 +114,17 @@ static const char *js(json_t *o, const char *k)
     return s ? s : "";
 }
 
+static void put(struct sg_preq *q, char *dst, size_t n, const char *v)
+{
+    size_t k = strlen(v);
+    if (k >= n) {
+        q->cut = true;
+        k = n - 1;
+    }
+    memcpy(dst, v, k);
+    dst[k] = '\0';
+}
+
 /* Show the oldest waiting prompt when none is on screen. */
 static void show_next(struct tui_attach *a)
 {
@@ -136,12 +148,26 @@ static void show_next(struct tui_attach *a)
               : !strcmp(tool, "Fetch")   ? SG_PT_FETCH
               : !strcmp(tool, "Connect") ? SG_PT_CONNECT
                                          : SG_PT_WRITE;
-    snprintf(q->subject, sizeof q->subject, "%s", js(p, "subject"));
-    snprintf(q->args, sizeof q->args, "%s", js(p, "args"));
-    snprintf(q->cwd, sizeof q->cwd, "%s", js(p, "cwd"));
-    snprintf(q->detail, sizeof q->detail, "%s", js(p, "detail"));
-    snprintf(q->host, sizeof q->host, "%s", js(p, "host"));
-    snprintf(q->agent_tool, sizeof q->agent_tool, "%s", js(p, "agent_tool"));
+    /* a field longer than ours is never cut to a prefix and shown as the whole */
+    put(q, q->subject, sizeof q->subject, js(p, "subject"));
+    put(q, q->args, sizeof q->args, js(p, "args"));
+    put(q, q->cwd, sizeof q->cwd, js(p, "cwd"));
+    put(q, q->detail, sizeof q->detail, js(p, "detail"));
+    put(q, q->host, sizeof q->host, js(p, "host"));
+    put(q, q->agent_tool, sizeof q->agent_tool, js(p, "agent_tool"));
+    q->cut |= json_is_true(json_object_get(p, "cut"));
+    /* a command's rows, as the run read them from the raw bytes */
+    struct sg_prompt_rows rows = {0};
+    json_t *ra = json_object_get(p, "rows"), *r;
+    size_t i;
+    json_array_foreach(ra, i, r)
+        sg_prompt_rows_add(&rows, json_string_value(json_array_get(r, 0)) ?: "",
+                           json_string_value(json_array_get(r, 1)) ?: "");
+    rows.any_code = json_is_true(json_object_get(p, "any_code"));
+    if (sg_prompt_is_command(q) && !rows.n) { /* a run that sent none: not shown whole */
+        sg_prompt_rows_add(&rows, "argv", q->args);
+        q->cut = true;
+    }
     q->port = (int)json_integer_value(json_object_get(p, "port"));
     json_int_t left = json_integer_value(json_object_get(p, "timeout_ms"));
     json_int_t queued = json_integer_value(json_object_get(p, "queued"));
@@ -154,7 +180,7 @@ static void show_next(struct tui_attach *a)
     a->showing = next;
     a->showing_id = (uint64_t)json_integer_value(json_object_get(p, "id"));
     pr.id = a->showing_id;
-    tui_prompt_show_remote(a->t, &pr, answered, a);
+    tui_prompt_show_remote(a->t, &pr, &rows, answered, a);
 }
 
 struct msg_ctx {

@@ -3,12 +3,19 @@
  * sanitized, inside the output pane). Deny is the default; Enter never
  * allows; keys typed before it opened are flushed and keys in its first
  * ARM_MS are ignored; "always" shows the rule and asks to confirm; a
- * countdown shows when silence becomes a deny (the engine's deadline). */
+ * countdown shows when silence becomes a deny (the engine's deadline).
+ *
+ * Nothing of the request is elided: a command is shown whole, one simple
+ * command a row as the shell will read it (lineprompt.h), and what does
+ * not fit the box scrolls (the move keys). Allow is taken only once every
+ * row has been on screen; a request that cannot be shown whole (cut: a
+ * field did not fit) is said to be so and can only be denied. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <wchar.h>
 
+#include "lineprompt.h"
 #include "perm.h"
 #include "sanitize.h"
 #include "tui.h"
@@ -21,14 +28,20 @@ struct tui_prompt_state {
     enum sg_decision confirm_dec; /* what y saves: allow always or deny always */
     /* e while confirming: the rule to keep, narrowed (or widened) by hand */
     bool editing;
-    char edit[8400];
+    char edit[SG_PREQ_ARGS_MAX + 8400]; /* the longest rule a request keeps fits */
     size_t edit_len;
-    char custom[8400];            /* the edited rule, checked; "" none */
+    char custom[SG_PREQ_ARGS_MAX + 8400];           /* the edited rule, checked; "" none */
     struct sg_perm *perm;
     void (*remote)(void *ctx, enum sg_decision d); /* an attached run's prompt */
     void *remote_ctx;
     struct sg_preq q;
-    char skill[128], why[160], rule[4200];
+    char *skill, *why, *rule;     /* rule: one per line (an agent's line keeps several) */
+    struct sg_prompt_rows cmd;    /* the command's rows (lineprompt.h) */
+    int top;                      /* the first body row on screen */
+    int rows_n, avail;            /* of the last frame: body rows, and how many fit */
+    unsigned char *seen;          /* per body row: it has been on screen */
+    int seen_n, seen_w;           /* the layout seen[] is of */
+    int unseen_from, unseen_to;   /* rows (1-based) not yet on screen; 0 when none */
     bool session; /* "r" keeps it for the agent's session, not a run */
     size_t queued;
     int64_t shown_ms, deadline_ms, armed_ms;
@@ -52,8 +65,26 @@ void tui_prompt_init(struct tui *t)
     t->prompt = sg_xcalloc(1, sizeof *t->prompt);
 }
 
+static void forget(struct tui_prompt_state *s)
+{
+    free(s->skill), free(s->why), free(s->rule);
+    s->skill = s->why = s->rule = NULL;
+    sg_prompt_rows_free(&s->cmd);
+}
+
+/* What has been on screen is the person's: kept while the same request
+ * stays (the queue's counter changes), forgotten for the next. */
+static void forget_seen(struct tui_prompt_state *s)
+{
+    free(s->seen);
+    s->seen = NULL;
+    s->seen_n = 0;
+}
+
 void tui_prompt_free(struct tui *t)
 {
+    if (t->prompt)
+        forget(t->prompt), forget_seen(t->prompt);
     free(t->prompt);
     t->prompt = NULL;
 }
@@ -85,16 +116,21 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
     s->perm = pr->perm;
     s->remote = NULL;
     s->q = *pr->q;
-    snprintf(s->skill, sizeof s->skill, "%s", pr->skill);
+    forget(s);
+    s->skill = sg_xstrdup(pr->skill ? pr->skill : "");
     s->session = pr->session;
-    snprintf(s->why, sizeof s->why, "%s", pr->why);
-    snprintf(s->rule, sizeof s->rule, "%s", pr->rule);
+    s->why = sg_xstrdup(pr->why ? pr->why : "");
+    s->rule = sg_xstrdup(pr->rule ? pr->rule : "");
+    sg_prompt_command_rows(&s->q, &s->cmd);
     s->queued = pr->queued;
     s->deadline_ms = pr->deadline_ms;
     if (fresh) {
         s->shown_ms = pr->shown_ms;
         s->armed_ms = mono_ms() + ARM_MS;
         s->confirming = s->details = s->answered = s->editing = false;
+        s->top = 0;
+        forget_seen(s);
+        s->rows_n = s->unseen_from = s->unseen_to = 1; /* until it is drawn: nothing seen */
         s->custom[0] = '\0';
         s->ignored = 0;
         if (!t->script)
@@ -116,13 +152,20 @@ int tui_prompt_timeout(const struct tui *t)
 }
 
 void tui_prompt_show_remote(struct tui *t, const struct sg_perm_prompt *pr,
+                            struct sg_prompt_rows *rows,
                             void (*answer)(void *ctx, enum sg_decision d), void *ctx)
 {
     tui_prompt_show(t, pr);
     if (pr) {
+        /* the run read the command from its raw bytes: its rows, not ours
+         * from the sanitized text */
+        sg_prompt_rows_free(&t->prompt->cmd);
+        t->prompt->cmd = *rows;
+        *rows = (struct sg_prompt_rows){0};
         t->prompt->remote = answer;
         t->prompt->remote_ctx = ctx;
     }
+    sg_prompt_rows_free(rows);
 }
 
 static void answer(struct tui_prompt_state *s, enum sg_decision d)
@@ -142,16 +185,14 @@ static void answer(struct tui_prompt_state *s, enum sg_decision d)
 /* What e offers first: a program with exactly these arguments (the
  * default keeps the program with any); a Write or Fetch rule as it is, to
  * edit into a glob or a port. */
-static const char *narrower(struct tui_prompt_state *s)
+static char *narrower(struct tui_prompt_state *s)
 {
-    static char buf[8400];
     const struct sg_preq *q = &s->q;
     if (q->tool == SG_PT_BASH && !q->agent_tool[0]) {
         const char *name = q->name[0] ? q->name : strrchr(q->subject, '/') ? strrchr(q->subject, '/') + 1 : q->subject;
-        snprintf(buf, sizeof buf, "Bash(%s%s%s)", name, q->args[0] ? " " : "", q->args);
-        return buf;
+        return sg_xasprintf("Bash(%s%s%s)", name, q->args[0] ? " " : "", q->args);
     }
-    return s->rule;
+    return sg_xstrdup(s->rule);
 }
 
 /* Keys while the rule is being edited: Enter checks it (it must parse and
@@ -198,6 +239,40 @@ static void edit_key(struct tui *t, struct tui_prompt_state *s, int key)
     s->edit[s->edit_len] = '\0';
 }
 
+/* The move keys scroll the prompt's rows (whatever else is on screen). */
+static bool scroll_key(struct tui *t, struct tui_prompt_state *s, int key)
+{
+    int page = s->avail > 1 ? s->avail - 1 : 1, last = s->rows_n - s->avail;
+    switch (tui_keymap_lookup(&t->keys, key, TUI_G_MOVE)) {
+    case TUI_A_UP: s->top--; break;
+    case TUI_A_DOWN: s->top++; break;
+    case TUI_A_PAGE_UP: s->top -= page; break;
+    case TUI_A_PAGE_DOWN: s->top += page; break;
+    case TUI_A_HOME: s->top = 0; break;
+    case TUI_A_END: s->top = last; break;
+    default: return false;
+    }
+    if (s->top > last)
+        s->top = last;
+    if (s->top < 0)
+        s->top = 0;
+    t->dirty = true;
+    return true;
+}
+
+/* Why an allow (or a rule kept forever) is not taken now, or NULL. */
+static const char *no_allow(struct tui *t, struct tui_prompt_state *s, bool deny_always)
+{
+    if (s->q.cut)
+        return "no allow: this request is too long to be shown whole; it can only be denied";
+    if (s->unseen_from && !deny_always) {
+        tui_message(t, "read it all first: rows %d-%d of %d have not been on screen (Down, "
+                       "PgDn, End scroll)", s->unseen_from, s->unseen_to, s->rows_n);
+        return "";
+    }
+    return NULL;
+}
+
 void tui_prompt_key(struct tui *t, int key)
 {
     struct tui_prompt_state *s = t->prompt;
@@ -211,9 +286,18 @@ void tui_prompt_key(struct tui *t, int key)
         return;
     }
     if (s->confirming) {
+        if (scroll_key(t, s, key))
+            return; /* the rule(s) above may need reading */
         if (key == 'e' && !s->remote) {
+            cleanup_free char *r = s->custom[0] ? sg_xstrdup(s->custom) : narrower(s);
+            if (strchr(r, '\n') || strlen(r) >= sizeof s->edit) {
+                tui_message(t, "%s: y keeps %s as shown", strchr(r, '\n')
+                                ? "one rule per command" : "too long to edit here",
+                            strchr(r, '\n') ? "them" : "it");
+                return;
+            }
             s->editing = true;
-            snprintf(s->edit, sizeof s->edit, "%s", s->custom[0] ? s->custom : narrower(s));
+            snprintf(s->edit, sizeof s->edit, "%s", r);
             s->edit_len = strlen(s->edit);
             return;
         }
@@ -231,7 +315,19 @@ void tui_prompt_key(struct tui *t, int key)
         }
         return; /* anything else: back to the question, which still waits */
     }
-    switch (tui_keymap_lookup(&t->keys, key, TUI_G_PROMPT)) {
+    enum tui_action act = tui_keymap_lookup(&t->keys, key, TUI_G_PROMPT);
+    if (act == TUI_A_P_ONCE || act == TUI_A_P_RUN || act == TUI_A_P_ALWAYS ||
+        act == TUI_A_P_DENY_ALWAYS) {
+        const char *why = no_allow(t, s, act == TUI_A_P_DENY_ALWAYS);
+        if (why && act == TUI_A_P_DENY_ALWAYS && s->q.cut)
+            why = "no rule kept: this request is not shown whole (d denies it)";
+        if (why) {
+            if (why[0])
+                tui_message(t, "%s", why);
+            return;
+        }
+    }
+    switch (act) {
     case TUI_A_P_ONCE: answer(s, SG_DEC_ALLOW_ONCE); break;
     case TUI_A_P_RUN: answer(s, SG_DEC_ALLOW_RUN); break;
     /* a rule kept forever, either way, is shown and confirmed first */
@@ -242,29 +338,45 @@ void tui_prompt_key(struct tui *t, int key)
     default:
         if (key == (TUI_KEY_FN | KEY_RESIZE))
             t->resized = true;
-        else
-            tui_message(t, "the prompt takes a, r, A, d, D or ? (Enter never allows)");
+        else if (!scroll_key(t, s, key))
+            tui_message(t, "%s", s->q.cut ? "the prompt takes d or ? here (no allow: it is not "
+                                            "shown whole)"
+                                          : "the prompt takes a, r, A, d, D or ? (Enter never "
+                                            "allows); the move keys scroll it");
     }
 }
 
 /* The prompt's rows: a label and a value, the value wrapped by cell width
- * (a long path must never hide its end: at most 4 rows, the middle elided). */
-#define MAX_ROWS 40
+ * (words stay whole where they can), every row of it kept: the box
+ * scrolls, it never elides. */
 struct rows {
-    const char *label[MAX_ROWS];
-    char *text[MAX_ROWS];
+    struct {
+        const char *label;
+        char *text;
+        bool alert; /* drawn in the high-risk colour */
+    } *r;
     int n;
+    size_t cap;
 };
 
-static void add_wrapped(struct rows *r, const char *label, const char *value, int width)
+static void add_row(struct rows *r, const char *label, char *text, bool alert)
+{
+    sg_grow(&r->r, &r->cap, (size_t)r->n + 1, sizeof *r->r);
+    r->r[r->n].label = label;
+    r->r[r->n].alert = alert;
+    r->r[r->n++].text = text;
+}
+
+static void add_wrapped_as(struct rows *r, const char *label, const char *value, int width,
+                           bool alert)
 {
     cleanup_free char *san = sg_sanitize_str(value, 0);
-    char *chunk[64];
-    int nc = 0;
     const char *p = san, *start = san, *space = NULL;
-    int cells = 0, space_cells = 0;
+    int cells = 0, space_cells = 0, nc = 0;
     mbstate_t st = {0};
-    while (*p && nc < 63) {
+    if (width < 1)
+        width = 1;
+    while (*p) {
         wchar_t wc;
         size_t k = mbrtowc(&wc, p, strlen(p), &st);
         if (k == (size_t)-1 || k == (size_t)-2 || k == 0)
@@ -272,13 +384,13 @@ static void add_wrapped(struct rows *r, const char *label, const char *value, in
         int cw = wcwidth(wc);
         if (cw < 0)
             cw = 1;
-        if (cells + cw > width) {
+        if (cells + cw > width && p > start) {
             if (space && space > start) { /* at the last space: words stay whole */
-                chunk[nc++] = sg_xstrndup(start, (size_t)(space - start));
+                add_row(r, nc++ ? "" : label, sg_xstrndup(start, (size_t)(space - start)), alert);
                 cells -= space_cells + 1;
                 start = space + 1;
             } else { /* a path, or a word wider than the row: at the edge */
-                chunk[nc++] = sg_xstrndup(start, (size_t)(p - start));
+                add_row(r, nc++ ? "" : label, sg_xstrndup(start, (size_t)(p - start)), alert);
                 start = p;
                 cells = 0;
             }
@@ -290,28 +402,20 @@ static void add_wrapped(struct rows *r, const char *label, const char *value, in
         p += k;
     }
     if (*start || !nc)
-        chunk[nc++] = sg_xstrdup(start);
-    for (int i = 0; i < nc; i++) {
-        bool keep = nc <= 4 || i == 0 || i >= nc - 2 || i == 1;
-        if (r->n < MAX_ROWS && keep) {
-            r->label[r->n] = (i == 0) ? label : "";
-            if (nc > 4 && i == 1) {
-                r->text[r->n++] = sg_xasprintf("... (%d more rows) ...", nc - 3);
-                free(chunk[i]);
-                continue;
-            }
-            r->text[r->n++] = chunk[i];
-        } else {
-            free(chunk[i]);
-        }
-    }
+        add_row(r, nc ? "" : label, sg_xstrdup(start), alert);
+}
+
+static void add_wrapped(struct rows *r, const char *label, const char *value, int width)
+{
+    add_wrapped_as(r, label, value, width, false);
 }
 
 static void rows_free(struct rows *r)
 {
     for (int i = 0; i < r->n; i++)
-        free(r->text[i]);
-    r->n = 0;
+        free(r->r[i].text);
+    free(r->r);
+    *r = (struct rows){0};
 }
 
 void tui_prompt_tick(struct tui *t)
@@ -349,15 +453,20 @@ void tui_prompt_draw(struct tui *t)
     enum tui_role rr = lvl == SG_RL_HIGH     ? TUI_R_RISK_HIGH
                        : lvl == SG_RL_MEDIUM ? TUI_R_RISK_MEDIUM
                                              : TUI_R_RISK_LOW;
-    bool any_code = q->tool == SG_PT_BASH && sg_program_runs_any_code(q->subject);
+    /* any command of it that runs whatever code it is given */
+    bool any_code = q->tool == SG_PT_BASH &&
+                    (s->cmd.any_code || sg_program_runs_any_code(q->subject));
     char port[16];
+    if (q->cut)
+        add_wrapped_as(&l, "NOT ALL", SG_PROMPT_CUT_NOTICE, vw, true);
     if (agent)
         add_wrapped(&l, "tool", q->agent_tool, vw);
     if (other) {
         add_wrapped(&l, "input", q->args[0] ? q->args : "(none)", vw);
     } else if (q->tool == SG_PT_BASH) {
-        add_wrapped(&l, "program", q->subject, vw);
-        add_wrapped(&l, "argv", q->args[0] ? q->args : "(none)", vw);
+        /* whole, and as the shell will read it: one simple command a row */
+        for (size_t i = 0; i < s->cmd.n; i++)
+            add_wrapped(&l, s->cmd.r[i].label, s->cmd.r[i].text, vw);
         if (q->cwd[0])
             add_wrapped(&l, "cwd", q->cwd, vw);
     } else if (q->tool == SG_PT_FETCH) {
@@ -382,13 +491,26 @@ void tui_prompt_draw(struct tui *t)
     if (q->detail[0])
         add_wrapped(&l, "note", q->detail, vw);
     add_wrapped(&l, "why", s->why, vw);
+    /* the rule(s) "always" keeps, each on its own row (one per command of
+     * an agent's line); none for what cannot be allowed */
+    bool several = strchr(s->rule, '\n') != NULL;
+    const char *rule1 = several ? (q->agent_tool[0] ? "these rules" : "these grants") : s->rule;
     cleanup_free char *al =
-        agent      ? sg_xasprintf("saves %s for %s, every session%s", s->rule, s->skill,
+        agent      ? sg_xasprintf("saves %s for %s, every session%s", rule1, s->skill,
                                   any_code ? ": any code, forever" : "")
-        : any_code ? sg_xasprintf("saves %s for this version of %s: any code, forever", s->rule,
+        : any_code ? sg_xasprintf("saves %s for this version of %s: any code, forever", rule1,
                                   s->skill)
-                   : sg_xasprintf("saves %s for this version of %s", s->rule, s->skill);
-    add_wrapped(&l, "always", al, vw);
+                   : sg_xasprintf("saves %s for this version of %s", rule1, s->skill);
+    if (!q->cut)
+        add_wrapped(&l, "always", al, vw);
+    for (const char *r = s->rule; several && !q->cut;) {
+        size_t k = strcspn(r, "\n");
+        cleanup_free char *one = sg_xstrndup(r, k);
+        add_wrapped(&l, "", one, vw);
+        if (!r[k])
+            break;
+        r += k + 1;
+    }
     if (s->custom[0])
         add_wrapped(&l, "keeps", s->custom, vw);
     if (s->details) {
@@ -414,6 +536,32 @@ void tui_prompt_draw(struct tui *t)
     if (h > LINES - 2)
         h = LINES - 2;
     int y = (LINES - h) / 2;
+    /* the body: rows y+2 .. y+h-5; one that does not fit scrolls, and the
+     * row under it says where it is */
+    int avail = h - 6 > 0 ? h - 6 : 0;
+    if (vw < 8)
+        avail = 0; /* too narrow to show anything: nothing counts as seen */
+    if (s->top > l.n - avail)
+        s->top = l.n - avail;
+    if (s->top < 0)
+        s->top = 0;
+    s->rows_n = l.n;
+    s->avail = avail;
+    if (s->seen_n != l.n || s->seen_w != vw) { /* another layout: what was seen is again to see */
+        free(s->seen);
+        s->seen = sg_xcalloc((size_t)l.n + 1, 1);
+        s->seen_n = l.n;
+        s->seen_w = vw;
+    }
+    for (int i = s->top; i < s->top + avail && i < l.n; i++)
+        s->seen[i] = 1;
+    s->unseen_from = s->unseen_to = 0;
+    for (int i = 0; i < l.n; i++)
+        if (!s->seen[i]) {
+            if (!s->unseen_from)
+                s->unseen_from = i + 1;
+            s->unseen_to = i + 1;
+        }
     attr_t a = tui_attr(t, TUI_R_PROMPT), ta = tui_attr(t, TUI_R_PROMPT_TITLE);
     for (int r = 0; r < h; r++)
         tui_fill(stdscr, y + r, x, w, a);
@@ -426,9 +574,25 @@ void tui_prompt_draw(struct tui *t)
     int row = y + 1;
     int c = tui_putf(stdscr, row, x + 2, w - 4, ta, "%s asks to %s  ", s->skill, what);
     tui_putf(stdscr, row++, x + 2 + c, w - 4 - c, tui_attr(t, rr) | A_REVERSE, " %s ", risk);
-    for (int i = 0; i < l.n && row < y + h - 3; i++, row++) {
-        tui_putf(stdscr, row, x + 2, 9, ta, "%s", l.label[i]);
-        tui_put(stdscr, row, x + 11, vw, l.text[i], strlen(l.text[i]), a);
+    for (int i = s->top; i < l.n && i < s->top + avail; i++, row++) {
+        attr_t la = l.r[i].alert ? tui_attr(t, TUI_R_RISK_HIGH) | A_REVERSE : ta;
+        tui_putf(stdscr, row, x + 2, 9, la, "%s", l.r[i].label);
+        tui_put(stdscr, row, x + 11, vw, l.r[i].text, strlen(l.r[i].text),
+                l.r[i].alert ? tui_attr(t, TUI_R_RISK_HIGH) : a);
+    }
+    if (l.n > avail && h >= 4) {
+        char k[4][24];
+        static const enum tui_action mv[] = {TUI_A_DOWN, TUI_A_UP, TUI_A_PAGE_DOWN, TUI_A_END};
+        for (size_t i = 0; i < SG_ARRAY_LEN(mv); i++)
+            tui_keymap_describe(&t->keys, mv[i], k[i], sizeof k[i]);
+        if (avail)
+            tui_putf(stdscr, y + h - 4, x + 2, w - 4, ta | A_REVERSE,
+                     " rows %d-%d of %d%s: %s / %s scroll, %s page, %s end ", s->top + 1,
+                     s->top + avail, l.n, s->unseen_from ? ", more below" : "", k[0], k[1],
+                     k[2], k[3]);
+        else
+            tui_putf(stdscr, y + h - 4 > y ? y + h - 4 : y, x + 2, w - 4, ta | A_REVERSE,
+                     " the terminal is too small to show this request: enlarge it ");
     }
     rows_free(&l);
     row = y + h - 3;
@@ -447,9 +611,10 @@ void tui_prompt_draw(struct tui *t)
         const char *keys = s->remote ? "y saves it, other keys go back"
                                      : "y saves it, e narrows it, other keys go back";
         cleanup_free char *ask = sg_xasprintf("%s %s? %s", how, rule, keys);
-        if (tui_width(ask, strlen(ask)) > w - 4) {
+        if (tui_width(ask, strlen(ask)) > w - 4 || strchr(rule, '\n')) {
             free(ask);
-            ask = sg_xasprintf("%s (the rule above)? %s", how, keys);
+            ask = sg_xasprintf("%s (the rule%s above)? %s", how, strchr(rule, '\n') ? "s" : "",
+                               keys);
         }
         if (any_code && s->confirm_dec == SG_DEC_ALLOW_ALWAYS && !s->custom[0]) {
             free(ask);
@@ -462,9 +627,17 @@ void tui_prompt_draw(struct tui *t)
                                                TUI_A_P_DENY, TUI_A_P_DENY_ALWAYS, TUI_A_P_DETAILS};
         for (size_t i = 0; i < SG_ARRAY_LEN(acts); i++)
             tui_keymap_describe(&t->keys, acts[i], k[i], sizeof k[i]);
-        tui_putf(stdscr, row, x + 2, w - 4, ta,
-                 "%s once  %s %s  %s always  %s deny  %s never  %s more",
-                 k[0], k[1], s->session ? "session" : "run", k[2], k[3], k[4], k[5]);
+        if (q->cut) /* nothing to allow: the keys that deny, and why */
+            tui_putf(stdscr, row, x + 2, w - 4, ta | A_BOLD,
+                     "NO ALLOW: not shown whole.  %s deny  %s more", k[3], k[5]);
+        else if (s->unseen_from) /* allow comes once it has all been on screen */
+            tui_putf(stdscr, row, x + 2, w - 4, ta,
+                     "read all %d rows to allow (%d-%d not yet)  %s deny  %s never  %s more",
+                     s->rows_n, s->unseen_from, s->unseen_to, k[3], k[4], k[5]);
+        else
+            tui_putf(stdscr, row, x + 2, w - 4, ta,
+                     "%s once  %s %s  %s always  %s deny  %s never  %s more",
+                     k[0], k[1], s->session ? "session" : "run", k[2], k[3], k[4], k[5]);
     }
     int64_t now = mono_ms();
     long long secs = (s->deadline_ms - now + 999) / 1000;

@@ -241,8 +241,12 @@ void tui_prompt_key(struct tui *t, int key);
 int tui_prompt_timeout(const struct tui *t);
 struct sg_perm_prompt;
 void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr); /* sg_perm_show_fn */
-/* The same for a prompt of an attached run: answer() gets the decision. */
+/* The same for a prompt of an attached run: answer() gets the decision;
+ * rows are the command's rows as the run read them (lineprompt.h; taken,
+ * left empty). */
+struct sg_prompt_rows;
 void tui_prompt_show_remote(struct tui *t, const struct sg_perm_prompt *pr,
+                            struct sg_prompt_rows *rows,
                             void (*answer)(void *ctx, enum sg_decision d), void *ctx);
 
 /* view_run.c: start a run of the skill at path (input JSON) from any screen;
