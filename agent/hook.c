@@ -655,21 +655,27 @@ static char *policy_path(const struct sg_config *cfg)
     return p;
 }
 
-int sg_hook_main(bool rewrite)
-{
-    struct sigaction sa = {.sa_handler = on_term};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    size_t len;
-    bool over;
-    cleanup_free char *buf = read_event(&len, &over);
+/* One event's run: what was read, the engine, the decision as it forms. */
+struct hook_run {
     struct sg_hook_call c;
-    const char *why = NULL;
-    int pr = sg_hook_parse(over ? "" : buf, over ? 0 : len, &c, &why);
-    if (over)
-        why = "the event is over " SG_STR(SG_HOOK_INPUT_MB) " MiB, not read";
+    int pr;                 /* sg_hook_parse's: < 0, the event could not be read */
+    const char *why;        /* why not */
+    bool rewrite;
+    struct sg_perm *perm;
+    char *sfile;            /* the session's kept answers */
+    struct hook_state st;
+    char *tool;             /* sanitized */
+    enum sg_decision dec;
+    const char *guard;
+    bool guard_deny;
+    char *rewritten, *not_sandboxed;
+    struct sg_hook_vet vet;
+};
 
+/* The config, the engine (NULL and the answer given when the policy is
+ * broken), the session's answers, the attached TUI. */
+static struct sg_perm *hook_open(struct hook_run *h, json_t *extra)
+{
     struct sg_config cfg;
     struct sg_diags d = {0};
     cleanup_free char *cfgpath = sg_config_default_path();
@@ -677,18 +683,9 @@ int sg_hook_main(bool rewrite)
     sg_diags_free(&d);
     cleanup_free char *policy = policy_path(&cfg);
     int prompt_s = cfg.hook_prompt_s ? (int)cfg.hook_prompt_s : SG_HOOK_PROMPT_S;
-    rewrite = rewrite && !cfg.hook_no_rewrite;
+    h->rewrite = h->rewrite && !cfg.hook_no_rewrite;
     sg_config_free(&cfg);
-
-    cleanup_free char *tool = sg_sanitize_str(c.tool, 0);
-    cleanup_free char *sess = sg_sanitize_str(c.session, 0);
-    cleanup_free char *cwd = sg_sanitize_str(c.cwd, 0);
-    cleanup_free char *tuid = sg_sanitize_str(c.tool_use_id, 0);
-    json_t *extra = json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s}}", "agent", "name",
-                              "claude-code", "hook_event",
-                              c.event == SG_HOOK_PRE_TOOL_USE ? "PreToolUse" : "PermissionRequest",
-                              "session_id", sess, "cwd", cwd, "tool_use_id", tuid,
-                              "input_sha256", c.input_digest, "summary", c.summary);
+    cleanup_free char *sess = sg_sanitize_str(h->c.session, 0);
     cleanup_free char *run_id = sg_xasprintf("hook:%.64s", sess[0] ? sess : "no-session");
     struct sg_perm_opts po = {.mode = SG_PERM_PROMPT, .policy_file = policy,
                               .skill = "claude-code", .digest = "agent", .run_id = run_id,
@@ -698,177 +695,221 @@ int sg_hook_main(bool rewrite)
     if (!perm) {
         cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("a broken policy");
         sg_diags_free(&d);
-        json_decref(extra);
         cleanup_free char *w = sg_xasprintf("its policy file is broken (%s)", m);
-        enum sg_hook_event ev = c.event;
-        sg_hook_call_free(&c);
-        return ask_unread(ev, w);
+        ask_unread(h->c.event, w);
+        return NULL;
     }
     sg_diags_free(&d);
-    cleanup_free char *sfile = session_file(c.session);
-    session_load(perm, sfile);
-
+    h->sfile = session_file(h->c.session);
+    session_load(perm, h->sfile);
     /* what could not be read is never shown as a request, nor matched by
      * a rule: Claude Code asks */
-    struct hook_state st = {.fe.fd = pr < 0 ? -1 : sg_attach_connect()};
-    if (st.fe.fd >= 0) {
-        sg_perm_set_frontend(perm, sg_attach_fe_show, &st.fe);
-        sg_attach_send(st.fe.fd,
+    h->st.fe.fd = h->pr < 0 ? -1 : sg_attach_connect();
+    if (h->st.fe.fd >= 0) {
+        cleanup_free char *cwd = sg_sanitize_str(h->c.cwd, 0);
+        sg_perm_set_frontend(perm, sg_attach_fe_show, &h->st.fe);
+        sg_attach_send(h->st.fe.fd,
                        json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s}}", "type", "hello",
-                                 "skill", "Claude Code", "run_id", "agent", "agent", "tool", tool,
-                                 "summary", c.summary, "session_id", sess, "cwd", cwd));
+                                 "skill", "Claude Code", "run_id", "agent", "agent", "tool",
+                                 h->tool, "summary", h->c.summary, "session_id", sess, "cwd",
+                                 cwd));
     }
+    return perm;
+}
 
-    enum sg_decision dec = SG_DEC_DENY;
-    bool outright = false;
+/* One run of a skill's script, rewritten to run in the sandbox: allowed
+ * outright only for a skill the person vetted and that no deny or ask rule
+ * limits; a deny rule denies it as any command; else it is asked (a
+ * person, or Claude Code's dialog showing the sandboxed command), with why
+ * and what its manifest asks for. */
+static int decide_rewrite(struct hook_run *h)
+{
+    struct sg_preq *bq = sg_xmalloc(sizeof *bq);
+    sg_agent_bash_preq(h->c.detail, h->c.cwd, bq);
+    char lby[512];
+    enum sg_effect lim = sg_perm_limits(h->perm, bq, lby, sizeof lby);
     int r;
-    /* one run of a skill's script, rewritten to run in the sandbox: allowed
-     * outright only for a skill the person vetted and no deny or ask rule
-     * limits; else asked (a person, or Claude Code's dialog showing the
-     * sandboxed command), with why and what its manifest asks for */
-    cleanup_free char *rewritten = NULL, *not_sandboxed = NULL;
-    struct sg_hook_vet vet = {0};
-    bool guard_deny = false;
-    const char *guard = pr == 0 ? guarded(&c, &guard_deny) : NULL;
-    if (pr == 0 && rewrite && !guard && !strcmp(c.tool, "Bash")) {
+    bool outright;
+    if (lim == SG_EFF_DENY) {
+        free(steal_pointer(&h->rewritten));
+        r = sg_check_tool_permission(h->perm, &(struct sg_policy){0}, h->c.tool, h->c.detail,
+                                     h->c.cwd, decided, &h->st, &h->dec, &outright);
+    } else if (lim == SG_EFF_ALLOW && h->vet.vetted) {
+        cleanup_free char *w = sg_xasprintf("sandboxed: rewritten to %s (%s)", h->rewritten,
+                                            h->vet.why);
+        sg_perm_record(h->perm, bq, SG_DEC_ALLOW_ONCE, w);
+        h->dec = SG_DEC_ALLOW_ONCE;
+        r = 1;
+    } else {
+        cleanup_free char *dt = sg_xasprintf("a skill's script, to run sandboxed; %s; its "
+                                             "manifest: %s", lim == SG_EFF_ASK ? lby
+                                             : h->vet.why, h->vet.risky);
+        bool was_cut = bq->cut;
+        if (!SG_PREQ_SET(bq, detail, dt)) { /* beside the request, not decided on */
+            bq->cut = was_cut;
+            snprintf(bq->detail, sizeof bq->detail, "%.200s … (skillgate inspect shows all)",
+                     dt);
+        }
+        r = sg_perm_request(h->perm, bq, decided, &h->st, &h->dec);
+    }
+    free(bq);
+    return r;
+}
+
+/* Decide the call: the guard, the rewrite, what could not be read, a tool
+ * skillgate does not know, then the pipeline every front end shares
+ * (sg_check_tool_permission). 1: decided; 0: a person will answer. */
+static int decide(struct hook_run *h)
+{
+    h->guard = h->pr == 0 ? guarded(&h->c, &h->guard_deny) : NULL;
+    if (h->pr == 0 && h->rewrite && !h->guard && !strcmp(h->c.tool, "Bash")) {
         char self[PATH_MAX];
         ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
         self[sl > 0 ? sl : 0] = '\0';
-        const char *no = sl > 0 ? sg_hook_rewrite(c.detail, c.cwd, self, &rewritten, &vet)
+        const char *no = sl > 0 ? sg_hook_rewrite(h->c.detail, h->c.cwd, self, &h->rewritten,
+                                                  &h->vet)
                                 : "skillgate cannot tell where it is";
-        if (!rewritten && names_a_skill_file(c.detail, c.cwd))
-            not_sandboxed = sg_xasprintf("; it names a skill's file but is not run in "
-                                         "skillgate's sandbox: %s", no);
+        if (!h->rewritten && names_a_skill_file(h->c.detail, h->c.cwd))
+            h->not_sandboxed = sg_xasprintf("; it names a skill's file but is not run in "
+                                            "skillgate's sandbox: %s", no);
     }
+    if (h->rewritten)
+        return decide_rewrite(h);
     struct sg_preq *q = sg_xcalloc(1, sizeof *q);
     q->tool = SG_PT_BASH;
-    SG_PREQ_SET(q, agent_tool, tool);
-    SG_PREQ_SET(q, subject, tool);
-    SG_PREQ_SET(q, args, c.summary);
-    if (rewritten) {
-        struct sg_preq *bq = sg_xmalloc(sizeof *bq);
-        sg_agent_bash_preq(c.detail, c.cwd, bq);
-        char lby[512];
-        enum sg_effect lim = sg_perm_limits(perm, bq, lby, sizeof lby);
-        if (lim == SG_EFF_DENY) { /* the rule's deny, as for any command */
-            free(steal_pointer(&rewritten));
-            r = sg_check_tool_permission(perm, &(struct sg_policy){0}, c.tool, c.detail, c.cwd,
-                                         decided, &st, &dec, &outright);
-        } else if (lim == SG_EFF_ALLOW && vet.vetted) {
-            cleanup_free char *w = sg_xasprintf("sandboxed: rewritten to %s (%s)", rewritten,
-                                                vet.why);
-            sg_perm_record(perm, bq, SG_DEC_ALLOW_ONCE, w);
-            dec = SG_DEC_ALLOW_ONCE;
-            r = 1;
-        } else {
-            cleanup_free char *dt = sg_xasprintf("a skill's script, to run sandboxed; %s; its "
-                                                 "manifest: %s", lim == SG_EFF_ASK ? lby
-                                                 : vet.why, vet.risky);
-            if (!SG_PREQ_SET(bq, detail, dt)) {
-                bq->cut = false; /* the detail is what is shown beside, not decided on */
-                snprintf(bq->detail, sizeof bq->detail, "%.200s … (skillgate inspect shows all)",
-                         dt);
-            }
-            r = sg_perm_request(perm, bq, decided, &st, &dec);
-        }
-        free(bq);
-    } else if (guard) {
-        struct sg_preq *gq = sg_xmalloc(sizeof *gq);
-        *gq = *q;
-        gq->tool = SG_PT_WRITE;
-        SG_PREQ_SET(gq, subject, c.detail);
-        if (guard_deny)
-            sg_perm_record(perm, gq, SG_DEC_DENY, guard);
+    SG_PREQ_SET(q, agent_tool, h->tool);
+    SG_PREQ_SET(q, subject, h->tool);
+    SG_PREQ_SET(q, args, h->c.summary);
+    int r = 1;
+    bool outright;
+    if (h->guard) {
+        q->tool = SG_PT_WRITE;
+        SG_PREQ_SET(q, subject, h->c.detail);
+        if (h->guard_deny)
+            sg_perm_record(h->perm, q, SG_DEC_DENY, h->guard);
         else
-            sg_perm_defer(perm, gq, guard);
-        free(gq);
-        dec = SG_DEC_DENY;
-        r = 1;
-    } else if (pr < 0) {
-        cleanup_free char *w = sg_xasprintf("unreadable event: %s", why);
-        sg_perm_defer(perm, q, w);
-        r = 1;
-    } else if (!c.known) {
+            sg_perm_defer(h->perm, q, h->guard);
+        h->dec = SG_DEC_DENY;
+    } else if (h->pr < 0) {
+        cleanup_free char *w = sg_xasprintf("unreadable event: %s", h->why);
+        sg_perm_defer(h->perm, q, w);
+    } else if (!h->c.known) {
         /* a tool skillgate does not know: only a rule naming it, or a
          * person in the TUI, else Claude Code's prompt */
         SG_PREQ_SET(q, detail, "a tool skillgate does not know");
-        r = sg_perm_request(perm, q, decided, &st, &dec);
+        r = sg_perm_request(h->perm, q, decided, &h->st, &h->dec);
     } else {
-        struct sg_policy none = {0};
-        r = sg_check_tool_permission(perm, &none, c.tool, c.detail, c.cwd, decided, &st, &dec,
-                                     &outright);
+        r = sg_check_tool_permission(h->perm, &(struct sg_policy){0}, h->c.tool, h->c.detail,
+                                     h->c.cwd, decided, &h->st, &h->dec, &outright);
     }
     free(q);
-    if (r == 0) {
-        const struct sg_loop_source src[] = {
-            sg_perm_source(perm),
-            {"attached TUI", sg_attach_fe_pollfds, sg_attach_fe_dispatch, NULL, &st.fe},
-        };
-        while (!st.decided && !stopped)
-            if (sg_loop_turn(src, SG_ARRAY_LEN(src), 1000) < 0)
-                break;
-        dec = st.decided ? st.dec : SG_DEC_DENY;
-    }
-    bool deferred = sg_perm_deferred(perm);
-    const char *said = sg_perm_last_decided_by(perm);
-    cleanup_free char *by = sg_xstrdup(stopped && !st.decided
-                                           ? "skillgate was stopped before anyone answered"
-                                       : said[0]                 ? said
-                                       : sg_decision_allows(dec) ? "low-risk tool"
-                                                                 : "denied");
-    const char *const *kept;
-    size_t nkept = sg_perm_session_rules(perm, &kept);
-    for (size_t i = 0; dec == SG_DEC_ALLOW_RUN && i < nkept; i++)
-        session_save(sfile, kept[i]);
-    const char *decision = deferred ? "ask" : sg_decision_allows(dec) ? "allow" : "deny";
-    cleanup_free char *reason =
-        deferred ? sg_xasprintf("skillgate: no rule or grant decides %s %s, and no skillgate TUI "
-                                "is attached (skillgate tui --attach) to ask a person",
-                                tool, c.summary)
-                 : sg_xasprintf("skillgate: %s (%s)",
-                                sg_decision_allows(dec) ? "allowed" : "denied", by);
-    if (st.fe.fd >= 0) {
-        cleanup_free char *oc = sg_xasprintf("%s (%s)", deferred ? "asked in Claude Code"
-                                             : sg_decision_allows(dec) ? "allowed" : "denied",
-                                             by);
-        sg_attach_send(st.fe.fd, json_pack("{s:s, s:s}", "type", "end", "outcome", oc));
-        close(st.fe.fd);
-    }
-    sg_perm_free(perm); /* every record on disk before Claude Code goes on */
-    json_decref(extra);
-    enum sg_hook_event ev = c.event;
-    json_t *input_of = json_incref(c.input);
-    sg_hook_call_free(&c);
-    if (pr < 0) { /* said on stderr too: the input was not what it should be */
-        free(reason);
-        reason = sg_xasprintf("skillgate: %s; Claude Code asks instead", why);
+    return r;
+}
+
+/* The reason Claude Code shows, and the input it runs (the rewrite's). */
+static char *hook_reason(struct hook_run *h, const char *decision, const char *by,
+                         bool deferred, json_t **updated)
+{
+    char *reason;
+    *updated = NULL;
+    if (h->pr < 0) { /* said on stderr too: the input was not what it should be */
+        reason = sg_xasprintf("skillgate: %s; Claude Code asks instead", h->why);
         fprintf(stderr, "%s\n", reason);
+        return reason;
     }
-    json_t *updated = NULL;
-    if (guard) {
-        free(reason);
-        reason = sg_xasprintf("skillgate: %s", guard);
+    if (h->guard)
+        return sg_xasprintf("skillgate: %s", h->guard);
+    if (h->rewritten && strcmp(decision, "deny")) {
+        /* the same input, with the command that runs it sandboxed: allowed,
+         * or shown so in Claude Code's own dialog */
+        *updated = json_deep_copy(h->c.input);
+        json_object_set_new(*updated, "command", json_string(h->rewritten));
+        return !strcmp(decision, "allow")
+                   ? sg_xasprintf("skillgate: a skill's script (%s): it runs in skillgate's "
+                                  "sandbox (%s)", by, h->rewritten)
+                   : sg_xasprintf("skillgate: a skill's script you have not vetted (%s); its "
+                                  "manifest asks for: %s. Approving runs it in skillgate's "
+                                  "sandbox (%s)", h->vet.why, h->vet.risky, h->rewritten);
     }
-    if (not_sandboxed) {
-        char *r2 = sg_xasprintf("%s%s", reason, not_sandboxed);
+    reason = deferred ? sg_xasprintf("skillgate: no rule or grant decides %s %s, and no "
+                                     "skillgate TUI is attached (skillgate tui --attach) to "
+                                     "ask a person", h->tool, h->c.summary)
+                      : sg_xasprintf("skillgate: %s (%s)", sg_decision_allows(h->dec)
+                                                               ? "allowed" : "denied", by);
+    if (h->not_sandboxed) {
+        char *r2 = sg_xasprintf("%s%s", reason, h->not_sandboxed);
         free(reason);
         reason = r2;
     }
-    if (rewritten && strcmp(decision, "deny")) {
-        /* the same input, with the command that runs it sandboxed: allowed,
-         * or shown so in Claude Code's own dialog */
-        updated = json_deep_copy(input_of);
-        json_object_set_new(updated, "command", json_string(rewritten));
-        free(reason);
-        reason = !strcmp(decision, "allow")
-                     ? sg_xasprintf("skillgate: a skill's script (%s): it runs in skillgate's "
-                                    "sandbox (%s)", by, rewritten)
-                     : sg_xasprintf("skillgate: a skill's script you have not vetted (%s); its "
-                                    "manifest asks for: %s. Approving runs it in skillgate's "
-                                    "sandbox (%s)", vet.why, vet.risky, rewritten);
+    return reason;
+}
+
+int sg_hook_main(bool rewrite)
+{
+    struct sigaction sa = {.sa_handler = on_term};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    size_t len;
+    bool over;
+    cleanup_free char *buf = read_event(&len, &over);
+    struct hook_run h = {.rewrite = rewrite, .dec = SG_DEC_DENY};
+    h.pr = sg_hook_parse(over ? "" : buf, over ? 0 : len, &h.c, &h.why);
+    if (over)
+        h.why = "the event is over " SG_STR(SG_HOOK_INPUT_MB) " MiB, not read";
+    h.tool = sg_sanitize_str(h.c.tool, 0);
+    cleanup_free char *sess = sg_sanitize_str(h.c.session, 0);
+    cleanup_free char *cwd = sg_sanitize_str(h.c.cwd, 0);
+    cleanup_free char *tuid = sg_sanitize_str(h.c.tool_use_id, 0);
+    json_t *extra = json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s}}", "agent", "name",
+                              "claude-code", "hook_event",
+                              h.c.event == SG_HOOK_PRE_TOOL_USE ? "PreToolUse"
+                                                                : "PermissionRequest",
+                              "session_id", sess, "cwd", cwd, "tool_use_id", tuid,
+                              "input_sha256", h.c.input_digest, "summary", h.c.summary);
+    h.perm = hook_open(&h, extra);
+    if (!h.perm) {
+        json_decref(extra);
+        sg_hook_call_free(&h.c);
+        free(h.tool);
+        return 0;
     }
-    sg_hook_vet_free(&vet);
-    json_decref(input_of);
-    emit(sg_hook_answer(ev, decision, reason, updated));
+    if (decide(&h) == 0) {
+        const struct sg_loop_source src[] = {
+            sg_perm_source(h.perm),
+            {"attached TUI", sg_attach_fe_pollfds, sg_attach_fe_dispatch, NULL, &h.st.fe},
+        };
+        while (!h.st.decided && !stopped)
+            if (sg_loop_turn(src, SG_ARRAY_LEN(src), 1000) < 0)
+                break;
+        h.dec = h.st.decided ? h.st.dec : SG_DEC_DENY;
+    }
+    bool deferred = sg_perm_deferred(h.perm);
+    const char *said = sg_perm_last_decided_by(h.perm);
+    cleanup_free char *by = sg_xstrdup(stopped && !h.st.decided
+                                           ? "skillgate was stopped before anyone answered"
+                                       : said[0]                   ? said
+                                       : sg_decision_allows(h.dec) ? "low-risk tool"
+                                                                   : "denied");
+    const char *const *kept;
+    size_t nkept = sg_perm_session_rules(h.perm, &kept);
+    for (size_t i = 0; h.dec == SG_DEC_ALLOW_RUN && i < nkept; i++)
+        session_save(h.sfile, kept[i]);
+    const char *decision = deferred ? "ask" : sg_decision_allows(h.dec) ? "allow" : "deny";
+    if (h.st.fe.fd >= 0) {
+        cleanup_free char *oc = sg_xasprintf("%s (%s)", deferred ? "asked in Claude Code"
+                                             : sg_decision_allows(h.dec) ? "allowed" : "denied",
+                                             by);
+        sg_attach_send(h.st.fe.fd, json_pack("{s:s, s:s}", "type", "end", "outcome", oc));
+        close(h.st.fe.fd);
+    }
+    sg_perm_free(h.perm); /* every record on disk before Claude Code goes on */
+    json_decref(extra);
+    json_t *updated;
+    cleanup_free char *reason = hook_reason(&h, decision, by, deferred, &updated);
+    emit(sg_hook_answer(h.c.event, decision, reason, updated));
+    sg_hook_vet_free(&h.vet);
+    free(h.rewritten), free(h.not_sandboxed), free(h.sfile), free(h.tool);
+    sg_hook_call_free(&h.c);
     return 0;
 }
