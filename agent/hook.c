@@ -67,6 +67,8 @@ static char *one_line(const char *s, size_t max)
     size_t n = strlen(t);
     if (n <= max)
         return steal_pointer(&t);
+    while (max && ((unsigned char)t[max] & 0xc0) == 0x80)
+        max--; /* never half a character: the record's JSON must take it */
     return sg_xasprintf("%.*s…", (int)max, t);
 }
 
