@@ -138,7 +138,10 @@ struct sg_perm *sg_perm_new(const struct sg_perm_opts *o, struct sg_diags *d)
     }
     int err;
     cleanup_free char *untrusted = NULL;
-    json_t *grants = sg_grants_read(p->grants_file, d, &err, &untrusted);
+    /* a skill whose digest could not be taken has no grants: an "always"
+     * pinned to no digest would hold for any code */
+    json_t *grants = p->digest[0] ? sg_grants_read(p->grants_file, d, &err, &untrusted)
+                                  : (err = 0, json_array());
     if (err == -EPERM && o->bus) /* d has it for stderr; the trace and the TUI get this */
         sg_bus_emit(o->bus, SG_EV_POLICY_APPLIED,
                     json_pack("{s:s, s:s}", "grants_ignored", p->grants_file, "reason",
@@ -364,8 +367,9 @@ static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decisio
     struct sg_diags dd = {0};
     int err = 0;
     cleanup_free char *untrusted = NULL;
-    json_t *list = d == SG_DEC_ALLOW_RUN ? NULL : sg_grants_read(p->grants_file, &dd, &err,
-                                                                 &untrusted);
+    json_t *list = d == SG_DEC_ALLOW_RUN || !p->digest[0]
+                       ? NULL /* no digest: kept for this run only (sg_perm_new) */
+                       : sg_grants_read(p->grants_file, &dd, &err, &untrusted);
     char iso[32];
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);

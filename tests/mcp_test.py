@@ -1051,7 +1051,8 @@ def compound_commands_are_not_what_a_scope_declares(base):
     env = Env(base)
     notes = os.path.join(env.home, "notes")
     os.makedirs(notes)
-    skill = os.path.join(env.dir, "skills", "mcp-scoped")
+    # a skill the person keeps: only such a skill's manifest counts
+    skill = os.path.join(env.home, ".claude", "skills", "mcp-scoped")
     os.makedirs(skill)
     write_skill(skill, {
         "SKILL.md": "---\nname: mcp-scoped\ndescription: MCP test - declares ls and one "

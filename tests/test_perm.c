@@ -226,6 +226,20 @@ static void engine_order_and_grants(void **st)
     sg_perm_free(p);
     sg_diags_free(&d);
 
+    /* a skill whose digest could not be taken: no grant holds for it, not
+     * even one saved with an empty digest */
+    th_write(t, "grants.yaml", "grants:\n  - skill: demo\n    digest: \"\"\n"
+                               "    rule: Bash(/usr/bin/id)\n    effect: allow\n");
+    struct sg_perm_opts o2 = o;
+    o2.digest = "";
+    p = sg_perm_new(&o2, &d);
+    assert_non_null(p);
+    q = bash("/usr/bin/id", "");
+    sg_perm_request(p, &q, cont_never, NULL, &dec);
+    assert_int_equal(dec, SG_DEC_DENY);
+    sg_perm_free(p);
+    sg_diags_free(&d);
+
     /* a broken policy file names the line */
     th_write(t, "policy.yaml", "allow:\n  - \"Bash sh\"\n");
     assert_null(sg_perm_new(&o, &d));
