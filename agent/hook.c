@@ -469,13 +469,11 @@ struct guards {
     struct sg_agent_paths ap;
 };
 
-static const char *protected_path(const struct guards *gd, const char *path, const char *cwd,
-                                  bool *own, bool skills_too)
+static const char *protected_one(const struct guards *gd, const char *t, bool *own,
+                                 bool skills_too)
 {
-    cleanup_free char *t = sg_path_target(path, cwd);
     if (t[0] != '/')
         return NULL;
-    *own = false;
     if (sg_own_dirs_relation(&gd->od, t, NULL) == SG_OWN_INSIDE) {
         *own = true;
         return "skillgate's own files (rules, grants, records): the agent never writes them";
@@ -492,12 +490,71 @@ static const char *protected_path(const struct guards *gd, const char *path, con
     return NULL;
 }
 
+/* path read both ways a program may read it: as the kernel walks it, and
+ * with its ".." taken lexically first (Node's path.resolve); a ".." out
+ * of what does not exist yet is asked (a link the line makes first). */
+static const char *protected_path(const struct guards *gd, const char *path, const char *cwd,
+                                  bool *own, bool skills_too)
+{
+    *own = false;
+    bool unsure;
+    cleanup_free char *t = sg_path_target_ex(path, cwd, &unsure);
+    const char *g = protected_one(gd, t, own, skills_too);
+    if (g || t[0] != '/')
+        return g;
+    cleanup_free char *abs = path[0] == '/' ? sg_xstrdup(path) : sg_xasprintf("%s/%s", cwd, path);
+    if (sg_path_normalize(abs) == 0) {
+        cleanup_free char *lex = sg_path_target(abs, NULL);
+        g = protected_one(gd, lex, own, skills_too);
+    }
+    if (!g && unsure)
+        g = "a path climbs (..) out of a folder that is not there yet: what it reaches "
+            "depends on what the line makes first; only a person decides";
+    return g;
+}
+
+#define GUARD_CWDS 16
+
+/* Every folder a relative word of the line may be read from: the agent's
+ * cwd, and each folder a cd or pushd before it may have gone to (either
+ * side of || may have run). false when a change cannot be followed (cd -,
+ * popd, a CDPATH search, too many): then the line is asked. */
+static bool follow_cd(const struct sg_shell_cmd *cmd, char **cwds, size_t *n)
+{
+    const char *b = cmd->argv[0];
+    if (strcmp(b, "cd") && strcmp(b, "pushd") && strcmp(b, "popd") && strcmp(b, "chdir"))
+        return true;
+    if (!strcmp(b, "popd"))
+        return false;
+    const char *to = NULL;
+    for (size_t k = 1; k < cmd->argc && !to; k++)
+        if (!strcmp(cmd->argv[k], "--") && k + 1 < cmd->argc)
+            to = cmd->argv[k + 1];
+        else if (cmd->argv[k][0] != '-' || !cmd->argv[k][1])
+            to = cmd->argv[k];
+    const char *home = getenv("HOME"), *cdpath = getenv("CDPATH");
+    if (!to)
+        to = home;
+    if (!to || !strcmp(to, "-") || (to[0] != '/' && to[0] != '.' && cdpath && *cdpath))
+        return false;
+    size_t had = *n;
+    for (size_t i = 0; i < had; i++) {
+        if (*n == GUARD_CWDS)
+            return false;
+        cwds[(*n)++] = sg_path_target(to, cwds[i]);
+    }
+    return true;
+}
+
 /* A write by a file tool to a protected path is denied outright (own
  * files) or always asked in Claude Code (no rule or grant allows it). A
- * Bash line is read as the shell will read it, and every word of it (and
- * what follows = in --opt=PATH, of=PATH) that names a protected path
- * makes the line asked: cp, mv, tee, dd, a redirection's target (a line
- * with one cannot be read exactly: asked anyway). NULL when nothing does. */
+ * Bash line is read as the shell will read it, and every word of it (the
+ * value of --opt=PATH and of=PATH, and of -tPATH, included) that names a
+ * protected path, read from the agent's cwd and from every folder a cd
+ * before it may have gone to, makes the line asked: cp, mv, tee, dd, tar
+ * -C, install -t. A line with a redirection cannot be read exactly: it is
+ * asked anyway. The one word exempt is an interpreter's script, so the
+ * person's skills in ~/.claude/skills run. NULL when nothing names one. */
 static const char *guarded(const struct sg_hook_call *c, bool *deny)
 {
     enum sg_tool_id id = sg_tool_lookup(c->tool);
@@ -518,16 +575,29 @@ static const char *guarded(const struct sg_hook_call *c, bool *deny)
         g = protected_path(&gd, c->detail, NULL, &own, true);
         *deny = g && own;
     }
-    /* every word but the program's, and a value after = */
-    for (size_t i = 0; i < sh.n && !g; i++)
-        for (size_t k = 1; k < sh.cmds[i].argc && !g; k++) {
-            const char *w = sh.cmds[i].argv[k], *eq = strchr(w, '=');
-            /* a skill kept in an agent's folder (~/.claude/skills) is run
-             * and read there; a file tool writing one is still asked */
-            g = protected_path(&gd, w, c->cwd, &own, false);
-            if (!g && eq && eq[1])
-                g = protected_path(&gd, eq + 1, c->cwd, &own, false);
+    char *cwds[GUARD_CWDS];
+    size_t ncwd = 0;
+    cwds[ncwd++] = sg_xstrdup(c->cwd);
+    for (size_t i = 0; i < sh.n && !g; i++) {
+        const struct sg_shell_cmd *cmd = &sh.cmds[i];
+        bool script = interpreter(cmd->argv[0]);
+        for (size_t k = 1; k < cmd->argc && !g; k++) {
+            const char *w = cmd->argv[k], *eq = strchr(w, '=');
+            bool skills_too = !(script && k == 1);
+            for (size_t d = 0; d < ncwd && !g; d++) {
+                g = protected_path(&gd, w, cwds[d], &own, skills_too);
+                if (!g && eq && eq[1])
+                    g = protected_path(&gd, eq + 1, cwds[d], &own, true);
+                if (!g && w[0] == '-' && w[1] && w[1] != '-' && w[2]) /* -tDIR, -C/dir */
+                    g = protected_path(&gd, w + 2, cwds[d], &own, true);
+            }
         }
+        if (!g && !follow_cd(cmd, cwds, &ncwd))
+            g = "the line changes folder in a way skillgate cannot follow (cd -, popd, "
+                "CDPATH): only a person decides";
+    }
+    for (size_t d = 0; d < ncwd; d++)
+        free(cwds[d]);
     sg_shell_free(&sh);
     sg_own_dirs_free(&gd.od);
     sg_agent_paths_free(&gd.ap);

@@ -453,8 +453,8 @@ static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
                                    const struct sg_prule **hit)
 {
     *hit = NULL;
-    if (q->cut)
-        return SG_EFF_ASK; /* never matched on what did not fit */
+    if (q->cut || q->unsure)
+        return SG_EFF_ASK; /* never matched on what did not fit, or was read two ways */
     /* deny, then ask, on the program however it is reached; only then allow */
     bool unknown = false;
     if ((*hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_DENY, &unknown)))
@@ -512,6 +512,10 @@ enum sg_effect sg_perm_limits(struct sg_perm *p, const struct sg_preq *q, char *
         by[0] = '\0';
     if (q->cut) {
         snprintf(by, n, "too long to read whole");
+        return SG_EFF_ASK;
+    }
+    if (q->unsure) {
+        snprintf(by, n, "a path read two ways (as written, and as the kernel walks it)");
         return SG_EFF_ASK;
     }
     if (q->tool != SG_PT_BASH || !q->agent_tool[0] ||

@@ -72,6 +72,9 @@ struct sg_preq {
                          * sandbox's PATH is this very file, else its whole path */
     char host[4096];    /* Write: the host file an approval writes ("" when unknown) */
     bool cut;           /* a field did not fit (see above) */
+    bool unsure;        /* a path two readings (lexical, the kernel's) take to different
+                         * files, or that climbs out of what is not there yet: no rule
+                         * matches it, it is asked (and may be approved: it is shown) */
 };
 /* Copy v into one of q's fields (dst of size n); false, and q->cut set,
  * when it does not fit. */
@@ -134,10 +137,16 @@ void sg_perm_defer(struct sg_perm *p, const struct sg_preq *q, const char *why);
  * it in by (empty when none did); nothing is recorded. */
 enum sg_effect sg_perm_peek(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n);
 /* The file a path names as the kernel finds it: absolute (relative ones
- * against cwd; left relative without one), normalized, every existing
- * part resolved, and a final link to nothing followed to what a write
- * through it would make (at most 40 links). Caller frees. */
+ * against cwd; left relative without one), walked a component at a time
+ * as the kernel walks it (a link followed where it stands, so a ".."
+ * after it climbs from its target; a final link to nothing followed to
+ * what a write through it would make; at most 40 links), and read as
+ * written from the first part that does not exist. Caller frees. */
 char *sg_path_target(const char *path, const char *cwd);
+/* The same; *unsure (may be NULL) is set when a ".." climbs out of a part
+ * that does not exist yet, so what it reaches depends on what is made
+ * first. */
+char *sg_path_target_ex(const char *path, const char *cwd, bool *unsure);
 /* What the deny and ask rules alone say of q: DENY or ASK (by says which
  * rule, or why it cannot be told: a launcher hiding the program, a line
  * that cannot be read exactly, a request too long), else ALLOW, meaning

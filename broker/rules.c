@@ -299,8 +299,9 @@ static bool bash_matches(const struct sg_prule *r, const struct sg_preq *q)
 
 bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
 {
-    if (q->cut)
-        return false; /* a request that did not fit whole is asked, never matched */
+    if (q->cut || q->unsure)
+        return false; /* a request that did not fit whole, or a path read two ways, is
+                       * asked, never matched */
     if (r->agent) { /* WebSearch, mcp__server__tool, mcp__server: by the agent's name */
         size_t n = strlen(r->agent);
         if (!r->any) /* Read(path): every tool that reads files, on that path */

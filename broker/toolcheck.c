@@ -4,6 +4,7 @@
 #include "perm.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -66,38 +67,98 @@ static bool scope_declares(const struct sg_policy *pol, const char *tool, const 
  * whole, of any length: a result that does not fit marks q cut. */
 char *sg_path_target(const char *path, const char *cwd)
 {
-    char *cur = path[0] == '/'                  ? sg_xstrdup(path)
-                : cwd && cwd[0] == '/' && *path ? sg_xasprintf("%s/%s", cwd, path)
-                                                : sg_xstrdup(path);
-    for (int hops = 0; cur[0] == '/' && hops < 40; hops++) {
-        if (sg_path_normalize(cur) < 0)
-            break; /* ".." first, lexically: a part that does not exist yet cannot climb */
-        char *real = sg_path_real(cur);
-        free(cur);
-        cur = real;
-        /* realpath stops short of a link to nothing: a write through it
-         * makes its target, so the target is what is decided on */
+    return sg_path_target_ex(path, cwd, NULL);
+}
+
+char *sg_path_target_ex(const char *path, const char *cwd, bool *unsure)
+{
+    if (unsure)
+        *unsure = false;
+    if (path[0] != '/' && !(cwd && cwd[0] == '/'))
+        return sg_xstrdup(path);
+    /* left to walk (todo) and walked (done, physical, "" for /), one
+     * component at a time as the kernel does: a link is followed where it
+     * stands, so a ".." after it climbs from its target, not lexically */
+    char *todo = path[0] == '/' ? sg_xstrdup(path) : sg_xasprintf("%s/%s", cwd, path);
+    struct sg_buf done;
+    sg_buf_init(&done, SIZE_MAX / 2);
+    sg_buf_append(&done, "", 1);
+    done.len = 0;
+    bool missing = false; /* from here on nothing exists: the rest is read as written */
+    int links = 0;
+    const char *p = todo;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        size_t n = strcspn(p, "/");
+        if (!n)
+            break;
+        if (n == 1 && p[0] == '.') {
+            p += n;
+            continue;
+        }
+        if (n == 2 && p[0] == '.' && p[1] == '.') {
+            /* climbing out of what is not there yet: where it lands depends
+             * on what is made first (a link, by the same line) */
+            if (missing && unsure)
+                *unsure = true;
+            while (done.len && done.data[done.len - 1] != '/')
+                done.len--;
+            if (done.len)
+                done.len--; /* the slash */
+            done.data[done.len] = '\0';
+            p += n;
+            continue;
+        }
+        size_t keep = done.len;
+        sg_buf_append(&done, "/", 1);
+        sg_buf_append(&done, p, n);
+        sg_buf_append(&done, "", 1);
+        done.len--;
+        p += n;
         struct stat st;
+        if (missing || lstat(done.data, &st) < 0) {
+            missing = true;
+            continue;
+        }
+        if (!S_ISLNK(st.st_mode))
+            continue;
         char link[PATH_MAX];
-        if (lstat(cur, &st) < 0 || !S_ISLNK(st.st_mode))
-            break;
-        ssize_t n = readlink(cur, link, sizeof link - 1);
-        if (n <= 0)
-            break;
-        link[n] = '\0';
-        char *next = link[0] == '/' ? sg_xstrdup(link)
-                                    : sg_xasprintf("%.*s/%s", (int)(strrchr(cur, '/') - cur),
-                                                   cur, link);
-        free(cur);
-        cur = next;
+        ssize_t ln = readlink(done.data, link, sizeof link - 1);
+        if (ln <= 0 || ++links > 40) {
+            missing = true; /* the kernel's ELOOP: nothing is reached */
+            continue;
+        }
+        link[ln] = '\0';
+        /* the link's text, then what was left, walked from the link's folder */
+        char *next = sg_xasprintf("%s/%s", link, p);
+        free(todo);
+        todo = next;
+        p = todo;
+        done.len = link[0] == '/' ? 0 : keep;
+        done.data[done.len] = '\0';
     }
-    return cur;
+    free(todo);
+    char *out = done.len ? sg_xstrndup(done.data, done.len) : sg_xstrdup("/");
+    sg_buf_free(&done);
+    return out;
 }
 
 static void canonical_path(struct sg_preq *q, char *field, size_t max, const char *path,
                            const char *cwd)
 {
-    cleanup_free char *t = sg_path_target(path, cwd);
+    bool unsure;
+    cleanup_free char *t = sg_path_target_ex(path, cwd, &unsure);
+    /* the agent's file tool may resolve the path lexically first (Node's
+     * path.resolve) or hand it to the kernel as it is: where the two
+     * readings reach different files, no rule decides */
+    cleanup_free char *abs = path[0] == '/' || !cwd || cwd[0] != '/'
+                                 ? sg_xstrdup(path) : sg_xasprintf("%s/%s", cwd, path);
+    if (abs[0] == '/' && sg_path_normalize(abs) == 0) {
+        cleanup_free char *lex = sg_path_target(abs, NULL);
+        unsure |= strcmp(lex, t) != 0;
+    }
+    q->unsure |= unsure;
     sg_preq_put(q, field, max, t);
 }
 

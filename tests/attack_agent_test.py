@@ -163,7 +163,8 @@ def protected_files_are_compared_after_resolution(m, base):
     """Item 7: docs/notes.json -> ../.claude/settings.json was allowed by
     Edit(**); cp into the hook's own policy was allowed by Bash(cp:*)."""
     proj = project(m, base)
-    pol = policy(m, 'allow:\n  - "Edit"\n  - "Bash(cp:*)"\n  - "Bash(mv:*)"\n')
+    pol = policy(m, 'allow:\n  - "Edit"\n  - "Bash(cp:*)"\n  - "Bash(mv:*)"\n  - "Bash(ln:*)"\n'
+                 '  - "Bash(cd:*)"\n')
     os.makedirs(os.path.join(proj, "docs"))
     os.makedirs(os.path.join(proj, ".claude"))
     link = os.path.join(proj, "docs", "notes.json")
@@ -175,6 +176,22 @@ def protected_files_are_compared_after_resolution(m, base):
         out["permissionDecisionReason"], out
     for line in (f"cp x {pol}", f"mv x {os.path.dirname(pol)}/", "cp x docs/notes.json",
                  f"cp --target-directory={os.path.dirname(pol)} x"):
+        out = hook(m, base, "Bash", {"command": line}, proj)
+        assert decision(out) != "allow", (line, out)
+    # a link walked where it stands (not a lexical ..), a cd before the
+    # copy, an option joined to its value, the person's plugins and skills
+    os.makedirs(os.path.join(m.home, ".claude", "plugins"), exist_ok=True)
+    os.makedirs(os.path.join(m.home, ".claude", "skills", "fmt"), exist_ok=True)
+    os.symlink(os.path.join(m.home, ".claude", "plugins"), os.path.join(proj, "docs", "pl"))
+    cfg = os.path.dirname(pol)
+    for line in ("cp x docs/pl/../settings.json",
+                 f"ln -s {m.home}/.claude/plugins docs/y && cp x docs/y/../settings.json",
+                 f"ln -s ../{os.path.relpath(m.home, proj)}/.claude/plugins docs/z && "
+                 "cp x docs/z/../settings.json",
+                 f"cd {os.path.dirname(cfg)} && cp x skillgate/hook-policy.yaml",
+                 f"cp -t{m.home}/.claude/ settings.json", f"mv -t{cfg} x",
+                 f"cp x {m.home}/.claude/plugins/installed_plugins.json",
+                 f"cp x {m.home}/.claude/skills/fmt/SKILL.md", "cd - && cp x y"):
         out = hook(m, base, "Bash", {"command": line}, proj)
         assert decision(out) != "allow", (line, out)
     # a file tool writing skillgate's own files: denied outright

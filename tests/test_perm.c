@@ -182,6 +182,39 @@ static void kept_rules_are_the_argv_shown(void **st)
     assert_true(matches("Grep(src/**)", agent("Grep", SG_PT_WRITE, "/home/me/proj/src/a")));
 }
 
+/* A path is decided on as the kernel walks it: a link followed where it
+ * stands (its relative text from its own folder), so a ".." after it
+ * climbs from its target; a final link to nothing is what a write makes. */
+static void path_target_walks_as_the_kernel(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    char *real = realpath(t, NULL);
+    char *p = sg_xasprintf("%s/proj/docs", real), *h = sg_xasprintf("%s/h/.claude/plugins", real);
+    assert_int_equal(sg_mkdir_p(p, 0755, (uid_t)-1, (gid_t)-1), 0);
+    assert_int_equal(sg_mkdir_p(h, 0755, (uid_t)-1, (gid_t)-1), 0);
+    char *y = sg_xasprintf("%s/y", p), *n = sg_xasprintf("%s/notes.json", p);
+    assert_int_equal(symlink("../../h/.claude/plugins", y), 0);
+    assert_int_equal(symlink("../../h/.claude/settings.json", n), 0);
+    char *proj = sg_xasprintf("%s/proj", real);
+    char *want = sg_xasprintf("%s/h/.claude/settings.json", real);
+    char *got = sg_path_target("docs/y/../settings.json", proj);
+    assert_string_equal(got, want);
+    free(got);
+    got = sg_path_target(n, NULL); /* a link to nothing yet */
+    assert_string_equal(got, want);
+    free(got);
+    got = sg_path_target("./docs//x/../../a", proj); /* x does not exist: read as written */
+    char *a = sg_xasprintf("%s/proj/a", real);
+    assert_string_equal(got, a);
+    free(got);
+    got = sg_path_target("rel", NULL);
+    assert_string_equal(got, "rel");
+    free(got);
+    th_rmrf(t);
+    free(t), free(real), free(p), free(h), free(y), free(n), free(proj), free(want), free(a);
+}
+
 static void cont_never(void *ctx, enum sg_decision d)
 {
     (void)ctx, (void)d;
@@ -507,6 +540,7 @@ int main(void)
         cmocka_unit_test(rules_match_structured_fields),
         cmocka_unit_test(rules_in_claude_codes_syntax),
         cmocka_unit_test(kept_rules_are_the_argv_shown),
+        cmocka_unit_test(path_target_walks_as_the_kernel),
         cmocka_unit_test(deny_names_the_program_however_reached),
         cmocka_unit_test(engine_order_and_grants),
         cmocka_unit_test(check_tool_permission_seed_semantics),
