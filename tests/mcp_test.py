@@ -1799,13 +1799,16 @@ def hook_runs_a_skills_script_in_the_sandbox(base):
         (f"python3 {script} $(cat list)", "substitution"),
         (f"X=1 python3 {script} a", "assignment"),
         (f"python3 {script} *.pdf", "glob"),
-        (f"python3 -c 'import os' {script}", "an option before the script"),
+        # the script is no interpreter's script here: a word naming a file
+        # in an agent's folder, which the guard asks for first
+        (f"python3 -c 'import os' {script}", "an AI agent's own folder"),
     ]
     for line, why in never:
         h = hook_cmd(env, line, work)
         assert h["permissionDecision"] == "ask" and "updatedInput" not in h, (line, h)
         r = h["permissionDecisionReason"]
-        assert "not run in skillgate's sandbox" in r and why in r, (line, r)
+        assert ("not run in skillgate's sandbox" in r or "only a person decides" in r) and \
+            why in r, (line, r)
     # a script outside any skill, through a link that looks like one
     outside = os.path.join(env.dir, "evil.py")
     with open(outside, "w") as f:
