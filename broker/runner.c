@@ -443,8 +443,8 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
     sg_lineprompt_close(st->lp);
     out->doc = sg_trace_doc(st->trace_head, &st->trace, &out->res);
     json_object_set_new(out->doc, "manifests", st->seen);
-    if (r->person)
-        sg_seen_mark(sk);
+    if (r->person) /* the code that ran: the digest taken at the start ("" if none) */
+        sg_seen_mark_digest(sk, st->digest);
     /* the audit records first, then the trace, which names the chain's head
      * after them ("audit_head"): audit verify holds the log to every trace,
      * so records cut off the log's end are caught (issue 34). The record

@@ -18,6 +18,8 @@
 #define DIFF_MAX (64 * 1024)
 
 const char *const sg_seen_files[SG_SEEN_NFILES] = {"SKILL.md", "skillsandbox.yaml"};
+/* The content digest as of the last look, beside the manifests. */
+static const char DIGEST_FILE[] = "digest";
 
 /* The store's folder for sk: <state>/seen/<hex of sha256(real root)>. */
 static char *store_dir(const struct sg_skill *sk)
@@ -95,6 +97,39 @@ int sg_seen_compare(const struct sg_skill *sk, struct sg_seen *out)
     return 0;
 }
 
+/* A well-formed digest: "sha256:" and 64 lowercase hex digits. */
+static bool digest_ok(const char *d, size_t len)
+{
+    static const char pre[] = "sha256:";
+    if (len != SG_DIGEST_STRLEN - 1 || strncmp(d, pre, strlen(pre)))
+        return false;
+    for (size_t i = strlen(pre); i < len; i++)
+        if (!d[i] || !strchr("0123456789abcdef", d[i]))
+            return false;
+    return true;
+}
+
+int sg_seen_compare_code(const struct sg_skill *sk, struct sg_seen *out)
+{
+    int r = sg_seen_compare(sk, out);
+    if (r < 0 || out->state == SG_SEEN_NEW)
+        return r;
+    cleanup_free char *dir = store_dir(sk);
+    cleanup_fd int sd = open_dir(dir);
+    if (sd < 0)
+        return 0; /* gone since: not the same code */
+    cleanup_free char *was = NULL;
+    size_t wl = 0;
+    if (read_capped(sd, DIGEST_FILE, &was, &wl) < 0 || !was)
+        return 0; /* none remembered (a store from before): not the same */
+    wl = strcspn(was, "\n");
+    char now[SG_DIGEST_STRLEN];
+    if (!digest_ok(was, wl) || sg_skill_digest(sk->root, now, NULL) < 0)
+        return 0;
+    out->code_same = strlen(now) == wl && !memcmp(now, was, wl);
+    return 0;
+}
+
 static int write_at(int dfd, const char *name, const char *text, size_t len)
 {
     cleanup_free char *tmp = sg_xasprintf("%s.tmp", name);
@@ -121,8 +156,18 @@ static int write_at(int dfd, const char *name, const char *text, size_t len)
     return r;
 }
 
-int sg_seen_mark(const struct sg_skill *sk)
+int sg_seen_mark_digest(const struct sg_skill *sk, const char *digest)
 {
+    /* the digest before the manifests: a change between the two is then
+     * never remembered as the same code */
+    char taken[SG_DIGEST_STRLEN];
+    int dr = 0;
+    if (!digest) {
+        dr = sg_skill_digest(sk->root, taken, NULL);
+        digest = dr < 0 ? "" : taken;
+    }
+    if (digest[0] && !digest_ok(digest, strlen(digest)))
+        return -EINVAL;
     cleanup_free char *dir = store_dir(sk);
     cleanup_fd int sd = sg_open_records_dir(dir);
     if (sd < 0)
@@ -131,6 +176,12 @@ int sg_seen_mark(const struct sg_skill *sk)
     if (kd < 0)
         return kd;
     int r = 0;
+    if (digest[0]) {
+        cleanup_free char *line = sg_xasprintf("%s\n", digest);
+        r = write_at(sd, DIGEST_FILE, line, strlen(line));
+    } else if (unlinkat(sd, DIGEST_FILE, 0) < 0 && errno != ENOENT) {
+        r = -errno;
+    }
     for (size_t i = 0; i < SG_SEEN_NFILES && r == 0; i++) {
         char *b = NULL;
         size_t bl = 0;
@@ -147,7 +198,13 @@ int sg_seen_mark(const struct sg_skill *sk)
     time_t now = time(NULL);
     struct tm tm;
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ\n", gmtime_r(&now, &tm));
-    return write_at(sd, "when", when, strlen(when));
+    r = write_at(sd, "when", when, strlen(when));
+    return r < 0 ? r : dr;
+}
+
+int sg_seen_mark(const struct sg_skill *sk)
+{
+    return sg_seen_mark_digest(sk, NULL);
 }
 
 /* A descriptor of name beneath dfd for diff to read, or of /dev/null. */
