@@ -44,6 +44,10 @@ static char *file_path(const struct sg_hook_call *c, const char *key, const char
         *why = "the tool's input has no file path";
         return NULL;
     }
+    if (p[0] == '~') { /* the tool may expand it, or not: two readings */
+        *why = "a path starting with ~ (the tool may read it as your home)";
+        return NULL;
+    }
     if (p[0] == '/')
         return sg_xstrdup(p);
     if (!c->cwd[0]) {
@@ -183,6 +187,10 @@ int sg_hook_parse(const char *buf, size_t len, struct sg_hook_call *c, const cha
         const char *p = str(input, key);
         if ((id == SG_TOOL_READ || id == SG_TOOL_NOTEBOOKREAD) && (!p || !*p)) {
             *why = "the tool's input has no file path";
+            break;
+        }
+        if ((p && p[0] == '~') || (pat && pat[0] == '~')) {
+            *why = "a path starting with ~ (the tool may read it as your home)";
             break;
         }
         const char *base = p && *p ? p : ".";

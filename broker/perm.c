@@ -342,8 +342,21 @@ static size_t rules_to_keep(struct sg_perm *p, const struct sg_preq *q, char **o
         if (sg_shell_parse(line, &sh, &why) < 0)
             return 0; /* asked every time: no rule could ever match it */
         size_t n = 0;
+        /* a line that changes folder keeps nothing: each command's words
+         * were read in a folder the rule would not be; nor does a program
+         * named by a relative path (./run is whatever is there next time) */
+        for (size_t i = 0; i < sh.n; i++) {
+            const char *a0 = sh.cmds[i].argv[0];
+            if (!strcmp(a0, "cd") || !strcmp(a0, "pushd") || !strcmp(a0, "popd") ||
+                !strcmp(a0, "chdir")) {
+                sg_shell_free(&sh);
+                return 0;
+            }
+        }
         struct sg_preq *one = sg_xmalloc(sizeof *one);
         for (size_t i = 0; i < sh.n && n < max; i++) {
+            if (strchr(sh.cmds[i].argv[0], '/') && sh.cmds[i].argv[0][0] != '/')
+                continue;
             sg_agent_one_command(q, &sh.cmds[i], one);
             out[n++] = sg_preq_rule(one);
         }

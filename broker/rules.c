@@ -205,6 +205,9 @@ int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, str
         memmove(pat, p, strlen(p) + 1);
         for (char *c = pat; *c; c++)
             *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+        size_t hl = strlen(pat);
+        if (hl > 1 && pat[hl - 1] == '.')
+            pat[hl - 1] = '\0'; /* evil.test. is evil.test in DNS */
     } else if (r->tool == SG_PT_CONNECT && pat[0] != '/' && !sg_str_has_prefix(pat, "~/")) {
         *why = "a Connect pattern is a socket's absolute path or glob, or ~/...";
         return -EINVAL;
@@ -257,6 +260,23 @@ static bool path_matches(const char *pattern, const struct sg_preq *q)
     return fnmatch(pattern, q->subject, FNM_PATHNAME) == 0;
 }
 
+/* A search (Grep, Glob, LS) of a folder that holds what pattern names:
+ * a deny or ask rule on ~/.ssh holds for a Grep of ~. */
+static bool searches_into(const char *pattern, const struct sg_preq *q)
+{
+    if (strcmp(q->agent_tool, "Grep") && strcmp(q->agent_tool, "Glob") &&
+        strcmp(q->agent_tool, "LS"))
+        return false;
+    cleanup_free char *full = pattern[0] == '/' ? sg_xstrdup(pattern)
+                              : q->cwd[0] == '/' ? sg_xasprintf("%s/%s", q->cwd, pattern)
+                                                 : NULL;
+    if (!full)
+        return false;
+    full[strcspn(full, "*?[")] = '\0'; /* the fixed part */
+    size_t n = strlen(q->subject);
+    return !strcmp(q->subject, "/") || (!strncmp(full, q->subject, n) && full[n] == '/');
+}
+
 /* The words of a request's arguments (q->args reads back exactly: quoted
  * shell words), or -EINVAL. */
 static int arg_words(const struct sg_preq *q, struct sg_shell *sh)
@@ -274,6 +294,14 @@ static int arg_words(const struct sg_preq *q, struct sg_shell *sh)
     return 0;
 }
 
+/* Two absolute paths to one file (/bin/touch and /usr/bin/touch). */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a[0] == '/' && b[0] == '/' && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* Bash(WORDS) and Bash(WORDS:*): the program (an absolute first word is
  * the resolved program, any other the name as scopes and the agent write
  * it), then every argument word for word; a prefix rule's words begin the
@@ -284,7 +312,7 @@ static bool bash_matches(const struct sg_prule *r, const struct sg_preq *q)
         return false;
     const char *w0 = r->words[0];
     const char *prog = w0[0] == '/' ? q->subject : q->name[0] ? q->name : base_name(q->subject);
-    if (strcmp(w0, prog))
+    if (strcmp(w0, prog) && !(w0[0] == '/' && same_file(w0, prog)))
         return false;
     struct sg_shell sh;
     if (arg_words(q, &sh) < 0)
@@ -306,7 +334,9 @@ bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q)
         size_t n = strlen(r->agent);
         if (!r->any) /* Read(path): every tool that reads files, on that path */
             return q->agent_tool[0] && reads_paths(q->agent_tool, strlen(q->agent_tool)) &&
-                   q->subject[0] == '/' && path_matches(r->pattern, q);
+                   q->subject[0] == '/' &&
+                   (path_matches(r->pattern, q) ||
+                    (r->effect != SG_EFF_ALLOW && searches_into(r->pattern, q)));
         return q->agent_tool[0] &&
                (!strcmp(q->agent_tool, r->agent) ||
                 (sg_str_has_prefix(r->agent, "mcp__") && !strstr(r->agent + 5, "__") &&
@@ -590,6 +620,24 @@ static const struct sg_prule *limit_view(const struct sg_prule *rules, size_t n,
                                          const struct sg_preq *q, enum sg_effect eff, int depth,
                                          bool *unknown);
 
+/* The file bash runs for a program name, through PATH (caller frees), or
+ * NULL. */
+static char *path_lookup(const char *name)
+{
+    const char *path = getenv("PATH");
+    for (const char *d = path ? path : ""; *d;) {
+        const char *e = strchrnul(d, ':');
+        char *cand = sg_xasprintf("%.*s/%s", (int)(e - d), d, name);
+        struct stat st;
+        if (cand[0] == '/' && stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+        d = *e ? e + 1 : e;
+    }
+    return NULL;
+}
+
 /* q narrowed to the command words[0..] (as written), checked. */
 static const struct sg_prule *limit_words(const struct sg_prule *rules, size_t n,
                                           const struct sg_preq *q, char *const *words,
@@ -628,6 +676,19 @@ static const struct sg_prule *limit_view(const struct sg_prule *rules, size_t n,
     }
     const char *prog = q->name[0] ? q->name : q->subject;
     const struct sg_prule *hit = NULL;
+    cleanup_free char *found = q->agent_tool[0] && !strchr(prog, '/') ? path_lookup(prog) : NULL;
+    if (found) { /* touch: also the /usr/bin/touch bash finds, for Bash(/usr/bin/touch:*) */
+        struct sg_preq *v = sg_xmalloc(sizeof *v);
+        *v = *q;
+        SG_PREQ_SET(v, subject, found);
+        for (size_t i = 0; i < n && !hit; i++)
+            if (rules[i].effect == eff && rules[i].words && rules[i].words[0][0] == '/' &&
+                sg_prule_matches(&rules[i], v))
+                hit = &rules[i];
+        free(v);
+        if (hit)
+            return hit;
+    }
     if (strchr(prog, '/')) { /* /usr/bin/touch, ./touch: also touch */
         struct sg_preq *v = sg_xmalloc(sizeof *v);
         *v = *q;

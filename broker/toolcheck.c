@@ -251,6 +251,9 @@ static void agent_request(struct sg_preq *q, enum sg_tool_id id, const char *too
             *colon = '\0';
             q->port = (int)port;
         }
+        size_t hl = strlen(q->subject);
+        if (hl > 1 && q->subject[hl - 1] == '.')
+            q->subject[hl - 1] = '\0'; /* evil.test. is evil.test in DNS */
     } else if (*detail) { /* every rule sees the path the kernel would */
         canonical_path(q, q->subject, sizeof q->subject, detail, q->cwd);
     }

@@ -156,6 +156,13 @@ def url_hosts_are_read_as_the_fetcher_reads_them(m, base):
         assert decision(out) != "allow", (url, out)
     out = hook(m, base, "WebFetch", {"url": "HTTPS://Good.TEST/docs", "prompt": "p"}, proj)
     assert decision(out) == "allow", out
+    # a trailing dot is the same name in DNS: a deny holds for it
+    policy(m, 'deny:\n  - "WebFetch(domain:evil.test)"\n  - "WebFetch(domain:*.evil.test)"\n'
+              'allow:\n  - "WebFetch"\n')
+    for url in ("https://evil.test./", "https://evil.test%2e/", "https://x.evil.test./",
+                "https://evil.test.:443/"):
+        out = hook(m, base, "WebFetch", {"url": url, "prompt": "p"}, proj)
+        assert decision(out) != "allow", (url, out)
 
 
 @test()
@@ -217,6 +224,20 @@ def deny_rules_name_the_program_however_reached(m, base):
             assert decision(out) == "deny" and "touch" in out["permissionDecisionReason"], \
                 (line, out)
     assert decision(hook(m, base, "Bash", {"command": "ls -la"}, proj)) == "allow"
+    # a deny naming the program by path holds for its name and its other paths
+    policy(m, 'deny:\n  - "Bash(/usr/bin/touch:*)"\nallow:\n  - "Bash"\n')
+    for line in ("touch F", "/bin/touch F", "env touch F"):
+        out = hook(m, base, "Bash", {"command": line}, proj)
+        assert decision(out) == "deny", (line, out)
+    policy(m, 'deny:\n  - "Read(~/.ssh/**)"\n  - "Read"\nallow:\n  - "Bash"\n')
+    # a search of a folder that holds a denied path, and a path with ~
+    out = hook(m, base, "Grep", {"pattern": "KEY", "path": m.home, "glob": ".ssh/*"}, proj)
+    assert decision(out) == "deny", out
+    out = hook(m, base, "Glob", {"pattern": "**/id_rsa", "path": m.home}, proj)
+    assert decision(out) == "deny", out
+    out = hook(m, base, "Edit", {"file_path": "~/.bashrc", "old_string": "a", "new_string": "b"},
+               proj)
+    assert decision(out) == "ask", out
     out = hook(m, base, "Read", {"file_path": os.path.join(m.home, ".ssh", "id_ed25519")}, proj)
     assert decision(out) == "deny" and "Read" in out["permissionDecisionReason"], out
     out = hook(m, base, "Grep", {"pattern": "BEGIN", "path": os.path.join(m.home, ".ssh")},
