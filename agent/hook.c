@@ -370,7 +370,8 @@ static char *risky_parts(const struct sg_skill *sk, const char *root)
 }
 
 /* Has a person vetted the skill at root: kept in their own skills folder,
- * its manifests as they last looked at them (a run, the Skills screen)? */
+ * its manifests and its code (the content digest) as they last looked at
+ * them (a run, the Skills screen)? */
 static void vet_skill(const struct sg_skill *sk, const char *root, struct sg_hook_vet *v)
 {
     v->risky = risky_parts(sk, root);
@@ -378,11 +379,13 @@ static void vet_skill(const struct sg_skill *sk, const char *root, struct sg_hoo
     if (!in_personal_skills(root)) {
         v->why = sg_xasprintf("not one of your installed skills (~/.claude/skills): a "
                               "repository or a download can put a SKILL.md anywhere");
-    } else if (sg_seen_compare(sk, &seen) < 0 || seen.state == SG_SEEN_NEW) {
+    } else if (sg_seen_compare_code(sk, &seen) < 0 || seen.state == SG_SEEN_NEW) {
         v->why = sg_xstrdup("installed, but you have not looked at it yet (skillgate run, "
                             "or the Skills screen)");
     } else if (seen.state == SG_SEEN_CHANGED) {
         v->why = sg_xasprintf("its manifest changed since you looked at it (%s)", seen.when);
+    } else if (!seen.code_same) { /* a pull, or the agent, swapped a script */
+        v->why = sg_xasprintf("its code changed since you looked at it (%s)", seen.when);
     } else {
         v->vetted = true;
         v->why = sg_xasprintf("installed in your skills and unchanged since you looked at it "

@@ -1747,6 +1747,13 @@ def hook_runs_a_skills_script_in_the_sandbox(base):
                        capture_output=True, text=True, env=env.env, cwd=work, timeout=60,
                        stdin=subprocess.DEVNULL, start_new_session=True)
     assert p.returncode == 0 and "FILL ['x']" in p.stdout, (p.stdout, p.stderr)
+    # code swapped behind the manifest (a pull, the agent): asked again
+    with open(script, "a") as f:
+        f.write("# changed\n")
+    h = hook_cmd(env, f"python3 {script} in.pdf", work)
+    assert h["permissionDecision"] == "ask" and "code changed" in \
+        h["permissionDecisionReason"], h
+    write_skill(skill, files)
     h = hook_cmd(env, f"python3 {script} in.pdf 'my values.json'", work)
     assert h["permissionDecision"] == "allow", h
     cmd = h["updatedInput"]["command"]
