@@ -121,7 +121,10 @@ static int word_char(struct parser *ps, const char *p, const char **why)
         }
         break;
     case '~':
-        if (!ps->in_word) {
+        /* bash expands ~ at a word's start and after = or : in a word
+         * that looks like an assignment (dd of=~/x, PATH=a:~/b) */
+        if (!ps->in_word || (ps->word.len && (ps->word.data[ps->word.len - 1] == '=' ||
+                                              ps->word.data[ps->word.len - 1] == ':'))) {
             *why = "a tilde expansion";
             return -1;
         }
@@ -312,18 +315,55 @@ char *sg_shell_join(const struct sg_shell_cmd *c)
 
 /* ---- launchers: what a command runs through env, sudo, sh -c ---- */
 
-/* A launcher's options: those without a value, those with one (as the
- * next word, or joined: -uNAME, --user=NAME), and how many operands come
- * before the command (timeout's duration). A word starting with - that is
- * neither is not known: the command it runs cannot be told. */
+/* Names whose value a shell or a program later runs as code: set through
+ * env, sudo or export, they make `bash -c ls`, `git log` or `man ls` run
+ * what the value says. Not every such name (see shellcmd.h). */
+static bool loads_code(const char *w)
+{
+    static const char *const names[] = {
+        "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS0", "PS1", "PS2", "PS4",
+        "PROMPT_COMMAND", "PAGER", "MANPAGER", "GIT_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
+        "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
+        "GIT_EXTERNAL_DIFF", "GIT_CONFIG_PARAMETERS", "LESSOPEN", "LESSCLOSE"};
+    static const char *const prefixes[] = {"BASH_FUNC_", "LD_", "GIT_CONFIG_"};
+    size_t n = strcspn(w, "=");
+    if (n > 1 && w[n - 1] == '+')
+        n--;
+    for (size_t i = 0; i < SG_ARRAY_LEN(names); i++)
+        if (strlen(names[i]) == n && !strncmp(names[i], w, n))
+            return true;
+    for (size_t i = 0; i < SG_ARRAY_LEN(prefixes); i++)
+        if (!strncmp(w, prefixes[i], strlen(prefixes[i])))
+            return true;
+    return false;
+}
+
+static bool listed(const char *const *l, const char *w, size_t n)
+{
+    for (; l && *l; l++)
+        if (strlen(*l) == n && !strncmp(*l, w, n))
+            return true;
+    return false;
+}
+
+/* A launcher's grammar, as its getopt string and manual give it: options
+ * first (getopt stops at the first operand: all of these use "+"), then,
+ * after them or after "--", env's lone "-", NAME=value words (env, sudo),
+ * `operands` words (timeout's duration, chroot's root), then the command.
+ * A word starting with - that is none of its options is not known: what
+ * runs cannot be told. Long options are taken only whole (getopt also
+ * takes an unambiguous prefix: such a word is not known here). */
 struct launcher {
     const char *name;
-    const char *flags;      /* short options without a value */
-    const char *valued;     /* short options with one */
-    const char *const *lflags, *const *lvalued; /* long ones, without and with */
+    const char *flags;    /* short options without a value */
+    const char *valued;   /* short options with one: the rest of the word, or the next word */
+    const char *optional; /* short options whose value is only ever joined (xargs -e, -i, -l) */
+    const char *const *lflags, *const *lvalued, *const *loptional; /* long ones */
     int operands;
-    bool assignments;       /* env: NAME=value words before the command */
-    bool flag_digits;       /* nice -10 */
+    bool assignments;  /* NAME=value words before the command */
+    bool dash_is_i;    /* env: a lone - after the options means -i */
+    bool flag_digits;  /* nice -10 */
+    enum sg_launch bare; /* with no command: chroot runs $SHELL -i, xargs runs echo */
 };
 
 static const char *const env_lf[] = {"--ignore-environment", "--null", "--debug", NULL};
@@ -333,44 +373,296 @@ static const char *const to_lf[] = {"--preserve-status", "--foreground", "--verb
 static const char *const to_lv[] = {"--signal", "--kill-after", NULL};
 static const char *const xa_lf[] = {"--null", "--no-run-if-empty", "--verbose", "--exit",
                                     "--interactive", "--open-tty", NULL};
-static const char *const xa_lv[] = {"--delimiter", "--max-args", "--max-procs", "--max-lines",
-                                    "--max-chars", "--arg-file", "--replace", "--eof",
-                                    "--process-slot-var", NULL};
+static const char *const xa_lv[] = {"--delimiter", "--max-args", "--max-procs", "--max-chars",
+                                    "--arg-file", "--process-slot-var", NULL};
+static const char *const xa_lo[] = {"--eof", "--replace", "--max-lines", NULL};
 static const char *const sudo_lf[] = {"--preserve-env", "--set-home", "--non-interactive",
                                       "--stdin", "--background", "--reset-timestamp",
                                       "--remove-timestamp", NULL};
 static const char *const sudo_lv[] = {"--user", "--group", "--close-from", "--chdir",
                                       "--host", "--prompt", "--role", "--type",
                                       "--command-timeout", "--other-user", NULL};
-static const char *const none[] = {NULL};
+static const char *const sb_lv[] = {"--input", "--output", "--error", NULL};
+static const char *const time_lf[] = {"--append", "--portability", "--quiet", "--verbose", NULL};
+static const char *const time_lv[] = {"--format", "--output", NULL};
+static const char *const ion_lf[] = {"--ignore", NULL};
+static const char *const ion_lv[] = {"--class", "--classdata", "--pid", "--pgid", "--uid", NULL};
+static const char *const sid_lf[] = {"--ctty", "--fork", "--wait", NULL};
+static const char *const chr_lf[] = {"--skip-chdir", NULL};
+static const char *const chr_lv[] = {"--groups", "--userspec", NULL};
 
 static const struct launcher launchers[] = {
-    {"env", "i0v", "uCP", env_lf, env_lv, 0, true, false},
-    {"command", "p", "", none, none, 0, false, false},
-    {"exec", "cl", "a", none, none, 0, false, false},
-    {"nice", "", "n", none, nice_lv, 0, false, true},
-    {"nohup", "", "", none, none, 0, false, false},
-    {"setsid", "cfw", "", none, none, 0, false, false},
-    {"timeout", "v", "sk", to_lf, to_lv, 1, false, false},
-    {"xargs", "0rtpxo", "dnPLsaIEe", xa_lf, xa_lv, 0, false, false},
-    {"sudo", "EHnSbkKA", "ugCDhprtTU", sudo_lf, sudo_lv, 0, false, false},
-    {"doas", "n", "uC", none, none, 0, false, false},
-    {"stdbuf", "", "ioe", none, none, 0, false, false},
-    {"time", "pv", "fo", none, none, 0, false, false},
-    {"ionice", "t", "cnp", none, none, 0, false, false},
-    {"chroot", "", "", none, none, 1, false, false},
-    {"builtin", "", "", none, none, 0, false, false},
+    {.name = "env", .flags = "i0v", .valued = "uCP", .lflags = env_lf, .lvalued = env_lv,
+     .assignments = true, .dash_is_i = true},
+    {.name = "command", .flags = "p"},
+    {.name = "exec", .flags = "cl", .valued = "a"},
+    {.name = "nice", .valued = "n", .lvalued = nice_lv, .flag_digits = true},
+    {.name = "nohup"},
+    {.name = "setsid", .flags = "cfw", .lflags = sid_lf},
+    {.name = "timeout", .flags = "v", .valued = "sk", .lflags = to_lf, .lvalued = to_lv,
+     .operands = 1},
+    {.name = "xargs", .flags = "0rtpxo", .valued = "dnPLsaIE", .optional = "eil",
+     .lflags = xa_lf, .lvalued = xa_lv, .loptional = xa_lo, .bare = SG_LAUNCH_UNKNOWN},
+    {.name = "sudo", .flags = "EHnSbkKA", .valued = "ugCDhprtTU", .lflags = sudo_lf,
+     .lvalued = sudo_lv, .assignments = true},
+    {.name = "doas", .flags = "n", .valued = "uC"},
+    {.name = "stdbuf", .valued = "ioe", .lvalued = sb_lv},
+    {.name = "time", .flags = "apqv", .valued = "fo", .lflags = time_lf, .lvalued = time_lv},
+    {.name = "ionice", .flags = "t", .valued = "cnpPu", .lflags = ion_lf, .lvalued = ion_lv},
+    {.name = "chroot", .lflags = chr_lf, .lvalued = chr_lv, .operands = 1,
+     .bare = SG_LAUNCH_UNKNOWN},
+    {.name = "builtin"},
 };
 
-static bool listed(const char *const *l, const char *w, size_t n)
+static enum sg_launch by_launcher(const struct launcher *l, char *const *argv, size_t argc,
+                                  size_t *at)
 {
-    for (; *l; l++)
-        if (strlen(*l) == n && !strncmp(*l, w, n))
-            return true;
-    return false;
+    size_t i = 1;
+    while (i < argc && argv[i][0] == '-' && argv[i][1]) {
+        const char *w = argv[i++];
+        if (!strcmp(w, "--"))
+            break;
+        if (w[1] == '-') {
+            size_t n = strcspn(w, "=");
+            if (!w[n] && listed(l->lflags, w, n))
+                continue;
+            if (listed(l->loptional, w, n))
+                continue; /* --eof or --eof=X: never the next word */
+            if (!listed(l->lvalued, w, n))
+                return SG_LAUNCH_UNKNOWN;
+            if (!w[n] && i++ >= argc)
+                return SG_LAUNCH_UNKNOWN;
+            continue;
+        }
+        if (l->flag_digits && strspn(w + 1, "0123456789") == strlen(w + 1))
+            continue;
+        for (size_t k = 1; w[k]; k++) {
+            if (l->flags && strchr(l->flags, w[k]))
+                continue;
+            if (l->optional && strchr(l->optional, w[k]))
+                break; /* the rest of the word, if any, is the value */
+            if (!l->valued || !strchr(l->valued, w[k]))
+                return SG_LAUNCH_UNKNOWN;
+            if (!w[k + 1] && i++ >= argc) /* the value is the next word */
+                return SG_LAUNCH_UNKNOWN;
+            break; /* the rest of this word is the value */
+        }
+    }
+    if (l->dash_is_i && i < argc && !strcmp(argv[i], "-"))
+        i++;
+    for (; l->assignments && i < argc && strchr(argv[i], '='); i++)
+        if (argv[i][0] == '=' || loads_code(argv[i]))
+            return SG_LAUNCH_UNKNOWN;
+    for (int k = 0; k < l->operands; k++)
+        if (i++ >= argc)
+            return l->bare;
+    if (i >= argc)
+        return l->bare;
+    *at = i;
+    return SG_LAUNCH_INNER;
 }
 
-static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"};
+/* A shell's options, as its manual and its option loop read them: words
+ * starting with - or + are options until the first operand ("-" and "--"
+ * end them); each letter is a flag, except o and O that take the next
+ * word whatever the letter's place (bash -oo posix nounset). -c is a flag:
+ * the command line is the first operand after all options. bash's long
+ * options come before the letters. A strict shell (zsh, ksh) is read only
+ * in its plainest form. */
+struct shell {
+    const char *name;
+    const char *flags;
+    const char *valued;
+    bool long_opts; /* bash's --name options */
+    bool strict;    /* "-", "--" and "+" not taken */
+};
+
+static const char *const bash_lf[] = {"--debug", "--debugger", "--dump-po-strings",
+                                      "--dump-strings", "--help", "--login", "--noediting",
+                                      "--noprofile", "--norc", "--posix", "--pretty-print",
+                                      "--protected", "--restricted", "--verbose", "--version",
+                                      "--wordexp", NULL};
+static const char *const bash_lv[] = {"--init-file", "--rcfile", NULL};
+
+static const struct shell shells[] = {
+    /* sh is bash or dash: bash's letters; one dash does not know fails */
+    {"sh", "abefhkmnptuvxBCDEHPTilrsc", "oO", true, false},
+    {"bash", "abefhkmnptuvxBCDEHPTilrsc", "oO", true, false},
+    {"dash", "abCefIilmnpqsuvVxEc", "o", false, false},
+    {"ash", "abCefIilmnpqsuvVxEc", "o", false, false},
+    {"zsh", "efhilnsuvxc", "o", false, true},
+    {"ksh", "aefhiklmnprsuvxCc", "o", false, true},
+    {"mksh", "aefhiklmnprsuvxCc", "o", false, true},
+};
+
+static enum sg_launch by_shell(const struct shell *sh, char *const *argv, size_t argc,
+                               size_t *at)
+{
+    bool minus_c = false, rcfile = false, interactive = false;
+    size_t i = 1;
+    for (; sh->long_opts && i < argc && !strncmp(argv[i], "--", 2) && argv[i][2]; i++) {
+        const char *w = argv[i];
+        if (listed(bash_lv, w, strlen(w))) { /* read only by an interactive shell */
+            rcfile = true;
+            if (++i >= argc)
+                return SG_LAUNCH_UNKNOWN;
+        } else if (!listed(bash_lf, w, strlen(w))) {
+            return SG_LAUNCH_UNKNOWN;
+        }
+    }
+    for (; i < argc && (argv[i][0] == '-' || argv[i][0] == '+'); i++) {
+        const char *w = argv[i];
+        if (!strcmp(w, "-") || !strcmp(w, "--")) {
+            if (sh->strict)
+                return SG_LAUNCH_UNKNOWN;
+            i++;
+            break;
+        }
+        if (!w[1] && sh->strict)
+            return SG_LAUNCH_UNKNOWN;
+        size_t next = i + 1;
+        for (const char *c = w + 1; *c; c++) {
+            minus_c |= *c == 'c';
+            interactive |= *c == 'i';
+            if (strchr(sh->valued, *c)) {
+                if (next++ >= argc)
+                    return SG_LAUNCH_UNKNOWN;
+            } else if (!strchr(sh->flags, *c)) {
+                return SG_LAUNCH_UNKNOWN; /* --rcfile after a letter, -T tty, ... */
+            }
+        }
+        i = next - 1;
+    }
+    /* no -c: a script file or stdin, which nobody here sees */
+    if (!minus_c || i >= argc || (rcfile && interactive))
+        return SG_LAUNCH_UNKNOWN;
+    *at = i;
+    return SG_LAUNCH_SHELL;
+}
+
+/* eval runs its words joined by spaces as a line. One word is that line;
+ * several are the simple command they already are only when the joined
+ * line reads back as exactly them (`eval touch 'F;' id` is two commands).
+ * `eval -- x`: bash skips the --, dash runs a program named --. */
+static enum sg_launch by_eval(char *const *argv, size_t argc, size_t *at)
+{
+    if (argc < 2)
+        return SG_LAUNCH_NONE;
+    if (argv[1][0] == '-' && argv[1][1])
+        return SG_LAUNCH_UNKNOWN;
+    *at = 1;
+    if (argc == 2)
+        return SG_LAUNCH_SHELL;
+    struct sg_buf b;
+    sg_buf_init(&b, SG_SHELL_MAX + 1);
+    for (size_t i = 1; i < argc; i++)
+        if ((i > 1 && sg_buf_append(&b, " ", 1) < 0) ||
+            sg_buf_append(&b, argv[i], strlen(argv[i])) < 0) {
+            sg_buf_free(&b);
+            return SG_LAUNCH_UNKNOWN;
+        }
+    cleanup_free char *line = b.data ? sg_buf_steal(&b) : sg_xstrdup("");
+    struct sg_shell sh;
+    const char *why;
+    if (sg_shell_parse(line, &sh, &why) < 0)
+        return SG_LAUNCH_UNKNOWN;
+    bool same = sh.n == 1 && sh.cmds[0].argc == argc - 1;
+    for (size_t i = 0; same && i < argc - 1; i++)
+        same = !strcmp(sh.cmds[0].argv[i], argv[i + 1]);
+    sg_shell_free(&sh);
+    return same ? SG_LAUNCH_INNER : SG_LAUNCH_UNKNOWN;
+}
+
+/* find runs a command only through -exec, -execdir, -ok, -okdir. */
+static enum sg_launch by_find(char *const *argv, size_t argc, size_t *at)
+{
+    (void)at;
+    for (size_t i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-exec") || !strcmp(argv[i], "-execdir") ||
+            !strcmp(argv[i], "-ok") || !strcmp(argv[i], "-okdir"))
+            return SG_LAUNCH_UNKNOWN;
+    return SG_LAUNCH_NONE;
+}
+
+/* git's options before its subcommand: -c and --config-env set any
+ * configuration (core.pager, alias.x=!cmd, core.sshCommand), --exec-path
+ * names where its subcommands are found. */
+static enum sg_launch by_git(char *const *argv, size_t argc, size_t *at)
+{
+    (void)at;
+    static const char *const valued[] = {"-C", "--git-dir", "--work-tree", "--namespace",
+                                         "--super-prefix", "--list-cmds", NULL};
+    for (size_t i = 1; i < argc && argv[i][0] == '-'; i++) {
+        const char *w = argv[i];
+        if (w[1] == 'c' || !strncmp(w, "--config-env", 12) ||
+            !strncmp(w, "--exec-path=", 12))
+            return SG_LAUNCH_UNKNOWN;
+        if (listed(valued, w, strlen(w)))
+            i++;
+    }
+    return SG_LAUNCH_NONE;
+}
+
+/* busybox APPLET ARGS runs the applet, itself a command to read. */
+static enum sg_launch by_busybox(char *const *argv, size_t argc, size_t *at)
+{
+    if (argc < 2)
+        return SG_LAUNCH_NONE;
+    if (argv[1][0] == '-')
+        return SG_LAUNCH_UNKNOWN;
+    *at = 1;
+    return SG_LAUNCH_INNER;
+}
+
+/* Builtins that run their words, or a file, as shell code. trap's action
+ * runs later; alias NAME=… replaces a later command's name. Those that
+ * evaluate a variable's subscript as arithmetic run $(…) inside it
+ * (`let 'a[$(touch F)]'`, `test -v 'a[$(id)]'`), and the declaring ones
+ * can set a name loads_code lists. */
+static enum sg_launch by_builtin(char *const *argv, size_t argc, size_t *at)
+{
+    (void)at;
+    static const char *const code[] = {"source", ".", "fc", NULL};
+    static const char *const checked[] = {"let", "declare", "typeset", "local", "export",
+                                          "readonly", "unset", "test", "[", "read", "mapfile",
+                                          "readarray", "printf", "wait", "getopts", "alias",
+                                          "trap", "enable", "hash", NULL};
+    static const char *const declaring[] = {"declare", "typeset", "local", "export",
+                                            "readonly", NULL};
+    const char *b = argv[0];
+    if (listed(code, b, strlen(b)))
+        return SG_LAUNCH_UNKNOWN;
+    if (!listed(checked, b, strlen(b)))
+        return SG_LAUNCH_NONE;
+    bool decl = listed(declaring, b, strlen(b)), named = strcmp(b, "printf");
+    for (size_t i = 1; i < argc; i++)
+        named |= !strcmp(argv[i], "-v"); /* printf names a variable only with -v */
+    for (size_t i = 1; i < argc; i++) {
+        const char *w = argv[i];
+        if ((named && strpbrk(w, "$`")) || (decl && w[0] != '-' && loads_code(w)))
+            return SG_LAUNCH_UNKNOWN;
+        if (!strcmp(b, "alias") && strchr(w, '='))
+            return SG_LAUNCH_UNKNOWN;
+        if (!strcmp(b, "trap") && strcmp(w, "-l") && strcmp(w, "-p"))
+            return SG_LAUNCH_UNKNOWN;
+        if ((!strcmp(b, "enable") && !strncmp(w, "-f", 2)) ||
+            (!strcmp(b, "hash") && w[0] == '-' && strchr(w, 'p')))
+            return SG_LAUNCH_UNKNOWN; /* a builtin from a .so; hash -p PATH NAME */
+    }
+    return SG_LAUNCH_NONE;
+}
+
+/* Programs that run a command given in their words, with a grammar not
+ * read here: what they run cannot be told. */
+static const char *const opaque[] = {
+    "watch", "flock", "unshare", "setpriv", "chrt", "taskset", "strace", "ltrace", "su",
+    "script", "runuser", "sg", "ssh", "parallel", "sem", "fakeroot", "systemd-run",
+    "nsenter", "firejail", "bwrap", "proot", "chpst", "pkexec", "run0", "prlimit", "capsh",
+    "numactl", "cgexec", "setarch", "linux32", "linux64", "valgrind", "gdb", "catchsegv",
+    "unbuffer", "rlwrap", "faketime", "torsocks", "proxychains", "proxychains4", "gosu",
+    "su-exec", "setuidgid", "softlimit", "envdir", "runcon", "systemd-nspawn", "tmux",
+    "screen", "entr", "xvfb-run", "dbus-launch", "start-stop-daemon", "daemonize", "expect",
+    NULL};
 
 enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at)
 {
@@ -378,74 +670,21 @@ enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at)
     if (!argc)
         return SG_LAUNCH_NONE;
     const char *b = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-    for (size_t s = 0; s < SG_ARRAY_LEN(shells); s++) {
-        if (strcmp(b, shells[s]))
-            continue;
-        /* sh [-eux...] -c STRING [NAME ARGS]: STRING is the command; a
-         * shell reading a script file or stdin runs what nobody here sees */
-        for (size_t i = 1; i < argc; i++) {
-            const char *w = argv[i];
-            if (w[0] != '-' || !w[1] || !strcmp(w, "--"))
-                break;
-            if (w[1] == '-' || strspn(w + 1, "euxvnfaChbmBEHPTklptc") != strlen(w + 1))
-                return SG_LAUNCH_UNKNOWN;
-            if (strchr(w + 1, 'c')) {
-                if (i + 1 >= argc)
-                    return SG_LAUNCH_UNKNOWN;
-                *at = i + 1;
-                return SG_LAUNCH_SHELL;
-            }
-        }
-        return SG_LAUNCH_UNKNOWN;
-    }
-    const struct launcher *l = NULL;
-    for (size_t i = 0; i < SG_ARRAY_LEN(launchers) && !l; i++)
+    for (size_t i = 0; i < SG_ARRAY_LEN(shells); i++)
+        if (!strcmp(b, shells[i].name))
+            return by_shell(&shells[i], argv, argc, at);
+    for (size_t i = 0; i < SG_ARRAY_LEN(launchers); i++)
         if (!strcmp(b, launchers[i].name))
-            l = &launchers[i];
-    if (!l)
-        return SG_LAUNCH_NONE;
-    size_t i = 1;
-    int operands = l->operands;
-    for (; i < argc; i++) {
-        const char *w = argv[i];
-        if (!strcmp(w, "--")) {
-            i++;
-            break;
-        }
-        if (w[0] == '-' && w[1] == '-') {
-            size_t n = strcspn(w, "=");
-            if (listed(l->lflags, w, n) && !w[n])
-                continue;
-            if (!listed(l->lvalued, w, n))
-                return SG_LAUNCH_UNKNOWN;
-            if (!w[n] && ++i >= argc)
-                return SG_LAUNCH_UNKNOWN;
-            continue;
-        }
-        if (w[0] == '-' && w[1]) {
-            if (l->flag_digits && strspn(w + 1, "0123456789") == strlen(w + 1))
-                continue;
-            for (size_t k = 1; w[k]; k++) {
-                if (strchr(l->flags, w[k]))
-                    continue;
-                if (!strchr(l->valued, w[k]))
-                    return SG_LAUNCH_UNKNOWN;
-                if (!w[k + 1] && ++i >= argc) /* the value is the next word */
-                    return SG_LAUNCH_UNKNOWN;
-                break; /* the rest of this word is the value */
-            }
-            continue;
-        }
-        if (l->assignments && strchr(w, '=') && w[0] != '=')
-            continue;
-        if (operands > 0) {
-            operands--;
-            continue;
-        }
-        break;
-    }
-    if (i >= argc) /* nothing to run: env prints, xargs runs echo */
-        return !strcmp(b, "xargs") ? SG_LAUNCH_UNKNOWN : SG_LAUNCH_NONE;
-    *at = i;
-    return SG_LAUNCH_INNER;
+            return by_launcher(&launchers[i], argv, argc, at);
+    if (listed(opaque, b, strlen(b)) || !strncmp(b, "ld-linux", 8) || !strcmp(b, "ld.so"))
+        return SG_LAUNCH_UNKNOWN; /* ld.so PROGRAM runs it */
+    if (!strcmp(b, "eval"))
+        return by_eval(argv, argc, at);
+    if (!strcmp(b, "find"))
+        return by_find(argv, argc, at);
+    if (!strcmp(b, "git"))
+        return by_git(argv, argc, at);
+    if (!strcmp(b, "busybox"))
+        return by_busybox(argv, argc, at);
+    return by_builtin(argv, argc, at);
 }

@@ -47,12 +47,49 @@ char *sg_shell_join(const struct sg_shell_cmd *c);
 struct sg_buf;
 void sg_shell_quote(struct sg_buf *b, const char *w, bool first);
 
-/* What a simple command runs beside itself. A launcher (env, command,
- * exec, nice, nohup, setsid, timeout, xargs, sudo, doas, stdbuf, time,
- * ionice, chroot, builtin) runs the command at argv[*at]; a shell with -c
- * runs the command line argv[*at]; UNKNOWN when a launcher's options are
- * not known here, or a shell reads a script or its stdin, so the program
- * that runs cannot be told. */
+/* What a simple command runs beside itself, so that a deny or ask rule
+ * names a program however it is reached.
+ *
+ * Followed (the program that runs is then read like any command, and the
+ * caller reads it the same way again):
+ *  - INNER, argv[*at] is the command: env, command, exec, nice, nohup,
+ *    setsid, timeout, xargs, sudo, doas, stdbuf, time, ionice, chroot,
+ *    builtin, busybox APPLET; each read by its getopt grammar (options up
+ *    to the first operand or "--", env's lone "-", NAME=value words of env
+ *    and sudo, the operand of timeout and chroot, also after "--").
+ *    eval with several words when they join into exactly those words.
+ *  - SHELL, argv[*at] is a command line: sh, bash, dash, ash, zsh, ksh,
+ *    mksh with -c (a flag: the line is the first operand after all
+ *    options, bash's -o/-O values and --long options skipped); eval WORD.
+ * UNKNOWN (the caller asks, where a deny or ask Bash rule exists):
+ *  - a launcher's or shell's option not known here, a shell reading a
+ *    script or stdin (sh x.sh), bash --rcfile with -i, chroot with no
+ *    command ($SHELL -i), xargs with none (echo), eval of words that join
+ *    into other words or `eval -- …` (bash and dash differ);
+ *  - env or sudo setting a name that is later run as code (BASH_ENV, ENV,
+ *    SHELLOPTS, PS4, PAGER, EDITOR, GIT_SSH_COMMAND, GIT_CONFIG_*, LD_*,
+ *    BASH_FUNC_*, ...: see loads_code), and declare/export/... of them;
+ *  - builtins that run words or files as code: source, ., fc, trap with
+ *    an action, alias NAME=…, enable -f, hash -p, and let, declare,
+ *    export, local, readonly, typeset, unset, test, [, read, mapfile,
+ *    wait, getopts, printf -v with a $ or ` in a word (an array subscript
+ *    is arithmetic, and runs $(…));
+ *  - find with -exec, -execdir, -ok or -okdir; git with -c, --config-env
+ *    or --exec-path= before its subcommand;
+ *  - programs that run a command by a grammar not read here: watch,
+ *    flock, unshare, setpriv, chrt, taskset, strace, ltrace, su, script,
+ *    runuser, sg, ssh, parallel, fakeroot, systemd-run, nsenter, firejail,
+ *    bwrap, proot, chpst, pkexec, ld.so, setarch, tmux, screen, ... (the
+ *    opaque list in shellcmd.c).
+ * NOT followed (NONE: the limit of a deny by program name, stated in the
+ * README): interpreters running code from an argument or a file (python
+ * -c, perl -e, node -e, ruby -e, awk's system(), make, a script the agent
+ * wrote, ./a.out); programs that run a command named in an option or in
+ * a file they read (tar --to-command / -I, rsync -e, sort
+ * --compress-program, sed's e command, vim -c, less, man -P, ssh's
+ * ProxyCommand, git aliases and hooks set in .git/config, npm scripts);
+ * names set by env or export that are not in loads_code; a launcher or
+ * a shell not listed here. */
 enum sg_launch { SG_LAUNCH_NONE, SG_LAUNCH_INNER, SG_LAUNCH_SHELL, SG_LAUNCH_UNKNOWN };
 enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at);
 

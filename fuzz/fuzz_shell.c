@@ -2,7 +2,7 @@
  * (broker/shellcmd.c): any bytes up to its cap. A parse either fails with a
  * reason or gives 1..SG_SHELL_MAX_CMDS commands of at least one word; each
  * command's joined words read back as the same words; what a launcher
- * runs is a word inside the command. */
+ * runs is a word inside the command, however deep it is followed. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,11 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort(); /* a joined command must read back */
             }
             free(j);
-            size_t at;
-            enum sg_launch l = sg_shell_launches(sh.cmds[i].argv, sh.cmds[i].argc, &at);
-            if ((l == SG_LAUNCH_INNER || l == SG_LAUNCH_SHELL) &&
-                (at == 0 || at >= sh.cmds[i].argc))
-                abort();
+            /* followed as the rules follow it: env sudo sh -c … */
+            char **argv = sh.cmds[i].argv;
+            size_t argc = sh.cmds[i].argc, at;
+            for (int depth = 0; depth < 8; depth++) {
+                enum sg_launch l = sg_shell_launches(argv, argc, &at);
+                if ((l == SG_LAUNCH_INNER || l == SG_LAUNCH_SHELL) && (at == 0 || at >= argc))
+                    abort();
+                if (l != SG_LAUNCH_INNER)
+                    break;
+                argv += at;
+                argc -= at;
+            }
         }
         sg_shell_free(&sh);
     } else if (!why || sh.n || sh.cmds) {

@@ -308,7 +308,13 @@ static void deny_names_the_program_however_reached(void **st)
         "exec touch F", "nice -n 5 touch F", "nice -10 touch F", "timeout 5 touch F",
         "timeout -s KILL 5 /bin/touch F", "xargs -0 touch", "sudo -u root touch F",
         "sh -c 'touch F'", "bash -ec 'ls; touch F'", "env sh -c 'nice touch F'",
-        "ls && ./touch F", "setsid -f touch F", "stdbuf -o0 touch F"};
+        "ls && ./touch F", "setsid -f touch F", "stdbuf -o0 touch F",
+        /* a lone - is -i; -c is a flag; operands after --; sudo's NAME=value */
+        "env - touch F", "env -i - touch F", "bash -c -x 'touch F'", "bash -c -- 'touch F'",
+        "sh -c -e 'touch F'", "bash -o posix -O extglob -c 'touch F'", "timeout -- 5 touch F",
+        "timeout -k1 -- 5 touch F", "chroot -- / touch F", "sudo X=1 touch F",
+        "sudo -u root -- X=1 touch F", "eval touch F", "eval 'touch F'", "xargs -e touch F",
+        "busybox touch F"};
     for (size_t i = 0; i < sizeof denied / sizeof *denied; i++) {
         struct sg_preq q;
         sg_agent_bash_preq(denied[i], "/tmp", &q);
@@ -324,7 +330,17 @@ static void deny_names_the_program_however_reached(void **st)
     /* cannot be told: asked, though "Bash" allows every command */
     static const char *const asked[] = {"env --split-string='touch F'", "sudo -s",
                                         "sh script.sh", "X+=1 touch F", "curl -s x.test",
-                                        "env curl x.test", "sh -c 'curl x.test'"};
+                                        "env curl x.test", "sh -c 'curl x.test'",
+        "source x.sh", ". /dev/stdin", "trap 'touch F' EXIT", "eval touch 'F;' id",
+        "find . -exec touch F \\;", "find . -execdir touch F \\;", "find . -ok touch F \\;",
+        "find . -okdir touch F \\;", "watch touch F", "flock /tmp/l touch F", "unshare touch F",
+        "setpriv touch F", "chrt 1 touch F", "taskset 1 touch F", "strace touch F",
+        "ltrace touch F", "su -c 'touch F'", "script -c 'touch F'", "runuser -u me touch F",
+        "sg grp 'touch F'", "ssh host touch F", "parallel touch ::: F", "fakeroot touch F",
+        "systemd-run touch F", "nsenter -t 1 touch F", "firejail touch F",
+        "bwrap --bind / / touch F", "proot touch F", "chpst touch F",
+        "git -c core.pager='touch F' log", "git -c alias.x='!touch F' x",
+        "env BASH_ENV=x.sh bash -c ls", "dd of=~/x", "echo a:~/b"};
     for (size_t i = 0; i < sizeof asked / sizeof *asked; i++) {
         struct sg_preq q;
         sg_agent_bash_preq(asked[i], "/tmp", &q);
@@ -336,6 +352,13 @@ static void deny_names_the_program_however_reached(void **st)
     struct sg_preq ok;
     sg_agent_bash_preq("env LANG=C ls -la", "/tmp", &ok);
     assert_int_equal(sg_perm_limits(p, &ok, by, sizeof by), SG_EFF_ALLOW);
+    static const char *const allowed[] = {"find . -name x", "git log -c", "bash -c 'ls -la'",
+                                          "python3 -c 'print(1)'"};
+    for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++) {
+        sg_agent_bash_preq(allowed[i], "/tmp", &ok);
+        if (sg_perm_limits(p, &ok, by, sizeof by) != SG_EFF_ALLOW)
+            fail_msg("not allowed: %s", allowed[i]);
+    }
     /* Read of ~/.ssh: denied before the low-risk default; Grep by a bare rule */
     struct sg_policy none = {0};
     enum sg_decision dec;

@@ -52,6 +52,7 @@ static void reads_what_sh_reads(void **st)
         {"npm run test:unit", "npm run test:unit"},
         {"a || b; c", "a|b|c"},
         {"\n\nls\n", "ls"},
+        {"echo a~ 'b=~' c='~'/x", "echo 'a~' 'b=~' 'c=~/x'"},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         char *s = shape(ok[i][0]);
@@ -71,6 +72,8 @@ static void refuses_what_only_a_shell_could_read(void **st)
         "ls \"$HOME\"", "ls\\\nx", "{ ls; }", "! ls", "ls\r", "", "ls && && x", "ls x?",
         "ls [ab]", "cat <(ls)", "ls &> x", "LD_PRELOAD=/tmp/x.so ls", "ls \\", "  ", ";",
         "echo ${x}", "a |", "a | | b", "X+=1 touch F", "PATH+=:/tmp ls",
+        /* bash expands ~ after = or : inside a word: dd writes /root/x */
+        "dd of=~/x", "echo a:~/b", "ls x=~", "cp a --target=~", "echo \"a=\"~/x",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *s = shape(bad[i]);
@@ -120,6 +123,157 @@ static void operators_and_round_trip(void **st)
     sg_shell_free(&sh);
 }
 
+/* What a command runs beside itself: the kind, and the word it points at
+ * (the command for INNER, the line for SHELL). Each INNER and SHELL case
+ * was run with bash 5.2, dash and GNU coreutils 9.1 to see what runs. */
+static void launchers_point_at_what_runs(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *line;
+        enum sg_launch kind;
+        const char *at;
+    } cases[] = {
+        /* env's lone - is -i, once, after the options */
+        {"env - touch F", SG_LAUNCH_INNER, "touch"},
+        {"env -i - touch F", SG_LAUNCH_INNER, "touch"},
+        {"env -- - touch F", SG_LAUNCH_INNER, "touch"},
+        {"env - - touch F", SG_LAUNCH_INNER, "-"},
+        {"env LANG=C ls -la", SG_LAUNCH_INNER, "ls"},
+        {"env -u HOME -C /tmp A=1 touch F", SG_LAUNCH_INNER, "touch"},
+        /* -c is a flag: the line is the first operand after all options */
+        {"bash -c -x 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"bash -c -- 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"bash -c - 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"sh -c -e 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"dash -c -e 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"bash -o posix -c 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"bash -oo posix nounset -c 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"bash -co posix 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"bash -O extglob -c 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"bash +O extglob -c 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"bash + -c 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"bash --norc --rcfile x.sh -c 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"/bin/bash -ec 'ls; touch F' name arg", SG_LAUNCH_SHELL, "ls; touch F"},
+        {"zsh -c 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        /* after --, the operands are still to come */
+        {"timeout -- 5 touch F", SG_LAUNCH_INNER, "touch"},
+        {"timeout -k1 -- 5 touch F", SG_LAUNCH_INNER, "touch"},
+        {"timeout -s KILL 5 touch F", SG_LAUNCH_INNER, "touch"},
+        {"chroot -- / touch F", SG_LAUNCH_INNER, "touch"},
+        {"chroot --userspec u:g / touch F", SG_LAUNCH_INNER, "touch"},
+        /* sudo takes NAME=value before the command */
+        {"sudo X=1 touch F", SG_LAUNCH_INNER, "touch"},
+        {"sudo -u root -- X=1 touch F", SG_LAUNCH_INNER, "touch"},
+        /* xargs -e, -i, -l take a value only when joined */
+        {"xargs -e touch F", SG_LAUNCH_INNER, "touch"},
+        {"xargs -eEOF touch F", SG_LAUNCH_INNER, "touch"},
+        {"xargs --replace touch F", SG_LAUNCH_INNER, "touch"},
+        {"xargs -I X touch X", SG_LAUNCH_INNER, "touch"},
+        {"nice -n -5 touch F", SG_LAUNCH_INNER, "touch"},
+        {"busybox touch F", SG_LAUNCH_INNER, "touch"},
+        /* eval: one word is the line; several, when they join into themselves */
+        {"eval 'touch F'", SG_LAUNCH_SHELL, "touch F"},
+        {"eval touch F", SG_LAUNCH_INNER, "touch"},
+        {"eval touch 'F;' id", SG_LAUNCH_UNKNOWN, NULL},
+        {"eval -- touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"eval", SG_LAUNCH_NONE, NULL},
+        /* shells whose line cannot be told */
+        {"sh x.sh", SG_LAUNCH_UNKNOWN, NULL},
+        {"bash", SG_LAUNCH_UNKNOWN, NULL},
+        {"bash -c", SG_LAUNCH_UNKNOWN, NULL},
+        {"bash --rcfile x.sh -ic ls", SG_LAUNCH_UNKNOWN, NULL},
+        {"bash -c --norc ls", SG_LAUNCH_UNKNOWN, NULL},
+        {"bash --init ls", SG_LAUNCH_UNKNOWN, NULL},
+        {"zsh -c -- ls", SG_LAUNCH_UNKNOWN, NULL},
+        {"mksh -T tty -c ls", SG_LAUNCH_UNKNOWN, NULL},
+        {"chroot /", SG_LAUNCH_UNKNOWN, NULL},
+        {"xargs", SG_LAUNCH_UNKNOWN, NULL},
+        {"env -S 'touch F'", SG_LAUNCH_UNKNOWN, NULL},
+        {"env --ignore touch F", SG_LAUNCH_UNKNOWN, NULL},
+        /* names later run as code */
+        {"env BASH_ENV=x.sh bash -c ls", SG_LAUNCH_UNKNOWN, NULL},
+        {"env 'BASH_FUNC_ls%%=() { touch F; }' bash -c ls", SG_LAUNCH_UNKNOWN, NULL},
+        {"sudo LD_PRELOAD=x.so ls", SG_LAUNCH_UNKNOWN, NULL},
+        {"env GIT_PAGER='touch F' git log", SG_LAUNCH_UNKNOWN, NULL},
+        {"env =x touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"export PS4=x", SG_LAUNCH_UNKNOWN, NULL},
+        {"declare -x BASH_ENV=x.sh", SG_LAUNCH_UNKNOWN, NULL},
+        /* builtins running words or files */
+        {"source x.sh", SG_LAUNCH_UNKNOWN, NULL},
+        {". /dev/stdin", SG_LAUNCH_UNKNOWN, NULL},
+        {"trap 'touch F' EXIT", SG_LAUNCH_UNKNOWN, NULL},
+        {"alias ls='touch F'", SG_LAUNCH_UNKNOWN, NULL},
+        {"let 'a[$(touch F)]'", SG_LAUNCH_UNKNOWN, NULL},
+        {"test -v 'a[$(touch F)]'", SG_LAUNCH_UNKNOWN, NULL},
+        {"printf -v 'a[$(touch F)]' x", SG_LAUNCH_UNKNOWN, NULL},
+        {"enable -f x.so touch", SG_LAUNCH_UNKNOWN, NULL},
+        {"hash -p /usr/bin/touch ls", SG_LAUNCH_UNKNOWN, NULL},
+        {"fc -s", SG_LAUNCH_UNKNOWN, NULL},
+        /* find and git */
+        {"find . -exec touch F \\;", SG_LAUNCH_UNKNOWN, NULL},
+        {"find . -execdir touch F +", SG_LAUNCH_UNKNOWN, NULL},
+        {"find . -ok touch F \\;", SG_LAUNCH_UNKNOWN, NULL},
+        {"find . -okdir touch F \\;", SG_LAUNCH_UNKNOWN, NULL},
+        {"git -c core.pager='touch F' log", SG_LAUNCH_UNKNOWN, NULL},
+        {"git -c alias.x='!touch F' x", SG_LAUNCH_UNKNOWN, NULL},
+        {"git -C dir -c x=y log", SG_LAUNCH_UNKNOWN, NULL},
+        {"git --config-env=core.pager=P log", SG_LAUNCH_UNKNOWN, NULL},
+        /* programs running a command by a grammar not read here */
+        {"watch touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"flock /tmp/l touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"unshare -r touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"setpriv --reuid 1 touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"chrt 1 touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"taskset 1 touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"strace touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"ltrace touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"su -c 'touch F'", SG_LAUNCH_UNKNOWN, NULL},
+        {"script -c 'touch F'", SG_LAUNCH_UNKNOWN, NULL},
+        {"runuser -u me touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"sg grp 'touch F'", SG_LAUNCH_UNKNOWN, NULL},
+        {"ssh host touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"parallel touch ::: F", SG_LAUNCH_UNKNOWN, NULL},
+        {"fakeroot touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"systemd-run touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"nsenter -t 1 touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"firejail touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"bwrap --bind / / touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"proot touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"chpst touch F", SG_LAUNCH_UNKNOWN, NULL},
+        {"/lib64/ld-linux-x86-64.so.2 /usr/bin/touch F", SG_LAUNCH_UNKNOWN, NULL},
+        /* nothing beside itself */
+        {"ls -la", SG_LAUNCH_NONE, NULL},
+        {"find . -name x", SG_LAUNCH_NONE, NULL},
+        {"git log -c", SG_LAUNCH_NONE, NULL},
+        {"git -C dir status", SG_LAUNCH_NONE, NULL},
+        {"export FOO=1", SG_LAUNCH_NONE, NULL},
+        {"printf '$%d' 5", SG_LAUNCH_NONE, NULL},
+        {"trap -l", SG_LAUNCH_NONE, NULL},
+        {"alias ll", SG_LAUNCH_NONE, NULL},
+        {"timeout 5", SG_LAUNCH_NONE, NULL},
+        {"env", SG_LAUNCH_NONE, NULL},
+        {"python3 -c 'import os'", SG_LAUNCH_NONE, NULL}, /* interpreters: not followed */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sg_shell sh;
+        const char *why = NULL;
+        if (sg_shell_parse(cases[i].line, &sh, &why) < 0)
+            fail_msg("refused: %s (%s)", cases[i].line, why);
+        assert_int_equal(sh.n, 1);
+        size_t at = 99;
+        enum sg_launch k = sg_shell_launches(sh.cmds[0].argv, sh.cmds[0].argc, &at);
+        if (k != cases[i].kind)
+            fail_msg("%s: kind %d, not %d", cases[i].line, (int)k, (int)cases[i].kind);
+        if (cases[i].at) {
+            assert_true(at > 0 && at < sh.cmds[0].argc);
+            if (strcmp(sh.cmds[0].argv[at], cases[i].at))
+                fail_msg("%s: points at %s", cases[i].line, sh.cmds[0].argv[at]);
+        }
+        sg_shell_free(&sh);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +281,7 @@ int main(void)
         cmocka_unit_test(refuses_what_only_a_shell_could_read),
         cmocka_unit_test(bounded),
         cmocka_unit_test(operators_and_round_trip),
+        cmocka_unit_test(launchers_point_at_what_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
