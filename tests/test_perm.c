@@ -378,6 +378,85 @@ static void deny_names_the_program_however_reached(void **st)
     free(t), free(pol), free(grants), free(state);
 }
 
+/* An answer keeps exactly what was shown (item 6): "for this session" on
+ * an agent's find . -name 'x:*' keeps Bash(find . -name 'x:*'), which the
+ * prompt displayed, and it allows that line again but no wider one; a
+ * skill's "always" on /usr/bin/find keeps its argv, never the program with
+ * any arguments. */
+static uint64_t shown_id; /* the prompt on screen: its id and its rule */
+static char shown_rule[1024];
+
+static void show_capture(void *ctx, const struct sg_perm_prompt *pr)
+{
+    (void)ctx;
+    if (!pr)
+        return;
+    shown_id = pr->id;
+    snprintf(shown_rule, sizeof shown_rule, "%s", pr->rule);
+}
+
+static void cont_store(void *ctx, enum sg_decision d)
+{
+    *(enum sg_decision *)ctx = d;
+}
+
+static void answers_keep_what_was_shown(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    char *state = sg_xasprintf("%s/state", t), *grants = sg_xasprintf("%s/g.yaml", t);
+    setenv("XDG_STATE_HOME", state, 1);
+    struct sg_diags d = {0};
+    struct sg_perm_opts o = {.mode = SG_PERM_PROMPT, .grants_file = grants, .skill = "demo",
+                             .digest = "sha256:x", .run_id = "t", .timeout_s = 30,
+                             .session = true};
+    struct sg_perm *p = sg_perm_new(&o, &d);
+    assert_non_null(p);
+    sg_perm_set_frontend(p, show_capture, NULL);
+    struct sg_preq q;
+    sg_agent_bash_preq("find . -name 'x:*'", "/tmp", &q);
+    enum sg_decision dec = SG_DEC_DENY, got = SG_DEC_DENY;
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+    assert_true(shown_id != 0);
+    assert_string_equal(shown_rule, "Bash(find . -name 'x:*')");
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_ALLOW_RUN), 0);
+    assert_int_equal(got, SG_DEC_ALLOW_RUN);
+    const char *const *kept;
+    assert_int_equal(sg_perm_session_rules(p, &kept), 1);
+    assert_string_equal(kept[0], shown_rule);
+    char by[256];
+    sg_agent_bash_preq("find . -name 'x:*'", "/tmp", &q);
+    assert_int_equal(sg_perm_peek(p, &q, by, sizeof by), SG_EFF_ALLOW);
+    static const char *const wider[] = {"find . -name x", "find . -name 'x:*' -delete",
+                                        "find . -name x -exec rm '{}' ';'"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(wider); i++) {
+        sg_agent_bash_preq(wider[i], "/tmp", &q);
+        if (sg_perm_peek(p, &q, by, sizeof by) == SG_EFF_ALLOW)
+            fail_msg("the kept rule allows %s", wider[i]);
+    }
+    /* a line that changes folder keeps nothing: its words were read there */
+    sg_agent_bash_preq("cd /tmp/scratch && rm -rf data", "/tmp", &q);
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+    assert_string_equal(shown_rule, "");
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_ALLOW_RUN), 0);
+    assert_int_equal(sg_perm_session_rules(p, &kept), 0);
+    /* a request too long to show whole cannot be approved */
+    char *big = malloc(SG_PREQ_ARGS_MAX + 100);
+    memset(big, 'a', SG_PREQ_ARGS_MAX + 99);
+    memcpy(big, "ls ", 3);
+    big[SG_PREQ_ARGS_MAX + 99] = '\0';
+    sg_agent_bash_preq(big, "/tmp", &q);
+    free(big);
+    assert_true(q.cut);
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_ALLOW_ONCE), -EPERM);
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_DENY), 0);
+    sg_perm_free(p);
+    sg_diags_free(&d);
+    th_rmrf(t);
+    free(t), free(state), free(grants);
+}
+
 static void check_tool_permission_seed_semantics(void **st)
 {
     (void)st;
@@ -564,6 +643,7 @@ int main(void)
         cmocka_unit_test(rules_in_claude_codes_syntax),
         cmocka_unit_test(kept_rules_are_the_argv_shown),
         cmocka_unit_test(path_target_walks_as_the_kernel),
+        cmocka_unit_test(answers_keep_what_was_shown),
         cmocka_unit_test(deny_names_the_program_however_reached),
         cmocka_unit_test(engine_order_and_grants),
         cmocka_unit_test(check_tool_permission_seed_semantics),
