@@ -430,32 +430,13 @@ void tui_prompt_tick(struct tui *t)
         t->dirty = true; /* the arming and each second of the countdown are shown */
 }
 
-void tui_prompt_draw(struct tui *t)
+/* The request's rows: what it is (a command one simple command a row),
+ * the risk, why, the rules an answer keeps, and with ? more. */
+static void request_rows(struct tui_prompt_state *s, struct rows *lp, int vw, bool agent,
+                         bool other, bool any_code, const char *risk_why)
 {
-    struct tui_prompt_state *s = t->prompt;
     const struct sg_preq *q = &s->q;
-    int w = COLS >= 100 ? (COLS - 4 < 110 ? COLS - 4 : 110) : COLS;
-    int x = (COLS - w) / 2, vw = w - 13;
-    struct rows l = {0};
-    bool agent = q->agent_tool[0] != '\0'; /* the agent runs it itself (the hook) */
-    bool other = agent && sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) < 0;
-    const char *what = other                   ? "use a tool"
-                       : q->tool == SG_PT_BASH  ? "run a program"
-                       : q->tool == SG_PT_FETCH ? "reach a host"
-                       : q->tool == SG_PT_CONNECT ? "connect to a host socket"
-                                                : "write a file";
-    /* the risk weighs what it reaches: /etc/cron.d is not the skill's folder */
-    char risk_why[160];
-    enum sg_risk_level lvl = sg_preq_risk(q, sg_invoking_home(), risk_why, sizeof risk_why);
-    char risk[48];
-    snprintf(risk, sizeof risk, "%s, %s risk", sg_ptool_name(q->tool),
-             lvl == SG_RL_HIGH ? "high" : lvl == SG_RL_MEDIUM ? "medium" : "low");
-    enum tui_role rr = lvl == SG_RL_HIGH     ? TUI_R_RISK_HIGH
-                       : lvl == SG_RL_MEDIUM ? TUI_R_RISK_MEDIUM
-                                             : TUI_R_RISK_LOW;
-    /* any command of it that runs whatever code it is given */
-    bool any_code = q->tool == SG_PT_BASH &&
-                    (s->cmd.any_code || sg_program_runs_any_code(q->subject));
+    struct rows l = *lp;
     char port[16];
     if (q->cut)
         add_wrapped_as(&l, "NOT ALL", SG_PROMPT_CUT_NOTICE, vw, true);
@@ -532,69 +513,37 @@ void tui_prompt_draw(struct tui *t)
             add_wrapped(&l, "ignored", qn, vw);
         }
     }
-    int h = l.n + 6;
-    if (h > LINES - 2)
-        h = LINES - 2;
-    int y = (LINES - h) / 2;
-    /* the body: rows y+2 .. y+h-5; one that does not fit scrolls, and the
-     * row under it says where it is */
-    int avail = h - 6 > 0 ? h - 6 : 0;
-    if (vw < 8)
-        avail = 0; /* too narrow to show anything: nothing counts as seen */
-    if (s->top > l.n - avail)
-        s->top = l.n - avail;
-    if (s->top < 0)
-        s->top = 0;
-    s->rows_n = l.n;
-    s->avail = avail;
-    if (s->seen_n != l.n || s->seen_w != vw) { /* another layout: what was seen is again to see */
+    *lp = l;
+}
+
+/* Which body rows have been on screen (allow waits for all of them). */
+static void track_seen(struct tui_prompt_state *s, int n, int avail, int vw)
+{
+    if (s->seen_n != n || s->seen_w != vw) { /* another layout: what was seen is again to see */
         free(s->seen);
-        s->seen = sg_xcalloc((size_t)l.n + 1, 1);
-        s->seen_n = l.n;
+        s->seen = sg_xcalloc((size_t)n + 1, 1);
+        s->seen_n = n;
         s->seen_w = vw;
     }
-    for (int i = s->top; i < s->top + avail && i < l.n; i++)
+    for (int i = s->top; i < s->top + avail && i < n; i++)
         s->seen[i] = 1;
     s->unseen_from = s->unseen_to = 0;
-    for (int i = 0; i < l.n; i++)
+    for (int i = 0; i < n; i++)
         if (!s->seen[i]) {
             if (!s->unseen_from)
                 s->unseen_from = i + 1;
             s->unseen_to = i + 1;
         }
+}
+
+/* The line of keys (or the rule being edited, or the question of
+ * "always"), and the countdown. */
+static void draw_footer(struct tui *t, struct tui_prompt_state *s, int y, int x, int w, int h,
+                        bool any_code)
+{
+    const struct sg_preq *q = &s->q;
     attr_t a = tui_attr(t, TUI_R_PROMPT), ta = tui_attr(t, TUI_R_PROMPT_TITLE);
-    for (int r = 0; r < h; r++)
-        tui_fill(stdscr, y + r, x, w, a);
-    char title[96];
-    if (s->queued > 1)
-        snprintf(title, sizeof title, "skillgate: permission request (1 of %zu)", s->queued);
-    else
-        snprintf(title, sizeof title, "skillgate: permission request");
-    tui_box(stdscr, y, x, h, w, ta, title);
-    int row = y + 1;
-    int c = tui_putf(stdscr, row, x + 2, w - 4, ta, "%s asks to %s  ", s->skill, what);
-    tui_putf(stdscr, row++, x + 2 + c, w - 4 - c, tui_attr(t, rr) | A_REVERSE, " %s ", risk);
-    for (int i = s->top; i < l.n && i < s->top + avail; i++, row++) {
-        attr_t la = l.r[i].alert ? tui_attr(t, TUI_R_RISK_HIGH) | A_REVERSE : ta;
-        tui_putf(stdscr, row, x + 2, 9, la, "%s", l.r[i].label);
-        tui_put(stdscr, row, x + 11, vw, l.r[i].text, strlen(l.r[i].text),
-                l.r[i].alert ? tui_attr(t, TUI_R_RISK_HIGH) : a);
-    }
-    if (l.n > avail && h >= 4) {
-        char k[4][24];
-        static const enum tui_action mv[] = {TUI_A_DOWN, TUI_A_UP, TUI_A_PAGE_DOWN, TUI_A_END};
-        for (size_t i = 0; i < SG_ARRAY_LEN(mv); i++)
-            tui_keymap_describe(&t->keys, mv[i], k[i], sizeof k[i]);
-        if (avail)
-            tui_putf(stdscr, y + h - 4, x + 2, w - 4, ta | A_REVERSE,
-                     " rows %d-%d of %d%s: %s / %s scroll, %s page, %s end ", s->top + 1,
-                     s->top + avail, l.n, s->unseen_from ? ", more below" : "", k[0], k[1],
-                     k[2], k[3]);
-        else
-            tui_putf(stdscr, y + h - 4 > y ? y + h - 4 : y, x + 2, w - 4, ta | A_REVERSE,
-                     " the terminal is too small to show this request: enlarge it ");
-    }
-    rows_free(&l);
+    int row;
     row = y + h - 3;
     if (s->editing) {
         /* the end of what is typed stays in view */
@@ -652,4 +601,83 @@ void tui_prompt_draw(struct tui *t)
     else
         tui_putf(stdscr, row + 1, x + 2, w - 4, a, "%sDeny in %lld s. Enter never allows.",
                  armed ? "" : "Keys are ignored for a moment. ", secs);
+}
+
+void tui_prompt_draw(struct tui *t)
+{
+    struct tui_prompt_state *s = t->prompt;
+    const struct sg_preq *q = &s->q;
+    int w = COLS >= 100 ? (COLS - 4 < 110 ? COLS - 4 : 110) : COLS;
+    int x = (COLS - w) / 2, vw = w - 13;
+    struct rows l = {0};
+    bool agent = q->agent_tool[0] != '\0'; /* the agent runs it itself (the hook) */
+    bool other = agent && sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) < 0;
+    const char *what = other                   ? "use a tool"
+                       : q->tool == SG_PT_BASH  ? "run a program"
+                       : q->tool == SG_PT_FETCH ? "reach a host"
+                       : q->tool == SG_PT_CONNECT ? "connect to a host socket"
+                                                : "write a file";
+    /* the risk weighs what it reaches: /etc/cron.d is not the skill's folder */
+    char risk_why[160];
+    enum sg_risk_level lvl = sg_preq_risk(q, sg_invoking_home(), risk_why, sizeof risk_why);
+    char risk[48];
+    snprintf(risk, sizeof risk, "%s, %s risk", sg_ptool_name(q->tool),
+             lvl == SG_RL_HIGH ? "high" : lvl == SG_RL_MEDIUM ? "medium" : "low");
+    enum tui_role rr = lvl == SG_RL_HIGH     ? TUI_R_RISK_HIGH
+                       : lvl == SG_RL_MEDIUM ? TUI_R_RISK_MEDIUM
+                                             : TUI_R_RISK_LOW;
+    /* any command of it that runs whatever code it is given */
+    bool any_code = q->tool == SG_PT_BASH &&
+                    (s->cmd.any_code || sg_program_runs_any_code(q->subject));
+    request_rows(s, &l, vw, agent, other, any_code, risk_why);
+    int h = l.n + 6;
+    if (h > LINES - 2)
+        h = LINES - 2;
+    int y = (LINES - h) / 2;
+    /* the body: rows y+2 .. y+h-5; one that does not fit scrolls, and the
+     * row under it says where it is */
+    int avail = h - 6 > 0 ? h - 6 : 0;
+    if (vw < 8)
+        avail = 0; /* too narrow to show anything: nothing counts as seen */
+    if (s->top > l.n - avail)
+        s->top = l.n - avail;
+    if (s->top < 0)
+        s->top = 0;
+    s->rows_n = l.n;
+    s->avail = avail;
+    track_seen(s, l.n, avail, vw);
+    attr_t a = tui_attr(t, TUI_R_PROMPT), ta = tui_attr(t, TUI_R_PROMPT_TITLE);
+    for (int r = 0; r < h; r++)
+        tui_fill(stdscr, y + r, x, w, a);
+    char title[96];
+    if (s->queued > 1)
+        snprintf(title, sizeof title, "skillgate: permission request (1 of %zu)", s->queued);
+    else
+        snprintf(title, sizeof title, "skillgate: permission request");
+    tui_box(stdscr, y, x, h, w, ta, title);
+    int row = y + 1;
+    int c = tui_putf(stdscr, row, x + 2, w - 4, ta, "%s asks to %s  ", s->skill, what);
+    tui_putf(stdscr, row++, x + 2 + c, w - 4 - c, tui_attr(t, rr) | A_REVERSE, " %s ", risk);
+    for (int i = s->top; i < l.n && i < s->top + avail; i++, row++) {
+        attr_t la = l.r[i].alert ? tui_attr(t, TUI_R_RISK_HIGH) | A_REVERSE : ta;
+        tui_putf(stdscr, row, x + 2, 9, la, "%s", l.r[i].label);
+        tui_put(stdscr, row, x + 11, vw, l.r[i].text, strlen(l.r[i].text),
+                l.r[i].alert ? tui_attr(t, TUI_R_RISK_HIGH) : a);
+    }
+    if (l.n > avail && h >= 4) {
+        char k[4][24];
+        static const enum tui_action mv[] = {TUI_A_DOWN, TUI_A_UP, TUI_A_PAGE_DOWN, TUI_A_END};
+        for (size_t i = 0; i < SG_ARRAY_LEN(mv); i++)
+            tui_keymap_describe(&t->keys, mv[i], k[i], sizeof k[i]);
+        if (avail)
+            tui_putf(stdscr, y + h - 4, x + 2, w - 4, ta | A_REVERSE,
+                     " rows %d-%d of %d%s: %s / %s scroll, %s page, %s end ", s->top + 1,
+                     s->top + avail, l.n, s->unseen_from ? ", more below" : "", k[0], k[1],
+                     k[2], k[3]);
+        else
+            tui_putf(stdscr, y + h - 4 > y ? y + h - 4 : y, x + 2, w - 4, ta | A_REVERSE,
+                     " the terminal is too small to show this request: enlarge it ");
+    }
+    rows_free(&l);
+    draw_footer(t, s, y, x, w, h, any_code);
 }
