@@ -480,12 +480,16 @@ struct guards {
     struct sg_agent_paths ap;
 };
 
+/* How t stands to what steers the decisions: one of them, inside one, or
+ * (holds: a Bash word, where a copy or an extraction into a folder can
+ * replace what lies below it) a folder holding one ("~", "~/.config"). */
 static const char *protected_one(const struct guards *gd, const char *t, bool *own,
-                                 bool skills_too)
+                                 bool skills_too, bool holds)
 {
     if (t[0] != '/')
         return NULL;
-    if (sg_own_dirs_relation(&gd->od, t, NULL) == SG_OWN_INSIDE) {
+    enum sg_own_rel rel = sg_own_dirs_relation(&gd->od, t, NULL);
+    if (rel == SG_OWN_INSIDE) {
         *own = true;
         return "skillgate's own files (rules, grants, records): the agent never writes them";
     }
@@ -495,28 +499,35 @@ static const char *protected_one(const struct guards *gd, const char *t, bool *o
         n > strlen(b) + 8 && !strncmp(t + n - strlen(b) - 9, "/.claude/", 9))
         return "Claude Code's settings, where skillgate is its hook: only a person decides";
     const struct sg_agent_path *which = NULL;
-    if (sg_agent_paths_relation(&gd->ap, t, NULL, &which) == SG_AGENT_INSIDE &&
-        (skills_too || !sg_agent_path_in_skills(which, t)))
+    enum sg_agent_rel ar = sg_agent_paths_relation(&gd->ap, t, NULL, &which);
+    if (ar == SG_AGENT_INSIDE && (skills_too || !sg_agent_path_in_skills(which, t)))
         return "an AI agent's own folder (its login, its settings): only a person decides";
+    if (holds && (rel == SG_OWN_CONTAINS || ar == SG_AGENT_HOLDS))
+        return "a folder that holds skillgate's or an AI agent's own files (a copy or an "
+               "extraction into it can replace them): only a person decides";
     return NULL;
 }
 
 /* path read both ways a program may read it: as the kernel walks it, and
  * with its ".." taken lexically first (Node's path.resolve); a ".." out
- * of what does not exist yet is asked (a link the line makes first). */
+ * of what does not exist yet is asked (a link the line makes first).
+ * *missing: what it names is not there (yet). */
 static const char *protected_path(const struct guards *gd, const char *path, const char *cwd,
-                                  bool *own, bool skills_too)
+                                  bool *own, bool skills_too, bool holds, bool *missing)
 {
     *own = false;
     bool unsure;
     cleanup_free char *t = sg_path_target_ex(path, cwd, &unsure);
-    const char *g = protected_one(gd, t, own, skills_too);
+    struct stat st;
+    if (missing)
+        *missing = t[0] == '/' && lstat(t, &st) < 0;
+    const char *g = protected_one(gd, t, own, skills_too, holds);
     if (g || t[0] != '/')
         return g;
     cleanup_free char *abs = path[0] == '/' ? sg_xstrdup(path) : sg_xasprintf("%s/%s", cwd, path);
     if (sg_path_normalize(abs) == 0) {
         cleanup_free char *lex = sg_path_target(abs, NULL);
-        g = protected_one(gd, lex, own, skills_too);
+        g = protected_one(gd, lex, own, skills_too, holds);
     }
     if (!g && unsure)
         g = "a path climbs (..) out of a folder that is not there yet: what it reaches "
@@ -557,15 +568,82 @@ static bool follow_cd(const struct sg_shell_cmd *cmd, char **cwds, size_t *n)
     return true;
 }
 
+static const char *base_of(const char *w)
+{
+    return strrchr(w, '/') ? strrchr(w, '/') + 1 : w;
+}
+
+/* Programs that make links or write through the paths they are given:
+ * after one of them in a line, a later writer's path that is not there
+ * yet may go through a link the line just made. */
+static bool makes_or_writes(const char *prog)
+{
+    static const char *const progs[] = {
+        "cp", "mv", "install", "ln", "link", "tee", "dd", "rsync", "tar", "bsdtar", "unzip",
+        "cpio", "7z", "sed", "truncate", "touch", "sort", "split", "csplit", "patch", "git",
+        "chmod", "chown", "chgrp", "mkdir", "rm", "rmdir", "shred", "mktemp", "curl", "wget"};
+    const char *b = base_of(prog);
+    for (size_t i = 0; i < SG_ARRAY_LEN(progs); i++)
+        if (!strcmp(b, progs[i]))
+            return true;
+    return sg_program_runs_any_code(prog);
+}
+
+/* ln [-s] TARGET... LINK (or -t DIR): a relative TARGET is read from the
+ * link's folder, not the cwd. */
+static const char *guard_ln(const struct guards *gd, const struct sg_shell_cmd *cmd,
+                            const char *cwd)
+{
+    if (strcmp(base_of(cmd->argv[0]), "ln") && strcmp(base_of(cmd->argv[0]), "cp"))
+        return NULL;
+    const char *words[SG_SHELL_MAX_WORDS], *dir = NULL;
+    size_t nw = 0;
+    bool opts = true;
+    for (size_t k = 1; k < cmd->argc; k++) {
+        const char *w = cmd->argv[k];
+        if (opts && !strcmp(w, "--"))
+            opts = false;
+        else if (opts && sg_str_has_prefix(w, "--target-directory="))
+            dir = w + 19;
+        else if (opts && !strcmp(w, "-t") && k + 1 < cmd->argc)
+            dir = cmd->argv[++k];
+        else if (opts && w[0] == '-' && w[1])
+            continue;
+        else if (nw < SG_ARRAY_LEN(words))
+            words[nw++] = w;
+    }
+    if (!dir && nw >= 2)
+        dir = words[--nw]; /* the last: the link, or the folder it goes in */
+    if (!dir)
+        return NULL;
+    cleanup_free char *linkpath = sg_path_target(dir, cwd);
+    struct stat st;
+    cleanup_free char *from = stat(linkpath, &st) == 0 && S_ISDIR(st.st_mode)
+                                  ? sg_xstrdup(linkpath)
+                                  : sg_xstrndup(linkpath, (size_t)(strrchr(linkpath, '/') -
+                                                                   linkpath));
+    for (size_t i = 0; i < nw; i++) {
+        bool own;
+        const char *g = protected_path(gd, words[i], from[0] ? from : "/", &own, true, true,
+                                       NULL);
+        if (g)
+            return g;
+    }
+    return NULL;
+}
+
 /* A write by a file tool to a protected path is denied outright (own
  * files) or always asked in Claude Code (no rule or grant allows it). A
  * Bash line is read as the shell will read it, and every word of it (the
  * value of --opt=PATH and of=PATH, and of -tPATH, included) that names a
- * protected path, read from the agent's cwd and from every folder a cd
- * before it may have gone to, makes the line asked: cp, mv, tee, dd, tar
- * -C, install -t. A line with a redirection cannot be read exactly: it is
- * asked anyway. The one word exempt is an interpreter's script, so the
- * person's skills in ~/.claude/skills run. NULL when nothing names one. */
+ * protected path or a folder holding one, read from the agent's cwd and
+ * from every folder a cd before it may have gone to, makes the line
+ * asked: cp, mv, tee, dd, tar -C, install -t; so does ln's target read
+ * from the link's folder, and a later writer's path that is not there yet
+ * after a command that makes links. A line with a redirection cannot be
+ * read exactly: it is asked anyway. The one word exempt is an
+ * interpreter's script, so the person's skills in ~/.claude/skills run.
+ * NULL when nothing names one. */
 static const char *guarded(const struct sg_hook_call *c, bool *deny)
 {
     enum sg_tool_id id = sg_tool_lookup(c->tool);
@@ -581,9 +659,9 @@ static const char *guarded(const struct sg_hook_call *c, bool *deny)
     sg_own_dirs_get(&gd.od);
     sg_agent_paths_get(&gd.ap);
     const char *g = NULL;
-    bool own = false;
+    bool own = false, maker = false;
     if (cls == SG_PT_WRITE) {
-        g = protected_path(&gd, c->detail, NULL, &own, true);
+        g = protected_path(&gd, c->detail, NULL, &own, true, false, NULL);
         *deny = g && own;
     }
     char *cwds[GUARD_CWDS];
@@ -591,18 +669,28 @@ static const char *guarded(const struct sg_hook_call *c, bool *deny)
     cwds[ncwd++] = sg_xstrdup(c->cwd);
     for (size_t i = 0; i < sh.n && !g; i++) {
         const struct sg_shell_cmd *cmd = &sh.cmds[i];
-        bool script = interpreter(cmd->argv[0]);
+        bool script = interpreter(cmd->argv[0]), writer = makes_or_writes(cmd->argv[0]);
+        size_t dest = 0; /* a writer's last operand: where cp, mv, tee, ln write */
+        for (size_t k = 1; k < cmd->argc; k++)
+            if (cmd->argv[k][0] != '-')
+                dest = k;
         for (size_t k = 1; k < cmd->argc && !g; k++) {
             const char *w = cmd->argv[k], *eq = strchr(w, '=');
-            bool skills_too = !(script && k == 1);
+            bool skills_too = !(script && k == 1), missing = false;
             for (size_t d = 0; d < ncwd && !g; d++) {
-                g = protected_path(&gd, w, cwds[d], &own, skills_too);
+                g = protected_path(&gd, w, cwds[d], &own, skills_too, true, &missing);
                 if (!g && eq && eq[1])
-                    g = protected_path(&gd, eq + 1, cwds[d], &own, true);
+                    g = protected_path(&gd, eq + 1, cwds[d], &own, true, true, NULL);
                 if (!g && w[0] == '-' && w[1] && w[1] != '-' && w[2]) /* -tDIR, -C/dir */
-                    g = protected_path(&gd, w + 2, cwds[d], &own, true);
+                    g = protected_path(&gd, w + 2, cwds[d], &own, true, true, NULL);
+                if (!g && maker && writer && missing && k == dest && !strstr(w, "://"))
+                    g = "a path that is not there yet, after a command of the same line "
+                        "that may make a link: only a person decides";
+                if (!g)
+                    g = guard_ln(&gd, cmd, cwds[d]);
             }
         }
+        maker |= writer;
         if (!g && !follow_cd(cmd, cwds, &ncwd))
             g = "the line changes folder in a way skillgate cannot follow (cd -, popd, "
                 "CDPATH): only a person decides";
@@ -845,6 +933,15 @@ static int decide_rewrite(struct hook_run *h)
 static int decide(struct hook_run *h)
 {
     h->guard = h->pr == 0 ? guarded(&h->c, &h->guard_deny) : NULL;
+    if (h->guard && !h->guard_deny && !strcmp(h->c.tool, "Bash")) {
+        /* a guard asks; a deny rule on the line still denies it */
+        struct sg_preq *lq = sg_xmalloc(sizeof *lq);
+        sg_agent_bash_preq(h->c.detail, h->c.cwd, lq);
+        char lby[512];
+        if (sg_perm_limits(h->perm, lq, lby, sizeof lby) == SG_EFF_DENY)
+            h->guard = NULL;
+        free(lq);
+    }
     if (h->pr == 0 && h->rewrite && !h->guard && !strcmp(h->c.tool, "Bash")) {
         char self[PATH_MAX];
         ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);

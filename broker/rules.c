@@ -464,8 +464,29 @@ enum sg_risk_level sg_preq_risk(const struct sg_preq *q, const char *home, char 
     return SG_RL_HIGH;
 }
 
+/* path with the characters a path pattern reads (* ? [ \\) escaped: a
+ * kept rule names this file, never a glob of it. Caller frees. */
+static char *literal_path(const char *path)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, SIZE_MAX / 2);
+    for (const char *c = path; *c; c++) {
+        if (strchr("*?[\\", *c))
+            sg_buf_append(&b, "\\", 1);
+        sg_buf_append(&b, c, 1);
+    }
+    sg_buf_append(&b, "", 1);
+    return sg_buf_steal(&b);
+}
+
 char *sg_preq_rule(const struct sg_preq *q)
 {
+    /* a reader's: that path, for that tool */
+    if (q->agent_tool[0] && reads_paths(q->agent_tool, strlen(q->agent_tool)) &&
+        q->subject[0] == '/') {
+        cleanup_free char *lit = literal_path(q->subject);
+        return sg_xasprintf("%s(%s)", q->agent_tool, lit);
+    }
     /* an agent's tool of no rule class: the rule is its name */
     if (q->agent_tool[0] && sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) < 0)
         return sg_xstrdup(q->agent_tool);
@@ -485,13 +506,17 @@ char *sg_preq_rule(const struct sg_preq *q)
         sg_buf_append(&b, ")", 1);
         return sg_buf_steal(&b);
     }
-    case SG_PT_WRITE:
-        return sg_xasprintf("Write(%s)", q->subject);
+    case SG_PT_WRITE: {
+        cleanup_free char *lit = literal_path(q->subject);
+        return sg_xasprintf("Write(%s)", lit);
+    }
     case SG_PT_FETCH:
         return q->port > 0 ? sg_xasprintf("Fetch(%s:%d)", q->subject, q->port)
                            : sg_xasprintf("Fetch(%s)", q->subject);
-    case SG_PT_CONNECT:
-        return sg_xasprintf("Connect(%s)", q->subject);
+    case SG_PT_CONNECT: {
+        cleanup_free char *lit = literal_path(q->subject);
+        return sg_xasprintf("Connect(%s)", lit);
+    }
     }
     return sg_xstrdup("?");
 }

@@ -292,7 +292,7 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     r->policy_file = agent ? NULL : rq->policy_file;
     r->input = r->plan.input; /* the plan's copy: the caller's may be gone by the end */
     r->prompt_timeout = rq->prompt_timeout > 0 ? rq->prompt_timeout : 30;
-    r->person = !agent;
+    r->person = !agent && !rq->not_a_look;
     r->no_records = !agent && rq->no_records;
     r->info = (struct sg_run_info){.skill_name = r->plan.skill_name, .run_id = r->plan.run_id,
                                    .memory_mb = r->plan.limits[SG_PL_MEMORY].value,

@@ -36,6 +36,9 @@ struct sg_run_request {
     const char *python;          /* a Python environment or program; NULL: see sg_run_opts */
     bool no_records;             /* run even when the trace and audit record cannot be kept */
     bool observe_reads;          /* skillgate record: note every path opened (reads.h) */
+    bool not_a_look;             /* the agent started it (the hook's rewrite: --prompt
+                                  * attached): it is no look of the person's at the skill,
+                                  * so it never marks the skill seen (vetted) */
     /* a person's choices, ignored for an agent: */
     bool allow_degraded;         /* run without Landlock (said on every report) */
     const char *const *resolve;  /* "NAME:PORT:ADDR[:PORT2]", as curl's --resolve */

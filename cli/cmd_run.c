@@ -370,6 +370,7 @@ static int run_option(struct run_args *a, int c)
             return SG_EXIT_USAGE;
         }
         a->attached = !strcmp(optarg, "attached");
+        a->rq.not_a_look = a->attached; /* the agent hook's rewrite runs it so */
         if (!a->attached) { /* attached: a TUI if one listens, else as without --prompt */
             a->rq.pmode = !strcmp(optarg, "tty") ? SG_PERM_PROMPT : SG_PERM_DENY_ALL;
             a->rq.pmode_set = true;

@@ -171,7 +171,7 @@ def protected_files_are_compared_after_resolution(m, base):
     Edit(**); cp into the hook's own policy was allowed by Bash(cp:*)."""
     proj = project(m, base)
     pol = policy(m, 'allow:\n  - "Edit"\n  - "Bash(cp:*)"\n  - "Bash(mv:*)"\n  - "Bash(ln:*)"\n'
-                 '  - "Bash(cd:*)"\n')
+                 '  - "Bash(cd:*)"\n  - "Bash(tar:*)"\n  - "Bash(mkdir:*)"\n')
     os.makedirs(os.path.join(proj, "docs"))
     os.makedirs(os.path.join(proj, ".claude"))
     link = os.path.join(proj, "docs", "notes.json")
@@ -198,7 +198,16 @@ def protected_files_are_compared_after_resolution(m, base):
                  f"cd {os.path.dirname(cfg)} && cp x skillgate/hook-policy.yaml",
                  f"cp -t{m.home}/.claude/ settings.json", f"mv -t{cfg} x",
                  f"cp x {m.home}/.claude/plugins/installed_plugins.json",
-                 f"cp x {m.home}/.claude/skills/fmt/SKILL.md", "cd - && cp x y"):
+                 f"cp x {m.home}/.claude/skills/fmt/SKILL.md", "cd - && cp x y",
+                 # into a folder that holds them (a copy or an extraction replaces them)
+                 f"cp -r {proj}/.claude {m.home}/", f"cp -rt {m.home} {proj}/.claude",
+                 f"cp -r {proj}/skillgate {os.path.dirname(cfg)}/", f"tar -C {m.home} -xf x.tar",
+                 f"cp {proj}/.claude.json {m.home}/",
+                 # a link the same line makes, read from its own folder
+                 f"ln -s .claude {m.home}/cc && cp evil.json {m.home}/cc/settings.json",
+                 f"ln -s .claude/settings.json {m.home}/s && cp evil.json {m.home}/s",
+                 f"mkdir -p d && ln -s ../../{os.path.relpath(cfg, os.path.dirname(proj))} d/l"
+                 " && cp p.yaml d/l/hook-policy.yaml"):
         out = hook(m, base, "Bash", {"command": line}, proj)
         assert decision(out) != "allow", (line, out)
     # a file tool writing skillgate's own files: denied outright

@@ -1814,8 +1814,9 @@ def hook_runs_a_skills_script_in_the_sandbox(base):
         h = hook_cmd(env, line, work)
         assert h["permissionDecision"] == "ask" and "updatedInput" not in h, (line, h)
         r = h["permissionDecisionReason"]
-        assert ("not run in skillgate's sandbox" in r or "only a person decides" in r) and \
-            why in r, (line, r)
+        # the guard may ask first (a path not there yet after a writer)
+        assert "only a person decides" in r or ("not run in skillgate's sandbox" in r and
+                                                why in r), (line, r)
     # a script outside any skill, through a link that looks like one
     outside = os.path.join(env.dir, "evil.py")
     with open(outside, "w") as f:

@@ -156,6 +156,17 @@ static void kept_rules_are_the_argv_shown(void **st)
     cleanup_free char *ur = sg_preq_rule(&u);
     assert_string_equal(ur, "Bash(/usr/bin/uname)");
     assert_false(matches(ur, bash("/usr/bin/uname", "-a")));
+    /* a file named like a glob keeps a rule for that file alone */
+    struct sg_preq gw = {.tool = SG_PT_WRITE};
+    snprintf(gw.subject, sizeof gw.subject, "/home/u/**");
+    cleanup_free char *gr = sg_preq_rule(&gw);
+    assert_string_equal(gr, "Write(/home/u/\\*\\*)");
+    assert_true(matches(gr, gw));
+    snprintf(gw.subject, sizeof gw.subject, "/home/u/.bashrc");
+    assert_false(matches(gr, gw));
+    struct sg_preq rd = agent("Read", SG_PT_WRITE, "/home/me/.ssh/id");
+    cleanup_free char *rr = sg_preq_rule(&rd);
+    assert_string_equal(rr, "Read(/home/me/.ssh/id)");
     /* cut: nothing matches, not even an any-rule */
     struct sg_preq c = bash("/usr/bin/ls", "");
     char big[SG_PREQ_ARGS_MAX + 100];
