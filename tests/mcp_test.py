@@ -1743,6 +1743,15 @@ def hook_runs_a_skills_script_in_the_sandbox(base):
     h = hook_cmd(env, f"python3 {script} in.pdf", work)
     assert h["permissionDecision"] == "ask" and "not looked at it yet" in \
         h["permissionDecisionReason"], h
+    # one 'yes' in Claude Code's dialog runs the sandboxed command: that run
+    # is the agent's, no look of the person's, and vets nothing
+    p = subprocess.run(["sh", "-c", h["updatedInput"]["command"]], capture_output=True,
+                       text=True, env=env.env, cwd=work, timeout=60, stdin=subprocess.DEVNULL,
+                       start_new_session=True)
+    assert p.returncode == 0 and "FILL ['in.pdf']" in p.stdout, (p.stdout, p.stderr)
+    h = hook_cmd(env, f"python3 {script} in.pdf", work)
+    assert h["permissionDecision"] == "ask" and "not looked at it yet" in \
+        h["permissionDecisionReason"], h
     p = subprocess.run([SG, "run", skill, "--script", "scripts/fill.py", "--", "x"],
                        capture_output=True, text=True, env=env.env, cwd=work, timeout=60,
                        stdin=subprocess.DEVNULL, start_new_session=True)
