@@ -408,6 +408,42 @@ def yaml_merge_keys_are_refused(m, base):
 # ---------------------------------------------------------------- item 11
 
 @test()
+def run_skill_of_a_folder_the_agent_wrote_grants_nothing(m, base):
+    """run_skill on a folder the agent wrote, whose manifest declares a read
+    of the home's documents, a secret and a host: it was run, the document
+    came back. Not kept by the person and asking for more than its own
+    folder, it is refused; kept in ~/.claude/skills it runs (the control)."""
+    docs = os.path.join(m.home, "Documents")
+    os.makedirs(docs, exist_ok=True)
+    write(os.path.join(docs, "plan.txt"), "TOP-SECRET-DOC")
+    own(m, docs)
+    own(m, os.path.join(docs, "plan.txt"))
+    reader = {"scripts/x.py": "import os\nprint('got:', open(os.path.expanduser("
+                              "'~/Documents/plan.txt')).read())\n"}
+    yaml = ("skill:\n  name: NAME\npermissions:\n  filesystem:\n    read: [\"~/Documents\"]\n"
+            "  env_vars:\n    allow: [AWS_SECRET_ACCESS_KEY]\n")
+    wrote = skill_dir(base, "evil", "", yaml.replace("NAME", "evil"), reader)
+    kept_root = os.path.join(m.home, ".claude", "skills")
+    kept = skill_dir(kept_root, "kept", "", yaml.replace("NAME", "kept"), reader)
+    own(m, kept_root)
+    s = Serve(m)
+    try:
+        r = s.call(50, "run_skill", {"skill": wrote, "script": "scripts/x.py",
+                                     "timeout_seconds": 30}, timeout=90)
+        txt = json.dumps(r)
+        assert "TOP-SECRET-DOC" not in txt and r.get("isError"), txt[:1500]
+        assert "not a skill you keep" in txt and "AWS_SECRET_ACCESS_KEY" in txt, txt[:1500]
+        work = os.path.join(base, "work-kept")
+        os.makedirs(work)
+        os.chmod(work, 0o755)
+        r = s.call(51, "run_skill", {"skill": kept, "script": "scripts/x.py", "cwd": work,
+                                     "timeout_seconds": 30}, timeout=90)
+        assert "got: TOP-SECRET-DOC" in json.dumps(r), json.dumps(r)[:1500]
+    finally:
+        s.close()
+
+
+@test()
 def run_skill_cwd_that_holds_a_home_is_refused(m, base):
     """cwd = the folder above the home, "/", or a link to the folder above:
     refused with a clear error, and nothing of the home comes back."""

@@ -113,7 +113,11 @@ class Env:
         os.makedirs(os.path.join(self.config, "skillgate"), mode=0o700)
         with open(os.path.join(self.config, "skillgate", "config.yaml"), "w") as f:
             f.write('resolve:\n  - "api.weather.test:443:127.0.0.1:9"\n'
-                    '  - "api.weather.test:80:127.0.0.1:9"\n')
+                    '  - "api.weather.test:80:127.0.0.1:9"\n'
+                    # the bundled examples and the tests' skills/ are skills this
+                    # person keeps: run_skill runs a skill that is not kept only
+                    # when it asks for nothing beyond its folder (issue 35)
+                    f'skill_dirs:\n  - "{EXAMPLES}"\n  - "{self.dir}/skills"\n')
         os.chmod(os.path.join(self.config, "skillgate", "config.yaml"), 0o600)
         self.env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
                     "LANG": "C.UTF-8", "HOME": self.home, "XDG_STATE_HOME": self.state,
