@@ -493,15 +493,23 @@ static const char *protected_one(const struct guards *gd, const char *t, bool *o
         *own = true;
         return "skillgate's own files (rules, grants, records): the agent never writes them";
     }
-    const char *b = strrchr(t, '/') + 1;
-    size_t n = strlen(t);
-    if (sg_str_has_prefix(b, "settings") && sg_str_has_suffix(b, ".json") &&
-        n > strlen(b) + 8 && !strncmp(t + n - strlen(b) - 9, "/.claude/", 9))
-        return "Claude Code's settings, where skillgate is its hook: only a person decides";
     const struct sg_agent_path *which = NULL;
     enum sg_agent_rel ar = sg_agent_paths_relation(&gd->ap, t, NULL, &which);
-    if (ar == SG_AGENT_INSIDE && (skills_too || !sg_agent_path_in_skills(which, t)))
-        return "an AI agent's own folder (its login, its settings): only a person decides";
+    if (ar == SG_AGENT_INSIDE) /* a skill kept there is run and read there */
+        return skills_too || !sg_agent_path_in_skills(which, t)
+                   ? "an AI agent's own folder (its login, its settings): only a person decides"
+                   : NULL;
+    /* a project's .claude (settings with its hooks, agents, commands) */
+    if (strstr(t, "/.claude/") || sg_str_has_suffix(t, "/.claude"))
+        return "Claude Code's folder (settings where skillgate is its hook, agents, "
+               "commands): only a person decides";
+    if (holds) {
+        cleanup_free char *in = sg_xasprintf("%s/.claude", strcmp(t, "/") ? t : "");
+        struct stat st;
+        if (lstat(in, &st) == 0)
+            return "a folder that holds a .claude folder (a copy or an extraction into it "
+                   "can replace its settings): only a person decides";
+    }
     if (holds && (rel == SG_OWN_CONTAINS || ar == SG_AGENT_HOLDS))
         return "a folder that holds skillgate's or an AI agent's own files (a copy or an "
                "extraction into it can replace them): only a person decides";
@@ -530,8 +538,8 @@ static const char *protected_path(const struct guards *gd, const char *path, con
         g = protected_one(gd, lex, own, skills_too, holds);
     }
     if (!g && unsure)
-        g = "a path climbs (..) out of a folder that is not there yet: what it reaches "
-            "depends on what the line makes first; only a person decides";
+        g = "a path skillgate cannot read as the program that acts on it will (a .. out of "
+            "what is not there yet, /proc/self, /dev/fd): only a person decides";
     return g;
 }
 
@@ -549,21 +557,31 @@ static bool follow_cd(const struct sg_shell_cmd *cmd, char **cwds, size_t *n)
     if (!strcmp(b, "popd"))
         return false;
     const char *to = NULL;
+    bool physical = false; /* cd -P: the kernel's reading only */
     for (size_t k = 1; k < cmd->argc && !to; k++)
         if (!strcmp(cmd->argv[k], "--") && k + 1 < cmd->argc)
             to = cmd->argv[k + 1];
         else if (cmd->argv[k][0] != '-' || !cmd->argv[k][1])
             to = cmd->argv[k];
+        else
+            physical |= strchr(cmd->argv[k], 'P') != NULL;
     const char *home = getenv("HOME"), *cdpath = getenv("CDPATH");
     if (!to)
         to = home;
     if (!to || !strcmp(to, "-") || (to[0] != '/' && to[0] != '.' && cdpath && *cdpath))
         return false;
+    /* bash's cd reads .. lexically (l/.. is where l is, not its target's
+     * parent) and the kernel physically: both landings count */
     size_t had = *n;
     for (size_t i = 0; i < had; i++) {
-        if (*n == GUARD_CWDS)
+        if (*n + 2 > GUARD_CWDS)
             return false;
         cwds[(*n)++] = sg_path_target(to, cwds[i]);
+        char *lex = to[0] == '/' ? sg_xstrdup(to) : sg_xasprintf("%s/%s", cwds[i], to);
+        if (!physical && lex[0] == '/' && sg_path_normalize(lex) == 0)
+            cwds[(*n)++] = lex;
+        else
+            free(lex);
     }
     return true;
 }
@@ -573,20 +591,71 @@ static const char *base_of(const char *w)
     return strrchr(w, '/') ? strrchr(w, '/') + 1 : w;
 }
 
-/* Programs that make links or write through the paths they are given:
- * after one of them in a line, a later writer's path that is not there
- * yet may go through a link the line just made. */
-static bool makes_or_writes(const char *prog)
+static bool listed_in(const char *prog, const char *const *list, size_t n)
+{
+    const char *b = base_of(prog);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(b, list[i]))
+            return true;
+    return false;
+}
+
+/* Programs that may make a link (ln, cp -s or -a, an archive or a
+ * checkout holding one), or run any code. */
+static bool makes_links(const char *prog)
+{
+    static const char *const progs[] = {"ln", "link", "cp", "mv", "tar", "bsdtar", "unzip",
+                                        "cpio", "7z", "pax", "rsync", "git", "install"};
+    return listed_in(prog, progs, SG_ARRAY_LEN(progs)) || sg_program_runs_any_code(prog);
+}
+
+/* Programs that write through the paths they are given. */
+static bool writes_paths(const char *prog)
 {
     static const char *const progs[] = {
         "cp", "mv", "install", "ln", "link", "tee", "dd", "rsync", "tar", "bsdtar", "unzip",
-        "cpio", "7z", "sed", "truncate", "touch", "sort", "split", "csplit", "patch", "git",
-        "chmod", "chown", "chgrp", "mkdir", "rm", "rmdir", "shred", "mktemp", "curl", "wget"};
-    const char *b = base_of(prog);
-    for (size_t i = 0; i < SG_ARRAY_LEN(progs); i++)
-        if (!strcmp(b, progs[i]))
-            return true;
-    return sg_program_runs_any_code(prog);
+        "cpio", "7z", "pax", "sed", "truncate", "touch", "sort", "split", "csplit", "patch",
+        "chmod", "chown", "chgrp", "mkdir", "rm", "rmdir", "shred", "mktemp"};
+    return listed_in(prog, progs, SG_ARRAY_LEN(progs)) || sg_program_runs_any_code(prog);
+}
+
+/* Programs that write into the folder they run in without naming it: an
+ * archive extracted, a checkout, a patch. */
+static bool writes_cwd(const struct sg_shell_cmd *cmd)
+{
+    const char *b = base_of(cmd->argv[0]);
+    const char *first = NULL; /* the first word that is no option */
+    bool dash_x = false, extract = false;
+    for (size_t k = 1; k < cmd->argc; k++) {
+        const char *w = cmd->argv[k];
+        if (w[0] == '-' && w[1] != '-')
+            dash_x |= strchr(w, 'x') != NULL || strchr(w, 'i') != NULL;
+        extract |= !strcmp(w, "--extract") || !strcmp(w, "--get") ||
+                   !strcmp(w, "--read") || sg_str_has_prefix(w, "--directory");
+        if (!first && w[0] != '-')
+            first = w;
+    }
+    if (!strcmp(b, "tar") || !strcmp(b, "bsdtar")) /* tar x, tar -xf, tar --extract */
+        return dash_x || extract || (cmd->argc > 1 && cmd->argv[1][0] != '-' &&
+                                     strchr(cmd->argv[1], 'x'));
+    if (!strcmp(b, "cpio") || !strcmp(b, "pax"))
+        return dash_x || extract || strstr(b, "pax");
+    if (!strcmp(b, "unzip") || !strcmp(b, "patch"))
+        return true;
+    if (!strcmp(b, "7z"))
+        return first && (!strcmp(first, "x") || !strcmp(first, "e"));
+    if (!strcmp(b, "git")) { /* the subcommands that write the work tree */
+        static const char *const sub[] = {"checkout", "switch", "restore", "reset", "stash",
+                                          "pull", "merge", "rebase", "apply", "am",
+                                          "cherry-pick", "revert", "clone", "worktree", "read-tree",
+                                          "checkout-index", "submodule"};
+        /* git -c ... / -C DIR come first: any word may be the subcommand */
+        for (size_t k = 1; k < cmd->argc; k++)
+            for (size_t i = 0; i < SG_ARRAY_LEN(sub); i++)
+                if (!strcmp(cmd->argv[k], sub[i]))
+                    return true;
+    }
+    return false;
 }
 
 /* ln [-s] TARGET... LINK (or -t DIR): a relative TARGET is read from the
@@ -669,11 +738,10 @@ static const char *guarded(const struct sg_hook_call *c, bool *deny)
     cwds[ncwd++] = sg_xstrdup(c->cwd);
     for (size_t i = 0; i < sh.n && !g; i++) {
         const struct sg_shell_cmd *cmd = &sh.cmds[i];
-        bool script = interpreter(cmd->argv[0]), writer = makes_or_writes(cmd->argv[0]);
-        size_t dest = 0; /* a writer's last operand: where cp, mv, tee, ln write */
-        for (size_t k = 1; k < cmd->argc; k++)
-            if (cmd->argv[k][0] != '-')
-                dest = k;
+        bool script = interpreter(cmd->argv[0]), writer = writes_paths(cmd->argv[0]);
+        /* an archive or a checkout writes into the folder it runs in */
+        for (size_t d = 0; d < ncwd && !g && writes_cwd(cmd); d++)
+            g = protected_path(&gd, ".", cwds[d], &own, true, true, NULL);
         for (size_t k = 1; k < cmd->argc && !g; k++) {
             const char *w = cmd->argv[k], *eq = strchr(w, '=');
             bool skills_too = !(script && k == 1), missing = false;
@@ -683,14 +751,14 @@ static const char *guarded(const struct sg_hook_call *c, bool *deny)
                     g = protected_path(&gd, eq + 1, cwds[d], &own, true, true, NULL);
                 if (!g && w[0] == '-' && w[1] && w[1] != '-' && w[2]) /* -tDIR, -C/dir */
                     g = protected_path(&gd, w + 2, cwds[d], &own, true, true, NULL);
-                if (!g && maker && writer && missing && k == dest && !strstr(w, "://"))
+                if (!g && maker && writer && missing && !strstr(w, "://"))
                     g = "a path that is not there yet, after a command of the same line "
                         "that may make a link: only a person decides";
                 if (!g)
                     g = guard_ln(&gd, cmd, cwds[d]);
             }
         }
-        maker |= writer;
+        maker |= makes_links(cmd->argv[0]);
         if (!g && !follow_cd(cmd, cwds, &ncwd))
             g = "the line changes folder in a way skillgate cannot follow (cd -, popd, "
                 "CDPATH): only a person decides";

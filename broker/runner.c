@@ -292,7 +292,12 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     r->policy_file = agent ? NULL : rq->policy_file;
     r->input = r->plan.input; /* the plan's copy: the caller's may be gone by the end */
     r->prompt_timeout = rq->prompt_timeout > 0 ? rq->prompt_timeout : 30;
-    r->person = !agent && !rq->not_a_look;
+    /* a look of the person's: the TUI, or the command line on a terminal
+     * (not an agent's shell: Claude Code's Bash has no terminal and sets
+     * CLAUDECODE); only such a run marks the skill seen (vetted) */
+    r->person = !agent && !rq->not_a_look &&
+                (rq->front != SG_FRONT_CLI ||
+                 (isatty(0) && isatty(2) && !getenv("CLAUDECODE")));
     r->no_records = !agent && rq->no_records;
     r->info = (struct sg_run_info){.skill_name = r->plan.skill_name, .run_id = r->plan.run_id,
                                    .memory_mb = r->plan.limits[SG_PL_MEMORY].value,

@@ -123,6 +123,14 @@ char *sg_path_target_ex(const char *path, const char *cwd, bool *unsure)
         }
         if (!S_ISLNK(st.st_mode))
             continue;
+        if (sg_str_has_prefix(done.data, "/proc/") || sg_str_has_prefix(done.data, "/dev/")) {
+            /* /proc/self/cwd, /dev/fd/3, /dev/stdin: the process that acts
+             * on it is not this one, so its link here says nothing */
+            if (unsure)
+                *unsure = true;
+            missing = true;
+            continue;
+        }
         char link[PATH_MAX];
         ssize_t ln = readlink(done.data, link, sizeof link - 1);
         if (ln <= 0 || ++links > 40) {

@@ -171,7 +171,7 @@ def protected_files_are_compared_after_resolution(m, base):
     Edit(**); cp into the hook's own policy was allowed by Bash(cp:*)."""
     proj = project(m, base)
     pol = policy(m, 'allow:\n  - "Edit"\n  - "Bash(cp:*)"\n  - "Bash(mv:*)"\n  - "Bash(ln:*)"\n'
-                 '  - "Bash(cd:*)"\n  - "Bash(tar:*)"\n  - "Bash(mkdir:*)"\n')
+                 '  - "Bash(cd:*)"\n  - "Bash(tar:*)"\n  - "Bash(mkdir:*)"\n  - "Bash(git:*)"\n')
     os.makedirs(os.path.join(proj, "docs"))
     os.makedirs(os.path.join(proj, ".claude"))
     link = os.path.join(proj, "docs", "notes.json")
@@ -210,10 +210,31 @@ def protected_files_are_compared_after_resolution(m, base):
                  " && cp p.yaml d/l/hook-policy.yaml"):
         out = hook(m, base, "Bash", {"command": line}, proj)
         assert decision(out) != "allow", (line, out)
+    # third review: cd through a link (bash reads its .. lexically), the hook's
+    # own /proc/self/cwd, a -t destination or an option after a link the
+    # line extracts, a project's .claude reached through its folder
+    x = os.path.join(base, "q", "x", "m")
+    os.makedirs(x)
+    os.makedirs(os.path.join(proj, "m"))
+    os.symlink(x, os.path.join(proj, "l"))
+    up = os.path.relpath(cfg, os.path.join(proj, "m"))
+    os.makedirs(os.path.join(proj, "d"))
+    for line in (f"cd l/../m && cp p.yaml {up}/hook-policy.yaml",
+                 f"cp p.yaml /proc/self/cwd/{os.path.relpath(cfg, proj)}/hook-policy.yaml",
+                 "tar -xf evil.tar && cp -t cc settings.json",
+                 "tar -xf evil.tar && cp s cc/settings.json --suffix x",
+                 "cp -t .claude d/settings.json", "cp d/settings.json .claude/",
+                 "mv d/settings.json .claude", "cp -r d/. .claude", "tar -xf evil.tar"):
+        out = hook(m, base, "Bash", {"command": line}, proj)
+        assert decision(out) != "allow", (line, out)
     # a file tool writing skillgate's own files: denied outright
     out = hook(m, base, "Write", {"file_path": pol, "content": "allow: [Bash]"}, proj)
     assert decision(out) == "deny", out
     assert decision(hook(m, base, "Bash", {"command": "cp a b"}, proj)) == "allow"
+    # ordinary lines in a project that has a .claude still run
+    for line in ("git status", "mkdir -p out && cp a out/", "cd src && cp a b"):
+        out = hook(m, base, "Bash", {"command": line}, proj)
+        assert decision(out) == "allow", (line, out)
 
 
 @test()

@@ -1756,9 +1756,18 @@ def hook_runs_a_skills_script_in_the_sandbox(base):
     h = hook_cmd(env, f"python3 {script} in.pdf", work)
     assert h["permissionDecision"] == "ask" and "not looked at it yet" in \
         h["permissionDecisionReason"], h
+    # the same run by the agent (no terminal, CLAUDECODE set) is no look
     p = subprocess.run([SG, "run", skill, "--script", "scripts/fill.py", "--", "x"],
-                       capture_output=True, text=True, env=env.env, cwd=work, timeout=60,
-                       stdin=subprocess.DEVNULL, start_new_session=True)
+                       capture_output=True, text=True, env={**env.env, "CLAUDECODE": "1"},
+                       cwd=work, timeout=60, stdin=subprocess.DEVNULL, start_new_session=True)
+    assert p.returncode == 0 and "FILL ['x']" in p.stdout, (p.stdout, p.stderr)
+    h = hook_cmd(env, f"python3 {script} in.pdf", work)
+    assert h["permissionDecision"] == "ask" and "not looked at it yet" in \
+        h["permissionDecisionReason"], h
+    # the person's run, on a terminal (script(1) gives it one): a look
+    p = subprocess.run(["script", "-qec", f"{SG} run {skill} --script scripts/fill.py -- x",
+                        "/dev/null"], capture_output=True, text=True, env=env.env, cwd=work,
+                       timeout=60, stdin=subprocess.DEVNULL, start_new_session=True)
     assert p.returncode == 0 and "FILL ['x']" in p.stdout, (p.stdout, p.stderr)
     # code swapped behind the manifest (a pull, the agent): asked again
     with open(script, "a") as f:
