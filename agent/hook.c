@@ -754,10 +754,10 @@ static const char *guarded(const struct sg_hook_call *c, bool *deny)
                 if (!g && maker && writer && missing && !strstr(w, "://"))
                     g = "a path that is not there yet, after a command of the same line "
                         "that may make a link: only a person decides";
-                if (!g)
-                    g = guard_ln(&gd, cmd, cwds[d]);
             }
         }
+        for (size_t d = 0; d < ncwd && !g; d++) /* ln's targets, from the link's folder */
+            g = guard_ln(&gd, cmd, cwds[d]);
         maker |= makes_links(cmd->argv[0]);
         if (!g && !follow_cd(cmd, cwds, &ncwd))
             g = "the line changes folder in a way skillgate cannot follow (cd -, popd, "
