@@ -335,7 +335,7 @@ static void node_agrees(void **st)
     if (!node) {
         if (secure_getenv("CI"))
             fail_msg("node is not on PATH, and CI is set: the cross-check must run in CI");
-        print_message("skipped: node is not on PATH, so nothing to cross-check against\n");
+        print_message("# skipped: node is not on PATH, so nothing to cross-check against\n");
         skip();
     }
     enum { GENERATED = 20000, NUMBERS = 20000 };
@@ -379,10 +379,10 @@ static void node_agrees(void **st)
          * and the generated ones too with URL_DIAG=1 in the environment */
         overcautious += !ours && theirs;
         if (!ours && theirs && (i < SG_ARRAY_LEN(cases) || secure_getenv("URL_DIAG")))
-            print_message("refused (node reads %s): %s: %s\n", theirs, sane, why);
+            print_message("# refused (node reads %s): %s: %s\n", theirs, sane, why);
         free(ours);
     }
-    print_message("%zu URLs: %zu read as node does, %zu refused (%zu of them read by node), "
+    print_message("# %zu URLs: %zu read as node does, %zu refused (%zu of them read by node), "
                   "%zu read differently\n", n, agree, refused, overcautious, bad);
     for (size_t i = 0; i < n; i++)
         free(urls[i]);
