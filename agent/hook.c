@@ -338,43 +338,13 @@ static bool in_personal_skills(const char *root)
     return false;
 }
 
-/* What a skill's manifest asks for that a person would want to see before
- * it runs: environment passed in, paths beyond its folder, hosts, host
- * sockets, any program. One line (caller frees). */
-static char *risky_parts(const struct sg_skill *sk, const char *root)
-{
-    const struct sg_policy *pol = &sk->policy;
-    struct sg_buf b;
-    sg_buf_init(&b, 4096);
-    for (size_t i = 0; i < pol->nenv; i++)
-        sg_buf_printf(&b, "%senv %s", b.len ? "; " : "", pol->env[i].name);
-    for (size_t i = 0; i < pol->nread; i++)
-        if (strncmp(pol->read[i].path, root, strlen(root)))
-            sg_buf_printf(&b, "%sreads %s", b.len ? "; " : "", pol->read[i].path);
-    for (size_t i = 0; i < pol->nwrite; i++)
-        sg_buf_printf(&b, "%swrites %s", b.len ? "; " : "", pol->write[i].path);
-    for (size_t i = 0; i < pol->negress; i++)
-        sg_buf_printf(&b, "%sreaches %s", b.len ? "; " : "", pol->egress[i].domain);
-    for (size_t i = 0; i < pol->nsockets; i++)
-        sg_buf_printf(&b, "%sconnects to %s", b.len ? "; " : "", pol->sockets[i].path);
-    for (size_t i = 0; i < pol->ntools; i++)
-        if ((pol->tools[i].id == SG_TOOL_BASH || pol->tools[i].id == SG_TOOL_TERMINAL) &&
-            !pol->tools[i].scope)
-            sg_buf_printf(&b, "%sruns any program (Bash)", b.len ? "; " : "");
-    if (b.dropped)
-        sg_buf_printf(&b, " … (skillgate inspect %s shows all)", root);
-    char *out = b.data ? sg_buf_steal(&b) : sg_xstrdup("nothing beyond its own folder");
-    sg_buf_free(&b);
-    cleanup_free char *clean = out;
-    return sg_sanitize_str(clean, 0);
-}
-
 /* Has a person vetted the skill at root: kept in their own skills folder,
  * its manifests and its code (the content digest) as they last looked at
  * them (a run, the Skills screen)? */
 static void vet_skill(const struct sg_skill *sk, const char *root, struct sg_hook_vet *v)
 {
-    v->risky = risky_parts(sk, root);
+    cleanup_free char *asks = sg_skill_grants_beyond(sk, true);
+    v->risky = sg_sanitize_str(asks[0] ? asks : "nothing beyond its own folder", 0);
     struct sg_seen seen;
     if (!in_personal_skills(root)) {
         v->why = sg_xasprintf("not one of your installed skills (~/.claude/skills): a "

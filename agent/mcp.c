@@ -393,34 +393,6 @@ struct run_call {
 
 static bool kept_by_person(const struct sg_skill *sk);
 
-/* What a manifest grants beyond the skill's own folder: environment
- * variables, paths, hosts, host sockets. "" when nothing (caller frees). */
-static char *grants_beyond(const struct sg_skill *sk)
-{
-    const struct sg_policy *pol = &sk->policy;
-    struct sg_buf b;
-    sg_buf_init(&b, 2048);
-    size_t rl = strlen(sk->root);
-    for (size_t i = 0; i < pol->nenv; i++)
-        sg_buf_printf(&b, "%senv %s", b.len ? "; " : "", pol->env[i].name);
-    for (size_t i = 0; i < pol->nread; i++)
-        if (strncmp(pol->read[i].path, sk->root, rl) ||
-            (pol->read[i].path[rl] && pol->read[i].path[rl] != '/'))
-            sg_buf_printf(&b, "%sreads %s", b.len ? "; " : "", pol->read[i].path);
-    for (size_t i = 0; i < pol->nwrite; i++)
-        sg_buf_printf(&b, "%swrites %s", b.len ? "; " : "", pol->write[i].path);
-    for (size_t i = 0; i < pol->negress; i++)
-        sg_buf_printf(&b, "%sreaches %s", b.len ? "; " : "", pol->egress[i].domain);
-    for (size_t i = 0; i < pol->nsockets; i++)
-        sg_buf_printf(&b, "%sconnects to %s", b.len ? "; " : "", pol->sockets[i].path);
-    /* a program it runs stays in the same sandbox: no grant beyond it */
-    if (b.dropped)
-        sg_buf_printf(&b, " …");
-    char *out = b.data ? sg_buf_steal(&b) : sg_xstrdup("");
-    sg_buf_free(&b);
-    return out;
-}
-
 static json_t *worker_run(const struct run_call *c)
 {
     const char *path = c->path;
@@ -430,8 +402,10 @@ static json_t *worker_run(const struct run_call *c)
         return load_error(path, r);
     /* the agent names the folder: one it wrote would grant itself what its
      * manifest declares. A skill the person does not keep runs only when
-     * its manifest asks for nothing beyond its own folder (issue 35) */
-    cleanup_free char *beyond = kept_by_person(sk) ? sg_xstrdup("") : grants_beyond(sk);
+     * its manifest asks for nothing beyond its own folder (issue 35); a
+     * program it runs stays in the same sandbox, so Bash is no grant here */
+    cleanup_free char *beyond = kept_by_person(sk) ? sg_xstrdup("")
+                                                    : sg_skill_grants_beyond(sk, false);
     if (beyond[0]) {
         cleanup_free char *clean = sg_sanitize_str(beyond, 0);
         json_t *e = tool_error("%s is not a skill you keep (~/.claude/skills, skill_dirs in "

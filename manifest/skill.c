@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "openclaw.h"
@@ -693,4 +694,33 @@ int sg_skill_read_body(const struct sg_skill *sk, char **body, size_t *len)
     *body = steal_pointer(&buf);
     *len = n;
     return 0;
+}
+
+char *sg_skill_grants_beyond(const struct sg_skill *sk, bool programs)
+{
+    const struct sg_policy *pol = &sk->policy;
+    struct sg_buf b;
+    sg_buf_init(&b, 4096);
+    size_t rl = strlen(sk->root);
+    for (size_t i = 0; i < pol->nenv; i++)
+        sg_buf_printf(&b, "%senv %s", b.len ? "; " : "", pol->env[i].name);
+    for (size_t i = 0; i < pol->nread; i++)
+        if (strncmp(pol->read[i].path, sk->root, rl) ||
+            (pol->read[i].path[rl] && pol->read[i].path[rl] != '/'))
+            sg_buf_printf(&b, "%sreads %s", b.len ? "; " : "", pol->read[i].path);
+    for (size_t i = 0; i < pol->nwrite; i++)
+        sg_buf_printf(&b, "%swrites %s", b.len ? "; " : "", pol->write[i].path);
+    for (size_t i = 0; i < pol->negress; i++)
+        sg_buf_printf(&b, "%sreaches %s", b.len ? "; " : "", pol->egress[i].domain);
+    for (size_t i = 0; i < pol->nsockets; i++)
+        sg_buf_printf(&b, "%sconnects to %s", b.len ? "; " : "", pol->sockets[i].path);
+    for (size_t i = 0; programs && i < pol->ntools; i++)
+        if ((pol->tools[i].id == SG_TOOL_BASH || pol->tools[i].id == SG_TOOL_TERMINAL) &&
+            !pol->tools[i].scope)
+            sg_buf_printf(&b, "%sruns any program (Bash)", b.len ? "; " : "");
+    if (b.dropped)
+        sg_buf_printf(&b, " … (skillgate inspect %s shows all)", sk->root);
+    char *out = b.data ? sg_buf_steal(&b) : sg_xstrdup("");
+    sg_buf_free(&b);
+    return out;
 }

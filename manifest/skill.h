@@ -55,6 +55,11 @@ struct sg_skill *sg_skill_from_buffers(const char *root, const char *skill_md, s
 int sg_skill_read_body(const struct sg_skill *sk, char **body, size_t *len);
 
 bool sg_skill_has_errors(const struct sg_skill *sk);
+/* What the manifest grants beyond the skill's own folder, one line a
+ * person reads before it runs: environment variables, paths outside it,
+ * hosts, host sockets, and (programs) an unscoped Bash. "" when nothing;
+ * not sanitized. Caller frees. */
+char *sg_skill_grants_beyond(const struct sg_skill *sk, bool programs);
 void sg_skill_free(struct sg_skill *sk);
 
 /* Split a SKILL.md buffer into frontmatter and body. Returns 0 with the YAML
