@@ -16,6 +16,7 @@ struct parser {
     struct sg_buf word;
     bool in_word, quoted_word;
     size_t total_words;
+    const char *home; /* ~ and ~/ at a word's start read as this; NULL: refused */
 };
 
 static const char *const keywords[] = {"if", "then", "else", "elif", "fi", "case", "esac",
@@ -122,7 +123,13 @@ static int word_char(struct parser *ps, const char *p, const char **why)
         break;
     case '~':
         /* bash expands ~ at a word's start and after = or : in a word
-         * that looks like an assignment (dd of=~/x, PATH=a:~/b) */
+         * that looks like an assignment (dd of=~/x, PATH=a:~/b); a lone
+         * ~ or ~/ at a word's start is $HOME (sg_shell_parse_home) */
+        if (!ps->in_word && ps->home && (!p[1] || strchr("/ \t\n;&|", p[1]))) {
+            sg_buf_append(&ps->word, ps->home, strlen(ps->home));
+            ps->in_word = true;
+            return 1;
+        }
         if (!ps->in_word || (ps->word.len && (ps->word.data[ps->word.len - 1] == '=' ||
                                               ps->word.data[ps->word.len - 1] == ':'))) {
             *why = "a tilde expansion";
@@ -190,12 +197,20 @@ static int quoted(struct parser *ps, const char *p, const char **why)
 
 int sg_shell_parse(const char *line, struct sg_shell *out, const char **why)
 {
+    return sg_shell_parse_home(line, NULL, out, why);
+}
+
+int sg_shell_parse_home(const char *line, const char *home, struct sg_shell *out,
+                        const char **why)
+{
     memset(out, 0, sizeof *out);
     if (strlen(line) > SG_SHELL_MAX) {
         *why = "longer than 16 KiB";
         return -EINVAL;
     }
-    struct parser ps = {.sh = out};
+    if (home && (home[0] != '/' || strlen(home) > 4096))
+        home = NULL; /* bash would read another home than this: refused */
+    struct parser ps = {.sh = out, .home = home};
     sg_buf_init(&ps.word, SG_SHELL_MAX);
     bool pending = false;
     int r = 0;

@@ -37,6 +37,12 @@ struct sg_shell {
 /* 0 with out filled (free with sg_shell_free), or -EINVAL with *why set to
  * a static reason; out is then empty. */
 int sg_shell_parse(const char *line, struct sg_shell *out, const char **why);
+/* The same, reading a ~ or ~/ at a word's start (unquoted, as bash
+ * expands it) as home, when home is absolute: the agent hook, whose home
+ * is the shell's. Every other tilde (~user, ~+, a quoted part after ~, ~
+ * after = or :) is still refused. */
+int sg_shell_parse_home(const char *line, const char *home, struct sg_shell *out,
+                        const char **why);
 void sg_shell_free(struct sg_shell *sh);
 /* A simple command's words joined by single spaces, each quoted so that
  * sg_shell_parse reads the same words back (caller frees). */

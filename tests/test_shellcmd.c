@@ -274,6 +274,49 @@ static void launchers_point_at_what_runs(void **st)
     }
 }
 
+/* With a home (the agent hook's), ~ and ~/ at a word's start read as bash
+ * expands them; every other tilde is refused still, and without a home
+ * the reading is sg_shell_parse's. */
+static void home_reads_a_leading_tilde(void **st)
+{
+    (void)st;
+    static const char *const ok[][2] = {
+        {"python3 ~/.claude/skills/x/a.py", "python3 /h/me/.claude/skills/x/a.py"},
+        {"cd ~ && ls ~/", "cd /h/me|ls /h/me/"},
+        {"echo ~;ls", "echo /h/me|ls"},
+        {"echo a~ '~/x' \\~/y", "echo 'a~' '~/x' '~/y'"},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        struct sg_shell sh;
+        const char *why = NULL;
+        if (sg_shell_parse_home(ok[i][0], "/h/me", &sh, &why) < 0)
+            fail_msg("refused: %s (%s)", ok[i][0], why);
+        char out[512] = "";
+        for (size_t k = 0; k < sh.n; k++) {
+            char *j = sg_shell_join(&sh.cmds[k]);
+            strncat(out, k ? "|" : "", sizeof out - strlen(out) - 1);
+            strncat(out, j, sizeof out - strlen(out) - 1);
+            free(j);
+        }
+        sg_shell_free(&sh);
+        if (strcmp(out, ok[i][1]))
+            fail_msg("%s: read as %s, not %s", ok[i][0], out, ok[i][1]);
+    }
+    static const char *const bad[] = {"ls ~root/x", "ls ~+", "ls ~'/x'", "ls ~\"/x\"",
+                                      "dd of=~/x", "X=~/a ls", "ls a:~/b", "ls ~-"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct sg_shell sh;
+        const char *why = NULL;
+        if (sg_shell_parse_home(bad[i], "/h/me", &sh, &why) == 0)
+            fail_msg("read: %s", bad[i]);
+    }
+    struct sg_shell sh;
+    const char *why = NULL;
+    assert_int_equal(sg_shell_parse_home("ls ~/x", NULL, &sh, &why), -EINVAL);
+    assert_int_equal(sg_shell_parse_home("ls ~/x", "rel", &sh, &why), -EINVAL);
+    assert_int_equal(sg_shell_parse("ls ~/x", &sh, &why), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +325,7 @@ int main(void)
         cmocka_unit_test(bounded),
         cmocka_unit_test(operators_and_round_trip),
         cmocka_unit_test(launchers_point_at_what_runs),
+        cmocka_unit_test(home_reads_a_leading_tilde),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
