@@ -1,6 +1,7 @@
 #include "classify.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "util.h"
 
@@ -38,6 +39,38 @@ static const struct {
     {"socketpair", C_RESOURCE_ABUSE},
 };
 
+/* Credential places, by the program that keeps them, and the services that
+ * program talks to with them: a run that read ~/.npmrc and then had its
+ * lookup of registry.npmjs.org refused is npm at work; one that read it and
+ * reached for collector.attacker.test is sending it somewhere else. "*":
+ * any host (~/.netrc names its own hosts, and Python's requests reads it
+ * before every request). A place ending in '/' is a folder. */
+static const struct {
+    const char *place;    /* under HOME */
+    const char *services; /* domain suffixes, space separated */
+} cred_places[] = {
+    {".ssh/", "github.com gitlab.com bitbucket.org"},
+    {".aws/", "amazonaws.com aws.amazon.com"},
+    {".netrc", "*"},
+    {".git-credentials", "github.com gitlab.com bitbucket.org"},
+    {".docker/", "docker.io docker.com ghcr.io quay.io gcr.io pkg.dev"},
+    {".kube/", ""},
+    {".npmrc", "npmjs.org npmjs.com yarnpkg.com"},
+    {".pypirc", "pypi.org pythonhosted.org"},
+    {".config/gcloud/", "googleapis.com google.com"},
+    {".gnupg/", "keys.openpgp.org keyserver.ubuntu.com"},
+    {".azure/", "azure.com microsoftonline.com windows.net"},
+    {".gitconfig", "github.com gitlab.com bitbucket.org"},
+};
+enum { CRED_AGENT = SG_ARRAY_LEN(cred_places), CRED_OTHER, CRED_COUNT };
+
+/* Host unix sockets whose daemon runs containers or services as root:
+ * reaching one is the classic way out of a container (T1611). */
+static const char *const escape_sockets[] = {
+    "docker.sock", "containerd.sock", "podman.sock", "crio.sock", "libvirt-sock",
+    "snapd.socket", "/systemd/private", "lxd/unix.socket", "incus/unix.socket",
+};
+
 static int severity_rank(const char *s)
 {
     static const char *const order[] = {"none", "low", "medium", "high", "critical"};
@@ -47,46 +80,133 @@ static int severity_rank(const char *s)
     return 0;
 }
 
-static int classify_event(const char *kind, json_t *data, bool touched_credentials)
+static bool names_place(const char *path, const char *place)
+{
+    size_t n = strlen(place);
+    for (const char *p = strstr(path, place); p; p = strstr(p + 1, place))
+        if (p > path && p[-1] == '/' && (place[n - 1] == '/' || p[n] == '\0' || p[n] == '/'))
+            return true;
+    return false;
+}
+
+/* Which credential place a path names (CRED_OTHER: one sg_fs_class calls
+ * credential that the table does not list). */
+static int cred_place(const char *path)
+{
+    for (size_t i = 0; path && i < SG_ARRAY_LEN(cred_places); i++)
+        if (names_place(path, cred_places[i].place))
+            return (int)i;
+    return CRED_OTHER;
+}
+
+/* An ssh or gpg agent, or a keyring daemon: a credential place too. */
+static bool agent_socket(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return (strstr(path, "ssh-") && strstr(path, "agent")) || strstr(base, "gpg-agent") ||
+           strstr(path, "/keyring") || !strcmp(base, "ssh-agent.sock");
+}
+
+static bool is_escape_socket(const char *path)
+{
+    for (size_t i = 0; i < SG_ARRAY_LEN(escape_sockets); i++)
+        if (strstr(path, escape_sockets[i]))
+            return true;
+    return false;
+}
+
+/* Is host (a name, or an address for "*") one of the services list names? */
+static bool serves(const char *services, const char *host)
+{
+    if (!strcmp(services, "*"))
+        return true;
+    size_t hn = strlen(host);
+    for (const char *s = services; *s;) {
+        size_t n = strcspn(s, " ");
+        if (n && hn >= n && !strncasecmp(host + hn - n, s, n) &&
+            (hn == n || host[hn - n - 1] == '.'))
+            return true;
+        s += n + (s[n] == ' ');
+    }
+    return false;
+}
+
+/* The credential places whose own services include host. */
+static unsigned services_of(const char *host)
+{
+    unsigned mask = 0;
+    for (size_t i = 0; i < SG_ARRAY_LEN(cred_places); i++)
+        if (serves(cred_places[i].services, host ? host : ""))
+            mask |= 1u << i;
+    if (host && *host && serves(cred_places[0].services, host))
+        mask |= 1u << CRED_AGENT; /* an ssh agent serves what the keys serve */
+    return mask;
+}
+
+enum { C_DEFERRED = -2 };
+
+static int classify_syscall(const char *sc, json_t *data)
+{
+    if (!strcmp(sc, "socket")) {
+        json_int_t dom = json_integer_value(json_object_get(data, "arg0"));
+        json_int_t type = json_integer_value(json_object_get(data, "arg1"));
+        if ((type & 0xf) == 3 /* SOCK_RAW */ || dom == 17 /* AF_PACKET */)
+            return C_SANDBOX_ESCAPE_ATTEMPT;
+        return C_RESOURCE_ABUSE;
+    }
+    if (!strcmp(sc, "clone")) {
+        json_int_t a0 = json_integer_value(json_object_get(data, "arg0"));
+        return (a0 & 0x7e020000) ? C_SANDBOX_ESCAPE_ATTEMPT : C_RESOURCE_ABUSE;
+    }
+    const char *family = json_string_value(json_object_get(data, "family"));
+    const char *path = json_string_value(json_object_get(data, "path"));
+    if (!strcmp(sc, "connect") && family && !strcmp(family, "unix") && path) {
+        /* tmux's, a display's or a session bus's socket is a program's own
+         * business; a container runtime's is a way out */
+        if (is_escape_socket(path))
+            return C_SANDBOX_ESCAPE_ATTEMPT;
+        return agent_socket(path) ? C_CREDENTIAL_READ : C_HOST_SOCKET_REFUSED;
+    }
+    const char *reason = json_string_value(json_object_get(data, "reason"));
+    if (!strcmp(sc, "execve") && reason) {
+        /* a program the manifest does not grant, or one the broker cannot
+         * hold still on this kernel, is no attack; a swapped one is */
+        if (!strcmp(reason, "Bash is not in allowed-tools") ||
+            !strcmp(reason, "cannot bind the approval to the program"))
+            return C_UNDECLARED_PROGRAM;
+        if (!strcmp(reason, "too many execs at once"))
+            return C_RESOURCE_ABUSE;
+    }
+    for (size_t i = 0; i < SG_ARRAY_LEN(syscall_class); i++)
+        if (!strcmp(sc, syscall_class[i].syscall))
+            return syscall_class[i].cls;
+    return C_SANDBOX_ESCAPE_ATTEMPT; /* mount, unshare, bpf, modules, io_uring ... */
+}
+
+/* The class of one event; C_DEFERRED: a refused packet or name, whose
+ * meaning depends on what credentials the whole run reached for. */
+static int classify_event(const char *kind, json_t *data)
 {
     const char *sc = json_string_value(json_object_get(data, "syscall"));
-    if (!strcmp(kind, "syscall_blocked") && sc) {
-        if (!strcmp(sc, "socket")) {
-            json_int_t dom = json_integer_value(json_object_get(data, "arg0"));
-            json_int_t type = json_integer_value(json_object_get(data, "arg1"));
-            if ((type & 0xf) == 3 /* SOCK_RAW */ || dom == 17 /* AF_PACKET */)
-                return C_SANDBOX_ESCAPE_ATTEMPT;
-            return C_RESOURCE_ABUSE;
-        }
-        if (!strcmp(sc, "clone")) {
-            json_int_t a0 = json_integer_value(json_object_get(data, "arg0"));
-            return (a0 & 0x7e020000) ? C_SANDBOX_ESCAPE_ATTEMPT : C_RESOURCE_ABUSE;
-        }
-        for (size_t i = 0; i < SG_ARRAY_LEN(syscall_class); i++)
-            if (!strcmp(sc, syscall_class[i].syscall))
-                return syscall_class[i].cls;
-        return C_SANDBOX_ESCAPE_ATTEMPT; /* mount, unshare, bpf, modules, io_uring ... */
-    }
+    if (!strcmp(kind, "syscall_blocked") && sc)
+        return classify_syscall(sc, data);
     if (!strcmp(kind, "permission_decided"))
         return C_NONE; /* a refused request is counted; what it meant is in its own event */
     if (!strcmp(kind, "resource_limit_hit"))
         return C_RESOURCE_ABUSE;
     /* A refused packet alone says nothing about intent while a run has no
-     * network at all (a benign skill's API call looks the same); after the
-     * skill reached for credentials, it is an exfiltration attempt. */
+     * network at all (a benign skill's API call looks the same). */
     if (!strcmp(kind, "network_egress_blocked")) {
         const char *reason = json_string_value(json_object_get(data, "reason"));
         if (reason && strstr(reason, "domain fronting"))
             return C_CREDENTIAL_EXFILTRATION; /* hiding where data goes is the point of it */
-        return touched_credentials ? C_CREDENTIAL_EXFILTRATION : C_NONE;
+        return C_DEFERRED;
     }
-    /* data in DNS labels is exfiltration whatever else happened; another
-     * undeclared name only after the skill reached for credentials */
-    if (!strcmp(kind, "dns_blocked")) {
-        if (json_is_true(json_object_get(data, "exfil_suspect")))
-            return C_DNS_EXFILTRATION;
-        return touched_credentials ? C_CREDENTIAL_EXFILTRATION : C_NONE;
-    }
+    /* data in DNS labels is exfiltration whatever else happened */
+    if (!strcmp(kind, "dns_blocked"))
+        return json_is_true(json_object_get(data, "exfil_suspect")) ? C_DNS_EXFILTRATION
+                                                                     : C_DEFERRED;
     if (!strcmp(kind, "write_discarded"))
         return C_PERSISTENCE;
     if (!strcmp(kind, "output_escapes"))
@@ -96,7 +216,12 @@ static int classify_event(const char *kind, json_t *data, bool touched_credentia
         if (why && !strcmp(why, "persistence"))
             return C_PERSISTENCE;
         if (why && !strcmp(why, "credential"))
-            return C_CREDENTIAL_HARVESTING;
+            return C_CREDENTIAL_READ; /* a sweep of several: harvesting (summary) */
+        /* a shell script's ">/dev/tty": a skill has no terminal, and
+         * opening one is no access to anybody's files */
+        const char *path = json_string_value(json_object_get(data, "path"));
+        if (path && !strcmp(path, "/dev/tty"))
+            return C_NONE;
         return C_UNAUTHORIZED_FILE_ACCESS;
     }
     return C_NONE;
@@ -110,17 +235,26 @@ static bool is_enforcement(const char *kind)
            !strcmp(kind, "write_discarded") || !strcmp(kind, "output_escapes");
 }
 
+/* Refused packets and names, by the credential places whose services they
+ * name (mask): held apart until the end. Past DEFERRED_MAX different masks
+ * the rest count as naming no service, the stricter reading. */
+#define DEFERRED_MAX 32
+struct deferred {
+    unsigned mask;
+    size_t count;
+    json_t *evidence;
+};
+
 /* What has been seen so far, one event at a time: exact however many
- * events the trace itself keeps. A refused packet or name is held apart
- * until the end, since what it means depends on whether the skill reached
- * for credentials at any point of the run (classify_event). */
+ * events the trace itself keeps. */
 struct sg_classifier {
     size_t count[C_COUNT];
     json_t *evidence[C_COUNT];
     size_t total;
-    bool all_prevented, creds;
-    size_t maybe;          /* refused packets and names: exfiltration if creds */
-    json_t *maybe_evidence;
+    bool all_prevented;
+    unsigned places; /* credential places reached for (bits of cred_places, agent, other) */
+    struct deferred deferred[DEFERRED_MAX];
+    size_t ndeferred;
 };
 
 struct sg_classifier *sg_classifier_new(void)
@@ -136,16 +270,46 @@ void sg_classifier_free(struct sg_classifier *c)
         return;
     for (int i = 0; i < C_COUNT; i++)
         json_decref(c->evidence[i]);
-    json_decref(c->maybe_evidence);
+    for (size_t i = 0; i < c->ndeferred; i++)
+        json_decref(c->deferred[i].evidence);
     free(c);
 }
 
-static void keep_evidence(json_t **ev, const char *message)
+static void keep_evidence(json_t **ev, const char *(*message)(void *ctx), void *ctx)
 {
     if (!*ev)
         *ev = json_array();
     if (json_array_size(*ev) < 5)
-        json_array_append_new(*ev, json_string(message));
+        json_array_append_new(*ev, json_string(message(ctx)));
+}
+
+/* The host a refused packet or name was for: its name when it had one. */
+static const char *refused_host(json_t *data)
+{
+    const char *name = json_string_value(json_object_get(data, "name"));
+    if (name && *name)
+        return name;
+    return json_string_value(json_object_get(data, "dst"));
+}
+
+static void defer(struct sg_classifier *c, json_t *data, const char *(*message)(void *ctx),
+                  void *ctx)
+{
+    unsigned mask = services_of(refused_host(data));
+    size_t i = 0;
+    while (i < c->ndeferred && c->deferred[i].mask != mask)
+        i++;
+    if (i == c->ndeferred && c->ndeferred == DEFERRED_MAX)
+        for (i = 0; i < c->ndeferred && c->deferred[i].mask; i++)
+            ;
+    if (i == c->ndeferred) {
+        if (i == DEFERRED_MAX)
+            i = 0, c->deferred[0].mask = 0; /* the first one is folded into "no service" */
+        else
+            c->deferred[c->ndeferred++].mask = mask;
+    }
+    c->deferred[i].count++;
+    keep_evidence(&c->deferred[i].evidence, message, ctx);
 }
 
 void sg_classifier_add(struct sg_classifier *c, const char *kind, json_t *data,
@@ -160,25 +324,57 @@ void sg_classifier_add(struct sg_classifier *c, const char *kind, json_t *data,
      * aimed at a persistence location (~/.bashrc, autostart, git hooks) */
     if (!strcmp(kind, "write_discarded") && !(cls && !strcmp(cls, "persistence")))
         return;
-    if (!strcmp(kind, "fs_blocked") && cls && !strcmp(cls, "credential"))
-        c->creds = true;
     c->total++;
     if (!json_is_true(json_object_get(data, "prevented")))
         c->all_prevented = false;
-    /* asked as if credentials were touched: C_NONE then means "no class" */
-    int k = classify_event(kind, data, true);
-    bool depends = k == C_CREDENTIAL_EXFILTRATION && classify_event(kind, data, false) == C_NONE;
+    int k = classify_event(kind, data);
     if (k == C_NONE)
         return;
-    if (depends) {
-        c->maybe++;
-        if (!c->maybe_evidence || json_array_size(c->maybe_evidence) < 5)
-            keep_evidence(&c->maybe_evidence, message(ctx));
+    if (k == C_DEFERRED) {
+        defer(c, data, message, ctx);
         return;
     }
+    if (k == C_CREDENTIAL_READ) {
+        const char *path = json_string_value(json_object_get(data, "path"));
+        c->places |= 1u << (!strcmp(kind, "syscall_blocked") ? CRED_AGENT : cred_place(path));
+    }
     c->count[k]++;
-    if (!c->evidence[k] || json_array_size(c->evidence[k]) < 5)
-        keep_evidence(&c->evidence[k], message(ctx));
+    keep_evidence(&c->evidence[k], message, ctx);
+}
+
+static void add_evidence(json_t **to, json_t *from)
+{
+    if (!*to)
+        *to = json_array();
+    size_t i;
+    json_t *m;
+    json_array_foreach(from, i, m)
+        if (json_array_size(*to) < 5)
+            json_array_append(*to, m);
+}
+
+/* What credentials, and refused hosts, mean together: several places swept
+ * is harvesting; a refused host after any of them is exfiltration unless it
+ * is a service of a place the run read (npm's registry after ~/.npmrc),
+ * and after a sweep it is exfiltration whatever it names. */
+static void judge_credentials(const struct sg_classifier *c, size_t count[C_COUNT],
+                              json_t *evidence[C_COUNT])
+{
+    bool sweep = (size_t)__builtin_popcount(c->places) >= SG_CREDENTIAL_SWEEP;
+    if (sweep) {
+        count[C_CREDENTIAL_HARVESTING] += count[C_CREDENTIAL_READ];
+        add_evidence(&evidence[C_CREDENTIAL_HARVESTING], evidence[C_CREDENTIAL_READ]);
+        count[C_CREDENTIAL_READ] = 0;
+        json_decref(evidence[C_CREDENTIAL_READ]);
+        evidence[C_CREDENTIAL_READ] = NULL;
+    }
+    for (size_t i = 0; c->places && i < c->ndeferred; i++) {
+        const struct deferred *d = &c->deferred[i];
+        if (!sweep && (d->mask & c->places))
+            continue; /* the service of a place it read: its own registry */
+        count[C_CREDENTIAL_EXFILTRATION] += d->count;
+        add_evidence(&evidence[C_CREDENTIAL_EXFILTRATION], d->evidence);
+    }
 }
 
 json_t *sg_classifier_summary(const struct sg_classifier *c0)
@@ -188,19 +384,10 @@ json_t *sg_classifier_summary(const struct sg_classifier *c0)
     memcpy(count, c0->count, sizeof count);
     for (int i = 0; i < C_COUNT; i++)
         evidence[i] = c0->evidence[i] ? json_deep_copy(c0->evidence[i]) : NULL;
-    if (c0->creds && c0->maybe) { /* after the skill reached for credentials */
-        count[C_CREDENTIAL_EXFILTRATION] += c0->maybe;
-        if (!evidence[C_CREDENTIAL_EXFILTRATION])
-            evidence[C_CREDENTIAL_EXFILTRATION] = json_array();
-        size_t i;
-        json_t *m;
-        json_array_foreach(c0->maybe_evidence, i, m)
-            if (json_array_size(evidence[C_CREDENTIAL_EXFILTRATION]) < 5)
-                json_array_append(evidence[C_CREDENTIAL_EXFILTRATION], m);
-    }
+    judge_credentials(c0, count, evidence);
     /* A skill that both reaches for credentials and tries to send data out
      * behaves like a poisoned package. */
-    if (count[C_CREDENTIAL_HARVESTING] &&
+    if ((count[C_CREDENTIAL_HARVESTING] || count[C_CREDENTIAL_READ]) &&
         (count[C_CREDENTIAL_EXFILTRATION] || count[C_DNS_EXFILTRATION])) {
         count[C_SUPPLY_CHAIN_ATTACK] = 1;
         json_decref(evidence[C_SUPPLY_CHAIN_ATTACK]);

@@ -1,5 +1,15 @@
 /* Threat classification, computed only from enforcement events that
- * actually happened in the run: a benign run classifies as nothing. */
+ * actually happened in the run: a benign run classifies as nothing.
+ *
+ * Critical and high mean the behaviour itself was hostile: many credential
+ * files swept, a credential read followed by a reach for a host that is not
+ * that credential's own service, data smuggled in DNS, a persistence write,
+ * a real escape attempt (ptrace, mount, namespaces, kernel attack surface).
+ * What honest programs do every day is low, information only: a program
+ * reading its own configuration that happens to be a credential place
+ * (~/.npmrc, ~/.netrc, ~/.docker/config.json), a refused lookup of that
+ * configuration's own registry, a refused program or a refused connect to
+ * a host unix socket such as tmux's (issue 36, item 5). */
 #ifndef SG_CLASSIFY_H
 #define SG_CLASSIFY_H
 
@@ -16,7 +26,15 @@
     X(PERSISTENCE, "persistence", "high", "persistence", "T1546.004")                       \
     X(RESOURCE_ABUSE, "resource_abuse", "medium", "impact", "T1496")                        \
     X(TERMINAL_INJECTION, "terminal_injection", "high", "execution", "T1059")               \
-    X(SUPPLY_CHAIN_ATTACK, "supply_chain_attack", "critical", "initial-access", "T1195.002")
+    X(SUPPLY_CHAIN_ATTACK, "supply_chain_attack", "critical", "initial-access", "T1195.002")  \
+    X(CREDENTIAL_READ, "credential_read", "low", "credential-access", "T1552.001")          \
+    X(UNDECLARED_PROGRAM, "undeclared_program", "low", "execution", "T1059")                \
+    X(HOST_SOCKET_REFUSED, "host_socket_refused", "low", "execution", "T1559")
+
+/* How many different credential places (~/.ssh, ~/.aws, ~/.npmrc, an ssh
+ * agent ...) a run must reach for to have swept them: one program reads
+ * its own, git over https two (~/.netrc, ~/.git-credentials). */
+#define SG_CREDENTIAL_SWEEP 3
 
 /* Build violation_summary from the trace's events array. */
 json_t *sg_classify(json_t *events);
