@@ -258,19 +258,43 @@ json_t *sg_hook_answer(enum sg_hook_event ev, const char *decision, const char *
 
 /* ---- a skill's script, run by the agent: into the sandbox ---- */
 
+static const char *base_of(const char *w)
+{
+    return strrchr(w, '/') ? strrchr(w, '/') + 1 : w;
+}
+
+/* python, python3, python3.N: a Python 3 (python2 is not what run starts) */
+static bool python_name(const char *b)
+{
+    if (!strcmp(b, "python") || !strcmp(b, "python3"))
+        return true;
+    return !strncmp(b, "python3.", 8) && b[8] && strspn(b + 8, "0123456789") == strlen(b + 8);
+}
+
 static bool interpreter(const char *w)
 {
-    static const char *const known[] = {"python", "python3", "bash", "sh", "node", "perl",
-                                        "ruby"};
-    const char *b = strrchr(w, '/') ? strrchr(w, '/') + 1 : w;
-    for (size_t i = 0; i < SG_ARRAY_LEN(known); i++) {
-        size_t n = strlen(known[i]);
-        /* python3.12: a version after the name */
-        if (!strncmp(b, known[i], n) && (!b[n] || (b[n] == '.' && b[n + 1] >= '0' &&
-                                                  b[n + 1] <= '9' && !strcmp(known[i], "python3"))))
+    static const char *const known[] = {"bash", "sh", "node", "perl", "ruby"};
+    const char *b = base_of(w);
+    for (size_t i = 0; i < SG_ARRAY_LEN(known); i++)
+        if (!strcmp(b, known[i]))
             return true;
-    }
-    return false;
+    return python_name(b);
+}
+
+/* The script's word in a command that runs one: INTERPRETER SCRIPT (1),
+ * uv run [--] [python] SCRIPT; 0 for any other command. */
+static size_t script_at(const struct sg_shell_cmd *c)
+{
+    if (c->argc >= 2 && interpreter(c->argv[0]))
+        return 1;
+    if (c->argc < 3 || strcmp(base_of(c->argv[0]), "uv") || strcmp(c->argv[1], "run"))
+        return 0;
+    size_t k = 2;
+    if (!strcmp(c->argv[k], "--"))
+        k++;
+    if (k + 1 < c->argc && python_name(c->argv[k]) && !strchr(c->argv[k], '/'))
+        k++;
+    return k < c->argc && c->argv[k][0] != '-' ? k : 0;
 }
 
 static void quoted(struct sg_buf *b, const char *w)
@@ -296,23 +320,201 @@ static char *skill_root_of(const char *path)
 }
 
 /* Does the line name a file in a skill's folder (a word with a /, quotes
- * aside)? Then a line that is not rewritten says why. */
+ * aside, a leading ~/ read as the home)? Then a line that is not
+ * rewritten says why. */
 static bool names_a_skill_file(const char *line, const char *cwd)
 {
     cleanup_free char *copy = sg_xstrdup(line);
+    const char *home = secure_getenv("HOME");
     for (char *sv, *w = strtok_r(copy, " \t\n;&|()<>", &sv); w;
          w = strtok_r(NULL, " \t\n;&|()<>", &sv)) {
         w += strspn(w, "'\"");
         w[strcspn(w, "'\"")] = '\0';
-        if (!strchr(w, '/') || (w[0] != '/' && cwd[0] != '/'))
+        bool tilde = w[0] == '~' && w[1] == '/' && home && home[0] == '/';
+        if (!strchr(w, '/') || (w[0] != '/' && !tilde && cwd[0] != '/'))
             continue;
-        cleanup_free char *abs = w[0] == '/' ? sg_xstrdup(w) : sg_xasprintf("%s/%s", cwd, w);
+        cleanup_free char *abs = w[0] == '/' ? sg_xstrdup(w)
+                                 : tilde     ? sg_xasprintf("%s%s", home, w + 1)
+                                             : sg_xasprintf("%s/%s", cwd, w);
         cleanup_free char *real = sg_path_real(abs);
         cleanup_free char *root = skill_root_of(real);
         if (root)
             return true;
     }
     return false;
+}
+
+/* A program's name looked up in the hook's PATH (Claude Code's, which its
+ * Bash tool's shell inherits), as bash finds it; NULL when none. */
+static char *on_path(const char *name)
+{
+    const char *path = secure_getenv("PATH");
+    if (!path || strchr(name, '/'))
+        return NULL;
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, ":");
+        cleanup_free char *c = n ? sg_xasprintf("%.*s/%s", (int)n, p, name) : NULL;
+        struct stat st;
+        if (c && c[0] == '/' && stat(c, &st) == 0 && S_ISREG(st.st_mode) && access(c, X_OK) == 0)
+            return steal_pointer(&c);
+        p += n + (p[n] == ':');
+    }
+    return NULL;
+}
+
+/* Where skillgate run finds a bare name (plan.c): the first of these. */
+static char *run_finds(const char *name)
+{
+    static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(dirs); i++) {
+        char *c = sg_xasprintf("%s/%s", dirs[i], name);
+        struct stat st;
+        if (stat(c, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+            return c;
+        free(c);
+    }
+    return NULL;
+}
+
+/* Two programs are one when both are found and are the same file. */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* A program that is a script itself (#!): a version manager's shim. */
+static bool a_script(const char *prog)
+{
+    char head[2] = {0};
+    int fd = open(prog, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    ssize_t r = fd >= 0 ? read(fd, head, sizeof head) : -1;
+    if (fd >= 0)
+        close(fd);
+    return r == 2 && head[0] == '#' && head[1] == '!';
+}
+
+/* A program in a Python virtual environment's bin/ (a pyvenv.cfg above). */
+static bool in_venv(const char *prog)
+{
+    cleanup_free char *dir = sg_xstrdup(prog);
+    for (int up = 0; up < 2; up++) {
+        char *sl = strrchr(dir, '/');
+        if (!sl)
+            return false;
+        *sl = '\0';
+    }
+    cleanup_free char *cfg = sg_xasprintf("%s/pyvenv.cfg", dir);
+    return access(cfg, F_OK) == 0;
+}
+
+/* What a script starts with: skillgate run's choice (plan.c's
+ * script_command: python3, bash or node by the name's ending, else the #!
+ * line), or the kernel's (the #! line only). */
+struct starts_with {
+    char *name;     /* the program's name (a #! env's argument), NULL when none */
+    char *path;     /* its file as found, NULL when none is */
+    bool by_ending; /* run's, by the ending: --python replaces a python3 */
+    bool shebang;   /* there is a usable #! line */
+    bool env;       /* #!/usr/bin/env NAME: name is looked up */
+    bool option;    /* the #! line passes an option: nothing here can say it */
+};
+
+static void starts_with(const char *abs, bool run, struct starts_with *s)
+{
+    memset(s, 0, sizeof *s);
+    const char *by_name = run ? sg_script_interpreter(abs) : NULL;
+    if (by_name) {
+        s->name = sg_xstrdup(by_name);
+        s->path = run_finds(by_name);
+        s->by_ending = true;
+        return;
+    }
+    char head[SG_SHEBANG_MAX], prog[PATH_MAX], arg[SG_SHEBANG_MAX + 1];
+    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    ssize_t r = fd >= 0 ? read(fd, head, sizeof head) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (r <= 0 || sg_shebang_parse(head, (size_t)r, prog, sizeof prog, arg, sizeof arg) < 0)
+        return;
+    s->shebang = true;
+    if (!strcmp(base_of(prog), "env") && arg[0] && arg[0] != '-' && !strchr(arg, ' ')) {
+        s->name = sg_xstrdup(arg);
+        s->env = true;
+        s->path = run ? run_finds(arg) : on_path(arg); /* the sandbox's PATH, or the shell's */
+        return;
+    }
+    s->name = sg_xstrdup(base_of(prog));
+    s->path = sg_xstrdup(prog);
+    s->option = arg[0] != '\0';
+}
+
+/* Whether skillgate run starts the script (abs) with the program the
+ * agent's line does (word, or the script itself when NULL), read in the
+ * folder where: NULL when it does, with *py the --python that keeps the
+ * agent's Python (NULL: run's own, the same) and *note what differs and
+ * is said; else why not (caller frees). */
+static char *same_program(const char *word, const char *abs, const char *rel, const char *where,
+                          char **py, char **note)
+{
+    struct starts_with run, agent;
+    starts_with(abs, true, &run);
+    cleanup_free char *run_path = run.path, *run_name = run.name, *agent_path = NULL;
+    cleanup_free char *agent_name = NULL;
+    const char *aname;
+    if (word) {
+        aname = base_of(word);
+        agent_path = word[0] == '/' ? sg_xstrdup(word)
+                     : strchr(word, '/') ? sg_xasprintf("%s/%s", where, word) : on_path(word);
+    } else {
+        starts_with(abs, false, &agent);
+        agent_name = agent.name;
+        if (access(abs, X_OK) < 0)
+            return free(agent.path), sg_xasprintf("%s is not executable: as written it does not "
+                                                  "run", rel);
+        if (!agent.shebang || agent.option)
+            return free(agent.path), sg_xasprintf("%s has %s: skillgate run cannot start it "
+                                                  "the same way", rel, agent.shebang
+                                                  ? "an option on its #! line" : "no #! line");
+        aname = agent.name, agent_path = agent.path;
+        word = agent.env || !agent.path ? agent.name : agent.path;
+    }
+    if (run.option)
+        return sg_xasprintf("%s has an option on its #! line, which skillgate run would drop", rel);
+    if (!run.name)
+        return sg_xasprintf("skillgate run cannot tell what runs %s (no .py, .sh or .js ending, "
+                            "no #! line)", rel);
+    if (python_name(aname) && python_name(run.name) && run.by_ending) {
+        /* the agent's Python kept: a venv's has the packages the script needs */
+        if (strchr(word, '/')) {
+            if (!agent_path || access(agent_path, X_OK) < 0)
+                return sg_xasprintf("the Python %s is not a program here", word);
+            *py = sg_xstrdup(word);
+        } else if (!agent_path && strcmp(aname, "python") && strcmp(aname, "python3")) {
+            return sg_xasprintf("%s is not on the PATH skillgate sees", aname);
+        } else if (agent_path && a_script(agent_path)) {
+            /* a shim (pyenv, asdf) finds its Python in a home the sandbox hides */
+            if (!same_file(agent_path, run_path))
+                *note = sg_xasprintf("%s on PATH is a shim (%s): skillgate run uses %s", aname,
+                                     agent_path, run_path ? run_path : "python3");
+        } else if (agent_path && (in_venv(agent_path) || secure_getenv("VIRTUAL_ENV") ||
+                                  !same_file(agent_path, run_path))) {
+            *py = sg_xstrdup(agent_path); /* what bash would start, not run's python3 */
+        }
+        return NULL;
+    }
+    if (!strcmp(aname, "sh") && !strcmp(run.name, "bash") && run.by_ending && run_path) {
+        *note = sg_xasprintf("skillgate runs a .sh with bash (%s), the agent named sh", run_path);
+        return NULL;
+    }
+    bool same_name = !strcmp(aname, run.name) || (python_name(aname) && python_name(run.name));
+    if (same_name && same_file(agent_path, run_path))
+        return NULL;
+    return sg_xasprintf("the line runs %s with %s, skillgate run would start %s (%s): it keeps "
+                        "only a Python the agent names (--python)", rel,
+                        agent_path ? agent_path : word, run_path ? run_path : run.name,
+                        run.by_ending ? "by the script's name" : "by its #! line");
 }
 
 /* Is root in one of the person's own skills folders (~/.claude/skills,
@@ -346,7 +548,8 @@ static void vet_skill(const struct sg_skill *sk, const char *root, struct sg_hoo
     cleanup_free char *asks = sg_skill_grants_beyond(sk, true);
     v->risky = sg_sanitize_str(asks[0] ? asks : "nothing beyond its own folder", 0);
     struct sg_seen seen;
-    if (!in_personal_skills(root)) {
+    v->installed = in_personal_skills(root);
+    if (!v->installed) {
         v->why = sg_xasprintf("not one of your installed skills (~/.claude/skills): a "
                               "repository or a download can put a SKILL.md anywhere");
     } else if (sg_seen_compare_code(sk, &seen) < 0 || seen.state == SG_SEEN_NEW) {
@@ -369,73 +572,239 @@ void sg_hook_vet_free(struct sg_hook_vet *v)
     memset(v, 0, sizeof *v);
 }
 
-const char *sg_hook_rewrite(const char *command, const char *cwd, const char *self, char **out,
-                            struct sg_hook_vet *vet)
+/* The folder at or above dir holding name (a file or folder), or NULL. */
+static char *up_from(const char *dir, const char *name)
 {
-    memset(vet, 0, sizeof *vet);
-    *out = NULL;
+    cleanup_free char *d = sg_xstrdup(dir);
+    for (int up = 0; up < 64; up++) {
+        char *c = sg_xasprintf("%s/%s", strcmp(d, "/") ? d : "", name);
+        if (access(c, F_OK) == 0)
+            return free(c), sg_xstrdup(d);
+        free(c);
+        char *sl = strrchr(d, '/');
+        if (!sl || !strcmp(d, "/"))
+            return NULL;
+        sl == d ? (void)(sl[1] = '\0') : (void)(*sl = '\0');
+    }
+    return NULL;
+}
+
+/* `uv run SCRIPT.py` (or `uv run python SCRIPT.py`) in the folder where:
+ * the environment uv would run it in, as --python in *py; NULL, or why
+ * uv's run cannot be said as skillgate's (caller frees). */
+static char *uv_python(const char *abs, const char *rel, const char *where, char **py)
+{
+    if (!sg_str_has_suffix(abs, ".py"))
+        return sg_xasprintf("uv runs %s as a command, not a Python script", rel);
+    static const char advice[] = "make the environment, then run skillgate run SKILL --python "
+                                 "ENV --script SCRIPT";
+    cleanup_free char *text = NULL;
+    size_t len = 0;
+    if (sg_read_file_capped(abs, 1 << 20, &text, &len) == 0 && text &&
+        (sg_str_has_prefix(text, "# /// script\n") || strstr(text, "\n# /// script\n")))
+        return sg_xasprintf("uv run would first install the dependencies %s declares (its "
+                            "# /// script block) into an environment of its own, which "
+                            "skillgate run cannot do: %s", rel, advice);
+    cleanup_free char *project = up_from(where, "pyproject.toml");
+    if (project)
+        return sg_xasprintf("uv run in a project (%s/pyproject.toml) first syncs the project's "
+                            "environment, which skillgate run cannot do: uv sync, then "
+                            "skillgate run SKILL --python %s/.venv --script SCRIPT", project,
+                            project);
+    const char *venv = secure_getenv("VIRTUAL_ENV"), *conda = secure_getenv("CONDA_PREFIX");
+    if (venv && venv[0] == '/') {
+        *py = sg_xstrdup(venv);
+        return NULL;
+    }
+    if (conda && *conda)
+        return sg_xasprintf("uv run would use the Conda environment %s: %s", conda, advice);
+    cleanup_free char *holder = up_from(where, ".venv/pyvenv.cfg");
+    if (holder) {
+        *py = sg_xasprintf("%s/.venv", strcmp(holder, "/") ? holder : "");
+        return NULL;
+    }
+    return sg_xasprintf("uv run here picks a Python itself (no environment is active or in "
+                        ".venv: one uv manages, or the first on PATH), which skillgate cannot "
+                        "tell: %s", advice);
+}
+
+/* A .. anywhere in a path (bash's cd reads it as written, the kernel
+ * through links: two places). */
+static bool has_dotdot(const char *p)
+{
+    return !strcmp(p, "..") || sg_str_has_prefix(p, "../") || strstr(p, "/../") ||
+           sg_str_has_suffix(p, "/..");
+}
+
+/* The agent's line as a script's run: [cd DIR &&] RUNNER SCRIPT ARGS. */
+struct script_line {
+    const struct sg_shell_cmd *run;
+    const char *cd; /* the cd's folder as bash reads it, NULL when none */
+    char *where;    /* the folder the script runs in (absolute) */
+    size_t at;      /* the script's word in run */
+};
+
+/* NULL with l filled, or why the line is no such run (caller frees). */
+static char *read_line(const struct sg_shell *sh, const char *cwd, struct script_line *l)
+{
+    memset(l, 0, sizeof *l);
+    if (sh->n == 2 && !strcmp(sh->cmds[0].argv[0], "cd")) {
+        const struct sg_shell_cmd *c = &sh->cmds[0];
+        if (strcmp(c->op, "&&"))
+            return sg_xstrdup("a cd and the run not joined by && (the run would go on where "
+                              "the cd failed)");
+        l->cd = c->argc == 2 ? c->argv[1]
+                : c->argc == 3 && !strcmp(c->argv[1], "--") ? c->argv[2] : NULL;
+        const char *cdpath = secure_getenv("CDPATH");
+        if (!l->cd || !l->cd[0] || !strcmp(l->cd, "-"))
+            return sg_xstrdup("a cd with options, or to no folder or the last one (cd -)");
+        if (l->cd[0] != '/' && l->cd[0] != '.' && cdpath && *cdpath)
+            return sg_xstrdup("a cd that CDPATH may lead elsewhere");
+        if (has_dotdot(l->cd))
+            return sg_xstrdup("a cd with .. (bash reads it as written, the kernel through "
+                              "links)");
+    } else if (sh->n != 1) {
+        return sg_xstrdup("more than one command (only [cd DIR &&] INTERPRETER SCRIPT ARGS "
+                          "is rewritten)");
+    }
+    l->run = &sh->cmds[sh->n - 1];
+    if (!strcmp(l->run->op, "&"))
+        return sg_xstrdup("it runs in the background (&)");
+    const char *a0 = l->run->argv[0];
+    l->at = script_at(l->run);
+    if (!l->at && l->run->argc >= 2 && (interpreter(a0) || !strcmp(base_of(a0), "uv")))
+        return sg_xasprintf("an option before the script (%s %s ...): skillgate run cannot "
+                            "pass it", a0, l->run->argv[1]);
+    if (!l->at && !strchr(a0, '/'))
+        return sg_xasprintf("%s is not what skillgate rewrites (python, python3, python3.N, uv "
+                            "run, bash, sh, node, perl, ruby, or the script's own path)", a0);
+    if (l->at && l->run->argv[l->at][0] == '-')
+        return sg_xasprintf("an option before the script (%s): skillgate run cannot pass it",
+                            l->run->argv[l->at]);
+    const char *to = l->cd ? l->cd : cwd;
+    l->where = to[0] == '/' ? sg_xstrdup(to) : cwd[0] == '/' ? sg_xasprintf("%s/%s", cwd, to)
+                                                             : NULL;
+    if (!l->where)
+        return sg_xstrdup("a relative path and no cwd to read it from");
+    return NULL;
+}
+
+/* The rewritten line: [cd DIR &&] SELF run ROOT --prompt attached
+ * [--python PY] --script REL -- ARGS, or NULL when too long. */
+static char *rewritten(const struct script_line *l, const char *self, const char *root,
+                       const char *rel, const char *py)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, SG_SHELL_MAX * 2);
+    if (l->cd) {
+        sg_buf_append(&b, l->cd[0] == '-' ? "cd -- " : "cd ", l->cd[0] == '-' ? 6 : 3);
+        quoted(&b, l->cd);
+        sg_buf_append(&b, " && ", 4);
+    }
+    sg_shell_quote(&b, self, true);
+    sg_buf_append(&b, " run ", 5);
+    quoted(&b, root);
+    sg_buf_append(&b, " --prompt attached", 18);
+    if (py) {
+        sg_buf_append(&b, " --python ", 10);
+        quoted(&b, py);
+    }
+    sg_buf_append(&b, " --script ", 10);
+    quoted(&b, rel);
+    sg_buf_append(&b, " --", 3);
+    for (size_t i = l->at + 1; i < l->run->argc; i++) {
+        sg_buf_append(&b, " ", 1);
+        quoted(&b, l->run->argv[i]);
+    }
+    char *out = b.dropped ? NULL : sg_buf_steal(&b);
+    sg_buf_free(&b);
+    return out;
+}
+
+/* The line's words joined again (~ read as the home), for the rules. */
+static char *line_as_read(const struct sg_shell *sh)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, SG_SHELL_MAX * 2);
+    for (size_t i = 0; i < sh->n; i++) {
+        cleanup_free char *j = sg_shell_join(&sh->cmds[i]);
+        sg_buf_printf(&b, "%s%s%s", j, sh->cmds[i].op[0] ? " " : "", sh->cmds[i].op);
+        if (sh->cmds[i].op[0] && i + 1 < sh->n)
+            sg_buf_append(&b, " ", 1);
+    }
+    char *out = sg_buf_steal(&b);
+    sg_buf_free(&b);
+    return out;
+}
+
+void sg_hook_rewrite_free(struct sg_hook_rewrite *rw)
+{
+    free(rw->command), free(rw->why_not), free(rw->by_hand), free(rw->note);
+    free(rw->root), free(rw->line);
+    sg_hook_vet_free(&rw->vet);
+    memset(rw, 0, sizeof *rw);
+}
+
+int sg_hook_rewrite(const char *command, const char *cwd, const char *self,
+                    struct sg_hook_rewrite *rw)
+{
+    memset(rw, 0, sizeof *rw);
     struct sg_shell sh;
     const char *why;
-    if (sg_shell_parse(command, &sh, &why) < 0)
-        return why;
-    const char *no = NULL;
-    cleanup_free char *script = NULL, *root = NULL;
-    size_t first_arg = 0;
-    if (sh.n != 1)
-        no = "more than one command";
-    else if (sh.cmds[0].argc >= 2 && interpreter(sh.cmds[0].argv[0]))
-        script = sg_xstrdup(sh.cmds[0].argv[1]), first_arg = 2;
-    else if (sh.cmds[0].argc >= 1 && strchr(sh.cmds[0].argv[0], '/'))
-        script = sg_xstrdup(sh.cmds[0].argv[0]), first_arg = 1;
-    else
-        no = "not an interpreter and a script";
-    if (!no && script[0] == '-')
-        no = "an option before the script (only INTERPRETER SCRIPT ARGS is rewritten)";
-    else if (!no && script[0] != '/' && cwd[0] != '/')
-        no = "a relative script and no cwd";
+    if (sg_shell_parse_home(command, secure_getenv("HOME"), &sh, &why) < 0) {
+        rw->why_not = sg_xasprintf("skillgate cannot read the line exactly (%s)", why);
+        return -EINVAL;
+    }
+    struct script_line l;
+    cleanup_free char *script = NULL, *root = NULL, *py = NULL;
+    char *no = read_line(&sh, cwd, &l);
+    const char *w = no ? NULL : l.run->argv[l.at];
     if (!no) {
-        char *abs = script[0] == '/' ? sg_xstrdup(script) : sg_xasprintf("%s/%s", cwd, script);
-        free(script);
+        cleanup_free char *abs = w[0] == '/' ? sg_xstrdup(w) : sg_xasprintf("%s/%s", l.where, w);
         script = sg_path_real(abs);
-        free(abs);
         root = skill_root_of(script); /* the nearest folder above with a SKILL.md */
         struct stat st;
         if (!root)
-            no = "the script is in no skill's folder";
+            no = sg_xasprintf("%s is in no skill's folder (none above it has a SKILL.md)", w);
         else if (stat(script, &st) < 0 || !S_ISREG(st.st_mode))
-            no = "the script is no file";
+            no = sg_xasprintf("%s is no file", w);
     }
-    struct sg_skill *sk = NULL;
-    if (!no && (sg_skill_load(root, &sk) < 0 || !sk || sg_diags_blocking(&sk->diags)))
-        no = "the skill does not load";
-    if (!no)
-        vet_skill(sk, root, vet);
-    sg_skill_free(sk);
-    for (size_t i = first_arg; !no && i < sh.cmds[0].argc; i++)
-        if (sh.cmds[0].argv[i][0] == '\0')
-            no = "an empty argument";
-    if (!no) {
+    const char *rel = root ? script + strlen(root) + 1 : NULL;
+    if (root) {
         struct sg_buf b;
-        sg_buf_init(&b, SG_SHELL_MAX * 2);
-        quoted(&b, self);
-        sg_buf_append(&b, " run ", 5);
+        sg_buf_init(&b, SG_SHELL_MAX);
+        sg_buf_append(&b, "skillgate run ", 14);
         quoted(&b, root);
-        sg_buf_append(&b, " --prompt attached --script ", 28);
-        quoted(&b, script + strlen(root) + 1);
-        sg_buf_append(&b, " --", 3);
-        for (size_t i = first_arg; i < sh.cmds[0].argc; i++) {
-            sg_buf_append(&b, " ", 1);
-            quoted(&b, sh.cmds[0].argv[i]);
-        }
-        if (b.dropped)
-            no = "too long";
-        *out = no ? NULL : sg_buf_steal(&b);
+        sg_buf_append(&b, " --script ", 10);
+        quoted(&b, rel);
+        rw->by_hand = sg_buf_steal(&b);
         sg_buf_free(&b);
     }
+    if (!no && !strcmp(base_of(l.run->argv[0]), "uv"))
+        no = uv_python(script, rel, l.where, &py);
+    else if (!no)
+        no = same_program(l.at ? l.run->argv[0] : NULL, script, rel, l.where, &py, &rw->note);
+    for (size_t i = l.at + 1; !no && i < l.run->argc; i++)
+        if (l.run->argv[i][0] == '\0')
+            no = sg_xstrdup("an empty argument");
+    struct sg_skill *sk = NULL;
+    if (!no && (sg_skill_load(root, &sk) < 0 || !sk || sg_diags_blocking(&sk->diags)))
+        no = sg_xstrdup("the skill does not load (skillgate validate says why)");
+    if (!no)
+        vet_skill(sk, root, &rw->vet);
+    sg_skill_free(sk);
+    if (!no && !(rw->command = rewritten(&l, self, root, rel, py)))
+        no = sg_xstrdup("too long");
+    if (!no) {
+        rw->root = sg_xstrdup(root);
+        rw->line = line_as_read(&sh);
+    }
     if (no)
-        sg_hook_vet_free(vet);
+        sg_hook_vet_free(&rw->vet);
+    rw->why_not = no;
+    free(l.where);
     sg_shell_free(&sh);
-    return no;
+    return no ? -EINVAL : 0;
 }
 
 /* ---- what the agent never changes by a rule ---- */
@@ -556,11 +925,6 @@ static bool follow_cd(const struct sg_shell_cmd *cmd, char **cwds, size_t *n)
     return true;
 }
 
-static const char *base_of(const char *w)
-{
-    return strrchr(w, '/') ? strrchr(w, '/') + 1 : w;
-}
-
 static bool listed_in(const char *prog, const char *const *list, size_t n)
 {
     const char *b = base_of(prog);
@@ -671,6 +1035,20 @@ static const char *guard_ln(const struct guards *gd, const struct sg_shell_cmd *
     return NULL;
 }
 
+/* Whether w, read from cwd both ways (the kernel's, and with its ..
+ * taken lexically first), is inside root: a rewritten run's skill, which
+ * its sandbox shows read-only unless its manifest (vetted, or asked)
+ * grants it. */
+static bool inside_root(const char *w, const char *cwd, const char *root)
+{
+    cleanup_free char *t = sg_path_target(w, cwd);
+    cleanup_free char *abs = w[0] == '/' ? sg_xstrdup(w) : sg_xasprintf("%s/%s", cwd, w);
+    if (t[0] != '/' || sg_path_normalize(abs) < 0)
+        return false;
+    cleanup_free char *lex = sg_path_target(abs, NULL);
+    return sg_path_within(t, root) && sg_path_within(lex, root);
+}
+
 /* A write by a file tool to a protected path is denied outright (own
  * files) or always asked in Claude Code (no rule or grant allows it). A
  * Bash line is read as the shell will read it, and every word of it (the
@@ -683,7 +1061,7 @@ static const char *guard_ln(const struct guards *gd, const struct sg_shell_cmd *
  * read exactly: it is asked anyway. The one word exempt is an
  * interpreter's script, so the person's skills in ~/.claude/skills run.
  * NULL when nothing names one. */
-static const char *guarded(const struct sg_hook_call *c, bool *deny)
+static const char *guarded(const struct sg_hook_call *c, const char *root, bool *deny)
 {
     enum sg_tool_id id = sg_tool_lookup(c->tool);
     int cls = sg_ptool_of_agent_tool(c->tool, strlen(c->tool));
@@ -692,7 +1070,10 @@ static const char *guarded(const struct sg_hook_call *c, bool *deny)
         return NULL;
     struct sg_shell sh = {0};
     const char *why;
-    if (cls == SG_PT_WRITE ? c->detail[0] != '/' : sg_shell_parse(c->detail, &sh, &why) < 0)
+    /* ~/ read as the rewrite reads it; a line no rule reads (sg_shell_parse)
+     * is asked later anyway */
+    if (cls == SG_PT_WRITE ? c->detail[0] != '/'
+                           : sg_shell_parse_home(c->detail, secure_getenv("HOME"), &sh, &why) < 0)
         return NULL; /* a Bash line not read exactly is never allowed by a rule: asked */
     struct guards gd;
     sg_own_dirs_get(&gd.od);
@@ -708,15 +1089,23 @@ static const char *guarded(const struct sg_hook_call *c, bool *deny)
     cwds[ncwd++] = sg_xstrdup(c->cwd);
     for (size_t i = 0; i < sh.n && !g; i++) {
         const struct sg_shell_cmd *cmd = &sh.cmds[i];
-        bool script = interpreter(cmd->argv[0]), writer = writes_paths(cmd->argv[0]);
+        bool writer = writes_paths(cmd->argv[0]);
+        /* the words exempt from the skills folders: a script's (run there,
+         * read there), and the folder a cd goes to (it writes nothing; what
+         * comes after is read from there) */
+        size_t script = script_at(cmd);
+        size_t cd_to = strcmp(cmd->argv[0], "cd") ? 0
+                       : cmd->argc >= 3 && !strcmp(cmd->argv[1], "--") ? 2 : 1;
         /* an archive or a checkout writes into the folder it runs in */
         for (size_t d = 0; d < ncwd && !g && writes_cwd(cmd); d++)
             g = protected_path(&gd, ".", cwds[d], &own, true, true, NULL);
         for (size_t k = 1; k < cmd->argc && !g; k++) {
             const char *w = cmd->argv[k], *eq = strchr(w, '=');
-            bool skills_too = !(script && k == 1), missing = false;
+            bool skills_too = k != script && k != cd_to, missing = false;
             for (size_t d = 0; d < ncwd && !g; d++) {
-                g = protected_path(&gd, w, cwds[d], &own, skills_too, true, &missing);
+                bool in_root = root && skills_too && inside_root(w, cwds[d], root);
+                g = protected_path(&gd, w, cwds[d], &own, skills_too && !in_root, true,
+                                   &missing);
                 if (!g && eq && eq[1])
                     g = protected_path(&gd, eq + 1, cwds[d], &own, true, true, NULL);
                 if (!g && w[0] == '-' && w[1] && w[1] != '-' && w[2]) /* -tDIR, -C/dir */
@@ -877,8 +1266,9 @@ struct hook_run {
     enum sg_decision dec;
     const char *guard;
     bool guard_deny;
-    char *rewritten, *not_sandboxed;
-    struct sg_hook_vet vet;
+    struct sg_hook_rewrite rw; /* a skill's script's run, rewritten or why not */
+    bool names_skill;          /* the line names a skill's file, not rewritten */
+    char *policy;              /* the rules' file (where an allow rule goes) */
 };
 
 /* The config, the engine (NULL and the answer given when the policy is
@@ -891,6 +1281,12 @@ static struct sg_perm *hook_open(struct hook_run *h, json_t *extra)
     sg_config_load(cfgpath, &cfg, &d);
     sg_diags_free(&d);
     cleanup_free char *policy = policy_path(&cfg);
+    if (policy)
+        h->policy = sg_xstrdup(policy);
+    else {
+        cleanup_free char *dir = sg_config_dir();
+        h->policy = sg_xasprintf("%s/hook-policy.yaml", dir);
+    }
     int prompt_s = cfg.hook_prompt_s ? (int)cfg.hook_prompt_s : SG_HOOK_PROMPT_S;
     h->rewrite = h->rewrite && !cfg.hook_no_rewrite;
     sg_config_free(&cfg);
@@ -934,25 +1330,25 @@ static struct sg_perm *hook_open(struct hook_run *h, json_t *extra)
 static int decide_rewrite(struct hook_run *h)
 {
     struct sg_preq *bq = sg_xmalloc(sizeof *bq);
-    sg_agent_bash_preq(h->c.detail, h->c.cwd, bq);
+    sg_agent_bash_preq(h->rw.line, h->c.cwd, bq); /* its words, ~ read as the home */
     char lby[512];
     enum sg_effect lim = sg_perm_limits(h->perm, bq, lby, sizeof lby);
     int r;
     bool outright;
     if (lim == SG_EFF_DENY) {
-        free(steal_pointer(&h->rewritten));
-        r = sg_check_tool_permission(h->perm, &(struct sg_policy){0}, h->c.tool, h->c.detail,
+        free(steal_pointer(&h->rw.command));
+        r = sg_check_tool_permission(h->perm, &(struct sg_policy){0}, h->c.tool, h->rw.line,
                                      h->c.cwd, decided, &h->st, &h->dec, &outright);
-    } else if (lim == SG_EFF_ALLOW && h->vet.vetted) {
-        cleanup_free char *w = sg_xasprintf("sandboxed: rewritten to %s (%s)", h->rewritten,
-                                            h->vet.why);
+    } else if (lim == SG_EFF_ALLOW && h->rw.vet.vetted) {
+        cleanup_free char *w = sg_xasprintf("sandboxed: rewritten to %s (%s)", h->rw.command,
+                                            h->rw.vet.why);
         sg_perm_record(h->perm, bq, SG_DEC_ALLOW_ONCE, w);
         h->dec = SG_DEC_ALLOW_ONCE;
         r = 1;
     } else {
         cleanup_free char *dt = sg_xasprintf("a skill's script, to run sandboxed; %s; its "
                                              "manifest: %s", lim == SG_EFF_ASK ? lby
-                                             : h->vet.why, h->vet.risky);
+                                             : h->rw.vet.why, h->rw.vet.risky);
         bool was_cut = bq->cut;
         if (!SG_PREQ_SET(bq, detail, dt)) { /* beside the request, not decided on */
             bq->cut = was_cut;
@@ -970,7 +1366,21 @@ static int decide_rewrite(struct hook_run *h)
  * (sg_check_tool_permission). 1: decided; 0: a person will answer. */
 static int decide(struct hook_run *h)
 {
-    h->guard = h->pr == 0 ? guarded(&h->c, &h->guard_deny) : NULL;
+    if (h->pr == 0 && h->rewrite && !strcmp(h->c.tool, "Bash")) {
+        char self[PATH_MAX];
+        ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+        self[sl > 0 ? sl : 0] = '\0';
+        if (sl > 0)
+            sg_hook_rewrite(h->c.detail, h->c.cwd, self, &h->rw);
+        else
+            h->rw.why_not = sg_xstrdup("skillgate cannot tell where it is");
+    }
+    /* a rewritten run's words inside its own skill's folder reach only
+     * what its sandbox shows */
+    h->guard = h->pr == 0 ? guarded(&h->c, h->rw.command ? h->rw.root : NULL, &h->guard_deny)
+                          : NULL;
+    if (h->guard)
+        free(steal_pointer(&h->rw.command));
     if (h->guard && !h->guard_deny && !strcmp(h->c.tool, "Bash")) {
         /* a guard asks; a deny rule on the line still denies it */
         struct sg_preq *lq = sg_xmalloc(sizeof *lq);
@@ -980,18 +1390,10 @@ static int decide(struct hook_run *h)
             h->guard = NULL;
         free(lq);
     }
-    if (h->pr == 0 && h->rewrite && !h->guard && !strcmp(h->c.tool, "Bash")) {
-        char self[PATH_MAX];
-        ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-        self[sl > 0 ? sl : 0] = '\0';
-        const char *no = sl > 0 ? sg_hook_rewrite(h->c.detail, h->c.cwd, self, &h->rewritten,
-                                                  &h->vet)
-                                : "skillgate cannot tell where it is";
-        if (!h->rewritten && names_a_skill_file(h->c.detail, h->c.cwd))
-            h->not_sandboxed = sg_xasprintf("; it names a skill's file but is not run in "
-                                            "skillgate's sandbox: %s", no);
-    }
-    if (h->rewritten)
+    if (h->pr == 0 && h->rewrite && !h->guard && !strcmp(h->c.tool, "Bash"))
+        h->names_skill = !h->rw.command && (h->rw.by_hand ||
+                                            names_a_skill_file(h->c.detail, h->c.cwd));
+    if (h->rw.command)
         return decide_rewrite(h);
     struct sg_preq *q = sg_xcalloc(1, sizeof *q);
     q->tool = SG_PT_BASH;
@@ -1024,7 +1426,93 @@ static int decide(struct hook_run *h)
     return r;
 }
 
-/* The reason Claude Code shows, and the input it runs (the rewrite's). */
+/* The rule lines that would allow the call, in Claude Code's syntax (one
+ * exact Bash rule per simple command: a line is allowed when each is), or
+ * NULL with *why when no rule can. Caller frees. */
+static char *allow_rules(const struct hook_run *h, const char **why)
+{
+    enum sg_tool_id id = sg_tool_lookup(h->c.tool);
+    int cls = sg_ptool_of_agent_tool(h->c.tool, strlen(h->c.tool));
+    cleanup_free char *raw = NULL;
+    if (cls == SG_PT_BASH) {
+        struct sg_shell sh;
+        if (sg_shell_parse(h->c.detail, &sh, why) < 0)
+            return NULL; /* why: what cannot be read */
+        struct sg_buf b;
+        sg_buf_init(&b, SG_SHELL_MAX * 2);
+        for (size_t i = 0; i < sh.n; i++) {
+            const char *a0 = sh.cmds[i].argv[0];
+            if (!strcmp(a0, "cd") || !strcmp(a0, "pushd") || !strcmp(a0, "popd")) {
+                *why = "it changes folder, and each command is read where the rule would not "
+                       "be";
+                break;
+            }
+            cleanup_free char *j = sg_shell_join(&sh.cmds[i]);
+            sg_buf_printf(&b, "%s\"Bash(%s)\"", i ? ", " : "", j);
+        }
+        sg_shell_free(&sh);
+        raw = b.data && !b.dropped && !*why ? sg_buf_steal(&b) : NULL;
+        sg_buf_free(&b);
+        if (!raw)
+            return *why = *why ? *why : "the command is too long to name here", NULL;
+    } else if (cls == SG_PT_WRITE) {
+        raw = sg_xasprintf("\"Edit(/%s)\"", h->c.detail); /* //abs: an absolute path */
+    } else if (id == SG_TOOL_FETCH || id == SG_TOOL_WEBFETCH) {
+        const char *colon = strrchr(h->c.detail, ':'), *br = strrchr(h->c.detail, ']');
+        size_t n = colon && (!br || colon > br) ? (size_t)(colon - h->c.detail)
+                                                : strlen(h->c.detail);
+        raw = sg_xasprintf("\"%s(domain:%.*s)\"", h->c.tool, (int)n, h->c.detail);
+    } else {
+        raw = sg_xasprintf("\"%s\"", h->c.tool);
+    }
+    return one_line(raw, 600);
+}
+
+/* How to allow what was asked or denied: the rule line and where it goes,
+ * or the TUI when no rule can. */
+static char *how_to_allow(const struct hook_run *h, bool denied_by_rule)
+{
+    const char *why = NULL;
+    cleanup_free char *rules = allow_rules(h, &why);
+    cleanup_free char *pol = sg_sanitize_str(h->policy, 0);
+    if (denied_by_rule && rules)
+        return sg_xasprintf("to allow it, take that deny rule out of its file (or narrow it) and "
+                            "add %s under allow: in %s", rules, pol);
+    if (denied_by_rule)
+        return sg_xasprintf("to allow it, take that deny rule out of its file (or narrow it); "
+                            "then no rule can allow it (%s): answer it in skillgate tui --attach, "
+                            "or in Claude Code's prompt", why);
+    if (!rules)
+        return sg_xasprintf("no rule can allow it (%s): answer it in skillgate tui --attach, "
+                            "or in Claude Code's prompt", why);
+    return sg_xasprintf("to allow it, add %s under allow: in %s (or answer it in skillgate tui "
+                        "--attach)", rules, pol);
+}
+
+/* The reason for a skill's script rewritten: allowed, or asked and why. */
+static char *rewrite_reason(const struct hook_run *h, const char *decision, const char *by)
+{
+    const struct sg_hook_rewrite *rw = &h->rw;
+    cleanup_free char *note = rw->note ? sg_xasprintf(" (%s)", rw->note) : sg_xstrdup("");
+    if (!strcmp(decision, "allow"))
+        return sg_xasprintf("skillgate: a skill's script (%s): it runs in skillgate's sandbox "
+                            "(%s)%s", by, rw->command, note);
+    if (rw->vet.vetted)
+        return sg_xasprintf("skillgate: a skill's script, asked (%s); approving runs it in "
+                            "skillgate's sandbox (%s)%s", by, rw->command, note);
+    const char *how = !rw->vet.installed
+                          ? "install it in ~/.claude/skills and look at it"
+                          : "look at it";
+    return sg_xasprintf("skillgate: a skill's script you have not vetted (%s); its manifest "
+                        "asks for: %s. Approving runs it in skillgate's sandbox (%s)%s. To have "
+                        "it allowed without a question, %s (%s on a terminal, or the Skills "
+                        "screen of skillgate tui)", rw->vet.why, rw->vet.risky, rw->command, note,
+                        how, rw->by_hand ? rw->by_hand : "skillgate run");
+}
+
+/* The reason Claude Code shows, and the input it runs (the rewrite's):
+ * what was decided, on what (tool, command, path or host), why, and how
+ * to allow what was not. */
 static char *hook_reason(struct hook_run *h, const char *decision, const char *by,
                          bool deferred, json_t **updated)
 {
@@ -1036,26 +1524,31 @@ static char *hook_reason(struct hook_run *h, const char *decision, const char *b
         return reason;
     }
     if (h->guard)
-        return sg_xasprintf("skillgate: %s", h->guard);
-    if (h->rewritten && strcmp(decision, "deny")) {
+        return sg_xasprintf("skillgate: %s %s: %s%s", h->tool, h->c.summary, h->guard,
+                            h->guard_deny ? "" : " (no rule or grant can allow it: answer "
+                                                 "Claude Code's prompt yourself)");
+    if (h->rw.command && strcmp(decision, "deny")) {
         /* the same input, with the command that runs it sandboxed: allowed,
          * or shown so in Claude Code's own dialog */
         *updated = json_deep_copy(h->c.input);
-        json_object_set_new(*updated, "command", json_string(h->rewritten));
-        return !strcmp(decision, "allow")
-                   ? sg_xasprintf("skillgate: a skill's script (%s): it runs in skillgate's "
-                                  "sandbox (%s)", by, h->rewritten)
-                   : sg_xasprintf("skillgate: a skill's script you have not vetted (%s); its "
-                                  "manifest asks for: %s. Approving runs it in skillgate's "
-                                  "sandbox (%s)", h->vet.why, h->vet.risky, h->rewritten);
+        json_object_set_new(*updated, "command", json_string(h->rw.command));
+        return rewrite_reason(h, decision, by);
     }
+    bool allowed = !deferred && sg_decision_allows(h->dec);
+    cleanup_free char *how = allowed ? NULL
+                             : how_to_allow(h, !deferred && sg_str_has_prefix(by, "rule "));
     reason = deferred ? sg_xasprintf("skillgate: no rule or grant decides %s %s, and no "
                                      "skillgate TUI is attached (skillgate tui --attach) to "
-                                     "ask a person", h->tool, h->c.summary)
-                      : sg_xasprintf("skillgate: %s (%s)", sg_decision_allows(h->dec)
-                                                               ? "allowed" : "denied", by);
-    if (h->not_sandboxed) {
-        char *r2 = sg_xasprintf("%s%s", reason, h->not_sandboxed);
+                                     "ask a person; %s", h->tool, h->c.summary, how)
+             : allowed ? sg_xasprintf("skillgate: allowed (%s)", by)
+                       : sg_xasprintf("skillgate: denied %s %s (%s); %s", h->tool,
+                                      h->c.summary, by, how);
+    if (h->names_skill) {
+        cleanup_free char *no = sg_sanitize_str(h->rw.why_not ? h->rw.why_not : "", 0);
+        cleanup_free char *hand = h->rw.by_hand ? sg_sanitize_str(h->rw.by_hand, 0) : NULL;
+        char *r2 = sg_xasprintf("%s; it names a skill's file but is not run in skillgate's "
+                                "sandbox: %s%s%s", reason, no, hand ? "; to run it sandboxed: "
+                                : "", hand ? hand : "");
         free(reason);
         reason = r2;
     }
@@ -1089,7 +1582,7 @@ int sg_hook_main(bool rewrite)
     if (!h.perm) {
         json_decref(extra);
         sg_hook_call_free(&h.c);
-        free(h.tool);
+        free(h.tool), free(h.policy);
         return 0;
     }
     if (decide(&h) == 0) {
@@ -1126,8 +1619,8 @@ int sg_hook_main(bool rewrite)
     json_t *updated;
     cleanup_free char *reason = hook_reason(&h, decision, by, deferred, &updated);
     emit(sg_hook_answer(h.c.event, decision, reason, updated));
-    sg_hook_vet_free(&h.vet);
-    free(h.rewritten), free(h.not_sandboxed), free(h.sfile), free(h.tool);
+    sg_hook_rewrite_free(&h.rw);
+    free(h.policy), free(h.sfile), free(h.tool);
     sg_hook_call_free(&h.c);
     return 0;
 }

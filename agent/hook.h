@@ -66,18 +66,34 @@ json_t *sg_hook_answer(enum sg_hook_event ev, const char *decision, const char *
  * manifest's risky parts in the prompt. */
 struct sg_hook_vet {
     bool vetted; /* in the person's own skills folder, manifests as they last saw them */
+    bool installed; /* in the person's own skills folder (~/.claude/skills, plugins) */
     char *why;   /* why it is, or is not */
     char *risky; /* what the manifest asks for: env, paths, hosts, any program */
 };
 void sg_hook_vet_free(struct sg_hook_vet *v);
 
-/* When command is exactly one run of a skill's script (an interpreter and
- * a script inside a folder with a SKILL.md, or the script itself, with
- * plain arguments), the same run under `SELF run ROOT --script REL --
- * ARGS` in *out (caller frees), whether the skill is vetted in *vet (free
- * with sg_hook_vet_free), and NULL; else *out NULL and why not. */
-const char *sg_hook_rewrite(const char *command, const char *cwd, const char *self, char **out,
-                            struct sg_hook_vet *vet);
+/* When command runs one of a skill's scripts the way agents do
+ * ([cd DIR &&] INTERPRETER SCRIPT ARGS, the script's own path, or uv run
+ * [python] SCRIPT.py; INTERPRETER python, python3, python3.N, bash, sh,
+ * node, perl, ruby; ~ and ~/ read as the home; a relative script after
+ * the cd read from its folder), and skillgate run starts it with the same
+ * program (a Python the agent names kept as --python; sh's .sh run by
+ * bash, said in note): the same run under `[cd DIR &&] SELF run ROOT
+ * --prompt attached [--python PY] --script REL -- ARGS`. */
+struct sg_hook_rewrite {
+    char *command;      /* the rewritten line, NULL when not rewritten */
+    char *why_not;      /* then why not, in words for the reason */
+    char *by_hand;      /* the script's skill known: `skillgate run ROOT --script REL` */
+    char *note;         /* what the rewrite changes and says (sh read by bash) */
+    char *root;         /* the skill's folder (when rewritten) */
+    char *line;         /* the agent's line as read, ~ as the home (when rewritten): what
+                         * deny and ask rules are matched on */
+    struct sg_hook_vet vet; /* whether the skill is vetted (when rewritten) */
+};
+/* 0 with rw->command, or -EINVAL with rw->why_not; free rw either way. */
+int sg_hook_rewrite(const char *command, const char *cwd, const char *self,
+                    struct sg_hook_rewrite *rw);
+void sg_hook_rewrite_free(struct sg_hook_rewrite *rw);
 
 /* `skillgate hook` itself: read stdin, decide, answer on stdout. Always
  * exits 0: any other status would let Claude Code run the tool. */

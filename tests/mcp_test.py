@@ -1704,10 +1704,14 @@ def hook_never_allows_what_it_cannot_read(base):
     env.check_sanitizers()
 
 
-def hook_cmd(env, command, cwd, args=()):
+def hook_cmd(env, command, cwd, args=(), path="/usr/bin:/bin", extra_env=None):
+    """One Bash PreToolUse through `skillgate hook`. PATH is what Claude
+    Code's shell would search (the hook keeps the Python bash would find):
+    the system's, not the test runner's version manager, unless given."""
+    e = {**env.env, "PATH": path, **(extra_env or {})}
     p = subprocess.run([SG, "hook", *args], input=json.dumps(pre("Bash", {
         "command": command, "description": "fill the form"}, cwd=cwd)).encode(),
-        capture_output=True, env=env.env, cwd=cwd, timeout=30, start_new_session=True)
+        capture_output=True, env=e, cwd=cwd, timeout=30, start_new_session=True)
     return json.loads(p.stdout)["hookSpecificOutput"]
 
 
@@ -1823,7 +1827,7 @@ def hook_runs_a_skills_script_in_the_sandbox(base):
         h["updatedInput"]["command"], h
     never = [
         (f"python3 {script} a | tee log", "more than one command"),
-        (f"cd {work} && python3 {script} a", "more than one command"),
+        (f"cd {work} ; python3 {script} a", "not joined by &&"),
         (f"python3 {script} a > out.txt", "redirection"),
         (f"python3 {script} $(cat list)", "substitution"),
         (f"X=1 python3 {script} a", "assignment"),
