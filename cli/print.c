@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "discover.h"
 #include "journal.h"
+#include "resolve.h"
 #include "sanitize.h"
 #include "skill.h"
 #include "util.h"
@@ -92,21 +93,10 @@ static int no_such_name(const char *arg, const struct sg_discovery *d)
 
 int sg_load_skill_arg(const char *arg, const char *cwd, struct sg_skill **out)
 {
-    *out = NULL;
-    struct stat st;
-    if (strchr(arg, '/') || !*arg || lstat(arg, &st) == 0) {
-        int r = sg_skill_load(arg, out);
-        return r < 0 ? sg_load_error(arg, r) : 0;
-    }
-    struct sg_discover_opts o = {.defaults = true, .cwd = cwd};
     struct sg_discovery d;
-    sg_discover(&o, &d);
-    size_t i = sg_discovery_find(&d, arg);
-    int rc = 0;
-    if (i == SIZE_MAX)
-        rc = no_such_name(arg, &d);
-    else
-        *out = steal_pointer(&d.v[i].skill);
+    bool path = false;
+    int r = sg_skill_resolve(arg, cwd, out, &d, &path); /* MCP's reading too */
+    int rc = r == 0 ? 0 : path ? sg_load_error(arg, r) : no_such_name(arg, &d);
     sg_discovery_free(&d);
     return rc;
 }
