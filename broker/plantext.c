@@ -135,6 +135,12 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
     if (!p->nsockets)
         fputs("    (none declared: a connect to any other host socket asks (Connect), or is "
               "refused)\n", f);
+    fputs("  published on this machine's 127.0.0.1 only (permissions.network.listen; an\n"
+          "  undeclared listening port is asked as Fetch 127.0.0.1:PORT):\n", f);
+    for (size_t i = 0; i < p->nlisten; i++)
+        fprintf(f, "    127.0.0.1:%u -> the skill's port %u\n", p->listen[i], p->listen[i]);
+    if (!p->nlisten)
+        fputs("    (none declared)\n", f);
     for (size_t i = 0; i < p->nresolve; i++) {
         fputs("  --resolve ", f);
         sg_print_safe(f, p->resolve[i].name);

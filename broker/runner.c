@@ -1,9 +1,14 @@
 #include "runner.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +20,8 @@
 #include "loop.h"
 #include "parse.h"
 #include "plantext.h"
+#include "refusals.h"
+#include "runopts.h"
 #include "sandbox.h"
 #include "seen.h"
 #include "sanitize.h"
@@ -32,6 +39,10 @@ struct sg_runner {
     bool person; /* a person runs it (CLI, TUI): their look at the manifests is
                     remembered (seen.h); an agent's is not */
     bool no_records; /* run even when the records cannot be kept */
+    json_t *options; /* the run options (--env, --write, --module) as the trace keeps them */
+    bool ask_options; /* an agent's: a person approves its env and write before the run */
+    char **notes;    /* sg_run_info.notes */
+    size_t nnotes;
     bool ran;
     /* a started run */
     struct run_state *run;
@@ -51,6 +62,7 @@ struct run_state {
     struct sg_event_bus *bus;
     json_t *trace_head, *audit_head; /* what the journal's head holds too */
     struct sg_journal *journal;      /* NULL only with no_records */
+    bool halted; /* stopped, cancelled or interrupted before the sandbox was there */
 };
 
 static void run_state_free(struct run_state *st)
@@ -206,6 +218,37 @@ int sg_runner_check_resolve(const char *arg)
     return e;
 }
 
+/* What the trace keeps of the options, the dry run's word for a --write
+ * folder, and what the person hears first. */
+static void options_record(struct sg_runner *r, const struct sg_run_request *rq,
+                           const struct sg_opt_view *v)
+{
+    if (!rq->nenv && !rq->nwrite && !rq->module)
+        return;
+    json_t *env = json_array(), *write = json_array();
+    for (size_t i = 0; i < rq->nenv; i++) {
+        json_array_append_new(env, json_string(rq->env[i]));
+        if (sg_runopts_secret_name(rq->env[i])) {
+            r->notes = sg_xrealloc(r->notes, (r->nnotes + 2) * sizeof *r->notes);
+            r->notes[r->nnotes++] = sg_xasprintf(
+                "--env %s: its name says it holds a secret; passed as you asked: the skill can "
+                "read it, and send it wherever its network allows", rq->env[i]);
+            r->notes[r->nnotes] = NULL;
+        }
+    }
+    for (size_t i = 0; i < v->nreals; i++) {
+        json_array_append_new(write, json_string(v->reals[i]));
+        for (size_t k = 0; k < r->plan.nmounts; k++) {
+            struct sg_mount *m = &r->plan.mounts[k];
+            if (m->kind == SG_MNT_BIND_RW && !strcmp(m->dst, v->reals[i])) {
+                free(m->why);
+                m->why = sg_xstrdup("--write");
+            }
+        }
+    }
+    r->options = json_pack("{s:o, s:o, s:s?}", "env", env, "write", write, "module", rq->module);
+}
+
 /* Who decides what the manifest did not grant, by front end. */
 static enum sg_perm_mode perm_mode(const struct sg_run_request *rq)
 {
@@ -278,9 +321,18 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     ro.resolve = res_v;
     ro.nresolve = nres;
     struct sg_runner *r = sg_xcalloc(1, sizeof *r);
-    int e = sg_plan_build(sk, &ro, &r->plan, why);
+    struct sg_opt_view view;
+    char here[PATH_MAX];
+    if (rq->module && !ro.work_dir) /* a module runs in the working folder, as a script */
+        ro.work_dir = getcwd(here, sizeof here) ? here : ".";
+    int e = sg_opt_view_make(&view, sk, rq, ro.host_env, why);
+    if (e == 0)
+        e = sg_plan_build(&view.sk, &ro, &r->plan, why);
     for (size_t i = 0; i < nres; i++)
         free(res_v[i].name), free(res_v[i].addr);
+    if (e == 0)
+        options_record(r, rq, &view);
+    sg_opt_view_free(&view, sk->policy.nwrite, sk->policy.nenv);
     if (e < 0) {
         bool no_landlock = e == -ENOTSUP && r->plan.landlock_abi == 0 && !ro.allow_degraded;
         free(r);
@@ -299,11 +351,13 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
                 (rq->front != SG_FRONT_CLI ||
                  (isatty(0) && isatty(2) && !getenv("CLAUDECODE")));
     r->no_records = !agent && rq->no_records;
+    r->ask_options = agent && (rq->nenv || rq->nwrite);
     r->info = (struct sg_run_info){.skill_name = r->plan.skill_name, .run_id = r->plan.run_id,
                                    .memory_mb = r->plan.limits[SG_PL_MEMORY].value,
                                    .timeout_s = r->plan.limits[SG_PL_TIMEOUT].value,
                                    .degraded = r->plan.degraded,
-                                   .allow_all = r->pmode == SG_PERM_ALLOW_ALL};
+                                   .allow_all = r->pmode == SG_PERM_ALLOW_ALL,
+                                   .notes = (const char *const *)r->notes};
     *out = r;
     return 0;
 }
@@ -316,6 +370,37 @@ const struct sg_run_info *sg_runner_info(const struct sg_runner *r)
 void sg_runner_print_plan(const struct sg_runner *r, FILE *f)
 {
     sg_plan_print(f, &r->plan);
+    if (!r->options)
+        return;
+    fputs("\nRun options (yours, for this run only; kept in the trace as run_options and in "
+          "the audit record)\n", f);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(r->options, "env"), i, v)
+    {
+        fputs("  --env ", f);
+        sg_print_safe(f, json_string_value(v));
+        fputs(": passed from your environment (its value is not shown)\n", f);
+    }
+    json_array_foreach(json_object_get(r->options, "write"), i, v)
+    {
+        fputs("  --write ", f);
+        sg_print_safe(f, json_string_value(v));
+        fputs(": writable for this run (rw above)\n", f);
+    }
+    const char *m = json_string_value(json_object_get(r->options, "module"));
+    if (m) {
+        fputs("  --module ", f);
+        sg_print_safe(f, m);
+        fputs(": python -m, the skill's folder first on sys.path, in the working folder ", f);
+        sg_print_safe(f, r->plan.cwd);
+        fputc('\n', f);
+    }
+    for (size_t k = 0; k < r->nnotes; k++) {
+        fputs("  note: ", f);
+        sg_print_safe(f, r->notes[k]);
+        fputc('\n', f);
+    }
 }
 
 /* The loop over src until the run is over (or poll fails). */
@@ -340,7 +425,96 @@ void sg_runner_free(struct sg_runner *r)
     }
     sg_plan_free(&r->plan);
     sg_tools_free(&r->tools);
+    json_decref(r->options);
+    for (size_t i = 0; i < r->nnotes; i++)
+        free(r->notes[i]);
+    free(r->notes);
     free(r);
+}
+
+/* ---- an agent's run options, asked of a person before the run ---- */
+
+struct asked {
+    bool decided;
+    enum sg_decision d;
+};
+
+static void on_asked(void *ctx, enum sg_decision d)
+{
+    struct asked *a = ctx;
+    a->decided = true;
+    a->d = d;
+}
+
+/* One question, waited for in a loop of the front end's sources and the
+ * prompt's (its own timeout denies; a stop ends the wait, denied too). */
+static bool approved(struct sg_runner *r, struct run_state *st, const struct sg_runner_opts *o,
+                     const struct sg_preq *q)
+{
+    struct asked a = {0};
+    enum sg_decision d = SG_DEC_DENY;
+    if (sg_perm_request(st->perm, q, on_asked, &a, &d) == 1)
+        return sg_decision_allows(d);
+    struct sg_loop_source src[SG_LOOP_MAX_SOURCES];
+    size_t n = 0;
+    for (size_t i = 0; i < o->nsources && n < SG_LOOP_MAX_SOURCES - 1; i++)
+        src[n++] = o->sources[i];
+    src[n++] = sg_perm_source(st->perm);
+    int64_t end = wall_ms() + ((int64_t)r->prompt_timeout + 10) * 1000;
+    while (!a.decided && !st->halted && wall_ms() < end)
+        if (sg_loop_turn(src, n, 1000) < 0)
+            break;
+    if (!a.decided)
+        sg_perm_cancel_all(st->perm);
+    return a.decided && sg_decision_allows(a.d);
+}
+
+/* An agent's env and write grant what its manifest did not: each is a
+ * question, decided and recorded as any request (an attached TUI, else a
+ * terminal, else nobody: denied). NULL when all were approved, else the
+ * first refused, in words (caller frees). */
+static char *ask_options(struct sg_runner *r, struct run_state *st, const struct sg_runner_opts *o)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(r->options, "write"), i, v)
+    {
+        struct sg_preq q = {.tool = SG_PT_WRITE, .port = -1};
+        SG_PREQ_SET(&q, subject, json_string_value(v));
+        SG_PREQ_SET(&q, host, json_string_value(v));
+        SG_PREQ_SET(&q, cwd, r->plan.cwd);
+        SG_PREQ_SET(&q, detail, "the agent asks that this folder be writable for the whole run "
+                                "(run_skill's write)");
+        if (!approved(r, st, o, &q))
+            return sg_xasprintf("run_skill's write %s was not approved", json_string_value(v));
+    }
+    json_array_foreach(json_object_get(r->options, "env"), i, v)
+    {
+        struct sg_preq q = {.tool = SG_PT_BASH, .port = -1};
+        SG_PREQ_SET(&q, agent_tool, "Env");
+        SG_PREQ_SET(&q, subject, json_string_value(v));
+        SG_PREQ_SET(&q, cwd, r->plan.cwd);
+        SG_PREQ_SET(&q, detail, "the agent asks that this variable of skillgate's environment "
+                                "be passed into the sandbox for the run (run_skill's env)");
+        if (!approved(r, st, o, &q))
+            return sg_xasprintf("run_skill's env %s was not approved", json_string_value(v));
+    }
+    return NULL;
+}
+
+/* Not run: a run option was refused. The run's records say so. */
+static void refuse_run(struct run_state *st, const char *why)
+{
+    struct sg_run_result *res = &st->res;
+    memset(res, 0, sizeof *res);
+    res->started_ms = res->ended_ms = wall_ms();
+    res->end = SG_END_SETUP_FAILED;
+    res->exit_code = SG_RUN_REFUSED;
+    snprintf(res->failed_step, sizeof res->failed_step, "run options");
+    snprintf(res->end_reason, sizeof res->end_reason, "not run: %s", why);
+    sg_bus_emit(st->bus, SG_EV_SKILL_FAILED,
+                json_pack("{s:s, s:s}", "reason", "refused", "step", "run options"),
+                "not run: %s", why);
 }
 
 int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct sg_runner_opts *o,
@@ -382,6 +556,11 @@ int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct 
     else if (r->pmode == SG_PERM_PROMPT && (st->lp = sg_lineprompt_open()))
         sg_lineprompt_attach(st->lp, st->perm); /* else nobody to ask: denied */
     st->seen = manifests_seen(sk, bus);
+    cleanup_free char *refused = r->ask_options ? ask_options(r, st, o) : NULL;
+    if (refused) {
+        refuse_run(st, refused);
+        return 0;
+    }
     /* the audit writer idle (not inside malloc) when pid 1 is cloned: a raw
      * clone gets none of fork's care for another thread's locks */
     sg_audit_flush();
@@ -403,18 +582,24 @@ bool sg_runner_running(const struct sg_runner *r, int *cap_ms)
 
 void sg_runner_stop(struct sg_runner *r)
 {
+    if (r->run)
+        r->run->halted = true;
     if (r->run && r->run->session)
         sg_session_stop(r->run->session);
 }
 
 void sg_runner_cancel(struct sg_runner *r)
 {
+    if (r->run)
+        r->run->halted = true;
     if (r->run && r->run->session)
         sg_session_cancel(r->run->session);
 }
 
 void sg_runner_interrupt(struct sg_runner *r, int signo)
 {
+    if (r->run)
+        r->run->halted = true;
     if (r->run && r->run->session)
         sg_session_interrupt(r->run->session, signo);
 }
@@ -448,6 +633,10 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
     sg_lineprompt_close(st->lp);
     out->doc = sg_trace_doc(st->trace_head, &st->trace, &out->res);
     json_object_set_new(out->doc, "manifests", st->seen);
+    if (r->options) /* the person's decisions for this run, recorded like grants */
+        json_object_set(out->doc, "run_options", r->options);
+    /* what was refused, once each, and how to allow it (refusals.h) */
+    json_object_set_new(out->doc, "refusals", sg_refusals_of(out->doc));
     if (r->person) /* the code that ran: the digest taken at the start ("" if none) */
         sg_seen_mark_digest(sk, st->digest);
     /* the audit records first, then the trace, which names the chain's head

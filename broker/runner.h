@@ -34,6 +34,16 @@ struct sg_run_request {
     size_t nargs;
     const char *work_dir;        /* the working folder; NULL: see sg_run_opts */
     const char *python;          /* a Python environment or program; NULL: see sg_run_opts */
+    /* a module run instead (`python -m MODULE`, as from the skill's folder:
+     * that folder is sys.path[0]; the working folder stays work_dir's) */
+    const char *module;
+    /* for this run only, as if the manifest declared them (their origin
+     * says "--env" / "--write"): variables passed from host_env by name
+     * (never a value), folders made writable (by real path) */
+    const char *const *env;
+    size_t nenv;
+    const char *const *write;
+    size_t nwrite;
     bool no_records;             /* run even when the trace and audit record cannot be kept */
     bool observe_reads;          /* skillgate record: note every path opened (reads.h) */
     bool not_a_look;             /* the agent started it (the hook's rewrite: --prompt
@@ -60,6 +70,9 @@ struct sg_run_info {
     long long memory_mb, timeout_s;
     bool degraded;               /* no Landlock */
     bool allow_all;
+    /* what the person should hear before the run (a credential-looking
+     * --env name passed as asked), one line each, NULL-terminated */
+    const char *const *notes;
 };
 
 /* How a front end takes part in the run. */

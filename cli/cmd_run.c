@@ -14,6 +14,7 @@
 #include "stopsig.h"
 #include "runner.h"
 #include "events.h"
+#include "refusals.h"
 #include "parse.h"
 #include "sanitize.h"
 #include "skill.h"
@@ -275,6 +276,15 @@ static void run_help(void)
            "                         there are asked for); a script's default: this folder\n"
            "      --python PATH      the Python to use: a virtual environment's folder or a\n"
            "                         program; default: an active VIRTUAL_ENV, else python3\n"
+           "  -m, --module M         run `python -m M` as from the skill's folder (its\n"
+           "                         folder first on sys.path), in the working folder,\n"
+           "                         with the ARGs after SKILL or --\n"
+           "      --env NAME         pass the variable NAME from this environment into the\n"
+           "                         sandbox for this run (the name only, never a value;\n"
+           "                         recorded in the trace and audit log); repeatable\n"
+           "      --write DIR        make the folder DIR writable for this run (its real\n"
+           "                         path; never /, your home or skillgate's own\n"
+           "                         folders); repeatable\n"
            "      --no-records       run even if the trace and audit record cannot be kept\n"
            "      --allow-degraded   run without Landlock where the kernel lacks it\n"
            "      --prompt tty|deny  ask on the terminal (the default when there is one)\n"
@@ -307,7 +317,20 @@ struct run_args {
     bool attached; /* --prompt attached: prompts to `skillgate tui --attach` */
     const char *resolve[32];
     const char *upstream[16];
+    const char *env[32];
+    const char *write[32];
 };
+
+/* --env and --write: repeatable, up to a limit. */
+static int add_listed(const char **v, size_t max, size_t *n, const char *opt)
+{
+    if (*n >= max) {
+        fprintf(stderr, "skillgate: %s at most %zu times\n", opt, max);
+        return SG_EXIT_USAGE;
+    }
+    v[(*n)++] = optarg;
+    return -1;
+}
 
 /* -1: go on; else the exit status */
 static int run_option(struct run_args *a, int c)
@@ -330,6 +353,13 @@ static int run_option(struct run_args *a, int c)
     case 'Y':
         a->rq.python = optarg;
         return -1;
+    case 'm':
+        a->rq.module = optarg;
+        return -1;
+    case 'E':
+        return add_listed(a->env, SG_ARRAY_LEN(a->env), &a->rq.nenv, "--env");
+    case 'W':
+        return add_listed(a->write, SG_ARRAY_LEN(a->write), &a->rq.nwrite, "--write");
     case 'N':
         a->rq.no_records = true;
         return -1;
@@ -426,17 +456,21 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
         {"prompt-timeout", required_argument, NULL, 'T'}, {"allow-all", no_argument, NULL, 'A'},
         {"script", required_argument, NULL, 's'}, {"cwd", required_argument, NULL, 'C'},
         {"python", required_argument, NULL, 'Y'}, {"no-records", no_argument, NULL, 'N'},
+        {"module", required_argument, NULL, 'm'}, {"env", required_argument, NULL, 'E'},
+        {"write", required_argument, NULL, 'W'},
         {0},
     };
     int c, st;
     optind = 1;
     a->rq.resolve = a->resolve;
     a->rq.allow_upstream = a->upstream;
-    while ((c = getopt_long(argc, argv, "hi:I:t:o:wjnDs:C:", opts, NULL)) != -1)
+    a->rq.env = a->env;
+    a->rq.write = a->write;
+    while ((c = getopt_long(argc, argv, "hi:I:t:o:wjnDs:C:m:", opts, NULL)) != -1)
         if ((st = run_option(a, c)) >= 0)
             return st;
     /* SKILL, then a script's arguments (after -- when one starts with -) */
-    if (optind >= argc || (optind != argc - 1 && !a->rq.script) ||
+    if (optind >= argc || (optind != argc - 1 && !a->rq.script && !a->rq.module) ||
         (a->oc->watch && a->oc->json)) {
         sg_command_usage(stderr, "run");
         return SG_EXIT_USAGE;
@@ -484,8 +518,22 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
         if (!oc->results.len && oc->last)
             fputc('\n', stdout);
     }
-    if (oc->json)
+    json_t *refused = json_object_get(rout->doc, "refusals");
+    if (oc->json) { /* the last line: what was refused, and how to allow it */
+        char iso[32];
+        sg_format_iso(rout->res.ended_ms, iso);
+        json_t *j = json_pack("{s:s, s:s, s:s+, s:{s:O}}", "timestamp", iso, "kind", "refusals",
+                              "message", "refused requests and how to allow them: ",
+                              json_array_size(refused) ? "see data" : "none",
+                              "data", "refusals", refused ? refused : json_array());
+        char *line = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII)
+                       : NULL;
+        if (line)
+            puts(line);
+        free(line);
+        json_decref(j);
         return;
+    }
     const struct sg_run_result *res = &rout->res;
     json_t *doc = rout->doc;
     json_t *vs = json_object_get(doc, "violation_summary");
@@ -502,6 +550,11 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
     if (info->allow_all)
         fprintf(f, "skillgate: WARNING: run with --allow-all: undeclared requests were not "
                    "checked by anyone\n");
+    cleanup_free char *text = sg_refusals_text(refused);
+    for (const char *l = text, *e; *l; l = e + 1) { /* each line said as skillgate's */
+        e = strchr(l, '\n');
+        fprintf(f, "skillgate: %.*s\n", (int)(e - l), l);
+    }
 }
 
 /* SIGINT, SIGTERM, SIGHUP: the run stops and its records are written. */
@@ -560,6 +613,10 @@ int cmd_run(int argc, char **argv)
         sg_skill_free(sk);
         free(a.input_buf);
         return SG_EXIT_OK;
+    }
+    for (const char *const *n = info->notes; n && *n; n++) {
+        cleanup_free char *t = sg_sanitize_str(*n, 0);
+        fprintf(stderr, "skillgate: %s\n", t);
     }
     if (info->allow_all)
         fprintf(stderr, "skillgate: WARNING: --allow-all: every undeclared request of %s will be "

@@ -167,6 +167,12 @@ struct sg_policy {
      * plan pins the socket they lead to by inode */
     struct sg_path *sockets;
     size_t nsockets;
+    /* permissions.network.listen: ports the skill serves for the person
+     * (a review page in a browser), published on the host's loopback only
+     * (egress/publish.h); an undeclared one is asked */
+    uint16_t listen[SG_MAX_PORTS];
+    size_t nlisten;
+    struct sg_origin listen_origin;
     enum sg_seccomp_profile profile;
     struct sg_origin profile_origin;
     struct sg_limits limits;

@@ -147,9 +147,28 @@ static void n_egress(struct sg_pctx *c, const struct sg_ynode *v, const char *fi
     }
 }
 
+/* Ports the skill listens on for the person: published on the host's
+ * 127.0.0.1 only, never another address (egress/publish.h). */
+static void n_listen(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    if (sg_y_is_null(v))
+        return;
+    struct sg_policy *p = &c->sk->policy;
+    uint16_t ports[SG_MAX_PORTS];
+    size_t n = 0;
+    if (v->type == SG_Y_SEQ && v->n == 0)
+        return; /* listen: [] says "none", as omitting it does */
+    if (!read_ports(c, v, field, ports, &n))
+        return;
+    memcpy(p->listen, ports, n * sizeof *ports);
+    p->nlisten = n;
+    sg_origin_free(&p->listen_origin);
+    sg_origin_set(&p->listen_origin, c->origin, v->line, v->col, field);
+}
+
 static void p_network(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    static const struct pc_field f[] = {{"egress", n_egress}};
+    static const struct pc_field f[] = {{"egress", n_egress}, {"listen", n_listen}};
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }
 

@@ -870,6 +870,8 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
         memcpy(e->ports, pol->egress[i].ports, sizeof e->ports);
         e->nports = pol->egress[i].nports;
     }
+    memcpy(p->listen, pol->listen, sizeof p->listen);
+    p->nlisten = pol->nlisten;
     for (size_t i = 0; i < o->nallow_upstream; i++)
         add_str(&p->allow_upstream, &p->nallow_upstream, o->allow_upstream[i]);
     for (size_t i = 0; i < o->nresolve; i++) {

@@ -172,6 +172,9 @@ struct sg_plan {
     size_t nresolve;
     char **allow_upstream; /* numeric addresses, as given with --allow-upstream */
     size_t nallow_upstream;
+    uint16_t listen[SG_MAX_PORTS]; /* declared listening ports, published on the
+                                    * host's 127.0.0.1 (egress/publish.h) */
+    size_t nlisten;
     /* seccomp */
     enum sg_seccomp_profile profile;
     /* limits */

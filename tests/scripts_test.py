@@ -14,6 +14,7 @@ import functools
 import json
 import os
 import re
+import shutil
 import sys
 import textwrap
 
@@ -419,6 +420,196 @@ def the_pdf_forms_example_fills_a_copy_you_approve(m, base):
               "filled copy.pdf", check=0)
     assert "title: Filled by skillgate é" in p.out, p.out + p.err
 
+
+
+# ------------------------------------------------ issue 36: run options and refusals
+
+# Shaped like Anthropic's pdf skill (name, description, license; no
+# allowed-tools; scripts run from the person's folder); its check script
+# asks poppler's pdfinfo, twice, as scripts/check_fillable_fields.py does
+# for each file, and says "Is poppler installed?" when that fails.
+PDFINFO = shutil.which("pdfinfo") or shutil.which("gzip")  # poppler, else a program every
+PDF_CHECK = f"""\
+import subprocess, sys
+for f in sys.argv[1:]:
+    try:
+        r = subprocess.run([{os.path.basename(PDFINFO)!r}, f], capture_output=True)
+        print("RAN", r.returncode)
+    except OSError as e:
+        print("Is poppler installed?", type(e).__name__)
+"""
+
+
+def pdf_skill(base, name, tools=None):
+    d = scripts_skill(base, name, {"scripts/check_fields.py": (PDF_CHECK, 0o644)})
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(f"---\nname: {name}\ndescription: Comprehensive PDF manipulation toolkit. Use "
+                f"when filling PDF forms.\nlicense: Proprietary. LICENSE.txt has complete "
+                f"terms\n" + (f"allowed-tools: {tools}\n" if tools else "") +
+                "---\n# PDF\nRun `python scripts/check_fields.py <file.pdf>`.\n")
+    return d
+
+
+@test()
+def every_refusal_is_named_at_the_end_with_the_way_to_allow_it(m, base):
+    """Under --prompt deny nobody sees a prompt, and the script only says "Is
+    poppler installed?". The end of the run names the refused program once
+    (two refusals, one line with a count), why, and the rule that allows it;
+    the rule given back in a --policy file does allow it; --json ends with
+    the same list, and so does the trace. With allowed-tools that leave Bash
+    out, the way is the manifest's line instead."""
+    prog = os.path.realpath(PDFINFO)
+    name = os.path.basename(prog)
+    d = pdf_skill(base, f"pdf-{m.name}")
+    w = work_folder(base, m)
+    p = m.run("run", "--prompt", "deny", "--cwd", w, d, "--script", "scripts/check_fields.py",
+              "--", "a.pdf", "b.pdf", check=0)
+    assert p.out.count("Is poppler installed?") == 2, p.out + p.err
+    lines = [l for l in p.err.splitlines() if l.startswith("skillgate: refused: ")]
+    assert len(lines) == 1, p.err
+    last = p.err.splitlines().index(lines[0])
+    assert "completed (exit 0)" in p.err.splitlines()[last - 1], p.err  # after the usual line
+    assert f"refused: Bash {prog}, " in lines[0] and " times " in lines[0], lines
+    rule = f"Bash({name}:*)"
+    assert f"allow with: --policy FILE with {rule} under allow:" in lines[0], lines
+    assert "skillgate tui --attach" in lines[0], lines
+    t = m.last_trace()
+    assert [(r["tool"], r["subject"], r["rule"]) for r in t["refusals"]] == [
+        ("Bash", prog, rule)] and t["refusals"][0]["count"] >= 2, t["refusals"]
+    p = m.run("run", "--json", "--prompt", "deny", "--cwd", w, d, "--script",
+              "scripts/check_fields.py", "--", "a.pdf", check=0)
+    last = m.events(p)[-1]
+    assert last["kind"] == "refusals" and last["data"]["refusals"][0]["rule"] == rule, last
+    pol = os.path.join(base, f"pdf-policy-{m.name}.yaml")
+    with open(pol, "w") as f:
+        f.write(f'allow:\n  - "{rule}"\n')
+    os.chmod(pol, 0o644)
+    p = m.run("run", "--policy", pol, "--cwd", w, d, "--script", "scripts/check_fields.py",
+              "--", "a.pdf", check=0)
+    assert "RAN " in p.out and "Is poppler installed?" not in p.out, p.out + p.err
+    assert "refused:" not in p.err, p.err
+    assert m.last_trace()["refusals"] == [], m.last_trace()["refusals"]
+    d = pdf_skill(base, f"pdf-tools-{m.name}", tools="Read Write")
+    p = m.run("run", "--policy", pol, "--cwd", w, d, "--script", "scripts/check_fields.py",
+              "--", "a.pdf", check=0)
+    assert f"refused: Bash {prog} (Bash is not in allowed-tools) — allow with: {rule} in " \
+           "SKILL.md's allowed-tools" in p.err, p.err
+
+
+# skill-creator's scripts import their package: `python -m
+# scripts.package_skill` from the skill's folder, or ModuleNotFoundError.
+PACKAGE_PY = """\
+import os, sys
+from scripts.quick_validate import VALID
+print("MODULE", __name__, VALID, os.path.basename(sys.argv[0]))
+print("ARGS", sys.argv[1:])
+print("CWD", os.getcwd())
+for n in ("SG_T_PASSED", "SG_T_KEPT_API_KEY"):
+    print("ENV", n, os.environ.get(n, "-"))
+if len(sys.argv) > 2:
+    try:
+        with open(os.path.join(sys.argv[2], "my-skill.skill"), "w") as f:
+            f.write("zip")
+        print("PACKAGED")
+    except OSError as e:
+        print("REFUSED", e.errno)
+"""
+
+
+def creator_skill(base, name):
+    d = scripts_skill(base, name, {"scripts/__init__.py": ("", 0o644),
+                                   "scripts/quick_validate.py": ("VALID = 'valid'\n", 0o644),
+                                   "scripts/package_skill.py": (PACKAGE_PY, 0o644)})
+    return d
+
+
+@test()
+def a_module_runs_as_python_m_from_the_skills_folder(m, base):
+    """--module (-m) runs `python -m M` with the skill's folder first on
+    sys.path, so the package's own imports work, the arguments as typed and
+    the working folder the person's; --script cannot (ModuleNotFoundError).
+    A name that is no module, or --module with --script, is refused."""
+    d = creator_skill(base, f"creator-{m.name}")
+    w = work_folder(base, m)
+    p = m.run("run", "--cwd", w, d, "-m", "scripts.package_skill", "--", "my-skill", check=0)
+    assert p.returncode == 0, p.out + p.err
+    assert "MODULE __main__ valid package_skill.py" in p.out, p.out
+    assert "ARGS ['my-skill']" in p.out and f"CWD {w}" in p.out, p.out
+    assert m.last_trace()["run_options"]["module"] == "scripts.package_skill"
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/package_skill.py", check=1)
+    assert "ModuleNotFoundError" in p.err, p.out + p.err
+    p = m.run("run", "--dry-run", "--cwd", w, d, "--module", "scripts.package_skill", check=0)
+    assert "--module scripts.package_skill: python -m" in p.out, p.out
+    for bad in (["--module", "scripts/package_skill.py"], ["--module", "a..b"],
+                ["--module", "x", "--script", "scripts/package_skill.py"]):
+        p = m.run("run", "--cwd", w, d, *bad, check=126)
+        assert "--module" in p.err, p.err
+
+
+@test()
+def env_passes_the_one_variable_named(m, base):
+    """--env NAME passes that variable of skillgate's environment and no
+    other; the dry run shows where it came from (never its value), the trace
+    and the audit record keep the name, a credential-looking name is said,
+    and an unset name or one skillgate sets itself is refused."""
+    d = creator_skill(base, f"env-{m.name}")
+    w = work_folder(base, m)
+    env = {"SG_T_PASSED": "value-one", "SG_T_KEPT_API_KEY": "value-two"}
+    p = m.run("run", "--cwd", w, d, "-m", "scripts.package_skill", "--env", "SG_T_PASSED",
+              env=env, check=0)
+    assert p.returncode == 0, p.out + p.err
+    assert "ENV SG_T_PASSED value-one" in p.out and "ENV SG_T_KEPT_API_KEY -" in p.out, p.out
+    assert m.last_trace()["run_options"]["env"] == ["SG_T_PASSED"]
+    log = os.path.join(m.state, "skillgate", "audit.jsonl")
+    rec = [json.loads(l) for l in open(log) if '"type":"run"' in l][-1]
+    assert "env:SG_T_PASSED" in rec["permissions_granted"], rec["permissions_granted"]
+    p = m.run("run", "--dry-run", "--cwd", w, d, "-m", "scripts.package_skill", "--env",
+              "SG_T_KEPT_API_KEY", env=env, check=0)
+    assert "SG_T_KEPT_API_KEY=<from your environment, 9 characters>  <- --env" in p.out, p.out
+    assert "value-two" not in p.out and "holds a secret" in p.out, p.out
+    p = m.run("run", "--cwd", w, d, "-m", "scripts.package_skill", "--env",
+              "SG_T_KEPT_API_KEY", env=env, check=0)
+    assert "ENV SG_T_KEPT_API_KEY value-two" in p.out and "holds a secret" in p.err, p.out + p.err
+    p = m.run("run", "--cwd", w, d, "-m", "scripts.package_skill", "--env", "SG_T_UNSET",
+              check=126)
+    assert "SG_T_UNSET is not set" in p.err, p.err
+    p = m.run("run", "--cwd", w, d, "-m", "scripts.package_skill", "--env", "PATH", check=126)
+    assert "skillgate sets PATH itself" in p.err, p.err
+    p = m.run("run", "--cwd", w, d, "-m", "scripts.package_skill", "--env", "A=b", check=126)
+    assert "not an environment variable name" in p.err, p.err
+
+
+@test()
+def write_grants_a_folder_for_one_run(m, base):
+    """--write DIR makes that folder writable for this run only: the dry run
+    shows `rw DIR [--write]`, the file lands there, the trace keeps the
+    folder; the next run without it is refused the same write. /, the home
+    and skillgate's own folders are refused, and so is a missing folder."""
+    d = creator_skill(base, f"out-{m.name}")
+    w = work_folder(base, m)
+    out = os.path.join(w, "dist")  # in the working folder, which is read-only
+    os.makedirs(out)
+    os.chmod(out, 0o777)  # the skill's uid as root is nobody (issue 36, item 2: the lead's)
+    link = os.path.join(base, f"dist-link-{m.name}")
+    os.symlink(out, link)
+    p = m.run("run", "--dry-run", "--cwd", w, d, "-m", "scripts.package_skill",
+              "--write", link, check=0)
+    assert re.search(r"\n  rw +" + re.escape(out) + r"  \[--write\]\n", p.out), p.out
+    p = m.run("run", "--prompt", "deny", "--cwd", w, d, "-m", "scripts.package_skill",
+              "--write", link, "--", "my-skill", out, check=0)
+    assert "PACKAGED" in p.out, p.out + p.err
+    assert open(os.path.join(out, "my-skill.skill")).read() == "zip"
+    assert m.last_trace()["run_options"]["write"] == [out]
+    os.unlink(os.path.join(out, "my-skill.skill"))
+    p = m.run("run", "--prompt", "deny", "--cwd", w, d, "-m", "scripts.package_skill",
+              "--", "my-skill", out, check=0)
+    assert "REFUSED 13" in p.out and not os.listdir(out), p.out + p.err
+    assert f"refused: Write {out}/my-skill.skill (" in p.err, p.err
+    assert f"or run --write {out}, or a person asked" in p.err, p.err
+    for bad, why in (("/", "may not be /"), (m.home, "may not be your home"),
+                     (m.state, "skillgate's own"), (os.path.join(out, "none"), "not a folder")):
+        p = m.run("run", "--cwd", w, d, "-m", "scripts.package_skill", "--write", bad, check=126)
+        assert why in p.err, (bad, p.err)
 
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

@@ -110,6 +110,35 @@ static void bad_ports(void **st)
     sg_skill_free(sk);
 }
 
+static void listen_ports(void **st)
+{
+    (void)st;
+    struct sg_skill *sk = th_skill(NULL, HEAD "permissions:\n  network:\n    listen: [8000, 8001]\n");
+    if (sk->diags.n)
+        th_dump(&sk->diags);
+    assert_int_equal(sk->diags.n, 0);
+    assert_int_equal(sk->policy.nlisten, 2);
+    assert_int_equal(sk->policy.listen[0], 8000);
+    assert_int_equal(sk->policy.listen[1], 8001);
+    assert_string_equal(sk->policy.listen_origin.field, "permissions.network.listen");
+    assert_int_equal(sk->policy.listen_origin.line, 6);
+    sg_skill_free(sk);
+    sk = th_skill(NULL, HEAD "permissions:\n  network:\n    listen: 8080\n");
+    assert_int_equal(sk->diags.n, 0);
+    assert_int_equal(sk->policy.nlisten, 1);
+    assert_int_equal(sk->policy.listen[0], 8080);
+    sg_skill_free(sk);
+    sk = th_skill(NULL, HEAD "permissions:\n  network:\n    listen: [0, http]\n");
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 0, "permissions.network.listen[0]", "out of range");
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 0, "permissions.network.listen[1]", "whole number");
+    assert_int_equal(sk->policy.nlisten, 0); /* nothing half-published */
+    sg_skill_free(sk);
+    sk = th_skill(NULL, HEAD "permissions:\n  network:\n    listen: []\n");
+    assert_int_equal(sk->diags.n, 0);
+    assert_int_equal(sk->policy.nlisten, 0);
+    sg_skill_free(sk);
+}
+
 static void domains(void **st)
 {
     (void)st;
@@ -448,6 +477,7 @@ int main(void)
         cmocka_unit_test(defaults),
         cmocka_unit_test(full_schema),
         cmocka_unit_test(bad_ports),
+        cmocka_unit_test(listen_ports),
         cmocka_unit_test(domains),
         cmocka_unit_test(limits_out_of_range),
         cmocka_unit_test(types_and_unknown_keys),

@@ -1,0 +1,234 @@
+#include "refusals.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sanitize.h"
+#include "util.h"
+
+/* One refused request while the list is made. */
+struct refusal {
+    char *tool, *subject, *why, *rule, *allow;
+    long long decided, evented; /* refusals seen as decisions, as events: the
+                                   same refusal is often both */
+};
+
+struct list {
+    struct refusal v[SG_REFUSALS_MAX];
+    size_t n;
+    long long dropped; /* distinct requests past the cap */
+};
+
+/* The program as the run's PATH names it: "pdfinfo" when the first
+ * pdfinfo on the sandbox's PATH is this very file, else its real path. */
+static char *program_name(const char *real)
+{
+    const char *base = strrchr(real, '/');
+    base = base ? base + 1 : real;
+    static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(dirs); i++) {
+        cleanup_free char *c = sg_xasprintf("%s/%s", dirs[i], base);
+        cleanup_free char *r = realpath(c, NULL);
+        if (r)
+            return sg_xstrdup(strcmp(r, real) ? real : base);
+    }
+    return sg_xstrdup(real);
+}
+
+/* How the rule or the manifest names the request, and where that goes,
+ * from who refused it. */
+static void how_to_allow(struct refusal *r, const char *tool, const char *subject, int port,
+                         const char *by)
+{
+    cleanup_free char *rule = NULL;
+    bool bash = !strcmp(tool, "Bash"), write = !strcmp(tool, "Write");
+    if (bash) {
+        cleanup_free char *name = program_name(subject);
+        rule = sg_xasprintf("Bash(%s:*)", name);
+    } else if (write) {
+        rule = sg_xasprintf("Write(%s)", subject);
+    } else if (!strcmp(tool, "Fetch")) {
+        rule = port > 0 ? sg_xasprintf("Fetch(%s:%d)", subject, port)
+                        : sg_xasprintf("Fetch(%s)", subject);
+    } else if (!strcmp(tool, "Connect")) {
+        rule = sg_xasprintf("Connect(%s)", subject);
+    } else if (!strcmp(tool, "Env")) { /* run_skill's env (runner.c) */
+        r->rule = sg_xstrdup("Env");
+        r->allow = sg_xasprintf("a person asked (skillgate tui --attach), or skillgate run "
+                                "--env %s", subject);
+        return;
+    } else {
+        return;
+    }
+    if (strstr(by, "allowed-tools")) {
+        /* the manifest refused it: no rule or person may widen it */
+        r->allow = sg_xasprintf("%s in SKILL.md's allowed-tools", rule);
+    } else if (sg_str_has_prefix(by, "rule") || sg_str_has_prefix(by, "grant") ||
+               strstr(by, "deny always")) {
+        r->allow = sg_xasprintf("a deny rule refused it (%s): remove that rule, then %s in a "
+                                "--policy file's allow list", by, rule);
+    } else if (strstr(by, "own folder") || strstr(by, "symbolic link") ||
+               strstr(by, "program swapped") || strstr(by, "not a DNS query")) {
+        free(steal_pointer(&rule));
+        r->allow = sg_xstrdup("nothing may allow it");
+    } else {
+        const char *dir_hint = "";
+        cleanup_free char *dir = NULL;
+        if (write) { /* a folder the person names for one run */
+            dir = sg_xstrdup(subject);
+            char *sl = strrchr(dir, '/');
+            if (sl)
+                *(sl == dir ? sl + 1 : sl) = '\0';
+            dir_hint = ", or run --write ";
+        }
+        r->allow = sg_xasprintf("--policy FILE with %s under allow:%s%s, or a person asked "
+                                "(--prompt tty, or skillgate tui --attach with --prompt "
+                                "attached)", rule, dir_hint, dir ? dir : "");
+    }
+    r->rule = steal_pointer(&rule);
+}
+
+static struct refusal *find_or_add(struct list *l, const char *tool, const char *subject,
+                                   const char *why, int port)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i].tool, tool) && !strcmp(l->v[i].subject, subject))
+            return &l->v[i];
+    if (l->n >= SG_REFUSALS_MAX) {
+        l->dropped++;
+        return NULL;
+    }
+    struct refusal *r = &l->v[l->n++];
+    memset(r, 0, sizeof *r);
+    r->tool = sg_xstrdup(tool);
+    r->subject = sg_xstrdup(subject);
+    /* who decided, in words (perm.c's decided_by) */
+    r->why = !why || !*why            ? sg_xstrdup("refused")
+             : !strcmp(why, "deny-all") ? sg_xstrdup("undeclared, and nobody to ask: --prompt "
+                                                     "deny, or no terminal")
+             : !strcmp(why, "person")   ? sg_xstrdup("denied when asked")
+                                        : sg_xstrdup(why);
+    how_to_allow(r, tool, subject, port, why ? why : "");
+    return r;
+}
+
+/* One program is one request however PATH reached it. */
+static char *canonical(const char *tool, const char *subject)
+{
+    if (!strcmp(tool, "Bash") && subject[0] == '/') {
+        char *r = realpath(subject, NULL);
+        if (r)
+            return r;
+    }
+    return sg_xstrdup(subject);
+}
+
+static void note(struct list *l, const char *tool, const char *subject, const char *why,
+                 int port, bool decision)
+{
+    if (!subject || !*subject || !strcmp(subject, "?"))
+        return;
+    cleanup_free char *s = canonical(tool, subject);
+    struct refusal *r = find_or_add(l, tool, s, why, port);
+    if (r && decision)
+        r->decided++;
+    else if (r)
+        r->evented++;
+}
+
+static const char *str(json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+/* A prevented event that names what the skill asked for. */
+static void note_event(struct list *l, json_t *ev)
+{
+    const char *kind = str(ev, "kind");
+    json_t *d = json_object_get(ev, "data");
+    if (!kind || !json_is_object(d) || !json_is_true(json_object_get(d, "prevented")))
+        return;
+    const char *why = str(d, "reason");
+    if (!strcmp(kind, "syscall_blocked")) {
+        const char *sc = str(d, "syscall");
+        if (sc && !strcmp(sc, "execve"))
+            note(l, "Bash", str(d, "program"), why, 0, false);
+        else if (sc && !strcmp(sc, "connect") && str(d, "path"))
+            note(l, "Connect", str(d, "path"), why, 0, false);
+    } else if (!strcmp(kind, "fs_blocked")) {
+        note(l, "Write", str(d, "path"), why ? why : "outside the writable paths", 0, false);
+    } else if (!strcmp(kind, "dns_blocked")) {
+        note(l, "Fetch", str(d, "name"), why, 0, false);
+    } else if (!strcmp(kind, "network_egress_blocked")) {
+        const char *name = str(d, "name");
+        note(l, "Fetch", name && *name ? name : str(d, "dst"), why,
+             (int)json_integer_value(json_object_get(d, "port")), false);
+    }
+}
+
+json_t *sg_refusals_of(json_t *doc)
+{
+    struct list *l = sg_xcalloc(1, sizeof *l);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(doc, "decisions"), i, v)
+    {
+        const char *dec = str(v, "decision");
+        if (!dec || strncmp(dec, "deny", 4))
+            continue;
+        const char *tool = str(v, "tool");
+        if (tool)
+            note(l, tool, str(v, "subject"), str(v, "decided_by"),
+                 (int)json_integer_value(json_object_get(v, "port")), true);
+    }
+    json_array_foreach(json_object_get(doc, "policy_violations"), i, v)
+        note_event(l, v);
+    json_t *out = json_array();
+    for (size_t k = 0; k < l->n; k++) {
+        struct refusal *r = &l->v[k];
+        long long count = r->decided > r->evented ? r->decided : r->evented;
+        json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:s, s:s?, s:s}", "tool", r->tool,
+                                             "subject", r->subject, "count", (json_int_t)count,
+                                             "why", r->why, "rule", r->rule, "allow",
+                                             r->allow ? r->allow : "nothing may allow it"));
+        free(r->tool), free(r->subject), free(r->why), free(r->rule), free(r->allow);
+    }
+    if (l->dropped)
+        json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:s, s:n, s:s}", "tool", "",
+                                             "subject", "", "count", (json_int_t)l->dropped,
+                                             "why", "more distinct requests refused than listed",
+                                             "rule", "allow", "see the trace's decisions"));
+    free(l);
+    return out;
+}
+
+char *sg_refusals_text(json_t *refusals)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, (SG_REFUSALS_MAX + 1) * 4 * 4096 + 4096); /* subjects are paths */
+    size_t i;
+    json_t *r;
+    json_array_foreach(refusals, i, r)
+    {
+        json_int_t n = json_integer_value(json_object_get(r, "count"));
+        const char *tool = str(r, "tool");
+        if (!tool || !*tool) {
+            sg_buf_printf(&b, "refused: %lld more requests (the trace's decisions list them)\n",
+                          (long long)n);
+            continue;
+        }
+        cleanup_free char *subj = sg_sanitize_str(str(r, "subject"), 0);
+        cleanup_free char *why = sg_sanitize_str(str(r, "why"), 0);
+        cleanup_free char *allow = sg_sanitize_str(str(r, "allow"), 0);
+        char times[48] = "";
+        if (n > 1)
+            snprintf(times, sizeof times, ", %lld times", (long long)n);
+        if (json_is_null(json_object_get(r, "rule")))
+            sg_buf_printf(&b, "refused: %s %s%s (%s); %s\n", tool, subj, times, why, allow);
+        else
+            sg_buf_printf(&b, "refused: %s %s%s (%s) — allow with: %s\n", tool, subj, times,
+                          why, allow);
+    }
+    return sg_buf_steal(&b);
+}

@@ -1,0 +1,30 @@
+/* What a run refused, said once per request at its end (issue 36, item
+ * 3): under --policy, in CI, through MCP nobody saw the prompt, and a
+ * script's own message ("Is poppler installed?") hides that skillgate
+ * refused pdfinfo. Read from a finished run's trace document: the denied
+ * decisions (tool, subject, who decided) and the prevented events that
+ * name a program, path or host (an exec allowed-tools refuses, a write
+ * outside the writable paths, a lookup or connection not declared). The
+ * same program reached by two paths (/bin/x, /usr/bin/x) is one request;
+ * a request refused twice is one entry with a count. Each entry says the
+ * exact way to allow it: a rule for a --policy file, the manifest line, a
+ * run option, or a person asked in `skillgate tui --attach`. */
+#ifndef SG_REFUSALS_H
+#define SG_REFUSALS_H
+
+#include <jansson.h>
+
+/* Entries kept; what is past them is counted in the last one's place. */
+#define SG_REFUSALS_MAX 64
+
+/* [{tool, subject, count, why, rule, allow}] in the order first refused
+ * (rule: the rule or manifest entry that would allow it, or null when
+ * nothing may; allow: the sentence saying where it goes). A new reference;
+ * an empty array when nothing was refused. */
+json_t *sg_refusals_of(json_t *trace_doc);
+/* The same for a person, a line each: "refused: Bash /usr/bin/pdfinfo
+ * (why) — allow with: ...\n", sanitized (subjects come from the skill).
+ * "" when none. Caller frees. */
+char *sg_refusals_text(json_t *refusals);
+
+#endif

@@ -1,0 +1,238 @@
+#include "runopts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agentdirs.h"
+#include "config.h"
+#include "util.h"
+
+static char opt_why[PATH_MAX + 512];
+
+static const char *say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(opt_why, sizeof opt_why, fmt, ap);
+    va_end(ap);
+    return opt_why;
+}
+
+/* Variables skillgate sets itself (sandbox/plan.c): never the host's. */
+static const char *const set_by_skillgate[] = {
+    "SKILL_ID", "SKILL_NAME", "SKILL_INPUT", "SKILL_ROOT", "TIMEOUT_MS", "PATH", "HOME",
+    "TMPDIR", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV"};
+
+static bool env_name_ok(const char *n)
+{
+    size_t len = strlen(n);
+    bool ok = len > 0 && len <= 128 && (isalpha((unsigned char)n[0]) || n[0] == '_');
+    for (size_t i = 0; ok && i < len; i++)
+        ok = isalnum((unsigned char)n[i]) || n[i] == '_';
+    return ok;
+}
+
+/* A name that says it holds a secret: passed when the person names it
+ * (that is the point), and said. */
+bool sg_runopts_secret_name(const char *n)
+{
+    static const char *const words[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS",
+                                        "CREDENTIAL", "AUTH", "PRIVATE", "SESSION", "COOKIE"};
+    cleanup_free char *up = sg_xstrdup(n);
+    for (char *c = up; *c; c++)
+        *c = (char)toupper((unsigned char)*c);
+    for (size_t i = 0; i < SG_ARRAY_LEN(words); i++)
+        if (strstr(up, words[i]))
+            return true;
+    return false;
+}
+
+static const char *env_lookup(char *const *env, const char *name)
+{
+    size_t n = strlen(name);
+    for (; env && *env; env++)
+        if (!strncmp(*env, name, n) && (*env)[n] == '=')
+            return *env + n + 1;
+    return NULL;
+}
+
+/* --env NAME: a name skillgate may pass, set where it runs. */
+static int check_env(const char *name, char *const *env, const char **why)
+{
+    if (!env_name_ok(name))
+        return *why = say("--env %.80s: not an environment variable name (give the name only: "
+                          "its value never goes on the command line)", name),
+               -EINVAL;
+    for (size_t i = 0; i < SG_ARRAY_LEN(set_by_skillgate); i++)
+        if (!strcmp(name, set_by_skillgate[i]))
+            return *why = say("--env %s: skillgate sets %s itself; the host's value is never "
+                              "passed", name, name),
+                   -EPERM;
+    if (!env_lookup(env, name))
+        return *why = say("--env %s: %s is not set in skillgate's environment (export it "
+                          "first)", name, name),
+               -ENOENT;
+    return 0;
+}
+
+/* --write DIR: an existing folder by its real path; never /, the home,
+ * skillgate's own folders or an AI agent's (homes and folders above one
+ * the plan refuses as it refuses a declared write path). */
+static int check_write(const char *dir, char **out, const char **why)
+{
+    cleanup_free char *real = realpath(dir, NULL);
+    struct stat st;
+    if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+        return *why = say("--write %s: not a folder (it must exist)", dir), -ENOTDIR;
+    const char *home = sg_invoking_home();
+    cleanup_free char *rhome = home ? realpath(home, NULL) : NULL;
+    if (!strcmp(real, "/") || (rhome && !strcmp(real, rhome)))
+        return *why = say("--write %s: may not be %s: the skill could change everything in "
+                          "it; name the folder the output goes to", dir,
+                          strcmp(real, "/") ? "your home" : "/"),
+               -EPERM;
+    struct sg_own_dirs own;
+    sg_own_dirs_get(&own);
+    size_t which = 0;
+    enum sg_own_rel rel = sg_own_dirs_relation(&own, real, &which);
+    if (rel != SG_OWN_NONE)
+        *why = say("--write %s: %s skillgate's own %s folder %s, which no skill may change", dir,
+                   rel == SG_OWN_INSIDE ? "is in" : "holds", own.v[which].what,
+                   own.v[which].path);
+    sg_own_dirs_free(&own);
+    if (rel != SG_OWN_NONE)
+        return -EPERM;
+    struct sg_agent_paths ap;
+    sg_agent_paths_get(&ap);
+    const struct sg_agent_path *a = NULL;
+    enum sg_agent_rel arel = sg_agent_paths_relation(&ap, real, NULL, &a);
+    if (arel != SG_AGENT_NONE)
+        *why = say("--write %s: %s %s, %s: a skill never changes an AI agent's own files", dir,
+                   arel == SG_AGENT_INSIDE ? "is in" : "holds", a->path, a->what);
+    sg_agent_paths_free(&ap);
+    if (arel != SG_AGENT_NONE)
+        return -EPERM;
+    *out = steal_pointer(&real);
+    return 0;
+}
+
+/* --module M: dotted Python names, as `python -m` takes them. */
+static bool module_ok(const char *m)
+{
+    bool start = true;
+    if (!*m || strlen(m) > 256)
+        return false;
+    for (const char *c = m; *c; c++) {
+        if (*c == '.') {
+            if (start)
+                return false;
+            start = true;
+        } else if (isalpha((unsigned char)*c) || *c == '_' || (!start && isdigit((unsigned char)*c))) {
+            start = false;
+        } else {
+            return false;
+        }
+    }
+    return !start;
+}
+
+/* `python -m M` as from the skill's folder: sys.path[0] is that folder
+ * (python -c makes it "", the working folder), then runpy runs M as -m
+ * does, with sys.argv[0] the module's file and the arguments after it. */
+static const char module_code[] =
+    "import runpy, sys; sys.path[0] = sys.argv.pop(1); m = sys.argv.pop(1); "
+    "runpy._run_module_as_main(m) if hasattr(runpy, \"_run_module_as_main\") "
+    "else runpy.run_module(m, run_name=\"__main__\", alter_sys=True)";
+
+void sg_opt_view_free(struct sg_opt_view *v, size_t nwrite0, size_t nenv0)
+{
+    for (size_t i = nwrite0; v->write && i < v->sk.policy.nwrite; i++) {
+        free(v->write[i].path), free(v->write[i].declared);
+        free(v->write[i].origin.file), free(v->write[i].origin.field);
+    }
+    for (size_t i = nenv0; v->env && i < v->sk.policy.nenv; i++) {
+        free(v->env[i].name);
+        free(v->env[i].origin.file), free(v->env[i].origin.field);
+    }
+    free(v->write);
+    free(v->env);
+    free(v->entry.command);
+    for (size_t i = 0; i < v->entry.nargs; i++)
+        free(v->entry.args[i]);
+    free(v->entry.args);
+    for (size_t i = 0; i < v->nreals; i++)
+        free(v->reals[i]);
+    free(v->reals);
+}
+
+int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
+                     const struct sg_run_request *rq, char *const *env, const char **why)
+{
+    memset(v, 0, sizeof *v);
+    v->sk = *sk;
+    struct sg_policy *pol = &v->sk.policy;
+    int e;
+    if (rq->module && rq->script)
+        return *why = "--module and --script both pick what runs: give one", -EINVAL;
+    if (rq->module && !module_ok(rq->module))
+        return *why = say("--module %.80s: not a Python module name (dotted names: "
+                          "scripts.package_skill)", rq->module),
+               -EINVAL;
+    if (rq->nwrite) {
+        v->write = sg_xcalloc(pol->nwrite + rq->nwrite, sizeof *v->write);
+        memcpy(v->write, pol->write, pol->nwrite * sizeof *v->write);
+        pol->write = v->write;
+        v->reals = sg_xcalloc(rq->nwrite, sizeof *v->reals);
+    }
+    for (size_t i = 0; i < rq->nwrite; i++) {
+        char *real = NULL;
+        if ((e = check_write(rq->write[i], &real, why)) < 0)
+            return e;
+        v->reals[v->nreals++] = real;
+        bool dup = false;
+        for (size_t k = 0; k < pol->nwrite; k++)
+            dup |= !strcmp(pol->write[k].path, real);
+        if (dup)
+            continue; /* declared already, or given twice */
+        struct sg_path *w = &v->write[pol->nwrite++];
+        *w = (struct sg_path){.path = sg_xstrdup(real), .declared = sg_xstrdup(rq->write[i]),
+                              .origin = {.file = sg_xstrdup("--write"),
+                                         .field = sg_xstrdup(rq->write[i])}};
+    }
+    if (rq->nenv) {
+        v->env = sg_xcalloc(pol->nenv + rq->nenv, sizeof *v->env);
+        memcpy(v->env, pol->env, pol->nenv * sizeof *v->env);
+        pol->env = v->env;
+    }
+    for (size_t i = 0; i < rq->nenv; i++) {
+        if ((e = check_env(rq->env[i], env, why)) < 0)
+            return e;
+        bool dup = false;
+        for (size_t k = 0; k < pol->nenv; k++)
+            dup |= !strcmp(pol->env[k].name, rq->env[i]);
+        if (!dup)
+            v->env[pol->nenv++] = (struct sg_envname){
+                .name = sg_xstrdup(rq->env[i]), .origin = {.file = sg_xstrdup("--env")}};
+    }
+    if (rq->module) {
+        v->entry.command = sg_xstrdup("python3");
+        v->entry.args = sg_xcalloc(4 + rq->nargs, sizeof *v->entry.args);
+        v->entry.args[v->entry.nargs++] = sg_xstrdup("-c");
+        v->entry.args[v->entry.nargs++] = sg_xstrdup(module_code);
+        v->entry.args[v->entry.nargs++] = sg_xstrdup(sk->root);
+        v->entry.args[v->entry.nargs++] = sg_xstrdup(rq->module);
+        for (size_t i = 0; i < rq->nargs; i++)
+            v->entry.args[v->entry.nargs++] = sg_xstrdup(rq->args[i]);
+        static char origin[] = "--module";
+        v->entry.origin = (struct sg_origin){.file = origin};
+        pol->entry = v->entry;
+    }
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* The run options a person gives for one run (`run --env NAME`,
+ * `--write DIR`, `--module M`; MCP run_skill's env, write, module):
+ * checked, then folded into a view of the skill whose policy declares
+ * them, so the plan treats them exactly as declared ones (masks, homes,
+ * the write broker) with "--env" / "--write" / "--module" as their
+ * origin; the plan shows them by that origin. */
+#ifndef SG_RUNOPTS_H
+#define SG_RUNOPTS_H
+
+#include "runner.h"
+
+/* sk with the options in its policy. Its arrays are the view's own;
+ * everything else is sk's, borrowed (the view lives no longer than sk). */
+struct sg_opt_view {
+    struct sg_skill sk;
+    struct sg_path *write;
+    struct sg_envname *env;
+    struct sg_entrypoint entry; /* python3 -c <runpy> ROOT MODULE ARG... for --module */
+    char **reals;               /* each --write folder's real path, as given in order */
+    size_t nreals;
+};
+
+/* 0, or -errno with *why (static, until the next call) naming the option:
+ * an unset or reserved --env name, a --write folder that is missing, /,
+ * the home, skillgate's or an AI agent's own; a --module that is no
+ * Python name or comes with --script. env: where --env names are read. */
+int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
+                     const struct sg_run_request *rq, char *const *env, const char **why);
+/* nwrite0, nenv0: sk's own counts (what the view borrowed). */
+void sg_opt_view_free(struct sg_opt_view *v, size_t nwrite0, size_t nenv0);
+/* The name says it holds a secret (KEY, TOKEN, SECRET, PASSWORD, ...):
+ * passed when the person names it, since that is the point, and said. */
+bool sg_runopts_secret_name(const char *n);
+
+#endif
