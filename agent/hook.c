@@ -319,8 +319,8 @@ static char *skill_root_of(const char *path)
     return NULL;
 }
 
-/* Does the line name a file in a skill's folder (a word with a /, quotes
- * aside, a leading ~/ read as the home)? Then a line that is not
+/* Does the line name a skill's folder or a file in one (a word with a /,
+ * quotes aside, a leading ~/ read as the home)? Then a line that is not
  * rewritten says why. */
 static bool names_a_skill_file(const char *line, const char *cwd)
 {
@@ -338,7 +338,8 @@ static bool names_a_skill_file(const char *line, const char *cwd)
                                              : sg_xasprintf("%s/%s", cwd, w);
         cleanup_free char *real = sg_path_real(abs);
         cleanup_free char *root = skill_root_of(real);
-        if (root)
+        cleanup_free char *md = sg_xasprintf("%s/SKILL.md", real); /* a cd into one */
+        if (root || access(md, F_OK) == 0)
             return true;
     }
     return false;
@@ -1523,10 +1524,17 @@ static char *hook_reason(struct hook_run *h, const char *decision, const char *b
         fprintf(stderr, "%s\n", reason);
         return reason;
     }
-    if (h->guard)
-        return sg_xasprintf("skillgate: %s %s: %s%s", h->tool, h->c.summary, h->guard,
+    if (h->guard) {
+        /* a line that runs a skill's script says why it was not rewritten */
+        bool skill = h->rw.why_not && (h->rw.by_hand || names_a_skill_file(h->c.detail,
+                                                                           h->c.cwd));
+        cleanup_free char *no = skill ? sg_sanitize_str(h->rw.why_not, 0) : NULL;
+        return sg_xasprintf("skillgate: %s %s: %s%s%s%s", h->tool, h->c.summary, h->guard,
                             h->guard_deny ? "" : " (no rule or grant can allow it: answer "
-                                                 "Claude Code's prompt yourself)");
+                                                 "Claude Code's prompt yourself)",
+                            no ? "; not rewritten into skillgate's sandbox: " : "",
+                            no ? no : "");
+    }
     if (h->rw.command && strcmp(decision, "deny")) {
         /* the same input, with the command that runs it sandboxed: allowed,
          * or shown so in Claude Code's own dialog */

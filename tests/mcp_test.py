@@ -1863,6 +1863,197 @@ def hook_runs_a_skills_script_in_the_sandbox(base):
     env.check_sanitizers()
 
 
+AGENT_SKILL = {
+    "SKILL.md": "---\nname: pdf\ndescription: Read PDFs. Use for PDFs.\n---\n"
+                "Run scripts/x.py IN, scripts/s.sh or scripts/j.js.\n",
+    "scripts/x.py": "import os, sys\nprint('PY', sys.prefix, sys.argv[1:], os.getcwd())\n",
+    "scripts/s.sh": "echo SH \"$@\" \"$(pwd)\"\n",
+    "scripts/j.js": "console.log('JS', process.argv.slice(2))\n",
+    "scripts/meta.py": "# /// script\n# dependencies = ['pypdf']\n# ///\nprint('META')\n",
+}
+
+
+def run_line(env, line, cwd):
+    """What Claude Code's Bash tool does with the (rewritten) command."""
+    p = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=env.env,
+                       cwd=cwd, timeout=60, stdin=subprocess.DEVNULL, start_new_session=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+@test("run")
+def hook_rewrites_scripts_as_agents_call_them(base):
+    """Issue 36 item 6: each way an agent runs a skill's script, in Claude
+    Code's PreToolUse payload, for a skill the person vetted: rewritten to
+    the sandboxed run that starts the same program (the agent's Python kept
+    as --python, a venv's outside the skill included; python, python3.N,
+    uv run, bash, sh, node; ~/ and a cd into the skill), and the rewritten
+    line run as Claude Code would run it; every form that cannot be said
+    faithfully is asked, and the reason says why it was not rewritten."""
+    env = Env(base)
+    skill = os.path.join(env.home, ".claude", "skills", "pdf")
+    os.makedirs(os.path.join(skill, "scripts"))
+    write_skill(skill, AGENT_SKILL)
+    work = os.path.join(env.dir, "work")
+    os.makedirs(work)
+    os.chmod(work, 0o755)
+    # the person looks at it: a run of theirs on a terminal vets it
+    p = subprocess.run(["script", "-qec", f"{SG} run {skill} --script scripts/x.py -- v",
+                        "/dev/null"], capture_output=True, text=True, env=env.env, cwd=work,
+                       timeout=60, stdin=subprocess.DEVNULL, start_new_session=True)
+    assert p.returncode == 0 and "PY" in p.stdout, (p.stdout, p.stderr)
+    run = f"{SG} run {skill} --prompt attached"
+
+    def allowed(line, want, cwd=work, **kw):
+        h = hook_cmd(env, line, cwd, **kw)
+        assert h["permissionDecision"] == "allow", (line, h)
+        assert h["updatedInput"]["command"] == want, (line, h["updatedInput"]["command"], want)
+        return h
+
+    def asked(line, why, cwd=work, **kw):
+        h = hook_cmd(env, line, cwd, **kw)
+        assert h["permissionDecision"] == "ask" and "updatedInput" not in h, (line, h)
+        assert why in h["permissionDecisionReason"], (line, why, h["permissionDecisionReason"])
+        return h["permissionDecisionReason"]
+
+    # python and python3, by ~/ (read as the home, as bash reads it)
+    for py in ("python", "python3", "/usr/bin/python3"):
+        allowed(f"{py} ~/.claude/skills/pdf/scripts/x.py in.pdf",
+                f"{run} --script scripts/x.py -- in.pdf"
+                if "/" not in py else
+                f"{run} --python /usr/bin/python3 --script scripts/x.py -- in.pdf")
+    # a venv outside the skill: its python kept verbatim, and the run sees it
+    venv = os.path.join(env.dir, "venv")
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", venv], check=True,
+                   timeout=120)
+    h = allowed(f"{venv}/bin/python3 ~/.claude/skills/pdf/scripts/x.py in.pdf",
+                f"{run} --python {venv}/bin/python3 --script scripts/x.py -- in.pdf")
+    rc, out, err = run_line(env, h["updatedInput"]["command"], work)
+    assert rc == 0 and f"PY {venv} ['in.pdf']" in out, (rc, out, err)
+    # a venv relative to the cwd, named as the agent did; and one active on PATH
+    local = os.path.join(work, ".venv")
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", local], check=True,
+                   timeout=120)
+    h = allowed(f".venv/bin/python {skill}/scripts/x.py a",
+                f"{run} --python .venv/bin/python --script scripts/x.py -- a")
+    rc, out, err = run_line(env, h["updatedInput"]["command"], work)
+    assert rc == 0 and f"PY {local} ['a']" in out, (rc, out, err)
+    allowed(f"python3 {skill}/scripts/x.py a",
+            f"{run} --python {venv}/bin/python3 --script scripts/x.py -- a",
+            path=f"{venv}/bin:/usr/bin:/bin")
+    # python3.N: the one bash finds; one that is not there is asked
+    ver = "python3.%d" % sys.version_info[1]
+    found = shutil.which(ver, path="/usr/bin:/bin")
+    if found:
+        h = hook_cmd(env, f"{ver} {skill}/scripts/x.py a", work)
+        assert h["permissionDecision"] == "allow" and h["updatedInput"]["command"] in (
+            f"{run} --script scripts/x.py -- a",
+            f"{run} --python {found} --script scripts/x.py -- a"), h
+    asked(f"python3.99 {skill}/scripts/x.py a", "python3.99 is not on the PATH")
+    # a cd into the skill, then its relative script: the cd kept, run from there
+    h = allowed("cd ~/.claude/skills/pdf && python3 scripts/x.py in.pdf",
+                f"cd {skill} && {run} --script scripts/x.py -- in.pdf")
+    rc, out, err = run_line(env, h["updatedInput"]["command"], work)
+    assert rc == 0 and f"['in.pdf'] {skill}" in out, (rc, out, err)
+    # ... but a word naming the agent's folder from there is still the guard's
+    asked("cd ~/.claude/skills/pdf && python3 scripts/x.py ../../settings.json",
+          "only a person decides")
+    # bash, sh (a .sh runs with bash: said), node
+    h = allowed(f"bash ~/.claude/skills/pdf/scripts/s.sh 1 'two words'",
+                f"{run} --script scripts/s.sh -- 1 'two words'")
+    rc, out, err = run_line(env, h["updatedInput"]["command"], work)
+    assert rc == 0 and f"SH 1 two words {work}" in out, (rc, out, err)
+    h = allowed(f"sh {skill}/scripts/s.sh 1", f"{run} --script scripts/s.sh -- 1")
+    assert "skillgate runs a .sh with bash" in h["permissionDecisionReason"], h
+    if shutil.which("node", path="/usr/bin:/bin"):
+        h = allowed(f"node {skill}/scripts/j.js 1", f"{run} --script scripts/j.js -- 1")
+        rc, out, err = run_line(env, h["updatedInput"]["command"], work)
+        assert rc == 0 and "JS [ '1' ]" in out, (rc, out, err)
+    else:
+        info("node is not in /usr/bin or /bin: its rewrite was not tried")
+    # uv run: the environment uv would use (.venv above the cwd), or asked
+    allowed(f"uv run {skill}/scripts/x.py a", f"{run} --python {local} --script scripts/x.py -- a")
+    allowed(f"uv run python {skill}/scripts/x.py a",
+            f"{run} --python {local} --script scripts/x.py -- a")
+    allowed(f"uv run {skill}/scripts/x.py a", f"{run} --python {venv} --script scripts/x.py -- a",
+            extra_env={"VIRTUAL_ENV": venv})
+    asked(f"uv run {skill}/scripts/x.py a", "picks a Python itself", cwd=env.home)
+    asked(f"uv run {skill}/scripts/meta.py", "# /// script block")
+    with open(os.path.join(work, "pyproject.toml"), "w") as f:
+        f.write("[project]\nname = 'w'\nversion = '0'\n")
+    asked(f"uv run {skill}/scripts/x.py a", f"uv run in a project ({work}/pyproject.toml)")
+    os.unlink(os.path.join(work, "pyproject.toml"))
+    asked(f"uv run --with pypdf {skill}/scripts/x.py", "an option before the script")
+    # what cannot be said as a sandboxed run: asked, saying why, with the
+    # run a person could start instead
+    hand = f"to run it sandboxed: skillgate run {skill} --script scripts/"
+    for line, why, script in [
+        (f"python3 {skill}/scripts/s.sh", "skillgate run would start /usr/bin/bash", "s.sh"),
+        (f"node {skill}/scripts/x.py", "skillgate run would start", "x.py"),
+        (f"{skill}/scripts/x.py", "is not executable", "x.py"),
+        (f"python3 {skill}/scripts/x.py a &", "it runs in the background (&)", None),
+        (f"cd {skill} ; python3 scripts/x.py", "not joined by &&", None),
+        (f"cd {work}/../work && python3 {skill}/scripts/x.py", "a cd with ..", None),
+        (f"python3 ~/.claude/skills/pdf/scripts/x.py ~root/x", "cannot read the line exactly",
+         None),
+    ]:
+        r = asked(line, why)
+        assert "not rewritten" in r or "not run in skillgate's sandbox" in r, (line, r)
+        assert not script or hand + script in r, (line, r)
+    r = asked(f"python3 -u {skill}/scripts/x.py", "an option before the script (-u)")
+    assert "only a person decides" in r, r
+    # a deny rule holds on the line as bash reads it, ~/ included
+    hook_policy(env, 'deny:\n  - "Bash(python3:*)"\n')
+    h = hook_cmd(env, "python3 ~/.claude/skills/pdf/scripts/x.py a", work)
+    assert h["permissionDecision"] == "deny" and "Bash(python3:*)" in \
+        h["permissionDecisionReason"] and "updatedInput" not in h, h
+    env.check_sanitizers()
+
+
+@test()
+def hook_refusals_say_how_to_allow_them(base):
+    """Issue 36 item 3 (the hook): an ask or a deny names the tool, what
+    (command, path, host) and why, and the exact way to allow it: the rule
+    line and the file it goes in, or the TUI when no rule can. Each rule
+    line given, put in the policy, does allow the call."""
+    env = Env(base)
+    work = os.path.join(env.dir, "work")
+    os.makedirs(work)
+    pol = os.path.join(env.config, "skillgate", "hook-policy.yaml")
+    target = os.path.join(work, "out.txt")
+    calls = [
+        ("Bash", {"command": "ls -la && wc -l notes.txt", "description": "count"},
+         '"Bash(ls -la)", "Bash(wc -l notes.txt)"'),
+        ("Write", {"file_path": target, "content": "x"}, f'"Edit(/{target})"'),
+        ("WebFetch", {"url": "https://docs.example.test:8443/a", "prompt": "read"},
+         '"WebFetch(domain:docs.example.test)"'),
+        ("mcp__notes__add", {"text": "x"}, '"mcp__notes__add"'),
+    ]
+    for tool, inp, rule in calls:
+        ans, _, rc = hook(env, pre(tool, inp, cwd=work))
+        out = ans["hookSpecificOutput"]
+        r = out["permissionDecisionReason"]
+        assert rc == 0 and out["permissionDecision"] == "ask", (tool, out)
+        assert f"to allow it, add {rule} under allow: in {pol}" in r and \
+            "skillgate tui --attach" in r and tool in r, (tool, r)
+        # the rule as given allows it
+        hook_policy(env, "allow:\n" + "".join(f"  - {x.strip()}\n" for x in rule.split(", ")))
+        ans, _, _ = hook(env, pre(tool, inp, cwd=work))
+        assert decision_of(ans) == "allow", (tool, rule, ans)
+        os.unlink(pol)
+    # what no rule can allow says so, and where a person answers
+    ans, _, _ = hook(env, pre("Bash", {"command": "ls $(cat list)"}, cwd=work))
+    r = ans["hookSpecificOutput"]["permissionDecisionReason"]
+    assert decision_of(ans) == "ask" and "no rule can allow it" in r and \
+        "substitution" in r and "skillgate tui --attach" in r, r
+    # a deny names the rule, and what to change
+    hook_policy(env, 'deny:\n  - "Bash(wc:*)"\n')
+    ans, _, _ = hook(env, pre("Bash", {"command": "wc -l notes.txt"}, cwd=work))
+    r = ans["hookSpecificOutput"]["permissionDecisionReason"]
+    assert decision_of(ans) == "deny" and "Bash wc -l notes.txt" in r and "Bash(wc:*)" in r \
+        and "take that deny rule out of its file" in r and '"Bash(wc -l notes.txt)"' in r, r
+    env.check_sanitizers()
+
+
 SETTINGS_UNUSUAL = (
     '{\n'
     '\t"model" :"opus" ,\n'
