@@ -722,6 +722,31 @@ static char *rewritten(const struct script_line *l, const char *self, const char
     return out;
 }
 
+/* What the run holds beyond the skill the person vetted, or NULL: a
+ * Python the agent names (its own program, or an environment whose
+ * packages run as code with the skill's grants), or a working folder a cd
+ * in the line picks outside the skill. Caller frees. */
+static char *beyond_the_skill(const struct script_line *l, const char *root, const char *py)
+{
+    if (py) {
+        cleanup_free char *abs = py[0] == '/' ? sg_xstrdup(py) : sg_xasprintf("%s/%s", l->where,
+                                                                              py);
+        cleanup_free char *sys = run_finds("python3");
+        struct stat st;
+        bool plain = stat(abs, &st) == 0 && S_ISREG(st.st_mode) && !in_venv(abs) &&
+                     same_file(abs, sys);
+        if (!plain)
+            return sg_xasprintf("the agent names its own Python (%s): vetting the skill does "
+                                "not vet it, nor its environment's packages, which run as code "
+                                "with the skill's grants", py);
+    }
+    cleanup_free char *where = l->cd ? sg_path_real(l->where) : NULL;
+    if (where && !sg_path_within(where, root))
+        return sg_xasprintf("the line's cd makes %s the skill's working folder (shown to it "
+                            "read-only), a folder you did not choose", where);
+    return NULL;
+}
+
 /* The line's words joined again (~ read as the home), for the rules. */
 static char *line_as_read(const struct sg_shell *sh)
 {
@@ -741,7 +766,7 @@ static char *line_as_read(const struct sg_shell *sh)
 void sg_hook_rewrite_free(struct sg_hook_rewrite *rw)
 {
     free(rw->command), free(rw->why_not), free(rw->by_hand), free(rw->note);
-    free(rw->root), free(rw->line);
+    free(rw->root), free(rw->line), free(rw->beyond);
     sg_hook_vet_free(&rw->vet);
     memset(rw, 0, sizeof *rw);
 }
@@ -799,6 +824,7 @@ int sg_hook_rewrite(const char *command, const char *cwd, const char *self,
     if (!no) {
         rw->root = sg_xstrdup(root);
         rw->line = line_as_read(&sh);
+        rw->beyond = beyond_the_skill(&l, root, py);
     }
     if (no)
         sg_hook_vet_free(&rw->vet);
@@ -1340,7 +1366,7 @@ static int decide_rewrite(struct hook_run *h)
         free(steal_pointer(&h->rw.command));
         r = sg_check_tool_permission(h->perm, &(struct sg_policy){0}, h->c.tool, h->rw.line,
                                      h->c.cwd, decided, &h->st, &h->dec, &outright);
-    } else if (lim == SG_EFF_ALLOW && h->rw.vet.vetted) {
+    } else if (lim == SG_EFF_ALLOW && h->rw.vet.vetted && !h->rw.beyond) {
         cleanup_free char *w = sg_xasprintf("sandboxed: rewritten to %s (%s)", h->rw.command,
                                             h->rw.vet.why);
         sg_perm_record(h->perm, bq, SG_DEC_ALLOW_ONCE, w);
@@ -1349,7 +1375,8 @@ static int decide_rewrite(struct hook_run *h)
     } else {
         cleanup_free char *dt = sg_xasprintf("a skill's script, to run sandboxed; %s; its "
                                              "manifest: %s", lim == SG_EFF_ASK ? lby
-                                             : h->rw.vet.why, h->rw.vet.risky);
+                                             : h->rw.beyond ? h->rw.beyond
+                                                            : h->rw.vet.why, h->rw.vet.risky);
         bool was_cut = bq->cut;
         if (!SG_PREQ_SET(bq, detail, dt)) { /* beside the request, not decided on */
             bq->cut = was_cut;
@@ -1498,6 +1525,9 @@ static char *rewrite_reason(const struct hook_run *h, const char *decision, cons
     if (!strcmp(decision, "allow"))
         return sg_xasprintf("skillgate: a skill's script (%s): it runs in skillgate's sandbox "
                             "(%s)%s", by, rw->command, note);
+    if (rw->vet.vetted && rw->beyond)
+        return sg_xasprintf("skillgate: a skill's script you vetted, asked: %s. Approving runs "
+                            "it in skillgate's sandbox (%s)%s", rw->beyond, rw->command, note);
     if (rw->vet.vetted)
         return sg_xasprintf("skillgate: a skill's script, asked (%s); approving runs it in "
                             "skillgate's sandbox (%s)%s", by, rw->command, note);

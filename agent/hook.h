@@ -86,6 +86,9 @@ struct sg_hook_rewrite {
     char *by_hand;      /* the script's skill known: `skillgate run ROOT --script REL` */
     char *note;         /* what the rewrite changes and says (sh read by bash) */
     char *root;         /* the skill's folder (when rewritten) */
+    char *beyond;       /* what the run holds that vetting the skill does not cover (the
+                         * agent's own Python, a cd out of the skill), NULL: nothing; then
+                         * it is asked, never allowed outright */
     char *line;         /* the agent's line as read, ~ as the home (when rewritten): what
                          * deny and ask rules are matched on */
     struct sg_hook_vet vet; /* whether the skill is vetted (when rewritten) */

@@ -1909,6 +1909,17 @@ def hook_rewrites_scripts_as_agents_call_them(base):
         assert h["updatedInput"]["command"] == want, (line, h["updatedInput"]["command"], want)
         return h
 
+    own = "the agent names its own Python"
+
+    def sandboxed_ask(line, want, why, cwd=work, **kw):
+        """Rewritten, but what vetting the skill does not cover is asked:
+        Claude Code's dialog shows (and runs) the sandboxed line."""
+        h = hook_cmd(env, line, cwd, **kw)
+        assert h["permissionDecision"] == "ask", (line, h)
+        assert h["updatedInput"]["command"] == want, (line, h["updatedInput"]["command"], want)
+        assert why in h["permissionDecisionReason"], (line, h["permissionDecisionReason"])
+        return h
+
     def asked(line, why, cwd=work, **kw):
         h = hook_cmd(env, line, cwd, **kw)
         assert h["permissionDecision"] == "ask" and "updatedInput" not in h, (line, h)
@@ -1925,21 +1936,23 @@ def hook_rewrites_scripts_as_agents_call_them(base):
     venv = os.path.join(env.dir, "venv")
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", venv], check=True,
                    timeout=120)
-    h = allowed(f"{venv}/bin/python3 ~/.claude/skills/pdf/scripts/x.py in.pdf",
-                f"{run} --python {venv}/bin/python3 --script scripts/x.py -- in.pdf")
+    # (asked: vetting the skill vets neither that Python nor its packages)
+    h = sandboxed_ask(f"{venv}/bin/python3 ~/.claude/skills/pdf/scripts/x.py in.pdf",
+                      f"{run} --python {venv}/bin/python3 --script scripts/x.py -- in.pdf",
+                      f"{own} ({venv}/bin/python3)")
     rc, out, err = run_line(env, h["updatedInput"]["command"], work)
     assert rc == 0 and f"PY {venv} ['in.pdf']" in out, (rc, out, err)
     # a venv relative to the cwd, named as the agent did; and one active on PATH
     local = os.path.join(work, ".venv")
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", local], check=True,
                    timeout=120)
-    h = allowed(f".venv/bin/python {skill}/scripts/x.py a",
-                f"{run} --python .venv/bin/python --script scripts/x.py -- a")
+    h = sandboxed_ask(f".venv/bin/python {skill}/scripts/x.py a",
+                      f"{run} --python .venv/bin/python --script scripts/x.py -- a", own)
     rc, out, err = run_line(env, h["updatedInput"]["command"], work)
     assert rc == 0 and f"PY {local} ['a']" in out, (rc, out, err)
-    allowed(f"python3 {skill}/scripts/x.py a",
-            f"{run} --python {venv}/bin/python3 --script scripts/x.py -- a",
-            path=f"{venv}/bin:/usr/bin:/bin")
+    sandboxed_ask(f"python3 {skill}/scripts/x.py a",
+                  f"{run} --python {venv}/bin/python3 --script scripts/x.py -- a", own,
+                  path=f"{venv}/bin:/usr/bin:/bin")
     # python3.N: the one bash finds; one that is not there is asked
     ver = "python3.%d" % sys.version_info[1]
     found = shutil.which(ver, path="/usr/bin:/bin")
@@ -1954,7 +1967,13 @@ def hook_rewrites_scripts_as_agents_call_them(base):
                 f"cd {skill} && {run} --script scripts/x.py -- in.pdf")
     rc, out, err = run_line(env, h["updatedInput"]["command"], work)
     assert rc == 0 and f"['in.pdf'] {skill}" in out, (rc, out, err)
-    # ... but a word naming the agent's folder from there is still the guard's
+    # a cd elsewhere picks the skill's working folder: asked, rewritten
+    other = os.path.join(env.dir, "other")
+    os.makedirs(other)
+    sandboxed_ask(f"cd {other} && python3 {skill}/scripts/x.py",
+                  f"cd {other} && {run} --script scripts/x.py --",
+                  f"the line's cd makes {other} the skill's working folder")
+    # ... and a word naming the agent's folder from there is still the guard's
     asked("cd ~/.claude/skills/pdf && python3 scripts/x.py ../../settings.json",
           "only a person decides")
     # bash, sh (a .sh runs with bash: said), node
@@ -1971,11 +1990,15 @@ def hook_rewrites_scripts_as_agents_call_them(base):
     else:
         info("node is not in /usr/bin or /bin: its rewrite was not tried")
     # uv run: the environment uv would use (.venv above the cwd), or asked
-    allowed(f"uv run {skill}/scripts/x.py a", f"{run} --python {local} --script scripts/x.py -- a")
-    allowed(f"uv run python {skill}/scripts/x.py a",
-            f"{run} --python {local} --script scripts/x.py -- a")
-    allowed(f"uv run {skill}/scripts/x.py a", f"{run} --python {venv} --script scripts/x.py -- a",
-            extra_env={"VIRTUAL_ENV": venv})
+    sandboxed_ask(f"uv run {skill}/scripts/x.py a",
+                  f"{run} --python {local} --script scripts/x.py -- a", own)
+    h = sandboxed_ask(f"uv run python {skill}/scripts/x.py a",
+                      f"{run} --python {local} --script scripts/x.py -- a", own)
+    rc, out, err = run_line(env, h["updatedInput"]["command"], work)
+    assert rc == 0 and f"PY {local} ['a']" in out, (rc, out, err)
+    sandboxed_ask(f"uv run {skill}/scripts/x.py a",
+                  f"{run} --python {venv} --script scripts/x.py -- a", own,
+                  extra_env={"VIRTUAL_ENV": venv})
     asked(f"uv run {skill}/scripts/x.py a", "picks a Python itself", cwd=env.home)
     asked(f"uv run {skill}/scripts/meta.py", "# /// script block")
     with open(os.path.join(work, "pyproject.toml"), "w") as f:
