@@ -193,8 +193,13 @@ static int classify_event(const char *kind, json_t *data)
         return classify_syscall(sc, data);
     if (!strcmp(kind, "permission_decided"))
         return C_NONE; /* a refused request is counted; what it meant is in its own event */
-    if (!strcmp(kind, "resource_limit_hit"))
-        return C_RESOURCE_ABUSE;
+    if (!strcmp(kind, "resource_limit_hit")) {
+        /* a run that outlived its time (npm retrying a registry it cannot
+         * reach) ends as "timeout", which says it; floods and hoarding
+         * meet the other limits */
+        const char *limit = json_string_value(json_object_get(data, "limit"));
+        return limit && !strcmp(limit, "timeout") ? C_NONE : C_RESOURCE_ABUSE;
+    }
     /* A refused packet alone says nothing about intent while a run has no
      * network at all (a benign skill's API call looks the same). */
     if (!strcmp(kind, "network_egress_blocked")) {

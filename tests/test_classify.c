@@ -203,6 +203,26 @@ static void unix_sockets_by_what_they_serve(void **st)
     json_decref(s);
 }
 
+/* a run that outlived its time is no abuse (its status says timeout); a
+ * limit that stopped a flood is */
+static void limits_by_which_one(void **st)
+{
+    (void)st;
+    json_t *s = summary_of(json_pack("{s:s, s:s, s:{s:s, s:i, s:s, s:b}}", "kind",
+                                     "resource_limit_hit", "message", "timeout", "data", "limit",
+                                     "timeout", "value", 60, "mechanism", "broker", "prevented", 1),
+                           NULL);
+    assert_string_equal(max_of(s), "none");
+    assert_int_equal(json_integer_value(json_object_get(s, "total_enforcements")), 1);
+    json_decref(s);
+    s = summary_of(json_pack("{s:s, s:s, s:{s:s, s:b}}", "kind", "resource_limit_hit", "message",
+                             "pids", "data", "limit", "pids", "prevented", 1),
+                   NULL);
+    assert_string_equal(max_of(s), "medium");
+    assert_int_equal(count_of(s, "resource_abuse"), 1);
+    json_decref(s);
+}
+
 static void programs_by_why_they_were_refused(void **st)
 {
     (void)st;
@@ -225,6 +245,7 @@ int main(void)
         cmocka_unit_test(a_sweep_is_harvesting_and_any_host_after_it_exfiltration),
         cmocka_unit_test(refused_network_alone_is_nothing),
         cmocka_unit_test(unix_sockets_by_what_they_serve),
+        cmocka_unit_test(limits_by_which_one),
         cmocka_unit_test(programs_by_why_they_were_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
