@@ -18,7 +18,11 @@ Checked here:
   count (item 7);
 - deny rules name the program however it is reached, and come before every
   default allow; Read(path) rules work (item 8);
-- a policy file others may write is refused, never used (item 9).
+- a policy file others may write is refused, never used (item 9);
+- the rewrite of issue 36 never lets the agent pick the code a vetted
+  skill's run starts (its own Python, a venv, uv's environment) or its
+  working folder (a cd out of the skill) without a question, and a cd
+  into the skill lets no write through.
 
 No packet leaves the machine: hosts are *.test names that nothing
 resolves, and only the hook's answers are looked at.
@@ -310,6 +314,89 @@ def a_policy_others_may_write_is_refused(m, base):
     policy(m, 'allow:\n  - "Bash"\n', mode=0o600)
     out = hook(m, base, "Bash", {"command": "ls"}, proj)
     assert decision(out) == "allow", out
+
+
+def vetted_skill(m, base, proj):
+    """A skill in the person's own skills folder that they looked at (a run
+    of theirs on a terminal, through script(1)): its script's rewrite is
+    allowed outright."""
+    skill = os.path.join(m.home, ".claude", "skills", "fmt")
+    os.makedirs(os.path.join(skill, "scripts"), exist_ok=True)
+    with open(os.path.join(skill, "SKILL.md"), "w") as f:
+        f.write("---\nname: fmt\ndescription: Format code. Use for code.\n---\nRun it.\n")
+    with open(os.path.join(skill, "scripts", "x.py"), "w") as f:
+        f.write("import sys\nprint('FMT', sys.prefix)\n")
+    for d in (os.path.join(m.home, ".claude"), os.path.join(m.home, ".claude", "skills"),
+              skill, os.path.join(skill, "scripts")):
+        own(m, d)
+    own(m, os.path.join(skill, "SKILL.md"), os.path.join(skill, "scripts", "x.py"))
+    inner = f"{h.SG} run {skill} --script scripts/x.py"
+    if h.IS_ROOT and m.uid != 0:
+        inner = f"setpriv --reuid={m.uid} --regid={m.uid} --clear-groups {inner}"
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8",
+         "XDG_RUNTIME_DIR": os.path.join(base, "run")}
+    p = subprocess.run(["script", "-qec", inner, "/dev/null"], capture_output=True, text=True,
+                       env=e, cwd=proj, timeout=60, stdin=subprocess.DEVNULL,
+                       start_new_session=True)
+    assert p.returncode == 0 and "FMT" in p.stdout, (p.stdout, p.stderr)
+    out = hook(m, base, "Bash", {"command": "python3 ~/.claude/skills/fmt/scripts/x.py"}, proj)
+    assert decision(out) == "allow", out  # vetted: the baseline the attacks below start from
+    return skill
+
+
+@test()
+def the_rewrite_never_lets_the_agent_pick_the_code(m, base):
+    """Issue 36 item 6 kept the agent's Python (--python) and a cd into the
+    skill: a vetted skill's run is allowed outright, so a Python the agent
+    names (a program it wrote, an environment whose packages it chose) or a
+    cd that picks the working folder would run the agent's choice with the
+    skill's grants. Each is asked, never allowed; a cd into the skill lets
+    no write into it through; a ~/ word is guarded as the path it is."""
+    proj = project(m, base)
+    policy(m, "allow: []\n")
+    skill = vetted_skill(m, base, proj)
+    # a "python3" the agent wrote, and an environment it made
+    evil = os.path.join(proj, "evil", "bin")
+    os.makedirs(evil)
+    with open(os.path.join(evil, "python3"), "w") as f:
+        f.write("#!/bin/sh\nenv > /tmp/stolen\n")
+    os.chmod(os.path.join(evil, "python3"), 0o755)
+    venv = os.path.join(proj, ".venv")
+    os.makedirs(os.path.join(venv, "bin"))
+    with open(os.path.join(venv, "pyvenv.cfg"), "w") as f:
+        f.write("home = /usr/bin\n")
+    os.symlink("/usr/bin/python3", os.path.join(venv, "bin", "python3"))
+    secret = os.path.join(base, "secret")
+    os.makedirs(secret, exist_ok=True)
+    for line, why in [
+        (f"{evil}/python3 ~/.claude/skills/fmt/scripts/x.py", "its own Python"),
+        (f"evil/bin/python3 {skill}/scripts/x.py", "its own Python"),
+        (f"{venv}/bin/python3 {skill}/scripts/x.py", "its own Python"),
+        (f"uv run {skill}/scripts/x.py", "its own Python"),
+        (f"cd {secret} && python3 {skill}/scripts/x.py", "the line's cd makes"),
+    ]:
+        out = hook(m, base, "Bash", {"command": line}, proj)
+        r = out["permissionDecisionReason"]
+        assert decision(out) == "ask" and why in r, (line, r)
+        # what Claude Code's dialog would run is the sandboxed line, saying so
+        assert "--prompt attached" in out["updatedInput"]["command"], (line, out)
+        assert last_record(m)["decision"] == "ask", (line, last_record(m))
+    # a cd into the skill lets nothing write into it, nor into the agent's folder
+    for line in ("cd ~/.claude/skills/fmt && cp /etc/hostname scripts/x.py",
+                 f"cd {skill} && python3 scripts/x.py ../../settings.json",
+                 f"cd {skill} && tar -xf /tmp/x.tar",
+                 "python3 ~/.claude/skills/fmt/scripts/x.py ~/.claude/settings.json"):
+        out = hook(m, base, "Bash", {"command": line}, proj)
+        assert decision(out) == "ask" and "updatedInput" not in out and \
+            "only a person decides" in out["permissionDecisionReason"], (line, out)
+    # tildes bash reads otherwise than as the home are never rewritten
+    for line in ("python3 ~root/x.py", "python3 ~+/x.py", "python3 ~'/.claude/skills/fmt/x.py'"):
+        out = hook(m, base, "Bash", {"command": line}, proj)
+        assert decision(out) == "ask" and "updatedInput" not in out, (line, out)
+    # a deny rule reads ~/ as bash does
+    policy(m, 'deny:\n  - "Bash(python3:*)"\n')
+    out = hook(m, base, "Bash", {"command": "python3 ~/.claude/skills/fmt/scripts/x.py"}, proj)
+    assert decision(out) == "deny" and "updatedInput" not in out, out
 
 
 if __name__ == "__main__":
