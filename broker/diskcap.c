@@ -28,6 +28,12 @@ struct held {
     long long grown; /* at the last look */
 };
 
+struct approved {
+    dev_t dev;
+    ino_t ino;
+    char *path; /* where the skill sees it */
+};
+
 struct sg_diskcap {
     const struct sg_plan *plan;
     struct sg_event_bus *bus;
@@ -41,6 +47,10 @@ struct sg_diskcap {
     bool over, said;         /* past the byte cap; the event emitted */
     dev_t own[SG_OWN_FS_MAX]; /* the sandbox's own tmpfs instances (sandbox.h) */
     size_t nown;
+    unsigned long private_refused; /* writes into the sandbox's own /var, /run, /dev */
+    bool as_person;          /* this creation is done as root, the person (perform_open) */
+    struct approved *appr;   /* the files a person let this run write (writes.c) */
+    size_t nappr, cap_appr;
 };
 
 void sg_diskcap_own_fs(struct sg_diskcap *d, const dev_t *own, size_t n)
@@ -88,10 +98,79 @@ void sg_diskcap_free(struct sg_diskcap *d)
                               "prevented", 1),
                     "%lu new files or folders refused in all past the cap of %lld", d->refused,
                     d->max_files);
+    if (d->private_refused > 1)
+        sg_bus_emit(d->bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:I, s:b, s:b}", "class", "file", "refused",
+                              (json_int_t)d->private_refused, "private", 1, "prevented", 1),
+                    "%lu writes into the sandbox's own system folders refused in all (nothing "
+                    "there is kept; programs fall back to their own folders)",
+                    d->private_refused);
     for (size_t i = 0; i < d->nheld; i++)
         close(d->held[i].fd);
     free(d->held);
+    for (size_t i = 0; i < d->nappr; i++)
+        free(d->appr[i].path);
+    free(d->appr);
     free(d);
+}
+
+/* At most this many approved files are remembered in a run; past it a
+ * change to one more is asked again (the safe side). */
+#define SG_APPROVED_MAX 4096
+
+static ssize_t approved_at(const struct sg_diskcap *d, const char *path)
+{
+    for (size_t i = 0; d && i < d->nappr; i++)
+        if (!strcmp(d->appr[i].path, path))
+            return (ssize_t)i;
+    return -1;
+}
+
+void sg_diskcap_approve(struct sg_diskcap *d, const char *path, const struct stat *st)
+{
+    if (!d)
+        return;
+    ssize_t i = approved_at(d, path);
+    if (i < 0 && d->nappr >= SG_APPROVED_MAX)
+        return;
+    if (i < 0) {
+        if (d->nappr == d->cap_appr) {
+            d->cap_appr = d->cap_appr ? d->cap_appr * 2 : 16;
+            d->appr = sg_xrealloc(d->appr, d->cap_appr * sizeof *d->appr);
+        }
+        i = (ssize_t)d->nappr++;
+        d->appr[i].path = sg_xstrdup(path);
+    }
+    d->appr[i].dev = st->st_dev;
+    d->appr[i].ino = st->st_ino;
+}
+
+bool sg_diskcap_approved(const struct sg_diskcap *d, const char *path, const struct stat *st)
+{
+    ssize_t i = approved_at(d, path);
+    return i >= 0 && d->appr[i].dev == st->st_dev && d->appr[i].ino == st->st_ino;
+}
+
+void sg_diskcap_forget(struct sg_diskcap *d, const char *path)
+{
+    ssize_t i = approved_at(d, path);
+    if (i < 0)
+        return;
+    free(d->appr[i].path);
+    d->appr[i] = d->appr[--d->nappr];
+}
+
+void sg_diskcap_private_refused(struct sg_diskcap *d, const char *syscall, const char *path)
+{
+    if (!d || d->private_refused++ > 0)
+        return;
+    sg_bus_emit(d->bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "syscall", syscall, "path", path,
+                          "class", "file", "reason", "the sandbox's own system folder",
+                          "private", 1, "prevented", 1),
+                "%s of %s refused without a question: the sandbox's own system folders keep "
+                "nothing, and no answer could write a host folder there (the rest are counted)",
+                syscall, path);
 }
 
 /* Past the file cap: the first refusal is shown, the rest counted. */
@@ -214,9 +293,12 @@ static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned
                         mode_t m, bool is_mkdir, bool tmpfile, bool full, bool had, bool *made,
                         bool links)
 {
-    struct sg_skill_creds sv;
+    struct sg_skill_creds sv = {0};
     int f = -EINVAL;
-    sg_become_skill(d->plan, &sv);
+    if (d->as_person)
+        sv.umask = umask(0); /* root's own call: the skill's umask by hand */
+    else
+        sg_become_skill(d->plan, &sv);
     if (is_mkdir) {
         char buf[PATH_MAX];
         const char *last;
@@ -232,14 +314,16 @@ static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned
         f = full && tmpfile ? -EDQUOT : sg_writes_open_file_links(dfd, rel, flags, m, links);
         *made = tmpfile && f >= 0;
     } else if (full) {
-        f = sg_writes_open_file_links(dfd, rel, flags & ~(unsigned long long)(O_CREAT | O_EXCL),
-                                      0, links);
+        /* as the person only a new name: past the cap none is */
+        f = d->as_person ? -EDQUOT
+                         : sg_writes_open_file_links(
+                               dfd, rel, flags & ~(unsigned long long)(O_CREAT | O_EXCL), 0, links);
         if (f == -ENOENT)
             f = -EDQUOT;
     } else {
         f = sg_writes_open_file_links(dfd, rel, flags | O_EXCL, m, links);
         *made = f >= 0;
-        if (f == -EEXIST && !(flags & O_EXCL))
+        if (f == -EEXIST && !(flags & O_EXCL) && !d->as_person)
             f = sg_writes_open_file_links(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0,
                                           links);
     }
@@ -276,6 +360,17 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
     int f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, false);
     if (f == -ELOOP)
         f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, true);
+    /* As root without sudo the skill is nobody, and a folder root owns
+     * refuses it; the person who declared the folder is root, so a new
+     * name there is made as root, root's as its other files are. Never
+     * an existing object: what nobody could not open stays refused. */
+    if (f == -EACCES && creates && !had && d->plan->as_root && !d->plan->via_sudo) {
+        d->as_person = true;
+        f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, false);
+        if (f == -ELOOP)
+            f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, true);
+        d->as_person = false;
+    }
     if (f == -ELOOP && (flags & O_NOFOLLOW)) {
         resp->error = -ELOOP; /* the kernel's own answer: the last name is a link */
         return 1;

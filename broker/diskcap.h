@@ -9,7 +9,9 @@
  *     mkdir under a declared write path is done by the broker, beneath the
  *     folder pinned before launch (pin.h), as the skill would do it (as root:
  *     the skill's fsuid, fsgid and no groups, so the kernel checks the same
- *     permissions; the skill's umask), and the descriptor is handed over
+ *     permissions; the skill's umask; as root without sudo, a new name that
+ *     nobody may not make in root's folder is made as root, the person who
+ *     declared it), and the descriptor is handed over
  *     (SECCOMP_ADDFD_FLAG_SEND). The broker knows exactly what it made; past
  *     the cap a new name gets EDQUOT and a resource_limit_hit event. A path
  *     through a symlink is opened by the broker too, the links followed only
@@ -38,6 +40,7 @@
 
 #include <seccomp.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "events.h"
 #include "sandbox.h"
@@ -77,6 +80,19 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
 /* link, symlink, mknod under a declared write path: may it make one more
  * name? false (EDQUOT, the event emitted) past the cap. */
 bool sg_diskcap_may_create(struct sg_diskcap *d, const char *syscall, const char *path);
+/* The files a person (or a rule) let this run write outside the writable
+ * paths, by where the skill sees them and the host object they were then:
+ * a later change to that same file (chmod within the user's bits, utime,
+ * truncate, a rename of it, its removal, another open) is done without
+ * asking again, so an approved output behaves like a file (shutil.copy2,
+ * an atomic save). Both must match: a path that now names another object
+ * is asked. */
+void sg_diskcap_approve(struct sg_diskcap *d, const char *path, const struct stat *st);
+bool sg_diskcap_approved(const struct sg_diskcap *d, const char *path, const struct stat *st);
+void sg_diskcap_forget(struct sg_diskcap *d, const char *path);
+/* A write into the sandbox's own /var, /run or /dev, refused without a
+ * question: the first is an event, the rest a count at the end. */
+void sg_diskcap_private_refused(struct sg_diskcap *d, const char *syscall, const char *path);
 /* ms until the held files want another look; -1 when none is held. */
 int sg_diskcap_timeout(const struct sg_diskcap *d);
 /* Sum the growth when a look is due: true once, when the run passed the

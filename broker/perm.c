@@ -290,10 +290,14 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
                                !sg_decision_allows(d), "subject", subject);
         if (q->tool == SG_PT_FETCH && q->port > 0)
             json_object_set_new(ev, "port", json_integer(q->port));
-        sg_bus_emit(p->o.bus, SG_EV_PERMISSION_DECIDED, ev, "%s: %s (%s)", req,
+        /* a Write names the call it stopped (chmod, rename, unlinkat...) */
+        bool call = q->tool == SG_PT_WRITE && !q->agent_tool[0] && args[0];
+        if (call)
+            json_object_set_new(ev, "syscall", json_string(args));
+        sg_bus_emit(p->o.bus, SG_EV_PERMISSION_DECIDED, ev, "%s: %s (%s)%s%s", req,
                     by_rule(by) ? (sg_decision_allows(d) ? "allowed" : "denied")
                                 : sg_decision_name(d),
-                    by);
+                    by, call ? "; the call: " : "", call ? args : "");
     }
     json_decref(rec);
 }
@@ -705,6 +709,31 @@ int sg_perm_answer_rule(struct sg_perm *p, uint64_t id, enum sg_decision d, cons
     p->answer_rule = sg_xstrdup(rule);
     decide_head(p, d, "person");
     return 0;
+}
+
+char *sg_preq_folder_rule(const struct sg_preq *q)
+{
+    if (q->tool != SG_PT_WRITE || q->agent_tool[0] || q->cut || q->subject[0] != '/')
+        return NULL;
+    const char *slash = strrchr(q->subject, '/');
+    if (slash == q->subject)
+        return NULL; /* a folder of / is every file */
+    /* the rule of a name in that folder, its last component made ** */
+    struct sg_preq *one = sg_xcalloc(1, sizeof *one);
+    one->tool = SG_PT_WRITE;
+    cleanup_free char *in = sg_xasprintf("%.*s/x", (int)(slash - q->subject), q->subject);
+    SG_PREQ_SET(one, subject, in);
+    char *rule = one->cut ? NULL : sg_preq_rule(one);
+    free(one);
+    size_t n = rule ? strlen(rule) : 0;
+    if (n < 3 || strcmp(rule + n - 3, "/x)")) {
+        free(rule);
+        return NULL;
+    }
+    rule[n - 2] = '\0';
+    char *r = sg_xasprintf("%s**)", rule);
+    free(rule);
+    return r;
 }
 
 int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d)

@@ -3,6 +3,7 @@
 #include <sys/sysmacros.h>
 
 #include <string.h>
+#include <sys/stat.h>
 
 #include "landlock.h"
 #include "netns.h"
@@ -59,6 +60,24 @@ static void print_word(FILE *f, const char *w)
     sg_buf_free(&b);
 }
 
+/* As root without sudo the skill is nobody: a declared folder it may not
+ * write by its mode is said, with what happens there. */
+static void print_uid_limit(FILE *f, const struct sg_plan *p, const struct sg_mount *m)
+{
+    struct stat st;
+    if (m->kind != SG_MNT_BIND_RW || !p->as_root || p->via_sudo || stat(m->src, &st) < 0)
+        return;
+    bool may = st.st_uid == p->skill_uid   ? (st.st_mode & S_IWUSR)
+               : st.st_gid == p->skill_gid ? (st.st_mode & S_IWGRP)
+                                           : (st.st_mode & S_IWOTH);
+    if (may)
+        return;
+    fprintf(f, "           the skill (uid %u) may not write this folder itself (uid %u, mode "
+               "%04o): new files and folders are made for it as root and are root's; files "
+               "already there stay as their modes say\n",
+            p->skill_uid, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+}
+
 void sg_plan_print(FILE *f, const struct sg_plan *p)
 {
     fputs("Plan for ", f);
@@ -86,6 +105,7 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
             fprintf(f, " (%lld KiB, %lld inodes, mode %04o)", m->size / 1024, m->inodes,
                     m->mode);
         fprintf(f, "  [%s]\n", m->why);
+        print_uid_limit(f, p, m);
     }
     fprintf(f, "\nLandlock ABI %d: %s\n", p->landlock_abi,
             p->degraded ? "NOT USED (--allow-degraded)" : sg_landlock_describe(p->landlock_abi));

@@ -12,6 +12,8 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
+#include <utime.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -32,7 +34,27 @@ static const struct {
     {"link", -1, -1, -1, 1},     {"linkat", -1, -1, 2, 3},     {"symlink", -1, -1, -1, 1},
     {"symlinkat", -1, -1, 1, 2}, {"truncate", -1, 0, -1, -1},  {"mknod", -1, 0, -1, -1},
     {"mknodat", 0, 1, -1, -1},
+    /* they change what a file is, not what it holds (meta_call) */
+    {"chmod", -1, 0, -1, -1},    {"fchmodat", 0, 1, -1, -1},   {"fchmodat2", 0, 1, -1, -1},
+    {"utime", -1, 0, -1, -1},    {"utimes", -1, 0, -1, -1},    {"futimesat", 0, 1, -1, -1},
+    {"utimensat", 0, 1, -1, -1}, {"chown", -1, 0, -1, -1},     {"lchown", -1, 0, -1, -1},
+    {"fchownat", 0, 1, -1, -1},
 };
+
+/* chmod, utime and chown: a file's mode, times and owner. Where the skill
+ * may write they go on; on a file a person let it write they are done by
+ * the broker on that file (the mode within the user's own bits, never an
+ * owner); anywhere else they are a Write request or refused, and said. */
+static bool meta_call(const char *sc)
+{
+    return strstr(sc, "chmod") || strstr(sc, "utime") || !strcmp(sc, "futimesat") ||
+           strstr(sc, "chown");
+}
+
+static bool owner_call(const char *sc)
+{
+    return strstr(sc, "chown") != NULL;
+}
 
 static const char *const dev_files[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
                                         "/dev/urandom"};
@@ -589,6 +611,9 @@ struct write_wait {
     char path1[PATH_MAX], path2[PATH_MAX];
     unsigned long long flags, mode, arg;
     bool ask2; /* a rename whose destination is outside the writable paths too */
+    struct sg_diskcap *dc;     /* the files approved in this run */
+    struct timespec ts[2];     /* utime's times, read once from the skill */
+    bool ts_now;               /* utime's times: now */
 };
 
 /* The bind a sandbox path lies in (the deepest mount over it decides), and
@@ -767,6 +792,118 @@ int sg_writes_parent_links(int dfd, char *rel, const char **last, bool links)
 
 static void write_decided(void *ctx, enum sg_decision d);
 
+/* The person's own file: under sudo the broker (root) changes a mode or
+ * times only of what the invoking user owns, as the kernel would let that
+ * user; as root or as the user itself the kernel decides. */
+static int meta_do(const struct write_wait *w, int f)
+{
+    struct stat st;
+    if (fstat(f, &st) < 0)
+        return -errno;
+    if (w->p->via_sudo && st.st_uid != w->p->skill_uid)
+        return -EPERM;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", f);
+    if (strstr(w->syscall, "chmod"))
+        return fchmodat(AT_FDCWD, self, (mode_t)(w->mode & 07777), 0) < 0 ? -errno : 0;
+    return utimensat(AT_FDCWD, self, w->ts_now ? NULL : w->ts, 0) < 0 ? -errno : 0;
+}
+
+/* Remember the object now at path (beneath pfd, name last) as approved. */
+static void note_approved(struct write_wait *w, const char *path, int pfd, const char *last)
+{
+    struct stat st;
+    if (w->dc && fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        sg_diskcap_approve(w->dc, path, &st);
+}
+
+static int approved_open(struct write_wait *w, int dfd, const char *rel, bool *answered)
+{
+    int f = open_as_invoker(w->p, dfd, rel, w->flags & ~(unsigned long long)O_CLOEXEC, w->mode);
+    f = f >= 0 ? write_only_unless_readable(w->p, f, w->flags) : f;
+    if (f < 0)
+        return f;
+    struct stat st;
+    if (w->dc && fstat(f, &st) == 0)
+        sg_diskcap_approve(w->dc, w->path1, &st);
+    /* never a chown or chmod of a host file: the descriptor is the grant,
+     * and it lasts as long as the skill holds it */
+    struct seccomp_notif_addfd add = {.id = w->id, .flags = SECCOMP_ADDFD_FLAG_SEND,
+                                      .srcfd = (uint32_t)f,
+                                      .newfd_flags = (w->flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+    /* the descriptor arrives as the call's own result */
+    *answered = ioctl(w->fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0;
+    int r = *answered ? 0 : -errno;
+    close(f);
+    return r;
+}
+
+static int approved_rename(struct write_wait *w, int pfd, const char *last)
+{
+    char rel2[PATH_MAX];
+    const char *last2;
+    int d2 = host_parent(w->p, w->pins, w->path2, rel2, sizeof rel2);
+    int p2 = d2 < 0 ? d2 : parent_of(d2, rel2, &last2);
+    int r = p2 < 0 ? p2
+                   : syscall(SYS_renameat2, pfd, last, p2, last2, (unsigned)w->arg) < 0 ? -errno
+                                                                                         : 0;
+    if (!r && w->dc) {
+        sg_diskcap_forget(w->dc, w->path1);
+        note_approved(w, w->path2, p2, last2);
+    }
+    if (p2 >= 0)
+        close(p2);
+    if (d2 >= 0)
+        close(d2);
+    return r;
+}
+
+/* Do w's approved call on the host folder dfd (the bind's pinned folder),
+ * rel below it. 0 or -errno; *answered when a descriptor was the result. */
+static int approved_do(struct write_wait *w, int dfd, char *rel, bool *answered)
+{
+    const char *sc = w->syscall;
+    if (!strcmp(sc, "open") || !strcmp(sc, "openat") || !strcmp(sc, "openat2") ||
+        !strcmp(sc, "creat"))
+        return approved_open(w, dfd, rel, answered);
+    if (!strcmp(sc, "truncate") || meta_call(sc)) {
+        int f = !strcmp(sc, "truncate") ? beneath(dfd, rel, O_WRONLY, 0)
+                                         : beneath(dfd, rel, O_PATH, 0);
+        int r = f < 0                        ? f
+                : strcmp(sc, "truncate")     ? meta_do(w, f)
+                : ftruncate(f, (off_t)w->arg) < 0 ? -errno
+                                                  : 0;
+        struct stat st;
+        if (!r && w->dc && fstat(f, &st) == 0)
+            sg_diskcap_approve(w->dc, w->path1, &st);
+        if (f >= 0)
+            close(f);
+        return r;
+    }
+    const char *last;
+    int pfd = parent_of(dfd, rel, &last);
+    if (pfd < 0)
+        return pfd;
+    int r = -EACCES; /* link, symlink, mknod: not brokered */
+    if (!strcmp(sc, "mkdir") || !strcmp(sc, "mkdirat")) {
+        r = mkdirat(pfd, last, (mode_t)(w->mode & 07777)) < 0 ? -errno
+            : w->p->via_sudo ? give_to_invoker(w->p, pfd, last)
+                             : 0;
+        if (!r)
+            note_approved(w, w->path1, pfd, last);
+    } else if (!strcmp(sc, "rmdir") || !strcmp(sc, "unlink") || !strcmp(sc, "unlinkat")) {
+        int fl = !strcmp(sc, "rmdir") ? AT_REMOVEDIR : (int)(w->arg & AT_REMOVEDIR);
+        r = unlinkat(pfd, last, fl) < 0 ? -errno : 0;
+        if (!r && w->dc)
+            sg_diskcap_forget(w->dc, w->path1);
+    } else if (!strncmp(sc, "rename", 6)) {
+        r = approved_rename(w, pfd, last);
+    }
+    close(pfd);
+    return r;
+}
+
+
 /* Ask for one path of w's call; write_decided settles it. */
 static void write_ask(struct write_wait *w, const char *subject, const char *detail)
 {
@@ -810,62 +947,11 @@ static void write_decided(void *ctx, enum sg_decision d)
     int r = -EACCES;
     bool answered = false;
     if (sg_decision_allows(d) && seccomp_notify_id_valid(w->fd, w->id) == 0) {
-        char rel[PATH_MAX], rel2[PATH_MAX];
+        char rel[PATH_MAX];
         int dfd = host_parent(w->p, w->pins, w->path1, rel, sizeof rel);
         r = dfd;
         if (dfd >= 0) {
-            const char *sc = w->syscall;
-            if (!strcmp(sc, "open") || !strcmp(sc, "openat") || !strcmp(sc, "openat2") ||
-                !strcmp(sc, "creat")) {
-                int f = open_as_invoker(w->p, dfd, rel, w->flags & ~(unsigned long long)O_CLOEXEC,
-                                        w->mode);
-                r = f = f >= 0 ? write_only_unless_readable(w->p, f, w->flags) : f;
-                if (f >= 0) {
-                    /* never a chown or chmod of a host file: the descriptor
-                     * is the grant, and it lasts as long as the skill holds it */
-                    struct seccomp_notif_addfd add = {
-                        .id = w->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)f,
-                        .newfd_flags = (w->flags & O_CLOEXEC) ? O_CLOEXEC : 0};
-                    /* the descriptor arrives as the call's own result */
-                    answered = ioctl(w->fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0;
-                    r = answered ? 0 : -errno;
-                    close(f);
-                }
-            } else if (!strcmp(sc, "truncate")) {
-                int f = beneath(dfd, rel, O_WRONLY, 0);
-                r = f < 0 ? f : ftruncate(f, (off_t)w->arg) < 0 ? -errno : 0;
-                if (f >= 0)
-                    close(f);
-            } else {
-                const char *last;
-                int pfd = parent_of(dfd, rel, &last);
-                r = pfd;
-                if (pfd >= 0) {
-                    if (!strcmp(sc, "mkdir") || !strcmp(sc, "mkdirat"))
-                        r = mkdirat(pfd, last, (mode_t)(w->mode & 07777)) < 0 ? -errno
-                            : w->p->via_sudo ? give_to_invoker(w->p, pfd, last)
-                                             : 0;
-                    else if (!strcmp(sc, "rmdir"))
-                        r = unlinkat(pfd, last, AT_REMOVEDIR) < 0 ? -errno : 0;
-                    else if (!strcmp(sc, "unlink") || !strcmp(sc, "unlinkat"))
-                        r = unlinkat(pfd, last, (int)(w->arg & AT_REMOVEDIR)) < 0 ? -errno : 0;
-                    else if (!strncmp(sc, "rename", 6)) {
-                        int d2 = host_parent(w->p, w->pins, w->path2, rel2, sizeof rel2);
-                        const char *last2;
-                        int p2 = d2 < 0 ? d2 : parent_of(d2, rel2, &last2);
-                        r = p2 < 0 ? p2
-                                   : syscall(SYS_renameat2, pfd, last, p2, last2,
-                                             (unsigned)w->arg) < 0 ? -errno : 0;
-                        if (p2 >= 0)
-                            close(p2);
-                        if (d2 >= 0)
-                            close(d2);
-                    } else {
-                        r = -EACCES; /* link, symlink, mknod: not brokered */
-                    }
-                    close(pfd);
-                }
-            }
+            r = approved_do(w, dfd, rel, &answered);
             close(dfd);
         }
         if (r < 0 && !answered)
@@ -926,6 +1012,74 @@ static int declared_write(const struct sg_plan *p, const int *pins, struct sg_di
     return k;
 }
 
+/* The sandbox's own system folders: empty tmpfs (/var, /run) and the
+ * minimal /dev, which no host folder backs. */
+static bool private_system(const char *path)
+{
+    return within(path, "/var") || within(path, "/run") ||
+           (within(path, "/dev") && !within(path, "/dev/shm"));
+}
+
+/* A path argument that names no path: NULL, or "" (with AT_EMPTY_PATH the
+ * call acts on the descriptor; without it the kernel says ENOENT). */
+static bool fd_form(int memfd, uint64_t addr)
+{
+    char first = '\0';
+    return addr == 0 || sg_notif_read_str(memfd, addr, &first, 1) == 0;
+}
+
+/* utime's times from the skill's memory, read once: the broker sets what
+ * it read (NULL: now). 0 or -EFAULT. */
+static int read_times(int memfd, const char *sc, const unsigned long long *a,
+                      struct timespec ts[2], bool *now)
+{
+    bool at = !strcmp(sc, "utimensat") || !strcmp(sc, "futimesat");
+    uint64_t addr = at ? a[2] : a[1];
+    *now = addr == 0;
+    if (*now)
+        return 0;
+    if (!strcmp(sc, "utimensat"))
+        return pread(memfd, ts, 2 * sizeof *ts, (off_t)addr) == 2 * sizeof *ts ? 0 : -EFAULT;
+    if (!strcmp(sc, "utime")) {
+        struct utimbuf u;
+        if (pread(memfd, &u, sizeof u, (off_t)addr) != sizeof u)
+            return -EFAULT;
+        ts[0] = (struct timespec){.tv_sec = u.actime};
+        ts[1] = (struct timespec){.tv_sec = u.modtime};
+        return 0;
+    }
+    struct timeval tv[2]; /* utimes, futimesat */
+    if (pread(memfd, tv, sizeof tv, (off_t)addr) != sizeof tv)
+        return -EFAULT;
+    for (int k = 0; k < 2; k++) {
+        if (tv[k].tv_usec < 0 || tv[k].tv_usec >= 1000000)
+            return -EINVAL;
+        ts[k] = (struct timespec){.tv_sec = tv[k].tv_sec, .tv_nsec = tv[k].tv_usec * 1000};
+    }
+    return 0;
+}
+
+/* Is path, outside the writable paths, a file this run was let write, and
+ * still the same object (found beneath its pinned host folder, no link on
+ * the way)? */
+static bool remembered(const struct sg_plan *p, const int *pins, const struct sg_diskcap *dc,
+                       const char *path)
+{
+    char rel[PATH_MAX];
+    if (!dc || !path[0])
+        return false;
+    int dfd = host_parent(p, pins, path, rel, sizeof rel);
+    if (dfd < 0)
+        return false;
+    int f = beneath(dfd, rel, O_PATH, 0);
+    close(dfd);
+    struct stat st;
+    bool yes = f >= 0 && fstat(f, &st) == 0 && sg_diskcap_approved(dc, path, &st);
+    if (f >= 0)
+        close(f);
+    return yes;
+}
+
 int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
                       struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
                       const char *syscall, struct seccomp_notif_resp *resp,
@@ -945,6 +1099,15 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
     int r = 0;
     if (memfd < 0)
         r = -errno;
+    bool meta = meta_call(syscall);
+    /* fchmodat(fd, "", AT_EMPTY_PATH), utimensat(fd, NULL, ...): the skill's
+     * own descriptor, whose mount decides (a file the broker opened for an
+     * approved write is the host's, writable); nothing is granted */
+    if (!r && meta && fd_form(memfd, (uint64_t)a[calls[i].path])) {
+        resp->id = req->id, resp->val = 0, resp->error = 0;
+        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+        return 1;
+    }
     /* dirfd is an int to the kernel: its low 32 bits are what it uses */
     if (!r && calls[i].path >= 0)
         r = sg_notif_path(req->pid, memfd, calls[i].dfd >= 0 ? (int)a[calls[i].dfd] : AT_FDCWD,
@@ -964,7 +1127,15 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
         omode = req->data.args[1];
     } else if (!strcmp(syscall, "mkdirat")) {
         omode = req->data.args[2];
+    } else if (!strcmp(syscall, "chmod")) {
+        omode = req->data.args[1];
+    } else if (!strcmp(syscall, "fchmodat") || !strcmp(syscall, "fchmodat2")) {
+        omode = req->data.args[2];
     }
+    struct timespec ts[2];
+    bool ts_now = false;
+    if (!r && meta && !owner_call(syscall) && !strstr(syscall, "chmod"))
+        r = read_times(memfd, syscall, req->data.args, ts, &ts_now);
     resp->id = req->id;
     resp->val = 0;
     /* The notification must still be the same call after we read its memory. */
@@ -979,6 +1150,12 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
     bool ok2 = !path2[0] || sg_writes_writable(p, path2);
     if (!r && !ok1 && !path2[0] && harmless_on_existing(req, syscall, path1))
         ok1 = true;
+    if (r == 0 && ok1 && ok2 && meta) {
+        /* where the skill may write, the kernel decides, as without us */
+        resp->error = 0;
+        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+        return 1;
+    }
     if (r == 0 && ok1 && ok2) {
         int k = dc ? declared_write(p, pins, dc, notify_fd, req, syscall, path1, path2, oflags,
                                     omode, resp)
@@ -998,7 +1175,26 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
      * a person (or a rule) decides; the call waits, nothing else does. */
     bool brokerable = strcmp(syscall, "link") && strcmp(syscall, "linkat") &&
                       strcmp(syscall, "symlink") && strcmp(syscall, "symlinkat") &&
-                      strcmp(syscall, "mknod") && strcmp(syscall, "mknodat");
+                      strcmp(syscall, "mknod") && strcmp(syscall, "mknodat") &&
+                      !owner_call(syscall) &&
+                      !(strstr(syscall, "chmod") && (omode & (S_ISUID | S_ISGID)));
+    /* A place no approval could write is never asked (a yes would do
+     * nothing): the sandbox's own /dev, /var and /run hold no host folder.
+     * /dev/tty fails as it does for a process without a terminal (a skill
+     * has none); the rest is refused and counted (fontconfig's cache). */
+    const char *aim = ok1 ? path2 : path1;
+    const char *below;
+    if (r == 0 && !strcmp(aim, "/dev/tty")) {
+        resp->flags = 0;
+        resp->error = -ENXIO;
+        return 1;
+    }
+    if (r == 0 && !host_bind(p, aim, &below) && private_system(aim)) {
+        resp->flags = 0;
+        resp->error = -EACCES;
+        sg_diskcap_private_refused(dc, syscall, aim);
+        return 1;
+    }
     bool asks = r == 0 && perm && write_may_ask(perm) && brokerable;
     const char *own = NULL;
     if (asks && (own = own_folder_hit(p, ok1 ? path2 : path1)) == NULL && path2[0] && !ok2)
@@ -1035,8 +1231,19 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
                                                  : 0;
         w->perm = perm;
         w->pid = req->pid;
-        w->ask2 = !strncmp(syscall, "rename", 6) && !ok1 && !ok2;
-        write_ask(w, ok1 ? path2 : path1, NULL);
+        w->dc = dc;
+        memcpy(w->ts, ts, sizeof ts);
+        w->ts_now = ts_now;
+        /* a file this run was let write is the same file for its next
+         * change: not asked again (sg_diskcap_approve) */
+        bool need1 = !ok1 && !remembered(p, pins, dc, path1);
+        bool need2 = path2[0] && !ok2 && !remembered(p, pins, dc, path2);
+        bool renames = !strncmp(syscall, "rename", 6);
+        w->ask2 = renames && need1 && need2;
+        if (!need1 && !need2)
+            write_decided(w, SG_DEC_ALLOW_ONCE);
+        else
+            write_ask(w, need1 || !renames ? w->path1 : path2, NULL);
         return 2;
     }
     resp->flags = 0;

@@ -440,6 +440,15 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
     add_str(&p->rw_paths, &p->nrw, "/tmp");
     add_str(&p->rw_paths, &p->nrw, p->home);
 
+    /* the working folder before the skill's own folder and the declared
+     * paths: one inside it is bound over it and wins (rw …/work/pdf stays
+     * writable); a declared write path that holds it shows it writable */
+    bool cwd_declared = false;
+    for (size_t i = 0; p->cwd_is_work && i < pol->nwrite; i++)
+        cwd_declared |= sg_path_within(p->cwd, pol->write[i].path);
+    if (p->cwd_is_work && !sg_path_within(p->cwd, sk->root) && !cwd_declared)
+        add_mount(p, SG_MNT_BIND_RO, p->cwd, p->cwd,
+                  "your working folder, read-only (a write there is a Write request)");
     bool root_rw = false;
     for (size_t i = 0; i < pol->nwrite; i++)
         root_rw |= !strcmp(pol->write[i].path, sk->root);
@@ -465,9 +474,6 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
         p->mounts[p->nmounts - 1].declared = true;
         add_str(&p->rw_paths, &p->nrw, pol->write[i].path);
     }
-    if (p->cwd_is_work && !sg_path_within(p->cwd, sk->root))
-        add_mount(p, SG_MNT_BIND_RO, p->cwd, p->cwd,
-                  "your working folder, read-only (a write there is a Write request)");
     const char *py[] = {p->python_env, p->python_base};
     for (size_t i = 0; i < SG_ARRAY_LEN(py); i++)
         if (py[i] && !sg_path_within(py[i], sk->root) &&

@@ -58,12 +58,17 @@ static const struct {
  * each refusal is seen (the mounts and Landlock enforce either way). */
 static const struct {
     const char *name;
-    int flags_arg; /* -1: every call */
+    int flags_arg; /* -1: every call; -2: when its path (argument 1) is not NULL */
 } write_calls[] = {
     {"open", 1},     {"openat", 2},    {"creat", -1},     {"openat2", -1},  {"mkdir", -1},
     {"mkdirat", -1}, {"rmdir", -1},    {"unlink", -1},    {"unlinkat", -1}, {"rename", -1},
     {"renameat", -1}, {"renameat2", -1}, {"link", -1},    {"linkat", -1},   {"symlink", -1},
     {"symlinkat", -1}, {"truncate", -1}, {"mknod", -1},   {"mknodat", -1},
+    /* a file's mode, times and owner: a read-only view would refuse them
+     * silently (EROFS); the broker does them on a file a person let the
+     * skill write, and says every refusal (writes.c) */
+    {"chmod", -1},     {"fchmodat", -1},  {"fchmodat2", -1}, {"utime", -1},  {"utimes", -1},
+    {"futimesat", -1}, {"utimensat", -2}, {"chown", -1},     {"lchown", -1}, {"fchownat", -1},
 };
 
 static const struct {
@@ -245,6 +250,11 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, unsigned opts, int *err)
         if (nr == __NR_SCMP_ERROR || nr < 0)
             continue;
         int fa = write_calls[i].flags_arg;
+        if (fa == -2) { /* utimensat(fd, NULL, ...) is futimens: the descriptor's own */
+            struct scmp_arg_cmp c = {.arg = 1, .op = SCMP_CMP_NE, .datum_a = 0};
+            r = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c);
+            continue;
+        }
         /* recording: reads too (the broker notes them and lets them go on) */
         if (fa < 0 || (opts & SG_SECCOMP_OBSERVE_READS)) {
             r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);

@@ -182,6 +182,25 @@ static void answer(struct tui_prompt_state *s, enum sg_decision d)
     }
 }
 
+/* f: every write in the request's folder, for the rest of this run (a
+ * skill's outputs: the first is asked, the rest follow). */
+static void answer_folder(struct tui *t, struct tui_prompt_state *s)
+{
+    cleanup_free char *rule = s->remote ? NULL : sg_preq_folder_rule(&s->q);
+    if (!rule) {
+        tui_message(t, "%s", s->remote ? "an agent's run takes a, r, A, d or D"
+                                       : "f is for a skill's Write: its folder, for this run");
+        return;
+    }
+    const char *why;
+    s->answered = true;
+    if (sg_perm_answer_rule(s->perm, s->id, SG_DEC_ALLOW_RUN, rule, &why) < 0) {
+        s->answered = false;
+        if (why)
+            tui_message(t, "%s", why);
+    }
+}
+
 /* What e offers first: a program with exactly these arguments (the
  * default keeps the program with any); a Write or Fetch rule as it is, to
  * edit into a glob or a port. */
@@ -317,7 +336,7 @@ void tui_prompt_key(struct tui *t, int key)
     }
     enum tui_action act = tui_keymap_lookup(&t->keys, key, TUI_G_PROMPT);
     if (act == TUI_A_P_ONCE || act == TUI_A_P_RUN || act == TUI_A_P_ALWAYS ||
-        act == TUI_A_P_DENY_ALWAYS) {
+        act == TUI_A_P_FOLDER || act == TUI_A_P_DENY_ALWAYS) {
         const char *why = no_allow(t, s, act == TUI_A_P_DENY_ALWAYS);
         if (why && act == TUI_A_P_DENY_ALWAYS && s->q.cut)
             why = "no rule kept: this request is not shown whole (d denies it)";
@@ -330,6 +349,7 @@ void tui_prompt_key(struct tui *t, int key)
     switch (act) {
     case TUI_A_P_ONCE: answer(s, SG_DEC_ALLOW_ONCE); break;
     case TUI_A_P_RUN: answer(s, SG_DEC_ALLOW_RUN); break;
+    case TUI_A_P_FOLDER: answer_folder(t, s); break;
     /* a rule kept forever, either way, is shown and confirmed first */
     case TUI_A_P_ALWAYS: s->confirming = true, s->confirm_dec = SG_DEC_ALLOW_ALWAYS; break;
     case TUI_A_P_DENY: answer(s, SG_DEC_DENY); break;
@@ -571,9 +591,11 @@ static void draw_footer(struct tui *t, struct tui_prompt_state *s, int y, int x,
         }
         tui_put(stdscr, row, x + 2, w - 4, ask, strlen(ask), ta);
     } else {
-        char k[6][24];
+        char k[7][24];
         static const enum tui_action acts[] = {TUI_A_P_ONCE, TUI_A_P_RUN, TUI_A_P_ALWAYS,
-                                               TUI_A_P_DENY, TUI_A_P_DENY_ALWAYS, TUI_A_P_DETAILS};
+                                               TUI_A_P_DENY, TUI_A_P_DENY_ALWAYS, TUI_A_P_DETAILS,
+                                               TUI_A_P_FOLDER};
+        cleanup_free char *folder = s->remote ? NULL : sg_preq_folder_rule(q);
         for (size_t i = 0; i < SG_ARRAY_LEN(acts); i++)
             tui_keymap_describe(&t->keys, acts[i], k[i], sizeof k[i]);
         if (q->cut) /* nothing to allow: the keys that deny, and why */
@@ -585,8 +607,11 @@ static void draw_footer(struct tui *t, struct tui_prompt_state *s, int y, int x,
                      s->rows_n, s->unseen_from, s->unseen_to, k[3], k[4], k[5]);
         else
             tui_putf(stdscr, row, x + 2, w - 4, ta,
-                     "%s once  %s %s  %s always  %s deny  %s never  %s more",
-                     k[0], k[1], s->session ? "session" : "run", k[2], k[3], k[4], k[5]);
+                     "%s once  %s %s  %s%s%s%s always  %s deny  %s never  %s more", k[0], k[1],
+                     s->session ? "session" : "run", folder ? k[6] : "",
+                     folder ? " folder, this " : "", folder ? (s->session ? "session  " : "run  ")
+                                                            : "",
+                     k[2], k[3], k[4], k[5]);
     }
     int64_t now = mono_ms();
     long long secs = (s->deadline_ms - now + 999) / 1000;

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Issue 36: a skill's outputs behave like files and land where people expect.
+
+Real skills write their output with shutil.copy (copymode: a chmod),
+shutil.copy2 (copystat: utime and chmod), copytree, an atomic save (a temp
+file renamed over), and mkdir -p. Outside the writable paths each of those
+is a Write the broker does on the host file a person (or a rule) allowed;
+a change to a file this run was already let write is not asked again; a
+declared write path inside the working folder stays writable; and every
+refusal the sandbox causes is an event naming the call and the path.
+
+Usage: outputs_test.py path/to/skillgate path/to/source-root
+"""
+import functools
+import json
+import os
+import re
+import stat
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sandbox_test as h  # noqa: E402
+
+TESTS = []
+test = functools.partial(h.test, tests=TESTS)
+
+# The same calls as docx's comment.py, pptx's add_slide.py and a saver that
+# writes a temp file and renames it over the output.
+SAVER = """
+    import os, shutil, sys, tempfile, time
+    src, out = sys.argv[1], sys.argv[2]
+    shutil.copy(src, out)                      # copyfile + copymode (chmod)
+    shutil.copy2(src, out + ".copy2")          # + copystat (utime, chmod)
+    with open(out, "a") as f:                  # the same file again, appended
+        f.write("comment 1\\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(out, 0o640)
+    os.utime(out, (1_000_000_000, 1_000_000_000))
+    shutil.copy(src, out + ".cut")
+    os.truncate(out + ".cut", 3)
+    fd, tmp = tempfile.mkstemp(dir=".", prefix=".save-")
+    os.write(fd, b"atomic\\n")
+    os.close(fd)
+    os.replace(tmp, out + ".saved")            # rename over, twice
+    fd, tmp = tempfile.mkstemp(dir=".", prefix=".save-")
+    os.write(fd, b"atomic 2\\n")
+    os.close(fd)
+    os.replace(tmp, out + ".saved")
+    os.makedirs("outdir/a/b", exist_ok=True)   # mkdir -p of an output folder
+    os.makedirs("outdir/a/b", exist_ok=True)
+    shutil.copytree("outdir", "tree")
+    print("saved", flush=True)
+    """
+
+
+def work_folder(m, base, name):
+    """The person's working folder with one input file, theirs."""
+    w = os.path.join(base, name)
+    os.makedirs(w)
+    with open(os.path.join(w, "in.txt"), "w") as f:
+        f.write("hello\n")
+    os.utime(os.path.join(w, "in.txt"), (1_500_000_000, 1_500_000_000))
+    if h.IS_ROOT:
+        os.chown(w, m.uid, m.uid)
+        os.chown(os.path.join(w, "in.txt"), m.uid, m.uid)
+    return w
+
+
+def policy_file(m, base, text):
+    p = os.path.join(base, f"policy-{m.name}.yaml")
+    with open(p, "w") as f:
+        f.write(text)
+    if h.IS_ROOT:
+        os.chown(p, m.uid, m.uid)
+    return p
+
+
+def check_outputs(w, m):
+    out = os.path.join(w, "out.txt")
+    assert open(out).read() == "hello\ncomment 1\n", open(out).read()
+    st = os.stat(out)
+    assert stat.S_IMODE(st.st_mode) == 0o640, oct(st.st_mode)
+    assert int(st.st_mtime) == 1_000_000_000, st.st_mtime
+    assert st.st_uid == m.uid, (st.st_uid, m.uid)  # the person's, never nobody's or root's
+    c2 = os.stat(out + ".copy2")
+    assert open(out + ".copy2").read() == "hello\n"
+    assert open(out + ".cut").read() == "hel"
+    assert int(c2.st_mtime) == 1_500_000_000, c2.st_mtime  # copystat kept the source's time
+    assert open(out + ".saved").read() == "atomic 2\n"
+    assert os.path.isdir(os.path.join(w, "tree", "a", "b"))
+    assert not [x for x in os.listdir(w) if x.startswith(".save-")], os.listdir(w)
+
+
+@test()
+def approved_outputs_behave_like_files(m, base):
+    d = h.make_skill(base, f"saver-{m.name}", SAVER, tools="Read Write")
+    w = work_folder(m, base, f"work-{m.name}")
+    pol = policy_file(m, base, f"allow:\n  - Write({w}/**)\n")
+    p = m.run("run", "--policy", pol, "--cwd", w, d, "--script", "main.py", "--", "in.txt",
+              "out.txt", check=0)
+    assert "saved" in p.out, p.err
+    check_outputs(w, m)
+    blocked = [e for e in m.last_trace()["events"] if e["kind"] == "fs_blocked"]
+    assert not blocked, blocked
+
+
+@test()
+def a_file_the_person_allowed_is_asked_once(m, base):
+    """One answer per output: the chmod, utime, reopen and truncate of a file
+    this run was let write are not asked again; the temp file of an atomic
+    save and its rename are (each a new name)."""
+    script = """
+        import os, shutil, sys
+        shutil.copy2("in.txt", "out.txt")
+        os.chmod("out.txt", 0o604)
+        with open("out.txt", "a") as f:
+            f.write("more\\n")
+        os.truncate("out.txt", 4)
+        print("done", open("out.txt").read(), flush=True)
+        """
+    d = h.make_skill(base, f"once-{m.name}", script, tools="Read Write")
+    w = work_folder(m, base, f"work-{m.name}")
+    code, out = h.run_in_pty(m, ["run", "--cwd", w, d, "--script", "main.py"],
+                             [("allow once", "a\n")])
+    assert code == 0 and "done hell" in out, out
+    assert out.count("allow once") == 1, out
+    assert stat.S_IMODE(os.stat(os.path.join(w, "out.txt")).st_mode) == 0o604
+    decisions = [r for r in h.audit_decisions(m) if r["skill"] == f"once-{m.name}"]
+    assert len(decisions) == 1 and decisions[0]["decision"] == "allow", decisions
+
+
+@test()
+def a_changed_file_is_asked_again(m, base):
+    """What was approved is the object: the same name made anew by someone
+    else in between is a new question, refused here with no one to ask."""
+    script = """
+        import os, time
+        with open("out.txt", "w") as f:
+            f.write("first\\n")
+        os.replace("out.txt", "gone.txt")        # the approved file moves away
+        try:
+            os.chmod("gone.txt", 0o600)             # followed to its new name
+            print("chmod moved ok", flush=True)
+        except OSError as e:
+            print("chmod moved", e.errno, flush=True)
+        try:
+            os.chmod("in.txt", 0o600)               # never approved
+            print("chmod other ok", flush=True)
+        except OSError as e:
+            print("chmod other", e.errno, flush=True)
+        """
+    d = h.make_skill(base, f"moved-{m.name}", script, tools="Read Write")
+    w = work_folder(m, base, f"work-{m.name}")
+    pol = policy_file(m, base, f"allow:\n  - Write({w}/out.txt)\n  - Write({w}/gone.txt)\n")
+    p = m.run("run", "--policy", pol, "--cwd", w, d, "--script", "main.py")
+    assert "chmod moved ok" in p.out, (p.out, p.err)
+    assert "chmod other 13" in p.out, (p.out, p.err)
+    assert stat.S_IMODE(os.stat(os.path.join(w, "in.txt")).st_mode) == 0o644
+    # refused by the rules (no one to ask): a decision naming the call and the file
+    ev = [e for e in m.last_trace()["events"] if e["kind"] == "permission_decided"]
+    assert any(e["data"].get("syscall") == "chmod" and e["data"]["subject"].endswith("/in.txt")
+               and e["data"]["decision"] == "deny" for e in ev), ev
+
+
+@test()
+def refusals_name_the_call_and_the_path(m, base):
+    """A mode, times or owner the sandbox refuses is an event, never a
+    silent EROFS; setuid bits and owners are never given."""
+    script = """
+        import os
+        for what, fn in [("chmod", lambda: os.chmod("in.txt", 0o600)),
+                         ("utime", lambda: os.utime("in.txt", (1, 1))),
+                         ("chown", lambda: os.chown("in.txt", os.getuid(), os.getgid())),
+                         ("setuid", lambda: os.chmod("out.txt", 0o4755))]:
+            try:
+                fn()
+                print(what, "ok", flush=True)
+            except OSError as e:
+                print(what, e.errno, flush=True)
+        """
+    d = h.make_skill(base, f"meta-{m.name}", script, tools="Read")
+    w = work_folder(m, base, f"work-{m.name}")
+    with open(os.path.join(w, "out.txt"), "w") as f:
+        f.write("x")
+    p = m.run("run", "--prompt", "deny", "--cwd", w, d, "--script", "main.py")
+    for what in ("chmod", "utime", "chown", "setuid"):
+        assert re.search(rf"^{what} (1|13)$", p.out, re.M), (what, p.out, p.err)
+    assert stat.S_IMODE(os.stat(os.path.join(w, "in.txt")).st_mode) == 0o644
+    assert int(os.stat(os.path.join(w, "in.txt")).st_mtime) == 1_500_000_000
+    ev = [e["data"] for e in m.last_trace()["events"] if e["kind"] == "fs_blocked"]
+    calls = {(e.get("syscall"), os.path.basename(e.get("path", ""))) for e in ev}
+    assert ("chmod", "in.txt") in calls and ("utimensat", "in.txt") in calls, calls
+    assert any(c[0] in ("chown", "fchownat") for c in calls), calls
+    assert ("chmod", "out.txt") in calls, calls
+
+
+@test()
+def a_declared_write_path_in_the_working_folder_stays_writable(m, base):
+    w = work_folder(m, base, f"work-{m.name}")
+    outdir = os.path.join(w, "pdf")
+    os.makedirs(outdir)
+    if h.IS_ROOT:
+        os.chown(outdir, m.uid, m.uid)
+    script = """
+        with open(%r + "/filled.txt", "w") as f:
+            f.write("filled\\n")
+        print("filled", flush=True)
+        """ % outdir
+    extra = f"permissions:\n  filesystem:\n    write: [{outdir}]\n"
+    d = h.make_skill(base, f"pdfout-{m.name}", script, yaml_extra=extra)
+    p = m.run("run", "--dry-run", "--cwd", w, d, "--script", "main.py")
+    rw = [l for l in p.out.splitlines() if outdir in l]
+    assert rw and all("ro " not in l.split(outdir)[0] for l in rw if "[" in l), p.out
+    # the working folder is shown read-only, and before the declared path
+    order = [l.split()[1] for l in p.out.splitlines() if re.match(r"\s+r[ow]\s+/", l)]
+    assert order.index(w) < order.index(outdir), order
+    p = m.run("run", "--prompt", "deny", "--cwd", w, d, "--script", "main.py", check=0)
+    assert "filled" in p.out
+    assert open(os.path.join(outdir, "filled.txt")).read() == "filled\n"
+    ev = [e for e in m.last_trace()["events"] if e["kind"] in ("fs_blocked", "permission_asked")]
+    assert not ev, ev
+
+
+@test()
+def no_question_a_person_cannot_answer(m, base):
+    """/dev/tty (a skill has no terminal) and the sandbox's own /var and
+    /run (fontconfig's cache) are never asked: no answer could write a host
+    folder there. Only the output is asked."""
+    script = """
+        import errno, os
+        for p in ["/dev/tty", "/var/cache/fontconfig/a-le64.cache-9",
+                  "/var/cache/fontconfig/b-le64.cache-9", "/run/lock/x"]:
+            try:
+                os.makedirs(os.path.dirname(p), exist_ok=True)
+            except OSError:
+                pass
+            try:
+                open(p, "w").close()
+                print("wrote", p, flush=True)
+            except OSError as e:
+                print("refused", p, errno.errorcode[e.errno], flush=True)
+        open("out.txt", "w").write("x")
+        print("done", flush=True)
+        """
+    d = h.make_skill(base, f"quiet-{m.name}", script, tools="Read Write")
+    w = work_folder(m, base, f"work-{m.name}")
+    code, out = h.run_in_pty(m, ["run", "--cwd", w, d, "--script", "main.py"],
+                             [("allow once", "a\n")])
+    assert code == 0 and "done" in out, out
+    assert out.count("allow once") == 1 and "out.txt" in out.split("allow once")[0], out
+    assert "refused /dev/tty ENXIO" in out, out
+    assert "refused /var/cache/fontconfig/a-le64.cache-9" in out, out
+    ev = [e for e in m.last_trace()["events"] if e["kind"] == "fs_blocked"]
+    assert any(e["data"].get("private") and e["data"].get("path", "").startswith("/var/cache")
+               for e in ev), ev
+    assert sum(1 for e in ev if e["data"].get("private")) <= 2, ev  # counted, not one each
+
+
+if __name__ == "__main__":
+    sys.exit(h.main(TESTS))
