@@ -18,6 +18,8 @@
 #include "lineprompt.h"
 #include "loop.h"
 #include "perm.h"
+#include "refusals.h"
+#include "resolve.h"
 #include "runner.h"
 #include "sanitize.h"
 #include "skill.h"
@@ -49,8 +51,10 @@ enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -3260
       "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":"      \
       "[\"path\"],\"additionalProperties\":false}")                                            \
     X(run_skill, "Run a skill under skillgate's sandbox with full enforcement. Undeclared "   \
-      "risky requests go to a person (an attached skillgate TUI) or are denied. Returns the "  \
-      "output, exit status, violations with their classification, decisions and the trace.", \
+      "risky requests go to a person (an attached skillgate TUI) or are denied. skill is an "  \
+      "id or path from list_skills, or a folder. Returns the output, exit status, violations " \
+      "with their classification, decisions, what was refused and how to allow it "           \
+      "(refusals), and the trace.",                                                            \
       "{\"type\":\"object\",\"properties\":{\"skill\":{\"type\":\"string\",\"description\":"    \
       "\"the skill's folder\"},\"input\":{\"description\":\"JSON input (SKILL_INPUT)\"},"      \
       "\"timeout_seconds\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400,"             \
@@ -59,7 +63,15 @@ enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -3260
       "entrypoint\"},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":"  \
       "256,\"description\":\"the script's arguments, as given\"},\"cwd\":{\"type\":\"string\","   \
       "\"description\":\"the working folder (absolute), shown read-only; writes there are "    \
-      "asked for; default for a script: the server's\"}},\"required\":[\"skill\"],"             \
+      "asked for; default for a script or module: the server's\"},\"module\":{\"type\":"        \
+      "\"string\",\"description\":\"run python -m MODULE as from the skill's folder (its "     \
+      "folder first on sys.path), instead of the entrypoint; args are its arguments\"},"       \
+      "\"env\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":32,"         \
+      "\"description\":\"names of variables of the server's environment to pass for this "   \
+      "run; a person approves each (or it is not run)\"},\"write\":{\"type\":\"array\","      \
+      "\"items\":{\"type\":\"string\"},\"maxItems\":32,\"description\":\"absolute folders "   \
+      "to make writable for this run; a person approves each (or it is not run)\"}},"         \
+      "\"required\":[\"skill\"],"                                                             \
       "\"additionalProperties\":false}")                                                       \
     X(check_tool_permission, "For instruction-only skills whose tools the agent runs "        \
       "itself: may this skill use this tool for this? Decided by the skill's allowed-tools, " \
@@ -90,7 +102,8 @@ enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -3260
       "{\"type\":[\"integer\",\"null\"]},\"output\":{\"type\":\"string\"},\"stderr\":{\"type\":" \
       "\"string\"},\"output_truncated\":{\"type\":\"boolean\"},\"violations\":{\"type\":"      \
       "\"object\"},\"decisions\":{\"type\":\"array\"},\"trace\":{\"type\":[\"string\","         \
-      "\"null\"]},\"skill\":{\"type\":\"string\"},\"duration_ms\":{\"type\":\"integer\"}},"      \
+      "\"null\"]},\"skill\":{\"type\":\"string\"},\"duration_ms\":{\"type\":\"integer\"},"      \
+      "\"refusals\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"                \
       "\"required\":[\"status\",\"exit_code\",\"output\",\"violations\",\"decisions\"]}")        \
     X(check_tool_permission, "Check a tool use", 1, 0, 0, 0,                                   \
       "{\"type\":\"object\",\"properties\":{\"decision\":{\"type\":\"string\",\"enum\":"       \
@@ -175,10 +188,26 @@ static json_t *tool_error(const char *fmt, ...)
 
 /* ---- the quick tools, answered in the server ---- */
 
-static json_t *load_error(const char *path, int r)
+/* The skill a tool's argument names: a folder, or an id list_skills
+ * returned (resolve.h: the same reading as `skillgate run`'s). NULL with
+ * *err the tool's answer when there is none. */
+static struct sg_skill *load_skill(const char *arg, json_t **err)
 {
-    return tool_error("%s is not a skill: %s", path,
-                      r == -ENOENT ? "no SKILL.md or skillsandbox.yaml there" : strerror(-r));
+    struct sg_skill *sk = NULL;
+    bool path = false;
+    int r = sg_skill_resolve(arg, NULL, &sk, NULL, &path);
+    if (r == 0)
+        return sk;
+    cleanup_free char *a = sg_sanitize_str(arg, 0);
+    if (!path)
+        *err = tool_error("%s is not a skill: no folder of that name here, and no skill with "
+                          "that id where skills are kept (list_skills gives the ids and "
+                          "paths run_skill takes)", a);
+    else
+        *err = tool_error("%s is not a skill: %s", a,
+                          r == -ENOENT || r == -ENODATA ? "no SKILL.md or skillsandbox.yaml there"
+                                                        : strerror(-r));
+    return NULL;
 }
 
 static json_t *do_list(const char *dir)
@@ -205,10 +234,10 @@ static json_t *do_list(const char *dir)
 
 static json_t *do_validate(const char *path)
 {
-    struct sg_skill *sk = NULL;
-    int r = sg_skill_load(path, &sk);
-    if (r < 0)
-        return load_error(path, r);
+    json_t *err = NULL;
+    struct sg_skill *sk = load_skill(path, &err);
+    if (!sk)
+        return err;
     json_t *j = json_pack("{s:b, s:b, s:o}", "valid", !sg_diags_count(&sk->diags, SG_ERROR),
                           "runnable", !sg_skill_has_errors(sk), "problems",
                           sg_diags_to_json(&sk->diags));
@@ -218,10 +247,10 @@ static json_t *do_validate(const char *path)
 
 static json_t *do_inspect(const char *path)
 {
-    struct sg_skill *sk = NULL;
-    int r = sg_skill_load(path, &sk);
-    if (r < 0)
-        return load_error(path, r);
+    json_t *err = NULL;
+    struct sg_skill *sk = load_skill(path, &err);
+    if (!sk)
+        return err;
     char digest[SG_DIGEST_STRLEN] = "";
     if (sg_skill_digest(sk->root, digest, NULL) < 0)
         digest[0] = '\0';
@@ -381,13 +410,24 @@ static json_t *kept(struct sg_buf *b)
     return json_string(s);
 }
 
+/* Its strings into out (checked by script_args_ok), how many. */
+static size_t strings_of(json_t *v, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(v) && n < max; i++)
+        out[n++] = json_string_value(json_array_get(v, i));
+    return n;
+}
+
 /* One run_skill call, as the client gave it (checked against the schema). */
 struct run_call {
     const char *path, *input;
     long long timeout;
-    const char *script, *cwd;
+    const char *script, *cwd, *module;
     char *const *args;
     size_t nargs;
+    const char *const *env, *const *write; /* names; absolute folders */
+    size_t nenv, nwrite;
     int progress_fd; /* -1: no progress asked for */
 };
 
@@ -396,10 +436,10 @@ static bool kept_by_person(const struct sg_skill *sk);
 static json_t *worker_run(const struct run_call *c)
 {
     const char *path = c->path;
-    struct sg_skill *sk = NULL;
-    int r = sg_skill_load(path, &sk);
-    if (r < 0)
-        return load_error(path, r);
+    json_t *err = NULL;
+    struct sg_skill *sk = load_skill(path, &err);
+    if (!sk)
+        return err;
     /* the agent names the folder: one it wrote would grant itself what its
      * manifest declares. A skill the person does not keep runs only when
      * its manifest asks for nothing beyond its own folder (issue 35); a
@@ -427,7 +467,8 @@ static json_t *worker_run(const struct run_call *c)
     struct sg_run_request rq = {.front = SG_FRONT_AGENT, .input = c->input,
                                 .timeout_s = c->timeout, .prompt_timeout = 60,
                                 .script = c->script, .args = c->args, .nargs = c->nargs,
-                                .work_dir = c->cwd};
+                                .work_dir = c->cwd, .module = c->module, .env = c->env,
+                                .nenv = c->nenv, .write = c->write, .nwrite = c->nwrite};
     struct sg_runner *run = NULL;
     const char *why = NULL;
     if (sg_runner_new(sk, &rq, &run, &why) != 0) {
@@ -478,6 +519,14 @@ static json_t *worker_run(const struct run_call *c)
                               json_object_get(doc, "decisions"), "trace", out.trace_path);
         json_object_set(j, "skill", json_object_get(doc, "skill_name"));
         json_object_set(j, "duration_ms", json_object_get(doc, "duration_ms"));
+        json_object_set(j, "end_reason", json_object_get(doc, "end_reason"));
+        /* what was refused, once each, and the exact way to allow it (refusals.h) */
+        json_t *refused = json_object_get(doc, "refusals");
+        json_object_set(j, "refusals", refused ? refused : json_array());
+        if (json_array_size(refused)) { /* said in the text too: a model reads that */
+            cleanup_free char *t = sg_refusals_text(refused);
+            json_object_set_new(j, "refusals_text", json_string(t));
+        }
         res = tool_result(j, false);
         if (a.fe.fd >= 0) {
             char oc[160];
@@ -532,10 +581,10 @@ static bool kept_by_person(const struct sg_skill *sk)
 
 static json_t *worker_check(const char *path, const char *tool, const char *what)
 {
-    struct sg_skill *sk = NULL;
-    int r = sg_skill_load(path, &sk);
-    if (r < 0)
-        return load_error(path, r);
+    json_t *err = NULL;
+    struct sg_skill *sk = load_skill(path, &err);
+    if (!sk)
+        return err;
     /* the agent names the folder: one it just wrote would allow itself
      * whatever its allowed-tools and declarations say (issue 35, item 10).
      * Any other folder is judged as no manifest at all: rules, grants and a
@@ -571,7 +620,7 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     }
     enum sg_decision dec = SG_DEC_DENY;
     bool outright = false;
-    r = sg_check_tool_permission(perm, pol, tool, what, NULL, check_decided, &a, &dec,
+    int r = sg_check_tool_permission(perm, pol, tool, what, NULL, check_decided, &a, &dec,
                                  &outright);
     if (r == 0) { /* a person decides: the attached TUI or the terminal */
         const struct sg_loop_source src[] = {
@@ -649,12 +698,16 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
             cleanup_free char **argv_ = sg_xcalloc(na + 1, sizeof *argv_);
             for (size_t i = 0; i < na; i++)
                 argv_[i] = (char *)json_string_value(json_array_get(av, i));
+            const char *env_[32], *write_[32];
+            size_t ne = strings_of(json_object_get(args, "env"), env_, SG_ARRAY_LEN(env_));
+            size_t nw = strings_of(json_object_get(args, "write"), write_, SG_ARRAY_LEN(write_));
             struct run_call rc = {
                 .path = json_string_value(json_object_get(args, "skill")), .input = input,
                 .timeout = json_integer_value(json_object_get(args, "timeout_seconds")),
                 .script = json_string_value(json_object_get(args, "script")), .args = argv_,
                 .nargs = na, .cwd = json_string_value(json_object_get(args, "cwd")),
-                .progress_fd = token ? p[1] : -1};
+                .module = json_string_value(json_object_get(args, "module")), .env = env_,
+                .nenv = ne, .write = write_, .nwrite = nw, .progress_fd = token ? p[1] : -1};
             r = worker_run(&rc);
         } else {
             r = worker_check(json_string_value(json_object_get(args, "skill")),
@@ -702,27 +755,34 @@ static bool str_arg(json_t *args, const char *key, bool required, const char **o
     return v ? json_is_string(v) && **out : !required;
 }
 
-/* run_skill's script, args (strings, only with a script) and cwd
- * (absolute): as the schema says. */
-static bool script_args_ok(json_t *args)
+/* An array of at most max strings (absolute paths with abs). */
+static bool strings_ok(json_t *v, size_t max, bool abs)
 {
-    json_t *sc = json_object_get(args, "script"), *av = json_object_get(args, "args"),
-           *cwd = json_object_get(args, "cwd");
-    if ((sc && !json_is_string(sc)) || (cwd && (!json_is_string(cwd) ||
-                                                json_string_value(cwd)[0] != '/')))
-        return false;
-    if (!av)
-        return true;
-    if (!sc || !json_is_array(av) || json_array_size(av) > 256)
+    if (!json_is_array(v) || json_array_size(v) > max)
         return false;
     size_t i;
     json_t *a;
-    json_array_foreach(av, i, a)
+    json_array_foreach(v, i, a)
     {
-        if (!json_is_string(a))
+        if (!json_is_string(a) || (abs && json_string_value(a)[0] != '/'))
             return false;
     }
     return true;
+}
+
+/* run_skill's script or module, args (strings, only with one of them),
+ * cwd and write (absolute), env (names): as the schema says. */
+static bool script_args_ok(json_t *args)
+{
+    json_t *sc = json_object_get(args, "script"), *av = json_object_get(args, "args"),
+           *cwd = json_object_get(args, "cwd"), *mod = json_object_get(args, "module"),
+           *env = json_object_get(args, "env"), *wr = json_object_get(args, "write");
+    if ((sc && !json_is_string(sc)) || (mod && !json_is_string(mod)) ||
+        (cwd && (!json_is_string(cwd) || json_string_value(cwd)[0] != '/')))
+        return false;
+    if ((env && !strings_ok(env, 32, false)) || (wr && !strings_ok(wr, 32, true)))
+        return false;
+    return !av || ((sc || mod) && strings_ok(av, 256, false));
 }
 
 static void tools_call(struct server *s, json_t *id, json_t *params)
@@ -742,11 +802,12 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
         args = none;
     const char *a, *b, *c;
     /* no argument beyond the schema: nothing can weaken enforcement */
-    static const char *const allowed[][7] = {{"list_skills", "directory"},
-                                             {"validate_skill", "path"},
-                                             {"inspect_skill", "path"},
-                                             {"run_skill", "skill", "input", "timeout_seconds",
-                                              "script", "args", "cwd"},
+    static const char *const allowed[][10] = {{"list_skills", "directory"},
+                                              {"validate_skill", "path"},
+                                              {"inspect_skill", "path"},
+                                              {"run_skill", "skill", "input", "timeout_seconds",
+                                               "script", "args", "cwd", "module", "env",
+                                               "write"},
                                              {"check_tool_permission", "skill", "tool",
                                               "description"}};
     int which = -1;
@@ -764,7 +825,7 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
     json_object_foreach(args, key, v)
     {
         bool ok = false;
-        for (int k = 1; k < 7 && allowed[which][k]; k++)
+        for (int k = 1; k < 10 && allowed[which][k]; k++)
             ok |= !strcmp(key, allowed[which][k]);
         if (!ok) { /* a tool result with isError: a model can correct itself */
             reply(s, id, tool_error("%s takes no argument '%s' (see its inputSchema)", name, key));

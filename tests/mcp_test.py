@@ -881,6 +881,119 @@ def run_skill_runs_a_script_with_its_arguments(base):
     env.check_sanitizers()
 
 
+MAKER_PY = """\
+import os, subprocess, sys
+from scripts.util import WORD
+print("MODULE", __name__, WORD, sys.argv[1:])
+for n in ("SG_T_PASSED", "SG_T_KEPT"):
+    print("ENV", n, os.environ.get(n, "-"))
+if sys.argv[1:]:
+    try:
+        with open(os.path.join(sys.argv[1], "made.skill"), "w") as f:
+            f.write("zip")
+        print("WROTE")
+    except OSError as e:
+        print("REFUSED", e.errno)
+try:
+    subprocess.run(["gzip", "--version"], capture_output=True)
+except OSError:
+    print("Is gzip installed?")
+"""
+
+
+@test("sdk", "run")
+def run_skill_takes_list_skills_ids_and_run_options(base):
+    """Issue 36, items 7, 2 and 3: run_skill takes the very ids list_skills
+    returns (it once said "pdf is not a skill"); module runs python -m as
+    from the skill's folder; env and write grant what the manifest did not,
+    so each is asked of the person (a stand-in for `tui --attach` on the
+    attach socket): approved, the one variable is passed and the folder
+    written; with nobody to ask the run is not run and says why. The result
+    names what was refused and how to allow it."""
+    env = Env(base)
+    env.env.update({"SG_T_PASSED": "value-one", "SG_T_KEPT": "value-two"})
+    root = os.path.join(env.dir, "skills", "mcp-maker")
+    os.makedirs(os.path.join(root, "scripts"))
+    write_skill(root, {
+        "SKILL.md": "---\nname: mcp-maker\ndescription: packages skills (python -m)\n---\n"
+                    "Run `python -m scripts.make <out>` from this folder.\n",
+        "scripts/__init__.py": "", "scripts/util.py": "WORD = 'from-the-package'\n",
+        "scripts/make.py": MAKER_PY})
+    os.chmod(os.path.join(root, "scripts"), 0o755)
+    out = os.path.join(env.dir, "out")
+    os.makedirs(out)
+    os.chmod(out, 0o777)  # as root the skill runs as nobody (item 2 is another part)
+    res, _ = calls(env, [("list_skills", {})])
+    listed = [s for s in structured(res[0], "list_skills")["skills"]
+              if os.path.realpath(s.get("path", "")) == os.path.realpath(root)]
+    assert len(listed) == 1, structured(res[0], "list_skills")["skills"]
+    sid = listed[0]["id"]
+    assert "/" not in sid, sid  # an id, not the path the old resolver needed
+    work = os.path.join(env.dir, "work")  # not env.dir: it holds the home
+    os.makedirs(work)
+    os.chmod(work, 0o755)
+    base_call = {"skill": sid, "module": "scripts.make", "cwd": work, "timeout_seconds": 30}
+    res, _ = calls(env, [
+        ("run_skill", base_call),
+        ("run_skill", dict(base_call, args=[out], write=[out], env=["SG_T_PASSED"])),
+        ("run_skill", {"skill": "no-such-skill-here"}),
+    ], timeout=90)
+    sc = structured(res[0], "run_skill by id, a module")
+    assert sc["status"] == "completed" and sc["exit_code"] == 0, sc
+    assert "MODULE __main__ from-the-package []" in sc["output"], sc["output"]
+    assert "ENV SG_T_PASSED -" in sc["output"], sc["output"]
+    ref = [r for r in sc["refusals"] if r["tool"] == "Bash"]
+    assert len(ref) == 1 and ref[0]["subject"] == os.path.realpath(shutil.which("gzip")) \
+        and ref[0]["rule"] == "Bash(gzip:*)", sc["refusals"]
+    assert "refused: Bash " in sc["refusals_text"] and "Bash(gzip:*)" in sc["refusals_text"], sc
+    sc = structured(res[1], "run_skill with write and env, nobody to ask")
+    assert sc["status"] == "setup_failed", sc
+    assert "not run: run_skill's write " + out + " was not approved" in sc["end_reason"], sc
+    assert sc["output"] == "" and not os.listdir(out), sc
+    assert [(r["tool"], r["subject"], r["rule"]) for r in sc["refusals"]] == [
+        ("Write", out, f"Write({out})")] and "tui --attach" in sc["refusals"][0]["allow"], sc
+    r = res[2]["result"]
+    assert r.get("isError") and "list_skills gives the ids" in json.dumps(r), r
+    # a person approves both: the one variable is passed, the folder written
+    tui = FakeTui(env)
+    c = None
+    try:
+        c = Sdk(env, "calls", [["run_skill", dict(base_call, args=[out], write=[out],
+                                                  env=["SG_T_PASSED"])]])
+        c.wait_line(lambda o: "connected" in o, 30, "that it connected")
+        for want in (out, "SG_T_PASSED"):
+            pr = tui.next("prompt")
+            assert pr["subject"] == want, pr
+            tui.send({"type": "answer", "id": pr["id"], "decision": "allow_once"})
+        gzip = os.path.realpath(shutil.which("gzip"))
+        asked = []
+        for _ in range(4):  # gzip, once or by each path PATH reaches it
+            try:
+                pr = tui.next("prompt", timeout=3)
+            except AssertionError:
+                break
+            asked.append(os.path.realpath(pr["subject"]))
+            tui.send({"type": "answer", "id": pr["id"], "decision": "deny"})
+        assert asked and set(asked) == {gzip}, asked
+        sc = structured(c.result(0, timeout=60), "run_skill with write and env, approved")
+    finally:
+        tui.close()
+        if c:
+            c.kill()
+    assert sc["exit_code"] == 0 and "WROTE" in sc["output"], sc
+    assert "ENV SG_T_PASSED value-one" in sc["output"], sc["output"]
+    assert "ENV SG_T_KEPT -" in sc["output"], sc["output"]
+    with open(os.path.join(out, "made.skill")) as f:
+        assert f.read() == "zip"
+    with open(sc["trace"]) as f:
+        assert json.load(f)["run_options"] == {"env": ["SG_T_PASSED"], "write": [out],
+                                               "module": "scripts.make"}
+    d = [x["decision"] for x in env.decisions() if x.get("decided_by") == "person"]
+    assert d[:2] == ["allow", "allow"] and d[2:] and set(d[2:]) == {"deny"}, d
+    assert [(r["tool"], r["why"]) for r in sc["refusals"]] == [("Bash", "denied when asked")], sc
+    env.check_sanitizers()
+
+
 @test("sdk", "run", "tmux")
 def tui_attached_answers_prompts(base):
     env = Env(base)
