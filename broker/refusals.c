@@ -17,6 +17,7 @@ struct refusal {
 struct list {
     struct refusal v[SG_REFUSALS_MAX];
     size_t n;
+    bool agent;
     long long dropped; /* distinct requests past the cap */
 };
 
@@ -39,7 +40,7 @@ static char *program_name(const char *real)
 /* How the rule or the manifest names the request, and where that goes,
  * from who refused it. */
 static void how_to_allow(struct refusal *r, const char *tool, const char *subject, int port,
-                         const char *by)
+                         const char *by, bool agent)
 {
     cleanup_free char *rule = NULL;
     bool bash = !strcmp(tool, "Bash"), write = !strcmp(tool, "Write");
@@ -72,6 +73,10 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
                strstr(by, "program swapped") || strstr(by, "not a DNS query")) {
         free(steal_pointer(&rule));
         r->allow = sg_xstrdup("nothing may allow it");
+    } else if (agent) { /* an agent's run asks an attached TUI, or nobody */
+        r->allow = sg_xasprintf("a person asked in skillgate tui --attach (always: a grant for "
+                                "this skill), or the person's own skillgate run with --policy "
+                                "FILE with %s under allow:", rule);
     } else {
         const char *dir_hint = "";
         cleanup_free char *dir = NULL;
@@ -109,7 +114,7 @@ static struct refusal *find_or_add(struct list *l, const char *tool, const char 
                                                      "deny, or no terminal")
              : !strcmp(why, "person")   ? sg_xstrdup("denied when asked")
                                         : sg_xstrdup(why);
-    how_to_allow(r, tool, subject, port, why ? why : "");
+    how_to_allow(r, tool, subject, port, why ? why : "", l->agent);
     return r;
 }
 
@@ -167,9 +172,10 @@ static void note_event(struct list *l, json_t *ev)
     }
 }
 
-json_t *sg_refusals_of(json_t *doc)
+json_t *sg_refusals_of(json_t *doc, bool agent)
 {
     struct list *l = sg_xcalloc(1, sizeof *l);
+    l->agent = agent;
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(doc, "decisions"), i, v)

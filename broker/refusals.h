@@ -12,6 +12,8 @@
 #ifndef SG_REFUSALS_H
 #define SG_REFUSALS_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 /* Entries kept; what is past them is counted in the last one's place. */
@@ -19,9 +21,11 @@
 
 /* [{tool, subject, count, why, rule, allow}] in the order first refused
  * (rule: the rule or manifest entry that would allow it, or null when
- * nothing may; allow: the sentence saying where it goes). A new reference;
- * an empty array when nothing was refused. */
-json_t *sg_refusals_of(json_t *trace_doc);
+ * nothing may; allow: the sentence saying where it goes). agent: the run
+ * was an agent's (MCP): no --policy or --prompt of its own, so the way is a
+ * person in `skillgate tui --attach`, or the person's own `skillgate run`.
+ * A new reference; an empty array when nothing was refused. */
+json_t *sg_refusals_of(json_t *trace_doc, bool agent);
 /* The same for a person, a line each: "refused: Bash /usr/bin/pdfinfo
  * (why) — allow with: ...\n", sanitized (subjects come from the skill).
  * "" when none. Caller frees. */

@@ -40,6 +40,7 @@ struct sg_runner {
                     remembered (seen.h); an agent's is not */
     bool no_records; /* run even when the records cannot be kept */
     json_t *options; /* the run options (--env, --write, --module) as the trace keeps them */
+    bool agent;       /* an agent asked for the run (MCP) */
     bool ask_options; /* an agent's: a person approves its env and write before the run */
     char **notes;    /* sg_run_info.notes */
     size_t nnotes;
@@ -351,6 +352,7 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
                 (rq->front != SG_FRONT_CLI ||
                  (isatty(0) && isatty(2) && !getenv("CLAUDECODE")));
     r->no_records = !agent && rq->no_records;
+    r->agent = agent;
     r->ask_options = agent && (rq->nenv || rq->nwrite);
     r->info = (struct sg_run_info){.skill_name = r->plan.skill_name, .run_id = r->plan.run_id,
                                    .memory_mb = r->plan.limits[SG_PL_MEMORY].value,
@@ -636,7 +638,7 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
     if (r->options) /* the person's decisions for this run, recorded like grants */
         json_object_set(out->doc, "run_options", r->options);
     /* what was refused, once each, and how to allow it (refusals.h) */
-    json_object_set_new(out->doc, "refusals", sg_refusals_of(out->doc));
+    json_object_set_new(out->doc, "refusals", sg_refusals_of(out->doc, r->agent));
     if (r->person) /* the code that ran: the digest taken at the start ("" if none) */
         sg_seen_mark_digest(sk, st->digest);
     /* the audit records first, then the trace, which names the chain's head
