@@ -524,7 +524,7 @@ static char *same_program(const char *word, const char *abs, const char *rel, co
  * a download brings: not the person's. */
 static bool in_personal_skills(const char *root)
 {
-    const char *home = getenv("HOME"), *ccd = getenv("CLAUDE_CONFIG_DIR");
+    const char *home = secure_getenv("HOME"), *ccd = secure_getenv("CLAUDE_CONFIG_DIR");
     cleanup_free char *base = ccd && ccd[0] == '/' ? sg_xstrdup(ccd)
                               : home && home[0] == '/' ? sg_xasprintf("%s/.claude", home)
                                                        : NULL;
@@ -931,7 +931,7 @@ static bool follow_cd(const struct sg_shell_cmd *cmd, char **cwds, size_t *n)
             to = cmd->argv[k];
         else
             physical |= strchr(cmd->argv[k], 'P') != NULL;
-    const char *home = getenv("HOME"), *cdpath = getenv("CDPATH");
+    const char *home = secure_getenv("HOME"), *cdpath = secure_getenv("CDPATH");
     if (!to)
         to = home;
     if (!to || !strcmp(to, "-") || (to[0] != '/' && to[0] != '.' && cdpath && *cdpath))
