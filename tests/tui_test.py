@@ -704,14 +704,21 @@ def a_skill_of_scripts_opens_a_picker(base):
     scripts with their usage lines; the argument line is prefilled from the
     usage and read as a shell reads words (never expanded: a usage line is
     the skill's text); the working folder line comes next; the run's title
-    names the script and its arguments, which arrive as typed."""
+    names the script and its arguments, which arrive as typed; the last
+    line takes folders writable for this run (as run --write), and the
+    script's file lands in the one given."""
     root = os.path.join(base, "scripted")
+    out = os.path.join(base, "tui-out")
+    os.makedirs(out)
+    os.chmod(out, 0o777)  # as root the skill runs as nobody
     write_tree(root, {
         "tui-scripts/SKILL.md": "---\nname: tui-scripts\ndescription: a skill of scripts\n---\n"
                                 "Run `python scripts/show.py <in> $HOME`, or scripts/other.sh.\n",
         "tui-scripts/scripts/show.py": "import json, os, sys\n"
                                        "print('ARGS ' + json.dumps(sys.argv[1:]))\n"
-                                       "print('CWD ' + os.getcwd())\n",
+                                       "print('CWD ' + os.getcwd())\n"
+                                       f"open({os.path.join(out, 'made.txt')!r}, 'w')"
+                                       ".write('x')\n",
         "tui-scripts/scripts/other.sh": "echo other\n"})
     t = Tui(base, [root])
     try:
@@ -747,10 +754,16 @@ def a_skill_of_scripts_opens_a_picker(base):
         t.keys("C-u")
         t.type(work)
         t.keys("Enter")
+        s = t.wait(lambda s: status_line(s).startswith("folders writable for this run"),
+                   what="the --write line")
+        t.type(out)
+        t.keys("Enter")
         s = t.wait(run_done, timeout=20, what="the script's run finishing")
         assert header(s).startswith(' tui-scripts scripts/show.py "two words" é $HOME'), header(s)
         assert 'ARGS ["two words", "\\u00e9", "$HOME"]' in s, s
         assert "CWD " + work in s, s
+        with open(os.path.join(out, "made.txt")) as f:
+            assert f.read() == "x"
     finally:
         t.close()
 

@@ -265,6 +265,8 @@ struct tui_run_spec {
     char *const *args;
     size_t nargs;
     const char *work_dir;            /* --cwd */
+    const char *const *write;        /* folders writable for this run (--write) */
+    size_t nwrite;
     bool record;                     /* a recording: declared beside observed at the end */
     void (*on_end)(void *ctx);       /* called once the run ended, or did not start */
     void *end_ctx;

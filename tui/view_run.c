@@ -230,7 +230,8 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
                                 .pmode_set = spec->pmode_set,
                                 .prompt_timeout = t->o.prompt_timeout, .script = spec->script,
                                 .args = spec->args, .nargs = spec->nargs,
-                                .work_dir = spec->work_dir};
+                                .work_dir = spec->work_dir, .write = spec->write,
+                                .nwrite = spec->nwrite};
     struct sg_runner *run = NULL;
     const char *why = NULL;
     r->record = spec->record;

@@ -36,7 +36,7 @@ struct skills {
      * arguments and the working folder on the input line */
     bool picking;
     size_t pick;
-    char *pick_root, *pick_script, **pick_args;
+    char *pick_root, *pick_script, **pick_args, *pick_work;
     size_t pick_nargs;
 };
 
@@ -327,10 +327,49 @@ static void pick_reset(struct skills *s)
 {
     for (size_t i = 0; i < s->pick_nargs; i++)
         free(s->pick_args[i]);
-    free(s->pick_args), free(s->pick_root), free(s->pick_script);
-    s->pick_args = NULL, s->pick_root = s->pick_script = NULL;
+    free(s->pick_args), free(s->pick_root), free(s->pick_script), free(s->pick_work);
+    s->pick_args = NULL, s->pick_root = s->pick_script = s->pick_work = NULL;
     s->pick_nargs = 0;
     s->picking = false;
+}
+
+#define PICK_WRITE_MAX 8
+
+/* The last of the run options: folders writable for this run, as `run
+ * --write DIR` (shell words; Enter alone: none). The runner refuses /, the
+ * home and skillgate's own folders, and says why on the message line. */
+static void write_given(struct tui *t, const char *text, void *ctx)
+{
+    struct skills *s = ctx;
+    if (!text) {
+        pick_reset(s);
+        return;
+    }
+    struct sg_shell sh = {0};
+    const char *why = NULL;
+    bool some = text[strspn(text, " \t")] != '\0';
+    if (some && (sg_shell_parse(text, &sh, &why) < 0 || sh.n != 1 ||
+                 sh.cmds[0].argc > PICK_WRITE_MAX)) {
+        if (!why) {
+            why = "folders as plain words, at most 8";
+            sg_shell_free(&sh);
+        }
+        char label[256];
+        snprintf(label, sizeof label, "not plain words (%s); fix: ", why);
+        tui_input(t, label, text, write_given, s);
+        return;
+    }
+    const char *dirs[PICK_WRITE_MAX];
+    size_t n = some ? sh.cmds[0].argc : 0;
+    for (size_t i = 0; i < n; i++)
+        dirs[i] = sh.cmds[0].argv[i];
+    struct tui_run_spec sp = {.path = s->pick_root, .input = "{}", .script = s->pick_script,
+                              .args = s->pick_args, .nargs = s->pick_nargs,
+                              .work_dir = s->pick_work, .write = dirs, .nwrite = n};
+    tui_run(t, &sp);
+    if (some)
+        sg_shell_free(&sh);
+    pick_reset(s);
 }
 
 static void folder_given(struct tui *t, const char *text, void *ctx)
@@ -340,10 +379,10 @@ static void folder_given(struct tui *t, const char *text, void *ctx)
         pick_reset(s);
         return;
     }
-    struct tui_run_spec sp = {.path = s->pick_root, .input = "{}", .script = s->pick_script,
-                              .args = s->pick_args, .nargs = s->pick_nargs, .work_dir = text};
-    tui_run(t, &sp);
-    pick_reset(s);
+    free(s->pick_work);
+    s->pick_work = sg_xstrdup(text);
+    tui_input(t, "folders writable for this run (--write; Enter: none, writes are asked): ",
+              "", write_given, s);
 }
 
 /* The arguments as a person types them in a shell, read exactly (quotes
