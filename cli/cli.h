@@ -15,10 +15,10 @@
 /* X(name, function, "usage", "one-line summary") — the dispatch table, the
  * usage text and `skillgate help` come from this one list. */
 #define SG_COMMANDS(X)                                                                   \
-    X(validate, cmd_validate, "validate PATH...", "check skills' manifests; exit 1 on errors") \
+    X(validate, cmd_validate, "validate SKILL...", "check skills' manifests; exit 1 on errors") \
     X(inspect, cmd_inspect, "inspect SKILL [--json]", "show the resolved policy of a skill") \
     X(list, cmd_list, "list [DIR...] [--json]", "discover skills and summarize them")      \
-    X(run, cmd_run, "run SKILL [--input JSON] [--watch|--json] [--dry-run] [--script PATH [--] [ARG...]]", \
+    X(run, cmd_run, "run SKILL [--input JSON] [--watch|--json] [--dry-run] [--env NAME] [--write DIR] [--script PATH | -m MODULE] [[--] ARG...]", \
       "run a skill under the sandbox; events live, a trace at the end")                    \
     X(record, cmd_record, "record SKILL [-i JSON]...", "learn what a skill needs; its minimal manifest") \
     X(traces, cmd_traces, "traces list|diff A [B]", "past runs; what one did that another did not") \

@@ -20,6 +20,16 @@ _skillgate()
         --cwd|-C|--keep|--python)
             COMPREPLY=($(compgen -d -- "$cur"))
             return ;;
+        --write)  # run's takes a folder; record's is a flag
+            if [ "$cmd" = run ]; then
+                COMPREPLY=($(compgen -d -- "$cur"))
+                return
+            fi ;;
+        --env)
+            COMPREPLY=($(compgen -e -- "$cur"))
+            return ;;
+        --module|-m)
+            return ;;
         --input-file|-I|--trace-out|-o|--policy|--settings|--file|-f|--script|-s)
             COMPREPLY=($(compgen -f -- "$cur"))
             return ;;
@@ -29,7 +39,7 @@ _skillgate()
         inspect) opts="--json --help" ;;
         list) opts="--json --all --help" ;;
         run) opts="--input --input-file --timeout --trace-out --watch --json --dry-run --script
-                   --cwd --python --no-records --allow-degraded --prompt --policy
+                   --module --env --write --cwd --python --no-records --allow-degraded --prompt --policy
                    --prompt-timeout --allow-all --allow-upstream --resolve --help" ;;
         record) opts="--input --timeout --cwd --script --allow-all --prompt --prompt-timeout
                       --resolve --allow-upstream --write --yes --json --help" ;;
