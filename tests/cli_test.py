@@ -449,3 +449,35 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
+@test
+def run_options_for_one_run_on_the_command_line():
+    """Issue 36: run's help names --env, --write and -m; a module or a
+    script takes ARGs, a bare skill does not; --env and --write say how
+    many they take; the bash completion offers the options, folders after
+    run's --write and variable names after --env. (What they do is in
+    tests/scripts_test.py, run for real.)"""
+    h = run("run", "--help", code=0).stdout
+    for opt in ("-m, --module M", "--env NAME", "--write DIR"):
+        assert opt in h, h
+    with TempDir() as d:
+        write(d, "SKILL.md", "---\nname: %s\ndescription: d\n---\n" % os.path.basename(d))
+        write(d, "scripts/x.py", "print(1)\n")
+        p = run("run", d, "an-argument", code=2)
+        assert "usage: skillgate run" in p.stderr, p.stderr
+        p = run("run", *sum((["--env", f"V{i}"] for i in range(33)), []), d, code=2)
+        assert "--env at most 32 times" in p.stderr, p.stderr
+        p = run("run", *sum((["--write", d] for i in range(33)), []), d, code=2)
+        assert "--write at most 32 times" in p.stderr, p.stderr
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "completions",
+                          "skillgate.bash")
+    opts = complete(script, "run", "--")
+    for o in ("--env", "--write", "--module"):
+        assert o in opts, opts
+    with TempDir() as d:
+        os.makedirs(os.path.join(d, "outdir"))
+        assert complete(script, "run", "--write", os.path.join(d, "out")) == [
+            os.path.join(d, "outdir")]
+    os.environ["SG_CLI_TEST_VARIABLE"] = "1"
+    assert complete(script, "run", "--env", "SG_CLI_TEST_VAR") == ["SG_CLI_TEST_VARIABLE"]
+
+
