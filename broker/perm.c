@@ -711,29 +711,23 @@ int sg_perm_answer_rule(struct sg_perm *p, uint64_t id, enum sg_decision d, cons
     return 0;
 }
 
-char *sg_preq_folder_rule(const struct sg_preq *q)
+char *sg_preq_folder_rule(const struct sg_preq *q, const char *home)
 {
     if (q->tool != SG_PT_WRITE || q->agent_tool[0] || q->cut || q->subject[0] != '/')
         return NULL;
     const char *slash = strrchr(q->subject, '/');
     if (slash == q->subject)
         return NULL; /* a folder of / is every file */
-    /* the rule of a name in that folder, its last component made ** */
-    struct sg_preq *one = sg_xcalloc(1, sizeof *one);
-    one->tool = SG_PT_WRITE;
-    cleanup_free char *in = sg_xasprintf("%.*s/x", (int)(slash - q->subject), q->subject);
-    SG_PREQ_SET(one, subject, in);
-    char *rule = one->cut ? NULL : sg_preq_rule(one);
-    free(one);
-    size_t n = rule ? strlen(rule) : 0;
-    if (n < 3 || strcmp(rule + n - 3, "/x)")) {
-        free(rule);
+    /* never the home or a folder above it, nor one of its dot folders (rc
+     * files, keys, settings): those are answered one file at a time */
+    size_t dn = (size_t)(slash - q->subject), hn = home ? strlen(home) : 0;
+    if (hn && (!strncmp(home, q->subject, dn) && (home[dn] == '/' || home[dn] == '\0')))
         return NULL;
-    }
-    rule[n - 2] = '\0';
-    char *r = sg_xasprintf("%s**)", rule);
-    free(rule);
-    return r;
+    if (hn && !strncmp(q->subject, home, hn) && q->subject[hn] == '/' && q->subject[hn + 1] == '.')
+        return NULL;
+    /* a folder rule matches its prefix as written (rules.c path_matches):
+     * the folder's name goes in unescaped, glob characters and all */
+    return sg_xasprintf("Write(%.*s/**)", (int)dn, q->subject);
 }
 
 int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d)

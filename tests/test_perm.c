@@ -647,6 +647,47 @@ static void risk_weighs_the_target(void **st)
     assert_non_null(strstr(why, "runs any code"));
 }
 
+static struct sg_preq write_req(const char *path)
+{
+    struct sg_preq q = {.tool = SG_PT_WRITE};
+    snprintf(q.subject, sizeof q.subject, "%s", path);
+    return q;
+}
+
+/* issue 36: "this folder, this run" covers the folder's files, no more,
+ * and is never offered for the home, above it, or its dot folders */
+static void folder_answers_cover_the_folder_only(void **st)
+{
+    (void)st;
+    const char *home = "/home/u";
+    char *r = sg_preq_folder_rule(&(struct sg_preq){.tool = SG_PT_WRITE,
+                                                   .subject = "/home/u/proj/out.pdf"}, home);
+    assert_non_null(r);
+    assert_string_equal(r, "Write(/home/u/proj/**)");
+    assert_true(matches(r, write_req("/home/u/proj/out.pdf")));
+    assert_true(matches(r, write_req("/home/u/proj/a/b/c.txt")));
+    assert_false(matches(r, write_req("/home/u/project/x")));
+    assert_false(matches(r, write_req("/home/u/.bashrc")));
+    free(r);
+    /* a folder whose name holds glob characters covers only itself */
+    struct sg_preq g = write_req("/w/a*b/[x]/out");
+    r = sg_preq_folder_rule(&g, home);
+    assert_non_null(r);
+    assert_true(matches(r, g));
+    assert_false(matches(r, write_req("/w/aZZb/[x]/out")));
+    assert_false(matches(r, write_req("/w/a*b/x/out")));
+    free(r);
+    static const char *const never[] = {"/out", "/home/u/notes.txt", "/home/x.txt",
+                                        "/home/u/.ssh/id_rsa", "/home/u/.config/a/b"};
+    for (size_t i = 0; i < sizeof never / sizeof *never; i++) {
+        struct sg_preq q = write_req(never[i]);
+        assert_null(sg_preq_folder_rule(&q, home));
+    }
+    struct sg_preq f = {.tool = SG_PT_FETCH};
+    snprintf(f.subject, sizeof f.subject, "/w/x");
+    assert_null(sg_preq_folder_rule(&f, home));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +701,7 @@ int main(void)
         cmocka_unit_test(check_tool_permission_seed_semantics),
         cmocka_unit_test(agent_commands_are_read_whole),
         cmocka_unit_test(risk_weighs_the_target),
+        cmocka_unit_test(folder_answers_cover_the_folder_only),
     };
     return cmocka_run_group_tests_name("perm", tests, NULL, NULL);
 }
