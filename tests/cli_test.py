@@ -432,23 +432,6 @@ def a_key_that_denies_never_allows():
                 entry, p.stderr)
 
 
-def main():
-    print(f"1..{len(TESTS)}")
-    failed = 0
-    for i, fn in enumerate(TESTS, 1):
-        try:
-            fn()
-            print(f"ok {i} - {fn.__name__}")
-        except Exception:  # noqa: BLE001 - report every failure as TAP
-            failed += 1
-            print(f"not ok {i} - {fn.__name__}")
-            for line in traceback.format_exc().splitlines():
-                print(f"# {line}")
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 @test
 def run_options_for_one_run_on_the_command_line():
     """Issue 36: run's help names --env, --write and -m; a module or a
@@ -481,3 +464,20 @@ def run_options_for_one_run_on_the_command_line():
     assert complete(script, "run", "--env", "SG_CLI_TEST_VAR") == ["SG_CLI_TEST_VARIABLE"]
 
 
+def main():
+    print(f"1..{len(TESTS)}")
+    failed = 0
+    for i, fn in enumerate(TESTS, 1):
+        try:
+            fn()
+            print(f"ok {i} - {fn.__name__}")
+        except Exception:  # noqa: BLE001 - report every failure as TAP
+            failed += 1
+            print(f"not ok {i} - {fn.__name__}")
+            for line in traceback.format_exc().splitlines():
+                print(f"# {line}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
