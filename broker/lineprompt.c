@@ -1,7 +1,10 @@
 #include "lineprompt.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <termios.h>
 #include <time.h>
@@ -137,11 +140,103 @@ struct sg_lineprompt {
     uint64_t id;      /* the request it shows */
     bool confirming;  /* [A] was typed: the grant is confirmed with y */
     int64_t armed_ms;
-    char line[256];
-    size_t linelen;
+    int esc;          /* inside an escape sequence (an arrow key): 1 after ESC, 2 after ESC [ */
     char *rule, *skill; /* of the request shown, sanitized (rule: one per line) */
     bool cut;           /* it cannot be shown whole: no allow */
 };
+
+/* ---- one key, no Enter ----
+ *
+ * While a prompt is shown the terminal is in cbreak mode (no line editing,
+ * no echo; ^C still signals), so a key answers as it is pressed. The
+ * settings are put back when the prompt is answered or settled, when the
+ * prompt closes, at exit, and before a signal that stops or ends skillgate
+ * takes effect (the handler puts them back, then does what was done before
+ * for that signal: skillgate's own handler, or the default). SIGKILL alone
+ * leaves the terminal as it was (`stty sane`). The state is the process's
+ * one terminal, so it is static: a signal handler can reach it. */
+static int raw_fd = -1;
+static volatile sig_atomic_t raw_on; /* cbreak set, saved_tio to restore */
+static struct termios saved_tio;
+static const int raw_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP};
+static struct sigaction raw_old[SG_ARRAY_LEN(raw_sigs)];
+static bool raw_handlers;
+
+static void raw_leave(void)
+{
+    if (raw_on && raw_fd >= 0)
+        tcsetattr(raw_fd, TCSANOW, &saved_tio);
+    raw_on = 0;
+}
+
+static void raw_enter(int fd)
+{
+    struct termios t;
+    if (raw_on || tcgetattr(fd, &saved_tio) < 0)
+        return; /* not a terminal: keys come a line at a time, each still read alone */
+    t = saved_tio;
+    t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+    t.c_cc[VMIN] = 1;
+    t.c_cc[VTIME] = 0;
+    raw_fd = fd;
+    raw_on = 1;
+    if (tcsetattr(fd, TCSANOW, &t) < 0)
+        raw_on = 0;
+}
+
+static void raw_signal(int sig, siginfo_t *info, void *uc)
+{
+    int saved = errno;
+    bool was = raw_on;
+    raw_leave();
+    size_t i = 0;
+    while (i < SG_ARRAY_LEN(raw_sigs) && raw_sigs[i] != sig)
+        i++;
+    const struct sigaction *o = &raw_old[i < SG_ARRAY_LEN(raw_sigs) ? i : 0];
+    if (o->sa_flags & SA_SIGINFO) {
+        o->sa_sigaction(sig, info, uc);
+    } else if (o->sa_handler == SIG_DFL) {
+        /* the default (end, or stop): with ours out of the way, at once */
+        struct sigaction self;
+        sigaction(sig, o, &self);
+        sigset_t un;
+        sigemptyset(&un);
+        sigaddset(&un, sig);
+        raise(sig);
+        sigprocmask(SIG_UNBLOCK, &un, NULL);
+        sigaction(sig, &self, NULL); /* here again only after a stop (SIGTSTP, then SIGCONT) */
+        if (was && raw_fd >= 0)
+            raw_enter(raw_fd);
+    } else if (o->sa_handler != SIG_IGN) {
+        o->sa_handler(sig);
+    }
+    errno = saved;
+}
+
+static void raw_install(void)
+{
+    static bool at;
+    if (!at)
+        at = atexit(raw_leave) == 0;
+    if (raw_handlers)
+        return;
+    struct sigaction sa = {.sa_sigaction = raw_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < SG_ARRAY_LEN(raw_sigs); i++)
+        sigaction(raw_sigs[i], &sa, &raw_old[i]);
+    raw_handlers = true;
+}
+
+static void raw_uninstall(void)
+{
+    raw_leave();
+    raw_fd = -1;
+    if (!raw_handlers)
+        return;
+    for (size_t i = 0; i < SG_ARRAY_LEN(raw_sigs); i++)
+        sigaction(raw_sigs[i], &raw_old[i], NULL);
+    raw_handlers = false;
+}
 
 static int64_t now_ms(void)
 {
@@ -155,6 +250,8 @@ static void say(struct sg_lineprompt *lp, const char *s)
     size_t n = strlen(s);
     while (n) {
         ssize_t w = write(lp->tty, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
         if (w <= 0)
             return;
         s += w, n -= (size_t)w;
@@ -238,10 +335,12 @@ static void draw(struct sg_lineprompt *lp, const struct sg_perm_prompt *pr)
     if (b.dropped) /* never: the cap is far above; but then it is not all shown */
         lp->cut = true;
     if (lp->cut)
-        sg_buf_printf(&b, "\n  [d] deny  (no allow: it cannot be shown whole; deny in %d s)", secs);
+        sg_buf_printf(&b, "\n  press d to deny  (no allow: it cannot be shown whole; deny in %d s)",
+                      secs);
     else
-        sg_buf_printf(&b, "\n  [a] allow once  [r] for this run  [A] always  [d] deny  "
-                          "[D] always deny   (Enter alone never allows; deny in %d s)", secs);
+        sg_buf_printf(&b, "\n  press a key, no Enter: [a] allow once  [r] for this run  [A] always  "
+                          "[d] deny  [D] always deny   (Enter alone never allows; deny in %d s)",
+                      secs);
     sg_buf_printf(&b, "%s\n> ", pr->queued > 1 ? "\n  (more requests are waiting)" : "");
     cleanup_free char *text = sg_buf_steal(&b);
     sg_buf_free(&b);
@@ -258,6 +357,7 @@ static void show(void *ctx, const struct sg_perm_prompt *pr)
         cleanup_free char *t = sg_xasprintf("  -> denied (%s)\n", by);
         say(lp, t);
         lp->shown = false;
+        raw_leave();
     }
     if (!pr || lp->shown)
         return; /* nothing waits, or only the number waiting changed */
@@ -266,58 +366,68 @@ static void show(void *ctx, const struct sg_perm_prompt *pr)
     lp->skill = sg_sanitize_str(pr->skill, 0);
     lp->perm = pr->perm;
     lp->id = pr->id;
+    raw_enter(lp->tty);
     draw(lp, pr);
     lp->shown = true;
     lp->confirming = false;
     lp->armed_ms = now_ms() + ARM_MS;
-    lp->linelen = 0;
+    lp->esc = 0;
 }
 
 static void answer(struct sg_lineprompt *lp, enum sg_decision d)
 {
     lp->shown = false;
+    raw_leave(); /* the terminal is the person's again (and the next prompt's, if one waits) */
     say(lp, sg_decision_allows(d) ? "  -> allowed\n" : "  -> denied\n");
     sg_perm_answer_id(lp->perm, lp->id, d); /* the next request is shown from in here */
 }
 
-static void on_line(struct sg_lineprompt *lp, const char *l)
+/* A key of the answer to [A]: y saves; Enter is not an answer; any other
+ * key is no. */
+static void on_confirm_key(struct sg_lineprompt *lp, char k)
 {
-    while (*l == ' ' || *l == '\t')
-        l++;
+    if (k == '\r' || k == '\n')
+        return;
+    if (k == 'y' || k == 'Y') {
+        say(lp, "y");
+        answer(lp, SG_DEC_ALLOW_ALWAYS);
+        return;
+    }
+    lp->confirming = false;
+    say(lp, "\n  not saved. press a, r, A, d or D> ");
+}
+
+/* One key pressed (or, when the terminal could not be put in cbreak mode,
+ * one byte of a line): the keys of the prompt answer it at once, every
+ * other one (Enter, a letter, an arrow key's sequence) is ignored. */
+static void on_key(struct sg_lineprompt *lp, char k)
+{
     if (lp->confirming) {
-        if (*l == 'y' || *l == 'Y')
-            answer(lp, SG_DEC_ALLOW_ALWAYS);
-        else {
-            lp->confirming = false;
-            say(lp, "  not saved. [a/r/A/d/D]> ");
-        }
+        on_confirm_key(lp, k);
         return;
     }
-    if (lp->cut && *l && strchr("arAD", *l)) {
-        say(lp, "  this request cannot be shown whole: it can only be denied. [d]> ");
+    if (lp->cut && strchr("arAD", k)) {
+        say(lp, "\n  this request cannot be shown whole: it can only be denied. press d> ");
         return;
     }
-    switch (*l) {
+    switch (k) {
     case 'a': answer(lp, SG_DEC_ALLOW_ONCE); return;
     case 'r': answer(lp, SG_DEC_ALLOW_RUN); return;
     case 'd': answer(lp, SG_DEC_DENY); return;
     case 'D': answer(lp, SG_DEC_DENY_ALWAYS); return;
     case 'A': {
         bool several = strchr(lp->rule, '\n') != NULL;
-        cleanup_free char *t = sg_xasprintf("  save the grant%s for this version of %s? [y/N]> ",
-                                            several ? "s above" : "", lp->skill);
-        if (!several) {
-            free(t);
-            t = sg_xasprintf("  save the grant %s for this version of %s? [y/N]> ", lp->rule,
-                             lp->skill);
-        }
+        cleanup_free char *t =
+            several ? sg_xasprintf("A\n  save the grants above for this version of %s? press y "
+                                   "to save, any other key not to> ", lp->skill)
+                    : sg_xasprintf("A\n  save the grant %s for this version of %s? press y to "
+                                   "save, any other key not to> ", lp->rule, lp->skill);
         lp->confirming = true;
         say(lp, t);
         return;
     }
     default:
-        say(lp, lp->cut ? "  d (no allow: it cannot be shown whole)> "
-                        : "  a, r, A, d or D (Enter alone never allows)> ");
+        return;
     }
 }
 
@@ -339,15 +449,25 @@ static void dispatch(void *ctx, const struct pollfd *pfds, size_t n)
     ssize_t r = read(lp->tty, buf, sizeof buf);
     bool armed = now_ms() >= lp->armed_ms;
     for (ssize_t i = 0; i < r && lp->shown; i++) {
-        if (buf[i] == '\n' || buf[i] == '\r') {
-            lp->line[lp->linelen] = '\0';
-            if (armed)
-                on_line(lp, lp->line);
-            lp->linelen = 0;
-        } else if (lp->linelen + 1 < sizeof lp->line) {
-            lp->line[lp->linelen++] = buf[i];
+        unsigned char c = (unsigned char)buf[i];
+        /* an arrow or function key is ESC [ ... final (or ESC O x): none of
+         * its bytes is a key of ours ("ESC [ A" is not [A]) */
+        if (lp->esc == 1) {
+            lp->esc = c == '[' || c == 'O' ? 2 : 0;
+            continue;
         }
+        if (lp->esc == 2) {
+            lp->esc = c >= 0x40 && c <= 0x7e ? 0 : 2;
+            continue;
+        }
+        if (c == 0x1b) {
+            lp->esc = 1;
+            continue;
+        }
+        if (armed)
+            on_key(lp, (char)c);
     }
+    lp->esc = 0; /* a sequence comes in one read; a lone ESC does not eat the next key */
 }
 
 struct sg_lineprompt *sg_lineprompt_open(void)
@@ -363,6 +483,7 @@ struct sg_lineprompt *sg_lineprompt_open(void)
 void sg_lineprompt_attach(struct sg_lineprompt *lp, struct sg_perm *perm)
 {
     lp->perm = perm;
+    raw_install();
     sg_perm_set_frontend(perm, show, lp);
     sg_perm_set_frontend_fds(perm, pollfds, dispatch);
 }
@@ -371,6 +492,7 @@ void sg_lineprompt_close(struct sg_lineprompt *lp)
 {
     if (!lp)
         return;
+    raw_uninstall();
     close(lp->tty);
     free(lp->rule), free(lp->skill);
     free(lp);

@@ -2,7 +2,11 @@
  * terminal (/dev/tty), for `skillgate run` and an MCP server with no TUI
  * attached. Like the TUI's prompt it is shown the head of the queue
  * (sg_perm_show_fn) and answers it by id; its terminal is polled in the
- * run's loop through the engine (sg_perm_set_frontend_fds). */
+ * run's loop through the engine (sg_perm_set_frontend_fds). One key
+ * answers, without Enter: while a prompt is shown the terminal is in
+ * cbreak mode, put back on every way out (the answer, the deadline, close,
+ * exit, and a signal that ends or stops skillgate). Its input is /dev/tty,
+ * never stdin: it works the same with stdin a pipe or a file. */
 #ifndef SG_LINEPROMPT_H
 #define SG_LINEPROMPT_H
 
