@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "notifpath.h"
 #include "perm.h"
 #include "shellcmd.h"
@@ -56,6 +57,9 @@ struct sg_exec {
     struct pending *pend;
     size_t npend;
     unsigned long swaps; /* approved execs that were about to run another file */
+    struct sg_config cfg; /* quiet_programs (owns the names quiet points to) */
+    const char **quiet;   /* the programs the skill runs without a question */
+    size_t nquiet;
 };
 
 struct exec_wait {
@@ -90,6 +94,20 @@ struct sg_exec *sg_exec_new(const struct sg_plan *plan, struct sg_perm *perm,
     x->plan = plan, x->perm = perm, x->bus = bus, x->fd = notify_fd;
     x->waitkill = -1;
     x->pend = sg_xcalloc(MAX_PENDING, sizeof *x->pend);
+    /* the ordinary programs: the person's config decides; a config with
+     * errors (one that may have meant "ask for everything") quiets none */
+    cleanup_free char *path = sg_config_default_path();
+    struct sg_diags d = {0};
+    if (sg_config_load(path, &x->cfg, &d) < 0) {
+        sg_config_free(&x->cfg);
+        x->cfg.quiet_off = true;
+        sg_bus_emit(bus, SG_EV_POLICY_APPLIED,
+                    json_pack("{s:s, s:s}", "quiet_programs", "off", "reason", "config errors"),
+                    "%s has errors: every program the skill runs is asked (quiet_programs off)",
+                    path);
+    }
+    sg_diags_free(&d);
+    x->quiet = sg_config_quiet_programs(&x->cfg, &x->nquiet);
     return x;
 }
 
@@ -104,6 +122,8 @@ void sg_exec_free(struct sg_exec *x)
         ptrace(PTRACE_DETACH, x->pend[i].tgid, 0, 0);
     }
     free(x->pend);
+    free(x->quiet);
+    sg_config_free(&x->cfg);
     free(x);
 }
 
@@ -240,6 +260,156 @@ static const char *exec_declared(const struct sg_tools *tools, const struct sg_p
         if (m)
             return tools->bash_scopes[i];
     }
+    return NULL;
+}
+
+/* ---- one program, one request ---- */
+
+/* path with its symlinks resolved in pid's view, a component at a time
+ * (at most 40 links, as the kernel): only the folders' (/bin/lsof is
+ * /usr/bin/lsof where /bin links to usr/bin) unless last, when the final
+ * name's too. Rules and scopes name a program by its last name as written
+ * (awk, not the mawk it links to), so the request keeps it. 0, or -errno
+ * with out untouched. */
+static int resolve_links(pid_t pid, const char *path, bool last, char *out, size_t max)
+{
+    const char *slash = strrchr(path, '/');
+    if (path[0] != '/' || !slash)
+        return -EINVAL;
+    size_t dl = last ? strlen(path) : (size_t)(slash - path);
+    char todo[PATH_MAX], cur[PATH_MAX] = "", next[PATH_MAX];
+    if (dl >= sizeof todo)
+        return -ENAMETOOLONG;
+    memcpy(todo, path, dl);
+    todo[dl] = '\0';
+    int links = 0;
+    for (const char *t = todo; *t;) {
+        while (*t == '/')
+            t++;
+        size_t k = strcspn(t, "/"), cl = strlen(cur);
+        if (!k)
+            break;
+        char name[NAME_MAX + 1];
+        if (k > NAME_MAX || cl + 1 + k >= sizeof cur)
+            return -ENAMETOOLONG;
+        memcpy(name, t, k);
+        name[k] = '\0';
+        t += k;
+        if (!strcmp(name, "."))
+            continue;
+        if (!strcmp(name, "..")) {
+            char *up = strrchr(cur, '/');
+            if (up)
+                *up = '\0'; /* "" stays "": /.. is / */
+            continue;
+        }
+        snprintf(cur + cl, sizeof cur - cl, "/%s", name);
+        struct stat st;
+        int r = sg_notif_lstat(pid, cur, &st);
+        if (r < 0)
+            return r;
+        if (!S_ISLNK(st.st_mode))
+            continue;
+        if (++links > 40)
+            return -ELOOP;
+        cur[cl] = '\0';
+        int dfd = sg_notif_open(pid, cl ? cur : "/", O_PATH | O_DIRECTORY, true);
+        if (dfd < 0)
+            return dfd;
+        char target[PATH_MAX];
+        ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
+        int e = errno;
+        close(dfd);
+        if (n <= 0)
+            return n < 0 ? -e : -ENOENT;
+        target[n] = '\0';
+        int w = snprintf(next, sizeof next, "%s/%s", target, t);
+        if (w < 0 || (size_t)w >= sizeof next)
+            return -ENAMETOOLONG;
+        memcpy(todo, next, (size_t)w + 1);
+        t = todo;
+        if (target[0] == '/')
+            cur[0] = '\0';
+    }
+    int w = snprintf(out, max, "%s%s", last && cur[0] ? cur : last ? "/" : cur,
+                     last ? "" : slash);
+    return w < 0 || (size_t)w >= max ? -ENAMETOOLONG : 0;
+}
+
+static const char *base_of(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* Two paths in pid's view that lead to one file. */
+static bool same_in_view(pid_t pid, const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int fa = sg_notif_open(pid, a, O_PATH, true);
+    int fb = fa < 0 ? -1 : sg_notif_open(pid, b, O_PATH, true);
+    bool same = fb >= 0 && fstat(fa, &sa) == 0 && fstat(fb, &sb) == 0 &&
+                sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (fa >= 0)
+        close(fa);
+    if (fb >= 0)
+        close(fb);
+    return same;
+}
+
+/* An interpreter or shell is quiet only running a file: its first argument
+ * a regular file in pid's view, no option before it (-c CODE, -e CODE, a
+ * script on stdin, "-" are code the command line or a pipe feeds it). */
+static bool runs_a_file(pid_t pid, const struct sg_preq *q)
+{
+    struct sg_shell sh;
+    const char *why;
+    if (!q->args[0] || sg_shell_parse(q->args, &sh, &why) < 0)
+        return false;
+    bool ok = false;
+    if (sh.n == 1 && sh.cmds[0].argc && sh.cmds[0].argv[0][0] != '-') {
+        char path[PATH_MAX];
+        struct stat st;
+        int fd = sg_notif_join(pid, AT_FDCWD, sh.cmds[0].argv[0], 0, path, sizeof path) < 0
+                     ? -1
+                     : sg_notif_open(pid, path, O_PATH, true);
+        ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        if (fd >= 0)
+            close(fd);
+    }
+    sg_shell_free(&sh);
+    return ok;
+}
+
+/* Why the skill may run q's program without a question (config.h,
+ * quiet_programs), or NULL. On the file the kernel runs, never argv[0]:
+ * q->name is a bare name only when that name on the sandbox's PATH is this
+ * very file (scope_name), and the approval is bound to it (allow_bound);
+ * the file's own name, every link followed, must not be one that reaches
+ * out (a sort that links to curl is curl). */
+static const char *quiet_program(const struct sg_exec *x, pid_t pid, const struct sg_preq *q)
+{
+    char real[PATH_MAX];
+    if (!x->nquiet || q->cut || q->unsure || resolve_links(pid, q->subject, true, real,
+                                                           sizeof real) < 0)
+        return NULL;
+    if (sg_quiet_never(base_of(real)) || sg_quiet_never(base_of(q->subject)))
+        return NULL;
+    bool code = sg_program_runs_any_code(real) || sg_program_runs_any_code(q->subject);
+    const char *n = q->name;
+    bool listed = false;
+    for (size_t i = 0; i < x->nquiet && !listed && !strchr(n, '/'); i++)
+        listed = !strcmp(x->quiet[i], n);
+    /* awk and xargs are of the built-in set: what they run is an exec
+     * of its own, asked on its own */
+    if (listed && (!code || sg_quiet_builtin(n) || runs_a_file(pid, q)))
+        return "an ordinary program (config: quiet_programs)";
+    /* the interpreter the run itself was started with, running a file */
+    const struct sg_plan *p = x->plan;
+    if (code && runs_a_file(pid, q) &&
+        ((p->exec_path && p->exec_path[0] == '/' && same_in_view(pid, p->exec_path, q->subject)) ||
+         (p->python && same_in_view(pid, p->python, q->subject))))
+        return "the run's own interpreter, running a file (config: quiet_programs)";
     return NULL;
 }
 
@@ -403,6 +573,11 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
         return;
     }
     close(probe);
+    /* one program is one request however a path reaches it: /bin/lsof and
+     * /usr/bin/lsof are shown, matched and remembered as /usr/bin/lsof */
+    char canon[sizeof q.subject];
+    if (resolve_links(req->pid, q.subject, false, canon, sizeof canon) == 0)
+        memcpy(q.subject, canon, sizeof canon);
     scope_name(req->pid, plan, q.subject, q.name, sizeof q.name);
     /* every exec decision is recorded, the manifest's own included */
     const struct sg_tools *tools = sg_perm_tools(x->perm);
@@ -428,6 +603,14 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
         sg_perm_record(x->perm, &q, SG_DEC_DENY, "allowed-tools: Bash is not in it");
         refuse(x, req->id, req->pid, q.subject, -EACCES, "Bash is not in allowed-tools",
                "Bash is not in the skill's allowed-tools");
+        return;
+    }
+    /* after the person's deny and ask rules and the manifest, before a
+     * question: an ordinary program (find, wc, sort), still recorded */
+    const char *quiet = limited ? NULL : quiet_program(x, req->pid, &q);
+    if (quiet) {
+        sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, quiet);
+        allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
         return;
     }
     if (!x->perm) {

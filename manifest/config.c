@@ -219,6 +219,12 @@ void sg_config_free(struct sg_config *cfg)
     free(cfg->resolve);
     free(cfg->theme);
     free(cfg->hook_policy);
+    for (size_t i = 0; i < cfg->nquiet_add; i++)
+        free(cfg->quiet_add[i]);
+    free(cfg->quiet_add);
+    for (size_t i = 0; i < cfg->nquiet_remove; i++)
+        free(cfg->quiet_remove[i]);
+    free(cfg->quiet_remove);
     for (size_t i = 0; i < cfg->nkeys; i++) {
         free(cfg->keys[i].action);
         free(cfg->keys[i].keys);
@@ -333,6 +339,117 @@ static void cfg_hook(struct sg_pctx *c, const struct sg_ynode *v, struct sg_conf
     }
 }
 
+bool sg_quiet_never(const char *name)
+{
+    static const char *const never[] = {
+#define X(n) n,
+        SG_NEVER_QUIET(X)
+#undef X
+    };
+    for (size_t i = 0; i < SG_ARRAY_LEN(never); i++) {
+        size_t n = strlen(never[i]);
+        if (strncmp(name, never[i], n))
+            continue;
+        const char *v = name + n; /* pip3, pip3.12: the name with a version */
+        while ((*v >= '0' && *v <= '9') || (*v == '.' && v[1] >= '0' && v[1] <= '9'))
+            v++;
+        if (!*v)
+            return true;
+    }
+    return false;
+}
+
+static const char *const quiet_defaults[] = {
+#define X(n) n,
+    SG_QUIET_PROGRAMS(X)
+#undef X
+};
+
+bool sg_quiet_builtin(const char *name)
+{
+    for (size_t i = 0; i < SG_ARRAY_LEN(quiet_defaults); i++)
+        if (!strcmp(name, quiet_defaults[i]))
+            return true;
+    return false;
+}
+
+const char **sg_config_quiet_programs(const struct sg_config *cfg, size_t *n)
+{
+    const char *const *defaults = quiet_defaults;
+    size_t nadd = cfg ? cfg->nquiet_add : 0;
+    const char **v = sg_xcalloc(SG_ARRAY_LEN(quiet_defaults) + nadd + 1, sizeof *v);
+    *n = 0;
+    if (cfg && cfg->quiet_off)
+        return v;
+    for (size_t i = 0; i < SG_ARRAY_LEN(quiet_defaults) + nadd; i++) {
+        const char *p = i < SG_ARRAY_LEN(quiet_defaults) ? defaults[i]
+                                                   : cfg->quiet_add[i - SG_ARRAY_LEN(quiet_defaults)];
+        bool drop = sg_quiet_never(p);
+        for (size_t k = 0; cfg && k < cfg->nquiet_remove && !drop; k++)
+            drop = !strcmp(cfg->quiet_remove[k], p);
+        for (size_t k = 0; k < *n && !drop; k++)
+            drop = !strcmp(v[k], p);
+        if (!drop)
+            v[(*n)++] = p;
+    }
+    return v;
+}
+
+/* One name of quiet_programs.add or .remove: a program's name as PATH
+ * finds it (no folder), never one that reaches out (for add). */
+struct quiet_list {
+    struct sg_config *cfg;
+    bool add;
+};
+
+static void add_quiet(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    struct quiet_list *l = arg;
+    const char *s = n->str;
+    if (!s[0] || strlen(s) > 64 || strchr(s, '/') || strcspn(s, " \t\n\r") != strlen(s)) {
+        pc_err(c, n, f, "\"%.80s\" is not a program's name (as PATH finds it: jq, not "
+                        "/usr/bin/jq)", s);
+        return;
+    }
+    if (l->add && sg_quiet_never(s)) {
+        pc_warn(c, n, f, "%s is never run without a question: it reaches beyond the "
+                         "sandbox's files (network, packages, another user or mounts); "
+                         "ignored", s);
+        return;
+    }
+    char ***v = l->add ? &l->cfg->quiet_add : &l->cfg->quiet_remove;
+    size_t *nv = l->add ? &l->cfg->nquiet_add : &l->cfg->nquiet_remove;
+    *v = sg_xrealloc(*v, (*nv + 1) * sizeof **v);
+    (*v)[(*nv)++] = sg_xstrdup(s);
+}
+
+/* quiet_programs: true | false | {add: [NAME, ...], remove: [NAME, ...]} */
+static void cfg_quiet(struct sg_pctx *c, const struct sg_ynode *v, struct sg_config *cfg)
+{
+    if (v->type == SG_Y_SCALAR) {
+        bool on = true;
+        if (pc_bool(c, v, "quiet_programs", &on))
+            cfg->quiet_off = !on;
+        return;
+    }
+    if (v->type != SG_Y_MAP) {
+        pc_err(c, v, "quiet_programs", "must be true, false, or a mapping {add: [jq], "
+                                       "remove: [find]}");
+        return;
+    }
+    for (size_t i = 0; i + 1 < v->n; i += 2) {
+        const struct sg_ynode *k = v->kids[i], *x = v->kids[i + 1];
+        bool add = !strcmp(k->str, "add");
+        if (!add && strcmp(k->str, "remove")) {
+            pc_warn(c, k, k->str, "unknown key of quiet_programs (add, remove), ignored");
+            continue;
+        }
+        struct quiet_list l = {cfg, add};
+        pc_string_list(c, x, add ? "quiet_programs.add" : "quiet_programs.remove", add_quiet,
+                       &l);
+    }
+}
+
 static void cfg_apply(struct sg_pctx *c, const struct sg_ynode *root, struct sg_config *cfg)
 {
     if (root->type != SG_Y_MAP) {
@@ -355,6 +472,8 @@ static void cfg_apply(struct sg_pctx *c, const struct sg_ynode *root, struct sg_
             pc_string_list(c, v, "resolve", add_resolve, cfg);
         else if (!strcmp(k->str, "hook"))
             cfg_hook(c, v, cfg);
+        else if (!strcmp(k->str, "quiet_programs"))
+            cfg_quiet(c, v, cfg);
         else
             pc_warn(c, k, k->str, "unknown key, ignored");
     }

@@ -30,7 +30,56 @@ struct sg_config {
     char *hook_policy;         /* absolute; NULL: <config dir>/hook-policy.yaml when it exists */
     bool hook_no_rewrite;      /* rewrite_scripts: false */
     long long hook_prompt_s;   /* prompt_timeout: a person's time to answer (0: the default) */
+    /* quiet_programs: false, or {add: [NAME], remove: [NAME]} (see below) */
+    bool quiet_off;
+    char **quiet_add, **quiet_remove;
+    size_t nquiet_add, nquiet_remove;
 };
+
+/* ---- ordinary programs a skill's own scripts run without a question ----
+ *
+ * A shell script that runs find, wc and sort once raised a question per
+ * program. These read and compute inside the sandbox: they reach no file,
+ * host or socket the script itself could not (every write, connection and
+ * further exec they make is brokered on its own), so an exec of one by the
+ * skill is allowed without asking, still as an event and an audit record
+ * ("an ordinary program (config: quiet_programs)"). The person's deny and
+ * ask rules and the manifest's allowed-tools come first. Names are matched
+ * as the sandbox's PATH finds them, on the file the kernel runs
+ * (broker/exec.c). config.yaml changes the set:
+ *   quiet_programs: false                      # ask for every program
+ *   quiet_programs: {add: [jq], remove: [find]}
+ * X(name) */
+#define SG_QUIET_PROGRAMS(X)                                                                   \
+    X("cat") X("head") X("tail") X("wc") X("sort") X("uniq") X("cut") X("tr") X("tac")        \
+    X("paste") X("join") X("comm") X("fold") X("nl") X("expand") X("unexpand") X("column")    \
+    X("grep") X("egrep") X("fgrep") X("sed") X("awk") X("gawk") X("mawk") X("find")           \
+    X("xargs") X("ls") X("stat") X("du") X("basename") X("dirname") X("realpath")             \
+    X("readlink") X("pwd") X("date") X("mktemp") X("test") X("[") X("true") X("false")        \
+    X("echo") X("printf") X("expr") X("seq") X("diff") X("cmp") X("od") X("md5sum")           \
+    X("sha1sum") X("sha256sum") X("sha512sum") X("base64")
+/* Programs that reach out of the sandbox's files (network, packages,
+ * another user, mounts): never quiet, whatever the config says. A name
+ * followed by a version (pip3, pip3.12) counts as the name. */
+#define SG_NEVER_QUIET(X)                                                                      \
+    X("curl") X("wget") X("ssh") X("scp") X("sftp") X("rsync") X("nc") X("ncat")              \
+    X("netcat") X("socat") X("telnet") X("ftp") X("tftp") X("git") X("npm") X("npx")          \
+    X("pnpm") X("yarn") X("pip") X("pipx") X("uv") X("uvx") X("poetry") X("gem") X("bundle")  \
+    X("cargo") X("go") X("apt") X("apt-get") X("dpkg") X("rpm") X("dnf") X("yum") X("snap")   \
+    X("flatpak") X("brew") X("sudo") X("su") X("doas") X("pkexec") X("mount") X("umount")     \
+    X("chroot") X("nsenter") X("unshare") X("setpriv") X("docker") X("podman") X("kubectl")   \
+    X("gh") X("aws") X("gcloud") X("az") X("dig") X("nslookup") X("host") X("ping")           \
+    X("crontab") X("systemctl") X("gpg")
+
+/* name is one of SG_QUIET_PROGRAMS (the built-in set, whatever the config). */
+bool sg_quiet_builtin(const char *name);
+/* name (a program's base name) is one that is never quiet. */
+bool sg_quiet_never(const char *name);
+/* The programs quiet under cfg (NULL: the defaults): the default set, plus
+ * add, minus remove; none when quiet_programs is false. A NULL-terminated
+ * array of borrowed strings (cfg's or static), *n set; caller frees the
+ * array only. */
+const char **sg_config_quiet_programs(const struct sg_config *cfg, size_t *n);
 
 /* The records' settings from the default config file (defaults where it
  * has none, or is broken or untrusted: records are never kept less). */

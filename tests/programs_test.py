@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""The programs a skill's own scripts run (issue 36, item 4): ordinary
+programs (find, wc, sort) run without a question but still as events; one
+program is one request however a path reaches it (/bin/lsof is
+/usr/bin/lsof on a merged-/usr system); the person's deny rules come
+first; the config file changes the set; and the line prompt takes one key,
+without Enter, on a real terminal, with stdin not that terminal, and puts
+the terminal back however skillgate ends. Each test runs for real, as root
+and as an unprivileged user, through sandbox_test.py's harness. Prints TAP.
+
+Usage: programs_test.py PATH/TO/skillgate SOURCE_ROOT
+"""
+import functools
+import json
+import os
+import pty
+import resource
+import select
+import shutil
+import signal
+import sys
+import termios
+import textwrap
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sandbox_test as h  # noqa: E402
+
+TESTS = []
+test = functools.partial(h.test, tests=TESTS)
+
+QUIET = "an ordinary program (config: quiet_programs)"
+
+# A shell script as skills ship them: ordinary programs, and lsof by both of
+# its names (on merged /usr, /bin is a link to usr/bin: one file).
+COUNT_SH = """\
+#!/bin/bash
+n=$(find /etc -maxdepth 1 -name hostname | wc -l)
+echo "find-wc: $n"
+echo "sorted: $(printf 'b\\na\\n' | sort | tr '\\n' ' ')"
+/bin/lsof -v >/dev/null 2>&1; echo "bin-lsof: $?"
+/usr/bin/lsof -v >/dev/null 2>&1; echo "usr-lsof: $?"
+"""
+
+
+def skill(base, name, files):
+    """SKILL.md with no allowed-tools (every tool may be asked for) and
+    scripts/, as Anthropic's skills are."""
+    d = os.path.join(base, name)
+    os.makedirs(os.path.join(d, "scripts"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(f"---\nname: {name}\ndescription: programs test {name}\n---\n"
+                "Run `bash scripts/count.sh`.\n")
+    for rel, text in files.items():
+        with open(os.path.join(d, rel), "w") as f:
+            f.write(textwrap.dedent(text))
+        os.chmod(os.path.join(d, rel), 0o755)
+    for root, _, _ in os.walk(d):
+        os.chmod(root, 0o755)
+    return d
+
+
+def needs_lsof():
+    if not os.path.isfile("/usr/bin/lsof") or os.path.realpath("/bin") != "/usr/bin":
+        raise h.Skip("lsof at /usr/bin/lsof on a merged-/usr system (/bin -> usr/bin)")
+
+
+def bash_decisions(m):
+    """The trace's Bash decisions: (request, decision, decided_by)."""
+    out = []
+    for e in m.last_trace()["events"]:
+        d = e.get("data") or {}
+        if e["kind"] == "permission_decided" and d.get("tool") == "Bash":
+            out.append((d["request"], d["decision"], d["decided_by"]))
+    return out
+
+
+def pty_run(m, args, answer, stdin_null=True, timeout=60, on_prompt=None):
+    """skillgate on a real terminal with stdin NOT that terminal (/dev/null).
+    Each prompt, once shown whole, is answered 0.7 s later (past its arming
+    delay) with the keys answer(prompt's text) returns: a string, or a list
+    of strings typed 0.5 s apart; no Enter unless given. on_prompt(fd, pid)
+    runs when the first prompt shows. Returns (exit status, output, the
+    terminal's lflag as skillgate left it)."""
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state,
+         "XDG_CONFIG_HOME": os.path.join(m.state, "config"), "LANG": "C.UTF-8", "TERM": "dumb"}
+    cmd = [h.SG, *args]
+    if h.IS_ROOT and m.uid != 0:
+        cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir("/")
+        if stdin_null:
+            os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a SIGQUIT leaves no core
+        os.execve(shutil.which(cmd[0]) if "/" not in cmd[0] else cmd[0], cmd, e)
+    buf = b""
+    end = time.monotonic() + timeout
+    answered = 0
+    while time.monotonic() < end:
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+        prompts = buf.split(b"--- skillgate:")[1:]
+        if len(prompts) > answered and b"deny in " in prompts[answered]:
+            if answered == 0 and on_prompt:
+                on_prompt(fd, pid)
+            keys = answer(prompts[answered].decode("utf-8", "replace"))
+            answered += 1
+            time.sleep(0.7)
+            for i, k in enumerate([keys] if isinstance(keys, str) else keys):
+                if i:
+                    time.sleep(0.5)
+                os.write(fd, k.encode())
+    _, status = os.waitpid(pid, 0)
+    lflag = termios.tcgetattr(fd)[3]  # the terminal's settings as skillgate left them
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), buf.decode("utf-8", "replace"), lflag
+
+
+def deny_writes(keys):
+    """An answer: keys for a program, d for anything else (a bash script's
+    Write /dev/tty, which item 4 makes no question at all)."""
+    return lambda text: keys if "run a program" in text else "d"
+
+
+def cooked(lflag):
+    return bool(lflag & termios.ICANON) and bool(lflag & termios.ECHO)
+
+
+@test()
+def ordinary_programs_run_unasked_and_one_key_answers_the_rest(m, base):
+    """A bash script runs find, wc, sort, tr and lsof by /bin and /usr/bin
+    under --prompt tty: one prompt (lsof, shown as /usr/bin/lsof), answered
+    by one key with no Enter; find/wc/sort are events, never questions; the
+    terminal is in cbreak mode while asking and as it was afterwards."""
+    needs_lsof()
+    d = skill(base, f"count-{m.name}", {"scripts/count.sh": COUNT_SH})
+    during = {}
+
+    def look(fd, pid):
+        during["lflag"] = termios.tcgetattr(fd)[3]
+
+    code, out, lflag = pty_run(m, ["run", "--prompt", "tty", d, "--cwd", d, "--script",
+                                   "scripts/count.sh"], deny_writes("r"), on_prompt=look)
+    assert code == 0, out
+    assert out.count("asks to run a program") == 1, out
+    assert "program: /usr/bin/lsof" in out and "/bin/lsof" not in out.replace("/usr/bin/lsof", ""), out
+    assert "press a key, no Enter" in out and "-> allowed" in out, out
+    assert "find-wc: 1" in out and "sorted: a b" in out, out
+    assert "bin-lsof: 0" in out and "usr-lsof: 0" in out, out
+    assert not cooked(during["lflag"]), "the prompt did not put the terminal in cbreak mode"
+    assert cooked(lflag), "the terminal was left in cbreak mode"
+    dec = bash_decisions(m)
+    for prog in ("find", "wc", "sort", "tr"):
+        hits = [x for x in dec if x[0].startswith(f"Bash(/usr/bin/{prog}")]
+        assert hits and all(x[2] == QUIET and x[1] == "allow once" for x in hits), (prog, dec)
+    lsof = [x for x in dec if "lsof" in x[0]]
+    assert [x[0] for x in lsof] == ["Bash(/usr/bin/lsof -v)"] * 2, lsof
+    assert lsof[0][2] == "person" and lsof[1][2].startswith("your answer for this run"), lsof
+
+
+@test()
+def other_keys_are_ignored_and_a_signal_puts_the_terminal_back(m, base):
+    """Enter, a letter of no answer and an arrow key (ESC [ A, whose A is
+    not [A]) answer nothing; a allows once, d denies at once. A SIGTERM or
+    SIGQUIT to skillgate while it asks leaves the terminal as it was."""
+    needs_lsof()
+    d = skill(base, f"keys-{m.name}", {"scripts/count.sh": COUNT_SH})
+    keys = iter([["\r\nx\x1b[A", "a"], "d"])
+    code, out, lflag = pty_run(m, ["run", "--prompt", "tty", d, "--cwd", d, "--script",
+                                   "scripts/count.sh"],
+                               lambda text: next(keys) if "run a program" in text else "d")
+    assert "save the grant" not in out, out  # the arrow key's A was not [A]
+    # Enter, x and the arrow key did nothing: a allowed once, so the second
+    # name of lsof asked again, and d denied it at once
+    assert out.count("asks to run a program") == 2, out
+    assert "bin-lsof: 0" in out and "usr-lsof: 126" in out, out
+    assert cooked(lflag), "the terminal was left in cbreak mode"
+
+    # SIGTERM: skillgate's own handler ends the run in order; SIGQUIT: the
+    # default action, at once, after the prompt's handler put the terminal back
+    for sig in (signal.SIGTERM, signal.SIGQUIT):
+        def kill(fd, pid):
+            assert not cooked(termios.tcgetattr(fd)[3])
+            os.kill(pid, sig)
+
+        code, out, lflag = pty_run(m, ["run", "--prompt", "tty", d, "--cwd", d, "--script",
+                                       "scripts/count.sh"], lambda text: "", on_prompt=kill,
+                                   timeout=20)
+        assert code != 0, (sig, code, out)
+        assert cooked(lflag), f"signal {sig} left the terminal in cbreak mode"
+
+
+@test()
+def a_deny_rule_comes_before_the_ordinary_programs(m, base):
+    """A --policy deny rule on sort refuses sort (find and wc still run
+    unasked); a symlink named sort to another program, and a shell or
+    the run's interpreter fed code, are not ordinary programs; the run's
+    interpreter running a file is."""
+    d = skill(base, f"denysort-{m.name}", {"scripts/count.sh": COUNT_SH, "scripts/tricks.py": """\
+        import os, subprocess
+        os.makedirs("/tmp/b", exist_ok=True)
+        os.symlink("/usr/bin/id", "/tmp/b/sort")
+        with open("/tmp/b/x.py", "w") as f:
+            f.write("print('FILE-RAN')")
+        for argv in (["/tmp/b/sort"], ["/usr/bin/bash", "-c", "echo SHELL-RAN"],
+                     ["/usr/bin/head", "-c", "3", "/etc/hostname"],
+                     ["/usr/bin/python3", "/tmp/b/x.py"],
+                     ["/usr/bin/python3", "-c", "print('CODE-RAN')"]):
+            try:
+                r = subprocess.run(argv, capture_output=True, text=True)
+                print(argv[0], "ran", r.returncode, r.stdout.strip()[:20])
+            except PermissionError:
+                print(argv[0], "denied")
+        """})
+    pol = os.path.join(base, f"pol-{m.name}.yaml")
+    with open(pol, "w") as f:
+        f.write('deny: ["Bash(sort:*)"]\n')
+    os.chmod(pol, 0o644)
+    p = m.run("run", "--policy", pol, d, "--cwd", d, "--script", "scripts/count.sh", check=0)
+    assert "find-wc: 1" in p.out and "sorted: a b" not in p.out, p.out + p.err
+    dec = bash_decisions(m)
+    sort = [x for x in dec if x[0].startswith("Bash(/usr/bin/sort")]
+    assert sort and sort[0][1] == "deny" and "Bash(sort:*)" in sort[0][2], dec
+    assert [x for x in dec if x[0].startswith("Bash(/usr/bin/wc") and x[2] == QUIET], dec
+    p = m.run("run", "--prompt", "deny", d, "--cwd", d, "--script", "scripts/tricks.py", check=0)
+    assert "/tmp/b/sort denied" in p.out, p.out + p.err
+    assert "/usr/bin/bash denied" in p.out and "SHELL-RAN" not in p.out, p.out + p.err
+    assert "/usr/bin/head ran 0" in p.out, p.out + p.err
+    # the run's own interpreter (python3 here) running a file is quiet; fed code, it asks
+    assert "FILE-RAN" in p.out and "CODE-RAN" not in p.out, p.out + p.err
+    dec = bash_decisions(m)
+    assert [x for x in dec if x[0].startswith("Bash(/tmp/b/sort") and x[1] == "deny"], dec
+    assert not [x for x in dec if x[2] == QUIET and "head" not in x[0]], dec
+    assert [x for x in dec if x[0] == "Bash(/usr/bin/python3 /tmp/b/x.py)" and
+            x[2].startswith("the run's own interpreter")], dec
+
+
+@test()
+def the_config_file_changes_the_set(m, base):
+    """quiet_programs: {remove: [wc]} asks for wc again (denied under
+    --prompt deny, find still quiet; adding curl is only a warning,
+    test_quiet.c); false asks for every program; a config with errors
+    quiets nothing and says so."""
+    d = skill(base, f"cfg-{m.name}", {"scripts/count.sh": COUNT_SH})
+    cfgdir = os.path.join(m.home, ".config", "skillgate")
+    cfg = os.path.join(cfgdir, "config.yaml")
+    before = open(cfg).read()
+
+    def with_config(extra):
+        with open(cfg, "w") as f:
+            f.write(before + extra)
+        return m.run("run", "--prompt", "deny", d, "--cwd", d, "--script", "scripts/count.sh", check=0)
+
+    try:
+        p = with_config("quiet_programs:\n  remove: [wc]\n  add: [curl]\n")
+        assert "find-wc: 1" not in p.out and "sorted: a b" in p.out, p.out + p.err
+        dec = bash_decisions(m)
+        assert [x for x in dec if x[0].startswith("Bash(/usr/bin/wc") and x[1] == "deny"], dec
+        assert [x for x in dec if x[0].startswith("Bash(/usr/bin/find") and x[2] == QUIET], dec
+        p = with_config("quiet_programs: false\n")
+        dec = bash_decisions(m)
+        assert not [x for x in dec if x[2] == QUIET], dec
+        assert [x for x in dec if x[0].startswith("Bash(/usr/bin/find") and x[1] == "deny"], dec
+        p = with_config("quiet_programs: 7\n")
+        dec = bash_decisions(m)
+        assert not [x for x in dec if x[2] == QUIET], dec
+        msgs = [e["message"] for e in m.last_trace()["events"] if e["kind"] == "policy_applied"]
+        assert any("quiet_programs off" in x for x in msgs), msgs
+    finally:
+        with open(cfg, "w") as f:
+            f.write(before)
+
+
+if __name__ == "__main__":
+    sys.exit(h.main(TESTS))
