@@ -28,6 +28,9 @@
     X(NETWORK_CONNECTION_CLOSED, "network_connection_closed", "NET", 0) \
     X(NETWORK_EGRESS_BLOCKED, "network_egress_blocked", "NET", 2) \
     X(HOST_SOCKET_CONNECTED, "host_socket_connected", "SOCKET", 1) \
+    X(PORT_PUBLISHED, "port_published", "PUBLISH", 1)          \
+    X(PORT_NOT_PUBLISHED, "port_not_published", "PUBLISH", 2)  \
+    X(INBOUND, "inbound", "INBOUND", 1)                        \
     X(RESOURCE_LIMIT_HIT, "resource_limit_hit", "LIMIT", 2)     \
     X(WRITE_DISCARDED, "write_discarded", "DISCARD", 1)         \
     X(FILES_READ, "files_read", "READ", 0)                      \

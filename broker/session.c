@@ -989,6 +989,7 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     struct itimerspec its = {.it_value = {.tv_sec = plan->limits[SG_PL_TIMEOUT].value}};
     timerfd_settime(r->tfd, 0, &its, NULL);
     r->net = sg_egress_new(plan, bus, perm, r->sb->egress_fd);
+    sg_egress_publish(r->net, r->sb->pidfd); /* a page the skill serves for the person */
     r->ex = sg_exec_new(plan, perm, bus, r->sb->notify_fd);
     r->conn = sg_sockconn_new(plan, bus, perm, r->sb->notify_fd, r->sb->own_dev,
                               r->sb->nown_dev);

@@ -90,6 +90,59 @@ int sg_dns_build_answer(const uint8_t *query, const struct sg_dns_query *q, int 
     return (int)off;
 }
 
+int sg_dns_build_ptr(const uint8_t *query, const struct sg_dns_query *q, const char *target,
+                     uint32_t ttl, uint8_t *out, size_t outmax)
+{
+    uint8_t rdata[SG_DNS_NAME_MAX + 2];
+    size_t n = 0, tl = strlen(target);
+    if (tl == 0 || tl > SG_DNS_NAME_MAX)
+        return -EINVAL;
+    for (const char *s = target; *s;) {
+        const char *e = strchr(s, '.');
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        if (l == 0 || l > 63 || n + 1 + l + 1 > sizeof rdata)
+            return -EINVAL;
+        rdata[n++] = (uint8_t)l;
+        memcpy(rdata + n, s, l);
+        n += l;
+        s = e ? e + 1 : s + l;
+    }
+    rdata[n++] = 0;
+    int r = sg_dns_build_answer(query, q, SG_RCODE_NOERROR, NULL, 0, 0, out, outmax);
+    if (r < 0)
+        return r;
+    size_t off = (size_t)r;
+    if (off + 12 + n > outmax)
+        return -ENOBUFS;
+    wr16(out + 6, 1); /* one answer */
+    wr16(out + off, 0xc00c);
+    wr16(out + off + 2, SG_DNS_PTR);
+    wr16(out + off + 4, 1);
+    out[off + 6] = (uint8_t)(ttl >> 24), out[off + 7] = (uint8_t)(ttl >> 16);
+    out[off + 8] = (uint8_t)(ttl >> 8), out[off + 9] = (uint8_t)ttl;
+    wr16(out + off + 10, (uint16_t)n);
+    memcpy(out + off + 12, rdata, n);
+    return (int)(off + 12 + n);
+}
+
+bool sg_dns_loopback_reverse(const char *name)
+{
+    /* 127.0.0.0/8: four decimal labels, the last one 127 */
+    const char *s = name;
+    for (int i = 0; i < 3; i++) {
+        size_t d = strspn(s, "0123456789");
+        if (d == 0 || d > 3 || s[d] != '.')
+            goto v6;
+        s += d + 1;
+    }
+    if (!strcmp(s, "127.in-addr.arpa"))
+        return true;
+v6:;
+    /* ::1: "1" then 31 "0", nibble by nibble */
+    static const char one[] = "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.ip6.arpa";
+    return !strcmp(name, one);
+}
+
 double sg_dns_label_entropy(const char *label, size_t len)
 {
     unsigned counts[256] = {0};

@@ -5,6 +5,7 @@
 #ifndef SG_DNS_H
 #define SG_DNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,7 +13,7 @@
 #define SG_DNS_TCP_MAX 4096    /* over TCP (two-byte length prefix) */
 #define SG_DNS_NAME_MAX 255
 
-enum { SG_DNS_A = 1, SG_DNS_AAAA = 28 };
+enum { SG_DNS_A = 1, SG_DNS_PTR = 12, SG_DNS_AAAA = 28 };
 enum { SG_RCODE_NOERROR = 0, SG_RCODE_FORMERR = 1, SG_RCODE_NXDOMAIN = 3, SG_RCODE_REFUSED = 5 };
 
 struct sg_dns_query {
@@ -32,6 +33,14 @@ int sg_dns_parse_query(const uint8_t *buf, size_t len, struct sg_dns_query *q);
 int sg_dns_build_answer(const uint8_t *query, const struct sg_dns_query *q, int rcode,
                         const uint8_t *addr, size_t alen, uint32_t ttl, uint8_t *out,
                         size_t outmax);
+/* The same with one PTR record naming target (a dotted name of at most
+ * SG_DNS_NAME_MAX bytes, labels of 1-63). Returns the length, -EINVAL for a
+ * target that is no name, or -ENOBUFS. */
+int sg_dns_build_ptr(const uint8_t *query, const struct sg_dns_query *q, const char *target,
+                     uint32_t ttl, uint8_t *out, size_t outmax);
+/* Is name the reverse name of a loopback address (N.N.N.127.in-addr.arpa,
+ * or ::1's 1.0.0. ... .ip6.arpa)? */
+bool sg_dns_loopback_reverse(const char *name);
 /* Shannon entropy of a label in bits per character (for exfiltration). */
 double sg_dns_label_entropy(const char *label, size_t len);
 /* Does name look like data smuggled in labels? (long or high-entropy labels) */

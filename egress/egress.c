@@ -1,6 +1,7 @@
 #include "egress.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netfilter_ipv4.h>
@@ -15,6 +16,8 @@
 
 #include "dns.h"
 #include "perm.h"
+#include "netns.h"
+#include "publish.h"
 #include "sniff.h"
 #include "parse.h"
 #include "util.h"
@@ -85,6 +88,10 @@ struct sg_net {
         int idx;
     } tags[SG_EGRESS_FDS + 2 * SG_EGRESS_MAX_CONNS + 1];
     size_t ntags;
+    char *search[8]; /* resolv.conf's search domains, which a resolver appends */
+    size_t nsearch;
+    struct sg_pub *pub; /* ports published on the host's loopback (publish.h) */
+    size_t pub_first, pub_n; /* its slice of the last sg_egress_pollfds */
 };
 
 static int64_t now_ms(void)
@@ -257,6 +264,90 @@ static void dns_decided(void *ctx, enum sg_decision d)
 
 /* ---- DNS stub ---- */
 
+/* The sandbox's own names: its host name (sethostname in launch.c),
+ * localhost and *.localhost (RFC 6761), each also with a search domain of
+ * resolv.conf appended (a resolver tries those first). They are the
+ * sandbox's loopback: answered here, never asked, never sent on. A server
+ * that looks its own name up (Python's http.server) then starts with no
+ * question a person could not sensibly answer. */
+static bool own_name(const struct sg_net *e, const char *name)
+{
+    static const char *const own[] = {SG_SANDBOX_HOSTNAME, "localhost", "localhost.localdomain"};
+    if (sg_str_has_suffix(name, ".localhost"))
+        return true;
+    for (size_t i = 0; i < SG_ARRAY_LEN(own); i++) {
+        size_t n = strlen(own[i]);
+        if (!strcmp(name, own[i]))
+            return true;
+        if (strncmp(name, own[i], n) || name[n] != '.')
+            continue;
+        for (size_t k = 0; k < e->nsearch; k++)
+            if (!strcmp(name + n + 1, e->search[k]))
+                return true;
+    }
+    return false;
+}
+
+static bool is_own(const struct sg_net *e, const struct sg_dns_query *q)
+{
+    return own_name(e, q->name) || (q->qtype == SG_DNS_PTR && sg_dns_loopback_reverse(q->name));
+}
+
+/* resolv.conf's search (and domain) lines: what a resolver appends. */
+static void read_search(struct sg_net *e)
+{
+    cleanup_free char *text = NULL;
+    size_t len;
+    if (sg_read_file_capped("/etc/resolv.conf", 65536, &text, &len) < 0)
+        return;
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "search", 6) && strncmp(line, "domain", 6))
+            continue;
+        if (line[6] != ' ' && line[6] != '\t')
+            continue;
+        for (char *s2 = NULL, *w = strtok_r(line + 7, " \t\r", &s2); w;
+             w = strtok_r(NULL, " \t\r", &s2)) {
+            size_t n = strlen(w);
+            while (n && w[n - 1] == '.')
+                w[--n] = '\0';
+            if (!n || e->nsearch >= SG_ARRAY_LEN(e->search))
+                continue;
+            for (char *c = w; *c; c++)
+                *c = (char)tolower((unsigned char)*c);
+            e->search[e->nsearch++] = sg_xstrdup(w);
+        }
+    }
+}
+
+/* An own name's answer: 127.0.0.1, ::1 (when the sandbox has IPv6),
+ * localhost for a loopback reverse name, else no record. */
+static int own_answer(struct sg_net *e, const uint8_t *buf, const struct sg_dns_query *q,
+                      uint8_t *out, size_t max, const char *via)
+{
+    static const uint8_t lo4[4] = {127, 0, 0, 1}, lo6[16] = {[15] = 1};
+    const char *shown = "no record";
+    int r;
+    if (q->qclass == 1 && q->qtype == SG_DNS_PTR) {
+        shown = "localhost";
+        r = sg_dns_build_ptr(buf, q, "localhost", DNS_TTL, out, max);
+    } else if (q->qclass == 1 && q->qtype == SG_DNS_A) {
+        shown = "127.0.0.1";
+        r = sg_dns_build_answer(buf, q, SG_RCODE_NOERROR, lo4, 4, DNS_TTL, out, max);
+    } else if (q->qclass == 1 && q->qtype == SG_DNS_AAAA && e->lfd[SG_EG_PROXY6] >= 0) {
+        shown = "::1";
+        r = sg_dns_build_answer(buf, q, SG_RCODE_NOERROR, lo6, 16, DNS_TTL, out, max);
+    } else {
+        r = sg_dns_build_answer(buf, q, SG_RCODE_NOERROR, NULL, 0, 0, out, max);
+    }
+    sg_bus_emit(e->bus, SG_EV_DNS_RESOLUTION,
+                json_pack("{s:s, s:i, s:s, s:s, s:b}", "name", q->name, "qtype", q->qtype,
+                          "answer", shown, "via", via, "local", 1),
+                "%s (type %u) -> %s: the sandbox's own name, answered locally", q->name,
+                q->qtype, shown);
+    return r;
+}
+
 static int answer(struct sg_net *e, const uint8_t *buf, size_t len, uint8_t *out, size_t max,
                   const char *via)
 {
@@ -278,6 +369,8 @@ static int answer(struct sg_net *e, const uint8_t *buf, size_t len, uint8_t *out
         return 12;
     }
     bool allowed = net_allowed(e, q.name, 0);
+    if (!allowed && is_own(e, &q))
+        return own_answer(e, buf, &q, out, max, via);
     if (!allowed) {
         bool exfil = sg_dns_looks_like_exfil(q.name);
         sg_bus_emit(e->bus, SG_EV_DNS_BLOCKED,
@@ -326,7 +419,7 @@ static void dns_udp(struct sg_net *e, int fd)
         /* an undeclared name the skill may ask for: hold the query for a person */
         struct sg_dns_query q;
         if (fetch_may_ask(e) && sg_dns_parse_query(buf, (size_t)n, &q) == 0 &&
-            !net_allowed(e, q.name, 0) && !sg_dns_looks_like_exfil(q.name)) {
+            !net_allowed(e, q.name, 0) && !is_own(e, &q) && !sg_dns_looks_like_exfil(q.name)) {
             struct dns_wait *w;
             for (w = e->waiting; w && strcmp(w->name, q.name); w = w->next)
                 ;
@@ -986,7 +1079,14 @@ struct sg_net *sg_egress_new(const struct sg_plan *plan, struct sg_event_bus *bu
     }
     if (pipe2(e->rpipe, O_CLOEXEC | O_NONBLOCK) < 0)
         e->rpipe[0] = e->rpipe[1] = -1;
+    read_search(e);
     return e;
+}
+
+void sg_egress_publish(struct sg_net *e, int pidfd)
+{
+    if (!e->pub)
+        e->pub = sg_pub_new(e->plan, e->bus, e->perm, fetch_may_ask(e), pidfd);
 }
 
 size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max)
@@ -1044,11 +1144,17 @@ size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max)
     }
 #undef PUT
     e->ntags = n;
-    return n;
+    e->pub_first = n;
+    e->pub_n = e->pub ? sg_pub_pollfds(e->pub, out + n, max - n) : 0;
+    return n + e->pub_n;
 }
 
 void sg_egress_dispatch(struct sg_net *e, const struct pollfd *p, size_t n)
 {
+    if (e->pub && n >= e->pub_first)
+        sg_pub_dispatch(e->pub, p + e->pub_first, n - e->pub_first < e->pub_n
+                                                      ? n - e->pub_first
+                                                      : e->pub_n);
     for (size_t k = 0; k < n && k < e->ntags; k++) {
         if (!p[k].revents)
             continue;
@@ -1136,15 +1242,16 @@ int sg_egress_timeout(const struct sg_net *e)
         if (next < 0 || d < next)
             next = d;
     }
-    if (next < 0)
-        return -1;
-    return next <= now ? 0 : (int)(next - now);
+    int pt = e->pub ? sg_pub_timeout(e->pub) : -1;
+    int t = next < 0 ? -1 : next <= now ? 0 : (int)(next - now);
+    return t < 0 ? pt : pt < 0 || t < pt ? t : pt;
 }
 
 void sg_egress_free(struct sg_net *e)
 {
     if (!e)
         return;
+    sg_pub_free(e->pub); /* nothing listens on the host after the run */
     for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++)
         conn_free(e, i, false);
     for (int i = 0; i < SG_EGRESS_FDS; i++)
@@ -1154,6 +1261,8 @@ void sg_egress_free(struct sg_net *e)
         free(e->names[i]);
     for (size_t i = 0; i < e->napproved; i++)
         free(e->approved[i]);
+    for (size_t i = 0; i < e->nsearch; i++)
+        free(e->search[i]);
     /* queries still held belong to pending prompts; the permission engine
      * answers them (deny) when it is freed, which the session does first */
     while (e->waiting) {

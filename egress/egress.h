@@ -34,6 +34,9 @@ struct sg_perm;
  * the skill ask; NULL refuses them. */
 struct sg_net *sg_egress_new(const struct sg_plan *plan, struct sg_event_bus *bus,
                              struct sg_perm *perm, int fds[SG_EGRESS_FDS]);
+/* Publish the ports the skill serves for the person on the host's loopback
+ * (publish.h), reaching the sandbox through pid 1's pidfd (borrowed). */
+void sg_egress_publish(struct sg_net *e, int pidfd);
 /* The fds to poll now; at most max. */
 size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max);
 /* Handle what poll said about the fds sg_egress_pollfds gave (same order). */

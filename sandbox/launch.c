@@ -405,7 +405,7 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     /* Nothing of the network needs the uid map: it is done while the broker
      * writes the maps. Its first message is the namespace's netlink
      * sockets, through which the broker sends the table and routes. */
-    if (sethostname("skillgate", 9) < 0)
+    if (sethostname(SG_SANDBOX_HOSTNAME, strlen(SG_SANDBOX_HOSTNAME)) < 0)
         die(ctl, "hostname", errno);
     int nl[SG_NL_FDS];
     if ((r = sg_net_open(nl)) < 0)

@@ -13,6 +13,9 @@
 #define SG_PROXY_PORT 15001 /* every TCP connection out is redirected here */
 #define SG_DNS_PORT 15053   /* every UDP or TCP packet to port 53 is redirected here */
 #define SG_NFT_TABLE "skillgate"
+/* The sandbox's host name (its UTS namespace); the DNS stub answers it
+ * with the sandbox's own loopback (egress.c) */
+#define SG_SANDBOX_HOSTNAME "skillgate"
 
 /* The namespace is set up from two sides, so that the two cores share the
  * work (bench/): pid 1, inside, brings loopback up and opens a route and a

@@ -357,5 +357,273 @@ def a_declared_ip_literal_is_no_way_to_the_host(m, base):
     assert got == [b"HOST-LOOPBACK-REACHED"], (got, p.out, p.err)
 
 
+# ---- a page a skill serves for the person (issue 36, item 9) ----
+
+SERVE = """
+    import os, runpy, sys, threading
+    os.makedirs("/tmp/site", exist_ok=True)
+    with open("/tmp/site/index.html", "w") as f:
+        f.write("PUBLISHED-PAGE-%s\\n")
+
+    class Log:  # http.server logs each request here; GET /stop ends the run
+        def write(self, s):
+            sys.__stderr__.write(s)
+            sys.__stderr__.flush()
+            if '"GET /stop' in s:
+                os._exit(0)
+
+        def flush(self):
+            pass
+
+    sys.stderr = Log()
+    threading.Timer(40, lambda: os._exit(3)).start()
+    # python3 -m http.server PORT, as skill-creator's viewer serves: bound to
+    # every address of the sandbox, so it looks its own host name up
+    sys.argv = ["http.server", "%d", "--directory", "/tmp/site"]
+    runpy.run_module("http.server", run_name="__main__")
+    """
+
+
+def free_port(lo=20000, hi=32000):
+    """A port below the kernel's ephemeral range (32768-60999) that nothing
+    on this machine holds now: bound once, to check."""
+    import random
+    rng = random.Random(os.getpid() ^ int(time.monotonic() * 1000))
+    for _ in range(50):
+        port = rng.randrange(lo, hi)
+        s = h.socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise h.Skip("no free port between 20000 and 32000")
+
+
+def connects(addr, port):
+    s = h.socket.socket(h.socket.AF_INET6 if ":" in addr else h.socket.AF_INET)
+    s.settimeout(1)
+    try:
+        s.connect((addr, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def listening(port):
+    """Does anything listen on port in this (the host's) network namespace?"""
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(name).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if len(f) > 3 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+def host_addresses():
+    """This machine's own non-loopback IPv4 addresses (no packet is sent: a
+    UDP connect to a documentation address only picks a source)."""
+    out = set()
+    try:
+        r = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True,
+                           timeout=5)
+        for line in r.stdout.splitlines():
+            f = line.split()
+            if "inet" in f:
+                a = f[f.index("inet") + 1].split("/")[0]
+                if not a.startswith("127."):
+                    out.add(a)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    u = h.socket.socket(h.socket.AF_INET, h.socket.SOCK_DGRAM)
+    try:
+        u.connect(("192.0.2.1", 9))
+        a = u.getsockname()[0]
+        if not a.startswith("127.") and a != "0.0.0.0":
+            out.add(a)
+    except OSError:
+        pass
+    finally:
+        u.close()
+    return sorted(out)
+
+
+def start_run(m, *args):
+    """skillgate in the background, as the mode's user (Mode.run waits)."""
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8"}
+    cmd = [h.SG, *args]
+    if h.IS_ROOT and m.uid != 0:
+        cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, cwd="/")
+
+
+def finish_run(proc, timeout=45):
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError("skillgate did not end: " + err.decode("utf-8", "replace")[-2000:])
+    return types.SimpleNamespace(out=out.decode("utf-8", "replace"),
+                                 err=err.decode("utf-8", "replace"), returncode=proc.returncode)
+
+
+def http_get(port, path, deadline):
+    """GET http://127.0.0.1:port/path, retried until deadline (the skill is
+    still starting): the body, or None."""
+    import urllib.request
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as r:
+                return r.read().decode()
+        except Exception:  # noqa: BLE001 - refused or reset while it starts
+            time.sleep(0.2)
+    return None
+
+
+@test()
+def a_declared_port_is_published_on_the_hosts_loopback_only(m, base):
+    """permissions.network.listen: [P] and `python3 -m http.server P`: the
+    page answers on this machine's 127.0.0.1:P (as docker -p 127.0.0.1:P:P),
+    not on its other addresses, the run's events say so, the server looking
+    its own host name up asks nothing, and after the run nothing listens."""
+    port = free_port()
+    token = f"{m.name}-{port}"
+    d = h.make_skill(base, f"serve-{m.name}", SERVE % (token, port), tools="Read",
+                     yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    try:
+        body = http_get(port, "/index.html", time.monotonic() + 20)
+        assert body == f"PUBLISHED-PAGE-{token}\n", body
+        others = host_addresses()
+        for a in others:
+            assert not connects(a, port), f"the page answers on {a}:{port} too"
+        if not others:
+            print("# no non-loopback address here: only 127.0.0.1 was checked")
+        http_get(port, "/stop", time.monotonic() + 5)
+    finally:
+        p = finish_run(proc)
+    assert p.returncode == 0, (p.returncode, p.err[-2000:])
+    assert not listening(port) and not connects("127.0.0.1", port), "still published after the run"
+    evs = m.events(p)
+    pub = [e for e in evs if e["kind"] == "port_published"]
+    assert len(pub) == 1 and pub[0]["data"]["port"] == port, pub
+    assert pub[0]["data"]["address"] == "127.0.0.1" and pub[0]["data"]["declared"], pub
+    inbound = [e for e in evs if e["kind"] == "inbound"]
+    assert inbound and all(e["data"]["peer"].startswith("127.0.0.1:") for e in inbound), inbound
+    assert any(e["data"]["forwarded"] for e in inbound), inbound
+    # http.server looked up the sandbox's own name: answered, never asked
+    assert not [e for e in evs if e["kind"] in ("permission_asked", "permission_decided",
+                                                "dns_blocked", "port_not_published")], evs
+    own = [e for e in evs if e["kind"] == "dns_resolution" and e["data"].get("local")]
+    assert any(e["data"]["name"] == "skillgate" for e in own), own
+    traced = [e["kind"] for e in m.last_trace()["events"]]
+    assert "port_published" in traced and "inbound" in traced, traced
+
+
+@test()
+def an_undeclared_listen_is_not_published_when_refused(m, base):
+    """A skill that listens on a port it did not declare keeps it for its own
+    use inside the sandbox (webapp-testing drives its own server); whether
+    to publish it is asked, and under --prompt deny the port is refused with
+    an event naming it, and the host's loopback never answers there."""
+    port = free_port()
+    d = h.make_skill(base, f"listen-{m.name}", f"""
+        import socket, time
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", {port}))
+        s.listen(4)
+        c = socket.create_connection(("127.0.0.1", {port}), timeout=3)
+        a, _ = s.accept()
+        c.sendall(b"own-use-ok")
+        print(a.recv(20).decode(), flush=True)
+        time.sleep(2.5)
+        print("done", flush=True)
+        """, tools="Read Fetch")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    try:
+        reached = False
+        end = time.monotonic() + 2
+        while time.monotonic() < end and proc.poll() is None:
+            reached |= connects("127.0.0.1", port)
+            time.sleep(0.2)
+    finally:
+        p = finish_run(proc)
+    assert not reached, "an undeclared port answered on the host's loopback"
+    outs = [e["message"] for e in m.events(p) if e["kind"] == "stdout"]
+    assert outs == ["own-use-ok", "done"], (outs, p.err[-2000:])
+    evs = m.events(p)
+    refused = [e for e in evs if e["kind"] == "port_not_published"]
+    assert len(refused) == 1 and refused[0]["data"]["port"] == port, refused
+    assert f"port {port} not published" in refused[0]["message"], refused
+    asked = [e for e in evs if e["kind"] == "permission_decided"]
+    assert any(e["data"]["request"] == f"Fetch(127.0.0.1:{port})" and
+               e["data"]["decision"] == "deny" for e in asked), asked
+    assert not [e for e in evs if e["kind"] == "port_published"], evs
+    assert not listening(port)
+
+
+@test()
+def the_sandboxs_own_names_resolve_locally(m, base):
+    """`getent hosts skillgate` (the sandbox's host name), localhost and a
+    *.localhost name give the sandbox's loopback, with no Fetch question
+    and no query sent on."""
+    d = h.make_skill(base, f"names-{m.name}", """
+        hostname
+        getent hosts skillgate || echo "skillgate: not found"
+        getent hosts localhost || echo "localhost: not found"
+        getent hosts app.localhost || echo "app.localhost: not found"
+        """, lang="sh")
+    p = m.run("run", "--json", "--prompt", "deny", d, check=0)
+    evs = m.events(p)
+    outs = [e["message"] for e in evs if e["kind"] == "stdout"]
+    assert outs[0] == "skillgate", outs
+    for name in ("skillgate", "localhost", "app.localhost"):
+        line = [o for o in outs[1:] if o.split()[-1:] == [name]]
+        assert line and line[0].split()[0] in ("127.0.0.1", "::1"), (name, outs)
+    assert not [e for e in evs if e["kind"] in ("dns_blocked", "permission_asked")], evs
+    assert not [e for e in evs if e["kind"] == "permission_decided" and
+                e["data"]["tool"] == "Fetch"], evs
+
+
+@test()
+def an_undeclared_listen_a_person_allows_is_published(m, base):
+    """The same undeclared server, with a person there: the prompt says what
+    an approval does (publish on this machine's 127.0.0.1), and once allowed
+    the page answers on the host's loopback."""
+    import threading
+    port = free_port()
+    token = f"asked-{m.name}-{port}"
+    d = h.make_skill(base, f"asked-{m.name}", SERVE % (token, port), tools="Read Fetch")
+    got = []
+
+    def browse():
+        got.append(http_get(port, "/index.html", time.monotonic() + 25))
+        http_get(port, "/stop", time.monotonic() + 5)
+
+    t = threading.Thread(target=browse)
+    t.start()
+    try:
+        code, out = h.run_in_pty(m, ["run", d], [(f"127.0.0.1:{port}", "a\n")], timeout=45)
+    finally:
+        t.join()
+    assert got == [f"PUBLISHED-PAGE-{token}\n"], (got, out[-3000:])
+    assert f"publishes it on this machine's 127.0.0.1:{port}" in out, out[-3000:]
+    assert code == 0, out[-3000:]
+    assert not listening(port)
+    evs = m.last_trace()["events"]
+    pub = [e for e in evs if e["kind"] == "port_published"]
+    assert len(pub) == 1 and pub[0]["data"]["port"] == port and not pub[0]["data"]["declared"], pub
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

@@ -10,6 +10,7 @@
 #include "dns.h"
 #include "egress.h"
 #include "parse.h"
+#include "publish.h"
 #include "sniff.h"
 #include "util.h"
 
@@ -424,6 +425,77 @@ static void private_upstreams(void **st)
             fail_msg("%s is refused", allowed[i]);
 }
 
+/* A query for name (type qtype), built by hand. */
+static size_t make_query(const char *name, uint16_t qtype, uint8_t *q, size_t max)
+{
+    size_t n = 12;
+    memset(q, 0, 12);
+    q[0] = 0xab, q[1] = 0xcd, q[2] = 0x01, q[5] = 1;
+    for (const char *s = name; *s;) {
+        const char *e = strchr(s, '.');
+        size_t l = e ? (size_t)(e - s) : strlen(s);
+        assert_true(n + 1 + l + 5 < max);
+        q[n++] = (uint8_t)l;
+        memcpy(q + n, s, l);
+        n += l;
+        s = e ? e + 1 : s + l;
+    }
+    q[n++] = 0;
+    q[n++] = (uint8_t)(qtype >> 8), q[n++] = (uint8_t)qtype;
+    q[n++] = 0, q[n++] = 1;
+    return n;
+}
+
+static void dns_ptr_and_loopback_reverse(void **st)
+{
+    (void)st;
+    uint8_t q[512], out[512];
+    const char *v6 = "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.ip6.arpa";
+    size_t n = make_query("1.0.0.127.in-addr.arpa", SG_DNS_PTR, q, sizeof q);
+    struct sg_dns_query dq;
+    assert_int_equal(sg_dns_parse_query(q, n, &dq), 0);
+    assert_true(sg_dns_loopback_reverse(dq.name));
+    int len = sg_dns_build_ptr(q, &dq, "localhost", 5, out, sizeof out);
+    /* the question, then name pointer, type, class, ttl, rdlength, "\9localhost\0" */
+    assert_int_equal(len, (int)n + 12 + 11);
+    assert_int_equal(out[7], 1);
+    assert_int_equal(out[n + 3], SG_DNS_PTR);
+    assert_memory_equal(out + n + 12, "\x09localhost\x00", 11);
+    assert_int_equal(sg_dns_build_ptr(q, &dq, "localhost", 5, out, n + 12), -ENOBUFS);
+    assert_int_equal(sg_dns_build_ptr(q, &dq, "a..b", 5, out, sizeof out), -EINVAL);
+    assert_true(sg_dns_loopback_reverse("9.8.7.127.in-addr.arpa"));
+    assert_true(sg_dns_loopback_reverse(v6));
+    assert_false(sg_dns_loopback_reverse("1.0.0.10.in-addr.arpa"));
+    assert_false(sg_dns_loopback_reverse("1.0.127.in-addr.arpa"));
+    assert_false(sg_dns_loopback_reverse("x.0.0.127.in-addr.arpa"));
+    assert_false(sg_dns_loopback_reverse("2.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.ip6.arpa"));
+}
+
+static void published_ports_come_from_proc_net_tcp(void **st)
+{
+    (void)st;
+    const char *tcp =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        "   0: 0100007F:3A99 00000000:0000 0A 00000000:00000000 00:00000000 00000000 65534 0 1 1\n"
+        "   1: 0100007F:3A99 0100007F:C350 01 00000000:00000000 00:00000000 00000000 65534 0 2 1\n"
+        "   2: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000 65534 0 3 1\n"
+        "   3: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000 65534 0 4 1\n"
+        "   4: garbage\n";
+    uint16_t ports[4];
+    size_t n = sg_pub_parse_listeners(tcp, strlen(tcp), ports, 4);
+    assert_int_equal(n, 2); /* listening only, each port once */
+    assert_int_equal(ports[0], 0x3A99);
+    assert_int_equal(ports[1], 8080);
+    const char *tcp6 =
+        "  sl  local_address                         remote_address                        st\n"
+        "   0: 00000000000000000000000000000000:1F40 00000000000000000000000000000000:0000 0A 0\n";
+    n = sg_pub_parse_listeners(tcp6, strlen(tcp6), ports, 4);
+    assert_int_equal(n, 1);
+    assert_int_equal(ports[0], 8000);
+    assert_int_equal(sg_pub_parse_listeners(tcp, strlen(tcp), ports, 1), 1); /* capped */
+    assert_int_equal(sg_pub_parse_listeners("header only", 11, ports, 4), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -436,6 +508,8 @@ int main(void)
         cmocka_unit_test(sniff_tls_split_and_padded),
         cmocka_unit_test(http_fronting_vectors_are_refused),
         cmocka_unit_test(allowlist_matching),
+        cmocka_unit_test(dns_ptr_and_loopback_reverse),
+        cmocka_unit_test(published_ports_come_from_proc_net_tcp),
     };
     return cmocka_run_group_tests_name("egress", tests, NULL, NULL);
 }

@@ -1,0 +1,735 @@
+/* Ports a skill serves for the person (publish.h says what and why).
+ *
+ *   broker (host's network)                 helper (forked; joins the
+ *                                           sandbox's user + net namespaces)
+ *   socketpair, fork ─────────────────────► setns(pid 1's pidfd)
+ *                                           open /proc/self/net/tcp, tcp6
+ *   tcp, tcp6 fds ◄────────────── hello ───┤ close every other fd
+ *   127.0.0.1:P listen (declared ports)
+ *   accept a browser's connection
+ *   "port P" ─────────────────────────────► connect 127.0.0.1:P (else ::1:P)
+ *   inner fd ◄──────────────── fd or errno ┤
+ *   relay both ways in the run's loop
+ *   every SG_PUB_SCAN_MS: read tcp, tcp6;
+ *     an undeclared listener is asked
+ *   end of run: close listeners, kill ───► (dies)
+ */
+#include "publish.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "netns.h"
+#include "perm.h"
+#include "util.h"
+
+#define SCAN_CAP (256 * 1024) /* of a /proc/net/tcp file: ~1,700 sockets */
+#define CONNECT_TIMEOUT_S 2
+
+enum pstate { PP_WATCHED, PP_ASKING, PP_PUBLISHED, PP_REFUSED };
+
+struct pport {
+    uint16_t port;
+    bool declared;
+    enum pstate st;
+    int lfd;
+};
+
+struct pdir {
+    uint8_t buf[SG_PUB_BUF];
+    size_t len, off;
+    bool eof, shut;
+    uint64_t bytes;
+};
+
+struct pconn {
+    uint64_t serial;
+    uint16_t port;
+    int hfd, ifd; /* the host's side (a browser), the sandbox's (the skill) */
+    char peer[INET6_ADDRSTRLEN + 8];
+    struct pdir in, out; /* in: host -> skill; out: skill -> host */
+    int64_t started_ms;
+};
+
+struct sg_pub {
+    const struct sg_plan *plan;
+    struct sg_event_bus *bus;
+    struct sg_perm *perm;
+    bool may_ask;
+    pid_t helper;
+    int sp;          /* to the helper; -1 once it is gone */
+    int procfd[2];   /* /proc/net/tcp and tcp6 of the sandbox */
+    bool hello;
+    struct pport ports[SG_PUB_MAX_PORTS];
+    size_t nports;
+    bool ports_full_said;
+    struct pconn *conns[SG_PUB_MAX_CONNS];
+    uint64_t next_serial;
+    uint64_t fifo[SG_PUB_MAX_CONNS]; /* connections waiting for an inner socket, in order */
+    size_t fifo_head, fifo_n;
+    int64_t next_scan_ms;
+    char *scan; /* SCAN_CAP bytes */
+    struct {
+        int kind; /* 0 listener, 1 helper, 2 host side, 3 skill side */
+        int idx;
+    } tags[SG_PUB_MAX_PORTS + 1 + 2 * SG_PUB_MAX_CONNS];
+    size_t ntags;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* ---- the helper, inside the sandbox's network ---- */
+
+struct hello {
+    int32_t err;
+    int32_t have[2]; /* which of tcp, tcp6 came along */
+};
+
+struct reply {
+    int32_t err;
+};
+
+static int send_fds(int sp, const void *msg, size_t len, const int *fds, size_t nfds)
+{
+    union {
+        char buf[CMSG_SPACE(2 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (nfds) {
+        mh.msg_control = u.buf;
+        mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+        memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+    }
+    return sendmsg(sp, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* Receive one message and up to max fds (the rest closed); bytes read or -errno. */
+static ssize_t recv_fds(int sp, void *msg, size_t len, int *fds, size_t max, size_t *nfds)
+{
+    union {
+        char buf[CMSG_SPACE(4 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {.iov_base = msg, .iov_len = len};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                        .msg_controllen = sizeof u.buf};
+    *nfds = 0;
+    ssize_t n = recvmsg(sp, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (n < 0)
+        return -errno;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        int got[4];
+        memcpy(got, CMSG_DATA(cm), (k > 4 ? 4 : k) * sizeof(int));
+        for (size_t i = 0; i < k && i < 4; i++) {
+            if (*nfds < max)
+                fds[(*nfds)++] = got[i];
+            else
+                close(got[i]);
+        }
+    }
+    return n;
+}
+
+/* A connected socket to the skill's port P: 127.0.0.1 first, then ::1 (a
+ * server bound to ::1 alone). Returns the fd or -errno. */
+static int inner_connect(uint16_t port)
+{
+    struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons(port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
+                              .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    int err = ECONNREFUSED;
+    for (int k = 0; k < 2; k++) {
+        int fd = socket(k ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        /* a full backlog must not hold the helper for ever */
+        struct timeval tv = {.tv_sec = CONNECT_TIMEOUT_S};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        int r = k ? connect(fd, (struct sockaddr *)&a6, sizeof a6)
+                  : connect(fd, (struct sockaddr *)&a4, sizeof a4);
+        if (r == 0)
+            return fd;
+        err = errno;
+        close(fd);
+        if (err != ECONNREFUSED && err != EADDRNOTAVAIL && err != ENETUNREACH &&
+            err != EAFNOSUPPORT)
+            break;
+    }
+    return -err;
+}
+
+/* The helper's whole life. Only system calls: the broker has threads, and
+ * a forked child of a threaded process may not take a lock. */
+__attribute__((noreturn)) static void helper_main(int pidfd, int sp, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
+    struct hello h = {0};
+    /* the user namespace first: in it the broker's uid holds the
+     * capability that joining its network namespace needs */
+    if (setns(pidfd, CLONE_NEWUSER | CLONE_NEWNET) < 0 && setns(pidfd, CLONE_NEWNET) < 0)
+        h.err = errno;
+    int fds[2], nf = 0;
+    static const char *const files[2] = {"/proc/self/net/tcp", "/proc/self/net/tcp6"};
+    for (int i = 0; i < 2 && !h.err; i++) {
+        int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            fds[nf++] = fd;
+            h.have[i] = 1;
+        }
+    }
+    if (send_fds(sp, &h, sizeof h, fds, (size_t)nf) < 0 || h.err)
+        _exit(0);
+    /* nothing of the broker's stays open here but the socket to it */
+    if (sp > 3)
+        syscall(SYS_close_range, 3u, (unsigned)sp - 1, 0u);
+    syscall(SYS_close_range, (unsigned)sp + 1, ~0u, 0u);
+    for (;;) {
+        uint16_t port;
+        ssize_t n = recv(sp, &port, sizeof port, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n != (ssize_t)sizeof port)
+            _exit(0); /* the broker is done (or broken) */
+        int fd = inner_connect(port);
+        struct reply r = {.err = fd < 0 ? -fd : 0};
+        int rc = send_fds(sp, &r, sizeof r, &fd, fd >= 0 ? 1 : 0);
+        if (fd >= 0)
+            close(fd);
+        if (rc < 0)
+            _exit(0);
+    }
+}
+
+static int start_helper(struct sg_pub *p, int pidfd)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return -errno;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = -errno;
+        close(sv[0]);
+        close(sv[1]);
+        return e;
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        helper_main(pidfd, sv[1], parent);
+    }
+    close(sv[1]);
+    p->helper = pid;
+    p->sp = sv[0];
+    return 0;
+}
+
+static void stop_helper(struct sg_pub *p)
+{
+    if (p->sp >= 0)
+        close(p->sp);
+    p->sp = -1;
+    if (p->helper > 0) {
+        kill(p->helper, SIGKILL);
+        while (waitpid(p->helper, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    p->helper = 0;
+}
+
+/* ---- the sandbox's listening sockets ---- */
+
+size_t sg_pub_parse_listeners(const char *text, size_t len, uint16_t *ports, size_t max)
+{
+    size_t n = 0, i = 0;
+    while (i < len && text[i] != '\n') /* the header */
+        i++;
+    while (i < len && n < max) {
+        size_t s = ++i;
+        while (i < len && text[i] != '\n')
+            i++;
+        char line[256], local[80], rem[80];
+        size_t l = i - s < sizeof line - 1 ? i - s : sizeof line - 1;
+        memcpy(line, text + s, l);
+        line[l] = '\0';
+        unsigned sl, st;
+        if (sscanf(line, " %u: %79s %79s %x", &sl, local, rem, &st) != 4 || st != 0x0A)
+            continue;
+        char *colon = strrchr(local, ':'), *end;
+        if (!colon || !colon[1])
+            continue;
+        errno = 0;
+        unsigned long port = strtoul(colon + 1, &end, 16);
+        if (*end || errno || port == 0 || port > 65535)
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < n; k++)
+            seen |= ports[k] == port;
+        if (!seen)
+            ports[n++] = (uint16_t)port;
+    }
+    return n;
+}
+
+static struct pport *port_find(struct sg_pub *p, uint16_t port)
+{
+    for (size_t i = 0; i < p->nports; i++)
+        if (p->ports[i].port == port)
+            return &p->ports[i];
+    return NULL;
+}
+
+static struct pport *port_add(struct sg_pub *p, uint16_t port, bool declared)
+{
+    if (p->nports >= SG_PUB_MAX_PORTS) {
+        if (!p->ports_full_said)
+            sg_bus_emit(p->bus, SG_EV_PORT_NOT_PUBLISHED,
+                        json_pack("{s:i, s:s, s:b}", "port", port, "reason", "too many ports",
+                                  "prevented", 1),
+                        "port %u not published: the sandbox listens on more than %d ports "
+                        "(the rest are not published either)",
+                        port, SG_PUB_MAX_PORTS);
+        p->ports_full_said = true;
+        return NULL;
+    }
+    struct pport *pp = &p->ports[p->nports++];
+    *pp = (struct pport){.port = port, .declared = declared, .lfd = -1};
+    return pp;
+}
+
+static void refuse(struct sg_pub *p, struct pport *pp, const char *reason)
+{
+    pp->st = PP_REFUSED;
+    if (pp->lfd >= 0)
+        close(pp->lfd);
+    pp->lfd = -1;
+    sg_bus_emit(p->bus, SG_EV_PORT_NOT_PUBLISHED,
+                json_pack("{s:i, s:s, s:b, s:b}", "port", pp->port, "reason", reason, "declared",
+                          pp->declared, "prevented", 1),
+                "port %u not published on this machine: %s (inside the sandbox it still "
+                "listens, for the skill's own use)",
+                pp->port, reason);
+}
+
+/* Listen on the host's 127.0.0.1:P, and only there. */
+static void publish(struct sg_pub *p, struct pport *pp, const char *why)
+{
+    if (pp->port == SG_PROXY_PORT || pp->port == SG_DNS_PORT) {
+        refuse(p, pp, "the sandbox's own proxy and DNS stub use it");
+        return;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(pp->port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0) {
+        char reason[160];
+        snprintf(reason, sizeof reason, "127.0.0.1:%u cannot be opened on this machine: %s",
+                 pp->port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        refuse(p, pp, reason);
+        return;
+    }
+    pp->lfd = fd;
+    pp->st = PP_PUBLISHED;
+    cleanup_free char *url = sg_xasprintf("http://127.0.0.1:%u/", pp->port);
+    sg_bus_emit(p->bus, SG_EV_PORT_PUBLISHED,
+                json_pack("{s:i, s:s, s:s, s:b, s:s}", "port", pp->port, "address", "127.0.0.1",
+                          "url", url, "declared", pp->declared, "why", why),
+                "port %u published on this machine's loopback only: %s (%s)", pp->port, url, why);
+}
+
+struct ask {
+    struct sg_pub *p;
+    uint16_t port;
+};
+
+static void ask_decided(void *ctx, enum sg_decision d)
+{
+    struct ask *a = ctx;
+    struct pport *pp = port_find(a->p, a->port);
+    if (pp && pp->st == PP_ASKING) {
+        if (sg_decision_allows(d))
+            publish(a->p, pp, "undeclared; allowed");
+        else
+            refuse(a->p, pp, "undeclared (permissions.network.listen), and refused");
+    }
+    free(a);
+}
+
+static void ask(struct sg_pub *p, struct pport *pp)
+{
+    if (!p->perm || !p->may_ask) {
+        refuse(p, pp, "undeclared (permissions.network.listen), and the manifest's "
+                      "allowed-tools does not let the skill ask for Fetch");
+        return;
+    }
+    pp->st = PP_ASKING;
+    struct ask *a = sg_xmalloc(sizeof *a);
+    *a = (struct ask){.p = p, .port = pp->port};
+    struct sg_preq q = {.tool = SG_PT_FETCH, .port = pp->port};
+    SG_PREQ_SET(&q, subject, "127.0.0.1");
+    snprintf(q.detail, sizeof q.detail,
+             "inbound: the skill listens on port %u; an approval publishes it on this "
+             "machine's 127.0.0.1:%u, for a browser here",
+             pp->port, pp->port);
+    enum sg_decision d;
+    if (sg_perm_request(p->perm, &q, ask_decided, a, &d) == 1)
+        ask_decided(a, d);
+}
+
+static void scan(struct sg_pub *p)
+{
+    uint16_t seen[2 * SG_PUB_MAX_PORTS + 4];
+    size_t nseen = 0;
+    for (int k = 0; k < 2; k++) {
+        int fd = p->procfd[k];
+        if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0)
+            continue;
+        size_t len = 0;
+        while (len < SCAN_CAP) {
+            ssize_t n = read(fd, p->scan + len, SCAN_CAP - len);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            len += (size_t)n;
+        }
+        nseen += sg_pub_parse_listeners(p->scan, len, seen + nseen,
+                                        SG_ARRAY_LEN(seen) - nseen);
+    }
+    for (size_t i = 0; i < nseen; i++) {
+        uint16_t port = seen[i];
+        if (port == SG_PROXY_PORT || port == SG_DNS_PORT || port_find(p, port))
+            continue;
+        struct pport *pp = port_add(p, port, false);
+        if (pp)
+            ask(p, pp);
+    }
+}
+
+/* ---- connections ---- */
+
+static void conn_close(struct sg_pub *p, int i)
+{
+    struct pconn *c = p->conns[i];
+    if (!c)
+        return;
+    if (c->ifd >= 0) {
+        sg_bus_emit(p->bus, SG_EV_NETWORK_CONNECTION_CLOSED,
+                    json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I}", "direction", "inbound",
+                              "name", c->peer, "port", c->port, "upstream", "",
+                              "bytes_up", (json_int_t)c->out.bytes, "bytes_down",
+                              (json_int_t)c->in.bytes, "duration_ms",
+                              (json_int_t)(now_ms() - c->started_ms)),
+                    "inbound %s to port %u closed: %llu bytes in, %llu out", c->peer, c->port,
+                    (unsigned long long)c->in.bytes, (unsigned long long)c->out.bytes);
+        close(c->ifd);
+    }
+    if (c->hfd >= 0)
+        close(c->hfd);
+    free(c);
+    p->conns[i] = NULL;
+}
+
+static void accept_one(struct sg_pub *p, struct pport *pp)
+{
+    int slot = -1;
+    for (int i = 0; i < SG_PUB_MAX_CONNS && slot < 0; i++)
+        if (!p->conns[i])
+            slot = i;
+    if (slot < 0)
+        return; /* at the cap: it waits in the backlog */
+    struct sockaddr_in peer;
+    socklen_t pl = sizeof peer;
+    int fd = accept4(pp->lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
+        return;
+    uint16_t port = pp->port;
+    if (p->sp < 0 || p->fifo_n >= SG_PUB_MAX_CONNS ||
+        send(p->sp, &port, sizeof port, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof port) {
+        close(fd);
+        return;
+    }
+    struct pconn *c = sg_xcalloc(1, sizeof *c);
+    c->serial = ++p->next_serial;
+    c->port = port;
+    c->hfd = fd;
+    c->ifd = -1;
+    c->started_ms = now_ms();
+    char a[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &peer.sin_addr, a, sizeof a);
+    snprintf(c->peer, sizeof c->peer, "%s:%u", a, ntohs(peer.sin_port));
+    p->conns[slot] = c;
+    p->fifo[(p->fifo_head + p->fifo_n++) % SG_PUB_MAX_CONNS] = c->serial;
+}
+
+static void on_hello(struct sg_pub *p)
+{
+    struct hello h;
+    int fds[2];
+    size_t nf;
+    ssize_t n = recv_fds(p->sp, &h, sizeof h, fds, 2, &nf);
+    if (n == -EAGAIN)
+        return;
+    p->hello = true;
+    if (n != (ssize_t)sizeof h || h.err) {
+        for (size_t i = 0; i < nf; i++)
+            close(fds[i]);
+        const char *why = n != (ssize_t)sizeof h ? "the helper did not start"
+                                                 : strerror((int)h.err);
+        for (size_t i = 0; i < p->nports; i++)
+            if (p->ports[i].st == PP_PUBLISHED) {
+                char reason[200];
+                snprintf(reason, sizeof reason, "the sandbox's network cannot be joined (%s)",
+                         why);
+                refuse(p, &p->ports[i], reason);
+            }
+        stop_helper(p);
+        return;
+    }
+    size_t k = 0;
+    for (int i = 0; i < 2; i++)
+        if (h.have[i] && k < nf)
+            p->procfd[i] = fds[k++];
+    p->next_scan_ms = now_ms();
+}
+
+static void on_reply(struct sg_pub *p)
+{
+    struct reply r;
+    int fd = -1;
+    size_t nf;
+    ssize_t n = recv_fds(p->sp, &r, sizeof r, &fd, 1, &nf);
+    if (n == -EAGAIN || n == -EINTR)
+        return;
+    if (n != (ssize_t)sizeof r || !p->fifo_n) {
+        if (nf)
+            close(fd);
+        stop_helper(p); /* gone, or talking nonsense */
+        return;
+    }
+    uint64_t serial = p->fifo[p->fifo_head];
+    p->fifo_head = (p->fifo_head + 1) % SG_PUB_MAX_CONNS;
+    p->fifo_n--;
+    int i;
+    for (i = 0; i < SG_PUB_MAX_CONNS; i++)
+        if (p->conns[i] && p->conns[i]->serial == serial)
+            break;
+    struct pconn *c = i < SG_PUB_MAX_CONNS ? p->conns[i] : NULL;
+    if (!c) {
+        if (nf)
+            close(fd);
+        return;
+    }
+    bool ok = !r.err && nf;
+    sg_bus_emit(p->bus, SG_EV_INBOUND,
+                json_pack("{s:s, s:i, s:b, s:s}", "peer", c->peer, "port", c->port, "forwarded",
+                          ok, "error", ok ? "" : strerror(r.err ? (int)r.err : EPROTO)),
+                ok ? "inbound %s to published port %u: forwarded to the skill"
+                   : "inbound %s to published port %u: nothing answers in the sandbox (%s)",
+                c->peer, c->port, strerror(r.err ? (int)r.err : EPROTO));
+    if (!ok) {
+        struct linger l = {1, 0}; /* a reset: the browser says "refused" at once */
+        setsockopt(c->hfd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+        conn_close(p, i);
+        return;
+    }
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    c->ifd = fd;
+}
+
+/* Move what one side has to the other; false when the connection broke. */
+static bool pump(struct pdir *d, int from, int to)
+{
+    for (int rounds = 0; rounds < 8; rounds++) {
+        if (d->off == d->len && !d->eof) {
+            ssize_t n = recv(from, d->buf, sizeof d->buf, MSG_DONTWAIT);
+            if (n == 0)
+                d->eof = true;
+            else if (n < 0)
+                return errno == EAGAIN || errno == EINTR;
+            else
+                d->len = (size_t)n, d->off = 0;
+        }
+        if (d->off < d->len) {
+            ssize_t n = send(to, d->buf + d->off, d->len - d->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (n < 0)
+                return errno == EAGAIN || errno == EINTR;
+            d->off += (size_t)n;
+            d->bytes += (uint64_t)n;
+            if (d->off < d->len)
+                return true;
+            d->off = d->len = 0;
+        }
+        if (d->eof) {
+            if (!d->shut)
+                shutdown(to, SHUT_WR);
+            d->shut = true;
+            return true;
+        }
+    }
+    return true;
+}
+
+static void relay(struct sg_pub *p, int i)
+{
+    struct pconn *c = p->conns[i];
+    if (!c || c->ifd < 0)
+        return;
+    if (!pump(&c->in, c->hfd, c->ifd) || !pump(&c->out, c->ifd, c->hfd) ||
+        (c->in.shut && c->out.shut))
+        conn_close(p, i);
+}
+
+/* ---- the source ---- */
+
+struct sg_pub *sg_pub_new(const struct sg_plan *plan, struct sg_event_bus *bus,
+                          struct sg_perm *perm, bool may_ask, int pidfd)
+{
+    if (pidfd < 0)
+        return NULL;
+    struct sg_pub *p = sg_xcalloc(1, sizeof *p);
+    *p = (struct sg_pub){.plan = plan, .bus = bus, .perm = perm, .may_ask = may_ask, .sp = -1,
+                         .procfd = {-1, -1}, .next_scan_ms = -1};
+    p->scan = sg_xmalloc(SCAN_CAP);
+    int r = start_helper(p, pidfd);
+    for (size_t i = 0; i < plan->nlisten; i++) {
+        struct pport *pp = port_add(p, plan->listen[i], true);
+        if (!pp)
+            continue;
+        if (r < 0) {
+            char reason[160];
+            snprintf(reason, sizeof reason, "no helper to reach the sandbox (%s)",
+                     strerror(-r));
+            refuse(p, pp, reason);
+        } else {
+            publish(p, pp, "declared in permissions.network.listen");
+        }
+    }
+    return p;
+}
+
+size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max)
+{
+    size_t n = 0, live = 0;
+    for (int i = 0; i < SG_PUB_MAX_CONNS; i++)
+        live += p->conns[i] != NULL;
+#define PUT(fd_, ev_, kind_, idx_)                                         \
+    do {                                                                   \
+        if (n < max && n < SG_ARRAY_LEN(p->tags)) {                        \
+            out[n] = (struct pollfd){.fd = (fd_), .events = (short)(ev_)}; \
+            p->tags[n].kind = (kind_);                                     \
+            p->tags[n].idx = (idx_);                                       \
+            n++;                                                           \
+        }                                                                  \
+    } while (0)
+    if (p->sp >= 0)
+        PUT(p->sp, POLLIN, 1, 0);
+    for (size_t i = 0; i < p->nports && live < SG_PUB_MAX_CONNS; i++)
+        if (p->ports[i].lfd >= 0)
+            PUT(p->ports[i].lfd, POLLIN, 0, (int)i);
+    for (int i = 0; i < SG_PUB_MAX_CONNS; i++) {
+        struct pconn *c = p->conns[i];
+        if (!c || c->ifd < 0)
+            continue;
+        short hev = (short)((!c->in.eof && c->in.len == 0 ? POLLIN : 0) |
+                            (c->out.off < c->out.len ? POLLOUT : 0));
+        short iev = (short)((!c->out.eof && c->out.len == 0 ? POLLIN : 0) |
+                            (c->in.off < c->in.len ? POLLOUT : 0));
+        if (hev)
+            PUT(c->hfd, hev, 2, i);
+        if (iev)
+            PUT(c->ifd, iev, 3, i);
+    }
+#undef PUT
+    p->ntags = n;
+    return n;
+}
+
+void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n)
+{
+    for (size_t k = 0; k < n && k < p->ntags; k++) {
+        if (!pfds[k].revents)
+            continue;
+        int idx = p->tags[k].idx;
+        switch (p->tags[k].kind) {
+        case 0:
+            if ((size_t)idx < p->nports && p->ports[idx].lfd >= 0)
+                accept_one(p, &p->ports[idx]);
+            break;
+        case 1:
+            if (p->sp >= 0) {
+                if (p->hello)
+                    on_reply(p);
+                else
+                    on_hello(p);
+            }
+            break;
+        default:
+            relay(p, idx);
+            break;
+        }
+    }
+    if (p->next_scan_ms >= 0 && now_ms() >= p->next_scan_ms) {
+        scan(p);
+        p->next_scan_ms = now_ms() + SG_PUB_SCAN_MS;
+    }
+}
+
+int sg_pub_timeout(const struct sg_pub *p)
+{
+    if (p->next_scan_ms < 0)
+        return -1;
+    int64_t d = p->next_scan_ms - now_ms();
+    return d <= 0 ? 0 : (int)d;
+}
+
+void sg_pub_free(struct sg_pub *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < SG_PUB_MAX_CONNS; i++)
+        conn_close(p, i);
+    for (size_t i = 0; i < p->nports; i++)
+        if (p->ports[i].lfd >= 0)
+            close(p->ports[i].lfd);
+    for (int i = 0; i < 2; i++)
+        if (p->procfd[i] >= 0)
+            close(p->procfd[i]);
+    stop_helper(p);
+    free(p->scan);
+    free(p);
+}

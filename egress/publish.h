@@ -1,0 +1,60 @@
+/* Ports a skill serves for the person, published on the host's loopback.
+ *
+ * A skill's review page (skill-creator's viewer, a webapp-testing server)
+ * listens inside the sandbox's network namespace, where nothing on the host
+ * reaches it. A port the manifest declares (permissions.network.listen) is
+ * published as `docker -p 127.0.0.1:P:P` does: the broker listens on the
+ * host's 127.0.0.1:P (never another address) and forwards each connection
+ * it accepts to the skill's 127.0.0.1:P (or ::1:P) inside the sandbox.
+ *
+ * The inner sockets come from a helper process the broker forks once per
+ * run: it joins the sandbox's user and network namespaces through pid 1's
+ * pidfd (setns; the broker's other threads make that impossible in the
+ * broker itself), closes every other descriptor, and from then on only
+ * answers "connect to port P" with a connected socket (SCM_RIGHTS). It
+ * also hands up /proc/self/net/tcp and tcp6 opened there, which the broker
+ * reads every SG_PUB_SCAN_MS to see the sandbox's listening sockets: one
+ * on a port the manifest did not declare is asked (Fetch 127.0.0.1:P, as a
+ * browser on this machine would fetch it); allowed, it is published like
+ * a declared one; refused, a port_not_published event names it. The listen
+ * itself is never refused: inside the sandbox it reaches nothing, and a
+ * skill that serves and drives its own page (webapp-testing) keeps working.
+ *
+ * Bounded: at most SG_PUB_MAX_CONNS connections at once (the rest wait in
+ * the listen backlog), SG_PUB_MAX_PORTS published ports, 16 KiB in flight
+ * per direction; every connection is an inbound event (peer, port) and a
+ * network_connection_closed event (bytes, duration). sg_pub_free closes
+ * every listener and kills the helper: nothing listens after the run. */
+#ifndef SG_PUBLISH_H
+#define SG_PUBLISH_H
+
+#include <poll.h>
+#include <stddef.h>
+
+#include "events.h"
+#include "sandbox.h"
+
+#define SG_PUB_MAX_CONNS 32
+#define SG_PUB_MAX_PORTS 32
+#define SG_PUB_SCAN_MS 250
+#define SG_PUB_BUF (16 * 1024)
+
+struct sg_pub;
+struct sg_perm;
+
+/* Publish plan's declared ports and watch for undeclared listens in the
+ * sandbox whose pid 1 pidfd is given (borrowed). Undeclared ones go to perm
+ * (NULL: refused). Returns NULL only when there is nothing to do (no
+ * pidfd). */
+struct sg_pub *sg_pub_new(const struct sg_plan *plan, struct sg_event_bus *bus,
+                          struct sg_perm *perm, bool may_ask, int pidfd);
+size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max);
+void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n);
+int sg_pub_timeout(const struct sg_pub *p);
+void sg_pub_free(struct sg_pub *p);
+
+/* The listening ports in the text of a /proc/net/tcp or tcp6 file (state
+ * 0A); at most max. For tests. */
+size_t sg_pub_parse_listeners(const char *text, size_t len, uint16_t *ports, size_t max);
+
+#endif
