@@ -542,6 +542,46 @@ def always_can_be_narrowed_or_widened_before_it_is_saved(base):
 
 
 @test()
+def this_folder_answers_the_rest_of_the_outputs(base):
+    """issue 36: f on a skill's first output allows its folder for the run,
+    so the other outputs there (a copy2 too) are not asked again."""
+    skills = copy_skills(base)
+    write_tree(os.path.join(skills, "tui-outputs"), {
+        "SKILL.md": "---\nname: tui-outputs\ndescription: TUI test - writes three outputs in "
+                    "one folder.\nallowed-tools: Read Write\n---\n",
+        "skillsandbox.yaml": "skill:\n  name: tui-outputs\n  version: \"1.0.0\"\n"
+                             "  description: three outputs\npermissions:\n  filesystem:\n"
+                             "    read: [\"~/tui-outbox\"]\nentrypoint:\n  command: python3\n"
+                             "  args: [main.py]\n",
+        "main.py": "import os, shutil\n"
+                   "d = os.path.join(os.path.expanduser('~'), 'tui-outbox')\n"
+                   "for n in ('one', 'two'):\n"
+                   "    open(os.path.join(d, n + '.txt'), 'w').write(n)\n"
+                   "shutil.copy2(os.path.join(d, 'one.txt'), os.path.join(d, 'three.txt'))\n"
+                   "print('OUTPUTS-OK', flush=True)\n"})
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        outbox = os.path.join(t.home, "tui-outbox")
+        os.makedirs(outbox)
+        t.wait("tui-outputs", what="the skills list")
+        start_run(t, "tui-outputs")
+        s = wait_prompt_and_arm(t)
+        assert "f folder, this run" in s, s
+        t.keys("f")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert "OUTPUTS-OK" in s, s
+        for n in ("one", "two", "three"):
+            assert os.path.exists(os.path.join(outbox, n + ".txt")), n
+        d = t.decisions()  # one person's answer; the rest are its rule's, each recorded
+        assert len(d) == 3 and all(x["decision"] == "allow" for x in d), d
+        assert d[0]["decided_by"] == "person" and d[0]["scope"] == "run", d[0]
+        assert all(x["decided_by"] == f"your answer for this run: Write({outbox}/**)"
+                   for x in d[1:]), d
+    finally:
+        t.close()
+
+
+@test()
 def run_and_deny(base):
     skills = copy_skills(base)
     t = Tui(base, ["--prompt-timeout", "30", skills])
