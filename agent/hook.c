@@ -585,7 +585,10 @@ static char *up_from(const char *dir, const char *name)
         char *sl = strrchr(d, '/');
         if (!sl || !strcmp(d, "/"))
             return NULL;
-        sl == d ? (void)(sl[1] = '\0') : (void)(*sl = '\0');
+        if (sl == d)
+            sl[1] = '\0'; /* up to / */
+        else
+            *sl = '\0';
     }
     return NULL;
 }
