@@ -187,7 +187,8 @@ int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
                -EINVAL;
     if (rq->nwrite) {
         v->write = sg_xcalloc(pol->nwrite + rq->nwrite, sizeof *v->write);
-        memcpy(v->write, pol->write, pol->nwrite * sizeof *v->write);
+        if (pol->nwrite)
+            memcpy(v->write, pol->write, pol->nwrite * sizeof *v->write);
         pol->write = v->write;
         v->reals = sg_xcalloc(rq->nwrite, sizeof *v->reals);
     }
@@ -208,7 +209,8 @@ int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
     }
     if (rq->nenv) {
         v->env = sg_xcalloc(pol->nenv + rq->nenv, sizeof *v->env);
-        memcpy(v->env, pol->env, pol->nenv * sizeof *v->env);
+        if (pol->nenv)
+            memcpy(v->env, pol->env, pol->nenv * sizeof *v->env);
         pol->env = v->env;
     }
     for (size_t i = 0; i < rq->nenv; i++) {
