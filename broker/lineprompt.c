@@ -142,6 +142,7 @@ struct sg_lineprompt {
     int64_t armed_ms;
     int esc;          /* inside an escape sequence (an arrow key): 1 after ESC, 2 after ESC [ */
     char *rule, *skill; /* of the request shown, sanitized (rule: one per line) */
+    char *folder;       /* [f]'s rule: every write in the request's folder, or NULL */
     bool cut;           /* it cannot be shown whole: no allow */
 };
 
@@ -338,9 +339,9 @@ static void draw(struct sg_lineprompt *lp, const struct sg_perm_prompt *pr)
         sg_buf_printf(&b, "\n  press d to deny  (no allow: it cannot be shown whole; deny in %d s)",
                       secs);
     else
-        sg_buf_printf(&b, "\n  press a key, no Enter: [a] allow once  [r] for this run  [A] always  "
+        sg_buf_printf(&b, "\n  press a key, no Enter: [a] allow once  [r] for this run  %s[A] always  "
                           "[d] deny  [D] always deny   (Enter alone never allows; deny in %d s)",
-                      secs);
+                      lp->folder ? "[f] this folder, this run  " : "", secs);
     sg_buf_printf(&b, "%s\n> ", pr->queued > 1 ? "\n  (more requests are waiting)" : "");
     cleanup_free char *text = sg_buf_steal(&b);
     sg_buf_free(&b);
@@ -361,7 +362,8 @@ static void show(void *ctx, const struct sg_perm_prompt *pr)
     }
     if (!pr || lp->shown)
         return; /* nothing waits, or only the number waiting changed */
-    free(lp->rule), free(lp->skill);
+    free(lp->rule), free(lp->skill), free(lp->folder);
+    lp->folder = sg_preq_folder_rule(pr->q, secure_getenv("HOME"));
     lp->rule = sg_sanitize_str(pr->rule, SG_SAN_KEEP_NEWLINE);
     lp->skill = sg_sanitize_str(pr->skill, 0);
     lp->perm = pr->perm;
@@ -406,7 +408,7 @@ static void on_key(struct sg_lineprompt *lp, char k)
         on_confirm_key(lp, k);
         return;
     }
-    if (lp->cut && strchr("arAD", k)) {
+    if (lp->cut && strchr("arfAD", k)) {
         say(lp, "\n  this request cannot be shown whole: it can only be denied. press d> ");
         return;
     }
@@ -415,6 +417,21 @@ static void on_key(struct sg_lineprompt *lp, char k)
     case 'r': answer(lp, SG_DEC_ALLOW_RUN); return;
     case 'd': answer(lp, SG_DEC_DENY); return;
     case 'D': answer(lp, SG_DEC_DENY_ALWAYS); return;
+    case 'f': {
+        const char *why = NULL;
+        if (!lp->folder)
+            return;
+        lp->shown = false;
+        raw_leave();
+        cleanup_free char *t = sg_sanitize_str(lp->folder, 0);
+        cleanup_free char *said = sg_xasprintf("  -> allowed for this run: %s\n", t);
+        say(lp, said);
+        if (sg_perm_answer_rule(lp->perm, lp->id, SG_DEC_ALLOW_RUN, lp->folder, &why) < 0) {
+            cleanup_free char *no = sg_xasprintf("  -> not taken: %s\n", why ? why : "settled");
+            say(lp, no);
+        }
+        return;
+    }
     case 'A': {
         bool several = strchr(lp->rule, '\n') != NULL;
         cleanup_free char *t =
@@ -494,6 +511,6 @@ void sg_lineprompt_close(struct sg_lineprompt *lp)
         return;
     raw_uninstall();
     close(lp->tty);
-    free(lp->rule), free(lp->skill);
+    free(lp->rule), free(lp->skill), free(lp->folder);
     free(lp);
 }

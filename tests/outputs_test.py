@@ -257,5 +257,33 @@ def no_question_a_person_cannot_answer(m, base):
     assert sum(1 for e in ev if e["data"].get("private")) <= 2, ev  # counted, not one each
 
 
+@test()
+def this_folder_covers_the_rest_of_the_outputs(m, base):
+    """The first output asks; f (this folder, this run) answers it and the
+    rest of that folder's writes, one key, no Enter."""
+    script = """
+        import os, shutil, tempfile
+        open("a.txt", "w").write("a")
+        shutil.copy2("a.txt", "b.txt")
+        os.makedirs("sub/deeper", exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir="sub")
+        os.write(fd, b"c")
+        os.close(fd)
+        os.replace(tmp, "sub/deeper/c.txt")
+        print("outputs done", flush=True)
+        """
+    d = h.make_skill(base, f"folder-{m.name}", script, tools="Read Write")
+    w = work_folder(m, base, f"work-{m.name}")
+    code, out = h.run_in_pty(m, ["run", "--cwd", w, d, "--script", "main.py"],
+                             [("this folder, this run", "f")])
+    assert code == 0 and "outputs done" in out, out
+    assert out.count("asks to write") == 1, out
+    assert open(os.path.join(w, "sub", "deeper", "c.txt")).read() == "c"
+    assert os.path.exists(os.path.join(w, "b.txt"))
+    mine = [r for r in h.audit_decisions(m) if r["skill"] == f"folder-{m.name}"]
+    assert mine[0]["decided_by"] == "person" and mine[0]["scope"] == "run", mine[0]
+    assert all(r["decision"] == "allow" for r in mine), mine
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
