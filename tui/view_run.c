@@ -17,6 +17,7 @@
 #include "attempts.h"
 #include "events.h"
 #include "record.h"
+#include "refusals.h"
 #include "ring.h"
 #include "runner.h"
 #include "skill.h"
@@ -176,6 +177,13 @@ static void run_finish(struct tui *t, struct run *r)
              (long long)(out.res.ended_ms - out.res.started_ms),
              json_string_value(json_object_get(vs, "max_severity")));
     snprintf(r->trace, sizeof r->trace, "%s", out.trace_path ? out.trace_path : "");
+    /* the end names each refused request once, and how to allow it */
+    cleanup_free char *refused = sg_refusals_text(json_object_get(out.doc, "refusals"));
+    for (const char *l = refused, *e; *l; l = e + 1) {
+        e = strchr(l, '\n');
+        tui_ring_push(&r->pane[PANE_EV].ring, l, (size_t)(e - l), SG_EV_PERMISSION_DECIDED, 2,
+                      tui_now_ms());
+    }
     char *recorded = NULL; /* a recording's result: declared beside observed */
     if (r->record) {
         sg_record_policy_restore(r->sk, &r->hold);
