@@ -305,7 +305,7 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     struct sg_diags cd = {0};
     cleanup_free char *cfgpath = sg_config_default_path();
     if (sg_config_load(cfgpath, &cfg, &cd) < 0)
-        memset(&cfg, 0, sizeof cfg);
+        sg_config_free(&cfg); /* what it had read, and the path: none of it is used */
     for (size_t i = 0; i < cfg.nresolve && nres < SG_ARRAY_LEN(res_v); i++) {
         if (parse_resolve(cfg.resolve[i], &res_v[nres]) < 0)
             continue;

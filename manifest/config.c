@@ -523,7 +523,7 @@ void sg_config_records(long long *audit_rotate_bytes, long long *trace_keep)
     struct sg_diags d = {0};
     cleanup_free char *path = sg_config_default_path();
     if (sg_config_load(path, &cfg, &d) < 0)
-        memset(&cfg, 0, sizeof cfg); /* broken: the defaults (the CLI and TUI say why) */
+        sg_config_free(&cfg); /* broken: the defaults (the CLI and TUI say why) */
     *audit_rotate_bytes = (cfg.audit_rotate_kb ? cfg.audit_rotate_kb : 65536) << 10;
     *trace_keep = cfg.trace_keep ? cfg.trace_keep : 1000;
     sg_config_free(&cfg);
