@@ -65,10 +65,16 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
     if (strstr(by, "allowed-tools")) {
         /* the manifest refused it: no rule or person may widen it */
         r->allow = sg_xasprintf("%s in SKILL.md's allowed-tools", rule);
-    } else if (sg_str_has_prefix(by, "rule") || sg_str_has_prefix(by, "grant") ||
-               strstr(by, "deny always")) {
+    } else if (sg_str_has_prefix(by, "grant")) {
+        r->allow = sg_xasprintf("a deny-always grant refused it (%s): skillgate grants revoke "
+                                "it, and the next run asks again", by);
+    } else if (sg_str_has_prefix(by, "rule")) {
         r->allow = sg_xasprintf("a deny rule refused it (%s): remove that rule, then %s in a "
                                 "--policy file's allow list", by, rule);
+    } else if (sg_str_has_prefix(by, "your answer")) {
+        r->allow = sg_xasprintf("your own deny (%s) held for the rest of the run: the next "
+                                "run asks again, or %s in a --policy file's allow list", by,
+                                rule);
     } else if (strstr(by, "own folder") || strstr(by, "symbolic link") ||
                strstr(by, "program swapped") || strstr(by, "not a DNS query")) {
         free(steal_pointer(&rule));

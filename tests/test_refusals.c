@@ -1,0 +1,176 @@
+/* What a run refused, once each (refusals.c): the same program by two
+ * paths is one entry with a count, a decision and its event are one
+ * refusal, who refused it picks the way to allow it (a --policy rule, the
+ * manifest's allowed-tools, a deny rule to remove, nothing), an agent's
+ * run is pointed at tui --attach, a skill's escape bytes never reach the
+ * text, and the list is capped with what was left out counted. */
+#include <stdio.h>
+#include <string.h>
+
+#include "helpers.h"
+
+#include "refusals.h"
+#include "util.h"
+
+static json_t *doc_of(const char *decisions, const char *violations)
+{
+    cleanup_free char *t = sg_xasprintf("{\"decisions\": %s, \"policy_violations\": %s}",
+                                        decisions, violations);
+    json_error_t e;
+    json_t *d = json_loads(t, 0, &e);
+    assert_non_null(d);
+    return d;
+}
+
+static json_t *entry(json_t *list, const char *tool)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(list, i, r)
+    {
+        if (!strcmp(json_string_value(json_object_get(r, "tool")), tool))
+            return r;
+    }
+    return NULL;
+}
+
+static void one_program_by_two_paths_is_one_line(void **st)
+{
+    (void)st;
+    /* /bin/sh and /usr/bin/sh are one file on a merged /usr, else /bin/sh
+     * alone: the test holds either way, as the host decides */
+    char *real = realpath("/bin/sh", NULL);
+    assert_non_null(real);
+    cleanup_free char *dec = sg_xasprintf(
+        "[{\"tool\": \"Bash\", \"subject\": \"/bin/sh\", \"decision\": \"deny\", "
+        "\"decided_by\": \"deny-all\"}, {\"tool\": \"Bash\", \"subject\": \"%s\", "
+        "\"decision\": \"deny\", \"decided_by\": \"deny-all\"}, {\"tool\": \"Bash\", "
+        "\"subject\": \"/bin/sh\", \"decision\": \"allow\", \"decided_by\": \"person\"}]",
+        real);
+    json_t *d = doc_of(dec, "[]");
+    json_t *l = sg_refusals_of(d, false);
+    assert_int_equal(json_array_size(l), 1);
+    json_t *r = json_array_get(l, 0);
+    assert_string_equal(json_string_value(json_object_get(r, "subject")), real);
+    assert_int_equal(json_integer_value(json_object_get(r, "count")), 2);
+    const char *base = strrchr(real, '/') + 1;
+    cleanup_free char *rule = sg_xasprintf("Bash(%s:*)", base);
+    assert_string_equal(json_string_value(json_object_get(r, "rule")), rule);
+    assert_non_null(strstr(json_string_value(json_object_get(r, "allow")), "--policy FILE"));
+    cleanup_free char *text = sg_refusals_text(l);
+    assert_non_null(strstr(text, ", 2 times (undeclared, and nobody to ask"));
+    assert_non_null(strstr(text, " — allow with: --policy FILE with "));
+    json_decref(l);
+    json_decref(d);
+    free(real);
+}
+
+static void a_decision_and_its_event_are_one_refusal(void **st)
+{
+    (void)st;
+    json_t *d = doc_of(
+        "[{\"tool\": \"Write\", \"subject\": \"/w/out.pdf\", \"decision\": \"deny\", "
+        "\"decided_by\": \"person\"}]",
+        "[{\"kind\": \"fs_blocked\", \"data\": {\"path\": \"/w/out.pdf\", \"prevented\": true}},"
+        " {\"kind\": \"dns_blocked\", \"data\": {\"name\": \"api.example.test\", \"reason\": "
+        "\"not declared\", \"prevented\": true}},"
+        " {\"kind\": \"syscall_blocked\", \"data\": {\"syscall\": \"mount\", \"prevented\": true}},"
+        " {\"kind\": \"syscall_blocked\", \"data\": {\"syscall\": \"execve\", \"program\": "
+        "\"/usr/bin/curl\", \"reason\": \"Bash is not in allowed-tools\", \"prevented\": true}}]");
+    json_t *l = sg_refusals_of(d, false);
+    assert_int_equal(json_array_size(l), 3); /* the mount names nothing to allow */
+    json_t *w = entry(l, "Write");
+    assert_int_equal(json_integer_value(json_object_get(w, "count")), 1);
+    assert_string_equal(json_string_value(json_object_get(w, "why")), "denied when asked");
+    assert_string_equal(json_string_value(json_object_get(w, "rule")), "Write(/w/out.pdf)");
+    assert_non_null(strstr(json_string_value(json_object_get(w, "allow")), "--write /w,"));
+    json_t *f = entry(l, "Fetch");
+    assert_string_equal(json_string_value(json_object_get(f, "rule")), "Fetch(api.example.test)");
+    json_t *b = entry(l, "Bash");
+    assert_string_equal(json_string_value(json_object_get(b, "allow")),
+                        "Bash(curl:*) in SKILL.md's allowed-tools");
+    json_decref(l);
+    json_decref(d);
+}
+
+static void deny_rules_and_agents_get_their_own_way(void **st)
+{
+    (void)st;
+    json_t *d = doc_of("[{\"tool\": \"Fetch\", \"subject\": \"x.test\", \"port\": 443, "
+                       "\"decision\": \"deny\", \"decided_by\": \"rule policy.yaml:3\"},"
+                       " {\"tool\": \"Env\", \"subject\": \"API_KEY\", \"decision\": \"deny\", "
+                       "\"decided_by\": \"no terminal to ask on\"},"
+                       " {\"tool\": \"Connect\", \"subject\": \"/run/x.sock\", \"decision\": "
+                       "\"deny_always\", \"decided_by\": \"grant Connect(/run/x.sock)\"}]",
+                       "[{\"kind\": \"fs_blocked\", \"data\": {\"path\": \"/home/u/.config/x\", "
+                       "\"reason\": \"skillgate's own folder\", \"prevented\": true}}]");
+    json_t *l = sg_refusals_of(d, true);
+    json_t *f = entry(l, "Fetch");
+    assert_string_equal(json_string_value(json_object_get(f, "rule")), "Fetch(x.test:443)");
+    assert_non_null(strstr(json_string_value(json_object_get(f, "allow")),
+                           "a deny rule refused it (rule policy.yaml:3)"));
+    json_t *c = entry(l, "Connect");
+    assert_non_null(strstr(json_string_value(json_object_get(c, "allow")),
+                           "skillgate grants revoke"));
+    json_t *e = entry(l, "Env");
+    assert_string_equal(json_string_value(json_object_get(e, "rule")), "Env");
+    assert_non_null(strstr(json_string_value(json_object_get(e, "allow")), "--env API_KEY"));
+    json_t *w = entry(l, "Write");
+    assert_true(json_is_null(json_object_get(w, "rule")));
+    cleanup_free char *text = sg_refusals_text(l);
+    assert_non_null(strstr(text, "(skillgate's own folder); nothing may allow it\n"));
+    json_decref(l);
+    json_decref(d);
+    /* an agent's undeclared request: tui --attach, not --prompt */
+    d = doc_of("[{\"tool\": \"Bash\", \"subject\": \"/nonexistent/tool\", \"decision\": "
+               "\"deny\", \"decided_by\": \"no terminal to ask on\"}]", "[]");
+    l = sg_refusals_of(d, true);
+    const char *allow = json_string_value(json_object_get(json_array_get(l, 0), "allow"));
+    assert_non_null(strstr(allow, "skillgate tui --attach"));
+    assert_null(strstr(allow, "--prompt"));
+    json_decref(l);
+    json_decref(d);
+}
+
+static void escapes_never_reach_the_text_and_the_list_is_capped(void **st)
+{
+    (void)st;
+    struct sg_buf b;
+    sg_buf_init(&b, 1 << 20);
+    sg_buf_append(&b, "[", 1);
+    for (int i = 0; i < SG_REFUSALS_MAX + 10; i++)
+        sg_buf_printf(&b, "%s{\"tool\": \"Write\", \"subject\": \"/w/\\u001b]0;x\\u0007%d\", "
+                      "\"decision\": \"deny\", \"decided_by\": \"deny-all\"}", i ? "," : "", i);
+    sg_buf_append(&b, "]", 1);
+    json_t *d = doc_of(b.data, "[]");
+    sg_buf_free(&b);
+    json_t *l = sg_refusals_of(d, false);
+    assert_int_equal(json_array_size(l), SG_REFUSALS_MAX + 1);
+    json_t *last = json_array_get(l, SG_REFUSALS_MAX);
+    assert_int_equal(json_integer_value(json_object_get(last, "count")), 10);
+    cleanup_free char *text = sg_refusals_text(l);
+    assert_null(strchr(text, '\033'));
+    assert_null(strchr(text, '\a'));
+    assert_non_null(strstr(text, "refused: 10 more requests"));
+    json_decref(l);
+    json_decref(d);
+    /* nothing refused: an empty list, no text */
+    d = doc_of("[]", "[]");
+    l = sg_refusals_of(d, false);
+    assert_int_equal(json_array_size(l), 0);
+    cleanup_free char *none = sg_refusals_text(l);
+    assert_string_equal(none, "");
+    json_decref(l);
+    json_decref(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_program_by_two_paths_is_one_line),
+        cmocka_unit_test(a_decision_and_its_event_are_one_refusal),
+        cmocka_unit_test(deny_rules_and_agents_get_their_own_way),
+        cmocka_unit_test(escapes_never_reach_the_text_and_the_list_is_capped),
+    };
+    return cmocka_run_group_tests_name("refusals", tests, NULL, NULL);
+}
