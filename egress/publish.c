@@ -333,12 +333,18 @@ static void refuse(struct sg_pub *p, struct pport *pp, const char *reason)
     if (pp->lfd >= 0)
         close(pp->lfd);
     pp->lfd = -1;
+    char how[192] = "";
+    if (!pp->declared)
+        snprintf(how, sizeof how,
+                 "; to publish it, declare it (skillsandbox.yaml permissions.network.listen: "
+                 "[%u]) or allow Fetch(127.0.0.1:%u)",
+                 pp->port, pp->port);
     sg_bus_emit(p->bus, SG_EV_PORT_NOT_PUBLISHED,
                 json_pack("{s:i, s:s, s:b, s:b}", "port", pp->port, "reason", reason, "declared",
                           pp->declared, "prevented", 1),
                 "port %u not published on this machine: %s (inside the sandbox it still "
-                "listens, for the skill's own use)",
-                pp->port, reason);
+                "listens, for the skill's own use)%s",
+                pp->port, reason, how);
 }
 
 /* Listen on the host's 127.0.0.1:P, and only there. */
@@ -384,7 +390,7 @@ static void ask_decided(void *ctx, enum sg_decision d)
         if (sg_decision_allows(d))
             publish(a->p, pp, "undeclared; allowed");
         else
-            refuse(a->p, pp, "undeclared (permissions.network.listen), and refused");
+            refuse(a->p, pp, "undeclared, and refused");
     }
     free(a);
 }
@@ -392,8 +398,8 @@ static void ask_decided(void *ctx, enum sg_decision d)
 static void ask(struct sg_pub *p, struct pport *pp)
 {
     if (!p->perm || !p->may_ask) {
-        refuse(p, pp, "undeclared (permissions.network.listen), and the manifest's "
-                      "allowed-tools does not let the skill ask for Fetch");
+        refuse(p, pp, "undeclared, and the manifest's allowed-tools does not let the "
+                      "skill ask for Fetch");
         return;
     }
     pp->st = PP_ASKING;
