@@ -496,8 +496,9 @@ static char *ask_options(struct sg_runner *r, struct run_state *st, const struct
         SG_PREQ_SET(&q, agent_tool, "Env");
         SG_PREQ_SET(&q, subject, json_string_value(v));
         SG_PREQ_SET(&q, cwd, r->plan.cwd);
-        SG_PREQ_SET(&q, detail, "the agent asks that this variable of skillgate's environment "
-                                "be passed into the sandbox for the run (run_skill's env)");
+        SG_PREQ_SET(&q, detail, "run_skill's env: the agent asks that this variable of "
+                                "skillgate's environment be passed to the skill, inside the "
+                                "sandbox, for this run");
         if (!approved(r, st, o, &q))
             return sg_xasprintf("run_skill's env %s was not approved", json_string_value(v));
     }
