@@ -41,6 +41,7 @@ struct sg_runner {
     bool no_records; /* run even when the records cannot be kept */
     json_t *options; /* the run options (--env, --write, --module) as the trace keeps them */
     bool agent;       /* an agent asked for the run (MCP) */
+    size_t sk_nwrite; /* the manifest's own write paths (the rest are --write's) */
     bool ask_options; /* an agent's: a person approves its env and write before the run */
     char **notes;    /* sg_run_info.notes */
     size_t nnotes;
@@ -237,16 +238,18 @@ static void options_record(struct sg_runner *r, const struct sg_run_request *rq,
             r->notes[r->nnotes] = NULL;
         }
     }
-    for (size_t i = 0; i < v->nreals; i++) {
+    for (size_t i = 0; i < v->nreals; i++)
         json_array_append_new(write, json_string(v->reals[i]));
+    /* the dry run's word for a folder only --write made writable (one the
+     * manifest declares too keeps its own) */
+    for (size_t i = r->sk_nwrite; i < v->sk.policy.nwrite; i++)
         for (size_t k = 0; k < r->plan.nmounts; k++) {
             struct sg_mount *m = &r->plan.mounts[k];
-            if (m->kind == SG_MNT_BIND_RW && !strcmp(m->dst, v->reals[i])) {
+            if (m->kind == SG_MNT_BIND_RW && !strcmp(m->dst, v->sk.policy.write[i].path)) {
                 free(m->why);
                 m->why = sg_xstrdup("--write");
             }
         }
-    }
     r->options = json_pack("{s:o, s:o, s:s?}", "env", env, "write", write, "module", rq->module);
 }
 
@@ -331,6 +334,7 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
         e = sg_plan_build(&view.sk, &ro, &r->plan, why);
     for (size_t i = 0; i < nres; i++)
         free(res_v[i].name), free(res_v[i].addr);
+    r->sk_nwrite = sk->policy.nwrite;
     if (e == 0)
         options_record(r, rq, &view);
     sg_opt_view_free(&view, sk->policy.nwrite, sk->policy.nenv);
