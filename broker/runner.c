@@ -230,11 +230,14 @@ static void options_record(struct sg_runner *r, const struct sg_run_request *rq,
     json_t *env = json_array(), *write = json_array();
     for (size_t i = 0; i < rq->nenv; i++) {
         json_array_append_new(env, json_string(rq->env[i]));
-        if (sg_runopts_secret_name(rq->env[i])) {
+        bool secret = sg_runopts_secret_name(rq->env[i]), code = sg_runopts_code_name(rq->env[i]);
+        if (secret || code) {
             r->notes = sg_xrealloc(r->notes, (r->nnotes + 2) * sizeof *r->notes);
             r->notes[r->nnotes++] = sg_xasprintf(
-                "--env %s: its name says it holds a secret; passed as you asked: the skill can "
-                "read it, and send it wherever its network allows", rq->env[i]);
+                "--env %s: %s; passed as you asked", rq->env[i],
+                code ? "it changes what code the skill's programs load and run"
+                     : "its name says it holds a secret: the skill can read it, and send it "
+                       "wherever its network allows");
             r->notes[r->nnotes] = NULL;
         }
     }

@@ -54,6 +54,18 @@ bool sg_runopts_secret_name(const char *n)
     return false;
 }
 
+bool sg_runopts_code_name(const char *n)
+{
+    static const char *const names[] = {
+        "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONSTARTUP",
+        "PYTHONHOME", "BASH_ENV", "ENV", "PERL5OPT", "PERL5LIB", "NODE_OPTIONS",
+        "RUBYOPT", "GCONV_PATH"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(names); i++)
+        if (!strcmp(n, names[i]))
+            return true;
+    return false;
+}
+
 static const char *env_lookup(char *const *env, const char *name)
 {
     size_t n = strlen(name);

@@ -31,5 +31,8 @@ void sg_opt_view_free(struct sg_opt_view *v, size_t nwrite0, size_t nenv0);
 /* The name says it holds a secret (KEY, TOKEN, SECRET, PASSWORD, ...):
  * passed when the person names it, since that is the point, and said. */
 bool sg_runopts_secret_name(const char *n);
+/* A variable that changes what code runs (LD_PRELOAD, PYTHONPATH, ...,
+ * the manifest check's list): passed when named, and said. */
+bool sg_runopts_code_name(const char *n);
 
 #endif

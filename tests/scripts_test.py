@@ -570,6 +570,9 @@ def env_passes_the_one_variable_named(m, base):
     p = m.run("run", "--cwd", w, d, "-m", "scripts.package_skill", "--env",
               "SG_T_KEPT_API_KEY", env=env, check=0)
     assert "ENV SG_T_KEPT_API_KEY value-two" in p.out and "holds a secret" in p.err, p.out + p.err
+    p = m.run("run", "--dry-run", "--cwd", w, d, "-m", "scripts.package_skill", "--env",
+              "PYTHONPATH", env={"PYTHONPATH": "/nowhere"}, check=0)
+    assert "--env PYTHONPATH: it changes what code the skill's programs load" in p.out, p.out
     p = m.run("run", "--cwd", w, d, "-m", "scripts.package_skill", "--env", "SG_T_UNSET",
               check=126)
     assert "SG_T_UNSET is not set" in p.err, p.err
