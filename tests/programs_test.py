@@ -201,7 +201,8 @@ def other_keys_are_ignored_and_a_signal_puts_the_terminal_back(m, base):
 @test()
 def a_deny_rule_comes_before_the_ordinary_programs(m, base):
     """A --policy deny rule on sort refuses sort (find and wc still run
-    unasked); a symlink named sort to another program, and a shell or
+    unasked); an allow rule naming /bin/lsof, /usr/bin/lsof or lsof covers
+    both of its names; a symlink named sort to another program, and a shell or
     the run's interpreter fed code, are not ordinary programs; the run's
     interpreter running a file is."""
     d = skill(base, f"denysort-{m.name}", {"scripts/count.sh": COUNT_SH, "scripts/tricks.py": """\
@@ -230,6 +231,14 @@ def a_deny_rule_comes_before_the_ordinary_programs(m, base):
     sort = [x for x in dec if x[0].startswith("Bash(/usr/bin/sort")]
     assert sort and sort[0][1] == "deny" and "Bash(sort:*)" in sort[0][2], dec
     assert [x for x in dec if x[0].startswith("Bash(/usr/bin/wc") and x[2] == QUIET], dec
+    # a rule naming either path, or the name, is the same program
+    if os.path.isfile("/usr/bin/lsof") and os.path.realpath("/bin") == "/usr/bin":
+        for rule in ("Bash(/bin/lsof -v)", "Bash(/usr/bin/lsof -v)", "Bash(lsof:*)"):
+            with open(pol, "w") as f:
+                f.write(f'allow: ["{rule}"]\n')
+            p = m.run("run", "--policy", pol, d, "--cwd", d, "--script", "scripts/count.sh",
+                      check=0)
+            assert "bin-lsof: 0" in p.out and "usr-lsof: 0" in p.out, (rule, p.out + p.err)
     p = m.run("run", "--prompt", "deny", d, "--cwd", d, "--script", "scripts/tricks.py", check=0)
     assert "/tmp/b/sort denied" in p.out, p.out + p.err
     assert "/usr/bin/bash denied" in p.out and "SHELL-RAN" not in p.out, p.out + p.err
