@@ -182,27 +182,68 @@ void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *pref
 
 /* ---- names and descriptions ---- */
 
+/* A name skillgate cannot take under any loader's rules: `run NAME` would
+ * read it as a plugin's skill ("plugin:skill") or a path, or a terminal
+ * would act on it. */
+static bool name_unusable(const char *name)
+{
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || *p == ':' || *p == '/')
+            return true;
+    return false;
+}
+
+/* Under OpenClaw's rules any name is taken as written (local-loader.ts
+ * trims it and keys the skill by it; the folder is ClawHub's slug): what
+ * the spec would refuse is a warning. */
+static bool check_name_openclaw(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                                const char *name, const char *spec_says)
+{
+    if (spec_says)
+        pc_warn(c, n, field,
+                "\"%s\" %s (Agent Skills spec); OpenClaw takes any name (this skill %s), so "
+                "skillgate reads it as written",
+                name, spec_says, c->sk->openclaw_rules);
+    return true;
+}
+
 bool sg_check_name(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *name)
 {
     size_t len = strlen(name), chars = sg_utf8_chars(name);
-    if (chars == 0 || chars > 64) {
-        pc_err(c, n, field, "must be 1-64 characters (it has %zu)", chars);
+    const char *oc = c->sk->openclaw_rules;
+    bool blank = true;
+    for (size_t i = 0; i < len; i++)
+        blank = blank && isspace((unsigned char)name[i]);
+    if (oc && blank) {
+        pc_warn(c, n, field, "is empty; OpenClaw uses the folder's name \"%s\", and so does "
+                             "skillgate", c->sk->dirname ? c->sk->dirname : "");
         return false;
     }
-    for (size_t i = 0; i < len; i++) {
+    if (name_unusable(name)) {
+        pc_err(c, n, field,
+               "\"%s\": a ':', a '/' or a control character; %s, but skillgate cannot: "
+               "`run NAME` would read it as a plugin's skill or a path",
+               name, oc ? "OpenClaw would take it" : "the Agent Skills spec refuses it too");
+        return false;
+    }
+    const char *spec_says = NULL;
+    cleanup_free char *len_says = sg_xasprintf("must be 1-64 characters (it has %zu)", chars);
+    if (chars == 0 || chars > 64)
+        spec_says = len_says;
+    for (size_t i = 0; !spec_says && i < len; i++) {
         char ch = name[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-')) {
-            pc_err(c, n, field, "\"%s\": only lower-case letters, digits and '-' are allowed",
-                   name);
-            return false;
-        }
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
+            spec_says = "may hold only lower-case letters, digits and '-'";
     }
-    if (name[0] == '-' || name[len - 1] == '-') {
-        pc_err(c, n, field, "\"%s\" may not start or end with '-'", name);
-        return false;
-    }
-    if (strstr(name, "--")) {
-        pc_err(c, n, field, "\"%s\" may not contain \"--\"", name);
+    if (!spec_says && (name[0] == '-' || name[len - 1] == '-'))
+        spec_says = "may not start or end with '-'";
+    if (!spec_says && strstr(name, "--"))
+        spec_says = "may not contain \"--\"";
+    if (oc)
+        return check_name_openclaw(c, n, field, name, spec_says);
+    if (spec_says) {
+        pc_err(c, n, field, "\"%s\" %s (Agent Skills spec; OpenClaw's loader would take it)",
+               name, spec_says);
         return false;
     }
     if (c->sk->dirname && strcmp(name, c->sk->dirname) != 0) {
@@ -210,8 +251,8 @@ bool sg_check_name(struct sg_pctx *c, const struct sg_ynode *n, const char *fiel
          * skills from plugins all the same, so they can still be vetted
          * and run here, with this error in plain view */
         pc_err(c, n, field,
-               "\"%s\" must equal the folder name \"%s\" (Agent Skills spec; Claude Code "
-               "loads it anyway, so it can still be inspected and run)",
+               "\"%s\" must equal the folder name \"%s\" (Agent Skills spec; Claude Code's and "
+               "OpenClaw's loaders accept it, so it can still be inspected and run)",
                name, c->sk->dirname);
         c->d->v[c->d->n - 1].spec_only = true;
     }
@@ -229,12 +270,19 @@ bool sg_check_description(struct sg_pctx *c, const struct sg_ynode *n, const cha
         if (!isspace((unsigned char)desc[i]))
             blank = false;
     if (blank) {
-        pc_err(c, n, field, "must not be empty");
+        pc_err(c, n, field, "must not be empty; OpenClaw would refuse it too (its loader skips "
+                            "a skill without a description)");
         return false;
     }
     size_t chars = sg_utf8_chars(desc); /* as a person counts: "é" is one */
+    if (chars > 1024 && c->sk->openclaw_rules) {
+        pc_warn(c, n, field, "is %zu characters; the Agent Skills spec's limit is 1024, and "
+                             "OpenClaw takes any length", chars);
+        return true;
+    }
     if (chars > 1024) {
-        pc_err(c, n, field, "is %zu characters; the limit is 1024", chars);
+        pc_err(c, n, field, "is %zu characters; the limit is 1024 (Agent Skills spec; OpenClaw's "
+                            "loader would take it)", chars);
         return false;
     }
     return true;

@@ -5,13 +5,57 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "parse.h"
 #include "skill.h"
 #include "util.h"
 
 int sg_openclaw_key(const char *k)
 {
-    return !strcmp(k, "openclaw") || !strcmp(k, "clawdbot") || !strcmp(k, "clawdis");
+    return !strcmp(k, "openclaw") || !strcmp(k, "clawdbot") || !strcmp(k, "clawdis") ||
+           !strcmp(k, "moltbot");
+}
+
+char *sg_openclaw_place(const char *home, const char *real_root)
+{
+    if (!home || !real_root)
+        return NULL;
+    static const char *const places[] = {
+#define X(rel, ws) rel,
+        SG_OPENCLAW_PLACES(X)
+#undef X
+    };
+    /* one lstat per agent folder (~/.openclaw, ~/.clawdbot) where OpenClaw
+     * is not installed: every skill loaded asks */
+    const char *top = NULL;
+    size_t topl = 0;
+    bool have = false;
+    for (size_t i = 0; i < SG_ARRAY_LEN(places); i++) {
+        size_t l = strcspn(places[i], "/");
+        if (!top || l != topl || strncmp(places[i], top, l)) {
+            cleanup_free char *t = sg_xasprintf("%s/%.*s", home, (int)l, places[i]);
+            struct stat st;
+            have = lstat(t, &st) == 0;
+            top = places[i], topl = l;
+        }
+        if (!have)
+            continue;
+        cleanup_free char *p = sg_xasprintf("%s/%s", home, places[i]);
+        cleanup_free char *real = sg_path_real(p);
+        if ((real && sg_path_within(real_root, real) && strcmp(real_root, real)) ||
+            (sg_path_within(real_root, p) && strcmp(real_root, p)))
+            return sg_xasprintf("found in ~/%s, where OpenClaw keeps skills", places[i]);
+    }
+    return NULL;
+}
+
+char *sg_openclaw_carried(const struct sg_ynode *fm)
+{
+    const struct sg_ynode *m = fm && fm->type == SG_Y_MAP ? sg_y_get(fm, "metadata") : NULL;
+    for (size_t i = 0; m && m->type == SG_Y_MAP && i + 1 < m->n; i += 2)
+        if (sg_openclaw_key(m->kids[i]->str) && m->kids[i + 1]->type == SG_Y_MAP)
+            return sg_xasprintf("carries OpenClaw's metadata.%s", m->kids[i]->str);
+    return NULL;
 }
 
 char *sg_openclaw_which(const char *bin)
@@ -74,40 +118,91 @@ static void add_to(struct sg_pctx *c, const struct sg_ynode *n, const char *f, v
     push(arg, n->str);
 }
 
+/* A list OpenClaw reads as a list of strings or one comma-separated string
+ * (normalizeStringList, src/shared/frontmatter.ts): each item to fn with
+ * the node's place. Anything else OpenClaw ignores: a warning here. */
+static void oc_list(struct sg_pctx *c, const struct sg_ynode *v, const char *field,
+                    void (*fn)(struct sg_pctx *, const struct sg_ynode *, const char *, void *),
+                    void *arg)
+{
+    if (sg_y_is_null(v))
+        return;
+    if (v->type == SG_Y_SEQ) {
+        pc_string_list(c, v, field, fn, arg);
+        return;
+    }
+    if (v->type != SG_Y_SCALAR) {
+        pc_warn(c, v, field, "must be a list of strings, not %s; ignored (OpenClaw ignores it "
+                             "too)", sg_ytype_name(v->type));
+        return;
+    }
+    size_t i = 0;
+    for (const char *s = v->str; *s; i++) {
+        size_t l = strcspn(s, ",");
+        cleanup_free char *item = sg_xstrndup(s, l);
+        cleanup_free char *f = sg_xasprintf("%s[%zu]", field, i);
+        char *a = item, *e = item + strlen(item);
+        while (*a == ' ' || *a == '\t')
+            a++;
+        while (e > a && (e[-1] == ' ' || e[-1] == '\t'))
+            *--e = '\0';
+        struct sg_ynode one = {.type = SG_Y_SCALAR, .line = v->line, .col = v->col,
+                               .str = a, .len = strlen(a), .quoted = true};
+        if (*a)
+            fn(c, &one, f, arg);
+        s += l;
+        s += *s == ',';
+    }
+}
+
 static void f_env(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    pc_string_list(c, v, field, add_env, NULL);
+    oc_list(c, v, field, add_env, NULL);
 }
 
 static void f_bins(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    pc_string_list(c, v, field, add_to, &oc(c)->bins);
+    oc_list(c, v, field, add_to, &oc(c)->bins);
 }
 
 static void f_any_bins(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    pc_string_list(c, v, field, add_to, &oc(c)->any_bins);
+    oc_list(c, v, field, add_to, &oc(c)->any_bins);
 }
 
 static void f_config(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    pc_string_list(c, v, field, add_to, &oc(c)->config);
+    oc_list(c, v, field, add_to, &oc(c)->config);
 }
 
 static void f_os(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    pc_string_list(c, v, field, add_to, &oc(c)->os);
+    oc_list(c, v, field, add_to, &oc(c)->os);
 }
 
 static void f_requires(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     static const struct pc_field f[] = {
         {"env", f_env}, {"bins", f_bins}, {"anyBins", f_any_bins}, {"config", f_config}};
+    if (!sg_y_is_null(v) && v->type != SG_Y_MAP) {
+        pc_warn(c, v, field, "must be a mapping of env, bins, anyBins, config, not %s; ignored "
+                             "(OpenClaw ignores it too)", sg_ytype_name(v->type));
+        return;
+    }
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }
 
+/* primaryEnv: a variable's name; OpenClaw reads it only when it is a
+ * string (null, which published ClawHub skills write, is none). */
 static void f_primary_env(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
+    if (sg_y_is_null(v))
+        return;
+    if (v->type != SG_Y_SCALAR) {
+        pc_warn(c, v, field, "must be a variable's name, not %s; ignored (OpenClaw ignores it "
+                             "too)", sg_ytype_name(v->type));
+        return;
+    }
     pc_set_string(&oc(c)->primary_env, c, v, field);
     if (oc(c)->primary_env)
         sg_policy_add_env(c, v, field, oc(c)->primary_env);

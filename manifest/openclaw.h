@@ -31,8 +31,37 @@ struct sg_ynode;
 void sg_openclaw_parse(struct sg_pctx *c, const struct sg_ynode *v, const char *field,
                        const char *key);
 void sg_openclaw_free(struct sg_openclaw *o);
-/* The three names OpenClaw reads it under. */
+/* The names OpenClaw and its ports read it under: openclaw, and the
+ * project's former names clawdbot, clawdis and moltbot. */
 int sg_openclaw_key(const char *k);
+
+/* Where OpenClaw keeps skills below a home, highest precedence first, as
+ * its loader reads them (docs/tools/skills.md, "Loading order";
+ * src/agents/skills/workspace.ts): its default workspace's skills/ and
+ * .agents/skills/, then the managed ~/.openclaw/skills (~/.clawdbot under
+ * the project's former name). ~/.agents/skills, which OpenClaw reads
+ * between the two, is shared with other agents and not OpenClaw's alone.
+ * X(path below the home, true for its workspace, which the agent writes) */
+#define SG_OPENCLAW_PLACES(X)                        \
+    X(".openclaw/workspace/skills", true)            \
+    X(".openclaw/workspace/.agents/skills", true)    \
+    X(".openclaw/skills", false)                     \
+    X(".clawdbot/skills", false)
+
+/* OpenClaw's rules, as its loader applies them (src/agents/skills/
+ * local-loader.ts, src/markdown/frontmatter.ts): a skill is keyed by its
+ * name, or its folder's when it has none (the folder is ClawHub's slug, so
+ * the two may differ); any name is taken as written; a description is the
+ * one field required: a SKILL.md without frontmatter, or whose frontmatter
+ * has no description, is skipped; any other field is kept; metadata is
+ * read as JSON under openclaw (or a former name), primaryEnv when it is a
+ * string. A skill found in one of OpenClaw's places (below the invoking
+ * user's home, or for one whose real folder is below one of them) or whose
+ * frontmatter carries OpenClaw's metadata is judged by them: a new string
+ * saying which ("found in ~/.openclaw/skills"), or NULL. */
+char *sg_openclaw_place(const char *home, const char *real_root);
+struct sg_ynode;
+char *sg_openclaw_carried(const struct sg_ynode *frontmatter);
 /* Where a program it names is, on the sandbox's PATH (/usr/local/bin,
  * /usr/bin, /bin): a new string, or NULL when none there (a path with a
  * slash, as given, when it is an executable file). */

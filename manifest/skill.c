@@ -34,7 +34,7 @@ void sg_skill_free(struct sg_skill *sk)
     char **strs[] = {&sk->root,    &sk->display,  &sk->dirname,      &sk->skill_md,
                      &sk->sandbox_yaml, &sk->name, &sk->description, &sk->version,
                      &sk->author,  &sk->license,  &sk->compatibility, &sk->model,
-                     &sk->agent,   &sk->argument_hint};
+                     &sk->agent,   &sk->argument_hint, &sk->openclaw_rules};
     for (size_t i = 0; i < SG_ARRAY_LEN(strs); i++)
         free(*strs[i]);
     for (size_t i = 0; i < sk->nmetadata; i++) {
@@ -162,19 +162,48 @@ static void report_utf8(struct sg_diags *d, const char *file, const char *buf, s
                 (unsigned char)buf[bad]);
 }
 
+/* How the agents' own loaders stand to a SKILL.md skillgate refuses, said
+ * in the refusal: OpenClaw's (src/markdown/frontmatter.ts) skips a file
+ * without frontmatter and reads a frontmatter YAML cannot parse line by
+ * line; Claude Code loads such a file with every field dropped,
+ * allowed-tools too (anthropics/claude-code issues, `claude plugin
+ * validate`: "At runtime this skill loads with empty metadata"). */
+static const char oc_no_fm[] =
+    "OpenClaw would refuse it too (its loader skips a SKILL.md whose frontmatter has no "
+    "description)";
+
+static void note_yaml_error(struct sg_skill *sk, size_t first)
+{
+    const char *why =
+        sk->openclaw_rules
+            ? "OpenClaw's loader would read it line by line instead and may load it; skillgate "
+              "does not guess at what a manifest declares, so fix the YAML (quote a value "
+              "holding \": \")"
+            : "Claude Code would load it with every field dropped, allowed-tools too; skillgate "
+              "does not run a skill whose declarations it cannot read, so fix the YAML (quote a "
+              "value holding \": \")";
+    for (size_t i = first; i < sk->diags.n; i++) {
+        struct sg_diag *g = &sk->diags.v[i];
+        if (g->sev != SG_ERROR)
+            continue;
+        char *m = sg_xasprintf("%s; %s", g->msg, why);
+        free(g->msg);
+        g->msg = m;
+        return;
+    }
+}
+
 static void apply_skill_md(struct sg_skill *sk, const char *file, const char *buf, size_t len)
 {
     size_t yo, yl, bo;
     int bl;
     int r = sg_frontmatter_split(buf, len, true, &yo, &yl, &bo, &bl);
-    if (r < 0) {
-        sg_diag_add(&sk->diags, SG_ERROR, file, 1, 1, NULL,
-                    "SKILL.md must start with a YAML frontmatter block between \"---\" lines");
-        return;
-    }
-    if (r > 0) {
-        sg_diag_add(&sk->diags, SG_ERROR, file, 1, 1, NULL,
-                    "the frontmatter is not closed: no \"---\" line after it");
+    if (r != 0) {
+        sg_diag_add(&sk->diags, SG_ERROR, file, 1, 1, NULL, "%s; %s",
+                    r < 0 ? "SKILL.md must start with a YAML frontmatter block between \"---\" "
+                            "lines"
+                          : "the frontmatter is not closed: no \"---\" line after it",
+                    oc_no_fm);
         return;
     }
     sk->body_offset = (long)bo;
@@ -185,8 +214,13 @@ static void apply_skill_md(struct sg_skill *sk, const char *file, const char *bu
         return;
     }
     struct sg_ynode *root = NULL;
-    if (sg_yaml_parse(buf + yo, yl, 1, file, &sk->diags, &root) < 0)
+    size_t before = sk->diags.n;
+    if (sg_yaml_parse(buf + yo, yl, 1, file, &sk->diags, &root) < 0) {
+        note_yaml_error(sk, before);
         return;
+    }
+    if (!sk->openclaw_rules)
+        sk->openclaw_rules = sg_openclaw_carried(root);
     struct sg_pctx c = {.sk = sk, .file = file, .origin = "SKILL.md", .d = &sk->diags};
     sg_skillmd_apply(&c, root);
     sg_ynode_free(root);
@@ -589,6 +623,26 @@ static void add_root_path(struct sg_skill *sk, bool write, const struct sg_tool 
         sg_origin_set(&e->origin, "default", 0, 0, "the skill's own files");
 }
 
+/* Under OpenClaw's rules every refusal says how OpenClaw stands: the
+ * ones OpenClaw shares say so where they are made; the rest are
+ * skillgate's own (a declaration it will not grant, a type it cannot
+ * read), which OpenClaw's loader, checking only for a description, would
+ * take. */
+static void note_openclaw_takes(struct sg_skill *sk)
+{
+    if (!sk->openclaw_rules)
+        return;
+    for (size_t i = 0; i < sk->diags.n; i++) {
+        struct sg_diag *g = &sk->diags.v[i];
+        if (g->sev != SG_ERROR || strstr(g->msg, "OpenClaw"))
+            continue;
+        char *m = sg_xasprintf("%s (skillgate's own rule; OpenClaw's loader would take it)",
+                               g->msg);
+        free(g->msg);
+        g->msg = m;
+    }
+}
+
 static void finish(struct sg_skill *sk, int dirfd)
 {
     struct sg_policy *p = &sk->policy;
@@ -607,6 +661,7 @@ static void finish(struct sg_skill *sk, int dirfd)
         sg_diag_add(&sk->diags, SG_ERROR, sk->sandbox_yaml, 0, 0, "skill.description",
                     "missing (required when there is no SKILL.md)");
     detect_entrypoint(sk, dirfd);
+    note_openclaw_takes(sk);
 }
 
 struct sg_skill *sg_skill_from_buffers(const char *root, const char *skill_md, size_t md_len,
@@ -633,6 +688,11 @@ struct sg_skill *sg_skill_from_buffers(const char *root, const char *skill_md, s
 
 int sg_skill_load(const char *path, struct sg_skill **out)
 {
+    return sg_skill_load_found(path, NULL, out);
+}
+
+int sg_skill_load_found(const char *path, const char *openclaw_place, struct sg_skill **out)
+{
     *out = NULL;
     cleanup_free char *dir = sg_xstrdup(path);
     size_t len = strlen(dir);
@@ -658,6 +718,8 @@ int sg_skill_load(const char *path, struct sg_skill **out)
     if (dfd < 0)
         return -errno;
     struct sg_skill *sk = skill_new(rp, dir);
+    sk->openclaw_rules = openclaw_place ? sg_xstrdup(openclaw_place)
+                                        : sg_openclaw_place(sg_invoking_home(), rp);
     load_file(sk, dfd, "SKILL.md", true);
     load_file(sk, dfd, "skillsandbox.yaml", false);
     if (!sk->skill_md && !sk->sandbox_yaml) {

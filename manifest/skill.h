@@ -33,6 +33,11 @@ struct sg_skill {
     int user_invocable;           /* -1 unset, 0, 1 */
     int disable_model_invocation; /* -1 unset, 0, 1 */
     bool has_hooks;
+    /* Judged by the rules OpenClaw's own loader applies (openclaw.h):
+     * where it was found or what it carries, in words ("found in
+     * ~/.openclaw/skills", "carries metadata.clawdbot"); NULL: the Agent
+     * Skills spec's rules. */
+    char *openclaw_rules;
     long body_offset; /* byte offset of the Markdown body in SKILL.md */
     int body_line;
     struct sg_policy policy;
@@ -44,6 +49,12 @@ struct sg_skill {
  * with errors is still returned, so callers can show them), or -ENODATA when
  * the folder holds neither file, or -errno when it cannot be read. */
 int sg_skill_load(const char *path, struct sg_skill **out);
+/* The same for a skill found where OpenClaw keeps skills in a way the path
+ * alone does not tell (the current folder's ./skills, OpenClaw's
+ * workspace): openclaw_place says so in words, and OpenClaw's rules apply.
+ * sg_skill_load applies them itself to a skill in the invoking user's
+ * OpenClaw folders (sg_openclaw_place). */
+int sg_skill_load_found(const char *path, const char *openclaw_place, struct sg_skill **out);
 
 /* The same from memory, for tests and fuzzing: root need not exist.
  * Either buffer may be NULL. */

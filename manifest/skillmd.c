@@ -45,10 +45,10 @@ static void f_metadata(struct sg_pctx *c, const struct sg_ynode *v, const char *
         cleanup_free char *f = sg_xasprintf("%s.%s", field, v->kids[i]->str);
         const struct sg_ynode *val = v->kids[i + 1];
         if (sg_openclaw_key(v->kids[i]->str) && val->type == SG_Y_MAP) {
-            /* ClawHub's runtime metadata: the spec's string-only metadata is
-             * stricter, which is worth a word, never a refusal */
-            pc_warn(c, val, f, "a mapping where the Agent Skills spec wants a string; read as "
-                               "OpenClaw's runtime metadata");
+            /* ClawHub's runtime metadata: OpenClaw's format, and a skill
+             * carrying it is judged by OpenClaw's rules (openclaw.h), which
+             * want it a mapping (the spec's string-only metadata is not
+             * theirs) */
             sg_openclaw_parse(c, val, f, v->kids[i]->str);
             continue;
         }
@@ -111,6 +111,29 @@ static void f_disable_model(struct sg_pctx *c, const struct sg_ynode *v, const c
     bool b;
     if (pc_bool(c, v, field, &b))
         c->sk->disable_model_invocation = b;
+}
+
+/* OpenClaw's loader keeps every field of the frontmatter; these are the
+ * ones ClawHub's skills write, kept to show. */
+static void f_version(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    if (v->type == SG_Y_SCALAR && !sg_y_is_null(v))
+        pc_set_string(&c->sk->version, c, v, field);
+    else if (!sg_y_is_null(v))
+        pc_warn(c, v, field, "not a string, ignored (OpenClaw ignores it too)");
+}
+
+static void f_author(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    if (v->type == SG_Y_SCALAR && !sg_y_is_null(v))
+        pc_set_string(&c->sk->author, c, v, field);
+    else if (!sg_y_is_null(v))
+        pc_warn(c, v, field, "not a string, ignored (OpenClaw ignores it too)");
+}
+
+static void f_kept(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    (void)c, (void)v, (void)field; /* homepage, command-dispatch: shown by OpenClaw only */
 }
 
 static void f_hooks(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
@@ -177,26 +200,29 @@ static void f_wasm(struct sg_pctx *c, const struct sg_ynode *v, const char *fiel
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }
 
+#define SKILLMD_FIELDS(X)                                                       \
+    X("name", f_name) X("description", f_description) X("license", f_license)     \
+    X("compatibility", f_compatibility) X("metadata", f_metadata)                 \
+    X("allowed-tools", f_allowed_tools) X("model", f_model) X("context", f_context) \
+    X("agent", f_agent) X("user-invocable", f_user_invocable)                      \
+    X("disable-model-invocation", f_disable_model) X("argument-hint", f_argument_hint) \
+    X("hooks", f_hooks) X("wasm", f_wasm)
+/* the fields OpenClaw's skills carry that the spec does not know */
+#define OPENCLAW_FIELDS(X)                                                           \
+    X("homepage", f_kept) X("version", f_version) X("author", f_author)               \
+    X("command-dispatch", f_kept) X("command-tool", f_kept) X("command-arg-mode", f_kept)
+
 void sg_skillmd_apply(struct sg_pctx *c, const struct sg_ynode *root)
 {
-    static const struct pc_field fields[] = {
-        {"name", f_name},
-        {"description", f_description},
-        {"license", f_license},
-        {"compatibility", f_compatibility},
-        {"metadata", f_metadata},
-        {"allowed-tools", f_allowed_tools},
-        {"model", f_model},
-        {"context", f_context},
-        {"agent", f_agent},
-        {"user-invocable", f_user_invocable},
-        {"disable-model-invocation", f_disable_model},
-        {"argument-hint", f_argument_hint},
-        {"hooks", f_hooks},
-        {"wasm", f_wasm},
-    };
+#define X(k, fn) {k, fn},
+    static const struct pc_field spec[] = {SKILLMD_FIELDS(X)};
+    static const struct pc_field both[] = {SKILLMD_FIELDS(X) OPENCLAW_FIELDS(X)};
+#undef X
+    const char *oc = c->sk->openclaw_rules;
     if (!root || sg_y_is_null(root)) {
-        sg_diag_add(c->d, SG_ERROR, c->file, 2, 1, NULL, "the frontmatter is empty");
+        sg_diag_add(c->d, SG_ERROR, c->file, 2, 1, NULL,
+                    "the frontmatter is empty; OpenClaw would refuse it too (its loader skips a "
+                    "skill without a description)");
         return;
     }
     if (root->type != SG_Y_MAP) {
@@ -204,9 +230,15 @@ void sg_skillmd_apply(struct sg_pctx *c, const struct sg_ynode *root)
                sg_ytype_name(root->type));
         return;
     }
-    pc_walk_map(c, root, "", fields, SG_ARRAY_LEN(fields));
-    if (!sg_y_get(root, "name"))
-        pc_err(c, root, "name", "missing (required)");
+    if (oc)
+        pc_walk_map(c, root, "", both, SG_ARRAY_LEN(both));
+    else
+        pc_walk_map(c, root, "", spec, SG_ARRAY_LEN(spec));
+    if (!sg_y_get(root, "name") && !oc)
+        pc_err(c, root, "name", "missing (required by the Agent Skills spec; OpenClaw's loader "
+                                "would use the folder's name)");
     if (!sg_y_get(root, "description"))
-        pc_err(c, root, "description", "missing (required)");
+        pc_err(c, root, "description", "missing (required); %s",
+               oc ? "OpenClaw would refuse it too (its loader skips a skill without one)"
+                  : "OpenClaw's loader would skip it too");
 }

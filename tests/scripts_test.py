@@ -284,7 +284,8 @@ for k in ("TODO_TOKEN", "TODO_REGION", "OTHER_SECRET"):
 @test()
 def an_openclaw_skill_runs_with_the_variables_it_declares(m, base):
     """A ClawHub skill (metadata.openclaw) in the working folder's skills/
-    is found by name, validates (a warning, never a refusal), and runs with
+    is found by name, validates (by OpenClaw's rules: no refusal, no word
+    about its metadata being a mapping), and runs with
     exactly the variables its requires.env, primaryEnv and envVars name;
     its install step is shown and never run."""
     w = work_folder(base, m)
@@ -299,7 +300,7 @@ def an_openclaw_skill_runs_with_the_variables_it_declares(m, base):
     for r, _, _ in os.walk(root):
         os.chmod(r, 0o755)
     p = m.run("validate", d, check=0)
-    assert "read as OpenClaw's runtime metadata" in p.err and "valid" in p.out, p.out + p.err
+    assert p.out.strip().endswith(": valid") and "metadata" not in p.err, p.out + p.err
     p = m.run("inspect", d, check=0)
     assert "node: todo-cli-evil (gives todo)  (shown only: never run)" in p.out, p.out
     assert re.search(r"needs programs\s+python3 -> /usr/bin/python3", p.out), p.out

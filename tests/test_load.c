@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "openclaw.h"
 #include "skill.h"
 #include "util.h"
 
@@ -244,6 +245,59 @@ static void load_by_manifest_path(void **st)
     free(p);
 }
 
+/* Where OpenClaw keeps skills, below a home (symlinks resolved), and what
+ * a skill judged by OpenClaw's rules is told: a YAML error OpenClaw would
+ * read line by line, skillgate's own refusals marked as its own. */
+static void openclaw_places_and_refusals(void **st)
+{
+    struct fx *f = *st;
+    char *home = sg_xasprintf("%s/home", f->tmp);
+    th_write(f->tmp, "home/.openclaw/skills/w/SKILL.md", GOOD_MD("w"));
+    th_write(f->tmp, "elsewhere/w/SKILL.md", GOOD_MD("w"));
+    th_mkdirs(f->tmp, "real-ws/skills/x");
+    th_mkdirs(f->tmp, "home/.openclaw");
+    char *link = sg_xasprintf("%s/home/.openclaw/workspace", f->tmp);
+    char *target = sg_xasprintf("%s/real-ws", f->tmp);
+    assert_int_equal(symlink(target, link), 0);
+    static const struct {
+        const char *rel, *want;
+    } cases[] = {
+        {"home/.openclaw/skills/w", "found in ~/.openclaw/skills"},
+        {"real-ws/skills/x", "found in ~/.openclaw/workspace/skills"},
+        {"home/.openclaw/skills", NULL}, /* the place itself is no skill in it */
+        {"elsewhere/w", NULL},
+    };
+    for (size_t i = 0; i < SG_ARRAY_LEN(cases); i++) {
+        char *p = sg_xasprintf("%s/%s", f->tmp, cases[i].rel);
+        char *got = sg_openclaw_place(home, p);
+        if (cases[i].want)
+            assert_non_null(got && strstr(got, cases[i].want));
+        else
+            assert_null(got);
+        free(got), free(p);
+    }
+    th_write(f->tmp, "ws/skills/bad/SKILL.md",
+             "---\nname: bad\ndescription: Use it: now\n---\n");
+    th_write(f->tmp, "ws/skills/tools/SKILL.md",
+             "---\nname: Tools\ndescription: d\nallowed-tools: Read Bash(git\n---\n");
+    char *bad = sg_xasprintf("%s/ws/skills/bad", f->tmp);
+    char *tools = sg_xasprintf("%s/ws/skills/tools", f->tmp);
+    struct sg_skill *sk = NULL;
+    assert_int_equal(sg_skill_load_found(bad, "found in ./skills", &sk), 0);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 0, NULL, "OpenClaw's loader would read it line by");
+    sg_skill_free(sk);
+    assert_int_equal(sg_skill_load_found(tools, "found in ./skills", &sk), 0);
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 16, "allowed-tools[1]",
+                   "unbalanced '(' (skillgate's own rule; OpenClaw's loader would take it)");
+    th_assert_diag(&sk->diags, SG_WARNING, 2, 7, "name", "OpenClaw takes any name");
+    sg_skill_free(sk);
+    /* the same files anywhere else: the spec's rules */
+    sk = load(bad);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 0, NULL, "Claude Code would load it");
+    sg_skill_free(sk);
+    free(home), free(link), free(target), free(bad), free(tools);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +308,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(manifest_files_are_guarded, setup, teardown),
         cmocka_unit_test_setup_teardown(body_is_read_on_demand, setup, teardown),
         cmocka_unit_test_setup_teardown(load_by_manifest_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(openclaw_places_and_refusals, setup, teardown),
     };
     return cmocka_run_group_tests_name("load", tests, NULL, NULL);
 }

@@ -248,7 +248,9 @@ static void openclaw_metadata_is_read(void **st)
            "    os: [linux]\n    emoji: x\n  author-note: plain\n"),
         NULL);
     assert_int_equal(sg_diags_count(&sk->diags, SG_ERROR), 0);
-    th_assert_diag(&sk->diags, SG_WARNING, 6, 5, "metadata.openclaw", "read as OpenClaw");
+    /* OpenClaw's format, so OpenClaw's rules, which want it a mapping */
+    assert_null(th_find(&sk->diags, "metadata.openclaw", NULL));
+    assert_string_equal(sk->openclaw_rules, "carries OpenClaw's metadata.openclaw");
     assert_non_null(sk->openclaw);
     const struct sg_openclaw *o = sk->openclaw;
     assert_int_equal(o->bins.n, 1);
@@ -510,14 +512,76 @@ static void wasm_block_folds_into_policy(void **st)
     sg_skill_free(sk);
 }
 
+/* A ClawHub skill as published: OpenClaw's metadata under a former key,
+ * a name in capitals that is not its folder's (the folder is the slug),
+ * homepage, version and author, primaryEnv null, requires.env as one
+ * comma-separated string. Judged by OpenClaw's rules: no error, the
+ * variables it names are the ones it may receive, and only what the spec
+ * would refuse is said, as a warning. The same frontmatter without the
+ * metadata keeps the spec's rules, each refusal saying how OpenClaw's
+ * loader stands. */
+static void clawhub_skill_by_openclaw_rules(void **st)
+{
+    (void)st;
+    static const char *const keys[] = {"clawdbot", "moltbot", "clawdis", "openclaw"};
+    for (size_t k = 0; k < SG_ARRAY_LEN(keys); k++) {
+        char *md = sg_xasprintf(
+            "---\nname: Weather Pro\ndescription: Forecasts.\nhomepage: https://w.test\n"
+            "version: 1.2.0\nauthor: someone\nmetadata:\n  %s:\n    primaryEnv: null\n"
+            "    requires: {env: \"W_KEY, W_REGION\", bins: [curl]}\n---\n",
+            keys[k]);
+        struct sg_skill *sk = th_skill(md, NULL);
+        if (sg_diags_count(&sk->diags, SG_ERROR))
+            th_dump(&sk->diags);
+        assert_int_equal(sg_diags_count(&sk->diags, SG_ERROR), 0);
+        assert_int_equal(sk->diags.n, 1);
+        th_assert_diag(&sk->diags, SG_WARNING, 2, 7, "name", "OpenClaw takes any name");
+        assert_string_equal(sk->name, "Weather Pro");
+        assert_string_equal(sk->version, "1.2.0");
+        assert_string_equal(sk->author, "someone");
+        assert_non_null(strstr(sk->openclaw_rules, keys[k]));
+        assert_null(sk->openclaw->primary_env);
+        assert_int_equal(sk->policy.nenv, 2);
+        assert_string_equal(sk->policy.env[0].name, "W_KEY");
+        assert_string_equal(sk->policy.env[1].name, "W_REGION");
+        sg_skill_free(sk);
+        free(md);
+    }
+    /* no OpenClaw metadata: the spec's rules */
+    struct sg_skill *sk = th_skill(MD("name: Weather Pro\ndescription: x\nhomepage: h\n"), NULL);
+    assert_null(sk->openclaw_rules);
+    th_assert_diag(&sk->diags, SG_ERROR, 2, 7, "name", "OpenClaw's loader would take it");
+    th_assert_diag(&sk->diags, SG_WARNING, 4, 1, "homepage", "unknown key");
+    sg_skill_free(sk);
+    /* what no loader's rules make usable here: run NAME would read a
+     * plugin's skill; and what OpenClaw itself refuses */
+    sk = th_skill(MD("name: \"pdf:pdf\"\ndescription: x\nmetadata: {openclaw: {}}\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 2, 7, "name", "OpenClaw would take it, but skillgate");
+    assert_null(sk->name);
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: x\nmetadata: {openclaw: {primaryEnv: [A, B]}}\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 2, 1, "description", "OpenClaw would refuse it too");
+    th_assert_diag(&sk->diags, SG_WARNING, 3, 35, "metadata.openclaw.primaryEnv",
+                   "OpenClaw ignores it too");
+    sg_skill_free(sk);
+    sk = th_skill("# no frontmatter\n", NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 1, 1, NULL, "OpenClaw would refuse it too");
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: Use it: now\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 0, NULL, "Claude Code would load it with every "
+                                                     "field dropped");
+    sg_skill_free(sk);
+}
+
 static void diagnostic_line_format(void **st)
 {
     (void)st;
     struct sg_skill *sk = th_skill(MD("name: Demo\ndescription: x\n"), NULL);
     assert_int_equal(sk->diags.n, 1);
     char *line = sg_diag_format(&sk->diags.v[0]);
-    assert_string_equal(line, "/nonexistent/demo/SKILL.md:2:7: error: name: \"Demo\": only "
-                              "lower-case letters, digits and '-' are allowed");
+    assert_string_equal(line, "/nonexistent/demo/SKILL.md:2:7: error: name: \"Demo\" may hold "
+                              "only lower-case letters, digits and '-' (Agent Skills spec; "
+                              "OpenClaw's loader would take it)");
     free(line);
     sg_skill_free(sk);
 }
@@ -545,6 +609,7 @@ int main(void)
         cmocka_unit_test(claude_code_extras),
         cmocka_unit_test(wasm_block_folds_into_policy),
         cmocka_unit_test(wasm_block_own_folders),
+        cmocka_unit_test(clawhub_skill_by_openclaw_rules),
         cmocka_unit_test(diagnostic_line_format),
     };
     return cmocka_run_group_tests_name("skillmd", tests, NULL, NULL);
