@@ -112,8 +112,8 @@ int cmd_list(int argc, char **argv)
             bad += sg_skill_has_errors(d.v[i].skill);
         printf("%zu skill%s found, %zu with errors\n", d.n, d.n == 1 ? "" : "s", bad);
         if (!d.n && o.defaults)
-            printf("(looked in ~/.claude/skills, config.yaml skill_dirs, ./.claude/skills, "
-                   "nested .claude/skills and Claude Code's plugins; try: skillgate list DIR)\n");
+            printf("(looked in the places skillgate list --help names, Claude Code's and "
+                   "OpenClaw's; try: skillgate list DIR)\n");
     }
     sg_print_diags(stderr, &d.diags);
     int rc = sg_diags_count(&d.diags, SG_ERROR) ? SG_EXIT_USAGE : SG_EXIT_OK;

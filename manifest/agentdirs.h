@@ -13,7 +13,7 @@
  * one, a working folder inside one).
  *
  * Some agents keep skills in their folder (~/.claude/skills, the skills of
- * ~/.claude/plugins, ~/.openclaw/skills, ~/.codex/skills): a skill that
+ * ~/.claude/plugins, ~/.openclaw/skills and its workspace's, ~/.codex/skills): a skill that
  * lives there is bound (its folder only) and may name paths in its own
  * folder; every other part of the agent's folder stays masked.
  *
@@ -40,7 +40,8 @@
     X(".cursor", "Cursor's folder (mcp.json and its agent's config)", "skills")              \
     X(".config/Cursor", "Cursor's application data (its login)", "")                        \
     X(".gemini", "Gemini CLI's folder (oauth_creds.json, settings.json)", "")               \
-    X(".openclaw", "OpenClaw's folder (credentials/, openclaw.json)", "skills")              \
+    X(".openclaw", "OpenClaw's folder (credentials/, openclaw.json)",                         \
+      "skills workspace/skills workspace/.agents/skills")                                   \
     X(".clawdbot", "OpenClaw's folder under its former name", "skills")                      \
     X(".config/github-copilot", "GitHub Copilot's OAuth token", "")                         \
     X(".aider.conf.yml", "aider's configuration (API keys)", "")

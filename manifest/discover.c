@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "openclaw.h"
 #include "skill.h"
 #include "util.h"
 
@@ -78,6 +79,7 @@ struct ctx {
     struct sg_discovery *out;
     struct seen seen;
     bool dir_cap_warned;
+    const char *openclaw; /* the place being scanned, when it is OpenClaw's */
 };
 
 static bool count_dir(struct ctx *c, const char *path)
@@ -118,7 +120,7 @@ static void add_skill(struct ctx *c, const char *path, enum sg_source src,
                       const struct sg_plugin *pl)
 {
     struct sg_skill *sk = NULL;
-    int r = sg_skill_load(path, &sk);
+    int r = sg_skill_load_found(path, c->openclaw, &sk);
     if (r < 0) {
         if (r != -ENODATA)
             sg_diag_add(&c->out->diags, SG_WARNING, path, 0, 0, NULL, "cannot load: %s",
@@ -236,6 +238,38 @@ static void mark_shadowing(struct sg_discovery *o)
     free(idx);
 }
 
+/* OpenClaw's places below the home in its order (openclaw.h), with
+ * ~/.agents/skills, which it reads between its workspace and its managed
+ * skills. Its default workspace is the agent's working folder: left out
+ * when only the person's own places count. */
+static void scan_openclaw_home(struct ctx *c, const char *home, bool persons_only)
+{
+    static const struct {
+        const char *rel;
+        bool ws;
+    } places[] = {
+#define X(rel, ws) {rel, ws},
+        SG_OPENCLAW_PLACES(X)
+#undef X
+    };
+    bool agents_done = false;
+    for (size_t i = 0; i < SG_ARRAY_LEN(places); i++) {
+        if (!places[i].ws && !agents_done) {
+            cleanup_free char *a = sg_xasprintf("%s/.agents/skills", home);
+            scan(c, a, SG_SRC_SHARED, 0, NULL);
+            agents_done = true;
+        }
+        if (places[i].ws && persons_only)
+            continue;
+        cleanup_free char *p = sg_xasprintf("%s/%s", home, places[i].rel);
+        cleanup_free char *why =
+            sg_xasprintf("found in ~/%s, where OpenClaw keeps skills", places[i].rel);
+        c->openclaw = why;
+        scan(c, p, places[i].ws ? SG_SRC_OPENCLAW : SG_SRC_SHARED, 0, NULL);
+        c->openclaw = NULL;
+    }
+}
+
 int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)
 {
     memset(out, 0, sizeof *out);
@@ -279,16 +313,15 @@ int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)
             static const char *const ws[] = {"skills", ".agents/skills"};
             for (size_t i = 0; i < SG_ARRAY_LEN(ws); i++) {
                 cleanup_free char *w = sg_xasprintf("%s/%s", cwd, ws[i]);
+                cleanup_free char *why =
+                    sg_xasprintf("found in ./%s, where OpenClaw keeps a workspace's skills", ws[i]);
+                c.openclaw = why;
                 scan(&c, w, SG_SRC_WORKSPACE, 0, NULL);
+                c.openclaw = NULL;
             }
         }
-        if (home) { /* OpenClaw's skills shared by every agent of this user */
-            static const char *const shared[] = {".agents/skills", ".openclaw/skills"};
-            for (size_t i = 0; i < SG_ARRAY_LEN(shared); i++) {
-                cleanup_free char *s = sg_xasprintf("%s/%s", home, shared[i]);
-                scan(&c, s, SG_SRC_SHARED, 0, NULL);
-            }
-        }
+        if (home)
+            scan_openclaw_home(&c, home, o->persons_only);
         if (home) {
             sg_plugins_load(home, cwd, &out->plugins, &out->diags);
             for (size_t i = 0; i < out->plugins.n; i++) {

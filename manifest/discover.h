@@ -10,7 +10,9 @@
 #include "policy.h"
 
 /* Precedence, highest first: when two skills share a name, the one from the
- * earlier source wins and the other is listed as shadowed.
+ * earlier source wins and the other is listed as shadowed. OpenClaw's own
+ * places keep OpenClaw's order (openclaw.h: workspace, ~/.agents/skills,
+ * managed), and a skill found in one is judged by OpenClaw's rules.
  * X(ID, "name", "description") */
 #define SG_SOURCES(X)                                                         \
     X(CLI, "cli", "a directory given on the command line")                  \
@@ -19,7 +21,8 @@
     X(PROJECT, "project", "./.claude/skills in the current directory")      \
     X(NESTED, "nested", ".claude/skills below the current directory")      \
     X(WORKSPACE, "workspace", "./skills and ./.agents/skills (OpenClaw's workspace)") \
-    X(SHARED, "shared", "~/.agents/skills and ~/.openclaw/skills (OpenClaw's shared skills)") \
+    X(OPENCLAW, "openclaw", "~/.openclaw/workspace/{skills,.agents/skills} (OpenClaw's)") \
+    X(SHARED, "shared", "~/.agents/skills, ~/.openclaw/skills, ~/.clawdbot/skills") \
     X(PLUGIN, "plugin", "~/.claude/plugins (installed Claude Code plugins)")
 
 enum sg_source {
@@ -62,7 +65,8 @@ struct sg_discover_opts {
     const char *config_file; /* NULL: the default location */
     /* with defaults: only where the person keeps skills (user, config,
      * shared, plugins enabled in the person's settings), none from the
-     * current folder (project, nested, workspace), which an agent writes */
+     * current folder (project, nested, workspace) or OpenClaw's default
+     * workspace, which an agent writes */
     bool persons_only;
 };
 

@@ -127,6 +127,73 @@ static void openclaw_places(void **st)
     free(t), free(home), free(cwd), free(cfg);
 }
 
+/* OpenClaw's default workspace (~/.openclaw/workspace/skills, then its
+ * .agents/skills) before ~/.agents/skills and the managed ~/.openclaw/skills
+ * and ~/.clawdbot/skills, as OpenClaw orders them; a skill found there is
+ * keyed by its name (ClawHub's folder is the slug) and judged by OpenClaw's
+ * rules; a person-only discovery leaves the agent's workspace out. */
+static void openclaw_default_workspace(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    static const char clawhub[] =
+        "---\nname: Weather Pro\ndescription: forecasts\nhomepage: https://w.test\n"
+        "version: 1.0.0\nmetadata: {\"clawdbot\": {\"primaryEnv\": null}}\n---\n";
+    th_write(t, "home/.openclaw/workspace/skills/weather/SKILL.md", clawhub);
+    th_write(t, "home/.openclaw/skills/weather-pro/SKILL.md", clawhub);
+    put_skill(t, "home/.openclaw/workspace/.agents/skills/todo", "todo");
+    put_skill(t, "home/.agents/skills/todo", "todo");
+    put_skill(t, "home/.clawdbot/skills/old", "old");
+    put_skill(t, "proj/skills/ws-slug", "ws-name");
+    char *home = sg_xasprintf("%s/home", t), *cwd = sg_xasprintf("%s/proj", t);
+    char *cfg = sg_xasprintf("%s/none.yaml", t);
+    struct sg_discover_opts o = {.defaults = true, .home = home, .cwd = cwd, .config_file = cfg};
+    struct sg_discovery d;
+    assert_int_equal(sg_discover(&o, &d), 0);
+    assert_int_equal(d.n, 6);
+    static const struct {
+        const char *name, *root;
+        enum sg_source src;
+        bool shadowed;
+        const char *rules;
+    } want[] = {
+        {"ws-name", "/proj/skills/ws-slug", SG_SRC_WORKSPACE, false, "found in ./skills"},
+        {"Weather Pro", "/.openclaw/workspace/skills/weather", SG_SRC_OPENCLAW, false,
+         "found in ~/.openclaw/workspace/skills"},
+        {"todo", "/.openclaw/workspace/.agents/skills/todo", SG_SRC_OPENCLAW, false,
+         "~/.openclaw/workspace/.agents/skills"},
+        {"todo", "/home/.agents/skills/todo", SG_SRC_SHARED, true, NULL},
+        {"Weather Pro", "/.openclaw/skills/weather-pro", SG_SRC_SHARED, true,
+         "found in ~/.openclaw/skills"},
+        {"old", "/.clawdbot/skills/old", SG_SRC_SHARED, false, "~/.clawdbot/skills"},
+    };
+    for (size_t i = 0; i < d.n; i++) {
+        const struct sg_found *f = &d.v[i];
+        assert_string_equal(f->name, want[i].name);
+        assert_true(sg_str_has_suffix(f->skill->root, want[i].root));
+        assert_int_equal(f->source, want[i].src);
+        assert_int_equal(f->shadowed_by != SIZE_MAX, want[i].shadowed);
+        if (want[i].rules)
+            assert_non_null(strstr(f->skill->openclaw_rules, want[i].rules));
+        else
+            assert_null(f->skill->openclaw_rules);
+        /* a name other than the folder's, a null primaryEnv, homepage and
+         * version: none of them a problem under OpenClaw's rules */
+        assert_int_equal(sg_diags_count(&f->skill->diags, SG_ERROR), 0);
+        assert_null(th_find(&f->skill->diags, "homepage", NULL));
+        assert_null(th_find(&f->skill->diags, "metadata.clawdbot", NULL));
+    }
+    sg_discovery_free(&d);
+    o.persons_only = true;
+    assert_int_equal(sg_discover(&o, &d), 0);
+    assert_int_equal(d.n, 3);
+    for (size_t i = 0; i < d.n; i++)
+        assert_int_equal(d.v[i].source, SG_SRC_SHARED);
+    sg_discovery_free(&d);
+    th_rmrf(t);
+    free(t), free(home), free(cwd), free(cfg);
+}
+
 static void nested_skips_vcs_deps_and_dot_dirs(void **st)
 {
     (void)st;
@@ -352,6 +419,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(precedence_and_shadowing),
         cmocka_unit_test(openclaw_places),
+        cmocka_unit_test(openclaw_default_workspace),
         cmocka_unit_test(nested_skips_vcs_deps_and_dot_dirs),
         cmocka_unit_test(symlink_loops_end),
         cmocka_unit_test(unreadable_folders_are_reported),
