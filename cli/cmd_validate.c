@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "discover.h"
@@ -80,7 +81,10 @@ int cmd_validate(int argc, char **argv)
             printf("\nEach problem is printed as FILE:LINE:COL: error|warning: field: message.\n"
                    "  -s, --strict   warnings fail the validation too\n"
                    "  -q, --quiet    print problems only, no per-skill summary\n"
-                   "A folder that is no skill but holds skills is validated skill by skill.\n"
+                   "A folder that is no skill but holds skills is validated skill by skill;\n"
+                   "a NAME with no '/' that is no file here is the skill `run NAME` takes\n"
+                   "(a plugin's plugin:skill too). A skill found where OpenClaw keeps skills,\n"
+                   "or carrying its metadata, is judged by OpenClaw's own rules.\n"
                    "Exit status: 0 valid, 1 a skill has errors, 2 a path is not a skill.\n");
             return SG_EXIT_OK;
         case 's':
@@ -101,6 +105,20 @@ int cmd_validate(int argc, char **argv)
     int rc = SG_EXIT_OK;
     for (int i = optind; i < argc; i++) {
         struct sg_skill *sk = NULL;
+        struct stat st;
+        if (argv[i][0] && !strchr(argv[i], '/') && lstat(argv[i], &st) < 0) {
+            /* a skill's name, found as `run NAME` finds it (a plugin's
+             * "plugin:skill" too): one function for both */
+            if (sg_load_skill_arg(argv[i], NULL, &sk) != 0) {
+                rc = SG_EXIT_USAGE;
+                continue;
+            }
+            int one = validate_one(sk, strict, quiet);
+            if (one != SG_EXIT_OK && rc == SG_EXIT_OK)
+                rc = one;
+            sg_skill_free(sk);
+            continue;
+        }
         int r = sg_skill_load(argv[i], &sk), v;
         if (r == -ENODATA && (v = validate_folder(argv[i], strict, quiet)) >= 0) {
             if (v != SG_EXIT_OK && rc == SG_EXIT_OK)

@@ -420,6 +420,70 @@ def a_name_other_than_its_folder_is_an_error_that_still_runs():
 
 
 @test
+def validate_takes_the_names_run_takes():
+    """`validate NAME` finds a skill as `run NAME` does: a personal skill by
+    its name, a Claude Code plugin's as plugin:skill, and an unknown name is
+    answered with where it looked and the plugin name it may have meant."""
+    with TempDir() as t:
+        home, cwd = os.path.join(t, "home"), os.path.join(t, "work")
+        os.makedirs(cwd)
+        os.umask(0o022)
+        write(home, ".claude/skills/alpha/SKILL.md", "---\nname: alpha\ndescription: a\n---\n")
+        write(t, "cache/plug/skills/hello/SKILL.md",
+              "---\nname: hello\ndescription: greets\n---\n")
+        write(t, "cache/plug/skills/hello/main.sh", "echo hi\n")
+        write(home, ".claude/plugins/installed_plugins.json", json.dumps(
+            {"version": 2, "plugins": {"plug@mkt": [
+                {"scope": "user", "installPath": os.path.join(t, "cache", "plug")}]}}))
+        env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(t, "xdg")}
+        p = run("validate", "plug:hello", cwd=cwd, env=env, code=0)
+        assert p.stdout.startswith(os.path.join(t, "cache/plug/skills/hello") + ": valid"), p
+        p = run("validate", "alpha", "plug:hello", cwd=cwd, env=env, code=0)
+        assert p.stdout.count(": valid") == 2, p.stdout
+        p = run("run", "--dry-run", "plug:hello", cwd=cwd, env=env, code=0)
+        assert "main.sh" in p.stdout, p.stdout
+        p = run("validate", "hello", cwd=cwd, env=env, code=2)
+        assert "no skill of that name" in p.stderr and "did you mean plug:hello" in p.stderr, p
+
+
+@test
+def clawhub_skills_are_judged_by_openclaw_rules():
+    """A skill as `clawhub install` leaves it in OpenClaw's workspace: its
+    folder is the registry's slug, its name has capitals, it carries homepage
+    and version. Found where OpenClaw keeps skills it is judged by OpenClaw's
+    rules (valid, `validate NAME` and list find it by its name); a SKILL.md
+    OpenClaw itself would skip is refused, saying so. The same skill in a
+    Claude Code folder keeps the Agent Skills spec's rules."""
+    clawhub = ("---\nname: Weather Pro\ndescription: Forecasts.\nhomepage: https://w.test\n"
+               "version: 1.2.0\nauthor: someone\n---\n")
+    with TempDir() as t:
+        home, cwd = os.path.join(t, "home"), os.path.join(t, "work")
+        os.makedirs(cwd)
+        ws = os.path.join(home, ".openclaw", "workspace", "skills")
+        write(ws, "weather/SKILL.md", clawhub)
+        write(ws, "notes/SKILL.md", "# Notes\n\nTakes notes.\n")
+        write(home, ".claude/skills/weather/SKILL.md", clawhub)
+        env = {"HOME": home, "XDG_CONFIG_HOME": os.path.join(t, "xdg")}
+        p = run("validate", os.path.join(ws, "weather"), cwd=cwd, env=env, code=0)
+        assert p.stdout.strip().endswith("weather: valid, 1 warning"), p.stdout
+        assert "OpenClaw takes any name (this skill found in ~/.openclaw/workspace/skills" in (
+            p.stderr), p.stderr
+        assert "homepage" not in p.stderr and "version" not in p.stderr, p.stderr
+        p = run("validate", "Weather Pro", cwd=cwd, env=env, code=0)
+        assert os.path.join(ws, "weather") + ": valid" in p.stdout, p.stdout
+        p = run("validate", os.path.join(ws, "notes"), cwd=cwd, env=env, code=1)
+        assert "OpenClaw would refuse it too" in p.stderr, p.stderr
+        p = run("validate", os.path.join(home, ".claude/skills/weather"), cwd=cwd, env=env, code=1)
+        assert "(Agent Skills spec; OpenClaw's loader would take it)" in p.stderr, p.stderr
+        assert "homepage: unknown key" in p.stderr, p.stderr
+        p = run("list", "--json", cwd=cwd, env=env, code=0)
+        got = sorted((s["id"], s["source"], s["valid"]) for s in json.loads(p.stdout)["skills"]
+                     if s["root"].startswith(t))
+        assert got == [("Weather Pro", "openclaw", True), ("notes", "openclaw", False),
+                       ("weather", "user", False)], got
+
+
+@test
 def a_key_that_denies_never_allows():
     """keys: in config.yaml may not make Enter, Esc, ^C or a deny key allow:
     the TUI refuses to start and names the file, line and action."""
