@@ -630,8 +630,13 @@ static void add_root_path(struct sg_skill *sk, bool write, const struct sg_tool 
  * take. */
 static void note_openclaw_takes(struct sg_skill *sk)
 {
-    if (!sk->openclaw_rules)
+    /* OpenClaw reads SKILL.md only: without one, or with one it skips, it
+     * takes nothing */
+    if (!sk->openclaw_rules || !sk->skill_md)
         return;
+    for (size_t i = 0; i < sk->diags.n; i++)
+        if (strstr(sk->diags.v[i].msg, "OpenClaw would refuse"))
+            return;
     for (size_t i = 0; i < sk->diags.n; i++) {
         struct sg_diag *g = &sk->diags.v[i];
         if (g->sev != SG_ERROR || strstr(g->msg, "OpenClaw"))

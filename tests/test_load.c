@@ -291,6 +291,14 @@ static void openclaw_places_and_refusals(void **st)
                    "unbalanced '(' (skillgate's own rule; OpenClaw's loader would take it)");
     th_assert_diag(&sk->diags, SG_WARNING, 2, 7, "name", "OpenClaw takes any name");
     sg_skill_free(sk);
+    /* a skill OpenClaw skips anyway is not said to be taken */
+    th_write(f->tmp, "ws/skills/nodesc/SKILL.md", "---\nname: nodesc\nallowed-tools: Bash(x\n---\n");
+    char *nodesc = sg_xasprintf("%s/ws/skills/nodesc", f->tmp);
+    assert_int_equal(sg_skill_load_found(nodesc, "found in ./skills", &sk), 0);
+    th_assert_diag(&sk->diags, SG_ERROR, 2, 1, "description", "OpenClaw would refuse it too");
+    assert_null(th_find(&sk->diags, "would take it", NULL));
+    sg_skill_free(sk);
+    free(nodesc);
     /* the same files anywhere else: the spec's rules */
     sk = load(bad);
     th_assert_diag(&sk->diags, SG_ERROR, 3, 0, NULL, "Claude Code would load it");
