@@ -1,6 +1,7 @@
 /* AI agents' own folders and files (agentdirs.h). */
 #include "agentdirs.h"
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -81,13 +82,32 @@ void sg_agent_paths_free(struct sg_agent_paths *ap)
     memset(ap, 0, sizeof *ap);
 }
 
+bool sg_path_within_pattern(const char *path, const char *dir, const char *rel)
+{
+    if (!sg_path_within(path, dir))
+        return false;
+    const char *r = path + (strcmp(dir, "/") ? strlen(dir) : 0);
+    if (*r != '/')
+        return false;
+    r++;
+    size_t k = 1, seen = 0;
+    for (const char *p = rel; *p; p++)
+        k += *p == '/';
+    const char *e = r;
+    for (; *e; e++)
+        if (*e == '/' && ++seen == k)
+            break;
+    cleanup_free char *head = sg_xstrndup(r, (size_t)(e - r));
+    return fnmatch(rel, head, FNM_PATHNAME | FNM_PERIOD) == 0;
+}
+
 bool sg_agent_path_in_skills(const struct sg_agent_path *a, const char *real)
 {
     for (const char *s = a->areas; *s;) {
         size_t l = strcspn(s, " ");
         if (l) {
-            cleanup_free char *area = sg_xasprintf("%s/%.*s", a->real, (int)l, s);
-            if (sg_path_within(real, area))
+            cleanup_free char *area = sg_xstrndup(s, l);
+            if (sg_path_within_pattern(real, a->real, area))
                 return true;
         }
         s += l;

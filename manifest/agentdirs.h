@@ -41,7 +41,8 @@
     X(".config/Cursor", "Cursor's application data (its login)", "")                        \
     X(".gemini", "Gemini CLI's folder (oauth_creds.json, settings.json)", "")               \
     X(".openclaw", "OpenClaw's folder (credentials/, openclaw.json)",                         \
-      "skills workspace/skills workspace/.agents/skills")                                   \
+      "skills workspace/skills workspace/.agents/skills workspace-*/skills "                \
+      "workspace-*/.agents/skills")                                                         \
     X(".clawdbot", "OpenClaw's folder under its former name", "skills")                      \
     X(".config/github-copilot", "GitHub Copilot's OAuth token", "")                         \
     X(".aider.conf.yml", "aider's configuration (API keys)", "")
@@ -83,5 +84,10 @@ enum sg_agent_rel sg_agent_paths_relation(const struct sg_agent_paths *ap, const
 
 /* Is the absolute real path in one of a's skill folders? */
 bool sg_agent_path_in_skills(const struct sg_agent_path *a, const char *real);
+
+/* Is path dir/X or below it, for an X that rel matches as fnmatch does
+ * with FNM_PATHNAME and FNM_PERIOD ("workspace-*" /skills: one folder's
+ * name)? dir is taken literally. */
+bool sg_path_within_pattern(const char *path, const char *dir, const char *rel);
 
 #endif

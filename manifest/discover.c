@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -238,6 +239,48 @@ static void mark_shadowing(struct sg_discovery *o)
     free(idx);
 }
 
+/* One of OpenClaw's places below the home; a '*' component is each
+ * folder there whose name it matches (sorted, at most
+ * SG_OPENCLAW_AGENTS_MAX). */
+static void scan_one_place(struct ctx *c, const char *home, const char *rel,
+                           enum sg_source src)
+{
+    cleanup_free char *p = sg_xasprintf("%s/%s", home, rel);
+    cleanup_free char *why = sg_xasprintf("found in ~/%s, where OpenClaw keeps skills", rel);
+    c->openclaw = why;
+    scan(c, p, src, 0, NULL);
+    c->openclaw = NULL;
+}
+
+static void scan_place(struct ctx *c, const char *home, const char *rel, enum sg_source src)
+{
+    const char *star = strchr(rel, '*');
+    if (!star) {
+        scan_one_place(c, home, rel, src);
+        return;
+    }
+    const char *cs = star;
+    while (cs > rel && cs[-1] != '/')
+        cs--;
+    const char *ce = star + strcspn(star, "/");
+    cleanup_free char *parent = sg_xasprintf("%s/%.*s", home, (int)(cs - rel), rel);
+    cleanup_free char *pat = sg_xstrndup(cs, (size_t)(ce - cs));
+    char **names = NULL;
+    size_t n = 0, taken = 0;
+    int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* the list closes it */
+    if (fd < 0 || sg_list_dir_fd(fd, SG_LIST_DIRS, SG_DISCOVER_MAX_DIRS, &names, &n) < 0)
+        n = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (taken < SG_OPENCLAW_AGENTS_MAX && fnmatch(pat, names[i], FNM_PERIOD) == 0) {
+            taken++;
+            cleanup_free char *one = sg_xasprintf("%.*s%s%s", (int)(cs - rel), rel, names[i], ce);
+            scan_one_place(c, home, one, src); /* a '*' in a name is that name */
+        }
+        free(names[i]);
+    }
+    free(names);
+}
+
 /* OpenClaw's places below the home in its order (openclaw.h), with
  * ~/.agents/skills, which it reads between its workspace and its managed
  * skills. Its default workspace is the agent's working folder: left out
@@ -261,12 +304,7 @@ static void scan_openclaw_home(struct ctx *c, const char *home, bool persons_onl
         }
         if (places[i].ws && persons_only)
             continue;
-        cleanup_free char *p = sg_xasprintf("%s/%s", home, places[i].rel);
-        cleanup_free char *why =
-            sg_xasprintf("found in ~/%s, where OpenClaw keeps skills", places[i].rel);
-        c->openclaw = why;
-        scan(c, p, places[i].ws ? SG_SRC_OPENCLAW : SG_SRC_SHARED, 0, NULL);
-        c->openclaw = NULL;
+        scan_place(c, home, places[i].rel, places[i].ws ? SG_SRC_OPENCLAW : SG_SRC_SHARED);
     }
 }
 

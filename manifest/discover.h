@@ -21,7 +21,7 @@
     X(PROJECT, "project", "./.claude/skills in the current directory")      \
     X(NESTED, "nested", ".claude/skills below the current directory")      \
     X(WORKSPACE, "workspace", "./skills and ./.agents/skills (OpenClaw's workspace)") \
-    X(OPENCLAW, "openclaw", "~/.openclaw/workspace/{skills,.agents/skills} (OpenClaw's)") \
+    X(OPENCLAW, "openclaw", "~/.openclaw/workspace{,-*}/{skills,.agents/skills} (OpenClaw's)") \
     X(SHARED, "shared", "~/.agents/skills, ~/.openclaw/skills, ~/.clawdbot/skills") \
     X(PLUGIN, "plugin", "~/.claude/plugins (installed Claude Code plugins)")
 

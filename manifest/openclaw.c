@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agentdirs.h"
 #include "config.h"
 #include "parse.h"
 #include "skill.h"
@@ -40,10 +41,19 @@ char *sg_openclaw_place(const char *home, const char *real_root)
         }
         if (!have)
             continue;
-        cleanup_free char *p = sg_xasprintf("%s/%s", home, places[i]);
-        cleanup_free char *real = sg_path_real(p);
-        if ((real && sg_path_within(real_root, real) && strcmp(real_root, real)) ||
-            (sg_path_within(real_root, p) && strcmp(real_root, p)))
+        bool in;
+        if (strchr(places[i], '*')) { /* an agent's workspace, by name */
+            cleanup_free char *inside = sg_xasprintf("%s/*", places[i]);
+            cleanup_free char *rh = sg_path_real(home);
+            in = sg_path_within_pattern(real_root, home, inside) ||
+                 (rh && sg_path_within_pattern(real_root, rh, inside));
+        } else {
+            cleanup_free char *p = sg_xasprintf("%s/%s", home, places[i]);
+            cleanup_free char *real = sg_path_real(p);
+            in = (real && sg_path_within(real_root, real) && strcmp(real_root, real)) ||
+                 (sg_path_within(real_root, p) && strcmp(real_root, p));
+        }
+        if (in)
             return sg_xasprintf("found in ~/%s, where OpenClaw keeps skills", places[i]);
     }
     return NULL;

@@ -39,14 +39,21 @@ int sg_openclaw_key(const char *k);
  * its loader reads them (docs/tools/skills.md, "Loading order";
  * src/agents/skills/workspace.ts): its default workspace's skills/ and
  * .agents/skills/, then the managed ~/.openclaw/skills (~/.clawdbot under
- * the project's former name). ~/.agents/skills, which OpenClaw reads
+ * the project's former name); a '*' component (one at most) is each
+ * folder's name it matches, as fnmatch does. ~/.agents/skills, which OpenClaw reads
  * between the two, is shared with other agents and not OpenClaw's alone.
  * X(path below the home, true for its workspace, which the agent writes) */
 #define SG_OPENCLAW_PLACES(X)                        \
     X(".openclaw/workspace/skills", true)            \
     X(".openclaw/workspace/.agents/skills", true)    \
+    X(".openclaw/workspace-*/skills", true)          \
+    X(".openclaw/workspace-*/.agents/skills", true)  \
     X(".openclaw/skills", false)                     \
     X(".clawdbot/skills", false)
+/* workspace-*: each agent's own workspace (~/.openclaw/workspace-<agentId>,
+ * OpenClaw's default for an agent added with `openclaw agents add`), by
+ * name; at most this many */
+#define SG_OPENCLAW_AGENTS_MAX 256
 
 /* OpenClaw's rules, as its loader applies them (src/agents/skills/
  * local-loader.ts, src/markdown/frontmatter.ts): a skill is keyed by its

@@ -145,12 +145,15 @@ static void openclaw_default_workspace(void **st)
     put_skill(t, "home/.agents/skills/todo", "todo");
     put_skill(t, "home/.clawdbot/skills/old", "old");
     put_skill(t, "proj/skills/ws-slug", "ws-name");
+    put_skill(t, "home/.openclaw/workspace-ops/skills/ops", "ops");
+    put_skill(t, "home/.openclaw/workspace-*/skills/star", "star"); /* a '*' in a name */
+    put_skill(t, "home/.openclaw/workspace-ops/notes/no", "no");
     char *home = sg_xasprintf("%s/home", t), *cwd = sg_xasprintf("%s/proj", t);
     char *cfg = sg_xasprintf("%s/none.yaml", t);
     struct sg_discover_opts o = {.defaults = true, .home = home, .cwd = cwd, .config_file = cfg};
     struct sg_discovery d;
     assert_int_equal(sg_discover(&o, &d), 0);
-    assert_int_equal(d.n, 6);
+    assert_int_equal(d.n, 8);
     static const struct {
         const char *name, *root;
         enum sg_source src;
@@ -162,6 +165,10 @@ static void openclaw_default_workspace(void **st)
          "found in ~/.openclaw/workspace/skills"},
         {"todo", "/.openclaw/workspace/.agents/skills/todo", SG_SRC_OPENCLAW, false,
          "~/.openclaw/workspace/.agents/skills"},
+        {"star", "/.openclaw/workspace-*/skills/star", SG_SRC_OPENCLAW, false,
+         "found in ~/.openclaw/workspace-*/skills"},
+        {"ops", "/.openclaw/workspace-ops/skills/ops", SG_SRC_OPENCLAW, false,
+         "found in ~/.openclaw/workspace-ops/skills"},
         {"todo", "/home/.agents/skills/todo", SG_SRC_SHARED, true, NULL},
         {"Weather Pro", "/.openclaw/skills/weather-pro", SG_SRC_SHARED, true,
          "found in ~/.openclaw/skills"},

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agentdirs.h"
 #include "openclaw.h"
 #include "skill.h"
 #include "util.h"
@@ -264,6 +265,10 @@ static void openclaw_places_and_refusals(void **st)
     } cases[] = {
         {"home/.openclaw/skills/w", "found in ~/.openclaw/skills"},
         {"real-ws/skills/x", "found in ~/.openclaw/workspace/skills"},
+        {"home/.openclaw/workspace-work/skills/y", "found in ~/.openclaw/workspace-*/skills"},
+        {"home/.openclaw/workspace-work/.agents/skills/y", "workspace-*/.agents/skills"},
+        {"home/.openclaw/workspace-work/notes/y", NULL},
+        {"home/.openclaw/workspace-work/skills", NULL},
         {"home/.openclaw/skills", NULL}, /* the place itself is no skill in it */
         {"elsewhere/w", NULL},
     };
@@ -306,6 +311,37 @@ static void openclaw_places_and_refusals(void **st)
     free(home), free(link), free(target), free(bad), free(tools);
 }
 
+/* An agent's folder's skill areas may name each agent's workspace by a
+ * pattern: a skill there is where OpenClaw keeps skills, the rest of the
+ * folder is not. */
+static void agent_skill_areas_by_pattern(void **st)
+{
+    (void)st;
+    struct sg_agent_path a = {.path = "/h/.openclaw", .real = "/h/.openclaw",
+                              .areas = "skills workspace/skills workspace-*/skills"};
+    static const struct {
+        const char *path;
+        bool in;
+    } cases[] = {
+        {"/h/.openclaw/skills/x", true},
+        {"/h/.openclaw/workspace/skills/x", true},
+        {"/h/.openclaw/workspace-ops/skills/x", true},
+        {"/h/.openclaw/workspace-ops/skills", true},
+        {"/h/.openclaw/workspace-ops/credentials", false},
+        {"/h/.openclaw/workspace-/skills/x", true},
+        {"/h/.openclaw/workspace-a/b/skills/x", false},
+        {"/h/.openclaw/.workspace-a/skills/x", false},
+        {"/h/.openclaw/credentials/skills", false},
+        {"/h/.openclawx/skills/x", false},
+    };
+    for (size_t i = 0; i < SG_ARRAY_LEN(cases); i++)
+        assert_int_equal(sg_agent_path_in_skills(&a, cases[i].path), cases[i].in);
+    /* the folder's own name is taken literally, never as a pattern */
+    assert_false(sg_path_within_pattern("/h[1]x/skills", "/h[1]", "*"));
+    assert_true(sg_path_within_pattern("/h[1]/skills/a", "/h[1]", "skills"));
+    assert_true(sg_path_within_pattern("/skills/a", "/", "skills"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +353,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(body_is_read_on_demand, setup, teardown),
         cmocka_unit_test_setup_teardown(load_by_manifest_path, setup, teardown),
         cmocka_unit_test_setup_teardown(openclaw_places_and_refusals, setup, teardown),
+        cmocka_unit_test(agent_skill_areas_by_pattern),
     };
     return cmocka_run_group_tests_name("load", tests, NULL, NULL);
 }
