@@ -1080,6 +1080,141 @@ static bool remembered(const struct sg_plan *p, const int *pins, const struct sg
     return yes;
 }
 
+/* One write call, as read from the skill once: its paths made absolute in
+ * its view, open's flags and a mode, utime's times. */
+struct wcall {
+    const char *syscall;
+    char path1[PATH_MAX], path2[PATH_MAX];
+    unsigned long long oflags, omode;
+    struct timespec ts[2];
+    bool ts_now, meta;
+};
+
+/* 0, or the kernel's own answer for a path that cannot be named exactly. */
+static int read_call(const struct seccomp_notif *req, size_t i, int memfd, struct wcall *c)
+{
+    const long long *a = (const long long *)req->data.args;
+    const char *sc = c->syscall;
+    int r = 0;
+    /* dirfd is an int to the kernel: its low 32 bits are what it uses */
+    if (calls[i].path >= 0)
+        r = sg_notif_path(req->pid, memfd, calls[i].dfd >= 0 ? (int)a[calls[i].dfd] : AT_FDCWD,
+                          (uint64_t)a[calls[i].path], 0, c->path1, sizeof c->path1);
+    if (!r && calls[i].path2 >= 0)
+        r = sg_notif_path(req->pid, memfd, calls[i].dfd2 >= 0 ? (int)a[calls[i].dfd2] : AT_FDCWD,
+                          (uint64_t)a[calls[i].path2], 0, c->path2, sizeof c->path2);
+    const unsigned long long *v = req->data.args;
+    /* openat2 never comes here (session.c: ENOSYS, its flags are in memory) */
+    if (!strcmp(sc, "open"))
+        c->oflags = v[1], c->omode = v[2];
+    else if (!strcmp(sc, "openat"))
+        c->oflags = v[2], c->omode = v[3];
+    else if (!strcmp(sc, "creat"))
+        c->oflags = O_CREAT | O_WRONLY | O_TRUNC, c->omode = v[1];
+    else if (!strcmp(sc, "mkdir") || !strcmp(sc, "chmod"))
+        c->omode = v[1];
+    else if (!strcmp(sc, "mkdirat") || !strcmp(sc, "fchmodat") || !strcmp(sc, "fchmodat2"))
+        c->omode = v[2];
+    if (!r && c->meta && !owner_call(sc) && !strstr(sc, "chmod"))
+        r = read_times(memfd, sc, v, c->ts, &c->ts_now);
+    return r;
+}
+
+/* Ask for c (outside the writable paths, the skill may ask for Write), or
+ * do it at once when every path it writes is a file this run was let
+ * write. 2: the call waits for the answer (or was answered). */
+static int start_ask(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
+                     struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
+                     const struct wcall *c, bool ok1, bool ok2, struct sg_event_bus *bus)
+{
+    const char *sc = c->syscall;
+    struct write_wait *w = sg_xcalloc(1, sizeof *w);
+    w->p = p;
+    w->pins = pins;
+    w->bus = bus;
+    w->fd = notify_fd;
+    w->id = req->id;
+    snprintf(w->syscall, sizeof w->syscall, "%s", sc);
+    bool renames = !strncmp(sc, "rename", 6);
+    snprintf(w->path1, sizeof w->path1, "%s", ok1 && !renames ? c->path2 : c->path1);
+    snprintf(w->path2, sizeof w->path2, "%s", c->path2);
+    w->flags = c->oflags;
+    w->mode = c->omode;
+    w->arg = !strcmp(sc, "unlinkat")    ? req->data.args[2]
+             : !strcmp(sc, "renameat2") ? req->data.args[4]
+             : !strcmp(sc, "truncate")  ? req->data.args[1]
+                                        : 0;
+    w->perm = perm;
+    w->pid = req->pid;
+    w->dc = dc;
+    memcpy(w->ts, c->ts, sizeof c->ts);
+    w->ts_now = c->ts_now;
+    /* a file this run was let write is the same file for its next change:
+     * not asked again (sg_diskcap_approve) */
+    bool need1 = !ok1 && !remembered(p, pins, dc, c->path1);
+    bool need2 = c->path2[0] && !ok2 && !remembered(p, pins, dc, c->path2);
+    w->ask2 = renames && need1 && need2;
+    if (!need1 && !need2)
+        write_decided(w, SG_DEC_ALLOW_ONCE);
+    else
+        write_ask(w, need1 || !renames ? w->path1 : c->path2, NULL);
+    return 2;
+}
+
+/* Refused, and said: outside the writable paths with no one to ask, or a
+ * path that could not be named (r). */
+static int refuse_outside(const struct sg_plan *p, const struct seccomp_notif *req,
+                          const struct wcall *c, int r, bool ok1, bool ok2,
+                          struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
+{
+    const char *sc = c->syscall;
+    resp->flags = 0;
+    /* a path that cannot be named exactly gets the kernel's own answer
+     * (ENOTDIR for a pipe as dirfd, ENAMETOOLONG, EBADF); nothing is done */
+    resp->error = r < 0 ? r : -EACCES;
+    if (r < 0 && r != -EFAULT) {
+        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:b}", "syscall", sc, "path", "?", "class",
+                              "file", "prevented", 1),
+                    "%s refused: its path could not be resolved (%s)", sc, strerror(-r));
+        return 1;
+    }
+    if (r == -EFAULT)
+        return 1; /* a bad pointer: the kernel would say EFAULT too, nothing to show */
+    const char *bad = ok1 ? c->path2 : c->path1;
+    const char *cls = sg_fs_class(p->home, bad);
+    /* a rename refused at both ends is shown by the end it aimed at most:
+     * /etc/hostname into /etc/cron.d is a persistence attempt */
+    if (!ok1 && !ok2 && c->path2[0] && strcmp(c->path1, c->path2) && !strcmp(cls, "file") &&
+        strcmp(sg_fs_class(p->home, c->path2), "file"))
+        bad = c->path2, cls = sg_fs_class(p->home, c->path2);
+    sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:i, s:b}", "syscall", sc, "path", bad, "class", cls,
+                          "pid", (int)req->pid, "prevented", 1),
+                "write to %s refused (%s, outside the writable paths)%s", bad, sc,
+                !strcmp(cls, "persistence") ? ": a persistence location"
+                : !strcmp(cls, "credential") ? ": a credential location"
+                                             : "");
+    return 1;
+}
+
+/* A place no approval could write is never asked (a yes would do nothing):
+ * the sandbox's own /dev, /var and /run hold no host folder. /dev/tty
+ * fails as it does for a process without a terminal (a skill has none);
+ * the rest is refused and counted (fontconfig's cache). 1: answered. */
+static int nowhere(const struct sg_plan *p, struct sg_diskcap *dc, const char *sc,
+                   const char *aim, struct seccomp_notif_resp *resp)
+{
+    const char *below;
+    if (strcmp(aim, "/dev/tty") && (host_bind(p, aim, &below) || !private_system(aim)))
+        return 0;
+    resp->flags = 0;
+    resp->error = strcmp(aim, "/dev/tty") ? -EACCES : -ENXIO;
+    if (resp->error == -EACCES)
+        sg_diskcap_private_refused(dc, sc, aim);
+    return 1;
+}
+
 int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
                       struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
                       const char *syscall, struct seccomp_notif_resp *resp,
@@ -1094,112 +1229,67 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
     char memp[64];
     snprintf(memp, sizeof memp, "/proc/%d/mem", (int)req->pid);
     cleanup_fd int memfd = open(memp, O_RDONLY | O_CLOEXEC);
-    const long long *a = (const long long *)req->data.args;
-    char path1[PATH_MAX] = "", path2[PATH_MAX] = "";
-    int r = 0;
-    if (memfd < 0)
-        r = -errno;
-    bool meta = meta_call(syscall);
+    struct wcall *c = sg_xcalloc(1, sizeof *c);
+    c->syscall = syscall;
+    c->meta = meta_call(syscall);
+    int r = memfd < 0 ? -errno : 0;
+    int k = 0;
     /* fchmodat(fd, "", AT_EMPTY_PATH), utimensat(fd, NULL, ...): the skill's
      * own descriptor, whose mount decides (a file the broker opened for an
      * approved write is the host's, writable); nothing is granted */
-    if (!r && meta && fd_form(memfd, (uint64_t)a[calls[i].path])) {
+    if (!r && c->meta && fd_form(memfd, req->data.args[calls[i].path])) {
         resp->id = req->id, resp->val = 0, resp->error = 0;
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+        free(c);
         return 1;
     }
-    /* dirfd is an int to the kernel: its low 32 bits are what it uses */
-    if (!r && calls[i].path >= 0)
-        r = sg_notif_path(req->pid, memfd, calls[i].dfd >= 0 ? (int)a[calls[i].dfd] : AT_FDCWD,
-                          (uint64_t)a[calls[i].path], 0, path1, sizeof path1);
-    if (!r && calls[i].path2 >= 0)
-        r = sg_notif_path(req->pid, memfd, calls[i].dfd2 >= 0 ? (int)a[calls[i].dfd2] : AT_FDCWD,
-                          (uint64_t)a[calls[i].path2], 0, path2, sizeof path2);
-    unsigned long long oflags = 0, omode = 0;
-    /* openat2 never comes here (session.c: ENOSYS, its flags are in memory) */
-    if (!strcmp(syscall, "open")) {
-        oflags = req->data.args[1], omode = req->data.args[2];
-    } else if (!strcmp(syscall, "openat")) {
-        oflags = req->data.args[2], omode = req->data.args[3];
-    } else if (!strcmp(syscall, "creat")) {
-        oflags = O_CREAT | O_WRONLY | O_TRUNC, omode = req->data.args[1];
-    } else if (!strcmp(syscall, "mkdir")) {
-        omode = req->data.args[1];
-    } else if (!strcmp(syscall, "mkdirat")) {
-        omode = req->data.args[2];
-    } else if (!strcmp(syscall, "chmod")) {
-        omode = req->data.args[1];
-    } else if (!strcmp(syscall, "fchmodat") || !strcmp(syscall, "fchmodat2")) {
-        omode = req->data.args[2];
-    }
-    struct timespec ts[2];
-    bool ts_now = false;
-    if (!r && meta && !owner_call(syscall) && !strstr(syscall, "chmod"))
-        r = read_times(memfd, syscall, req->data.args, ts, &ts_now);
+    if (!r)
+        r = read_call(req, i, memfd, c);
+    const char *path1 = c->path1, *path2 = c->path2;
     resp->id = req->id;
     resp->val = 0;
-    /* The notification must still be the same call after we read its memory. */
-    if (seccomp_notify_id_valid(notify_fd, req->id) != 0) {
-        resp->error = -ENOENT;
-        return 1;
-    }
-    if (!r && (magic_path(path1) || (path2[0] && magic_path(path2))))
-        return through_proc(p, notify_fd, req, syscall, magic_path(path1) ? path1 : path2,
-                            oflags, resp, bus);
     bool ok1 = !path1[0] || sg_writes_writable(p, path1);
     bool ok2 = !path2[0] || sg_writes_writable(p, path2);
     if (!r && !ok1 && !path2[0] && harmless_on_existing(req, syscall, path1))
         ok1 = true;
-    if (r == 0 && ok1 && ok2 && meta) {
-        /* where the skill may write, the kernel decides, as without us */
-        resp->error = 0;
-        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-        return 1;
-    }
-    if (r == 0 && ok1 && ok2) {
-        int k = dc ? declared_write(p, pins, dc, notify_fd, req, syscall, path1, path2, oflags,
-                                    omode, resp)
-                   : 0;
-        if (k)
-            return k;
-        const char *below;
-        if (dc && !host_bind(p, path1[0] ? path1 : path2, &below) &&
-            (k = private_write(p, dc, notify_fd, req, memfd, syscall, path1, path2, oflags,
-                               omode, resp, bus)) != 0)
-            return k;
-        resp->error = 0;
-        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-        return 1;
-    }
+    const char *below, *own = NULL;
     /* Outside the grants, and the manifest lets the skill ask for Write:
      * a person (or a rule) decides; the call waits, nothing else does. */
     bool brokerable = strcmp(syscall, "link") && strcmp(syscall, "linkat") &&
                       strcmp(syscall, "symlink") && strcmp(syscall, "symlinkat") &&
                       strcmp(syscall, "mknod") && strcmp(syscall, "mknodat") &&
                       !owner_call(syscall) &&
-                      !(strstr(syscall, "chmod") && (omode & (S_ISUID | S_ISGID)));
-    /* A place no approval could write is never asked (a yes would do
-     * nothing): the sandbox's own /dev, /var and /run hold no host folder.
-     * /dev/tty fails as it does for a process without a terminal (a skill
-     * has none); the rest is refused and counted (fontconfig's cache). */
-    const char *aim = ok1 ? path2 : path1;
-    const char *below;
-    if (r == 0 && !strcmp(aim, "/dev/tty")) {
-        resp->flags = 0;
-        resp->error = -ENXIO;
-        return 1;
-    }
-    if (r == 0 && !host_bind(p, aim, &below) && private_system(aim)) {
-        resp->flags = 0;
-        resp->error = -EACCES;
-        sg_diskcap_private_refused(dc, syscall, aim);
-        return 1;
-    }
+                      !(strstr(syscall, "chmod") && (c->omode & (S_ISUID | S_ISGID)));
     bool asks = r == 0 && perm && write_may_ask(perm) && brokerable;
-    const char *own = NULL;
     if (asks && (own = own_folder_hit(p, ok1 ? path2 : path1)) == NULL && path2[0] && !ok2)
         own = own_folder_hit(p, path2);
-    if (own) {
+    /* The notification must still be the same call after we read its memory. */
+    if (seccomp_notify_id_valid(notify_fd, req->id) != 0) {
+        resp->error = -ENOENT;
+        k = 1;
+    } else if (!r && (magic_path(path1) || (path2[0] && magic_path(path2)))) {
+        k = through_proc(p, notify_fd, req, syscall, magic_path(path1) ? path1 : path2,
+                         c->oflags, resp, bus);
+    } else if (r == 0 && ok1 && ok2 && c->meta) {
+        /* where the skill may write, the kernel decides, as without us */
+        resp->error = 0;
+        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+        k = 1;
+    } else if (r == 0 && ok1 && ok2) {
+        k = dc ? declared_write(p, pins, dc, notify_fd, req, syscall, path1, path2, c->oflags,
+                                c->omode, resp)
+               : 0;
+        if (!k && dc && !host_bind(p, path1[0] ? path1 : path2, &below))
+            k = private_write(p, dc, notify_fd, req, memfd, syscall, path1, path2, c->oflags,
+                              c->omode, resp, bus);
+        if (!k) {
+            resp->error = 0;
+            resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+            k = 1;
+        }
+    } else if (r == 0 && nowhere(p, dc, syscall, ok1 ? path2 : path1, resp)) {
+        k = 1;
+    } else if (own) {
         const char *bad = ok1 ? path2 : path1;
         resp->flags = 0;
         resp->error = -EACCES;
@@ -1209,69 +1299,12 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
                               "prevented", 1),
                     "%s of %s refused: it touches skillgate's own %s folder, which no rule or "
                     "person may let a skill change", syscall, bad, own);
-        return 1;
+        k = 1;
+    } else if (asks) {
+        k = start_ask(p, pins, perm, dc, notify_fd, req, c, ok1, ok2, bus);
+    } else {
+        k = refuse_outside(p, req, c, r, ok1, ok2, resp, bus);
     }
-    if (asks) {
-        struct write_wait *w = sg_xcalloc(1, sizeof *w);
-        w->p = p;
-        w->pins = pins;
-        w->bus = bus;
-        w->fd = notify_fd;
-        w->id = req->id;
-        snprintf(w->syscall, sizeof w->syscall, "%s", syscall);
-        snprintf(w->path1, sizeof w->path1, "%s", ok1 ? path2 : path1);
-        snprintf(w->path2, sizeof w->path2, "%s", path2);
-        if (!strncmp(syscall, "rename", 6))
-            snprintf(w->path1, sizeof w->path1, "%s", path1);
-        w->flags = oflags;
-        w->mode = omode;
-        w->arg = !strcmp(syscall, "unlinkat")    ? req->data.args[2]
-                 : !strcmp(syscall, "renameat2") ? req->data.args[4]
-                 : !strcmp(syscall, "truncate")  ? req->data.args[1]
-                                                 : 0;
-        w->perm = perm;
-        w->pid = req->pid;
-        w->dc = dc;
-        memcpy(w->ts, ts, sizeof ts);
-        w->ts_now = ts_now;
-        /* a file this run was let write is the same file for its next
-         * change: not asked again (sg_diskcap_approve) */
-        bool need1 = !ok1 && !remembered(p, pins, dc, path1);
-        bool need2 = path2[0] && !ok2 && !remembered(p, pins, dc, path2);
-        bool renames = !strncmp(syscall, "rename", 6);
-        w->ask2 = renames && need1 && need2;
-        if (!need1 && !need2)
-            write_decided(w, SG_DEC_ALLOW_ONCE);
-        else
-            write_ask(w, need1 || !renames ? w->path1 : path2, NULL);
-        return 2;
-    }
-    resp->flags = 0;
-    /* a path that cannot be named exactly gets the kernel's own answer
-     * (ENOTDIR for a pipe as dirfd, ENAMETOOLONG, EBADF); nothing is done */
-    resp->error = r < 0 ? r : -EACCES;
-    if (r < 0 && r != -EFAULT) {
-        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                    json_pack("{s:s, s:s, s:s, s:b}", "syscall", syscall, "path", "?", "class",
-                              "file", "prevented", 1),
-                    "%s refused: its path could not be resolved (%s)", syscall, strerror(-r));
-        return 1;
-    }
-    if (r == -EFAULT)
-        return 1; /* a bad pointer: the kernel would say EFAULT too, nothing to show */
-    const char *bad = ok1 ? path2 : path1;
-    const char *cls = sg_fs_class(p->home, bad);
-    /* a rename refused at both ends is shown by the end it aimed at most:
-     * /etc/hostname into /etc/cron.d is a persistence attempt */
-    if (!ok1 && !ok2 && path2[0] && strcmp(path1, path2) &&
-        !strcmp(cls, "file") && strcmp(sg_fs_class(p->home, path2), "file"))
-        bad = path2, cls = sg_fs_class(p->home, path2);
-    sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                json_pack("{s:s, s:s, s:s, s:i, s:b}", "syscall", syscall, "path", bad, "class",
-                          cls, "pid", (int)req->pid, "prevented", 1),
-                "write to %s refused (%s, outside the writable paths)%s", bad, syscall,
-                !strcmp(cls, "persistence") ? ": a persistence location"
-                : !strcmp(cls, "credential") ? ": a credential location"
-                                             : "");
-    return 1;
+    free(c);
+    return k;
 }
