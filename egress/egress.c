@@ -1085,8 +1085,11 @@ struct sg_net *sg_egress_new(const struct sg_plan *plan, struct sg_event_bus *bu
 
 void sg_egress_publish(struct sg_net *e, int pidfd)
 {
-    if (!e->pub)
-        e->pub = sg_pub_new(e->plan, e->bus, e->perm, fetch_may_ask(e), pidfd);
+    if (!e->pub) {
+        e->pub = sg_pub_new(e->plan, e->bus, e->perm, fetch_may_ask(e), pidfd,
+                            e->lfd[SG_EG_DIAG]);
+        e->lfd[SG_EG_DIAG] = -1; /* the publisher's now */
+    }
 }
 
 size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max)
@@ -1102,7 +1105,7 @@ size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max)
         }                                                                \
     } while (0)
     for (int i = 0; i < SG_EGRESS_FDS; i++)
-        if (e->lfd[i] >= 0)
+        if (e->lfd[i] >= 0 && i != SG_EG_DIAG)
             PUT(e->lfd[i], POLLIN, 0, i);
     if (e->rpipe[0] >= 0)
         PUT(e->rpipe[0], POLLIN, 3, 0);

@@ -1,17 +1,19 @@
 /* Ports a skill serves for the person (publish.h says what and why).
  *
- *   broker (host's network)                 helper (forked; joins the
- *                                           sandbox's user + net namespaces)
- *   socketpair, fork ─────────────────────► setns(pid 1's pidfd)
- *                                           open /proc/self/net/tcp, tcp6
- *   tcp, tcp6 fds ◄────────────── hello ───┤ close every other fd
+ *   broker (host's network)                 helper (forked at the first
+ *                                           connection; joins the sandbox's
+ *                                           user + net namespaces)
  *   127.0.0.1:P listen (declared ports)
+ *   every SG_PUB_SCAN_MS: sock_diag dump of
+ *     the sandbox's listening sockets (pid 1
+ *     made the netlink socket there); an
+ *     undeclared one is asked
  *   accept a browser's connection
+ *   socketpair, fork ─────────────────────► setns(pid 1's pidfd)
+ *   ◄──────────────────────────── hello ───┤ close every other fd
  *   "port P" ─────────────────────────────► connect 127.0.0.1:P (else ::1:P)
  *   inner fd ◄──────────────── fd or errno ┤
  *   relay both ways in the run's loop
- *   every SG_PUB_SCAN_MS: read tcp, tcp6;
- *     an undeclared listener is asked
  *   end of run: close listeners, kill ───► (dies)
  */
 #include "publish.h"
@@ -19,6 +21,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -35,7 +40,8 @@
 #include "perm.h"
 #include "util.h"
 
-#define SCAN_CAP (256 * 1024) /* of a /proc/net/tcp file: ~1,700 sockets */
+#define SCAN_BUF 32768 /* one recv of a sock_diag dump */
+#define SCAN_RECVS 64    /* recvs per dump: 64 x 32 KiB, ~9,000 listeners */
 #define CONNECT_TIMEOUT_S 2
 
 enum pstate { PP_WATCHED, PP_ASKING, PP_PUBLISHED, PP_REFUSED };
@@ -68,9 +74,12 @@ struct sg_pub {
     struct sg_event_bus *bus;
     struct sg_perm *perm;
     bool may_ask;
-    pid_t helper;
+    int pidfd;       /* the sandbox's pid 1 (borrowed) */
+    pid_t helper;    /* forked at the first connection that needs it */
+    bool helper_failed;
     int sp;          /* to the helper; -1 once it is gone */
-    int procfd[2];   /* /proc/net/tcp and tcp6 of the sandbox */
+    int diag;        /* sock_diag netlink socket of the sandbox's network */
+    uint32_t seq;
     bool hello;
     struct pport ports[SG_PUB_MAX_PORTS];
     size_t nports;
@@ -80,7 +89,7 @@ struct sg_pub {
     uint64_t fifo[SG_PUB_MAX_CONNS]; /* connections waiting for an inner socket, in order */
     size_t fifo_head, fifo_n;
     int64_t next_scan_ms;
-    char *scan; /* SCAN_CAP bytes */
+    char *scan; /* SCAN_BUF bytes */
     struct {
         int kind; /* 0 listener, 1 helper, 2 host side, 3 skill side */
         int idx;
@@ -99,7 +108,6 @@ static int64_t now_ms(void)
 
 struct hello {
     int32_t err;
-    int32_t have[2]; /* which of tcp, tcp6 came along */
 };
 
 struct reply {
@@ -199,16 +207,7 @@ __attribute__((noreturn)) static void helper_main(int pidfd, int sp, pid_t paren
      * capability that joining its network namespace needs */
     if (setns(pidfd, CLONE_NEWUSER | CLONE_NEWNET) < 0 && setns(pidfd, CLONE_NEWNET) < 0)
         h.err = errno;
-    int fds[2], nf = 0;
-    static const char *const files[2] = {"/proc/self/net/tcp", "/proc/self/net/tcp6"};
-    for (int i = 0; i < 2 && !h.err; i++) {
-        int fd = open(files[i], O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            fds[nf++] = fd;
-            h.have[i] = 1;
-        }
-    }
-    if (send_fds(sp, &h, sizeof h, fds, (size_t)nf) < 0 || h.err)
+    if (send_fds(sp, &h, sizeof h, NULL, 0) < 0 || h.err)
         _exit(0);
     /* nothing of the broker's stays open here but the socket to it */
     if (sp > 3)
@@ -231,8 +230,9 @@ __attribute__((noreturn)) static void helper_main(int pidfd, int sp, pid_t paren
     }
 }
 
-static int start_helper(struct sg_pub *p, int pidfd)
+static int start_helper(struct sg_pub *p)
 {
+    int pidfd = p->pidfd;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
         return -errno;
@@ -269,36 +269,31 @@ static void stop_helper(struct sg_pub *p)
 
 /* ---- the sandbox's listening sockets ---- */
 
-size_t sg_pub_parse_listeners(const char *text, size_t len, uint16_t *ports, size_t max)
+int sg_pub_parse_diag(const void *buf, size_t len, uint32_t seq, uint16_t *ports, size_t max,
+                      size_t *n)
 {
-    size_t n = 0, i = 0;
-    while (i < len && text[i] != '\n') /* the header */
-        i++;
-    while (i < len && n < max) {
-        size_t s = ++i;
-        while (i < len && text[i] != '\n')
-            i++;
-        char line[256], local[80], rem[80];
-        size_t l = i - s < sizeof line - 1 ? i - s : sizeof line - 1;
-        memcpy(line, text + s, l);
-        line[l] = '\0';
-        unsigned sl, st;
-        if (sscanf(line, " %u: %79s %79s %x", &sl, local, rem, &st) != 4 || st != 0x0A)
+    const struct nlmsghdr *h = buf;
+    int done = 0;
+    for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+        if (h->nlmsg_seq != seq)
+            continue; /* the rest of an older dump */
+        if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+            done = 1;
+            break;
+        }
+        if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
             continue;
-        char *colon = strrchr(local, ':'), *end;
-        if (!colon || !colon[1])
-            continue;
-        errno = 0;
-        unsigned long port = strtoul(colon + 1, &end, 16);
-        if (*end || errno || port == 0 || port > 65535)
+        const struct inet_diag_msg *m = NLMSG_DATA(h);
+        uint16_t port = ntohs(m->id.idiag_sport);
+        if (m->idiag_state != 10 /* TCP_LISTEN */ || !port)
             continue;
         bool seen = false;
-        for (size_t k = 0; k < n; k++)
+        for (size_t k = 0; k < *n; k++)
             seen |= ports[k] == port;
-        if (!seen)
-            ports[n++] = (uint16_t)port;
+        if (!seen && *n < max)
+            ports[(*n)++] = port;
     }
-    return n;
+    return done;
 }
 
 static struct pport *port_find(struct sg_pub *p, uint16_t port)
@@ -416,26 +411,44 @@ static void ask(struct sg_pub *p, struct pport *pp)
         ask_decided(a, d);
 }
 
+/* Drain what an unfinished dump left, then ask for the listening TCP
+ * sockets of one family: only the listening hash is walked (reading
+ * /proc/net/tcp walks every socket of the machine: 13-25 ms here, each
+ * time, in the broker's loop). */
+static size_t dump_listeners(struct sg_pub *p, int family, uint16_t *ports, size_t max)
+{
+    while (recv(p->diag, p->scan, SCAN_BUF, MSG_DONTWAIT) > 0)
+        ;
+    struct {
+        struct nlmsghdr nlh;
+        struct inet_diag_req_v2 r;
+    } req = {
+        .nlh = {.nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = ++p->seq},
+        .r = {.sdiag_family = (uint8_t)family, .sdiag_protocol = IPPROTO_TCP,
+              .idiag_states = 1u << 10 /* TCP_LISTEN */},
+    };
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    size_t n = 0;
+    if (sendto(p->diag, &req, sizeof req, MSG_DONTWAIT, (struct sockaddr *)&kernel,
+               sizeof kernel) < 0)
+        return 0;
+    /* the kernel fills the dump as it is read: bounded in recvs */
+    for (int k = 0; k < SCAN_RECVS; k++) {
+        ssize_t got = recv(p->diag, p->scan, SCAN_BUF, MSG_DONTWAIT);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0 || sg_pub_parse_diag(p->scan, (size_t)got, p->seq, ports, max, &n))
+            break;
+    }
+    return n;
+}
+
 static void scan(struct sg_pub *p)
 {
     uint16_t seen[2 * SG_PUB_MAX_PORTS + 4];
-    size_t nseen = 0;
-    for (int k = 0; k < 2; k++) {
-        int fd = p->procfd[k];
-        if (fd < 0 || lseek(fd, 0, SEEK_SET) < 0)
-            continue;
-        size_t len = 0;
-        while (len < SCAN_CAP) {
-            ssize_t n = read(fd, p->scan + len, SCAN_CAP - len);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break;
-            len += (size_t)n;
-        }
-        nseen += sg_pub_parse_listeners(p->scan, len, seen + nseen,
-                                        SG_ARRAY_LEN(seen) - nseen);
-    }
+    size_t nseen = dump_listeners(p, AF_INET, seen, SG_ARRAY_LEN(seen));
+    nseen += dump_listeners(p, AF_INET6, seen + nseen, SG_ARRAY_LEN(seen) - nseen);
     for (size_t i = 0; i < nseen; i++) {
         uint16_t port = seen[i];
         if (port == SG_PROXY_PORT || port == SG_DNS_PORT || port_find(p, port))
@@ -470,6 +483,8 @@ static void conn_close(struct sg_pub *p, int i)
     p->conns[i] = NULL;
 }
 
+static void helper_broken(struct sg_pub *p, const char *why);
+
 static void accept_one(struct sg_pub *p, struct pport *pp)
 {
     int slot = -1;
@@ -484,6 +499,14 @@ static void accept_one(struct sg_pub *p, struct pport *pp)
     if (fd < 0)
         return;
     uint16_t port = pp->port;
+    if (p->sp < 0 && !p->helper_failed) {
+        int r = start_helper(p);
+        if (r < 0) {
+            close(fd);
+            helper_broken(p, strerror(-r));
+            return;
+        }
+    }
     if (p->sp < 0 || p->fifo_n >= SG_PUB_MAX_CONNS ||
         send(p->sp, &port, sizeof port, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof port) {
         close(fd);
@@ -502,35 +525,38 @@ static void accept_one(struct sg_pub *p, struct pport *pp)
     p->fifo[(p->fifo_head + p->fifo_n++) % SG_PUB_MAX_CONNS] = c->serial;
 }
 
+/* No way into the sandbox's network: every published port says why, and
+ * is closed (no second helper is forked). */
+static void helper_broken(struct sg_pub *p, const char *why)
+{
+    stop_helper(p);
+    p->helper_failed = true;
+    for (size_t i = 0; i < p->nports; i++)
+        if (p->ports[i].st == PP_PUBLISHED) {
+            char reason[200];
+            snprintf(reason, sizeof reason, "the sandbox's network cannot be joined (%s)", why);
+            refuse(p, &p->ports[i], reason);
+        }
+}
+
 static void on_hello(struct sg_pub *p)
 {
     struct hello h;
-    int fds[2];
+    int fds[1];
     size_t nf;
-    ssize_t n = recv_fds(p->sp, &h, sizeof h, fds, 2, &nf);
+    ssize_t n = recv_fds(p->sp, &h, sizeof h, fds, 1, &nf);
     if (n == -EAGAIN)
         return;
     p->hello = true;
     if (n != (ssize_t)sizeof h || h.err) {
         for (size_t i = 0; i < nf; i++)
             close(fds[i]);
-        const char *why = n != (ssize_t)sizeof h ? "the helper did not start"
-                                                 : strerror((int)h.err);
-        for (size_t i = 0; i < p->nports; i++)
-            if (p->ports[i].st == PP_PUBLISHED) {
-                char reason[200];
-                snprintf(reason, sizeof reason, "the sandbox's network cannot be joined (%s)",
-                         why);
-                refuse(p, &p->ports[i], reason);
-            }
-        stop_helper(p);
+        helper_broken(p, n != (ssize_t)sizeof h ? "the helper did not start"
+                                                : strerror((int)h.err));
         return;
     }
-    size_t k = 0;
-    for (int i = 0; i < 2; i++)
-        if (h.have[i] && k < nf)
-            p->procfd[i] = fds[k++];
-    p->next_scan_ms = now_ms();
+    for (size_t i = 0; i < nf; i++)
+        close(fds[i]);
 }
 
 static void on_reply(struct sg_pub *p)
@@ -544,7 +570,7 @@ static void on_reply(struct sg_pub *p)
     if (n != (ssize_t)sizeof r || !p->fifo_n) {
         if (nf)
             close(fd);
-        stop_helper(p); /* gone, or talking nonsense */
+        helper_broken(p, "the helper is gone"); /* or talking nonsense */
         return;
     }
     uint64_t serial = p->fifo[p->fifo_head];
@@ -623,27 +649,23 @@ static void relay(struct sg_pub *p, int i)
 /* ---- the source ---- */
 
 struct sg_pub *sg_pub_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                          struct sg_perm *perm, bool may_ask, int pidfd)
+                          struct sg_perm *perm, bool may_ask, int pidfd, int diag)
 {
-    if (pidfd < 0)
+    if (pidfd < 0) {
+        if (diag >= 0)
+            close(diag);
         return NULL;
+    }
     struct sg_pub *p = sg_xcalloc(1, sizeof *p);
     *p = (struct sg_pub){.plan = plan, .bus = bus, .perm = perm, .may_ask = may_ask, .sp = -1,
-                         .procfd = {-1, -1}, .next_scan_ms = -1};
-    p->scan = sg_xmalloc(SCAN_CAP);
-    int r = start_helper(p, pidfd);
+                         .diag = diag, .next_scan_ms = diag >= 0 ? now_ms() : -1};
+    p->scan = sg_xmalloc(SCAN_BUF);
+    p->pidfd = pidfd;
+    /* the helper is forked when a connection first needs it */
     for (size_t i = 0; i < plan->nlisten; i++) {
         struct pport *pp = port_add(p, plan->listen[i], true);
-        if (!pp)
-            continue;
-        if (r < 0) {
-            char reason[160];
-            snprintf(reason, sizeof reason, "no helper to reach the sandbox (%s)",
-                     strerror(-r));
-            refuse(p, pp, reason);
-        } else {
+        if (pp)
             publish(p, pp, "declared in permissions.network.listen");
-        }
     }
     return p;
 }
@@ -732,9 +754,8 @@ void sg_pub_free(struct sg_pub *p)
     for (size_t i = 0; i < p->nports; i++)
         if (p->ports[i].lfd >= 0)
             close(p->ports[i].lfd);
-    for (int i = 0; i < 2; i++)
-        if (p->procfd[i] >= 0)
-            close(p->procfd[i]);
+    if (p->diag >= 0)
+        close(p->diag);
     stop_helper(p);
     free(p->scan);
     free(p);

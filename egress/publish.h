@@ -11,9 +11,10 @@
  * run: it joins the sandbox's user and network namespaces through pid 1's
  * pidfd (setns; the broker's other threads make that impossible in the
  * broker itself), closes every other descriptor, and from then on only
- * answers "connect to port P" with a connected socket (SCM_RIGHTS). It
- * also hands up /proc/self/net/tcp and tcp6 opened there, which the broker
- * reads every SG_PUB_SCAN_MS to see the sandbox's listening sockets: one
+ * answers "connect to port P" with a connected socket (SCM_RIGHTS); it is
+ * forked at the first connection, so a run that publishes nothing pays no
+ * fork. Every SG_PUB_SCAN_MS the broker asks the sandbox's listening TCP
+ * sockets of a sock_diag socket pid 1 made there (netns.c): one
  * on a port the manifest did not declare is asked (Fetch 127.0.0.1:P, as a
  * browser on this machine would fetch it); allowed, it is published like
  * a declared one; refused, a port_not_published event names it. The listen
@@ -43,18 +44,21 @@ struct sg_pub;
 struct sg_perm;
 
 /* Publish plan's declared ports and watch for undeclared listens in the
- * sandbox whose pid 1 pidfd is given (borrowed). Undeclared ones go to perm
- * (NULL: refused). Returns NULL only when there is nothing to do (no
- * pidfd). */
+ * sandbox whose pid 1 pidfd is given (borrowed), through diag, a sock_diag
+ * netlink socket made in its network (taken; -1: nothing is watched).
+ * Undeclared ones go to perm (NULL: refused). Returns NULL only when there
+ * is nothing to do (no pidfd). */
 struct sg_pub *sg_pub_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                          struct sg_perm *perm, bool may_ask, int pidfd);
+                          struct sg_perm *perm, bool may_ask, int pidfd, int diag);
 size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max);
 void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n);
 int sg_pub_timeout(const struct sg_pub *p);
 void sg_pub_free(struct sg_pub *p);
 
-/* The listening ports in the text of a /proc/net/tcp or tcp6 file (state
- * 0A); at most max. For tests. */
-size_t sg_pub_parse_listeners(const char *text, size_t len, uint16_t *ports, size_t max);
+/* Add the listening ports of one recv of a sock_diag dump (messages of
+ * sequence seq) to ports[*n] (at most max, each once). 1 when the dump
+ * ended (NLMSG_DONE or an error), else 0. For tests. */
+int sg_pub_parse_diag(const void *buf, size_t len, uint32_t seq, uint16_t *ports, size_t max,
+                      size_t *n);
 
 #endif

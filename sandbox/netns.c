@@ -470,13 +470,22 @@ int sg_egress_listeners(int fds[])
         [SG_EG_DNST4] = {AF_INET, SOCK_STREAM, SG_DNS_PORT},
         [SG_EG_DNST6] = {AF_INET6, SOCK_STREAM, SG_DNS_PORT},
     };
+    /* the sandbox's listening sockets, asked for by the broker: only a
+     * netlink socket made in this namespace sees them (optional: without
+     * NETLINK_SOCK_DIAG no undeclared port is offered for publishing) */
+    fds[SG_EG_DIAG] = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                             NETLINK_SOCK_DIAG);
+    if (fds[SG_EG_DIAG] < 0)
+        fds[SG_EG_DIAG] = -1;
     for (int i = 0; i < SG_EGRESS_FDS; i++) {
+        if (i == SG_EG_DIAG)
+            continue;
         fds[i] = listener(want[i].family, want[i].type, want[i].port);
         /* IPv6 may be absent on the host: then nothing can leave by it either */
         if (fds[i] < 0 && want[i].family == AF_INET) {
             int r = fds[i];
-            for (int k = 0; k < i; k++)
-                if (fds[k] >= 0)
+            for (int k = 0; k < SG_EGRESS_FDS; k++)
+                if (k != i && (k < i || k == SG_EG_DIAG) && fds[k] >= 0)
                     close(fds[k]);
             return r;
         }

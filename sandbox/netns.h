@@ -26,7 +26,9 @@ enum { SG_NL_ROUTE, SG_NL_NFT, SG_NL_FDS };
 int sg_net_open(int fds[SG_NL_FDS]);
 int sg_net_setup(const int fds[SG_NL_FDS], char *step, size_t steplen);
 /* The proxy and DNS stub listeners, inside the namespace, to hand to the
- * broker: fds[SG_EG_*] (-1 for the IPv6 ones when the host has no IPv6). */
+ * broker: fds[SG_EG_*] (-1 for the IPv6 ones when the host has no IPv6),
+ * and fds[SG_EG_DIAG], a sock_diag netlink socket of the namespace (-1
+ * without one). */
 int sg_egress_listeners(int fds[]);
 /* A netlink socket bound to the NFLOG group, to hand to the broker. */
 int sg_nflog_open(void);

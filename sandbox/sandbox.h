@@ -224,9 +224,11 @@ bool sg_seccomp_sets_xattr(const char *name, long nr);
 /* ---- launching ---- */
 
 #define SG_MAX_DECOYS 10
-/* proxy v4, proxy v6, DNS udp v4, udp v6, tcp v4, tcp v6 */
+/* proxy v4, proxy v6, DNS udp v4, udp v6, tcp v4, tcp v6, and a sock_diag
+ * netlink socket of the sandbox's network (its listening sockets, for the
+ * ports the broker may publish: egress/publish.h) */
 enum { SG_EG_PROXY4, SG_EG_PROXY6, SG_EG_DNSU4, SG_EG_DNSU6, SG_EG_DNST4, SG_EG_DNST6,
-       SG_EGRESS_FDS };
+       SG_EG_DIAG, SG_EGRESS_FDS };
 
 #define SG_OWN_FS_MAX 16
 struct sg_sandbox {

@@ -4,6 +4,9 @@
 #include "helpers.h"
 
 #include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -471,29 +474,48 @@ static void dns_ptr_and_loopback_reverse(void **st)
     assert_false(sg_dns_loopback_reverse("2.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.ip6.arpa"));
 }
 
-static void published_ports_come_from_proc_net_tcp(void **st)
+/* One sock_diag message for a socket of port (host order) in state st. */
+static size_t diag_msg(uint8_t *out, uint32_t seq, uint16_t type, uint16_t port, uint8_t st)
+{
+    struct nlmsghdr *h = (struct nlmsghdr *)out;
+    memset(out, 0, NLMSG_SPACE(sizeof(struct inet_diag_msg)));
+    h->nlmsg_len = NLMSG_LENGTH(sizeof(struct inet_diag_msg));
+    h->nlmsg_type = type;
+    h->nlmsg_seq = seq;
+    struct inet_diag_msg *m = NLMSG_DATA(h);
+    m->idiag_family = AF_INET;
+    m->idiag_state = st;
+    m->id.idiag_sport = htons(port);
+    return NLMSG_SPACE(sizeof(struct inet_diag_msg));
+}
+
+static void published_ports_come_from_sock_diag(void **st)
 {
     (void)st;
-    const char *tcp =
-        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-        "   0: 0100007F:3A99 00000000:0000 0A 00000000:00000000 00:00000000 00000000 65534 0 1 1\n"
-        "   1: 0100007F:3A99 0100007F:C350 01 00000000:00000000 00:00000000 00000000 65534 0 2 1\n"
-        "   2: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000 65534 0 3 1\n"
-        "   3: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000 65534 0 4 1\n"
-        "   4: garbage\n";
+    uint8_t buf[4096];
+    size_t len = 0;
+    len += diag_msg(buf + len, 7, SOCK_DIAG_BY_FAMILY, 8000, 10);
+    len += diag_msg(buf + len, 7, SOCK_DIAG_BY_FAMILY, 8000, 10); /* v4 and v6 of one port */
+    len += diag_msg(buf + len, 7, SOCK_DIAG_BY_FAMILY, 9000, 1);  /* established: not a listener */
+    len += diag_msg(buf + len, 6, SOCK_DIAG_BY_FAMILY, 7000, 10); /* an older dump's */
+    len += diag_msg(buf + len, 7, SOCK_DIAG_BY_FAMILY, 8080, 10);
     uint16_t ports[4];
-    size_t n = sg_pub_parse_listeners(tcp, strlen(tcp), ports, 4);
-    assert_int_equal(n, 2); /* listening only, each port once */
-    assert_int_equal(ports[0], 0x3A99);
-    assert_int_equal(ports[1], 8080);
-    const char *tcp6 =
-        "  sl  local_address                         remote_address                        st\n"
-        "   0: 00000000000000000000000000000000:1F40 00000000000000000000000000000000:0000 0A 0\n";
-    n = sg_pub_parse_listeners(tcp6, strlen(tcp6), ports, 4);
-    assert_int_equal(n, 1);
+    size_t n = 0;
+    assert_int_equal(sg_pub_parse_diag(buf, len, 7, ports, 4, &n), 0); /* no DONE yet */
+    assert_int_equal(n, 2);
     assert_int_equal(ports[0], 8000);
-    assert_int_equal(sg_pub_parse_listeners(tcp, strlen(tcp), ports, 1), 1); /* capped */
-    assert_int_equal(sg_pub_parse_listeners("header only", 11, ports, 4), 0);
+    assert_int_equal(ports[1], 8080);
+    len = diag_msg(buf, 7, SOCK_DIAG_BY_FAMILY, 8443, 10);
+    len += diag_msg(buf + len, 7, NLMSG_DONE, 0, 0);
+    len += diag_msg(buf + len, 7, SOCK_DIAG_BY_FAMILY, 9999, 10); /* after DONE */
+    assert_int_equal(sg_pub_parse_diag(buf, len, 7, ports, 4, &n), 1);
+    assert_int_equal(n, 3);
+    assert_int_equal(ports[2], 8443);
+    n = 0;
+    assert_int_equal(sg_pub_parse_diag(buf, len, 7, ports, 0, &n), 1); /* capped */
+    assert_int_equal(n, 0);
+    assert_int_equal(sg_pub_parse_diag(buf, 7, 7, ports, 4, &n), 0); /* a cut message */
+    assert_int_equal(n, 0);
 }
 
 int main(void)
@@ -509,7 +531,7 @@ int main(void)
         cmocka_unit_test(http_fronting_vectors_are_refused),
         cmocka_unit_test(allowlist_matching),
         cmocka_unit_test(dns_ptr_and_loopback_reverse),
-        cmocka_unit_test(published_ports_come_from_proc_net_tcp),
+        cmocka_unit_test(published_ports_come_from_sock_diag),
     };
     return cmocka_run_group_tests_name("egress", tests, NULL, NULL);
 }
