@@ -363,7 +363,7 @@ static void show(void *ctx, const struct sg_perm_prompt *pr)
     if (!pr || lp->shown)
         return; /* nothing waits, or only the number waiting changed */
     free(lp->rule), free(lp->skill), free(lp->folder);
-    lp->folder = sg_preq_folder_rule(pr->q, secure_getenv("HOME"));
+    lp->folder = sg_preq_folder_rule(pr->q, sg_invoking_home());
     lp->rule = sg_sanitize_str(pr->rule, SG_SAN_KEEP_NEWLINE);
     lp->skill = sg_sanitize_str(pr->skill, 0);
     lp->perm = pr->perm;

@@ -294,10 +294,12 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
         bool call = q->tool == SG_PT_WRITE && !q->agent_tool[0] && args[0];
         if (call)
             json_object_set_new(ev, "syscall", json_string(args));
+        /* the message says it when it is no open: a chmod, a rename */
+        bool say = call && strncmp(args, "open", 4) && strcmp(args, "creat");
         sg_bus_emit(p->o.bus, SG_EV_PERMISSION_DECIDED, ev, "%s: %s (%s)%s%s", req,
                     by_rule(by) ? (sg_decision_allows(d) ? "allowed" : "denied")
                                 : sg_decision_name(d),
-                    by, call ? "; the call: " : "", call ? args : "");
+                    by, say ? "; the call: " : "", say ? args : "");
     }
     json_decref(rec);
 }
@@ -725,6 +727,9 @@ char *sg_preq_folder_rule(const struct sg_preq *q, const char *home)
         return NULL;
     if (hn && !strncmp(q->subject, home, hn) && q->subject[hn] == '/' && q->subject[hn + 1] == '.')
         return NULL;
+    char why[256];
+    if (sg_preq_risk(q, home, why, sizeof why) >= SG_RL_HIGH)
+        return NULL; /* a system folder, a persistence place: one file at a time */
     /* a folder rule matches its prefix as written (rules.c path_matches):
      * the folder's name goes in unescaped, glob characters and all */
     return sg_xasprintf("Write(%.*s/**)", (int)dn, q->subject);

@@ -215,7 +215,8 @@ void sg_perm_answer(struct sg_perm *p, enum sg_decision d);
 int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d);
 /* A skill's Write of DIR/FILE: the rule for every path beneath DIR (the
  * "this folder" answer); NULL for any other request, or when DIR is /,
- * home (the person's) or above it, or in one of home's dot folders. */
+ * home (the person's) or above it, in one of home's dot folders, or the
+ * request is high risk (a system folder, a persistence place). */
 char *sg_preq_folder_rule(const struct sg_preq *q, const char *home);
 /* The same with the rule to keep (for this run, or always) that the person
  * narrowed or widened: it must parse and cover the request (-EINVAL, *why

@@ -678,7 +678,8 @@ static void folder_answers_cover_the_folder_only(void **st)
     assert_false(matches(r, write_req("/w/a*b/x/out")));
     free(r);
     static const char *const never[] = {"/out", "/home/u/notes.txt", "/home/x.txt",
-                                        "/home/u/.ssh/id_rsa", "/home/u/.config/a/b"};
+                                        "/home/u/.ssh/id_rsa", "/home/u/.config/a/b",
+                                        "/etc/cron.d/job", "/usr/lib/x/y.so"};
     for (size_t i = 0; i < sizeof never / sizeof *never; i++) {
         struct sg_preq q = write_req(never[i]);
         assert_null(sg_preq_folder_rule(&q, home));

@@ -188,7 +188,7 @@ static void answer(struct tui_prompt_state *s, enum sg_decision d)
 static void answer_folder(struct tui *t, struct tui_prompt_state *s)
 {
     cleanup_free char *rule =
-        s->remote ? NULL : sg_preq_folder_rule(&s->q, secure_getenv("HOME"));
+        s->remote ? NULL : sg_preq_folder_rule(&s->q, sg_invoking_home());
     if (!rule) {
         tui_message(t, "%s", s->remote ? "an agent's run takes a, r, A, d or D"
                                        : "f is for a skill's Write: its folder, for this run");
@@ -598,7 +598,7 @@ static void draw_footer(struct tui *t, struct tui_prompt_state *s, int y, int x,
                                                TUI_A_P_DENY, TUI_A_P_DENY_ALWAYS, TUI_A_P_DETAILS,
                                                TUI_A_P_FOLDER};
         cleanup_free char *folder =
-            s->remote ? NULL : sg_preq_folder_rule(q, secure_getenv("HOME"));
+            s->remote ? NULL : sg_preq_folder_rule(q, sg_invoking_home());
         for (size_t i = 0; i < SG_ARRAY_LEN(acts); i++)
             tui_keymap_describe(&t->keys, acts[i], k[i], sizeof k[i]);
         if (q->cut) /* nothing to allow: the keys that deny, and why */
