@@ -60,22 +60,19 @@ static void print_word(FILE *f, const char *w)
     sg_buf_free(&b);
 }
 
-/* As root without sudo the skill is nobody: a declared folder it may not
- * write by its mode is said, with what happens there. */
+/* A declared folder the skill's uid may not write by its mode, said. */
 static void print_uid_limit(FILE *f, const struct sg_plan *p, const struct sg_mount *m)
 {
-    struct stat st;
-    if (m->kind != SG_MNT_BIND_RW || !p->as_root || p->via_sudo || stat(m->src, &st) < 0)
+    if (m->kind != SG_MNT_BIND_RW)
         return;
-    bool may = st.st_uid == p->skill_uid   ? (st.st_mode & S_IWUSR)
-               : st.st_gid == p->skill_gid ? (st.st_mode & S_IWGRP)
-                                           : (st.st_mode & S_IWOTH);
-    if (may)
+    struct sg_run_identity id = {.as_root = p->as_root, .via_sudo = p->via_sudo,
+                                 .uid = p->skill_uid, .gid = p->skill_gid};
+    cleanup_free char *note = sg_write_folder_note(m->src, &id);
+    if (!note)
         return;
-    fprintf(f, "           the skill (uid %u) may not write this folder itself (uid %u, mode "
-               "%04o): new files and folders are made for it as root and are root's; files "
-               "already there stay as their modes say\n",
-            p->skill_uid, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+    fputs("           ", f);
+    sg_print_safe(f, note);
+    fputc('\n', f);
 }
 
 void sg_plan_print(FILE *f, const struct sg_plan *p)

@@ -146,10 +146,18 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
         sg_print_safe(f, p->read[i].path);
         origin(f, &p->read[i].origin);
     }
+    struct sg_run_identity id;
+    sg_run_identity(&id);
     for (size_t i = 0; i < p->nwrite; i++) {
         fputs("  write  ", f);
         sg_print_safe(f, p->write[i].path);
         origin(f, &p->write[i].origin);
+        cleanup_free char *note = sg_write_folder_note(p->write[i].path, &id);
+        if (note) {
+            fputs("         ", f);
+            sg_print_safe(f, note);
+            fputc('\n', f);
+        }
     }
     if (!p->nwrite)
         fputs("  write  (nothing declared: /tmp and HOME are private; other writes ask, when the skill may ask for Write)\n", f);

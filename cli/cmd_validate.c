@@ -13,6 +13,15 @@
 static int validate_one(struct sg_skill *sk, bool strict, bool quiet)
 {
     sg_print_diags(stderr, &sk->diags);
+    /* what the skill's uid meets in its write folders, run from here */
+    struct sg_run_identity id;
+    sg_run_identity(&id);
+    for (size_t i = 0; !quiet && i < sk->policy.nwrite; i++) {
+        cleanup_free char *note = sg_write_folder_note(sk->policy.write[i].path, &id);
+        cleanup_free char *shown = note ? sg_sanitize_str(note, 0) : NULL;
+        if (shown)
+            fprintf(stderr, "note: %s\n", shown);
+    }
     size_t ne = sg_diags_count(&sk->diags, SG_ERROR);
     size_t nw = sg_diags_count(&sk->diags, SG_WARNING);
     if (!quiet) {

@@ -1,5 +1,10 @@
 #include "policy.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "util.h"
 
 static const struct {
@@ -196,4 +201,34 @@ void sg_policy_free(struct sg_policy *p)
     free(p->scripts);
     free(p->script_usage);
     memset(p, 0, sizeof *p);
+}
+
+void sg_run_identity(struct sg_run_identity *id)
+{
+    *id = (struct sg_run_identity){.as_root = geteuid() == 0, .uid = getuid(), .gid = getgid()};
+    if (!id->as_root)
+        return;
+    long long v;
+    const char *su = secure_getenv("SUDO_UID"), *sg = secure_getenv("SUDO_GID");
+    id->via_sudo = su && sg_parse_ll(su, 1, INT32_MAX, &v) == 0;
+    id->uid = id->via_sudo ? (uid_t)v : 65534;
+    id->gid = sg && sg_parse_ll(sg, 1, INT32_MAX, &v) == 0 ? (gid_t)v : 65534;
+}
+
+char *sg_write_folder_note(const char *path, const struct sg_run_identity *id)
+{
+    struct stat st;
+    if (!id->as_root || stat(path, &st) < 0)
+        return NULL;
+    bool may = st.st_uid == id->uid   ? (st.st_mode & S_IWUSR)
+               : st.st_gid == id->gid ? (st.st_mode & S_IWGRP)
+                                      : (st.st_mode & S_IWOTH);
+    if (may)
+        return NULL;
+    return sg_xasprintf("the skill (uid %u) may not write %s itself (uid %u, mode %04o): %s",
+                        (unsigned)id->uid, path, (unsigned)st.st_uid,
+                        (unsigned)(st.st_mode & 07777),
+                        id->via_sudo ? "what it writes there is refused (EACCES), as for you"
+                                     : "new files and folders are made for it as root and are "
+                                       "root's; files already there stay as their modes say");
 }

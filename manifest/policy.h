@@ -5,6 +5,7 @@
 #define SG_POLICY_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -214,5 +215,20 @@ void sg_origin_copy(struct sg_origin *dst, const struct sg_origin *src);
 void sg_origin_free(struct sg_origin *o);
 void sg_policy_init(struct sg_policy *p);
 void sg_policy_free(struct sg_policy *p);
+
+/* Whom a run by this process runs the skill as: the user itself; as root
+ * the sudo user (SUDO_UID, SUDO_GID), or nobody (65534), never root. */
+struct sg_run_identity {
+    bool as_root, via_sudo;
+    uid_t uid;
+    gid_t gid;
+};
+void sg_run_identity(struct sg_run_identity *id);
+/* A declared write folder that the skill's uid may not write by its mode
+ * (as root: nobody or the sudo user): what happens there, for validate,
+ * inspect and the dry run; NULL when it may, when the folder is not there
+ * yet (it is made for the skill), or when skillgate is no root (the
+ * skill is the user, as the kernel sees it). */
+char *sg_write_folder_note(const char *path, const struct sg_run_identity *id);
 
 #endif

@@ -498,19 +498,17 @@ static void plan_identity(struct sg_plan *p)
 {
     p->host_uid = getuid();
     p->host_gid = getgid();
-    p->as_root = geteuid() == 0;
+    /* never real root: the skill runs as the sudo user, or nobody */
+    struct sg_run_identity id;
+    sg_run_identity(&id);
+    p->as_root = id.as_root;
+    p->via_sudo = id.via_sudo;
+    p->skill_uid = id.uid;
+    p->skill_gid = id.gid;
     if (p->as_root) {
-        /* Never real root: the skill runs as the sudo user, or nobody. */
-        long long v;
-        const char *su = secure_getenv("SUDO_UID"), *sg = secure_getenv("SUDO_GID");
-        p->via_sudo = su && sg_parse_ll(su, 1, INT32_MAX, &v) == 0;
-        p->skill_uid = p->via_sudo ? (uid_t)v : 65534;
-        p->skill_gid = sg && sg_parse_ll(sg, 1, INT32_MAX, &v) == 0 ? (gid_t)v : 65534;
         p->uid_map = sg_xasprintf("0 0 1\n%u %u 1\n", p->skill_uid, p->skill_uid);
         p->gid_map = sg_xasprintf("0 0 1\n%u %u 1\n", p->skill_gid, p->skill_gid);
     } else {
-        p->skill_uid = p->host_uid;
-        p->skill_gid = p->host_gid;
         p->uid_map = sg_xasprintf("%u %u 1\n", p->host_uid, p->host_uid);
         p->gid_map = sg_xasprintf("%u %u 1\n", p->host_gid, p->host_gid);
     }

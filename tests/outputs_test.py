@@ -285,5 +285,36 @@ def this_folder_covers_the_rest_of_the_outputs(m, base):
     assert all(r["decision"] == "allow" for r in mine), mine
 
 
+@test()
+def a_folder_the_skills_uid_cannot_write_is_said_and_works_as_root(m, base):
+    """As root the skill is nobody: a declared folder root owns (0755) is
+    said in validate, inspect and the dry run, and a new output there is
+    made as root, the person, and is root's. Run by nobody, the folder is
+    refused as the kernel refuses nobody, and nothing is said."""
+    out = os.path.join(base, f"rootdir-{m.name}")
+    os.makedirs(out)
+    os.chmod(out, 0o755)
+    script = """
+        try:
+            open(%r + "/report.txt", "w").write("report\\n")
+            print("report written", flush=True)
+        except OSError as e:
+            print("report refused", e.errno, flush=True)
+        """ % out
+    extra = f"permissions:\n  filesystem:\n    write: [{out}]\n"
+    d = h.make_skill(base, f"rootout-{m.name}", script, yaml_extra=extra)
+    said = "may not write %s itself (uid 0, mode 0755)" % out
+    for args in (["validate", d], ["inspect", d], ["run", "--dry-run", d]):
+        p = m.run(*args)
+        assert (said in p.out + p.err) == (m.name == "root"), (args, p.out, p.err)
+    p = m.run("run", "--prompt", "deny", d)
+    if m.name == "root":
+        assert "report written" in p.out, (p.out, p.err)
+        st = os.stat(os.path.join(out, "report.txt"))
+        assert st.st_uid == 0, st.st_uid
+    else:
+        assert "report refused 13" in p.out, (p.out, p.err)
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
