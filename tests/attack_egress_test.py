@@ -489,6 +489,15 @@ def http_get(port, path, deadline):
     return None
 
 
+def stop_serving(port):
+    """GET /stop once: the skill's server ends the run as it logs it."""
+    import urllib.request
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/stop", timeout=5).read()
+    except Exception:  # noqa: BLE001 - the server exits before it answers
+        pass
+
+
 @test()
 def a_declared_port_is_published_on_the_hosts_loopback_only(m, base):
     """permissions.network.listen: [P] and `python3 -m http.server P`: the
@@ -508,7 +517,7 @@ def a_declared_port_is_published_on_the_hosts_loopback_only(m, base):
             assert not connects(a, port), f"the page answers on {a}:{port} too"
         if not others:
             print("# no non-loopback address here: only 127.0.0.1 was checked")
-        http_get(port, "/stop", time.monotonic() + 5)
+        stop_serving(port)
     finally:
         p = finish_run(proc)
     assert p.returncode == 0, (p.returncode, p.err[-2000:])
@@ -608,7 +617,7 @@ def an_undeclared_listen_a_person_allows_is_published(m, base):
 
     def browse():
         got.append(http_get(port, "/index.html", time.monotonic() + 25))
-        http_get(port, "/stop", time.monotonic() + 5)
+        stop_serving(port)
 
     t = threading.Thread(target=browse)
     t.start()
@@ -623,6 +632,92 @@ def an_undeclared_listen_a_person_allows_is_published(m, base):
     evs = m.last_trace()["events"]
     pub = [e for e in evs if e["kind"] == "port_published"]
     assert len(pub) == 1 and pub[0]["data"]["port"] == port and not pub[0]["data"]["declared"], pub
+
+
+@test()
+def a_declared_port_taken_on_the_host_is_said_not_published(m, base):
+    """When this machine already has 127.0.0.1:P in use, the run still runs
+    (inside, the skill's server is its own) and a port_not_published event
+    says why; the other holder keeps its port."""
+    port = free_port()
+    holder = h.socket.socket()
+    holder.bind(("127.0.0.1", port))
+    holder.listen(1)
+    try:
+        d = h.make_skill(base, f"taken-{m.name}", f"""
+            import socket
+            s = socket.socket()
+            s.bind(("127.0.0.1", {port}))
+            s.listen(1)
+            print("listening inside", flush=True)
+            """, tools="Read",
+            yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+        p = m.run("run", "--json", "--prompt", "deny", d, check=0)
+        evs = m.events(p)
+        assert [e["message"] for e in evs if e["kind"] == "stdout"] == ["listening inside"], evs
+        refused = [e for e in evs if e["kind"] == "port_not_published"]
+        assert len(refused) == 1 and refused[0]["data"]["port"] == port, refused
+        assert refused[0]["data"]["declared"], refused
+        assert f"127.0.0.1:{port} cannot be opened on this machine" in refused[0]["message"], refused
+        assert not [e for e in evs if e["kind"] == "port_published"], evs
+        c = h.socket.create_connection(("127.0.0.1", port), timeout=2)  # still the holder's
+        c.close()
+    finally:
+        holder.close()
+
+
+@test()
+def a_published_port_forwards_at_most_32_connections_at_once(m, base):
+    """40 idle connections to a published port: 32 are forwarded, the rest
+    wait in the backlog with the page requests behind them, which get
+    every byte of a 1 MiB page once the idle ones close. Each connection is
+    one inbound event."""
+    import hashlib
+    import threading
+    port = free_port()
+    token = f"big-{m.name}-{port}"
+    d = h.make_skill(base, f"bounded-{m.name}", SERVE.replace(
+        'f.write("PUBLISHED-PAGE-%s\\n")',
+        'f.write("PUBLISHED-PAGE-%s\\n" + "x" * (1 << 20))') % (token, port), tools="Read",
+        yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    want = hashlib.sha256((f"PUBLISHED-PAGE-{token}\n" + "x" * (1 << 20)).encode()).hexdigest()
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    idle, got = [], []
+    try:
+        assert http_get(port, "/index.html", time.monotonic() + 20) is not None
+        for _ in range(40):
+            idle.append(h.socket.create_connection(("127.0.0.1", port), timeout=5))
+
+        def fetch():  # one attempt each, waiting behind the cap
+            import urllib.request
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html",
+                                            timeout=30) as r:
+                    got.append(hashlib.sha256(r.read()).hexdigest())
+            except OSError as e:
+                got.append(repr(e))
+
+        ts = [threading.Thread(target=fetch) for _ in range(3)]
+        for t in ts:
+            t.start()
+        time.sleep(1.5)
+        held = list(got)
+        for c in idle:
+            c.close()
+        for t in ts:
+            t.join(40)
+        stop_serving(port)
+    finally:
+        for c in idle:
+            c.close()
+        p = finish_run(proc)
+    assert held == [], held  # nothing past the cap while 32 idle ones hold it
+    assert got == [want] * 3, got
+    # the first page, the 40 idle ones, the three pages and the stop
+    inbound = [e for e in m.events(p) if e["kind"] == "inbound"]
+    assert len(inbound) == 1 + 40 + 3 + 1, len(inbound)
+    assert all(e["data"]["peer"].startswith("127.0.0.1:") for e in inbound), inbound
+    assert not listening(port)
 
 
 if __name__ == "__main__":
