@@ -197,6 +197,11 @@ json_t *sg_skill_to_json(const struct sg_skill *sk, const char *digest)
     for (size_t i = 0; i < json_array_size(socks); i++)
         json_object_set_new(json_array_get(socks, i), "risk", json_string("high"));
     json_object_set_new(net, "unix_sockets", socks);
+    json_t *listen = json_array();
+    for (size_t i = 0; i < p->nlisten; i++)
+        json_array_append_new(listen, json_pack("{s:i, s:o}", "port", p->listen[i], "origin",
+                                                origin_json(&p->listen_origin)));
+    json_object_set_new(net, "listen", listen);
     json_object_set_new(j, "network", net);
 
     json_t *env = json_array();

@@ -173,6 +173,17 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
                 p->caps & SG_CAP_NETWORK ? "every host asks for approval"
                                          : "every connection is refused");
 
+    fputs("\nPorts published on this machine's 127.0.0.1 only (a page the skill serves)\n", f);
+    for (size_t i = 0; i < p->nlisten; i++) {
+        fprintf(f, "  127.0.0.1:%u", p->listen[i]);
+        origin(f, &p->listen_origin);
+    }
+    if (!p->nlisten)
+        fprintf(f, "  (none declared: a port the skill listens on %s)\n",
+                !p->tools_restricted || (p->caps & SG_CAP_NETWORK)
+                    ? "asks to be published (Fetch 127.0.0.1:PORT)"
+                                         : "is not published");
+
     fprintf(f, "\nHost unix sockets (a daemon outside the sandbox acts for the skill) %s\n",
             sg_risk_badge(f, SG_RISK_HIGH));
     for (size_t i = 0; i < p->nsockets; i++) {

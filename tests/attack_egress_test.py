@@ -508,6 +508,13 @@ def a_declared_port_is_published_on_the_hosts_loopback_only(m, base):
     token = f"{m.name}-{port}"
     d = h.make_skill(base, f"serve-{m.name}", SERVE % (token, port), tools="Read",
                      yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    # what a run will publish is said before it runs
+    ins = m.run("inspect", d, check=0)
+    assert f"127.0.0.1:{port}  <- skillsandbox.yaml" in ins.out, ins.out
+    js = json.loads(m.run("inspect", "--json", d, check=0).out)
+    assert [x["port"] for x in js["network"]["listen"]] == [port], js["network"]
+    dry = m.run("run", "--dry-run", d, check=0)
+    assert f"127.0.0.1:{port} -> the skill's port {port}" in dry.out, dry.out
     proc = start_run(m, "run", "--json", "--prompt", "deny", d)
     try:
         body = http_get(port, "/index.html", time.monotonic() + 20)
