@@ -519,12 +519,13 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
             fputc('\n', stdout);
     }
     json_t *refused = json_object_get(rout->doc, "refusals");
-    if (oc->json) { /* the last line: what was refused, and how to allow it */
+    if (oc->json && !json_array_size(refused))
+        return; /* skill_completed stays the last line */
+    if (oc->json) { /* after skill_completed: what was refused, and how to allow it */
         char iso[32];
         sg_format_iso(rout->res.ended_ms, iso);
         json_t *j = json_pack("{s:s, s:s, s:s+, s:{s:O}}", "timestamp", iso, "kind", "refusals",
-                              "message", "refused requests and how to allow them: ",
-                              json_array_size(refused) ? "see data" : "none",
+                              "message", "refused requests and how to allow them: ", "see data",
                               "data", "refusals", refused ? refused : json_array());
         char *line = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII)
                        : NULL;
