@@ -109,5 +109,36 @@ def a_python_environment_stays_read_only_in_a_writable_working_folder(m, base):
     assert not outs["cwd cfg"], outs
 
 
+@test()
+def an_approved_descriptor_gives_no_setuid_bit(m, base):
+    """The broker never sets a setuid or setgid bit on a host file (6edab09):
+    neither through the descriptor it handed the skill for an approved
+    write (fchmod, fchmodat with AT_EMPTY_PATH), nor an owner (fchown)."""
+    script = """
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = os.open("out.txt", os.O_WRONLY | os.O_CREAT, 0o755)
+        os.write(fd, b"#!/bin/sh\\n")
+        for name, fn in (("fchmod", lambda: os.fchmod(fd, 0o6755)),
+                         ("fchmodat", lambda: os.chmod(fd, 0o6755)),
+                         ("empty", lambda: libc.syscall(268, fd, b"", 0o6755, 0x1000) == 0
+                                  or (_ for _ in ()).throw(OSError(ctypes.get_errno(), "x"))),
+                         ("fchown", lambda: os.fchown(fd, 0, 0))):
+            try:
+                fn()
+                print(name, "ok", oct(os.fstat(fd).st_mode), flush=True)
+            except OSError as e:
+                print(name, e.errno, flush=True)
+        """
+    d = h.make_skill(base, f"suid-{m.name}", script, tools="Read Write")
+    w = work_folder(m, base, f"work-{m.name}")
+    pol = policy_file(m, base, f"allow:\n  - Write({w}/out.txt)\n")
+    p = m.run("run", "--policy", pol, "--cwd", w, d, "--script", "main.py")
+    print("#", m.name, p.out.replace("\n", " | "), file=sys.stderr)
+    st = os.stat(os.path.join(w, "out.txt"))
+    assert not st.st_mode & (stat.S_ISUID | stat.S_ISGID), (oct(st.st_mode), p.out)
+    assert st.st_uid == m.uid, st.st_uid
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
