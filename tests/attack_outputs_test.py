@@ -170,5 +170,42 @@ def this_folder_does_not_cover_its_git_hooks(m, base):
     assert not os.path.exists(hook), (open(hook).read(), out)
 
 
+@test()
+def a_file_made_as_root_is_never_setuid(m, base):
+    """As root without sudo a new name in root's declared folder is made as
+    root (6edab09). The skill's mode must never make it a setuid or setgid
+    root program: not at creation, nor after a write through mmap (which
+    does not clear the bits as write(2) does)."""
+    out = os.path.join(base, f"rootout-{m.name}")
+    os.makedirs(out)
+    os.chmod(out, 0o755)
+    script = """
+        import mmap, os
+        for name, mode in (("plain", 0o6755), ("mapped", 0o6755)):
+            try:
+                fd = os.open(%r + "/" + name, os.O_RDWR | os.O_CREAT | os.O_EXCL, mode)
+                if name == "mapped":
+                    os.ftruncate(fd, 0) if False else None
+                    body = b"#!/bin/sh\\nid\\n"
+                    os.posix_fallocate(fd, 0, len(body))
+                    mm = mmap.mmap(fd, len(body))
+                    mm[:] = body
+                    mm.flush()
+                print(name, "made", oct(os.fstat(fd).st_mode), flush=True)
+            except OSError as e:
+                print(name, "refused", e.errno, flush=True)
+        """ % out
+    extra = f"permissions:\n  filesystem:\n    write: [{out}]\n"
+    d = h.make_skill(base, f"rootsuid-{m.name}", script, yaml_extra=extra)
+    p = m.run("run", "--prompt", "deny", d)
+    print("#", m.name, p.out.replace("\n", " | "), file=sys.stderr)
+    for name in ("plain", "mapped"):
+        f = os.path.join(out, name)
+        if os.path.exists(f):
+            st = os.stat(f)
+            assert not (st.st_uid == 0 and st.st_mode & (stat.S_ISUID | stat.S_ISGID)), \
+                (name, oct(st.st_mode), st.st_uid, p.out)
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
