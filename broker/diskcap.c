@@ -287,6 +287,51 @@ static int watch(struct sg_diskcap *d, int f, const struct stat *pre)
     return 0;
 }
 
+int sg_give_skills_group(const struct sg_plan *p, int o)
+{
+    struct stat st;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", o);
+    if (fstat(o, &st) < 0)
+        return -errno;
+    mode_t g = (st.st_mode & 0700) >> 3;
+    return fchownat(o, "", (uid_t)-1, p->skill_gid, AT_EMPTY_PATH) < 0 ||
+                   chmod(self, (st.st_mode & 07777) | g | (S_ISDIR(st.st_mode) ? S_ISGID : 0)) < 0
+               ? -errno
+               : 0;
+}
+
+/* What root made for the skill in root's folder is root's, in the
+ * skill's group with the owner's bits for the group (a folder setgid), as
+ * the folders skillgate makes for it (root:nogroup 2770, launch.c): its
+ * next run opens it again, and the broker does its chmod and utime
+ * (writes.c). Decided on the object made (a folder opened without
+ * following a link), never on its name again. f or -errno. */
+static int to_skills_group(struct sg_diskcap *d, int dfd, const char *rel, int f, bool is_mkdir,
+                           bool links)
+{
+    int o = f;
+    if (is_mkdir) {
+        char buf[PATH_MAX];
+        const char *last;
+        snprintf(buf, sizeof buf, "%s", rel);
+        int pfd = sg_writes_parent_links(dfd, buf, &last, links);
+        o = pfd < 0 ? pfd : openat(pfd, last, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (pfd >= 0 && o < 0)
+            o = -errno;
+        if (pfd >= 0)
+            close(pfd);
+        if (o < 0)
+            return o;
+    }
+    int r = sg_give_skills_group(d->plan, o);
+    if (is_mkdir)
+        close(o);
+    if (r < 0 && !is_mkdir)
+        close(f);
+    return r < 0 ? r : f;
+}
+
 /* The open or mkdir itself, as the skill would do it; -errno or the fd (0
  * for a mkdir). links: follow symlinks that stay beneath dfd. */
 static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned long long flags,
@@ -328,6 +373,8 @@ static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned
                                           links);
     }
     sg_become_broker(&sv);
+    if (d->as_person && *made)
+        f = to_skills_group(d, dfd, rel, f, is_mkdir, links);
     return f;
 }
 
@@ -347,7 +394,8 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
         return 1;
     }
     bool full = d->made >= d->max_files;
-    mode_t m = creates ? (mode_t)(mode & 07777) & ~sg_skill_umask((pid_t)req->pid) : 0;
+    /* never a setuid or setgid file made by the broker (as root, root's) */
+    mode_t m = creates ? (mode_t)(mode & 01777) & ~sg_skill_umask((pid_t)req->pid) : 0;
     struct stat pre;
     bool had = fstatat(dfd, rel, &pre, AT_SYMLINK_NOFOLLOW) == 0;
     resp->id = req->id;

@@ -59,6 +59,11 @@ struct sg_skill_creds {
 };
 void sg_become_skill(const struct sg_plan *p, struct sg_skill_creds *s);
 void sg_become_broker(struct sg_skill_creds *s);
+/* As root without sudo, what root makes for the skill (nobody) is root's,
+ * in the skill's group with the owner's bits for the group (a folder
+ * setgid), as the folders skillgate makes for it: o, a descriptor of the
+ * new file or folder (O_PATH will do). 0 or -errno. */
+int sg_give_skills_group(const struct sg_plan *p, int o);
 mode_t sg_skill_umask(pid_t tid);
 
 struct sg_diskcap *sg_diskcap_new(const struct sg_plan *p, struct sg_event_bus *bus);

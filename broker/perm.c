@@ -468,6 +468,20 @@ static enum sg_effect evaluate(struct sg_perm *p, const struct sg_preq *q, const
     return evaluate_one(p, q, hit);
 }
 
+/* A person's "this folder, this run" (f) covers the folder's ordinary
+ * files, never a high-risk one below it (.git/hooks, ~/.local/bin, an
+ * autostart entry): those are asked one at a time. */
+static bool folder_answer_misses(struct sg_perm *p, const struct sg_prule *r,
+                                 const struct sg_preq *q)
+{
+    size_t n = r->pattern ? strlen(r->pattern) : 0;
+    if (q->tool != SG_PT_WRITE || n < 3 || strcmp(r->pattern + n - 3, "/**") || !r->source ||
+        strcmp(r->source, run_source(p)))
+        return false;
+    char why[256];
+    return sg_preq_risk(q, sg_invoking_home(), why, sizeof why) >= SG_RL_HIGH;
+}
+
 static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
                                    const struct sg_prule **hit)
 {
@@ -484,7 +498,8 @@ static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
         (unknown && hidden_matters(q)))
         return SG_EFF_ASK;
     for (size_t i = 0; i < p->nrules; i++)
-        if (p->rules[i].effect == SG_EFF_ALLOW && sg_prule_matches(&p->rules[i], q)) {
+        if (p->rules[i].effect == SG_EFF_ALLOW && sg_prule_matches(&p->rules[i], q) &&
+            !folder_answer_misses(p, &p->rules[i], q)) {
             *hit = &p->rules[i];
             return SG_EFF_ALLOW;
         }

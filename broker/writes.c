@@ -38,7 +38,7 @@ static const struct {
     {"chmod", -1, 0, -1, -1},    {"fchmodat", 0, 1, -1, -1},   {"fchmodat2", 0, 1, -1, -1},
     {"utime", -1, 0, -1, -1},    {"utimes", -1, 0, -1, -1},    {"futimesat", 0, 1, -1, -1},
     {"utimensat", 0, 1, -1, -1}, {"chown", -1, 0, -1, -1},     {"lchown", -1, 0, -1, -1},
-    {"fchownat", 0, 1, -1, -1},
+    {"fchownat", 0, 1, -1, -1},  {"fchmod", -1, -1, -1, -1},
 };
 
 /* chmod, utime and chown: a file's mode, times and owner. Where the skill
@@ -471,7 +471,7 @@ static int private_write_do(const struct sg_plan *p, struct sg_diskcap *dc, int 
      * file or folder with a mode */
     bool makes = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ||
                  !strncmp(syscall, "mkdir", 5);
-    mode_t m = makes ? (mode_t)(mode & 07777) & ~sg_skill_umask(pid) : 0;
+    mode_t m = makes ? (mode_t)(mode & 01777) & ~sg_skill_umask(pid) : 0;
     resp->flags = 0;
     if (!strcmp(syscall, "unlink") || !strcmp(syscall, "unlinkat") || !strcmp(syscall, "rmdir") ||
         !strncmp(syscall, "rename", 6))
@@ -614,6 +614,7 @@ struct write_wait {
     struct sg_diskcap *dc;     /* the files approved in this run */
     struct timespec ts[2];     /* utime's times, read once from the skill */
     bool ts_now;               /* utime's times: now */
+    bool for_group;            /* only on a file root made for the skill's group (meta_do) */
 };
 
 /* The bind a sandbox path lies in (the deepest mount over it decides), and
@@ -708,19 +709,30 @@ static int write_only_unless_readable(const struct sg_plan *p, int f, unsigned l
  * broker already is that user. Existing files are never touched. */
 static int give_to_invoker(const struct sg_plan *p, int dfd, const char *name)
 {
-    return fchownat(dfd, name, p->skill_uid, p->skill_gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+    if (p->via_sudo)
+        return fchownat(dfd, name, p->skill_uid, p->skill_gid, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+                                                                                        : 0;
+    /* as root without sudo: root's, in the skill's group (the folder just
+     * made, opened without following a link) */
+    int o = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int r = o < 0 ? -errno : sg_give_skills_group(p, o);
+    if (o >= 0)
+        close(o);
+    return r;
 }
 
 static int open_as_invoker(const struct sg_plan *p, int dfd, const char *rel,
                            unsigned long long flags, unsigned long long mode)
 {
-    if (!p->via_sudo || !(flags & O_CREAT))
+    if (!p->as_root || !(flags & O_CREAT))
         return sg_writes_open_file(dfd, rel, flags, mode);
-    /* made here (O_EXCL) and so ours to give, or there already: opened as it is */
+    /* made here (O_EXCL) and so ours to give, or there already: opened as it is;
+     * as root without sudo it stays root's, in the skill's group */
     int f = sg_writes_open_file(dfd, rel, flags | O_EXCL, mode);
     if (f >= 0) {
-        if (fchown(f, p->skill_uid, p->skill_gid) < 0) {
-            int e = -errno;
+        int e = p->via_sudo ? (fchown(f, p->skill_uid, p->skill_gid) < 0 ? -errno : 0)
+                            : sg_give_skills_group(p, f);
+        if (e < 0) {
             close(f);
             return e;
         }
@@ -735,7 +747,8 @@ static int beneath_how(int dfd, const char *rel, unsigned long long flags,
                        unsigned long long mode, bool links)
 {
     bool makes = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
-    struct open_how how = {.flags = flags | O_CLOEXEC, .mode = makes ? mode & 07777 : 0,
+    /* never a setuid or setgid file: the broker makes it */
+    struct open_how how = {.flags = flags | O_CLOEXEC, .mode = makes ? mode & 01777 : 0,
                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
                                       (links ? 0 : RESOLVE_NO_SYMLINKS)};
     long fd = syscall(SYS_openat2, dfd, rel, &how, sizeof how);
@@ -792,6 +805,26 @@ int sg_writes_parent_links(int dfd, char *rel, const char **last, bool links)
 
 static void write_decided(void *ctx, enum sg_decision d);
 
+/* As root without sudo: a file or folder root made for the skill in a
+ * declared folder nobody may write (diskcap.c to_skills_group): root's,
+ * in the skill's group, writable by it. */
+static bool made_for_group(const struct sg_plan *p, const struct stat *st)
+{
+    return p->as_root && !p->via_sudo && st->st_uid == 0 && st->st_gid == p->skill_gid &&
+           (st->st_mode & S_IWGRP) && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode));
+}
+
+/* for_group: may the skill (nobody) do this to the name last in pfd, by
+ * the rules it meets on what root made for it? What is there must be its
+ * own or made for its group (no name there: nothing to check). */
+static bool group_may(const struct write_wait *w, int pfd, const char *last)
+{
+    struct stat st;
+    if (!w->for_group || fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return true;
+    return st.st_uid == w->p->skill_uid || made_for_group(w->p, &st);
+}
+
 /* The person's own file: under sudo the broker (root) changes a mode or
  * times only of what the invoking user owns, as the kernel would let that
  * user; as root or as the user itself the kernel decides. */
@@ -802,10 +835,19 @@ static int meta_do(const struct write_wait *w, int f)
         return -errno;
     if (w->p->via_sudo && st.st_uid != w->p->skill_uid)
         return -EPERM;
+    if (w->for_group && st.st_uid != w->p->skill_uid && !made_for_group(w->p, &st))
+        return -EPERM; /* the kernel's answer to nobody on root's file */
     char self[64];
     snprintf(self, sizeof self, "/proc/self/fd/%d", f);
+    mode_t m = (mode_t)(w->mode & 07777);
+    /* the skill is that file's owner through its group: the group keeps
+     * the owner's bits (chmod 644 leaves it writable, as for an owner) */
+    if (made_for_group(w->p, &st))
+        m = (m & (mode_t)~070) | ((m & 0700) >> 3) | (S_ISDIR(st.st_mode) ? S_ISGID : 0);
+    if (!S_ISDIR(st.st_mode))
+        m &= (mode_t)~(S_ISUID | S_ISGID); /* never on a host file the broker changes */
     if (strstr(w->syscall, "chmod"))
-        return fchmodat(AT_FDCWD, self, (mode_t)(w->mode & 07777), 0) < 0 ? -errno : 0;
+        return fchmodat(AT_FDCWD, self, m, 0) < 0 ? -errno : 0;
     return utimensat(AT_FDCWD, self, w->ts_now ? NULL : w->ts, 0) < 0 ? -errno : 0;
 }
 
@@ -844,9 +886,10 @@ static int approved_rename(struct write_wait *w, int pfd, const char *last)
     const char *last2;
     int d2 = host_parent(w->p, w->pins, w->path2, rel2, sizeof rel2);
     int p2 = d2 < 0 ? d2 : parent_of(d2, rel2, &last2);
-    int r = p2 < 0 ? p2
-                   : syscall(SYS_renameat2, pfd, last, p2, last2, (unsigned)w->arg) < 0 ? -errno
-                                                                                         : 0;
+    int r = p2 < 0                                                     ? p2
+            : !group_may(w, pfd, last) || !group_may(w, p2, last2)    ? -EACCES
+            : syscall(SYS_renameat2, pfd, last, p2, last2, (unsigned)w->arg) < 0 ? -errno
+                                                                                   : 0;
     if (!r && w->dc) {
         sg_diskcap_forget(w->dc, w->path1);
         note_approved(w, w->path2, p2, last2);
@@ -886,14 +929,14 @@ static int approved_do(struct write_wait *w, int dfd, char *rel, bool *answered)
         return pfd;
     int r = -EACCES; /* link, symlink, mknod: not brokered */
     if (!strcmp(sc, "mkdir") || !strcmp(sc, "mkdirat")) {
-        r = mkdirat(pfd, last, (mode_t)(w->mode & 07777)) < 0 ? -errno
-            : w->p->via_sudo ? give_to_invoker(w->p, pfd, last)
-                             : 0;
+        r = mkdirat(pfd, last, (mode_t)(w->mode & 01777)) < 0 ? -errno
+            : w->p->as_root ? give_to_invoker(w->p, pfd, last)
+                            : 0;
         if (!r)
             note_approved(w, w->path1, pfd, last);
     } else if (!strcmp(sc, "rmdir") || !strcmp(sc, "unlink") || !strcmp(sc, "unlinkat")) {
         int fl = !strcmp(sc, "rmdir") ? AT_REMOVEDIR : (int)(w->arg & AT_REMOVEDIR);
-        r = unlinkat(pfd, last, fl) < 0 ? -errno : 0;
+        r = !group_may(w, pfd, last) ? -EACCES : unlinkat(pfd, last, fl) < 0 ? -errno : 0;
         if (!r && w->dc)
             sg_diskcap_forget(w->dc, w->path1);
     } else if (!strncmp(sc, "rename", 6)) {
@@ -1020,6 +1063,28 @@ static bool private_system(const char *path)
            (within(path, "/dev") && !within(path, "/dev/shm"));
 }
 
+/* A mode with setuid asked of chmod, fchmod, fchmodat or fchmodat2,
+ * anywhere: refused (EPERM) and said. Decided on the register,
+ * which the kernel uses as it is: nothing to race. 1: answered. */
+static bool setid_mode(const struct seccomp_notif *req, const char *sc,
+                       struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
+{
+    if (!strstr(sc, "chmod"))
+        return false;
+    unsigned long long mode = !strcmp(sc, "chmod") || !strcmp(sc, "fchmod") ? req->data.args[1]
+                                                                            : req->data.args[2];
+    if (!(mode & S_ISUID))
+        return false; /* setgid: a folder's group for what is made in it; on a file
+                       * the broker sets (meta_do) it is dropped */
+    *resp = (struct seccomp_notif_resp){.id = req->id, .error = -EPERM};
+    sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:i, s:s, s:b}", "syscall", sc, "class", "file", "mode",
+                          (int)(mode & 07777), "reason", "a setuid bit", "prevented", 1),
+                "%s to mode %04llo refused: a skill never sets a setuid bit", sc,
+                mode & 07777);
+    return true;
+}
+
 /* A path argument that names no path: NULL, or "" (with AT_EMPTY_PATH the
  * call acts on the descriptor; without it the kernel says ENOENT). */
 static bool fd_form(int memfd, uint64_t addr)
@@ -1125,7 +1190,8 @@ static int read_call(const struct seccomp_notif *req, size_t i, int memfd, struc
  * write. 2: the call waits for the answer (or was answered). */
 static int start_ask(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
                      struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
-                     const struct wcall *c, bool ok1, bool ok2, struct sg_event_bus *bus)
+                     const struct wcall *c, bool ok1, bool ok2, struct sg_event_bus *bus,
+                     bool for_group)
 {
     const char *sc = c->syscall;
     struct write_wait *w = sg_xcalloc(1, sizeof *w);
@@ -1136,7 +1202,8 @@ static int start_ask(const struct sg_plan *p, const int *pins, struct sg_perm *p
     w->id = req->id;
     snprintf(w->syscall, sizeof w->syscall, "%s", sc);
     bool renames = !strncmp(sc, "rename", 6);
-    snprintf(w->path1, sizeof w->path1, "%s", ok1 && !renames ? c->path2 : c->path1);
+    snprintf(w->path1, sizeof w->path1, "%s",
+             ok1 && !renames && c->path2[0] ? c->path2 : c->path1);
     snprintf(w->path2, sizeof w->path2, "%s", c->path2);
     w->flags = c->oflags;
     w->mode = c->omode;
@@ -1149,6 +1216,7 @@ static int start_ask(const struct sg_plan *p, const int *pins, struct sg_perm *p
     w->dc = dc;
     memcpy(w->ts, c->ts, sizeof c->ts);
     w->ts_now = c->ts_now;
+    w->for_group = for_group;
     /* a file this run was let write is the same file for its next change:
      * not asked again (sg_diskcap_approve) */
     bool need1 = !ok1 && !remembered(p, pins, dc, c->path1);
@@ -1198,6 +1266,45 @@ static int refuse_outside(const struct sg_plan *p, const struct seccomp_notif *r
     return 1;
 }
 
+/* As root without sudo: a rename, unlink or rmdir in a declared write
+ * folder whose host folder nobody (the skill) may not write by its mode,
+ * where the kernel would refuse it. The objects are checked when it is
+ * done (group_may). */
+static bool moves_for_group(const struct sg_plan *p, const int *pins, const struct wcall *c)
+{
+    const char *sc = c->syscall, *below;
+    if (!p->as_root || p->via_sudo ||
+        (strncmp(sc, "rename", 6) && strcmp(sc, "unlink") && strcmp(sc, "unlinkat") &&
+         strcmp(sc, "rmdir")))
+        return false;
+    const char *paths[] = {c->path1, c->path2};
+    for (size_t i = 0; i < 2; i++) {
+        const struct sg_mount *b = paths[i][0] ? host_bind(p, paths[i], &below) : NULL;
+        if (paths[i][0] && (!b || b->kind != SG_MNT_BIND_RW))
+            return false;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        char rel[PATH_MAX];
+        const char *last;
+        if (!paths[i][0])
+            continue;
+        int dfd = host_parent(p, pins, paths[i], rel, sizeof rel);
+        int pfd = dfd < 0 ? dfd : parent_of(dfd, rel, &last);
+        struct stat st;
+        bool nobody_may = pfd < 0 || fstat(pfd, &st) < 0 ||
+                          (st.st_uid == p->skill_uid   ? (st.st_mode & S_IWUSR)
+                           : st.st_gid == p->skill_gid ? (st.st_mode & S_IWGRP)
+                                                       : (st.st_mode & S_IWOTH));
+        if (pfd >= 0)
+            close(pfd);
+        if (dfd >= 0)
+            close(dfd);
+        if (!nobody_may)
+            return true;
+    }
+    return false;
+}
+
 /* A place no approval could write is never asked (a yes would do nothing):
  * the sandbox's own /dev, /var and /run hold no host folder. /dev/tty
  * fails as it does for a process without a terminal (a skill has none);
@@ -1226,6 +1333,8 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
             break;
     if (i == SG_ARRAY_LEN(calls))
         return 0;
+    if (setid_mode(req, syscall, resp, bus))
+        return 1;
     char memp[64];
     snprintf(memp, sizeof memp, "/proc/%d/mem", (int)req->pid);
     cleanup_fd int memfd = open(memp, O_RDONLY | O_CLOEXEC);
@@ -1259,7 +1368,7 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
                       strcmp(syscall, "symlink") && strcmp(syscall, "symlinkat") &&
                       strcmp(syscall, "mknod") && strcmp(syscall, "mknodat") &&
                       !owner_call(syscall) &&
-                      !(strstr(syscall, "chmod") && (c->omode & (S_ISUID | S_ISGID)));
+                      !(strstr(syscall, "chmod") && (c->omode & S_ISUID));
     bool asks = r == 0 && perm && write_may_ask(perm) && brokerable;
     if (asks && (own = own_folder_hit(p, ok1 ? path2 : path1)) == NULL && path2[0] && !ok2)
         own = own_folder_hit(p, path2);
@@ -1270,6 +1379,17 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
     } else if (!r && (magic_path(path1) || (path2[0] && magic_path(path2)))) {
         k = through_proc(p, notify_fd, req, syscall, magic_path(path1) ? path1 : path2,
                          c->oflags, resp, bus);
+    } else if (r == 0 && ok1 && ok2 && c->meta && p->as_root && !p->via_sudo &&
+               strstr(syscall, "chown") == NULL && host_bind(p, path1, &below) &&
+               host_bind(p, path1, &below)->kind == SG_MNT_BIND_RW) {
+        /* a declared folder as root without sudo: on what root made for
+         * the skill's group the broker does it (checked on the object,
+         * meta_do); anything else gets the kernel's own EPERM */
+        k = start_ask(p, pins, perm, dc, notify_fd, req, c, true, true, bus, true);
+    } else if (r == 0 && ok1 && ok2 && moves_for_group(p, pins, c)) {
+        /* a rename or removal in root's declared folder, which nobody may
+         * not write: on what root made for it, the broker does it */
+        k = start_ask(p, pins, perm, dc, notify_fd, req, c, true, true, bus, true);
     } else if (r == 0 && ok1 && ok2 && c->meta) {
         /* where the skill may write, the kernel decides, as without us */
         resp->error = 0;
@@ -1301,7 +1421,7 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
                     "person may let a skill change", syscall, bad, own);
         k = 1;
     } else if (asks) {
-        k = start_ask(p, pins, perm, dc, notify_fd, req, c, ok1, ok2, bus);
+        k = start_ask(p, pins, perm, dc, notify_fd, req, c, ok1, ok2, bus, false);
     } else {
         k = refuse_outside(p, req, c, r, ok1, ok2, resp, bus);
     }

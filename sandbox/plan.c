@@ -477,7 +477,7 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
     const char *py[] = {p->python_env, p->python_base};
     for (size_t i = 0; i < SG_ARRAY_LEN(py); i++)
         if (py[i] && !sg_path_within(py[i], sk->root) &&
-            !(p->cwd_is_work && sg_path_within(py[i], p->cwd)))
+            !(p->cwd_is_work && !cwd_declared && sg_path_within(py[i], p->cwd)))
             add_mount(p, SG_MNT_BIND_RO, py[i], py[i],
                       i ? "the Python installation the environment was made from, read-only"
                         : "the Python environment, read-only");

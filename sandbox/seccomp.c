@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/seccomp.h>
 
@@ -58,7 +59,8 @@ static const struct {
  * each refusal is seen (the mounts and Landlock enforce either way). */
 static const struct {
     const char *name;
-    int flags_arg; /* -1: every call; -2: when its path (argument 1) is not NULL */
+    int flags_arg; /* -1: every call; -2: when its path (argument 1) is not NULL;
+                    * -3: when its mode (argument 1) asks for setuid */
 } write_calls[] = {
     {"open", 1},     {"openat", 2},    {"creat", -1},     {"openat2", -1},  {"mkdir", -1},
     {"mkdirat", -1}, {"rmdir", -1},    {"unlink", -1},    {"unlinkat", -1}, {"rename", -1},
@@ -69,6 +71,7 @@ static const struct {
      * skill write, and says every refusal (writes.c) */
     {"chmod", -1},     {"fchmodat", -1},  {"fchmodat2", -1}, {"utime", -1},  {"utimes", -1},
     {"futimesat", -1}, {"utimensat", -2}, {"chown", -1},     {"lchown", -1}, {"fchownat", -1},
+    {"fchmod", -3},
 };
 
 static const struct {
@@ -250,6 +253,15 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, unsigned opts, int *err)
         if (nr == __NR_SCMP_ERROR || nr < 0)
             continue;
         int fa = write_calls[i].flags_arg;
+        if (fa == -3) { /* fchmod(fd, mode): only a setuid bit is refused */
+            static const unsigned long long bits[] = {S_ISUID};
+            for (size_t k = 0; k < SG_ARRAY_LEN(bits) && r == 0; k++) {
+                struct scmp_arg_cmp c = {.arg = 1, .op = SCMP_CMP_MASKED_EQ,
+                                         .datum_a = bits[k], .datum_b = bits[k]};
+                r = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c);
+            }
+            continue;
+        }
         if (fa == -2) { /* utimensat(fd, NULL, ...) is futimens: the descriptor's own */
             struct scmp_arg_cmp c = {.arg = 1, .op = SCMP_CMP_NE, .datum_a = 0};
             r = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c);

@@ -63,7 +63,8 @@ def an_approved_file_opens_no_other_door(m, base):
     pol = policy_file(m, base, f"allow:\n  - Write({w}/out.txt)\n")
     p = m.run("run", "--policy", pol, "--cwd", w, d, "--script", "main.py")
     out = p.out
-    for name in ("setuid", "setgid", "chown", "over", "exchange"):
+    # setgid on a file: the call may succeed, the bit never lands (checked below)
+    for name in ("setuid", "chown", "over", "exchange"):
         assert f"{name} ok" not in out, (name, out, p.err)
     assert "race won" in out, (out, p.err)
     print("#", m.name, out.replace("\n", " | "), file=sys.stderr)
@@ -166,9 +167,10 @@ def this_folder_does_not_cover_its_git_hooks(m, base):
     if h.IS_ROOT:
         for x in (".git", ".git/hooks"):
             os.chown(os.path.join(w, x), m.uid, m.uid)
-    code, out = h.run_in_pty(m, ["run", "--cwd", w, d, "--script", "main.py"],
-                             [("this folder, this run", "f")])
+    code, out = h.run_in_pty(m, ["run", "--prompt-timeout", "2", "--cwd", w, d, "--script",
+                                 "main.py"], [("this folder, this run", "f")])
     print("#", m.name, out[-600:].replace("\n", " | "), file=sys.stderr)
+    assert "hook refused" in out, out  # asked on its own, and nobody said yes
     hook = os.path.join(w, ".git", "hooks", "pre-commit")
     assert not os.path.exists(hook), (open(hook).read(), out)
 

@@ -80,7 +80,9 @@ def check_outputs(w, m):
     out = os.path.join(w, "out.txt")
     assert open(out).read() == "hello\ncomment 1\n", open(out).read()
     st = os.stat(out)
-    assert stat.S_IMODE(st.st_mode) == 0o640, oct(st.st_mode)
+    # as root without sudo the file is root's in the skill's group, the group
+    # with the owner's bits (the skill writes it through its group)
+    assert stat.S_IMODE(st.st_mode) == (0o660 if m.uid == 0 else 0o640), oct(st.st_mode)
     assert int(st.st_mtime) == 1_000_000_000, st.st_mtime
     assert st.st_uid == m.uid, (st.st_uid, m.uid)  # the person's, never nobody's or root's
     c2 = os.stat(out + ".copy2")
@@ -125,7 +127,8 @@ def a_file_the_person_allowed_is_asked_once(m, base):
                              [("allow once", "a\n")])
     assert code == 0 and "done hell" in out, out
     assert out.count("allow once") == 1, out
-    assert stat.S_IMODE(os.stat(os.path.join(w, "out.txt")).st_mode) == 0o604
+    assert stat.S_IMODE(os.stat(os.path.join(w, "out.txt")).st_mode) == (
+        0o664 if m.uid == 0 else 0o604)
     decisions = [r for r in h.audit_decisions(m) if r["skill"] == f"once-{m.name}"]
     assert len(decisions) == 1 and decisions[0]["decision"] == "allow", decisions
 
@@ -192,7 +195,7 @@ def refusals_name_the_call_and_the_path(m, base):
     calls = {(e.get("syscall"), os.path.basename(e.get("path", ""))) for e in ev}
     assert ("chmod", "in.txt") in calls and ("utimensat", "in.txt") in calls, calls
     assert any(c[0] in ("chown", "fchownat") for c in calls), calls
-    assert ("chmod", "out.txt") in calls, calls
+    assert any(e.get("syscall") == "chmod" and e.get("mode") == 0o4755 for e in ev), ev
 
 
 @test()
@@ -314,6 +317,39 @@ def a_folder_the_skills_uid_cannot_write_is_said_and_works_as_root(m, base):
         assert st.st_uid == 0, st.st_uid
     else:
         assert "report refused 13" in p.out, (p.out, p.err)
+
+
+@test()
+def a_recorded_manifest_runs_with_nothing_refused(m, base):
+    """issue 36 item 8: after record, a run with --prompt deny and the written
+    manifest refuses nothing the recording saw, and again the next time (a
+    tracker rewrites the state it keeps in the working folder)."""
+    script = """
+        import json, os, shutil, sys, tempfile
+        shutil.copy2("in.txt", "out.txt")
+        with open("out.txt", "a") as f:
+            f.write("filled\\n")
+        tasks = json.load(open("tasks.json")) if os.path.exists("tasks.json") else []
+        tasks.append("t%d" % len(tasks))
+        fd, tmp = tempfile.mkstemp(dir=".")
+        os.write(fd, json.dumps(tasks).encode())
+        os.close(fd)
+        os.replace(tmp, "tasks.json")
+        print("tasks", len(tasks), flush=True)
+        """
+    d = h.make_skill(base, f"rec-{m.name}", script, tools="Read Write")
+    os.chmod(d, 0o777)  # record --write replaces the manifest in it
+    w = work_folder(m, base, f"work-{m.name}")
+    p = m.run("record", "--allow-all", "--write", "--yes", "--cwd", w, d, "--script", "main.py",
+              check=0)
+    assert "wrote " in p.err and os.path.exists(os.path.join(w, "tasks.json")), (p.out, p.err)
+    for n in (2, 3):
+        p = m.run("run", "--prompt", "deny", "--cwd", w, d, "--script", "main.py")
+        assert p.returncode == 0 and f"tasks {n}" in p.out, (n, p.out, p.err)
+        t = m.last_trace()
+        assert t["refusals"] == [], t["refusals"]
+        assert not [e for e in t["events"] if e["kind"] == "fs_blocked"], t["events"]
+    assert open(os.path.join(w, "out.txt")).read() == "hello\nfilled\n"
 
 
 if __name__ == "__main__":
