@@ -75,7 +75,8 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
         r->allow = sg_xasprintf("your own deny (%s) held for the rest of the run: the next "
                                 "run asks again, or %s in a --policy file's allow list", by,
                                 rule);
-    } else if (strstr(by, "own folder") || strstr(by, "symbolic link") ||
+    } else if (strstr(by, "own folder") || strstr(by, "own system folder") ||
+               strstr(by, "symbolic link") ||
                strstr(by, "program swapped") || strstr(by, "not a DNS query")) {
         free(steal_pointer(&rule));
         r->allow = sg_xstrdup("nothing may allow it");

@@ -1305,14 +1305,77 @@ static bool moves_for_group(const struct sg_plan *p, const int *pins, const stru
     return false;
 }
 
+/* chmod("/proc/self/fd/N"), utimensat on it: the skill's own descriptor N,
+ * as fchmod(N) is (LibreOffice saves so). The kernel follows the link to
+ * that object and its mount decides: nothing is granted (a setuid bit was
+ * refused on the register already). As root without sudo, on a file root
+ * made for the skill's group, the broker does it on that very object, as
+ * for the name (meta_do). 1: answered. */
+static int fd_link_meta(const struct sg_plan *p, const struct seccomp_notif *req,
+                        const struct wcall *c, int n, struct seccomp_notif_resp *resp)
+{
+    resp->error = 0;
+    resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    if (!p->as_root || p->via_sudo || owner_call(c->syscall))
+        return 1;
+    int o = take_fd((pid_t)req->pid, n);
+    struct stat st;
+    if (o >= 0 && fstat(o, &st) == 0 && made_for_group(p, &st)) {
+        struct write_wait *w = sg_xcalloc(1, sizeof *w);
+        w->p = p;
+        w->mode = c->omode;
+        memcpy(w->ts, c->ts, sizeof c->ts);
+        w->ts_now = c->ts_now;
+        w->for_group = true;
+        snprintf(w->syscall, sizeof w->syscall, "%s", c->syscall);
+        resp->flags = 0;
+        resp->error = meta_do(w, o);
+        free(w);
+    }
+    if (o >= 0)
+        close(o);
+    return 1;
+}
+
+/* Does a folder on the way to path, beneath its bind's host folder, turn
+ * out to be a symbolic link (ELOOP without following links)? */
+static bool linked_away(const struct sg_plan *p, const int *pins, const char *path)
+{
+    char rel[PATH_MAX];
+    const char *last;
+    int dfd = host_parent(p, pins, path, rel, sizeof rel);
+    if (dfd < 0)
+        return false;
+    int pfd = parent_of(dfd, rel, &last);
+    close(dfd);
+    if (pfd >= 0)
+        close(pfd);
+    return pfd == -ELOOP;
+}
+
 /* A place no approval could write is never asked (a yes would do nothing):
  * the sandbox's own /dev, /var and /run hold no host folder. /dev/tty
  * fails as it does for a process without a terminal (a skill has none);
  * the rest is refused and counted (fontconfig's cache). 1: answered. */
-static int nowhere(const struct sg_plan *p, struct sg_diskcap *dc, const char *sc,
-                   const char *aim, struct seccomp_notif_resp *resp)
+static int nowhere(const struct sg_plan *p, const int *pins, struct sg_diskcap *dc,
+                   const char *sc, const char *aim, struct seccomp_notif_resp *resp,
+                   struct sg_event_bus *bus)
 {
     const char *below;
+    if (host_bind(p, aim, &below) && linked_away(p, pins, aim)) {
+        /* an approval is done beneath the host folder without following a
+         * link: a folder on the way that is a link (LibreOffice's
+         * /usr/lib/.../uno_packages/cache -> /var/lib/...) could never be
+         * written, so it is not asked */
+        resp->flags = 0;
+        resp->error = -EACCES;
+        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", sc, "path", aim, "class",
+                              "file", "reason", "a symbolic link on the way", "prevented", 1),
+                    "%s of %s refused without a question: a folder on its way is a symbolic "
+                    "link, which no approved write follows", sc, aim);
+        return 1;
+    }
     if (strcmp(aim, "/dev/tty") && (host_bind(p, aim, &below) || !private_system(aim)))
         return 0;
     resp->flags = 0;
@@ -1376,6 +1439,8 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
     if (seccomp_notify_id_valid(notify_fd, req->id) != 0) {
         resp->error = -ENOENT;
         k = 1;
+    } else if (!r && c->meta && fd_link_number(path1) >= 0) {
+        k = fd_link_meta(p, req, c, fd_link_number(path1), resp);
     } else if (!r && (magic_path(path1) || (path2[0] && magic_path(path2)))) {
         k = through_proc(p, notify_fd, req, syscall, magic_path(path1) ? path1 : path2,
                          c->oflags, resp, bus);
@@ -1407,7 +1472,7 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
             resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
             k = 1;
         }
-    } else if (r == 0 && nowhere(p, dc, syscall, ok1 ? path2 : path1, resp)) {
+    } else if (r == 0 && nowhere(p, pins, dc, syscall, ok1 ? path2 : path1, resp, bus)) {
         k = 1;
     } else if (own) {
         const char *bad = ok1 ? path2 : path1;

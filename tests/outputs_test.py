@@ -233,7 +233,8 @@ def no_question_a_person_cannot_answer(m, base):
     script = """
         import errno, os
         for p in ["/dev/tty", "/var/cache/fontconfig/a-le64.cache-9",
-                  "/var/cache/fontconfig/b-le64.cache-9", "/run/lock/x"]:
+                  "/var/cache/fontconfig/b-le64.cache-9", "/run/lock/x",
+                  "linked/stamp.sys"]:  # a host folder that is a link (LibreOffice's cache)
             try:
                 os.makedirs(os.path.dirname(p), exist_ok=True)
             except OSError:
@@ -243,11 +244,16 @@ def no_question_a_person_cannot_answer(m, base):
                 print("wrote", p, flush=True)
             except OSError as e:
                 print("refused", p, errno.errorcode[e.errno], flush=True)
-        open("out.txt", "w").write("x")
+        fd = os.open("out.txt", os.O_WRONLY | os.O_CREAT, 0o644)
+        os.write(fd, b"x")
+        os.chmod("/proc/self/fd/%d" % fd, 0o640)  # LibreOffice's way of fchmod
+        os.close(fd)
         print("done", flush=True)
         """
     d = h.make_skill(base, f"quiet-{m.name}", script, tools="Read Write")
     w = work_folder(m, base, f"work-{m.name}")
+    os.makedirs(os.path.join(base, f"elsewhere-{m.name}"))
+    os.symlink(os.path.join(base, f"elsewhere-{m.name}"), os.path.join(w, "linked"))
     code, out = h.run_in_pty(m, ["run", "--cwd", w, d, "--script", "main.py"],
                              [("allow once", "a\n")])
     assert code == 0 and "done" in out, out
@@ -258,6 +264,12 @@ def no_question_a_person_cannot_answer(m, base):
     assert any(e["data"].get("private") and e["data"].get("path", "").startswith("/var/cache")
                for e in ev), ev
     assert sum(1 for e in ev if e["data"].get("private")) <= 2, ev  # counted, not one each
+    assert "refused linked/stamp.sys" in out, out
+    assert any(e["data"].get("reason") == "a symbolic link on the way" for e in ev), ev
+    assert stat.S_IMODE(os.stat(os.path.join(w, "out.txt")).st_mode) in (0o640, 0o660)
+    # none of it is an alarm: nothing of anybody's was reached
+    t = m.last_trace()
+    assert t["violation_summary"]["max_severity"] in ("none", "low"), t["violation_summary"]
 
 
 @test()
