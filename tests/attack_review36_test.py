@@ -60,5 +60,55 @@ def a_planted_sort_on_the_sandbox_path_is_not_quiet(m, base):
     assert "COPY-RAN" not in p.out, "BREAK: a copy of id named sort ran unasked: " + p.out + p.err
 
 
+@test(modes=("root",))
+def a_declared_privileged_port_is_not_published_by_root(m, base):
+    """listen: [81] (below 1024, free here) under a root broker: the host's
+    127.0.0.1:81 must not be opened for the skill."""
+    import socket
+    import time
+    probe = socket.socket()
+    try:
+        probe.bind(("127.0.0.1", 81))
+    except OSError:
+        raise h.Skip("127.0.0.1:81 is in use here")
+    finally:
+        probe.close()
+    name = f"r36p-{m.name}"
+    d = os.path.join(base, name)
+    os.makedirs(d)
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(f"---\nname: {name}\ndescription: review36 port\n---\nx\n")
+    with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
+        f.write(f"skill:\n  name: {name}\n  description: t\npermissions:\n  network:\n"
+                "    listen: [81]\nentrypoint:\n  command: python3\n  args: [main.py]\n")
+    with open(os.path.join(d, "main.py"), "w") as f:
+        f.write("import time\ntime.sleep(3)\n")
+    for root, dirs, files in os.walk(d):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+    env = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state,
+           "LANG": "C.UTF-8"}
+    proc = subprocess.Popen([h.SG, "run", "--prompt", "deny", d, "--cwd", d], env=env, cwd="/",
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    opened = False
+    try:
+        for _ in range(25):  # bounded: 2.5 s
+            time.sleep(0.1)
+            c = socket.socket()
+            c.settimeout(0.5)
+            try:
+                c.connect(("127.0.0.1", 81))
+                opened = True
+                break
+            except OSError:
+                pass
+            finally:
+                c.close()
+    finally:
+        out, _ = proc.communicate(timeout=30)
+    assert not opened, "BREAK: a root broker opened 127.0.0.1:81 for the skill: " + out.decode()
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
