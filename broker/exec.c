@@ -20,6 +20,7 @@
 #include "shellcmd.h"
 #include "sanitize.h"
 #include "util.h"
+#include "writes.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
@@ -381,6 +382,20 @@ static bool runs_a_file(pid_t pid, const struct sg_preq *q)
     return ok;
 }
 
+/* The file the kernel runs is the system's: root's, writable by no one
+ * else, and where the skill may write nothing (not a venv in a declared
+ * write path, nor its private /tmp): a copy of id named sort is id. */
+static bool system_file(const struct sg_plan *p, pid_t pid, const char *real)
+{
+    struct stat st;
+    int fd = sg_notif_open(pid, real, O_PATH, true);
+    bool ok = fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == 0 &&
+              !(st.st_mode & (S_IWGRP | S_IWOTH)) && !sg_writes_writable(p, real);
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
 /* Why the skill may run q's program without a question (config.h,
  * quiet_programs), or NULL. On the file the kernel runs, never argv[0]:
  * q->name is a bare name only when that name on the sandbox's PATH is this
@@ -395,6 +410,8 @@ static const char *quiet_program(const struct sg_exec *x, pid_t pid, const struc
         return NULL;
     if (sg_quiet_never(base_of(real)) || sg_quiet_never(base_of(q->subject)))
         return NULL;
+    if (!system_file(x->plan, pid, real))
+        return NULL; /* a copy the skill could have put there is not the program it names */
     bool code = sg_program_runs_any_code(real) || sg_program_runs_any_code(q->subject);
     const char *n = q->name;
     bool listed = false;

@@ -349,6 +349,12 @@ static void publish(struct sg_pub *p, struct pport *pp, const char *why)
         refuse(p, pp, "the sandbox's own proxy and DNS stub use it");
         return;
     }
+    if (pp->port < 1024) {
+        /* a privileged port is a system service's (a stopped one's too):
+         * a root broker would let the skill answer in its place */
+        refuse(p, pp, "a privileged port (below 1024) is a system service's, never a skill's");
+        return;
+    }
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(pp->port),

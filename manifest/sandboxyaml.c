@@ -160,6 +160,13 @@ static void n_listen(struct sg_pctx *c, const struct sg_ynode *v, const char *fi
         return; /* listen: [] says "none", as omitting it does */
     if (!read_ports(c, v, field, ports, &n))
         return;
+    for (size_t i = 0; i < n; i++)
+        if (ports[i] < 1024) {
+            sg_diag_add(c->d, SG_ERROR, c->file, v->line, v->col, field,
+                        "port %u is privileged (below 1024): a system service's, which a skill "
+                        "never serves on this machine; use a port from 1024 up", ports[i]);
+            return;
+        }
     memcpy(p->listen, ports, n * sizeof *ports);
     p->nlisten = n;
     sg_origin_free(&p->listen_origin);
