@@ -410,8 +410,11 @@ static const char *quiet_program(const struct sg_exec *x, pid_t pid, const struc
         return NULL;
     if (sg_quiet_never(base_of(real)) || sg_quiet_never(base_of(q->subject)))
         return NULL;
-    if (!system_file(x->plan, pid, real))
-        return NULL; /* a copy the skill could have put there is not the program it names */
+    /* a copy the skill could have put there is not the program it names;
+     * nor is a name in a folder it writes (a link it may flip between the
+     * check and the exec: /tmp/b/sort -> sort, then curl) */
+    if (!system_file(x->plan, pid, real) || sg_writes_writable(x->plan, q->subject))
+        return NULL;
     bool code = sg_program_runs_any_code(real) || sg_program_runs_any_code(q->subject);
     const char *n = q->name;
     bool listed = false;

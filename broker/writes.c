@@ -814,6 +814,37 @@ static bool made_for_group(const struct sg_plan *p, const struct stat *st)
            (st->st_mode & S_IWGRP) && (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode));
 }
 
+/* A Write there would be high risk (a persistence place, a system
+ * folder): never a name the broker makes for the skill unasked. */
+static bool high_risk(const char *path)
+{
+    struct sg_preq *q = sg_xcalloc(1, sizeof *q);
+    q->tool = SG_PT_WRITE;
+    SG_PREQ_SET(q, subject, path);
+    char why[256];
+    bool high = q->cut || sg_preq_risk(q, sg_invoking_home(), why, sizeof why) >= SG_RL_HIGH;
+    free(q);
+    return high;
+}
+
+/* for_group: is pfd a folder the skill may change names in by the rules
+ * it meets there: the declared folder itself (its pinned host folder), or
+ * one root made for its group? Never a root 0700 one below it. */
+static bool group_parent(const struct write_wait *w, int pfd, const char *path)
+{
+    const char *below;
+    const struct sg_mount *b = host_bind(w->p, path, &below);
+    int pin = b && w->pins ? w->pins[b - w->p->mounts] : -1;
+    struct stat st, ps;
+    if (!w->for_group)
+        return true;
+    if (fstat(pfd, &st) < 0)
+        return false;
+    if (pin >= 0 && fstat(pin, &ps) == 0 && ps.st_dev == st.st_dev && ps.st_ino == st.st_ino)
+        return true;
+    return made_for_group(w->p, &st);
+}
+
 /* for_group: may the skill (nobody) do this to the name last in pfd, by
  * the rules it meets on what root made for it? What is there must be its
  * own or made for its group (no name there: nothing to check). */
@@ -887,7 +918,10 @@ static int approved_rename(struct write_wait *w, int pfd, const char *last)
     int d2 = host_parent(w->p, w->pins, w->path2, rel2, sizeof rel2);
     int p2 = d2 < 0 ? d2 : parent_of(d2, rel2, &last2);
     int r = p2 < 0                                                     ? p2
-            : !group_may(w, pfd, last) || !group_may(w, p2, last2)    ? -EACCES
+            : !group_may(w, pfd, last) || !group_may(w, p2, last2) ||
+                    !group_parent(w, pfd, w->path1) || !group_parent(w, p2, w->path2) ||
+                    (w->for_group && high_risk(w->path2))
+                ? -EACCES
             : syscall(SYS_renameat2, pfd, last, p2, last2, (unsigned)w->arg) < 0 ? -errno
                                                                                    : 0;
     if (!r && w->dc) {
@@ -936,7 +970,9 @@ static int approved_do(struct write_wait *w, int dfd, char *rel, bool *answered)
             note_approved(w, w->path1, pfd, last);
     } else if (!strcmp(sc, "rmdir") || !strcmp(sc, "unlink") || !strcmp(sc, "unlinkat")) {
         int fl = !strcmp(sc, "rmdir") ? AT_REMOVEDIR : (int)(w->arg & AT_REMOVEDIR);
-        r = !group_may(w, pfd, last) ? -EACCES : unlinkat(pfd, last, fl) < 0 ? -errno : 0;
+        r = !group_may(w, pfd, last) || !group_parent(w, pfd, w->path1) ? -EACCES
+            : unlinkat(pfd, last, fl) < 0                                 ? -errno
+                                                                          : 0;
         if (!r && w->dc)
             sg_diskcap_forget(w->dc, w->path1);
     } else if (!strncmp(sc, "rename", 6)) {

@@ -200,7 +200,7 @@ def flip_skill(base, name, good, bad, link, args, marks, tries):
 
 @test()
 def a_symlink_flipped_between_sort_and_curl_runs_curl_unasked(m, base):
-    """BROKE (a race: about 1 try in 500 to 2000 wins here; 8000 tries). /tmp/b/sort flips
+    """BROKE before the fix (a race: about 1 try in 500 to 2000 wins here; 8000 tries). /tmp/b/sort flips
     between /usr/bin/sort and /usr/bin/curl. quiet_program decides on the
     file it opens (sort); allow_bound's approved_file opens the path again
     and binds whatever is there then (curl), so the kernel runs curl,
@@ -214,8 +214,10 @@ def a_symlink_flipped_between_sort_and_curl_runs_curl_unasked(m, base):
     assert "RESULT" in p.out, p.out + p.err
     dec = bash_decisions(m)
     assert not [x for x in dec if x[1] != "deny" and x[2] != QUIET], dec
-    assert [x for x in dec if x[0] == "Bash(/tmp/b/sort --version)" and x[2] == QUIET], dec
-    assert "WON libcurl" in p.out, p.out + p.err  # the break, asserted as it stands
+    # fixed (650352e and after): a name in a folder the skill writes is never
+    # quiet, so the flip gains nothing: every exec by it is asked (denied)
+    assert not [x for x in dec if x[0].startswith("Bash(/tmp/b/") and x[2] == QUIET], dec
+    assert "WON libcurl" not in p.out, p.out + p.err
 
 @test()
 def ld_preload_runs_the_skills_own_native_code_inside_sort(m, base):
@@ -258,13 +260,14 @@ def ld_preload_runs_the_skills_own_native_code_inside_sort(m, base):
     assert [x for x in dec if x[0].startswith("Bash(/tmp/mine") and x[1] == "deny"], dec
     sort = [x for x in dec if x[0].startswith("Bash(/usr/bin/sort")]
     assert sort and sort[0][2] == QUIET, dec
-    # the break, asserted as it stands (the same code ran, unasked, inside sort)
+    # a known limit (README, quiet programs): the skill's own native code runs
+    # in a quiet program it loads it into, as it could in its own process
     assert "sort 0 OWN-CODE-RAN" in p.out, p.out + p.err
 
 
 @test()
 def a_quiet_shell_script_reads_the_skills_script_by_name_after_the_check(m, base):
-    """BROKE (a race, won within 300 tries here). egrep and fgrep are
+    """BROKE before the fix (a race, won within 300 tries here). egrep and fgrep are
     /bin/sh scripts on Debian and Ubuntu, and quiet. The skill runs
     /tmp/b/egrep, a symlink to /usr/bin/egrep it flips to its own shell
     script: the broker binds the approval to /usr/bin/egrep and the kernel
@@ -293,11 +296,11 @@ def a_quiet_shell_script_reads_the_skills_script_by_name_after_the_check(m, base
     dec = bash_decisions(m)
     # nothing was allowed but by the quiet rule (every question was denied)
     assert not [x for x in dec if x[1] != "deny" and x[2] != QUIET], dec
-    assert [x for x in dec if x[0].startswith("Bash(/tmp/b/egrep ") and x[2] == QUIET], dec
-    # REOPENED-BY-SH: the kernel ran /usr/bin/egrep (bound), /bin/sh then
-    # read /tmp/b/egrep by name: the skill's file (BOUND-TO-MINE would mean
-    # the binding itself was raced, as in the sort/curl test)
-    assert "WON" in p.out, p.out + p.err  # the break, asserted as it stands
+    # fixed: /tmp/b/egrep is in a folder the skill writes, never quiet, so
+    # neither /bin/sh reading the name again (REOPENED-BY-SH) nor a raced
+    # binding (BOUND-TO-MINE) runs anything unasked
+    assert not [x for x in dec if x[0].startswith("Bash(/tmp/b/") and x[2] == QUIET], dec
+    assert "WON" not in p.out, p.out + p.err
 
 
 # ------------------------------------------------------------ the hook
