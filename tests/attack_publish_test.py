@@ -1,0 +1,562 @@
+#!/usr/bin/env python3
+"""Fresh-view attacks on publishing (939dc31, cb47ca2): a declared port P
+served on the host's 127.0.0.1:P through a helper in the sandbox's user and
+network namespaces, an undeclared listener asked as Fetch 127.0.0.1:PORT,
+and the DNS stub's local answers for the sandbox's own names. Each test
+asserts what should hold; one that fails names a break that stands.
+
+No packet leaves the machine: the skills have only their own network, every
+name is *.test or *.localhost, every host port is a free one above 20000,
+and every loop is bounded in count and time.
+
+Usage: attack_publish_test.py PATH/TO/skillgate SOURCE_ROOT
+"""
+import functools
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import types
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sandbox_test as h  # noqa: E402
+
+TESTS = []
+test = functools.partial(h.test, tests=TESTS)
+
+
+def free_port(lo=20000, hi=32000):
+    """A port below the ephemeral range that nothing here holds now."""
+    import random
+    rng = random.Random(os.getpid() ^ int(time.monotonic() * 1000))
+    for _ in range(50):
+        port = rng.randrange(lo, hi)
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise h.Skip("no free port between 20000 and 32000")
+
+
+def listening(port):
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(name).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if len(f) > 3 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+def hello(port, family=socket.AF_INET, addr="127.0.0.1", timeout=1.0):
+    """Connect, read up to 64 bytes: the bytes, or None."""
+    s = socket.socket(family)
+    s.settimeout(timeout)
+    try:
+        s.connect((addr, port))
+        return s.recv(64)
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def start_run(m, *args):
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8"}
+    cmd = [h.SG, *args]
+    if h.IS_ROOT and m.uid != 0:
+        cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, cwd="/")
+
+
+def finish_run(proc, timeout=45):
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError("skillgate did not end: " + err.decode("utf-8", "replace")[-2000:])
+    return types.SimpleNamespace(out=out.decode("utf-8", "replace"),
+                                 err=err.decode("utf-8", "replace"), returncode=proc.returncode)
+
+
+def events(p):
+    evs = []
+    for line in p.out.splitlines():
+        try:
+            evs.append(json.loads(line))
+        except ValueError:
+            pass
+    return evs
+
+
+def policy_file(m, rule):
+    """A --policy file of the mode's user, in its 0700 home."""
+    path = os.path.join(m.home, f"pol-{abs(hash(rule))}.yaml")
+    with open(path, "w") as f:
+        f.write(f'allow:\n  - "{rule}"\n')
+    os.chmod(path, 0o600)
+    if h.IS_ROOT:
+        os.chown(path, m.uid, m.uid)
+    return path
+
+
+# the skill listens on a port it did not declare, answers one greeting to
+# whoever connects within 5 s, then ends
+GREETER = """
+    import socket, time
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", %d))
+    s.listen(8)
+    s.settimeout(0.5)
+    end = time.time() + 5
+    while time.time() < end:
+        try:
+            a, _ = s.accept()
+        except socket.timeout:
+            continue
+        a.sendall(b"SKILL-GREETS\\n")
+        a.close()
+    print("greeter done", flush=True)
+    """
+
+
+def probe_while_running(proc, port, seconds=4.0):
+    """Does the host's 127.0.0.1:port answer with the skill's greeting while
+    the run lasts? (bounded: seconds)"""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and proc.poll() is None:
+        got = hello(port)
+        if got and b"SKILL-GREETS" in got:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@test()
+def a_broad_fetch_rule_does_not_publish_an_undeclared_port(m, base):
+    """A person's --policy that allows Fetch for outbound use (a bare Fetch,
+    WebFetch as Claude Code settings write it, or domain:127.0.0.1) is no
+    word about inbound: under --prompt deny an undeclared listener must not
+    be published on the host's loopback by it. Only an exact
+    Fetch(127.0.0.1:PORT) (the README's documented form) should."""
+    broke = []
+    for rule in ("Fetch", "WebFetch", "Fetch(domain:127.0.0.1)"):
+        port = free_port()
+        d = h.make_skill(base, f"broad-{m.name}-{port}", GREETER % port, tools="Read Fetch")
+        proc = start_run(m, "run", "--json", "--prompt", "deny", "--policy", policy_file(m, rule),
+                         d)
+        try:
+            reached = probe_while_running(proc, port)
+        finally:
+            p = finish_run(proc)
+        assert not listening(port), f"{rule}: 127.0.0.1:{port} still listens after the run"
+        pub = [e for e in events(p) if e["kind"] == "port_published"]
+        if reached or pub:
+            broke.append(f"{rule}: {[e['message'] for e in pub]}")
+    assert not broke, "BREAK: a broad Fetch rule published an undeclared port unasked: " + \
+        "; ".join(broke)
+
+
+@test()
+def an_exact_rule_publishes_and_a_loopback_egress_declaration_does_not(m, base):
+    """Fetch(127.0.0.1:P) in a person's policy publishes P (documented); the
+    skill's own manifest declaring egress to 127.0.0.1:P does not (it is
+    the skill's word, and inspect shows no listen port)."""
+    port = free_port()
+    d = h.make_skill(base, f"exact-{m.name}", GREETER % port, tools="Read Fetch")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", "--policy",
+                     policy_file(m, f"Fetch(127.0.0.1:{port})"), d)
+    try:
+        reached = probe_while_running(proc, port)
+    finally:
+        p = finish_run(proc)
+    assert reached, ("the exact rule did not publish", p.out[-2000:], p.err[-2000:])
+    assert not listening(port)
+
+    port = free_port()
+    d = h.make_skill(base, f"egress-{m.name}", GREETER % port, tools="Read Fetch",
+                     yaml_extra=f"permissions:\n  network:\n    egress:\n"
+                                f"      - domain: 127.0.0.1\n        ports: [{port}]\n")
+    ins = m.run("inspect", d, check=0)
+    assert f"127.0.0.1:{port}  <- skillsandbox.yaml" not in ins.out.split("Ports published")[1], \
+        ins.out
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    try:
+        reached = probe_while_running(proc, port)
+    finally:
+        p = finish_run(proc)
+    assert not reached, "BREAK: a loopback egress declaration published the port"
+    evs = events(p)
+    assert not [e for e in evs if e["kind"] == "port_published"], evs
+    assert any(e["kind"] == "port_not_published" and e["data"]["port"] == port for e in evs), evs
+
+
+@test()
+def manifest_listen_ports_are_bounded(m, base):
+    """listen: port 0, 65536, -1, text, privileged (22, 53, 631), the
+    proxy's and DNS stub's own ports, duplicates, and more ports than the
+    limit: each is an error (or a warning for a duplicate), never a crash
+    and never silently published."""
+    bad = {"zero": "[0]", "big": "[65536]", "neg": "[-1]", "text": "[ssh]",
+           "float": "[8080.5]", "map": "{a: 1}", "ssh": "[22]", "dns": "[53]", "cups": "[631]",
+           "huge": "[" + ", ".join(str(20000 + i) for i in range(5000)) + "]",
+           "many": "[" + ", ".join(str(20000 + i) for i in range(33)) + "]"}
+    for tag, val in bad.items():
+        d = h.make_skill(base, f"ports-{tag}", "print(1)\n",
+                         yaml_extra=f"permissions:\n  network:\n    listen: {val}\n")
+        p = m.run("validate", d, check=None, timeout=30)
+        assert p.returncode == 1, (tag, p.returncode, p.out, p.err)
+        assert "permissions.network.listen" in p.out + p.err, (tag, p.out, p.err)
+        assert "Sanitizer" not in p.err and p.returncode < 128, (tag, p.err)
+    d = h.make_skill(base, "ports-dup", "print(1)\n",
+                     yaml_extra="permissions:\n  network:\n    listen: [28001, 28001]\n")
+    p = m.run("validate", d, check=None)
+    assert "listed twice" in p.out + p.err, p.out + p.err
+    js = json.loads(m.run("inspect", "--json", d, check=0).out)
+    assert [x["port"] for x in js["network"]["listen"]] == [28001], js["network"]
+    # the proxy's own port, declared: the run says it is not published
+    d = h.make_skill(base, f"ports-proxy-{m.name}", "import time\ntime.sleep(1)\n",
+                     yaml_extra="permissions:\n  network:\n    listen: [15001]\n")
+    p = m.run("run", "--json", "--prompt", "deny", d, check=None)
+    evs = events(p)
+    assert not [e for e in evs if e["kind"] == "port_published"], evs
+    assert any(e["kind"] == "port_not_published" and e["data"]["port"] == 15001 for e in evs), \
+        p.out[-2000:]
+
+
+SERVER = """
+    import os, selectors, socket, time
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", %d))
+    s.listen(128)
+    s.setblocking(False)
+    sel = selectors.DefaultSelector()  # one thread: the sandbox caps tasks
+    sel.register(s, selectors.EVENT_READ)
+    def look():
+        # every process this skill can see, and who it is
+        seen = []
+        for pid in sorted(int(x) for x in os.listdir("/proc") if x.isdigit()):
+            try:
+                st = open(f"/proc/{pid}/status").read()
+            except OSError:
+                continue
+            f = dict(l.split(":", 1) for l in st.splitlines() if ":" in l)
+            seen.append((pid, f["Name"].strip(), f["Uid"].split()[0], f["CapEff"].strip()))
+        print("PROCS", seen, flush=True)
+        # every pid below 4000 a signal reaches
+        reach = []
+        for pid in range(2, 4000):
+            try:
+                os.kill(pid, 0)
+                reach.append(pid)
+            except OSError:
+                pass
+        print("REACH", reach, flush=True)
+    end = time.time() + %d
+    while time.time() < end:
+        for key, _ in sel.select(0.5):
+            if key.fileobj is s:
+                try:
+                    a, _ = s.accept()
+                except OSError:
+                    continue
+                a.setblocking(False)
+                sel.register(a, selectors.EVENT_READ)
+                continue
+            a = key.fileobj
+            try:
+                d = a.recv(100)
+            except OSError:
+                d = b""
+            if d == b"procs":
+                look()
+            try:
+                if d:
+                    a.sendall(b"PONG:" + d)
+            except OSError:
+                pass
+            sel.unregister(a)
+            a.close()
+    print("server done", flush=True)
+    """
+
+
+def ask(port, msg, timeout=3.0):
+    try:
+        c = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    except OSError:
+        return None
+    try:
+        c.sendall(msg)
+        return c.recv(100)
+    except OSError:
+        return None
+    finally:
+        c.close()
+
+
+def wait_published(proc, port, seconds=10.0):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and proc.poll() is None:
+        if ask(port, b"ready", 1) == b"PONG:ready":
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@test()
+def idle_connections_of_another_user_do_not_lock_the_page_out(m, base):
+    """Any local user reaches the host's 127.0.0.1:P. Forty connections
+    that never send (a slowloris, from this test, not the run's user) must
+    not keep the person's own request from an answer within 3 s: the
+    broker's 32 slots need an idle limit (or a per-peer share)."""
+    port = free_port()
+    d = h.make_skill(base, f"slow-{m.name}", SERVER % (port, 14),
+                     yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    held = []
+    answer = None
+    try:
+        assert wait_published(proc, port), "never published"
+        for _ in range(40):
+            c = socket.socket()
+            c.settimeout(1)
+            try:
+                c.connect(("127.0.0.1", port))
+                held.append(c)
+            except OSError:
+                c.close()
+        time.sleep(0.5)
+        answer = ask(port, b"person", 3)
+    finally:
+        for c in held:
+            c.close()
+        p = finish_run(proc)
+    assert p.returncode == 0, (p.returncode, [e["message"] for e in events(p) if e["kind"] in ("stderr", "skill_completed", "resource_limit")][-12:])
+    assert not listening(port), "still published after the run"
+    assert answer == b"PONG:person", \
+        f"BREAK: {len(held)} idle connections locked the published page out (got {answer!r})"
+
+
+@test()
+def held_connections_end_with_the_run(m, base):
+    """Connections held open (never read, never closed) when the skill
+    exits neither keep the run alive nor the port published; a host peer
+    sees its connection end."""
+    port = free_port()
+    d = h.make_skill(base, f"held-{m.name}", SERVER % (port, 3),
+                     yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    t0 = time.monotonic()
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    held = []
+    try:
+        assert wait_published(proc, port), "never published"
+        for _ in range(5):
+            c = socket.create_connection(("127.0.0.1", port), timeout=2)
+            c.sendall(b"x" * 10)  # the skill answers; the host never reads
+            held.append(c)
+        p = finish_run(proc, timeout=30)
+        took = time.monotonic() - t0
+        ended = 0
+        for c in held:
+            c.settimeout(2)
+            try:
+                while c.recv(4096):
+                    pass
+                ended += 1
+            except OSError:
+                ended += 1  # a reset is an end too
+    finally:
+        for c in held:
+            c.close()
+    assert took < 20, f"the run lasted {took:.1f}s with connections held"
+    assert ended == len(held), (ended, len(held))
+    assert not listening(port) and hello(port) is None, "published after the run"
+
+
+@test()
+def the_helper_is_out_of_the_skills_reach(m, base):
+    """While the helper (in the skill's user and network namespaces) has
+    just connected, the skill sees no process but its own (same uid, no
+    capability) and can signal none outside its own: nothing to ptrace,
+    signal or read. Nobody else may bind the published port beside the
+    broker (SO_REUSEPORT), and it is not on ::1 or 0.0.0.0."""
+    port = free_port()
+    d = h.make_skill(base, f"helper-{m.name}", SERVER % (port, 6),
+                     yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    try:
+        assert wait_published(proc, port), "never published"
+        assert ask(port, b"procs", 15) == b"PONG:procs"
+        # a second holder of the port, as any local user could try
+        cobound = []
+        for opt in ((socket.SO_REUSEADDR,), (socket.SO_REUSEADDR, socket.SO_REUSEPORT)):
+            s = socket.socket()
+            for o in opt:
+                s.setsockopt(socket.SOL_SOCKET, o, 1)
+            try:
+                s.bind(("127.0.0.1", port))
+                s.listen(1)
+                cobound.append(opt)
+            except OSError:
+                pass
+            finally:
+                s.close()
+        v6 = hello(port, socket.AF_INET6, "::1") if socket.has_ipv6 else None
+    finally:
+        p = finish_run(proc)
+    assert not cobound, f"another socket bound 127.0.0.1:{port} beside the broker: {cobound}"
+    assert v6 is None, "the page answers on ::1 too"
+    outs = [e["message"] for e in events(p) if e["kind"] == "stdout"]
+    procs = [o for o in outs if o.startswith("PROCS ")]
+    reach = [o for o in outs if o.startswith("REACH ")]
+    assert procs and reach, outs
+    seen = eval(procs[0][6:])  # noqa: S307 - our own skill's repr of a list of tuples
+    # pid 1 is the sandbox's own init (skillgate, CAP_KILL only), as in every
+    # run; the helper must not be there beside it
+    assert seen[0][:2] == (1, "skillgate"), seen
+    seen = seen[1:]
+    uids = {x[2] for x in seen}
+    caps = {x[3] for x in seen}
+    assert len(uids) == 1, seen
+    assert caps == {"0000000000000000"}, f"a process with capabilities in the skill's view: {seen}"
+    pids = {x[0] for x in seen}
+    reached = set(eval(reach[0][6:]))  # noqa: S307
+    assert reached <= pids, (reached, pids)
+
+
+@test()
+def own_name_lookalikes_are_asked_not_answered(m, base):
+    """The stub answers skillgate, localhost, *.localhost and loopback
+    reverse names with loopback. Names that only look local
+    (localhost.evil.test, skillgate.attacker.test, a reverse name under
+    another zone, 127.in-addr.arpa itself, x.0.0.127.in-addr.arpa, an A
+    query for a reverse name) are not answered locally, and under --prompt
+    deny none leaves (NXDOMAIN); a label holding a dot or a NUL is refused."""
+    d = h.make_skill(base, f"dns-{m.name}", r"""
+        import socket, struct
+        ns = [l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")][0]
+        def q(name, qtype=1, raw=None):
+            s = socket.socket(socket.AF_INET6 if ":" in ns else socket.AF_INET, socket.SOCK_DGRAM)
+            s.settimeout(3)
+            if raw is None:
+                raw = b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0"
+            s.sendto(struct.pack(">HHHHHH", 7, 0x0100, 1, 0, 0, 0) + raw +
+                     struct.pack(">HH", qtype, 1), (ns, 53))
+            try:
+                r = s.recv(600)
+                print("Q", name, qtype, r[3] & 15, struct.unpack(">H", r[6:8])[0],
+                      r[-4:].hex(), flush=True)
+            except OSError as e:
+                print("Q", name, qtype, "noreply", flush=True)
+        for n, t in [("localhost", 1), ("skillgate", 1), ("App.LocalHost", 1),
+                     ("1.0.0.127.in-addr.arpa", 12),
+                     ("localhost.evil.test", 1), ("skillgate.attacker.test", 1),
+                     ("localhost.attacker.test", 28), ("1.0.0.127.in-addr.arpa.evil.test", 12),
+                     ("127.in-addr.arpa", 12), ("x.0.0.127.in-addr.arpa", 12),
+                     ("1.0.0.127.in-addr.arpa", 1), ("localhostx.test", 1), ("xlocalhost", 1)]:
+            q(n, t)
+        q("dot-in-label", 1, raw=b"\x09evil.test\x09localhost\x00")
+        q("nul-in-label", 1, raw=b"\x05a\x00b.c\x09localhost\x00")
+        """, tools="Read Fetch")
+    p = m.run("run", "--json", "--prompt", "deny", d, check=0)
+    evs = events(p)
+    res = {}
+    for e in evs:
+        if e["kind"] == "stdout" and e["message"].startswith("Q "):
+            f = e["message"].split()
+            res[(f[1], int(f[2]))] = f[3:]
+    local = {("localhost", 1), ("skillgate", 1), ("App.LocalHost", 1),
+             ("1.0.0.127.in-addr.arpa", 12)}
+    for k in local:
+        assert res[k][0] == "0" and res[k][1] == "1", (k, res[k])
+    assert res[("localhost", 1)][2] == "7f000001", res
+    for k, v in res.items():
+        if k in local:
+            continue
+        if k[0] in ("dot-in-label", "nul-in-label"):
+            assert v[0] == "1", (k, v)  # FORMERR
+            continue
+        assert v[:2] == ["3", "0"], (k, v)  # NXDOMAIN, nothing answered
+    localev = {e["data"]["name"] for e in evs if e["kind"] == "dns_resolution" and
+               e["data"].get("local")}
+    assert localev <= {"localhost", "skillgate", "app.localhost", "1.0.0.127.in-addr.arpa"}, \
+        localev
+    assert not [e for e in evs if e["kind"] == "dns_resolution" and
+                not e["data"].get("local")], "a lookalike was resolved upstream"
+
+
+@test()
+def many_listeners_and_an_ipv6_one_do_not_slip_past(m, base):
+    """A skill that listens on 40 undeclared ports (past the broker's 32),
+    some on IPv6 only, one on the declared port's number over IPv6 too:
+    under --prompt deny only the declared port answers on the host, every
+    undeclared one stays unpublished, and the run ends."""
+    port = free_port()
+    extra = []
+    while len(extra) < 40:
+        q = free_port()
+        if q != port and q not in extra:
+            extra.append(q)
+    d = h.make_skill(base, f"many-{m.name}", f"""
+        import socket, time
+        socks = []
+        for i, q in enumerate({extra!r}):
+            fam = socket.AF_INET6 if i % 3 == 0 else socket.AF_INET
+            s = socket.socket(fam)
+            try:
+                s.bind(("::1" if fam == socket.AF_INET6 else "127.0.0.1", q))
+                s.listen(2)
+                socks.append(s)
+            except OSError as e:
+                print("bind", q, e, flush=True)
+        d6 = socket.socket(socket.AF_INET6)
+        d6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        d6.bind(("::1", {port}))
+        d6.listen(2)
+        d4 = socket.socket()
+        d4.bind(("127.0.0.1", {port}))
+        d4.listen(2)
+        d4.settimeout(0.5)
+        end = time.time() + 5
+        while time.time() < end:
+            try:
+                a, _ = d4.accept()
+                a.sendall(b"SKILL-GREETS\\n")
+                a.close()
+            except socket.timeout:
+                pass
+        print("many done", len(socks), flush=True)
+        """, tools="Read Fetch",
+        yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    leaked = []
+    try:
+        ok = probe_while_running(proc, port, 6)
+        for q in extra:
+            if hello(q, timeout=0.3) is not None:
+                leaked.append(q)
+    finally:
+        p = finish_run(proc)
+    assert ok, ("the declared port did not answer", p.err[-2000:])
+    assert not leaked, f"BREAK: undeclared ports answered on the host: {leaked}"
+    evs = events(p)
+    pub = [e["data"]["port"] for e in evs if e["kind"] == "port_published"]
+    assert pub == [port], pub
+    assert not listening(port)
+
+
+if __name__ == "__main__":
+    sys.exit(h.main(TESTS))
