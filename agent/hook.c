@@ -461,7 +461,8 @@ static char *same_program(const char *word, const char *abs, const char *rel, co
 {
     struct starts_with run, agent;
     starts_with(abs, true, &run);
-    cleanup_free char *run_path = run.path, *run_name = run.name, *agent_path = NULL;
+    cleanup_free char *run_path = run.path, *agent_path = NULL;
+    cleanup_free char *run_name_owned __attribute__((unused)) = run.name; /* freed at return */
     cleanup_free char *agent_name = NULL;
     const char *aname;
     if (word) {

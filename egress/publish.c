@@ -388,7 +388,16 @@ static void ask_decided(void *ctx, enum sg_decision d)
     struct ask *a = ctx;
     struct pport *pp = port_find(a->p, a->port);
     if (pp && pp->st == PP_ASKING) {
-        if (sg_decision_allows(d))
+        /* a person, or a rule or grant naming this very port: an outbound
+         * rule (Fetch, WebFetch, Fetch(domain:127.0.0.1)) publishes nothing */
+        const char *by = sg_perm_last_decided_by(a->p->perm);
+        char exact[40];
+        snprintf(exact, sizeof exact, "Fetch(127.0.0.1:%u)", (unsigned)a->port);
+        bool named = by && (!strcmp(by, "person") || strstr(by, exact));
+        if (sg_decision_allows(d) && !named)
+            refuse(a->p, pp, "undeclared; only a person, or a rule naming "
+                             "Fetch(127.0.0.1:PORT) for this port, publishes it");
+        else if (sg_decision_allows(d))
             publish(a->p, pp, "undeclared; allowed");
         else
             refuse(a->p, pp, "undeclared, and refused");
