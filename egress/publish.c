@@ -67,6 +67,7 @@ struct pconn {
     char peer[INET6_ADDRSTRLEN + 8];
     struct pdir in, out; /* in: host -> skill; out: skill -> host */
     int64_t started_ms;
+    int64_t active_ms; /* when a byte last moved either way */
 };
 
 struct sg_pub {
@@ -476,26 +477,43 @@ static void scan(struct sg_pub *p)
 
 /* ---- connections ---- */
 
-static void conn_close(struct sg_pub *p, int i)
+static void conn_close(struct sg_pub *p, int i, const char *why)
 {
     struct pconn *c = p->conns[i];
     if (!c)
         return;
     if (c->ifd >= 0) {
         sg_bus_emit(p->bus, SG_EV_NETWORK_CONNECTION_CLOSED,
-                    json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I}", "direction", "inbound",
+                    json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:s}", "direction", "inbound",
                               "name", c->peer, "port", c->port, "upstream", "",
                               "bytes_up", (json_int_t)c->out.bytes, "bytes_down",
                               (json_int_t)c->in.bytes, "duration_ms",
-                              (json_int_t)(now_ms() - c->started_ms)),
-                    "inbound %s to port %u closed: %llu bytes in, %llu out", c->peer, c->port,
-                    (unsigned long long)c->in.bytes, (unsigned long long)c->out.bytes);
+                              (json_int_t)(now_ms() - c->started_ms), "reason", why),
+                    "inbound %s to port %u closed%s%s: %llu bytes in, %llu out", c->peer,
+                    c->port, *why ? " " : "", why, (unsigned long long)c->in.bytes,
+                    (unsigned long long)c->out.bytes);
         close(c->ifd);
     }
     if (c->hfd >= 0)
         close(c->hfd);
     free(c);
     p->conns[i] = NULL;
+}
+
+/* At the cap, the forwarded connection that has moved no byte for longest,
+ * if that is SG_PUB_IDLE_MS or more; -1 when every one is busy. */
+static int idlest(const struct sg_pub *p, int64_t now)
+{
+    int best = -1;
+    for (int i = 0; i < SG_PUB_MAX_CONNS; i++) {
+        const struct pconn *c = p->conns[i];
+        if (!c)
+            return -1; /* not at the cap */
+        if (c->ifd >= 0 && now - c->active_ms >= SG_PUB_IDLE_MS &&
+            (best < 0 || c->active_ms < p->conns[best]->active_ms))
+            best = i;
+    }
+    return best;
 }
 
 static void helper_broken(struct sg_pub *p, const char *why);
@@ -506,8 +524,14 @@ static void accept_one(struct sg_pub *p, struct pport *pp)
     for (int i = 0; i < SG_PUB_MAX_CONNS && slot < 0; i++)
         if (!p->conns[i])
             slot = i;
-    if (slot < 0)
-        return; /* at the cap: it waits in the backlog */
+    if (slot < 0) {
+        /* at the cap: an idle one gives way (connections that never send
+         * must not lock the page out), else it waits in the backlog */
+        slot = idlest(p, now_ms());
+        if (slot < 0)
+            return;
+        conn_close(p, slot, "idle: a waiting connection took its place");
+    }
     struct sockaddr_in peer;
     socklen_t pl = sizeof peer;
     int fd = accept4(pp->lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -532,7 +556,7 @@ static void accept_one(struct sg_pub *p, struct pport *pp)
     c->port = port;
     c->hfd = fd;
     c->ifd = -1;
-    c->started_ms = now_ms();
+    c->started_ms = c->active_ms = now_ms();
     char a[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &peer.sin_addr, a, sizeof a);
     snprintf(c->peer, sizeof c->peer, "%s:%u", a, ntohs(peer.sin_port));
@@ -611,11 +635,12 @@ static void on_reply(struct sg_pub *p)
     if (!ok) {
         struct linger l = {1, 0}; /* a reset: the browser says "refused" at once */
         setsockopt(c->hfd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-        conn_close(p, i);
+        conn_close(p, i, "");
         return;
     }
     fcntl(fd, F_SETFL, O_NONBLOCK);
     c->ifd = fd;
+    c->active_ms = now_ms();
 }
 
 /* Move what one side has to the other; false when the connection broke. */
@@ -656,9 +681,15 @@ static void relay(struct sg_pub *p, int i)
     struct pconn *c = p->conns[i];
     if (!c || c->ifd < 0)
         return;
+    uint64_t moved = c->in.bytes + c->out.bytes;
+    bool eof = c->in.eof || c->out.eof;
     if (!pump(&c->in, c->hfd, c->ifd) || !pump(&c->out, c->ifd, c->hfd) ||
-        (c->in.shut && c->out.shut))
-        conn_close(p, i);
+        (c->in.shut && c->out.shut)) {
+        conn_close(p, i, "");
+        return;
+    }
+    if (c->in.bytes + c->out.bytes != moved || (c->in.eof || c->out.eof) != eof)
+        c->active_ms = now_ms();
 }
 
 /* ---- the source ---- */
@@ -701,7 +732,8 @@ size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max)
     } while (0)
     if (p->sp >= 0)
         PUT(p->sp, POLLIN, 1, 0);
-    for (size_t i = 0; i < p->nports && live < SG_PUB_MAX_CONNS; i++)
+    bool room = live < SG_PUB_MAX_CONNS || idlest(p, now_ms()) >= 0;
+    for (size_t i = 0; i < p->nports && room; i++)
         if (p->ports[i].lfd >= 0)
             PUT(p->ports[i].lfd, POLLIN, 0, (int)i);
     for (int i = 0; i < SG_PUB_MAX_CONNS; i++) {
@@ -754,10 +786,24 @@ void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n)
 
 int sg_pub_timeout(const struct sg_pub *p)
 {
-    if (p->next_scan_ms < 0)
+    int64_t now = now_ms(), at = p->next_scan_ms;
+    /* at the cap with none idle yet: wake when the first one is, so that a
+     * connection waiting in the backlog gets its place */
+    int64_t first = INT64_MAX;
+    for (int i = 0; i < SG_PUB_MAX_CONNS; i++) {
+        const struct pconn *c = p->conns[i];
+        if (!c || (c->ifd >= 0 && c->active_ms + SG_PUB_IDLE_MS <= now)) {
+            first = INT64_MAX; /* room, or one is idle: the listener is polled */
+            break;
+        }
+        if (c->ifd >= 0 && c->active_ms + SG_PUB_IDLE_MS < first)
+            first = c->active_ms + SG_PUB_IDLE_MS;
+    }
+    if (first != INT64_MAX && (at < 0 || first < at))
+        at = first;
+    if (at < 0)
         return -1;
-    int64_t d = p->next_scan_ms - now_ms();
-    return d <= 0 ? 0 : (int)d;
+    return at <= now ? 0 : (int)(at - now > 60000 ? 60000 : at - now);
 }
 
 void sg_pub_free(struct sg_pub *p)
@@ -765,7 +811,7 @@ void sg_pub_free(struct sg_pub *p)
     if (!p)
         return;
     for (int i = 0; i < SG_PUB_MAX_CONNS; i++)
-        conn_close(p, i);
+        conn_close(p, i, "the run ended");
     for (size_t i = 0; i < p->nports; i++)
         if (p->ports[i].lfd >= 0)
             close(p->ports[i].lfd);
