@@ -579,7 +579,7 @@ def _file_rows(sg, d, prog, binds):
 def bench_files(top, rounds=9, n=5000):
     """Each open that may write in a declared write path is the broker's
     (a seccomp notification; a creation is done and counted by the broker:
-    broker/diskcap.h). Against bare and bubblewrap, per call, measured inside
+    run/diskcap.h). Against bare and bubblewrap, per call, measured inside
     the program (launch excluded)."""
     sg = os.path.join(top, "build", "skillgate")
     tmp = tempfile.mkdtemp(prefix="sgbench.")
@@ -631,7 +631,7 @@ print((t1 - t0) / n * 1e6)
 
 def bench_reads(top, rounds=9, n=5000):
     """A recording (skillgate record) sends every open to the broker, reads
-    too, which notes the path and lets it continue (broker/reads.h); a
+    too, which notes the path and lets it continue (run/reads.h); a
     plain run never sees a read. Per open, measured inside the program
     (launch excluded): bare (the floor), bubblewrap, skillgate run, and the
     recording's own run (skillgate record --prompt deny)."""

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "dns.h"
-#include "perm.h"
 #include "netns.h"
 #include "publish.h"
 #include "sniff.h"
@@ -78,7 +77,7 @@ struct sg_net {
     char *names[SG_EGRESS_MAX_NAMES]; /* synthetic address i+1 <-> names[i] */
     size_t nnames;
     int rpipe[2]; /* resolver threads report here */
-    struct sg_perm *perm;
+    const struct sg_fetch_asker *asker; /* NULL: every undeclared one refused */
     char *approved[256]; /* names a person let through for this run (any port) */
     size_t napproved;
     struct dns_wait *waiting; /* queries held while a person decides */
@@ -218,8 +217,7 @@ struct dns_wait {
 
 static bool fetch_may_ask(const struct sg_net *e)
 {
-    const struct sg_tools *t = sg_perm_tools(e->perm);
-    return e->perm && (!t->restricted || t->fetch_listed);
+    return e->asker && e->asker->may_ask(e->asker->ctx);
 }
 
 static bool net_allowed(const struct sg_net *e, const char *name, int port)
@@ -241,11 +239,12 @@ static void approve(struct sg_net *e, const char *name)
 static int answer(struct sg_net *e, const uint8_t *buf, size_t len, uint8_t *out, size_t max,
                   const char *via);
 
-static void dns_decided(void *ctx, enum sg_decision d)
+static void dns_decided(void *ctx, bool allowed, const char *by)
 {
+    (void)by;
     struct dns_wait *w = ctx;
     struct sg_net *e = w->e;
-    if (sg_decision_allows(d))
+    if (allowed)
         approve(e, w->name);
     for (struct dns_wait **pp = &e->waiting; *pp; pp = &(*pp)->next)
         if (*pp == w) {
@@ -440,13 +439,10 @@ static void dns_udp(struct sg_net *e, int fd)
                 w->n++;
             }
             if (fresh) {
-                struct sg_preq pq = {.tool = SG_PT_FETCH};
-                SG_PREQ_SET(&pq, subject, q.name);
-                snprintf(pq.detail, sizeof pq.detail,
-                         "a DNS lookup; an approval lets it connect to any port of this name");
-                enum sg_decision d;
-                if (sg_perm_request(e->perm, &pq, dns_decided, w, &d) == 1)
-                    dns_decided(w, d);
+                e->asker->ask(e->asker->ctx, q.name, 0,
+                              "a DNS lookup; an approval lets it connect to any port of "
+                              "this name",
+                              dns_decided, w);
             }
             continue;
         }
@@ -672,15 +668,16 @@ struct conn_wait {
     uint64_t serial;
 };
 
-static void literal_decided(void *ctx, enum sg_decision d)
+static void literal_decided(void *ctx, bool allowed, const char *by)
 {
+    (void)by;
     struct conn_wait *w = ctx;
     struct sg_net *e = w->e;
     for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
         struct conn *c = e->conns[i];
         if (!c || c->serial != w->serial || c->st != C_ASKING)
             continue;
-        if (sg_decision_allows(d)) {
+        if (allowed) {
             begin(e, i); /* "for this run" and "always" became rules in the engine */
         } else {
             block(e, i, c->name, c->port, NULL, "an address the DNS stub never handed out "
@@ -735,13 +732,10 @@ static void accept_proxy(struct sg_net *e, int lfd)
                     struct conn_wait *w = sg_xmalloc(sizeof *w);
                     w->e = e;
                     w->serial = c->serial;
-                    struct sg_preq q = {.tool = SG_PT_FETCH, .port = port};
-                    SG_PREQ_SET(&q, subject, dst);
-                    snprintf(q.detail, sizeof q.detail,
-                             "an address literal: no name was looked up through the sandbox");
-                    enum sg_decision dec;
-                    if (sg_perm_request(e->perm, &q, literal_decided, w, &dec) == 1)
-                        literal_decided(w, dec);
+                    e->asker->ask(e->asker->ctx, dst, port,
+                                  "an address literal: no name was looked up through the "
+                                  "sandbox",
+                                  literal_decided, w);
                     continue;
                 }
                 block(e, idx, dst, port, NULL,
@@ -1067,12 +1061,12 @@ static void on_resolved(struct sg_net *e)
 /* ---- the loop's view ---- */
 
 struct sg_net *sg_egress_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                             struct sg_perm *perm, int fds[SG_EGRESS_FDS])
+                             const struct sg_fetch_asker *asker, int fds[SG_EGRESS_FDS])
 {
     struct sg_net *e = sg_xcalloc(1, sizeof *e);
     e->plan = plan;
     e->bus = bus;
-    e->perm = perm;
+    e->asker = asker;
     for (int i = 0; i < SG_EGRESS_FDS; i++) {
         e->lfd[i] = fds[i];
         fds[i] = -1;
@@ -1086,7 +1080,7 @@ struct sg_net *sg_egress_new(const struct sg_plan *plan, struct sg_event_bus *bu
 void sg_egress_publish(struct sg_net *e, int pidfd)
 {
     if (!e->pub) {
-        e->pub = sg_pub_new(e->plan, e->bus, e->perm, fetch_may_ask(e), pidfd,
+        e->pub = sg_pub_new(e->plan, e->bus, e->asker, fetch_may_ask(e), pidfd,
                             e->lfd[SG_EG_DIAG]);
         e->lfd[SG_EG_DIAG] = -1; /* the publisher's now */
     }

@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <stddef.h>
 
+#include "ask.h"
 #include "events.h"
 #include "sandbox.h"
 
@@ -28,12 +29,11 @@
 
 struct sg_net;
 
-/* Takes the listener fds (fds[i] set to -1). */
-struct sg_perm;
-/* Undeclared names and addresses go to perm (Fetch) when the manifest lets
- * the skill ask; NULL refuses them. */
+/* Takes the listener fds (fds[i] set to -1). Undeclared names and
+ * addresses are asked through asker (borrowed; ask.h) when it lets the
+ * skill ask; NULL refuses them. */
 struct sg_net *sg_egress_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                             struct sg_perm *perm, int fds[SG_EGRESS_FDS]);
+                             const struct sg_fetch_asker *asker, int fds[SG_EGRESS_FDS]);
 /* Publish the ports the skill serves for the person on the host's loopback
  * (publish.h), reaching the sandbox through pid 1's pidfd (borrowed). */
 void sg_egress_publish(struct sg_net *e, int pidfd);

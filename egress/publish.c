@@ -37,7 +37,6 @@
 #include <unistd.h>
 
 #include "netns.h"
-#include "perm.h"
 #include "util.h"
 
 #define SCAN_BUF 32768 /* one recv of a sock_diag dump */
@@ -73,7 +72,7 @@ struct pconn {
 struct sg_pub {
     const struct sg_plan *plan;
     struct sg_event_bus *bus;
-    struct sg_perm *perm;
+    const struct sg_fetch_asker *asker;
     bool may_ask;
     int pidfd;       /* the sandbox's pid 1 (borrowed) */
     pid_t helper;    /* forked at the first connection that needs it */
@@ -384,21 +383,20 @@ struct ask {
     uint16_t port;
 };
 
-static void ask_decided(void *ctx, enum sg_decision d)
+static void ask_decided(void *ctx, bool allowed, const char *by)
 {
     struct ask *a = ctx;
     struct pport *pp = port_find(a->p, a->port);
     if (pp && pp->st == PP_ASKING) {
         /* a person, or a rule or grant naming this very port: an outbound
          * rule (Fetch, WebFetch, Fetch(domain:127.0.0.1)) publishes nothing */
-        const char *by = sg_perm_last_decided_by(a->p->perm);
         char exact[40];
         snprintf(exact, sizeof exact, "Fetch(127.0.0.1:%u)", (unsigned)a->port);
         bool named = by && (!strcmp(by, "person") || strstr(by, exact));
-        if (sg_decision_allows(d) && !named)
+        if (allowed && !named)
             refuse(a->p, pp, "undeclared; only a person, or a rule naming "
                              "Fetch(127.0.0.1:PORT) for this port, publishes it");
-        else if (sg_decision_allows(d))
+        else if (allowed)
             publish(a->p, pp, "undeclared; allowed");
         else
             refuse(a->p, pp, "undeclared, and refused");
@@ -408,7 +406,7 @@ static void ask_decided(void *ctx, enum sg_decision d)
 
 static void ask(struct sg_pub *p, struct pport *pp)
 {
-    if (!p->perm || !p->may_ask) {
+    if (!p->asker || !p->may_ask) {
         refuse(p, pp, "undeclared, and the manifest's allowed-tools does not let the "
                       "skill ask for Fetch");
         return;
@@ -416,15 +414,12 @@ static void ask(struct sg_pub *p, struct pport *pp)
     pp->st = PP_ASKING;
     struct ask *a = sg_xmalloc(sizeof *a);
     *a = (struct ask){.p = p, .port = pp->port};
-    struct sg_preq q = {.tool = SG_PT_FETCH, .port = pp->port};
-    SG_PREQ_SET(&q, subject, "127.0.0.1");
-    snprintf(q.detail, sizeof q.detail,
+    char detail[200];
+    snprintf(detail, sizeof detail,
              "inbound: the skill listens on port %u; an approval publishes it on this "
              "machine's 127.0.0.1:%u, for a browser here",
              pp->port, pp->port);
-    enum sg_decision d;
-    if (sg_perm_request(p->perm, &q, ask_decided, a, &d) == 1)
-        ask_decided(a, d);
+    p->asker->ask(p->asker->ctx, "127.0.0.1", pp->port, detail, ask_decided, a);
 }
 
 /* Drain what an unfinished dump left, then ask for the listening TCP
@@ -695,7 +690,8 @@ static void relay(struct sg_pub *p, int i)
 /* ---- the source ---- */
 
 struct sg_pub *sg_pub_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                          struct sg_perm *perm, bool may_ask, int pidfd, int diag)
+                          const struct sg_fetch_asker *asker, bool may_ask, int pidfd,
+                          int diag)
 {
     if (pidfd < 0) {
         if (diag >= 0)
@@ -703,7 +699,7 @@ struct sg_pub *sg_pub_new(const struct sg_plan *plan, struct sg_event_bus *bus,
         return NULL;
     }
     struct sg_pub *p = sg_xcalloc(1, sizeof *p);
-    *p = (struct sg_pub){.plan = plan, .bus = bus, .perm = perm, .may_ask = may_ask, .sp = -1,
+    *p = (struct sg_pub){.plan = plan, .bus = bus, .asker = asker, .may_ask = may_ask, .sp = -1,
                          .diag = diag, .next_scan_ms = diag >= 0 ? now_ms() : -1};
     p->scan = sg_xmalloc(SCAN_BUF);
     p->pidfd = pidfd;

@@ -34,6 +34,7 @@
 #include <poll.h>
 #include <stddef.h>
 
+#include "ask.h"
 #include "events.h"
 #include "sandbox.h"
 
@@ -44,15 +45,15 @@
 #define SG_PUB_BUF (16 * 1024)
 
 struct sg_pub;
-struct sg_perm;
 
 /* Publish plan's declared ports and watch for undeclared listens in the
  * sandbox whose pid 1 pidfd is given (borrowed), through diag, a sock_diag
  * netlink socket made in its network (taken; -1: nothing is watched).
- * Undeclared ones go to perm (NULL: refused). Returns NULL only when there
+ * Undeclared ones are asked through asker (borrowed; NULL: refused). Returns NULL only when there
  * is nothing to do (no pidfd). */
 struct sg_pub *sg_pub_new(const struct sg_plan *plan, struct sg_event_bus *bus,
-                          struct sg_perm *perm, bool may_ask, int pidfd, int diag);
+                          const struct sg_fetch_asker *asker, bool may_ask, int pidfd,
+                          int diag);
 size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max);
 void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n);
 int sg_pub_timeout(const struct sg_pub *p);

@@ -1,5 +1,5 @@
 /* libFuzzer target for the normaliser of paths a skill names in its system
- * calls (broker/notifpath.c): any bytes, up to PATH_MAX. An absolute path
+ * calls (lib/util.c, used by run/notifpath.c): any bytes, up to PATH_MAX. An absolute path
  * comes out absolute, no longer, with no empty, "." or ".." component; any
  * other path is refused untouched. */
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "notifpath.h"
+#include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* libFuzzer target for the reader of an agent's shell commands
- * (broker/shellcmd.c): any bytes up to its cap. A parse either fails with a
+ * (decisions/shellcmd.c): any bytes up to its cap. A parse either fails with a
  * reason or gives 1..SG_SHELL_MAX_CMDS commands of at least one word; each
  * command's joined words read back as the same words; what a launcher
  * runs is a word inside the command, however deep it is followed. */

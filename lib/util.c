@@ -487,3 +487,37 @@ void sg_close_all_but(const int *keep, size_t n)
     }
     syscall(SYS_close_range, lo, ~0U, 0);
 }
+
+int sg_path_normalize(char *path)
+{
+    if (path[0] != '/')
+        return -EINVAL;
+    /* Every component written is preceded by one '/', and the input had at
+     * least one '/' before it: the write position never passes the read. */
+    char *p = path;
+    size_t o = 0;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            break;
+        char *e = strchrnul(p, '/');
+        size_t len = (size_t)(e - p);
+        if (len == 1 && p[0] == '.') {
+        } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+            while (o > 0 && path[o - 1] != '/')
+                o--;
+            if (o > 0)
+                o--;
+        } else {
+            path[o++] = '/';
+            memmove(path + o, p, len);
+            o += len;
+        }
+        p = e;
+    }
+    if (o == 0)
+        path[o++] = '/';
+    path[o] = '\0';
+    return 0;
+}

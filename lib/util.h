@@ -95,6 +95,11 @@ bool sg_utf8_valid(const char *s, size_t n, size_t *bad_off);
 enum { SG_LIST_ALL, SG_LIST_DIRS };
 int sg_list_dir_fd(int fd, int what, size_t max, char ***names, size_t *n);
 
+/* Lexically normalize an absolute path in place ("/a/./b/../c" -> "/a/c",
+ * "/.." -> "/"). -EINVAL, with path untouched, when it does not start with
+ * '/': the output is never longer than the input, so it never overruns. */
+int sg_path_normalize(char *path);
+
 /* mkdir -p: every missing component is made with mode (and, unless uid is
  * (uid_t)-1, handed to uid:gid); components that exist, even on read-only
  * mounts, are fine. Returns 0 or -errno. */

@@ -46,7 +46,7 @@ struct sg_config {
  * ("an ordinary program (config: quiet_programs)"). The person's deny and
  * ask rules and the manifest's allowed-tools come first. Names are matched
  * as the sandbox's PATH finds them, on the file the kernel runs
- * (broker/exec.c). config.yaml changes the set:
+ * (run/exec.c). config.yaml changes the set:
  *   quiet_programs: false                      # ask for every program
  *   quiet_programs: {add: [jq], remove: [find]}
  * X(name) */

@@ -232,3 +232,37 @@ char *sg_write_folder_note(const char *path, const struct sg_run_identity *id)
                                      : "new files and folders are made for it as root and are "
                                        "root's; files already there stay as their modes say");
 }
+
+void sg_tools_from_policy(const struct sg_policy *pol, struct sg_tools *t)
+{
+    memset(t, 0, sizeof *t);
+    t->restricted = pol->tools_restricted;
+    for (size_t i = 0; i < pol->ntools; i++) {
+        const struct sg_tool *tl = &pol->tools[i];
+        if (tl->id == SG_TOOL_BASH || tl->id == SG_TOOL_TERMINAL) {
+            t->bash_listed = true;
+            if (!tl->scope)
+                t->bash_unscoped = true;
+            else {
+                t->bash_scopes = sg_xrealloc(t->bash_scopes,
+                                             (t->nbash_scopes + 1) * sizeof *t->bash_scopes);
+                t->bash_scopes[t->nbash_scopes++] = sg_xstrdup(tl->scope);
+            }
+        }
+        if (tl->id == SG_TOOL_FETCH || tl->id == SG_TOOL_WEBFETCH || tl->id == SG_TOOL_WEBSEARCH)
+            t->fetch_listed = true;
+        if (tl->id == SG_TOOL_WRITE || tl->id == SG_TOOL_EDIT || tl->id == SG_TOOL_MULTIEDIT ||
+            tl->id == SG_TOOL_DELETE)
+            t->write_listed = true;
+        if (tl->id == SG_TOOL_CONNECT)
+            t->connect_listed = true;
+    }
+}
+
+void sg_tools_free(struct sg_tools *t)
+{
+    for (size_t i = 0; i < t->nbash_scopes; i++)
+        free(t->bash_scopes[i]);
+    free(t->bash_scopes);
+    memset(t, 0, sizeof *t);
+}

@@ -231,4 +231,15 @@ void sg_run_identity(struct sg_run_identity *id);
  * skill is the user, as the kernel sees it). */
 char *sg_write_folder_note(const char *path, const struct sg_run_identity *id);
 
+/* What the manifest's allowed-tools lets a skill ask for: the broker's
+ * vocabulary, never the sandbox's. */
+struct sg_tools {
+    bool restricted; /* a non-empty allowed-tools: unlisted tools are denied outright */
+    bool bash_listed, bash_unscoped, fetch_listed, write_listed, connect_listed;
+    char **bash_scopes; /* "git diff:*" of Bash(git diff:*) */
+    size_t nbash_scopes;
+};
+void sg_tools_from_policy(const struct sg_policy *pol, struct sg_tools *t);
+void sg_tools_free(struct sg_tools *t);
+
 #endif

@@ -121,7 +121,7 @@ struct sg_run_opts {
      * the system's python3 */
     const char *python;
     /* skillgate record: every open, reads too, goes to the broker, which
-     * notes the path (broker/reads.h) */
+     * notes the path (run/reads.h) */
     bool observe_reads;
 };
 
@@ -198,7 +198,7 @@ bool sg_path_private(const struct sg_plan *p, const char *path);
 
 /* The private views a skill may write into and that go with the run: its
  * HOME (when private), /tmp and /dev/shm. What it left there is reported at
- * the end (broker/views.c). */
+ * the end (run/views.c). */
 enum { SG_VIEW_HOME, SG_VIEW_TMP, SG_VIEW_SHM, SG_VIEWS };
 /* The view's path in the sandbox, or NULL when the plan has no such view. */
 const char *sg_view_path(const struct sg_plan *p, int view);

@@ -13,7 +13,7 @@
 /* Options beside the profile. SG_SECCOMP_OBSERVE_READS (skillgate record):
  * every open goes to the broker, reads too, and every lookup of a path
  * (stat, access, readlink; not fstat), which the broker notes and lets
- * continue (broker/reads.h); without it neither leaves the kernel. */
+ * continue (run/reads.h); without it neither leaves the kernel. */
 #define SG_SECCOMP_OBSERVE_READS 1u
 
 /* Load the profile's filter into the calling process (no_new_privs must be

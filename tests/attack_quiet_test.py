@@ -2,7 +2,7 @@
 """Fresh-view attacks on two issue-36 changes, as root and as an
 unprivileged user, through sandbox_test.py's harness. Prints TAP.
 
-1. Ordinary programs (67dbbb1, broker/exec.c quiet_program): can a skill
+1. Ordinary programs (67dbbb1, run/exec.c quiet_program): can a skill
    run what it would have been asked about (curl, code it wrote, a shell
    fed code) without a question, through a quiet program or a name trick?
    Every run is --prompt deny: anything that would have been asked is

@@ -1,4 +1,4 @@
-/* The paths a skill names in a stopped call (broker/notifpath.c), resolved
+/* The paths a skill names in a stopped call (run/notifpath.c), resolved
  * here against this test process itself: a dirfd that is a pipe, a socket
  * or an anonymous inode is ENOTDIR (the broker crashed on these before), a
  * deleted folder is ENOENT, and nothing overruns at PATH_MAX. */
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "notifpath.h"
+#include "util.h"
 
 static void normalize_cases(void **st)
 {

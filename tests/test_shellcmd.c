@@ -1,5 +1,5 @@
 /* The shell reader behind Bash(scope) checks of an agent's commands
- * (broker/shellcmd.c): what sh splits into simple commands is split the
+ * (decisions/shellcmd.c): what sh splits into simple commands is split the
  * same way, and what only a running shell could read is refused. */
 #include "helpers.h"
 

@@ -41,22 +41,6 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
                       const char *syscall, struct seccomp_notif_resp *resp,
                       struct sg_event_bus *bus);
 
-/* openat2 of rel beneath dfd: no symlinks, no magic links, no "..". */
-int sg_writes_beneath(int dfd, const char *rel, unsigned long long flags,
-                       unsigned long long mode);
-/* The same for a file the broker hands a skill: a regular file only
- * (-EOPNOTSUPP for a FIFO, device or socket; a FIFO without a reader is
- * -ENXIO), opened without ever blocking the broker. */
-int sg_writes_open_file(int dfd, const char *rel, unsigned long long flags,
-                        unsigned long long mode);
-/* The folder holding rel (beneath dfd), with rel cut at its last '/' and
- * *last its last component. */
-int sg_writes_parent_of(int dfd, char *rel, const char **last);
-/* The same two, with symlinks followed as long as they stay beneath dfd
- * (an absolute link or one that climbs out: -EXDEV). */
-int sg_writes_open_file_links(int dfd, const char *rel, unsigned long long flags,
-                              unsigned long long mode, bool links);
-int sg_writes_parent_links(int dfd, char *rel, const char **last, bool links);
 
 /* Is path (absolute, normalized, inside the sandbox) writable under p? */
 bool sg_writes_writable(const struct sg_plan *p, const char *path);

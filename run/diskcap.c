@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "writes.h"
+#include "beneath.h"
 #include "util.h"
 
 #define CHECK_MS 100
@@ -315,7 +315,7 @@ static int to_skills_group(struct sg_diskcap *d, int dfd, const char *rel, int f
         char buf[PATH_MAX];
         const char *last;
         snprintf(buf, sizeof buf, "%s", rel);
-        int pfd = sg_writes_parent_links(dfd, buf, &last, links);
+        int pfd = sg_beneath_parent_links(dfd, buf, &last, links);
         o = pfd < 0 ? pfd : openat(pfd, last, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (pfd >= 0 && o < 0)
             o = -errno;
@@ -348,7 +348,7 @@ static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned
         char buf[PATH_MAX];
         const char *last;
         snprintf(buf, sizeof buf, "%s", rel);
-        int pfd = sg_writes_parent_links(dfd, buf, &last, links);
+        int pfd = sg_beneath_parent_links(dfd, buf, &last, links);
         f = pfd;
         if (pfd >= 0) {
             f = full && !had ? -EDQUOT : mkdirat(pfd, last, m) < 0 ? -errno : 0;
@@ -356,20 +356,20 @@ static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned
             close(pfd);
         }
     } else if (tmpfile || !(flags & O_CREAT)) {
-        f = full && tmpfile ? -EDQUOT : sg_writes_open_file_links(dfd, rel, flags, m, links);
+        f = full && tmpfile ? -EDQUOT : sg_beneath_file_links(dfd, rel, flags, m, links);
         *made = tmpfile && f >= 0;
     } else if (full) {
         /* as the person only a new name: past the cap none is */
         f = d->as_person ? -EDQUOT
-                         : sg_writes_open_file_links(
+                         : sg_beneath_file_links(
                                dfd, rel, flags & ~(unsigned long long)(O_CREAT | O_EXCL), 0, links);
         if (f == -ENOENT)
             f = -EDQUOT;
     } else {
-        f = sg_writes_open_file_links(dfd, rel, flags | O_EXCL, m, links);
+        f = sg_beneath_file_links(dfd, rel, flags | O_EXCL, m, links);
         *made = f >= 0;
         if (f == -EEXIST && !(flags & O_EXCL) && !d->as_person)
-            f = sg_writes_open_file_links(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0,
+            f = sg_beneath_file_links(dfd, rel, flags & ~(unsigned long long)O_CREAT, 0,
                                           links);
     }
     sg_become_broker(&sv);

@@ -22,6 +22,7 @@
 #include "diskcap.h"
 #include "egress.h"
 #include "exec.h"
+#include "fetchask.h"
 #include "writes.h"
 #include "hasher.h"
 #include "loop.h"
@@ -485,6 +486,7 @@ struct sg_session {
     struct sg_event_bus *bus;
     struct sg_sandbox sbox, *sb;
     struct sg_perm *perm;
+    struct sg_fetch_asker asker; /* what egress asks perm through */
     struct sg_net *net;
     struct sg_exec *ex;
     struct sg_sockconn *conn;
@@ -988,7 +990,8 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     r->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     struct itimerspec its = {.it_value = {.tv_sec = plan->limits[SG_PL_TIMEOUT].value}};
     timerfd_settime(r->tfd, 0, &its, NULL);
-    r->net = sg_egress_new(plan, bus, perm, r->sb->egress_fd);
+    r->asker = sg_fetch_asker_of(perm);
+    r->net = sg_egress_new(plan, bus, &r->asker, r->sb->egress_fd);
     sg_egress_publish(r->net, r->sb->pidfd); /* a page the skill serves for the person */
     r->ex = sg_exec_new(plan, perm, bus, r->sb->notify_fd);
     r->conn = sg_sockconn_new(plan, bus, perm, r->sb->notify_fd, r->sb->own_dev,
@@ -1062,16 +1065,6 @@ bool sg_session_running(const struct sg_session *r, int *cap_ms)
     /* every process is dead; a pipe still open would be a bug, not a wait */
     *cap_ms = left > 0 ? (int)left : 0;
     return left > 0;
-}
-
-const char *sg_run_end_name(enum sg_run_end e)
-{
-    static const char *const names[] = {
-#define X(id, name) [SG_END_##id] = name,
-        SG_RUN_ENDS(X)
-#undef X
-    };
-    return names[e];
 }
 
 void sg_session_cancel(struct sg_session *r)

@@ -21,16 +21,25 @@ static int64_t now_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-bool sg_preq_put(struct sg_preq *q, char *dst, size_t n, const char *v)
+/* An agent's command line as it wrote it (check_tool_permission puts the
+ * first word in subject, the rest in args). */
+char *sg_agent_line(const struct sg_preq *q)
 {
-    size_t l = strlen(v);
-    if (l >= n) {
-        q->cut = true;
-        dst[0] = '\0'; /* never a prefix of it */
-        return false;
-    }
-    memcpy(dst, v, l + 1);
-    return true;
+    return sg_xasprintf("%s%s%s", q->subject, q->args[0] ? " " : "", q->args);
+}
+
+/* q, narrowed to one simple command c of the agent's line: the program as
+ * written (./ls or /tmp/ls is not the ls a scope names), the arguments as
+ * quoted words that read back exactly. */
+void sg_agent_one_command(const struct sg_preq *q, const struct sg_shell_cmd *c,
+                          struct sg_preq *out)
+{
+    *out = *q;
+    SG_PREQ_SET(out, subject, c->argv[0]);
+    SG_PREQ_SET(out, name, c->argv[0]);
+    struct sg_shell_cmd rest = {.argv = c->argv + 1, .argc = c->argc - 1};
+    cleanup_free char *args = sg_shell_join(&rest);
+    SG_PREQ_SET(out, args, args);
 }
 
 /* ---- the engine ---- */

@@ -18,7 +18,7 @@
 #include "audit.h"
 #include "config.h"
 #include "sanitize.h"
-#include "session.h"
+#include "runend.h"
 #include "trace.h"
 #include "util.h"
 

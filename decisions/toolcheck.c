@@ -11,33 +11,11 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "notifpath.h"
 #include "perm_int.h"
 #include "policy.h"
 #include "sanitize.h"
 #include "shellcmd.h"
 #include "util.h"
-
-/* An agent's command line as it wrote it (check_tool_permission puts the
- * first word in subject, the rest in args). */
-char *sg_agent_line(const struct sg_preq *q)
-{
-    return sg_xasprintf("%s%s%s", q->subject, q->args[0] ? " " : "", q->args);
-}
-
-/* q, narrowed to one simple command c of the agent's line: the program as
- * written (./ls or /tmp/ls is not the ls a scope names), the arguments as
- * quoted words that read back exactly. */
-void sg_agent_one_command(const struct sg_preq *q, const struct sg_shell_cmd *c,
-                          struct sg_preq *out)
-{
-    *out = *q;
-    SG_PREQ_SET(out, subject, c->argv[0]);
-    SG_PREQ_SET(out, name, c->argv[0]);
-    struct sg_shell_cmd rest = {.argv = c->argv + 1, .argc = c->argc - 1};
-    cleanup_free char *args = sg_shell_join(&rest);
-    SG_PREQ_SET(out, args, args);
-}
 
 /* Does the manifest declare exactly this use: a matching Bash(scope), a
  * declared host, a path under a declared write path? */

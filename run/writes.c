@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "beneath.h"
 #include "diskcap.h"
 #include "notifpath.h"
 #include "perm.h"
@@ -701,8 +702,8 @@ static int write_only_unless_readable(const struct sg_plan *p, int f, unsigned l
     return w < 0 ? -errno : w;
 }
 
-#define beneath sg_writes_beneath
-#define parent_of sg_writes_parent_of
+#define beneath sg_beneath_open
+#define parent_of sg_beneath_parent
 
 /* What the broker makes for an approved write is the invoking user's: under
  * sudo the sudo user (whom the skill runs as), not root; otherwise the
@@ -725,10 +726,10 @@ static int open_as_invoker(const struct sg_plan *p, int dfd, const char *rel,
                            unsigned long long flags, unsigned long long mode)
 {
     if (!p->as_root || !(flags & O_CREAT))
-        return sg_writes_open_file(dfd, rel, flags, mode);
+        return sg_beneath_file(dfd, rel, flags, mode);
     /* made here (O_EXCL) and so ours to give, or there already: opened as it is;
      * as root without sudo it stays root's, in the skill's group */
-    int f = sg_writes_open_file(dfd, rel, flags | O_EXCL, mode);
+    int f = sg_beneath_file(dfd, rel, flags | O_EXCL, mode);
     if (f >= 0) {
         int e = p->via_sudo ? (fchown(f, p->skill_uid, p->skill_gid) < 0 ? -errno : 0)
                             : sg_give_skills_group(p, f);
@@ -740,67 +741,7 @@ static int open_as_invoker(const struct sg_plan *p, int dfd, const char *rel,
     }
     if (f != -EEXIST || (flags & O_EXCL))
         return f;
-    return sg_writes_open_file(dfd, rel, flags & ~(unsigned long long)O_CREAT, mode);
-}
-
-static int beneath_how(int dfd, const char *rel, unsigned long long flags,
-                       unsigned long long mode, bool links)
-{
-    bool makes = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
-    /* never a setuid or setgid file: the broker makes it */
-    struct open_how how = {.flags = flags | O_CLOEXEC, .mode = makes ? mode & 01777 : 0,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
-                                      (links ? 0 : RESOLVE_NO_SYMLINKS)};
-    long fd = syscall(SYS_openat2, dfd, rel, &how, sizeof how);
-    return fd < 0 ? -errno : (int)fd;
-}
-
-int sg_writes_beneath(int dfd, const char *rel, unsigned long long flags,
-                       unsigned long long mode)
-{
-    return beneath_how(dfd, rel, flags, mode, false);
-}
-
-int sg_writes_open_file(int dfd, const char *rel, unsigned long long flags,
-                        unsigned long long mode)
-{
-    return sg_writes_open_file_links(dfd, rel, flags, mode, false);
-}
-
-int sg_writes_open_file_links(int dfd, const char *rel, unsigned long long flags,
-                              unsigned long long mode, bool links)
-{
-    /* never blocks: a FIFO without a reader is ENXIO here, not a hung loop */
-    int f = beneath_how(dfd, rel, flags | O_NONBLOCK, mode, links);
-    if (f < 0)
-        return f;
-    struct stat st;
-    if (fstat(f, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(f);
-        return -EOPNOTSUPP;
-    }
-    int fl = fcntl(f, F_GETFL);
-    if (!(flags & O_NONBLOCK) && fl >= 0)
-        fcntl(f, F_SETFL, fl & ~O_NONBLOCK);
-    return f;
-}
-
-int sg_writes_parent_of(int dfd, char *rel, const char **last)
-{
-    return sg_writes_parent_links(dfd, rel, last, false);
-}
-
-/* The parent folder of rel (beneath dfd) and its last component. */
-int sg_writes_parent_links(int dfd, char *rel, const char **last, bool links)
-{
-    char *slash = strrchr(rel, '/');
-    if (!slash) {
-        *last = rel;
-        return fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-    }
-    *slash = '\0';
-    *last = slash + 1;
-    return beneath_how(dfd, rel, O_PATH | O_DIRECTORY, 0, links);
+    return sg_beneath_file(dfd, rel, flags & ~(unsigned long long)O_CREAT, mode);
 }
 
 static void write_decided(void *ctx, enum sg_decision d);

@@ -1,7 +1,7 @@
 /* Rules as people write them (Bash(git status:*), Write(/tmp/out/),
  * Fetch(*.example.com:443), Connect(/tmp/tmux-1000/default)), the names of tools and decisions, a policy
- * file's deny/ask/allow lists, and what a manifest's allowed-tools lets a
- * skill ask for. */
+ * file's deny/ask/allow lists, and requests' fields set whole or marked
+ * cut (sg_preq_put). */
 #include "perm.h"
 
 #include <errno.h>
@@ -19,6 +19,18 @@
 #include "skill.h"
 #include "util.h"
 #include "ynode.h"
+
+bool sg_preq_put(struct sg_preq *q, char *dst, size_t n, const char *v)
+{
+    size_t l = strlen(v);
+    if (l >= n) {
+        q->cut = true;
+        dst[0] = '\0'; /* never a prefix of it */
+        return false;
+    }
+    memcpy(dst, v, l + 1);
+    return true;
+}
 
 static const char *const tool_names[] = {
 #define X(id, name) [SG_PT_##id] = name,
@@ -519,40 +531,6 @@ char *sg_preq_rule(const struct sg_preq *q)
     }
     }
     return sg_xstrdup("?");
-}
-
-void sg_tools_from_policy(const struct sg_policy *pol, struct sg_tools *t)
-{
-    memset(t, 0, sizeof *t);
-    t->restricted = pol->tools_restricted;
-    for (size_t i = 0; i < pol->ntools; i++) {
-        const struct sg_tool *tl = &pol->tools[i];
-        if (tl->id == SG_TOOL_BASH || tl->id == SG_TOOL_TERMINAL) {
-            t->bash_listed = true;
-            if (!tl->scope)
-                t->bash_unscoped = true;
-            else {
-                t->bash_scopes = sg_xrealloc(t->bash_scopes,
-                                             (t->nbash_scopes + 1) * sizeof *t->bash_scopes);
-                t->bash_scopes[t->nbash_scopes++] = sg_xstrdup(tl->scope);
-            }
-        }
-        if (tl->id == SG_TOOL_FETCH || tl->id == SG_TOOL_WEBFETCH || tl->id == SG_TOOL_WEBSEARCH)
-            t->fetch_listed = true;
-        if (tl->id == SG_TOOL_WRITE || tl->id == SG_TOOL_EDIT || tl->id == SG_TOOL_MULTIEDIT ||
-            tl->id == SG_TOOL_DELETE)
-            t->write_listed = true;
-        if (tl->id == SG_TOOL_CONNECT)
-            t->connect_listed = true;
-    }
-}
-
-void sg_tools_free(struct sg_tools *t)
-{
-    for (size_t i = 0; i < t->nbash_scopes; i++)
-        free(t->bash_scopes[i]);
-    free(t->bash_scopes);
-    memset(t, 0, sizeof *t);
 }
 
 void sg_rules_add(struct sg_prule **rules, size_t *n, const struct sg_prule *r)

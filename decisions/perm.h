@@ -24,6 +24,7 @@
 #include "diag.h"
 #include "events.h"
 #include "loop.h"
+#include "policy.h"
 
 /* X(ID, "Name") */
 #define SG_PERM_TOOLS(X) X(BASH, "Bash") X(WRITE, "Write") X(FETCH, "Fetch") X(CONNECT, "Connect")
@@ -85,17 +86,6 @@ enum sg_perm_mode { SG_PERM_DENY_ALL, SG_PERM_PROMPT, SG_PERM_POLICY, SG_PERM_AL
 
 typedef void (*sg_perm_cont)(void *ctx, enum sg_decision d);
 
-/* What the manifest's allowed-tools lets a skill ask for: the broker's
- * vocabulary, never the sandbox's. */
-struct sg_tools {
-    bool restricted; /* a non-empty allowed-tools: unlisted tools are denied outright */
-    bool bash_listed, bash_unscoped, fetch_listed, write_listed, connect_listed;
-    char **bash_scopes; /* "git diff:*" of Bash(git diff:*) */
-    size_t nbash_scopes;
-};
-struct sg_policy;
-void sg_tools_from_policy(const struct sg_policy *pol, struct sg_tools *t);
-void sg_tools_free(struct sg_tools *t);
 
 struct sg_perm;
 

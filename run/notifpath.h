@@ -39,9 +39,4 @@ int sg_notif_open(pid_t pid, const char *path, int flags, bool follow);
 /* lstat of path in pid's view. */
 int sg_notif_lstat(pid_t pid, const char *path, struct stat *st);
 
-/* Lexically normalize an absolute path in place ("/a/./b/../c" -> "/a/c",
- * "/.." -> "/"). -EINVAL, with path untouched, when it does not start with
- * '/': the output is never longer than the input, so it never overruns. */
-int sg_path_normalize(char *path);
-
 #endif

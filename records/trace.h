@@ -8,7 +8,7 @@
 
 #include "events.h"
 #include "policy.h"
-#include "session.h"
+#include "runend.h"
 #include "skill.h"
 
 struct sg_plan;

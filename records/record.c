@@ -9,7 +9,6 @@
 
 #include "config.h"
 #include "homes.h"
-#include "perm.h"
 #include "policy.h"
 #include "record.h"
 #include "sanitize.h"

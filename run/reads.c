@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "notifpath.h"
 #include "reads.h"
 #include "sanitize.h"
@@ -201,7 +202,7 @@ static bool made_in_view(const struct sg_plan *p, const int *view_fd, const char
         if (!dst || view_fd[v] < 0 || !within(path, dst) || !strcmp(path, dst))
             continue;
         const char *rel = path + strlen(dst) + 1;
-        int fd = sg_writes_beneath(view_fd[v], rel, O_PATH | O_NOFOLLOW, 0);
+        int fd = sg_beneath_open(view_fd[v], rel, O_PATH | O_NOFOLLOW, 0);
         if (fd >= 0)
             close(fd);
         return fd >= 0 || fd == -ELOOP; /* a link there is the skill's too */

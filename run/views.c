@@ -8,6 +8,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "sanitize.h"
 #include "util.h"
 #include "views.h"
@@ -220,7 +221,7 @@ static void persistence_first(struct report *r, int root)
         return;
     for (size_t i = 0; sg_persistence_home_paths[i]; i++) {
         const char *rel = sg_persistence_home_paths[i];
-        int fd = sg_writes_beneath(root, rel, O_PATH | O_NOFOLLOW, 0);
+        int fd = sg_beneath_open(root, rel, O_PATH | O_NOFOLLOW, 0);
         struct stat st;
         if (fd < 0)
             continue;

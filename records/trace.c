@@ -17,6 +17,16 @@
 #include "traceindex.h"
 #include "util.h"
 
+const char *sg_run_end_name(enum sg_run_end e)
+{
+    static const char *const names[] = {
+#define X(id, name) [SG_END_##id] = name,
+        SG_RUN_ENDS(X)
+#undef X
+    };
+    return names[e];
+}
+
 void sg_trace_init(struct sg_trace *t)
 {
     memset(t, 0, sizeof *t);

@@ -32,40 +32,6 @@ int sg_notif_read_str(int memfd, uint64_t addr, char *buf, size_t max)
     return -ENAMETOOLONG;
 }
 
-int sg_path_normalize(char *path)
-{
-    if (path[0] != '/')
-        return -EINVAL;
-    /* Every component written is preceded by one '/', and the input had at
-     * least one '/' before it: the write position never passes the read. */
-    char *p = path;
-    size_t o = 0;
-    while (*p) {
-        while (*p == '/')
-            p++;
-        if (!*p)
-            break;
-        char *e = strchrnul(p, '/');
-        size_t len = (size_t)(e - p);
-        if (len == 1 && p[0] == '.') {
-        } else if (len == 2 && p[0] == '.' && p[1] == '.') {
-            while (o > 0 && path[o - 1] != '/')
-                o--;
-            if (o > 0)
-                o--;
-        } else {
-            path[o++] = '/';
-            memmove(path + o, p, len);
-            o += len;
-        }
-        p = e;
-    }
-    if (o == 0)
-        path[o++] = '/';
-    path[o] = '\0';
-    return 0;
-}
-
 /* The folder or file that /proc/PID/<link> is, named from the skill's root:
  * its link text, checked to lead back to the same inode inside the root. */
 static int name_of(pid_t pid, const char *link, bool want_dir, char *out, size_t max)
