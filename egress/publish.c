@@ -495,18 +495,30 @@ static void conn_close(struct sg_pub *p, int i, const char *why)
     p->conns[i] = NULL;
 }
 
-/* At the cap, the forwarded connection that has moved no byte for longest,
- * if that is SG_PUB_IDLE_MS or more; -1 when every one is busy. */
+/* How long a forwarded connection may move no byte before it gives its
+ * place at the cap: SG_PUB_IDLE_MS when its client never sent a byte (a
+ * preconnect, or a connection held only to take a place), else
+ * SG_PUB_IDLE_SENT_MS (a request waiting for a slow answer). */
+static int64_t idle_after(const struct pconn *c)
+{
+    return c->in.bytes == 0 && !c->in.eof ? SG_PUB_IDLE_MS : SG_PUB_IDLE_SENT_MS;
+}
+
+/* At the cap, the forwarded connection to close for a waiting one: the
+ * longest past its idle_after; -1 when none is. */
 static int idlest(const struct sg_pub *p, int64_t now)
 {
     int best = -1;
+    int64_t best_over = 0;
     for (int i = 0; i < SG_PUB_MAX_CONNS; i++) {
         const struct pconn *c = p->conns[i];
         if (!c)
             return -1; /* not at the cap */
-        if (c->ifd >= 0 && now - c->active_ms >= SG_PUB_IDLE_MS &&
-            (best < 0 || c->active_ms < p->conns[best]->active_ms))
+        int64_t over = now - c->active_ms - idle_after(c);
+        if (c->ifd >= 0 && over >= 0 && (best < 0 || over > best_over)) {
             best = i;
+            best_over = over;
+        }
     }
     return best;
 }
@@ -515,23 +527,23 @@ static void helper_broken(struct sg_pub *p, const char *why);
 
 static void accept_one(struct sg_pub *p, struct pport *pp)
 {
-    int slot = -1;
+    int slot = -1, gives_way = -1;
     for (int i = 0; i < SG_PUB_MAX_CONNS && slot < 0; i++)
         if (!p->conns[i])
             slot = i;
-    if (slot < 0) {
-        /* at the cap: an idle one gives way (connections that never send
-         * must not lock the page out), else it waits in the backlog */
-        slot = idlest(p, now_ms());
-        if (slot < 0)
-            return;
-        conn_close(p, slot, "idle: a waiting connection took its place");
-    }
+    /* at the cap: an idle one gives way (connections that never send must
+     * not lock the page out), else it waits in the backlog */
+    if (slot < 0 && (gives_way = idlest(p, now_ms())) < 0)
+        return;
     struct sockaddr_in peer;
     socklen_t pl = sizeof peer;
     int fd = accept4(pp->lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0)
-        return;
+        return; /* nobody waits after all: nothing is closed */
+    if (slot < 0) {
+        conn_close(p, gives_way, "idle: a waiting connection took its place");
+        slot = gives_way;
+    }
     uint16_t port = pp->port;
     if (p->sp < 0 && !p->helper_failed) {
         int r = start_helper(p);
@@ -788,12 +800,12 @@ int sg_pub_timeout(const struct sg_pub *p)
     int64_t first = INT64_MAX;
     for (int i = 0; i < SG_PUB_MAX_CONNS; i++) {
         const struct pconn *c = p->conns[i];
-        if (!c || (c->ifd >= 0 && c->active_ms + SG_PUB_IDLE_MS <= now)) {
+        if (!c || (c->ifd >= 0 && c->active_ms + idle_after(c) <= now)) {
             first = INT64_MAX; /* room, or one is idle: the listener is polled */
             break;
         }
-        if (c->ifd >= 0 && c->active_ms + SG_PUB_IDLE_MS < first)
-            first = c->active_ms + SG_PUB_IDLE_MS;
+        if (c->ifd >= 0 && c->active_ms + idle_after(c) < first)
+            first = c->active_ms + idle_after(c);
     }
     if (first != INT64_MAX && (at < 0 || first < at))
         at = first;

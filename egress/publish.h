@@ -22,9 +22,11 @@
  * skill that serves and drives its own page (webapp-testing) keeps working.
  *
  * Bounded: at most SG_PUB_MAX_CONNS connections at once (the rest wait in
- * the listen backlog; at the cap, one that moved no byte for SG_PUB_IDLE_MS
- * is closed for a waiting one, idlest first, so that connections that never
- * send cannot lock the page out), SG_PUB_MAX_PORTS published ports, 16 KiB in flight
+ * the listen backlog; at the cap, one that moved no byte for SG_PUB_IDLE_MS,
+ * or SG_PUB_IDLE_SENT_MS once its client sent something, is closed for a
+ * waiting one, the longest past its limit first, so that connections that
+ * never send cannot lock the page out and a request waiting for a slow
+ * answer is not handed to them), SG_PUB_MAX_PORTS published ports, 16 KiB in flight
  * per direction; every connection is an inbound event (peer, port) and a
  * network_connection_closed event (bytes, duration). sg_pub_free closes
  * every listener and kills the helper: nothing listens after the run. */
@@ -42,6 +44,7 @@
 #define SG_PUB_MAX_PORTS 32
 #define SG_PUB_SCAN_MS 250
 #define SG_PUB_IDLE_MS 1000
+#define SG_PUB_IDLE_SENT_MS 10000
 #define SG_PUB_BUF (16 * 1024)
 
 struct sg_pub;

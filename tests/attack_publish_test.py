@@ -282,6 +282,8 @@ SERVER = """
                 d = b""
             if d == b"procs":
                 look()
+            if d == b"slow":  # a page that takes a while to make
+                time.sleep(2.5)
             try:
                 if d:
                     a.sendall(b"PONG:" + d)
@@ -348,6 +350,48 @@ def idle_connections_of_another_user_do_not_lock_the_page_out(m, base):
     assert not listening(port), "still published after the run"
     assert answer == b"PONG:person", \
         f"BREAK: {len(held)} idle connections locked the published page out (got {answer!r})"
+
+
+@test()
+def a_request_in_flight_outlasts_connections_that_never_sent(m, base):
+    """The idle rule must not hand another user the person's requests: a
+    request sent and waiting for a slow answer (2.5 s) is idle too, but
+    forty connections opened after it that never sent a byte give way
+    first, and the answer arrives."""
+    port = free_port()
+    d = h.make_skill(base, f"inflight-{m.name}", SERVER % (port, 8),
+                     yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    held = []
+    answer = None
+    try:
+        assert wait_published(proc, port), "never published"
+        mine = socket.create_connection(("127.0.0.1", port), timeout=8)
+        mine.sendall(b"slow")
+        time.sleep(0.1)
+        for _ in range(40):
+            c = socket.socket()
+            c.settimeout(1)
+            try:
+                c.connect(("127.0.0.1", port))
+                held.append(c)
+            except OSError:
+                c.close()
+        try:
+            answer = mine.recv(100)
+        except OSError as e:
+            answer = repr(e)
+        mine.close()
+    finally:
+        for c in held:
+            c.close()
+        p = finish_run(proc)
+    assert p.returncode == 0, p.returncode
+    assert answer == b"PONG:slow", \
+        f"BREAK: the request in flight was closed for a silent connection (got {answer!r})"
+    gave_way = [e for e in events(p) if e["kind"] == "network_connection_closed"
+                and e["data"].get("reason", "").startswith("idle")]
+    assert gave_way and all(e["data"]["bytes_down"] == 0 for e in gave_way), gave_way
 
 
 @test()
