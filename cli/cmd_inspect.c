@@ -98,6 +98,80 @@ static void print_openclaw(FILE *f, const struct sg_openclaw *o)
     }
 }
 
+/* What the skill may reach: egress, published ports, host sockets. */
+static void print_network(FILE *f, const struct sg_policy *p)
+{
+    fputs("\nNetwork egress\n", f);
+    for (size_t i = 0; i < p->negress; i++) {
+        fputs("  ", f);
+        sg_print_dest(f, p->egress[i].domain, p->egress[i].ports, p->egress[i].nports);
+        origin(f, &p->egress[i].origin);
+    }
+    if (!p->negress)
+        fprintf(f, "  (none declared: %s)\n",
+                p->caps & SG_CAP_NETWORK ? "every host asks for approval"
+                                         : "every connection is refused");
+
+    fputs("\nPorts published on this machine's 127.0.0.1 only (a page the skill serves)\n", f);
+    for (size_t i = 0; i < p->nlisten; i++) {
+        fprintf(f, "  127.0.0.1:%u", p->listen[i]);
+        origin(f, &p->listen_origin);
+    }
+    if (!p->nlisten)
+        fprintf(f, "  (none declared: a port the skill listens on %s)\n",
+                !p->tools_restricted || (p->caps & SG_CAP_NETWORK)
+                    ? "asks to be published (Fetch 127.0.0.1:PORT)"
+                                         : "is not published");
+
+    fprintf(f, "\nHost unix sockets (a daemon outside the sandbox acts for the skill) %s\n",
+            sg_risk_badge(f, SG_RISK_HIGH));
+    for (size_t i = 0; i < p->nsockets; i++) {
+        fputs("  connect ", f);
+        sg_print_safe(f, p->sockets[i].path);
+        origin(f, &p->sockets[i].origin);
+    }
+    if (!p->nsockets) {
+        bool asks = !p->tools_restricted;
+        for (size_t i = 0; i < p->ntools; i++)
+            asks |= p->tools[i].id == SG_TOOL_CONNECT;
+        fprintf(f, "  (none declared: %s)\n",
+                asks ? "a connect to a host socket asks (Connect)" : "every host socket is refused");
+    }
+}
+
+/* How it is started: the entrypoint, or the scripts to pick from. */
+static void print_entry(FILE *f, const struct sg_policy *p)
+{
+    fputs("\nEntrypoint ", f);
+    if (p->entry.command) {
+        sg_print_safe(f, p->entry.command);
+        for (size_t i = 0; i < p->entry.nargs; i++) {
+            fputc(' ', f);
+            sg_print_safe(f, p->entry.args[i]);
+        }
+        origin(f, &p->entry.origin);
+    } else if (p->mode == SG_MODE_WASM) {
+        fputs("(a WASM module: not supported yet)\n", f);
+    } else if (p->mode == SG_MODE_SCRIPTS) {
+        fputs("(none: several scripts; run one with `skillgate run SKILL --script PATH [--] "
+              "[ARG...]`)\n", f);
+    } else {
+        fputs("(none: instruction-only, the agent runs the tools)\n", f);
+    }
+    if (p->nscripts) {
+        fputs("Scripts\n", f);
+        for (size_t i = 0; i < p->nscripts; i++) {
+            fputs("  ", f);
+            sg_print_safe(f, p->scripts[i]);
+            if (p->script_usage[i]) {
+                fputs("    usage: ", f);
+                sg_print_safe(f, p->script_usage[i]);
+            }
+            fputc('\n', f);
+        }
+    }
+}
+
 static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, size_t nfiles)
 {
     const struct sg_policy *p = &sk->policy;
@@ -162,42 +236,7 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
     if (!p->nwrite)
         fputs("  write  (nothing declared: /tmp and HOME are private; other writes ask, when the skill may ask for Write)\n", f);
 
-    fputs("\nNetwork egress\n", f);
-    for (size_t i = 0; i < p->negress; i++) {
-        fputs("  ", f);
-        sg_print_dest(f, p->egress[i].domain, p->egress[i].ports, p->egress[i].nports);
-        origin(f, &p->egress[i].origin);
-    }
-    if (!p->negress)
-        fprintf(f, "  (none declared: %s)\n",
-                p->caps & SG_CAP_NETWORK ? "every host asks for approval"
-                                         : "every connection is refused");
-
-    fputs("\nPorts published on this machine's 127.0.0.1 only (a page the skill serves)\n", f);
-    for (size_t i = 0; i < p->nlisten; i++) {
-        fprintf(f, "  127.0.0.1:%u", p->listen[i]);
-        origin(f, &p->listen_origin);
-    }
-    if (!p->nlisten)
-        fprintf(f, "  (none declared: a port the skill listens on %s)\n",
-                !p->tools_restricted || (p->caps & SG_CAP_NETWORK)
-                    ? "asks to be published (Fetch 127.0.0.1:PORT)"
-                                         : "is not published");
-
-    fprintf(f, "\nHost unix sockets (a daemon outside the sandbox acts for the skill) %s\n",
-            sg_risk_badge(f, SG_RISK_HIGH));
-    for (size_t i = 0; i < p->nsockets; i++) {
-        fputs("  connect ", f);
-        sg_print_safe(f, p->sockets[i].path);
-        origin(f, &p->sockets[i].origin);
-    }
-    if (!p->nsockets) {
-        bool asks = !p->tools_restricted;
-        for (size_t i = 0; i < p->ntools; i++)
-            asks |= p->tools[i].id == SG_TOOL_CONNECT;
-        fprintf(f, "  (none declared: %s)\n",
-                asks ? "a connect to a host socket asks (Connect)" : "every host socket is refused");
-    }
+    print_network(f, p);
 
     fputs("\nEnvironment (everything else is stripped)\n", f);
     for (size_t i = 0; i < p->nenv; i++) {
@@ -221,34 +260,7 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
     SG_LIMITS(X)
 #undef X
 
-    fputs("\nEntrypoint ", f);
-    if (p->entry.command) {
-        sg_print_safe(f, p->entry.command);
-        for (size_t i = 0; i < p->entry.nargs; i++) {
-            fputc(' ', f);
-            sg_print_safe(f, p->entry.args[i]);
-        }
-        origin(f, &p->entry.origin);
-    } else if (p->mode == SG_MODE_WASM) {
-        fputs("(a WASM module: not supported yet)\n", f);
-    } else if (p->mode == SG_MODE_SCRIPTS) {
-        fputs("(none: several scripts; run one with `skillgate run SKILL --script PATH [--] "
-              "[ARG...]`)\n", f);
-    } else {
-        fputs("(none: instruction-only, the agent runs the tools)\n", f);
-    }
-    if (p->nscripts) {
-        fputs("Scripts\n", f);
-        for (size_t i = 0; i < p->nscripts; i++) {
-            fputs("  ", f);
-            sg_print_safe(f, p->scripts[i]);
-            if (p->script_usage[i]) {
-                fputs("    usage: ", f);
-                sg_print_safe(f, p->script_usage[i]);
-            }
-            fputc('\n', f);
-        }
-    }
+    print_entry(f, p);
     if (sk->diags.n) {
         fputs("\nProblems\n", f);
         for (size_t i = 0; i < sk->diags.n; i++) {

@@ -75,6 +75,88 @@ static void print_uid_limit(FILE *f, const struct sg_plan *p, const struct sg_mo
     fputc('\n', f);
 }
 
+/* The network section of the dry run: the nftables rules, the allowlist,
+ * host sockets, published ports and --resolve overrides. */
+static void print_network(FILE *f, const struct sg_plan *p)
+{
+    fputs("\nNetwork (own namespace: loopback only; every refused packet is an event)\n", f);
+    for (const char *s = sg_nft_ruleset_text(), *e; *s; s = e + 1) {
+        e = strchrnul(s, '\n');
+        fprintf(f, "  %.*s\n", (int)(e - s), s);
+        if (!*e)
+            break;
+    }
+
+    fputs("  allowlist (the DNS stub answers these; the proxy lets these name:port through):\n", f);
+    for (size_t i = 0; i < p->negress; i++) {
+        fputs("    ", f);
+        sg_print_dest(f, p->egress[i].domain, p->egress[i].ports, p->egress[i].nports);
+        fputc('\n', f);
+    }
+    if (!p->negress)
+        fputs("    (nothing: every name is refused, every connection reset)\n", f);
+    fputs("  host unix sockets (HIGH risk: a daemon outside the sandbox acts for the skill;\n"
+          "  the broker connects only to the socket pinned here, by device and inode):\n", f);
+    for (size_t i = 0; i < p->nsockets; i++) {
+        const struct sg_plan_socket *k = &p->sockets[i];
+        fputs("    ", f);
+        sg_print_safe(f, k->path);
+        if (k->present)
+            fprintf(f, "  [HIGH; inode %llu on device %u:%u, uid %u, mode %04o; %s]\n",
+                    (unsigned long long)k->ino, major(k->dev), minor(k->dev), (unsigned)k->uid,
+                    k->mode, k->bound ? "this socket file bound read-only" : "shown by a bind above");
+        else
+            fputs("  [HIGH; no socket there now: nothing pinned or bound]\n", f);
+    }
+    if (!p->nsockets)
+        fputs("    (none declared: a connect to any other host socket asks (Connect), or is "
+              "refused)\n", f);
+    fputs("  published on this machine's 127.0.0.1 only (permissions.network.listen; an\n"
+          "  undeclared listening port is asked as Fetch 127.0.0.1:PORT):\n", f);
+    for (size_t i = 0; i < p->nlisten; i++)
+        fprintf(f, "    127.0.0.1:%u -> the skill's port %u\n", p->listen[i], p->listen[i]);
+    if (!p->nlisten)
+        fputs("    (none declared)\n", f);
+    for (size_t i = 0; i < p->nresolve; i++) {
+        fputs("  --resolve ", f);
+        sg_print_safe(f, p->resolve[i].name);
+        fprintf(f, ":%u -> %s:%u\n", p->resolve[i].port, p->resolve[i].addr,
+                p->resolve[i].to_port ? p->resolve[i].to_port : p->resolve[i].port);
+    }
+}
+
+/* The environment the skill gets, and what was stripped. */
+static void print_environment(FILE *f, const struct sg_plan *p)
+{
+    fputs("\nEnvironment (exactly this; everything else is stripped)\n", f);
+    for (size_t i = 0; i < p->nenv; i++) {
+        const char *e = p->envp[i];
+        const char *eq = strchr(e, '=');
+        const char *from = NULL;
+        for (size_t k = 0; k < p->npassed && !from; k++)
+            if (eq && strlen(p->passed[k]) == (size_t)(eq - e) &&
+                !strncmp(p->passed[k], e, (size_t)(eq - e)))
+                from = p->passed_from ? p->passed_from[k] : "declared";
+        fputs("  ", f);
+        if (from) {
+            fprintf(f, "%.*s=<from your environment, %zu characters>  <- ", (int)(eq - e), e,
+                    strlen(eq + 1));
+            sg_print_safe(f, from);
+            fputc('\n', f);
+        } else {
+            sg_print_safe(f, e);
+            fputc('\n', f);
+        }
+    }
+    fprintf(f, "  stripped: %zu variable%s", p->nstripped, p->nstripped == 1 ? "" : "s");
+    for (size_t i = 0; i < p->nstripped && i < 12; i++) {
+        fputs(i ? ", " : " (", f);
+        sg_print_safe(f, p->stripped[i]);
+    }
+    fputs(p->nstripped > 12 ? ", ...)\n" : p->nstripped ? ")\n" : "\n", f);
+    fputs("  stdin: the input JSON\n", f);
+}
+
 void sg_plan_print(FILE *f, const struct sg_plan *p)
 {
     fputs("Plan for ", f);
@@ -120,78 +202,8 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
     for (size_t i = 0; i < n && i < SG_ARRAY_LEN(rules); i++)
         fprintf(f, "  %-20s %s%s%s\n", rules[i].syscall, rules[i].action,
                 *rules[i].when ? " when " : "", rules[i].when);
-    fputs("\nNetwork (own namespace: loopback only; every refused packet is an event)\n", f);
-    for (const char *s = sg_nft_ruleset_text(), *e; *s; s = e + 1) {
-        e = strchrnul(s, '\n');
-        fprintf(f, "  %.*s\n", (int)(e - s), s);
-        if (!*e)
-            break;
-    }
-
-    fputs("  allowlist (the DNS stub answers these; the proxy lets these name:port through):\n", f);
-    for (size_t i = 0; i < p->negress; i++) {
-        fputs("    ", f);
-        sg_print_dest(f, p->egress[i].domain, p->egress[i].ports, p->egress[i].nports);
-        fputc('\n', f);
-    }
-    if (!p->negress)
-        fputs("    (nothing: every name is refused, every connection reset)\n", f);
-    fputs("  host unix sockets (HIGH risk: a daemon outside the sandbox acts for the skill;\n"
-          "  the broker connects only to the socket pinned here, by device and inode):\n", f);
-    for (size_t i = 0; i < p->nsockets; i++) {
-        const struct sg_plan_socket *k = &p->sockets[i];
-        fputs("    ", f);
-        sg_print_safe(f, k->path);
-        if (k->present)
-            fprintf(f, "  [HIGH; inode %llu on device %u:%u, uid %u, mode %04o; %s]\n",
-                    (unsigned long long)k->ino, major(k->dev), minor(k->dev), (unsigned)k->uid,
-                    k->mode, k->bound ? "this socket file bound read-only" : "shown by a bind above");
-        else
-            fputs("  [HIGH; no socket there now: nothing pinned or bound]\n", f);
-    }
-    if (!p->nsockets)
-        fputs("    (none declared: a connect to any other host socket asks (Connect), or is "
-              "refused)\n", f);
-    fputs("  published on this machine's 127.0.0.1 only (permissions.network.listen; an\n"
-          "  undeclared listening port is asked as Fetch 127.0.0.1:PORT):\n", f);
-    for (size_t i = 0; i < p->nlisten; i++)
-        fprintf(f, "    127.0.0.1:%u -> the skill's port %u\n", p->listen[i], p->listen[i]);
-    if (!p->nlisten)
-        fputs("    (none declared)\n", f);
-    for (size_t i = 0; i < p->nresolve; i++) {
-        fputs("  --resolve ", f);
-        sg_print_safe(f, p->resolve[i].name);
-        fprintf(f, ":%u -> %s:%u\n", p->resolve[i].port, p->resolve[i].addr,
-                p->resolve[i].to_port ? p->resolve[i].to_port : p->resolve[i].port);
-    }
-
-    fputs("\nEnvironment (exactly this; everything else is stripped)\n", f);
-    for (size_t i = 0; i < p->nenv; i++) {
-        const char *e = p->envp[i];
-        const char *eq = strchr(e, '=');
-        const char *from = NULL;
-        for (size_t k = 0; k < p->npassed && !from; k++)
-            if (eq && strlen(p->passed[k]) == (size_t)(eq - e) &&
-                !strncmp(p->passed[k], e, (size_t)(eq - e)))
-                from = p->passed_from ? p->passed_from[k] : "declared";
-        fputs("  ", f);
-        if (from) {
-            fprintf(f, "%.*s=<from your environment, %zu characters>  <- ", (int)(eq - e), e,
-                    strlen(eq + 1));
-            sg_print_safe(f, from);
-            fputc('\n', f);
-        } else {
-            sg_print_safe(f, e);
-            fputc('\n', f);
-        }
-    }
-    fprintf(f, "  stripped: %zu variable%s", p->nstripped, p->nstripped == 1 ? "" : "s");
-    for (size_t i = 0; i < p->nstripped && i < 12; i++) {
-        fputs(i ? ", " : " (", f);
-        sg_print_safe(f, p->stripped[i]);
-    }
-    fputs(p->nstripped > 12 ? ", ...)\n" : p->nstripped ? ")\n" : "\n", f);
-    fputs("  stdin: the input JSON\n", f);
+    print_network(f, p);
+    print_environment(f, p);
 
     fputs("\nLimits\n", f);
     for (int i = 0; i < SG_PL_COUNT; i++)

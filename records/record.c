@@ -653,41 +653,11 @@ static long long headroom(long long observed, long long factor, long long floor,
     return declared > 0 && v > declared ? declared : v;
 }
 
-char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
+/* permissions.network: the names a manifest can declare (an address
+ * reached cannot be: the comparison still lists it), with their ports. */
+static void emit_network(struct emit *m, json_t *profile)
 {
-    const struct sg_policy *pol = &sk->policy;
-    struct emit m = {.ok = true};
-    sg_buf_init(&m.b, 1u << 20);
-    yaml_emitter_initialize(&m.e);
-    yaml_emitter_set_output(&m.e, write_handler, &m);
-    /* ASCII only: a bidi override or an invisible character in a description
-     * or a path shows as its escape, in the file and on the terminal */
-    yaml_emitter_set_unicode(&m.e, 0);
-    yaml_emitter_set_width(&m.e, 100);
-    yaml_event_t e;
-    yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING);
-    ev(&m, &e);
-    yaml_document_start_event_initialize(&e, NULL, NULL, NULL, 1);
-    ev(&m, &e);
-    map_start(&m);
-
-    scalar(&m, "skill");
-    map_start(&m);
-    const char *name = sk->name ? sk->name : sk->dirname;
-    scalar(&m, "name"), scalar(&m, name);
-    if (sk->version)
-        scalar(&m, "version"), scalar(&m, sk->version);
-    if (sk->description)
-        scalar(&m, "description"), scalar(&m, sk->description);
-    if (sk->author)
-        scalar(&m, "author"), scalar(&m, sk->author);
-    map_end(&m);
-
-    scalar(&m, "permissions");
-    map_start(&m);
     json_t *hosts = json_object_get(profile, "hosts");
-    /* the names a manifest can declare (an address reached cannot be: the
-     * comparison still lists it), with their ports */
     size_t nk = 0;
     const char **keys = sg_xcalloc(json_object_size(hosts) + 1, sizeof *keys);
     const char *key;
@@ -697,131 +667,77 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
             keys[nk++] = key;
     qsort(keys, nk, sizeof *keys, cmp_cstr);
     if (nk) {
-        scalar(&m, "network");
-        map_start(&m);
-        scalar(&m, "egress");
-        seq_start(&m, false);
+        scalar(m, "network");
+        map_start(m);
+        scalar(m, "egress");
+        seq_start(m, false);
         for (size_t i = 0; i < nk; i++) {
-            map_start(&m);
-            scalar(&m, "domain"), scalar(&m, keys[i]);
-            scalar(&m, "ports");
-            seq_start(&m, true);
+            map_start(m);
+            scalar(m, "domain"), scalar(m, keys[i]);
+            scalar(m, "ports");
+            seq_start(m, true);
             size_t k;
             json_t *port;
             json_array_foreach (json_object_get(hosts, keys[i]), k, port)
                 if (k < SG_MAX_PORTS)
-                    number(&m, json_integer_value(port));
-            seq_end(&m);
-            map_end(&m);
+                    number(m, json_integer_value(port));
+            seq_end(m);
+            map_end(m);
         }
-        seq_end(&m);
-        map_end(&m);
+        seq_end(m);
+        map_end(m);
     }
     free(keys);
-    json_t *withheld = json_array();
-    json_t *writes = write_entries(sk, json_object_get(profile, "writes"), withheld);
-    json_t *reads = read_entries(sk, profile, withheld);
-    if (json_array_size(reads) || json_array_size(writes)) {
-        scalar(&m, "filesystem");
-        map_start(&m);
-        string_list(&m, "read", reads);
-        string_list(&m, "write", writes);
-        map_end(&m);
-    }
-    json_decref(writes);
-    json_decref(reads);
-    if (pol->nenv) {
-        scalar(&m, "env_vars");
-        map_start(&m);
-        scalar(&m, "allow");
-        seq_start(&m, false);
-        for (size_t i = 0; i < pol->nenv; i++)
-            scalar(&m, pol->env[i].name);
-        seq_end(&m);
-        map_end(&m);
-    }
-    if (pol->profile != SG_SECCOMP_DEFAULT) {
-        scalar(&m, "syscalls");
-        map_start(&m);
-        scalar(&m, "profile"), scalar(&m, sg_seccomp_profile_name(pol->profile));
-        map_end(&m);
-    }
-    map_end(&m);
+}
 
-    /* limits: what was observed, with headroom, never above what was declared */
-    struct sg_buf why;
-    sg_buf_init(&why, 4096);
-    scalar(&m, "resources");
-    map_start(&m);
+/* resources: what was observed, with headroom, never above what was
+ * declared; why says how each was reached, as comment lines. */
+static void emit_resources(struct emit *m, const struct sg_policy *pol, json_t *profile,
+                           struct sg_buf *why)
+{
+    scalar(m, "resources");
+    map_start(m);
     json_t *peak = json_object_get(profile, "memory_peak_bytes");
     long long mem = pol->limits.memory_mb.value;
     if (json_is_integer(peak) && json_integer_value(peak) > 0) {
         long long mib = (json_integer_value(peak) + (1 << 20) - 1) >> 20;
         mem = headroom(mib, 2, 64, 16, pol->limits.memory_mb.value);
-        sg_buf_printf(&why, "# memory_mb %lld: peak %lld MiB, doubled, in steps of 16, at least 64\n",
+        sg_buf_printf(why, "# memory_mb %lld: peak %lld MiB, doubled, in steps of 16, at least 64\n",
                       mem, mib);
     } else {
-        sg_buf_printf(&why, "# memory_mb %lld: as declared (no cgroup measured the peak here)\n",
+        sg_buf_printf(why, "# memory_mb %lld: as declared (no cgroup measured the peak here)\n",
                       mem);
     }
-    scalar(&m, "memory_mb"), number(&m, mem);
+    scalar(m, "memory_mb"), number(m, mem);
     json_t *pk = json_object_get(profile, "pids_peak");
     long long pids = pol->limits.pids.value;
     if (json_is_integer(pk) && json_integer_value(pk) > 0) {
         pids = headroom(json_integer_value(pk), 2, 16, 1, pol->limits.pids.value);
-        sg_buf_printf(&why, "# max_pids %lld: at most %lld processes and threads at once, doubled, "
+        sg_buf_printf(why, "# max_pids %lld: at most %lld processes and threads at once, doubled, "
                             "at least 16\n", pids, (long long)json_integer_value(pk));
     } else {
-        sg_buf_printf(&why, "# max_pids %lld: as declared (no cgroup counted processes here)\n",
+        sg_buf_printf(why, "# max_pids %lld: as declared (no cgroup counted processes here)\n",
                       pids);
     }
-    scalar(&m, "max_pids"), number(&m, pids);
+    scalar(m, "max_pids"), number(m, pids);
     long long ms = json_integer_value(json_object_get(profile, "duration_ms"));
     long long secs = headroom((ms + 999) / 1000, 3, 10, 1, pol->limits.runtime_s.value);
-    sg_buf_printf(&why, "# max_runtime_seconds %lld: longest run %lld ms, three times, at least 10\n",
+    sg_buf_printf(why, "# max_runtime_seconds %lld: longest run %lld ms, three times, at least 10\n",
                   secs, ms);
-    scalar(&m, "max_runtime_seconds"), number(&m, secs);
+    scalar(m, "max_runtime_seconds"), number(m, secs);
     long long outb = json_integer_value(json_object_get(profile, "output_bytes"));
     long long capb = headroom(outb, 2, 65536, 1024, pol->limits.output_bytes.value);
-    sg_buf_printf(&why, "# max_output_bytes %lld: most output %lld bytes a stream, doubled, at "
+    sg_buf_printf(why, "# max_output_bytes %lld: most output %lld bytes a stream, doubled, at "
                         "least 64 KiB\n", capb, outb);
-    scalar(&m, "max_output_bytes"), number(&m, capb);
-    map_end(&m);
+    scalar(m, "max_output_bytes"), number(m, capb);
+    map_end(m);
+}
 
-    if (pol->entry.command) {
-        scalar(&m, "entrypoint");
-        map_start(&m);
-        scalar(&m, "command"), scalar(&m, pol->entry.command);
-        if (pol->entry.nargs) {
-            scalar(&m, "args");
-            seq_start(&m, true);
-            for (size_t i = 0; i < pol->entry.nargs; i++)
-                scalar(&m, pol->entry.args[i]);
-            seq_end(&m);
-        }
-        map_end(&m);
-    }
-    map_end(&m);
-    yaml_document_end_event_initialize(&e, 1);
-    ev(&m, &e);
-    yaml_stream_end_event_initialize(&e);
-    ev(&m, &e);
-    yaml_emitter_delete(&m.e);
-    cleanup_free char *body = sg_buf_steal(&m.b);
-    cleanup_free char *whys = sg_buf_steal(&why);
-    if (!m.ok) {
-        json_decref(withheld);
-        return NULL;
-    }
-    cleanup_free char *shown = sg_sanitize_str(name, 0);
-    json_int_t runs = json_integer_value(json_object_get(profile, "runs"));
-    const char *seen =
-        reads_observed(profile)
-            ? json_is_true(json_object_get(json_object_get(profile, "reads"), "partial"))
-                  ? "# Reads: opens and lookups (stat, access) were seen, but not all of them\n"
-                    "# (a cap, an unnamed call, a run cut short): declared reads are kept.\n"
-                  : "# Reads: every open and lookup (stat, access) of a path was seen.\n"
-            : "# Reads were not observed in every run: filesystem.read is kept as declared.\n";
+/* The comment lines on paths the manifest does not declare: what the
+ * skill only looked up (a person decides) and what it used where
+ * programs keep their secrets (never declared). Frees withheld. */
+static char *unsaid_paths(const struct sg_skill *sk, json_t *profile, json_t *withheld)
+{
     /* what it only looked up: a person decides */
     struct sg_buf looked;
     sg_buf_init(&looked, 16384);
@@ -872,7 +788,111 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
     if (more)
         sg_buf_printf(&looked, "#   and %zu more (skillgate record --json lists them)\n", more);
     json_decref(withheld);
-    cleanup_free char *looks = sg_buf_steal(&looked);
+    return sg_buf_steal(&looked);
+}
+
+char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
+{
+    const struct sg_policy *pol = &sk->policy;
+    struct emit m = {.ok = true};
+    sg_buf_init(&m.b, 1u << 20);
+    yaml_emitter_initialize(&m.e);
+    yaml_emitter_set_output(&m.e, write_handler, &m);
+    /* ASCII only: a bidi override or an invisible character in a description
+     * or a path shows as its escape, in the file and on the terminal */
+    yaml_emitter_set_unicode(&m.e, 0);
+    yaml_emitter_set_width(&m.e, 100);
+    yaml_event_t e;
+    yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING);
+    ev(&m, &e);
+    yaml_document_start_event_initialize(&e, NULL, NULL, NULL, 1);
+    ev(&m, &e);
+    map_start(&m);
+
+    scalar(&m, "skill");
+    map_start(&m);
+    const char *name = sk->name ? sk->name : sk->dirname;
+    scalar(&m, "name"), scalar(&m, name);
+    if (sk->version)
+        scalar(&m, "version"), scalar(&m, sk->version);
+    if (sk->description)
+        scalar(&m, "description"), scalar(&m, sk->description);
+    if (sk->author)
+        scalar(&m, "author"), scalar(&m, sk->author);
+    map_end(&m);
+
+    scalar(&m, "permissions");
+    map_start(&m);
+    emit_network(&m, profile);
+    json_t *withheld = json_array();
+    json_t *writes = write_entries(sk, json_object_get(profile, "writes"), withheld);
+    json_t *reads = read_entries(sk, profile, withheld);
+    if (json_array_size(reads) || json_array_size(writes)) {
+        scalar(&m, "filesystem");
+        map_start(&m);
+        string_list(&m, "read", reads);
+        string_list(&m, "write", writes);
+        map_end(&m);
+    }
+    json_decref(writes);
+    json_decref(reads);
+    if (pol->nenv) {
+        scalar(&m, "env_vars");
+        map_start(&m);
+        scalar(&m, "allow");
+        seq_start(&m, false);
+        for (size_t i = 0; i < pol->nenv; i++)
+            scalar(&m, pol->env[i].name);
+        seq_end(&m);
+        map_end(&m);
+    }
+    if (pol->profile != SG_SECCOMP_DEFAULT) {
+        scalar(&m, "syscalls");
+        map_start(&m);
+        scalar(&m, "profile"), scalar(&m, sg_seccomp_profile_name(pol->profile));
+        map_end(&m);
+    }
+    map_end(&m);
+
+    struct sg_buf why;
+    sg_buf_init(&why, 4096);
+    emit_resources(&m, pol, profile, &why);
+
+    if (pol->entry.command) {
+        scalar(&m, "entrypoint");
+        map_start(&m);
+        scalar(&m, "command"), scalar(&m, pol->entry.command);
+        if (pol->entry.nargs) {
+            scalar(&m, "args");
+            seq_start(&m, true);
+            for (size_t i = 0; i < pol->entry.nargs; i++)
+                scalar(&m, pol->entry.args[i]);
+            seq_end(&m);
+        }
+        map_end(&m);
+    }
+    map_end(&m);
+    yaml_document_end_event_initialize(&e, 1);
+    ev(&m, &e);
+    yaml_stream_end_event_initialize(&e);
+    ev(&m, &e);
+    yaml_emitter_delete(&m.e);
+    cleanup_free char *body = sg_buf_steal(&m.b);
+    cleanup_free char *whys = sg_buf_steal(&why);
+    if (!m.ok) {
+        json_decref(withheld);
+        return NULL;
+    }
+    cleanup_free char *shown = sg_sanitize_str(name, 0);
+    json_int_t runs = json_integer_value(json_object_get(profile, "runs"));
+    const char *seen =
+        reads_observed(profile)
+            ? json_is_true(json_object_get(json_object_get(profile, "reads"), "partial"))
+                  ? "# Reads: opens and lookups (stat, access) were seen, but not all of them\n"
+                    "# (a cap, an unnamed call, a run cut short): declared reads are kept.\n"
+                  : "# Reads: every open and lookup (stat, access) of a path was seen.\n"
+            : "# Reads were not observed in every run: filesystem.read is kept as declared.\n";
+    cleanup_free char *looks = unsaid_paths(sk, profile, withheld);
     return sg_xasprintf(
         "# Written by skillgate record from %lld run%s of %s: only what %s used.\n%s%s"
         "# Environment variables are not observed: they are kept as declared.\n"

@@ -203,50 +203,11 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
 }
 
 /* The profile's rules in a libseccomp context; NULL with *err set. */
-static scmp_filter_ctx build(enum sg_seccomp_profile p, unsigned opts, int *err)
+/* The calls that write (or, recording, look up) a path: each to the
+ * broker when it may write (writes.c, reads.c). */
+static int add_file_rules(scmp_filter_ctx ctx, unsigned opts)
 {
-    unsigned b = prof_bit(p);
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     int r = 0, nr;
-    if (!ctx) {
-        *err = -ENOMEM;
-        return NULL;
-    }
-    /* Any architecture but the native one is killed: no int 0x80 tricks. */
-    seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
-    /* a binary tree over syscall numbers: every call of the skill walks the
-     * filter, so its depth is the overhead (measured in bench/: dd bs=1) */
-    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-    for (size_t i = 0; i < SG_ARRAY_LEN(denied) && r == 0; i++) {
-        if (!(denied[i].profiles & b))
-            continue;
-        nr = seccomp_syscall_resolve_name(denied[i].name);
-        if (nr == __NR_SCMP_ERROR || nr < 0)
-            continue; /* not a call on this architecture */
-        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
-    }
-    /* memory no cgroup would count: the broker decides by the plan. A
-     * SysV message queue holds 16 KiB and a semaphore set up to 32,000
-     * semaphores of kernel memory, and the sandbox's IPC namespace allows
-     * 32,000 of each: as an ordinary user with memory_mb: 64, 3,000 queues
-     * pinned 48 MB and 200 sets 410 MB of unreclaimable slab in a second */
-    static const char *const unaccounted[] = {"memfd_create", "shmget", "msgget", "semget"};
-    for (size_t i = 0; i < SG_ARRAY_LEN(unaccounted) && r == 0; i++) {
-        nr = seccomp_syscall_resolve_name(unaccounted[i]);
-        if (nr != __NR_SCMP_ERROR && nr >= 0)
-            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
-    }
-    for (size_t i = 0; i < SG_ARRAY_LEN(xattr_calls) && r == 0; i++) {
-        nr = seccomp_syscall_resolve_name(xattr_calls[i]);
-        if ((nr == __NR_SCMP_ERROR || nr < 0) && !strcmp(xattr_calls[i], "setxattrat"))
-            nr = SG_NR_SETXATTRAT;
-        if (nr != __NR_SCMP_ERROR && nr >= 0)
-            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
-    }
-    /* every exec goes to the broker: Bash requests (the entrypoint's own is
-     * let through as pre-approved) */
-    for (int k = 0; k < 2 && r == 0; k++)
-        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, k ? SCMP_SYS(execveat) : SCMP_SYS(execve), 0);
     static const unsigned long long intents[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC};
     for (size_t i = 0; i < SG_ARRAY_LEN(write_calls) && r == 0; i++) {
         nr = seccomp_syscall_resolve_name(write_calls[i].name);
@@ -299,27 +260,14 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, unsigned opts, int *err)
                                  SCMP_CMP((unsigned)looks[i].flags_arg, SCMP_CMP_MASKED_EQ,
                                           AT_EMPTY_PATH, 0));
     }
-    for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags) && r == 0; i++)
-        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,
-                             SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i].flag, ns_flags[i].flag));
-    if (r == 0)
-        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    /* raw sockets would bypass the proxy's view (the kernel refuses them
-     * without CAP_NET_RAW anyway): seen and refused */
-    for (int fam = 0; fam < 2 && r == 0; fam++) /* netlink raw sockets are fine */
-        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 2,
-                             SCMP_A0(SCMP_CMP_EQ, fam ? AF_INET6 : AF_INET),
-                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
-    if (r == 0)
-        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
-                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI));
-    if (r == 0)
-        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
-                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCLINUX));
-    for (size_t i = 0; (b & DS) && i < SG_ARRAY_LEN(persona_bits) && r == 0; i++)
-        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(personality), 1,
-                             SCMP_A0(SCMP_CMP_MASKED_EQ, persona_bits[i].bit,
-                                     persona_bits[i].bit));
+    return r;
+}
+
+/* Sockets: the families and types no connect check or nftables sees,
+ * every connect, and the strict profile's own. */
+static int add_socket_rules(scmp_filter_ctx ctx, unsigned b)
+{
+    int r = 0;
     /* Socket families: unix, inet, inet6 and netlink are what a skill's
      * network needs; the rest (vsock to a VM's host, bluetooth, AF_ALG,
      * AF_PACKET, ...) never reach nftables' view, so each is refused and
@@ -354,6 +302,78 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, unsigned opts, int *err)
     if ((b & S) && r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socketpair), 1,
                              SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+    return r;
+}
+
+static scmp_filter_ctx build(enum sg_seccomp_profile p, unsigned opts, int *err)
+{
+    unsigned b = prof_bit(p);
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    int r = 0, nr;
+    if (!ctx) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    /* Any architecture but the native one is killed: no int 0x80 tricks. */
+    seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    /* a binary tree over syscall numbers: every call of the skill walks the
+     * filter, so its depth is the overhead (measured in bench/: dd bs=1) */
+    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+    for (size_t i = 0; i < SG_ARRAY_LEN(denied) && r == 0; i++) {
+        if (!(denied[i].profiles & b))
+            continue;
+        nr = seccomp_syscall_resolve_name(denied[i].name);
+        if (nr == __NR_SCMP_ERROR || nr < 0)
+            continue; /* not a call on this architecture */
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+    }
+    /* memory no cgroup would count: the broker decides by the plan. A
+     * SysV message queue holds 16 KiB and a semaphore set up to 32,000
+     * semaphores of kernel memory, and the sandbox's IPC namespace allows
+     * 32,000 of each: as an ordinary user with memory_mb: 64, 3,000 queues
+     * pinned 48 MB and 200 sets 410 MB of unreclaimable slab in a second */
+    static const char *const unaccounted[] = {"memfd_create", "shmget", "msgget", "semget"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(unaccounted) && r == 0; i++) {
+        nr = seccomp_syscall_resolve_name(unaccounted[i]);
+        if (nr != __NR_SCMP_ERROR && nr >= 0)
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+    }
+    for (size_t i = 0; i < SG_ARRAY_LEN(xattr_calls) && r == 0; i++) {
+        nr = seccomp_syscall_resolve_name(xattr_calls[i]);
+        if ((nr == __NR_SCMP_ERROR || nr < 0) && !strcmp(xattr_calls[i], "setxattrat"))
+            nr = SG_NR_SETXATTRAT;
+        if (nr != __NR_SCMP_ERROR && nr >= 0)
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+    }
+    /* every exec goes to the broker: Bash requests (the entrypoint's own is
+     * let through as pre-approved) */
+    for (int k = 0; k < 2 && r == 0; k++)
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, k ? SCMP_SYS(execveat) : SCMP_SYS(execve), 0);
+    if (r == 0)
+        r = add_file_rules(ctx, opts);
+    for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags) && r == 0; i++)
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i].flag, ns_flags[i].flag));
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    /* raw sockets would bypass the proxy's view (the kernel refuses them
+     * without CAP_NET_RAW anyway): seen and refused */
+    for (int fam = 0; fam < 2 && r == 0; fam++) /* netlink raw sockets are fine */
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 2,
+                             SCMP_A0(SCMP_CMP_EQ, fam ? AF_INET6 : AF_INET),
+                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW));
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
+                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI));
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
+                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCLINUX));
+    for (size_t i = 0; (b & DS) && i < SG_ARRAY_LEN(persona_bits) && r == 0; i++)
+        r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(personality), 1,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, persona_bits[i].bit,
+                                     persona_bits[i].bit));
+    if (r == 0)
+        r = add_socket_rules(ctx, b);
     if (r < 0) {
         seccomp_release(ctx);
         *err = r;
