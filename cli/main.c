@@ -66,7 +66,9 @@ static void usage(FILE *f)
     fprintf(f, "\nOptions:\n  -h, --help      show this help (also: skillgate COMMAND --help)\n"
                "  -V, --version   show the version\n\n"
                "Without a command, skillgate opens the TUI on a terminal and lists the skills\n"
-               "it discovers otherwise.\n");
+               "it discovers otherwise.\n\n"
+               "The manual: man skillgate, and docs/manual/ (installed in\n"
+               "share/doc/skillgate/manual/).\n");
 }
 
 void sg_command_usage(FILE *f, const char *cmd)

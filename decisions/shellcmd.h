@@ -88,7 +88,7 @@ void sg_shell_quote(struct sg_buf *b, const char *w, bool first);
  *    bwrap, proot, chpst, pkexec, ld.so, setarch, tmux, screen, ... (the
  *    opaque list in shellcmd.c).
  * NOT followed (NONE: the limit of a deny by program name, stated in the
- * README): interpreters running code from an argument or a file (python
+ * manual, docs/manual/approvals.md): interpreters running code from an argument or a file (python
  * -c, perl -e, node -e, ruby -e, awk's system(), make, a script the agent
  * wrote, ./a.out); programs that run a command named in an option or in
  * a file they read (tar --to-command / -I, rsync -e, sort

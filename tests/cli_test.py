@@ -174,6 +174,8 @@ def install_puts_the_manual_completions_and_docs_in_place():
                      "share/bash-completion/completions/skillgate",
                      "share/zsh/vendor-completions/_skillgate",
                      "share/doc/skillgate/README.md", "share/doc/skillgate/json.md",
+                     "share/doc/skillgate/manual/README.md",
+                     "share/doc/skillgate/manual/enforcement.md",
                      "share/doc/skillgate/LICENSE", "share/skillgate/themes/default.yaml"):
             assert want in files, (want, sorted(files)[:20])
         prefix = next(os.path.dirname(r) for r, _, fs in os.walk(d)
