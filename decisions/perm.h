@@ -25,67 +25,11 @@
 #include "events.h"
 #include "loop.h"
 #include "policy.h"
-
-/* X(ID, "Name") */
-#define SG_PERM_TOOLS(X) X(BASH, "Bash") X(WRITE, "Write") X(FETCH, "Fetch") X(CONNECT, "Connect")
-enum sg_ptool {
-#define X(id, name) SG_PT_##id,
-    SG_PERM_TOOLS(X)
-#undef X
-};
-enum sg_effect { SG_EFF_DENY, SG_EFF_ASK, SG_EFF_ALLOW };
-enum sg_decision { SG_DEC_DENY, SG_DEC_ALLOW_ONCE, SG_DEC_ALLOW_RUN, SG_DEC_ALLOW_ALWAYS,
-                   SG_DEC_DENY_ALWAYS };
-
-struct sg_prule {
-    enum sg_ptool tool;
-    char *pattern; /* program or command prefix; path glob; host (maybe *.) */
-    bool prefix;   /* Bash(cmd:*) */
-    int port;      /* Fetch: -1 any */
-    enum sg_effect effect;
-    char *text;    /* as written */
-    char *source;  /* "policy.yaml:4", "grant", "this run" */
-    bool any;      /* a bare Bash, Edit, WebFetch: every request of the tool */
-    char *agent;   /* an agent's tool the rule names that is none of the three
-                    * (WebSearch, mcp__server__tool, mcp__server, ...): only
-                    * that agent tool's requests, all of them; with a path
-                    * pattern (Read(~/.ssh/...), Grep(src/...)) those on it */
-    char **words;  /* Bash: the pattern as the shell reads it (one simple command) */
-    size_t nwords;
-};
-
-/* A request. Every field that a decision reads is set with sg_preq_set:
- * what does not fit is never cut to a prefix and matched; the request is
- * marked cut, no rule matches it, and it is asked with no allow offered
- * (a person cannot approve what the prompt cannot show whole). */
-#define SG_PREQ_ARGS_MAX 16384
-struct sg_preq {
-    enum sg_ptool tool;
-    char subject[4096]; /* Bash: resolved program; Write: path; Fetch: name (or literal);
-                         * Connect: the socket's path, symlinks resolved */
-    char args[SG_PREQ_ARGS_MAX + 2]; /* Bash: the arguments as shell words, quoted
-                         * where needed (sg_shell_join): they read back exactly */
-    char cwd[4096];
-    int port;           /* Fetch */
-    char detail[256];   /* what the broker knows beside: "exists (file)", "DNS lookup" */
-    char agent_tool[260];/* an agent's tool, as it named it (hook, check_tool_permission) */
-    char name[4096];    /* Bash: the program as scopes name it: "ls" only when "ls" on the
-                         * sandbox's PATH is this very file, else its whole path */
-    char host[4096];    /* Write: the host file an approval writes ("" when unknown) */
-    bool cut;           /* a field did not fit (see above) */
-    bool unsure;        /* a path two readings (lexical, the kernel's) take to different
-                         * files, or that climbs out of what is not there yet: no rule
-                         * matches it, it is asked (and may be approved: it is shown) */
-};
-/* Copy v into one of q's fields (dst of size n); false, and q->cut set,
- * when it does not fit. */
-bool sg_preq_put(struct sg_preq *q, char *dst, size_t n, const char *v);
-#define SG_PREQ_SET(q, field, v) sg_preq_put((q), (q)->field, sizeof (q)->field, (v))
+#include "rules.h"
 
 enum sg_perm_mode { SG_PERM_DENY_ALL, SG_PERM_PROMPT, SG_PERM_POLICY, SG_PERM_ALLOW_ALL };
 
 typedef void (*sg_perm_cont)(void *ctx, enum sg_decision d);
-
 
 struct sg_perm;
 
@@ -224,30 +168,6 @@ struct sg_loop_source sg_perm_source(struct sg_perm *p);
 size_t sg_perm_waiting(const struct sg_perm *p);
 /* Seconds a prompt waits before it is a deny. */
 int sg_perm_prompt_timeout(const struct sg_perm *p);
-
-/* Rules */
-int sg_prule_parse(const char *text, enum sg_effect eff, const char *source, struct sg_prule *r,
-                   const char **why);
-void sg_prule_free(struct sg_prule *r);
-bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q);
-/* The rule class of an agent's tool named by its first len bytes (Edit is
- * Write, WebFetch is Fetch), or -1 for a tool of none (WebSearch, mcp__). */
-int sg_ptool_of_agent_tool(const char *name, size_t len);
-/* The rule "always" would save for q (caller frees). */
-char *sg_preq_rule(const struct sg_preq *q);
-/* How risky q is, weighed by what it reaches: a Write to a system folder or
- * to where code starts by itself (cron, autostart, shell rc files, SSH
- * keys, git hooks) is high, any other Write medium; Bash is high, and a
- * shell or interpreter runs any code; Fetch is medium. why gets the reason
- * in a few words ("" when there is nothing to add); home is the user's. */
-enum sg_risk_level { SG_RL_LOW, SG_RL_MEDIUM, SG_RL_HIGH };
-enum sg_risk_level sg_preq_risk(const struct sg_preq *q, const char *home, char *why, size_t n);
-/* A shell, an interpreter or a launcher (env, xargs, sudo): a program that
- * runs whatever code it is given. */
-bool sg_program_runs_any_code(const char *path);
-const char *sg_ptool_name(enum sg_ptool t);
-bool sg_decision_allows(enum sg_decision d);
-const char *sg_decision_name(enum sg_decision d);
 
 /* grants.yaml: $XDG_CONFIG_HOME/skillgate/grants.yaml (caller frees). */
 char *sg_grants_path(void);

@@ -2,7 +2,7 @@
  * Fetch(*.example.com:443), Connect(/tmp/tmux-1000/default)), the names of tools and decisions, a policy
  * file's deny/ask/allow lists, and requests' fields set whole or marked
  * cut (sg_preq_put). */
-#include "perm.h"
+#include "rules.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "perm_int.h"
 #include "policy.h"
+#include "shellcmd.h"
 #include "skill.h"
 #include "util.h"
 #include "ynode.h"
