@@ -791,6 +791,47 @@ static char *unsaid_paths(const struct sg_skill *sk, json_t *profile, json_t *wi
     return sg_buf_steal(&looked);
 }
 
+/* permissions: the hosts, paths and environment the skill used, and a
+ * syscall profile other than the default. Returns the paths withheld
+ * (used where secrets live: never declared), the caller's to free. */
+static json_t *emit_permissions(struct emit *m, const struct sg_skill *sk, json_t *profile)
+{
+    const struct sg_policy *pol = &sk->policy;
+    scalar(m, "permissions");
+    map_start(m);
+    emit_network(m, profile);
+    json_t *withheld = json_array();
+    json_t *writes = write_entries(sk, json_object_get(profile, "writes"), withheld);
+    json_t *reads = read_entries(sk, profile, withheld);
+    if (json_array_size(reads) || json_array_size(writes)) {
+        scalar(m, "filesystem");
+        map_start(m);
+        string_list(m, "read", reads);
+        string_list(m, "write", writes);
+        map_end(m);
+    }
+    json_decref(writes);
+    json_decref(reads);
+    if (pol->nenv) {
+        scalar(m, "env_vars");
+        map_start(m);
+        scalar(m, "allow");
+        seq_start(m, false);
+        for (size_t i = 0; i < pol->nenv; i++)
+            scalar(m, pol->env[i].name);
+        seq_end(m);
+        map_end(m);
+    }
+    if (pol->profile != SG_SECCOMP_DEFAULT) {
+        scalar(m, "syscalls");
+        map_start(m);
+        scalar(m, "profile"), scalar(m, sg_seccomp_profile_name(pol->profile));
+        map_end(m);
+    }
+    map_end(m);
+    return withheld;
+}
+
 char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
 {
     const struct sg_policy *pol = &sk->policy;
@@ -821,38 +862,7 @@ char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
         scalar(&m, "author"), scalar(&m, sk->author);
     map_end(&m);
 
-    scalar(&m, "permissions");
-    map_start(&m);
-    emit_network(&m, profile);
-    json_t *withheld = json_array();
-    json_t *writes = write_entries(sk, json_object_get(profile, "writes"), withheld);
-    json_t *reads = read_entries(sk, profile, withheld);
-    if (json_array_size(reads) || json_array_size(writes)) {
-        scalar(&m, "filesystem");
-        map_start(&m);
-        string_list(&m, "read", reads);
-        string_list(&m, "write", writes);
-        map_end(&m);
-    }
-    json_decref(writes);
-    json_decref(reads);
-    if (pol->nenv) {
-        scalar(&m, "env_vars");
-        map_start(&m);
-        scalar(&m, "allow");
-        seq_start(&m, false);
-        for (size_t i = 0; i < pol->nenv; i++)
-            scalar(&m, pol->env[i].name);
-        seq_end(&m);
-        map_end(&m);
-    }
-    if (pol->profile != SG_SECCOMP_DEFAULT) {
-        scalar(&m, "syscalls");
-        map_start(&m);
-        scalar(&m, "profile"), scalar(&m, sg_seccomp_profile_name(pol->profile));
-        map_end(&m);
-    }
-    map_end(&m);
+    json_t *withheld = emit_permissions(&m, sk, profile);
 
     struct sg_buf why;
     sg_buf_init(&why, 4096);

@@ -202,7 +202,6 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
     return n;
 }
 
-/* The profile's rules in a libseccomp context; NULL with *err set. */
 /* The calls that write (or, recording, look up) a path: each to the
  * broker when it may write (writes.c, reads.c). */
 static int add_file_rules(scmp_filter_ctx ctx, unsigned opts)
@@ -305,6 +304,7 @@ static int add_socket_rules(scmp_filter_ctx ctx, unsigned b)
     return r;
 }
 
+/* The profile's rules in a libseccomp context; NULL with *err set. */
 static scmp_filter_ctx build(enum sg_seccomp_profile p, unsigned opts, int *err)
 {
     unsigned b = prof_bit(p);
