@@ -67,6 +67,8 @@ struct pconn {
     struct pdir in, out; /* in: host -> skill; out: skill -> host */
     int64_t started_ms;
     int64_t active_ms; /* when a byte last moved either way */
+    long long uid;     /* the client socket's owner on this machine; -1 unknown */
+    bool foreign;      /* not the person's (nor root's): at most SG_PUB_MAX_FOREIGN */
 };
 
 struct sg_pub {
@@ -79,6 +81,9 @@ struct sg_pub {
     bool helper_failed;
     int sp;          /* to the helper; -1 once it is gone */
     int diag;        /* sock_diag netlink socket of the sandbox's network */
+    int host_diag;   /* and of this machine's: who owns a client socket */
+    uid_t person;    /* the invoking user (sudo's), whose connections come first */
+    int nforeign;    /* forwarded connections of other users */
     uint32_t seq;
     bool hello;
     struct pport ports[SG_PUB_MAX_PORTS];
@@ -296,6 +301,22 @@ int sg_pub_parse_diag(const void *buf, size_t len, uint32_t seq, uint16_t *ports
     return done;
 }
 
+int sg_pub_parse_owner(const void *buf, size_t len, uint32_t seq, uint32_t *uid)
+{
+    const struct nlmsghdr *h = buf;
+    for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+        if (h->nlmsg_seq != seq)
+            continue;
+        if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+            h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
+            return 0; /* NLMSG_ERROR (gone already), or nonsense */
+        const struct inet_diag_msg *m = NLMSG_DATA(h);
+        *uid = m->idiag_uid;
+        return 1;
+    }
+    return 0;
+}
+
 static struct pport *port_find(struct sg_pub *p, uint16_t port)
 {
     for (size_t i = 0; i < p->nports; i++)
@@ -491,6 +512,7 @@ static void conn_close(struct sg_pub *p, int i, const char *why)
     }
     if (c->hfd >= 0)
         close(c->hfd);
+    p->nforeign -= c->foreign;
     free(c);
     p->conns[i] = NULL;
 }
@@ -523,28 +545,116 @@ static int idlest(const struct sg_pub *p, int64_t now)
     return best;
 }
 
+/* The owner of the client socket of a connection the broker accepted on
+ * 127.0.0.1:port from peer: one exact sock_diag lookup on this machine
+ * (the kernel answers within the send). -1 when it cannot say. */
+static long long owner_of(struct sg_pub *p, const struct sockaddr_in *peer, uint16_t port)
+{
+    if (p->host_diag < 0)
+        return -1;
+    while (recv(p->host_diag, p->scan, SCAN_BUF, MSG_DONTWAIT) > 0)
+        ;
+    struct {
+        struct nlmsghdr nlh;
+        struct inet_diag_req_v2 r;
+    } req = {
+        .nlh = {.nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = ++p->seq},
+        .r = {.sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u,
+              .id = {.idiag_sport = peer->sin_port, .idiag_dport = htons(port),
+                     .idiag_src = {peer->sin_addr.s_addr},
+                     .idiag_dst = {htonl(INADDR_LOOPBACK)},
+                     .idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}}},
+    };
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    if (sendto(p->host_diag, &req, sizeof req, MSG_DONTWAIT, (struct sockaddr *)&kernel,
+               sizeof kernel) < 0)
+        return -1;
+    ssize_t got;
+    do
+        got = recv(p->host_diag, p->scan, SCAN_BUF, MSG_DONTWAIT);
+    while (got < 0 && errno == EINTR);
+    uint32_t uid;
+    return got > 0 && sg_pub_parse_owner(p->scan, (size_t)got, p->seq, &uid) ? (long long)uid : -1;
+}
+
+/* Of the forwarded connections of other users, the one that moved no byte
+ * for longest (past its idle limit, when idle is true); -1 when none is. */
+static int idlest_foreign(const struct sg_pub *p, int64_t now, bool idle)
+{
+    int best = -1;
+    for (int i = 0; i < SG_PUB_MAX_CONNS; i++) {
+        const struct pconn *c = p->conns[i];
+        if (!c || !c->foreign || c->ifd < 0 || (idle && now - c->active_ms < idle_after(c)))
+            continue;
+        if (best < 0 || c->active_ms < p->conns[best]->active_ms)
+            best = i;
+    }
+    return best;
+}
+
+/* A connection the broker will not forward: reset at once (the client
+ * sees "refused"), and said. */
+static void turn_away(struct sg_pub *p, int fd, const char *peer, uint16_t port, long long uid,
+                      const char *why)
+{
+    struct linger l = {1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    close(fd);
+    sg_bus_emit(p->bus, SG_EV_INBOUND,
+                json_pack("{s:s, s:i, s:b, s:s, s:I}", "peer", peer, "port", port, "forwarded", 0,
+                          "error", why, "uid", (json_int_t)uid),
+                "inbound %s to published port %u: not forwarded (%s)", peer, port, why);
+}
+
+/* The slot a new connection gets, closing one for it at the cap: a
+ * connection of the person (or root) takes the place of another user's at
+ * once, else of one of its own past its idle limit; another user's, only
+ * of another user's past its limit. -1: none. */
+static int place_for(struct sg_pub *p, bool foreign)
+{
+    for (int i = 0; i < SG_PUB_MAX_CONNS; i++)
+        if (!p->conns[i])
+            return i;
+    int64_t now = now_ms();
+    int v = idlest_foreign(p, now, foreign);
+    if (v >= 0) {
+        conn_close(p, v, foreign ? "idle: a waiting connection took its place"
+                                 : "another user's: the person's connection took its place");
+        return v;
+    }
+    if (foreign || (v = idlest(p, now)) < 0)
+        return -1;
+    conn_close(p, v, "idle: a waiting connection took its place");
+    return v;
+}
+
 static void helper_broken(struct sg_pub *p, const char *why);
 
 static void accept_one(struct sg_pub *p, struct pport *pp)
 {
-    int slot = -1, gives_way = -1;
-    for (int i = 0; i < SG_PUB_MAX_CONNS && slot < 0; i++)
-        if (!p->conns[i])
-            slot = i;
-    /* at the cap: an idle one gives way (connections that never send must
-     * not lock the page out), else it waits in the backlog */
-    if (slot < 0 && (gives_way = idlest(p, now_ms())) < 0)
-        return;
     struct sockaddr_in peer;
     socklen_t pl = sizeof peer;
     int fd = accept4(pp->lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0)
-        return; /* nobody waits after all: nothing is closed */
-    if (slot < 0) {
-        conn_close(p, gives_way, "idle: a waiting connection took its place");
-        slot = gives_way;
-    }
+        return;
     uint16_t port = pp->port;
+    char who[INET_ADDRSTRLEN + 8], a[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &peer.sin_addr, a, sizeof a);
+    snprintf(who, sizeof who, "%s:%u", a, ntohs(peer.sin_port));
+    /* any user of this machine reaches 127.0.0.1: other users' connections
+     * (or ones whose owner cannot be told) get a share, never the person's */
+    long long uid = owner_of(p, &peer, port);
+    bool foreign = uid < 0 || ((uid_t)uid != p->person && uid != 0);
+    if (foreign && p->nforeign >= SG_PUB_MAX_FOREIGN) {
+        turn_away(p, fd, who, port, uid, "other users hold their share of connections");
+        return;
+    }
+    int slot = place_for(p, foreign);
+    if (slot < 0) {
+        turn_away(p, fd, who, port, uid, "every connection is busy");
+        return;
+    }
     if (p->sp < 0 && !p->helper_failed) {
         int r = start_helper(p);
         if (r < 0) {
@@ -564,9 +674,10 @@ static void accept_one(struct sg_pub *p, struct pport *pp)
     c->hfd = fd;
     c->ifd = -1;
     c->started_ms = c->active_ms = now_ms();
-    char a[INET_ADDRSTRLEN] = "?";
-    inet_ntop(AF_INET, &peer.sin_addr, a, sizeof a);
-    snprintf(c->peer, sizeof c->peer, "%s:%u", a, ntohs(peer.sin_port));
+    c->uid = uid;
+    c->foreign = foreign;
+    p->nforeign += foreign;
+    snprintf(c->peer, sizeof c->peer, "%s", who);
     p->conns[slot] = c;
     p->fifo[(p->fifo_head + p->fifo_n++) % SG_PUB_MAX_CONNS] = c->serial;
 }
@@ -634,8 +745,9 @@ static void on_reply(struct sg_pub *p)
     }
     bool ok = !r.err && nf;
     sg_bus_emit(p->bus, SG_EV_INBOUND,
-                json_pack("{s:s, s:i, s:b, s:s}", "peer", c->peer, "port", c->port, "forwarded",
-                          ok, "error", ok ? "" : strerror(r.err ? (int)r.err : EPROTO)),
+                json_pack("{s:s, s:i, s:b, s:s, s:I}", "peer", c->peer, "port", c->port,
+                          "forwarded", ok, "error", ok ? "" : strerror(r.err ? (int)r.err : EPROTO),
+                          "uid", (json_int_t)c->uid),
                 ok ? "inbound %s to published port %u: forwarded to the skill"
                    : "inbound %s to published port %u: nothing answers in the sandbox (%s)",
                 c->peer, c->port, strerror(r.err ? (int)r.err : EPROTO));
@@ -715,6 +827,8 @@ struct sg_pub *sg_pub_new(const struct sg_plan *plan, struct sg_event_bus *bus,
                          .diag = diag, .next_scan_ms = diag >= 0 ? now_ms() : -1};
     p->scan = sg_xmalloc(SCAN_BUF);
     p->pidfd = pidfd;
+    p->host_diag = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    p->person = sg_invoking_uid();
     /* the helper is forked when a connection first needs it */
     for (size_t i = 0; i < plan->nlisten; i++) {
         struct pport *pp = port_add(p, plan->listen[i], true);
@@ -740,7 +854,9 @@ size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max)
     } while (0)
     if (p->sp >= 0)
         PUT(p->sp, POLLIN, 1, 0);
-    bool room = live < SG_PUB_MAX_CONNS || idlest(p, now_ms()) >= 0;
+    /* at the cap, a waiting connection is accepted when one could give way:
+     * an idle one, or another user's (to the person's) */
+    bool room = live < SG_PUB_MAX_CONNS || p->nforeign || idlest(p, now_ms()) >= 0;
     for (size_t i = 0; i < p->nports && room; i++)
         if (p->ports[i].lfd >= 0)
             PUT(p->ports[i].lfd, POLLIN, 0, (int)i);
@@ -825,6 +941,8 @@ void sg_pub_free(struct sg_pub *p)
             close(p->ports[i].lfd);
     if (p->diag >= 0)
         close(p->diag);
+    if (p->host_diag >= 0)
+        close(p->host_diag);
     stop_helper(p);
     free(p->scan);
     free(p);

@@ -21,13 +21,19 @@
  * itself is never refused: inside the sandbox it reaches nothing, and a
  * skill that serves and drives its own page (webapp-testing) keeps working.
  *
+ * Any user of the machine reaches 127.0.0.1: each accepted connection's
+ * client socket is looked up on this machine (one exact sock_diag query)
+ * for its owner; connections of other users (or of an owner that cannot be
+ * told) get SG_PUB_MAX_FOREIGN places at most, the rest are reset, and the
+ * person's (or root's) take another user's place at the cap at once.
+ *
  * Bounded: at most SG_PUB_MAX_CONNS connections at once (the rest wait in
  * the listen backlog; at the cap, one that moved no byte for SG_PUB_IDLE_MS,
  * or SG_PUB_IDLE_SENT_MS once its client sent something, is closed for a
  * waiting one, the longest past its limit first, so that connections that
  * never send cannot lock the page out and a request waiting for a slow
  * answer is not handed to them), SG_PUB_MAX_PORTS published ports, 16 KiB in flight
- * per direction; every connection is an inbound event (peer, port) and a
+ * per direction; every connection is an inbound event (peer, port, uid) and a
  * network_connection_closed event (bytes, duration). sg_pub_free closes
  * every listener and kills the helper: nothing listens after the run. */
 #ifndef SG_PUBLISH_H
@@ -45,6 +51,7 @@
 #define SG_PUB_SCAN_MS 250
 #define SG_PUB_IDLE_MS 1000
 #define SG_PUB_IDLE_SENT_MS 10000
+#define SG_PUB_MAX_FOREIGN 8
 #define SG_PUB_BUF (16 * 1024)
 
 struct sg_pub;
@@ -65,6 +72,9 @@ void sg_pub_free(struct sg_pub *p);
 /* Add the listening ports of one recv of a sock_diag dump (messages of
  * sequence seq) to ports[*n] (at most max, each once). 1 when the dump
  * ended (NLMSG_DONE or an error), else 0. For tests. */
+/* The owner uid of the socket one exact sock_diag lookup (sequence seq)
+ * answered in buf: 1, or 0 when it found none. For tests. */
+int sg_pub_parse_owner(const void *buf, size_t len, uint32_t seq, uint32_t *uid);
 int sg_pub_parse_diag(const void *buf, size_t len, uint32_t seq, uint16_t *ports, size_t max,
                       size_t *n);
 

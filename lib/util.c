@@ -258,6 +258,16 @@ int sg_list_dir_fd(int fd, int what, size_t max, char ***names, size_t *n)
     return 0;
 }
 
+uid_t sg_invoking_uid(void)
+{
+    uid_t uid = getuid();
+    const char *sudo_uid = secure_getenv("SUDO_UID");
+    long long v;
+    if (uid == 0 && sudo_uid && sg_parse_ll(sudo_uid, 1, INT32_MAX, &v) == 0)
+        uid = (uid_t)v;
+    return uid;
+}
+
 const char *sg_invoking_home(void)
 {
     static char *home;
@@ -265,12 +275,8 @@ const char *sg_invoking_home(void)
     if (done)
         return home;
     done = true;
-    uid_t uid = getuid();
-    const char *sudo_uid = secure_getenv("SUDO_UID");
-    long long v;
-    bool via_sudo = uid == 0 && sudo_uid && sg_parse_ll(sudo_uid, 1, INT32_MAX, &v) == 0;
-    if (via_sudo)
-        uid = (uid_t)v;
+    uid_t uid = sg_invoking_uid();
+    bool via_sudo = uid != getuid();
     /* $HOME is the user's word about their own home: honoured when it is an
      * absolute folder they own (never under sudo, where it may be either). */
     const char *env = via_sudo ? NULL : secure_getenv("HOME");

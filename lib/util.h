@@ -131,4 +131,6 @@ void sg_close_all_but(const int *keep, size_t n);
  * absolute folder that user owns, else the password database's; under sudo,
  * always the sudo user's from the database. Cached. */
 const char *sg_invoking_home(void);
+/* The person's uid: the sudo user's under sudo (SUDO_UID), else getuid(). */
+uid_t sg_invoking_uid(void);
 #endif

@@ -15,17 +15,6 @@
 #include "config.h"
 #include "util.h"
 
-/* The uid whose home sg_invoking_home names: the sudo user's under sudo. */
-static uid_t invoking_uid(void)
-{
-    uid_t uid = getuid();
-    const char *sudo_uid = secure_getenv("SUDO_UID");
-    long long v;
-    if (uid == 0 && sudo_uid && sg_parse_ll(sudo_uid, 1, INT32_MAX, &v) == 0)
-        uid = (uid_t)v;
-    return uid;
-}
-
 /* "/" or a folder of the trees every sandbox shows read-only: nothing an
  * account keeps there is hidden from a skill to begin with. */
 static bool placeholder(const char *real)
@@ -63,7 +52,7 @@ void sg_homes_get(struct sg_homes *hs)
     memset(hs, 0, sizeof *hs);
     size_t cap = 0;
     add_home(hs, &cap, sg_invoking_home(), true);
-    uid_t me = invoking_uid();
+    uid_t me = sg_invoking_uid();
     setpwent();
     for (size_t i = 0; i < SG_HOMES_MAX; i++) {
         errno = 0;

@@ -325,7 +325,7 @@ def idle_connections_of_another_user_do_not_lock_the_page_out(m, base):
     not keep the person's own request from an answer within 3 s: the
     broker's 32 slots need an idle limit (or a per-peer share)."""
     port = free_port()
-    d = h.make_skill(base, f"slow-{m.name}", SERVER % (port, 14),
+    d = h.make_skill(base, f"slow-{m.name}", SERVER % (port, 8),
                      yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
     proc = start_run(m, "run", "--json", "--prompt", "deny", d)
     held = []
@@ -392,6 +392,116 @@ def a_request_in_flight_outlasts_connections_that_never_sent(m, base):
     gave_way = [e for e in events(p) if e["kind"] == "network_connection_closed"
                 and e["data"].get("reason", "").startswith("idle")]
     assert gave_way and all(e["data"]["bytes_down"] == 0 for e in gave_way), gave_way
+
+
+LINESERVER = """
+    import selectors, socket, time
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", %d))
+    s.listen(128)
+    s.setblocking(False)
+    sel = selectors.DefaultSelector()  # one thread: the sandbox caps tasks
+    sel.register(s, selectors.EVENT_READ)
+    bufs = {}
+    end = time.time() + %d
+    while time.time() < end:
+        for key, _ in sel.select(0.5):
+            if key.fileobj is s:
+                try:
+                    a, _ = s.accept()
+                except OSError:
+                    continue
+                a.setblocking(False)
+                bufs[a] = b""
+                sel.register(a, selectors.EVENT_READ)
+                continue
+            a = key.fileobj
+            try:
+                d = a.recv(100)
+            except OSError:
+                d = b""
+            bufs[a] += d
+            if d and b"\\n" not in bufs[a]:
+                continue  # a request head not finished: wait, as http.server does
+            try:
+                if d:
+                    a.sendall(b"PONG:" + bufs[a])
+            except OSError:
+                pass
+            sel.unregister(a)
+            del bufs[a]
+            a.close()
+    print("server done", flush=True)
+    """
+
+# Another user of this machine: 40 connections, one byte each at once and
+# then one every half second (never a whole request line), for a while.
+TRICKLER = """
+import socket, sys, time
+port, seconds = int(sys.argv[1]), float(sys.argv[2])
+held = []
+for _ in range(40):
+    try:
+        c = socket.create_connection(("127.0.0.1", port), timeout=1)
+        c.sendall(b"x")
+        held.append(c)
+    except OSError:
+        pass
+print("READY", len(held), flush=True)
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    time.sleep(0.5)
+    alive = 0
+    for c in held:
+        try:
+            c.sendall(b"x")
+            alive += 1
+        except OSError:
+            pass
+print("ALIVE", alive, flush=True)
+"""
+
+
+@test()
+def another_users_trickling_connections_do_not_lock_the_page_out(m, base):
+    """Any user of this machine reaches 127.0.0.1:P. Forty connections of
+    another uid that each send a byte every half second are never idle, so
+    no idle rule frees a place from them: the broker asks the kernel who
+    owns each client socket, gives other users a share of 8, turns the rest
+    away, and the person's request is answered at once."""
+    if os.geteuid() != 0:
+        raise h.Skip("needs root to connect as another uid")
+    port = free_port()
+    d = h.make_skill(base, f"trickle-{m.name}", LINESERVER % (port, 10),
+                     yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    answer = None
+    try:
+        end = time.monotonic() + 10
+        while ask(port, b"ready\n", 1) != b"PONG:ready\n":
+            assert time.monotonic() < end and proc.poll() is None, "never published"
+            time.sleep(0.2)
+        other = subprocess.Popen(["/usr/bin/python3", "-c", TRICKLER, str(port), "4"], cwd="/",
+                                 stdout=subprocess.PIPE, text=True,
+                                 preexec_fn=lambda: (os.setgid(4242), os.setuid(4242)))
+        ready = other.stdout.readline().split()  # all 40 connected (or turned away)
+        time.sleep(0.5)
+        answer = ask(port, b"person\n", 3)
+        out, _ = other.communicate(timeout=20)
+    finally:
+        p = finish_run(proc)
+    assert p.returncode == 0, p.returncode
+    assert answer == b"PONG:person\n", \
+        f"BREAK: another user's trickling connections locked the page out (got {answer!r})"
+    evs = events(p)
+    theirs = [e for e in evs if e["kind"] == "inbound" and e["data"].get("uid") == 4242]
+    forwarded = [e for e in theirs if e["data"]["forwarded"]]
+    turned = [e for e in theirs if not e["data"]["forwarded"]]
+    assert len(forwarded) <= 8 and turned, (len(forwarded), len(turned))
+    assert all("share" in e["data"]["error"] for e in turned), turned[:2]
+    assert ready == ["READY", "40"], ready
+    assert out.split() == ["ALIVE", str(len(forwarded))], (out, len(forwarded))
 
 
 @test()

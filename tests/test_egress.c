@@ -518,6 +518,25 @@ static void published_ports_come_from_sock_diag(void **st)
     assert_int_equal(n, 0);
 }
 
+/* Who owns a client socket: the one answer of an exact lookup, of this
+ * lookup (seq), or nothing (an error: the socket is gone already). */
+static void a_client_sockets_owner_comes_from_sock_diag(void **st)
+{
+    (void)st;
+    uint8_t buf[4096];
+    size_t len = diag_msg(buf, 3, SOCK_DIAG_BY_FAMILY, 40000, 1); /* an older lookup's */
+    size_t at = len;
+    len += diag_msg(buf + len, 4, SOCK_DIAG_BY_FAMILY, 40001, 1);
+    ((struct inet_diag_msg *)NLMSG_DATA((struct nlmsghdr *)(buf + at)))->idiag_uid = 4242;
+    uint32_t uid = 0;
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &uid), 1);
+    assert_int_equal(uid, 4242);
+    assert_int_equal(sg_pub_parse_owner(buf, len, 5, &uid), 0); /* none of this lookup */
+    len = diag_msg(buf, 4, NLMSG_ERROR, 0, 0);
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &uid), 0);
+    assert_int_equal(sg_pub_parse_owner(buf, 7, 4, &uid), 0); /* a cut message */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +551,7 @@ int main(void)
         cmocka_unit_test(allowlist_matching),
         cmocka_unit_test(dns_ptr_and_loopback_reverse),
         cmocka_unit_test(published_ports_come_from_sock_diag),
+        cmocka_unit_test(a_client_sockets_owner_comes_from_sock_diag),
     };
     return cmocka_run_group_tests_name("egress", tests, NULL, NULL);
 }
