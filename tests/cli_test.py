@@ -178,6 +178,10 @@ def install_puts_the_manual_completions_and_docs_in_place():
                      "share/doc/skillgate/manual/enforcement.md",
                      "share/doc/skillgate/LICENSE", "share/skillgate/themes/default.yaml"):
             assert want in files, (want, sorted(files)[:20])
+        chapters = sorted(os.listdir(os.path.join(SRC, "docs", "manual")))
+        assert len(chapters) > 5, chapters
+        for chapter in chapters:
+            assert "share/doc/skillgate/manual/" + chapter in files, chapter
         prefix = next(os.path.dirname(r) for r, _, fs in os.walk(d)
                       if r.endswith("/bin") and "skillgate" in fs)
         man = open(os.path.join(prefix, "share/man/man1/skillgate.1")).read()
