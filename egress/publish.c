@@ -84,6 +84,7 @@ struct sg_pub {
     int host_diag;   /* and of this machine's: who owns a client socket */
     uid_t person;    /* the invoking user (sudo's), whose connections come first */
     int nforeign;    /* forwarded connections of other users */
+    bool listening;  /* the last sg_pub_pollfds asked for the listeners */
     uint32_t seq;
     bool hello;
     struct pport ports[SG_PUB_MAX_PORTS];
@@ -857,6 +858,7 @@ size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max)
     /* at the cap, a waiting connection is accepted when one could give way:
      * an idle one, or another user's (to the person's) */
     bool room = live < SG_PUB_MAX_CONNS || p->nforeign || idlest(p, now_ms()) >= 0;
+    p->listening = room;
     for (size_t i = 0; i < p->nports && room; i++)
         if (p->ports[i].lfd >= 0)
             PUT(p->ports[i].lfd, POLLIN, 0, (int)i);
@@ -880,28 +882,22 @@ size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max)
 
 void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n)
 {
-    for (size_t k = 0; k < n && k < p->ntags; k++) {
-        if (!pfds[k].revents)
-            continue;
-        int idx = p->tags[k].idx;
-        switch (p->tags[k].kind) {
-        case 0:
-            if ((size_t)idx < p->nports && p->ports[idx].lfd >= 0)
+    /* connections first: bytes that arrived in this round count before a
+     * waiting connection looks for an idle one to take the place of */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < n && k < p->ntags; k++) {
+            int kind = p->tags[k].kind, idx = p->tags[k].idx;
+            if (!pfds[k].revents || (pass == 0) != (kind >= 2))
+                continue;
+            if (kind == 0 && (size_t)idx < p->nports && p->ports[idx].lfd >= 0)
                 accept_one(p, &p->ports[idx]);
-            break;
-        case 1:
-            if (p->sp >= 0) {
-                if (p->hello)
-                    on_reply(p);
-                else
-                    on_hello(p);
-            }
-            break;
-        default:
-            relay(p, idx);
-            break;
+            else if (kind == 1 && p->sp >= 0 && p->hello)
+                on_reply(p);
+            else if (kind == 1 && p->sp >= 0)
+                on_hello(p);
+            else if (kind >= 2)
+                relay(p, idx);
         }
-    }
     if (p->next_scan_ms >= 0 && now_ms() >= p->next_scan_ms) {
         scan(p);
         p->next_scan_ms = now_ms() + SG_PUB_SCAN_MS;
@@ -916,7 +912,7 @@ int sg_pub_timeout(const struct sg_pub *p)
     int64_t first = INT64_MAX;
     for (int i = 0; i < SG_PUB_MAX_CONNS; i++) {
         const struct pconn *c = p->conns[i];
-        if (!c || (c->ifd >= 0 && c->active_ms + idle_after(c) <= now)) {
+        if (!c || (p->listening && c->ifd >= 0 && c->active_ms + idle_after(c) <= now)) {
             first = INT64_MAX; /* room, or one is idle: the listener is polled */
             break;
         }
