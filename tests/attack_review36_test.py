@@ -62,17 +62,22 @@ def a_planted_sort_on_the_sandbox_path_is_not_quiet(m, base):
 
 @test(modes=("root",))
 def a_declared_privileged_port_is_not_published_by_root(m, base):
-    """listen: [81] (below 1024, free here) under a root broker: the host's
-    127.0.0.1:81 must not be opened for the skill."""
+    """listen: [P] (P below 1024, free here: the first of 81-199) under a
+    root broker: the host's 127.0.0.1:P must not be opened for the skill."""
     import socket
     import time
-    probe = socket.socket()
-    try:
-        probe.bind(("127.0.0.1", 81))
-    except OSError:
-        raise h.Skip("127.0.0.1:81 is in use here")
-    finally:
-        probe.close()
+    port = None
+    for cand in range(81, 200):  # another run of this suite may hold one
+        probe = socket.socket()
+        try:
+            probe.bind(("127.0.0.1", cand))
+            port = cand
+            break
+        except OSError:
+            pass
+        finally:
+            probe.close()
+    assert port, "no free port in 81-199 on 127.0.0.1"
     name = f"r36p-{m.name}"
     d = os.path.join(base, name)
     os.makedirs(d)
@@ -80,7 +85,7 @@ def a_declared_privileged_port_is_not_published_by_root(m, base):
         f.write(f"---\nname: {name}\ndescription: review36 port\n---\nx\n")
     with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
         f.write(f"skill:\n  name: {name}\n  description: t\npermissions:\n  network:\n"
-                "    listen: [81]\nentrypoint:\n  command: python3\n  args: [main.py]\n")
+                f"    listen: [{port}]\nentrypoint:\n  command: python3\n  args: [main.py]\n")
     with open(os.path.join(d, "main.py"), "w") as f:
         f.write("import time\ntime.sleep(3)\n")
     for root, dirs, files in os.walk(d):
@@ -98,7 +103,7 @@ def a_declared_privileged_port_is_not_published_by_root(m, base):
             c = socket.socket()
             c.settimeout(0.5)
             try:
-                c.connect(("127.0.0.1", 81))
+                c.connect(("127.0.0.1", port))
                 opened = True
                 break
             except OSError:
@@ -107,7 +112,7 @@ def a_declared_privileged_port_is_not_published_by_root(m, base):
                 c.close()
     finally:
         out, _ = proc.communicate(timeout=30)
-    assert not opened, "BREAK: a root broker opened 127.0.0.1:81 for the skill: " + out.decode()
+    assert not opened, f"BREAK: a root broker opened 127.0.0.1:{port} for the skill: " + out.decode()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ just every program; a program that fails outside its cases (a crash, an ASan
 report at exit) counts as one more failure. The last line is
 "N passed, N failed" (", N skipped" when some were skipped), as CI expects;
 each skip is listed right above it with its reason.
+Above the counts, each suite's time in each build (seconds), so that a
+suite that grows slow shows.
 Exit status 1 when anything failed or a build ran no test at all.
 """
 import json
@@ -57,7 +59,30 @@ def count(build):
     return passed, failed, skipped, failures, skips
 
 
+def times(builds):
+    """Each suite's seconds in each build, as a table."""
+    t = {}
+    for b in builds:
+        path = os.path.join(b, "meson-logs", "testlog.json")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    name = r["name"].split(":", 1)[-1].strip()
+                    t.setdefault(name, {})[b] = r.get("duration", 0.0)
+    w = max([len(n) for n in t] + [5])
+    print(f"{'suite':<{w}}" + "".join(f" {b:>11}" for b in builds))
+    for name in sorted(t, key=lambda n: -max(t[n].values())):
+        print(f"{name:<{w}}" + "".join(
+            f" {t[name][b]:>10.1f}s" if b in t[name] else f" {'-':>11}" for b in builds))
+    print(f"{'total':<{w}}" + "".join(
+        f" {sum(v.get(b, 0) for v in t.values()):>10.1f}s" for b in builds))
+
+
 def main(builds):
+    times(builds)
     tp = tf = ts = 0
     allfail, allskip = [], []
     for b in builds:
