@@ -149,7 +149,7 @@ def a_broad_fetch_rule_does_not_publish_an_undeclared_port(m, base):
     WebFetch as Claude Code settings write it, or domain:127.0.0.1) is no
     word about inbound: under --prompt deny an undeclared listener must not
     be published on the host's loopback by it. Only an exact
-    Fetch(127.0.0.1:PORT) (the README's documented form) should."""
+    Fetch(127.0.0.1:PORT) (the manual's documented form) should."""
     broke = []
     for rule in ("Fetch", "WebFetch", "Fetch(domain:127.0.0.1)"):
         port = free_port()

@@ -260,7 +260,7 @@ def ld_preload_runs_the_skills_own_native_code_inside_sort(m, base):
     assert [x for x in dec if x[0].startswith("Bash(/tmp/mine") and x[1] == "deny"], dec
     sort = [x for x in dec if x[0].startswith("Bash(/usr/bin/sort")]
     assert sort and sort[0][2] == QUIET, dec
-    # a known limit (README, quiet programs): the skill's own native code runs
+    # a known limit (the manual, quiet programs): the skill's own native code runs
     # in a quiet program it loads it into, as it could in its own process
     assert "sort 0 OWN-CODE-RAN" in p.out, p.out + p.err
 

@@ -386,7 +386,7 @@ def a_virtual_environment_is_used_read_only(m, base):
 
 @test()
 def the_pdf_forms_example_fills_a_copy_you_approve(m, base):
-    """The example shaped like Anthropic's pdf skill, as the README's tour
+    """The example shaped like Anthropic's pdf skill, as the manual's tour
     runs it: inspect a PDF in your folder, write a filled copy under a rule
     that allows that folder (pypdf, from Debian, as real scripts import it),
     and the copy reads back with its new title; under --prompt deny the
