@@ -85,6 +85,8 @@ struct sg_pub {
     uid_t person;    /* the invoking user (sudo's), whose connections come first */
     int nforeign;    /* forwarded connections of other users */
     bool listening;  /* the last sg_pub_pollfds asked for the listeners */
+    uint64_t turned; /* connections turned away and not yet said */
+    int64_t turned_said_ms;
     uint32_t seq;
     bool hello;
     struct pport ports[SG_PUB_MAX_PORTS];
@@ -312,6 +314,12 @@ int sg_pub_parse_owner(const void *buf, size_t len, uint32_t seq, uint32_t *uid)
             h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
             return 0; /* NLMSG_ERROR (gone already), or nonsense */
         const struct inet_diag_msg *m = NLMSG_DATA(h);
+        /* a socket no process holds any more (closed before the accept:
+         * TIME_WAIT, FIN_WAIT2, an orphan) is said to be uid 0 with no
+         * inode: its owner cannot be told */
+        if (!m->idiag_inode || m->idiag_state == 6 /* TIME_WAIT */ ||
+            m->idiag_state == 12 /* NEW_SYN_RECV */)
+            return 0;
         *uid = m->idiag_uid;
         return 1;
     }
@@ -595,17 +603,27 @@ static int idlest_foreign(const struct sg_pub *p, int64_t now, bool idle)
 }
 
 /* A connection the broker will not forward: reset at once (the client
- * sees "refused"), and said. */
+ * sees "refused"), and said: at most one event a second, with how many
+ * were turned away since the last (another user could otherwise fill the
+ * run's trace with them). */
 static void turn_away(struct sg_pub *p, int fd, const char *peer, uint16_t port, long long uid,
                       const char *why)
 {
     struct linger l = {1, 0};
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
     close(fd);
+    p->turned++;
+    int64_t now = now_ms();
+    if (p->turned_said_ms && now - p->turned_said_ms < 1000)
+        return;
+    p->turned_said_ms = now;
     sg_bus_emit(p->bus, SG_EV_INBOUND,
-                json_pack("{s:s, s:i, s:b, s:s, s:I}", "peer", peer, "port", port, "forwarded", 0,
-                          "error", why, "uid", (json_int_t)uid),
-                "inbound %s to published port %u: not forwarded (%s)", peer, port, why);
+                json_pack("{s:s, s:i, s:b, s:s, s:I, s:I}", "peer", peer, "port", port,
+                          "forwarded", 0, "error", why, "uid", (json_int_t)uid, "turned_away",
+                          (json_int_t)p->turned),
+                "inbound %s to published port %u: not forwarded (%s); %llu turned away "
+                "since the last such event", peer, port, why, (unsigned long long)p->turned);
+    p->turned = 0;
 }
 
 /* The slot a new connection gets, closing one for it at the cap: a
@@ -651,11 +669,6 @@ static void accept_one(struct sg_pub *p, struct pport *pp)
         turn_away(p, fd, who, port, uid, "other users hold their share of connections");
         return;
     }
-    int slot = place_for(p, foreign);
-    if (slot < 0) {
-        turn_away(p, fd, who, port, uid, "every connection is busy");
-        return;
-    }
     if (p->sp < 0 && !p->helper_failed) {
         int r = start_helper(p);
         if (r < 0) {
@@ -664,8 +677,16 @@ static void accept_one(struct sg_pub *p, struct pport *pp)
             return;
         }
     }
-    if (p->sp < 0 || p->fifo_n >= SG_PUB_MAX_CONNS ||
-        send(p->sp, &port, sizeof port, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof port) {
+    if (p->sp < 0 || p->fifo_n >= SG_PUB_MAX_CONNS) {
+        close(fd);
+        return;
+    }
+    int slot = place_for(p, foreign); /* may close one for it: only now */
+    if (slot < 0) {
+        turn_away(p, fd, who, port, uid, "every connection is busy");
+        return;
+    }
+    if (send(p->sp, &port, sizeof port, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof port) {
         close(fd);
         return;
     }
@@ -689,6 +710,13 @@ static void helper_broken(struct sg_pub *p, const char *why)
 {
     stop_helper(p);
     p->helper_failed = true;
+    for (int i = 0; i < SG_PUB_MAX_CONNS; i++)
+        if (p->conns[i] && p->conns[i]->ifd < 0) {
+            struct linger l = {1, 0}; /* never to be forwarded: "refused" at once */
+            setsockopt(p->conns[i]->hfd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+            conn_close(p, i, "");
+        }
+    p->fifo_n = 0;
     for (size_t i = 0; i < p->nports; i++)
         if (p->ports[i].st == PP_PUBLISHED) {
             char reason[200];
@@ -857,7 +885,8 @@ size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max)
         PUT(p->sp, POLLIN, 1, 0);
     /* at the cap, a waiting connection is accepted when one could give way:
      * an idle one, or another user's (to the person's) */
-    bool room = live < SG_PUB_MAX_CONNS || p->nforeign || idlest(p, now_ms()) >= 0;
+    bool room = live < SG_PUB_MAX_CONNS || idlest_foreign(p, 0, false) >= 0 ||
+                idlest(p, now_ms()) >= 0;
     p->listening = room;
     for (size_t i = 0; i < p->nports && room; i++)
         if (p->ports[i].lfd >= 0)
@@ -932,6 +961,13 @@ void sg_pub_free(struct sg_pub *p)
         return;
     for (int i = 0; i < SG_PUB_MAX_CONNS; i++)
         conn_close(p, i, "the run ended");
+    if (p->turned)
+        sg_bus_emit(p->bus, SG_EV_INBOUND,
+                    json_pack("{s:s, s:i, s:b, s:s, s:I, s:I}", "peer", "", "port", 0,
+                              "forwarded", 0, "error", "turned away", "uid", (json_int_t)-1,
+                              "turned_away", (json_int_t)p->turned),
+                    "%llu more inbound connections turned away before the run ended",
+                    (unsigned long long)p->turned);
     for (size_t i = 0; i < p->nports; i++)
         if (p->ports[i].lfd >= 0)
             close(p->ports[i].lfd);

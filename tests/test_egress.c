@@ -527,11 +527,20 @@ static void a_client_sockets_owner_comes_from_sock_diag(void **st)
     size_t len = diag_msg(buf, 3, SOCK_DIAG_BY_FAMILY, 40000, 1); /* an older lookup's */
     size_t at = len;
     len += diag_msg(buf + len, 4, SOCK_DIAG_BY_FAMILY, 40001, 1);
-    ((struct inet_diag_msg *)NLMSG_DATA((struct nlmsghdr *)(buf + at)))->idiag_uid = 4242;
+    struct inet_diag_msg *m = NLMSG_DATA((struct nlmsghdr *)(buf + at));
+    m->idiag_uid = 4242;
+    m->idiag_inode = 77;
     uint32_t uid = 0;
     assert_int_equal(sg_pub_parse_owner(buf, len, 4, &uid), 1);
     assert_int_equal(uid, 4242);
     assert_int_equal(sg_pub_parse_owner(buf, len, 5, &uid), 0); /* none of this lookup */
+    /* a socket its process closed already: uid 0, no inode, TIME_WAIT */
+    m->idiag_uid = 0;
+    m->idiag_inode = 0;
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &uid), 0);
+    m->idiag_inode = 77;
+    m->idiag_state = 6;
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &uid), 0);
     len = diag_msg(buf, 4, NLMSG_ERROR, 0, 0);
     assert_int_equal(sg_pub_parse_owner(buf, len, 4, &uid), 0);
     assert_int_equal(sg_pub_parse_owner(buf, 7, 4, &uid), 0); /* a cut message */
