@@ -42,6 +42,10 @@
 #define SCAN_BUF 32768 /* one recv of a sock_diag dump */
 #define SCAN_RECVS 64    /* recvs per dump: 64 x 32 KiB, ~9,000 listeners */
 #define CONNECT_TIMEOUT_S 2
+/* other users' connections said one by one; past these, counted once a
+ * second (another user must not push the skill's own events out of the
+ * run's trace, which keeps a bounded number) */
+#define FOREIGN_EVENTS 200
 
 enum pstate { PP_WATCHED, PP_ASKING, PP_PUBLISHED, PP_REFUSED };
 
@@ -69,6 +73,7 @@ struct pconn {
     int64_t active_ms; /* when a byte last moved either way */
     long long uid;     /* the client socket's owner on this machine; -1 unknown */
     bool foreign;      /* not the person's (nor root's): at most SG_PUB_MAX_FOREIGN */
+    bool quiet;        /* another user's past FOREIGN_EVENTS: counted, not said */
 };
 
 struct sg_pub {
@@ -87,6 +92,9 @@ struct sg_pub {
     bool listening;  /* the last sg_pub_pollfds asked for the listeners */
     uint64_t turned; /* connections turned away and not yet said */
     int64_t turned_said_ms;
+    unsigned foreign_said;  /* other users' connections said one by one */
+    uint64_t quiet_n;       /* and those counted since, not yet said */
+    int64_t quiet_said_ms;
     uint32_t seq;
     bool hello;
     struct pport ports[SG_PUB_MAX_PORTS];
@@ -304,7 +312,8 @@ int sg_pub_parse_diag(const void *buf, size_t len, uint32_t seq, uint16_t *ports
     return done;
 }
 
-int sg_pub_parse_owner(const void *buf, size_t len, uint32_t seq, uint32_t *uid)
+int sg_pub_parse_owner(const void *buf, size_t len, uint32_t seq,
+                       const struct inet_diag_sockid *want, uint32_t *uid)
 {
     const struct nlmsghdr *h = buf;
     for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
@@ -319,6 +328,13 @@ int sg_pub_parse_owner(const void *buf, size_t len, uint32_t seq, uint32_t *uid)
          * inode: its owner cannot be told */
         if (!m->idiag_inode || m->idiag_state == 6 /* TIME_WAIT */ ||
             m->idiag_state == 12 /* NEW_SYN_RECV */)
+            return 0;
+        /* with no socket of that 4-tuple the kernel answers with a listener
+         * on the client's address and port (state LISTEN, no peer): that is
+         * someone else's socket, not the client's */
+        if (m->idiag_state == 10 /* TCP_LISTEN */ || m->id.idiag_sport != want->idiag_sport ||
+            m->id.idiag_dport != want->idiag_dport || m->id.idiag_src[0] != want->idiag_src[0] ||
+            m->id.idiag_dst[0] != want->idiag_dst[0])
             return 0;
         *uid = m->idiag_uid;
         return 1;
@@ -507,7 +523,10 @@ static void conn_close(struct sg_pub *p, int i, const char *why)
     struct pconn *c = p->conns[i];
     if (!c)
         return;
-    if (c->ifd >= 0) {
+    if (c->ifd >= 0 && c->quiet) {
+        p->quiet_n++;
+        close(c->ifd);
+    } else if (c->ifd >= 0) {
         sg_bus_emit(p->bus, SG_EV_NETWORK_CONNECTION_CLOSED,
                     json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:s}", "direction", "inbound",
                               "name", c->peer, "port", c->port, "upstream", "",
@@ -584,7 +603,9 @@ static long long owner_of(struct sg_pub *p, const struct sockaddr_in *peer, uint
         got = recv(p->host_diag, p->scan, SCAN_BUF, MSG_DONTWAIT);
     while (got < 0 && errno == EINTR);
     uint32_t uid;
-    return got > 0 && sg_pub_parse_owner(p->scan, (size_t)got, p->seq, &uid) ? (long long)uid : -1;
+    return got > 0 && sg_pub_parse_owner(p->scan, (size_t)got, p->seq, &req.r.id, &uid)
+               ? (long long)uid
+               : -1;
 }
 
 /* Of the forwarded connections of other users, the one that moved no byte
@@ -698,6 +719,8 @@ static void accept_one(struct sg_pub *p, struct pport *pp)
     c->started_ms = c->active_ms = now_ms();
     c->uid = uid;
     c->foreign = foreign;
+    c->quiet = foreign && p->foreign_said >= FOREIGN_EVENTS;
+    p->foreign_said += foreign && !c->quiet;
     p->nforeign += foreign;
     snprintf(c->peer, sizeof c->peer, "%s", who);
     p->conns[slot] = c;
@@ -773,13 +796,14 @@ static void on_reply(struct sg_pub *p)
         return;
     }
     bool ok = !r.err && nf;
-    sg_bus_emit(p->bus, SG_EV_INBOUND,
-                json_pack("{s:s, s:i, s:b, s:s, s:I}", "peer", c->peer, "port", c->port,
-                          "forwarded", ok, "error", ok ? "" : strerror(r.err ? (int)r.err : EPROTO),
-                          "uid", (json_int_t)c->uid),
-                ok ? "inbound %s to published port %u: forwarded to the skill"
-                   : "inbound %s to published port %u: nothing answers in the sandbox (%s)",
-                c->peer, c->port, strerror(r.err ? (int)r.err : EPROTO));
+    const char *err = strerror(r.err ? (int)r.err : EPROTO);
+    if (!c->quiet)
+        sg_bus_emit(p->bus, SG_EV_INBOUND,
+                    json_pack("{s:s, s:i, s:b, s:s, s:I}", "peer", c->peer, "port", c->port,
+                              "forwarded", ok, "error", ok ? "" : err, "uid", (json_int_t)c->uid),
+                    ok ? "inbound %s to published port %u: forwarded to the skill"
+                       : "inbound %s to published port %u: nothing answers in the sandbox (%s)",
+                    c->peer, c->port, err);
     if (!ok) {
         struct linger l = {1, 0}; /* a reset: the browser says "refused" at once */
         setsockopt(c->hfd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
@@ -909,6 +933,20 @@ size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max)
     return n;
 }
 
+/* Say how many of other users' connections were counted, not said. */
+static void say_quiet(struct sg_pub *p)
+{
+    if (!p->quiet_n)
+        return;
+    sg_bus_emit(p->bus, SG_EV_INBOUND,
+                json_pack("{s:s, s:i, s:b, s:s, s:I, s:I}", "peer", "", "port", 0, "forwarded", 1,
+                          "error", "", "uid", (json_int_t)-1, "not_listed", (json_int_t)p->quiet_n),
+                "%llu more inbound connections of other users forwarded and closed (not listed "
+                "one by one past %d)", (unsigned long long)p->quiet_n, FOREIGN_EVENTS);
+    p->quiet_n = 0;
+    p->quiet_said_ms = now_ms();
+}
+
 void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n)
 {
     /* connections first: bytes that arrived in this round count before a
@@ -927,6 +965,8 @@ void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n)
             else if (kind >= 2)
                 relay(p, idx);
         }
+    if (p->quiet_n && now_ms() - p->quiet_said_ms >= 1000)
+        say_quiet(p);
     if (p->next_scan_ms >= 0 && now_ms() >= p->next_scan_ms) {
         scan(p);
         p->next_scan_ms = now_ms() + SG_PUB_SCAN_MS;
@@ -961,6 +1001,7 @@ void sg_pub_free(struct sg_pub *p)
         return;
     for (int i = 0; i < SG_PUB_MAX_CONNS; i++)
         conn_close(p, i, "the run ended");
+    say_quiet(p);
     if (p->turned)
         sg_bus_emit(p->bus, SG_EV_INBOUND,
                     json_pack("{s:s, s:i, s:b, s:s, s:I, s:I}", "peer", "", "port", 0,

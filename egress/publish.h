@@ -73,8 +73,12 @@ void sg_pub_free(struct sg_pub *p);
  * sequence seq) to ports[*n] (at most max, each once). 1 when the dump
  * ended (NLMSG_DONE or an error), else 0. For tests. */
 /* The owner uid of the socket one exact sock_diag lookup (sequence seq)
- * answered in buf: 1, or 0 when it found none. For tests. */
-int sg_pub_parse_owner(const void *buf, size_t len, uint32_t seq, uint32_t *uid);
+ * for the 4-tuple want answered in buf: 1, or 0 when it found none, or a
+ * socket that is not the one asked for (a listener, another tuple) or that
+ * no process holds any more (its owner cannot be told). For tests. */
+struct inet_diag_sockid;
+int sg_pub_parse_owner(const void *buf, size_t len, uint32_t seq,
+                       const struct inet_diag_sockid *want, uint32_t *uid);
 int sg_pub_parse_diag(const void *buf, size_t len, uint32_t seq, uint16_t *ports, size_t max,
                       size_t *n);
 

@@ -530,20 +530,29 @@ static void a_client_sockets_owner_comes_from_sock_diag(void **st)
     struct inet_diag_msg *m = NLMSG_DATA((struct nlmsghdr *)(buf + at));
     m->idiag_uid = 4242;
     m->idiag_inode = 77;
+    m->id.idiag_dport = htons(8000);
+    m->id.idiag_src[0] = m->id.idiag_dst[0] = htonl(0x7f000001);
+    struct inet_diag_sockid want = m->id;
     uint32_t uid = 0;
-    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &uid), 1);
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &want, &uid), 1);
     assert_int_equal(uid, 4242);
-    assert_int_equal(sg_pub_parse_owner(buf, len, 5, &uid), 0); /* none of this lookup */
+    assert_int_equal(sg_pub_parse_owner(buf, len, 5, &want, &uid), 0); /* none of this lookup */
     /* a socket its process closed already: uid 0, no inode, TIME_WAIT */
     m->idiag_uid = 0;
     m->idiag_inode = 0;
-    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &uid), 0);
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &want, &uid), 0);
     m->idiag_inode = 77;
     m->idiag_state = 6;
-    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &uid), 0);
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &want, &uid), 0);
+    /* the kernel's fallback: a listener on the client's address and port */
+    m->idiag_state = 10;
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &want, &uid), 0);
+    m->idiag_state = 1;
+    m->id.idiag_dport = 0;
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &want, &uid), 0);
     len = diag_msg(buf, 4, NLMSG_ERROR, 0, 0);
-    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &uid), 0);
-    assert_int_equal(sg_pub_parse_owner(buf, 7, 4, &uid), 0); /* a cut message */
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &want, &uid), 0);
+    assert_int_equal(sg_pub_parse_owner(buf, 7, 4, &want, &uid), 0); /* a cut message */
 }
 
 int main(void)
