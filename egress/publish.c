@@ -42,9 +42,9 @@
 #define SCAN_BUF 32768 /* one recv of a sock_diag dump */
 #define SCAN_RECVS 64    /* recvs per dump: 64 x 32 KiB, ~9,000 listeners */
 #define CONNECT_TIMEOUT_S 2
-/* other users' connections said one by one; past these, counted once a
- * second (another user must not push the skill's own events out of the
- * run's trace, which keeps a bounded number) */
+/* other users' connections said one by one; past these, counted and said
+ * with a backoff (another user must not push the skill's own events out
+ * of the run's trace, which keeps a bounded number) */
 #define FOREIGN_EVENTS 200
 
 enum pstate { PP_WATCHED, PP_ASKING, PP_PUBLISHED, PP_REFUSED };
@@ -92,9 +92,11 @@ struct sg_pub {
     bool listening;  /* the last sg_pub_pollfds asked for the listeners */
     uint64_t turned; /* connections turned away and not yet said */
     int64_t turned_said_ms;
+    unsigned turned_says;   /* counts said so far: each waits twice as long */
     unsigned foreign_said;  /* other users' connections said one by one */
     uint64_t quiet_n;       /* and those counted since, not yet said */
     int64_t quiet_said_ms;
+    unsigned quiet_says;
     uint32_t seq;
     bool hello;
     struct pport ports[SG_PUB_MAX_PORTS];
@@ -333,8 +335,19 @@ int sg_pub_parse_owner(const void *buf, size_t len, uint32_t seq,
          * on the client's address and port (state LISTEN, no peer): that is
          * someone else's socket, not the client's */
         if (m->idiag_state == 10 /* TCP_LISTEN */ || m->id.idiag_sport != want->idiag_sport ||
-            m->id.idiag_dport != want->idiag_dport || m->id.idiag_src[0] != want->idiag_src[0] ||
-            m->id.idiag_dst[0] != want->idiag_dst[0])
+            m->id.idiag_dport != want->idiag_dport)
+            return 0;
+        /* a dual-stack client (an IPv6 socket to ::ffff:127.0.0.1, Java's
+         * default) is found too, with its addresses v4-mapped */
+        const uint32_t *src = m->id.idiag_src, *dst = m->id.idiag_dst;
+        int k = 0;
+        if (m->idiag_family == AF_INET6) {
+            if (src[0] || src[1] || src[2] != htonl(0xffff) || dst[0] || dst[1] ||
+                dst[2] != htonl(0xffff))
+                return 0;
+            k = 3;
+        }
+        if (src[k] != want->idiag_src[0] || dst[k] != want->idiag_dst[0])
             return 0;
         *uid = m->idiag_uid;
         return 1;
@@ -523,9 +536,10 @@ static void conn_close(struct sg_pub *p, int i, const char *why)
     struct pconn *c = p->conns[i];
     if (!c)
         return;
-    if (c->ifd >= 0 && c->quiet) {
-        p->quiet_n++;
-        close(c->ifd);
+    if (c->quiet) {
+        p->quiet_n++; /* forwarded or not: counted once */
+        if (c->ifd >= 0)
+            close(c->ifd);
     } else if (c->ifd >= 0) {
         sg_bus_emit(p->bus, SG_EV_NETWORK_CONNECTION_CLOSED,
                     json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:s}", "direction", "inbound",
@@ -623,8 +637,16 @@ static int idlest_foreign(const struct sg_pub *p, int64_t now, bool idle)
     return best;
 }
 
+/* How long after the n-th count of other users' connections the next may
+ * be said: 1 s, then twice as long each time, at most a minute, so that
+ * another user cannot fill the run's bounded trace even in a long run. */
+static int64_t backoff_ms(unsigned n)
+{
+    return n >= 6 ? 60000 : 1000LL << n;
+}
+
 /* A connection the broker will not forward: reset at once (the client
- * sees "refused"), and said: at most one event a second, with how many
+ * sees "refused"), and said: at most one event per backoff_ms, with how many
  * were turned away since the last (another user could otherwise fill the
  * run's trace with them). */
 static void turn_away(struct sg_pub *p, int fd, const char *peer, uint16_t port, long long uid,
@@ -635,9 +657,10 @@ static void turn_away(struct sg_pub *p, int fd, const char *peer, uint16_t port,
     close(fd);
     p->turned++;
     int64_t now = now_ms();
-    if (p->turned_said_ms && now - p->turned_said_ms < 1000)
+    if (p->turned_said_ms && now - p->turned_said_ms < backoff_ms(p->turned_says))
         return;
     p->turned_said_ms = now;
+    p->turned_says++;
     sg_bus_emit(p->bus, SG_EV_INBOUND,
                 json_pack("{s:s, s:i, s:b, s:s, s:I, s:I}", "peer", peer, "port", port,
                           "forwarded", 0, "error", why, "uid", (json_int_t)uid, "turned_away",
@@ -939,12 +962,13 @@ static void say_quiet(struct sg_pub *p)
     if (!p->quiet_n)
         return;
     sg_bus_emit(p->bus, SG_EV_INBOUND,
-                json_pack("{s:s, s:i, s:b, s:s, s:I, s:I}", "peer", "", "port", 0, "forwarded", 1,
+                json_pack("{s:s, s:i, s:b, s:s, s:I, s:I}", "peer", "", "port", 0, "forwarded", 0,
                           "error", "", "uid", (json_int_t)-1, "not_listed", (json_int_t)p->quiet_n),
-                "%llu more inbound connections of other users forwarded and closed (not listed "
-                "one by one past %d)", (unsigned long long)p->quiet_n, FOREIGN_EVENTS);
+                "%llu more inbound connections of other users came and went (not listed one by "
+                "one past %d)", (unsigned long long)p->quiet_n, FOREIGN_EVENTS);
     p->quiet_n = 0;
     p->quiet_said_ms = now_ms();
+    p->quiet_says++;
 }
 
 void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n)
@@ -965,7 +989,7 @@ void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n)
             else if (kind >= 2)
                 relay(p, idx);
         }
-    if (p->quiet_n && now_ms() - p->quiet_said_ms >= 1000)
+    if (p->quiet_n && now_ms() - p->quiet_said_ms >= backoff_ms(p->quiet_says))
         say_quiet(p);
     if (p->next_scan_ms >= 0 && now_ms() >= p->next_scan_ms) {
         scan(p);

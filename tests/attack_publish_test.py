@@ -561,6 +561,36 @@ def another_users_closed_connections_do_not_pass_for_root(m, base):
 
 
 @test()
+def a_dual_stack_clients_owner_is_told(m, base):
+    """A client with an IPv6 socket connected to ::ffff:127.0.0.1:P (Java's
+    default) is the same user as one with an IPv4 socket: its owner is
+    told, so the person's own never count as another user's."""
+    port = free_port()
+    d = h.make_skill(base, f"dual-{m.name}", LINESERVER % (port, 4),
+                     yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    answer = None
+    try:
+        end = time.monotonic() + 10
+        while ask(port, b"ready\n", 1) != b"PONG:ready\n":
+            assert time.monotonic() < end and proc.poll() is None, "never published"
+            time.sleep(0.2)
+        c = socket.socket(socket.AF_INET6)
+        c.settimeout(3)
+        try:
+            c.connect(("::ffff:127.0.0.1", port))
+            c.sendall(b"dual\n")
+            answer = c.recv(100)
+        finally:
+            c.close()
+    finally:
+        p = finish_run(proc)
+    assert answer == b"PONG:dual\n", answer
+    uids = {e["data"].get("uid") for e in events(p) if e["kind"] == "inbound"}
+    assert uids == {os.geteuid()}, uids
+
+
+@test()
 def held_connections_end_with_the_run(m, base):
     """Connections held open (never read, never closed) when the skill
     exits neither keep the run alive nor the port published; a host peer

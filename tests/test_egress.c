@@ -550,6 +550,18 @@ static void a_client_sockets_owner_comes_from_sock_diag(void **st)
     m->idiag_state = 1;
     m->id.idiag_dport = 0;
     assert_int_equal(sg_pub_parse_owner(buf, len, 4, &want, &uid), 0);
+    /* a dual-stack client: an IPv6 socket, its addresses v4-mapped */
+    m->id.idiag_dport = htons(8000);
+    m->idiag_family = AF_INET6;
+    m->idiag_uid = 1000;
+    memset(m->id.idiag_src, 0, sizeof m->id.idiag_src);
+    memset(m->id.idiag_dst, 0, sizeof m->id.idiag_dst);
+    m->id.idiag_src[2] = m->id.idiag_dst[2] = htonl(0xffff);
+    m->id.idiag_src[3] = m->id.idiag_dst[3] = htonl(0x7f000001);
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &want, &uid), 1);
+    assert_int_equal(uid, 1000);
+    m->id.idiag_src[2] = 0; /* not v4-mapped: another address */
+    assert_int_equal(sg_pub_parse_owner(buf, len, 4, &want, &uid), 0);
     len = diag_msg(buf, 4, NLMSG_ERROR, 0, 0);
     assert_int_equal(sg_pub_parse_owner(buf, len, 4, &want, &uid), 0);
     assert_int_equal(sg_pub_parse_owner(buf, 7, 4, &want, &uid), 0); /* a cut message */
