@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attempts.h"
 #include "config.h"
 #include "lineprompt.h"
 #include "sanitize.h"
@@ -347,10 +348,13 @@ void sg_attach_fe_event(void *ctx, const struct sg_event *ev)
     if (fe->fd < 0)
         return;
     cleanup_free char *m = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
-    if (sg_attach_send(fe->fd, json_pack("{s:s, s:s, s:s, s:i, s:I}", "type", "event", "kind",
-                                         sg_event_name(ev->kind), "message", m, "severity",
-                                         sg_event_severity(ev->kind), "wall_ms",
-                                         (json_int_t)ev->wall_ms)) < 0) {
+    json_t *msg = json_pack("{s:s, s:s, s:s, s:i, s:I}", "type", "event", "kind",
+                            sg_event_name(ev->kind), "message", m, "severity",
+                            sg_event_severity(ev->kind), "wall_ms", (json_int_t)ev->wall_ms);
+    json_t *fields = sg_attempts_fields(ev->data); /* so the TUI counts it as the trace does */
+    if (fields)
+        json_object_set_new(msg, "data", fields);
+    if (sg_attach_send(fe->fd, msg) < 0) {
         close(fe->fd); /* the TUI went away: what it held is denied by the engine's deadline */
         fe->fd = -1;
     }

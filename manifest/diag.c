@@ -1,5 +1,9 @@
 #include "diag.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "util.h"
 
 void sg_diag_add(struct sg_diags *d, enum sg_severity sev, const char *file, int line,
@@ -65,4 +69,46 @@ char *sg_diag_format(const struct sg_diag *g)
     return sg_xasprintf("%s%s: %s: %s%s%s", g->file, pos,
                         g->sev == SG_ERROR ? "error" : "warning", g->field ? g->field : "",
                         g->field ? ": " : "", g->msg);
+}
+
+char *sg_diag_excerpt(const struct sg_diag *g)
+{
+    if (g->line <= 0 || !g->file)
+        return NULL;
+    cleanup_fd int fd = open(g->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+        st.st_size > (off_t)SG_DIAG_EXCERPT_FILE_MAX)
+        return NULL;
+    cleanup_free char *buf = sg_xmalloc((size_t)st.st_size + 1);
+    ssize_t n = read(fd, buf, (size_t)st.st_size);
+    if (n < 0)
+        return NULL;
+    buf[n] = '\0';
+    const char *l = buf, *end = buf + n;
+    for (int k = 1; k < g->line && l < end; k++) {
+        const char *nl = memchr(l, '\n', (size_t)(end - l));
+        l = nl ? nl + 1 : end;
+    }
+    if (l >= end && g->line > 1)
+        return NULL;
+    size_t len = strcspn(l, "\r\n");
+    struct sg_buf b;
+    sg_buf_init(&b, len * 2 + 64);
+    char head[32];
+    int w = snprintf(head, sizeof head, "%5d | ", g->line) - 2;
+    sg_buf_printf(&b, "%s", head);
+    sg_buf_append(&b, l, len);
+    if (g->col > 0) {
+        sg_buf_printf(&b, "\n%*s| ", w, "");
+        /* under each character before the column: a blank, or the tab it is */
+        for (size_t i = 0, c = 1; i < len && c < (size_t)g->col; i++) {
+            if ((l[i] & 0xc0) == 0x80)
+                continue; /* a UTF-8 continuation byte: one blank per character */
+            sg_buf_append(&b, l[i] == '\t' ? "\t" : " ", 1);
+            c++;
+        }
+        sg_buf_append(&b, "^", 1);
+    }
+    return sg_buf_steal(&b);
 }

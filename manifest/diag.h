@@ -35,5 +35,12 @@ void sg_diags_move(struct sg_diags *dst, struct sg_diags *src);
 void sg_diags_free(struct sg_diags *d);
 /* "FILE:LINE:COL: error: field: message" (LINE/COL omitted when 0). */
 char *sg_diag_format(const struct sg_diag *g);
+/* The line the diagnostic points at and a caret under its column:
+ * "   4 | allowed-tools: Read Bash(git\n     |                ^" (tabs kept,
+ * so a terminal that draws them alike lines the caret up). NULL when it
+ * has no line, or the file is not a regular file of at most
+ * SG_DIAG_EXCERPT_FILE_MAX bytes (caller frees). */
+#define SG_DIAG_EXCERPT_FILE_MAX (1u << 20)
+char *sg_diag_excerpt(const struct sg_diag *g);
 
 #endif

@@ -69,6 +69,22 @@ void sg_attempts_add_json(struct sg_attempts *a, json_t *event)
         }
 }
 
+json_t *sg_attempts_fields(json_t *data)
+{
+    static const char *const keys[] = {"tool", "prevented", "syscall"};
+    json_t *out = NULL;
+    for (size_t i = 0; i < SG_ARRAY_LEN(keys); i++) {
+        json_t *v = json_object_get(data, keys[i]);
+        if (!json_is_string(v) && !json_is_boolean(v))
+            continue;
+        if (!out)
+            out = json_object();
+        json_object_set_new(out, keys[i], json_is_string(v) ? json_string(json_string_value(v))
+                                                           : json_boolean(json_is_true(v)));
+    }
+    return out;
+}
+
 unsigned long sg_attempts_total(const struct sg_attempts *a, enum sg_att_how how)
 {
     unsigned long t = 0;

@@ -37,6 +37,10 @@ struct sg_attempts {
 void sg_attempts_add(struct sg_attempts *a, enum sg_event_kind k, json_t *data);
 /* The same from a trace event ({"kind": ..., "data": ...}). */
 void sg_attempts_add_json(struct sg_attempts *a, json_t *event);
+/* The part of an event's data the tally reads ({"tool", "prevented",
+ * "syscall"}; NULL when none): what a run streamed elsewhere (tui
+ * --attach) carries so that both ends count alike. */
+json_t *sg_attempts_fields(json_t *data);
 unsigned long sg_attempts_total(const struct sg_attempts *a, enum sg_att_how how);
 /* "blocked 3 (network 2, files 1) · asked 1 (programs 1) · allowed 0", or
  * "nothing blocked, asked or allowed" (caller frees). */

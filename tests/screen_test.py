@@ -31,9 +31,9 @@ volatile:
   scripts that run a skill (needs: sandbox), where the fixtures are not the
   source of what is shown:
            wall-clock times          HH:MM:SS
-           the run's vital signs     pid N, N.Ns elapsed; the peak memory after
-                                     the counts is left out (whole, clipped or
-                                     gone as the digits before it vary)
+           the run's vital signs     N.Ns elapsed; the pid and the peak memory
+                                     after it are left out (whole, clipped or
+                                     gone as the digits before them vary)
            durations                 N ms, duration=Nms
            the trace file            trace TRACE
            the environment's size    N stripped (the harness may add sanitizer
@@ -75,17 +75,17 @@ ALWAYS = [
 
 
 def vital_signs(m):
-    name, state, limit, paused, counts, tail = m.groups()
-    # what follows the counts (the peak memory) is whole, clipped or gone at
-    # a column that moves with the pid's and the clock's digits: left out
-    # (tui_test's memory_shown_is_the_peak checks it)
-    return f" {name}  pid N  {state}  N.Ns/{limit}s{paused or ''}  {counts}"
+    state, counts, name, limit, paused = m.groups()[:5]
+    # what follows the time (the pid, the peak memory) is whole, clipped or
+    # gone at a column that moves with the clock's digits: left out
+    # (tui_test's memory_shown_is_the_peak checks the peak)
+    return f" {state}  {counts}  {name}  N.Ns{limit or ''}{paused or ''}"
 
 
 RUN = [
     (re.compile(r"\b\d\d:\d\d:\d\d\b"), "HH:MM:SS"),
-    (re.compile(r"^ (\S+)  pid \d+  (WAITING FOR YOU|running|stopping|done)  \d+\.\ds/(\d+)s"
-                r"( paused)?  (allowed \d+ blocked \d+)(.*)$", re.M), vital_signs),
+    (re.compile(r"^ (WAITING FOR YOU|running|stopping|done)  (blocked \d+ · asked \d+ · "
+                r"allowed \d+)  (\S+)  \d+\.\ds(/\d+s)?( paused)?(.*)$", re.M), vital_signs),
     (re.compile(r"\b\d+ ms\b"), "N ms"),
     (re.compile(r"resumes after \d+"), "resumes after N"),  # how long the script's answer took
     (re.compile(r"decides \(\d+\.\ds of"), "decides (N.Ns of"),  # the time left then

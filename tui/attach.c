@@ -209,7 +209,8 @@ static void handle(void *ctx, json_t *m)
         if (!t->running && !c->agent)
             tui_run_remote_event(t, js(m, "kind"),
                                  (int)json_integer_value(json_object_get(m, "severity")),
-                                 js(m, "message"), json_integer_value(json_object_get(m, "wall_ms")));
+                                 js(m, "message"), json_integer_value(json_object_get(m, "wall_ms")),
+                                 json_object_get(m, "data"));
     } else if (!strcmp(type, "prompt")) {
         json_decref(c->prompt);
         c->prompt = json_incref(m);

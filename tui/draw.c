@@ -16,9 +16,20 @@
 struct put {
     WINDOW *w;
     int y, x, width, skip, used;
+    int row, max_rows; /* wrapping: the row drawn on, and how many there may be */
     attr_t attr, esc_attr;
     bool draw, clipped;
 };
+
+/* Wrapping: the next row, when there is one and what comes fits on it. */
+static bool next_row(struct put *p, int cells)
+{
+    if (p->row + 1 >= p->max_rows || cells > p->width)
+        return false;
+    p->row++;
+    p->used = 0;
+    return true;
+}
 
 static bool put_cells(struct put *p, const wchar_t *ws, int cells, attr_t attr)
 {
@@ -30,13 +41,13 @@ static bool put_cells(struct put *p, const wchar_t *ws, int cells, attr_t attr)
         }
         return true;
     }
-    if (p->used + cells > p->width) {
+    if (p->used + cells > p->width && !next_row(p, cells)) {
         p->clipped = true;
         return false;
     }
     if (p->draw) {
         wattrset(p->w, attr);
-        mvwaddnwstr(p->w, p->y, p->x + p->used, ws, -1);
+        mvwaddnwstr(p->w, p->y + p->row, p->x + p->used, ws, -1);
     }
     p->used += cells;
     return true;
@@ -46,6 +57,9 @@ static bool put_piece(void *ctx, const char *piece, size_t n, bool escaped)
 {
     struct put *p = ctx;
     if (escaped) {
+        /* wrapping: an escape ("\\x1b", "\\u{202e}") starts a row rather than straddle two */
+        if (p->max_rows > 1 && p->used + (int)n > p->width)
+            next_row(p, (int)n);
         for (size_t i = 0; i < n; i++) {
             wchar_t ws[2] = {(wchar_t)(unsigned char)piece[i], 0};
             if (!put_cells(p, ws, 1, p->esc_attr))
@@ -90,6 +104,22 @@ int tui_put_scrolled(WINDOW *w, int y, int x, int width, int skip, const char *s
             p.used = width;
     }
     return p.used;
+}
+
+int tui_put_wrapped_chars(WINDOW *w, int y, int x, int width, int max_rows, const char *s,
+                          size_t len, attr_t attr, attr_t escaped_attr)
+{
+    if (width <= 0 || max_rows <= 0 || !s)
+        return 0;
+    struct put p = {.w = w, .y = y, .x = x, .width = width, .max_rows = max_rows, .attr = attr,
+                    .esc_attr = escaped_attr, .draw = w != NULL};
+    sg_sanitize_each(s, len, SG_SAN_KEEP_TAB, put_piece, &p);
+    if (p.clipped && w && width > 4) { /* more than max_rows hold: the last cell says so */
+        static const wchar_t more[] = {0x203a, 0}, ascii[] = {L'>', 0};
+        wattrset(w, escaped_attr);
+        mvwaddnwstr(w, y + p.row, x + width - 1, MB_CUR_MAX > 1 ? more : ascii, -1);
+    }
+    return p.row + 1;
 }
 
 int tui_put(WINDOW *w, int y, int x, int width, const char *s, size_t len, attr_t attr)

@@ -218,6 +218,12 @@ int tui_put_scrolled(WINDOW *w, int y, int x, int width, int skip, const char *s
  * rows used. With w NULL, only counts them. */
 int tui_put_wrapped(WINDOW *w, int y, int x, int width, int max_rows, const char *s, size_t len,
                     attr_t attr);
+/* s in rows of width cells, broken between characters (an escape is
+ * never split, a wide character never cut): the rows put together are the
+ * text. At most max_rows (the last one cut, marked ›); returns the rows
+ * used. With w NULL, only counts them. */
+int tui_put_wrapped_chars(WINDOW *w, int y, int x, int width, int max_rows, const char *s,
+                          size_t len, attr_t attr, attr_t escaped_attr);
 /* Display width of s after sanitizing. */
 int tui_width(const char *s, size_t len);
 void tui_fill(WINDOW *w, int y, int x, int width, attr_t attr);
@@ -286,7 +292,7 @@ void tui_run_interrupt(struct tui *t, int signo);
 /* view_run.c: an agent's run, as the MCP server streams it */
 void tui_run_remote_begin(struct tui *t, const char *skill);
 void tui_run_remote_event(struct tui *t, const char *kind, int sev, const char *msg,
-                          int64_t wall_ms);
+                          int64_t wall_ms, json_t *data);
 void tui_run_remote_end(struct tui *t, const char *outcome, const char *trace);
 
 /* attach.c: skillgate tui --attach listens for the MCP server's runs */
@@ -322,6 +328,8 @@ bool tui_traces_busy(struct tui *t);
 /* view_pager.c: the pager shows this trace (e exports it); from this line */
 void tui_pager_set_trace(struct tui *t, const char *path);
 void tui_pager_goto(struct tui *t, size_t line);
+/* The text shown wraps whatever w says (until the next text). */
+void tui_pager_wrap(struct tui *t);
 
 /* view_skills.c: the skill under the cursor (NULL: none) */
 const struct sg_skill *tui_skills_selected(struct tui *t);

@@ -12,7 +12,9 @@ struct pager {
     const char **line;
     size_t *len;
     size_t n, top;
-    int left, rows;
+    int left, rows, width;
+    bool wrap;       /* as last drawn */
+    bool force_wrap; /* this text wraps whatever w says */
     char search[256];
 };
 
@@ -49,6 +51,11 @@ void tui_pager_show(struct tui *t, const char *title, const char *text)
     tui_switch(t, TUI_S_PAGER);
 }
 
+void tui_pager_wrap(struct tui *t)
+{
+    P(&t->views[TUI_S_PAGER])->force_wrap = true;
+}
+
 void tui_pager_goto(struct tui *t, size_t line)
 {
     struct pager *p = P(&t->views[TUI_S_PAGER]);
@@ -69,15 +76,16 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     tui_fill(w, 0, 0, cols, tui_attr(t, TUI_R_HEADER));
     tui_putf(w, 0, 1, cols - 2, tui_attr(t, TUI_R_HEADER), "%s", p->title ? p->title : "");
     int width = cols - 2;
+    p->width = width, p->wrap = t->wrap || p->force_wrap;
     for (int r = 0, i = 0; r < rows - 1 && p->top + (size_t)i < p->n; i++) {
         size_t k = p->top + (size_t)i;
         bool m = p->search[0] && tui_matches(p->line[k], p->len[k], p->search);
         attr_t a = tui_attr(t, m ? TUI_R_MATCH : TUI_R_NORMAL), esc = tui_attr(t, TUI_R_ESCAPED);
-        int total = t->wrap ? tui_width(p->line[k], p->len[k]) : 0;
-        int lines = total > width ? (total + width - 1) / width : 1;
-        for (int j = 0; j < lines && r < rows - 1; j++, r++)
-            tui_put_scrolled(w, r + 1, 1, width, t->wrap ? j * width : p->left, p->line[k],
-                             p->len[k], a, esc);
+        if (p->wrap)
+            r += tui_put_wrapped_chars(w, r + 1, 1, width, rows - 1 - r, p->line[k], p->len[k], a,
+                                       esc);
+        else
+            tui_put_scrolled(w, ++r, 1, width, p->left, p->line[k], p->len[k], a, esc);
     }
 }
 
@@ -103,11 +111,27 @@ static void searched(struct tui *t, const char *text, void *ctx)
         tui_message(t, "not found: %s", p->search);
 }
 
+/* The top line that shows the last line at the bottom: with wrap on, a
+ * line may take many rows. */
+static size_t last_top(const struct pager *p, size_t page)
+{
+    if (!p->wrap)
+        return p->n > page ? p->n - page : 0;
+    size_t top = p->n;
+    for (int used = 0; top > 0; top--) {
+        used += tui_put_wrapped_chars(NULL, 0, 0, p->width, p->rows, p->line[top - 1],
+                                      p->len[top - 1], 0, 0);
+        if (used > p->rows)
+            break;
+    }
+    return top < p->n ? top : p->n ? p->n - 1 : 0;
+}
+
 static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
 {
     struct pager *p = P(v);
     size_t page = p->rows > 1 ? (size_t)p->rows - 1 : 1;
-    size_t last = p->n > page ? p->n - page : 0;
+    size_t last = last_top(p, page);
     switch (a) {
     case TUI_A_UP: if (p->top) p->top--; return true;
     case TUI_A_DOWN: if (p->top < last) p->top++; return true;

@@ -52,7 +52,7 @@ struct run {
     struct sg_session_live live;
     long long mem_limit_mb, timeout_s;
     int64_t started_ms, ended_ms;
-    size_t allowed, blocked, asked;
+    size_t stolen; /* a run without the sandbox: what the attacker got out */
     bool record;                 /* a recording (skillgate record): its result at the end */
     struct sg_record_hold hold;
     struct sg_attempts att; /* what it attempted, by kind (a local run's) */
@@ -109,18 +109,6 @@ static void sink(void *ctx, const struct sg_event *ev)
                                        : NULL;
         tui_ring_push_data(&r->pane[PANE_EV].ring, ev->message, ev->message_len, data,
                            data ? strlen(data) : 0, ev->kind, sev, ev->wall_ms);
-        if (sev >= 2)
-            r->blocked++;
-        if (ev->kind == SG_EV_NETWORK_EGRESS_ALLOWED)
-            r->allowed++;
-        if (ev->kind == SG_EV_PERMISSION_ASKED)
-            r->asked++;
-        if (ev->kind == SG_EV_PERMISSION_DECIDED && ev->data) {
-            if (json_is_true(json_object_get(ev->data, "prevented")))
-                r->blocked++; /* a denied request was stopped too */
-            else
-                r->allowed++;
-        }
         if (ev->kind == SG_EV_SANDBOX_DEGRADED)
             r->degraded = true;
         sg_attempts_add(&r->att, ev->kind, ev->data);
@@ -139,7 +127,7 @@ static void run_begin(struct tui *t, struct run *r, const char *name, long long 
     }
     snprintf(r->skill, sizeof r->skill, "%s", name);
     r->active = true, r->done = r->stop = r->degraded = false;
-    r->allowed = r->blocked = r->asked = 0;
+    r->stolen = 0;
     r->att = (struct sg_attempts){0};
     r->att_known = false;
     r->live = (struct sg_session_live){.memory_bytes = -1};
@@ -171,6 +159,8 @@ static void run_finish(struct tui *t, struct run *r)
     struct sg_runner_out out;
     sg_runner_finish(r->runner, &out);
     r->exit_code = out.res.exit_code;
+    if (out.res.memory_peak > r->live.memory_bytes) /* a sample every 250 ms misses a short run's */
+        r->live.memory_bytes = out.res.memory_peak;
     json_t *vs = json_object_get(out.doc, "violation_summary");
     snprintf(r->outcome, sizeof r->outcome, "%s, exit %d, %lld ms, max severity %s",
              json_string_value(json_object_get(out.doc, "status")), out.res.exit_code,
@@ -322,7 +312,7 @@ static void child_line(struct tui *t, struct run *r, int kind, const char *s, si
                                             s + sizeof tag - 1);
         tui_ring_push(&r->pane[PANE_EV].ring, m, strlen(m), SG_EV_NETWORK_EGRESS_ALLOWED, 3,
                       tui_now_ms());
-        r->allowed++;
+        r->stolen++;
     } else {
         tui_ring_push(&r->pane[PANE_OUT].ring, s, n, kind, 0, tui_now_ms());
     }
@@ -515,7 +505,7 @@ void tui_run_remote_begin(struct tui *t, const char *skill)
 }
 
 void tui_run_remote_event(struct tui *t, const char *kind, int sev, const char *msg,
-                          int64_t wall_ms)
+                          int64_t wall_ms, json_t *data)
 {
     enum sg_event_kind k = SG_EV_COUNT;
     for (int i = 0; i < SG_EV_COUNT; i++)
@@ -523,10 +513,12 @@ void tui_run_remote_event(struct tui *t, const char *kind, int sev, const char *
             k = (enum sg_event_kind)i;
     if (k == SG_EV_COUNT)
         return;
+    json_t *fields = sg_attempts_fields(data); /* what the tally reads, no more */
     struct sg_event ev = {.kind = k, .wall_ms = wall_ms, .message = msg,
-                          .message_len = strlen(msg)};
+                          .message_len = strlen(msg), .data = fields};
     (void)sev; /* the severity is ours to know, not the sender's to say */
     sink(t, &ev);
+    json_decref(fields);
 }
 
 void tui_run_remote_end(struct tui *t, const char *outcome, const char *trace)
@@ -591,12 +583,8 @@ static int draw_line(struct tui *t, struct run *r, int which, const struct tui_l
             tui_put_scrolled(w, y, x + cx, width, p->left, l->text, l->len, a, esc);
         return 1;
     }
-    int total = tui_width(l->text, l->len);
-    int rows = total > width ? (total + width - 1) / width : 1;
-    rows = rows < max_rows ? rows : max_rows > 0 ? max_rows : 1;
-    for (int k = 0; w && k < rows; k++)
-        tui_put_scrolled(w, y + k, x + cx, width, k * width, l->text, l->len, a, esc);
-    return rows;
+    return tui_put_wrapped_chars(w, y, x + cx, width, max_rows > 0 ? max_rows : 1, l->text, l->len,
+                                 a, esc);
 }
 
 static void draw_pane(struct tui *t, struct run *r, int which, WINDOW *w, int y, int x, int h,
@@ -670,6 +658,47 @@ static void fmt_bytes(long long b, char *out, size_t n)
         snprintf(out, n, "%lld MB", b >> 20);
 }
 
+/* The header: the state and the counts first, never cut (what a person
+ * looks up for: is it waiting for me, what did it try), then the rest as
+ * far as it fits: the skill, its time, its pid, its peak memory. */
+static int draw_vitals(struct tui *t, struct run *r, WINDOW *w, int cols)
+{
+    attr_t hd = tui_attr(t, TUI_R_HEADER);
+    int64_t end = r->active ? tui_now_ms() : r->ended_ms;
+    /* the skill's own time: what a person took to decide is not counted */
+    long long el = (long long)(end - r->started_ms - r->live.paused_ms);
+    bool waiting = r->active && tui_prompt_active(t);
+    const char *state = r->active ? (waiting ? "WAITING FOR YOU" : r->stop ? "stopping" : "running")
+                                  : "done";
+    int x = tui_putf(w, 0, 1, cols - 2, waiting ? tui_attr(t, TUI_R_MATCH) : hd, "%s", state);
+    if (r->mem_limit_mb < 0) { /* outside the sandbox: there is nothing to count but the theft */
+        x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, TUI_R_SEV_ERROR),
+                      "  NO SANDBOX  stolen %zu", r->stolen);
+    } else {
+        unsigned long n[SG_ATT_HOW_COUNT];
+        for (int h = 0; h < SG_ATT_HOW_COUNT; h++)
+            n[h] = sg_attempts_total(&r->att, (enum sg_att_how)h);
+        x += tui_putf(w, 0, 1 + x, cols - 2 - x,
+                      tui_attr(t, n[SG_ATT_BLOCKED] ? TUI_R_SEV_WARNING : TUI_R_DIM),
+                      "  blocked %lu", n[SG_ATT_BLOCKED]);
+        x += tui_putf(w, 0, 1 + x, cols - 2 - x, hd, " · asked %lu", n[SG_ATT_ASKED]);
+        x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, TUI_R_OK), " · allowed %lu",
+                      n[SG_ATT_ALLOWED]);
+    }
+    char mem[32];
+    fmt_bytes(r->live.memory_bytes, mem, sizeof mem);
+    x += tui_putf(w, 0, 1 + x, cols - 2 - x, hd, "  %s  %lld.%llds", r->skill, el / 1000,
+                  (el % 1000) / 100);
+    if (r->mem_limit_mb > 0) /* an agent's run (0): its limits are the server's to show */
+        x += tui_putf(w, 0, 1 + x, cols - 2 - x, hd, "/%llds%s", r->timeout_s,
+                      r->active && r->live.paused ? " paused" : "");
+    if (r->mem_limit_mb != 0 && r->live.pid > 0)
+        x += tui_putf(w, 0, 1 + x, cols - 2 - x, hd, "  pid %d", (int)r->live.pid);
+    if (r->mem_limit_mb > 0) /* the most the cgroup held, not a reading after the exit */
+        x += tui_putf(w, 0, 1 + x, cols - 2 - x, hd, "  peak %s/%lld MB", mem, r->mem_limit_mb);
+    return x;
+}
+
 static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
 {
     struct run *r = R(v);
@@ -685,32 +714,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
                      "requests ask you.");
         return;
     }
-    int64_t end = r->active ? tui_now_ms() : r->ended_ms;
-    /* the skill's own time: what a person took to decide is not counted */
-    long long el = (long long)(end - r->started_ms - r->live.paused_ms);
-    char mem[32];
-    fmt_bytes(r->live.memory_bytes, mem, sizeof mem);
-    const char *state = r->active ? (tui_prompt_active(t) ? "WAITING FOR YOU"
-                                     : r->stop            ? "stopping"
-                                                          : "running")
-                                  : "done";
-    int x = r->mem_limit_mb < 0
-                ? tui_putf(w, 0, 1, cols - 2, hd, "%s  pid %d  %s  %lld.%llds  NO SANDBOX  ",
-                           r->skill, (int)r->live.pid, state, el / 1000, (el % 1000) / 100)
-            : r->mem_limit_mb == 0 /* an agent's run: its limits are the server's to show */
-                ? tui_putf(w, 0, 1, cols - 2, hd, "%s  %s  %lld.%llds  ", r->skill, state,
-                           el / 1000, (el % 1000) / 100)
-                : tui_putf(w, 0, 1, cols - 2, hd, "%s  pid %d  %s  %lld.%llds/%llds%s  ",
-                           r->skill, (int)r->live.pid, state, el / 1000, (el % 1000) / 100,
-                           r->timeout_s, r->active && r->live.paused ? " paused" : "");
-    /* what was allowed and blocked before the memory: at 80 columns the
-     * end of the line is what goes */
-    x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, TUI_R_OK), "%s %zu ",
-                  r->mem_limit_mb < 0 ? "stolen" : "allowed", r->allowed);
-    x += tui_putf(w, 0, 1 + x, cols - 2 - x, tui_attr(t, r->blocked ? TUI_R_SEV_WARNING : TUI_R_DIM),
-                  "blocked %zu", r->blocked);
-    if (r->mem_limit_mb > 0) /* the most the cgroup held, not a reading after the exit */
-        x += tui_putf(w, 0, 1 + x, cols - 2 - x, hd, "  peak %s/%lld MB", mem, r->mem_limit_mb);
+    draw_vitals(t, r, w, cols);
     int top = 1;
     if (r->degraded) {
         tui_fill(w, 1, 0, cols, tui_attr(t, TUI_R_DEGRADED));

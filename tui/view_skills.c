@@ -139,8 +139,9 @@ static void draw_row(struct tui *t, WINDOW *w, int y, int cols, const struct sg_
     attr_t base = tui_attr(t, sel ? TUI_R_SELECTED : TUI_R_NORMAL);
     tui_fill(w, y, 0, cols, base);
     tui_put(w, y, 1, 22, f->name, strlen(f->name), base | (sel ? A_BOLD : 0));
-    enum tui_role rr;
-    const char *rw = risk_word(sg_policy_max_risk(&sk->policy), &rr);
+    enum tui_role rr = TUI_R_DIM;
+    /* a manifest with errors did not load: it has no risk to show */
+    const char *rw = sg_skill_has_errors(sk) ? " -- " : risk_word(sg_policy_max_risk(&sk->policy), &rr);
     tui_putf(w, y, 24, 6, sel ? base : tui_attr(t, rr), "[%s]", rw);
     enum tui_role sr;
     const char *sw = seen_word(obs, &sr);
@@ -234,6 +235,74 @@ static void draw_observed(struct tui *t, WINDOW *w, int *y, int maxy, int x, int
                                                                                 : TUI_R_DIM));
 }
 
+/* A diagnostic in full (its path inside the skill's folder), wrapped. */
+static char *diag_text(const struct sg_skill *sk, const struct sg_diag *g)
+{
+    cleanup_free char *m = sg_diag_format(g);
+    size_t dl = strlen(sk->display);
+    return sg_xstrdup(!strncmp(m, sk->display, dl) && m[dl] == '/' ? m + dl + 1 : m);
+}
+
+/* Problems first: they are why you look. Each in full, wrapped; an
+ * error's line and a caret under it. Returns whether the skill has errors
+ * (it did not load: what it would be allowed is not shown). */
+static bool draw_problems(struct tui *t, WINDOW *w, int *y, int maxy, int x, int width,
+                          const struct sg_found *f)
+{
+    const struct sg_skill *sk = f->skill;
+    bool broken = sg_skill_has_errors(sk);
+    for (size_t i = 0; i < sk->diags.n && *y < maxy; i++) {
+        const struct sg_diag *g = &sk->diags.v[i];
+        if (*y + 1 >= maxy && i + 1 < sk->diags.n) {
+            line(w, y, maxy, x, width, tui_attr(t, TUI_R_SEV_WARNING),
+                 "+%zu more: Enter shows them all (skillgate validate %s)", sk->diags.n - i,
+                 sk->display);
+            break;
+        }
+        cleanup_free char *m = diag_text(sk, g);
+        attr_t a = tui_attr(t, g->sev == SG_ERROR ? TUI_R_SEV_ERROR : TUI_R_SEV_WARNING);
+        *y += tui_put_wrapped(w, *y, x, width, maxy - *y, m, strlen(m), a);
+        cleanup_free char *ex = g->sev == SG_ERROR ? sg_diag_excerpt(g) : NULL;
+        for (const char *l = ex, *e; l && *l && *y < maxy; l = *e ? e + 1 : e) {
+            e = l + strcspn(l, "\n");
+            tui_put(w, (*y)++, x, width, l, (size_t)(e - l), tui_attr(t, TUI_R_DIM));
+        }
+    }
+    static const char not_loaded[] = "It did not load, so it has no tools, network or risk to "
+                                     "show, and it will not run. Enter shows the problems in full.";
+    if (broken && *y < maxy)
+        *y += tui_put_wrapped(w, *y, x, width, maxy - *y, not_loaded, sizeof not_loaded - 1,
+                              tui_attr(t, TUI_R_DIM));
+    return broken;
+}
+
+/* Every problem in full, with its line and caret, in the pager. */
+static void show_problems(struct tui *t, const struct sg_found *f)
+{
+    const struct sg_skill *sk = f->skill;
+    struct sg_buf b;
+    sg_buf_init(&b, 1u << 20);
+    sg_buf_printf(&b, "%s (%s): %zu error%s, %zu warning%s\n", f->name, sk->display,
+                  sg_diags_count(&sk->diags, SG_ERROR),
+                  sg_diags_count(&sk->diags, SG_ERROR) == 1 ? "" : "s",
+                  sg_diags_count(&sk->diags, SG_WARNING),
+                  sg_diags_count(&sk->diags, SG_WARNING) == 1 ? "" : "s");
+    for (size_t i = 0; i < sk->diags.n; i++) { /* where, then what: narrow screens show both */
+        const struct sg_diag *g = &sk->diags.v[i];
+        struct sg_diag where = *g;
+        where.field = NULL, where.msg = "";
+        cleanup_free char *at = diag_text(sk, &where);
+        cleanup_free char *ex = sg_diag_excerpt(g);
+        sg_buf_printf(&b, "\n%.*s\n  %s%s%s\n%s%s", (int)strlen(at) - 2, at,
+                      g->field ? g->field : "", g->field ? ": " : "", g->msg, ex ? ex : "",
+                      ex ? "\n" : "");
+    }
+    cleanup_free char *title = sg_xasprintf("Problems: %s", f->name);
+    tui_pager_show(t, title, b.data ? b.data : "");
+    tui_pager_wrap(t); /* a message is read whole, whatever the width */
+    sg_buf_free(&b);
+}
+
 static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int width,
                          const struct sg_found *f, const struct sg_seen *seen, json_t *obs)
 {
@@ -259,23 +328,8 @@ static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int 
             tui_put(w, y++, x, width, sk->description, dl, n);
     }
     draw_observed(t, w, &y, maxy, x, width, obs);
-    /* problems first: they are why you look */
-    size_t shown = 0, room = rows > 6 ? (size_t)(rows - 6) : 1;
-    for (size_t i = 0; i < sk->diags.n && shown < room && y < maxy; i++, shown++) {
-        cleanup_free char *m = sg_diag_format(&sk->diags.v[i]);
-        const char *rel = m;
-        size_t dl = strlen(sk->display);
-        if (!strncmp(m, sk->display, dl) && m[dl] == '/')
-            rel = m + dl + 1; /* the path inside the skill's folder is enough here */
-        if (shown + 1 == room && i + 1 < sk->diags.n) {
-            line(w, &y, maxy, x, width, tui_attr(t, TUI_R_SEV_WARNING),
-                 "+%zu more problems: skillgate validate %s", sk->diags.n - i, sk->display);
-            break;
-        }
-        line(w, &y, maxy, x, width,
-             tui_attr(t, sk->diags.v[i].sev == SG_ERROR ? TUI_R_SEV_ERROR : TUI_R_SEV_WARNING),
-             "%s", rel);
-    }
+    if (draw_problems(t, w, &y, maxy, x, width, f))
+        return; /* it did not load: no tools, network or limits to show */
     struct sg_buf b;
     sg_buf_init(&b, 8192);
     for (size_t i = 0; i < p->ntools; i++) {
@@ -600,7 +654,7 @@ static void ask_input(struct tui *t, struct skills *s, const struct sg_skill *sk
 static void dry_run(struct tui *t, const struct sg_skill *sk)
 {
     if (sg_skill_has_errors(sk)) {
-        tui_message(t, "this skill has errors: it will not run (see the details)");
+        tui_message(t, "this skill has errors: it will not run (Enter shows them)");
         return;
     }
     struct sg_run_request rq = {.front = SG_FRONT_TUI, .input = "{}"};
@@ -646,6 +700,7 @@ static void show_diff(struct tui *t, const struct sg_skill *sk, const struct sg_
     cleanup_free char *title = sg_xasprintf("What changed in %s since you last looked",
                                             sk->name ? sk->name : sk->dirname);
     tui_pager_show(t, title, b.data ? b.data : "");
+    tui_pager_wrap(t); /* a message is read whole, whatever the width */
     sg_buf_free(&b);
 }
 
@@ -703,8 +758,8 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
             tui_message(t, "a skill is running already (2 shows it)");
             return true;
         }
-        if (sg_skill_has_errors(sk)) {
-            tui_message(t, "this skill has errors: it will not run (see the details)");
+        if (sg_skill_has_errors(sk)) { /* it will not run: what is wrong, in full */
+            show_problems(t, &s->d.v[s->sel]);
             return true;
         }
         if (sk->policy.mode == SG_MODE_SCRIPTS && !sk->policy.entry.command) {
@@ -734,7 +789,7 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         if (t->running || sg_skill_has_errors(sk) || !sk->policy.entry.command) {
             tui_message(t, "%s", t->running ? "a skill is running already (2 shows it)"
                                : sg_skill_has_errors(sk)
-                                   ? "this skill has errors: it will not run (see the details)"
+                                   ? "this skill has errors: it will not run (Enter shows them)"
                                    : "record runs a skill's entrypoint: this one has none");
             return true;
         }

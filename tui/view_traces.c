@@ -36,7 +36,7 @@ struct row {
     long long duration_ms;
     int exit_code;
     bool has_exit, loaded, unreadable;
-    size_t enforcements, decisions;
+    unsigned long blocked, asked; /* attempts.h: the same counts as the run's */
     int sev_rank;
 };
 
@@ -103,8 +103,10 @@ static void row_fill(struct row *r, json_t *e)
     json_t *ec = json_object_get(e, "exit_code");
     r->has_exit = json_is_integer(ec);
     r->exit_code = (int)json_integer_value(ec);
-    r->enforcements = (size_t)json_integer_value(json_object_get(e, "enforcements"));
-    r->decisions = (size_t)json_integer_value(json_object_get(e, "decisions"));
+    struct sg_attempts att;
+    sg_attempts_from_json(&att, json_object_get(e, "attempts"));
+    r->blocked = sg_attempts_total(&att, SG_ATT_BLOCKED);
+    r->asked = sg_attempts_total(&att, SG_ATT_ASKED);
     r->loaded = true;
 }
 
@@ -482,7 +484,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
             x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%6llds ", r->duration_ms / 1000);
         attr_t va = sel ? a : tui_severity_attr(t, r->sev_rank >= 3 ? 3 : r->sev_rank >= 1 ? 2 : 0);
         x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, va, "%-9s ", r->severity);
-        tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%5zu %4zu", r->enforcements, r->decisions);
+        tui_putf(w, i + 1, 1 + x, cols - 2 - x, a, "%5lu %4lu", r->blocked, r->asked);
     }
 }
 
@@ -536,7 +538,7 @@ static char *trace_text(json_t *doc, const char *path)
     }
     sg_buf_printf(&b, "\nDecisions\n");
     if (!json_array_size(json_object_get(doc, "decisions")))
-        sg_buf_printf(&b, "  none asked\n");
+        sg_buf_printf(&b, "  none\n");
     json_array_foreach(json_object_get(doc, "decisions"), i, c)
     {
         sg_buf_printf(&b, "  %s: %s (%s, %s, after %lld ms)\n", jstr(c, "request"),
