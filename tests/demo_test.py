@@ -71,8 +71,12 @@ class Tmux:
 
 
 def narration_at_80x24(env):
-    """The first step's narration on an 80x24 terminal: every word of it on
-    screen (wrapped at words, none cut), then q. None, or the problem."""
+    """On an 80x24 terminal: the first frame shows the skill as a marketplace
+    lists it (not an empty "No run yet"), every word of the first step's
+    narration is on screen (wrapped at words, none cut); then, stepping on,
+    the pane the step is about fills the screen (at least 10 rows of events
+    while the unsandboxed skill steals), not half of it. None, or the
+    problem."""
     tm = Tmux(env, cols=80, rows=24)
     tm.sock += "n"
     try:
@@ -86,11 +90,29 @@ def narration_at_80x24(env):
         want = ("malicious-weather looks like a weather lookup from a skills marketplace. First "
                 "it runs the way agents run skills today: no sandbox at all. Everything is a "
                 "throwaway world: fake credentials, and \"the internet\" is a stand-in on loopback.")
-        tm.t("send-keys", "q")
         if want not in flat or "\u203a" in s.split("skillgate demo  (1/")[-1]:
             return "at 80x24 the narration is cut instead of wrapped:\n" + s
+        if "No run yet" in s or "as a skills marketplace lists it" not in s:
+            return "the first frame does not show the skill:\n" + s
+        tm.t("send-keys", "Space")  # to step 1, then run it
+        while time.monotonic() < end and "Space: run this step" not in s:
+            time.sleep(0.1)
+            s = tm.screen()
+        tm.t("send-keys", "Space")
+        rows = 0
+        while time.monotonic() < end and rows < 10:
+            time.sleep(0.2)
+            s = tm.screen()
+            lines = s.split("\n")
+            top = next((i for i, l in enumerate(lines) if l.startswith("┌─ Events")), None)
+            bottom = next((i for i, l in enumerate(lines) if top is not None and i > top
+                           and l.startswith("└")), None)
+            rows = bottom - top - 1 if top is not None and bottom is not None else 0
+        if rows < 10:
+            return f"at 80x24 the events pane has {rows} rows during the theft:\n" + s
         return None
     finally:
+        tm.t("send-keys", "q", check=False)
         tm.kill()
 
 
@@ -128,8 +150,10 @@ def main():
     before = set(glob.glob("/var/tmp/skillgate-demo-*"))
     narrow = narration_at_80x24(env)
     tm = Tmux(env)
-    seen = {"stolen": False, "blocked": False, "weather": False, "prompt": False}
+    seen = {"stolen": False, "blocked": False, "weather": False, "prompt": False,
+            "closing": False}
     screens = []
+    problems_seen = []
     try:
         tm.start([SG, "demo", "--auto", "--pace", "1", "--keep", kept])
         end = time.monotonic() + 150
@@ -141,6 +165,10 @@ def main():
             seen["blocked"] |= "malicious-weather" in s and "[vector] https-exfil: BLOCKED" in s
             seen["weather"] |= '"temperature_c": 4.5' in s and "max severity none" in s
             seen["prompt"] |= "permission request" in s and "/usr/bin/rm" in s
+            seen["closing"] |= "That was skillgate  (6/6)" in s  # --auto shows the end too
+            if "Every vector is blocked" in s:
+                problems_seen.append("the narration says every vector is blocked while the "
+                                     "skill's stash succeeds in its throwaway home")
             if tm.dead():
                 break
             time.sleep(0.1)
@@ -153,7 +181,7 @@ def main():
     audit = os.path.join(kept, "skillgate", "audit.jsonl")
     recs = [json.loads(l) for l in open(audit)] if os.path.exists(audit) else []
     left = set(glob.glob("/var/tmp/skillgate-demo-*")) - before
-    problems = [narrow] if narrow else []
+    problems = ([narrow] if narrow else []) + sorted(set(problems_seen))
     mine = os.path.join(env["XDG_STATE_HOME"], "skillgate")
     for sub in ("traces", "audit.jsonl"):
         if os.path.exists(os.path.join(mine, sub)):

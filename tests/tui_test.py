@@ -311,7 +311,7 @@ def run_done(s):
 
 
 def skills_screen(s):
-    return bool(re.match(r" \d+ skills? ", status_line(s)))
+    return bool(re.match(r" \d+ (of \d+ )?skills? ", status_line(s)))
 
 
 def traces_screen(s):
@@ -361,9 +361,10 @@ def write_tree(root, files):
 
 
 def select_skill(t, name):
-    """Find the skill with the skills screen's own search, and see its details."""
+    """Find the skill with the skills screen's own filter (the exact name is
+    selected), and see its details."""
     t.keys("/")
-    t.wait(lambda s: status_line(s).startswith("find skill:"), what="the find-skill line")
+    t.wait(lambda s: status_line(s).startswith("filter skills:"), what="the filter line")
     t.keys("C-u")
     t.type(name)
     t.keys("Enter")
@@ -617,6 +618,48 @@ def run_and_deny(base):
         assert "attempted: blocked 1 (files 1) · asked 1 (files 1)" in s, s
         row = next(line for line in s.split("\n") if line.startswith(" tui-writer "))
         assert re.match(r" tui-writer\s+\[\w+ *\] none ", row), row
+    finally:
+        t.close()
+
+
+@test()
+def a_new_run_starts_with_no_filter_and_searches_open_empty(base):
+    """An events filter is the run's own: the next run shows all its events
+    (no empty pane titled [filter: fs]); / opens empty, so typing never
+    appends to the last query."""
+    skills = copy_skills(base)
+    t = Tui(base, [skills])
+    try:
+        t.wait("tui-slow", what="the skills list")
+        for k in range(2):
+            if k:  # the input line offers the last input this time
+                t.keys("1")
+                t.wait(skills_screen, what="the skills screen")
+                t.keys("Enter")
+                t.wait(lambda s: status_line(s).startswith("SKILL_INPUT"), what="the input line")
+                t.keys("Enter")
+            else:
+                start_run(t, "tui-slow", '{"seconds": 0.2}')
+            s = t.wait(lambda s: run_done(s) and "SLOW-DONE" in s, timeout=20,
+                       what="the run done")
+            if k:
+                assert "[filter:" not in s, s
+                assert "ENV " in s or "POLICY " in s, s  # the events are there
+                break
+            t.keys("Tab")
+            t.keys("f")
+            t.type("fs")
+            t.keys("Enter")
+            t.wait(lambda s: "[filter: fs]" in s, what="the filtered events pane")
+            t.keys("Tab")
+            t.keys("/")
+            t.type("tick")
+            t.keys("Enter")
+            t.keys("/")
+            s = t.wait(lambda s: status_line(s).startswith("search:"), what="the search line")
+            assert status_line(s).rstrip() == "search: _", status_line(s)
+            t.keys("Escape")
+            t.wait(lambda s: not status_line(s).startswith("search:"), what="the line closed")
     finally:
         t.close()
 
@@ -1391,7 +1434,7 @@ def hostile_output_stays_inert(base):
         t.keys("m")
         # leave: nothing was typed anywhere, no file appeared
         t.keys("q")
-        t.wait(lambda s: status_line(s).startswith(" 4 skills"), what="the skills screen")
+        t.wait(skills_screen, what="the skills screen")
         t.keys("q")
         t.wait_exit()
         assert sorted(glob.glob("/tmp/INJECTED*")) == injected, glob.glob("/tmp/INJECTED*")
@@ -1470,7 +1513,7 @@ def output_flood_keeps_keys_fast_and_memory_bounded(base):
         t.xterm_key("End")
         # 2. a sustained flood (the lines again and again for 4 s): keys still answer
         t.keys("1")
-        t.wait(lambda s: status_line(s).startswith(" 4 skills"), what="the skills screen")
+        t.wait(skills_screen, what="the skills screen")
         start_run(t, "tui-flood", '{"seconds": 4}')
         lat = []
         end = time.monotonic() + 30

@@ -67,8 +67,16 @@ void tui_input(struct tui *t, const char *label, const char *initial, tui_input_
     snprintf(t->input_buf, sizeof t->input_buf, "%s", initial ? initial : "");
     t->input_len = strlen(t->input_buf);
     t->input_done = done;
+    t->input_changed = NULL;
     t->input_ctx = ctx;
     t->dirty = true;
+}
+
+void tui_input_live(struct tui *t, const char *label, const char *initial,
+                    tui_input_done changed, tui_input_done done, void *ctx)
+{
+    tui_input(t, label, initial, done, ctx);
+    t->input_changed = changed;
 }
 
 static void input_key(struct tui *t, int key)
@@ -104,6 +112,8 @@ static void input_key(struct tui *t, int key)
             memcpy(t->input_buf + t->input_len, u, k), t->input_len += k;
     }
     t->input_buf[t->input_len] = '\0';
+    if (t->input_active && t->input_changed)
+        t->input_changed(t, t->input_buf, t->input_ctx);
     t->dirty = true;
 }
 
@@ -356,6 +366,23 @@ static const char *tail_fit(const char *s, int width)
     return s;
 }
 
+/* A screen's key hints ("3 skills  Enter run  d dry run  ...  ? help  q
+ * quit", items two blanks apart) at width: the items before "? help" give
+ * way from the right, so the count, the first keys and help stay. */
+static void fit_hint(char *hint, int width)
+{
+    char *help = strstr(hint, "  ? help");
+    while (help && tui_width(hint, strlen(hint)) > width) {
+        char *cut = NULL;
+        for (char *p = strstr(hint, "  "); p && p < help; p = strstr(p + 2, "  "))
+            cut = p;
+        if (!cut || cut == strstr(hint, "  "))
+            return; /* only the first item is left: the line is clipped */
+        memmove(cut, help, strlen(help) + 1);
+        help = cut;
+    }
+}
+
 static void draw_status(struct tui *t)
 {
     int y = LINES - 1;
@@ -386,6 +413,7 @@ static void draw_status(struct tui *t)
     struct tui_view *v = &t->views[t->cur];
     if (v->ops->status)
         v->ops->status(t, v, hint, sizeof hint);
+    fit_hint(hint, COLS - 2);
     tui_putf(stdscr, y, 0, COLS, a, " %s", hint);
 }
 
@@ -502,6 +530,9 @@ static bool frame(struct tui *t)
     int64_t now = tui_now_ms();
     if (t->message[0] && !t->script && now - t->message_ms >= 5000)
         t->message[0] = '\0', t->dirty = true;
+    /* the demo's next step is drawn now, not after the next wait: with
+     * --auto each step shows for its pace, the closing one too */
+    tui_demo_tick(t);
     if (t->resized || (t->dirty && (!t->running || now - t->last_draw_ms >= FRAME_MS)) ||
         (t->running && now - t->last_draw_ms >= 1000))
         tui_draw_now(t);
@@ -509,7 +540,6 @@ static bool frame(struct tui *t)
         return false;
     if (t->quit)
         return false;
-    tui_demo_tick(t);
     tui_prompt_tick(t);
     return !t->quit;
 }

@@ -46,11 +46,12 @@ static const struct step {
      A_NONE},
     {"1. Without skillgate",
      "malicious-weather runs with your (fake) environment and home folder.\n"
-     "Right/lower pane: every red line is something the attacker's stand-in received.",
+     "In the events pane, every red line is something the attacker's stand-in received.",
      A_UNENFORCED},
     {"2. The same skill under skillgate",
      "Its own namespaces, Landlock, seccomp, nftables, a filtered environment, decoy credentials.\n"
-     "Every vector is blocked and classified live; the trace names the MITRE techniques.",
+     "Every way out is blocked and classified live; the trace names the MITRE techniques.\n"
+     "\"stash: SUCCEEDED\" means it wrote into the sandbox's throwaway home: gone with the run.",
      A_ENFORCED},
     {"3. An honest skill still works",
      "weather declares one API: api.weather.test:443 (a stand-in on loopback here).\n"
@@ -75,6 +76,7 @@ struct tui_demo {
     bool auto_mode;
     int pace_ms;
     int64_t since;
+    int64_t ran_until; /* --auto: the pace counts from the end of the step's run */
     char *ws, *world, *examples;
     const char *keep; /* --keep DIR: the demo's records are copied there at the end */
     char *env[16];
@@ -460,9 +462,10 @@ void tui_demo_tick(struct tui *t)
             tui_feed_key(t, 'd');
             dm->since = now;
         }
+        dm->ran_until = now; /* the audience sees how it ended for a pace too */
         return;
     }
-    if (now - dm->since >= dm->pace_ms)
+    if (now - (dm->since > dm->ran_until ? dm->since : dm->ran_until) >= dm->pace_ms)
         advance(t, dm);
 }
 
@@ -471,7 +474,8 @@ int tui_demo_timeout(const struct tui *t)
     const struct tui_demo *dm = t->demo;
     if (!dm || !dm->auto_mode)
         return -1;
-    int64_t left = dm->since + dm->pace_ms - tui_now_ms();
+    int64_t left = (dm->since > dm->ran_until ? dm->since : dm->ran_until) + dm->pace_ms -
+                   tui_now_ms();
     return left < 0 ? 0 : (int)left;
 }
 
@@ -509,4 +513,35 @@ int tui_demo_draw(struct tui *t, int bottom)
     tui_putf(stdscr, y + rows - 1, 1, COLS - 2, a | A_REVERSE, " %s%s ", hint,
              dm->auto_mode ? " (auto)" : "");
     return rows;
+}
+
+int tui_demo_pane(const struct tui *t)
+{
+    const struct tui_demo *dm = t->demo;
+    if (!dm)
+        return -1;
+    enum action a = steps[dm->step].act;
+    return a == A_UNENFORCED || a == A_ENFORCED ? 1 : a == A_LEGIT || a == A_RISKY ? 0 : -1;
+}
+
+void tui_demo_intro(struct tui *t, WINDOW *w, int rows, int cols)
+{
+    const struct tui_demo *dm = t->demo;
+    cleanup_free char *p = sg_xasprintf("%s/before/malicious-weather/SKILL.md", dm->ws);
+    cleanup_fd int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    char text[8192];
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    text[n > 0 ? n : 0] = '\0';
+    tui_box(w, 0, 0, rows, cols, tui_attr(t, TUI_R_BORDER),
+            "malicious-weather, as a skills marketplace lists it (SKILL.md)");
+    int y = 1;
+    for (const char *l = text, *e; *l && y < rows - 1; l = *e ? e + 1 : e) {
+        e = l + strcspn(l, "\n");
+        if (e == l) {
+            y++;
+            continue;
+        }
+        y += tui_put_wrapped(w, y, 2, cols - 4, rows - 1 - y, l, (size_t)(e - l),
+                             tui_attr(t, TUI_R_NORMAL));
+    }
 }

@@ -176,6 +176,7 @@ struct tui {
     char input_label[256], input_buf[1024];
     size_t input_len;
     tui_input_done input_done;
+    tui_input_done input_changed; /* filter as you type: called after each edit */
     void *input_ctx;
     /* the permission prompt (modal) */
     struct tui_prompt_state *prompt;
@@ -195,6 +196,10 @@ void tui_switch(struct tui *t, enum tui_screen s);
 void tui_message(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tui_input(struct tui *t, const char *label, const char *initial, tui_input_done done,
                void *ctx);
+/* The same, with changed(text) called after every edit (filter as you
+ * type); done(NULL) on Esc. */
+void tui_input_live(struct tui *t, const char *label, const char *initial,
+                    tui_input_done changed, tui_input_done done, void *ctx);
 /* A y/N question: one key answers it (y yes, anything else no). */
 void tui_confirm(struct tui *t, const char *question, tui_input_done done, void *ctx);
 /* Show text in the pager (takes a copy); back returns to the current screen. */
@@ -315,6 +320,11 @@ bool tui_demo_key(struct tui *t, int key);
 /* Called from every loop: --auto pacing. */
 void tui_demo_tick(struct tui *t);
 int tui_demo_timeout(const struct tui *t);
+/* The pane the demo's step is about (0 output, 1 events, -1 none): on a
+ * narrow screen the Run screen shows it alone, at full height. */
+int tui_demo_pane(const struct tui *t);
+/* Before the first run: the skill as a marketplace lists it. */
+void tui_demo_intro(struct tui *t, WINDOW *w, int rows, int cols);
 /* view_traces.c: a trace file in the pager; a copy of it elsewhere (0,
  * -EEXIST when dest exists and overwrite is false, else -errno); e's
  * question (where to, in your home by default; overwrite?) and the copy */

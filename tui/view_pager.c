@@ -141,7 +141,7 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_END: p->top = last; return true;
     case TUI_A_LEFT: p->left = p->left > 8 ? p->left - 8 : 0; return true;
     case TUI_A_RIGHT: p->left += 8; return true;
-    case TUI_A_SEARCH: tui_input(t, "search: ", p->search, searched, p); return true;
+    case TUI_A_SEARCH: tui_input(t, "search: ", "", searched, p); return true;
     case TUI_A_SEARCH_NEXT: if (p->search[0] && p->n) find(p, 1); return true;
     case TUI_A_SEARCH_PREV: if (p->search[0] && p->n) find(p, -1); return true;
     case TUI_A_EXPORT:

@@ -128,6 +128,9 @@ static void run_begin(struct tui *t, struct run *r, const char *name, long long 
     snprintf(r->skill, sizeof r->skill, "%s", name);
     r->active = true, r->done = r->stop = r->degraded = false;
     r->stolen = 0;
+    r->filter[0] = '\0', r->filter_sev = -1; /* a new run shows all its events */
+    for (int i = 0; i < 2; i++)
+        r->pane[i].search[0] = '\0', r->pane[i].match_seq = 0;
     r->att = (struct sg_attempts){0};
     r->att_known = false;
     r->live = (struct sg_session_live){.memory_bytes = -1};
@@ -704,6 +707,10 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     struct run *r = R(v);
     attr_t hd = tui_attr(t, TUI_R_HEADER);
     tui_fill(w, 0, 0, cols, hd);
+    if (!r->active && !r->done && t->demo) {
+        tui_demo_intro(t, w, rows, cols);
+        return;
+    }
     if (!r->active && !r->done) {
         tui_putf(w, 0, 1, cols - 2, hd, "No run yet");
         tui_putf(w, 2, 2, cols - 4, tui_attr(t, TUI_R_DIM),
@@ -736,7 +743,10 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         }
     }
     int h = rows - top;
-    if (r->maximized) {
+    int demo_pane = cols < 100 ? tui_demo_pane(t) : -1; /* an audience: one pane, tall */
+    if (demo_pane >= 0) {
+        draw_pane(t, r, demo_pane, w, top, 0, h, cols);
+    } else if (r->maximized) {
         draw_pane(t, r, r->focus, w, top, 0, h, cols);
     } else if (cols >= 100) {
         int lw = cols * 11 / 20;
@@ -905,7 +915,7 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_RIGHT: p->left += 8; return true;
     case TUI_A_FOCUS: r->focus = !r->focus; return true;
     case TUI_A_MAXIMIZE: r->maximized = !r->maximized; return true;
-    case TUI_A_SEARCH: tui_input(t, "search: ", p->search, searched, r); return true;
+    case TUI_A_SEARCH: tui_input(t, "search: ", "", searched, r); return true;
     case TUI_A_SEARCH_NEXT: find(r, p, 1); return true;
     case TUI_A_SEARCH_PREV: find(r, p, -1); return true;
     case TUI_A_FILTER:

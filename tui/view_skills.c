@@ -29,9 +29,12 @@ struct skills {
     struct sg_seen *seen; /* one per skill found, as of the last look here */
     bool loaded;
     bool recording;        /* the input line asked for is a recording's (r) */
-    size_t sel, top;
+    size_t sel, top;       /* sel: an index into d.v; top: a position in order */
+    size_t *order, norder; /* the rows shown: the filter's matches, sorted */
     int list_rows;
-    char search[256];
+    char filter[256];      /* / narrows the list as you type */
+    int sort;              /* enum sort_key */
+    bool sort_rev;
     /* the script picker (a skill of scripts): which script, then its
      * arguments and the working folder on the input line */
     bool picking;
@@ -39,6 +42,9 @@ struct skills {
     char *pick_root, *pick_script, **pick_args, *pick_work;
     size_t pick_nargs;
 };
+
+enum sort_key { SORT_NAME, SORT_RISK, SORT_LAST_RUN, SORT_CHANGED, SORT_COUNT };
+static const char *const sort_names[] = {"name", "risk", "last run", "changed"};
 
 static struct skills *S(struct tui_view *v)
 {
@@ -84,6 +90,77 @@ static json_t *observed(const struct skills *s, const struct sg_skill *sk)
     return sk->root ? json_object_get(s->observed, sk->root) : NULL;
 }
 
+static bool matches(const struct skills *s, size_t i)
+{
+    const struct sg_found *f = &s->d.v[i];
+    const char *desc = f->skill->description;
+    return !s->filter[0] || tui_matches(f->name, strlen(f->name), s->filter) ||
+           (desc && tui_matches(desc, strlen(desc), s->filter));
+}
+
+/* Higher first: a skill that did not load ranks below LOW. */
+static int risk_rank(const struct sg_skill *sk)
+{
+    return sg_skill_has_errors(sk) ? -1 : (int)sg_policy_max_risk(&sk->policy);
+}
+
+static int cmp_rows(const void *x, const void *y, void *ctx)
+{
+    const struct skills *s = ctx;
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    int c = 0;
+    if (s->sort == SORT_RISK) {
+        c = risk_rank(s->d.v[b].skill) - risk_rank(s->d.v[a].skill);
+    } else if (s->sort == SORT_LAST_RUN) { /* the newest run first, never run last */
+        const char *ta = json_string_value(json_object_get(observed(s, s->d.v[a].skill), "started_at"));
+        const char *tb = json_string_value(json_object_get(observed(s, s->d.v[b].skill), "started_at"));
+        c = strcmp(tb ? tb : "", ta ? ta : "");
+    } else if (s->sort == SORT_CHANGED) { /* changed, then never looked at, then the same */
+        static const int rank[] = {[SG_SEEN_CHANGED] = 0, [SG_SEEN_NEW] = 1, [SG_SEEN_SAME] = 2};
+        c = rank[s->seen[a].state] - rank[s->seen[b].state];
+    }
+    if (!c)
+        c = strcmp(s->d.v[a].name, s->d.v[b].name);
+    if (!c)
+        c = a < b ? -1 : a > b;
+    return s->sort_rev ? -c : c;
+}
+
+/* The rows again (a new filter, sort or discovery); the selection stays
+ * on its skill while the skill is shown, else goes to the first row. */
+static void reorder(struct skills *s)
+{
+    free(s->order);
+    s->order = sg_xcalloc(s->d.n ? s->d.n : 1, sizeof *s->order);
+    s->norder = 0;
+    for (size_t i = 0; i < s->d.n; i++)
+        if (matches(s, i))
+            s->order[s->norder++] = i;
+    qsort_r(s->order, s->norder, sizeof *s->order, cmp_rows, s);
+    for (size_t k = 0; k < s->norder; k++)
+        if (s->order[k] == s->sel)
+            return;
+    s->sel = s->norder ? s->order[0] : 0;
+    s->top = 0;
+}
+
+/* The selection's position in the rows shown. */
+static size_t pos_of(const struct skills *s)
+{
+    for (size_t k = 0; k < s->norder; k++)
+        if (s->order[k] == s->sel)
+            return k;
+    return 0;
+}
+
+static void move_to(struct skills *s, long pos)
+{
+    if (!s->norder)
+        return;
+    pos = pos < 0 ? 0 : pos >= (long)s->norder ? (long)s->norder - 1 : pos;
+    s->sel = s->order[pos];
+}
+
 static void open_view(struct tui *t, struct tui_view *v)
 {
     struct skills *s = S(v);
@@ -99,12 +176,13 @@ static void open_view(struct tui *t, struct tui_view *v)
         sg_seen_compare(s->d.v[i].skill, &s->seen[i]);
     if (s->sel >= s->d.n)
         s->sel = s->d.n ? s->d.n - 1 : 0;
+    reorder(s);
 }
 
 const struct sg_skill *tui_skills_selected(struct tui *t)
 {
     struct skills *s = S(&t->views[TUI_S_SKILLS]);
-    return s->sel < s->d.n ? s->d.v[s->sel].skill : NULL;
+    return s->sel < s->d.n && s->norder ? s->d.v[s->sel].skill : NULL;
 }
 
 static const char *risk_word(enum sg_risk r, enum tui_role *role)
@@ -540,8 +618,8 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     open_view(t, v);
     bool side = cols >= 140;
     int list_rows = side ? rows - 1 : (rows - 1) / 2;
-    if (!side && (int)s->d.n < list_rows)
-        list_rows = s->d.n < 3 ? 3 : (int)s->d.n; /* the rest goes to the details */
+    if (!side && (int)s->norder < list_rows)
+        list_rows = s->norder < 3 ? 3 : (int)s->norder; /* the rest goes to the details */
     int list_cols = side ? cols / 2 : cols;
     s->list_rows = list_rows;
     tui_fill(w, 0, 0, cols, tui_attr(t, TUI_R_HEADER));
@@ -556,15 +634,25 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         }
         return;
     }
+    if (!s->norder) {
+        tui_putf(w, 2, 2, cols - 4, tui_attr(t, TUI_R_DIM),
+                 "No skill matches \"%s\" (/ to change it, Esc on it clears it).", s->filter);
+        return;
+    }
     /* the selected skill's look is read again: a run or an edit since */
     sg_seen_compare(s->d.v[s->sel].skill, &s->seen[s->sel]);
-    if (s->sel < s->top)
-        s->top = s->sel;
-    if (s->sel >= s->top + (size_t)list_rows)
-        s->top = s->sel - (size_t)list_rows + 1;
-    for (int r = 0; r < list_rows && s->top + (size_t)r < s->d.n; r++)
-        draw_row(t, w, r + 1, list_cols, &s->d.v[s->top + (size_t)r], &s->seen[s->top + (size_t)r],
-                 observed(s, s->d.v[s->top + (size_t)r].skill), s->top + (size_t)r == s->sel);
+    size_t pos = pos_of(s);
+    if (pos < s->top)
+        s->top = pos;
+    if (pos >= s->top + (size_t)list_rows)
+        s->top = pos - (size_t)list_rows + 1;
+    if (s->top + (size_t)list_rows > s->norder) /* taller now (a resize): no blank rows below */
+        s->top = s->norder > (size_t)list_rows ? s->norder - (size_t)list_rows : 0;
+    for (int r = 0; r < list_rows && s->top + (size_t)r < s->norder; r++) {
+        size_t i = s->order[s->top + (size_t)r];
+        draw_row(t, w, r + 1, list_cols, &s->d.v[i], &s->seen[i], observed(s, s->d.v[i].skill),
+                 i == s->sel);
+    }
     int dy = side ? 1 : list_rows + 2, dx = side ? list_cols + 2 : 1;
     int drows = side ? rows - 1 : rows - list_rows - 2;
     int dcols = side ? cols - list_cols - 3 : cols - 2;
@@ -704,24 +792,29 @@ static void show_diff(struct tui *t, const struct sg_skill *sk, const struct sg_
     sg_buf_free(&b);
 }
 
-static void searched(struct tui *t, const char *text, void *ctx)
+static void filter_changed(struct tui *t, const char *text, void *ctx)
 {
+    (void)t;
     struct skills *s = ctx;
-    if (!text)
-        return;
-    snprintf(s->search, sizeof s->search, "%s", text);
-    for (size_t k = 1; k <= s->d.n && s->search[0]; k++) {
-        size_t i = (s->sel + k) % s->d.n;
-        const struct sg_skill *sk = s->d.v[i].skill;
-        const char *nm = s->d.v[i].name;
-        if (tui_matches(nm, strlen(nm), s->search) ||
-            (sk->description && tui_matches(sk->description, strlen(sk->description), s->search))) {
-            s->sel = i;
-            return;
-        }
+    snprintf(s->filter, sizeof s->filter, "%s", text ? text : "");
+    reorder(s);
+    /* as you type, the selection is the skill of that exact name, else the first match */
+    if (s->norder)
+        s->sel = s->order[0];
+    for (size_t k = 0; k < s->norder; k++)
+        if (!strcmp(s->d.v[s->order[k]].name, s->filter))
+            s->sel = s->order[k];
+}
+
+/* Enter keeps the filter; Esc (text NULL) clears it, the selection kept. */
+static void filter_done(struct tui *t, const char *text, void *ctx)
+{
+    (void)t;
+    struct skills *s = ctx;
+    if (!text) {
+        s->filter[0] = '\0';
+        reorder(s);
     }
-    if (s->search[0])
-        tui_message(t, "no skill matches %s", s->search);
 }
 
 static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
@@ -732,16 +825,25 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     if (s->picking)
         return pick_request(t, s, sk, a);
     switch (a) {
-    case TUI_A_UP: if (s->sel) s->sel--; return true;
-    case TUI_A_DOWN: if (s->sel + 1 < s->d.n) s->sel++; return true;
-    case TUI_A_PAGE_UP: s->sel = s->sel > page ? s->sel - page : 0; return true;
-    case TUI_A_PAGE_DOWN:
-        s->sel = s->sel + page < s->d.n ? s->sel + page : s->d.n ? s->d.n - 1 : 0;
+    case TUI_A_UP: move_to(s, (long)pos_of(s) - 1); return true;
+    case TUI_A_DOWN: move_to(s, (long)pos_of(s) + 1); return true;
+    case TUI_A_PAGE_UP: move_to(s, (long)pos_of(s) - (long)page); return true;
+    case TUI_A_PAGE_DOWN: move_to(s, (long)pos_of(s) + (long)page); return true;
+    case TUI_A_HOME: move_to(s, 0); return true;
+    case TUI_A_END: move_to(s, (long)s->norder - 1); return true;
+    case TUI_A_SEARCH:
+        tui_input_live(t, "filter skills: ", "", filter_changed, filter_done, s);
+        filter_done(t, NULL, s); /* a new filter: all skills until something is typed */
         return true;
-    case TUI_A_HOME: s->sel = 0; return true;
-    case TUI_A_END: s->sel = s->d.n ? s->d.n - 1 : 0; return true;
-    case TUI_A_SEARCH: tui_input(t, "find skill: ", s->search, searched, s); return true;
-    case TUI_A_SEARCH_NEXT: searched(t, s->search, s); return true;
+    case TUI_A_SORT:
+    case TUI_A_SORT_REVERSE:
+        if (a == TUI_A_SORT)
+            s->sort = (s->sort + 1) % SORT_COUNT, s->sort_rev = false;
+        else
+            s->sort_rev = !s->sort_rev;
+        reorder(s);
+        tui_message(t, "skills by %s%s", sort_names[s->sort], s->sort_rev ? ", reversed" : "");
+        return true;
     case TUI_A_RELOAD:
         free(s->seen);
         s->seen = NULL;
@@ -836,16 +938,24 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
 {
     (void)t;
     struct skills *s = S(v);
-    const struct sg_skill *sk = s->sel < s->d.n ? s->d.v[s->sel].skill : NULL;
+    const struct sg_skill *sk = s->sel < s->d.n && s->norder ? s->d.v[s->sel].skill : NULL;
     /* Enter offers only what it does for the selected skill */
-    const char *enter = !sk || sg_skill_has_errors(sk) ? ""
+    const char *enter = !sk                           ? ""
+                        : sg_skill_has_errors(sk)     ? "  Enter problems"
                         : sk->policy.entry.command    ? "  Enter run"
                         : sk->policy.mode == SG_MODE_SCRIPTS ? "  Enter pick a script"
                                                              : "";
     if (s->picking)
         snprintf(out, n, "pick a script: Up/Down  Enter its arguments  q back");
+    else if (s->filter[0] || s->sort != SORT_NAME || s->sort_rev)
+        snprintf(out, n, "%zu of %zu skills [%s%s%s by %s%s]%s  / filter  s sort  d dry run  "
+                 "r record  i read  c diff  M seen  R rescan  ? help  q quit",
+                 s->norder, s->d.n, s->filter[0] ? "filter: " : "", s->filter,
+                 s->filter[0] ? "," : "", sort_names[s->sort], s->sort_rev ? " reversed" : "",
+                 enter);
     else
-        snprintf(out, n, "%zu skill%s%s  d dry run  i read  / find  R rescan  ? help  q quit",
+        snprintf(out, n, "%zu skill%s%s  d dry run  / filter  r record  i read  c diff  M seen  "
+                 "s sort  R rescan  ? help  q quit",
                  s->d.n, s->d.n == 1 ? "" : "s", enter);
 }
 
@@ -860,6 +970,7 @@ static void close_view(struct tui *t, struct tui_view *v)
     json_decref(s->observed);
     json_decref(s->last_input);
     free(s->seen);
+    free(s->order);
     free(s);
     v->data = NULL;
 }

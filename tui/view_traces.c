@@ -732,13 +732,19 @@ static void show_runs_diff(struct tui *t, struct traces *s, const struct row *r)
 
 /* ---- keys ---- */
 
+/* As you type; Enter keeps the filter, Esc (text NULL) clears it. */
+static void filter_changed(struct tui *t, const char *text, void *ctx)
+{
+    (void)t;
+    struct traces *s = ctx;
+    snprintf(s->filter, sizeof s->filter, "%s", text ? text : "");
+    refilter(s);
+}
+
 static void filtered(struct tui *t, const char *text, void *ctx)
 {
     struct traces *s = ctx;
-    if (!text)
-        return;
-    snprintf(s->filter, sizeof s->filter, "%s", text);
-    refilter(s);
+    filter_changed(t, text, ctx);
     if (s->filter[0] && !s->nshown)
         tui_message(t, "no matches for \"%s\"", s->filter);
 }
@@ -767,9 +773,12 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         refilter(s);
         tui_message(t, "sorted by %s%s", sort_names[s->sort], s->reverse ? ", reversed" : "");
         return true;
-    case TUI_A_FILTER:
+    case TUI_A_FILTER: /* f: the filter as it is, to edit; /: a new one */
     case TUI_A_SEARCH:
-        tui_input(t, "filter traces (skill, status, severity): ", s->filter, filtered, s);
+        tui_input_live(t, "filter traces (skill, status, severity): ",
+                       a == TUI_A_FILTER ? s->filter : "", filter_changed, filtered, s);
+        if (a == TUI_A_SEARCH)
+            filter_changed(t, "", s);
         return true;
     case TUI_A_MARK:
         if (!r)
@@ -812,7 +821,8 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
     char unread[48] = "";
     if (s->unreadable)
         snprintf(unread, sizeof unread, ", %zu unreadable", s->unreadable);
-    snprintf(out, n, "%zu of %zu traces%s%s, by %s%s%s%s%s  Enter open  c changes  e export",
+    snprintf(out, n, "%zu of %zu traces%s%s, by %s%s%s%s%s  Enter open  / filter  c changes  "
+                     "v mark  e export  s sort  S reverse  R reload  ? help  q back",
              s->nshown, s->n - s->unreadable, reading, unread, sort_names[s->sort],
              s->reverse ? " reversed" : "", s->filter[0] ? ", filter \"" : "", s->filter,
              s->filter[0] ? "\"" : "");
