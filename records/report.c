@@ -464,8 +464,9 @@ static void svg_axis(struct rep *r)
         double x = TL_LEFT + (double)q * (TL_W - TL_LEFT - 10) / 4;
         fprintf(r->f,
                 "<line x1=\"%.1f\" y1=\"8\" x2=\"%.1f\" y2=\"150\" stroke=\"#ccc\"/>"
-                "<text x=\"%.1f\" y=\"166\" font-size=\"11\" text-anchor=\"middle\">+%.3f s</text>\n",
-                x, x, x, (double)r->span * q / 4 / 1e9);
+                "<text x=\"%.1f\" y=\"166\" font-size=\"11\" text-anchor=\"%s\">+%.3f s</text>\n",
+                x, x, x, q == 0 ? "start" : q == 4 ? "end" : "middle",
+                (double)r->span * q / 4 / 1e9);
     }
     for (int l = 0; l < LANE_COUNT; l++)
         fprintf(r->f, "<text x=\"4\" y=\"%d\" font-size=\"12\">%s</text>\n",
@@ -563,8 +564,10 @@ static const char *who_of(const char *by)
         return "grant (a person's \"always\")";
     if (sg_str_has_prefix(by, "rule ") && strstr(by, "(manifest)"))
         return "manifest";
-    if (sg_str_has_prefix(by, "rule ") || sg_str_has_prefix(by, "policy"))
+    if (sg_str_has_prefix(by, "rule "))
         return "rule";
+    if (sg_str_has_prefix(by, "policy"))
+        return "policy file (no rule: denied)";
     if (strstr(by, "agent"))
         return "agent";
     if (!strcmp(by, "deny-all"))
@@ -836,7 +839,7 @@ static const char STYLE[] =
     "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#1a202c}"
     "h1{font-size:1.5em}h2{border-bottom:1px solid #cbd5e0;margin-top:1.6em}"
     "table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #e2e8f0;"
-    "padding:2px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}"
+    "padding:2px 6px;text-align:left;vertical-align:top}td:last-child{overflow-wrap:anywhere}"
     "table.kv th{background:#f7fafc;white-space:nowrap}"
     "tr.deny td{background:#fff5f5}tr.allow td{background:#f0fff4}tr.err td{color:#9b2c2c}"
     "pre{background:#f7fafc;padding:8px;overflow-x:auto;white-space:pre-wrap}"
