@@ -19,7 +19,7 @@ struct rep {
     int fmt;
     json_t *trace;
     int64_t t0, span; /* the timeline's origin and length, ns */
-    bool in_svg;
+    bool no_marks; /* inside SVG or <title>: escapes unmarked */
 };
 
 static bool is_html(const struct rep *r)
@@ -36,12 +36,12 @@ static const char *str(json_t *o, const char *key)
 /* ------------------------------------------------------------- escaping */
 
 /* ctx: the struct rep; an escape is marked, except inside SVG (where a
- * <span> would end the <svg> element). */
+ * <span> would end the <svg> element) and <title> (plain text). */
 static bool html_piece(void *ctx, const char *p, size_t n, bool escaped)
 {
     struct rep *r = ctx;
     FILE *f = r->f;
-    escaped = escaped && !r->in_svg;
+    escaped = escaped && !r->no_marks;
     if (escaped)
         fputs("<span class=\"esc\">", f);
     for (size_t i = 0; i < n; i++) {
@@ -481,7 +481,7 @@ static void timeline_svg(struct rep *r)
                   "height=\"172\" viewBox=\"0 0 %d 172\">\n<title>Timeline</title>\n",
             TL_W, TL_W);
     svg_axis(r);
-    r->in_svg = true;
+    r->no_marks = true;
     for (int b = 0; b < TL_BUCKETS && peak > 0; b++) {
         double h = rate[b] / peak * 40;
         if (h > 0)
@@ -504,7 +504,7 @@ static void timeline_svg(struct rep *r)
         drawn[l]++;
         svg_mark(r, l, ev);
     }
-    r->in_svg = false;
+    r->no_marks = false;
     fputs("</svg>\n", r->f);
     for (int l = 0; l < LANE_COUNT; l++)
         if (more[l])
@@ -887,7 +887,9 @@ static void page_head(struct rep *r)
                   "style-src 'sha256-%s'; img-src data:; base-uri 'none'; form-action 'none'\">\n"
                   "<meta name=\"referrer\" content=\"no-referrer\">\n<title>skillgate report: ",
             hash);
+    r->no_marks = true;
     text(r, name);
+    r->no_marks = false;
     fprintf(r->f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>skillgate report: ", STYLE);
     text(r, name);
     fputs("</h1>\n<p>A run of a skill under skillgate's sandbox, from its trace. This page "
