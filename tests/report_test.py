@@ -299,6 +299,60 @@ def hostile_output_is_shown_as_text(m, base):
         [x for x in md.splitlines() if "fence" in x][:3]
 
 
+EVIL = "<img src=x onerror=window.__pwned=1>`[l](javascript:alert(1))`\u202e\x1b]0;t\x07"
+
+
+def forged_trace(n_decisions):
+    """A trace written by hand, every string in it hostile, timestamps only
+    (no monotonic clock), and many decisions."""
+    ev = []
+    for i in range(n_decisions):
+        ts = f"2026-01-01T00:00:{i % 60:02d}.{i % 1000:03d}Z"
+        ev.append({"timestamp": ts, "kind": "permission_decided", "message": EVIL,
+                   "data": {"tool": EVIL, "request": f"Fetch({i}){EVIL}", "decision": "deny",
+                            "decided_by": EVIL, "scope": EVIL, "prevented": True}})
+        ev.append({"timestamp": ts, "kind": "fs_blocked", "message": f"refused {i} {EVIL}",
+                   "data": {"path": EVIL, "prevented": True}, "repeated": 3})
+        ev.append({"timestamp": ts, "kind": "stdout", "message": EVIL, "data": None})
+    return {"schema": "skillgate.trace/1", "trace_id": EVIL, "skill_name": EVIL,
+            "skill_version": EVIL, "skill_root": "/x/" + EVIL, "skill_digest": EVIL,
+            "policy_digest": EVIL, "started_at": EVIL, "completed_at": EVIL, "status": EVIL,
+            "end_reason": EVIL, "exit_code": 0, "duration_ms": 5,
+            "invocation": {"argv": [EVIL, EVIL], "cwd": EVIL, "working_folder": True,
+                           "script": EVIL, "args": [EVIL, "it's"]},
+            "limits": {EVIL: {"value": 1, "unit": EVIL, "mechanism": EVIL}},
+            "manifests": {"state": EVIL}, "output": {"stdout_bytes": 1},
+            "events": ev, "decisions": [e["data"] for e in ev[::3]],
+            "violation_summary": {"total_enforcements": 1, "max_severity": EVIL,
+                                  "all_prevented": False,
+                                  "classifications": [{"class": EVIL, "severity": EVIL,
+                                                       "mitre_tactic": EVIL,
+                                                       "mitre_technique": EVIL, "count": 1,
+                                                       "evidence": [EVIL]}]},
+            "refusals": [{"tool": EVIL, "subject": EVIL, "count": 1, "why": EVIL,
+                          "allow": EVIL}]}
+
+
+@test(modes=("user",))
+def a_forged_trace_is_hostile_everywhere_and_loses_no_decision(m, base):
+    path = os.path.join(base, "forged.json")
+    with open(path, "w") as f:
+        json.dump(forged_trace(3000), f)
+    os.chmod(path, 0o644)
+    page = m.run("traces", "report", path, "--html", "--no-diff", check=0).out
+    check_html(page)
+    no_raw_controls(page)
+    dec = page.split('<section id="decisions">')[1].split("</section>")[0]
+    assert dec.count("<tr class=") == 3000, dec.count("<tr class=")
+    ref = page.split('<section id="refusals">')[1].split("</section>")[0].split("<h3>")[0]
+    assert ref.count("<tr><td>+") == 3000 and ref.count("(and 3 more times)") == 3000
+    assert "NOT every one was prevented" in page
+    md = m.run("traces", "report", path, "--md", "--no-diff", check=0).out
+    check_md(md)
+    no_raw_controls(md)
+    assert md.count("\n- +") >= 6000, md.count("\n- +")
+
+
 def screens_dir():
     d = os.environ.get("SG_REPORT_SCREENS") or os.path.join(
         os.path.dirname(h.SG), "meson-logs", "report-screens")
