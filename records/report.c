@@ -198,12 +198,17 @@ static void say(struct rep *r, const char *words)
 
 /* ---------------------------------------------------------------- time */
 
-/* An event's time in ns: its monotonic clock, else its ISO timestamp. */
+/* An event's time in ns: its monotonic clock, else its ISO timestamp.
+ * Clamped to [0, 2^62] (a forged trace's times must not overflow the
+ * differences taken from them). */
+#define TIME_MAX ((int64_t)1 << 62)
 static int64_t ev_ns(json_t *ev)
 {
     json_t *m = json_object_get(ev, "monotonic_ns");
-    if (json_is_integer(m))
-        return json_integer_value(m);
+    if (json_is_integer(m)) {
+        json_int_t v = json_integer_value(m);
+        return v < 0 ? 0 : v > TIME_MAX ? TIME_MAX : v;
+    }
     const char *ts = str(ev, "timestamp");
     struct tm tm = {0};
     int ms = 0;
@@ -212,7 +217,10 @@ static int64_t ev_ns(json_t *ev)
         return 0;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
-    return ((int64_t)timegm(&tm) * 1000 + ms) * 1000000;
+    time_t secs = timegm(&tm);
+    if (secs < 0 || secs > TIME_MAX / 1000000000 - 1 || ms < 0 || ms > 999)
+        return 0;
+    return ((int64_t)secs * 1000 + ms) * 1000000;
 }
 
 static void set_span(struct rep *r)
