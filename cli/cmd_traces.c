@@ -1,5 +1,5 @@
-/* skillgate traces list|diff: the past runs, and what one run reached for
- * that another did not. */
+/* skillgate traces list|diff|report: the past runs, what one run reached
+ * for that another did not, and one run as a file to hand on. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "report.h"
 #include "sanitize.h"
 #include "traceindex.h"
 #include "tracediff.h"
@@ -189,29 +190,108 @@ static int list(json_t *rows, const char *skill, bool as_json)
     return SG_EXIT_OK;
 }
 
+struct report_opts {
+    int fmt;             /* SG_REPORT_HTML (the default) or SG_REPORT_MD */
+    const char *out;     /* -o FILE; NULL: stdout */
+    const char *against; /* --against TRACE; NULL: the previous version's run */
+    bool no_diff;
+};
+
+/* The run to diff against: --against, else the latest earlier run of the
+ * skill with another content digest (none: NULL, said in the report). */
+static json_t *report_prev(int dfd, json_t *rows, json_t *doc, const struct report_opts *o,
+                           bool *failed)
+{
+    cleanup_free char *shown = NULL;
+    if (o->no_diff)
+        return NULL;
+    if (o->against) {
+        json_t *p = load_arg(dfd, rows, o->against, &shown);
+        *failed = !p;
+        return p;
+    }
+    json_t *row = sg_report_prev_row(rows, doc);
+    const char *file = json_string_value(json_object_get(row, "file"));
+    return file && dfd >= 0 ? sg_trace_load_at(dfd, file) : NULL;
+}
+
+static int report(int dfd, json_t *rows, const char *arg, const struct report_opts *o)
+{
+    cleanup_free char *shown = NULL;
+    json_t *doc = load_arg(dfd, rows, arg, &shown);
+    bool failed = false;
+    json_t *prev = doc ? report_prev(dfd, rows, doc, o, &failed) : NULL;
+    if (!doc || failed) {
+        json_decref(doc);
+        return SG_EXIT_USAGE;
+    }
+    FILE *f = stdout;
+    if (o->out) {
+        int fd = open(o->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        f = fd < 0 ? NULL : fdopen(fd, "w");
+        if (!f) {
+            cleanup_free char *s = sg_sanitize_str(o->out, 0);
+            fprintf(stderr, "skillgate: %s: %s\n", s, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            json_decref(doc);
+            json_decref(prev);
+            return SG_EXIT_USAGE;
+        }
+    }
+    int r = sg_report_write(doc, prev, o->fmt, f);
+    if ((f != stdout && fclose(f) != 0) || (f == stdout && fflush(f) != 0))
+        r = r ? r : -EIO;
+    if (r < 0)
+        fprintf(stderr, "skillgate: the report could not be written: %s\n", strerror(-r));
+    json_decref(doc);
+    json_decref(prev);
+    return r < 0 ? SG_EXIT_USAGE : SG_EXIT_OK;
+}
+
+static void traces_help(void)
+{
+    sg_command_usage(stdout, "traces");
+    printf("\n  list [SKILL]        the past runs, oldest first\n"
+           "  diff A B            what run B reached for that run A did not: new hosts,\n"
+           "                      programs, paths, denials, limits, classes; what went\n"
+           "                      away; how its end, duration and output changed\n"
+           "  diff SKILL          its last run against the one before\n"
+           "  report TRACE        one run as a self-contained file to hand on: the skill,\n"
+           "                      its digest and manifest, the verdict and classes (MITRE\n"
+           "                      ids), a timeline, every decision and who made it, every\n"
+           "                      refused attempt, the diff against the previous version's\n"
+           "                      run, the commands to reproduce it\n"
+           "A trace is named by its file (a path, or its name in the traces folder), its\n"
+           "run id, SKILL (that skill's latest run) or SKILL~N (N runs before it).\n"
+           "  --json              machine-readable (skillgate.tracediff/1)\n"
+           "  --html              report: HTML, no script, nothing loaded (the default)\n"
+           "  --md                report: Markdown, for a pull request or an issue\n"
+           "  -o, --output FILE   report: write to FILE instead of stdout\n"
+           "  --against TRACE     report: diff against this run instead\n"
+           "  --no-diff           report: no diff\n");
+}
+
 int cmd_traces(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'j'}, {0}};
+        {"help", no_argument, NULL, 'h'}, {"json", no_argument, NULL, 'j'},
+        {"html", no_argument, NULL, 'H'},  {"md", no_argument, NULL, 'M'},
+        {"output", required_argument, NULL, 'o'}, {"against", required_argument, NULL, 'a'},
+        {"no-diff", no_argument, NULL, 'N'}, {0}};
     int c;
     bool as_json = false;
+    struct report_opts ro = {.fmt = SG_REPORT_HTML};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
-        if (c == 'j') {
-            as_json = true;
-            continue;
-        }
-        if (c == 'h') {
-            sg_command_usage(stdout, "traces");
-            printf("\n  list [SKILL]        the past runs, oldest first\n"
-                   "  diff A B            what run B reached for that run A did not: new hosts,\n"
-                   "                      programs, paths, denials, limits, classes; what went\n"
-                   "                      away; how its end, duration and output changed\n"
-                   "  diff SKILL          its last run against the one before\n"
-                   "A trace is named by its file (a path, or its name in the traces folder), its\n"
-                   "run id, SKILL (that skill's latest run) or SKILL~N (N runs before it).\n"
-                   "  --json              machine-readable (skillgate.tracediff/1)\n");
-            return SG_EXIT_OK;
+    while ((c = getopt_long(argc, argv, "hjo:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': as_json = true; continue;
+        case 'H': ro.fmt = SG_REPORT_HTML; continue;
+        case 'M': ro.fmt = SG_REPORT_MD; continue;
+        case 'o': ro.out = optarg; continue;
+        case 'a': ro.against = optarg; continue;
+        case 'N': ro.no_diff = true; continue;
+        case 'h': traces_help(); return SG_EXIT_OK;
         }
         sg_command_usage(stderr, "traces");
         return SG_EXIT_USAGE;
@@ -220,8 +300,9 @@ int cmd_traces(int argc, char **argv)
     int nargs = argc - optind - 1;
     bool is_list = !strcmp(verb, "list") && nargs <= 1;
     bool is_diff = !strcmp(verb, "diff") && nargs >= 1 && nargs <= 2;
-    if (!is_list && !is_diff) {
-        static const char *const verbs[] = {"list", "diff", NULL};
+    bool is_report = !strcmp(verb, "report") && nargs == 1;
+    if (!is_list && !is_diff && !is_report) {
+        static const char *const verbs[] = {"list", "diff", "report", NULL};
         return sg_subcommand_error("traces", verb, verbs);
     }
     cleanup_free char *state = sg_state_dir();
@@ -235,6 +316,11 @@ int cmd_traces(int argc, char **argv)
     int rc = SG_EXIT_OK;
     if (is_list) {
         rc = list(rows, nargs ? argv[optind + 1] : NULL, as_json);
+        json_decref(rows);
+        return rc;
+    }
+    if (is_report) {
+        rc = report(dfd, rows, argv[optind + 1], &ro);
         json_decref(rows);
         return rc;
     }

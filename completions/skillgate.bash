@@ -43,7 +43,8 @@ _skillgate()
                    --prompt-timeout --allow-all --allow-upstream --resolve --help" ;;
         record) opts="--input --timeout --cwd --script --allow-all --prompt --prompt-timeout
                       --resolve --allow-upstream --write --yes --json --help" ;;
-        traces) subs="list diff"; opts="--json --help" ;;
+        traces) subs="list diff report"; opts="--json --html --md --output -o --against --no-diff
+                   --help" ;;
         audit) subs="verify tail show"; opts="--file -n --help" ;;
         grants) subs="list revoke"; opts="--help" ;;
         tui) opts="--theme --list-themes --attach --prompt-timeout --help" ;;
