@@ -196,7 +196,7 @@ int cmd_traces(int argc, char **argv)
     int c;
     bool as_json = false;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+    while ((c = sg_getopt(argc, argv, "hj", opts)) != -1) {
         if (c == 'j') {
             as_json = true;
             continue;

@@ -83,6 +83,27 @@ void sg_command_usage(FILE *f, const char *cmd)
     }
 }
 
+int sg_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+    int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    /* an unknown long option: optopt 0, and optind already past it */
+    if (c != '?' || optopt != 0 || optind < 1 || optind > argc ||
+        !sg_str_has_prefix(argv[optind - 1], "--"))
+        return c;
+    const char *arg = argv[optind - 1] + 2;
+    cleanup_free char *word = sg_xstrndup(arg, strcspn(arg, "="));
+    struct sg_nearest near;
+    sg_nearest_init(&near, word);
+    for (const struct option *o = longopts; o->name; o++) {
+        if (*word && sg_str_has_prefix(o->name, word))
+            return c; /* ambiguous, not unknown */
+        sg_nearest_offer(&near, o->name);
+    }
+    if (near.best)
+        fprintf(stderr, "skillgate: did you mean --%s?\n", near.best);
+    return c;
+}
+
 /* The command a typo most likely meant: within two edits, or the only one
  * the word starts. NULL when none is close. */
 static const char *nearest_command(const char *word)
