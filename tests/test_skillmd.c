@@ -338,11 +338,22 @@ static void allowed_tools_problems(void **st)
     sg_skill_free(sk);
 }
 
+/* A key near a known one is its misspelling (allowed-tools would be left
+ * empty, "every tool" to the agent): an error naming the key meant.
+ * A key near none is another tool's: a warning (issue 38). */
 static void unknown_keys_warn(void **st)
 {
     (void)st;
-    struct sg_skill *sk = th_skill(MD("name: demo\ndescription: x\nallowed_tools: Bash\n"), NULL);
-    th_assert_diag(&sk->diags, SG_WARNING, 4, 1, "allowed_tools", "unknown key");
+    struct sg_skill *sk = th_skill(MD("name: demo\ndescription: x\nallowed_tools: Bash\n"
+                                      "colour: red\nwasm:\n  timeout_msec: 5\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 1, "allowed_tools",
+                   "unknown key; did you mean \"allowed-tools\"?");
+    th_assert_diag(&sk->diags, SG_WARNING, 5, 1, "colour", "unknown key, ignored");
+    th_assert_diag(&sk->diags, SG_ERROR, 7, 3, "wasm.timeout_msec",
+                   "did you mean \"timeout_ms\"?");
+    assert_true(sg_skill_has_errors(sk));
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: x\ncolour: red\n"), NULL);
     assert_false(sg_skill_has_errors(sk));
     sg_skill_free(sk);
 }
