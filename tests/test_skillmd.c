@@ -401,6 +401,26 @@ static void yaml_refusals(void **st)
     th_assert_diag(&sk->diags, SG_ERROR, 3, 14, NULL, "a quoted scalar that starts here");
     sg_skill_free(sk);
 
+    /* a tab where YAML wants indentation is named, at the tab (issue 38):
+     * at a line's start, after a space inside a list; the column counts
+     * characters, not bytes, so a character after a wide one is the right one */
+    sk = th_skill(MD("name: demo\ndescription: x\nallowed-tools:\n\t- Read\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 1, NULL,
+                   "YAML syntax: tabs are not allowed in YAML indentation; use spaces; Claude");
+    assert_null(strstr(sk->diags.v[0].msg, "quote a value"));
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: x\nallowed-tools:\n  - Read\n \t- Grep\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 2, NULL, "tabs are not allowed in YAML indentation");
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: x\nmetadata: {a: é}\t\t@\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 19, NULL, "cannot start any token"); /* '@' */
+    assert_null(strstr(sk->diags.v[0].msg, "tabs are not allowed")); /* 18 bytes in: a tab */
+    sg_skill_free(sk);
+    /* a tab after the colon is YAML's separation space, fine */
+    sk = th_skill(MD("name: demo\ndescription:\tx\n"), NULL);
+    assert_false(sg_skill_has_errors(sk));
+    sg_skill_free(sk);
+
     struct sg_buf b;
     sg_buf_init(&b, 4096);
     sg_buf_printf(&b, "---\nname: demo\ndescription: x\nmetadata: ");
