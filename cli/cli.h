@@ -2,6 +2,7 @@
 #ifndef SG_CLI_H
 #define SG_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +47,11 @@ const char *sg_risk_badge(FILE *f, enum sg_risk r);
 /* Print one diagnostic line (sanitized) to f. */
 void sg_print_diag(FILE *f, const struct sg_diag *g);
 void sg_print_diags(FILE *f, const struct sg_diags *d);
+/* getopt_long for a command; after getopt's own complaint about a long
+ * option it does not know ("--jsno"), the command's long option a typo
+ * most likely meant ("did you mean --json?"), none for an ambiguous
+ * abbreviation (getopt names the candidates itself). */
+int sg_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
 /* getopt_long's "--help" for a command. */
 void sg_command_usage(FILE *f, const char *cmd);
 /* A command's subcommand line that fits none of its forms: says which part

@@ -134,7 +134,7 @@ int cmd_audit(int argc, char **argv)
     long long lines = 20;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hf:n:", opts, NULL)) != -1) {
+    while ((c = sg_getopt(argc, argv, "hf:n:", opts)) != -1) {
         switch (c) {
         case 'h':
             sg_command_usage(stdout, "audit");

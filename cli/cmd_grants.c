@@ -14,7 +14,7 @@ int cmd_grants(int argc, char **argv)
     int c;
     optind = 1;
     cleanup_free char *path = sg_grants_path();
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = sg_getopt(argc, argv, "h", opts)) != -1) {
         if (c == 'h') {
             sg_command_usage(stdout, "grants");
             printf("\n  list        every grant: skill, content digest, rule, allow or deny\n"

@@ -21,7 +21,7 @@ int cmd_hook(int argc, char **argv)
         {0, 0, 0, 0}};
     int ch;
     optind = sub ? 2 : 1;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((ch = sg_getopt(argc, argv, "h", longopts)) != -1) {
         switch (ch) {
         case 'p': project = true; break;
         case 'u': user = true; break;

@@ -280,7 +280,7 @@ int cmd_inspect(int argc, char **argv)
     bool json = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+    while ((c = sg_getopt(argc, argv, "hj", opts)) != -1) {
         switch (c) {
         case 'h':
             sg_command_usage(stdout, "inspect");

@@ -66,7 +66,7 @@ int cmd_list(int argc, char **argv)
     bool json = false, all = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hja", opts, NULL)) != -1) {
+    while ((c = sg_getopt(argc, argv, "hja", opts)) != -1) {
         switch (c) {
         case 'h':
             sg_command_usage(stdout, "list");

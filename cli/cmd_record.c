@@ -76,7 +76,7 @@ static int parse(int argc, char **argv, struct rec_args *a)
     int c;
     long long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hi:t:C:js:", opts, NULL)) != -1) {
+    while ((c = sg_getopt(argc, argv, "hi:t:C:js:", opts)) != -1) {
         switch (c) {
         case 'h': record_help(); return SG_EXIT_OK;
         case 'i':

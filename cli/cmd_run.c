@@ -466,7 +466,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
     a->rq.allow_upstream = a->upstream;
     a->rq.env = a->env;
     a->rq.write = a->write;
-    while ((c = getopt_long(argc, argv, "hi:I:t:o:wjnDs:C:m:", opts, NULL)) != -1)
+    while ((c = sg_getopt(argc, argv, "hi:I:t:o:wjnDs:C:m:", opts)) != -1)
         if ((st = run_option(a, c)) >= 0)
             return st;
     /* SKILL, then a script's arguments (after -- when one starts with -) */

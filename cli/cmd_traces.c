@@ -283,7 +283,7 @@ int cmd_traces(int argc, char **argv)
     bool as_json = false;
     struct report_opts ro = {.fmt = SG_REPORT_HTML};
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hjo:", opts, NULL)) != -1) {
+    while ((c = sg_getopt(argc, argv, "hjo:", opts)) != -1) {
         switch (c) {
         case 'j': as_json = true; continue;
         case 'H': ro.fmt = SG_REPORT_HTML; continue;

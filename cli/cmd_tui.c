@@ -26,7 +26,7 @@ int cmd_tui(int argc, char **argv)
     int c;
     long long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = sg_getopt(argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'h':
             sg_command_usage(stdout, "tui");
@@ -88,7 +88,7 @@ int cmd_demo(int argc, char **argv)
     int c;
     long long v;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = sg_getopt(argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'h':
             sg_command_usage(stdout, "demo");

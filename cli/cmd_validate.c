@@ -83,7 +83,7 @@ int cmd_validate(int argc, char **argv)
     bool strict = false, quiet = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hsq", opts, NULL)) != -1) {
+    while ((c = sg_getopt(argc, argv, "hsq", opts)) != -1) {
         switch (c) {
         case 'h':
             sg_command_usage(stdout, "validate");

@@ -83,30 +83,25 @@ void sg_command_usage(FILE *f, const char *cmd)
     }
 }
 
-/* Edit distance (insert, delete, substitute, swap two neighbours), capped. */
-static size_t distance(const char *a, const char *b)
+int sg_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
 {
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 32 || lb > 32)
-        return 99;
-    size_t d[33][33];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best)
-                best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[la][lb];
+    int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    /* an unknown long option: optopt 0, and optind already past it */
+    if (c != '?' || optopt != 0 || optind < 1 || optind > argc ||
+        !sg_str_has_prefix(argv[optind - 1], "--"))
+        return c;
+    const char *arg = argv[optind - 1] + 2;
+    cleanup_free char *word = sg_xstrndup(arg, strcspn(arg, "="));
+    struct sg_nearest near;
+    sg_nearest_init(&near, word);
+    for (const struct option *o = longopts; o->name; o++) {
+        if (*word && sg_str_has_prefix(o->name, word))
+            return c; /* ambiguous, not unknown */
+        sg_nearest_offer(&near, o->name);
+    }
+    if (near.best)
+        fprintf(stderr, "skillgate: did you mean --%s?\n", near.best);
+    return c;
 }
 
 /* The command a typo most likely meant: within two edits, or the only one
@@ -116,7 +111,7 @@ static const char *nearest_command(const char *word)
     const char *best = NULL, *prefix = NULL;
     size_t bd = 3, nprefix = 0;
     for (size_t i = 0; i < NCOMMANDS; i++) {
-        size_t dd = distance(word, commands[i].name);
+        size_t dd = sg_edit_distance(word, commands[i].name);
         if (dd < bd)
             bd = dd, best = commands[i].name;
         if (*word && !strncmp(commands[i].name, word, strlen(word)))

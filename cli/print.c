@@ -62,17 +62,10 @@ int sg_load_error(const char *path, int err)
     return SG_EXIT_USAGE;
 }
 
-/* No skill has that name: where discovery looked, and the names that end
- * in it (a plugin's "plugin:NAME"). */
-static int no_such_name(const char *arg, const struct sg_discovery *d)
+/* A plugin's skills that end in the name ("plug:NAME" for "NAME"), said
+ * as "did you mean a, b?" (at most five) when say; false when none. */
+static bool plugin_names_like(const char *arg, const struct sg_discovery *d, bool say)
 {
-    cleanup_free char *a = sg_sanitize_str(arg, 0);
-    fprintf(stderr, "skillgate: %s: no such folder, and no skill of that name in:\n", a);
-#define X(id, name, desc)                                                                  \
-    if (SG_SRC_##id != SG_SRC_CLI)                                                         \
-        fprintf(stderr, "  %-8s %s\n", name, desc);
-    SG_SOURCES(X)
-#undef X
     size_t al = strlen(arg), shown = 0;
     for (size_t i = 0; i < d->n && shown < 5; i++) {
         const char *n = d->v[i].name, *colon = strrchr(n, ':');
@@ -81,12 +74,36 @@ static int no_such_name(const char *arg, const struct sg_discovery *d)
                     (nl > al && n[nl - al - 1] == ':' && !strcmp(n + nl - al, arg));
         if (!like || d->v[i].shadowed_by != SIZE_MAX)
             continue;
+        if (!say)
+            return true;
         cleanup_free char *s = sg_sanitize_str(n, 0);
         fprintf(stderr, "%s %s", shown++ ? "," : "did you mean", s);
     }
     if (shown)
         fputs("?\n", stderr);
-    else
+    return shown > 0;
+}
+
+/* No skill has that name: where discovery looked and the plugin names
+ * that end in it; else the one a typo most likely meant, when one is near
+ * (the places are beside the point then); else where discovery looked. */
+static int no_such_name(const char *arg, const struct sg_discovery *d)
+{
+    cleanup_free char *a = sg_sanitize_str(arg, 0);
+    size_t near = plugin_names_like(arg, d, false) ? SIZE_MAX : sg_discovery_nearest(d, arg);
+    if (near != SIZE_MAX) {
+        cleanup_free char *s = sg_sanitize_str(d->v[near].name, 0);
+        fprintf(stderr, "skillgate: %s: no such folder, and no skill of that name; did you mean "
+                        "\"%s\"?\n", a, s);
+        return SG_EXIT_USAGE;
+    }
+    fprintf(stderr, "skillgate: %s: no such folder, and no skill of that name in:\n", a);
+#define X(id, name, desc)                                                                  \
+    if (SG_SRC_##id != SG_SRC_CLI)                                                         \
+        fprintf(stderr, "  %-8s %s\n", name, desc);
+    SG_SOURCES(X)
+#undef X
+    if (!plugin_names_like(arg, d, true))
         fputs("(skillgate list shows the skills found there)\n", stderr);
     return SG_EXIT_USAGE;
 }

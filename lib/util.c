@@ -150,6 +150,51 @@ bool sg_str_has_suffix(const char *s, const char *suffix)
     return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+size_t sg_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > SG_EDIT_MAX || lb > SG_EDIT_MAX)
+        return SIZE_MAX;
+    /* three rows of the table: i-2, i-1 and i */
+    size_t row[3][SG_EDIT_MAX + 1];
+    for (size_t j = 0; j <= lb; j++)
+        row[0][j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t *pp = row[(i + 1) % 3], *p = row[(i - 1) % 3], *r = row[i % 3];
+        r[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = p[j - 1] + (a[i - 1] != b[j - 1]);
+            if (p[j] + 1 < best)
+                best = p[j] + 1;
+            if (r[j - 1] + 1 < best)
+                best = r[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                pp[j - 2] + 1 < best)
+                best = pp[j - 2] + 1;
+            r[j] = best;
+        }
+    }
+    return row[la % 3][lb];
+}
+
+void sg_nearest_init(struct sg_nearest *n, const char *word)
+{
+    size_t len = strlen(word);
+    n->word = word;
+    n->best = NULL;
+    n->dist = (len / 3 > 1 ? len / 3 : 1) + 1;
+}
+
+bool sg_nearest_offer(struct sg_nearest *n, const char *cand)
+{
+    size_t d = sg_edit_distance(n->word, cand);
+    if (d == 0 || d >= n->dist)
+        return false;
+    n->dist = d;
+    n->best = cand;
+    return true;
+}
+
 int sg_parse_ll(const char *s, long long min, long long max, long long *out)
 {
     if (!s || !*s)

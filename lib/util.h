@@ -72,6 +72,28 @@ char *sg_buf_steal(struct sg_buf *b);
 bool sg_str_has_prefix(const char *s, const char *prefix);
 bool sg_str_has_suffix(const char *s, const char *suffix);
 
+/* Damerau-Levenshtein distance (the optimal-string-alignment kind: insert,
+ * delete, substitute, swap two neighbours) between a and b, in bytes.
+ * SIZE_MAX when either is longer than SG_EDIT_MAX bytes: it is for names
+ * and keys a person typed, and its table stays on the stack. */
+#define SG_EDIT_MAX 128
+size_t sg_edit_distance(const char *a, const char *b);
+
+/* "did you mean": the candidate nearest a word that matched nothing, offered
+ * one by one. Close enough to suggest means within a third of the word's
+ * length in edits, and at least one ("wether" -> "weather", "jsno" ->
+ * "json", "max_runtime_secs" -> "max_runtime_seconds"; "tools" is not
+ * "hooks"). best is NULL when none was. */
+struct sg_nearest {
+    const char *word;
+    const char *best;
+    size_t dist; /* best's distance, or the most that may be suggested + 1 */
+};
+void sg_nearest_init(struct sg_nearest *n, const char *word);
+/* true when cand is close and nearer than every earlier one (ties: the
+ * first offered stays), for a caller that keeps more than the string. */
+bool sg_nearest_offer(struct sg_nearest *n, const char *cand);
+
 /* Parse a whole base-10 integer; -EINVAL on junk, -ERANGE outside [min,max]. */
 int sg_parse_ll(const char *s, long long min, long long max, long long *out);
 

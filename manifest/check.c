@@ -154,6 +154,15 @@ static void f_allow(struct sg_pctx *c, const struct sg_ynode *v, const char *fie
     pc_string_list(c, v, field, add_env_name, NULL);
 }
 
+void pc_unknown_key(struct sg_pctx *c, const struct sg_ynode *k, const char *field,
+                    const char *near)
+{
+    if (near)
+        pc_err(c, k, field, "unknown key; did you mean \"%s\"?", near);
+    else
+        pc_warn(c, k, field, "unknown key, ignored");
+}
+
 void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *prefix,
                  const struct pc_field *fields, size_t nfields)
 {
@@ -173,7 +182,11 @@ void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *pref
             if (!strcmp(fields[j].key, k->str))
                 break;
         if (j == nfields) {
-            pc_warn(c, k, field, "unknown key, ignored");
+            struct sg_nearest near;
+            sg_nearest_init(&near, k->str);
+            for (j = 0; j < nfields; j++)
+                sg_nearest_offer(&near, fields[j].key);
+            pc_unknown_key(c, k, field, near.best);
             continue;
         }
         fields[j].fn(c, map->kids[i + 1], field);

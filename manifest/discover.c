@@ -382,6 +382,23 @@ size_t sg_discovery_find(const struct sg_discovery *d, const char *name)
     return SIZE_MAX;
 }
 
+size_t sg_discovery_nearest(const struct sg_discovery *d, const char *name)
+{
+    struct sg_nearest near;
+    sg_nearest_init(&near, name);
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->v[i].shadowed_by != SIZE_MAX)
+            continue;
+        const char *n = d->v[i].name, *colon = strrchr(n, ':');
+        if (sg_nearest_offer(&near, n))
+            best = i;
+        if (colon && sg_nearest_offer(&near, colon + 1))
+            best = i;
+    }
+    return best;
+}
+
 void sg_discovery_free(struct sg_discovery *d)
 {
     for (size_t i = 0; i < d->n; i++) {

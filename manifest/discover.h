@@ -75,5 +75,9 @@ void sg_discovery_free(struct sg_discovery *d);
 
 /* The skill that wins under name (sg_found.name), or SIZE_MAX. */
 size_t sg_discovery_find(const struct sg_discovery *d, const char *name);
+/* The winning skill whose name a typo most likely meant (util.h's
+ * sg_nearest; a plugin's "plugin:skill" also by its part after the colon),
+ * or SIZE_MAX when none is near. */
+size_t sg_discovery_nearest(const struct sg_discovery *d, const char *name);
 
 #endif

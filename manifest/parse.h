@@ -37,7 +37,15 @@ struct pc_field {
     const char *key;
     void (*fn)(struct sg_pctx *c, const struct sg_ynode *val, const char *field);
 };
-/* Walk a mapping: known keys go to their handler, unknown keys are warnings. */
+/* A key no handler knows. Near a known key of its level (near, from
+ * util.h's sg_nearest) it is a misspelling that would leave what it meant
+ * at its default without a word ("max_runtime_secs", "allowed_tools"): an
+ * error that names the key meant. Near none (NULL), a warning: manifests
+ * carry keys of other tools. */
+void pc_unknown_key(struct sg_pctx *c, const struct sg_ynode *k, const char *field,
+                    const char *near);
+/* Walk a mapping: known keys go to their handler, unknown ones to
+ * pc_unknown_key with the nearest known key. */
 void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *prefix,
                  const struct pc_field *fields, size_t nfields);
 

@@ -90,6 +90,15 @@ static bool read_ports(struct sg_pctx *c, const struct sg_ynode *v, const char *
     return ok;
 }
 
+static const char *near_key(const char *key, const char *a, const char *b)
+{
+    struct sg_nearest near;
+    sg_nearest_init(&near, key);
+    sg_nearest_offer(&near, a);
+    sg_nearest_offer(&near, b);
+    return near.best;
+}
+
 static void egress_item(struct sg_pctx *c, const struct sg_ynode *it, const char *field)
 {
     uint16_t ports[SG_MAX_PORTS] = {443};
@@ -114,7 +123,7 @@ static void egress_item(struct sg_pctx *c, const struct sg_ynode *it, const char
         else if (!strcmp(k, "ports"))
             ports_ok &= read_ports(c, it->kids[i + 1], f, ports, &nports);
         else
-            pc_warn(c, it->kids[i], f, "unknown key, ignored");
+            pc_unknown_key(c, it->kids[i], f, near_key(k, "domain", "ports"));
     }
     cleanup_free char *df = sg_xasprintf("%s.domain", field);
     if (!dom) {

@@ -177,16 +177,16 @@ static void note_yaml_error(struct sg_skill *sk, size_t first)
     const char *why =
         sk->openclaw_rules
             ? "OpenClaw's loader would read it line by line instead and may load it; skillgate "
-              "does not guess at what a manifest declares, so fix the YAML (quote a value "
-              "holding \": \")"
+              "does not guess at what a manifest declares, so fix the YAML"
             : "Claude Code would load it with every field dropped, allowed-tools too; skillgate "
-              "does not run a skill whose declarations it cannot read, so fix the YAML (quote a "
-              "value holding \": \")";
+              "does not run a skill whose declarations it cannot read, so fix the YAML";
     for (size_t i = first; i < sk->diags.n; i++) {
         struct sg_diag *g = &sk->diags.v[i];
         if (g->sev != SG_ERROR)
             continue;
-        char *m = sg_xasprintf("%s; %s", g->msg, why);
+        /* a tab's message says the fix already; quoting is the usual one */
+        char *m = sg_xasprintf("%s; %s%s", g->msg, why,
+                               strstr(g->msg, SG_YAML_TAB) ? "" : " (quote a value holding \": \")");
         free(g->msg);
         g->msg = m;
         return;

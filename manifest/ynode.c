@@ -211,6 +211,28 @@ static void handle(struct builder *b, const yaml_event_t *ev)
     }
 }
 
+/* Is libyaml's complaint about a tab where it wants indentation? It says
+ * "found character that cannot start any token" (or, inside a scalar,
+ * "found a tab character that violates indentation", pointing at where
+ * the scalar began), which tells a person nothing to act on. The mark
+ * counts lines and characters (not bytes); a BOM is not counted. */
+static bool tab_at_problem(const char *buf, size_t len, const yaml_parser_t *p)
+{
+    const yaml_mark_t *m = &p->problem_mark;
+    if (!p->problem || (strcmp(p->problem, "found character that cannot start any token") != 0 &&
+                        !strstr(p->problem, "found a tab character")))
+        return false;
+    size_t i = len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
+    for (size_t line = 0; line < m->line && i < len; i++)
+        line += buf[i] == '\n';
+    for (size_t col = 0; col < m->column && i < len; col++) {
+        unsigned cp;
+        size_t w = sg_utf8_decode((const unsigned char *)buf + i, len - i, &cp);
+        i += w ? w : 1;
+    }
+    return i < len && buf[i] == '\t';
+}
+
 int sg_yaml_parse(const char *buf, size_t len, int line_base, const char *file,
                   struct sg_diags *d, struct sg_ynode **out)
 {
@@ -228,7 +250,10 @@ int sg_yaml_parse(const char *buf, size_t len, int line_base, const char *file,
             /* where the unclosed quote or bracket opened is what a person
              * fixes: the diagnostic points there, and says where the parser
              * gave up */
-            if (p.context && (c->line != m->line || c->column != m->column))
+            if (tab_at_problem(buf, len, &p))
+                sg_diag_add(d, SG_ERROR, file, (int)m->line + 1 + line_base, (int)m->column + 1,
+                            NULL, "YAML syntax: %s", SG_YAML_TAB);
+            else if (p.context && (c->line != m->line || c->column != m->column))
                 sg_diag_add(d, SG_ERROR, file, (int)c->line + 1 + line_base, (int)c->column + 1,
                             NULL, "YAML syntax: %s that starts here: %s at %d:%d", p.context,
                             prob, (int)m->line + 1 + line_base, (int)m->column + 1);

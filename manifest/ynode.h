@@ -25,6 +25,10 @@ struct sg_ynode {
     size_t n, cap;
 };
 
+/* What a tab where YAML wants indentation is said as, in place of
+ * libyaml's "found character that cannot start any token". */
+#define SG_YAML_TAB "tabs are not allowed in YAML indentation; use spaces"
+
 /* Parse buf (one YAML document). line_base is added to every line number
  * (the frontmatter of SKILL.md starts on line 2). Problems go to d with the
  * file name given. Returns 0 and *out (NULL for an empty document), or

@@ -536,6 +536,99 @@ def run_options_for_one_run_on_the_command_line():
     assert complete(script, "run", "--env", "SG_CLI_TEST_VAR") == ["SG_CLI_TEST_VARIABLE"]
 
 
+@test
+def a_skill_name_typo_gets_the_nearest_name():
+    """Issue 38: `run wether` beside the examples says did you mean
+    "weather" rather than listing every place skills are kept; every
+    command that takes a skill's name does (they share the lookup). A name
+    near none keeps the list of places."""
+    with TempDir() as t:
+        env = {"HOME": t, "XDG_CONFIG_HOME": os.path.join(t, "xdg")}
+        cwd = os.path.dirname(EXAMPLES)
+        for args in (("run", "wether"), ("run", "--dry-run", "wether"), ("inspect", "wether"),
+                     ("validate", "wether"), ("record", "--prompt", "deny", "wether")):
+            p = run(*args, cwd=cwd, env=env, code=2)
+            assert 'did you mean "weather"?' in p.stderr, (args, p.stderr)
+            assert "~/.claude/skills" not in p.stderr, (args, p.stderr)
+        p = run("run", "shell-tol", cwd=cwd, env=env, code=2)
+        assert 'did you mean "shell-tool"?' in p.stderr, p.stderr
+        p = run("run", "zzqqxx", cwd=cwd, env=env, code=2)
+        assert "did you mean" not in p.stderr and "~/.claude/skills" in p.stderr, p.stderr
+
+
+@test
+def an_unknown_long_option_gets_the_nearest_one():
+    """Issue 38: after getopt's own complaint, the command's long option a
+    typo most likely meant; none when nothing is near, and none for an
+    ambiguous abbreviation (getopt names the candidates itself)."""
+    p = run("run", "--jsno", "weather", code=2)
+    assert "unrecognized option '--jsno'" in p.stderr, p.stderr
+    assert "did you mean --json?" in p.stderr, p.stderr
+    p = run("run", "--dryrun=1", "weather", code=2)
+    assert "did you mean --dry-run?" in p.stderr, p.stderr
+    p = run("validate", "--strcit", EXAMPLES, code=2)
+    assert "did you mean --strict?" in p.stderr, p.stderr
+    p = run("inspect", "--jsn", "weather", code=2)
+    assert "did you mean --json?" in p.stderr, p.stderr
+    p = run("run", "--zzqqxx", "weather", code=2)
+    assert "did you mean" not in p.stderr, p.stderr
+    p = run("run", "--w", "weather", code=2)
+    assert "did you mean" not in p.stderr, p.stderr
+
+
+@test
+def a_manifest_key_near_a_known_one_is_an_error():
+    """Issue 38: a misspelt key would leave its limit or its tools at the
+    default without a word; near a known key of the same level it is an
+    error naming file, line, key and the key meant. A key near none stays
+    a warning."""
+    with TempDir() as t:
+        d, name = os.path.join(t, "typo-skill"), "typo-skill"
+        write(d, "skillsandbox.yaml",
+              "skill:\n  name: %s\n  description: d\nresources:\n  max_runtime_secs: 10\n"
+              "  gpu: 1\npermissions:\n  network:\n    egress:\n      - domian: a.test\n"
+              "        ports: [443]\n" % name)
+        p = run("validate", d, code=1)
+        f = os.path.join(d, "skillsandbox.yaml")
+        assert (f'{f}:5:3: error: resources.max_runtime_secs: unknown key; did you mean '
+                f'"max_runtime_seconds"?') in p.stderr, p.stderr
+        assert f"{f}:6:3: warning: resources.gpu: unknown key, ignored" in p.stderr, p.stderr
+        assert (f'{f}:10:9: error: permissions.network.egress[0].domian: unknown key; did you '
+                f'mean "domain"?') in p.stderr, p.stderr
+    with TempDir() as t:
+        d, name = os.path.join(t, "typo-skill"), "typo-skill"
+        write(d, "SKILL.md", "---\nname: %s\ndescription: d\nallowed_tools: Read\n"
+                             "tags: [x]\n---\n" % name)
+        p = run("validate", d, code=1)
+        f = os.path.join(d, "SKILL.md")
+        assert (f'{f}:4:1: error: allowed_tools: unknown key; did you mean "allowed-tools"?'
+                in p.stderr), p.stderr
+        assert f"{f}:5:1: warning: tags: unknown key, ignored" in p.stderr, p.stderr
+
+
+@test
+def a_tab_in_yaml_indentation_is_named():
+    """Issue 38: libyaml's "found character that cannot start any token"
+    for a tab says what it is, where."""
+    with TempDir() as t:
+        d, name = os.path.join(t, "typo-skill"), "typo-skill"
+        write(d, "skillsandbox.yaml", "skill:\n  name: %s\n  description: d\nresources:\n"
+                                      "\tmemory_mb: 64\n" % name)
+        p = run("validate", d, code=1)
+        f = os.path.join(d, "skillsandbox.yaml")
+        assert (f"{f}:5:1: error: YAML syntax: tabs are not allowed in YAML indentation; use "
+                "spaces") in p.stderr, p.stderr
+        assert "cannot start any token" not in p.stderr, p.stderr
+    with TempDir() as t:
+        d, name = os.path.join(t, "typo-skill"), "typo-skill"
+        write(d, "SKILL.md", "---\nname: %s\ndescription: d\nallowed-tools:\n  - Read\n"
+                             " \t- Grep\n---\n" % name)
+        p = run("validate", d, code=1)
+        f = os.path.join(d, "SKILL.md")
+        assert f"{f}:6:2: error: YAML syntax: tabs are not allowed in YAML indentation" in \
+            p.stderr, p.stderr
+
+
 def main():
     print(f"1..{len(TESTS)}")
     failed = 0

@@ -658,6 +658,7 @@ def sdk_list_validate_inspect(base):
         ("inspect_skill", {"path": os.path.join(EXAMPLES, "weather")}),
         ("validate_skill", {"path": notskill}),
         ("list_skills", {}),
+        ("inspect_skill", {"path": "wether"}),
     ])
     sc = structured(res[0], "list_skills examples")
     skills = sc.get("skills")
@@ -704,6 +705,9 @@ def sdk_list_validate_inspect(base):
 
     sc = structured(res[5], "list_skills with no directory")
     assert isinstance(sc.get("skills"), list), sc
+    # a name near one config.yaml's skill_dirs holds (issue 38)
+    r = res[6]["result"]
+    assert r.get("isError") and 'did you mean \\"weather\\"?' in json.dumps(r), r
     env.check_sanitizers()
 
 

@@ -206,6 +206,14 @@ static void limits_out_of_range(void **st)
     th_assert_diag(&sk->diags, SG_ERROR, 8, 13, "resources.max_pids", "out of range (1..32768)");
     th_assert_diag(&sk->diags, SG_ERROR, 9, 21, "resources.max_output_bytes", "whole number");
     th_assert_diag(&sk->diags, SG_WARNING, 10, 3, "resources.swap_mb", "unknown key");
+    sg_skill_free(sk);
+    /* a misspelt limit would stay at its default without a word (issue 38) */
+    sk = th_skill(NULL, HEAD "resources:\n  max_runtime_secs: 10\n  max_pid: 8\n");
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 3, "resources.max_runtime_secs",
+                   "unknown key; did you mean \"max_runtime_seconds\"?");
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 3, "resources.max_pid",
+                   "did you mean \"max_pids\"?");
+    assert_true(sg_skill_has_errors(sk));
     /* Refused values leave the defaults in place, never a half-parsed number. */
     assert_int_equal(sk->policy.limits.memory_mb.value, 256);
     assert_int_equal(sk->policy.limits.pids.value, 64);

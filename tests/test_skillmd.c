@@ -338,11 +338,22 @@ static void allowed_tools_problems(void **st)
     sg_skill_free(sk);
 }
 
+/* A key near a known one is its misspelling (allowed-tools would be left
+ * empty, "every tool" to the agent): an error naming the key meant.
+ * A key near none is another tool's: a warning (issue 38). */
 static void unknown_keys_warn(void **st)
 {
     (void)st;
-    struct sg_skill *sk = th_skill(MD("name: demo\ndescription: x\nallowed_tools: Bash\n"), NULL);
-    th_assert_diag(&sk->diags, SG_WARNING, 4, 1, "allowed_tools", "unknown key");
+    struct sg_skill *sk = th_skill(MD("name: demo\ndescription: x\nallowed_tools: Bash\n"
+                                      "colour: red\nwasm:\n  timeout_msec: 5\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 1, "allowed_tools",
+                   "unknown key; did you mean \"allowed-tools\"?");
+    th_assert_diag(&sk->diags, SG_WARNING, 5, 1, "colour", "unknown key, ignored");
+    th_assert_diag(&sk->diags, SG_ERROR, 7, 3, "wasm.timeout_msec",
+                   "did you mean \"timeout_ms\"?");
+    assert_true(sg_skill_has_errors(sk));
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: x\ncolour: red\n"), NULL);
     assert_false(sg_skill_has_errors(sk));
     sg_skill_free(sk);
 }
@@ -388,6 +399,26 @@ static void yaml_refusals(void **st)
      * gave up (issue 24) */
     sk = th_skill(MD("name: demo\ndescription: \"unclosed\nallowed-tools: Read\n"), NULL);
     th_assert_diag(&sk->diags, SG_ERROR, 3, 14, NULL, "a quoted scalar that starts here");
+    sg_skill_free(sk);
+
+    /* a tab where YAML wants indentation is named, at the tab (issue 38):
+     * at a line's start, after a space inside a list; the column counts
+     * characters, not bytes, so a character after a wide one is the right one */
+    sk = th_skill(MD("name: demo\ndescription: x\nallowed-tools:\n\t- Read\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 1, NULL,
+                   "YAML syntax: tabs are not allowed in YAML indentation; use spaces; Claude");
+    assert_null(strstr(sk->diags.v[0].msg, "quote a value"));
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: x\nallowed-tools:\n  - Read\n \t- Grep\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 6, 2, NULL, "tabs are not allowed in YAML indentation");
+    sg_skill_free(sk);
+    sk = th_skill(MD("name: demo\ndescription: x\nmetadata: {a: é}\t\t@\n"), NULL);
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 19, NULL, "cannot start any token"); /* '@' */
+    assert_null(strstr(sk->diags.v[0].msg, "tabs are not allowed")); /* 18 bytes in: a tab */
+    sg_skill_free(sk);
+    /* a tab after the colon is YAML's separation space, fine */
+    sk = th_skill(MD("name: demo\ndescription:\tx\n"), NULL);
+    assert_false(sg_skill_has_errors(sk));
     sg_skill_free(sk);
 
     struct sg_buf b;

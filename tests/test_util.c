@@ -147,6 +147,64 @@ static void a_capped_line_is_whole_or_counted(void **st)
     sg_buf_free(&b);
 }
 
+static void edit_distance_counts_a_swap_as_one(void **st)
+{
+    (void)st;
+    assert_int_equal(sg_edit_distance("", ""), 0);
+    assert_int_equal(sg_edit_distance("", "abc"), 3);
+    assert_int_equal(sg_edit_distance("abc", ""), 3);
+    assert_int_equal(sg_edit_distance("weather", "weather"), 0);
+    assert_int_equal(sg_edit_distance("wether", "weather"), 1);    /* insert */
+    assert_int_equal(sg_edit_distance("weatherr", "weather"), 1);  /* delete */
+    assert_int_equal(sg_edit_distance("jsno", "json"), 1);         /* swap */
+    assert_int_equal(sg_edit_distance("allowed_tools", "allowed-tools"), 1);
+    assert_int_equal(sg_edit_distance("max_runtime_secs", "max_runtime_seconds"), 3);
+    assert_int_equal(sg_edit_distance("kitten", "sitting"), 3);
+    assert_int_equal(sg_edit_distance("ca", "abc"), 3); /* OSA: no edit of a swapped pair */
+    assert_int_equal(sg_edit_distance("tools", "hooks"), 2);
+    char big[SG_EDIT_MAX + 2];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_true(sg_edit_distance(big, "a") == SIZE_MAX);
+    big[SG_EDIT_MAX] = '\0'; /* exactly the cap: still measured */
+    assert_int_equal(sg_edit_distance(big, big + 1), 1);
+}
+
+static const char *nearest(const char *word, const char *const *cands)
+{
+    struct sg_nearest n;
+    sg_nearest_init(&n, word);
+    for (size_t i = 0; cands[i]; i++)
+        sg_nearest_offer(&n, cands[i]);
+    return n.best;
+}
+
+static void nearest_suggests_only_a_close_name(void **st)
+{
+    (void)st;
+    static const char *const skills[] = {"code-review", "malicious-weather", "notes-writer",
+                                         "pdf-forms", "pdf-text", "shell-tool", "weather",
+                                         NULL};
+    assert_string_equal(nearest("wether", skills), "weather");
+    assert_string_equal(nearest("pdf-txt", skills), "pdf-text");
+    assert_null(nearest("zzz", skills));
+    assert_null(nearest("weather", skills)); /* itself is no suggestion */
+    static const char *const opts[] = {"help", "json", "input", "dry-run", "watch", NULL};
+    assert_string_equal(nearest("jsno", opts), "json");
+    assert_string_equal(nearest("dryrun", opts), "dry-run");
+    assert_null(nearest("x", opts));
+    static const char *const keys[] = {"memory_mb", "max_runtime_seconds", "max_cpu_percent",
+                                       "max_pids", "max_output_bytes", NULL};
+    assert_string_equal(nearest("max_runtime_secs", keys), "max_runtime_seconds");
+    assert_string_equal(nearest("max_pid", keys), "max_pids");
+    assert_null(nearest("gpu", keys));
+    static const char *const fm[] = {"name", "hooks", "model", "wasm", NULL};
+    assert_null(nearest("tools", fm)); /* two edits from hooks: too far for five letters */
+    /* ties: the first offered */
+    static const char *const tie[] = {"cat", "bat", NULL};
+    assert_string_equal(nearest("at", tie), "cat");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +212,8 @@ int main(void)
         cmocka_unit_test(mkdir_p_makes_the_missing_folders_only),
         cmocka_unit_test(format_iso_matches_gmtime_across_seconds),
         cmocka_unit_test(a_capped_line_is_whole_or_counted),
+        cmocka_unit_test(edit_distance_counts_a_swap_as_one),
+        cmocka_unit_test(nearest_suggests_only_a_close_name),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }
