@@ -16,59 +16,6 @@
 #include "tracediff.h"
 #include "util.h"
 
-static int cmp_rows(const void *x, const void *y)
-{
-    json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
-    const char *sa = json_string_value(json_object_get(a, "started_at"));
-    const char *sb = json_string_value(json_object_get(b, "started_at"));
-    int c = strcmp(sa ? sa : "", sb ? sb : "");
-    return c ? c : strcmp(json_string_value(json_object_get(a, "file")),
-                          json_string_value(json_object_get(b, "file")));
-}
-
-/* The traces of the folder, oldest first: their index lines (read from the
- * index where it is fresh, from the trace otherwise, and added to it). */
-static json_t *rows_of(int dfd)
-{
-    char **names = NULL;
-    size_t n = 0, lines = 0;
-    int fd = dup(dfd);
-    json_t *rows = json_array();
-    if (fd < 0 || sg_list_dir_fd(fd, SG_LIST_ALL, 100000, &names, &n) < 0)
-        return rows;
-    json_t *index = sg_trace_index_load(dfd, &lines);
-    json_t *added = json_array();
-    for (size_t i = 0; i < n; i++) {
-        const char *name = names[i];
-        if (name[0] == '.' || !sg_str_has_suffix(name, ".json"))
-            continue;
-        json_t *e = json_object_get(index, name);
-        if (e && sg_trace_index_fresh(dfd, name, e)) {
-            json_incref(e);
-        } else {
-            json_t *doc = sg_trace_load_at(dfd, name);
-            e = sg_trace_index_entry(dfd, name, doc);
-            if (e && !doc)
-                json_object_set_new(e, "unreadable", json_true());
-            if (e)
-                json_array_append(added, e);
-            json_decref(doc);
-        }
-        if (e && !json_is_true(json_object_get(e, "unreadable")))
-            json_array_append(rows, e);
-        json_decref(e);
-    }
-    if (json_array_size(added))
-        sg_trace_index_put(dfd, added, false); /* a cache: a failure costs a read */
-    json_decref(added);
-    json_decref(index);
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    sg_json_array_sort(rows, cmp_rows);
-    return rows;
-}
-
 /* The rows of one skill's runs, oldest first. */
 static json_t *rows_of_skill(json_t *rows, const char *skill)
 {
@@ -312,7 +259,7 @@ int cmd_traces(int argc, char **argv)
         fprintf(stderr, "skillgate: %s: %s\n", dir, strerror(errno));
         return SG_EXIT_USAGE;
     }
-    json_t *rows = dfd >= 0 ? rows_of(dfd) : json_array();
+    json_t *rows = dfd >= 0 ? sg_trace_index_rows(dfd) : json_array();
     int rc = SG_EXIT_OK;
     if (is_list) {
         rc = list(rows, nargs ? argv[optind + 1] : NULL, as_json);

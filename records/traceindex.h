@@ -32,5 +32,9 @@ int sg_trace_index_put(int dfd, json_t *entries, bool rewrite);
 json_t *sg_trace_index_load(int dfd, size_t *lines);
 /* Does this line still describe dfd/name (same size and mtime)? */
 bool sg_trace_index_fresh(int dfd, const char *name, json_t *entry);
+/* The traces of the folder, oldest first: their index lines (read from the
+ * index where it is fresh, from the trace otherwise, and added to it);
+ * unreadable ones left out. */
+json_t *sg_trace_index_rows(int dfd);
 
 #endif

@@ -1333,7 +1333,7 @@ def a_trace_exports_to_your_home_and_asks_before_overwriting(base):
         t.keys("Enter")
         t.wait("exists: overwrite it? y/N", what="the overwrite question")
         t.keys("n")
-        t.wait("not exported", what="a no")
+        t.wait("nothing written", what="a no")
         assert os.path.getsize(dest) == 10
         t.keys("e")
         t.wait("export the trace to:", what="the question again")
@@ -1342,6 +1342,44 @@ def a_trace_exports_to_your_home_and_asks_before_overwriting(base):
         t.keys("y")
         t.wait("trace exported to", what="the overwrite")
         assert os.path.getsize(dest) == os.path.getsize(src)
+    finally:
+        t.close()
+
+
+@test()
+def p_writes_the_runs_report_to_share(base):
+    """p on a finished run writes its report: one HTML file in your home,
+    under a Content-Security-Policy, naming the skill and every decision;
+    an existing file is kept unless you say yes."""
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        t.wait("tui-writer", what="the skills list")
+        start_run(t, "tui-writer")
+        wait_prompt_and_arm(t)
+        t.keys("d")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert "p report" in status_line(s), status_line(s)
+        t.keys("p")
+        s = t.wait("write the run's report (HTML) to:", what="the report question")
+        assert re.search(r"-tui-writer-\d+-[0-9a-f]+\.html_$", status_line(s)), status_line(s)
+        t.keys("Enter")
+        t.wait("report written to", what="the report")
+        pages = glob.glob(os.path.join(t.home, "*-tui-writer-*.html"))
+        assert len(pages) == 1, os.listdir(t.home)  # in your home
+        dest = pages[0]
+        with open(dest, encoding="utf-8") as f:
+            page = f.read()
+        assert page.lstrip().lower().startswith("<!doctype html"), page[:200]
+        assert "Content-Security-Policy" in page and "<script" not in page.lower(), page[:2000]
+        assert "tui-writer" in page and "person" in page, page[:2000]
+        t.keys("p")
+        t.wait("write the run's report (HTML) to:", what="the question again")
+        t.keys("Enter")
+        t.wait("exists: overwrite it? y/N", what="the overwrite question")
+        t.keys("n")
+        t.wait("nothing written", what="a no")
     finally:
         t.close()
 

@@ -53,6 +53,7 @@
     X(SORT, "sort", "s", VIEW, "next sort order (traces)")                                   \
     X(SORT_REVERSE, "sort-reverse", "S", VIEW, "reverse the sort order (traces)")            \
     X(EXPORT, "export", "e", VIEW, "export the trace to a file")                             \
+    X(REPORT, "report", "p", VIEW, "write the run's report to share (HTML, one file)")       \
     X(DIFF, "diff", "c", VIEW, "changes since your last look / between runs")           \
     X(MARK, "mark", "v", VIEW, "mark a run to compare with (traces)")                   \
     X(RECORD, "record", "r", VIEW, "record what it uses, each use asked (skills)")          \
@@ -331,6 +332,9 @@ void tui_demo_intro(struct tui *t, WINDOW *w, int rows, int cols);
 void tui_trace_open(struct tui *t, const char *path);
 int tui_trace_export(const char *path, const char *dest, bool overwrite);
 void tui_trace_export_ask(struct tui *t, const char *path);
+/* p: the run's HTML report to share (records/report.h), at a path asked for. */
+int tui_trace_report(const char *path, const char *dest, bool overwrite);
+void tui_trace_report_ask(struct tui *t, const char *path);
 /* The Traces screen's reader of traces the index lacks, for the loop;
  * busy while it reads. */
 struct sg_loop_source tui_traces_source(struct tui *t);

@@ -145,7 +145,10 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_SEARCH_NEXT: if (p->search[0] && p->n) find(p, 1); return true;
     case TUI_A_SEARCH_PREV: if (p->search[0] && p->n) find(p, -1); return true;
     case TUI_A_EXPORT:
-        if (p->trace)
+    case TUI_A_REPORT:
+        if (p->trace && a == TUI_A_REPORT)
+            tui_trace_report_ask(t, p->trace);
+        else if (p->trace)
             tui_trace_export_ask(t, p->trace);
         return p->trace != NULL;
     default: return false;
@@ -157,7 +160,7 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
     (void)t;
     struct pager *p = P(v);
     snprintf(out, n, "line %zu of %zu   / search  n/N next/prev%s  q back", p->n ? p->top + 1 : 0,
-             p->n, p->trace ? "  e export" : "");
+             p->n, p->trace ? "  p report  e export" : "");
 }
 
 static void close_view(struct tui *t, struct tui_view *v)

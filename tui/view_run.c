@@ -934,7 +934,10 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
             tui_trace_open(t, r->trace);
         return true;
     case TUI_A_EXPORT:
-        if (r->done && r->trace[0])
+    case TUI_A_REPORT:
+        if (r->done && r->trace[0] && a == TUI_A_REPORT)
+            tui_trace_report_ask(t, r->trace);
+        else if (r->done && r->trace[0])
             tui_trace_export_ask(t, r->trace);
         return true;
     default: return false;
@@ -949,7 +952,7 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
         snprintf(out, n, "Tab pane%s  m maximize  / search  f filter  End follow  x stop  ? help",
                  r->focus == PANE_EV ? "  Enter in full" : "");
     else if (r->done)
-        snprintf(out, n, "Enter %s  e export  Tab pane  / search  f filter  q back",
+        snprintf(out, n, "Enter %s  p report  e export  Tab pane  / search  f filter  ? help  q back",
                  r->focus == PANE_EV ? "the events in full" : "open the trace");
     else
         snprintf(out, n, "1: the skills screen  ? help");

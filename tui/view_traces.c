@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "attempts.h"
+#include "report.h"
 #include "trace.h"
 #include "tracediff.h"
 #include "traceindex.h"
@@ -628,16 +629,72 @@ int tui_trace_export(const char *path, const char *dest, bool overwrite)
     return r;
 }
 
-/* ---- e: export, from the list, the run screen or an open trace ---- */
+/* The HTML report of the trace at path (records/report.h), diffed against
+ * the skill's previous version's run where the folder has one, at dest:
+ * whole or not at all, as an export. */
+int tui_trace_report(const char *path, const char *dest, bool overwrite)
+{
+    cleanup_free char *dir = sg_xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (slash)
+        *slash = '\0';
+    cleanup_fd int dfd = open(slash ? (dir[0] ? dir : "/") : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    json_t *doc = dfd >= 0 ? sg_trace_load_at(dfd, name) : NULL;
+    if (!doc)
+        return dfd < 0 ? -errno : -EINVAL;
+    json_t *rows = sg_trace_index_rows(dfd);
+    json_t *pr = sg_report_prev_row(rows, doc);
+    json_t *prev = pr ? sg_trace_load_at(dfd, json_string_value(json_object_get(pr, "file"))) : NULL;
+    struct stat st;
+    int r = 0;
+    cleanup_free char *tmp = sg_xasprintf("%s.tmp.%d", dest, (int)getpid());
+    FILE *f = NULL;
+    if (!overwrite && lstat(dest, &st) == 0)
+        r = -EEXIST;
+    int fd = r ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (!r && (fd < 0 || !(f = fdopen(fd, "w"))))
+        r = -errno;
+    if (!r)
+        r = sg_report_write(doc, prev, SG_REPORT_HTML, f);
+    if (!r && (fflush(f) != 0 || fsync(fileno(f)) < 0))
+        r = -errno;
+    if (f)
+        fclose(f);
+    else if (fd >= 0)
+        close(fd);
+    if (!r && (overwrite ? rename(tmp, dest) : renameat2(AT_FDCWD, tmp, AT_FDCWD, dest,
+                                                         RENAME_NOREPLACE)) < 0)
+        r = -errno;
+    if (r && fd >= 0)
+        unlink(tmp);
+    json_decref(prev);
+    json_decref(rows);
+    json_decref(doc);
+    return r;
+}
+
+/* ---- e: export, p: a report, from the list, the run screen or an open trace ---- */
 
 static struct {
     char from[4096], to[4096];
+    bool report;
 } export_job;
+
+static int export_write(bool overwrite)
+{
+    return export_job.report ? tui_trace_report(export_job.from, export_job.to, overwrite)
+                             : tui_trace_export(export_job.from, export_job.to, overwrite);
+}
 
 static void export_done(struct tui *t, int e)
 {
+    const char *what = export_job.report ? "report" : "export";
     if (e < 0)
-        tui_message(t, "export to %s failed: %s", export_job.to, strerror(-e));
+        tui_message(t, "%s to %s failed: %s", what, export_job.to, strerror(-e));
+    else if (export_job.report)
+        tui_message(t, "report written to %s (one file: open it in a browser, or share it)",
+                    export_job.to);
     else
         tui_message(t, "trace exported to %s", export_job.to);
 }
@@ -646,9 +703,9 @@ static void overwrite_confirmed(struct tui *t, const char *text, void *ctx)
 {
     (void)ctx;
     if (text && (text[0] == 'y' || text[0] == 'Y'))
-        export_done(t, tui_trace_export(export_job.from, export_job.to, true));
+        export_done(t, export_write(true));
     else
-        tui_message(t, "not exported: %s is left as it was", export_job.to);
+        tui_message(t, "nothing written: %s is left as it was", export_job.to);
 }
 
 static void export_to(struct tui *t, const char *text, void *ctx)
@@ -661,7 +718,7 @@ static void export_to(struct tui *t, const char *text, void *ctx)
         snprintf(export_job.to, sizeof export_job.to, "%s/%s", home, text + 2);
     else
         snprintf(export_job.to, sizeof export_job.to, "%s", text);
-    int e = tui_trace_export(export_job.from, export_job.to, false);
+    int e = export_write(false);
     if (e == -EEXIST) {
         cleanup_free char *q = sg_xasprintf("%s exists: overwrite it? y/N ", export_job.to);
         tui_confirm(t, q, overwrite_confirmed, NULL);
@@ -670,15 +727,31 @@ static void export_to(struct tui *t, const char *text, void *ctx)
     export_done(t, e);
 }
 
-void tui_trace_export_ask(struct tui *t, const char *path)
+static void ask_where(struct tui *t, const char *path, bool report)
 {
     snprintf(export_job.from, sizeof export_job.from, "%s", path);
+    export_job.report = report;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
+    size_t bl = strlen(base);
+    if (report && bl > 5 && !strcmp(base + bl - 5, ".json"))
+        bl -= 5;
     /* your home, not wherever skillgate was started from */
     const char *home = sg_invoking_home();
-    cleanup_free char *def = home ? sg_xasprintf("%s/%s", home, base) : sg_xstrdup(base);
-    tui_input(t, "export the trace to: ", def, export_to, NULL);
+    cleanup_free char *def = sg_xasprintf("%s%s%.*s%s", home ? home : "", home ? "/" : "",
+                                          (int)bl, base, report ? ".html" : "");
+    tui_input(t, report ? "write the run's report (HTML) to: " : "export the trace to: ", def,
+              export_to, NULL);
+}
+
+void tui_trace_export_ask(struct tui *t, const char *path)
+{
+    ask_where(t, path, false);
+}
+
+void tui_trace_report_ask(struct tui *t, const char *path)
+{
+    ask_where(t, path, true);
 }
 
 /* ---- c: what changed between two runs ---- */
@@ -799,10 +872,13 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         return true;
     case TUI_A_ENTER:
     case TUI_A_EXPORT:
+    case TUI_A_REPORT:
         if (r) {
             cleanup_free char *p = sg_xasprintf("%s/%s", s->dir, r->file);
             if (a == TUI_A_ENTER)
                 tui_trace_open(t, p);
+            else if (a == TUI_A_REPORT)
+                tui_trace_report_ask(t, p);
             else
                 tui_trace_export_ask(t, p);
         }
@@ -822,7 +898,7 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
     if (s->unreadable)
         snprintf(unread, sizeof unread, ", %zu unreadable", s->unreadable);
     snprintf(out, n, "%zu of %zu traces%s%s, by %s%s%s%s%s  Enter open  / filter  c changes  "
-                     "v mark  e export  s sort  S reverse  R reload  ? help  q back",
+                     "p report  v mark  e export  s sort  S reverse  R reload  ? help  q back",
              s->nshown, s->n - s->unreadable, reading, unread, sort_names[s->sort],
              s->reverse ? " reversed" : "", s->filter[0] ? ", filter \"" : "", s->filter,
              s->filter[0] ? "\"" : "");
