@@ -31,27 +31,34 @@ static enum sg_att_what by_tool(json_t *data)
     return SG_ATT_OTHER;
 }
 
-void sg_attempts_add(struct sg_attempts *a, enum sg_event_kind k, json_t *data)
+int sg_attempts_how(enum sg_event_kind k, json_t *data, enum sg_att_what *what)
 {
     switch (k) {
-    case SG_EV_FS_BLOCKED: a->n[SG_ATT_BLOCKED][SG_ATT_FILES]++; break;
+    case SG_EV_FS_BLOCKED: *what = SG_ATT_FILES; return SG_ATT_BLOCKED;
     case SG_EV_SYSCALL_BLOCKED: {
         const char *sc = json_string_value(json_object_get(data, "syscall"));
         bool exec = sc && (!strcmp(sc, "execve") || !strcmp(sc, "execveat"));
-        a->n[SG_ATT_BLOCKED][exec ? SG_ATT_PROGRAMS : SG_ATT_OTHER]++;
-        break;
+        *what = exec ? SG_ATT_PROGRAMS : SG_ATT_OTHER;
+        return SG_ATT_BLOCKED;
     }
     case SG_EV_DNS_BLOCKED:
-    case SG_EV_NETWORK_EGRESS_BLOCKED: a->n[SG_ATT_BLOCKED][SG_ATT_NETWORK]++; break;
-    case SG_EV_RESOURCE_LIMIT_HIT: a->n[SG_ATT_BLOCKED][SG_ATT_LIMITS]++; break;
-    case SG_EV_NETWORK_EGRESS_ALLOWED: a->n[SG_ATT_ALLOWED][SG_ATT_NETWORK]++; break;
-    case SG_EV_PERMISSION_ASKED: a->n[SG_ATT_ASKED][by_tool(data)]++; break;
+    case SG_EV_NETWORK_EGRESS_BLOCKED: *what = SG_ATT_NETWORK; return SG_ATT_BLOCKED;
+    case SG_EV_RESOURCE_LIMIT_HIT: *what = SG_ATT_LIMITS; return SG_ATT_BLOCKED;
+    case SG_EV_NETWORK_EGRESS_ALLOWED: *what = SG_ATT_NETWORK; return SG_ATT_ALLOWED;
+    case SG_EV_PERMISSION_ASKED: *what = by_tool(data); return SG_ATT_ASKED;
     case SG_EV_PERMISSION_DECIDED:
-        a->n[json_is_true(json_object_get(data, "prevented")) ? SG_ATT_BLOCKED : SG_ATT_ALLOWED]
-            [by_tool(data)]++;
-        break;
-    default: break;
+        *what = by_tool(data);
+        return json_is_true(json_object_get(data, "prevented")) ? SG_ATT_BLOCKED : SG_ATT_ALLOWED;
+    default: return -1;
     }
+}
+
+void sg_attempts_add(struct sg_attempts *a, enum sg_event_kind k, json_t *data)
+{
+    enum sg_att_what what = SG_ATT_OTHER;
+    int how = sg_attempts_how(k, data, &what);
+    if (how >= 0)
+        a->n[how][what]++;
 }
 
 void sg_attempts_add_json(struct sg_attempts *a, json_t *event)

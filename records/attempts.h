@@ -32,8 +32,12 @@ struct sg_attempts {
     unsigned long n[SG_ATT_HOW_COUNT][SG_ATT_WHAT_COUNT];
 };
 
+/* What one event counts as (an sg_att_how), and for what (*what, an
+ * sg_att_what); -1 for an event that is no attempt. A decision counts as
+ * blocked or allowed, its question as asked. */
+int sg_attempts_how(enum sg_event_kind k, json_t *data, enum sg_att_what *what);
 /* Count one event (kind and its data); events that are no attempt are
- * ignored. A decision counts as blocked or allowed, its question as asked. */
+ * ignored. */
 void sg_attempts_add(struct sg_attempts *a, enum sg_event_kind k, json_t *data);
 /* The same from a trace event ({"kind": ..., "data": ...}). */
 void sg_attempts_add_json(struct sg_attempts *a, json_t *event);

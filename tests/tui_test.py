@@ -1385,6 +1385,46 @@ def p_writes_the_runs_report_to_share(base):
 
 
 @test()
+def refusals_and_questions_are_one_key_away_and_y_copies(base):
+    """] and } go to the next refusal and the next question in the events
+    (a run with none says so); y copies what the line names through OSC 52:
+    the request as a rule, which tmux keeps as a paste buffer; the skills
+    screen's y copies the skill's folder."""
+    skills = copy_skills(base)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        t.wait("tui-writer", what="the skills list")
+        start_run(t, "tui-writer")
+        wait_prompt_and_arm(t)
+        t.keys("d")
+        t.wait(run_done, timeout=15, what="the run finishing")
+        t.keys("}")
+        s = t.wait(lambda s: "Events" in s and re.search(r"• ASK\b", s), what="the question")
+        assert "no question" not in status_line(s), status_line(s)
+        t.tmux("delete-buffer", check=False)
+        t.keys("y")
+        s = t.wait("copied the request's rule", what="the copy")
+        buf = t.tmux("show-buffer", check=False)
+        assert re.fullmatch(r"Write\(/\S+/tui-outbox/result\.txt\)", buf), repr(buf)
+        t.keys("]")
+        t.keys("y")
+        t.wait("copied the", what="the refusal's copy")
+        assert "result.txt" in t.tmux("show-buffer", check=False)
+        t.keys("1")
+        t.wait(skills_screen, what="the skills screen")
+        t.keys("y")
+        t.wait("copied the skill's folder", what="the folder's copy")
+        assert t.tmux("show-buffer", check=False) == os.path.join(skills, "tui-writer")
+        start_run(t, "tui-slow", '{"seconds": 0.2}')
+        t.wait(lambda s: run_done(s) and "SLOW-DONE" in s, timeout=20, what="a run with none")
+        t.keys("]")
+        t.wait("no refusal in the events shown", what="the answer that there is none")
+    finally:
+        t.close()
+
+
+@test()
 def hostile_output_stays_inert(base):
     skills = copy_skills(base)
     injected = sorted(glob.glob("/tmp/INJECTED*"))

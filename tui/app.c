@@ -298,6 +298,43 @@ static void drop_typeahead(struct tui *t)
                     n == 1 ? "" : "s", n == 1 ? "was" : "were");
 }
 
+void tui_mouse(struct tui *t, enum tui_mouse m, int y, int x)
+{
+    if (tui_prompt_active(t) || t->input_active)
+        return; /* a prompt is answered with a key; a line being typed is finished with one */
+    t->dirty = true;
+    if (m == TUI_M_CLICK && y == 0) {
+        for (size_t i = 0; i < t->ntabs; i++)
+            if (x >= t->tab[i].x0 && x < t->tab[i].x1)
+                tui_switch(t, t->tab[i].s);
+        return;
+    }
+    if (y < 1 || y >= LINES - 1) /* the body: between the tabs and the status line */
+        return;
+    struct tui_view *v = &t->views[t->cur];
+    if (v->ops->click)
+        v->ops->click(t, v, y - 1, x); /* a wheel scrolls what is under it */
+    if (m == TUI_M_CLICK || !v->ops->request)
+        return;
+    for (int i = 0; i < 3; i++)
+        v->ops->request(t, v, m == TUI_M_WHEEL_UP ? TUI_A_UP : TUI_A_DOWN);
+}
+
+static void mouse_event(struct tui *t)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK)
+        return;
+    if (ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))
+        tui_mouse(t, TUI_M_CLICK, ev.y, ev.x);
+    else if (ev.bstate & BUTTON4_PRESSED)
+        tui_mouse(t, TUI_M_WHEEL_UP, ev.y, ev.x);
+#ifdef BUTTON5_PRESSED
+    else if (ev.bstate & BUTTON5_PRESSED)
+        tui_mouse(t, TUI_M_WHEEL_DOWN, ev.y, ev.x);
+#endif
+}
+
 void tui_handle_input(struct tui *t)
 {
     if (t->script)
@@ -313,6 +350,10 @@ void tui_handle_input(struct tui *t)
         if (r == ERR)
             break;
         int key = r == KEY_CODE_YES ? (int)(TUI_KEY_FN | (int)ch) : (int)ch;
+        if (key == (TUI_KEY_FN | KEY_MOUSE)) {
+            mouse_event(t);
+            continue;
+        }
         if (key == 27) {
             key = escape_sequence();
             if (key < 0 || key == 0) {
@@ -337,12 +378,15 @@ static void draw_title(struct tui *t)
     static const enum tui_screen tabs[] = {TUI_S_SKILLS, TUI_S_RUN, TUI_S_TRACES, TUI_S_GRANTS,
                                            TUI_S_AGENT};
     /* the agent's tab only where its calls come: attached */
+    t->ntabs = 0;
     for (size_t i = 0; i < SG_ARRAY_LEN(tabs) - (t->attach ? 0 : 1); i++) {
         enum tui_screen s = tabs[i];
         bool on = t->cur == s || (t->cur == TUI_S_PAGER && t->back == s);
+        int x0 = x;
         x += tui_putf(stdscr, 0, x, COLS - x, tui_attr(t, on ? TUI_R_TAB_ACTIVE : TUI_R_TAB),
                       " %zu %s%s ", i + 1, t->views[s].ops->name,
                       s == TUI_S_RUN && t->running ? "*" : "");
+        t->tab[t->ntabs].x0 = x0, t->tab[t->ntabs].x1 = x, t->tab[t->ntabs++].s = s;
         x += tui_put(stdscr, 0, x, COLS - x, " ", 1, tui_attr(t, TUI_R_TITLE));
     }
     char right[128];
@@ -483,6 +527,13 @@ static bool setup_terminal(struct tui *t, const char *size)
     keypad(stdscr, TRUE);
     nodelay(stdscr, TRUE);
     set_escdelay(25);
+    /* lists, tabs and the wheel (shift keeps the terminal's own selection) */
+    mmask_t want = BUTTON1_PRESSED | BUTTON4_PRESSED;
+#ifdef BUTTON5_PRESSED
+    want |= BUTTON5_PRESSED;
+#endif
+    mousemask(want, NULL);
+    mouseinterval(0);
     curs_set(0);
     /* NO_COLOR: no colour codes at all, not even the white on black that
      * curses paints once colours are started (no-color.org) */

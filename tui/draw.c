@@ -5,6 +5,9 @@
  * never cut in half. Nothing here writes a byte the skill chose as a
  * control sequence. */
 #include <stdarg.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 #include <wchar.h>
@@ -257,4 +260,32 @@ bool tui_matches(const char *s, size_t len, const char *needle)
     sg_buf_free(&hay);
     sg_buf_free(&nd);
     return m;
+}
+
+void tui_copy(struct tui *t, const char *what, const char *text)
+{
+    if (!text || !*text) {
+        tui_message(t, "nothing to copy here");
+        return;
+    }
+    /* what a skill chose is copied escaped: a paste never carries its
+     * newlines or control sequences into a shell */
+    cleanup_free char *clean = sg_sanitize_str(text, 0);
+    size_t n = strlen(clean);
+    if (n > TUI_COPY_MAX) {
+        tui_message(t, "not copied: the %s is %zu bytes, over %d", what, n, TUI_COPY_MAX);
+        return;
+    }
+    snprintf(t->copied, sizeof t->copied, "%s", clean);
+    if (!t->script) { /* OSC 52: the terminal's clipboard, over ssh and in tmux too */
+        cleanup_free unsigned char *b64 = sg_xmalloc(4 * ((n + 2) / 3) + 1);
+        int k = EVP_EncodeBlock(b64, (const unsigned char *)clean, (int)n);
+        struct sg_buf b;
+        sg_buf_init(&b, (size_t)k + 16);
+        sg_buf_printf(&b, "\033]52;c;%.*s\007", k, (const char *)b64);
+        if (write(STDOUT_FILENO, b.data, b.len) < 0)
+            tui_message(t, "not copied: the terminal could not be written to");
+        sg_buf_free(&b);
+    }
+    tui_message(t, "copied the %s (OSC 52): %s", what, clean);
 }

@@ -49,11 +49,11 @@ static void drop_oldest(struct tui_ring *r)
 void tui_ring_push(struct tui_ring *r, const char *text, size_t len, int kind, int severity,
                    int64_t wall_ms)
 {
-    tui_ring_push_data(r, text, len, NULL, 0, kind, severity, wall_ms);
+    tui_ring_push_data(r, text, len, NULL, 0, kind, severity, -1, wall_ms);
 }
 
 void tui_ring_push_data(struct tui_ring *r, const char *text, size_t len, const char *data,
-                        size_t dlen, int kind, int severity, int64_t wall_ms)
+                        size_t dlen, int kind, int severity, int how, int64_t wall_ms)
 {
     if (len > LINE_MAX_KEPT)
         len = LINE_MAX_KEPT;
@@ -72,6 +72,7 @@ void tui_ring_push_data(struct tui_ring *r, const char *text, size_t len, const 
     l->dlen = (uint32_t)dlen;
     l->kind = (uint16_t)kind;
     l->severity = (uint8_t)severity;
+    l->how = (int8_t)how;
     l->wall_ms = wall_ms;
     l->seq = r->total++;
     r->bytes += len + dlen;

@@ -16,6 +16,7 @@ struct tui_line {
     char *data;        /* an event's JSON data, NULL for output */
     uint16_t kind;     /* an sg_event_kind */
     uint8_t severity;
+    int8_t how;        /* an sg_att_how (refused, asked, allowed), -1: no attempt */
     int64_t wall_ms;
     uint64_t seq;      /* position in the whole stream (0 is the first line ever) */
 };
@@ -33,9 +34,10 @@ void tui_ring_free(struct tui_ring *r);
 void tui_ring_clear(struct tui_ring *r);
 void tui_ring_push(struct tui_ring *r, const char *text, size_t len, int kind, int severity,
                    int64_t wall_ms);
-/* The same with an event's data (JSON text, cut at the line cap). */
+/* The same with an event's data (JSON text, cut at the line cap) and what
+ * it counts as (attempts.h's sg_attempts_how, -1: nothing). */
 void tui_ring_push_data(struct tui_ring *r, const char *text, size_t len, const char *data,
-                        size_t dlen, int kind, int severity, int64_t wall_ms);
+                        size_t dlen, int kind, int severity, int how, int64_t wall_ms);
 /* The i-th line kept (0 the oldest), NULL past the end. */
 const struct tui_line *tui_ring_at(const struct tui_ring *r, size_t i);
 

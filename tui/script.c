@@ -10,6 +10,8 @@
  *   wait-idle        until no skill runs (60 s)
  *   sleep MS
  *   resize COLSxROWS
+ *   click X Y        a mouse click at column X, row Y (from 0,0)
+ *   wheel up|down X Y  the mouse wheel there
  * A wait that times out makes the run exit 1 with a message on stderr. */
 #include <errno.h>
 #include <stdarg.h>
@@ -247,6 +249,17 @@ bool tui_script_step(struct tui *t)
         if (sg_parse_ll(arg, 0, 60000, &ms) < 0)
             fail(t, "sleep takes 0..60000 ms, not %s", arg);
         set_wait(s, W_SLEEP, (int)ms);
+    } else if (IS("click") || IS("wheel")) {
+        char dir[8] = "";
+        int x, y;
+        bool ok = IS("click") ? sscanf(arg, "%d %d", &x, &y) == 2
+                              : sscanf(arg, "%7s %d %d", dir, &x, &y) == 3 &&
+                                    (!strcmp(dir, "up") || !strcmp(dir, "down"));
+        if (!ok)
+            fail(t, "click takes X Y, wheel up|down X Y (cells from 0,0): not %s", arg);
+        else
+            tui_mouse(t, IS("click") ? TUI_M_CLICK : dir[0] == 'u' ? TUI_M_WHEEL_UP
+                                                                  : TUI_M_WHEEL_DOWN, y, x);
     } else if (IS("resize")) {
         int c, r;
         if (sscanf(arg, "%dx%d", &c, &r) != 2 || c < 10 || r < 5 || c > 1000 || r > 1000) {

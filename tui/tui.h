@@ -19,6 +19,8 @@
 #include "perm.h"
 #include "theme.h"
 
+#define TUI_COPY_MAX 65536 /* bytes y copies at most (tui_copy) */
+
 /* X(ID, "config-name", "default keys", group, "help") */
 #define TUI_ACTIONS(X)                                                                       \
     X(QUIT, "quit", "q", GLOBAL, "leave this screen (quit from the skills screen)")          \
@@ -41,6 +43,10 @@
     X(SEARCH, "search", "/", MOVE, "search (in the focused pane)")                           \
     X(SEARCH_NEXT, "search-next", "n", MOVE, "next match")                                   \
     X(SEARCH_PREV, "search-prev", "N", MOVE, "previous match")                               \
+    X(NEXT_REFUSED, "next-refused", "]", MOVE, "the next refusal in the events (run)")       \
+    X(PREV_REFUSED, "prev-refused", "[", MOVE, "the previous refusal in the events (run)")   \
+    X(NEXT_ASKED, "next-asked", "}", MOVE, "the next question asked in the events (run)")   \
+    X(PREV_ASKED, "prev-asked", "{", MOVE, "the previous question asked (run)")             \
     X(ENTER, "enter", "Enter", VIEW, "run the skill / open the trace")                       \
     X(DRY_RUN, "dry-run", "d", VIEW, "dry run: the plan, nothing executed (skills)")          \
     X(BODY, "instructions", "i", VIEW, "the skill's instructions (Tier 2, read now)")        \
@@ -54,6 +60,7 @@
     X(SORT_REVERSE, "sort-reverse", "S", VIEW, "reverse the sort order (traces)")            \
     X(EXPORT, "export", "e", VIEW, "export the trace to a file")                             \
     X(REPORT, "report", "p", VIEW, "write the run's report to share (HTML, one file)")       \
+    X(COPY, "copy", "y", VIEW, "copy: a request's rule, a path, a trace, a skill's folder")  \
     X(DIFF, "diff", "c", VIEW, "changes since your last look / between runs")           \
     X(MARK, "mark", "v", VIEW, "mark a run to compare with (traces)")                   \
     X(RECORD, "record", "r", VIEW, "record what it uses, each use asked (skills)")          \
@@ -118,6 +125,9 @@ struct tui_view_ops {
     /* The one-line hint in the status bar. */
     void (*status)(struct tui *t, struct tui_view *v, char *out, size_t n);
     void (*close)(struct tui *t, struct tui_view *v);
+    /* A click at y,x of the screen's body (0,0 its top left): select what
+     * is there. Optional. */
+    void (*click)(struct tui *t, struct tui_view *v, int y, int x);
 };
 
 struct tui_view {
@@ -171,6 +181,12 @@ struct tui {
     int64_t last_draw_ms;
     int64_t key_ms;          /* when the key being handled was read */
     char message[512];       /* a one-shot message in the status bar */
+    char copied[TUI_COPY_MAX + 1]; /* the last text y copied */
+    struct {                       /* the tabs as last drawn, for a click */
+        int x0, x1;
+        enum tui_screen s;
+    } tab[TUI_S_COUNT];
+    size_t ntabs;
     int64_t message_ms;
     /* the input line */
     bool input_active, input_confirm;
@@ -209,6 +225,9 @@ void tui_draw_now(struct tui *t);
 void tui_mark_dirty(struct tui *t);
 /* Read pending keys and act on them (used by the run's poll hook too). */
 void tui_handle_input(struct tui *t);
+/* The mouse (never for a prompt: its answer stays a deliberate key). */
+enum tui_mouse { TUI_M_CLICK, TUI_M_WHEEL_UP, TUI_M_WHEEL_DOWN };
+void tui_mouse(struct tui *t, enum tui_mouse m, int y, int x);
 int64_t tui_now_ms(void);
 
 /* draw.c: every string from a skill is drawn through these */
@@ -230,6 +249,10 @@ int tui_put_wrapped(WINDOW *w, int y, int x, int width, int max_rows, const char
  * used. With w NULL, only counts them. */
 int tui_put_wrapped_chars(WINDOW *w, int y, int x, int width, int max_rows, const char *s,
                           size_t len, attr_t attr, attr_t escaped_attr);
+/* y: text to the terminal's clipboard through OSC 52 (over ssh, in
+ * tmux), sanitized first; said on the message line as "copied the WHAT";
+ * the last copy is kept in t->copied (headless tests read it there). */
+void tui_copy(struct tui *t, const char *what, const char *text);
 /* Display width of s after sanitizing. */
 int tui_width(const char *s, size_t len);
 void tui_fill(WINDOW *w, int y, int x, int width, attr_t attr);

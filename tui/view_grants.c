@@ -124,6 +124,10 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     struct grants *s = G(v);
     size_t n = json_array_size(s->list);
     switch (a) {
+    case TUI_A_COPY:
+        if (s->sel < n)
+            tui_copy(t, "grant's rule", gs(json_array_get(s->list, s->sel), "rule"));
+        return true;
     case TUI_A_UP: if (s->sel) s->sel--; return true;
     case TUI_A_DOWN: if (s->sel + 1 < n) s->sel++; return true;
     case TUI_A_HOME: s->sel = 0; return true;
@@ -162,7 +166,16 @@ static void close_view(struct tui *t, struct tui_view *v)
     v->data = NULL;
 }
 
+static void click(struct tui *t, struct tui_view *v, int y, int x)
+{
+    (void)t, (void)x;
+    struct grants *s = G(v);
+    size_t k = s->top + (size_t)(y - 1);
+    if (y >= 1 && y <= s->rows && k < json_array_size(s->list))
+        s->sel = k;
+}
+
 const struct tui_view_ops tui_grants_ops = {
     .name = "Grants", .open = open_view, .draw = draw, .request = request, .status = status,
-    .close = close_view,
+    .close = close_view, .click = click,
 };

@@ -144,6 +144,10 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_SEARCH: tui_input(t, "search: ", "", searched, p); return true;
     case TUI_A_SEARCH_NEXT: if (p->search[0] && p->n) find(p, 1); return true;
     case TUI_A_SEARCH_PREV: if (p->search[0] && p->n) find(p, -1); return true;
+    case TUI_A_COPY:
+        if (p->trace)
+            tui_copy(t, "trace's path", p->trace);
+        return p->trace != NULL;
     case TUI_A_EXPORT:
     case TUI_A_REPORT:
         if (p->trace && a == TUI_A_REPORT)

@@ -38,6 +38,9 @@ struct pane {
     int left, rows;
     char search[256];
     uint64_t match_seq;  /* the current match (for n/N) */
+    uint64_t jump_seq;   /* the refusal or question ]/[ }/{ went to */
+    bool jumped;
+    int y, x, h, w;      /* where it was last drawn (a click focuses it) */
 };
 
 struct run {
@@ -107,8 +110,10 @@ static void sink(void *ctx, const struct sg_event *ev)
         cleanup_free char *data =
             json_object_size(ev->data) ? json_dumps(ev->data, JSON_COMPACT | JSON_PRESERVE_ORDER)
                                        : NULL;
+        enum sg_att_what what;
         tui_ring_push_data(&r->pane[PANE_EV].ring, ev->message, ev->message_len, data,
-                           data ? strlen(data) : 0, ev->kind, sev, ev->wall_ms);
+                           data ? strlen(data) : 0, ev->kind, sev,
+                           sg_attempts_how(ev->kind, ev->data, &what), ev->wall_ms);
         if (ev->kind == SG_EV_SANDBOX_DEGRADED)
             r->degraded = true;
         sg_attempts_add(&r->att, ev->kind, ev->data);
@@ -130,7 +135,7 @@ static void run_begin(struct tui *t, struct run *r, const char *name, long long 
     r->stolen = 0;
     r->filter[0] = '\0', r->filter_sev = -1; /* a new run shows all its events */
     for (int i = 0; i < 2; i++)
-        r->pane[i].search[0] = '\0', r->pane[i].match_seq = 0;
+        r->pane[i].search[0] = '\0', r->pane[i].match_seq = 0, r->pane[i].jumped = false;
     r->att = (struct sg_attempts){0};
     r->att_known = false;
     r->live = (struct sg_session_live){.memory_bytes = -1};
@@ -171,11 +176,17 @@ static void run_finish(struct tui *t, struct run *r)
              json_string_value(json_object_get(vs, "max_severity")));
     snprintf(r->trace, sizeof r->trace, "%s", out.trace_path ? out.trace_path : "");
     /* the end names each refused request once, and how to allow it */
-    cleanup_free char *refused = sg_refusals_text(json_object_get(out.doc, "refusals"));
-    for (const char *l = refused, *e; *l; l = e + 1) {
+    json_t *refusals = json_object_get(out.doc, "refusals");
+    cleanup_free char *refused = sg_refusals_text(refusals);
+    size_t k = 0; /* one line per refusal: y on it copies the rule that would allow it */
+    for (const char *l = refused, *e; *l; l = e + 1, k++) {
         e = strchr(l, '\n');
-        tui_ring_push(&r->pane[PANE_EV].ring, l, (size_t)(e - l), SG_EV_PERMISSION_DECIDED, 2,
-                      tui_now_ms());
+        const char *rule = json_string_value(json_object_get(json_array_get(refusals, k), "rule"));
+        json_t *o = rule ? json_pack("{s:s}", "request", rule) : NULL;
+        cleanup_free char *data = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        tui_ring_push_data(&r->pane[PANE_EV].ring, l, (size_t)(e - l), data,
+                           data ? strlen(data) : 0, SG_EV_PERMISSION_DECIDED, 2, -1, tui_now_ms());
     }
     char *recorded = NULL; /* a recording's result: declared beside observed */
     if (r->record) {
@@ -567,7 +578,8 @@ static int draw_line(struct tui *t, struct run *r, int which, const struct tui_l
                      int y, int x, int cols, int max_rows)
 {
     struct pane *p = &r->pane[which];
-    bool m = p->search[0] && tui_matches(l->text, l->len, p->search);
+    bool m = (p->search[0] && tui_matches(l->text, l->len, p->search)) ||
+             (p->jumped && l->seq == p->jump_seq);
     attr_t esc = tui_attr(t, TUI_R_ESCAPED), a;
     int cx = 0;
     if (which == PANE_OUT) {
@@ -596,6 +608,7 @@ static void draw_pane(struct tui *t, struct run *r, int which, WINDOW *w, int y,
     struct pane *p = &r->pane[which];
     const struct tui_ring *rg = &p->ring;
     bool focused = r->focus == which;
+    p->y = y, p->x = x, p->h = h, p->w = wd;
     char title[256];
     if (which == PANE_OUT)
         snprintf(title, sizeof title, "Output: %llu line%s", (unsigned long long)rg->total,
@@ -743,6 +756,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         }
     }
     int h = rows - top;
+    r->pane[0].h = r->pane[1].h = 0; /* a pane not drawn below takes no click */
     int demo_pane = cols < 100 ? tui_demo_pane(t) : -1; /* an audience: one pane, tall */
     if (demo_pane >= 0) {
         draw_pane(t, r, demo_pane, w, top, 0, h, cols);
@@ -783,6 +797,17 @@ static void scroll_to(struct run *r, struct pane *p, long delta, bool home, bool
     p->top = tui_ring_at(&p->ring, idx[target])->seq;
 }
 
+/* Line i of the n shown (idx) in the middle of the pane. */
+static void show_at(struct pane *p, const size_t *idx, size_t n, size_t i)
+{
+    size_t half = p->rows > 2 ? (size_t)p->rows / 2 : 0;
+    size_t want = i > half ? i - half : 0;
+    p->follow = false;
+    p->top = tui_ring_at(&p->ring, idx[want])->seq;
+    if (want + (size_t)p->rows >= n)
+        p->follow = true;
+}
+
 static void find(struct run *r, struct pane *p, int dir)
 {
     static size_t idx[OUT_LINES];
@@ -801,15 +826,35 @@ static void find(struct run *r, struct pane *p, int dir)
         const struct tui_line *l = tui_ring_at(&p->ring, idx[i]);
         if (tui_matches(l->text, l->len, p->search)) {
             p->match_seq = l->seq;
-            size_t half = p->rows > 2 ? (size_t)p->rows / 2 : 0;
-            size_t want = i > half ? i - half : 0;
-            p->follow = false;
-            p->top = tui_ring_at(&p->ring, idx[want])->seq;
-            if (want + (size_t)p->rows >= n)
-                p->follow = true;
+            show_at(p, idx, n, i);
             return;
         }
     }
+}
+
+/* ]/[ the next/previous refusal, }/{ the next/previous question asked,
+ * in the events pane: shown mid-pane and marked. */
+static void find_how(struct tui *t, struct run *r, int dir, int how)
+{
+    static size_t idx[EV_LINES];
+    struct pane *p = &r->pane[PANE_EV];
+    r->focus = PANE_EV;
+    size_t n = visible(r, PANE_EV, idx, SG_ARRAY_LEN(idx));
+    size_t cur = dir > 0 ? n - 1 : 0; /* from the start (or the end) the first time */
+    for (size_t i = 0; p->jumped && i < n; i++)
+        if (tui_ring_at(&p->ring, idx[i])->seq == p->jump_seq)
+            cur = i;
+    for (size_t k = 1; k <= n; k++) {
+        size_t i = (cur + n + (size_t)((long)dir * (long)k)) % n;
+        const struct tui_line *l = tui_ring_at(&p->ring, idx[i]);
+        if (l->how == how) {
+            p->jump_seq = l->seq;
+            p->jumped = true;
+            show_at(p, idx, n, i);
+            return;
+        }
+    }
+    tui_message(t, "no %s in the events shown", how == SG_ATT_ASKED ? "question" : "refusal");
 }
 
 static void searched(struct tui *t, const char *text, void *ctx)
@@ -890,6 +935,39 @@ static void events_in_full(struct tui *t, struct run *r)
     tui_pager_goto(t, at);
 }
 
+/* y: what the line in view names. An event: the request as a rule
+ * (Write(/path), Bash(...), Fetch(host)) where it is a decision, else the
+ * path, command or host it names, else its text; an output line: itself.
+ * The line: the one ]/[ }/{ went to, else the search's match, else the
+ * last one shown. */
+static void copy_line(struct tui *t, struct run *r)
+{
+    static size_t idx[OUT_LINES];
+    struct pane *p = &r->pane[r->focus];
+    size_t n = visible(r, r->focus, idx, SG_ARRAY_LEN(idx));
+    const struct tui_line *l = NULL;
+    for (size_t i = 0; i < n && (p->jumped || p->match_seq); i++) {
+        const struct tui_line *c = tui_ring_at(&p->ring, idx[i]);
+        if ((p->jumped && c->seq == p->jump_seq) || (!p->jumped && c->seq == p->match_seq))
+            l = c;
+    }
+    if (!l && n)
+        l = tui_ring_at(&p->ring, idx[n - 1]);
+    if (!l) {
+        tui_message(t, "nothing to copy here");
+        return;
+    }
+    json_t *d = l->data ? json_loadb(l->data, l->dlen, 0, NULL) : NULL;
+    static const char *const keys[] = {"request", "path", "command", "host", "subject"};
+    const char *pick = NULL, *what = "line";
+    for (size_t k = 0; !pick && k < SG_ARRAY_LEN(keys); k++)
+        if ((pick = json_string_value(json_object_get(d, keys[k]))))
+            what = k ? keys[k] : "request's rule";
+    cleanup_free char *text = pick ? sg_xstrdup(pick) : sg_xstrndup(l->text, l->len);
+    json_decref(d);
+    tui_copy(t, what, text);
+}
+
 static void stop_confirmed(struct tui *t, const char *text, void *ctx)
 {
     struct run *r = ctx;
@@ -918,6 +996,11 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_SEARCH: tui_input(t, "search: ", "", searched, r); return true;
     case TUI_A_SEARCH_NEXT: find(r, p, 1); return true;
     case TUI_A_SEARCH_PREV: find(r, p, -1); return true;
+    case TUI_A_COPY: copy_line(t, r); return true;
+    case TUI_A_NEXT_REFUSED: find_how(t, r, 1, SG_ATT_BLOCKED); return true;
+    case TUI_A_PREV_REFUSED: find_how(t, r, -1, SG_ATT_BLOCKED); return true;
+    case TUI_A_NEXT_ASKED: find_how(t, r, 1, SG_ATT_ASKED); return true;
+    case TUI_A_PREV_ASKED: find_how(t, r, -1, SG_ATT_ASKED); return true;
     case TUI_A_FILTER:
         tui_input(t, "events (kind, or info/notice/warning/error; empty: all): ", r->filter,
                   filtered, r);
@@ -970,6 +1053,19 @@ static void close_view(struct tui *t, struct tui_view *v)
     v->data = NULL;
 }
 
+/* A click (or the wheel) on a pane focuses it. */
+static void click(struct tui *t, struct tui_view *v, int y, int x)
+{
+    (void)t;
+    struct run *r = R(v);
+    for (int i = 0; i < 2; i++) {
+        const struct pane *p = &r->pane[i];
+        if (p->h && y >= p->y && y < p->y + p->h && x >= p->x && x < p->x + p->w)
+            r->focus = i;
+    }
+}
+
 const struct tui_view_ops tui_run_ops = {
     .name = "Run", .draw = draw, .request = request, .status = status, .close = close_view,
+    .click = click,
 };

@@ -31,7 +31,7 @@ struct skills {
     bool recording;        /* the input line asked for is a recording's (r) */
     size_t sel, top;       /* sel: an index into d.v; top: a position in order */
     size_t *order, norder; /* the rows shown: the filter's matches, sorted */
-    int list_rows;
+    int list_rows, list_cols;
     char filter[256];      /* / narrows the list as you type */
     int sort;              /* enum sort_key */
     bool sort_rev;
@@ -621,7 +621,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     if (!side && (int)s->norder < list_rows)
         list_rows = s->norder < 3 ? 3 : (int)s->norder; /* the rest goes to the details */
     int list_cols = side ? cols / 2 : cols;
-    s->list_rows = list_rows;
+    s->list_rows = list_rows, s->list_cols = list_cols;
     tui_fill(w, 0, 0, cols, tui_attr(t, TUI_R_HEADER));
     tui_putf(w, 0, 1, cols - 1, tui_attr(t, TUI_R_HEADER), "%-22s %-6s %-5s %-8s %s", "SKILL",
              "RISK", "SEEN", "PROBLEMS", "DESCRIPTION");
@@ -835,6 +835,10 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         tui_input_live(t, "filter skills: ", "", filter_changed, filter_done, s);
         filter_done(t, NULL, s); /* a new filter: all skills until something is typed */
         return true;
+    case TUI_A_COPY:
+        if (sk)
+            tui_copy(t, "skill's folder", sk->root ? sk->root : sk->display);
+        return true;
     case TUI_A_SORT:
     case TUI_A_SORT_REVERSE:
         if (a == TUI_A_SORT)
@@ -959,6 +963,17 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
                  s->d.n, s->d.n == 1 ? "" : "s", enter);
 }
 
+static void click(struct tui *t, struct tui_view *v, int y, int x)
+{
+    (void)t;
+    struct skills *s = S(v);
+    if (s->picking || y < 1 || y > s->list_rows || x >= s->list_cols)
+        return;
+    size_t pos = s->top + (size_t)(y - 1);
+    if (pos < s->norder)
+        s->sel = s->order[pos];
+}
+
 static void close_view(struct tui *t, struct tui_view *v)
 {
     (void)t;
@@ -985,5 +1000,5 @@ static void switch_in(struct tui *t, struct tui_view *v)
 
 const struct tui_view_ops tui_skills_ops = {
     .name = "Skills", .open = switch_in, .draw = draw, .request = request, .status = status,
-    .close = close_view,
+    .close = close_view, .click = click,
 };

@@ -870,6 +870,12 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         if (r)
             show_runs_diff(t, s, r);
         return true;
+    case TUI_A_COPY:
+        if (r) {
+            cleanup_free char *p = sg_xasprintf("%s/%s", s->dir, r->file);
+            tui_copy(t, "trace's path", p);
+        }
+        return true;
     case TUI_A_ENTER:
     case TUI_A_EXPORT:
     case TUI_A_REPORT:
@@ -904,6 +910,15 @@ static void status(struct tui *t, struct tui_view *v, char *out, size_t n)
              s->filter[0] ? "\"" : "");
 }
 
+static void click(struct tui *t, struct tui_view *v, int y, int x)
+{
+    (void)t, (void)x;
+    struct traces *s = T(v);
+    size_t k = s->top + (size_t)(y - 1);
+    if (y >= 1 && y <= s->rows && k < s->nshown)
+        s->sel = k;
+}
+
 static void close_view(struct tui *t, struct tui_view *v)
 {
     (void)t;
@@ -920,5 +935,5 @@ static void close_view(struct tui *t, struct tui_view *v)
 
 const struct tui_view_ops tui_traces_ops = {
     .name = "Traces", .open = open_view, .draw = draw, .request = request, .status = status,
-    .close = close_view,
+    .close = close_view, .click = click,
 };
