@@ -42,6 +42,8 @@ volatile:
                                      to the end of the pane's line)
            the prompt's countdown    deny in N s - only from 1 up: a countdown
                                      of 0 right after the prompt opened is a bug
+           the Run timeline's rows   output / events (where marks fall moves
+                                     with the run's timing)
   A field whose width varies also takes the blanks after it, so a pane's
   right border does not move with it.
 A script that runs a skill needs root or unprivileged user namespaces: where
@@ -94,6 +96,10 @@ RUN = [
     (re.compile(r"\b\d+ stripped *"), "N stripped "),
     (re.compile(r"\b\d+ mounts\b[^│\n]*"), "N mounts..."),
     (re.compile(r"\bdeny in [1-9]\d* s\b"), "deny in N s"),
+    # the Run screen's timeline: where in its width a line or a refusal
+    # falls moves with the run's timing (tui_test checks its marks)
+    (re.compile(r"^ output  .*$", re.M), " output  TIMELINE"),
+    (re.compile(r"^ events  [.x?+]+ T hide *$", re.M), " events  TIMELINE"),
 ]
 
 

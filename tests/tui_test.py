@@ -1386,7 +1386,8 @@ def p_writes_the_runs_report_to_share(base):
 
 @test()
 def refusals_and_questions_are_one_key_away_and_y_copies(base):
-    """] and } go to the next refusal and the next question in the events
+    """The Run screen's timeline puts the question (?) and the refusal (x) on
+    the run's time axis beside its output rate, and T hides it. ] and } go to the next refusal and the next question in the events
     (a run with none says so); y copies what the line names through OSC 52:
     the request as a rule, which tmux keeps as a paste buffer; the skills
     screen's y copies the skill's folder."""
@@ -1398,7 +1399,13 @@ def refusals_and_questions_are_one_key_away_and_y_copies(base):
         start_run(t, "tui-writer")
         wait_prompt_and_arm(t)
         t.keys("d")
-        t.wait(run_done, timeout=15, what="the run finishing")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        # the timeline: the question and the refusal on the time axis; T hides it
+        ev = [l for l in s.split("\n") if l.startswith(" events  ")]
+        assert ev and "x" in ev[0] and "?" in ev[0] and ev[0].rstrip().endswith("T hide"), s
+        assert any(l.startswith(" output  ") and re.search("[▁▂▃▄▅▆▇█]", l) for l in s.split("\n")), s
+        t.keys("T")
+        t.wait_not(lambda s: " events  " in s, what="the timeline hidden")
         t.keys("}")
         s = t.wait(lambda s: "Events" in s and re.search(r"• ASK\b", s), what="the question")
         assert "no question" not in status_line(s), status_line(s)

@@ -61,6 +61,7 @@
     X(EXPORT, "export", "e", VIEW, "export the trace to a file")                             \
     X(REPORT, "report", "p", VIEW, "write the run's report to share (HTML, one file)")       \
     X(COPY, "copy", "y", VIEW, "copy: a request's rule, a path, a trace, a skill's folder")  \
+    X(TIMELINE, "timeline", "T", VIEW, "show or hide the run's timeline (run)")             \
     X(DIFF, "diff", "c", VIEW, "changes since your last look / between runs")           \
     X(MARK, "mark", "v", VIEW, "mark a run to compare with (traces)")                   \
     X(RECORD, "record", "r", VIEW, "record what it uses, each use asked (skills)")          \

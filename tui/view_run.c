@@ -21,6 +21,7 @@
 #include "ring.h"
 #include "runner.h"
 #include "skill.h"
+#include "timeline.h"
 #include "tui.h"
 #include "util.h"
 
@@ -59,6 +60,8 @@ struct run {
     bool record;                 /* a recording (skillgate record): its result at the end */
     struct sg_record_hold hold;
     struct sg_attempts att; /* what it attempted, by kind (a local run's) */
+    struct tui_timeline tl; /* its output rate and attempts over time */
+    int show_tl;            /* T: -1 as the height allows, 0 hidden, 1 shown */
     bool att_known;
     int exit_code;
     char outcome[160];
@@ -80,6 +83,7 @@ static struct run *R(struct tui_view *v)
         tui_ring_init(&r->pane[PANE_EV].ring, EV_LINES, EV_BYTES);
         r->pane[0].follow = r->pane[1].follow = true;
         r->filter_sev = -1;
+        r->show_tl = -1;
         v->data = r;
     }
     return v->data;
@@ -105,15 +109,20 @@ static void sink(void *ctx, const struct sg_event *ev)
     if (ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR) {
         tui_ring_push(&r->pane[PANE_OUT].ring, ev->message, ev->message_len, ev->kind, sev,
                       ev->wall_ms);
+        tui_tl_add(&r->tl, ev->wall_ms, TUI_TL_OUT, ev->message_len + 1);
     } else {
         /* the data too: Enter on the events pane shows every event in full */
         cleanup_free char *data =
             json_object_size(ev->data) ? json_dumps(ev->data, JSON_COMPACT | JSON_PRESERVE_ORDER)
                                        : NULL;
         enum sg_att_what what;
+        int how = sg_attempts_how(ev->kind, ev->data, &what);
         tui_ring_push_data(&r->pane[PANE_EV].ring, ev->message, ev->message_len, data,
-                           data ? strlen(data) : 0, ev->kind, sev,
-                           sg_attempts_how(ev->kind, ev->data, &what), ev->wall_ms);
+                           data ? strlen(data) : 0, ev->kind, sev, how, ev->wall_ms);
+        if (how >= 0)
+            tui_tl_add(&r->tl, ev->wall_ms, how == SG_ATT_BLOCKED ? TUI_TL_REFUSED
+                                            : how == SG_ATT_ASKED ? TUI_TL_ASKED
+                                                                  : TUI_TL_ALLOWED, 1);
         if (ev->kind == SG_EV_SANDBOX_DEGRADED)
             r->degraded = true;
         sg_attempts_add(&r->att, ev->kind, ev->data);
@@ -142,6 +151,7 @@ static void run_begin(struct tui *t, struct run *r, const char *name, long long 
     r->mem_limit_mb = mem_mb;
     r->timeout_s = timeout_s;
     r->started_ms = tui_now_ms();
+    tui_tl_reset(&r->tl, r->started_ms);
     r->outcome[0] = r->trace[0] = '\0';
     t->running = local; /* a local run owns the loop until it ends */
     if (t->cur != TUI_S_PAGER)
@@ -327,8 +337,10 @@ static void child_line(struct tui *t, struct run *r, int kind, const char *s, si
         tui_ring_push(&r->pane[PANE_EV].ring, m, strlen(m), SG_EV_NETWORK_EGRESS_ALLOWED, 3,
                       tui_now_ms());
         r->stolen++;
+        tui_tl_add(&r->tl, tui_now_ms(), TUI_TL_ALLOWED, 1); /* what got out */
     } else {
         tui_ring_push(&r->pane[PANE_OUT].ring, s, n, kind, 0, tui_now_ms());
+        tui_tl_add(&r->tl, tui_now_ms(), TUI_TL_OUT, n + 1);
     }
     t->dirty = true;
 }
@@ -674,6 +686,37 @@ static void fmt_bytes(long long b, char *out, size_t n)
         snprintf(out, n, "%lld MB", b >> 20);
 }
 
+/* T: the run on one time axis: its output rate, then its refusals (x),
+ * questions (?) and what was allowed (+). Two rows. */
+static int draw_timeline(struct tui *t, struct run *r, WINDOW *w, int y, int cols)
+{
+    static const char *const bars[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    int n = cols - 2 - TUI_TL_LABEL - 8;
+    if (n < 10)
+        return 0;
+    struct tui_tl_cell cells[TUI_TL_MAX_CELLS];
+    int64_t end = r->active ? tui_now_ms() : r->ended_ms;
+    n = n > TUI_TL_MAX_CELLS ? TUI_TL_MAX_CELLS : n;
+    tui_tl_cells(&r->tl, end, cells, n);
+    attr_t dim = tui_attr(t, TUI_R_DIM);
+    tui_putf(w, y, 1, TUI_TL_LABEL, dim, "output");
+    tui_putf(w, y + 1, 1, TUI_TL_LABEL, dim, "events");
+    for (int c = 0; c < n; c++) {
+        const char *bar = MB_CUR_MAX > 1 ? bars[cells[c].level] : cells[c].level ? "|" : " ";
+        tui_put(w, y, 1 + TUI_TL_LABEL + c, 1, bar, strlen(bar), tui_attr(t, TUI_R_STDOUT));
+        char m[2] = {cells[c].mark == ' ' ? '.' : cells[c].mark, 0};
+        attr_t a = cells[c].mark == 'x'   ? tui_attr(t, TUI_R_SEV_WARNING)
+                   : cells[c].mark == '?' ? tui_attr(t, TUI_R_MATCH)
+                   : cells[c].mark == '+' ? tui_attr(t, TUI_R_OK)
+                                          : dim;
+        tui_put(w, y + 1, 1 + TUI_TL_LABEL + c, 1, m, 1, a);
+    }
+    long long el = (long long)(end - r->started_ms);
+    tui_putf(w, y, 2 + TUI_TL_LABEL + n, 7, dim, "%lld.%llds", el / 1000, (el % 1000) / 100);
+    tui_putf(w, y + 1, 2 + TUI_TL_LABEL + n, 7, dim, "T hide");
+    return 2;
+}
+
 /* The header: the state and the counts first, never cut (what a person
  * looks up for: is it waiting for me, what did it try), then the rest as
  * far as it fits: the skill, its time, its pid, its peak memory. */
@@ -755,6 +798,9 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
                                                    : TUI_R_DIM));
         }
     }
+    bool tl = r->show_tl > 0 || (r->show_tl < 0 && rows >= 28 && !t->demo);
+    if (tl && rows - top > 12)
+        top += draw_timeline(t, r, w, top, cols);
     int h = rows - top;
     r->pane[0].h = r->pane[1].h = 0; /* a pane not drawn below takes no click */
     int demo_pane = cols < 100 ? tui_demo_pane(t) : -1; /* an audience: one pane, tall */
@@ -997,6 +1043,9 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_SEARCH_NEXT: find(r, p, 1); return true;
     case TUI_A_SEARCH_PREV: find(r, p, -1); return true;
     case TUI_A_COPY: copy_line(t, r); return true;
+    case TUI_A_TIMELINE:
+        r->show_tl = r->show_tl > 0 || (r->show_tl < 0 && LINES >= 30) ? 0 : 1;
+        return true;
     case TUI_A_NEXT_REFUSED: find_how(t, r, 1, SG_ATT_BLOCKED); return true;
     case TUI_A_PREV_REFUSED: find_how(t, r, -1, SG_ATT_BLOCKED); return true;
     case TUI_A_NEXT_ASKED: find_how(t, r, 1, SG_ATT_ASKED); return true;

@@ -24,6 +24,7 @@
 
 #include "attempts.h"
 #include "report.h"
+#include "timeline.h"
 #include "trace.h"
 #include "tracediff.h"
 #include "traceindex.h"
@@ -520,6 +521,12 @@ static char *trace_text(json_t *doc, const char *path)
         sg_attempts_add_json(&att, c);
     cleanup_free char *tally = sg_attempts_text(&att);
     sg_buf_printf(&b, "attempted: %s\n", tally);
+    /* the run on one time axis: output rate, refusals x, questions ?, allowed + */
+    struct tui_timeline *tl = sg_xmalloc(sizeof *tl);
+    tui_tl_from_trace(tl, doc);
+    cleanup_free char *tlt = tui_tl_text(tl, tl->last_ms, 64);
+    free(tl);
+    sg_buf_printf(&b, "\nTimeline (x refused, ? asked, + allowed)\n%s", tlt);
     sg_buf_printf(&b, "\nViolations\n");
     if (!json_array_size(json_object_get(vs, "classifications")))
         sg_buf_printf(&b, "  none\n");
