@@ -309,13 +309,18 @@ def ask(port, msg, timeout=3.0):
         c.close()
 
 
-def wait_published(proc, port, seconds=10.0):
+def wait_ready(proc, port, seconds=10.0):
+    """Wait until the skill's server (SERVER or LINESERVER) answers "ready"
+    on the host's 127.0.0.1:port; bounded: seconds, and the run's end.
+    Returns how many connections it took (each one of this test's own)."""
     end = time.monotonic() + seconds
-    while time.monotonic() < end and proc.poll() is None:
-        if ask(port, b"ready", 1) == b"PONG:ready":
-            return True
+    tries = 0
+    while True:
+        tries += 1
+        if ask(port, b"ready\n", 1) == b"PONG:ready\n":
+            return tries
+        assert time.monotonic() < end and proc.poll() is None, "never published"
         time.sleep(0.2)
-    return False
 
 
 @test()
@@ -331,7 +336,7 @@ def idle_connections_of_another_user_do_not_lock_the_page_out(m, base):
     held = []
     answer = None
     try:
-        assert wait_published(proc, port), "never published"
+        wait_ready(proc, port)
         for _ in range(40):
             c = socket.socket()
             c.settimeout(1)
@@ -365,7 +370,7 @@ def a_request_in_flight_outlasts_connections_that_never_sent(m, base):
     held = []
     answer = None
     try:
-        assert wait_published(proc, port), "never published"
+        wait_ready(proc, port)
         mine = socket.create_connection(("127.0.0.1", port), timeout=8)
         mine.sendall(b"slow")
         time.sleep(0.1)
@@ -478,10 +483,7 @@ def another_users_trickling_connections_do_not_lock_the_page_out(m, base):
     proc = start_run(m, "run", "--json", "--prompt", "deny", d)
     answer = None
     try:
-        end = time.monotonic() + 10
-        while ask(port, b"ready\n", 1) != b"PONG:ready\n":
-            assert time.monotonic() < end and proc.poll() is None, "never published"
-            time.sleep(0.2)
+        wait_ready(proc, port)
         other = subprocess.Popen(["/usr/bin/python3", "-c", TRICKLER, str(port), "4"], cwd="/",
                                  stdout=subprocess.PIPE, text=True,
                                  preexec_fn=lambda: (os.setgid(4242), os.setuid(4242)))
@@ -541,13 +543,7 @@ def another_users_closed_connections_do_not_pass_for_root(m, base):
     proc = start_run(m, "run", "--json", "--prompt", "deny", d)
     mine = 0
     try:
-        end = time.monotonic() + 10
-        while True:
-            mine += 1
-            if ask(port, b"ready\n", 1) == b"PONG:ready\n":
-                break
-            assert time.monotonic() < end and proc.poll() is None, "never published"
-            time.sleep(0.2)
+        mine = wait_ready(proc, port)
         other = subprocess.Popen(["/usr/bin/python3", "-c", CLOSER, str(port), "3"], cwd="/",
                                  preexec_fn=lambda: (os.setgid(4242), os.setuid(4242)))
         other.wait(timeout=20)
@@ -571,10 +567,7 @@ def a_dual_stack_clients_owner_is_told(m, base):
     proc = start_run(m, "run", "--json", "--prompt", "deny", d)
     answer = None
     try:
-        end = time.monotonic() + 10
-        while ask(port, b"ready\n", 1) != b"PONG:ready\n":
-            assert time.monotonic() < end and proc.poll() is None, "never published"
-            time.sleep(0.2)
+        wait_ready(proc, port)
         c = socket.socket(socket.AF_INET6)
         c.settimeout(3)
         try:
@@ -602,7 +595,7 @@ def held_connections_end_with_the_run(m, base):
     proc = start_run(m, "run", "--json", "--prompt", "deny", d)
     held = []
     try:
-        assert wait_published(proc, port), "never published"
+        wait_ready(proc, port)
         for _ in range(5):
             c = socket.create_connection(("127.0.0.1", port), timeout=2)
             c.sendall(b"x" * 10)  # the skill answers; the host never reads
@@ -638,7 +631,7 @@ def the_helper_is_out_of_the_skills_reach(m, base):
                      yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
     proc = start_run(m, "run", "--json", "--prompt", "deny", d)
     try:
-        assert wait_published(proc, port), "never published"
+        wait_ready(proc, port)
         assert ask(port, b"procs", 15) == b"PONG:procs"
         # a second holder of the port, as any local user could try
         cobound = []
