@@ -70,15 +70,41 @@ def hello(port, family=socket.AF_INET, addr="127.0.0.1", timeout=1.0):
         s.close()
 
 
-def start_run(m, *args):
+def start_run(m, *args, drain=False):
+    """drain: read the run's output as it comes (a test that makes many
+    events must not stall the broker on a full pipe)."""
     e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8"}
     cmd = [h.SG, *args]
     if h.IS_ROOT and m.uid != 0:
         cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, cwd="/")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, cwd="/")
+    if drain:
+        import threading
+        proc.drained = ([], [])
+        proc.readers = [threading.Thread(target=lambda f=f, b=b: b.extend(iter(f.read1, b"")),
+                                         daemon=True)
+                        for f, b in ((proc.stdout, proc.drained[0]),
+                                     (proc.stderr, proc.drained[1]))]
+        for t in proc.readers:
+            t.start()
+    return proc
 
 
 def finish_run(proc, timeout=45):
+    if hasattr(proc, "drained"):
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        for t in proc.readers:
+            t.join(timeout=5)
+        out, err = (b"".join(b) for b in proc.drained)
+        if proc.returncode == -9:
+            raise AssertionError("skillgate did not end: " + err.decode("utf-8", "replace")[-2000:])
+        return types.SimpleNamespace(out=out.decode("utf-8", "replace"),
+                                     err=err.decode("utf-8", "replace"),
+                                     returncode=proc.returncode)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -554,6 +580,76 @@ def another_users_closed_connections_do_not_pass_for_root(m, base):
     assert len(as_root) <= mine, \
         f"BREAK: {len(as_root) - mine} closed connections of uid 4242 passed for root's"
     assert len(inbound) > mine, "the other user's connections never reached the broker"
+
+
+# Another user: two processes that open connections as fast as they can
+# (never sending), hold up to 400 each and reset them, for a while: the
+# broker must turn every one away, one by one, while the person waits.
+FLOODER = """
+import os, socket, struct, sys, time
+port, seconds = int(sys.argv[1]), float(sys.argv[2])
+end = time.monotonic() + seconds
+kid = os.fork()
+n = 0
+held = []
+rst = struct.pack("ii", 1, 0)
+while time.monotonic() < end:
+    c = socket.socket()
+    c.setblocking(False)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, rst)
+    c.connect_ex(("127.0.0.1", port))
+    held.append(c)
+    n += 1
+    if len(held) >= 400:
+        for c in held:
+            c.close()
+        held = []
+for c in held:
+    c.close()
+print("TRIED", n, flush=True)
+if kid == 0:
+    os._exit(0)
+os.waitpid(kid, 0)
+"""
+
+
+@test()
+def another_users_flood_of_connections_does_not_lock_the_page_out(m, base):
+    """Any user of this machine can open connections to 127.0.0.1:P as fast
+    as it likes; the broker turns each away (other users hold their share),
+    but while its listen backlog is full the kernel drops the person's
+    connection attempt, which tries again only after 1 s, then 3 s. With
+    another user flooding, the person's requests must still be answered,
+    each within 3 s."""
+    if os.geteuid() != 0:
+        raise h.Skip("needs root to connect as another uid")
+    port = free_port()
+    d = h.make_skill(base, f"flood-{m.name}", LINESERVER % (port, 12),
+                     yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d, drain=True)
+    answers, took = [], []
+    try:
+        wait_ready(proc, port)
+        other = subprocess.Popen(["/usr/bin/python3", "-c", FLOODER, str(port), "6"], cwd="/",
+                                 stdout=subprocess.PIPE, text=True,
+                                 preexec_fn=lambda: (os.setgid(4242), os.setuid(4242)))
+        time.sleep(1)
+        for i in range(4):
+            t0 = time.monotonic()
+            answers.append(ask(port, b"person%d\n" % i, 3))
+            took.append(round(time.monotonic() - t0, 2))
+        out, _ = other.communicate(timeout=20)
+    finally:
+        p = finish_run(proc)
+    assert p.returncode == 0, p.returncode
+    tried = sum(int(x) for x in out.split()[1::2])
+    ok = [a for i, a in enumerate(answers) if a == b"PONG:person%d\n" % i]
+    evs = events(p)
+    turned = sum(e["data"].get("turned_away", 0) for e in evs if e["kind"] == "inbound")
+    print(f"# flood: {tried} connections of uid 4242, {turned} turned away; the person's: "
+          f"{took} s, {len(ok)} of 4 answered", file=sys.stderr)
+    assert len(ok) == 4, \
+        f"BREAK: another user's flood of {tried} connections locked the person out: {answers} {took}"
 
 
 @test()
