@@ -46,6 +46,10 @@
  * it likes, and while the backlog is full the kernel drops every new one,
  * the person's too (tried again only after 1 s, then 3 s) */
 #define ACCEPT_BURST 64
+/* out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM), the waiting
+ * connection stays in the backlog and the listener readable: it is polled
+ * again only after this long, not at once in a loop that spins a core */
+#define ACCEPT_PAUSE_MS 100
 /* other users' connections said one by one; past these, counted and said
  * with a backoff (another user must not push the skill's own events out
  * of the run's trace, which keeps a bounded number) */
@@ -94,6 +98,7 @@ struct sg_pub {
     uid_t person;    /* the invoking user (sudo's), whose connections come first */
     int nforeign;    /* forwarded connections of other users */
     bool listening;  /* the last sg_pub_pollfds asked for the listeners */
+    int64_t accept_after_ms; /* accept4 found no descriptor: wait till then */
     uint64_t turned; /* connections turned away and not yet said */
     int64_t turned_said_ms;
     unsigned turned_says;   /* counts said so far: each waits twice as long */
@@ -714,8 +719,11 @@ static bool accept_one(struct sg_pub *p, struct pport *pp)
     struct sockaddr_in peer;
     socklen_t pl = sizeof peer;
     int fd = accept4(pp->lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0)
+    if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+            p->accept_after_ms = now_ms() + ACCEPT_PAUSE_MS;
         return false;
+    }
     uint16_t port = pp->port;
     char who[INET_ADDRSTRLEN + 8], a[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &peer.sin_addr, a, sizeof a);
@@ -955,7 +963,7 @@ size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max)
         PUT(p->sp, POLLIN, 1, 0);
     /* at the cap, a waiting connection is accepted when one could give way:
      * an idle one, or another user's (to the person's) */
-    bool room = has_room(p, now_ms());
+    bool room = now_ms() >= p->accept_after_ms && has_room(p, now_ms());
     p->listening = room;
     for (size_t i = 0; i < p->nports && room; i++)
         if (p->ports[i].lfd >= 0)
@@ -1023,9 +1031,10 @@ int sg_pub_timeout(const struct sg_pub *p)
 {
     int64_t now = now_ms(), at = p->next_scan_ms;
     /* at the cap with none idle yet: wake when the first one is, so that a
-     * connection waiting in the backlog gets its place */
-    int64_t first = INT64_MAX;
-    for (int i = 0; i < SG_PUB_MAX_CONNS; i++) {
+     * connection waiting in the backlog gets its place; out of descriptors,
+     * when the listeners are polled again */
+    int64_t first = now < p->accept_after_ms ? p->accept_after_ms : INT64_MAX;
+    for (int i = 0; i < SG_PUB_MAX_CONNS && now >= p->accept_after_ms; i++) {
         const struct pconn *c = p->conns[i];
         if (!c || (p->listening && c->ifd >= 0 && c->active_ms + idle_after(c) <= now)) {
             first = INT64_MAX; /* room, or one is idle: the listener is polled */

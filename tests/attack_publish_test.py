@@ -70,10 +70,11 @@ def hello(port, family=socket.AF_INET, addr="127.0.0.1", timeout=1.0):
         s.close()
 
 
-def start_run(m, *args, drain=False):
+def start_run(m, *args, drain=False, env=None):
     """drain: read the run's output as it comes (a test that makes many
-    events must not stall the broker on a full pipe)."""
-    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8"}
+    events must not stall the broker on a full pipe); env: more variables."""
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8",
+         **(env or {})}
     cmd = [h.SG, *args]
     if h.IS_ROOT and m.uid != 0:
         cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
@@ -650,6 +651,81 @@ def another_users_flood_of_connections_does_not_lock_the_page_out(m, base):
           f"{took} s, {len(ok)} of 4 answered", file=sys.stderr)
     assert len(ok) == 4, \
         f"BREAK: another user's flood of {tried} connections locked the person out: {answers} {took}"
+
+
+# accept4 fails with EMFILE while the file named by SG_TEST_EMFILE exists
+EMFILE_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+int accept4(int fd, struct sockaddr *a, socklen_t *l, int fl)
+{
+    int (*real)(int, struct sockaddr *, socklen_t *, int) = dlsym(RTLD_NEXT, "accept4");
+    const char *on = getenv("SG_TEST_EMFILE");
+    if (on && access(on, F_OK) == 0) {
+        errno = EMFILE;
+        return -1;
+    }
+    return real(fd, a, l, fl);
+}
+"""
+
+
+@test(modes=("root",))
+def a_broker_out_of_descriptors_waits_not_spins(m, base):
+    """When accept4 fails for want of descriptors (EMFILE: the broker's
+    limit, which the skill's files and connections draw on too), the waiting
+    connection stays in the backlog and the listener stays readable: a
+    broker that polls it again at once spins a core. It must back off, and
+    take the connection once descriptors are free again. (Out of
+    descriptors for real, the broker ends the run, so accept4 alone is made
+    to fail, by a preloaded shim.)"""
+    shim = os.path.join(base, "emfile-shim.so")
+    src = shim[:-3] + ".c"
+    with open(src, "w") as f:
+        f.write(EMFILE_SHIM)
+    try:
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", shim, src, "-ldl"], check=True,
+                       timeout=60, capture_output=True)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise h.Skip(f"no C compiler for the shim: {e}")
+    on = os.path.join(base, "emfile-on")
+    port = free_port()
+    d = h.make_skill(base, f"emfile-{m.name}", LINESERVER % (port, 8),
+                     yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
+    proc = start_run(m, "run", "--json", "--prompt", "deny", d, drain=True,
+                     env={"LD_PRELOAD": shim, "SG_TEST_EMFILE": on})
+
+    def cpu():
+        f = open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    answer, spent = None, None
+    try:
+        wait_ready(proc, port)
+        open(on, "w").close()
+        c = socket.create_connection(("127.0.0.1", port), timeout=5)
+        try:
+            c0 = cpu()
+            time.sleep(2)
+            spent = cpu() - c0
+            os.unlink(on)
+            c.sendall(b"late\n")
+            answer = c.recv(100)
+        except OSError as e:
+            answer = repr(e)
+        finally:
+            c.close()
+    finally:
+        if os.path.exists(on):
+            os.unlink(on)
+        p = finish_run(proc)
+    assert spent is not None and spent < 0.5, \
+        f"BREAK: the broker spun {spent} s of CPU in 2 s while accept4 said EMFILE"
+    assert answer == b"PONG:late\n", answer
+    assert p.returncode == 0, p.returncode
 
 
 @test()
