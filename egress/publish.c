@@ -861,6 +861,8 @@ static void on_reply(struct sg_pub *p)
                        : "inbound %s to published port %u: nothing answers in the sandbox (%s)",
                     c->peer, c->port, err);
     if (!ok) {
+        if (nf)
+            close(fd); /* an error and a descriptor both: nonsense, not kept */
         struct linger l = {1, 0}; /* a reset: the browser says "refused" at once */
         setsockopt(c->hfd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
         conn_close(p, i, "");
