@@ -42,6 +42,14 @@
 #define SCAN_BUF 32768 /* one recv of a sock_diag dump */
 #define SCAN_RECVS 64    /* recvs per dump: 64 x 32 KiB, ~9,000 listeners */
 #define CONNECT_TIMEOUT_S 2
+/* connections taken per poll round: another user can open them as fast as
+ * it likes, and while the backlog is full the kernel drops every new one,
+ * the person's too (tried again only after 1 s, then 3 s) */
+#define ACCEPT_BURST 64
+/* out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM), the waiting
+ * connection stays in the backlog and the listener readable: it is polled
+ * again only after this long, not at once in a loop that spins a core */
+#define ACCEPT_PAUSE_MS 100
 /* other users' connections said one by one; past these, counted and said
  * with a backoff (another user must not push the skill's own events out
  * of the run's trace, which keeps a bounded number) */
@@ -90,6 +98,7 @@ struct sg_pub {
     uid_t person;    /* the invoking user (sudo's), whose connections come first */
     int nforeign;    /* forwarded connections of other users */
     bool listening;  /* the last sg_pub_pollfds asked for the listeners */
+    int64_t accept_after_ms; /* accept4 found no descriptor: wait till then */
     uint64_t turned; /* connections turned away and not yet said */
     int64_t turned_said_ms;
     unsigned turned_says;   /* counts said so far: each waits twice as long */
@@ -419,7 +428,7 @@ static void publish(struct sg_pub *p, struct pport *pp, const char *why)
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(pp->port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 64) < 0) {
+        bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, SOMAXCONN) < 0) {
         char reason[160];
         snprintf(reason, sizeof reason, "127.0.0.1:%u cannot be opened on this machine: %s",
                  pp->port, strerror(errno));
@@ -637,6 +646,16 @@ static int idlest_foreign(const struct sg_pub *p, int64_t now, bool idle)
     return best;
 }
 
+/* Whether a waiting connection could get a place: a free one, or at the
+ * cap an idle one, or another user's (to the person's). */
+static bool has_room(const struct sg_pub *p, int64_t now)
+{
+    for (int i = 0; i < SG_PUB_MAX_CONNS; i++)
+        if (!p->conns[i])
+            return true;
+    return idlest_foreign(p, 0, false) >= 0 || idlest(p, now) >= 0;
+}
+
 /* How long after the n-th count of other users' connections the next may
  * be said: 1 s, then twice as long each time, at most a minute, so that
  * another user cannot fill the run's bounded trace even in a long run. */
@@ -694,13 +713,17 @@ static int place_for(struct sg_pub *p, bool foreign)
 
 static void helper_broken(struct sg_pub *p, const char *why);
 
-static void accept_one(struct sg_pub *p, struct pport *pp)
+/* Take one waiting connection: false when none was waiting. */
+static bool accept_one(struct sg_pub *p, struct pport *pp)
 {
     struct sockaddr_in peer;
     socklen_t pl = sizeof peer;
     int fd = accept4(pp->lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0)
-        return;
+    if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+            p->accept_after_ms = now_ms() + ACCEPT_PAUSE_MS;
+        return false;
+    }
     uint16_t port = pp->port;
     char who[INET_ADDRSTRLEN + 8], a[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &peer.sin_addr, a, sizeof a);
@@ -711,28 +734,28 @@ static void accept_one(struct sg_pub *p, struct pport *pp)
     bool foreign = uid < 0 || ((uid_t)uid != p->person && uid != 0);
     if (foreign && p->nforeign >= SG_PUB_MAX_FOREIGN) {
         turn_away(p, fd, who, port, uid, "other users hold their share of connections");
-        return;
+        return true;
     }
     if (p->sp < 0 && !p->helper_failed) {
         int r = start_helper(p);
         if (r < 0) {
             close(fd);
             helper_broken(p, strerror(-r));
-            return;
+            return true;
         }
     }
     if (p->sp < 0 || p->fifo_n >= SG_PUB_MAX_CONNS) {
         close(fd);
-        return;
+        return true;
     }
     int slot = place_for(p, foreign); /* may close one for it: only now */
     if (slot < 0) {
         turn_away(p, fd, who, port, uid, "every connection is busy");
-        return;
+        return true;
     }
     if (send(p->sp, &port, sizeof port, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof port) {
         close(fd);
-        return;
+        return true;
     }
     struct pconn *c = sg_xcalloc(1, sizeof *c);
     c->serial = ++p->next_serial;
@@ -748,6 +771,16 @@ static void accept_one(struct sg_pub *p, struct pport *pp)
     snprintf(c->peer, sizeof c->peer, "%s", who);
     p->conns[slot] = c;
     p->fifo[(p->fifo_head + p->fifo_n++) % SG_PUB_MAX_CONNS] = c->serial;
+    return true;
+}
+
+/* Take the waiting connections, ACCEPT_BURST at most, while one could get
+ * a place (else they wait in the backlog). */
+static void accept_burst(struct sg_pub *p, struct pport *pp)
+{
+    for (int k = 0; k < ACCEPT_BURST && pp->lfd >= 0 && has_room(p, now_ms()); k++)
+        if (!accept_one(p, pp))
+            break;
 }
 
 /* No way into the sandbox's network: every published port says why, and
@@ -828,6 +861,8 @@ static void on_reply(struct sg_pub *p)
                        : "inbound %s to published port %u: nothing answers in the sandbox (%s)",
                     c->peer, c->port, err);
     if (!ok) {
+        if (nf)
+            close(fd); /* an error and a descriptor both: nonsense, not kept */
         struct linger l = {1, 0}; /* a reset: the browser says "refused" at once */
         setsockopt(c->hfd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
         conn_close(p, i, "");
@@ -916,9 +951,7 @@ struct sg_pub *sg_pub_new(const struct sg_plan *plan, struct sg_event_bus *bus,
 
 size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max)
 {
-    size_t n = 0, live = 0;
-    for (int i = 0; i < SG_PUB_MAX_CONNS; i++)
-        live += p->conns[i] != NULL;
+    size_t n = 0;
 #define PUT(fd_, ev_, kind_, idx_)                                         \
     do {                                                                   \
         if (n < max && n < SG_ARRAY_LEN(p->tags)) {                        \
@@ -932,8 +965,7 @@ size_t sg_pub_pollfds(struct sg_pub *p, struct pollfd *out, size_t max)
         PUT(p->sp, POLLIN, 1, 0);
     /* at the cap, a waiting connection is accepted when one could give way:
      * an idle one, or another user's (to the person's) */
-    bool room = live < SG_PUB_MAX_CONNS || idlest_foreign(p, 0, false) >= 0 ||
-                idlest(p, now_ms()) >= 0;
+    bool room = now_ms() >= p->accept_after_ms && has_room(p, now_ms());
     p->listening = room;
     for (size_t i = 0; i < p->nports && room; i++)
         if (p->ports[i].lfd >= 0)
@@ -981,7 +1013,7 @@ void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n)
             if (!pfds[k].revents || (pass == 0) != (kind >= 2))
                 continue;
             if (kind == 0 && (size_t)idx < p->nports && p->ports[idx].lfd >= 0)
-                accept_one(p, &p->ports[idx]);
+                accept_burst(p, &p->ports[idx]);
             else if (kind == 1 && p->sp >= 0 && p->hello)
                 on_reply(p);
             else if (kind == 1 && p->sp >= 0)
@@ -1001,9 +1033,10 @@ int sg_pub_timeout(const struct sg_pub *p)
 {
     int64_t now = now_ms(), at = p->next_scan_ms;
     /* at the cap with none idle yet: wake when the first one is, so that a
-     * connection waiting in the backlog gets its place */
-    int64_t first = INT64_MAX;
-    for (int i = 0; i < SG_PUB_MAX_CONNS; i++) {
+     * connection waiting in the backlog gets its place; out of descriptors,
+     * when the listeners are polled again */
+    int64_t first = now < p->accept_after_ms ? p->accept_after_ms : INT64_MAX;
+    for (int i = 0; i < SG_PUB_MAX_CONNS && now >= p->accept_after_ms; i++) {
         const struct pconn *c = p->conns[i];
         if (!c || (p->listening && c->ifd >= 0 && c->active_ms + idle_after(c) <= now)) {
             first = INT64_MAX; /* room, or one is idle: the listener is polled */
