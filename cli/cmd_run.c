@@ -11,6 +11,7 @@
 #include "attach.h"
 #include "audit.h"
 #include "cli.h"
+#include "homes.h"
 #include "stopsig.h"
 #include "runner.h"
 #include "events.h"
@@ -582,7 +583,9 @@ int cmd_run(int argc, char **argv)
         return st;
     }
     struct sg_skill *sk = NULL;
+    sg_homes_hold(); /* the load's checks and the plan read the accounts' homes once */
     if ((st = sg_load_skill_arg(argv[optind], a.rq.work_dir, &sk)) != 0) {
+        sg_homes_release();
         free(a.input_buf);
         return st;
     }
@@ -596,7 +599,9 @@ int cmd_run(int argc, char **argv)
         a.rq.pmode = SG_PERM_PROMPT;
         a.rq.pmode_set = true;
     }
-    if ((st = sg_runner_new(sk, &a.rq, &run, &why)) != 0) {
+    st = sg_runner_new(sk, &a.rq, &run, &why);
+    sg_homes_release();
+    if (st != 0) {
         if (fe.fd >= 0)
             close(fe.fd);
         if (sg_skill_has_errors(sk))

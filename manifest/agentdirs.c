@@ -31,7 +31,34 @@ static void add(struct sg_agent_paths *ap, size_t *cap, const char *path, size_t
                                             .areas = entries[e].areas, .yours = yours};
 }
 
+static void read_paths(struct sg_agent_paths *ap);
+
+/* Worked out once per held snapshot of the homes (sg_homes_hold). */
+static _Thread_local struct sg_agent_paths cached;
+static _Thread_local unsigned cached_gen;
+
 void sg_agent_paths_get(struct sg_agent_paths *ap)
+{
+    unsigned gen = sg_homes_held();
+    if (!gen) {
+        read_paths(ap);
+        return;
+    }
+    if (cached_gen != gen) {
+        sg_agent_paths_free(&cached);
+        read_paths(&cached);
+        cached_gen = gen;
+    }
+    ap->n = cached.n;
+    ap->v = sg_xcalloc(cached.n ? cached.n : 1, sizeof *ap->v);
+    for (size_t i = 0; i < cached.n; i++) {
+        ap->v[i] = cached.v[i];
+        ap->v[i].path = sg_xstrdup(cached.v[i].path);
+        ap->v[i].real = cached.v[i].real ? sg_xstrdup(cached.v[i].real) : NULL;
+    }
+}
+
+static void read_paths(struct sg_agent_paths *ap)
 {
     memset(ap, 0, sizeof *ap);
     size_t cap = 0;

@@ -47,7 +47,45 @@ static void add_home(struct sg_homes *hs, size_t *cap, const char *path, bool yo
                                       .yours = yours};
 }
 
+/* The snapshot a plan holds (sg_homes_hold), per thread. */
+static _Thread_local struct sg_homes held;
+static _Thread_local unsigned held_depth, held_gen;
+
+static void read_homes(struct sg_homes *hs);
+
+void sg_homes_hold(void)
+{
+    if (held_depth++ == 0) {
+        read_homes(&held);
+        held_gen++;
+    }
+}
+
+void sg_homes_release(void)
+{
+    if (held_depth && --held_depth == 0)
+        sg_homes_free(&held);
+}
+
+unsigned sg_homes_held(void)
+{
+    return held_depth ? held_gen : 0;
+}
+
 void sg_homes_get(struct sg_homes *hs)
+{
+    if (!held_depth) {
+        read_homes(hs);
+        return;
+    }
+    hs->n = held.n;
+    hs->v = sg_xcalloc(held.n ? held.n : 1, sizeof *hs->v);
+    for (size_t i = 0; i < held.n; i++)
+        hs->v[i] = (struct sg_home){.path = sg_xstrdup(held.v[i].path),
+                                    .real = sg_xstrdup(held.v[i].real), .yours = held.v[i].yours};
+}
+
+static void read_homes(struct sg_homes *hs)
 {
     memset(hs, 0, sizeof *hs);
     size_t cap = 0;

@@ -51,6 +51,16 @@ enum sg_home_rel { SG_HOME_NONE, SG_HOME_IS, SG_HOME_HOLDS };
 void sg_homes_get(struct sg_homes *hs);
 void sg_homes_free(struct sg_homes *hs);
 
+/* While held (nested holds count), sg_homes_get copies one snapshot read
+ * at the first hold instead of reading every account again, and the
+ * agents' paths (agentdirs.h) are worked out once: a plan asks for them
+ * three times in a few milliseconds. Per thread; the snapshot is as old as
+ * the hold, as the one a plan read was before. sg_homes_held: a number
+ * that names the snapshot (0: none held). */
+void sg_homes_hold(void);
+void sg_homes_release(void);
+unsigned sg_homes_held(void);
+
 /* How the absolute path stands to the homes: it is one (SG_HOME_IS) or a
  * folder above one (SG_HOME_HOLDS); *which (may be NULL) is that home, the
  * invoking user's first. A path inside a home is SG_HOME_NONE. */

@@ -819,8 +819,20 @@ static int plan_declared(const struct sg_skill *sk, const struct sg_homes *hs, c
     return 0;
 }
 
+static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct sg_plan *p,
+                      const char **why);
+
 int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct sg_plan *p,
                   const char **why)
+{
+    sg_homes_hold(); /* the accounts' homes and the agents' paths, read once for the plan */
+    int r = plan_build(sk, o, p, why);
+    sg_homes_release();
+    return r;
+}
+
+static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct sg_plan *p,
+                      const char **why)
 {
     memset(p, 0, sizeof *p);
     const struct sg_policy *pol = &sk->policy;
