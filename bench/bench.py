@@ -254,6 +254,19 @@ def bench_launch(top, rounds=61):
         # holder)
         _table("launch, CPU time per run (/bin/true, getrusage of the waited-for processes)",
                rows, cpu, "bwrap --unshare-all")
+        # a loaded host: one core kept busy (a compile), so CPU per launch
+        # becomes wall time
+        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            times = {k: [] for k in rows}
+            for _ in range(rounds // 2 + 1):
+                for k, cmd in rows.items():
+                    times[k].append(timed(cmd))
+        finally:
+            busy.kill()
+            busy.wait()
+        _table("launch, end to end with one core kept busy (a spinning process beside it)",
+               rows, times, "bwrap --unshare-all")
         # time to exec: the sandboxed program prints the clock as it starts
         d = _skill(tmp, "bench-date", "/usr/bin/date", ["+%s%N"])
         rows = _runners(sg, d, ["/usr/bin/date", "+%s%N"])
@@ -344,6 +357,64 @@ def bench_launch(top, rounds=61):
             peak[name] = max(rss)
         print(f"\nbroker peak RSS under `run --json` (max of 3): {peak['1 MiB']:.1f} MiB for 1 MiB "
               f"of output, {peak['1 GiB']:.1f} MiB for 1 GiB")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- soak: many runs in a row, and what they leave behind
+
+def _leftovers(sg):
+    """What runs can leave behind: skillgate cgroups, run folders, zombies,
+    the invoking process's descriptors."""
+    cg = 0
+    for root, dirs, _ in os.walk("/sys/fs/cgroup"):
+        cg += sum(1 for d in dirs if d.startswith("skillgate"))
+        dirs[:] = [d for d in dirs if not d.startswith("skillgate")]
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    runs = os.path.join(state, "skillgate", "runs")
+    nruns = len(os.listdir(runs)) if os.path.isdir(runs) else 0
+    zombies = 0  # skillgate's and its skills' (others on the machine are not counted)
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    st = f.read()
+                comm = st[st.index("(") + 1:st.rindex(")")]
+                zombies += st.rsplit(")", 1)[1].split()[0] == "Z" and comm in ("skillgate", "true")
+            except (OSError, ValueError):
+                pass
+    return {"skillgate cgroups": cg, "run folders": nruns, "zombies": zombies,
+            "this process's fds": len(os.listdir("/proc/self/fd"))}
+
+
+def bench_soak(top, n=1000):
+    sg = os.path.join(top, "build", "skillgate")
+    tmp = tempfile.mkdtemp(prefix="sgbench.")
+    os.chmod(tmp, 0o755)
+    try:
+        d = _skill(tmp, "bench-true", "/usr/bin/true", [])
+        before = _leftovers(sg)
+        t0 = time.monotonic()
+        rss = []
+        for i in range(n):
+            p = subprocess.Popen([sg, "run", "--prompt", "deny", d], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            _, status, ru = os.wait4(p.pid, 0)
+            p.returncode = 0
+            assert status == 0, f"run {i} ended with status {status}"
+            rss.append(ru.ru_maxrss / 1024)
+        took = time.monotonic() - t0
+        # a run's decoy holder is left to init, which reaps it when it gets to it
+        time.sleep(2)
+        after = _leftovers(sg)
+        print(f"\n### soak: {n} runs of /bin/true in a row ({platform.node()}, "
+              f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')})\n")
+        print(f"throughput {n / took:.1f} runs/s; broker peak RSS: first {rss[0]:.1f} MiB, "
+              f"median {statistics.median(rss):.1f}, last {rss[-1]:.1f}, max {max(rss):.1f}\n")
+        print("| left behind | before | after |")
+        print("|---|---:|---:|")
+        for k in before:
+            print(f"| {k} | {before[k]} | {after[k]} |")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -729,7 +800,7 @@ def bench_hook(top, rounds=201):
 def main():
     top = sys.argv[1]
     which = sys.argv[2:] or ["discover", "egress", "launch", "tui", "files", "traces", "hook",
-                             "reads"]
+                             "reads", "soak"]
     for w in which:
         if w == "discover":
             bench_discover(top)
@@ -747,6 +818,8 @@ def main():
             bench_hook(top)
         elif w == "reads":
             bench_reads(top)
+        elif w == "soak":
+            bench_soak(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 
