@@ -714,7 +714,11 @@ static void output_line(struct rep *r, json_t *ev, size_t *shown)
         fprintf(r->f, "- %s %s ", at, err ? "stderr" : "stdout");
     text_n(r, msg, len, max);
     fputs(is_html(r) ? "</td></tr>\n" : "\n", r->f);
-    *shown += cut_at(msg, len, max);
+    size_t show = cut_at(msg, len, max);
+    /* a line cut for want of room spends it: what follows is counted, not
+     * listed a row at a time (a room too small for its first character
+     * would show nothing of each line and still give each a row) */
+    *shown = show < len && max == room ? SG_REPORT_OUTPUT_MAX : *shown + show;
 }
 
 static void output(struct rep *r)

@@ -353,6 +353,30 @@ def a_forged_trace_is_hostile_everywhere_and_loses_no_decision(m, base):
     assert md.count("\n- +") >= 6000, md.count("\n- +")
 
 
+@test(modes=("user",))
+def output_past_its_cap_is_counted_not_listed(m, base):
+    """A line cut for the output's room spends it: the lines after it (here
+    each starting with a two-byte character, of which none fits) are
+    counted, not each given a row of its own."""
+    ev = [{"timestamp": "2026-01-01T00:00:00.000Z", "kind": "stdout", "message": "a" * 2000}
+          for _ in range(131)]
+    ev.append({"timestamp": "2026-01-01T00:00:00.000Z", "kind": "stdout", "message": "a" * 143})
+    ev += [{"timestamp": "2026-01-01T00:00:01.000Z", "kind": "stdout", "message": "\u00e9" * 2}
+           for _ in range(5000)]
+    path = os.path.join(base, "tail.json")
+    with open(path, "w") as f:
+        json.dump({"skill_name": "tail", "events": ev}, f)
+    os.chmod(path, 0o644)
+    page = m.run("traces", "report", path, "--html", "--no-diff", check=0).out
+    out = page.split('<section id="output">')[1].split("</section>")[0]
+    assert out.count("<tr class=") <= 133, out.count("<tr class=")
+    assert "4999 more lines not shown" in out or "5000 more lines not shown" in out, out[-400:]
+    md = m.run("traces", "report", path, "--md", "--no-diff", check=0).out
+    out = md.split("\n## Output\n")[1].split("\n## ")[0]
+    assert out.count("\n- +") <= 133, out.count("\n- +")
+    assert "more lines not shown" in out, out[-400:]
+
+
 def screens_dir():
     d = os.environ.get("SG_REPORT_SCREENS") or os.path.join(
         os.path.dirname(h.SG), "meson-logs", "report-screens")
