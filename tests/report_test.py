@@ -377,6 +377,23 @@ def output_past_its_cap_is_counted_not_listed(m, base):
     assert "more lines not shown" in out, out[-400:]
 
 
+@test(modes=("user",))
+def a_report_file_is_private_as_its_trace(m, base):
+    """-o writes what the skill printed: readable by its owner only, as the
+    trace it comes from (0600) and the TUI's report are."""
+    path = os.path.join(base, "small.json")
+    with open(path, "w") as f:
+        json.dump(forged_trace(1), f)
+    os.chmod(path, 0o644)
+    out = os.path.join(m.home, "report.html")
+    old = os.umask(0o022)
+    try:
+        m.run("traces", "report", path, "--html", "--no-diff", "-o", out, check=0)
+    finally:
+        os.umask(old)
+    assert os.stat(out).st_mode & 0o777 == 0o600, oct(os.stat(out).st_mode)
+
+
 def screens_dir():
     d = os.environ.get("SG_REPORT_SCREENS") or os.path.join(
         os.path.dirname(h.SG), "meson-logs", "report-screens")
