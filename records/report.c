@@ -112,7 +112,9 @@ static void text_n(struct rep *r, const char *s, size_t len, size_t max)
         cleanup_free char *safe = sg_sanitize(s, show, 0);
         md_code(r->f, safe);
     }
-    if (show < len)
+    if (show < len && r->no_marks) /* <title>, SVG: no markup there either */
+        fprintf(r->f, " &#8230; %zu more bytes", len - show);
+    else if (show < len)
         fprintf(r->f, " %s %zu more bytes%s", is_html(r) ? "<em class=\"cut\">&#8230;" : "*…",
                 len - show, is_html(r) ? "</em>" : "*");
 }

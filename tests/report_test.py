@@ -394,6 +394,21 @@ def a_report_file_is_private_as_its_trace(m, base):
     assert os.stat(out).st_mode & 0o777 == 0o600, oct(os.stat(out).st_mode)
 
 
+@test(modes=("user",))
+def a_long_name_cut_in_the_page_title_is_plain_text(m, base):
+    """<title> is plain text: the cut marker there holds no markup (it
+    would show as "<em class=...>" in the browser's tab)."""
+    t = forged_trace(1)
+    t["skill_name"] = "n" * 3000
+    path = os.path.join(base, "long.json")
+    with open(path, "w") as f:
+        json.dump(t, f)
+    os.chmod(path, 0o644)
+    page = m.run("traces", "report", path, "--html", "--no-diff", check=0).out
+    title = page.split("<title>")[1].split("</title>")[0]
+    assert "<" not in title and "1000 more bytes" in title, title[-200:]
+
+
 def screens_dir():
     d = os.environ.get("SG_REPORT_SCREENS") or os.path.join(
         os.path.dirname(h.SG), "meson-logs", "report-screens")
