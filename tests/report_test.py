@@ -409,6 +409,34 @@ def a_long_name_cut_in_the_page_title_is_plain_text(m, base):
     assert "<" not in title and "1000 more bytes" in title, title[-200:]
 
 
+@test(modes=("user",))
+def reproduce_commands_take_no_option_from_the_trace(m, base):
+    """A forged trace's folder, script, working folder or run id that starts
+    with "-" must not become an option of the commands a person copies
+    (`skillgate run --allow-all --script s -- /the/skill` would run the
+    skill named after "--" with no sandbox for its undeclared requests)."""
+    t = forged_trace(1)
+    t["skill_root"] = "--allow-all"
+    t["trace_id"] = "-o/tmp/x"
+    t["invocation"] = {"cwd": "-", "working_folder": True, "script": "-s",
+                       "args": ["/home/u/.skills/evil", "-v"]}
+    path = os.path.join(base, "opts.json")
+    with open(path, "w") as f:
+        json.dump(t, f)
+    os.chmod(path, 0o644)
+    for fmt in ("--md", "--html"):
+        page = m.run("traces", "report", path, fmt, "--no-diff", check=0).out
+        rep = page.split("Reproduce")[-1]
+        for line in rep.splitlines():
+            if "skillgate " in line or line.startswith("cd"):
+                words = line.split("#")[0].split()
+                words = words[1:] if words[0] == "cd" else words[2:]
+                theirs = [w for w in words if w.startswith(("-", "'-"))
+                          and w not in ("--script", "--", "--html", "-o", "'-v'", "-v")]
+                assert not theirs, (fmt, line)
+        assert "./--allow-all" in rep and "./-o/tmp/x" in rep and " -- /home/u/.skills/evil -v" in rep, rep[:600]
+
+
 def screens_dir():
     d = os.environ.get("SG_REPORT_SCREENS") or os.path.join(
         os.path.dirname(h.SG), "meson-logs", "report-screens")
