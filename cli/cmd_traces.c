@@ -174,7 +174,8 @@ static int report(int dfd, json_t *rows, const char *arg, const struct report_op
     }
     FILE *f = stdout;
     if (o->out) {
-        int fd = open(o->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        /* private as the trace it comes from (what the skill printed is in it) */
+        int fd = open(o->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         f = fd < 0 ? NULL : fdopen(fd, "w");
         if (!f) {
             cleanup_free char *s = sg_sanitize_str(o->out, 0);

@@ -4,10 +4,21 @@
 
 #include "util.h"
 
+/* Bidi controls, and the characters a renderer draws as nothing (Unicode's
+ * default-ignorable ones): zero-width spaces and joiners, fillers, and the
+ * variation selectors and tag characters that can carry text no person sees
+ * (a hidden instruction for a model reading a report, two paths that look
+ * one). The terminal drew these as nothing too; now no sink does. */
 static bool is_bidi_or_invisible(unsigned cp)
 {
     return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
-           cp == 0x200e || cp == 0x200f || cp == 0x061c || cp == 0xfeff;
+           cp == 0x200e || cp == 0x200f || cp == 0x061c || cp == 0xfeff || cp == 0x00ad ||
+           cp == 0x034f || (cp >= 0x115f && cp <= 0x1160) || (cp >= 0x17b4 && cp <= 0x17b5) ||
+           (cp >= 0x180b && cp <= 0x180f) || (cp >= 0x200b && cp <= 0x200d) ||
+           (cp >= 0x2060 && cp <= 0x2065) || (cp >= 0x206a && cp <= 0x206f) || cp == 0x3164 ||
+           (cp >= 0xfe00 && cp <= 0xfe0f) || cp == 0xffa0 || (cp >= 0xfff0 && cp <= 0xfffb) ||
+           (cp >= 0x1bca0 && cp <= 0x1bca3) || (cp >= 0x1d173 && cp <= 0x1d17a) ||
+           (cp >= 0xe0000 && cp <= 0xe0fff);
 }
 
 /* One code point at u (len > 0): *n is how many bytes it takes. Returns 0

@@ -1,6 +1,7 @@
 /* The one sanitizer every byte from a skill passes before it reaches a
- * terminal: C0/C1 controls, ESC, DEL, bidi overrides and invalid UTF-8 are
- * shown visibly escaped, never interpreted. */
+ * terminal: C0/C1 controls, ESC, DEL, bidi overrides, characters drawn as
+ * nothing (zero-width, tag characters, variation selectors) and invalid
+ * UTF-8 are shown visibly escaped, never interpreted. */
 #ifndef SG_SANITIZE_H
 #define SG_SANITIZE_H
 

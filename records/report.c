@@ -112,7 +112,9 @@ static void text_n(struct rep *r, const char *s, size_t len, size_t max)
         cleanup_free char *safe = sg_sanitize(s, show, 0);
         md_code(r->f, safe);
     }
-    if (show < len)
+    if (show < len && r->no_marks) /* <title>, SVG: no markup there either */
+        fprintf(r->f, " &#8230; %zu more bytes", len - show);
+    else if (show < len)
         fprintf(r->f, " %s %zu more bytes%s", is_html(r) ? "<em class=\"cut\">&#8230;" : "*…",
                 len - show, is_html(r) ? "</em>" : "*");
 }
@@ -714,7 +716,11 @@ static void output_line(struct rep *r, json_t *ev, size_t *shown)
         fprintf(r->f, "- %s %s ", at, err ? "stderr" : "stdout");
     text_n(r, msg, len, max);
     fputs(is_html(r) ? "</td></tr>\n" : "\n", r->f);
-    *shown += cut_at(msg, len, max);
+    size_t show = cut_at(msg, len, max);
+    /* a line cut for want of room spends it: what follows is counted, not
+     * listed a row at a time (a room too small for its first character
+     * would show nothing of each line and still give each a row) */
+    *shown = show < len && max == room ? SG_REPORT_OUTPUT_MAX : *shown + show;
 }
 
 static void output(struct rep *r)
@@ -799,6 +805,19 @@ static void shell_word(struct sg_buf *b, const char *s)
     sg_buf_append(b, "'", 1);
 }
 
+/* A word where the command takes a path or a run id, never an option: a
+ * forged trace's "--allow-all" as its folder is written "./--allow-all"
+ * (the same relative path; no run id starts with "-"). */
+static void shell_operand(struct sg_buf *b, const char *s)
+{
+    if (s[0] != '-') {
+        shell_word(b, s);
+        return;
+    }
+    cleanup_free char *rel = sg_xasprintf("./%s", s);
+    shell_word(b, rel);
+}
+
 static void reproduce(struct rep *r, json_t *prev)
 {
     json_t *t = r->trace, *inv = json_object_get(t, "invocation");
@@ -807,16 +826,16 @@ static void reproduce(struct rep *r, json_t *prev)
     sg_buf_init(&b, 256 * 1024);
     if (json_is_true(json_object_get(inv, "working_folder"))) {
         sg_buf_printf(&b, "cd");
-        shell_word(&b, str(inv, "cwd"));
+        shell_operand(&b, str(inv, "cwd"));
         sg_buf_printf(&b, "\n");
     }
     sg_buf_printf(&b, "skillgate inspect");
-    shell_word(&b, str(t, "skill_root"));
+    shell_operand(&b, str(t, "skill_root"));
     sg_buf_printf(&b, "\nskillgate run");
-    shell_word(&b, str(t, "skill_root"));
+    shell_operand(&b, str(t, "skill_root"));
     if (json_object_get(inv, "script")) {
         sg_buf_printf(&b, " --script");
-        shell_word(&b, str(inv, "script"));
+        shell_operand(&b, str(inv, "script"));
         size_t i;
         json_t *a;
         sg_buf_printf(&b, " --");
@@ -824,14 +843,14 @@ static void reproduce(struct rep *r, json_t *prev)
             shell_word(&b, json_string_value(a) ?: "");
     }
     sg_buf_printf(&b, "    # the same input: its SHA-256 is in the audit record\nskillgate audit show");
-    shell_word(&b, id);
+    shell_operand(&b, id);
     if (prev) {
         sg_buf_printf(&b, "\nskillgate traces diff");
-        shell_word(&b, str(prev, "trace_id"));
-        shell_word(&b, id);
+        shell_operand(&b, str(prev, "trace_id"));
+        shell_operand(&b, id);
     }
     sg_buf_printf(&b, "\nskillgate traces report");
-    shell_word(&b, id);
+    shell_operand(&b, id);
     sg_buf_printf(&b, " --html -o report.html\n");
     cleanup_free char *cmds = sg_buf_steal(&b);
     cleanup_free char *safe = sg_sanitize_str(cmds, SG_SAN_KEEP_NEWLINE);

@@ -353,6 +353,90 @@ def a_forged_trace_is_hostile_everywhere_and_loses_no_decision(m, base):
     assert md.count("\n- +") >= 6000, md.count("\n- +")
 
 
+@test(modes=("user",))
+def output_past_its_cap_is_counted_not_listed(m, base):
+    """A line cut for the output's room spends it: the lines after it (here
+    each starting with a two-byte character, of which none fits) are
+    counted, not each given a row of its own."""
+    ev = [{"timestamp": "2026-01-01T00:00:00.000Z", "kind": "stdout", "message": "a" * 2000}
+          for _ in range(131)]
+    ev.append({"timestamp": "2026-01-01T00:00:00.000Z", "kind": "stdout", "message": "a" * 143})
+    ev += [{"timestamp": "2026-01-01T00:00:01.000Z", "kind": "stdout", "message": "\u00e9" * 2}
+           for _ in range(5000)]
+    path = os.path.join(base, "tail.json")
+    with open(path, "w") as f:
+        json.dump({"skill_name": "tail", "events": ev}, f)
+    os.chmod(path, 0o644)
+    page = m.run("traces", "report", path, "--html", "--no-diff", check=0).out
+    out = page.split('<section id="output">')[1].split("</section>")[0]
+    assert out.count("<tr class=") <= 133, out.count("<tr class=")
+    assert "4999 more lines not shown" in out or "5000 more lines not shown" in out, out[-400:]
+    md = m.run("traces", "report", path, "--md", "--no-diff", check=0).out
+    out = md.split("\n## Output\n")[1].split("\n## ")[0]
+    assert out.count("\n- +") <= 133, out.count("\n- +")
+    assert "more lines not shown" in out, out[-400:]
+
+
+@test(modes=("user",))
+def a_report_file_is_private_as_its_trace(m, base):
+    """-o writes what the skill printed: readable by its owner only, as the
+    trace it comes from (0600) and the TUI's report are."""
+    path = os.path.join(base, "small.json")
+    with open(path, "w") as f:
+        json.dump(forged_trace(1), f)
+    os.chmod(path, 0o644)
+    out = os.path.join(m.home, "report.html")
+    old = os.umask(0o022)
+    try:
+        m.run("traces", "report", path, "--html", "--no-diff", "-o", out, check=0)
+    finally:
+        os.umask(old)
+    assert os.stat(out).st_mode & 0o777 == 0o600, oct(os.stat(out).st_mode)
+
+
+@test(modes=("user",))
+def a_long_name_cut_in_the_page_title_is_plain_text(m, base):
+    """<title> is plain text: the cut marker there holds no markup (it
+    would show as "<em class=...>" in the browser's tab)."""
+    t = forged_trace(1)
+    t["skill_name"] = "n" * 3000
+    path = os.path.join(base, "long.json")
+    with open(path, "w") as f:
+        json.dump(t, f)
+    os.chmod(path, 0o644)
+    page = m.run("traces", "report", path, "--html", "--no-diff", check=0).out
+    title = page.split("<title>")[1].split("</title>")[0]
+    assert "<" not in title and "1000 more bytes" in title, title[-200:]
+
+
+@test(modes=("user",))
+def reproduce_commands_take_no_option_from_the_trace(m, base):
+    """A forged trace's folder, script, working folder or run id that starts
+    with "-" must not become an option of the commands a person copies
+    (`skillgate run --allow-all --script s -- /the/skill` would run the
+    skill named after "--" with no sandbox for its undeclared requests)."""
+    t = forged_trace(1)
+    t["skill_root"] = "--allow-all"
+    t["trace_id"] = "-o/tmp/x"
+    t["invocation"] = {"cwd": "-", "working_folder": True, "script": "-s",
+                       "args": ["/home/u/.skills/evil", "-v"]}
+    path = os.path.join(base, "opts.json")
+    with open(path, "w") as f:
+        json.dump(t, f)
+    os.chmod(path, 0o644)
+    for fmt in ("--md", "--html"):
+        page = m.run("traces", "report", path, fmt, "--no-diff", check=0).out
+        rep = page.split("Reproduce")[-1]
+        for line in rep.splitlines():
+            if "skillgate " in line or line.startswith("cd"):
+                words = line.split("#")[0].split()
+                words = words[1:] if words[0] == "cd" else words[2:]
+                theirs = [w for w in words if w.startswith(("-", "'-"))
+                          and w not in ("--script", "--", "--html", "-o", "'-v'", "-v")]
+                assert not theirs, (fmt, line)
+        assert "./--allow-all" in rep and "./-o/tmp/x" in rep and " -- /home/u/.skills/evil -v" in rep, rep[:600]
+
+
 def screens_dir():
     d = os.environ.get("SG_REPORT_SCREENS") or os.path.join(
         os.path.dirname(h.SG), "meson-logs", "report-screens")

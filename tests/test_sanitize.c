@@ -40,6 +40,24 @@ static void escapes_bidi_and_bad_utf8(void **st)
     check("caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x94\x92", 14, 0, "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x94\x92");
 }
 
+/* Characters a renderer draws as nothing: what they carry (a tag
+ * character's hidden ASCII, a variation selector's hidden byte, for a
+ * model reading the report) or hide (two paths that look one) must show. */
+static void escapes_invisible(void **st)
+{
+    (void)st;
+    check("a\xe2\x80\x8b" "b", 5, 0, "a\\u{200b}b");          /* zero-width space */
+    check("a\xe2\x80\x8d" "b", 5, 0, "a\\u{200d}b");          /* zero-width joiner */
+    check("a\xe2\x81\xa0" "b", 5, 0, "a\\u{2060}b");          /* word joiner */
+    check("\xf3\xa0\x81\x81" "x", 5, 0, "\\u{e0041}x");        /* TAG LATIN CAPITAL A */
+    check("\xf3\xa0\x84\x80" "x", 5, 0, "\\u{e0100}x");        /* VARIATION SELECTOR-17 */
+    check("\xef\xb8\x8f" "x", 4, 0, "\\u{fe0f}x");               /* VARIATION SELECTOR-16 */
+    check("\xe3\x85\xa4" "x", 4, 0, "\\u{3164}x");               /* HANGUL FILLER */
+    check("soft\xc2\xad" "hy", 8, 0, "soft\\u{00ad}hy");          /* soft hyphen */
+    /* what looks like them but is drawn passes */
+    check("\xe2\x80\x90" "\xe3\x85\xa1", 6, 0, "\xe2\x80\x90" "\xe3\x85\xa1");
+}
+
 static bool collect(void *ctx, const char *piece, size_t n, bool escaped)
 {
     (void)escaped;
@@ -55,7 +73,8 @@ static void string_and_pieces_agree(void **st)
     (void)st;
     static const char *const parts[] = {"a", "Z ", "\n", "\t", "\r", "\x1b[", "\x7f", "",
                                         "\xc3\xa9", "\xe2\x80\xae", "\xc2\x9b", "\xff",
-                                        "\xe2\x82", "\xf0\x9f\x94\x92", "\xef\xbb\xbf"};
+                                        "\xe2\x82", "\xf0\x9f\x94\x92", "\xef\xbb\xbf",
+                                        "\xe2\x80\x8b", "\xf3\xa0\x81\x81"};
     unsigned seed = 12345;
     for (int round = 0; round < 2000; round++) {
         char in[256];
@@ -90,6 +109,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(escapes_controls),
         cmocka_unit_test(escapes_bidi_and_bad_utf8),
+        cmocka_unit_test(escapes_invisible),
         cmocka_unit_test(string_and_pieces_agree),
     };
     return cmocka_run_group_tests_name("sanitize", tests, NULL, NULL);
