@@ -6,6 +6,11 @@
 #include "timeline.h"
 #include "util.h"
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 void tui_tl_reset(struct tui_timeline *tl, int64_t t0_ms)
 {
     memset(tl, 0, sizeof *tl);
@@ -24,12 +29,13 @@ void tui_tl_add(struct tui_timeline *tl, int64_t wall_ms, enum tui_tl_lane lane,
     while (d / tl->width_ms >= TUI_TL_BUCKETS) { /* two buckets become one */
         for (int l = 0; l < TUI_TL_LANES; l++) {
             for (int b = 0; b < TUI_TL_BUCKETS / 2; b++)
-                tl->n[l][b] = tl->n[l][2 * b] + tl->n[l][2 * b + 1];
+                tl->n[l][b] = sat_add(tl->n[l][2 * b], tl->n[l][2 * b + 1]);
             memset(tl->n[l] + TUI_TL_BUCKETS / 2, 0, sizeof tl->n[l] / 2);
         }
         tl->width_ms *= 2;
     }
-    tl->n[lane][d / tl->width_ms] += weight;
+    uint64_t *c = &tl->n[lane][d / tl->width_ms];
+    *c = sat_add(*c, weight); /* a forged trace's huge counts stay counted, never wrap to 0 */
     if (wall_ms > tl->last_ms)
         tl->last_ms = wall_ms;
 }
@@ -101,14 +107,18 @@ void tui_tl_cells(const struct tui_timeline *tl, int64_t end_ms, struct tui_tl_c
         uint64_t sum[TUI_TL_LANES] = {0};
         for (int64_t b = b0; b < b1 && b < TUI_TL_BUCKETS; b++)
             for (int l = 0; l < TUI_TL_LANES; l++)
-                sum[l] += tl->n[l][b];
+                sum[l] = sat_add(sum[l], tl->n[l][b]);
         out[c] = sum[TUI_TL_OUT];
         peak = out[c] > peak ? out[c] : peak;
         cells[c].mark = sum[TUI_TL_REFUSED] ? 'x' : sum[TUI_TL_ASKED] ? '?'
                         : sum[TUI_TL_ALLOWED] ? '+' : ' ';
     }
-    for (int c = 0; c < ncells; c++)
-        cells[c].level = !out[c] ? 0 : (unsigned char)(1 + (out[c] * 7 + peak - 1) / peak);
+    for (int c = 0; c < ncells; c++) { /* 1 + 7 * out / peak, rounded up: 2..8 for any output */
+        double v = (double)out[c] * 7.0 / (double)(peak ? peak : 1);
+        int lv = (int)v;
+        lv += v > lv;
+        cells[c].level = !out[c] ? 0 : (unsigned char)(1 + (lv > 7 ? 7 : lv));
+    }
 }
 
 char *tui_tl_text(const struct tui_timeline *tl, int64_t end_ms, int ncells)

@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attempts.h"
@@ -321,6 +322,36 @@ static char *diag_text(const struct sg_skill *sk, const struct sg_diag *g)
     return sg_xstrdup(!strncmp(m, sk->display, dl) && m[dl] == '/' ? m + dl + 1 : m);
 }
 
+/* An error's line and caret, read once per diagnostic (not each frame:
+ * the file may be up to SG_DIAG_EXCERPT_FILE_MAX). Keyed by what names it,
+ * so a reloaded list never shows another file's line. */
+static const char *excerpt_of(const struct sg_diag *g)
+{
+    static struct {
+        char *file, *text;
+        int line, col;
+        struct timespec mtime;
+        off_t size;
+    } cache[16];
+    static unsigned next;
+    struct stat st = {0};
+    if (stat(g->file, &st) < 0)
+        return NULL;
+    for (size_t i = 0; i < SG_ARRAY_LEN(cache); i++)
+        if (cache[i].file && !strcmp(cache[i].file, g->file) && cache[i].line == g->line &&
+            cache[i].col == g->col && cache[i].size == st.st_size &&
+            cache[i].mtime.tv_sec == st.st_mtim.tv_sec &&
+            cache[i].mtime.tv_nsec == st.st_mtim.tv_nsec)
+            return cache[i].text; /* the same file as it was: an edit reads it again */
+    unsigned k = next++ % SG_ARRAY_LEN(cache);
+    free(cache[k].file), free(cache[k].text);
+    cache[k].file = sg_xstrdup(g->file);
+    cache[k].text = sg_diag_excerpt(g);
+    cache[k].line = g->line, cache[k].col = g->col;
+    cache[k].mtime = st.st_mtim, cache[k].size = st.st_size;
+    return cache[k].text;
+}
+
 /* Problems first: they are why you look. Each in full, wrapped; an
  * error's line and a caret under it. Returns whether the skill has errors
  * (it did not load: what it would be allowed is not shown). */
@@ -340,7 +371,7 @@ static bool draw_problems(struct tui *t, WINDOW *w, int *y, int maxy, int x, int
         cleanup_free char *m = diag_text(sk, g);
         attr_t a = tui_attr(t, g->sev == SG_ERROR ? TUI_R_SEV_ERROR : TUI_R_SEV_WARNING);
         *y += tui_put_wrapped(w, *y, x, width, maxy - *y, m, strlen(m), a);
-        cleanup_free char *ex = g->sev == SG_ERROR ? sg_diag_excerpt(g) : NULL;
+        const char *ex = g->sev == SG_ERROR ? excerpt_of(g) : NULL;
         for (const char *l = ex, *e; l && *l && *y < maxy; l = *e ? e + 1 : e) {
             e = l + strcspn(l, "\n");
             tui_put(w, (*y)++, x, width, l, (size_t)(e - l), tui_attr(t, TUI_R_DIM));
