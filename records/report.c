@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "digest.h"
 #include "sanitize.h"
+#include "trace.h"
 #include "tracediff.h"
 #include "util.h"
 
@@ -211,18 +211,10 @@ static int64_t ev_ns(json_t *ev)
         json_int_t v = json_integer_value(m);
         return v < 0 ? 0 : v > TIME_MAX ? TIME_MAX : v;
     }
-    const char *ts = str(ev, "timestamp");
-    struct tm tm = {0};
-    int ms = 0;
-    if (sscanf(ts, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) < 6)
+    int64_t ms = sg_trace_time_ms(str(ev, "timestamp"));
+    if (ms < 0 || ms > TIME_MAX / 1000000)
         return 0;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    time_t secs = timegm(&tm);
-    if (secs < 0 || secs > TIME_MAX / 1000000000 - 1 || ms < 0 || ms > 999)
-        return 0;
-    return ((int64_t)secs * 1000 + ms) * 1000000;
+    return ms * 1000000;
 }
 
 static void set_span(struct rep *r)

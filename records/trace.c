@@ -422,3 +422,18 @@ static int write_doc(json_t *doc, const char *path, const char *fixed, const cha
     }
     return 0;
 }
+
+int64_t sg_trace_time_ms(const char *iso)
+{
+    struct tm tm = {0};
+    int ms = 0;
+    if (!iso || sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                       &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) < 6)
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    time_t secs = timegm(&tm);
+    if (secs < 0 || secs > ((int64_t)1 << 40) || ms < 0 || ms > 999)
+        return -1; /* past year 36,000: no run's */
+    return (int64_t)secs * 1000 + ms;
+}

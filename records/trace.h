@@ -5,6 +5,7 @@
 #define SG_TRACE_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "events.h"
 #include "policy.h"
@@ -59,6 +60,9 @@ int sg_trace_write(json_t *doc, const char *path, const char *skill_root, char *
  * the trace then names the chain's head after that record ("audit_head").
  * Caller frees. */
 char *sg_trace_name(json_t *doc);
+/* An event's "timestamp" (2026-01-02T03:04:05.678Z) in milliseconds since
+ * the epoch; -1 when it is no such time (a forged trace's too). */
+int64_t sg_trace_time_ms(const char *iso);
 /* The traces folder's path of such a name. Caller frees. */
 char *sg_trace_path_of(const char *name);
 /* sg_trace_write into the traces folder under name (NULL: a new one);

@@ -403,6 +403,17 @@ def start_run(t, name, text=None):
                   what=f"the run screen of {name}")
 
 
+def deny_the_writer(t):
+    """tui-writer run and its one request (a write outside its paths)
+    denied; the finished run's screen."""
+    os.makedirs(os.path.join(t.home, "tui-outbox"))
+    t.wait("tui-writer", what="the skills list")
+    start_run(t, "tui-writer")
+    wait_prompt_and_arm(t)
+    t.keys("d")
+    return t.wait(run_done, timeout=15, what="the run finishing")
+
+
 def wait_prompt_and_arm(t, timeout=15):
     s = t.wait(prompt_open, timeout=timeout, what="skillgate's permission prompt")
     time.sleep(0.6)  # the prompt ignores keys for 500 ms after it opens
@@ -1149,12 +1160,7 @@ def trace_opens_from_the_run_and_the_traces_screen(base):
     skills = copy_skills(base)
     t = Tui(base, ["--prompt-timeout", "30", skills])
     try:
-        os.makedirs(os.path.join(t.home, "tui-outbox"))
-        t.wait("tui-writer", what="the skills list")
-        start_run(t, "tui-writer")
-        wait_prompt_and_arm(t)
-        t.keys("d")
-        s = t.wait(run_done, timeout=15, what="the run finishing")
+        s = deny_the_writer(t)
         assert re.search(r"Enter open the trace", status_line(s)), s
         # Enter on the finished run opens its trace
         t.keys("Enter")
@@ -1354,12 +1360,7 @@ def p_writes_the_runs_report_to_share(base):
     skills = copy_skills(base)
     t = Tui(base, ["--prompt-timeout", "30", skills])
     try:
-        os.makedirs(os.path.join(t.home, "tui-outbox"))
-        t.wait("tui-writer", what="the skills list")
-        start_run(t, "tui-writer")
-        wait_prompt_and_arm(t)
-        t.keys("d")
-        s = t.wait(run_done, timeout=15, what="the run finishing")
+        s = deny_the_writer(t)
         assert "p report" in status_line(s), status_line(s)
         t.keys("p")
         s = t.wait("write the run's report (HTML) to:", what="the report question")
@@ -1394,12 +1395,7 @@ def refusals_and_questions_are_one_key_away_and_y_copies(base):
     skills = copy_skills(base)
     t = Tui(base, ["--prompt-timeout", "30", skills])
     try:
-        os.makedirs(os.path.join(t.home, "tui-outbox"))
-        t.wait("tui-writer", what="the skills list")
-        start_run(t, "tui-writer")
-        wait_prompt_and_arm(t)
-        t.keys("d")
-        s = t.wait(run_done, timeout=15, what="the run finishing")
+        s = deny_the_writer(t)
         # the timeline: the question and the refusal on the time axis; T hides it
         ev = [l for l in s.split("\n") if l.startswith(" events  ")]
         assert ev and "x" in ev[0] and "?" in ev[0] and ev[0].rstrip().endswith("T hide"), s

@@ -1,9 +1,9 @@
 /* A run's timeline (timeline.h). */
 #include <string.h>
-#include <time.h>
 
 #include "attempts.h"
 #include "timeline.h"
+#include "trace.h"
 #include "util.h"
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -40,20 +40,6 @@ void tui_tl_add(struct tui_timeline *tl, int64_t wall_ms, enum tui_tl_lane lane,
         tl->last_ms = wall_ms;
 }
 
-/* A trace event's wall time: its ISO timestamp (ms). */
-static int64_t event_ms(json_t *ev)
-{
-    const char *ts = json_string_value(json_object_get(ev, "timestamp"));
-    struct tm tm = {0};
-    int ms = 0;
-    if (!ts || sscanf(ts, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                      &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) < 6)
-        return -1;
-    tm.tm_year -= 1900, tm.tm_mon -= 1;
-    time_t s = timegm(&tm);
-    return s < 0 || ms < 0 || ms > 999 ? -1 : (int64_t)s * 1000 + ms;
-}
-
 void tui_tl_from_trace(struct tui_timeline *tl, json_t *trace)
 {
     size_t i;
@@ -61,7 +47,7 @@ void tui_tl_from_trace(struct tui_timeline *tl, json_t *trace)
     bool started = false;
     json_array_foreach(json_object_get(trace, "events"), i, ev)
     {
-        int64_t t = event_ms(ev);
+        int64_t t = sg_trace_time_ms(json_string_value(json_object_get(ev, "timestamp")));
         if (t < 0)
             continue;
         if (!started)
