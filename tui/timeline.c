@@ -107,9 +107,14 @@ void tui_tl_cells(const struct tui_timeline *tl, int64_t end_ms, struct tui_tl_c
     }
 }
 
-char *tui_tl_text(const struct tui_timeline *tl, int64_t end_ms, int ncells)
+const char *tui_tl_bar(unsigned level)
 {
     static const char *const bars[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    return bars[level > 8 ? 8 : level];
+}
+
+char *tui_tl_text(const struct tui_timeline *tl, int64_t end_ms, int ncells)
+{
     struct tui_tl_cell cells[TUI_TL_MAX_CELLS];
     ncells = ncells < 1 ? 1 : ncells > TUI_TL_MAX_CELLS ? TUI_TL_MAX_CELLS : ncells;
     tui_tl_cells(tl, end_ms, cells, ncells);
@@ -117,7 +122,7 @@ char *tui_tl_text(const struct tui_timeline *tl, int64_t end_ms, int ncells)
     sg_buf_init(&b, (size_t)ncells * 8 + 256);
     sg_buf_printf(&b, "%-*s", TUI_TL_LABEL, "output");
     for (int c = 0; c < ncells; c++)
-        sg_buf_printf(&b, "%s", bars[cells[c].level > 8 ? 8 : cells[c].level]);
+        sg_buf_printf(&b, "%s", tui_tl_bar(cells[c].level));
     sg_buf_printf(&b, "\n%-*s", TUI_TL_LABEL, "events");
     for (int c = 0; c < ncells; c++)
         sg_buf_printf(&b, "%c", cells[c].mark == ' ' ? '.' : cells[c].mark);

@@ -36,6 +36,8 @@ struct tui_tl_cell {
 /* ncells cells (at most TUI_TL_MAX_CELLS) over [t0, end_ms]. */
 void tui_tl_cells(const struct tui_timeline *tl, int64_t end_ms, struct tui_tl_cell *cells,
                   int ncells);
+/* A level's bar, " " to "█" (UTF-8). */
+const char *tui_tl_bar(unsigned level);
 /* The two rows as text ("output  ▁▃█ ...", "events  ··x?+ ...") and the
  * span, for a pager (caller frees). */
 char *tui_tl_text(const struct tui_timeline *tl, int64_t end_ms, int ncells);

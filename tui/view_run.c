@@ -690,7 +690,6 @@ static void fmt_bytes(long long b, char *out, size_t n)
  * questions (?) and what was allowed (+). Two rows. */
 static int draw_timeline(struct tui *t, struct run *r, WINDOW *w, int y, int cols)
 {
-    static const char *const bars[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
     int n = cols - 2 - TUI_TL_LABEL - 8;
     if (n < 10)
         return 0;
@@ -702,7 +701,7 @@ static int draw_timeline(struct tui *t, struct run *r, WINDOW *w, int y, int col
     tui_putf(w, y, 1, TUI_TL_LABEL, dim, "output");
     tui_putf(w, y + 1, 1, TUI_TL_LABEL, dim, "events");
     for (int c = 0; c < n; c++) {
-        const char *bar = MB_CUR_MAX > 1 ? bars[cells[c].level] : cells[c].level ? "|" : " ";
+        const char *bar = MB_CUR_MAX > 1 ? tui_tl_bar(cells[c].level) : cells[c].level ? "|" : " ";
         tui_put(w, y, 1 + TUI_TL_LABEL + c, 1, bar, strlen(bar), tui_attr(t, TUI_R_STDOUT));
         char m[2] = {cells[c].mark == ' ' ? '.' : cells[c].mark, 0};
         attr_t a = cells[c].mark == 'x'   ? tui_attr(t, TUI_R_SEV_WARNING)
