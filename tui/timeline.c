@@ -40,6 +40,13 @@ void tui_tl_add(struct tui_timeline *tl, int64_t wall_ms, enum tui_tl_lane lane,
         tl->last_ms = wall_ms;
 }
 
+void tui_tl_add_attempt(struct tui_timeline *tl, int64_t wall_ms, int how, uint64_t times)
+{
+    tui_tl_add(tl, wall_ms, how == SG_ATT_BLOCKED ? TUI_TL_REFUSED
+                            : how == SG_ATT_ASKED ? TUI_TL_ASKED
+                                                  : TUI_TL_ALLOWED, times);
+}
+
 void tui_tl_from_trace(struct tui_timeline *tl, json_t *trace)
 {
     size_t i;
@@ -66,9 +73,7 @@ void tui_tl_from_trace(struct tui_timeline *tl, json_t *trace)
             json_t *rep = json_object_get(ev, "repeated");
             uint64_t times = 1 + (json_integer_value(rep) > 0 ? (uint64_t)json_integer_value(rep) : 0);
             if (how >= 0)
-                tui_tl_add(tl, t, how == SG_ATT_BLOCKED ? TUI_TL_REFUSED
-                                  : how == SG_ATT_ASKED ? TUI_TL_ASKED
-                                                        : TUI_TL_ALLOWED, times);
+                tui_tl_add_attempt(tl, t, how, times);
             break;
         }
     }

@@ -23,6 +23,8 @@ struct tui_timeline {
 
 void tui_tl_reset(struct tui_timeline *tl, int64_t t0_ms);
 void tui_tl_add(struct tui_timeline *tl, int64_t wall_ms, enum tui_tl_lane lane, uint64_t weight);
+/* An attempt (attempts.h's sg_att_how) on its lane. */
+void tui_tl_add_attempt(struct tui_timeline *tl, int64_t wall_ms, int how, uint64_t times);
 /* Every event of a trace document. */
 void tui_tl_from_trace(struct tui_timeline *tl, json_t *trace);
 

@@ -119,13 +119,12 @@ static void sink(void *ctx, const struct sg_event *ev)
         int how = sg_attempts_how(ev->kind, ev->data, &what);
         tui_ring_push_data(&r->pane[PANE_EV].ring, ev->message, ev->message_len, data,
                            data ? strlen(data) : 0, ev->kind, sev, how, ev->wall_ms);
-        if (how >= 0)
-            tui_tl_add(&r->tl, ev->wall_ms, how == SG_ATT_BLOCKED ? TUI_TL_REFUSED
-                                            : how == SG_ATT_ASKED ? TUI_TL_ASKED
-                                                                  : TUI_TL_ALLOWED, 1);
+        if (how >= 0) { /* sg_attempts_add's count, from the one lookup */
+            r->att.n[how][what]++;
+            tui_tl_add_attempt(&r->tl, ev->wall_ms, how, 1);
+        }
         if (ev->kind == SG_EV_SANDBOX_DEGRADED)
             r->degraded = true;
-        sg_attempts_add(&r->att, ev->kind, ev->data);
         r->att_known = true;
     }
     t->dirty = true;
