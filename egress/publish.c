@@ -1032,6 +1032,11 @@ void sg_pub_dispatch(struct sg_pub *p, const struct pollfd *pfds, size_t n)
 int sg_pub_timeout(const struct sg_pub *p)
 {
     int64_t now = now_ms(), at = p->next_scan_ms;
+    /* the listeners left out by the last sg_pub_pollfds (its clock read a
+     * moment ago: the pause not over yet, or no room) that could be polled
+     * now: turn at once, else nothing may ever put them back */
+    if (!p->listening && now >= p->accept_after_ms && has_room(p, now))
+        return 0;
     /* at the cap with none idle yet: wake when the first one is, so that a
      * connection waiting in the backlog gets its place; out of descriptors,
      * when the listeners are polled again */
