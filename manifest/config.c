@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "homes.h"
 #include "parse.h"
 #include "skill.h"
 #include "util.h"
@@ -46,13 +47,102 @@ bool sg_path_within(const char *path, const char *dir)
     return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
+/* realpath's answers while the homes are held (homes.h), per thread: a
+ * plan resolves the same few folders (the skill's, the homes, /usr, /etc)
+ * for each of some 150 paths it compares, and realpath reads every link
+ * of the way each time (~1,000 readlink and stat calls a run). Only
+ * absolute names are kept (a relative one depends on the working folder),
+ * a failure as well as an answer, so each lookup gives what the first one
+ * did: the same snapshot the held homes are. Bounded: past the cap a name
+ * is resolved again, as it always was. */
+#define REAL_MEMO_MAX 1024
+struct real_memo {
+    char *name, *real; /* real NULL: realpath failed */
+};
+static _Thread_local struct real_memo *real_memo;
+static _Thread_local size_t real_memo_n, real_memo_cap;
+
+void sg_path_real_forget(void)
+{
+    for (size_t i = 0; i < real_memo_n; i++) {
+        free(real_memo[i].name);
+        free(real_memo[i].real);
+    }
+    free(real_memo);
+    real_memo = NULL;
+    real_memo_n = real_memo_cap = 0;
+}
+
+static const struct real_memo *real_memo_find(const char *name)
+{
+    for (size_t i = 0; i < real_memo_n; i++)
+        if (!strcmp(real_memo[i].name, name))
+            return &real_memo[i];
+    return NULL;
+}
+
+static void real_memo_add(const char *name, const char *real)
+{
+    if (real_memo_n >= REAL_MEMO_MAX)
+        return;
+    sg_grow(&real_memo, &real_memo_cap, real_memo_n + 1, sizeof *real_memo);
+    real_memo[real_memo_n++] = (struct real_memo){.name = sg_xstrdup(name),
+                                                  .real = real ? sg_xstrdup(real) : NULL};
+}
+
+static bool realpath_held(const char *name, char rp[PATH_MAX], unsigned depth);
+
+/* name is parent/base: what realpath would find, from the parent's answer
+ * P (remembered, or worked out the same way) and one readlink of P/base,
+ * instead of a readlink of every folder of the way again. realpath itself
+ * resolves name so: the parent, then base in it. A parent that cannot be
+ * resolved has nothing below it. 1: resolved into rp; 0: realpath fails;
+ * -1: base is a link, or "." or "..", or anything else: left to realpath. */
+static int realpath_from_parent(const char *name, char rp[PATH_MAX], unsigned depth)
+{
+    const char *slash = strrchr(name, '/');
+    const char *base = slash + 1;
+    if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || depth >= 64)
+        return -1;
+    cleanup_free char *up = sg_xmalloc(PATH_MAX);
+    if (slash == name) {
+        snprintf(up, PATH_MAX, "/");
+    } else {
+        cleanup_free char *parent = sg_xstrndup(name, (size_t)(slash - name));
+        if (!realpath_held(parent, up, depth + 1))
+            return 0;
+    }
+    if (snprintf(rp, PATH_MAX, "%s/%s", strcmp(up, "/") ? up : "", base) >= PATH_MAX)
+        return -1;
+    char c;
+    if (readlink(rp, &c, 1) >= 0)
+        return -1; /* a link: realpath follows it */
+    return errno == EINVAL ? 1 : errno == ENOENT ? 0 : -1;
+}
+
+static bool realpath_held(const char *name, char rp[PATH_MAX], unsigned depth)
+{
+    if (!sg_homes_held() || name[0] != '/')
+        return realpath(name, rp) != NULL;
+    const struct real_memo *m = real_memo_find(name);
+    if (m) {
+        if (m->real)
+            snprintf(rp, PATH_MAX, "%s", m->real);
+        return m->real != NULL;
+    }
+    int known = realpath_from_parent(name, rp, depth);
+    bool ok = known >= 0 ? known == 1 : realpath(name, rp) != NULL;
+    real_memo_add(name, ok ? rp : NULL);
+    return ok;
+}
+
 char *sg_path_real(const char *abs)
 {
     cleanup_free char *cur = sg_xstrdup(abs);
     size_t len = strlen(cur);
     for (;;) {
         char rp[PATH_MAX];
-        if (realpath(cur, rp)) {
+        if (realpath_held(cur, rp, 0)) {
             const char *rest = abs + len;
             if (!strcmp(rp, "/") && *rest == '/')
                 rest++;

@@ -154,6 +154,9 @@ enum sg_own_rel sg_own_dirs_relation(const struct sg_own_dirs *o, const char *pa
  * realpath and the rest appended, so a path not made yet still has its
  * symlinks resolved. Caller frees. */
 char *sg_path_real(const char *abs);
+/* While the homes are held (homes.h) sg_path_real remembers what realpath
+ * answered for each absolute name; sg_homes_release forgets it. */
+void sg_path_real_forget(void);
 /* path is dir or below it (both absolute and normalized; "/" holds all). */
 bool sg_path_within(const char *path, const char *dir);
 

@@ -56,15 +56,20 @@ static void read_homes(struct sg_homes *hs);
 void sg_homes_hold(void)
 {
     if (held_depth++ == 0) {
+        held_gen++; /* first: sg_path_real remembers from the first home read */
         read_homes(&held);
-        held_gen++;
     }
 }
 
+static void held_forget(void);
+
 void sg_homes_release(void)
 {
-    if (held_depth && --held_depth == 0)
+    if (held_depth && --held_depth == 0) {
         sg_homes_free(&held);
+        held_forget();
+        sg_path_real_forget();
+    }
 }
 
 unsigned sg_homes_held(void)
@@ -112,6 +117,71 @@ void sg_homes_free(struct sg_homes *hs)
     memset(hs, 0, sizeof *hs);
 }
 
+/* While held: what stat said of each folder on the homes' ways up (a
+ * plan asks of every path it checks whether it is one of them, ~300 stat
+ * calls of the same dozen folders), and the mount table below_mounts
+ * reads (twice a plan). Each answer is the first one, as the homes
+ * themselves are; bounded, past the cap a folder is stat'ed again. */
+#define STAT_MEMO_MAX 512
+struct stat_memo {
+    char *path;
+    int ok; /* stat's result: 0, or -1 */
+    dev_t dev;
+    ino_t ino;
+};
+static _Thread_local struct stat_memo *stat_memo;
+static _Thread_local size_t stat_memo_n, stat_memo_cap;
+
+/* The mount points of /proc/self/mountinfo, unescaped, in its order;
+ * whole: false when the table was longer than MOUNTINFO_MAX (the points
+ * are those before it was cut). */
+struct mount_table {
+    bool read, readable, whole;
+    char **mp;
+    size_t n, cap;
+};
+static _Thread_local struct mount_table held_mounts;
+
+static void mount_table_free(struct mount_table *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->mp[i]);
+    free(t->mp);
+    memset(t, 0, sizeof *t);
+}
+
+static void held_forget(void)
+{
+    for (size_t i = 0; i < stat_memo_n; i++)
+        free(stat_memo[i].path);
+    free(stat_memo);
+    stat_memo = NULL;
+    stat_memo_n = stat_memo_cap = 0;
+    mount_table_free(&held_mounts);
+}
+
+/* stat(path) for its device and inode: remembered while held. */
+static int stat_held(const char *path, dev_t *dev, ino_t *ino)
+{
+    if (held_depth)
+        for (size_t i = 0; i < stat_memo_n; i++)
+            if (!strcmp(stat_memo[i].path, path)) {
+                *dev = stat_memo[i].dev;
+                *ino = stat_memo[i].ino;
+                return stat_memo[i].ok;
+            }
+    struct stat st;
+    int ok = stat(path, &st) == 0 ? 0 : -1;
+    *dev = ok == 0 ? st.st_dev : 0;
+    *ino = ok == 0 ? st.st_ino : 0;
+    if (held_depth && stat_memo_n < STAT_MEMO_MAX) {
+        sg_grow(&stat_memo, &stat_memo_cap, stat_memo_n + 1, sizeof *stat_memo);
+        stat_memo[stat_memo_n++] = (struct stat_memo){.path = sg_xstrdup(path), .ok = ok,
+                                                      .dev = *dev, .ino = *ino};
+    }
+    return ok;
+}
+
 /* Is the object at st the home h, or a folder on its way up? Each folder
  * of h's real path, from h to "/", by device and inode. */
 static enum sg_home_rel by_object(const struct stat *st, const struct sg_home *h)
@@ -120,8 +190,9 @@ static enum sg_home_rel by_object(const struct stat *st, const struct sg_home *h
     if (snprintf(cur, sizeof cur, "%s", h->real) >= (int)sizeof cur)
         return SG_HOME_NONE;
     for (size_t depth = 0; depth < PATH_MAX / 2; depth++) {
-        struct stat up;
-        if (stat(cur, &up) == 0 && up.st_dev == st->st_dev && up.st_ino == st->st_ino)
+        dev_t dev;
+        ino_t ino;
+        if (stat_held(cur, &dev, &ino) == 0 && dev == st->st_dev && ino == st->st_ino)
             return depth ? SG_HOME_HOLDS : SG_HOME_IS;
         char *slash = strrchr(cur, '/');
         if (!slash || !strcmp(cur, "/"))
@@ -157,25 +228,22 @@ static void unescape(char *s)
     *o = '\0';
 }
 
-/* A bind takes what is mounted below its folder with it (MS_REC): a second
- * mount of /home, or of the root filesystem, inside a declared folder shows
- * the homes though the folder itself holds none. Which home does a mount
- * below real show (its root is the home or a folder above it)? Each mount
- * point is stat'ed without triggering an automount. A table that cannot be
- * read whole counts as showing one: never decided on part of it. */
-static const struct sg_home *below_mounts(const struct sg_homes *hs, const char *real)
+/* The mount points of the table, as far as MOUNTINFO_MAX: into t. */
+static void mount_table_read(struct mount_table *t)
 {
+    memset(t, 0, sizeof *t);
+    t->read = true;
     FILE *f = fopen("/proc/self/mountinfo", "re");
     if (!f)
-        return NULL;
+        return;
+    t->readable = t->whole = true;
     char *line = NULL;
     size_t cap = 0, total = 0;
-    const struct sg_home *hit = NULL;
     ssize_t n;
-    while (!hit && (n = getline(&line, &cap, f)) > 0) {
+    while ((n = getline(&line, &cap, f)) > 0) {
         total += (size_t)n;
         if (total > MOUNTINFO_MAX) {
-            hit = hs->n ? &hs->v[0] : NULL;
+            t->whole = false;
             break;
         }
         char mp[PATH_MAX + 1];
@@ -183,6 +251,29 @@ static const struct sg_home *below_mounts(const struct sg_homes *hs, const char 
         if (sscanf(line, "%*u %*u %*s %*s %4096s", mp) != 1)
             continue;
         unescape(mp);
+        sg_grow(&t->mp, &t->cap, t->n + 1, sizeof *t->mp);
+        t->mp[t->n++] = sg_xstrdup(mp);
+    }
+    free(line);
+    fclose(f);
+}
+
+/* A bind takes what is mounted below its folder with it (MS_REC): a second
+ * mount of /home, or of the root filesystem, inside a declared folder shows
+ * the homes though the folder itself holds none. Which home does a mount
+ * below real show (its root is the home or a folder above it)? Each mount
+ * point is stat'ed without triggering an automount. A table that cannot be
+ * read whole counts as showing one: never decided on part of it. While the
+ * homes are held the table is read once. */
+static const struct sg_home *below_mounts(const struct sg_homes *hs, const char *real)
+{
+    struct mount_table own;
+    struct mount_table *t = held_depth ? &held_mounts : &own;
+    if (!held_depth || !t->read)
+        mount_table_read(t);
+    const struct sg_home *hit = NULL;
+    for (size_t k = 0; k < t->n && !hit; k++) {
+        const char *mp = t->mp[k];
         if (!strcmp(mp, real) || !sg_path_within(mp, real))
             continue;
         struct stat st;
@@ -192,8 +283,10 @@ static const struct sg_home *below_mounts(const struct sg_homes *hs, const char 
             if (by_object(&st, &hs->v[i]) != SG_HOME_NONE)
                 hit = &hs->v[i];
     }
-    free(line);
-    fclose(f);
+    if (!hit && t->readable && !t->whole)
+        hit = hs->n ? &hs->v[0] : NULL;
+    if (!held_depth)
+        mount_table_free(&own);
     return hit;
 }
 

@@ -403,8 +403,10 @@ static void mask_agent_dirs(struct sg_plan *p, struct masks *ms)
     cleanup_free char *root = sg_path_real(p->skill_root);
     for (size_t i = 0; i < ap.n; i++) {
         struct stat st;
-        if (lstat(ap.v[i].path, &st) < 0 && lstat(ap.v[i].real, &st) < 0)
-            continue;
+        if (lstat(ap.v[i].path, &st) < 0 &&
+            (!ap.v[i].real || !strcmp(ap.v[i].path, ap.v[i].real) ||
+             lstat(ap.v[i].real, &st) < 0))
+            continue; /* (the same name is not asked twice) */
         cleanup_free char *inside = sg_xasprintf("%s, never shown to a skill", ap.v[i].what);
         cleanup_free char *mask = sg_xasprintf("%s, always masked", ap.v[i].what);
         hide_host_path(p, ap.v[i].path, ap.v[i].real, inside, mask, true,

@@ -11,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "events.h"
+#include "homes.h"
 #include "util.h"
 
 static bool is_open(int fd)
@@ -105,6 +107,88 @@ static void mkdir_p_makes_the_missing_folders_only(void **st)
     snprintf(p, sizeof p, "%s/a/file/g/h", base);
     assert_int_equal(sg_mkdir_p(p, 0755, (uid_t)-1, (gid_t)-1), -ENOTDIR);
     assert_false(is_dir(base, "a/file/g", NULL));
+    th_rmrf(base);
+    free(base);
+}
+
+/* sg_path_real remembers realpath's answers while the homes are held (a
+ * plan asks the same folders over and over) and works a name out from its
+ * parent's answer: what it gives must be what realpath gives, for links
+ * absolute, relative, chained, dangling, looping, to a file, with "." and
+ * ".." and doubled slashes, whatever order the names come in; and the
+ * memory ends with the hold (a link changed after it is followed anew). */
+static void path_real_is_the_same_held_or_not(void **st)
+{
+    (void)st;
+    char *base = th_tmpdir();
+    char p[512], q[512];
+    const char *dirs[] = {"r", "r/d", "r/d/sub", "r/e"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(dirs); i++) {
+        snprintf(p, sizeof p, "%s/%s", base, dirs[i]);
+        assert_int_equal(mkdir(p, 0755), 0);
+    }
+    snprintf(p, sizeof p, "%s/r/d/file", base);
+    int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *links[][2] = {{"rel", "r/d"},          {"chain", "rel/sub"},
+                              {"r/e/up", "../d"},      {"dangling", "nothere/x"},
+                              {"loop1", "loop2"},      {"loop2", "loop1"},
+                              {"tofile", "r/d/file"},  {"r/d/sub/abs", NULL}};
+    for (size_t i = 0; i < SG_ARRAY_LEN(links); i++) {
+        snprintf(p, sizeof p, "%s/%s", base, links[i][0]);
+        if (links[i][1])
+            snprintf(q, sizeof q, "%s", links[i][1]);
+        else
+            snprintf(q, sizeof q, "%s/r/e", base);
+        assert_int_equal(symlink(q, p), 0);
+    }
+    const char *names[] = {
+        "chain/abs/up/file/x", "chain/abs/up/file", "rel/sub/../file", "r//d/./sub",
+        "r/e/up/sub/abs/up", "dangling/y/z", "loop1/a", "loop2", "tofile", "tofile/x",
+        "r/d/file/x/y", "nothere", "nothere/a/b", "rel", "rel/", "r/e/up/..", "r/d/sub/abs",
+        "chain", "r", "", "/",
+    };
+    size_t n = SG_ARRAY_LEN(names);
+    char **want = calloc(n, sizeof *want);
+    assert_non_null(want);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(p, sizeof p, "%s/%s", base, names[i]);
+        want[i] = sg_path_real(names[i][0] == '/' ? names[i] : p);
+    }
+    /* held: twice over, deepest first, then the other way round */
+    sg_homes_hold();
+    for (int round = 0; round < 2; round++)
+        for (size_t k = 0; k < n; k++) {
+            size_t i = round ? n - 1 - k : k;
+            snprintf(p, sizeof p, "%s/%s", base, names[i]);
+            char *got = sg_path_real(names[i][0] == '/' ? names[i] : p);
+            assert_string_equal(got, want[i]);
+            free(got);
+        }
+    /* still held: the answer a hold gave stays, as the homes do */
+    snprintf(p, sizeof p, "%s/rel", base);
+    assert_int_equal(unlink(p), 0);
+    assert_int_equal(symlink("r/e", p), 0);
+    snprintf(q, sizeof q, "%s/rel/sub", base);
+    char *got = sg_path_real(q);
+    snprintf(p, sizeof p, "%s/r/d/sub", base);
+    char *real_d_sub = sg_path_real(p);
+    assert_string_equal(got, real_d_sub);
+    free(got);
+    sg_homes_release();
+    /* released: the link is followed where it points now */
+    got = sg_path_real(q);
+    snprintf(p, sizeof p, "%s/r/e/sub", base);
+    char *real_e_sub = sg_path_real(p);
+    assert_string_equal(got, real_e_sub);
+    assert_string_not_equal(got, real_d_sub);
+    free(got);
+    free(real_d_sub);
+    free(real_e_sub);
+    for (size_t i = 0; i < n; i++)
+        free(want[i]);
+    free(want);
     th_rmrf(base);
     free(base);
 }
@@ -210,6 +294,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(close_all_but_keeps_exactly_the_kept),
         cmocka_unit_test(mkdir_p_makes_the_missing_folders_only),
+        cmocka_unit_test(path_real_is_the_same_held_or_not),
         cmocka_unit_test(format_iso_matches_gmtime_across_seconds),
         cmocka_unit_test(a_capped_line_is_whole_or_counted),
         cmocka_unit_test(edit_distance_counts_a_swap_as_one),
