@@ -654,6 +654,24 @@ int sg_open_records_dir(const char *dir)
             return -EINVAL;
         }
         struct stat st;
+        /* a folder (not a link) there already, the usual case: opened as
+         * it is and judged by what was opened (3 calls, not 4); anything
+         * else, or a failure, takes the way below, which says what */
+        int there = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (there >= 0) {
+            close(cur);
+            cur = there;
+            int e = fstat(cur, &st) < 0 ? -errno : 0;
+            if (!e && (!S_ISDIR(st.st_mode) || (owner && st.st_uid != owner && st.st_uid != 0)))
+                e = -EPERM;
+            if (e) {
+                close(cur);
+                return e;
+            }
+            if (st.st_uid != 0)
+                owner = owner ? owner : st.st_uid;
+            continue;
+        }
         if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
             /* missing: made here, or (EEXIST) by a run beside this one
              * meanwhile, which the checks below then look at as any other */

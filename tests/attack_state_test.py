@@ -531,6 +531,32 @@ def under_sudo_root_writes_only_into_the_users_own_folders(m, base):
     assert os.stat(os.path.join(state, "skillgate")).st_uid == user
 
 
+@test(modes=("root",))
+def under_sudo_another_users_folder_in_the_users_tree_stops_the_records(m, base):
+    """The walk to the invoking user's state folder opens a folder that is
+    there at once and judges it by what it opened: one that belongs to a
+    third user (neither the invoking user nor root) still stops the write,
+    as a symlink does; given back to the user, the records land in it."""
+    user = h.NOBODY
+    other = user - 1
+    home = os.path.join(base, "sudo-home2")
+    state = os.path.join(home, ".local", "state")
+    theirs = os.path.join(state, "skillgate")
+    os.makedirs(theirs)
+    for d_ in (home, os.path.join(home, ".local"), state):
+        os.chown(d_, user, user)
+    os.chown(theirs, other, other)
+    env = {"SUDO_UID": str(user), "SUDO_GID": str(user), "XDG_STATE_HOME": state, "HOME": home}
+    d = h.make_skill(base, "sudo-run2", "print('SKILL-CHOSEN-TEXT')\n")
+    p = m.run("run", d, env=env, check=None)
+    assert not os.listdir(theirs), f"root wrote into {theirs}: {os.listdir(theirs)}"
+    assert p.returncode == 74 and "records cannot be kept" in p.err, (p.returncode, p.err)
+    assert "SKILL-CHOSEN-TEXT" not in p.out, p.out
+    os.chown(theirs, user, user)
+    p = m.run("run", d, env=env, check=None)
+    assert os.listdir(os.path.join(theirs, "traces")), p.err
+
+
 def cgroup2_host():
     with open("/proc/self/mounts") as f:
         return any(line.split()[1:3] == ["/sys/fs/cgroup", "cgroup2"] for line in f)
