@@ -54,9 +54,13 @@ void sg_homes_free(struct sg_homes *hs);
 /* While held (nested holds count), sg_homes_get copies one snapshot read
  * at the first hold instead of reading every account again, and the
  * agents' paths (agentdirs.h) are worked out once: a plan asks for them
- * three times in a few milliseconds. Per thread; the snapshot is as old as
- * the hold, as the one a plan read was before. sg_homes_held: a number
- * that names the snapshot (0: none held). */
+ * three times in a few milliseconds. So are, for the same snapshot,
+ * realpath's answers (sg_path_real, config.h), the stat of each home's
+ * folders up to "/" and the mount table (sg_homes_relation): a plan asked
+ * them hundreds of times. Per thread; the snapshot is as old as the hold,
+ * as the one a plan read was before, and all of it goes with the last
+ * release. sg_homes_held: a number that names the snapshot (0: none
+ * held). */
 void sg_homes_hold(void);
 void sg_homes_release(void);
 unsigned sg_homes_held(void);
