@@ -120,9 +120,18 @@ struct worker {
     struct sg_buf out;
 };
 
+/* A call that came while every worker was busy: started, in order, as
+ * workers finish. */
+struct queued {
+    json_t *id, *args, *token;
+    bool run; /* run_skill, else check_tool_permission */
+};
+
 struct server {
     int in, out;
     struct worker w[SG_MCP_MAX_WORKERS];
+    struct queued q[SG_MCP_MAX_QUEUED]; /* a ring: qhead is the oldest */
+    size_t qhead, nq;
     char *buf;
     size_t len;
     bool discarding, open_in;
@@ -751,6 +760,29 @@ static void finish_worker(struct server *s, struct worker *w)
     memset(w, 0, sizeof *w);
 }
 
+static void queued_free(struct queued *c)
+{
+    json_decref(c->id), json_decref(c->args), json_decref(c->token);
+    memset(c, 0, sizeof *c);
+}
+
+/* Workers are free: the oldest waiting calls start. */
+static void start_queued(struct server *s)
+{
+    while (s->nq) {
+        struct queued *c = &s->q[s->qhead];
+        int r = start_worker(s, c->id, c->run ? "run_skill" : "check_tool_permission", c->args,
+                             c->token);
+        if (r == -EBUSY)
+            return;
+        if (r < 0)
+            reply(s, c->id, tool_error("cannot start it now: %s", strerror(-r)));
+        queued_free(c);
+        s->qhead = (s->qhead + 1) % SG_MCP_MAX_QUEUED;
+        s->nq--;
+    }
+}
+
 /* ---- requests ---- */
 
 static bool str_arg(json_t *args, const char *key, bool required, const char **out)
@@ -870,10 +902,18 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
             if (token && !json_is_string(token) && !json_is_integer(token))
                 token = NULL;
             int r = start_worker(s, id, name, args, run ? token : NULL);
-            if (r < 0)
-                reply(s, id, tool_error("cannot start it now: %s", r == -EBUSY
-                                                                        ? "too many at once"
-                                                                        : strerror(-r)));
+            if (r == -EBUSY && s->nq < SG_MCP_MAX_QUEUED) {
+                s->q[(s->qhead + s->nq++) % SG_MCP_MAX_QUEUED] = (struct queued){
+                    .id = json_incref(id), .args = json_incref(args),
+                    .token = run && token ? json_incref(token) : NULL, .run = run};
+                r = 0;
+            }
+            if (r == -EBUSY)
+                reply(s, id, tool_error("cannot start it now: too many at once (%d running, "
+                                        "%d waiting)",
+                                        SG_MCP_MAX_WORKERS, SG_MCP_MAX_QUEUED));
+            else if (r < 0)
+                reply(s, id, tool_error("cannot start it now: %s", strerror(-r)));
         }
     }
     if (!ok)
@@ -951,6 +991,17 @@ static void handle(struct server *s, const char *line, size_t len)
                 s->w[i].cancelled = true;
                 kill(s->w[i].pid, SIGUSR1);
             }
+        /* one still waiting is dropped: it never ran, and gets no answer */
+        for (size_t i = 0, k = 0; rid && !strcmp(method, "notifications/cancelled") && i < s->nq;
+             i++) {
+            struct queued *c = &s->q[(s->qhead + i) % SG_MCP_MAX_QUEUED];
+            if (json_equal(c->id, rid))
+                queued_free(c);
+            else
+                s->q[(s->qhead + k++) % SG_MCP_MAX_QUEUED] = *c;
+            if (i + 1 == s->nq)
+                s->nq = k;
+        }
         json_decref(m);
         return;
     }
@@ -1075,6 +1126,7 @@ static void workers_dispatch(void *c, const struct pollfd *p, size_t n)
                 forward_progress(s, w);
             } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
                 finish_worker(s, w);
+                start_queued(s);
             }
             break;
         }
@@ -1135,6 +1187,11 @@ int sg_mcp_serve(int in, int out)
         close(s.w[i].fd);
         json_decref(s.w[i].id);
         sg_buf_free(&s.w[i].out);
+    }
+    while (s.nq) { /* the client is gone: what waited never runs */
+        queued_free(&s.q[s.qhead]);
+        s.qhead = (s.qhead + 1) % SG_MCP_MAX_QUEUED;
+        s.nq--;
     }
     free(s.buf);
     return 0;

@@ -223,11 +223,16 @@ def _table(title, rows, times, ref, unit="ms", fmt="{:.2f}"):
     print(f"\n### {title} ({platform.node()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')})\n")
     print(f"| what | median {unit} | min | max | ratio to {ref} | command |")
     print("|---|---:|---:|---:|---:|---|")
-    r = statistics.median(times[ref])
+    # a peer that is not installed leaves its rows out; without the
+    # reference there are no ratios (scripts/dev bench installs the peers)
+    r = statistics.median(times[ref]) if times.get(ref) else None
     for k, cmd in rows.items():
         v = times[k]
+        ratio = f"{statistics.median(v) / r:.2f}x" if r else "-"
         print(f"| {k} | {fmt.format(statistics.median(v))} | {fmt.format(min(v))} | "
-              f"{fmt.format(max(v))} | {statistics.median(v) / r:.2f}x | `{_shown(cmd)}` |")
+              f"{fmt.format(max(v))} | {ratio} | `{_shown(cmd)}` |")
+    if r is None:
+        print(f"\n(no {ref} here, so no ratios: `scripts/dev bench` installs the peers)")
 
 
 def bench_launch(top, rounds=61):
@@ -797,10 +802,202 @@ def bench_hook(top, rounds=201):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+# ---- load: many connections through one run's proxy; many runs through serve
+
+CONNS_CLIENT = r"""
+import socket, sys, time
+host, port = sys.argv[1], int(sys.argv[2])
+addr = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)[0][4]
+def once():
+    s = socket.create_connection(addr)
+    s.sendall(b"\x01")
+    s.recv(1)
+    s.close()
+for _ in range(10):
+    once()
+print("WARM", flush=True); time.sleep(0.5)
+lat = []
+for _ in range(1000):
+    t = time.perf_counter(); once(); lat.append(time.perf_counter() - t)
+lat.sort()
+print(f"SERIAL {lat[500] * 1000:.4f} {lat[990] * 1000:.4f}", flush=True); time.sleep(0.5)
+t = time.perf_counter()
+held = [socket.create_connection(addr) for _ in range(100)]
+for s in held:
+    s.sendall(b"\x01")
+got = sum(len(s.recv(1)) for s in held)
+print(f"HELD {got} {(time.perf_counter() - t) * 1000:.2f}", flush=True); time.sleep(0.5)
+for s in held:
+    s.close()
+print("CLOSED", flush=True); time.sleep(3)
+print("END", flush=True)
+"""
+
+
+def _proc_counts(pid):
+    """A process's descriptors and resident memory (KiB)."""
+    fds = len(os.listdir(f"/proc/{pid}/fd"))
+    with open(f"/proc/{pid}/status") as f:
+        rss = next(int(x.split()[1]) for x in f if x.startswith("VmRSS:"))
+    return fds, rss
+
+
+def bench_conns(top):
+    """1,000 connects in a row and 100 held at once through one run's
+    proxy: latency, and the broker's descriptors and memory at each step
+    (they must come back to where they were)."""
+    sg = os.path.join(top, "build", "skillgate")
+    srv = _server(0)
+    port = srv.getsockname()[1]
+    tmp = tempfile.mkdtemp(prefix="sgbench.")
+    os.chmod(tmp, 0o755)
+    try:
+        d = _skill(tmp, "bench-conns", "python3", ["client.py", "bench.example.test", "9"],
+                   "permissions:\n  network:\n    egress:\n"
+                   "      - {domain: bench.example.test, ports: [9]}\n"
+                   "resources: {max_runtime_seconds: 300}\n")
+        with open(os.path.join(d, "client.py"), "w") as f:
+            f.write(CONNS_CLIENT)
+        os.chmod(os.path.join(d, "client.py"), 0o644)
+        p = subprocess.Popen([sg, "run", "--prompt", "deny", "--resolve",
+                              f"bench.example.test:9:127.0.0.1:{port}", d],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        seen = {}
+        for line in p.stdout:
+            w = line.split()
+            if w and w[0] in ("WARM", "SERIAL", "HELD", "CLOSED"):
+                seen[w[0]] = (w[1:], _proc_counts(p.pid))
+            if w and w[0] == "END":
+                seen["END"] = ([], _proc_counts(p.pid))
+                break
+        p.wait(timeout=60)
+        assert set(seen) == {"WARM", "SERIAL", "HELD", "CLOSED", "END"}, f"the client said only {seen}"
+        print(f"\n### connections through one run's proxy ({platform.node()}, {os.cpu_count()} "
+              f"cores, {time.strftime('%Y-%m-%d')})\n")
+        print("| step | result | broker fds | broker RSS |")
+        print("|---|---|---:|---:|")
+        ser, held = seen["SERIAL"][0], seen["HELD"][0]
+        rows = [("after 10 connects (warm)", "", seen["WARM"][1]),
+                ("after 1,000 connects in a row", f"median {ser[0]} ms, 99th {ser[1]} ms per "
+                 "connect + 1-byte round trip", seen["SERIAL"][1]),
+                ("100 connections held at once", f"{held[0]} of 100 answered, in {held[1]} ms",
+                 seen["HELD"][1]),
+                ("right after closing them", "", seen["CLOSED"][1]),
+                ("3 s later", "", seen["END"][1])]
+        for step, res, (fds, rss) in rows:
+            print(f"| {step} | {res} | {fds} | {rss / 1024:.1f} MiB |")
+        print("\nThe broker keeps each connection's events for the trace, so its memory grows "
+              "with them up to the trace's caps (records/trace.h); descriptors must come back.")
+    finally:
+        srv.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class _Serve:
+    """skillgate serve over pipes: initialize, then calls."""
+
+    def __init__(self, sg):
+        self.p = subprocess.Popen([sg, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+        self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}})
+        self.read()
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, *msgs):
+        self.p.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in msgs))
+        self.p.stdin.flush()
+
+    def read(self):
+        line = self.p.stdout.readline()
+        assert line, "skillgate serve closed its output"
+        return json.loads(line)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+        self.p.stdout.close()
+
+
+def _children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return f.read().split()
+    except OSError:
+        return []
+
+
+def bench_serve(top, n=50, rounds=3):
+    """n run_skill calls at once through `skillgate serve` against n
+    `skillgate run`s started 16 at a time (serve's workers): time to the
+    last answer, and what the server holds before and after."""
+    sg = os.path.join(top, "build", "skillgate")
+    tmp = tempfile.mkdtemp(prefix="sgbench.")
+    os.chmod(tmp, 0o755)
+    try:
+        d = _skill(tmp, "bench-true", "/usr/bin/true", [])
+        before = _leftovers(sg)
+        direct, served, rss, fds = [], [], [], []
+        for _ in range(rounds):
+            t = time.perf_counter()
+            todo = [[sg, "run", "--prompt", "deny", d] for _ in range(n)]
+            running = []
+            while todo or running:
+                while todo and len(running) < 16:
+                    running.append(subprocess.Popen(todo.pop(), stdout=subprocess.DEVNULL,
+                                                    stderr=subprocess.DEVNULL))
+                running[0].wait()
+                assert running[0].returncode == 0, "a direct run failed"
+                running.pop(0)
+            direct.append((time.perf_counter() - t) * 1000)
+            s = _Serve(sg)
+            f0, r0 = _proc_counts(s.p.pid)
+            t = time.perf_counter()
+            s.send(*({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": {
+                "name": "run_skill", "arguments": {"skill": d}}} for i in range(n)))
+            answers = [s.read() for _ in range(n)]
+            served.append((time.perf_counter() - t) * 1000)
+            bad = [a for a in answers
+                   if a.get("result", {}).get("structuredContent", {}).get("status") != "completed"]
+            assert not bad, f"{len(bad)} calls not completed: {json.dumps(bad[0])[:400]}"
+            time.sleep(0.2)
+            f1, r1 = _proc_counts(s.p.pid)
+            left = _children(s.p.pid)
+            with open(f"/proc/{s.p.pid}/status") as f:
+                hwm = next(int(x.split()[1]) for x in f if x.startswith("VmHWM:"))
+            s.close()
+            rss.append((r0, r1, hwm, len(left)))
+            fds.append((f0, f1))
+        time.sleep(2)
+        after = _leftovers(sg)
+        print(f"\n### {n} run_skill calls at once through `skillgate serve` ({platform.node()}, "
+              f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}, {rounds} interleaved "
+              f"rounds)\n")
+        print("| what | median ms | min | max | runs/s | ratio |")
+        print("|---|---:|---:|---:|---:|---:|")
+        md = statistics.median(direct)
+        for k, v in ((f"{n} `skillgate run`, 16 at a time (the reference)", direct),
+                     (f"{n} `run_skill` calls sent at once (16 workers, the rest wait)", served)):
+            m = statistics.median(v)
+            print(f"| {k} | {m:.0f} | {min(v):.0f} | {max(v):.0f} | {n / m * 1000:.1f} | "
+                  f"{m / md:.2f}x |")
+        print(f"\nserver: RSS {rss[-1][0] / 1024:.1f} MiB before the calls, "
+              f"{rss[-1][1] / 1024:.1f} after, peak {max(r[2] for r in rss) / 1024:.1f}; "
+              f"descriptors {fds[-1][0]} before, {fds[-1][1]} after; children left after the "
+              f"answers: {max(r[3] for r in rss)}\n")
+        print("| left behind | before | after |")
+        print("|---|---:|---:|")
+        for k in before:
+            print(f"| {k} | {before[k]} | {after[k]} |")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     top = sys.argv[1]
-    which = sys.argv[2:] or ["discover", "egress", "launch", "tui", "files", "traces", "hook",
-                             "reads", "soak"]
+    which = sys.argv[2:] or ["discover", "egress", "conns", "launch", "tui", "files", "traces",
+                             "hook", "reads", "soak", "serve"]
     for w in which:
         if w == "discover":
             bench_discover(top)
@@ -820,6 +1017,10 @@ def main():
             bench_reads(top)
         elif w == "soak":
             bench_soak(top)
+        elif w == "conns":
+            bench_conns(top)
+        elif w == "serve":
+            bench_serve(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 

@@ -1484,6 +1484,50 @@ def raw_concurrent_calls_and_eof(base):
     env.check_sanitizers()
 
 
+@test("run")
+def calls_past_the_workers_wait_their_turn(base):
+    """More run_skill calls at once than the server has workers (16): the
+    rest wait in order and each is answered with its run; one cancelled
+    while it waits never runs and gets no answer."""
+    env = Env(base)
+    slow = os.path.join(SRC, "tests", "tui-skills", "tui-slow")
+    s = Raw(env)
+    n = 24
+    try:
+        s.initialize()
+        data = b"".join((json.dumps({"jsonrpc": "2.0", "id": 300 + i, "method": "tools/call",
+                                     "params": {"name": "run_skill", "arguments": {
+                                         "skill": slow, "input": {"seconds": 1},
+                                         "timeout_seconds": 60}}}) + "\n").encode()
+                        for i in range(n))
+        t0 = time.monotonic()
+        s.send(data)
+        # the last one is still waiting behind 16 runs of a second each
+        s.send((json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": 300 + n - 1}}) + "\n").encode())
+        for i in range(n - 1):
+            r = s.response(300 + i, timeout=120, what=f"run_skill call {i + 1} of {n}")
+            sc = structured(r, f"run_skill call {i + 1} of {n}")
+            assert sc.get("status") == "completed" and "SLOW-DONE" in sc["output"], (
+                f"call {i + 1}: {json.dumps(sc)[:600]}")
+        took = time.monotonic() - t0
+        time.sleep(0.5)
+        late = [m for m in s.stash if m.get("id") == 300 + n - 1]
+        while not s.q.empty():
+            m = s.q.get()
+            if m and m.get("id") == 300 + n - 1:
+                late.append(m)
+        assert not late, f"the cancelled call was answered: {late}"
+        runs = [r for r in env.audit() if r.get("type") == "run"]
+        assert len(runs) == n - 1, f"{len(runs)} run records for {n - 1} runs (one cancelled)"
+        assert s.call(400, "ping").get("result") == {}
+        info(f"{n - 1} runs through 16 workers answered in {took:.1f}s; the cancelled one "
+             f"never ran")
+    finally:
+        s.kill()
+    env.check_sanitizers()
+
+
 @test("run", "root")
 def squatted_runtime_names_stop_nothing(base):
     """Root without XDG_RUNTIME_DIR (sudo, cron, services) once used
