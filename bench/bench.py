@@ -65,7 +65,7 @@ def bench_discover(top, rounds=15):
 
 EGRESS_CLIENT = r"""
 import socket, sys, time, os
-host, port, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+host, port, mode, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 if mode == "download":
     t = time.perf_counter()
     s = socket.create_connection((host, port))
@@ -78,12 +78,24 @@ if mode == "download":
             break
         n += k
     print(f"{n} {time.perf_counter() - t:.6f}")
-else:
+elif mode == "lookup":
+    # the name lookup alone, as create_connection makes it (A and AAAA)
     lat = []
-    for _ in range(int(mode)):
+    for _ in range(n):
         t = time.perf_counter()
-        s = socket.create_connection((host, port))
-        s.sendall(b"\\x01")  # not the start of an HTTP method: the proxy decides at once
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        lat.append(time.perf_counter() - t)
+    lat.sort()
+    print(f"{lat[len(lat) // 2] * 1000:.4f}")
+else:
+    # connect + one-byte round trip to an address looked up once before
+    fam, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    lat = []
+    for _ in range(n):
+        t = time.perf_counter()
+        s = socket.socket(fam, kind, proto)
+        s.connect(addr)
+        s.sendall(b"\x01")  # not the start of an HTTP method: the proxy decides at once
         s.recv(1)
         lat.append(time.perf_counter() - t)
         s.close()
@@ -137,18 +149,23 @@ def bench_egress(top, rounds=5, size=1 << 30, connects=200):
             f.write(EGRESS_CLIENT)
         with open(os.path.join(d, "SKILL.md"), "w") as f:
             f.write("---\nname: egress-bench\ndescription: proxy benchmark\n---\n")
-        for mode in ("download", str(connects)):
+        # like against like: the connect row looks the name up once, before
+        # its loop (the direct client has a numeric address); the lookup is
+        # its own row, against a lookup answered from /etc/hosts (localhost)
+        for mode, n in (("download", 1), ("connect", connects), ("lookup", connects)):
             with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
                 f.write("skill: {name: egress-bench, description: b}\n"
                         "permissions:\n  network:\n    egress:\n"
                         "      - {domain: bench.example.test, ports: [9]}\n"
                         "resources: {max_runtime_seconds: 600, max_output_bytes: 65536}\n"
-                        f"entrypoint: {{command: python3, args: [client.py, bench.example.test, '9', '{mode}']}}\n")
+                        f"entrypoint: {{command: python3, args: [client.py, bench.example.test, '9', "
+                        f"{mode}, '{n}']}}\n")
             for root, dirs, files in os.walk(d):
                 os.chmod(root, 0o755)
                 for x in files:
                     os.chmod(os.path.join(root, x), 0o644)
-            direct_cmd = ["python3", os.path.join(d, "client.py"), "127.0.0.1", str(port), mode]
+            direct_host = "localhost" if mode == "lookup" else "127.0.0.1"
+            direct_cmd = ["python3", os.path.join(d, "client.py"), direct_host, str(port), mode, str(n)]
             proxied_cmd = [sg, "run", "--resolve", f"bench.example.test:9:127.0.0.1:{port}", d]
             direct, proxied = [], []
             for _ in range(rounds):  # interleaved
@@ -166,18 +183,26 @@ def bench_egress(top, rounds=5, size=1 << 30, connects=200):
                 print("| what | median | min | max | ratio to direct | command |")
                 print("|---|---:|---:|---:|---:|---|")
                 print(f"| 1 GiB download, direct | {statistics.median(dr):.0f} MB/s | {min(dr):.0f} | "
-                      f"{max(dr):.0f} | 1.00x | `python3 client.py 127.0.0.1 PORT download` |")
+                      f"{max(dr):.0f} | 1.00x | `python3 client.py 127.0.0.1 PORT download 1` |")
                 print(f"| 1 GiB download, through the proxy | {statistics.median(pr):.0f} MB/s | "
                       f"{min(pr):.0f} | {max(pr):.0f} | {statistics.median(pr) / statistics.median(dr):.2f}x"
                       f" | `skillgate run --resolve bench.example.test:9:127.0.0.1:PORT SKILL` |")
+                continue
+            dl = [float(r[0]) for r in direct]
+            pl = [float(r[0]) for r in proxied]
+            if mode == "connect":
+                print(f"| connect + 1-byte round trip, direct (median of {n}; address looked up "
+                      f"once) | {statistics.median(dl):.3f} ms | {min(dl):.3f} | {max(dl):.3f} | "
+                      f"1.00x | `python3 client.py 127.0.0.1 PORT connect {n}` |")
             else:
-                dl = [float(r[0]) for r in direct]
-                pl = [float(r[0]) for r in proxied]
-                print(f"| connect + 1-byte round trip, direct (median of {connects}) | "
-                      f"{statistics.median(dl):.3f} ms | {min(dl):.3f} | {max(dl):.3f} | 1.00x | same client |")
-                print(f"| the same through the proxy | {statistics.median(pl):.3f} ms | {min(pl):.3f} | "
-                      f"{max(pl):.3f} | {statistics.median(pl) / statistics.median(dl):.2f}x | "
-                      f"added: {statistics.median(pl) - statistics.median(dl):.3f} ms |")
+                print(f"| name lookup, direct: localhost from /etc/hosts (median of {n}) | "
+                      f"{statistics.median(dl):.3f} ms | {min(dl):.3f} | {max(dl):.3f} | 1.00x | "
+                      f"`python3 client.py localhost PORT lookup {n}` |")
+            what = ("the same through the proxy" if mode == "connect" else
+                    "bench.example.test through the DNS stub (A + AAAA)")
+            print(f"| {what} | {statistics.median(pl):.3f} ms | {min(pl):.3f} | "
+                  f"{max(pl):.3f} | {statistics.median(pl) / statistics.median(dl):.2f}x | "
+                  f"added: {statistics.median(pl) - statistics.median(dl):.3f} ms |")
     finally:
         srv.close()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,12 +27,17 @@
 #endif
 
 #define PIPE_CAP (1 << 20)
+/* Empty pipes kept from closed connections for the next ones: a short
+ * connection (a request, an answer) otherwise pays pipe2, F_SETPIPE_SZ and
+ * two closes per direction, more than its splices. */
+#define PIPE_POOL 16
 #define DNS_TTL 5
 
 enum cstate { C_ASKING, C_RESOLVING, C_CONNECTING, C_RELAY, C_DNSTCP };
 
 struct dir {
     int p[2];
+    size_t cap;    /* the pipe's size as the kernel gave it (F_SETPIPE_SZ may fail) */
     size_t inpipe;
     bool eof, shut;
     uint64_t bytes;
@@ -89,6 +95,11 @@ struct sg_net {
     size_t ntags;
     char *search[8]; /* resolv.conf's search domains, which a resolver appends */
     size_t nsearch;
+    struct {
+        int p[2];
+        size_t cap;
+    } pool[PIPE_POOL]; /* empty pipes for the next connections */
+    size_t npool;
     struct sg_pub *pub; /* ports published on the host's loopback (publish.h) */
     size_t pub_first, pub_n; /* its slice of the last sg_egress_pollfds */
 };
@@ -467,12 +478,29 @@ static void emit_closed(struct sg_net *e, struct conn *c)
                 (unsigned long long)c->up.bytes, (unsigned long long)c->down.bytes);
 }
 
-static void close_dir(struct dir *d)
+/* A direction's pipe goes back to the pool when it is empty by the count
+ * and by the kernel's word (FIONREAD): no byte of one connection is ever
+ * spliced into another's. */
+static void close_dir(struct sg_net *e, struct dir *d)
 {
-    for (int i = 0; i < 2; i++)
-        if (d->p[i] >= 0)
-            close(d->p[i]);
+    int left = -1;
+    if (d->p[0] >= 0 && d->inpipe == 0 && e->npool < PIPE_POOL &&
+        ioctl(d->p[0], FIONREAD, &left) == 0 && left == 0) {
+        e->pool[e->npool].p[0] = d->p[0];
+        e->pool[e->npool].p[1] = d->p[1];
+        e->pool[e->npool++].cap = d->cap;
+    } else {
+        for (int i = 0; i < 2; i++)
+            if (d->p[i] >= 0)
+                close(d->p[i]);
+    }
     d->p[0] = d->p[1] = -1;
+}
+
+/* Is there room in d's pipe (or none made yet)? */
+static bool room(const struct dir *d)
+{
+    return d->p[0] < 0 || d->inpipe < d->cap;
 }
 
 static void conn_free(struct sg_net *e, int idx, bool reset)
@@ -489,8 +517,8 @@ static void conn_free(struct sg_net *e, int idx, bool reset)
         close(c->cfd);
     if (c->ufd >= 0)
         close(c->ufd);
-    close_dir(&c->up);
-    close_dir(&c->down);
+    close_dir(e, &c->up);
+    close_dir(e, &c->down);
     free(c);
     e->conns[idx] = NULL;
 }
@@ -548,6 +576,8 @@ static bool same_address(const char *text, const struct sockaddr *sa)
     return !memcmp(got, mapped, 12) && !memcmp(got + 12, want, 4);
 }
 
+static void upstream_ready(struct sg_net *e, int idx);
+
 static void start_connect(struct sg_net *e, int idx, const struct sockaddr *sa, socklen_t len,
                           bool trusted)
 {
@@ -583,6 +613,11 @@ static void start_connect(struct sg_net *e, int idx, const struct sockaddr *sa, 
         return;
     }
     c->st = C_CONNECTING;
+    /* a loopback upstream (--resolve, --allow-upstream) is connected as the
+     * call returns: go on now, not a poll round later */
+    struct pollfd p = {.fd = c->ufd, .events = POLLOUT};
+    if (poll(&p, 1, 0) == 1)
+        upstream_ready(e, idx);
 }
 
 static void begin(struct sg_net *e, int idx)
@@ -809,17 +844,28 @@ static void dns_tcp_read(struct sg_net *e, int idx)
 
 /* Move bytes one way: src -> pipe -> dst, without copying through us, until
  * either side would block (one wake-up moves as much as it can). */
-static int pump(struct dir *d, int src, int dst)
+static int pump(struct sg_net *e, struct dir *d, int src, int dst)
 {
-    if (d->p[0] < 0) {
+    if (d->p[0] < 0 && e->npool) {
+        e->npool--;
+        d->p[0] = e->pool[e->npool].p[0];
+        d->p[1] = e->pool[e->npool].p[1];
+        d->cap = e->pool[e->npool].cap;
+    } else if (d->p[0] < 0) {
         if (pipe2(d->p, O_CLOEXEC | O_NONBLOCK) < 0)
             return -errno;
-        fcntl(d->p[1], F_SETPIPE_SZ, PIPE_CAP); /* best effort: fewer, larger splices */
+        /* best effort: fewer, larger splices. The size is what the kernel
+         * says, never assumed: a pipe left at 64 KiB and taken for 1 MiB
+         * would keep its source polled while full, and the loop spinning */
+        int got = fcntl(d->p[1], F_SETPIPE_SZ, PIPE_CAP);
+        if (got < 0)
+            got = fcntl(d->p[1], F_GETPIPE_SZ);
+        d->cap = got > 0 ? (size_t)got : 4096; /* one page: the least a pipe holds */
     }
     for (int round = 0; round < 64; round++) {
         bool moved = false;
-        if (!d->eof && d->inpipe < PIPE_CAP) {
-            ssize_t n = splice(src, NULL, d->p[1], NULL, PIPE_CAP - d->inpipe,
+        if (!d->eof && d->inpipe < d->cap) {
+            ssize_t n = splice(src, NULL, d->p[1], NULL, d->cap - d->inpipe,
                                SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
             if (n > 0) {
                 d->inpipe += (size_t)n;
@@ -1026,11 +1072,11 @@ static void relay(struct sg_net *e, int idx)
             sniff_client(e, idx);
         if (!e->conns[idx] || flush_sniffed(e, idx) < 0)
             return;
-    } else if (pump(&c->up, c->cfd, c->ufd) < 0) {
+    } else if (pump(e, &c->up, c->cfd, c->ufd) < 0) {
         conn_free(e, idx, true);
         return;
     }
-    if (pump(&c->down, c->ufd, c->cfd) < 0) {
+    if (pump(e, &c->down, c->ufd, c->cfd) < 0) {
         conn_free(e, idx, true);
         return;
     }
@@ -1125,11 +1171,11 @@ size_t sg_egress_pollfds(struct sg_net *e, struct pollfd *out, size_t max)
             break;
         case C_RELAY: {
             bool sniffing = !c->sniff_done || c->sniff_sent < c->sniff_len;
-            cev = (short)((!c->up.eof && (sniffing ? gathering : c->up.inpipe < PIPE_CAP)
+            cev = (short)((!c->up.eof && (sniffing ? gathering : room(&c->up))
                                ? POLLIN
                                : 0) |
                           (c->down.inpipe ? POLLOUT : 0));
-            uev = (short)((!c->down.eof && c->down.inpipe < PIPE_CAP ? POLLIN : 0) |
+            uev = (short)((!c->down.eof && room(&c->down) ? POLLIN : 0) |
                           (c->up.inpipe || c->sniff_sent < c->fwd_limit ? POLLOUT : 0));
             break;
         }
@@ -1251,6 +1297,8 @@ void sg_egress_free(struct sg_net *e)
     sg_pub_free(e->pub); /* nothing listens on the host after the run */
     for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++)
         conn_free(e, i, false);
+    for (size_t i = 0; i < e->npool; i++)
+        close(e->pool[i].p[0]), close(e->pool[i].p[1]);
     for (int i = 0; i < SG_EGRESS_FDS; i++)
         if (e->lfd[i] >= 0)
             close(e->lfd[i]);

@@ -246,6 +246,20 @@ static void describe_clone(char *out, size_t n, unsigned long long flags)
  * Never continued: openat2 (ENOSYS: its flags are in memory), connect
  * (sockconn.c: the broker connects), approved Writes (the broker does
  * them), and everything refused. */
+/* connect's number on arch, resolved once per arch; -1 when it has none
+ * there (a multiplexed socketcall), so no number matches. */
+static int connect_nr(uint32_t arch)
+{
+    static _Thread_local uint32_t seen_arch;
+    static _Thread_local int nr = -1;
+    if (arch != seen_arch) {
+        int n = seccomp_syscall_resolve_name_arch(arch, "connect");
+        nr = n >= 0 ? n : -1;
+        seen_arch = arch;
+    }
+    return nr;
+}
+
 static void handle_notification(const struct sg_plan *plan, const int *pins,
                                 struct sg_perm *perm, struct sg_exec *ex,
                                 struct sg_sockconn *conn, struct sg_diskcap *dc,
@@ -257,6 +271,13 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
     if (seccomp_notify_alloc(&req, &resp) < 0)
         return;
     if (seccomp_notify_receive(fd, req) == 0) {
+        /* connect, the one a client makes per request, by number: no name
+         * resolved and copied per call (the name is compared below too) */
+        if (req->data.nr == connect_nr(req->data.arch)) {
+            sg_sockconn_handle(conn, req);
+            seccomp_notify_free(req, resp);
+            return;
+        }
         char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
         const char *sc = name ? name : "?";
         if (!strcmp(sc, "execve") || !strcmp(sc, "execveat")) {

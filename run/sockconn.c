@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,6 +43,13 @@ struct sg_sockconn {
     size_t npend;
     dev_t own[SG_OWN_FS_MAX]; /* the sandbox's own tmpfs instances (sandbox.h) */
     size_t nown;
+    /* the pidfd of the thread that connected last: a thread that connects
+     * again (a client's loop) costs no pidfd_open and close. It names that
+     * very thread (a struct pid, not a number): once the thread is gone,
+     * pidfd_getfd says ESRCH whoever has its tid now, and a fresh one is
+     * opened. The ptrace access check is pidfd_getfd's own, made per call. */
+    int pidfd;
+    pid_t pidfd_tid;
 };
 
 struct sg_sockconn *sg_sockconn_new(const struct sg_plan *plan, struct sg_event_bus *bus,
@@ -55,14 +63,16 @@ struct sg_sockconn *sg_sockconn_new(const struct sg_plan *plan, struct sg_event_
     memcpy(s->own, own, s->nown * sizeof *own);
     s->bus = bus;
     s->fd = notify_fd;
+    s->pidfd = -1;
     return s;
 }
 
+/* An answer to a call that is gone (its thread killed) is refused by the
+ * kernel (ENOENT), harmlessly: no need to ask first. */
 static void respond(int fd, uint64_t id, int err)
 {
     struct seccomp_notif_resp r = {.id = id, .error = err < 0 ? err : 0};
-    if (seccomp_notify_id_valid(fd, id) == 0)
-        seccomp_notify_respond(fd, &r);
+    seccomp_notify_respond(fd, &r);
 }
 
 void sg_sockconn_free(struct sg_sockconn *s)
@@ -73,6 +83,8 @@ void sg_sockconn_free(struct sg_sockconn *s)
         respond(s->fd, s->pend[i].id, -EINTR);
         close(s->pend[i].sock);
     }
+    if (s->pidfd >= 0)
+        close(s->pidfd);
     free(s);
 }
 
@@ -197,6 +209,22 @@ static int connect_now(int sock, const struct sockaddr *addr, socklen_t len, boo
     return r;
 }
 
+/* A connect in progress that has settled already: true, with its error
+ * (0: connected). On loopback, where the handshake completes as the
+ * connect returns, the call is answered at once rather than a poll round
+ * later. */
+static bool settled(int sock, int *err)
+{
+    struct pollfd p = {.fd = sock, .events = POLLOUT};
+    socklen_t el = sizeof *err;
+    *err = 0;
+    if (poll(&p, 1, 0) != 1)
+        return false;
+    if (getsockopt(sock, SOL_SOCKET, SO_ERROR, err, &el) < 0)
+        *err = errno;
+    return true;
+}
+
 /* Where pathname socket path lies: 0 with *opath (opened) and *st, *host
  * telling a host socket from the sandbox's own; else the errno the kernel
  * would give (ENOENT, ELOOP, ECONNREFUSED for a file that is no socket). */
@@ -284,6 +312,11 @@ static void finish(struct sg_sockconn *s, uint64_t id, int sock, const struct so
         r = connect_now(sock, addr, alen, &wait);
     if (opath >= 0)
         close(opath);
+    int err = 0;
+    if (wait && settled(sock, &err)) {
+        wait = false;
+        r = -err;
+    }
     if (wait && s->npend < SG_SOCKCONN_MAX_PENDING) {
         s->pend[s->npend++] = (struct pending){.id = id, .sock = sock};
         return;
@@ -402,6 +435,42 @@ static void host_socket(struct sg_sockconn *s, const struct seccomp_notif *req, 
         host_decided(w, d);
 }
 
+/* The broker's descriptor of the skill's socket fdnum, or -errno (ESRCH:
+ * the thread is gone). */
+static int skill_fd(struct sg_sockconn *s, pid_t tid, int fdnum)
+{
+    if (s->pidfd >= 0 && s->pidfd_tid == tid) {
+        int sock = (int)syscall(SYS_pidfd_getfd, s->pidfd, fdnum, 0);
+        if (sock >= 0 || errno != ESRCH)
+            return sock >= 0 ? sock : -errno;
+        /* that thread is gone: tid may be another's now */
+    }
+    if (s->pidfd >= 0)
+        close(s->pidfd);
+    s->pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+    if (s->pidfd < 0)
+        s->pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
+    s->pidfd_tid = tid;
+    if (s->pidfd < 0)
+        return -ESRCH;
+    int sock = (int)syscall(SYS_pidfd_getfd, s->pidfd, fdnum, 0);
+    return sock >= 0 ? sock : -errno;
+}
+
+/* len bytes at addr in tid's memory, whole: 0 or -1 with errno. One call,
+ * under the same ptrace access check as opening /proc/TID/mem. */
+static int read_skill(pid_t tid, void *buf, size_t len, uint64_t addr)
+{
+    struct iovec local = {.iov_base = buf, .iov_len = len};
+    struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+    ssize_t n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+    if (n == (ssize_t)len)
+        return 0;
+    if (n >= 0)
+        errno = EFAULT;
+    return -1;
+}
+
 void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req)
 {
     pid_t tid = (pid_t)req->pid;
@@ -412,35 +481,21 @@ void sg_sockconn_handle(struct sg_sockconn *s, const struct seccomp_notif *req)
         respond(s->fd, req->id, -EINVAL); /* the kernel's answer too */
         return;
     }
-    int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-    if (pidfd < 0)
-        pidfd = (int)syscall(SYS_pidfd_open, tid, 0);
-    if (pidfd < 0) {
-        respond(s->fd, req->id, -ESRCH);
-        return;
-    }
-    int sock = (int)syscall(SYS_pidfd_getfd, pidfd, fdnum, 0);
-    int gerr = sock < 0 ? -errno : 0;
-    close(pidfd);
+    int sock = skill_fd(s, tid, fdnum);
     if (sock < 0) {
-        respond(s->fd, req->id, gerr == -EBADF ? -EBADF : gerr);
+        respond(s->fd, req->id, sock);
         return;
     }
-    char memp[64];
-    snprintf(memp, sizeof memp, "/proc/%d/mem", (int)tid);
-    cleanup_fd int mem = open(memp, O_RDONLY | O_CLOEXEC);
     memset(&ss, 0, sizeof ss);
     int r = 0, family = 0;
     socklen_t fl = sizeof family;
     struct stat st;
-    if (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))
-        r = -ENOTSOCK;
-    else if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &family, &fl) < 0)
+    /* the family of the object held (ENOTSOCK for a file that is no
+     * socket, as the kernel's connect says) */
+    if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &family, &fl) < 0)
         r = -errno;
-    else if (mem < 0)
-        r = -ESRCH;
-    else if (len && pread(mem, &ss, len, (off_t)req->data.args[1]) != (ssize_t)len)
-        r = -EFAULT;
+    else if (len && read_skill(tid, &ss, len, req->data.args[1]) < 0)
+        r = errno == ESRCH ? -ESRCH : -EFAULT;
     /* what was read must still be that call's */
     if (!r && seccomp_notify_id_valid(s->fd, req->id) != 0)
         r = -ESRCH;

@@ -244,6 +244,94 @@ def honest_keep_alive_clients_still_work(m, base):
         w.close()
 
 
+def tagged_server():
+    """A loopback upstream: a connection says b"\\x01" and a tag byte and
+    a size; it gets that many bytes of the tag, then EOF."""
+    import socket as so
+    srv = so.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+
+    def serve(c):
+        try:
+            head = b""
+            while not head.endswith(b"\n"):
+                k = c.recv(64)
+                if not k:
+                    return
+                head += k
+            tag, size = head[1:2], int(head[2:-1])
+            for _ in range(size >> 16):
+                c.sendall(tag * 65536)
+            c.sendall(tag * (size & 65535))
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    def loop():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return srv
+
+
+@test()
+def a_connections_bytes_never_reach_the_next(m, base):
+    # The proxy keeps the pipes of closed connections for the next ones. A
+    # client that walks away (RST) from a large answer leaves bytes in its
+    # pipe: they must never come out of another connection. Each short
+    # connection after it gets exactly its own bytes, and every connection
+    # is still an allowed and a closed event.
+    srv = tagged_server()
+    try:
+        port = srv.getsockname()[1]
+        d = h.make_skill(base, f"pipes-{m.name}", """
+            import socket, struct
+            bad = 0
+            for i in range(12):
+                s = socket.create_connection(("api.weather.test", 80), timeout=5)
+                s.sendall(b"\\x01B4194304\\n")
+                s.recv(1000)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.close()  # walks away: the rest is reset, never read
+                tag = bytes([ord("a") + i])
+                s = socket.create_connection(("api.weather.test", 80), timeout=5)
+                s.sendall(b"\\x01" + tag + b"3000\\n")
+                got = b""
+                while True:
+                    k = s.recv(65536)
+                    if not k:
+                        break
+                    got += k
+                s.close()
+                if got != tag * 3000:
+                    bad += 1
+                    print("wrong", i, len(got), sorted(set(got)))
+            print("bad", bad)
+            """, tools="Fetch", yaml_extra=EGRESS_80)
+        p = m.run("run", "--json", "--resolve", f"api.weather.test:80:127.0.0.1:{port}", d,
+                  timeout=60, check=0)
+        out = "\n".join(e["message"] for e in m.events(p) if e["kind"] == "stdout")
+        assert "bad 0" in out, out
+        evs = m.events(p)
+        # alike events in a row are said once, then counted on a line of
+        # their own ("repeated N more times", data.repeated)
+        times = lambda es: sum((e.get("data") or {}).get("repeated", 1) for e in es)
+        kind = lambda k: [e for e in evs if e["kind"] == k]
+        assert times(kind("network_egress_allowed")) == 24, kind("network_egress_allowed")
+        assert times(kind("network_connection_closed")) == 24, kind("network_connection_closed")
+        small = [e for e in kind("network_connection_closed") if " 3000 down" in e["message"]]
+        assert times(small) == 12, small
+    finally:
+        srv.close()
+
+
 @test(modes=("root",))
 def a_test_name_resolves_like_any_other(m, base):
     """RFC 6761 asks applications to look .test up like any other name (it is
