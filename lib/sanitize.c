@@ -92,6 +92,59 @@ char *sg_sanitize(const char *s, size_t len, unsigned flags)
     return sg_buf_steal(&b);
 }
 
+char *sg_sanitize_json(const char *s, size_t len, unsigned flags)
+{
+    static const char hex[] = "0123456789ABCDEF"; /* jansson's "\\u%04X" */
+    cleanup_free char *t = sg_sanitize(s, len, flags);
+    size_t n = strlen(t);
+    struct sg_buf b;
+    sg_buf_init(&b, n * 12 + 3);
+    sg_buf_append(&b, "\"", 1);
+    const unsigned char *u = (const unsigned char *)t;
+    size_t run = 0, i = 0;
+    while (i < n) {
+        if (u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' && u[i] != '\\') {
+            i++;
+            continue;
+        }
+        if (i > run)
+            sg_buf_append(&b, t + run, i - run);
+        char e[12];
+        size_t k = 2, used = 1;
+        unsigned cp = u[i];
+        if (cp == '"' || cp == '\\') {
+            e[0] = '\\', e[1] = (char)cp;
+        } else if (cp < 0x20 && strchr("\b\f\n\r\t", (int)cp) && cp) {
+            e[0] = '\\', e[1] = "btnvfr"[cp - '\b'];
+        } else {
+            /* a control, or printable UTF-8 (sg_sanitize lets only valid
+             * UTF-8 through): \\uXXXX, a surrogate pair past the BMP */
+            if (cp >= 0x80 && (used = sg_utf8_decode(u + i, n - i, &cp)) == 0)
+                used = 1, cp = u[i]; /* cannot happen: shown as U+00XX */
+            unsigned hi = cp, lo = 0;
+            if (cp >= 0x10000) {
+                cp -= 0x10000;
+                hi = 0xd800 | ((cp >> 10) & 0x3ff), lo = 0xdc00 | (cp & 0x3ff);
+            }
+            k = 0;
+            for (unsigned w = hi, more = lo != 0;; w = lo, more = 0) {
+                e[k++] = '\\', e[k++] = 'u';
+                for (int sh = 12; sh >= 0; sh -= 4)
+                    e[k++] = hex[(w >> sh) & 0xf];
+                if (!more)
+                    break;
+            }
+        }
+        sg_buf_append(&b, e, k);
+        i += used;
+        run = i;
+    }
+    if (n > run)
+        sg_buf_append(&b, t + run, n - run);
+    sg_buf_append(&b, "\"", 1);
+    return sg_buf_steal(&b);
+}
+
 char *sg_sanitize_str(const char *s, unsigned flags)
 {
     return s ? sg_sanitize(s, strlen(s), flags) : sg_xstrdup("");
