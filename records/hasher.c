@@ -31,6 +31,8 @@ struct sg_hasher {
     struct slot slot[SLOTS];
     atomic_size_t submitted, hashed;
     atomic_bool hasher_sleeps, reader_sleeps, done;
+    size_t fill;  /* bytes in the reader's slot, not handed over yet */
+    int fill_which;
     size_t inline_bytes;
     bool threaded, no_thread;
     pthread_t thread;
@@ -82,8 +84,22 @@ struct sg_hasher *sg_hasher_new(void)
     return h;
 }
 
-char *sg_hasher_buf(struct sg_hasher *h)
+/* Give the thread the reader's slot (fill bytes of stream fill_which). */
+static void hand_over(struct sg_hasher *h)
 {
+    size_t s = atomic_load(&h->submitted);
+    h->slot[s % SLOTS].len = h->fill;
+    h->slot[s % SLOTS].which = h->fill_which;
+    h->fill = 0;
+    atomic_store(&h->submitted, s + 1);
+    wake(h, &h->hasher_sleeps, &h->filled);
+}
+
+char *sg_hasher_buf(struct sg_hasher *h, int which, size_t *room)
+{
+    which = which ? 1 : 0;
+    if (h->fill && h->fill_which != which)
+        hand_over(h); /* a slot holds one stream's bytes */
     size_t s = atomic_load(&h->submitted);
     /* a full ring waits until half of it is free: one wake-up per four
      * slots, not one per slot (each is a context switch on the core the
@@ -96,14 +112,16 @@ char *sg_hasher_buf(struct sg_hasher *h)
         atomic_store(&h->reader_sleeps, false);
         pthread_mutex_unlock(&h->mu);
     }
-    return h->slot[s % SLOTS].buf;
+    h->fill_which = which;
+    *room = SG_HASHER_SLOT - h->fill;
+    return h->slot[s % SLOTS].buf + h->fill;
 }
 
 void sg_hasher_submit(struct sg_hasher *h, int which, size_t n)
 {
     which = which ? 1 : 0;
-    size_t s = atomic_load(&h->submitted);
     if (!h->threaded) {
+        size_t s = atomic_load(&h->submitted);
         sg_sha256_update(h->md[which], h->slot[s % SLOTS].buf, n);
         h->inline_bytes += n;
         if (h->inline_bytes >= THREAD_AFTER && !h->no_thread) {
@@ -112,15 +130,18 @@ void sg_hasher_submit(struct sg_hasher *h, int which, size_t n)
         }
         return;
     }
-    h->slot[s % SLOTS].len = n;
-    h->slot[s % SLOTS].which = which;
-    atomic_store(&h->submitted, s + 1);
-    wake(h, &h->hasher_sleeps, &h->filled);
+    /* a slot goes to the thread full: a read that got a few KiB of a pipe
+     * the loop keeps empty is not a hand-over (and a wake-up) of its own */
+    h->fill += n;
+    if (h->fill == SG_HASHER_SLOT)
+        hand_over(h);
 }
 
 void sg_hasher_finish(struct sg_hasher *h, char out[2][SG_DIGEST_STRLEN])
 {
     if (h->threaded) {
+        if (h->fill)
+            hand_over(h); /* the reader owns that slot: no wait */
         atomic_store(&h->done, true);
         pthread_mutex_lock(&h->mu);
         pthread_cond_signal(&h->filled);

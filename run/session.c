@@ -177,8 +177,9 @@ static void take_bytes(struct stream *st, struct sg_event_bus *bus, const char *
 static bool read_stream(struct stream *st, struct sg_event_bus *bus, int rounds)
 {
     for (int r = 0; r < rounds; r++) {
-        char *buf = sg_hasher_buf(st->hash);
-        ssize_t n = read(st->fd, buf, SG_HASHER_SLOT);
+        size_t room;
+        char *buf = sg_hasher_buf(st->hash, st->which, &room);
+        ssize_t n = read(st->fd, buf, room);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN)
