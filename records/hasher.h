@@ -1,8 +1,9 @@
 /* SHA-256 of a run's stdout and stderr, on a second thread once the output
  * is large: this CPU hashes about 1 GB/s, slower than a pipe delivers, so
  * hashing in the loop's own thread halved the rate at which a skill could
- * write. The loop reads straight into the hasher's slots; a small output
- * (under 1 MiB) is hashed in place and never starts the thread. */
+ * write. The loop reads straight into the hasher's slots (a slot goes to
+ * the thread once full, so a wake-up is per 128 KiB, not per read); a small
+ * output (under 1 MiB) is hashed in place and never starts the thread. */
 #ifndef SG_HASHER_H
 #define SG_HASHER_H
 
