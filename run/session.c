@@ -493,7 +493,7 @@ struct sg_session {
     struct sg_sockconn *conn;
     struct sg_diskcap *dc;
     struct sg_reads *reads; /* skillgate record's, else NULL */
-    bool shared; /* a front end's fds share the loop: output goes in smaller batches */
+    bool shared; /* a front end's fds share the loop (output reads up to 1 MiB a turn either way) */
     struct sg_session_live live;
     int64_t mem_read_ms;
     struct stream sout, serr, *out, *err;
