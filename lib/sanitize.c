@@ -64,12 +64,13 @@ void sg_sanitize_each(const char *s, size_t len, unsigned flags, sg_sanitize_fn 
 }
 
 /* The same result as sg_sanitize_each's pieces put together, with what
- * passes copied a run at a time (printable ASCII tested inline): output
+ * passes copied a run at a time (printable ASCII tested inline) into one
+ * allocation of the worst case (an escape is at most 4 bytes for each byte
+ * it stands for: "\\xNN", "\\u{202e}" for 3, "\\u{e0001}" for 4): output
  * floods go through here for every sink. */
 char *sg_sanitize(const char *s, size_t len, unsigned flags)
 {
-    struct sg_buf b;
-    sg_buf_init(&b, len * 10 + 1);
+    char *out = sg_xmalloc(len * 4 + 1), *o = out;
     const unsigned char *u = (const unsigned char *)s;
     size_t run = 0, i = 0;
     while (i < len) {
@@ -81,15 +82,82 @@ char *sg_sanitize(const char *s, size_t len, unsigned flags)
         size_t n, pn = classify(u + i, len - i, flags, &n, esc);
         if (pn) {
             if (i > run)
-                sg_buf_append(&b, s + run, i - run);
-            sg_buf_append(&b, esc, pn);
+                memcpy(o, s + run, i - run);
+            o += i - run;
+            memcpy(o, esc, pn);
+            o += pn;
             run = i + n;
         }
         i += n;
     }
-    if (len > run)
-        sg_buf_append(&b, s + run, len - run);
-    return sg_buf_steal(&b);
+    if (len > run) /* s may be NULL when len is 0 */
+        memcpy(o, s + run, len - run);
+    o += len - run;
+    *o = '\0';
+    return out;
+}
+
+/* A sanitized text's next character as JSON escapes it (json_dumps with
+ * JSON_ENSURE_ASCII: \\uXXXX upper case, a surrogate pair past the BMP).
+ * Returns how many bytes of t it took; out gets at most 12. */
+static size_t json_escape(const unsigned char *t, size_t n, char *out, size_t *k)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    unsigned cp = t[0];
+    size_t used = 1;
+    if (cp == '"' || cp == '\\') {
+        out[0] = '\\', out[1] = (char)cp, *k = 2;
+        return 1;
+    }
+    if (cp && cp < 0x20 && strchr("\b\f\n\r\t", (int)cp)) {
+        out[0] = '\\', out[1] = "btnvfr"[cp - '\b'], *k = 2;
+        return 1;
+    }
+    /* a control, or printable UTF-8 (sg_sanitize lets only valid UTF-8
+     * through; a stray byte would be shown as U+00XX) */
+    if (cp >= 0x80 && (used = sg_utf8_decode(t, n, &cp)) == 0)
+        used = 1, cp = t[0];
+    unsigned w[2] = {cp, 0};
+    if (cp >= 0x10000) {
+        cp -= 0x10000;
+        w[0] = 0xd800 | ((cp >> 10) & 0x3ff), w[1] = 0xdc00 | (cp & 0x3ff);
+    }
+    *k = 0;
+    for (int j = 0; j < (w[1] ? 2 : 1); j++) {
+        out[(*k)++] = '\\', out[(*k)++] = 'u';
+        for (int sh = 12; sh >= 0; sh -= 4)
+            out[(*k)++] = hex[(w[j] >> sh) & 0xf];
+    }
+    return used;
+}
+
+char *sg_sanitize_json(const char *s, size_t len, unsigned flags)
+{
+    cleanup_free char *t = sg_sanitize(s, len, flags);
+    size_t n = strlen(t);
+    /* at most 6 bytes out for each byte in (a control as \\u00XX; UTF-8
+     * takes 6 for 2 or 3 bytes, 12 for 4), the quotes and the NUL */
+    char *out = sg_xmalloc(n * 6 + 3), *o = out;
+    *o++ = '"';
+    const unsigned char *u = (const unsigned char *)t;
+    size_t run = 0, i = 0;
+    while (i < n) {
+        if (u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' && u[i] != '\\') {
+            i++;
+            continue;
+        }
+        memcpy(o, t + run, i - run);
+        o += i - run;
+        size_t k;
+        i += json_escape(u + i, n - i, o, &k);
+        o += k;
+        run = i;
+    }
+    memcpy(o, t + run, n - run);
+    o += n - run;
+    *o++ = '"';
+    *o = '\0';
+    return out;
 }
 
 char *sg_sanitize_str(const char *s, unsigned flags)

@@ -1,12 +1,13 @@
 #include "hasher.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "util.h"
 
-#define SLOTS 4
+#define SLOTS 8 /* 1 MiB: as much as the output pipe holds */
 #define THREAD_AFTER (1024 * 1024) /* bytes hashed in place before the thread starts */
 
 struct slot {
@@ -15,35 +16,60 @@ struct slot {
     int which;
 };
 
+/* The ring without a lock on its path: submitted and hashed count slots
+ * ever filled and ever hashed; the reader owns slot[submitted % SLOTS]
+ * while submitted - hashed < SLOTS, the thread slot[hashed % SLOTS] while
+ * hashed < submitted. A side finding nothing to do says so (its sleeps
+ * flag) and waits on the condition under mu; the other side takes mu and
+ * signals only then (seq_cst: one of the two always sees the other's
+ * store, so no wake-up is lost): the reader, once the ring was full, is
+ * woken when half of it is free again (the thread checks that bound after
+ * every slot it hashed). With the mutex and a signal on every
+ * slot, the two threads woke each other 21,000 times per GiB. */
 struct sg_hasher {
     struct sg_sha256 *md[2];
     struct slot slot[SLOTS];
-    size_t head, tail, count; /* the ring: the reader fills head, the thread empties tail */
+    atomic_size_t submitted, hashed;
+    atomic_bool hasher_sleeps, reader_sleeps, done;
+    size_t fill;  /* bytes in the reader's slot, not handed over yet */
+    int fill_which;
     size_t inline_bytes;
-    bool threaded, no_thread, done;
+    bool threaded, no_thread;
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t filled, emptied;
 };
 
+static void wake(struct sg_hasher *h, atomic_bool *sleeps, pthread_cond_t *c)
+{
+    if (!atomic_load(sleeps))
+        return;
+    pthread_mutex_lock(&h->mu);
+    pthread_cond_signal(c);
+    pthread_mutex_unlock(&h->mu);
+}
+
 static void *hash_loop(void *arg)
 {
     struct sg_hasher *h = arg;
-    pthread_mutex_lock(&h->mu);
-    for (;;) {
-        while (!h->count && !h->done)
-            pthread_cond_wait(&h->filled, &h->mu);
-        if (!h->count)
-            break; /* done and drained */
-        struct slot *s = &h->slot[h->tail];
-        pthread_mutex_unlock(&h->mu);
+    for (size_t t = 0;;) {
+        if (atomic_load(&h->submitted) == t) {
+            if (atomic_load(&h->done) && atomic_load(&h->submitted) == t)
+                break; /* done and drained: done is stored after the last slot */
+            pthread_mutex_lock(&h->mu);
+            atomic_store(&h->hasher_sleeps, true);
+            while (atomic_load(&h->submitted) == t && !atomic_load(&h->done))
+                pthread_cond_wait(&h->filled, &h->mu);
+            atomic_store(&h->hasher_sleeps, false);
+            pthread_mutex_unlock(&h->mu);
+            continue;
+        }
+        struct slot *s = &h->slot[t % SLOTS];
         sg_sha256_update(h->md[s->which], s->buf, s->len);
-        pthread_mutex_lock(&h->mu);
-        h->tail = (h->tail + 1) % SLOTS;
-        h->count--;
-        pthread_cond_signal(&h->emptied);
+        atomic_store(&h->hashed, ++t);
+        if (atomic_load(&h->submitted) - t <= SLOTS / 2)
+            wake(h, &h->reader_sleeps, &h->emptied);
     }
-    pthread_mutex_unlock(&h->mu);
     return NULL;
 }
 
@@ -58,22 +84,45 @@ struct sg_hasher *sg_hasher_new(void)
     return h;
 }
 
-char *sg_hasher_buf(struct sg_hasher *h)
+/* Give the thread the reader's slot (fill bytes of stream fill_which). */
+static void hand_over(struct sg_hasher *h)
 {
-    if (!h->threaded)
-        return h->slot[h->head].buf;
-    pthread_mutex_lock(&h->mu);
-    while (h->count == SLOTS)
-        pthread_cond_wait(&h->emptied, &h->mu);
-    pthread_mutex_unlock(&h->mu);
-    return h->slot[h->head].buf;
+    size_t s = atomic_load(&h->submitted);
+    h->slot[s % SLOTS].len = h->fill;
+    h->slot[s % SLOTS].which = h->fill_which;
+    h->fill = 0;
+    atomic_store(&h->submitted, s + 1);
+    wake(h, &h->hasher_sleeps, &h->filled);
+}
+
+char *sg_hasher_buf(struct sg_hasher *h, int which, size_t *room)
+{
+    which = which ? 1 : 0;
+    if (h->fill && h->fill_which != which)
+        hand_over(h); /* a slot holds one stream's bytes */
+    size_t s = atomic_load(&h->submitted);
+    /* a full ring waits until half of it is free: one wake-up per four
+     * slots, not one per slot (each is a context switch on the core the
+     * skill writes from) */
+    if (h->threaded && s - atomic_load(&h->hashed) == SLOTS) {
+        pthread_mutex_lock(&h->mu);
+        atomic_store(&h->reader_sleeps, true);
+        while (s - atomic_load(&h->hashed) > SLOTS / 2)
+            pthread_cond_wait(&h->emptied, &h->mu);
+        atomic_store(&h->reader_sleeps, false);
+        pthread_mutex_unlock(&h->mu);
+    }
+    h->fill_which = which;
+    *room = SG_HASHER_SLOT - h->fill;
+    return h->slot[s % SLOTS].buf + h->fill;
 }
 
 void sg_hasher_submit(struct sg_hasher *h, int which, size_t n)
 {
     which = which ? 1 : 0;
     if (!h->threaded) {
-        sg_sha256_update(h->md[which], h->slot[h->head].buf, n);
+        size_t s = atomic_load(&h->submitted);
+        sg_sha256_update(h->md[which], h->slot[s % SLOTS].buf, n);
         h->inline_bytes += n;
         if (h->inline_bytes >= THREAD_AFTER && !h->no_thread) {
             h->threaded = pthread_create(&h->thread, NULL, hash_loop, h) == 0;
@@ -81,21 +130,20 @@ void sg_hasher_submit(struct sg_hasher *h, int which, size_t n)
         }
         return;
     }
-    pthread_mutex_lock(&h->mu);
-    struct slot *s = &h->slot[h->head];
-    s->len = n;
-    s->which = which;
-    h->head = (h->head + 1) % SLOTS;
-    h->count++;
-    pthread_cond_signal(&h->filled);
-    pthread_mutex_unlock(&h->mu);
+    /* a slot goes to the thread full: a read that got a few KiB of a pipe
+     * the loop keeps empty is not a hand-over (and a wake-up) of its own */
+    h->fill += n;
+    if (h->fill == SG_HASHER_SLOT)
+        hand_over(h);
 }
 
 void sg_hasher_finish(struct sg_hasher *h, char out[2][SG_DIGEST_STRLEN])
 {
     if (h->threaded) {
+        if (h->fill)
+            hand_over(h); /* the reader owns that slot: no wait */
+        atomic_store(&h->done, true);
         pthread_mutex_lock(&h->mu);
-        h->done = true;
         pthread_cond_signal(&h->filled);
         pthread_mutex_unlock(&h->mu);
         pthread_join(h->thread, NULL);

@@ -168,6 +168,16 @@ void sg_journal_sink(void *ctx, const struct sg_event *ev)
     pthread_mutex_unlock(&j->mu);
     if (over)
         return;
+    if (output && !ev->data) { /* json_dumps's line, without packing it (cli's print_json) */
+        cleanup_free char *m = sg_sanitize_json(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
+        cleanup_free char *line = sg_xasprintf(
+            "{\"type\":\"event\",\"kind\":\"%s\",\"wall_ms\":%lld,\"mono_ns\":%lld,"
+            "\"message\":%s,\"n\":%lld}",
+            sg_event_name(ev->kind), (long long)ev->wall_ms, (long long)ev->mono_ns, m,
+            (long long)ev->message_len);
+        take_line(j, line, true, false, false);
+        return;
+    }
     cleanup_free char *msg = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
     json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:s}", "type", "event", "kind",
                           sg_event_name(ev->kind), "wall_ms", (json_int_t)ev->wall_ms, "mono_ns",

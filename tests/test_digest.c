@@ -230,11 +230,13 @@ static void sha256_matches_the_standard_vectors(void **st)
 }
 
 /* The output hasher: two streams interleaved, small (hashed in place) and
- * past the 1 MiB at which its thread starts, against one-shot digests. */
+ * past the 1 MiB at which its thread starts (slots filled by several reads
+ * and handed over full or when the other stream comes), against one-shot
+ * digests. */
 static void hasher_keeps_the_streams_apart(void **st)
 {
     (void)st;
-    static const size_t sizes[] = {5000, 3 * 1024 * 1024 + 17};
+    static const size_t sizes[] = {5000, 3 * 1024 * 1024 + 17, 24 * 1024 * 1024 + 5};
     for (size_t k = 0; k < SG_ARRAY_LEN(sizes); k++) {
         size_t n = sizes[k], m = n / 7;
         unsigned char *out = sg_xmalloc(n), *err = sg_xmalloc(m);
@@ -247,9 +249,11 @@ static void hasher_keeps_the_streams_apart(void **st)
         while (oi < n || ei < m) {
             bool to_err = ei < m && (oi >= n || turn++ % 3 == 2);
             size_t left = to_err ? m - ei : n - oi;
-            size_t c = 1 + (turn * 7919) % SG_HASHER_SLOT;
+            size_t c = 1 + (turn * 7919) % SG_HASHER_SLOT, room;
             c = c < left ? c : left;
-            char *buf = sg_hasher_buf(h);
+            char *buf = sg_hasher_buf(h, to_err, &room); /* a slot's free end */
+            assert_true(room > 0 && room <= SG_HASHER_SLOT);
+            c = c < room ? c : room;
             memcpy(buf, to_err ? err + ei : out + oi, c);
             sg_hasher_submit(h, to_err, c);
             *(to_err ? &ei : &oi) += c;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "sanitize.h"
 #include "util.h"
 
@@ -104,6 +106,48 @@ static void string_and_pieces_agree(void **st)
     }
 }
 
+/* sg_sanitize_json is what jansson would print for sg_sanitize's text,
+ * byte for byte (the --json printer and the journal used json_dumps): any
+ * bytes, with quotes, backslashes, kept tabs and newlines, UTF-8 in and
+ * past the BMP. */
+static void json_agrees_with_jansson(void **st)
+{
+    (void)st;
+    static const char *const parts[] = {"a", "\"", "\\", "/", "\n", "\t", "\r", "\b", "\f",
+                                        "\v", "\x1b[1m", "\x7f", "", "\xc3\xa9", "\xe2\x80\xae",
+                                        "\xc2\x9b", "\xff", "\xe2\x82", "\xf0\x9f\x94\x92",
+                                        "\xef\xbf\xbd", "\xe4\xb8\xad", "\xf3\xa0\x81\x81"};
+    unsigned seed = 777;
+    for (int round = 0; round < 3000; round++) {
+        char in[512];
+        size_t n = 0;
+        int k = (int)((seed = seed * 1103515245 + 12345) >> 16) % 60;
+        for (int j = 0; j < k; j++) {
+            const char *p = parts[((seed = seed * 1103515245 + 12345) >> 16) % SG_ARRAY_LEN(parts)];
+            size_t pl = strlen(p);
+            if (pl == 0) {
+                in[n++] = '\0';
+                continue;
+            }
+            memcpy(in + n, p, pl);
+            n += pl;
+        }
+        unsigned flags[] = {0, SG_SAN_KEEP_TAB, SG_SAN_KEEP_TAB | SG_SAN_KEEP_NEWLINE};
+        for (size_t f = 0; f < SG_ARRAY_LEN(flags); f++) {
+            char *t = sg_sanitize(in, n, flags[f]);
+            json_t *js = json_string(t);
+            assert_non_null(js);
+            char *want = json_dumps(js, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
+            char *got = sg_sanitize_json(in, n, flags[f]);
+            assert_string_equal(got, want);
+            free(got);
+            free(want);
+            json_decref(js);
+            free(t);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -111,6 +155,7 @@ int main(void)
         cmocka_unit_test(escapes_bidi_and_bad_utf8),
         cmocka_unit_test(escapes_invisible),
         cmocka_unit_test(string_and_pieces_agree),
+        cmocka_unit_test(json_agrees_with_jansson),
     };
     return cmocka_run_group_tests_name("sanitize", tests, NULL, NULL);
 }
