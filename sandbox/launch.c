@@ -438,25 +438,21 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
         _exit(125); /* the broker is gone */
     if ((r = sg_mounts_setup(p, rundir, step, sizeof step)) < 0)
         die(ctl, step, r);
-    int decoys[SG_MAX_DECOYS], valid[SG_MAX_DECOYS];
-    size_t nvalid = 0;
-    int mask = 0;
-    sg_decoys_setup(p, decoys);
-    for (size_t i = 0; i < SG_MAX_DECOYS; i++) {
-        if (decoys[i] >= 0) {
-            valid[nvalid++] = decoys[i];
-            mask |= 1 << i;
-        }
+    /* the decoys' one group, then the decoys' handles in a packet of their
+     * own; err and step: why some decoy made is not watched */
+    struct sg_decoy_fh fh[SG_MAX_DECOYS];
+    int derr;
+    int group = sg_decoys_setup(p, fh, &derr, step, sizeof step);
+    ctl_send(ctl, SG_CTL_DECOYS, derr, 0, step, group);
+    if (group >= 0) {
+        send(ctl, fh, sizeof fh, MSG_NOSIGNAL);
+        close(group);
     }
-    /* status carries which decoys the fds that follow watch, in order */
-    ctl_send_fds(ctl, SG_CTL_DECOYS, 0, mask, NULL, valid, nvalid);
-    for (size_t i = 0; i < nvalid; i++)
-        close(valid[i]);
     /* the private views' roots: what the skill leaves there is reported when
      * it ends (only directories of ours: a host folder bound there is not) */
     int views[SG_VIEWS];
     size_t nviews = 0;
-    mask = 0;
+    int mask = 0;
     for (int i = 0; i < SG_VIEWS; i++) {
         const char *vp = sg_view_path(p, i);
         int fd = vp ? open(vp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -635,8 +631,8 @@ static void add_holder(pid_t pid)
 }
 
 /* Closing the last reference to a fanotify group waits for an SRCU grace
- * period (~10 ms measured), so the last references to the decoys' groups
- * are held by a child that nobody waits for. It keeps only the decoys and
+ * period (~10 ms measured), so the last reference to the decoys' group
+ * is held by a child that nobody waits for. It keeps only the decoys and
  * a pipe and exits once the broker has closed its own copies and the
  * pipe's other end (close_decoys); it is reaped without waiting, by the
  * next sg_sandbox_reap or, when the broker exits first, by init. (It was a
@@ -647,22 +643,15 @@ static void add_holder(pid_t pid)
  * (1-4 ms lost either way, measured). */
 static void hold_decoys(struct sg_sandbox *sb)
 {
-    bool any = false;
-    for (int i = 0; i < SG_MAX_DECOYS; i++)
-        any |= sb->decoy_fd[i] >= 0;
     int hold[2];
-    if (!any)
+    if (sb->decoy_fd < 0)
         return;
     if (pipe2(hold, O_CLOEXEC) < 0)
         return; /* the broker's own close then pays the wait */
     pid_t c = fork();
     if (c == 0) {
-        int keep[SG_MAX_DECOYS + 1], nk = 0;
-        keep[nk++] = hold[0];
-        for (int i = 0; i < SG_MAX_DECOYS; i++)
-            if (sb->decoy_fd[i] >= 0)
-                keep[nk++] = sb->decoy_fd[i];
-        sg_close_all_but(keep, (size_t)nk);
+        int keep[] = {hold[0], sb->decoy_fd};
+        sg_close_all_but(keep, SG_ARRAY_LEN(keep));
         char b;
         while (read(hold[0], &b, 1) < 0 && errno == EINTR)
             ;
@@ -681,11 +670,9 @@ static void close_decoys(struct sg_sandbox *sb)
 {
     if (sb->decoy_hold_fd < 0)
         hold_decoys(sb); /* the skill never started */
-    for (int i = 0; i < SG_MAX_DECOYS; i++) {
-        if (sb->decoy_fd[i] >= 0)
-            close(sb->decoy_fd[i]);
-        sb->decoy_fd[i] = -1;
-    }
+    if (sb->decoy_fd >= 0)
+        close(sb->decoy_fd);
+    sb->decoy_fd = -1;
     if (sb->decoy_hold_fd >= 0)
         close(sb->decoy_hold_fd);
     sb->decoy_hold_fd = -1;
@@ -826,6 +813,31 @@ static int place(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb, char
     return 0;
 }
 
+/* "decoys": the group (if any) and, in the next packet, the decoys'
+ * handles; err and step say why a decoy is not watched (fanotify_init
+ * refused: the user's fanotify groups are used up). */
+static int take_decoys(struct sg_sandbox *sb, const struct sg_ctl_msg *m, int *fds, size_t nfds)
+{
+    sb->decoy_err = m->err;
+    memcpy(sb->decoy_fail, m->step, sizeof sb->decoy_fail);
+    sb->decoy_fail[sizeof sb->decoy_fail - 1] = '\0';
+    for (size_t k = 1; k < nfds; k++)
+        close(fds[k]);
+    if (nfds == 0)
+        return 0;
+    ssize_t n;
+    do
+        n = recv(sb->ctl_fd, sb->decoy_fh, sizeof sb->decoy_fh, 0);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof sb->decoy_fh) {
+        close(fds[0]);
+        memset(sb->decoy_fh, 0, sizeof sb->decoy_fh);
+        return n < 0 ? -errno : -EBADMSG;
+    }
+    sb->decoy_fd = fds[0];
+    return 0;
+}
+
 /* pid 1's messages until "ready": the decoys' and egress listeners' fds,
  * the NFLOG socket, then the seccomp notification fd; and every declared
  * path's bind checked against its pin before anything runs. */
@@ -839,14 +851,15 @@ static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *ste
         if ((r = ctl_wait(sb->ctl_fd, &m, fds, &nfds)) < 0)
             STEP_FAIL(r, r == -ETIMEDOUT ? "waiting for the sandbox to be ready"
                                     : "sandbox setup (it exited)");
-        if (m.type == SG_CTL_DECOYS || m.type == SG_CTL_EGRESS || m.type == SG_CTL_VIEWS) {
+        if (m.type == SG_CTL_DECOYS) {
+            if ((r = take_decoys(sb, &m, fds, nfds)) < 0)
+                STEP_FAIL(r, "handshake (decoys)");
+            continue;
+        }
+        if (m.type == SG_CTL_EGRESS || m.type == SG_CTL_VIEWS) {
             /* status says which slots the fds that came fill, in order */
-            int *slots = m.type == SG_CTL_DECOYS   ? sb->decoy_fd
-                         : m.type == SG_CTL_EGRESS ? sb->egress_fd
-                                                   : sb->view_fd;
-            int nslots = m.type == SG_CTL_DECOYS   ? SG_MAX_DECOYS
-                         : m.type == SG_CTL_EGRESS ? SG_EGRESS_FDS
-                                                   : SG_VIEWS;
+            int *slots = m.type == SG_CTL_EGRESS ? sb->egress_fd : sb->view_fd;
+            int nslots = m.type == SG_CTL_EGRESS ? SG_EGRESS_FDS : SG_VIEWS;
             size_t k = 0;
             for (int i = 0; i < nslots && k < nfds; i++)
                 if (m.status & (1 << i))
@@ -902,8 +915,7 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     memset(sb, 0, sizeof *sb);
     sb->pidfd = sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = sb->ctl_fd = sb->notify_fd = -1;
     sb->nflog_fd = sb->decoy_hold_fd = -1;
-    for (int i = 0; i < SG_MAX_DECOYS; i++)
-        sb->decoy_fd[i] = -1;
+    sb->decoy_fd = -1;
     for (int i = 0; i < SG_EGRESS_FDS; i++)
         sb->egress_fd[i] = -1;
     for (int i = 0; i < SG_VIEWS; i++)
