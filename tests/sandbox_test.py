@@ -275,6 +275,9 @@ def identity_capabilities_and_processes(m, base):
         import os
         st = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)
         print("CapEff", st["CapEff"].strip(), "CapBnd", st["CapBnd"].strip())
+        print("caps", *(st[k].strip() for k in ("CapInh", "CapPrm", "CapAmb")))
+        one = dict(l.split(":\t", 1) for l in open("/proc/1/status").read().splitlines() if ":\t" in l)
+        print("pid1", *(one[k].strip() for k in ("CapBnd", "CapAmb", "CapInh", "NoNewPrivs")))
         print("NoNewPrivs", st["NoNewPrivs"].strip(), "Seccomp", st["Seccomp"].strip())
         print("uid_map", open("/proc/self/uid_map").read().split())
         print("pids", sorted(int(x) for x in os.listdir("/proc") if x.isdigit()))
@@ -287,6 +290,9 @@ def identity_capabilities_and_processes(m, base):
         """)
     p = m.run("run", d, check=0)
     assert "CapEff 0000000000000000 CapBnd 0000000000000000" in p.out, p.out
+    assert "caps 0000000000000000 0000000000000000 0000000000000000" in p.out, p.out
+    # pid 1 emptied the bounding and ambient sets for both (launch.c)
+    assert "pid1 0000000000000000 0000000000000000 0000000000000000 1" in p.out, p.out
     assert "NoNewPrivs 1 Seccomp 2" in p.out, p.out
     uidmap = re.search(r"uid_map \[(.*)\]", p.out).group(1)
     assert "'0', '0'" not in uidmap.split("]")[0] or m.name == "root", uidmap
