@@ -501,7 +501,20 @@ struct before_start {
     const struct sg_plan *plan;
     struct sg_event_bus *bus;
     bool done;
+    bool have_views;
+    struct sg_views_base views;
 };
+
+/* The private views as pid 1 left them, decoys made, no skill code run:
+ * taken while the skill process is set up, off its path to exec. */
+static void views_ready(void *ctx, const struct sg_sandbox *sb)
+{
+    struct before_start *b = ctx;
+    if (b->have_views)
+        sg_views_base_free(&b->views);
+    sg_views_baseline(sb, &b->views);
+    b->have_views = true;
+}
 
 static void before_start(void *ctx)
 {
@@ -986,10 +999,12 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
      * while pid 1 mounts (0.2 ms the skill's start no longer waits for) */
     struct before_start bs = {.plan = plan, .bus = bus};
     struct sg_sandbox sb;
-    int e = sg_sandbox_launch(plan, &sb, res->failed_step, sizeof res->failed_step, before_start,
-                              &bs);
+    const struct sg_launch_hooks hooks = {before_start, views_ready, &bs};
+    int e = sg_sandbox_launch(plan, &sb, res->failed_step, sizeof res->failed_step, &hooks);
     if (!bs.done)
         before_start(&bs);
+    if (e < 0 && bs.have_views)
+        sg_views_base_free(&bs.views);
     if (e < 0) {
         res->end = SG_END_SETUP_FAILED;
         res->exit_code = SG_RUN_SETUP_FAILED;
@@ -1046,7 +1061,10 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     r->live = (struct sg_session_live){.pid = r->sb->pid, .started_ms = res->started_ms,
                                        .memory_bytes = sg_sandbox_memory_usage(r->sb)};
     r->mem_read_ms = now_ms();
-    sg_views_baseline(r->sb, &r->views);
+    if (bs.have_views)
+        r->views = bs.views; /* the session owns it now */
+    else
+        sg_views_baseline(r->sb, &r->views);
     /* "go" last: the entrypoint's exec comes back at once as a notification
      * the loop must answer */
     sg_sandbox_go(r->sb);

@@ -33,15 +33,40 @@ static bool home_private(const struct sg_plan *p)
     return sg_path_private(p, p->home);
 }
 
-static int make_decoy(const struct sg_plan *p, const char *path)
+/* Length of decoy i's folder under HOME ("" for HOME itself). */
+static size_t dir_len(size_t i)
+{
+    const char *slash = strrchr(decoys[i], '/');
+    return slash ? (size_t)(slash - decoys[i]) : 0;
+}
+
+/* Was decoy i's folder made already, as the folder (or a parent of the
+ * folder) of a decoy before it? made[j]: decoy j's folder was. */
+static bool already_made(size_t i, const bool *made)
+{
+    size_t li = dir_len(i);
+    for (size_t j = 0; j < i; j++)
+        if (made[j] && (li == 0 || (li <= dir_len(j) && !strncmp(decoys[j], decoys[i], li) &&
+                                    decoys[j][li] == '/')))
+            return true;
+    return false;
+}
+
+/* Decoy i at path; made[i] says whether its folder is there now. */
+static int make_decoy(const struct sg_plan *p, const char *path, size_t i, bool *made)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
     *strrchr(dir, '/') = '\0';
-    /* folders the skill can walk into, like the real ones */
-    int r = sg_mkdir_p(dir, 0700, p->skill_uid, p->skill_gid);
-    if (r < 0)
-        return r;
+    /* folders the skill can walk into, like the real ones; each made once
+     * (pid 1 made them a moment ago, before any skill code) */
+    if (!already_made(i, made)) {
+        int r = sg_mkdir_p(dir, 0700, p->skill_uid, p->skill_gid);
+        if (r < 0)
+            return r;
+    }
+    made[i] = true;
+    int r;
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -errno;
@@ -93,10 +118,11 @@ int sg_decoys_setup(const struct sg_plan *p, struct sg_decoy_fh fh[SG_MAX_DECOYS
         return -1;
     int group = -1;
     size_t n = 0;
+    bool made[SG_ARRAY_LEN(decoys)] = {false};
     for (size_t i = 0; i < SG_ARRAY_LEN(decoys); i++) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", p->home, decoys[i]);
-        if (make_decoy(p, path) < 0)
+        if (make_decoy(p, path, i, made) < 0)
             continue; /* something of the skill's own is there (a declared path) */
         if (group < 0) {
             group = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK,

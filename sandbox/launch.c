@@ -35,7 +35,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
 #include <linux/sched.h>
@@ -264,7 +263,11 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
     int r;
     if ((r = set_rlimits(p)) < 0)
         die(ctl, "rlimits", r);
-    if (p->as_root && setgroups(0, NULL) < 0)
+    /* setgroups, setresgid and setresuid as the raw calls: the skill
+     * process is one thread, and glibc's wrappers would first signal every
+     * thread the broker had when it cloned pid 1 (gone here: a getpid,
+     * tgkill and futex each, for nothing) */
+    if (p->as_root && syscall(SYS_setgroups, 0, NULL) < 0)
         die(ctl, "setgroups", errno);
     /* the bounding and ambient sets came empty from pid 1 (pid1_main) */
     if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -273,8 +276,8 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
                                      SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
               0, 0, 0) < 0)
         die(ctl, "securebits", errno);
-    if (setresgid(p->skill_gid, p->skill_gid, p->skill_gid) < 0 ||
-        setresuid(p->skill_uid, p->skill_uid, p->skill_uid) < 0)
+    if (syscall(SYS_setresgid, p->skill_gid, p->skill_gid, p->skill_gid) < 0 ||
+        syscall(SYS_setresuid, p->skill_uid, p->skill_uid, p->skill_uid) < 0)
         die(ctl, "identity", errno);
     if ((r = drop_caps(-1)) < 0)
         die(ctl, "drop capabilities", r);
@@ -851,7 +854,8 @@ static int take_decoys(struct sg_sandbox *sb, const struct sg_ctl_msg *m, int *f
 /* pid 1's messages until "ready": the decoys' and egress listeners' fds,
  * the NFLOG socket, then the seccomp notification fd; and every declared
  * path's bind checked against its pin before anything runs. */
-static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen)
+static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen,
+                       const struct sg_launch_hooks *hooks)
 {
     struct sg_ctl_msg m;
     int fds[SG_CTL_MAX_FDS];
@@ -876,6 +880,8 @@ static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *ste
                     slots[i] = fds[k++];
             while (k < nfds)
                 close(fds[k++]);
+            if (m.type == SG_CTL_VIEWS && hooks && hooks->views)
+                hooks->views(hooks->ctx, sb);
             continue;
         }
         if (m.type == SG_CTL_OWNFS) {
@@ -918,7 +924,7 @@ static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *ste
 #undef STEP_FAIL
 
 int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen,
-                      void (*meanwhile)(void *ctx), void *ctx)
+                      const struct sg_launch_hooks *hooks)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1};
     int r;
@@ -982,9 +988,9 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         PID1_FAIL(r, "handshake");
     if ((r = place(p, pid, sb, step, steplen)) < 0)
         goto fail;
-    if (meanwhile)
-        meanwhile(ctx);
-    if ((r = await_ready(p, sb, step, steplen)) == 0)
+    if (hooks && hooks->meanwhile)
+        hooks->meanwhile(hooks->ctx);
+    if ((r = await_ready(p, sb, step, steplen, hooks)) == 0)
         return 0;
 fail:
     for (int i = 0; i < 2; i++) {

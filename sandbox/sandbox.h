@@ -283,14 +283,23 @@ struct sg_ctl_msg {
     char step[64];   /* the setup step that failed */
 };
 
+/* The broker's own work done while pid 1 works (each may be NULL, ctx is
+ * theirs): meanwhile, once pid 1 has all it needs from the broker, while it
+ * mounts and the skill process starts (work the skill does not wait for);
+ * views, once pid 1 has sent the private views' roots (sb->view_fd), all
+ * made, decoys included, and nothing of the skill run yet: the views'
+ * baseline is taken there, while the skill process is set up, rather
+ * than between "ready" and "go". */
+struct sg_launch_hooks {
+    void (*meanwhile)(void *ctx);
+    void (*views)(void *ctx, const struct sg_sandbox *sb);
+    void *ctx;
+};
 /* Launch the skill under plan up to the point where everything is in place
  * and the skill waits for go: on return every fd is set. On failure returns
- * -errno and *step names the setup step (valid until the next call).
- * meanwhile (may be NULL) is called once pid 1 has all it needs from the
- * broker, while it mounts and the skill process starts: the broker's own
- * work that the skill does not wait for goes there. */
+ * -errno and *step names the setup step (valid until the next call). */
 int sg_sandbox_launch(const struct sg_plan *plan, struct sg_sandbox *sb, char *step,
-                      size_t steplen, void (*meanwhile)(void *ctx), void *ctx);
+                      size_t steplen, const struct sg_launch_hooks *hooks);
 /* Let the skill exec. */
 int sg_sandbox_go(struct sg_sandbox *sb);
 /* The entrypoint has exec'd: work that must not compete with its start
