@@ -452,7 +452,11 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     int group = sg_decoys_setup(p, fh, &derr, step, sizeof step);
     ctl_send(ctl, SG_CTL_DECOYS, derr, 0, step, group);
     if (group >= 0) {
-        send(ctl, fh, sizeof fh, MSG_NOSIGNAL);
+        ssize_t k;
+        while ((k = send(ctl, fh, sizeof fh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+            ;
+        if (k != (ssize_t)sizeof fh)
+            _exit(125); /* the broker is gone */
         close(group);
     }
     /* the private views' roots: what the skill leaves there is reported when
