@@ -429,29 +429,61 @@ static void read_nflog(int fd, struct sg_event_bus *bus)
     }
 }
 
-/* A credential decoy was opened: each event is one open. */
-static void read_decoy(const struct sg_plan *plan, int fd, size_t i, struct sg_event_bus *bus)
+struct decoy_seen {
+    const struct sg_plan *plan;
+    struct sg_event_bus *bus;
+};
+
+static void decoy_event(void *ctx, int i)
+{
+    struct decoy_seen *d = ctx;
+    char path[4096];
+    if (i < 0) { /* the queue overflowed: which decoys is not known */
+        sg_bus_emit(d->bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:b}", "syscall", "open", "path",
+                              d->plan->home, "access", "read", "class", "credential", "decoy", 1,
+                              "lost", 1, "prevented", 1),
+                    "credential decoys in %s were opened faster than they could be seen: some "
+                    "opens were lost",
+                    d->plan->home);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/%s", d->plan->home, sg_decoy_path((size_t)i));
+    sg_bus_emit(d->bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "syscall", "open", "path", path,
+                          "access", "read", "class", "credential", "decoy", 1, "prevented", 1),
+                "read of %s: an empty decoy answered (your real credentials are not in "
+                "the sandbox)",
+                path);
+}
+
+/* A credential decoy was opened: each event is one open, told apart by
+ * the decoy's file handle (decoy.h). */
+static void read_decoy(const struct sg_plan *plan, const struct sg_sandbox *sb,
+                       struct sg_event_bus *bus)
 {
     char buf[4096] __attribute__((aligned(8)));
+    struct decoy_seen d = {.plan = plan, .bus = bus};
     ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t off = 0; off + (ssize_t)sizeof(struct fanotify_event_metadata) <= n;) {
-            struct fanotify_event_metadata md;
-            memcpy(&md, buf + off, sizeof md);
-            if (md.event_len < sizeof md || off + (ssize_t)md.event_len > n)
-                break;
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", plan->home, sg_decoy_path(i));
-            sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                        json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "syscall", "open", "path",
-                                  path, "access", "read", "class", "credential", "decoy", 1,
-                                  "prevented", 1),
-                        "read of %s: an empty decoy answered (your real credentials are not in "
-                        "the sandbox)",
-                        path);
-            off += md.event_len;
-        }
-    }
+    while ((n = read(sb->decoy_fd, buf, sizeof buf)) > 0)
+        sg_decoy_events(buf, (size_t)n, sb->decoy_fh, decoy_event, &d);
+}
+
+/* A decoy that was made could not be watched: opens of it go unseen, and
+ * the run says so (most often the user's fanotify groups, 128, are used up
+ * by other processes). */
+static void decoys_unwatched(const struct sg_sandbox *sb, struct sg_event_bus *bus)
+{
+    if (!sb->decoy_err)
+        return;
+    sg_bus_emit(bus, SG_EV_SANDBOX_DEGRADED,
+                json_pack("{s:s, s:s, s:s}", "missing", "decoys", "step", sb->decoy_fail, "error",
+                          strerror(sb->decoy_err)),
+                "credential decoys not watched (%s: %s): opens of them go unseen in this run%s",
+                sb->decoy_fail, strerror(sb->decoy_err),
+                sb->decoy_err == EMFILE ? " (the user's fanotify groups, fs.fanotify.max_user_groups, "
+                                          "are used up)"
+                                        : "");
 }
 
 static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
@@ -491,7 +523,20 @@ struct before_start {
     const struct sg_plan *plan;
     struct sg_event_bus *bus;
     bool done;
+    bool have_views;
+    struct sg_views_base views;
 };
+
+/* The private views as pid 1 left them, decoys made, no skill code run:
+ * taken while the skill process is set up, off its path to exec. */
+static void views_ready(void *ctx, const struct sg_sandbox *sb)
+{
+    struct before_start *b = ctx;
+    if (b->have_views)
+        sg_views_base_free(&b->views);
+    sg_views_baseline(sb, &b->views);
+    b->have_views = true;
+}
 
 static void before_start(void *ctx)
 {
@@ -622,19 +667,15 @@ static void perm_dispatch(void *c, const struct pollfd *p, size_t n)
 static size_t decoy_fds(void *c, struct pollfd *p, size_t max)
 {
     struct sg_session *r = c;
-    size_t n = 0;
-    for (int k = 0; k < SG_MAX_DECOYS; k++)
-        n += one_fd(p + n, max - n, r->sb->decoy_fd[k], POLLIN);
-    return n;
+    return one_fd(p, max, r->sb->decoy_fd, POLLIN);
 }
 
 static void decoy_dispatch(void *c, const struct pollfd *p, size_t n)
 {
     struct sg_session *r = c;
     for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < SG_MAX_DECOYS && p[i].revents; k++)
-            if (r->sb->decoy_fd[k] == p[i].fd)
-                read_decoy(r->plan, r->sb->decoy_fd[k], (size_t)k, r->bus);
+        if (p[i].revents && p[i].fd == r->sb->decoy_fd)
+            read_decoy(r->plan, r->sb, r->bus);
 }
 
 static size_t notify_fds(void *c, struct pollfd *p, size_t max)
@@ -858,9 +899,8 @@ static void drain_last(struct sg_session *r)
 {
     if (r->sb->nflog_fd >= 0)
         read_nflog(r->sb->nflog_fd, r->bus);
-    for (int k = 0; k < SG_MAX_DECOYS; k++)
-        if (r->sb->decoy_fd[k] >= 0)
-            read_decoy(r->plan, r->sb->decoy_fd[k], (size_t)k, r->bus);
+    if (r->sb->decoy_fd >= 0)
+        read_decoy(r->plan, r->sb, r->bus);
     struct sg_ctl_msg m;
     while (r->sb->ctl_fd >= 0 &&
            recv(r->sb->ctl_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {
@@ -984,10 +1024,12 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
      * while pid 1 mounts (0.2 ms the skill's start no longer waits for) */
     struct before_start bs = {.plan = plan, .bus = bus};
     struct sg_sandbox sb;
-    int e = sg_sandbox_launch(plan, &sb, res->failed_step, sizeof res->failed_step, before_start,
-                              &bs);
+    const struct sg_launch_hooks hooks = {before_start, views_ready, &bs};
+    int e = sg_sandbox_launch(plan, &sb, res->failed_step, sizeof res->failed_step, &hooks);
     if (!bs.done)
         before_start(&bs);
+    if (e < 0 && bs.have_views)
+        sg_views_base_free(&bs.views);
     if (e < 0) {
         res->end = SG_END_SETUP_FAILED;
         res->exit_code = SG_RUN_SETUP_FAILED;
@@ -1004,6 +1046,7 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     *r = (struct sg_session){.plan = plan, .bus = bus, .sbox = sb, .perm = perm,
                              .in_len = strlen(plan->input)};
     r->sb = &r->sbox;
+    decoys_unwatched(r->sb, bus);
     r->out = &r->sout, r->err = &r->serr;
     struct sg_hasher *h = sg_hasher_new(); /* both streams' */
     stream_init(r->out, r->sb->stdout_fd, 0, plan, h);
@@ -1043,7 +1086,10 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     r->live = (struct sg_session_live){.pid = r->sb->pid, .started_ms = res->started_ms,
                                        .memory_bytes = sg_sandbox_memory_usage(r->sb)};
     r->mem_read_ms = now_ms();
-    sg_views_baseline(r->sb, &r->views);
+    if (bs.have_views)
+        r->views = bs.views; /* the session owns it now */
+    else
+        sg_views_baseline(r->sb, &r->views);
     /* "go" last: the entrypoint's exec comes back at once as a notification
      * the loop must answer */
     sg_sandbox_go(r->sb);

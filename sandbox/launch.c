@@ -14,6 +14,8 @@
  *     netlink fds                (netns.c)
  *   seccomp filter (built at build time)
  *     ─── "placed" + tasks fds + filter ──► enter the cgroups (v1)
+ *                                           empty the bounding
+ *                                             and ambient sets
  *                                           vfork the skill ┐
  *                                           reaper loop     │ skill process:
  *                                                           │ setsid, stdio, cwd
@@ -33,7 +35,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
 #include <linux/sched.h>
@@ -184,7 +185,10 @@ static __attribute__((noreturn)) void die(int ctl, const char *step, int err)
 static int drop_bounding(void)
 {
     /* capabilities are numbered from 0 without gaps: the first the kernel
-     * does not know (EINVAL) ends them */
+     * does not know (EINVAL) ends them. This probe is the kernel's
+     * cap_last_cap, learnt in the one pass (a read of /proc/sys would cost
+     * three calls to save one), and it holds on a kernel that knows more
+     * capabilities than our headers. */
     for (int c = 0; c <= 63; c++) {
         if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
             if (errno == EINVAL)
@@ -259,18 +263,21 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
     int r;
     if ((r = set_rlimits(p)) < 0)
         die(ctl, "rlimits", r);
-    if (p->as_root && setgroups(0, NULL) < 0)
+    /* setgroups, setresgid and setresuid as the raw calls: the skill
+     * process is one thread, and glibc's wrappers would first signal every
+     * thread the broker had when it cloned pid 1 (gone here: a getpid,
+     * tgkill and futex each, for nothing) */
+    if (p->as_root && syscall(SYS_setgroups, 0, NULL) < 0)
         die(ctl, "setgroups", errno);
-    if ((r = drop_bounding()) < 0)
-        die(ctl, "drop the capability bounding set", r);
+    /* the bounding and ambient sets came empty from pid 1 (pid1_main) */
     if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                                      SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
                                      SECBIT_NO_CAP_AMBIENT_RAISE |
                                      SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
               0, 0, 0) < 0)
         die(ctl, "securebits", errno);
-    if (setresgid(p->skill_gid, p->skill_gid, p->skill_gid) < 0 ||
-        setresuid(p->skill_uid, p->skill_uid, p->skill_uid) < 0)
+    if (syscall(SYS_setresgid, p->skill_gid, p->skill_gid, p->skill_gid) < 0 ||
+        syscall(SYS_setresuid, p->skill_uid, p->skill_uid, p->skill_uid) < 0)
         die(ctl, "identity", errno);
     if ((r = drop_caps(-1)) < 0)
         die(ctl, "drop capabilities", r);
@@ -438,25 +445,25 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
         _exit(125); /* the broker is gone */
     if ((r = sg_mounts_setup(p, rundir, step, sizeof step)) < 0)
         die(ctl, step, r);
-    int decoys[SG_MAX_DECOYS], valid[SG_MAX_DECOYS];
-    size_t nvalid = 0;
-    int mask = 0;
-    sg_decoys_setup(p, decoys);
-    for (size_t i = 0; i < SG_MAX_DECOYS; i++) {
-        if (decoys[i] >= 0) {
-            valid[nvalid++] = decoys[i];
-            mask |= 1 << i;
-        }
+    /* the decoys' one group, then the decoys' handles in a packet of their
+     * own; err and step: why some decoy made is not watched */
+    struct sg_decoy_fh fh[SG_MAX_DECOYS];
+    int derr;
+    int group = sg_decoys_setup(p, fh, &derr, step, sizeof step);
+    ctl_send(ctl, SG_CTL_DECOYS, derr, 0, step, group);
+    if (group >= 0) {
+        ssize_t k;
+        while ((k = send(ctl, fh, sizeof fh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+            ;
+        if (k != (ssize_t)sizeof fh)
+            _exit(125); /* the broker is gone */
+        close(group);
     }
-    /* status carries which decoys the fds that follow watch, in order */
-    ctl_send_fds(ctl, SG_CTL_DECOYS, 0, mask, NULL, valid, nvalid);
-    for (size_t i = 0; i < nvalid; i++)
-        close(valid[i]);
     /* the private views' roots: what the skill leaves there is reported when
      * it ends (only directories of ours: a host folder bound there is not) */
     int views[SG_VIEWS];
     size_t nviews = 0;
-    mask = 0;
+    int mask = 0;
     for (int i = 0; i < SG_VIEWS; i++) {
         const char *vp = sg_view_path(p, i);
         int fd = vp ? open(vp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -501,6 +508,13 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     for (size_t i = 0; i < SG_ARRAY_LEN(fwd); i++)
         sigaddset(&set, fwd[i]);
     sigprocmask(SIG_BLOCK, &set, NULL);
+    /* The bounding and ambient sets are emptied once, here, for pid 1 and
+     * the skill alike: both are inherited through vfork, and emptying them
+     * takes no effective capability away (the skill process still changes
+     * its identity and securebits, then drops the rest; pid 1 keeps
+     * CAP_KILL). Done in each process, it was ~42 prctl calls twice. */
+    if ((r = drop_bounding()) < 0)
+        die(ctl, "drop the capability bounding set", r);
     /* vfork: pid 1 has nothing to do until the skill has exec'd, and not
      * copying its page tables saves a quarter of a millisecond per run.
      * skill_main never returns and only ends in exec or _exit; every
@@ -512,7 +526,6 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     if (skill == 0)
         skill_main(p, in, out, err, ctl, bpf, nbpf);
     close(in), close(out), close(err);
-    drop_bounding();
     drop_caps(CAP_KILL);
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     reaper(skill, ctl, &set);
@@ -635,8 +648,8 @@ static void add_holder(pid_t pid)
 }
 
 /* Closing the last reference to a fanotify group waits for an SRCU grace
- * period (~10 ms measured), so the last references to the decoys' groups
- * are held by a child that nobody waits for. It keeps only the decoys and
+ * period (~10 ms measured), so the last reference to the decoys' group
+ * is held by a child that nobody waits for. It keeps only the decoys and
  * a pipe and exits once the broker has closed its own copies and the
  * pipe's other end (close_decoys); it is reaped without waiting, by the
  * next sg_sandbox_reap or, when the broker exits first, by init. (It was a
@@ -647,22 +660,15 @@ static void add_holder(pid_t pid)
  * (1-4 ms lost either way, measured). */
 static void hold_decoys(struct sg_sandbox *sb)
 {
-    bool any = false;
-    for (int i = 0; i < SG_MAX_DECOYS; i++)
-        any |= sb->decoy_fd[i] >= 0;
     int hold[2];
-    if (!any)
+    if (sb->decoy_fd < 0)
         return;
     if (pipe2(hold, O_CLOEXEC) < 0)
         return; /* the broker's own close then pays the wait */
     pid_t c = fork();
     if (c == 0) {
-        int keep[SG_MAX_DECOYS + 1], nk = 0;
-        keep[nk++] = hold[0];
-        for (int i = 0; i < SG_MAX_DECOYS; i++)
-            if (sb->decoy_fd[i] >= 0)
-                keep[nk++] = sb->decoy_fd[i];
-        sg_close_all_but(keep, (size_t)nk);
+        int keep[] = {hold[0], sb->decoy_fd};
+        sg_close_all_but(keep, SG_ARRAY_LEN(keep));
         char b;
         while (read(hold[0], &b, 1) < 0 && errno == EINTR)
             ;
@@ -681,11 +687,9 @@ static void close_decoys(struct sg_sandbox *sb)
 {
     if (sb->decoy_hold_fd < 0)
         hold_decoys(sb); /* the skill never started */
-    for (int i = 0; i < SG_MAX_DECOYS; i++) {
-        if (sb->decoy_fd[i] >= 0)
-            close(sb->decoy_fd[i]);
-        sb->decoy_fd[i] = -1;
-    }
+    if (sb->decoy_fd >= 0)
+        close(sb->decoy_fd);
+    sb->decoy_fd = -1;
     if (sb->decoy_hold_fd >= 0)
         close(sb->decoy_hold_fd);
     sb->decoy_hold_fd = -1;
@@ -826,10 +830,36 @@ static int place(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb, char
     return 0;
 }
 
+/* "decoys": the group (if any) and, in the next packet, the decoys'
+ * handles; err and step say why a decoy is not watched (fanotify_init
+ * refused: the user's fanotify groups are used up). */
+static int take_decoys(struct sg_sandbox *sb, const struct sg_ctl_msg *m, int *fds, size_t nfds)
+{
+    sb->decoy_err = m->err;
+    memcpy(sb->decoy_fail, m->step, sizeof sb->decoy_fail);
+    sb->decoy_fail[sizeof sb->decoy_fail - 1] = '\0';
+    for (size_t k = 1; k < nfds; k++)
+        close(fds[k]);
+    if (nfds == 0)
+        return 0;
+    ssize_t n;
+    do
+        n = recv(sb->ctl_fd, sb->decoy_fh, sizeof sb->decoy_fh, 0);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof sb->decoy_fh) {
+        close(fds[0]);
+        memset(sb->decoy_fh, 0, sizeof sb->decoy_fh);
+        return n < 0 ? -errno : -EBADMSG;
+    }
+    sb->decoy_fd = fds[0];
+    return 0;
+}
+
 /* pid 1's messages until "ready": the decoys' and egress listeners' fds,
  * the NFLOG socket, then the seccomp notification fd; and every declared
  * path's bind checked against its pin before anything runs. */
-static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen)
+static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen,
+                       const struct sg_launch_hooks *hooks)
 {
     struct sg_ctl_msg m;
     int fds[SG_CTL_MAX_FDS];
@@ -839,20 +869,23 @@ static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *ste
         if ((r = ctl_wait(sb->ctl_fd, &m, fds, &nfds)) < 0)
             STEP_FAIL(r, r == -ETIMEDOUT ? "waiting for the sandbox to be ready"
                                     : "sandbox setup (it exited)");
-        if (m.type == SG_CTL_DECOYS || m.type == SG_CTL_EGRESS || m.type == SG_CTL_VIEWS) {
+        if (m.type == SG_CTL_DECOYS) {
+            if ((r = take_decoys(sb, &m, fds, nfds)) < 0)
+                STEP_FAIL(r, "handshake (decoys)");
+            continue;
+        }
+        if (m.type == SG_CTL_EGRESS || m.type == SG_CTL_VIEWS) {
             /* status says which slots the fds that came fill, in order */
-            int *slots = m.type == SG_CTL_DECOYS   ? sb->decoy_fd
-                         : m.type == SG_CTL_EGRESS ? sb->egress_fd
-                                                   : sb->view_fd;
-            int nslots = m.type == SG_CTL_DECOYS   ? SG_MAX_DECOYS
-                         : m.type == SG_CTL_EGRESS ? SG_EGRESS_FDS
-                                                   : SG_VIEWS;
+            int *slots = m.type == SG_CTL_EGRESS ? sb->egress_fd : sb->view_fd;
+            int nslots = m.type == SG_CTL_EGRESS ? SG_EGRESS_FDS : SG_VIEWS;
             size_t k = 0;
             for (int i = 0; i < nslots && k < nfds; i++)
                 if (m.status & (1 << i))
                     slots[i] = fds[k++];
             while (k < nfds)
                 close(fds[k++]);
+            if (m.type == SG_CTL_VIEWS && hooks && hooks->views)
+                hooks->views(hooks->ctx, sb);
             continue;
         }
         if (m.type == SG_CTL_OWNFS) {
@@ -895,15 +928,14 @@ static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *ste
 #undef STEP_FAIL
 
 int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen,
-                      void (*meanwhile)(void *ctx), void *ctx)
+                      const struct sg_launch_hooks *hooks)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1};
     int r;
     memset(sb, 0, sizeof *sb);
     sb->pidfd = sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = sb->ctl_fd = sb->notify_fd = -1;
     sb->nflog_fd = sb->decoy_hold_fd = -1;
-    for (int i = 0; i < SG_MAX_DECOYS; i++)
-        sb->decoy_fd[i] = -1;
+    sb->decoy_fd = -1;
     for (int i = 0; i < SG_EGRESS_FDS; i++)
         sb->egress_fd[i] = -1;
     for (int i = 0; i < SG_VIEWS; i++)
@@ -960,9 +992,9 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         PID1_FAIL(r, "handshake");
     if ((r = place(p, pid, sb, step, steplen)) < 0)
         goto fail;
-    if (meanwhile)
-        meanwhile(ctx);
-    if ((r = await_ready(p, sb, step, steplen)) == 0)
+    if (hooks && hooks->meanwhile)
+        hooks->meanwhile(hooks->ctx);
+    if ((r = await_ready(p, sb, step, steplen, hooks)) == 0)
         return 0;
 fail:
     for (int i = 0; i < 2; i++) {

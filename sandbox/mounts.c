@@ -33,6 +33,17 @@ static int mkdir_p(const char *path, mode_t mode)
     return sg_mkdir_p(path, mode, (uid_t)-1, (gid_t)-1);
 }
 
+/* An empty file to bind over, in a folder that exists. */
+static int touch(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno != EEXIST)
+        return -errno;
+    if (fd >= 0)
+        close(fd);
+    return 0;
+}
+
 static int make_file(const char *path)
 {
     char buf[PATH_MAX];
@@ -44,12 +55,7 @@ static int make_file(const char *path)
         if (r < 0)
             return r;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0 && errno != EEXIST)
-        return -errno;
-    if (fd >= 0)
-        close(fd);
-    return 0;
+    return touch(path);
 }
 
 static int bind(const char *src, const char *target, bool writable)
@@ -102,7 +108,8 @@ static int dev(const char *target, long long shm_size, long long shm_inodes)
         char src[32], name[32];
         snprintf(src, sizeof src, "/dev/%s", nodes[i]);
         snprintf(name, sizeof name, "/%s", nodes[i]);
-        if ((r = join(p, sizeof p, target, name)) < 0 || (r = make_file(p)) < 0)
+        /* in the tmpfs just mounted: no folder to make */
+        if ((r = join(p, sizeof p, target, name)) < 0 || (r = touch(p)) < 0)
             return r;
         if (mount(src, p, NULL, MS_BIND, NULL) < 0)
             return -errno;

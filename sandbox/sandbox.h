@@ -224,6 +224,16 @@ bool sg_seccomp_sets_xattr(const char *name, long nr);
 /* ---- launching ---- */
 
 #define SG_MAX_DECOYS 10
+/* A decoy's file handle, as name_to_handle_at gives it and a FAN_REPORT_FID
+ * event reports it (decoy.h): how the one fanotify group's events are told
+ * apart. bytes 0: the decoy is not watched. The private HOME is our tmpfs,
+ * whose handles are 12 bytes. */
+#define SG_DECOY_FH_MAX 64
+struct sg_decoy_fh {
+    uint32_t bytes;
+    int32_t type;
+    unsigned char f[SG_DECOY_FH_MAX];
+};
 /* proxy v4, proxy v6, DNS udp v4, udp v6, tcp v4, tcp v6, and a sock_diag
  * netlink socket of the sandbox's network (its listening sockets, for the
  * ports the broker may publish: egress/publish.h) */
@@ -239,7 +249,10 @@ struct sg_sandbox {
     int ctl_fd;     /* control socket: exit status, errors */
     int notify_fd;  /* seccomp user notifications */
     int nflog_fd;   /* packets the nft table refused */
-    int decoy_fd[SG_MAX_DECOYS]; /* fanotify: a credential decoy was opened (decoy.h) */
+    int decoy_fd;                /* fanotify: a credential decoy was opened (decoy.h) */
+    struct sg_decoy_fh decoy_fh[SG_MAX_DECOYS]; /* which decoy an event is about */
+    int decoy_err;               /* errno of why decoys are not (all) watched, or 0 */
+    char decoy_fail[64];         /* ... and the call that failed */
     int decoy_hold_fd;           /* closing it lets the decoys' holder exit (launch.c) */
     pid_t decoy_hold_pid;        /* the holder (reaped by sg_sandbox_reap) */
     int egress_fd[SG_EGRESS_FDS]; /* listeners inside the sandbox (netns.h) */
@@ -270,14 +283,23 @@ struct sg_ctl_msg {
     char step[64];   /* the setup step that failed */
 };
 
+/* The broker's own work done while pid 1 works (each may be NULL, ctx is
+ * theirs): meanwhile, once pid 1 has all it needs from the broker, while it
+ * mounts and the skill process starts (work the skill does not wait for);
+ * views, once pid 1 has sent the private views' roots (sb->view_fd), all
+ * made, decoys included, and nothing of the skill run yet: the views'
+ * baseline is taken there, while the skill process is set up, rather
+ * than between "ready" and "go". */
+struct sg_launch_hooks {
+    void (*meanwhile)(void *ctx);
+    void (*views)(void *ctx, const struct sg_sandbox *sb);
+    void *ctx;
+};
 /* Launch the skill under plan up to the point where everything is in place
  * and the skill waits for go: on return every fd is set. On failure returns
- * -errno and *step names the setup step (valid until the next call).
- * meanwhile (may be NULL) is called once pid 1 has all it needs from the
- * broker, while it mounts and the skill process starts: the broker's own
- * work that the skill does not wait for goes there. */
+ * -errno and *step names the setup step (valid until the next call). */
 int sg_sandbox_launch(const struct sg_plan *plan, struct sg_sandbox *sb, char *step,
-                      size_t steplen, void (*meanwhile)(void *ctx), void *ctx);
+                      size_t steplen, const struct sg_launch_hooks *hooks);
 /* Let the skill exec. */
 int sg_sandbox_go(struct sg_sandbox *sb);
 /* The entrypoint has exec'd: work that must not compete with its start

@@ -11,6 +11,7 @@ with the reason elsewhere. No test sends a packet anywhere: the skills run in
 their own network namespace with only loopback, and every target is a
 reserved name or a documentation address.
 """
+import errno
 import glob
 import hashlib
 import json
@@ -18,6 +19,7 @@ import os
 import pwd
 import re
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -273,6 +275,9 @@ def identity_capabilities_and_processes(m, base):
         import os
         st = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)
         print("CapEff", st["CapEff"].strip(), "CapBnd", st["CapBnd"].strip())
+        print("caps", *(st[k].strip() for k in ("CapInh", "CapPrm", "CapAmb")))
+        one = dict(l.split(":\t", 1) for l in open("/proc/1/status").read().splitlines() if ":\t" in l)
+        print("pid1", *(one[k].strip() for k in ("CapBnd", "CapAmb", "CapInh", "NoNewPrivs")))
         print("NoNewPrivs", st["NoNewPrivs"].strip(), "Seccomp", st["Seccomp"].strip())
         print("uid_map", open("/proc/self/uid_map").read().split())
         print("pids", sorted(int(x) for x in os.listdir("/proc") if x.isdigit()))
@@ -285,6 +290,9 @@ def identity_capabilities_and_processes(m, base):
         """)
     p = m.run("run", d, check=0)
     assert "CapEff 0000000000000000 CapBnd 0000000000000000" in p.out, p.out
+    assert "caps 0000000000000000 0000000000000000 0000000000000000" in p.out, p.out
+    # pid 1 emptied the bounding and ambient sets for both (launch.c)
+    assert "pid1 0000000000000000 0000000000000000 0000000000000000 1" in p.out, p.out
     assert "NoNewPrivs 1 Seccomp 2" in p.out, p.out
     uidmap = re.search(r"uid_map \[(.*)\]", p.out).group(1)
     assert "'0', '0'" not in uidmap.split("]")[0] or m.name == "root", uidmap
@@ -543,6 +551,111 @@ def malicious_weather_gets_nothing(m, base):
     assert not os.path.exists(os.path.join(d, ".weather-stash"))
     assert not os.path.exists(os.path.join(m.home, ".cache", ".weather-stash"))
     assert not os.path.exists("/tmp/.weather-stash")
+
+
+DECOYS = (".ssh/id_rsa", ".ssh/id_ed25519", ".aws/credentials", ".netrc", ".git-credentials",
+          ".docker/config.json", ".kube/config", ".npmrc", ".pypirc",
+          ".config/gcloud/application_default_credentials.json")
+
+
+@test()
+def decoys_trip_in_the_fifteenth_concurrent_run(m, base):
+    """fanotify groups count per host user (fs.fanotify.max_user_groups,
+    128): with a group per decoy (ten a run), the thirteenth concurrent run
+    of a user had no decoys, silently. Now one group a run: with 14 runs of
+    the same user holding theirs, a 15th still sees every decoy opened, each
+    by its own path."""
+    hold = make_skill(base, f"decoy-holder-{m.name}", "echo up\nexec sleep 60\n", lang="bash")
+    sweep = make_skill(base, f"decoy-sweep-{m.name}", f"""
+        import os
+        for rel in {DECOYS!r}:
+            try:
+                open(os.path.join(os.environ["HOME"], rel)).close()
+                print("READ", rel)
+            except OSError as e:
+                print("NOPE", rel, e.errno)
+        """)
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8"}
+    cmd = [SG, "run", "--timeout", "60", hold]
+    if IS_ROOT and m.uid != 0:
+        cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
+    holders = []
+    try:
+        for _ in range(14):
+            holders.append(subprocess.Popen(cmd, env=e, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, cwd="/"))
+        deadline = time.monotonic() + 60
+        for h in holders:  # each has its decoys set up once its skill runs
+            r, _, _ = select.select([h.stdout], [], [], max(0, deadline - time.monotonic()))
+            assert r and h.stdout.readline() == b"up\n", "a holder did not start"
+        p = m.run("run", sweep, check=0)
+        t = m.last_trace()
+    finally:
+        for h in holders:
+            h.terminate()
+        for h in holders:
+            try:
+                h.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                h.kill()
+                h.wait()
+            h.stdout.close()
+    assert all(f"READ {rel}" in p.out for rel in DECOYS), p.out
+    seen = {e["data"]["path"] for e in t["events"]
+            if e["kind"] == "fs_blocked" and e["data"].get("decoy")}
+    assert seen == {os.path.join(m.home, rel) for rel in DECOYS}, seen
+    assert not [e for e in t["events"] if e["kind"] == "sandbox_degraded"], t["events"]
+    classes = {c["class"] for c in t["violation_summary"]["classifications"]}
+    assert "credential_harvesting" in classes, classes
+
+
+GROUP_HOG = """
+import ctypes, os, sys
+uid = int(sys.argv[1])
+os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+libc = ctypes.CDLL(None, use_errno=True)
+fds = []
+while len(fds) < 4096:
+    fd = libc.fanotify_init(0x200, 0)  # FAN_CLASS_NOTIF | FAN_REPORT_FID
+    if fd < 0:
+        break
+    fds.append(fd)
+print(len(fds), ctypes.get_errno(), flush=True)
+sys.stdin.read()
+"""
+
+
+@test(modes=("root",))
+def unwatched_decoys_are_said_not_kept_quiet(m, base):
+    """When the user has no fanotify group left, the run says its decoys are
+    not watched (an event and a line on stderr), and still runs."""
+    uid = 60000 + os.getpid() % 4000  # a user of its own: no other test is short of groups
+    home, state = os.path.join(base, "hog-home"), os.path.join(base, "hog-state")
+    for d in (home, state):
+        os.makedirs(d)
+        os.chown(d, uid, uid)
+    sweep = make_skill(base, "decoy-unwatched", "print(open('/etc/hostname').read() and 'ran')\n")
+    hog = subprocess.Popen([sys.executable, "-c", GROUP_HOG, str(uid)], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        n, err = hog.stdout.readline().split()
+        assert int(n) > 0 and int(err) == errno.EMFILE, (n, err)
+        p = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", SG,
+                            "run", sweep], capture_output=True, text=True, timeout=60, cwd="/",
+                           env={"PATH": "/usr/bin:/bin", "HOME": home, "XDG_STATE_HOME": state,
+                                "LANG": "C.UTF-8"})
+    finally:
+        hog.stdin.close()
+        hog.wait(timeout=20)
+    assert p.returncode == 0 and p.stdout == "ran\n", (p.returncode, p.stdout, p.stderr)
+    assert "credential decoys not watched (fanotify_init" in p.stderr, p.stderr
+    traces = glob.glob(os.path.join(state, "skillgate", "traces", "*.json"))
+    with open(traces[0]) as f:
+        t = json.load(f)
+    deg = [e for e in t["events"] if e["kind"] == "sandbox_degraded"]
+    assert [e["data"] for e in deg] == [{"missing": "decoys", "step": "fanotify_init",
+                                          "error": os.strerror(errno.EMFILE)}], deg
+    assert not t["degraded"], t["degraded"]  # Landlock's flag: the sandbox itself is whole
 
 
 @test()

@@ -123,8 +123,9 @@ static void sink(void *ctx, const struct sg_event *ev)
             r->att.n[how][what]++;
             tui_tl_add_attempt(&r->tl, ev->wall_ms, how, 1);
         }
-        if (ev->kind == SG_EV_SANDBOX_DEGRADED)
-            r->degraded = true;
+        const char *miss = json_string_value(json_object_get(ev->data, "missing"));
+        if (ev->kind == SG_EV_SANDBOX_DEGRADED && miss && !strcmp(miss, "landlock"))
+            r->degraded = true; /* the banner is Landlock's; unwatched decoys are an event */
         r->att_known = true;
     }
     t->dirty = true;
