@@ -109,7 +109,7 @@ def _server(size):
     import threading
     srv = so.socket()
     srv.bind(("127.0.0.1", 0))
-    srv.listen(64)
+    srv.listen(1024)
     chunk = b"\0" * (1 << 20)
 
     def serve(c):

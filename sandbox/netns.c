@@ -448,7 +448,7 @@ static int listener(int family, int type, uint16_t port)
         r = bind(fd, (struct sockaddr *)&a, sizeof a);
     }
     if (r == 0 && type == SOCK_STREAM)
-        r = listen(fd, 128);
+        r = listen(fd, SOMAXCONN); /* a burst of connects waits, not a SYN retry 1 s later */
     if (r < 0) {
         r = -errno;
         close(fd);
