@@ -100,8 +100,9 @@ long long sg_audit_tip_seq(const char *path);
 /* The run record of run_id among the records after after_seq (negative:
  * no bound), walked from the log's end backwards (through rotated files
  * when a rotation record is met), at most SG_AUDIT_FIND_MAX bytes; NULL
- * when it is not there. *refusals: its refusal records are there (they
- * are written in the same write as the run record, before it). Recovery
+ * when it is not there. *refusals (when it is not): its refusal records
+ * are there (written in the same write as the run record, before it: a
+ * write a kill cut short). Recovery
  * asks this instead of a flushed note of the broker's: a run is appended
  * once, whenever its broker died. */
 #define SG_AUDIT_FIND_MAX (64LL << 20)
