@@ -902,14 +902,6 @@ json_t *sg_audit_refusal_records(json_t *doc, json_t *head)
     return recs;
 }
 
-int sg_audit_append_refusals(const char *path, json_t *doc, json_t *head)
-{
-    json_t *recs = sg_audit_refusal_records(doc, head);
-    int r = json_array_size(recs) ? sg_audit_append_all(path, recs) : 0;
-    json_decref(recs);
-    return r;
-}
-
 /* What the record's status says: a run that failed after a request of its
  * was refused failed for that. */
 static const char *record_status(json_t *doc)

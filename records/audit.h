@@ -34,9 +34,8 @@ int sg_audit_sync(int fd);
 /* The refusals of a run no person saw, from its trace document: one
  * decision record per distinct refusal with its count (the first 20 of
  * each tool; past them one "refusals" record per tool with the count).
- * Appended before the run's record. */
-int sg_audit_append_refusals(const char *path, json_t *doc, json_t *head);
-/* Those records (an array, maybe empty), not appended. */
+ * An array (maybe empty), appended with the run's record after them in
+ * one write (sg_audit_append_all). */
 json_t *sg_audit_refusal_records(json_t *doc, json_t *head);
 
 /* The same off the caller's thread: rec (taken, the caller's reference) is
