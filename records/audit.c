@@ -132,12 +132,22 @@ static char *rotated_name(const char *path, json_int_t last_seq)
     return sg_xasprintf("%s/%.*s.%012lld.jsonl", dir, (int)bl, base, (long long)last_seq);
 }
 
-static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq);
+static int write_records(int fd, json_t *recs, const char *prev, json_int_t seq);
 static int write_own_record(int fd, json_t *rec, char **prev, json_int_t *seq);
 static int take_torn(int fd, size_t torn, bool whole_before, char **prev, json_int_t *seq);
 
-int sg_audit_append(const char *path, json_t *rec)
+/* Group commit: the lines are chained and written whole under the log's
+ * lock, and the lock is let go before the fsync. A run that waited for the
+ * lock writes its lines at once, and the fsyncs of runs ending together
+ * overlap (the filesystem commits them as one): none waits for another's
+ * flush. An fsync covers every dirty page of the file, so a writer whose
+ * fsync returned has the lines of those before it on disk too. What the
+ * lock still guards: the tip read, the chain, a full disk's truncate-back,
+ * the taking off of a torn line and the rotation (which syncs the old file
+ * first: the new file's first record chains to its last). */
+int sg_audit_append_nosync(const char *path, json_t *recs, int *fd_out)
 {
+    *fd_out = -1;
     char dir[PATH_MAX];
     const char *base;
     split(path, dir, sizeof dir, &base);
@@ -168,7 +178,11 @@ int sg_audit_append(const char *path, json_t *rec)
     struct stat st;
     if (prev_rec && fstat(fd, &st) == 0 && st.st_size >= rotate_at()) {
         /* full: the log goes on in a new file, whose first record names the
-         * old one and chains to its last (verify follows the chain) */
+         * old one and chains to its last (verify follows the chain). The
+         * old file synced first: lines written by writers still in their
+         * fsync must not be lost while the new file's chain to them stays */
+        if (fsync(fd) < 0)
+            return -errno;
         cleanup_free char *old = rotated_name(path, seq - 1);
         const char *ob = strrchr(old, '/');
         ob = ob ? ob + 1 : old;
@@ -189,7 +203,36 @@ int sg_audit_append(const char *path, json_t *rec)
         if (r < 0)
             return r;
     }
-    return write_record(fd, rec, prev, seq);
+    int r = write_records(fd, recs, prev, seq);
+    if (r < 0)
+        return r;
+    flock(fd, LOCK_UN); /* written whole: the next writer may go on (group commit) */
+    *fd_out = steal_fd(&fd);
+    return 0;
+}
+
+int sg_audit_sync(int fd)
+{
+    if (fd < 0)
+        return -EBADF;
+    int e = fsync(fd) < 0 ? -errno : 0;
+    close(fd);
+    return e;
+}
+
+int sg_audit_append_all(const char *path, json_t *recs)
+{
+    int fd;
+    int r = sg_audit_append_nosync(path, recs, &fd);
+    return r < 0 ? r : sg_audit_sync(fd);
+}
+
+int sg_audit_append(const char *path, json_t *rec)
+{
+    json_t *one = json_pack("[O]", rec);
+    int r = one ? sg_audit_append_all(path, one) : -ENOMEM;
+    json_decref(one);
+    return r;
 }
 
 /* The log ends in torn bytes without a newline: a writer that crashed
@@ -233,10 +276,16 @@ static int take_torn(int fd, size_t torn, bool whole_before, char **prev, json_i
     return r;
 }
 
-/* A record of the log's own (taken), chained in; the chain's tip moves on. */
+/* A record of the log's own (taken), chained in and synced (under the
+ * lock: these are rare, and what comes after them chains to them); the
+ * chain's tip moves on. */
 static int write_own_record(int fd, json_t *rec, char **prev, json_int_t *seq)
 {
-    int r = write_record(fd, rec, *prev, *seq);
+    json_t *one = json_pack("[O]", rec);
+    int r = one ? write_records(fd, one, *prev, *seq) : -ENOMEM;
+    json_decref(one);
+    if (r == 0 && fsync(fd) < 0)
+        r = -errno;
     if (r == 0) {
         free(*prev);
         *prev = sg_xstrdup(json_string_value(json_object_get(rec, "hash")));
@@ -246,33 +295,57 @@ static int write_own_record(int fd, json_t *rec, char **prev, json_int_t *seq)
     return r;
 }
 
-static int write_record(int fd, json_t *rec, const char *prev, json_int_t seq)
+/* recs (an array) chained from prev/seq and written in one write: a run's
+ * refusals and its record go in together or (a crash inside the write)
+ * end in a torn line the next append takes off. Not synced here. */
+static int write_records(int fd, json_t *recs, const char *prev, json_int_t seq)
 {
-    json_object_set_new(rec, "seq", json_integer(seq));
-    json_object_set_new(rec, "prev", json_string(prev));
-    cleanup_free char *h = sg_audit_hash(rec);
-    json_object_set_new(rec, "hash", json_string(h));
-    cleanup_free char *line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
-    if (!line)
-        return -ENOMEM;
-    size_t len = strlen(line);
-    if (len + 1 > SG_AUDIT_LINE_MAX)
-        return -E2BIG;
-    line[len] = '\n'; /* the NUL goes; one write holds the whole line */
+    struct sg_buf all;
+    sg_buf_init(&all, SIZE_MAX);
+    cleanup_free char *last = sg_xstrdup(prev);
+    size_t i;
+    json_t *rec;
+    int e = 0;
+    json_array_foreach(recs, i, rec)
+    {
+        json_object_set_new(rec, "seq", json_integer(seq + (json_int_t)i));
+        json_object_set_new(rec, "prev", json_string(last));
+        char *h = sg_audit_hash(rec);
+        json_object_set_new(rec, "hash", json_string(h));
+        free(last);
+        last = h;
+        cleanup_free char *line =
+            json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+        if (!line) {
+            e = -ENOMEM;
+            break;
+        }
+        size_t len = strlen(line);
+        if (len + 1 > SG_AUDIT_LINE_MAX) {
+            e = -E2BIG;
+            break;
+        }
+        if (sg_buf_append(&all, line, len) < 0 || sg_buf_append(&all, "\n", 1) < 0) {
+            e = -ENOMEM;
+            break;
+        }
+    }
+    if (e || !all.len) {
+        sg_buf_free(&all);
+        return e;
+    }
     struct stat st;
     off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
-    ssize_t w = write(fd, line, len + 1);
-    int e = w < 0 ? -errno : w != (ssize_t)(len + 1) ? -ENOSPC : 0;
-    line[len] = '\0';
+    ssize_t w = write(fd, all.data, all.len);
+    e = w < 0 ? -errno : w != (ssize_t)all.len ? -ENOSPC : 0;
+    sg_buf_free(&all);
     if (e) {
-        /* a full disk took part of the line: take it back (the lock is
+        /* a full disk took part of the lines: take them back (the lock is
          * ours), so the log never ends in half a record we wrote */
         if (w > 0 && before >= 0 && ftruncate(fd, before) == 0)
             fsync(fd);
         return e;
     }
-    if (fsync(fd) < 0)
-        return -errno;
     return 0;
 }
 
@@ -765,7 +838,7 @@ static const char *refusal_tool(const char *kind, json_t *data)
     return sc && (!strcmp(sc, "execve") || !strcmp(sc, "execveat")) ? NULL : "syscall";
 }
 
-int sg_audit_append_refusals(const char *path, json_t *doc, json_t *head)
+json_t *sg_audit_refusal_records(json_t *doc, json_t *head)
 {
     json_t *recs = json_array(), *by_key = json_object(), *per_tool = json_object();
     json_t *over = json_object();
@@ -812,10 +885,6 @@ int sg_audit_append_refusals(const char *path, json_t *doc, json_t *head)
         json_object_set(by_key, key, rec);
         json_array_append_new(recs, rec);
     }
-    int r = 0;
-    json_array_foreach(recs, i, ev)
-        if (!r)
-            r = sg_audit_append(path, ev);
     const char *tool;
     json_t *n;
     json_object_foreach(over, tool, n)
@@ -824,15 +893,13 @@ int sg_audit_append_refusals(const char *path, json_t *doc, json_t *head)
                               json_object_get(head, "run_id"), "tool", tool, "decision", "deny",
                               "why", "past the first 20 of this tool in this run: counted",
                               "count", n);
-        if (!r)
-            r = u ? sg_audit_append(path, u) : -ENOMEM;
-        json_decref(u);
+        if (u)
+            json_array_append_new(recs, u);
     }
-    json_decref(recs);
     json_decref(by_key);
     json_decref(per_tool);
     json_decref(over);
-    return r;
+    return recs;
 }
 
 /* What the record's status says: a run that failed after a request of its
@@ -914,16 +981,132 @@ void sg_audit_capture_free(struct sg_audit_capture *c)
     sg_buf_free(&c->err);
 }
 
-json_t *sg_audit_last_run(const char *path, const char *run_id)
+long long sg_audit_tip_seq(const char *path)
 {
-    cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    cleanup_fd int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     size_t torn;
     cleanup_free char *tip = fd >= 0 ? last_line(fd, &torn) : NULL;
     json_t *rec = tip ? json_loads(tip, 0, NULL) : NULL;
+    long long seq = (long long)json_integer_value(json_object_get(rec, "seq"));
+    json_decref(rec);
+    return seq;
+}
+
+/* What the backward walk found. */
+struct find {
+    const char *run_id;
+    long long after;
+    json_t *run;   /* the run record */
+    bool refusals; /* the run's refusals (written with it, in one write) */
+    bool done;     /* reached a record at or before "after" */
+    char prev_file[256]; /* a rotation record's previous file, at the file's start */
+};
+
+static void find_line(struct find *f, const char *line, size_t n)
+{
+    json_t *rec = json_loadb(line, n, 0, NULL);
+    json_t *sj = json_object_get(rec, "seq");
     const char *type = json_string_value(json_object_get(rec, "type"));
     const char *id = json_string_value(json_object_get(rec, "run_id"));
-    if (type && id && !strcmp(type, "run") && !strcmp(id, run_id))
-        return rec;
+    const char *by = json_string_value(json_object_get(rec, "decided_by"));
+    if (json_is_integer(sj) && json_integer_value(sj) <= f->after)
+        f->done = true;
+    else if (type && id && !strcmp(id, f->run_id) && !strcmp(type, "run") && !f->run)
+        f->run = json_incref(rec);
+    else if (type && id && !strcmp(id, f->run_id) &&
+             (!strcmp(type, "refusals") ||
+              (!strcmp(type, "decision") && by && !strncmp(by, "sandbox: ", 9))))
+        f->refusals = true;
+    if (type && !strcmp(type, "rotation"))
+        snprintf(f->prev_file, sizeof f->prev_file, "%s",
+                 json_string_value(json_object_get(rec, "previous_file")) ?: "");
     json_decref(rec);
-    return NULL;
+}
+
+/* One file walked from its end towards its start, a block at a time,
+ * until the walk is done or *budget bytes were read. */
+#define FIND_BLOCK (SG_AUDIT_LINE_MAX * 2) /* always holds a whole line's end */
+
+static void find_in(int fd, struct find *f, off_t *budget)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return;
+    f->prev_file[0] = '\0';
+    off_t pos = st.st_size;
+    struct sg_buf b; /* the bytes [pos, pos + b.len) not yet walked */
+    sg_buf_init(&b, SIZE_MAX);
+    bool first = true;
+    while (!f->done && !f->run && *budget > 0) {
+        size_t want = pos < FIND_BLOCK ? (size_t)pos : FIND_BLOCK;
+        char *nb = sg_xmalloc(want + b.len + 1);
+        if (want && pread(fd, nb, want, pos - (off_t)want) != (ssize_t)want) {
+            free(nb);
+            break;
+        }
+        memcpy(nb + want, b.data, b.len);
+        size_t len = want + b.len;
+        pos -= (off_t)want;
+        *budget -= (off_t)want;
+        size_t end = len;
+        if (first) { /* a torn tail is no record */
+            while (end > 0 && nb[end - 1] != '\n')
+                end--;
+            first = false;
+        }
+        /* whole lines from the right: a line is whole when a newline comes
+         * before it, or the file starts there */
+        for (;;) {
+            size_t e = end > 0 && nb[end - 1] == '\n' ? end - 1 : end;
+            size_t s = e;
+            while (s > 0 && nb[s - 1] != '\n')
+                s--;
+            if (s == 0 && pos > 0)
+                break; /* its start is in the next block */
+            if (e > s)
+                find_line(f, nb + s, e - s);
+            end = s;
+            if (f->done || f->run || end == 0)
+                break;
+        }
+        b.len = 0;
+        if (end && sg_buf_append(&b, nb, end) < 0)
+            end = 0;
+        free(nb);
+        if (pos == 0)
+            break;
+        if (end > SG_AUDIT_LINE_MAX * 2)
+            break; /* no line is that long: not a log we wrote */
+    }
+    sg_buf_free(&b);
+    if (pos > 0 || b.len)
+        f->prev_file[0] = '\0'; /* not walked to its start */
+}
+
+json_t *sg_audit_find_run(const char *path, const char *run_id, long long after_seq,
+                          bool *refusals)
+{
+    struct find f = {.run_id = run_id, .after = after_seq};
+    off_t budget = SG_AUDIT_FIND_MAX;
+    char dir[PATH_MAX];
+    const char *base;
+    split(path, dir, sizeof dir, &base);
+    cleanup_fd int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    cleanup_free char *name = sg_xstrdup(base);
+    /* the log, then (when the walk reached a rotation record at its start)
+     * the file before it */
+    for (int files = 0; dfd >= 0 && files < 4 && !f.done && !f.run && budget > 0; files++) {
+        int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+            break;
+        find_in(fd, &f, &budget);
+        close(fd);
+        if (!f.prev_file[0] || strchr(f.prev_file, '/') || f.prev_file[0] == '.')
+            break;
+        free(name);
+        name = sg_xstrdup(f.prev_file);
+    }
+    if (refusals)
+        *refusals = f.refusals;
+    return f.run;
 }

@@ -21,13 +21,22 @@
 char *sg_audit_path(void);
 
 /* Append rec (a JSON object; "prev", "seq" and "hash" are added). Takes the
- * lock, reads the chain's tip, writes one line, fsyncs. Returns 0 or -errno. */
+ * lock, reads the chain's tip, writes one line, lets the lock go, fsyncs
+ * (group commit: see audit.c). Returns 0 or -errno. */
 int sg_audit_append(const char *path, json_t *rec);
+/* The same for recs (an array), chained in order in one write. */
+int sg_audit_append_all(const char *path, json_t *recs);
+/* The two halves: written whole under the lock, which is let go; *fd (the
+ * log, open) is for sg_audit_sync, which fsyncs it and closes it. So a
+ * caller can sync other files while the log's fsync runs. */
+int sg_audit_append_nosync(const char *path, json_t *recs, int *fd);
+int sg_audit_sync(int fd);
 /* The refusals of a run no person saw, from its trace document: one
  * decision record per distinct refusal with its count (the first 20 of
  * each tool; past them one "refusals" record per tool with the count).
- * Appended before the run's record. */
-int sg_audit_append_refusals(const char *path, json_t *doc, json_t *head);
+ * An array (maybe empty), appended with the run's record after them in
+ * one write (sg_audit_append_all). */
+json_t *sg_audit_refusal_records(json_t *doc, json_t *head);
 
 /* The same off the caller's thread: rec (taken, the caller's reference) is
  * queued and a writer thread appends it, in the order posted. For the run's
@@ -83,10 +92,21 @@ void sg_audit_capture_init(struct sg_audit_capture *c);
 void sg_audit_capture_sink(void *ctx, const struct sg_event *ev);
 void sg_audit_capture_free(struct sg_audit_capture *c);
 
-/* The last record of the log at path when it is the run record of run_id,
- * else NULL. (A run recovered from its journal may have got that far before
- * its broker died; its head and trace name are in it.) */
-json_t *sg_audit_last_run(const char *path, const char *run_id);
+/* The chain's tip now: the seq of the log's last whole record (0: none).
+ * Read without the lock: a record appended after this call has a higher
+ * seq. A run's journal keeps it, so its recovery knows where to look. */
+long long sg_audit_tip_seq(const char *path);
+/* The run record of run_id among the records after after_seq (negative:
+ * no bound), walked from the log's end backwards (through rotated files
+ * when a rotation record is met), at most SG_AUDIT_FIND_MAX bytes; NULL
+ * when it is not there. *refusals (when it is not): its refusal records
+ * are there (written in the same write as the run record, before it: a
+ * write a kill cut short). Recovery
+ * asks this instead of a flushed note of the broker's: a run is appended
+ * once, whenever its broker died. */
+#define SG_AUDIT_FIND_MAX (64LL << 20)
+json_t *sg_audit_find_run(const char *path, const char *run_id, long long after_seq,
+                          bool *refusals);
 
 /* What a run's audit record takes from the start of the run (the journal
  * keeps it): run_id, skill, input_sha256, permissions_used. */

@@ -31,6 +31,7 @@ struct sg_journal {
     struct sg_buf pend, spare; /* the loop fills pend; the thread writes spare */
     bool want_sync, stop, running;
     unsigned long long sync_gen;
+    unsigned long long taken, written; /* lines taken; of them, written to the file */
     size_t total, output; /* bytes taken, of them output */
     size_t dropped;
     int err;
@@ -100,7 +101,7 @@ static void *writer(void *arg)
         j->pend = j->spare;
         j->spare = tmp;
         bool sync = j->want_sync, stop = j->stop;
-        unsigned long long gen = j->sync_gen;
+        unsigned long long gen = j->sync_gen, taken = j->taken;
         j->want_sync = false;
         pthread_mutex_unlock(&j->mu);
         int e = 0;
@@ -108,6 +109,12 @@ static void *writer(void *arg)
             e = sg_write_all(j->fd, j->spare.data, j->spare.len);
             j->spare.len = 0;
             unsynced = true;
+        }
+        if (taken != j->written) { /* in the file: a SIGKILL of the broker keeps it */
+            pthread_mutex_lock(&j->mu);
+            j->written = taken;
+            pthread_cond_broadcast(&j->synced);
+            pthread_mutex_unlock(&j->mu);
         }
         if (!e && unsynced && (sync || stop || mono_ms() - last_sync >= 1000)) {
             e = fdatasync(j->fd) < 0 ? -errno : 0;
@@ -148,6 +155,7 @@ static void take_line(struct sg_journal *j, const char *line, bool output, bool 
     } else if (sg_buf_append(&j->pend, line, n - 1) == 0 && sg_buf_append(&j->pend, "\n", 1) == 0) {
         j->total += n;
         j->output += output ? n : 0;
+        j->taken++;
         if (j->pend.len == n) /* the first since the thread's last write: wake it */
             pthread_cond_signal(&j->wake);
     }
@@ -213,6 +221,19 @@ int sg_journal_note(struct sg_journal *j, json_t *line)
     if (!s)
         return -ENOMEM;
     take_line(j, s, false, true, true);
+    /* in the file, not yet on the disk: the thread's fdatasync goes on
+     * beside whatever the caller writes next (sg_journal_sync waits) */
+    pthread_mutex_lock(&j->mu);
+    unsigned long long want = j->taken;
+    while (j->written < want && !j->err)
+        pthread_cond_wait(&j->synced, &j->mu);
+    int e = j->err;
+    pthread_mutex_unlock(&j->mu);
+    return e;
+}
+
+int sg_journal_sync(struct sg_journal *j)
+{
     return flush_wait(j);
 }
 
@@ -248,6 +269,12 @@ int sg_journal_open(const char *run_id, json_t *head, struct sg_journal **out)
     json_object_set_new(head, "type", json_string("head"));
     json_object_set_new(head, "version", json_integer(1));
     json_object_set_new(head, "broker_pid", json_integer(getpid()));
+    {
+        /* where the run's records can first be in the log: recovery looks
+         * for them from there (sg_audit_find_run), not for a note */
+        cleanup_free char *log = sg_audit_path();
+        json_object_set_new(head, "audit_seq", json_integer(sg_audit_tip_seq(log)));
+    }
     cleanup_free char *line = json_dumps(head, JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(head);
     int e = 0;
@@ -481,18 +508,23 @@ static void replay_sink(void *ctx, const struct sg_event *ev)
 }
 
 /* The trace of run_id, when the broker got as far as its final name (a
- * rename: the file is whole) but not as far as saying so in the journal. */
+ * rename: the file is whole; the broker says so nowhere else). A trace it
+ * only staged (its temporary file, whole or not) is removed: recovery
+ * writes the trace again. */
 static char *written_trace(const char *run_id)
 {
     cleanup_free char *state = sg_state_dir();
     cleanup_free char *dir = sg_xasprintf("%s/traces", state);
     cleanup_free char *tail = sg_xasprintf("-%s.json", run_id);
+    cleanup_free char *staged = sg_xasprintf("-%s.json.tmp", run_id);
     DIR *d = opendir(dir);
     struct dirent *e;
     char *found = NULL;
-    while (d && !found && (e = readdir(d)))
-        if (sg_str_has_suffix(e->d_name, tail))
+    while (d && (e = readdir(d)))
+        if (!found && sg_str_has_suffix(e->d_name, tail))
             found = sg_xasprintf("%s/%s", dir, e->d_name);
+        else if (sg_str_has_suffix(e->d_name, staged) && e->d_name[0] != '.')
+            unlinkat(dirfd(d), e->d_name, 0);
     if (d)
         closedir(d);
     return found;
@@ -579,13 +611,17 @@ static int recover_one(const char *buf, size_t len, struct sg_recovered *out)
      * chain's head after them (unless the broker got that far) */
     bool traced = jr.trace_path || (jr.trace_path = written_trace(out->run_id));
     json_t *last = NULL, *head = NULL;
+    json_t *aseq = json_object_get(jr.head, "audit_seq"); /* older journals: none */
+    long long after = json_is_integer(aseq) ? (long long)json_integer_value(aseq) : -1;
+    bool refused = false;
     if (jr.audit) { /* the records are in; the journal says so */
         head = json_incref(json_object_get(jr.audit, "head"));
         tname = sg_xstrdup(json_string_value(json_object_get(jr.audit, "trace")) ?: "");
     } else if (traced && (head = trace_head(jr.trace_path))) {
         /* the trace comes after the records and names them */
-    } else if ((last = sg_audit_last_run(log, out->run_id))) {
-        /* the broker died between its record and saying so */
+    } else if ((last = sg_audit_find_run(log, out->run_id, after, &refused))) {
+        /* the broker died after its records were written (synced or not:
+         * a killed broker's writes are in the file), before its trace */
         head = sg_audit_head_of(last);
         const char *t = json_string_value(json_object_get(last, "trace"));
         const char *slash = t ? strrchr(t, '/') : NULL;
@@ -597,9 +633,13 @@ static int recover_one(const char *buf, size_t len, struct sg_recovered *out)
         cleanup_free char *tpath = traced ? sg_xstrdup(jr.trace_path) : sg_trace_path_of(tname);
         json_t *rec = sg_audit_run_record(doc, ah, res.out_sha256, rp.cap.out.data, rp.cap.out.len,
                                           rp.cap.err.data, rp.cap.err.len, tpath);
-        e = rec ? sg_audit_append_refusals(log, doc, ah) : -EINVAL;
-        if (!e)
-            e = sg_audit_append(log, rec);
+        /* the refusals and the record in one write, as the broker writes
+         * them (its refusals without its record: a write cut short) */
+        json_t *recs = refused ? json_array() : sg_audit_refusal_records(doc, ah);
+        if (rec)
+            json_array_append(recs, rec);
+        e = rec ? sg_audit_append_all(log, recs) : -EINVAL;
+        json_decref(recs);
         head = e ? NULL : sg_audit_head_of(rec);
         json_decref(rec);
     }

@@ -4,10 +4,14 @@
  *
  * $XDG_STATE_HOME/skillgate/runs/<run_id>.journal, mode 0600, JSON lines:
  * a head (the trace's head, the audit record's head, the start time, the
- * broker's pid), then the run's events as they happen, then the steps of
- * the end ("end": the result, "audit": its audit records are in the log,
- * with the chain's head after them and the trace's name, "trace": where
- * the trace was written). The
+ * broker's pid, the audit chain's seq before the run), then the run's
+ * events as they happen, then the end ("end": the result). Whether the
+ * run's audit records and trace were written is not noted: recovery looks
+ * for them (its record after that seq in the log, its trace by its name),
+ * so it writes each at most once whenever the broker died (the order of
+ * the end and why each crash point is safe: run/runner.c,
+ * sg_runner_finish). Journals of older brokers may carry "audit" and
+ * "trace" steps; they are still read. The
  * broker holds an flock on
  * it for the whole run, so a journal nobody holds is an orphan: the next
  * start of skillgate (any command) writes its trace, status "incomplete",
@@ -43,8 +47,12 @@ struct sg_journal;
 int sg_journal_open(const char *run_id, json_t *head, struct sg_journal **out);
 /* An event sink (ctx: the journal). */
 void sg_journal_sink(void *ctx, const struct sg_event *ev);
-/* A step of the end (a JSON object, taken), written and synced at once. */
+/* A step of the end (a JSON object, taken): returns once it is in the
+ * file (a killed broker's journal has it), not on the disk; the thread's
+ * fdatasync follows at once, beside the caller's next writes. */
 int sg_journal_note(struct sg_journal *j, json_t *line);
+/* Wait until everything taken so far is on disk. 0, or the first -errno. */
+int sg_journal_sync(struct sg_journal *j);
 /* The end: with done (the trace and the audit record are written) the
  * journal is removed; without, it stays, unlocked, for the next start.
  * Returns the first -errno its writes met (0: all of it is on disk). */

@@ -344,48 +344,67 @@ int sg_trace_write_named(json_t *doc, const char *name, const char *skill_root, 
 {
     *written = NULL;
     /* a name of the traces folder, never a path out of it (it may come
-     * from a journal) */
+     * from a journal): sg_trace_stage_named checks it too */
     if (name && (!name[0] || name[0] == '.' || strchr(name, '/') ||
                  !sg_str_has_suffix(name, ".json")))
         return -EINVAL;
     return write_doc(doc, NULL, name, skill_root, written);
 }
 
-static int write_doc(json_t *doc, const char *path, const char *fixed, const char *skill_root,
-                     char **written)
+/* fsync of a folder: its entries (dfd may be O_PATH, which fsync refuses). */
+static int sync_dir(int dfd)
 {
-    cleanup_free char *target = NULL, *name = NULL;
-    cleanup_fd int dfd = AT_FDCWD; /* the traces folder, walked safely (config.h) */
-    *written = NULL;
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int e = fd < 0 || fsync(fd) < 0 ? -errno : 0;
+    if (fd >= 0)
+        close(fd);
+    return e;
+}
+
+/* The first half: the document in a temporary file beside its name,
+ * written and synced. */
+static int stage_doc(json_t *doc, const char *path, const char *fixed, const char *skill_root,
+                     struct sg_trace_pending *p)
+{
+    memset(p, 0, sizeof *p);
+    p->dfd = AT_FDCWD; /* the traces folder, walked safely (config.h) */
     if (path) {
         struct stat st;
         if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
             return -ELOOP;
-        target = sg_xstrdup(path);
-        name = sg_xstrdup(path);
+        p->target = sg_xstrdup(path);
+        p->name = sg_xstrdup(path);
+        p->own = false;
     } else {
         cleanup_free char *state = sg_state_dir();
         cleanup_free char *dir = sg_xasprintf("%s/traces", state);
         int r = sg_open_records_dir(dir);
         if (r < 0)
             return r;
-        dfd = r;
-        name = fixed ? sg_xstrdup(fixed) : sg_trace_name(doc);
-        target = sg_xasprintf("%s/%s", dir, name);
+        p->dfd = r;
+        p->own = true;
+        p->name = fixed ? sg_xstrdup(fixed) : sg_trace_name(doc);
+        p->target = sg_xasprintf("%s/%s", dir, p->name);
     }
-    if (skill_root && inside(target, skill_root))
+    if (skill_root && inside(p->target, skill_root)) {
+        sg_trace_pending_drop(p);
         return -EPERM; /* a skill could read or rewrite its own record */
-    cleanup_free char *tmp = sg_xasprintf("%s.tmp", name);
-    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    }
+    p->tmp = sg_xasprintf("%s.tmp", p->name);
+    int fd = openat(p->dfd, p->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno == EEXIST) {
         /* a broker killed while it wrote this run's trace left its temporary
          * file; its journal's recovery in the same second comes to the same
          * name (the folder is ours alone: no one else makes these names) */
-        unlinkat(dfd, tmp, 0);
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        unlinkat(p->dfd, p->tmp, 0);
+        fd = openat(p->dfd, p->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     }
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) {
+        int e = -errno;
+        free(p->tmp), p->tmp = NULL; /* not ours to remove */
+        sg_trace_pending_drop(p);
+        return e;
+    }
     cleanup_free char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     size_t len = text ? strlen(text) : 0, off = 0;
     int r = text ? 0 : -ENOMEM;
@@ -402,25 +421,73 @@ static int write_doc(json_t *doc, const char *path, const char *fixed, const cha
         r = -errno;
     if (close(fd) < 0 && !r)
         r = -errno;
-    /* Only a complete, synced file ever carries the final name. */
-    if (!r && (path ? renameat(dfd, tmp, dfd, name)
-                    : renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE)) < 0)
-        r = -errno;
+    if (r)
+        sg_trace_pending_drop(p);
+    return r;
+}
+
+int sg_trace_stage_named(json_t *doc, const char *name, const char *skill_root,
+                         struct sg_trace_pending *p)
+{
+    memset(p, 0, sizeof *p);
+    p->dfd = -1;
+    if (name && (!name[0] || name[0] == '.' || strchr(name, '/') ||
+                 !sg_str_has_suffix(name, ".json")))
+        return -EINVAL;
+    return stage_doc(doc, NULL, name, skill_root, p);
+}
+
+void sg_trace_pending_drop(struct sg_trace_pending *p)
+{
+    if (p->tmp && p->dfd != -1)
+        unlinkat(p->dfd, p->tmp, 0);
+    if (p->own && p->dfd >= 0)
+        close(p->dfd);
+    free(p->tmp), free(p->name), free(p->target);
+    memset(p, 0, sizeof *p);
+    p->dfd = -1;
+}
+
+int sg_trace_publish(struct sg_trace_pending *p, json_t *doc, char **written)
+{
+    *written = NULL;
+    bool folder = p->own;
+    /* Only a complete, synced file ever carries the final name; in the
+     * traces folder never over another (a second trace of a run is refused) */
+    int r = (folder ? renameat2(p->dfd, p->tmp, p->dfd, p->name, RENAME_NOREPLACE)
+                    : renameat(p->dfd, p->tmp, p->dfd, p->name)) < 0
+                ? -errno
+                : 0;
     if (r) {
-        unlinkat(dfd, tmp, 0);
+        sg_trace_pending_drop(p);
         return r;
     }
-    *written = steal_pointer(&target);
-    if (!path) {
+    free(p->tmp), p->tmp = NULL;
+    /* the name on disk before the run is said to be recorded (the journal,
+     * which would write it again, goes next) */
+    if (folder)
+        r = sync_dir(p->dfd);
+    *written = steal_pointer(&p->target);
+    if (folder) {
         /* the Traces screen's line for it (a cache: a failure costs a read) */
-        json_t *e = sg_trace_index_entry(dfd, name, doc);
+        json_t *e = sg_trace_index_entry(p->dfd, p->name, doc);
         json_t *a = e ? json_pack("[o]", e) : NULL;
         if (a)
-            sg_trace_index_put(dfd, a, false);
+            sg_trace_index_put(p->dfd, a, false);
         json_decref(a);
-        prune_traces(dfd, name);
+        prune_traces(p->dfd, p->name);
     }
-    return 0;
+    sg_trace_pending_drop(p);
+    return r;
+}
+
+static int write_doc(json_t *doc, const char *path, const char *fixed, const char *skill_root,
+                     char **written)
+{
+    struct sg_trace_pending p;
+    *written = NULL;
+    int r = stage_doc(doc, path, fixed, skill_root, &p);
+    return r ? r : sg_trace_publish(&p, doc, written);
 }
 
 int64_t sg_trace_time_ms(const char *iso)

@@ -5,6 +5,7 @@
 #define SG_TRACE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "events.h"
@@ -68,6 +69,20 @@ char *sg_trace_path_of(const char *name);
 /* sg_trace_write into the traces folder under name (NULL: a new one);
  * -EINVAL for a name that is not a plain "*.json" name of that folder. */
 int sg_trace_write_named(json_t *doc, const char *name, const char *skill_root, char **written);
+/* sg_trace_write_named in two halves, so a caller can sync other files
+ * while the trace's own fsync runs: stage writes and syncs a temporary
+ * file beside the name; publish gives it the name (never over another:
+ * -EEXIST), syncs the folder, and frees p; drop removes the temporary
+ * file and frees p. */
+struct sg_trace_pending {
+    int dfd;
+    bool own; /* dfd is the traces folder's, ours to close */
+    char *tmp, *name, *target;
+};
+int sg_trace_stage_named(json_t *doc, const char *name, const char *skill_root,
+                         struct sg_trace_pending *p);
+int sg_trace_publish(struct sg_trace_pending *p, json_t *doc, char **written);
+void sg_trace_pending_drop(struct sg_trace_pending *p);
 /* SHA-256 of the policy part of a skill's JSON (what the run was allowed). */
 char *sg_policy_digest(const struct sg_skill *sk);
 

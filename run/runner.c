@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -620,6 +621,19 @@ void sg_runner_live(struct sg_runner *r, struct sg_session_live *live)
         sg_session_live(r->run->session, live);
 }
 
+/* The audit log's fsync, beside the trace's (sg_runner_finish). */
+struct audit_sync {
+    pthread_t thread;
+    int fd, err;
+};
+
+static void *audit_sync_thread(void *arg)
+{
+    struct audit_sync *as = arg;
+    as->err = sg_audit_sync(as->fd);
+    return NULL;
+}
+
 void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
 {
     struct run_state *st = r->run;
@@ -630,7 +644,8 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
     if (st->session)
         sg_session_finish(st->session, &st->res);
     out->res = st->res;
-    if (st->journal) /* if the records fail now, the next start still knows the end */
+    if (st->journal) /* if the records fail now, the next start still knows the end (in
+                      * the file before the record is: a killed broker's recovery agrees) */
         sg_journal_note(st->journal,
                         json_pack("{s:s, s:s, s:i, s:I, s:s, s:I, s:I, s:s}", "type", "end", "end",
                                   sg_run_end_name(out->res.end), "exit_code", out->res.exit_code,
@@ -649,32 +664,72 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
     json_object_set_new(out->doc, "refusals", sg_refusals_of(out->doc, r->agent));
     if (r->person) /* the code that ran: the digest taken at the start ("" if none) */
         sg_seen_mark_digest(sk, st->digest);
-    /* the audit records first, then the trace, which names the chain's head
-     * after them ("audit_head"): audit verify holds the log to every trace,
-     * so records cut off the log's end are caught (issue 34). The record
-     * names the trace by the name it is about to be written under. */
+    /* The end, in as few serial disk flushes as a crash allows (issue 39):
+     *
+     *   1. the "end" step into the journal (in the file; its fdatasync runs
+     *      on the journal's thread from here on)
+     *   2. the run's refusals and record into the audit log, one write
+     *      under its lock, the lock let go (group commit, audit.c)
+     *   3. at once: the log's fsync on a thread of its own, the trace's
+     *      temporary file written and fsync'd here, the journal's
+     *      fdatasync on its thread; all three waited for
+     *   4. the trace's rename (never over another), the traces folder's
+     *      fsync: two flushes' latency in all, not five
+     *   5. the journal removed (no flush: a journal a power cut brings back
+     *      finds its record and its trace in place and is removed again)
+     *
+     * The trace names the chain's head after the record ("audit_head":
+     * audit verify holds the log to every trace, so records cut off the
+     * log's end are caught, issue 34), so it carries its name only after
+     * the log's fsync. Recovery writes what is missing and only that: the
+     * record when the log holds none of this run after the seq the
+     * journal's head kept (sg_audit_find_run), the trace when no file has
+     * its name (a temporary one is removed and written again). So:
+     *   killed before 2: the record and the trace from the journal;
+     *   killed after 2 (synced or not, the write is in the file): the
+     *     record found, the trace written under the name it gives;
+     *   killed after 4: both found, the journal removed;
+     *   power cut before 3 is done: the record is on the disk or not, and
+     *     recovery finds it or writes it; no trace carries a name yet;
+     *   power cut after 4: both on the disk before skillgate returned. */
     cleanup_free char *tname = sg_trace_name(out->doc);
     cleanup_free char *tpath = sg_trace_path_of(tname);
     json_t *rec = sg_audit_run_record(out->doc, st->audit_head, out->res.out_sha256,
                                       st->cap.out.data, st->cap.out.len, st->cap.err.data,
                                       st->cap.err.len, tpath);
     cleanup_free char *log = sg_audit_path();
-    out->audit_err = rec ? sg_audit_append_refusals(log, out->doc, st->audit_head) : -EINVAL;
-    if (!out->audit_err)
-        out->audit_err = sg_audit_append(log, rec);
+    json_t *recs = rec ? sg_audit_refusal_records(out->doc, st->audit_head) : NULL;
+    int afd = -1;
+    if (recs)
+        json_array_append(recs, rec);
+    out->audit_err = recs ? sg_audit_append_nosync(log, recs, &afd) : -EINVAL;
+    json_decref(recs);
     json_t *head = out->audit_err ? NULL : sg_audit_head_of(rec);
     json_decref(rec);
-    if (head) {
+    struct audit_sync as = {.fd = afd};
+    bool syncing = afd >= 0 && pthread_create(&as.thread, NULL, audit_sync_thread, &as) == 0;
+    if (head)
         json_object_set(out->doc, "audit_head", head);
-        if (st->journal) /* recovery must not append them twice, and knows the head */
-            sg_journal_note(st->journal, json_pack("{s:s, s:O, s:s}", "type", "audit", "head",
-                                                   head, "trace", tname));
-        json_decref(head);
+    struct sg_trace_pending tp;
+    out->trace_err = sg_trace_stage_named(out->doc, tname, sk->root, &tp);
+    if (syncing)
+        pthread_join(as.thread, NULL);
+    else if (afd >= 0)
+        as.err = sg_audit_sync(afd);
+    if (!out->audit_err)
+        out->audit_err = as.err;
+    if (st->journal)
+        sg_journal_sync(st->journal); /* its errors: sg_journal_close */
+    if (head && out->audit_err) {
+        /* the record may not be on the disk: no trace names it */
+        json_object_del(out->doc, "audit_head");
+        if (!out->trace_err)
+            sg_trace_pending_drop(&tp);
+        out->trace_err = sg_trace_stage_named(out->doc, tname, sk->root, &tp);
     }
-    out->trace_err = sg_trace_write_named(out->doc, tname, sk->root, &out->trace_path);
-    if (!out->trace_err && st->journal) /* recovery must not write it twice */
-        sg_journal_note(st->journal, json_pack("{s:s, s:s}", "type", "trace", "path",
-                                               out->trace_path));
+    json_decref(head);
+    if (!out->trace_err)
+        out->trace_err = sg_trace_publish(&tp, out->doc, &out->trace_path);
     if (st->trace_out)
         out->trace_err2 = sg_trace_write(out->doc, st->trace_out, sk->root, &out->trace_path2);
     if (!out->audit_err)

@@ -324,6 +324,150 @@ def two_hundred_kills_at_random_moments_then_one_start(m, base):
     assert len(lost) >= runs // 10, f"only {len(lost)} kills of {runs} landed inside a run"
     print(f"# {runs} runs, {len(mine)} traces, {len(lost)} of them written from a journal")
 
+KILL_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+/* SG_TEST_KILL_AT names the step of a run's end at which the broker is
+ * SIGKILLed (the test's shim, not the product's):
+ *   audit-written  the audit log's fsync (its lines written, lock let go)
+ *   trace-staged   the trace's rename (its temporary file synced)
+ *   trace-named    the traces folder's fsync (after the rename) */
+static int at(const char *step)
+{
+    const char *k = getenv("SG_TEST_KILL_AT");
+    return k && !strcmp(k, step);
+}
+static int fd_ends(int fd, const char *tail)
+{
+    char p[64], t[4096];
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(p, t, sizeof t - 1);
+    if (n <= 0)
+        return 0;
+    t[n] = 0;
+    size_t l = strlen(tail);
+    return (size_t)n >= l && !strcmp(t + n - l, tail);
+}
+int fsync(int fd)
+{
+    int (*real)(int) = dlsym(RTLD_NEXT, "fsync");
+    if ((at("audit-written") && fd_ends(fd, "/audit.jsonl")) ||
+        (at("trace-named") && fd_ends(fd, "/traces")))
+        kill(getpid(), SIGKILL);
+    return real(fd);
+}
+int renameat2(int a, const char *o, int b, const char *n, unsigned f)
+{
+    int (*real)(int, const char *, int, const char *, unsigned) = dlsym(RTLD_NEXT, "renameat2");
+    if (at("trace-staged") && strstr(o, ".json.tmp"))
+        kill(getpid(), SIGKILL);
+    return real(a, o, b, n, f);
+}
+"""
+
+
+def kill_shim(base):
+    shim = os.path.join(base, "kill-shim.so")
+    if os.path.exists(shim):
+        return shim
+    src = shim[:-3] + ".c"
+    with open(src, "w") as f:
+        f.write(KILL_SHIM)
+    try:
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", shim, src, "-ldl"], check=True,
+                       timeout=60, capture_output=True)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise h.Skip(f"no C compiler for the shim: {e}")
+    os.chmod(base, 0o755)
+    return shim
+
+
+@test()
+def a_broker_killed_at_each_step_of_the_end_writes_each_record_once(m, base):
+    """The broker SIGKILLed at each step of a run's end -- its audit lines
+    written but not synced, its trace synced but not named, its trace named
+    but the folder not synced -- while another run goes on, which ends
+    before the next start (its record lands after the killed run's). The next start writes
+    what is missing and only that: exactly one run record and one trace
+    for the killed run, no temporary file and no journal left, and the
+    chain and every trace's head verify. (Recovery once looked only at the
+    log's last record: a run ended meanwhile made it append a second.)"""
+    shim = kill_shim(base)
+    d = h.make_skill(base, f"end-{m.name}", "print('ran', flush=True)\n")
+    other = h.make_skill(base, f"other-{m.name}",
+                         "import time\nprint('started', flush=True)\ntime.sleep(1.5)\n")
+    for step in ("audit-written", "trace-staged", "trace-named"):
+        st = os.path.join(base, f"state-kill-{step}-{m.name}")
+        os.makedirs(st)
+        if h.IS_ROOT and m.uid:
+            os.chown(st, m.uid, m.uid)
+        # a run that ends after the killed one: its record lands after the
+        # killed run's, before anyone recovers that
+        slow = start(m, "run", "--prompt", "deny", other, state=st)
+        wait_for_line(slow, "started")
+        env = env_of(m, st)
+        env.update({"LD_PRELOAD": shim, "SG_TEST_KILL_AT": step,
+                    "ASAN_OPTIONS": "handle_segv=0:verify_asan_link_order=0"})
+        p = subprocess.run(command(m, "run", "--prompt", "deny", d), env=env, capture_output=True,
+                           stdin=subprocess.DEVNULL, cwd="/", timeout=60)
+        assert p.returncode == -9, (step, p.returncode, p.stderr[-800:])
+        assert len(journals(st)) == 2, (step, journals(st))  # its own and the slow one's
+        rc, _, err = finish(slow)
+        assert rc == 0, (step, err[-800:])
+        p2 = m.run("list", "/nonexistent-folder", env={"XDG_STATE_HOME": st})
+        assert "recovered the run" in p2.err, (step, p2.err[-800:])
+        p2 = m.run("list", "/nonexistent-folder", env={"XDG_STATE_HOME": st})
+        assert "recovered" not in p2.err, (step, p2.err[-800:])
+        assert journals(st) == [], (step, journals(st))
+        recs = run_records(st)
+        killed = [r for r in recs if r["skill"] == f"end-{m.name}"]
+        assert len(killed) == 1, (step, [(r["run_id"], r["end_reason"]) for r in killed])
+        mine = [t for t in traces(st) if f"-end-{m.name}-" in os.path.basename(t)]
+        assert len(mine) == 1, (step, mine)
+        t = json.load(open(mine[0]))
+        assert t["trace_id"] == killed[0]["run_id"] and killed[0]["trace"] == mine[0], \
+            (step, t["trace_id"], killed[0])
+        assert t["audit_head"]["seq"] == killed[0]["seq"], (step, t["audit_head"], killed[0])
+        left = glob.glob(os.path.join(st, "skillgate", "traces", "*.tmp"))
+        assert left == [], (step, left)
+        assert len(recs) == 2 and len(traces(st)) == 2, (step, len(recs), len(traces(st)))
+        v = subprocess.run(command(m, "audit", "verify"), env=env_of(m, st), capture_output=True,
+                           text=True, cwd="/")
+        assert v.returncode == 0 and "chain intact" in v.stdout, (step, v.stdout, v.stderr)
+        assert "traces: 2 name a record" in v.stdout, (step, v.stdout)
+
+
+@test()
+def runs_ending_together_each_have_their_records(m, base):
+    """Eight runs at once, four times (their audit lines share the log's
+    lock and its fsyncs): every run has one record and one trace, and the
+    chain and every trace's head verify."""
+    st = os.path.join(base, f"state-together-{m.name}")
+    os.makedirs(st)
+    if h.IS_ROOT and m.uid:
+        os.chown(st, m.uid, m.uid)
+    d = h.make_skill(base, f"together-{m.name}", "print('x')\n")
+    ids = []
+    for _ in range(4):
+        procs = [subprocess.Popen(command(m, "run", "--prompt", "deny", d), env=env_of(m, st),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  stdin=subprocess.DEVNULL, cwd="/") for _ in range(8)]
+        for p in procs:
+            _, err = p.communicate(timeout=60)
+            assert p.returncode == 0, err[-800:]
+    recs = run_records(st)
+    ids = [r["run_id"] for r in recs]
+    assert len(ids) == 32 and len(set(ids)) == 32, len(ids)
+    assert {json.load(open(t))["trace_id"] for t in traces(st)} == set(ids)
+    v = subprocess.run(command(m, "audit", "verify"), env=env_of(m, st), capture_output=True,
+                       text=True, cwd="/")
+    assert v.returncode == 0 and "traces: 32 name a record" in v.stdout, (v.stdout, v.stderr)
+
 
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

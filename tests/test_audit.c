@@ -261,6 +261,61 @@ static void a_trace_names_the_records_cut_off_the_end(void **st)
     free(dir);
 }
 
+/* Recovery's look for a run's record (sg_audit_find_run): found under
+ * the records of runs that ended after it, across a rotation of the log,
+ * with its refusals; not found before the seq its journal kept, nor when
+ * it is not there. */
+static void a_runs_record_is_found_under_later_ones(void **st)
+{
+    (void)st;
+    char *dir = th_tmpdir();
+    cleanup_free char *path = sg_xasprintf("%s/skillgate/audit.jsonl", dir);
+    json_t *old = json_pack("{s:s, s:s}", "type", "run", "run_id", "r0");
+    assert_int_equal(sg_audit_append(path, old), 0);
+    json_decref(old);
+    long long at_start = sg_audit_tip_seq(path);
+    assert_int_equal(at_start, 1);
+    json_t *recs = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]", "type", "decision", "run_id",
+                             "r1", "decided_by", "sandbox: not in a write path", "type", "run",
+                             "run_id", "r1", "trace", "/x/t-r1.json");
+    assert_int_equal(sg_audit_append_all(path, recs), 0);
+    json_decref(recs);
+    /* r2's broker died inside its write: its refusals without its record */
+    json_t *r2 = json_pack("{s:s, s:s, s:s}", "type", "decision", "run_id", "r2", "decided_by",
+                           "sandbox: not in a write path");
+    assert_int_equal(sg_audit_append(path, r2), 0);
+    json_decref(r2);
+    sg_audit_set_rotate(4096); /* the later runs rotate the log */
+    for (int i = 0; i < 60; i++) {
+        json_t *r = json_pack("{s:s, s:s, s:i}", "type", "run", "run_id", "later", "n", i);
+        assert_int_equal(sg_audit_append(path, r), 0);
+        json_decref(r);
+    }
+    sg_audit_set_rotate(0);
+    /* r1's record is in a rotated file, not in the log now */
+    cleanup_free char *now = NULL;
+    size_t nlen;
+    assert_int_equal(sg_read_file_capped(path, 1 << 20, &now, &nlen), 0);
+    assert_non_null(strstr(now, "\"rotation\""));
+    assert_null(strstr(now, "\"r1\""));
+    bool refused = false;
+    json_t *found = sg_audit_find_run(path, "r1", at_start, &refused);
+    assert_non_null(found);
+    assert_int_equal(json_integer_value(json_object_get(found, "seq")), 3);
+    assert_string_equal(json_string_value(json_object_get(found, "trace")), "/x/t-r1.json");
+    json_decref(found);
+    /* not after the seq a journal kept: r0 was there before the run */
+    assert_null(sg_audit_find_run(path, "r0", at_start, &refused));
+    assert_null(sg_audit_find_run(path, "nobody", at_start, &refused));
+    assert_false(refused);
+    assert_null(sg_audit_find_run(path, "r2", at_start, &refused));
+    assert_true(refused); /* recovery appends its record alone */
+    struct sg_audit_check c;
+    assert_int_equal(sg_audit_verify(path, &c), 0);
+    th_rmrf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +325,7 @@ int main(void)
         cmocka_unit_test(a_torn_last_line_is_reported_then_taken_off),
         cmocka_unit_test(an_older_writers_closed_tear_still_verifies),
         cmocka_unit_test(a_trace_names_the_records_cut_off_the_end),
+        cmocka_unit_test(a_runs_record_is_found_under_later_ones),
     };
     return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
 }
