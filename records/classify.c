@@ -63,6 +63,7 @@ static const struct {
     {".gitconfig", "github.com gitlab.com bitbucket.org"},
 };
 enum { CRED_AGENT = SG_ARRAY_LEN(cred_places), CRED_OTHER, CRED_COUNT };
+_Static_assert(CRED_COUNT < 32, "a bit of places per credential place");
 
 /* Host unix sockets whose daemon runs containers or services as root:
  * reaching one is the classic way out of a container (T1611). */
@@ -348,7 +349,13 @@ void sg_classifier_add(struct sg_classifier *c, const char *kind, json_t *data,
     }
     if (k == C_CREDENTIAL_READ) {
         const char *path = json_string_value(json_object_get(data, "path"));
-        c->places |= 1u << (!strcmp(kind, "syscall_blocked") ? CRED_AGENT : cred_place(path));
+        if (json_is_true(json_object_get(data, "lost")))
+            /* the decoys' one queue overflowed: the opens lost may be of
+             * any decoy (a flood of ~/.npmrc hides a sweep of ~/.ssh,
+             * ~/.aws ...), so they count as the sweep they could hide */
+            c->places |= (1u << CRED_COUNT) - 1;
+        else
+            c->places |= 1u << (!strcmp(kind, "syscall_blocked") ? CRED_AGENT : cred_place(path));
     }
     c->count[k]++;
     keep_evidence(&c->evidence[k], message, ctx);

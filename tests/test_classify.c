@@ -166,6 +166,27 @@ static void a_sweep_is_harvesting_and_any_host_after_it_exfiltration(void **st)
     json_decref(s);
 }
 
+/* The decoys share one fanotify group: its queue overflowed (a flood of
+ * ~/.npmrc opens from many processes), so which decoys the lost opens were
+ * of is not known. Shaped as session.c decoy_event emits it. */
+static json_t *decoys_lost(void)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:b, s:b, s:b}}", "kind", "fs_blocked",
+                     "message", "some opens were lost", "data", "syscall", "open", "path", HOME,
+                     "access", "read", "class", "credential", "decoy", 1, "lost", 1,
+                     "prevented", 1);
+}
+
+/* a sweep hidden in the overflow is still a sweep */
+static void lost_decoy_opens_count_as_the_sweep_they_could_hide(void **st)
+{
+    (void)st;
+    json_t *s = summary_of(decoy(".npmrc"), decoys_lost(), NULL);
+    assert_string_equal(max_of(s), "critical");
+    assert_int_equal(count_of(s, "credential_harvesting"), 2);
+    json_decref(s);
+}
+
 /* no credential touched: a refused lookup or packet is nothing */
 static void refused_network_alone_is_nothing(void **st)
 {
@@ -243,6 +264,7 @@ int main(void)
         cmocka_unit_test(npmrc_then_another_host_is_exfiltration),
         cmocka_unit_test(netrc_before_any_request_is_low),
         cmocka_unit_test(a_sweep_is_harvesting_and_any_host_after_it_exfiltration),
+        cmocka_unit_test(lost_decoy_opens_count_as_the_sweep_they_could_hide),
         cmocka_unit_test(refused_network_alone_is_nothing),
         cmocka_unit_test(unix_sockets_by_what_they_serve),
         cmocka_unit_test(limits_by_which_one),
