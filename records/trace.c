@@ -280,11 +280,56 @@ static int by_name(const void *a, const void *b)
 
 /* Retention (config.yaml trace_keep, 1000 by default): the oldest traces
  * past it go. Their names start with the time they were written, so the
- * order of names is the order of runs. The one just written stays. */
+ * order of names is the order of runs. The one just written stays.
+ *
+ * Listing a full folder costs a run about a millisecond, so the folder is
+ * listed only when a count kept beside the traces (COUNT_FILE) says it is
+ * full, when that count is missing or unreadable, and every RECOUNT runs;
+ * a listing that finds it full takes it down to trace_keep less a
+ * headroom of 1/32, and writes the count it left. Runs ending together
+ * may each add one to the same count (one is lost): the recount every
+ * RECOUNT runs bounds what the folder holds past trace_keep meanwhile. */
+#define COUNT_FILE ".count"
+#define RECOUNT 64
+
+static long long read_count(int dfd)
+{
+    char buf[32];
+    int fd = openat(dfd, COUNT_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    char *end;
+    errno = 0;
+    long long c = strtoll(buf, &end, 10);
+    return errno || end == buf || *end != '\n' || c < 0 ? -1 : c;
+}
+
+static void write_count(int dfd, long long c)
+{
+    char buf[32];
+    int len = snprintf(buf, sizeof buf, "%lld\n", c);
+    int fd = openat(dfd, COUNT_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
+                                         O_CLOEXEC, 0600);
+    if (fd < 0)
+        return; /* a cache: the next run lists the folder */
+    if (sg_write_all(fd, buf, (size_t)len) < 0)
+        ftruncate(fd, 0);
+    close(fd);
+}
+
 static void prune_traces(int dfd, const char *just_written)
 {
     long long rot, keep;
     sg_config_records(&rot, &keep);
+    long long c = read_count(dfd);
+    if (c >= 0 && c + 1 < keep && (c + 1) % RECOUNT) {
+        write_count(dfd, c + 1);
+        return;
+    }
     int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
     if (!d) {
@@ -302,12 +347,15 @@ static void prune_traces(int dfd, const char *just_written)
             names[n++] = sg_xstrdup(e->d_name);
         }
     }
-    if (n > (size_t)keep) {
+    size_t left = n;
+    if (n >= (size_t)keep) {
+        size_t target = (size_t)(keep - keep / 32);
         qsort(names, n, sizeof *names, by_name);
-        for (size_t i = 0; i + (size_t)keep < n; i++)
-            if (strcmp(names[i], just_written))
-                unlinkat(dfd, names[i], 0);
+        for (size_t i = 0; i + target < n; i++)
+            if (strcmp(names[i], just_written) && unlinkat(dfd, names[i], 0) == 0)
+                left--;
     }
+    write_count(dfd, (long long)left);
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);

@@ -225,6 +225,45 @@ def log_of(state):
     return os.path.join(state, "skillgate", "audit.jsonl")
 
 
+@test()
+def trace_keep_holds_without_listing_the_folder_each_run(m, base):
+    """Retention without a listing of the whole folder per run: a count
+    kept beside the traces says when it is full; then the oldest go, down
+    to trace_keep less 1/32. A count that lies (garbage, or traces removed
+    by hand) costs a listing, never a trace too many."""
+    cfg = os.path.join(base, f"cfg-keep-{m.name}")
+    os.makedirs(os.path.join(cfg, "skillgate"))
+    with open(os.path.join(cfg, "skillgate", "config.yaml"), "w") as f:
+        f.write("trace_keep: 40\n")
+    for x in (cfg, os.path.join(cfg, "skillgate"), os.path.join(cfg, "skillgate", "config.yaml")):
+        if h.IS_ROOT:
+            os.chown(x, m.uid, m.uid)
+    env = {"XDG_CONFIG_HOME": cfg}
+    d = h.make_skill(base, f"keep-{m.name}", "print('kept')\n")
+    folder = os.path.join(m.state, "skillgate", "traces")
+    most = 0
+    for i in range(45):
+        m.run("run", d, env=env, check=0)
+        most = max(most, len(m.traces()))
+    now = m.traces()
+    assert most <= 40 and 39 <= len(now) <= 40, (most, len(now))
+    count = open(os.path.join(folder, ".count")).read()
+    assert count == f"{len(now)}\n", (count, len(now))
+    # a count that lies: garbage, then too low by 30 (the folder is full)
+    with open(os.path.join(folder, ".count"), "w") as f:
+        f.write("many\n")
+    m.run("run", d, env=env, check=0)
+    assert len(m.traces()) <= 40, len(m.traces())
+    with open(os.path.join(folder, ".count"), "w") as f:
+        f.write("5\n")
+    for _ in range(3):
+        m.run("run", d, env=env, check=0)
+    # too low: the folder may pass trace_keep until the recount (every 64
+    # runs or when the count says full), by no more than the runs since
+    assert len(m.traces()) <= 43, len(m.traces())
+    print(f"# {m.name}: at most {most} of trace_keep 40 over 45 runs; {len(now)} left")
+
+
 def traces_of(state):
     folder = os.path.join(state, "skillgate", "traces")
     return sorted((os.path.join(folder, x) for x in os.listdir(folder) if x.endswith(".json")),
