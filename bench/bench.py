@@ -6,6 +6,7 @@ import platform
 import resource
 import shlex
 import shutil
+import socket
 import statistics
 import struct
 import subprocess
@@ -142,7 +143,22 @@ def bench_egress(top, rounds=5, size=1 << 30, connects=200):
     port = srv.getsockname()[1]
     tmp = tempfile.mkdtemp(prefix="sgbench.")
     os.chmod(tmp, 0o755)
+    relay = None
     try:
+        # the floor of any proxy here: a bare splice relay (bench/relay.c:
+        # accept, connect, splice both ways, nothing checked or recorded)
+        relay_port = None
+        if shutil.which("cc"):
+            exe = os.path.join(tmp, "relay")
+            subprocess.run(["cc", "-O2", "-o", exe, os.path.join(top, "bench", "relay.c")],
+                           check=True)
+            probe = socket.socket()
+            probe.bind(("127.0.0.1", 0))
+            relay_port = probe.getsockname()[1]
+            probe.close()
+            relay = subprocess.Popen([exe, str(relay_port), str(port)], stdout=subprocess.PIPE,
+                                     text=True)
+            assert relay.stdout.readline().strip() == "ready", "the relay did not start"
         d = os.path.join(tmp, "egress-bench")
         os.makedirs(d)
         with open(os.path.join(d, "client.py"), "w") as f:
@@ -167,10 +183,15 @@ def bench_egress(top, rounds=5, size=1 << 30, connects=200):
             direct_host = "localhost" if mode == "lookup" else "127.0.0.1"
             direct_cmd = ["python3", os.path.join(d, "client.py"), direct_host, str(port), mode, str(n)]
             proxied_cmd = [sg, "run", "--resolve", f"bench.example.test:9:127.0.0.1:{port}", d]
-            direct, proxied = [], []
+            relay_cmd = (direct_cmd[:3] + [str(relay_port)] + direct_cmd[4:]
+                         if relay_port and mode != "lookup" else None)
+            direct, proxied, relayed = [], [], []
             for _ in range(rounds):  # interleaved
                 direct.append(subprocess.run(direct_cmd, capture_output=True, text=True,
                                              check=True).stdout.split())
+                if relay_cmd:
+                    relayed.append(subprocess.run(relay_cmd, capture_output=True, text=True,
+                                                  check=True).stdout.split())
                 proxied.append(subprocess.run(proxied_cmd, capture_output=True, text=True,
                                               check=True).stdout.split())
             if mode == "download":
@@ -184,6 +205,12 @@ def bench_egress(top, rounds=5, size=1 << 30, connects=200):
                 print("|---|---:|---:|---:|---:|---|")
                 print(f"| 1 GiB download, direct | {statistics.median(dr):.0f} MB/s | {min(dr):.0f} | "
                       f"{max(dr):.0f} | 1.00x | `python3 client.py 127.0.0.1 PORT download 1` |")
+                if relayed:
+                    rr = [rate(r) for r in relayed]
+                    print(f"| the same through a bare splice relay (the floor of any proxy here) | "
+                          f"{statistics.median(rr):.0f} MB/s | {min(rr):.0f} | {max(rr):.0f} | "
+                          f"{statistics.median(rr) / statistics.median(dr):.2f}x | "
+                          f"`relay PORT2 PORT` (bench/relay.c), then the client on PORT2 |")
                 print(f"| 1 GiB download, through the proxy | {statistics.median(pr):.0f} MB/s | "
                       f"{min(pr):.0f} | {max(pr):.0f} | {statistics.median(pr) / statistics.median(dr):.2f}x"
                       f" | `skillgate run --resolve bench.example.test:9:127.0.0.1:PORT SKILL` |")
@@ -198,12 +225,21 @@ def bench_egress(top, rounds=5, size=1 << 30, connects=200):
                 print(f"| name lookup, direct: localhost from /etc/hosts (median of {n}) | "
                       f"{statistics.median(dl):.3f} ms | {min(dl):.3f} | {max(dl):.3f} | 1.00x | "
                       f"`python3 client.py localhost PORT lookup {n}` |")
+            if relayed:
+                rl = [float(r[0]) for r in relayed]
+                print(f"| the same through a bare splice relay (the floor of any proxy here) | "
+                      f"{statistics.median(rl):.3f} ms | {min(rl):.3f} | {max(rl):.3f} | "
+                      f"{statistics.median(rl) / statistics.median(dl):.2f}x | added: "
+                      f"{statistics.median(rl) - statistics.median(dl):.3f} ms |")
             what = ("the same through the proxy" if mode == "connect" else
                     "bench.example.test through the DNS stub (A + AAAA)")
             print(f"| {what} | {statistics.median(pl):.3f} ms | {min(pl):.3f} | "
                   f"{max(pl):.3f} | {statistics.median(pl) / statistics.median(dl):.2f}x | "
                   f"added: {statistics.median(pl) - statistics.median(dl):.3f} ms |")
     finally:
+        if relay:
+            relay.kill()
+            relay.wait()
         srv.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
