@@ -186,20 +186,47 @@ int sg_audit_append_nosync(const char *path, json_t *recs, int *fd_out)
         cleanup_free char *old = rotated_name(path, seq - 1);
         const char *ob = strrchr(old, '/');
         ob = ob ? ob + 1 : old;
-        if (linkat(dfd, base, dfd, ob, 0) < 0 || unlinkat(dfd, base, 0) < 0)
+        /* The log's name is never missing, not for a moment: a writer
+         * opening it then would create an empty log and chain from
+         * genesis (sg_open_locked_current creates it). So the new file is
+         * made under a name of its own, its first record written and
+         * synced, and renamed over the log's name; the old file keeps
+         * its rotated name (linked first: a crash leaves it under both,
+         * and the next rotation finds the rotated name already its own). */
+        struct stat os, rs;
+        if (linkat(dfd, base, dfd, ob, 0) < 0 &&
+            !(errno == EEXIST && fstat(fd, &os) == 0 &&
+              fstatat(dfd, ob, &rs, AT_SYMLINK_NOFOLLOW) == 0 && os.st_dev == rs.st_dev &&
+              os.st_ino == rs.st_ino))
             return -errno;
-        int nfd = openat(dfd, base, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+        cleanup_free char *nb = sg_xasprintf("%s.rotating", base);
+        unlinkat(dfd, nb, 0); /* a crash's leftover: only the lock's holder makes it */
+        int nfd = openat(dfd, nb, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                          0600);
-        if (nfd < 0)
-            return -errno;
-        if (flock(nfd, LOCK_EX) < 0) {
-            close(nfd);
-            return -errno;
+        if (nfd < 0) {
+            int e = -errno;
+            unlinkat(dfd, ob, 0);
+            return e;
         }
+        int r = flock(nfd, LOCK_EX) < 0 ? -errno : 0;
+        if (!r)
+            r = write_own_record(nfd, json_pack("{s:s, s:s}", "type", "rotation",
+                                                "previous_file", ob), &prev, &seq);
+        if (!r && renameat(dfd, nb, dfd, base) < 0)
+            r = -errno;
+        if (r < 0) {
+            close(nfd);
+            unlinkat(dfd, nb, 0);
+            unlinkat(dfd, ob, 0);
+            return r;
+        }
+        /* both names on the disk before any record chains across them */
+        int syncfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = syncfd < 0 || fsync(syncfd) < 0 ? -errno : 0;
+        if (syncfd >= 0)
+            close(syncfd);
         close(fd); /* its lock goes with it; waiters see the new file (sg_open_locked_current) */
         fd = nfd;
-        int r = write_own_record(fd, json_pack("{s:s, s:s}", "type", "rotation",
-                                               "previous_file", ob), &prev, &seq);
         if (r < 0)
             return r;
     }
@@ -1087,7 +1114,14 @@ json_t *sg_audit_find_run(const char *path, const char *run_id, long long after_
                           bool *refusals)
 {
     struct find f = {.run_id = run_id, .after = after_seq};
-    off_t budget = SG_AUDIT_FIND_MAX;
+    /* With a seq to stop at, the walk reads only what was appended since
+     * the run began, however many files and bytes that is: a walk cut
+     * short would take "not found" for "not there" and append the record
+     * a second time (runs of an MCP server or the TUI, or runs already
+     * going, end after a killed one without recovering it). Without one
+     * (an older journal) it is bounded. */
+    off_t budget = after_seq >= 0 ? (off_t)INT64_MAX : SG_AUDIT_FIND_MAX;
+    int max_files = after_seq >= 0 ? SG_AUDIT_FIND_FILES : 4;
     char dir[PATH_MAX];
     const char *base;
     split(path, dir, sizeof dir, &base);
@@ -1095,7 +1129,7 @@ json_t *sg_audit_find_run(const char *path, const char *run_id, long long after_
     cleanup_free char *name = sg_xstrdup(base);
     /* the log, then (when the walk reached a rotation record at its start)
      * the file before it */
-    for (int files = 0; dfd >= 0 && files < 4 && !f.done && !f.run && budget > 0; files++) {
+    for (int files = 0; dfd >= 0 && files < max_files && !f.done && !f.run && budget > 0; files++) {
         int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0)
             break;

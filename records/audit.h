@@ -98,13 +98,15 @@ void sg_audit_capture_free(struct sg_audit_capture *c);
 long long sg_audit_tip_seq(const char *path);
 /* The run record of run_id among the records after after_seq (negative:
  * no bound), walked from the log's end backwards (through rotated files
- * when a rotation record is met), at most SG_AUDIT_FIND_MAX bytes; NULL
+ * when a rotation record is met) until a record at or before after_seq
+ * (without a bound: at most SG_AUDIT_FIND_MAX bytes and 4 files); NULL
  * when it is not there. *refusals (when it is not): its refusal records
  * are there (written in the same write as the run record, before it: a
  * write a kill cut short). Recovery
  * asks this instead of a flushed note of the broker's: a run is appended
  * once, whenever its broker died. */
 #define SG_AUDIT_FIND_MAX (64LL << 20)
+#define SG_AUDIT_FIND_FILES 100000 /* a guard against rotation records in a loop */
 json_t *sg_audit_find_run(const char *path, const char *run_id, long long after_seq,
                           bool *refusals);
 

@@ -469,5 +469,74 @@ def runs_ending_together_each_have_their_records(m, base):
     assert v.returncode == 0 and "traces: 32 name a record" in v.stdout, (v.stdout, v.stderr)
 
 
+def all_records(state):
+    """Every record of the chain, through the rotated files, in order."""
+    folder = os.path.join(state, "skillgate")
+    names = sorted(x for x in os.listdir(folder) if x.startswith("audit.") and x != "audit.jsonl")
+    recs = []
+    for x in names + ["audit.jsonl"]:
+        for line in open(os.path.join(folder, x), encoding="utf-8", errors="replace"):
+            try:
+                recs.append(json.loads(line))
+            except ValueError:
+                pass
+    return recs
+
+
+@test()
+def a_killed_runs_record_is_found_after_many_rotations(m, base):
+    """A broker SIGKILLed after its audit lines are written; runs that were
+    already going (a start would recover it, an end does not: the same
+    holds for an MCP server or the TUI running run after run) end after it
+    and rotate the log several times (audit_rotate_kb 16). The next start
+    finds the killed run's record, however many files back it is, and
+    appends no second one. (The look-up once stopped after 4 files or
+    64 MiB and then appended again.)"""
+    shim = kill_shim(base)
+    st = os.path.join(base, f"state-rotkill-{m.name}")
+    cfg = os.path.join(base, f"cfg-rotkill-{m.name}")
+    os.makedirs(st)
+    os.makedirs(os.path.join(cfg, "skillgate"))
+    with open(os.path.join(cfg, "skillgate", "config.yaml"), "w") as f:
+        f.write("audit_rotate_kb: 16\n")
+    for x in (st, cfg, os.path.join(cfg, "skillgate"), os.path.join(cfg, "skillgate", "config.yaml")):
+        if h.IS_ROOT and m.uid:
+            os.chown(x, m.uid, m.uid)
+    d = h.make_skill(base, f"rk-{m.name}", "print('ran', flush=True)\n")
+    chatty = h.make_skill(base, f"rkc-{m.name}", "import time\nprint('started', flush=True)\n"
+                          "import sys\ntime.sleep(2)\nprint('\\u00e9' * 2048)\n"
+                          "print('\\u00e9' * 2048, file=sys.stderr)\n")
+    env = env_of(m, st)
+    env["XDG_CONFIG_HOME"] = cfg
+    going = []
+    for _ in range(20):
+        p = subprocess.Popen(command(m, "run", "--prompt", "deny", chatty), env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, cwd="/")
+        going.append(p)
+    for p in going:
+        wait_for_line(p, "started")
+    kenv = dict(env)
+    kenv.update({"LD_PRELOAD": shim, "SG_TEST_KILL_AT": "audit-written",
+                 "ASAN_OPTIONS": "handle_segv=0:verify_asan_link_order=0"})
+    p = subprocess.run(command(m, "run", "--prompt", "deny", d), env=kenv, capture_output=True,
+                       stdin=subprocess.DEVNULL, cwd="/", timeout=60)
+    assert p.returncode == -9, (p.returncode, p.stderr[-800:])
+    for p in going:
+        rc, _, err = finish(p)
+        assert rc == 0, err[-800:]
+    folder = os.path.join(st, "skillgate")
+    rotated = [x for x in os.listdir(folder) if x.startswith("audit.") and x != "audit.jsonl"]
+    assert len(rotated) >= 5, rotated
+    p = subprocess.run(command(m, "list", "/nonexistent-folder"), env=env, capture_output=True,
+                       text=True, stdin=subprocess.DEVNULL, cwd="/")
+    assert "recovered the run" in p.stderr, p.stderr[-800:]
+    killed = [r for r in all_records(st) if r.get("type") == "run" and r["skill"] == f"rk-{m.name}"]
+    assert len(killed) == 1, [(r["run_id"], r["seq"], r["end_reason"]) for r in killed]
+    v = subprocess.run(command(m, "audit", "verify"), env=env, capture_output=True, text=True,
+                       cwd="/")
+    assert v.returncode == 0 and "chain intact" in v.stdout, (v.stdout, v.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
