@@ -667,14 +667,15 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
     /* The end, in as few serial disk flushes as a crash allows (issue 39):
      *
      *   1. the "end" step into the journal (in the file; its fdatasync runs
-     *      on the journal's thread from here on)
+     *      on the journal's thread while the trace and the records are
+     *      built, and is waited for before 2)
      *   2. the run's refusals and record into the audit log, one write
      *      under its lock, the lock let go (group commit, audit.c)
      *   3. at once: the log's fsync on a thread of its own, the trace's
      *      temporary file written and fsync'd here, the journal's
      *      fdatasync on its thread; all three waited for
      *   4. the trace's rename (never over another), the traces folder's
-     *      fsync: two flushes' latency in all, not five
+     *      fsync: three flushes' latency in all, not five
      *   5. the journal removed (no flush: a journal a power cut brings back
      *      finds its record and its trace in place and is removed again)
      *
@@ -702,6 +703,13 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
     int afd = -1;
     if (recs)
         json_array_append(recs, rec);
+    /* the "end" step on the disk before the record is in the log: a power
+     * cut must not bring back a journal without the end beside a record
+     * that has it (recovery would write the trace "incomplete" under a
+     * record that says how the run ended). Its fdatasync ran while the
+     * trace and the records above were built. */
+    if (st->journal)
+        sg_journal_sync(st->journal); /* its errors: sg_journal_close */
     out->audit_err = recs ? sg_audit_append_nosync(log, recs, &afd) : -EINVAL;
     json_decref(recs);
     json_t *head = out->audit_err ? NULL : sg_audit_head_of(rec);
