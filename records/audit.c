@@ -1071,7 +1071,8 @@ static void find_in(int fd, struct find *f, off_t *budget)
             free(nb);
             break;
         }
-        memcpy(nb + want, b.data, b.len);
+        if (b.len) /* b.data is NULL until the first carry */
+            memcpy(nb + want, b.data, b.len);
         size_t len = want + b.len;
         pos -= (off_t)want;
         *budget -= (off_t)want;
