@@ -62,6 +62,13 @@ def bench_discover(top, rounds=15):
 
 
 
+def _sg_and_tmp(top):
+    """The skillgate under test, and a scratch folder every user may enter."""
+    tmp = tempfile.mkdtemp(prefix="sgbench.")
+    os.chmod(tmp, 0o755)
+    return os.path.join(top, "build", "skillgate"), tmp
+
+
 # ---- egress: proxy throughput and added connect latency ----------------
 
 EGRESS_CLIENT = r"""
@@ -297,9 +304,7 @@ def _table(title, rows, times, ref, unit="ms", fmt="{:.2f}"):
 
 
 def bench_launch(top, rounds=61):
-    sg = os.path.join(top, "build", "skillgate")
-    tmp = tempfile.mkdtemp(prefix="sgbench.")
-    os.chmod(tmp, 0o755)
+    sg, tmp = _sg_and_tmp(top)
     try:
         # end to end: /bin/true, trace and audit written
         d = _skill(tmp, "bench-true", "/usr/bin/true", [])
@@ -454,9 +459,7 @@ def _leftovers(sg):
 
 
 def bench_soak(top, n=1000):
-    sg = os.path.join(top, "build", "skillgate")
-    tmp = tempfile.mkdtemp(prefix="sgbench.")
-    os.chmod(tmp, 0o755)
+    sg, tmp = _sg_and_tmp(top)
     try:
         d = _skill(tmp, "bench-true", "/usr/bin/true", [])
         before = _leftovers(sg)
@@ -718,9 +721,7 @@ def bench_files(top, rounds=9, n=5000):
     (a seccomp notification; a creation is done and counted by the broker:
     run/diskcap.h). Against bare and bubblewrap, per call, measured inside
     the program (launch excluded)."""
-    sg = os.path.join(top, "build", "skillgate")
-    tmp = tempfile.mkdtemp(prefix="sgbench.")
-    os.chmod(tmp, 0o755)
+    sg, tmp = _sg_and_tmp(top)
     try:
         out = os.path.join(tmp, "out")
         os.makedirs(out)
@@ -993,9 +994,7 @@ def bench_serve(top, n=50, rounds=3):
     """n run_skill calls at once through `skillgate serve` against n
     `skillgate run`s started 16 at a time (serve's workers): time to the
     last answer, and what the server holds before and after."""
-    sg = os.path.join(top, "build", "skillgate")
-    tmp = tempfile.mkdtemp(prefix="sgbench.")
-    os.chmod(tmp, 0o755)
+    sg, tmp = _sg_and_tmp(top)
     try:
         d = _skill(tmp, "bench-true", "/usr/bin/true", [])
         before = _leftovers(sg)

@@ -84,18 +84,30 @@ static struct half *half_new(int src, int dst)
     return h;
 }
 
+/* A port number, whole and in range; 0 when it is not one. */
+static uint16_t port_of(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return errno || end == s || *end || v < 1 || v > 65535 ? 0 : (uint16_t)v;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3)
+    uint16_t lport = argc == 3 ? port_of(argv[1]) : 0, uport = argc == 3 ? port_of(argv[2]) : 0;
+    if (!lport || !uport) {
+        fprintf(stderr, "usage: relay LISTEN_PORT UPSTREAM_PORT\n");
         return 2;
+    }
     int one = 1, l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1])),
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(lport),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, SOMAXCONN) < 0)
         return 1;
     struct sockaddr_in up = a;
-    up.sin_port = htons((uint16_t)atoi(argv[2]));
+    up.sin_port = htons(uport);
     ep = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event le = {.events = EPOLLIN, .data.fd = l};
     epoll_ctl(ep, EPOLL_CTL_ADD, l, &le);

@@ -442,6 +442,15 @@ int sg_read_file_capped(const char *path, size_t max, char **buf, size_t *len)
     return sg_read_fd_capped(fd, max, buf, len);
 }
 
+int sg_fsync_dir(int dfd)
+{
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int e = fd < 0 || fsync(fd) < 0 ? -errno : 0;
+    if (fd >= 0)
+        close(fd);
+    return e;
+}
+
 int sg_write_all(int fd, const void *p, size_t n)
 {
     const char *c = p;

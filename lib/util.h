@@ -136,6 +136,9 @@ int sg_read_file_capped(const char *path, size_t max, char **buf, size_t *len);
 int sg_read_fd_capped(int fd, size_t max, char **buf, size_t *len);
 /* All n bytes to fd (EINTR retried): 0 or -errno. */
 int sg_write_all(int fd, const void *p, size_t n);
+/* fsync of the folder dfd names, its entries (dfd may be O_PATH, which
+ * fsync refuses): 0 or -errno. */
+int sg_fsync_dir(int dfd);
 /* name in dfd opened with flags (O_CREAT, mode 0600, O_CLOEXEC and
  * O_NOFOLLOW added) and locked LOCK_EX, as the file that is there now: a
  * writer that waited for the lock while another replaced the file (a

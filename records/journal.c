@@ -237,16 +237,6 @@ int sg_journal_sync(struct sg_journal *j)
     return flush_wait(j);
 }
 
-/* fsync of a folder: its entries (dfd is O_PATH, which fsync refuses). */
-static int sync_dir(int dfd)
-{
-    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int e = fd < 0 || fsync(fd) < 0 ? -errno : 0;
-    if (fd >= 0)
-        close(fd);
-    return e;
-}
-
 static char *runs_dir(void)
 {
     cleanup_free char *state = sg_state_dir();
@@ -288,7 +278,7 @@ int sg_journal_open(const char *run_id, json_t *head, struct sg_journal **out)
     else if (fallocate(j->fd, FALLOC_FL_KEEP_SIZE, 0, SG_JOURNAL_MAX) < 0 && errno == ENOSPC)
         e = -ENOSPC; /* reserved up front: a disk that fills during the run cannot stop it */
     else if (!(e = sg_write_all(j->fd, line, strlen(line))) && !(e = sg_write_all(j->fd, "\n", 1)))
-        e = fsync(j->fd) < 0 ? -errno : sync_dir(dfd); /* the entry too: a power cut must
+        e = fsync(j->fd) < 0 ? -errno : sg_fsync_dir(dfd); /* the entry too: a power cut must
                                                           not take the file away */
     if (e) {
         if (j->fd >= 0) {

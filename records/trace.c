@@ -399,16 +399,6 @@ int sg_trace_write_named(json_t *doc, const char *name, const char *skill_root, 
     return write_doc(doc, NULL, name, skill_root, written);
 }
 
-/* fsync of a folder: its entries (dfd may be O_PATH, which fsync refuses). */
-static int sync_dir(int dfd)
-{
-    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int e = fd < 0 || fsync(fd) < 0 ? -errno : 0;
-    if (fd >= 0)
-        close(fd);
-    return e;
-}
-
 /* The first half: the document in a temporary file beside its name,
  * written and synced. */
 static int stage_doc(json_t *doc, const char *path, const char *fixed, const char *skill_root,
@@ -514,7 +504,7 @@ int sg_trace_publish(struct sg_trace_pending *p, json_t *doc, char **written)
     /* the name on disk before the run is said to be recorded (the journal,
      * which would write it again, goes next) */
     if (folder)
-        r = sync_dir(p->dfd);
+        r = sg_fsync_dir(p->dfd);
     *written = steal_pointer(&p->target);
     if (folder) {
         /* the Traces screen's line for it (a cache: a failure costs a read) */

@@ -140,20 +140,26 @@ def a_flood_of_refused_writes_leaves_a_bounded_log(m, base):
     assert v.returncode == 0 and "chain intact" in v.out, v.out + v.err
 
 
+def config_env(m, base, name, text):
+    """A config.yaml holding text, owned by the mode's user, and the
+    environment that points skillgate at it."""
+    cfg = os.path.join(base, name)
+    os.makedirs(os.path.join(cfg, "skillgate"))
+    with open(os.path.join(cfg, "skillgate", "config.yaml"), "w") as f:
+        f.write(text)
+    for x in (cfg, os.path.join(cfg, "skillgate"), os.path.join(cfg, "skillgate", "config.yaml")):
+        if h.IS_ROOT:
+            os.chown(x, m.uid, m.uid)
+    return {"XDG_CONFIG_HOME": cfg}
+
+
 @test()
 def the_audit_log_rotates_with_its_chain_whole(m, base):
     """The log rotates past audit_rotate_kb (config.yaml), each new file's
     first record chaining to the last of the one before; verify follows
     the files, and catches an old file changed or a middle one removed.
     trace_keep prunes the oldest traces."""
-    cfg = os.path.join(base, f"cfg-{m.name}")
-    os.makedirs(os.path.join(cfg, "skillgate"))
-    with open(os.path.join(cfg, "skillgate", "config.yaml"), "w") as f:
-        f.write("audit_rotate_kb: 16\ntrace_keep: 3\n")
-    for x in (cfg, os.path.join(cfg, "skillgate"), os.path.join(cfg, "skillgate", "config.yaml")):
-        if h.IS_ROOT:
-            os.chown(x, m.uid, m.uid)
-    env = {"XDG_CONFIG_HOME": cfg}
+    env = config_env(m, base, f"cfg-{m.name}", "audit_rotate_kb: 16\ntrace_keep: 3\n")
     d = h.make_skill(base, f"chatty-{m.name}", "print('x' * 3000)\n")
     for _ in range(12):
         m.run("run", d, env=env, check=0)
@@ -231,14 +237,7 @@ def trace_keep_holds_without_listing_the_folder_each_run(m, base):
     kept beside the traces says when it is full; then the oldest go, down
     to trace_keep less 1/32. A count that lies (garbage, or traces removed
     by hand) costs a listing, never a trace too many."""
-    cfg = os.path.join(base, f"cfg-keep-{m.name}")
-    os.makedirs(os.path.join(cfg, "skillgate"))
-    with open(os.path.join(cfg, "skillgate", "config.yaml"), "w") as f:
-        f.write("trace_keep: 40\n")
-    for x in (cfg, os.path.join(cfg, "skillgate"), os.path.join(cfg, "skillgate", "config.yaml")):
-        if h.IS_ROOT:
-            os.chown(x, m.uid, m.uid)
-    env = {"XDG_CONFIG_HOME": cfg}
+    env = config_env(m, base, f"cfg-keep-{m.name}", "trace_keep: 40\n")
     d = h.make_skill(base, f"keep-{m.name}", "print('kept')\n")
     folder = os.path.join(m.state, "skillgate", "traces")
     most = 0
