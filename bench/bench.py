@@ -1054,10 +1054,80 @@ def bench_serve(top, n=50, rounds=3):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# ---- wasm: a WASM skill against its bare runtime -----------------------
+
+BARE_WASI = r"""
+import { WASI } from 'node:wasi';
+import { readFileSync } from 'node:fs';
+const wasi = new WASI({ version: 'preview1', args: ['m'], env: {}, preopens: {}, returnOnExit: true });
+const inst = await WebAssembly.instantiate(await WebAssembly.compile(readFileSync(process.argv[2])),
+                                           wasi.getImportObject());
+process.exitCode = wasi.start(inst);
+"""
+
+
+def _wasm_skill(tmp, name, wasm):
+    d = os.path.join(tmp, name)
+    os.makedirs(os.path.join(d, "wasm"))
+    shutil.copy(wasm, os.path.join(d, "wasm", "skill.wasm"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(f"---\nname: {name}\ndescription: benchmark\nwasm:\n  timeout_ms: 120000\n---\n")
+    for root, dirs, files in os.walk(d):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+    return d
+
+
+def bench_wasm(top, rounds=5, starts=31):
+    """A compute-heavy module under skillgate against the bare runtime
+    (node:wasi, no sandbox) and the same C built natively (the floor); and
+    start-up: a module that prints a line, against a native /bin/true skill
+    and node starting with nothing to do (the runtime's own floor)."""
+    sg, tmp = _sg_and_tmp(top)
+    try:
+        cc = [sys.executable, os.path.join(top, "scripts", "wasm_cc.py"), "clang"]
+        src = os.path.join(top, "bench", "wasm_compute.c")
+        hello = os.path.join(tmp, "hello.c")
+        with open(hello, "w") as f:
+            f.write('#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n')
+        for s, o in ((src, "compute.wasm"), (hello, "hello.wasm")):
+            subprocess.run(cc + [s, os.path.join(tmp, o)], check=True)
+        subprocess.run(["gcc", "-O2", "-o", os.path.join(tmp, "compute"), src], check=True)
+        bare = os.path.join(tmp, "bare.mjs")
+        with open(bare, "w") as f:
+            f.write(BARE_WASI)
+        node = shutil.which("node")
+        comp = _wasm_skill(tmp, "wasm-compute", os.path.join(tmp, "compute.wasm"))
+        rows = {"native C, gcc -O2 (floor)": [os.path.join(tmp, "compute")],
+                "bare node:wasi": [node, "--no-warnings", bare, os.path.join(tmp, "compute.wasm")],
+                "skillgate run (WASM skill)": [sg, "run", "--prompt", "deny", comp]}
+        times = {k: [] for k in rows}
+        for _ in range(rounds):
+            for k, cmd in rows.items():
+                times[k].append(timed(cmd))
+        _table("WASM, compute-heavy (300M rounds of FNV-1a)", rows, times, "bare node:wasi")
+        hi = _wasm_skill(tmp, "wasm-hello", os.path.join(tmp, "hello.wasm"))
+        true = _skill(tmp, "bench-true", "/usr/bin/true", [])
+        rows = {"node -e 0 (the runtime starting, floor)": [node, "-e", "0"],
+                "bare node:wasi, hello": [node, "--no-warnings", bare,
+                                          os.path.join(tmp, "hello.wasm")],
+                "skillgate run, native /bin/true": [sg, "run", "--prompt", "deny", true],
+                "skillgate run, WASM hello": [sg, "run", "--prompt", "deny", hi]}
+        times = {k: [] for k in rows}
+        for _ in range(starts):
+            for k, cmd in rows.items():
+                times[k].append(timed(cmd))
+        _table("WASM, start-up (a module printing one line)", rows, times,
+               "skillgate run, native /bin/true")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     top = sys.argv[1]
     which = sys.argv[2:] or ["discover", "egress", "conns", "launch", "tui", "files", "traces",
-                             "hook", "reads", "soak", "serve"]
+                             "hook", "reads", "soak", "serve", "wasm"]
     for w in which:
         if w == "discover":
             bench_discover(top)
@@ -1081,6 +1151,8 @@ def main():
             bench_conns(top)
         elif w == "serve":
             bench_serve(top)
+        elif w == "wasm":
+            bench_wasm(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "digest.h"
 #include "openclaw.h"
+#include "plantext.h"
 #include "sanitize.h"
 #include "skill.h"
 #include "skilljson.h"
@@ -151,7 +152,7 @@ static void print_entry(FILE *f, const struct sg_policy *p)
         }
         origin(f, &p->entry.origin);
     } else if (p->mode == SG_MODE_WASM) {
-        fputs("(a WASM module: not supported yet)\n", f);
+        sg_plan_print_wasm_policy(f, p);
     } else if (p->mode == SG_MODE_SCRIPTS) {
         fputs("(none: several scripts; run one with `skillgate run SKILL --script PATH [--] "
               "[ARG...]`)\n", f);

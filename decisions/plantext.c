@@ -9,6 +9,7 @@
 #include "netns.h"
 #include "sanitize.h"
 #include "util.h"
+#include "wasm.h"
 
 void sg_print_safe(FILE *f, const char *s)
 {
@@ -157,6 +158,104 @@ static void print_environment(FILE *f, const struct sg_plan *p)
     fputs("  stdin: the input JSON\n", f);
 }
 
+/* A WASM run's two layers (wasm.h). */
+static void print_wasm(FILE *f, const struct sg_plan *p)
+{
+    const struct sg_plan_wasm *w = p->wasm;
+    fputs("\nWASM module ", f);
+    sg_print_safe(f, w->module);
+    fputs(" (WASI preview 1), in two layers\n  1. WASI layer: node:wasi of Node.js ", f);
+    sg_print_safe(f, sg_wasm_runtime_version(w->runtime));
+    fputs(" (", f);
+    sg_print_safe(f, w->runtime);
+    fputs(")\n", f);
+    for (size_t i = 0; i < w->npre; i++) {
+        fputs("     preopen ", f);
+        sg_print_safe(f, w->pre[i].guest);
+        if (strcmp(w->pre[i].guest, w->pre[i].host)) {
+            fputs(" -> ", f);
+            sg_print_safe(f, w->pre[i].host);
+        }
+        fputs(w->pre[i].write ? "  read-write\n"
+                              : "  read-only (writes refused by the runner: node:wasi has no "
+                                "read-only preopen)\n", f);
+    }
+    fputs("     environment:", f);
+    for (size_t i = 0; i < w->nenv; i++) {
+        fputc(' ', f);
+        sg_print_safe(f, w->env[i]);
+    }
+    fputs(" (nothing else; the runtime's own is skillgate's)\n", f);
+    fputs("     arguments: /skill/<module>; input: SKILL_INPUT and stdin\n", f);
+    if (w->module_mb > 0)
+        fprintf(f, "     memory: %lld MB (%lld pages of 64 KiB, V8's --wasm-max-mem-pages)\n",
+                w->module_mb, w->module_mb * 16);
+    if (w->seeded)
+        fprintf(f, "     random_seed %lld: random_get gives SHA-256 of the seed and a counter, "
+                "the same bytes every run\n", w->seed);
+    else
+        fputs("     random_seed: none; random_get is the kernel's random\n", f);
+    fputs(w->network_declared
+              ? "     network: wasm.network.allow is declared, but WASI preview 1 has no "
+                "sockets: the module reaches no host (any connection of the sandbox would go "
+                "through the egress proxy)\n"
+              : "     network: none (WASI preview 1 has no sockets)\n", f);
+    fputs("     timeout: held by the broker (below), whatever the runtime does\n", f);
+    fputs("  2. kernel layer: the sandbox below, around the runtime process; Landlock also "
+          "confines reads to the runtime's files and the preopens; a module that escapes "
+          "node:wasi (it follows a preopen's symlinks out of it) meets it\n", f);
+}
+
+/* A WASM module's two layers, from the policy (run --dry-run shows the
+ * plan: the kernel sandbox in full, the environment's values' names). */
+void sg_plan_print_wasm_policy(FILE *f, const struct sg_policy *p)
+{
+    fputs("(none: a WASM module, ", f);
+    sg_print_safe(f, p->wasm_module);
+    fputs(", WASI preview 1)\n  1. WASI layer: ", f);
+    cleanup_free char *rt = sg_wasm_find_runtime();
+    if (rt) {
+        fputs("node:wasi of Node.js ", f);
+        sg_print_safe(f, sg_wasm_runtime_version(rt));
+        fputs(" (", f);
+        sg_print_safe(f, rt);
+        fputs(")\n", f);
+    } else {
+        fputs("node:wasi, but no node is installed (Debian package nodejs, 20 or later)\n", f);
+    }
+    fputs("     preopen /skill -> the skill's folder, read-only unless a write is granted\n", f);
+    for (size_t i = 0; i < p->nread; i++) {
+        if (p->read[i].declared && !strcmp(p->read[i].declared, "."))
+            continue; /* the skill's folder: /skill */
+        fputs("     preopen ", f);
+        sg_print_safe(f, p->read[i].path);
+        fputs("  read\n", f);
+    }
+    for (size_t i = 0; i < p->nwrite; i++) {
+        if (p->write[i].declared && !strcmp(p->write[i].declared, "."))
+            continue;
+        fputs("     preopen ", f);
+        sg_print_safe(f, p->write[i].path);
+        fputs("  read-write\n", f);
+    }
+    fputs("     environment: SKILL_ID SKILL_NAME SKILL_INPUT TIMEOUT_MS", f);
+    for (size_t i = 0; i < p->nenv; i++) {
+        fputc(' ', f);
+        sg_print_safe(f, p->env[i].name);
+    }
+    fputs(" (the declared ones when set)\n", f);
+    if (p->limits.memory_mb.value > 0)
+        fprintf(f, "     memory: %lld MB for the module, held by the runtime\n",
+                p->limits.memory_mb.value);
+    if (p->has_random_seed)
+        fprintf(f, "     random_seed %lld: honoured (random_get is seeded)\n", p->random_seed);
+    fputs(p->wasm_network ? "     network: wasm.network.allow is declared, but WASI preview 1 "
+                            "has no sockets: the module reaches no host\n"
+                          : "     network: none (WASI preview 1 has no sockets)\n", f);
+    fputs("  2. kernel layer: the same sandbox as a native skill around the runtime, reads "
+          "confined to the runtime's files and the preopens (run --dry-run shows it)\n", f);
+}
+
 void sg_plan_print(FILE *f, const struct sg_plan *p)
 {
     fputs("Plan for ", f);
@@ -195,7 +294,17 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
             sg_print_safe(f, p->rw_paths[i]);
         }
         fputc('\n', f);
+        if (p->confine_reads) {
+            fputs("  readable (nothing else, besides the writable): ", f);
+            for (size_t i = 0; i < p->nro; i++) {
+                fputs(i ? " " : "", f);
+                sg_print_safe(f, p->ro_paths[i]);
+            }
+            fputc('\n', f);
+        }
     }
+    if (p->wasm)
+        print_wasm(f, p);
     struct sg_seccomp_rule rules[128];
     size_t n = sg_seccomp_rules(p->profile, rules, SG_ARRAY_LEN(rules));
     fprintf(f, "\nSeccomp profile \"%s\" (everything else allowed)\n", sg_seccomp_profile_name(p->profile));
@@ -215,7 +324,10 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
     for (size_t i = 0; i < p->argc; i++) {
         if (i)
             fputc(' ', f);
-        print_word(f, p->argv[i]);
+        if (p->wasm && i == p->argc - 1) /* the runner's source */
+            fprintf(f, "<skillgate's WASI runner, %zu bytes>", strlen(p->argv[i]));
+        else
+            print_word(f, p->argv[i]);
     }
     fputs("\n  cwd ", f);
     sg_print_safe(f, p->cwd);

@@ -7,9 +7,12 @@
 #include <stdio.h>
 
 struct sg_plan;
+struct sg_policy;
 
 /* Everything a run of the plan would get; nothing is executed. */
 void sg_plan_print(FILE *f, const struct sg_plan *p);
+/* For inspect: a WASM skill's two layers, from its policy alone. */
+void sg_plan_print_wasm_policy(FILE *f, const struct sg_policy *p);
 /* s, sanitized. */
 void sg_print_safe(FILE *f, const char *s);
 /* "domain:443,8443" */

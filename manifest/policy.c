@@ -188,6 +188,7 @@ void sg_policy_free(struct sg_policy *p)
     free(p->env);
     sg_origin_free(&p->profile_origin);
     sg_origin_free(&p->listen_origin);
+    free(p->wasm_module);
 #define X(f, key, def, min, max, unit) sg_origin_free(&p->limits.f.origin);
     SG_LIMITS(X)
 #undef X

@@ -82,7 +82,7 @@ enum sg_seccomp_profile {
 enum sg_exec_mode {
     SG_MODE_NATIVE,       /* an entrypoint runs under the sandbox */
     SG_MODE_INSTRUCTIONS, /* instruction-only: the agent runs the tools */
-    SG_MODE_WASM,         /* recognized, not supported yet */
+    SG_MODE_WASM,         /* a WASI preview-1 module, run by node:wasi in the sandbox */
     SG_MODE_SCRIPTS,      /* several scripts, no entrypoint: the person picks one */
 };
 
@@ -182,11 +182,19 @@ struct sg_policy {
     bool fork_context;        /* context: fork */
     bool has_random_seed;
     long long random_seed;
+    /* SG_MODE_WASM: the module, relative to the skill's folder
+     * (wasm/skill.wasm, scripts/x.wasm or x.wasm) */
+    char *wasm_module;
+    /* wasm.network.allow was given (WASI preview 1 has no sockets) */
+    bool wasm_network;
     char **scripts;           /* scripts/ files one can run (scripts/x.py, scripts/sub/y.js) */
     char **script_usage;      /* per script: the first line of the skill's Markdown that
                                  names it (python scripts/x.py <in> <out>), or NULL */
     size_t nscripts;
 };
+
+/* The largest WebAssembly module a skill may bring (the runtime reads it whole). */
+#define SG_WASM_MODULE_MAX (64 << 20)
 
 /* Scripts listed per skill (scripts/ and one level below it). */
 #define SG_SCRIPTS_MAX 64

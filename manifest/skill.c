@@ -528,6 +528,49 @@ static void find_usage(struct sg_policy *p, int dirfd, char **root, size_t nroot
     free_list(refs, nrefs);
 }
 
+/* A WASM skill's module: a core module is run (WASI preview 1); a
+ * component (the component model: WASI 0.2 and later) is refused here, in
+ * validate, with why. Only the 8-byte header is read: the runtime checks
+ * the rest when it compiles the module. */
+static void check_wasm(struct sg_skill *sk, int dirfd)
+{
+    const struct sg_policy *p = &sk->policy;
+    cleanup_free char *f = sg_xasprintf("%s/%s", sk->display, p->wasm_module);
+    unsigned char h[8];
+    cleanup_fd int fd = dirfd >= 0 ? openat(dirfd, p->wasm_module,
+                                            O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+                                   : -1;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        sg_diag_add(&sk->diags, SG_ERROR, f, 0, 0, NULL, "the WebAssembly module cannot be read");
+        return;
+    }
+    if (st.st_size > SG_WASM_MODULE_MAX) {
+        sg_diag_add(&sk->diags, SG_ERROR, f, 0, 0, NULL,
+                    "the WebAssembly module is %lld bytes, over the %d MiB a skill's module "
+                    "may be", (long long)st.st_size, SG_WASM_MODULE_MAX >> 20);
+        return;
+    }
+    ssize_t n = pread(fd, h, sizeof h, 0);
+    if (n != (ssize_t)sizeof h || memcmp(h, "\0asm", 4)) {
+        sg_diag_add(&sk->diags, SG_ERROR, f, 0, 0, NULL, "not a WebAssembly module (no \\0asm "
+                    "header)");
+        return;
+    }
+    if (h[4] == 1 && !h[5] && !h[6] && !h[7])
+        return; /* a core module, version 1 */
+    if (h[6] == 1 && !h[7])
+        sg_diag_add(&sk->diags, SG_ERROR, f, 0, 0, NULL,
+                    "a WebAssembly component (the component model: WASI 0.2 or later) is not "
+                    "run: skillgate runs core WASI preview-1 modules under Node.js's node:wasi, "
+                    "and Debian packages no component runtime; build the skill for "
+                    "wasm32-wasi (preview 1) instead");
+    else
+        sg_diag_add(&sk->diags, SG_ERROR, f, 0, 0, NULL,
+                    "WebAssembly binary version %u is not one this runtime knows",
+                    (unsigned)h[4] | (unsigned)h[5] << 8);
+}
+
 static void detect_entrypoint(struct sg_skill *sk, int dirfd)
 {
     static const char *const conventional[] = {"main.py",  "main.sh",   "index.py",
@@ -545,6 +588,10 @@ static void detect_entrypoint(struct sg_skill *sk, int dirfd)
         collect_scripts(p, dirfd, scripts, nscripts, &ntop);
         find_usage(p, dirfd, root, nroot);
     }
+    struct stat wst;
+    if (dirfd >= 0 && fstatat(dirfd, "wasm/skill.wasm", &wst, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(wst.st_mode))
+        wasm = "wasm/skill.wasm"; /* OpenSkills' place for it */
     for (size_t i = 0; i < nscripts; i++)
         if (!wasm && has_ext(scripts[i], ".wasm"))
             wasm = scripts[i], wasm_in_scripts = true;
@@ -586,11 +633,8 @@ static void detect_entrypoint(struct sg_skill *sk, int dirfd)
     }
     if (wasm) {
         p->mode = SG_MODE_WASM;
-        cleanup_free char *f = sg_xasprintf("%s/%s%s", sk->display,
-                                            wasm_in_scripts ? "scripts/" : "", wasm);
-        sg_diag_add(&sk->diags, SG_ERROR, f, 0, 0, NULL,
-                    "WASM skills are not supported yet (found a WebAssembly module and no "
-                    "native entrypoint)");
+        p->wasm_module = sg_xasprintf("%s%s", wasm_in_scripts ? "scripts/" : "", wasm);
+        check_wasm(sk, dirfd);
         goto out;
     }
     /* several scripts and no entrypoint: the person picks one (--script) */

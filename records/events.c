@@ -49,9 +49,25 @@ void sg_bus_unsubscribe(struct sg_event_bus *b, void *ctx)
     b->nsinks = o;
 }
 
+/* which layer held a refusal of a WASM run (events.h) */
+static json_t *with_layer(const struct sg_event_bus *b, enum sg_event_kind k, json_t *data)
+{
+    if (!b->layer || sg_event_severity(k) != 2 || (data && !json_is_object(data)))
+        return data;
+    if (!data)
+        data = json_object();
+    if (!json_object_get(data, "layer"))
+        json_object_set_new(data, "layer", json_string(k == SG_EV_OUTPUT_DROPPED ||
+                                                               k == SG_EV_OUTPUT_ESCAPES
+                                                           ? "broker"
+                                                           : b->layer));
+    return data;
+}
+
 void sg_bus_emit_raw(struct sg_event_bus *b, enum sg_event_kind k, const char *msg, size_t len,
                      json_t *data)
 {
+    data = with_layer(b, k, data);
     struct timespec m, w;
     clock_gettime(CLOCK_MONOTONIC, &m);
     clock_gettime(CLOCK_REALTIME, &w);

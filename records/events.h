@@ -66,6 +66,11 @@ struct sg_event_bus {
     } sinks[SG_MAX_SINKS];
     size_t nsinks;
     size_t counts[SG_EV_COUNT];
+    /* A WASM run: the layer that held, added to each refusal that has no
+     * "layer" of its own (the WASI layer's reports have theirs): "kernel"
+     * for what the kernel sandbox and the broker refused, "broker" for
+     * output it cut or cleaned. NULL: not added. */
+    const char *layer;
 };
 
 const char *sg_event_name(enum sg_event_kind k);

@@ -168,7 +168,9 @@ static void note_event(struct list *l, json_t *ev)
             note(l, "Bash", str(d, "program"), why, 0, false);
         else if (sc && !strcmp(sc, "connect") && str(d, "path"))
             note(l, "Connect", str(d, "path"), why, 0, false);
-    } else if (!strcmp(kind, "fs_blocked")) {
+    } else if (!strcmp(kind, "fs_blocked") && !json_object_get(d, "reported_by")) {
+        /* a WASM run's WASI-layer reports: no request a person could allow
+         * (the module reaches only its preopens) */
         note(l, "Write", str(d, "path"), why ? why : "outside the writable paths", 0, false);
     } else if (!strcmp(kind, "dns_blocked")) {
         note(l, "Fetch", str(d, "name"), why, 0, false);

@@ -33,6 +33,8 @@
 #include "sockconn.h"
 #include "util.h"
 #include "views.h"
+#include "wasireport.h"
+#include "wasm.h"
 
 struct stream {
     struct sg_hasher *hash; /* shared by both streams */
@@ -509,6 +511,25 @@ static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
                           sg_landlock_describe(p->degraded ? 0 : p->landlock_abi), "landlock_abi",
                           p->landlock_abi, "limits", lim, "degraded", p->degraded,
                           "cgroup_version", p->cgroup_version);
+    if (p->confine_reads) { /* a WASM run: what the kernel layer lets it read */
+        json_t *ro = json_array();
+        for (size_t i = 0; i < p->nro; i++)
+            json_array_append_new(ro, json_string(p->ro_paths[i]));
+        json_object_set_new(d, "landlock_readable", ro);
+    }
+    if (p->wasm) {
+        json_t *pre = json_array();
+        for (size_t i = 0; i < p->wasm->npre; i++)
+            json_array_append_new(pre, json_pack("{s:s, s:s, s:s}", "guest", p->wasm->pre[i].guest,
+                                                 "host", p->wasm->pre[i].host, "mode",
+                                                 p->wasm->pre[i].write ? "read-write"
+                                                                       : "read-only"));
+        json_object_set_new(d, "wasm", json_pack("{s:s, s:s, s:o, s:I, s:b}", "module",
+                                                 p->wasm->module, "runtime", p->wasm->runtime,
+                                                 "preopens", pre, "module_memory_mb",
+                                                 (json_int_t)p->wasm->module_mb, "seeded",
+                                                 p->wasm->seeded));
+    }
     sg_bus_emit(bus, SG_EV_POLICY_APPLIED, d,
                 "namespaces user+mount+pid+net+ipc+uts+cgroup, %zu mounts, Landlock ABI %d, "
                 "seccomp %s, nftables: every egress rejected",
@@ -583,6 +604,8 @@ struct sg_session {
     int status, exec_errno;
     int64_t drain_deadline;
     struct sg_views_base views; /* the private views before the skill ran (views.h) */
+    struct sg_wasi_report *wasi; /* a WASM run's WASI-layer reports, else NULL */
+    bool wasi_eof;
 };
 
 static size_t one_fd(struct pollfd *p, size_t max, int fd, short events)
@@ -620,6 +643,34 @@ static void output_dispatch(void *c, const struct pollfd *p, size_t n)
     for (size_t i = 0; i < n; i++)
         if (p[i].revents)
             read_stream(p[i].fd == r->out->fd ? r->out : r->err, r->bus, 8, until);
+}
+
+/* A WASM run's WASI-layer reports (wasireport.h): what is there, up to
+ * 64 KiB a turn. */
+static void read_wasi(struct sg_session *r)
+{
+    char buf[16384];
+    for (int i = 0; i < 4 && r->wasi && !r->wasi_eof; i++) {
+        ssize_t n = read(r->sb->wasi_fd, buf, sizeof buf);
+        if (n == 0)
+            r->wasi_eof = true;
+        if (n <= 0)
+            return;
+        sg_wasi_report_feed(r->wasi, buf, (size_t)n, r->bus);
+    }
+}
+
+static size_t wasi_fds(void *c, struct pollfd *p, size_t max)
+{
+    struct sg_session *r = c;
+    return r->wasi && !r->wasi_eof ? one_fd(p, max, r->sb->wasi_fd, POLLIN) : 0;
+}
+
+static void wasi_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    struct sg_session *r = c;
+    if (n && p[0].revents)
+        read_wasi(r);
 }
 
 static size_t nflog_fds(void *c, struct pollfd *p, size_t max)
@@ -910,6 +961,10 @@ static void drain_last(struct sg_session *r)
         read_nflog(r->sb->nflog_fd, r->bus);
     if (r->sb->decoy_fd >= 0)
         read_decoy(r->plan, r->sb, r->bus);
+    if (r->wasi) {
+        read_wasi(r);
+        sg_wasi_report_end(r->wasi, r->bus);
+    }
     struct sg_ctl_msg m;
     while (r->sb->ctl_fd >= 0 &&
            recv(r->sb->ctl_fd, &m, sizeof m, MSG_DONTWAIT) == (ssize_t)sizeof m) {
@@ -1055,6 +1110,10 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     *r = (struct sg_session){.plan = plan, .bus = bus, .sbox = sb, .perm = perm,
                              .in_len = strlen(plan->input)};
     r->sb = &r->sbox;
+    if (r->sb->wasi_fd >= 0) {
+        r->wasi = sg_xcalloc(1, sizeof *r->wasi);
+        bus->layer = "kernel"; /* what the broker sees held in the kernel sandbox */
+    }
     decoys_unwatched(r->sb, bus);
     r->out = &r->sout, r->err = &r->serr;
     struct sg_hasher *h = sg_hasher_new(); /* both streams' */
@@ -1114,6 +1173,7 @@ size_t sg_session_sources(struct sg_session *r, bool shared, struct sg_loop_sour
     const struct sg_loop_source src[] = {
         {"output", output_fds, output_dispatch, NULL, r},
         {"nflog", nflog_fds, nflog_dispatch, NULL, r},
+        {"wasi", wasi_fds, wasi_dispatch, NULL, r},
         {"egress", egress_fds, egress_dispatch, egress_timeout, r},
         {"permissions", perm_fds, perm_dispatch, perm_timeout, r},
         {"decoys", decoy_fds, decoy_dispatch, NULL, r},
@@ -1213,6 +1273,8 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     sg_sockconn_free(r->conn);
     sg_diskcap_free(r->dc);
     drain_last(r);
+    free(r->wasi);
+    r->wasi = NULL;
     sg_views_report(r->plan, r->sb, &r->views, r->bus);
     sg_views_base_free(&r->views);
     sg_reads_report(r->reads, r->sb->view_fd, r->bus);
@@ -1255,5 +1317,6 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
         res->pids_peak = 0;
     sg_sandbox_cleanup(r->sb);
     say_how_it_ended(r, res);
+    r->bus->layer = NULL;
     free(r);
 }

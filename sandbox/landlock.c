@@ -6,8 +6,10 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "util.h"
 
 /* The kernel ABI, defined here: Debian's headers stop at ABI 2. */
@@ -97,6 +99,10 @@ int sg_landlock_apply(const struct sg_plan *p)
         attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
         size = sizeof attr;
     }
+    /* a WASM run: reads and executes are handled too, so only the
+     * runtime's files and the preopens can be read (wasm.h) */
+    if (p->confine_reads)
+        attr.handled_access_fs |= LL_READ_FILE | LL_READ_DIR | LL_EXECUTE;
     cleanup_fd int rs = (int)syscall(SYS_ll_create, &attr, size, 0);
     if (rs < 0)
         return -errno;
@@ -108,7 +114,18 @@ int sg_landlock_apply(const struct sg_plan *p)
             return r;
     }
     for (size_t i = 0; i < p->nrw; i++) {
-        int r = add_path(rs, p->rw_paths[i], attr.handled_access_fs);
+        int r = add_path(rs, p->rw_paths[i], attr.handled_access_fs & ~LL_EXECUTE);
+        if (r < 0)
+            return r;
+    }
+    for (size_t i = 0; p->confine_reads && i < p->nro; i++) {
+        /* only the runtime's folders hold programs and libraries to map */
+        static const char *const progs[] = {"/usr", "/bin", "/lib", "/lib32", "/lib64", "/libx32"};
+        bool runtime = false;
+        for (size_t k = 0; k < SG_ARRAY_LEN(progs); k++)
+            runtime |= sg_path_within(p->ro_paths[i], progs[k]);
+        int r = add_path(rs, p->ro_paths[i],
+                         LL_READ_FILE | LL_READ_DIR | (runtime ? LL_EXECUTE : 0));
         if (r < 0)
             return r;
     }

@@ -243,9 +243,27 @@ static void exec_skill(const struct sg_plan *p)
     execve(p->exec_path, p->argv, p->envp);
 }
 
+/* A WASM run's report pipe (wasm.h) becomes the runtime's fd 3, set last:
+ * the control socket may be fd 3 until then. */
+static void report_fd(int *ctl, int rep)
+{
+    if (rep < 0)
+        return;
+    if (*ctl == 3) {
+        int c = fcntl(*ctl, F_DUPFD_CLOEXEC, 4);
+        if (c < 0)
+            _exit(127);
+        *ctl = c;
+    }
+    if (rep == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(rep, 3) < 0) {
+        ctl_send(*ctl, SG_CTL_EXEC_FAILED, errno, 0, "the WASI report pipe", -1);
+        _exit(127);
+    }
+}
+
 static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in, int out,
-                                                 int err, int ctl, const struct sock_filter *bpf,
-                                                 size_t nbpf)
+                                                 int err, int ctl, int rep,
+                                                 const struct sock_filter *bpf, size_t nbpf)
 {
     sigset_t none;
     sigemptyset(&none);
@@ -306,6 +324,7 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
             _exit(127);
         }
     }
+    report_fd(&ctl, rep);
     exec_skill(p);
     ctl_send(ctl, SG_CTL_EXEC_FAILED, errno, 0, p->argv[0], -1);
     _exit(127);
@@ -404,7 +423,7 @@ static __attribute__((noreturn)) void reaper(pid_t skill, int ctl, const sigset_
 }
 
 static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const char *rundir,
-                                                int in, int out, int err, int ctl)
+                                                int in, int out, int err, int ctl, int rep)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     char step[96] = "";
@@ -524,8 +543,10 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     if (skill < 0)
         die(ctl, "fork", errno);
     if (skill == 0)
-        skill_main(p, in, out, err, ctl, bpf, nbpf);
+        skill_main(p, in, out, err, ctl, rep, bpf, nbpf);
     close(in), close(out), close(err);
+    if (rep >= 0)
+        close(rep);
     drop_caps(CAP_KILL);
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     reaper(skill, ctl, &set);
@@ -930,11 +951,11 @@ static int await_ready(const struct sg_plan *p, struct sg_sandbox *sb, char *ste
 int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen,
                       const struct sg_launch_hooks *hooks)
 {
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1};
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1}, rep[2] = {-1, -1};
     int r;
     memset(sb, 0, sizeof *sb);
     sb->pidfd = sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = sb->ctl_fd = sb->notify_fd = -1;
-    sb->nflog_fd = sb->decoy_hold_fd = -1;
+    sb->nflog_fd = sb->decoy_hold_fd = sb->wasi_fd = -1;
     sb->decoy_fd = -1;
     for (int i = 0; i < SG_EGRESS_FDS; i++)
         sb->egress_fd[i] = -1;
@@ -957,7 +978,8 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     if ((r = pin_paths(p, sb, step, steplen)) < 0)
         goto fail;
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
+        (p->wasm && pipe2(rep, O_CLOEXEC) < 0))
         FAIL(-errno, "pipes");
     int pidfd = -1;
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
@@ -967,12 +989,19 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         FAIL(-errno, "clone (are unprivileged user namespaces enabled?)");
     if (pid == 0) {
         close(in[1]), close(out[0]), close(err[0]), close(ctl[0]);
-        pid1_main(p, sb->rundir, in[0], out[1], err[1], ctl[1]);
+        if (rep[0] >= 0)
+            close(rep[0]);
+        pid1_main(p, sb->rundir, in[0], out[1], err[1], ctl[1], rep[1]);
     }
     sb->pid = pid;
     sb->pidfd = pidfd;
     close(in[0]), close(out[1]), close(err[1]), close(ctl[1]);
     in[0] = out[1] = err[1] = ctl[1] = -1;
+    if (rep[1] >= 0)
+        close(rep[1]);
+    rep[1] = -1;
+    sb->wasi_fd = rep[0];
+    fcntl(sb->wasi_fd, F_SETFL, O_NONBLOCK);
     sb->stdin_fd = in[1], sb->stdout_fd = out[0], sb->stderr_fd = err[0], sb->ctl_fd = ctl[0];
     /* a step that fails because pid 1 is gone reports what pid 1 said */
 #define PID1_FAIL(code, ...)                                                  \
@@ -1006,6 +1035,8 @@ fail:
             close(err[i]);
         if (ctl[i] >= 0 && !(i == 0 && ctl[0] == sb->ctl_fd))
             close(ctl[i]);
+        if (rep[i] >= 0 && !(i == 0 && rep[0] == sb->wasi_fd))
+            close(rep[i]);
     }
     sg_sandbox_kill(sb);
     sg_sandbox_cleanup(sb);
@@ -1088,7 +1119,7 @@ void sg_sandbox_cleanup(struct sg_sandbox *sb)
     free(sb->pins);
     sb->pins = NULL, sb->npins = 0;
     int *fds[] = {&sb->stdin_fd, &sb->stdout_fd, &sb->stderr_fd, &sb->ctl_fd, &sb->notify_fd,
-                  &sb->nflog_fd};
+                  &sb->nflog_fd, &sb->wasi_fd};
     for (size_t i = 0; i < SG_ARRAY_LEN(fds); i++) {
         if (*fds[i] >= 0)
             close(*fds[i]);

@@ -24,6 +24,7 @@
 #include "sandbox.h"
 #include "skill.h"
 #include "util.h"
+#include "wasm.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -838,10 +839,6 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
 {
     memset(p, 0, sizeof *p);
     const struct sg_policy *pol = &sk->policy;
-    if (pol->mode == SG_MODE_WASM) {
-        *why = "WASM skills are not supported yet";
-        return -ENOTSUP;
-    }
     if (!pol->entry.command && !o->script && pol->mode == SG_MODE_SCRIPTS) {
         struct sg_buf b;
         sg_buf_init(&b, 1024);
@@ -853,7 +850,8 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
         sg_buf_free(&b);
         return -ENOEXEC;
     }
-    if (!pol->entry.command && !o->script) {
+    bool wasm = pol->mode == SG_MODE_WASM && !pol->entry.command && !o->script;
+    if (!pol->entry.command && !o->script && !wasm) {
         *why = "an instruction-only skill has no entrypoint to run";
         return -ENOEXEC;
     }
@@ -914,6 +912,10 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
     plan_limits(p, pol, o);
     plan_mounts(p, sk);
     plan_env(p, sk, o);
+    if (wasm && (e = sg_wasm_plan(p, sk, why)) < 0) {
+        sg_plan_free(p);
+        return e;
+    }
 
     /* argv: a relative path with a '/' is inside the skill; a bare name is
      * looked up in the sandbox's PATH at exec time. */
@@ -992,6 +994,8 @@ void sg_plan_free(struct sg_plan *p)
     }
     free(p->mounts);
     free_strv(p->rw_paths, p->nrw);
+    free_strv(p->ro_paths, p->nro);
+    sg_wasm_plan_free(p->wasm);
     free_strv(p->envp, p->nenv);
     free_strv(p->passed_from, p->npassed);
     free_strv(p->passed, p->npassed);

@@ -139,6 +139,11 @@ struct sg_plan {
     size_t nmounts;
     char **rw_paths; /* inside paths Landlock lets the skill write */
     size_t nrw;
+    /* with confine_reads (a WASM run), Landlock also handles reading and
+     * executing: only these paths, and the rw_paths, may be read */
+    bool confine_reads;
+    char **ro_paths;
+    size_t nro;
     int landlock_abi; /* 0: not available */
     bool degraded;
     /* environment */
@@ -163,6 +168,7 @@ struct sg_plan {
     const char *python_from; /* "--python" or "VIRTUAL_ENV" */
     char *input;
     bool observe_reads; /* sg_run_opts.observe_reads */
+    struct sg_plan_wasm *wasm; /* a WASM run (wasm.h), else NULL */
     /* network */
     struct sg_plan_egress *egress;
     size_t negress;
@@ -249,6 +255,7 @@ struct sg_sandbox {
     int ctl_fd;     /* control socket: exit status, errors */
     int notify_fd;  /* seccomp user notifications */
     int nflog_fd;   /* packets the nft table refused */
+    int wasi_fd;    /* a WASM run: what its WASI layer refused (wasm.h), else -1 */
     int decoy_fd;                /* fanotify: a credential decoy was opened (decoy.h) */
     struct sg_decoy_fh decoy_fh[SG_MAX_DECOYS]; /* which decoy an event is about */
     int decoy_err;               /* errno of why decoys are not (all) watched, or 0 */

@@ -831,6 +831,31 @@ def sdk_run_skill(base):
 
 
 @test("sdk", "run")
+def run_skill_runs_a_wasm_skill(base):
+    """issue 40: run_skill runs a WASM skill (the example, built from C by
+    the build) as it runs a native one: its report, the WASI layer's event
+    in the trace, an audit record."""
+    ex = os.path.join(EXAMPLES, "code-review-wasm")
+    if not os.path.exists(os.path.join(ex, "wasm", "skill.wasm")):
+        raise AssertionError(f"{ex}/wasm/skill.wasm was not built (ninja -C build; the build "
+                             "needs clang, lld, wasi-libc, libclang-rt-14-dev-wasm32)")
+    env = Env(base)
+    res, _ = calls(env, [("run_skill", {"skill": ex, "input": {"files": ["sample/unsafe.c"]},
+                                        "timeout_seconds": 60})], timeout=90)
+    sc = structured(res[0], "run_skill code-review-wasm")
+    assert sc["status"] == "completed" and sc["exit_code"] == 0, sc
+    report = json.loads(sc["output"])
+    assert report["skill"] == "code-review-wasm" and report["summary"]["high"] >= 1, report
+    with open(sc["trace"]) as f:
+        tr = json.load(f)
+    assert any(e["kind"] == "policy_applied" and (e.get("data") or {}).get("layer") == "wasi"
+               for e in tr["events"]), [e["kind"] for e in tr["events"]]
+    runs = [r["skill"] for r in env.audit() if r.get("type") == "run"]
+    assert runs == ["code-review-wasm"], runs
+    env.check_sanitizers()
+
+
+@test("sdk", "run")
 def run_skill_runs_a_script_with_its_arguments(base):
     """run_skill's script, args and cwd, as the CLI's --script, --cwd: the
     arguments arrive as given, the working folder is read-only (a write

@@ -113,16 +113,35 @@ static void entrypoint_detection(void **st)
     free(d);
 }
 
-static void wasm_is_a_clear_error(void **st)
+/* issue 40: a core module is a WASM skill, found where OpenSkills keeps it
+ * first; a component, a wrong version or no header are errors naming the file */
+static void wasm_modules_are_found_and_checked(void **st)
 {
     struct fx *f = *st;
     char *d = sg_xasprintf("%s/wasmy", f->tmp);
     th_write(f->tmp, "wasmy/SKILL.md", GOOD_MD("wasmy"));
-    th_write_n(f->tmp, "wasmy/skill.wasm", "\0asm\x01\0\0\0", 8);
+    th_write_n(f->tmp, "wasmy/other.wasm", "\0asm\x01\0\0\0", 8);
+    th_write_n(f->tmp, "wasmy/wasm/skill.wasm", "\0asm\x01\0\0\0", 8);
     struct sg_skill *sk = load(d);
     assert_int_equal(sk->policy.mode, SG_MODE_WASM);
-    th_assert_diag(&sk->diags, SG_ERROR, 0, 0, NULL, "WASM skills are not supported yet");
-    assert_non_null(th_find(&sk->diags, "wasmy/skill.wasm", NULL));
+    assert_string_equal(sk->policy.wasm_module, "wasm/skill.wasm");
+    assert_int_equal(sg_diags_count(&sk->diags, SG_ERROR), 0);
+    sg_skill_free(sk);
+
+    th_write_n(f->tmp, "wasmy/wasm/skill.wasm", "\0asm\x0d\0\x01\0", 8);
+    sk = load(d);
+    th_assert_diag(&sk->diags, SG_ERROR, 0, 0, NULL, "WebAssembly component");
+    assert_non_null(th_find(&sk->diags, "wasmy/wasm/skill.wasm", NULL));
+    sg_skill_free(sk);
+
+    th_write_n(f->tmp, "wasmy/wasm/skill.wasm", "\0asm\x02\0\0\0", 8);
+    sk = load(d);
+    th_assert_diag(&sk->diags, SG_ERROR, 0, 0, NULL, "binary version 2");
+    sg_skill_free(sk);
+
+    th_write_n(f->tmp, "wasmy/wasm/skill.wasm", "#!/bin/sh\n", 10);
+    sk = load(d);
+    th_assert_diag(&sk->diags, SG_ERROR, 0, 0, NULL, "not a WebAssembly module");
     sg_skill_free(sk);
     free(d);
 }
@@ -346,7 +365,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(entrypoint_detection, setup, teardown),
-        cmocka_unit_test_setup_teardown(wasm_is_a_clear_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(wasm_modules_are_found_and_checked, setup, teardown),
         cmocka_unit_test_setup_teardown(declared_entrypoint_must_exist_inside, setup, teardown),
         cmocka_unit_test_setup_teardown(symlinks_may_not_leave_the_root, setup, teardown),
         cmocka_unit_test_setup_teardown(manifest_files_are_guarded, setup, teardown),

@@ -904,12 +904,11 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
             s->pick = 0;
             return true;
         }
-        if (!sk->policy.entry.command) { /* said before anything is asked */
+        if (!sk->policy.entry.command && sk->policy.mode != SG_MODE_WASM) {
+            /* said before anything is asked */
             tui_message(t, "%s cannot run here: %s (i reads its instructions)",
                         s->d.v[s->sel].name,
-                        sk->policy.mode == SG_MODE_WASM
-                            ? "WASM skills are not supported yet"
-                            : "it is instructions only, with nothing of its own to run");
+                        "it is instructions only, with nothing of its own to run");
             return true;
         }
         ask_input(t, s, sk);

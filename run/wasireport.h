@@ -1,0 +1,31 @@
+/* A WASM run's WASI-layer reports (sandbox/wasi_runner.mjs writes them on
+ * the runtime's fd 3): one JSON object a line, turned into events. The
+ * bytes come from inside the sandbox (a module that broke out of its
+ * runtime could write them), so every line is capped, every field is
+ * checked, and the events say who reported them. */
+#ifndef SG_WASIREPORT_H
+#define SG_WASIREPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "events.h"
+
+#define SG_WASI_LINE_MAX 4096   /* a longer line is dropped (and counted) */
+#define SG_WASI_EVENTS_MAX 1000 /* reports past this are counted, not each shown */
+
+struct sg_wasi_report {
+    char line[SG_WASI_LINE_MAX];
+    size_t len;
+    bool overlong;     /* the line being read is past the cap: skipped to its end */
+    size_t events;     /* emitted */
+    size_t dropped;    /* past the cap, overlong or malformed */
+};
+
+/* Feed n bytes as read from the pipe. */
+void sg_wasi_report_feed(struct sg_wasi_report *w, const char *buf, size_t n,
+                         struct sg_event_bus *bus);
+/* At the end: a last unterminated line, and what was dropped. */
+void sg_wasi_report_end(struct sg_wasi_report *w, struct sg_event_bus *bus);
+
+#endif

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""WASM skills (issue 40): a WASI preview-1 module runs under Node.js's
+node:wasi inside the same kernel sandbox as a native skill, and two layers
+hold at once. Each attack comes from a real module built from C by the
+build (tests/wasm/attack.c, the same one module in every test, its attack
+chosen by SKILL_INPUT): a path outside the preopens, `..` and symlink
+escapes of a preopen (node:wasi follows a preopen's symlinks out of it, so
+there the kernel layer is what holds), writes into a read-only preopen,
+memory past memory_mb (grown, and asked for up front), a module that spins
+forever, terminal escapes, environment that was not allowed. Each is
+refused, and the trace says by which layer. The example skill
+(examples/skills/code-review-wasm) reviews its files; the dry run and
+inspect show the WASM plan. Each test runs as root and as an ordinary user,
+through sandbox_test.py's harness. Prints TAP.
+
+Usage: attack_wasm_test.py PATH/TO/skillgate SOURCE_ROOT
+"""
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sandbox_test as h  # noqa: E402
+
+TESTS = []
+test = functools.partial(h.test, tests=TESTS)
+
+BUILT = os.path.join(os.path.dirname(h.SG), "tests")
+EXAMPLE = os.path.join(h.EXAMPLES, "code-review-wasm")
+PLANTED = h.PLANTED
+
+
+def module(name):
+    """A module the build made; in CI a missing one fails the test."""
+    p = os.path.join(BUILT, f"{name}.wasm")
+    if not os.path.exists(p):
+        raise h.Skip(f"{p} was not built: the build needs clang, lld, wasi-libc and "
+                     "libclang-rt-14-dev-wasm32 (scripts/dev installs them)")
+    if not shutil.which("node"):
+        raise h.Skip("no node: WASM skills run under Node.js's node:wasi (package nodejs)")
+    return p
+
+
+def make_wasm_skill(base, name, wasm_block="", mod="attack", tools="Read", extra=None):
+    d = os.path.join(base, name)
+    os.makedirs(os.path.join(d, "wasm"))
+    shutil.copy(module(mod), os.path.join(d, "wasm", "skill.wasm"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(f"---\nname: {name}\ndescription: WASM attack test {name}\n"
+                f"allowed-tools: {tools}\n{wasm_block}---\nA hostile module.\n")
+    for rel, target in (extra or {}).items():
+        os.symlink(target, os.path.join(d, rel))
+    for root, dirs, files in os.walk(d):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+    return d
+
+
+def attack(m, d, name, check=None, timeout=120, env=None):
+    p = m.run("run", "--json", "--input", json.dumps({"attack": name}), d, timeout=timeout,
+              check=check, env=env)
+    evs = m.events(p)
+    out = "".join(e["message"] + "\n" for e in evs if e["kind"] == "stdout")
+    line = next((ln for ln in out.splitlines() if ln.startswith("result ")), None)
+    res = json.loads(line[len("result "):]) if line else None
+    return p, evs, out, res
+
+
+def blocked(evs, layer=None):
+    return [e["data"] for e in evs if e["kind"] == "fs_blocked"
+            and (layer is None or e["data"].get("layer") == layer)]
+
+
+WASI_ENOTCAPABLE, WASI_EROFS, WASI_EACCES = 76, 69, 2
+
+
+@test()
+def the_example_reviews_its_files_under_both_layers(m, base):
+    if not os.path.exists(os.path.join(EXAMPLE, "wasm", "skill.wasm")):
+        module("attack")  # says why (nothing built), or fails in CI
+        raise AssertionError("examples/skills/code-review-wasm/wasm/skill.wasm was not built")
+    p = m.run("run", "--json", "--input", json.dumps({"files": ["sample/unsafe.c"]}), EXAMPLE,
+              check=0)
+    evs = m.events(p)
+    out = "".join(e["message"] for e in evs if e["kind"] == "stdout")
+    report = json.loads(out)
+    assert report["skill"] == "code-review-wasm", report
+    rules = {f["rule"] for f in report["files"][0]["findings"]}
+    assert "unbounded-copy" in rules and "secret" in rules, report
+    started = [e for e in evs if e["kind"] == "policy_applied" and e["data"].get("layer") == "wasi"]
+    assert started and started[0]["data"]["runtime"] == "node:wasi", evs
+    plan = next(e["data"] for e in evs if e["kind"] == "policy_applied" and "wasm" in e["data"])
+    assert plan["wasm"]["preopens"][0] == {"guest": "/skill", "host": EXAMPLE,
+                                           "mode": "read-only"}, plan["wasm"]
+    assert "/usr" in plan["landlock_readable"] and "/etc" not in plan["landlock_readable"], plan
+    t = m.last_trace()
+    assert t["status"] == "completed" and t["exit_code"] == 0, (t["status"], t["exit_code"])
+    # with no input it reviews every sample file
+    p = m.run("run", "--json", EXAMPLE, check=0)
+    out = "".join(e["message"] for e in m.events(p) if e["kind"] == "stdout")
+    assert len(json.loads(out)["files"]) >= 2, out
+
+
+@test()
+def the_dry_run_and_inspect_show_the_wasm_plan(m, base):
+    d = make_wasm_skill(base, "planned", "wasm:\n  filesystem:\n    write: [out]\n"
+                        "  env:\n    allow: [WASM_OK]\n  memory_mb: 64\n  random_seed: 7\n"
+                        "  network:\n    allow: [api.example.test]\n")
+    p = m.run("run", "--dry-run", d, check=0)
+    assert re.search(r"WASI layer: node:wasi of Node\.js \d+\.\d+", p.out), p.out
+    for want in (f"preopen /skill -> {d}  read-only",
+                 f"preopen {d}/out  read-write", "memory: 64 MB (1024 pages",
+                 "random_seed 7: random_get gives SHA-256", "WASI preview 1 has no sockets",
+                 "2. kernel layer", "readable (nothing else, besides the writable): /usr",
+                 "--wasm-max-mem-pages=1024", "<skillgate's WASI runner"):
+        assert want in p.out, f"{want!r} not in the dry run:\n{p.out}"
+    assert "SKILL_INPUT TIMEOUT_MS" in p.out, p.out
+    v = m.run("validate", d)
+    assert "WASI preview 1 has no sockets" in v.out + v.err, v.out + v.err
+    i = m.run("inspect", d, check=0)
+    assert "a WASM module, wasm/skill.wasm" in i.out and "WASI layer: node:wasi" in i.out, i.out
+
+
+@test()
+def paths_outside_the_preopens_are_refused_by_the_wasi_layer(m, base):
+    d = make_wasm_skill(base, "outside")
+    p, evs, out, res = attack(m, d, "outside", check=0)
+    assert res and res["dotdot"] == WASI_ENOTCAPABLE and res["absolute"] == WASI_ENOTCAPABLE, out
+    assert res["libc"] != 0 and "leaked" not in res, res
+    ws = blocked(evs, "wasi")
+    assert any(b["path"].endswith("/etc/hostname") and b["why"] == "outside the preopened folders"
+               for b in ws), evs
+    t = m.last_trace()
+    assert any(e["kind"] == "fs_blocked" and e["data"]["layer"] == "wasi" for e in t["events"])
+
+
+@test()
+def symlink_escapes_of_a_preopen_meet_the_kernel_layer(m, base):
+    # node:wasi follows these out of the preopen to the host's /etc (in
+    # the sandbox's view, read-only, for native skills); Landlock, which
+    # confines a WASM run's reads to the runtime's files and the preopens,
+    # is what refuses them
+    with open("/etc/hostname") as f:
+        host = f.read().strip()
+    d = make_wasm_skill(base, "links", extra={"escape": "/etc",
+                                              "rel": "../" * 16 + "etc"})
+    for name in ("symlink", "symlink_rel"):
+        p, evs, out, res = attack(m, d, name, check=0)
+        assert res and res["errno"] == WASI_EACCES, (name, out)
+        assert not res.get("data") and (not host or host not in out), (name, out)
+        ks = blocked(evs, "kernel")
+        assert any(b["path"].endswith("/hostname") for b in ks), (name, evs)
+
+
+@test()
+def a_read_only_preopen_takes_no_write(m, base):
+    d = make_wasm_skill(base, "rowrite")
+    before = sorted(os.listdir(d))
+    with open(os.path.join(d, "SKILL.md")) as f:
+        md = f.read()
+    p, evs, out, res = attack(m, d, "write_ro", check=0)
+    assert res and all(res[k] == WASI_EROFS for k in ("create", "mkdir", "unlink", "trunc")), out
+    ws = blocked(evs, "wasi")
+    assert len([b for b in ws if b["why"].startswith("a read-only preopen")]) >= 4, ws
+    assert sorted(os.listdir(d)) == before
+    with open(os.path.join(d, "SKILL.md")) as f:
+        assert f.read() == md
+
+
+@test()
+def a_writable_preopen_is_written(m, base):
+    d = make_wasm_skill(base, "rwwrite", "wasm:\n  filesystem:\n    write: [out]\n")
+    out_dir = os.path.join(d, "out")  # the user's own folder, as it would be
+    os.makedirs(out_dir)
+    if h.IS_ROOT:
+        os.chown(out_dir, m.uid, m.uid)
+    p, evs, out, res = attack(m, d, "write_rw", check=0)
+    assert res and res["errno"] == 0 and res["wrote"] == 5, out
+    with open(os.path.join(d, "out", "made.txt")) as f:
+        assert f.read() == "made\n"
+
+
+@test()
+def memory_past_memory_mb_is_held_by_the_wasi_layer(m, base):
+    d = make_wasm_skill(base, "hog", "wasm:\n  memory_mb: 64\n")
+    p, evs, out, res = attack(m, d, "memory", check=0)
+    assert res and 32 <= res["mb"] < 64, out
+    lim = [e["data"] for e in evs if e["kind"] == "resource_limit_hit"]
+    assert any(x.get("limit") == "memory" and x["layer"] == "wasi" for x in lim), lim
+    # a module that asks for 1 GiB up front is not instantiated at all
+    d2 = make_wasm_skill(base, "bighog", "wasm:\n  memory_mb: 64\n", mod="bigmem")
+    p = m.run("run", "--json", d2)
+    assert p.returncode != 0, p.out
+    lim = [e["data"] for e in m.events(p) if e["kind"] == "resource_limit_hit"]
+    assert any(x.get("limit") == "memory" and x["layer"] == "wasi" for x in lim), p.out[-2000:]
+    assert "more memory than memory_mb grants" in p.out, p.out[-2000:]
+
+
+@test()
+def a_spinning_module_is_stopped_by_the_kernel_layer(m, base):
+    d = make_wasm_skill(base, "spinner", "wasm:\n  timeout_ms: 2000\n")
+    p, evs, out, res = attack(m, d, "spin", timeout=60)
+    assert p.returncode == 124, (p.returncode, p.err)
+    lim = [e["data"] for e in evs if e["kind"] == "resource_limit_hit"]
+    assert any(x.get("layer") == "kernel" for x in lim), lim
+    assert m.last_trace()["status"] == "timeout"
+
+
+@test()
+def terminal_escapes_from_a_module_are_cleaned(m, base):
+    d = make_wasm_skill(base, "escapes")
+    # as a person watches it (--watch, or a terminal): cleaned lines
+    p = m.run("run", "--watch", "--input", json.dumps({"attack": "escapes"}), d, check=0)
+    assert "visible-marker" in p.out, p.out
+    assert "\x1b" not in p.out and "\x07" not in p.out, repr(p.out)
+    t = m.last_trace()
+    esc = [e["data"] for e in t["events"] if e["kind"] == "output_escapes"]
+    assert esc and all(x["layer"] == "broker" for x in esc), esc
+
+
+@test()
+def the_module_sees_only_the_allowed_environment(m, base):
+    d = make_wasm_skill(base, "envdump", "wasm:\n  env:\n    allow: [WASM_OK]\n")
+    p, evs, out, res = attack(m, d, "env", check=0,
+                              env={"WASM_OK": "fine", "SG_LEAK": PLANTED, "NODE_OPTIONS":
+                                   "--require=/nonexistent-planted.js"})
+    names = {e.split("=", 1)[0] for e in res["env"]}
+    assert names == {"WASM_OK", "SKILL_ID", "SKILL_NAME", "SKILL_INPUT", "TIMEOUT_MS"}, names
+    assert "WASM_OK=fine" in res["env"] and PLANTED not in out, res
+    h.assert_no_planted(p.out, p.err)
+
+
+@test()
+def a_random_seed_makes_random_repeatable(m, base):
+    d = make_wasm_skill(base, "seeded", "wasm:\n  random_seed: 7\n")
+    a = attack(m, d, "random", check=0)[3]["random"]
+    b = attack(m, d, "random", check=0)[3]["random"]
+    assert a == b and len(a) == 32, (a, b)
+    d2 = make_wasm_skill(base, "unseeded")
+    c = attack(m, d2, "random", check=0)[3]["random"]
+    e = attack(m, d2, "random", check=0)[3]["random"]
+    assert c != e and c != a, (c, e)
+
+
+@test(modes=("root",))
+def a_component_is_refused_with_why(m, base):
+    d = make_wasm_skill(base, "component")
+    with open(os.path.join(d, "wasm", "skill.wasm"), "wb") as f:
+        f.write(b"\0asm\x0d\x00\x01\x00" + b"\0" * 64)
+    v = m.run("validate", d)
+    assert v.returncode != 0, v.out
+    said = v.out + v.err
+    assert "wasm/skill.wasm" in said and "WebAssembly component" in said, said
+    p = m.run("run", d)
+    assert p.returncode != 0 and "WebAssembly component" in p.out + p.err, p.out + p.err
+
+
+if __name__ == "__main__":
+    sys.exit(h.main(TESTS))
