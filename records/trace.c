@@ -16,6 +16,7 @@
 #include "skilljson.h"
 #include "traceindex.h"
 #include "util.h"
+#include "wasm.h"
 
 const char *sg_run_end_name(enum sg_run_end e)
 {
@@ -135,7 +136,10 @@ static json_t *invocation(const struct sg_plan *plan)
 {
     json_t *argv = json_array(), *args = json_array();
     for (size_t i = 0; i < plan->argc; i++) {
-        cleanup_free char *a = sg_sanitize_str(plan->argv[i], 0);
+        /* a WASM run's last word is the runner's source: named, not copied */
+        bool runner = plan->wasm && i == plan->argc - 1;
+        cleanup_free char *a = sg_sanitize_str(runner ? "<skillgate's WASI runner>"
+                                                      : plan->argv[i], 0);
         json_array_append_new(argv, json_string(a));
         if (i >= plan->argc - plan->script_args)
             json_array_append_new(args, json_string(a));
@@ -150,6 +154,10 @@ static json_t *invocation(const struct sg_plan *plan)
         json_object_set_new(j, "args", args);
     } else {
         json_decref(args);
+    }
+    if (plan->wasm) {
+        cleanup_free char *mod = sg_sanitize_str(plan->wasm->module, 0);
+        json_object_set_new(j, "wasm_module", json_string(mod));
     }
     if (plan->python) {
         cleanup_free char *prog = sg_sanitize_str(plan->python, 0);

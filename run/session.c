@@ -1061,8 +1061,13 @@ static char *command_line(const struct sg_plan *plan)
 {
     struct sg_buf b;
     sg_buf_init(&b, 4096);
-    for (size_t i = 0; i < plan->argc; i++)
-        sg_buf_printf(&b, "%s%s", i ? " " : "", plan->argv[i]);
+    for (size_t i = 0; i < plan->argc; i++) {
+        /* a WASM run's last word is the runner's source: named, not copied */
+        if (plan->wasm && i == plan->argc - 1)
+            sg_buf_printf(&b, " <skillgate's WASI runner> %s", plan->wasm->module);
+        else
+            sg_buf_printf(&b, "%s%s", i ? " " : "", plan->argv[i]);
+    }
     return sg_buf_steal(&b);
 }
 

@@ -517,6 +517,39 @@ def run_and_allow_once(base):
 
 
 @test()
+def a_wasm_skill_runs_on_the_run_screen(base):
+    """issue 40: a WASM skill (the example's module, built from C by the
+    build) runs from the skills screen like a native one: its output on one
+    side, the WASI layer's event on the other, a trace."""
+    built = os.path.join(SRC, "examples", "skills", "code-review-wasm", "wasm", "skill.wasm")
+    assert os.path.exists(built), f"{built} was not built (ninja -C build)"
+    skills = os.path.join(base, "wasm-skills")
+    d = os.path.join(skills, "tui-wasm")
+    write_tree(d, {"SKILL.md": "---\nname: tui-wasm\ndescription: the WASM code review\n"
+                               "allowed-tools: Read\n---\nReviews code.\n",
+                   "skillsandbox.yaml": "skill:\n  name: tui-wasm\n  version: \"1.0.0\"\n"
+                                        "  description: the WASM code review\n",
+                   "sample/a.c": "int f(char *d, const char *s) { strcpy(d, s); return 0; }\n"})
+    os.makedirs(os.path.join(d, "wasm"))
+    shutil.copy(built, os.path.join(d, "wasm", "skill.wasm"))
+    os.chmod(os.path.join(d, "wasm"), 0o755)
+    os.chmod(os.path.join(d, "wasm", "skill.wasm"), 0o644)
+    os.chmod(skills, 0o755)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        t.wait("tui-wasm", what="the skills list")
+        start_run(t, "tui-wasm")
+        s = t.wait(run_done, timeout=30, what="the WASM run finishing")
+        assert re.search(r"completed, exit 0", s), s
+        assert '{"skill":"code-review-wasm","files":[{"file":"sample' in s, s
+        assert "POLICY   WASI layer: node:wasi" in s, s
+        traces = t.traces()
+        assert len(traces) == 1, traces
+    finally:
+        t.close()
+
+
+@test()
 def always_can_be_narrowed_or_widened_before_it_is_saved(base):
     """A on a Write asks first; e edits the rule: one that does not cover the
     request is refused, a folder glob that does is kept, and y saves exactly
