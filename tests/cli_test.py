@@ -209,9 +209,9 @@ def install_puts_the_manual_completions_and_docs_in_place():
 @test
 def examples_are_valid():
     dirs = sorted(os.path.join(EXAMPLES, d) for d in os.listdir(EXAMPLES))
-    assert len(dirs) == 7, dirs
+    assert len(dirs) == 8, dirs
     p = run("validate", *dirs, code=0)
-    assert p.stdout.count(": valid\n") == 7, p.stdout
+    assert p.stdout.count(": valid\n") == 8, p.stdout
     assert p.stderr == "", p.stderr
 
 
@@ -359,9 +359,10 @@ def list_json_summarizes_tier_one():
     assert j["schema"] == "skillgate.list/1"
     by = {s["name"]: s for s in j["skills"]}
     assert set(by) == {"weather", "malicious-weather", "code-review", "pdf-text", "shell-tool",
-                       "notes-writer", "pdf-forms"}
+                       "notes-writer", "pdf-forms", "code-review-wasm"}
     assert by["shell-tool"]["max_risk"] == "high"
     assert by["code-review"]["max_risk"] == "low" and by["code-review"]["mode"] == "instructions"
+    assert by["code-review-wasm"]["mode"] == "wasm", by["code-review-wasm"]
     assert {t["name"] for t in by["shell-tool"]["tools"]} == {"Bash", "Read"}
     assert all(s["source"] == "cli" and s["valid"] and s["shadowed_by"] is None
                for s in j["skills"])

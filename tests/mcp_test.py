@@ -70,8 +70,8 @@ NPM = shutil.which("npm")
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 PLANTED = "PLANTED-SECRET-mcp-gh-token"
 TOOLS = {"list_skills", "validate_skill", "inspect_skill", "run_skill", "check_tool_permission"}
-EXAMPLE_NAMES = ["code-review", "malicious-weather", "notes-writer", "pdf-forms", "pdf-text",
-                 "shell-tool", "weather"]
+EXAMPLE_NAMES = ["code-review", "code-review-wasm", "malicious-weather", "notes-writer",
+                 "pdf-forms", "pdf-text", "shell-tool", "weather"]
 POLL = 0.02
 TESTS = []
 LIVE = set()  # processes and tmux servers to end if this program is stopped
