@@ -195,11 +195,12 @@ static void print_wasm(FILE *f, const struct sg_plan *p)
                 "the same bytes every run\n", w->seed);
     else
         fputs("     random_seed: none; random_get is the kernel's random\n", f);
-    fputs(w->network_declared
-              ? "     network: wasm.network.allow is declared, but WASI preview 1 has no "
-                "sockets: the module reaches no host (any connection of the sandbox would go "
-                "through the egress proxy)\n"
-              : "     network: none (WASI preview 1 has no sockets)\n", f);
+    fputs("     network: none (WASI preview 1 has no sockets)", f);
+    if (w->network_declared || p->network_dropped)
+        fprintf(f, "; what the manifests declare for the network (%zu host%s or port%s) is "
+                "not allowed by the kernel layer either", p->network_dropped,
+                p->network_dropped == 1 ? "" : "s", p->network_dropped == 1 ? "" : "s");
+    fputc('\n', f);
     fputs("     timeout: held by the broker (below), whatever the runtime does\n", f);
     fputs("  2. kernel layer: the sandbox below, around the runtime process; Landlock also "
           "confines reads to the runtime's files and the preopens; a module that escapes "

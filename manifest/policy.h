@@ -187,6 +187,7 @@ struct sg_policy {
     char *wasm_module;
     /* wasm.network.allow was given (WASI preview 1 has no sockets) */
     bool wasm_network;
+    struct sg_origin wasm_network_origin;
     char **scripts;           /* scripts/ files one can run (scripts/x.py, scripts/sub/y.js) */
     char **script_usage;      /* per script: the first line of the skill's Markdown that
                                  names it (python scripts/x.py <in> <out>), or NULL */

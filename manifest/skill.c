@@ -557,8 +557,15 @@ static void check_wasm(struct sg_skill *sk, int dirfd)
                     "header)");
         return;
     }
-    if (h[4] == 1 && !h[5] && !h[6] && !h[7])
-        return; /* a core module, version 1 */
+    if (h[4] == 1 && !h[5] && !h[6] && !h[7]) { /* a core module, version 1 */
+        const struct sg_origin *o = &p->wasm_network_origin;
+        if (p->wasm_network)
+            sg_diag_add(&sk->diags, SG_WARNING, o->file, o->line, o->col, o->field,
+                        "WASI preview 1 has no sockets: the runtime (node:wasi) gives the module "
+                        "none, and a WASM run lets no connection out, so these hosts are never "
+                        "reached");
+        return;
+    }
     if (h[6] == 1 && !h[7])
         sg_diag_add(&sk->diags, SG_ERROR, f, 0, 0, NULL,
                     "a WebAssembly component (the component model: WASI 0.2 or later) is not "

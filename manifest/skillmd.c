@@ -159,11 +159,10 @@ static void add_host(struct sg_pctx *c, const struct sg_ynode *n, const char *f,
 
 static void w_net_allow(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    if (!sg_y_is_null(v)) {
-        c->sk->policy.wasm_network = true;
-        pc_warn(c, v, field, "WASI preview 1 has no sockets: the runtime (node:wasi) gives the "
-                "module none, so it reaches no host; the hosts stay in the policy for the "
-                "egress proxy, which any connection of the sandbox goes through");
+    struct sg_policy *p = &c->sk->policy;
+    if (!sg_y_is_null(v) && !p->wasm_network) { /* said in validate for a WASM skill (skill.c) */
+        p->wasm_network = true;
+        sg_origin_set(&p->wasm_network_origin, c->file, v->line, v->col, field);
     }
     pc_string_list(c, v, field, add_host, NULL);
 }

@@ -33,11 +33,13 @@ static bool denied(json_t *o, struct sg_event_bus *bus)
         strspn(call, "abcdefghijklmnopqrstuvwxyz_") != strlen(call))
         return false;
     bool wasi = !strcmp(layer, "wasi");
-    sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:b}", "syscall", call, "path", path,
-                          "access", acc, "layer", layer, "wasi_errno",
-                          (json_int_t)json_integer_value(err), "why", why, "reported_by",
-                          "the WASI runner, inside the sandbox", "prevented", 1),
+    json_t *data = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:b}", "syscall", call, "path",
+                             path, "access", acc, "layer", layer, "wasi_errno",
+                             (json_int_t)json_integer_value(err), "why", why, "reported_by",
+                             "the WASI runner, inside the sandbox", "prevented", 1);
+    if (json_is_true(json_object_get(o, "cut"))) /* a long path, cut in its middle */
+        json_object_set_new(data, "cut", json_true());
+    sg_bus_emit(bus, SG_EV_FS_BLOCKED, data,
                 "WASM %s of %s (%s) refused by the %s: %s", call, path, acc,
                 wasi ? "WASI layer" : "kernel sandbox", why);
     return true;
@@ -73,19 +75,22 @@ static bool started(json_t *o, struct sg_event_bus *bus)
 
 static void line(struct sg_wasi_report *w, const char *s, size_t n, struct sg_event_bus *bus)
 {
-    if (w->events >= SG_WASI_EVENTS_MAX) {
-        w->dropped++;
-        return;
-    }
     json_t *o = json_loadb(s, n, JSON_REJECT_DUPLICATES, NULL);
     const char *t = json_is_object(o) ? str_of(o, "t", "") : "";
-    bool ok = (!strcmp(t, "denied") && denied(o, bus)) || (!strcmp(t, "limit") && limit(o, bus)) ||
-              (!strcmp(t, "start") && started(o, bus));
-    json_decref(o);
-    if (ok)
-        w->events++;
+    int layer = !strcmp(t, "denied") && !strcmp(str_of(o, "layer", ""), "kernel")
+                    ? SG_WASI_LAYER_KERNEL
+                    : SG_WASI_LAYER_WASI;
+    bool ok = true;
+    if (w->shown[layer] >= SG_WASI_EVENTS_MAX)
+        w->past[layer]++;
+    else if ((!strcmp(t, "denied") && denied(o, bus)) || (!strcmp(t, "limit") && limit(o, bus)) ||
+             (!strcmp(t, "start") && started(o, bus)))
+        w->shown[layer]++;
     else
-        w->dropped++;
+        ok = false;
+    json_decref(o);
+    if (!ok)
+        w->bad++;
 }
 
 void sg_wasi_report_feed(struct sg_wasi_report *w, const char *buf, size_t n,
@@ -94,7 +99,7 @@ void sg_wasi_report_feed(struct sg_wasi_report *w, const char *buf, size_t n,
     for (size_t i = 0; i < n; i++) {
         if (buf[i] == '\n') {
             if (w->overlong)
-                w->dropped++;
+                w->bad++;
             else if (w->len)
                 line(w, w->line, w->len, bus);
             w->len = 0;
@@ -114,14 +119,20 @@ void sg_wasi_report_end(struct sg_wasi_report *w, struct sg_event_bus *bus)
     if (w->len && !w->overlong)
         line(w, w->line, w->len, bus);
     else if (w->overlong)
-        w->dropped++;
+        w->bad++;
     w->len = 0;
     w->overlong = false;
-    if (w->dropped)
+    size_t past = w->past[0] + w->past[1];
+    if (past || w->bad)
         sg_bus_emit(bus, SG_EV_OUTPUT_DROPPED,
-                    json_pack("{s:s, s:I}", "stream", "wasi reports", "dropped",
-                              (json_int_t)w->dropped),
-                    "%zu WASI-layer reports not shown (past %d, over %d bytes or malformed)",
-                    w->dropped, SG_WASI_EVENTS_MAX, SG_WASI_LINE_MAX);
-    w->dropped = 0;
+                    json_pack("{s:s, s:I, s:I, s:I, s:I}", "stream", "wasi reports", "dropped",
+                              (json_int_t)(past + w->bad), "past_cap_wasi",
+                              (json_int_t)w->past[0], "past_cap_kernel",
+                              (json_int_t)w->past[1], "malformed", (json_int_t)w->bad),
+                    "WASM refusals not shown one by one: %zu of the WASI layer's and %zu of "
+                    "the kernel's past the first %d of each, %zu reports malformed or over "
+                    "%d bytes",
+                    w->past[0], w->past[1], SG_WASI_EVENTS_MAX, w->bad, SG_WASI_LINE_MAX);
+    memset(w->past, 0, sizeof w->past);
+    w->bad = 0;
 }

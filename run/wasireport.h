@@ -12,14 +12,19 @@
 #include "events.h"
 
 #define SG_WASI_LINE_MAX 4096   /* a longer line is dropped (and counted) */
-#define SG_WASI_EVENTS_MAX 1000 /* reports past this are counted, not each shown */
+/* reports past this, per layer, are counted, not each shown: a flood of
+ * the WASI layer's cannot hide a refusal of the kernel's */
+#define SG_WASI_EVENTS_MAX 1000
+
+enum { SG_WASI_LAYER_WASI, SG_WASI_LAYER_KERNEL, SG_WASI_LAYERS };
 
 struct sg_wasi_report {
     char line[SG_WASI_LINE_MAX];
     size_t len;
-    bool overlong;     /* the line being read is past the cap: skipped to its end */
-    size_t events;     /* emitted */
-    size_t dropped;    /* past the cap, overlong or malformed */
+    bool overlong;                  /* the line being read is past the cap: skipped */
+    size_t shown[SG_WASI_LAYERS];   /* emitted */
+    size_t past[SG_WASI_LAYERS];    /* past SG_WASI_EVENTS_MAX */
+    size_t bad;                     /* overlong or malformed */
 };
 
 /* Feed n bytes as read from the pipe. */

@@ -44,7 +44,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -64,6 +66,7 @@
 #include "pin.h"
 #include "seccomp_filter.h"
 #include "util.h"
+#include "wasm.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -243,26 +246,28 @@ static void exec_skill(const struct sg_plan *p)
     execve(p->exec_path, p->argv, p->envp);
 }
 
-/* A WASM run's report pipe (wasm.h) becomes the runtime's fd 3, set last:
- * the control socket may be fd 3 until then. */
-static void report_fd(int *ctl, int rep)
+/* A WASM run's two descriptors (wasm.h), set last, since the control
+ * socket may hold one of their numbers until then: fd 3 the report socket
+ * (write only: the runner's end is shut for reading), fd 4 the sealed
+ * configuration, which the runner reads and closes before the module
+ * starts. */
+static void wasi_fds(int *ctl, int rep, int cfg)
 {
     if (rep < 0)
         return;
-    if (*ctl == 3) {
-        int c = fcntl(*ctl, F_DUPFD_CLOEXEC, 4);
-        if (c < 0)
-            _exit(127);
-        *ctl = c;
-    }
-    if (rep == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(rep, 3) < 0) {
-        ctl_send(*ctl, SG_CTL_EXEC_FAILED, errno, 0, "the WASI report pipe", -1);
+    int c = *ctl <= 4 ? fcntl(*ctl, F_DUPFD_CLOEXEC, 5) : *ctl;
+    if (c < 0)
+        _exit(127);
+    *ctl = c;
+    int r = fcntl(rep, F_DUPFD_CLOEXEC, 5), g = fcntl(cfg, F_DUPFD_CLOEXEC, 5);
+    if (r < 0 || g < 0 || shutdown(r, SHUT_RD) < 0 || dup2(r, 3) < 0 || dup2(g, 4) < 0) {
+        ctl_send(*ctl, SG_CTL_EXEC_FAILED, errno, 0, "the WASI runner's descriptors", -1);
         _exit(127);
     }
 }
 
 static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in, int out,
-                                                 int err, int ctl, int rep,
+                                                 int err, int ctl, int rep, int cfg,
                                                  const struct sock_filter *bpf, size_t nbpf)
 {
     sigset_t none;
@@ -324,7 +329,7 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
             _exit(127);
         }
     }
-    report_fd(&ctl, rep);
+    wasi_fds(&ctl, rep, cfg);
     exec_skill(p);
     ctl_send(ctl, SG_CTL_EXEC_FAILED, errno, 0, p->argv[0], -1);
     _exit(127);
@@ -423,7 +428,8 @@ static __attribute__((noreturn)) void reaper(pid_t skill, int ctl, const sigset_
 }
 
 static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const char *rundir,
-                                                int in, int out, int err, int ctl, int rep)
+                                                int in, int out, int err, int ctl, int rep,
+                                                int cfg)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     char step[96] = "";
@@ -543,16 +549,46 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
     if (skill < 0)
         die(ctl, "fork", errno);
     if (skill == 0)
-        skill_main(p, in, out, err, ctl, rep, bpf, nbpf);
+        skill_main(p, in, out, err, ctl, rep, cfg, bpf, nbpf);
     close(in), close(out), close(err);
     if (rep >= 0)
-        close(rep);
+        close(rep), close(cfg);
     drop_caps(CAP_KILL);
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     reaper(skill, ctl, &set);
 }
 
 /* ---- in the broker ---- */
+
+/* The WASI runner's configuration (wasm.h) in a sealed memfd: never in the
+ * runtime's environment or argv, where the dry run, /proc and the 128 KiB
+ * limit of one string would meet the module's environment and input. */
+static int sealed_config(const char *text)
+{
+    int fd = (int)syscall(SYS_memfd_create, "skillgate-wasi-config",
+                          MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return -errno;
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            close(fd);
+            return -e;
+        }
+        off += (size_t)n;
+    }
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+        lseek(fd, 0, SEEK_SET) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    return fd;
+}
 
 static int write_proc(pid_t pid, const char *file, const char *text)
 {
@@ -952,6 +988,7 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
                       const struct sg_launch_hooks *hooks)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1}, rep[2] = {-1, -1};
+    int cfg = -1;
     int r;
     memset(sb, 0, sizeof *sb);
     sb->pidfd = sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = sb->ctl_fd = sb->notify_fd = -1;
@@ -979,8 +1016,10 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         goto fail;
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
-        (p->wasm && pipe2(rep, O_CLOEXEC) < 0))
+        (p->wasm && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rep) < 0))
         FAIL(-errno, "pipes");
+    if (p->wasm && (cfg = sealed_config(p->wasm->config)) < 0)
+        FAIL(cfg, "the WASI runner's configuration");
     int pidfd = -1;
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
                           CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD | SIGCHLD;
@@ -991,7 +1030,7 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         close(in[1]), close(out[0]), close(err[0]), close(ctl[0]);
         if (rep[0] >= 0)
             close(rep[0]);
-        pid1_main(p, sb->rundir, in[0], out[1], err[1], ctl[1], rep[1]);
+        pid1_main(p, sb->rundir, in[0], out[1], err[1], ctl[1], rep[1], cfg);
     }
     sb->pid = pid;
     sb->pidfd = pidfd;
@@ -999,9 +1038,14 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     in[0] = out[1] = err[1] = ctl[1] = -1;
     if (rep[1] >= 0)
         close(rep[1]);
-    rep[1] = -1;
+    if (cfg >= 0)
+        close(cfg);
+    rep[1] = cfg = -1;
     sb->wasi_fd = rep[0];
-    fcntl(sb->wasi_fd, F_SETFL, O_NONBLOCK);
+    if (sb->wasi_fd >= 0) {
+        shutdown(sb->wasi_fd, SHUT_WR);
+        fcntl(sb->wasi_fd, F_SETFL, O_NONBLOCK);
+    }
     sb->stdin_fd = in[1], sb->stdout_fd = out[0], sb->stderr_fd = err[0], sb->ctl_fd = ctl[0];
     /* a step that fails because pid 1 is gone reports what pid 1 said */
 #define PID1_FAIL(code, ...)                                                  \
@@ -1038,6 +1082,8 @@ fail:
         if (rep[i] >= 0 && !(i == 0 && rep[0] == sb->wasi_fd))
             close(rep[i]);
     }
+    if (cfg >= 0)
+        close(cfg);
     sg_sandbox_kill(sb);
     sg_sandbox_cleanup(sb);
     return r;

@@ -169,6 +169,7 @@ struct sg_plan {
     char *input;
     bool observe_reads; /* sg_run_opts.observe_reads */
     struct sg_plan_wasm *wasm; /* a WASM run (wasm.h), else NULL */
+    size_t network_dropped;    /* a WASM run: declared hosts and ports not allowed (wasm.h) */
     /* network */
     struct sg_plan_egress *egress;
     size_t negress;

@@ -7,33 +7,46 @@
 //
 // node:wasi is not a sandbox by itself (Node's documentation says so, and
 // it follows a preopen's symlinks out of it): the kernel sandbox around
-// this process is what holds then. Each refusal is reported on fd 3, a pipe
-// to the broker that the module cannot reach (WASI descriptors are the
-// runtime's own table), with the layer that held: "wasi" when this process
-// refused it, "kernel" when the call reached the kernel and was refused.
+// this process is what holds then, and what node:wasi opened out of a
+// preopen that the kernel let through is closed here again. Each refusal
+// is reported on fd 3, a socket to the broker (write only) that the module
+// cannot reach (WASI descriptors are the runtime's own table, and a socket
+// cannot be reopened through /proc), with the layer that held: "wasi" when
+// this process refused it, "kernel" when the kernel refused it.
 //
-// The configuration comes in the environment (SG_WASI, JSON), never in
-// argv: argv is readable by every user of the host, and it holds the
-// module's environment.
+// The configuration (JSON) is read from fd 4, a sealed memfd, and closed
+// before the module starts: never in argv (readable by every user of the
+// host) or the environment (the dry run, /proc), since it holds the
+// module's environment and input.
 import { WASI } from 'node:wasi';
-import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, realpathSync,
+         writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 
-const REPORT_FD = 3;
-const REPORT_MAX = 4000; // bytes of a report line; the broker caps it too
-const E = { ACCES: 2, FAULT: 21, NOTCAPABLE: 76, PERM: 63, ROFS: 69 };
+const REPORT_FD = 3, CONFIG_FD = 4;
+const TEXT_MAX = 1024; // bytes of a path or message in a report (the broker's line: 4096)
+const E = { ACCES: 2, FAULT: 21, NOSYS: 52, NOTCAPABLE: 76, PERM: 63, ROFS: 69 };
 // rights that change a file's contents (wasi-libc asks them for O_WRONLY/O_RDWR)
 const WRITE_RIGHTS = (1n << 0n) | (1n << 6n) | (1n << 8n) | (1n << 22n);
 const O_CREAT = 1, O_TRUNC = 8, FD_APPEND = 1;
 
+// A string the broker can take whole: NULs shown, at most TEXT_MAX bytes,
+// a longer one cut in its middle at characters' boundaries (its end names
+// what was reached) and said, never dropped.
+function text(s, o) {
+  const b = Buffer.from(String(s).replaceAll('\0', '\\0'), 'utf8');
+  if (b.length <= TEXT_MAX) return b.toString('utf8');
+  const half = (TEXT_MAX - 8) >> 1;
+  let head = half, tail = b.length - half;
+  while (head > 0 && (b[head] & 0xc0) === 0x80) head--;
+  while (tail < b.length && (b[tail] & 0xc0) === 0x80) tail++;
+  o.cut = true;
+  return `${b.subarray(0, head).toString('utf8')} [...] ${b.subarray(tail).toString('utf8')}`;
+}
+
 function report(o) {
-  let line = JSON.stringify(o);
-  if (line.length > REPORT_MAX) {
-    o.path = String(o.path ?? '').slice(0, 512);
-    o.cut = true;
-    line = JSON.stringify(o);
-  }
-  try { writeSync(REPORT_FD, line + '\n'); } catch { /* run outside skillgate */ }
+  for (const k of ['path', 'why']) if (k in o) o[k] = text(o[k], o);
+  try { writeSync(REPORT_FD, JSON.stringify(o) + '\n'); } catch { /* run outside skillgate */ }
 }
 
 function fail(msg, code) {
@@ -46,9 +59,12 @@ if (!(major >= 20))
   fail(`Node.js ${process.versions.node} is too old: WASM skills need node:wasi with ` +
        'preview1, Node.js 20 or later (Debian package nodejs)', 127);
 
-const cfg = JSON.parse(process.env.SG_WASI ?? 'null');
-delete process.env.SG_WASI;
-if (!cfg || typeof cfg.module !== 'string') fail('no configuration (SG_WASI)', 127);
+let cfg = null;
+try {
+  cfg = JSON.parse(readFileSync(CONFIG_FD, 'utf8'));
+  closeSync(CONFIG_FD);
+} catch { /* said below */ }
+if (!cfg || typeof cfg.module !== 'string') fail('no configuration on fd 4', 127);
 report({ t: 'start', runtime: 'node:wasi', version: process.versions.node, wasi: 'preview1' });
 
 function readModule(path, max) {
@@ -78,7 +94,12 @@ const wasi = new WASI({ version: 'preview1', args: cfg.args, env: cfg.env, preop
 // Per fd: its guest path and whether it is read-only; a file or folder
 // opened beneath a read-only one is read-only too.
 const fds = new Map();
-cfg.preopens.forEach((p, i) => fds.set(3 + i, { path: p.guest, ro: !p.write }));
+cfg.preopens.forEach((p, i) => fds.set(3 + i, { path: p.guest, ro: !p.write, host: p.host,
+                                                 root: realRoot(p.host) }));
+
+function realRoot(host) {
+  try { return realpathSync(host); } catch { return host; }
+}
 
 let memory = null;
 const view = () => new DataView(memory.buffer);
@@ -93,6 +114,32 @@ const under = (fd, rel) => {
   const d = fds.get(fd);
   return d ? (rel.startsWith('/') ? rel : `${d.path}/${rel}`) : rel;
 };
+const hostUnder = (fd, rel) => {
+  const d = fds.get(fd);
+  return d && !rel.startsWith('/') ? `${d.host}/${rel}` : null;
+};
+const within = (p, root) => p === root || p.startsWith(root === '/' ? '/' : `${root}/`);
+
+// What node:wasi opened, where it really is: out of its preopen (through a
+// symlink, which node:wasi follows) it is closed again. The module is
+// single-threaded and nothing else in the sandbox writes its folders, so
+// the path resolves now as it did for the open.
+function escaped(dirfd, rel, follow) {
+  const d = fds.get(dirfd), host = hostUnder(dirfd, rel);
+  if (!d || host === null) return false;
+  try {
+    let real;
+    if (follow) {
+      real = realpathSync(host);
+    } else {
+      const slash = host.lastIndexOf('/');
+      real = `${realpathSync(host.slice(0, slash) || '/')}/${host.slice(slash + 1)}`;
+    }
+    return !within(real, d.root);
+  } catch {
+    return false; // gone already: nothing was opened through it
+  }
+}
 
 const imports = wasi.getImportObject();
 const w = imports.wasi_snapshot_preview1;
@@ -101,7 +148,7 @@ const w = imports.wasi_snapshot_preview1;
 function seen(call, path, access, errno) {
   if (errno === E.NOTCAPABLE)
     report({ t: 'denied', call, path, access, errno, layer: 'wasi',
-             why: 'outside the preopened folders' });
+             why: 'outside the preopened folders, or a right the descriptor lacks' });
   else if (errno === E.ACCES || errno === E.PERM || errno === E.ROFS)
     report({ t: 'denied', call, path, access, errno, layer: 'kernel',
              why: 'the runtime let it through; the kernel sandbox refused it' });
@@ -115,14 +162,26 @@ function readOnly(call, path) {
 const isRo = (fd) => fds.get(fd)?.ro === true;
 
 const pathOpen = w.path_open;
+const fdClose = w.fd_close;
 w.path_open = (dirfd, dirflags, ptr, len, oflags, base, inheriting, fdflags, out) => {
   const path = under(dirfd, str(ptr, len));
   const writes = (oflags & (O_CREAT | O_TRUNC)) !== 0 || (BigInt(base) & WRITE_RIGHTS) !== 0n ||
                  (fdflags & FD_APPEND) !== 0;
   if (writes && isRo(dirfd)) return readOnly('path_open', path);
+  const rel = str(ptr, len);
   const r = pathOpen(dirfd, dirflags, ptr, len, oflags, base, inheriting, fdflags, out);
   if (r !== 0) return seen('path_open', path, writes ? 'write' : 'read', r);
-  fds.set(view().getUint32(out, true), { path, ro: isRo(dirfd) });
+  const fd = view().getUint32(out, true);
+  if (escaped(dirfd, rel, (dirflags & 1) !== 0)) {
+    fdClose(fd);
+    report({ t: 'denied', call: 'path_open', path, access: writes ? 'write' : 'read',
+             errno: E.NOTCAPABLE, layer: 'wasi',
+             why: 'a symlink led out of the preopen; the kernel let it through, the runner ' +
+                  'closed it' });
+    return E.NOTCAPABLE;
+  }
+  const d = fds.get(dirfd);
+  fds.set(fd, { path, ro: isRo(dirfd), host: hostUnder(dirfd, rel), root: d?.root });
   return 0;
 };
 
@@ -147,7 +206,6 @@ for (const name of ['fd_allocate', 'fd_filestat_set_size', 'fd_filestat_set_time
   const orig = w[name];
   w[name] = (fd, ...a) => (isRo(fd) ? readOnly(name, fds.get(fd).path) : orig(fd, ...a));
 }
-const fdClose = w.fd_close;
 w.fd_close = (fd) => {
   const r = fdClose(fd);
   if (r === 0 && fd > 2) fds.delete(fd);
@@ -162,6 +220,14 @@ w.fd_renumber = (from, to) => {
     if (d) fds.set(to, d); else fds.delete(to);
   }
   return r;
+};
+
+// proc_raise would let the module signal the runtime itself: SIGUSR1
+// starts node's inspector, which runs any JavaScript it is sent
+w.proc_raise = (sig) => {
+  report({ t: 'denied', call: 'proc_raise', path: `signal ${sig}`, access: 'write',
+           errno: E.NOSYS, layer: 'wasi', why: 'a module may not signal its runtime' });
+  return E.NOSYS;
 };
 
 // random_seed: the module's random bytes come from SHA-256 over the seed

@@ -20,7 +20,9 @@
  * readable, so a module that escapes its preopens through the runtime
  * (node:wasi follows a preopen's symlinks out of it) finds only these. */
 static const char *const runtime_dirs[] = {"/usr", "/bin", "/lib", "/lib32", "/lib64", "/libx32"};
-static const char *const runtime_files[] = {"/etc/ld.so.cache", "/proc"};
+/* not /proc: node runs without it, and it would show the runtime's own
+ * memory, environment and descriptors to a module that escaped */
+static const char *const runtime_files[] = {"/etc/ld.so.cache"};
 
 char *sg_wasm_find_runtime(void)
 {
@@ -98,7 +100,7 @@ const char *sg_wasm_runtime_version(const char *runtime)
 static void add_pre(struct sg_plan_wasm *w, const char *guest, const char *host, bool write)
 {
     for (size_t i = 0; i < w->npre; i++)
-        if (!strcmp(w->pre[i].guest, guest)) {
+        if (!strcmp(w->pre[i].guest, guest) && !strcmp(w->pre[i].host, host)) {
             w->pre[i].write |= write;
             return;
         }
@@ -209,9 +211,54 @@ static void plan_memory(struct sg_plan *p, struct sg_plan_wasm *w)
     m->how = how;
 }
 
+/* WASI preview 1 has no sockets, and node:wasi offers the module none:
+ * the kernel layer lets nothing out or in either, so a module that escapes
+ * the runtime finds no declared host, port or socket to use (deny before
+ * allow). Host sockets are bound into the sandbox by then: refused. */
+static int plan_no_network(struct sg_plan *p, const char **why)
+{
+    if (p->nsockets) {
+        *why = "a WASM module has no sockets (WASI preview 1): permissions.unix_sockets is "
+               "refused for a WASM skill";
+        return -EPERM;
+    }
+    p->network_dropped = p->negress + p->nlisten;
+    for (size_t i = 0; i < p->negress; i++)
+        free(p->egress[i].domain);
+    p->negress = 0;
+    p->nlisten = 0;
+    return 0;
+}
+
+/* A declared path shown at /skill or below would take the skill's own
+ * folder's place (or be taken by it): refused. */
+static int plan_guests(const struct sg_skill *sk, const char **why)
+{
+    const struct sg_policy *pol = &sk->policy;
+    for (size_t i = 0; i < pol->nread + pol->nwrite; i++) {
+        const char *path = i < pol->nread ? pol->read[i].path : pol->write[i - pol->nread].path;
+        /* under the skill's own folder (kept below a host /skill) is its own */
+        if (strcmp(path, sk->root) && sg_path_within(path, "/skill") &&
+            !sg_path_within(path, sk->root)) {
+            *why = "a declared path at /skill or below it would be shown where the skill's "
+                   "own folder is (its preopen): move it";
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
 int sg_wasm_plan(struct sg_plan *p, const struct sg_skill *sk, const char **why)
 {
     const struct sg_policy *pol = &sk->policy;
+    int e;
+    if (p->degraded) {
+        *why = "a WASM run needs Landlock: node:wasi follows a preopen's symlinks out of it, "
+               "and only Landlock keeps the runtime's reads to the preopens";
+        return -ENOTSUP;
+    }
+    if ((e = plan_no_network(p, why)) < 0 || (e = plan_guests(sk, why)) < 0)
+        return e;
     char *rt = sg_wasm_find_runtime();
     if (!rt) {
         *why = "a WASM skill runs under Node.js's node:wasi, and there is no node in "
@@ -239,8 +286,9 @@ int sg_wasm_plan(struct sg_plan *p, const struct sg_skill *sk, const char **why)
                             "module_max", (json_int_t)SG_WASM_MODULE_MAX, "args", guest_module,
                             "env", module_env(p, w), "preopens", pre, "max_pages",
                             (json_int_t)pages);
-    json_object_set_new(cfg, "seed", w->seeded ? json_integer(w->seed) : json_null());
-    cleanup_free char *js = json_dumps(cfg, JSON_COMPACT);
+    /* a string: JavaScript's numbers keep only 53 bits */
+    json_object_set_new(cfg, "seed", w->seeded ? json_sprintf("%lld", w->seed) : json_null());
+    w->config = json_dumps(cfg, JSON_COMPACT);
     json_decref(cfg);
 
     /* the runtime's own environment: no NODE_OPTIONS or the like of the host */
@@ -248,12 +296,12 @@ int sg_wasm_plan(struct sg_plan *p, const struct sg_skill *sk, const char **why)
         free(p->envp[i]);
     p->nenv = 0;
     char *env[] = {"PATH=/usr/bin:/bin", sg_xasprintf("HOME=%s", p->home), "TMPDIR=/tmp",
-                   "UV_THREADPOOL_SIZE=1", sg_xasprintf("SG_WASI=%s", js),
+                   "UV_THREADPOOL_SIZE=1",
                    /* none needed; the host's is not in view (Landlock) */
                    "OPENSSL_CONF=/dev/null"};
     p->envp = sg_xrealloc(p->envp, (SG_ARRAY_LEN(env) + 1) * sizeof *p->envp);
     for (size_t i = 0; i < SG_ARRAY_LEN(env); i++)
-        p->envp[p->nenv++] = i == 1 || i == 4 ? env[i] : sg_xstrdup(env[i]);
+        p->envp[p->nenv++] = i == 1 ? env[i] : sg_xstrdup(env[i]);
     p->envp[p->nenv] = NULL;
 
     char pages_arg[64];
@@ -285,6 +333,7 @@ void sg_wasm_plan_free(struct sg_plan_wasm *w)
         return;
     free(w->runtime);
     free(w->module);
+    free(w->config);
     for (size_t i = 0; i < w->npre; i++)
         free(w->pre[i].guest), free(w->pre[i].host);
     free(w->pre);

@@ -33,6 +33,9 @@ struct sg_plan_wasm {
     bool seeded;
     long long seed;
     bool network_declared;    /* wasm.network.allow was given */
+    char *config;             /* the runner's configuration, JSON: it holds the module's
+                               * environment and input, so it goes in a sealed memfd
+                               * (fd 4), never in the runtime's environment or argv */
 };
 
 /* The runtime a WASM run needs beside memory_mb: resident (a cgroup

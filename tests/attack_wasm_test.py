@@ -133,7 +133,7 @@ def paths_outside_the_preopens_are_refused_by_the_wasi_layer(m, base):
     assert res and res["dotdot"] == WASI_ENOTCAPABLE and res["absolute"] == WASI_ENOTCAPABLE, out
     assert res["libc"] != 0 and "leaked" not in res, res
     ws = blocked(evs, "wasi")
-    assert any(b["path"].endswith("/etc/hostname") and b["why"] == "outside the preopened folders"
+    assert any(b["path"].endswith("/etc/hostname") and b["why"].startswith("outside the preopened folders")
                for b in ws), evs
     t = m.last_trace()
     assert any(e["kind"] == "fs_blocked" and e["data"]["layer"] == "wasi" for e in t["events"])
@@ -202,12 +202,12 @@ def memory_past_memory_mb_is_held_by_the_wasi_layer(m, base):
 
 
 @test()
-def a_spinning_module_is_stopped_by_the_kernel_layer(m, base):
+def a_spinning_module_is_stopped_by_the_brokers_timer(m, base):
     d = make_wasm_skill(base, "spinner", "wasm:\n  timeout_ms: 2000\n")
     p, evs, out, res = attack(m, d, "spin", timeout=60)
     assert p.returncode == 124, (p.returncode, p.err)
     lim = [e["data"] for e in evs if e["kind"] == "resource_limit_hit"]
-    assert any(x.get("layer") == "kernel" for x in lim), lim
+    assert any(x.get("limit") == "timeout" and x.get("layer") == "broker" for x in lim), lim
     assert m.last_trace()["status"] == "timeout"
 
 
@@ -245,6 +245,115 @@ def a_random_seed_makes_random_repeatable(m, base):
     c = attack(m, d2, "random", check=0)[3]["random"]
     e = attack(m, d2, "random", check=0)[3]["random"]
     assert c != e and c != a, (c, e)
+
+
+# ---- the fresh-view review's attacks (each failed on the first version)
+
+
+@test()
+def the_report_channel_is_out_of_the_modules_reach(m, base):
+    # through a shipped p -> /proc, fd 3 opened for reading would let the
+    # module take its own refusals out of the record (it did, as a user)
+    d = make_wasm_skill(base, "steal", extra={"p": "/proc"})
+    p, evs, out, res = attack(m, d, "steal", check=0)
+    # a socket, which no open through /proc reaches (ENXIO)
+    assert res and res["errno"] == 60, out
+
+
+@test()
+def a_long_or_nul_path_does_not_hide_a_refusal(m, base):
+    d = make_wasm_skill(base, "hide", extra={"escape": "/etc"})
+    p, evs, out, res = attack(m, d, "hide", check=0)
+    assert res and res["long"] == WASI_EACCES and res["nul"] == WASI_EROFS, out
+    ks = [b for b in blocked(evs, "kernel") if b["path"].endswith("/hostname")]
+    assert ks and ks[0]["cut"] is True and " [...] " in ks[0]["path"], blocked(evs)
+    assert any(b["path"].startswith("/skill/pwn.txt\\0x") for b in blocked(evs, "wasi")), \
+        blocked(evs)
+
+
+@test()
+def kernel_refusals_are_not_crowded_out_by_wasi_ones(m, base):
+    d = make_wasm_skill(base, "flood", extra={"escape": "/etc"})
+    p, evs, out, res = attack(m, d, "flood", check=0)
+    assert res and res["errno"] == WASI_EACCES, out
+    assert any(b["path"].endswith("escape/hostname") for b in blocked(evs, "kernel")), \
+        [e["message"] for e in evs if e["kind"] == "output_dropped"]
+    dropped = [e["data"] for e in evs if e["kind"] == "output_dropped"]
+    # 1,201 of the WASI layer's (its start report and 1,200 refusals)
+    assert dropped and dropped[0]["past_cap_wasi"] == 201, dropped
+
+
+@test()
+def the_runtimes_own_proc_is_out_of_reach(m, base):
+    # /proc/self/environ, maps, mem of the runtime: not in the kernel
+    # layer's reads of a WASM run
+    d = make_wasm_skill(base, "procread", extra={"p": "/proc"})
+    p, evs, out, res = attack(m, d, "proc", check=0)
+    assert res and res["errno"] == WASI_EACCES and "leaked" not in res, out
+    assert any(b["path"].endswith("p/self/environ") for b in blocked(evs, "kernel")), evs
+
+
+@test()
+def a_module_cannot_signal_its_runtime(m, base):
+    # proc_raise(SIGUSR1) started node's inspector on 127.0.0.1:9229, which
+    # runs any JavaScript it is sent (and a declared listen port published it)
+    d = make_wasm_skill(base, "inspector")
+    with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
+        f.write("skill:\n  name: inspector\n  description: x\npermissions:\n  network:\n"
+                "    listen: [9229]\n")
+    os.chmod(os.path.join(d, "skillsandbox.yaml"), 0o644)
+    p, evs, out, res = attack(m, d, "inspector", check=0)
+    assert res and res["errno"] == 52, out  # ENOSYS
+    err = "".join(e["message"] for e in evs if e["kind"] == "stderr")
+    assert "Debugger listening" not in err, err
+    assert not [e for e in evs if e["kind"] in ("port_published", "port_not_published")], evs
+    assert any(b["syscall"] == "proc_raise" and b["layer"] == "wasi" for b in blocked(evs)), evs
+
+
+@test()
+def nothing_declared_for_the_network_is_allowed_to_a_module(m, base):
+    d = make_wasm_skill(base, "netdecl", "wasm:\n  network:\n    allow: [api.example.test]\n")
+    with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
+        f.write("skill:\n  name: netdecl\n  description: x\npermissions:\n  network:\n"
+                "    listen: [8080]\n    egress:\n      - domain: other.example.test\n"
+                "        ports: [443]\n")
+    os.chmod(os.path.join(d, "skillsandbox.yaml"), 0o644)
+    dry = m.run("run", "--dry-run", d, check=0).out
+    assert "api.example.test" not in dry.split("Network (")[1].split("\n\n")[0], dry
+    assert "other.example.test" not in dry.split("Network (")[1].split("\n\n")[0], dry
+    assert "not allowed by the kernel layer either" in dry, dry
+
+
+@test()
+def the_dry_run_shows_no_value_of_the_environment_and_a_big_input_runs(m, base):
+    d = make_wasm_skill(base, "envplan", "wasm:\n  env:\n    allow: [WASM_TOKEN]\n")
+    p = m.run("run", "--dry-run", d, check=0, env={"WASM_TOKEN": PLANTED})
+    assert PLANTED not in p.out + p.err, p.out
+    # 64 KiB of backslashes: 128 KiB as a JSON string, past one exec string
+    big = json.dumps({"attack": "args", "pad": "\\" * 32000})
+    p = m.run("run", "--json", "--input", big, d)
+    out = "".join(e["message"] for e in m.events(p) if e["kind"] == "stdout")
+    assert out.startswith("result "), p.out[-2000:]  # it ran (and found no attack by name)
+
+
+@test(modes=("root",))
+def a_declared_path_at_skill_is_refused(m, base):
+    d = make_wasm_skill(base, "collide", "wasm:\n  filesystem:\n    write: [/skill]\n")
+    p = m.run("run", "--dry-run", d)
+    assert p.returncode != 0 and "/skill or below it" in p.out + p.err, p.out + p.err
+
+
+@test(modes=("root",))
+def a_native_skill_is_not_told_its_hosts_reach_nothing(m, base):
+    d = os.path.join(base, "natnet")
+    os.makedirs(d)
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write("---\nname: natnet\ndescription: x\nwasm:\n  network:\n"
+                "    allow: [api.example.test]\n---\nx\n")
+    with open(os.path.join(d, "main.py"), "w") as f:
+        f.write("print('hi')\n")
+    v = m.run("validate", d)
+    assert "no sockets" not in v.out + v.err, v.out + v.err
 
 
 @test(modes=("root",))

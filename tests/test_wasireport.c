@@ -84,7 +84,12 @@ static void what_does_not_check_is_counted_not_shown(void **st)
     json_decref(g.data);
 }
 
-static void reports_past_the_cap_are_counted(void **st)
+static const char WASI_DENIED[] =
+    "{\"t\":\"denied\",\"call\":\"path_open\",\"path\":\"/skill/../x\",\"access\":"
+    "\"read\",\"errno\":76,\"layer\":\"wasi\",\"why\":\"outside\"}\n";
+
+/* a flood of the WASI layer's cheap refusals does not hide the kernel's */
+static void reports_past_the_cap_are_counted_per_layer(void **st)
 {
     (void)st;
     struct sg_wasi_report w = {0};
@@ -92,9 +97,14 @@ static void reports_past_the_cap_are_counted(void **st)
     struct got g = {0};
     sg_bus_subscribe(&b, sink, &g);
     for (int i = 0; i < SG_WASI_EVENTS_MAX + 50; i++)
-        feed(&w, &b, DENIED);
+        feed(&w, &b, WASI_DENIED);
     assert_int_equal(g.kinds[SG_EV_FS_BLOCKED], SG_WASI_EVENTS_MAX);
+    feed(&w, &b, DENIED);
+    assert_int_equal(g.kinds[SG_EV_FS_BLOCKED], SG_WASI_EVENTS_MAX + 1);
+    assert_string_equal(json_string_value(json_object_get(g.data, "layer")), "kernel");
     sg_wasi_report_end(&w, &b);
+    assert_int_equal(json_integer_value(json_object_get(g.data, "past_cap_wasi")), 50);
+    assert_int_equal(json_integer_value(json_object_get(g.data, "past_cap_kernel")), 0);
     assert_int_equal(json_integer_value(json_object_get(g.data, "dropped")), 50);
     json_decref(g.data);
 }
@@ -104,7 +114,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_report_split_across_reads_is_one_event),
         cmocka_unit_test(what_does_not_check_is_counted_not_shown),
-        cmocka_unit_test(reports_past_the_cap_are_counted),
+        cmocka_unit_test(reports_past_the_cap_are_counted_per_layer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -446,6 +446,101 @@ static int mode_args(void)
     return result_end(0);
 }
 
+/* ---- attacks from the fresh-view review of the WASM change ---- */
+
+/* path_open with an explicit length: the path may hold a NUL */
+extern int32_t path_open_n(int32_t, int32_t, int32_t, int32_t, int32_t, int64_t, int64_t,
+                           int32_t, int32_t)
+    __attribute__((__import_module__("wasi_snapshot_preview1"), __import_name__("path_open")));
+extern int32_t proc_raise_raw(int32_t)
+    __attribute__((__import_module__("wasi_snapshot_preview1"), __import_name__("proc_raise")));
+
+static int open_n(int dir, int look, const char *p, size_t n, int of, __wasi_rights_t r,
+                  __wasi_fd_t *fd)
+{
+    return path_open_n(dir, look, (int32_t)(uintptr_t)p, (int32_t)n, of, (int64_t)r, 0, 0,
+                       (int32_t)(uintptr_t)fd);
+}
+
+/* the skill ships p -> /proc: the runtime's fd 3 (the report channel)
+ * opened for reading would let the module take its own refusals away */
+static int mode_steal(void)
+{
+    __wasi_fd_t fd;
+    int e = open_n(skill_fd(), 0, "p/self/fd/3", 11, 0, __WASI_RIGHTS_FD_READ, &fd);
+    if (e == 0)
+        raw_close(fd);
+    result_begin();
+    out_str("\"errno\":");
+    out_int(e);
+    return result_end(0);
+}
+
+/* a refusal behind a path over 1 KiB, and one behind a NUL */
+static int mode_hide(void)
+{
+    static char p[2400];
+    __wasi_fd_t fd;
+    size_t n = (size_t)snprintf(p, sizeof p, "escape/");
+    for (int i = 0; i < 550 && n + 2 < sizeof p - 8; i++)
+        p[n++] = '.', p[n++] = '/';
+    memcpy(p + n, "hostname", 9);
+    n += 8;
+    int e1 = open_n(skill_fd(), 1, p, n, 0, __WASI_RIGHTS_FD_READ, &fd);
+    static const char nul[] = "pwn.txt\0x";
+    int e2 = open_n(skill_fd(), 0, nul, sizeof nul - 1, __WASI_OFLAGS_CREAT,
+                    __WASI_RIGHTS_FD_WRITE, &fd);
+    result_begin();
+    out_str("\"long\":");
+    out_int(e1);
+    out_str(",\"nul\":");
+    out_int(e2);
+    return result_end(0);
+}
+
+/* 1,200 cheap refusals of the WASI layer, then the one that matters */
+static int mode_flood(void)
+{
+    __wasi_fd_t fd;
+    for (int i = 0; i < 1200; i++)
+        (void)raw_open(skill_fd(), 0, "../x", 0, __WASI_RIGHTS_FD_READ, &fd);
+    int e = raw_open(skill_fd(), 1, "escape/hostname", 0, __WASI_RIGHTS_FD_READ, &fd);
+    result_begin();
+    out_str("\"errno\":");
+    out_int(e);
+    return result_end(0);
+}
+
+/* out of the preopen into what the kernel layer might let through */
+static int mode_proc(void)
+{
+    __wasi_fd_t fd;
+    int e = raw_open(skill_fd(), 1, "p/self/environ", 0, __WASI_RIGHTS_FD_READ, &fd);
+    result_begin();
+    out_str("\"errno\":");
+    out_int(e);
+    if (e == 0)
+        leaked_raw("leaked", fd);
+    return result_end(0);
+}
+
+/* SIGUSR1 to its own runtime starts node's inspector, which runs any
+ * JavaScript it is sent */
+static int mode_inspector(void)
+{
+    int e = proc_raise_raw(10);
+    __wasi_subscription_t sub = {.u = {.tag = __WASI_EVENTTYPE_CLOCK,
+                                       .u = {.clock = {.id = __WASI_CLOCKID_MONOTONIC,
+                                                       .timeout = 700000000ULL}}}};
+    __wasi_event_t ev;
+    __wasi_size_t n;
+    (void)__wasi_poll_oneoff(&sub, &ev, 1, &n);
+    result_begin();
+    out_str("\"errno\":");
+    out_int(e);
+    return result_end(0);
+}
+
 /* ---- main ---- */
 
 /* The value of "attack" in SKILL_INPUT: a bounded scan, not a JSON parser
@@ -486,6 +581,8 @@ static const struct mode modes[] = {
     {"write_ro", mode_write_ro}, {"write_rw", mode_write_rw}, {"read_ok", mode_read_ok},
     {"memory", mode_memory},   {"spin", mode_spin},         {"escapes", mode_escapes},
     {"env", mode_env},         {"random", mode_random},     {"args", mode_args},
+    {"steal", mode_steal},     {"hide", mode_hide},         {"flood", mode_flood},
+    {"proc", mode_proc},       {"inspector", mode_inspector},
 };
 
 int main(int argc, char **argv)
