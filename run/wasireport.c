@@ -73,6 +73,25 @@ static bool started(json_t *o, struct sg_event_bus *bus)
     return true;
 }
 
+/* A refusal shown before (the same layer, call and path): its repeats are
+ * counted and take no budget, so repeating a cheap one fills nothing.
+ * Remembered as the whole text, not a hash one could collide with. */
+static bool repeated(struct sg_wasi_report *w, json_t *o)
+{
+    if (strcmp(str_of(o, "t", ""), "denied"))
+        return false;
+    cleanup_free char *key = sg_xasprintf("%s %s %s", str_of(o, "layer", ""),
+                                          str_of(o, "call", ""), str_of(o, "path", ""));
+    for (size_t i = 0; i < w->nkeys; i++)
+        if (!strcmp(w->keys[i], key)) {
+            w->repeats++;
+            return true;
+        }
+    if (w->nkeys < SG_WASI_KEYS)
+        w->keys[w->nkeys++] = steal_pointer(&key);
+    return false;
+}
+
 static void line(struct sg_wasi_report *w, const char *s, size_t n, struct sg_event_bus *bus)
 {
     json_t *o = json_loadb(s, n, JSON_REJECT_DUPLICATES, NULL);
@@ -81,13 +100,16 @@ static void line(struct sg_wasi_report *w, const char *s, size_t n, struct sg_ev
                     ? SG_WASI_LAYER_KERNEL
                     : SG_WASI_LAYER_WASI;
     bool ok = true;
-    if (w->shown[layer] >= SG_WASI_EVENTS_MAX)
+    if (json_is_object(o) && repeated(w, o)) {
+        /* counted in w->repeats */
+    } else if (w->shown[layer] >= SG_WASI_EVENTS_MAX) {
         w->past[layer]++;
-    else if ((!strcmp(t, "denied") && denied(o, bus)) || (!strcmp(t, "limit") && limit(o, bus)) ||
-             (!strcmp(t, "start") && started(o, bus)))
+    } else if ((!strcmp(t, "denied") && denied(o, bus)) ||
+               (!strcmp(t, "limit") && limit(o, bus)) || (!strcmp(t, "start") && started(o, bus))) {
         w->shown[layer]++;
-    else
+    } else {
         ok = false;
+    }
     json_decref(o);
     if (!ok)
         w->bad++;
@@ -123,16 +145,21 @@ void sg_wasi_report_end(struct sg_wasi_report *w, struct sg_event_bus *bus)
     w->len = 0;
     w->overlong = false;
     size_t past = w->past[0] + w->past[1];
-    if (past || w->bad)
+    if (past || w->bad || w->repeats)
         sg_bus_emit(bus, SG_EV_OUTPUT_DROPPED,
-                    json_pack("{s:s, s:I, s:I, s:I, s:I}", "stream", "wasi reports", "dropped",
-                              (json_int_t)(past + w->bad), "past_cap_wasi",
+                    json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "stream", "wasi reports",
+                              "dropped", (json_int_t)(past + w->bad), "past_cap_wasi",
                               (json_int_t)w->past[0], "past_cap_kernel",
-                              (json_int_t)w->past[1], "malformed", (json_int_t)w->bad),
-                    "WASM refusals not shown one by one: %zu of the WASI layer's and %zu of "
-                    "the kernel's past the first %d of each, %zu reports malformed or over "
-                    "%d bytes",
-                    w->past[0], w->past[1], SG_WASI_EVENTS_MAX, w->bad, SG_WASI_LINE_MAX);
+                              (json_int_t)w->past[1], "malformed", (json_int_t)w->bad,
+                              "repeats", (json_int_t)w->repeats),
+                    "WASM refusals not shown one by one: %zu repeats of ones shown; %zu "
+                    "different ones of the WASI layer and %zu of the kernel past the first %d "
+                    "of each; %zu reports malformed or over %d bytes",
+                    w->repeats, w->past[0], w->past[1], SG_WASI_EVENTS_MAX, w->bad,
+                    SG_WASI_LINE_MAX);
     memset(w->past, 0, sizeof w->past);
-    w->bad = 0;
+    w->bad = w->repeats = 0;
+    for (size_t i = 0; i < w->nkeys; i++)
+        free(w->keys[i]);
+    w->nkeys = 0;
 }

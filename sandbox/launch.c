@@ -565,6 +565,8 @@ static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const c
  * limit of one string would meet the module's environment and input. */
 static int sealed_config(const char *text)
 {
+    if (!text)
+        return -EINVAL;
     int fd = (int)syscall(SYS_memfd_create, "skillgate-wasi-config",
                           MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)

@@ -19,29 +19,32 @@
 // host) or the environment (the dry run, /proc), since it holds the
 // module's environment and input.
 import { WASI } from 'node:wasi';
+import { resolve as resolvePath } from 'node:path';
 import { closeSync, fstatSync, openSync, readFileSync, readSync, realpathSync,
          writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 
 const REPORT_FD = 3, CONFIG_FD = 4;
 const TEXT_MAX = 1024; // bytes of a path or message in a report (the broker's line: 4096)
-const E = { ACCES: 2, FAULT: 21, NOSYS: 52, NOTCAPABLE: 76, PERM: 63, ROFS: 69 };
+const E = { ACCES: 2, FAULT: 21, INVAL: 28, NOSYS: 52, NOTCAPABLE: 76, PERM: 63, ROFS: 69 };
 // rights that change a file's contents (wasi-libc asks them for O_WRONLY/O_RDWR)
 const WRITE_RIGHTS = (1n << 0n) | (1n << 6n) | (1n << 8n) | (1n << 22n);
 const O_CREAT = 1, O_TRUNC = 8, FD_APPEND = 1;
 
-// A string the broker can take whole: NULs shown, at most TEXT_MAX bytes,
-// a longer one cut in its middle at characters' boundaries (its end names
-// what was reached) and said, never dropped.
+// A string the broker can take whole: control characters shown as \xNN,
+// at most TEXT_MAX bytes once JSON-encoded, a longer one cut in its middle
+// (its end names what was reached) and said, never dropped.
 function text(s, o) {
-  const b = Buffer.from(String(s).replaceAll('\0', '\\0'), 'utf8');
-  if (b.length <= TEXT_MAX) return b.toString('utf8');
-  const half = (TEXT_MAX - 8) >> 1;
-  let head = half, tail = b.length - half;
-  while (head > 0 && (b[head] & 0xc0) === 0x80) head--;
-  while (tail < b.length && (b[tail] & 0xc0) === 0x80) tail++;
+  const shown = String(s).replace(/[\x00-\x1f\x7f]/g,
+                                  (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  const size = (t) => Buffer.byteLength(JSON.stringify(t));
+  if (size(shown) <= TEXT_MAX) return shown;
+  const cps = Array.from(shown);
+  let k = Math.min(cps.length >> 1, TEXT_MAX >> 1);
+  const cut = (n) => `${cps.slice(0, n).join('')} [...] ${cps.slice(cps.length - n).join('')}`;
+  for (let i = 0; i < 64 && k > 0 && size(cut(k)) > TEXT_MAX; i++) k = Math.floor(k * 0.8);
   o.cut = true;
-  return `${b.subarray(0, head).toString('utf8')} [...] ${b.subarray(tail).toString('utf8')}`;
+  return cut(k);
 }
 
 function report(o) {
@@ -103,11 +106,26 @@ function realRoot(host) {
 
 let memory = null;
 const view = () => new DataView(memory.buffer);
-function str(ptr, len) {
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const PATH_MAX = 4096;
+
+// A path exactly as the module gave it, or why the runner will not pass
+// it on: uvwasi reads it as a C string (a NUL ends it early), and the
+// checks below must see the very bytes the runtime acts on, so a NUL,
+// bytes that are not UTF-8 and a path over 4 KiB are refused, never cut.
+function readPath(ptr, len) {
+  if (len > PATH_MAX) return { why: `a path of ${len} bytes (over ${PATH_MAX})` };
+  let bytes;
   try {
-    return Buffer.from(memory.buffer, ptr, Math.min(len, 4096)).toString('utf8');
+    bytes = Buffer.from(memory.buffer, ptr, len);
   } catch {
-    return '';
+    return { why: 'a path outside the module\'s memory' };
+  }
+  if (bytes.includes(0)) return { why: 'a path with a NUL in it', shown: bytes.toString('utf8') };
+  try {
+    return { text: utf8.decode(bytes) };
+  } catch {
+    return { why: 'a path that is not UTF-8', shown: bytes.toString('utf8') };
   }
 }
 const under = (fd, rel) => {
@@ -116,29 +134,36 @@ const under = (fd, rel) => {
 };
 const hostUnder = (fd, rel) => {
   const d = fds.get(fd);
-  return d && !rel.startsWith('/') ? `${d.host}/${rel}` : null;
+  return d && d.host && !rel.startsWith('/') ? `${d.host}/${rel}` : null;
 };
 const within = (p, root) => p === root || p.startsWith(root === '/' ? '/' : `${root}/`);
 
-// What node:wasi opened, where it really is: out of its preopen (through a
-// symlink, which node:wasi follows) it is closed again. The module is
-// single-threaded and nothing else in the sandbox writes its folders, so
-// the path resolves now as it did for the open.
-function escaped(dirfd, rel, follow) {
-  const d = fds.get(dirfd), host = hostUnder(dirfd, rel);
-  if (!d || host === null) return false;
-  try {
-    let real;
-    if (follow) {
-      real = realpathSync(host);
-    } else {
-      const slash = host.lastIndexOf('/');
-      real = `${realpathSync(host.slice(0, slash) || '/')}/${host.slice(slash + 1)}`;
-    }
-    return !within(real, d.root);
-  } catch {
-    return false; // gone already: nothing was opened through it
+// Where a path leads, resolved as the kernel will: does it leave its
+// preopen? (node:wasi follows symlinks out of one.) Lexically first, as
+// uvwasi and realpath both do; then the deepest part that exists is
+// resolved, the rest appended. The module is single-threaded and nothing
+// else in the sandbox writes its folders, so it resolves the same way for
+// the call. Anything that cannot be resolved counts as leaving (deny).
+function leaves(dirfd, rel, followFinal) {
+  const d = fds.get(dirfd), host0 = hostUnder(dirfd, rel);
+  if (!d || host0 === null) return false; // uvwasi refuses these itself
+  let p = resolvePath(host0), rest = '';
+  if (!followFinal && p !== '/') {
+    const i = p.lastIndexOf('/');
+    rest = p.slice(i);
+    p = p.slice(0, i) || '/';
   }
+  for (let k = 0; k < PATH_MAX; k++) {
+    try {
+      return !within(realpathSync(p) + rest, d.root);
+    } catch (e) {
+      if (e.code !== 'ENOENT' || p === '/') return true;
+      const i = p.lastIndexOf('/');
+      rest = p.slice(i) + rest;
+      p = p.slice(0, i) || '/';
+    }
+  }
+  return true;
 }
 
 const imports = wasi.getImportObject();
@@ -154,57 +179,86 @@ function seen(call, path, access, errno) {
              why: 'the runtime let it through; the kernel sandbox refused it' });
   return errno;
 }
-function readOnly(call, path) {
-  report({ t: 'denied', call, path, access: 'write', errno: E.ROFS, layer: 'wasi',
-           why: 'a read-only preopen (only read is granted)' });
-  return E.ROFS;
+function refuse(call, path, access, errno, why) {
+  report({ t: 'denied', call, path, access, errno, layer: 'wasi', why });
+  return errno;
 }
 const isRo = (fd) => fds.get(fd)?.ro === true;
+
+// Every call that names a path: [its descriptor's argument, its pointer's
+// argument (the length follows), whether the final symlink is followed];
+// write: it changes a folder, refused in a read-only preopen.
+const PATH_CALLS = {
+  path_open: { paths: [[0, 2, () => true]] }, // uvwasi never passes O_NOFOLLOW
+  path_filestat_get: { paths: [[0, 2, (a) => (a[1] & 1) !== 0]] },
+  path_readlink: { paths: [[0, 1, () => false]] },
+  path_create_directory: { paths: [[0, 1, () => false]], write: true },
+  path_unlink_file: { paths: [[0, 1, () => false]], write: true },
+  path_remove_directory: { paths: [[0, 1, () => false]], write: true },
+  path_filestat_set_times: { paths: [[0, 2, (a) => (a[1] & 1) !== 0]], write: true },
+  path_symlink: { paths: [[2, 3, () => false]], write: true },
+  path_rename: { paths: [[0, 1, () => false], [3, 4, () => false]], write: true },
+  path_link: { paths: [[0, 2, (a) => (a[1] & 1) !== 0], [4, 5, () => false]], write: true },
+};
+
+// The checks every path call passes first; an errno to return, or 0.
+function checkPaths(name, spec, a, writes) {
+  const access = writes ? 'write' : 'read';
+  for (const [fdArg, ptrArg, follow] of spec.paths) {
+    const rp = readPath(a[ptrArg], a[ptrArg + 1]);
+    if (rp.why)
+      return refuse(name, under(a[fdArg], rp.shown ?? ''), access, E.INVAL,
+                    `${rp.why}: not passed on`);
+    const path = under(a[fdArg], rp.text);
+    if (writes && isRo(a[fdArg]))
+      return refuse(name, path, 'write', E.ROFS, 'a read-only preopen (only read is granted)');
+    if (leaves(a[fdArg], rp.text, follow(a)))
+      return refuse(name, path, access, E.NOTCAPABLE,
+                    'a symlink leads out of the preopen (node:wasi would follow it)');
+  }
+  return 0;
+}
+
+for (const [name, spec] of Object.entries(PATH_CALLS)) {
+  if (name === 'path_open') continue;
+  const orig = w[name];
+  w[name] = (...a) => {
+    const e = checkPaths(name, spec, a, spec.write === true);
+    if (e) return e;
+    const last = spec.paths[spec.paths.length - 1];
+    const rp = readPath(a[last[1]], a[last[1] + 1]);
+    return seen(name, under(a[last[0]], rp.text ?? ''), spec.write ? 'write' : 'read', orig(...a));
+  };
+}
 
 const pathOpen = w.path_open;
 const fdClose = w.fd_close;
 w.path_open = (dirfd, dirflags, ptr, len, oflags, base, inheriting, fdflags, out) => {
-  const path = under(dirfd, str(ptr, len));
   const writes = (oflags & (O_CREAT | O_TRUNC)) !== 0 || (BigInt(base) & WRITE_RIGHTS) !== 0n ||
                  (fdflags & FD_APPEND) !== 0;
-  if (writes && isRo(dirfd)) return readOnly('path_open', path);
-  const rel = str(ptr, len);
+  const a = [dirfd, dirflags, ptr, len];
+  const e = checkPaths('path_open', PATH_CALLS.path_open, a, writes);
+  if (e) return e;
+  const rel = readPath(ptr, len).text, path = under(dirfd, rel);
   const r = pathOpen(dirfd, dirflags, ptr, len, oflags, base, inheriting, fdflags, out);
   if (r !== 0) return seen('path_open', path, writes ? 'write' : 'read', r);
   const fd = view().getUint32(out, true);
-  if (escaped(dirfd, rel, (dirflags & 1) !== 0)) {
+  // what was opened, checked again where it is now (fails closed)
+  if (leaves(dirfd, rel, true)) {
     fdClose(fd);
-    report({ t: 'denied', call: 'path_open', path, access: writes ? 'write' : 'read',
-             errno: E.NOTCAPABLE, layer: 'wasi',
-             why: 'a symlink led out of the preopen; the kernel let it through, the runner ' +
-                  'closed it' });
-    return E.NOTCAPABLE;
+    return refuse('path_open', path, writes ? 'write' : 'read', E.NOTCAPABLE,
+                  'it was opened out of the preopen; the runner closed it');
   }
   const d = fds.get(dirfd);
   fds.set(fd, { path, ro: isRo(dirfd), host: hostUnder(dirfd, rel), root: d?.root });
   return 0;
 };
 
-// the calls that change a folder: refused in a read-only one
-for (const [name, fdArg, pathArgs] of [
-  ['path_create_directory', 0, [1]], ['path_unlink_file', 0, [1]],
-  ['path_remove_directory', 0, [1]], ['path_filestat_set_times', 0, [2]],
-  ['path_symlink', 2, [3]], ['path_rename', 0, [1, 4]], ['path_link', 0, [2, 5]],
-]) {
-  const orig = w[name];
-  w[name] = (...a) => {
-    // rename and link name two folders: each must be writable
-    const dirs = name === 'path_rename' ? [a[0], a[3]] : name === 'path_link' ? [a[0], a[4]]
-                                                                                : [a[fdArg]];
-    const path = under(dirs[dirs.length - 1], str(a[pathArgs[pathArgs.length - 1]],
-                                                  a[pathArgs[pathArgs.length - 1] + 1]));
-    if (dirs.some(isRo)) return readOnly(name, path);
-    return seen(name, path, 'write', orig(...a));
-  };
-}
 for (const name of ['fd_allocate', 'fd_filestat_set_size', 'fd_filestat_set_times']) {
   const orig = w[name];
-  w[name] = (fd, ...a) => (isRo(fd) ? readOnly(name, fds.get(fd).path) : orig(fd, ...a));
+  w[name] = (fd, ...rest) => (isRo(fd) ? refuse(name, fds.get(fd).path, 'write', E.ROFS,
+                                                'a read-only preopen (only read is granted)')
+                                       : orig(fd, ...rest));
 }
 w.fd_close = (fd) => {
   const r = fdClose(fd);
@@ -251,7 +305,8 @@ try {
   const mod = await WebAssembly.compile(readModule(cfg.module, cfg.module_max));
   instance = await WebAssembly.instantiate(mod, imports);
 } catch (e) {
-  if (/memory/i.test(String(e.message))) {
+  // V8's refusal of a memory past --wasm-max-mem-pages, and nothing else
+  if (/Cannot allocate Wasm memory|implementation limit/.test(String(e.message))) {
     report({ t: 'limit', what: 'memory', layer: 'wasi', pages: limitPages,
              why: `the module asks for more memory than memory_mb grants: ${e.message}` });
     fail(`the module asks for more memory than memory_mb grants (${limitPages} pages)`, 137);
@@ -267,10 +322,12 @@ try {
 } catch (e) {
   fail(`the module trapped: ${e.message}`, 134);
 } finally {
-  // it grew its memory to the cap: the runtime's limit is what stopped it
+  // it ended within 1 MiB of the cap: a grow past it failed, or would
+  // have (a failed memory.grow is not seen from here)
   if (limitPages && memory.buffer.byteLength >= (limitPages - 16) * 65536)
     report({ t: 'limit', what: 'memory', layer: 'wasi', pages: limitPages,
              bytes: memory.buffer.byteLength,
-             why: 'the module grew its memory to the memory_mb cap; growing past it fails' });
+             why: 'the module\'s memory ended within 1 MiB of the memory_mb cap, past which ' +
+                  'growing fails' });
 }
 process.exitCode = code;

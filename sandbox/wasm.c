@@ -143,7 +143,7 @@ static bool passed(const struct sg_plan *p, const char *name, size_t len)
 /* The module's environment, OpenSkills' way: SKILL_ID, SKILL_NAME,
  * SKILL_INPUT and TIMEOUT_MS, and the declared variables; the runtime
  * process's own environment is skillgate's and holds none of them. */
-static json_t *module_env(struct sg_plan *p, struct sg_plan_wasm *w)
+static json_t *module_env(struct sg_plan *p, struct sg_plan_wasm *w, bool *exact)
 {
     static const char *const own[] = {"SKILL_ID", "SKILL_NAME", "SKILL_INPUT", "TIMEOUT_MS"};
     json_t *env = json_object();
@@ -158,7 +158,9 @@ static json_t *module_env(struct sg_plan *p, struct sg_plan_wasm *w)
         if (!keep)
             continue;
         cleanup_free char *name = sg_xstrndup(e, len);
-        json_object_set_new(env, name, json_string(eq + 1));
+        json_t *v = json_string(eq + 1); /* NULL: not UTF-8 */
+        *exact &= v != NULL;
+        json_object_set_new(env, name, v);
         w->env = sg_xrealloc(w->env, (w->nenv + 1) * sizeof *w->env);
         w->env[w->nenv++] = steal_pointer(&name);
     }
@@ -276,20 +278,34 @@ int sg_wasm_plan(struct sg_plan *p, const struct sg_skill *sk, const char **why)
     plan_memory(p, w);
     plan_reads(p, w);
 
+    /* JSON holds UTF-8 only: a path or value that is not cannot be passed on
+     * exactly, and is refused rather than dropped (jansson gives NULL) */
+    bool exact = true;
     json_t *pre = json_array();
-    for (size_t i = 0; i < w->npre; i++)
-        json_array_append_new(pre, json_pack("{s:s, s:s, s:b}", "guest", w->pre[i].guest,
-                                             "host", w->pre[i].host, "write", w->pre[i].write));
+    for (size_t i = 0; i < w->npre; i++) {
+        json_t *o = json_pack("{s:s, s:s, s:b}", "guest", w->pre[i].guest, "host",
+                              w->pre[i].host, "write", w->pre[i].write);
+        exact &= o != NULL;
+        json_array_append_new(pre, o);
+    }
     cleanup_free char *guest_module = sg_xasprintf("/skill/%s", pol->wasm_module);
     long long pages = w->module_mb > 0 ? w->module_mb * 16 : 0;
     json_t *cfg = json_pack("{s:s, s:I, s:[s], s:o, s:o, s:I}", "module", w->module,
                             "module_max", (json_int_t)SG_WASM_MODULE_MAX, "args", guest_module,
-                            "env", module_env(p, w), "preopens", pre, "max_pages",
+                            "env", module_env(p, w, &exact), "preopens", pre, "max_pages",
                             (json_int_t)pages);
-    /* a string: JavaScript's numbers keep only 53 bits */
-    json_object_set_new(cfg, "seed", w->seeded ? json_sprintf("%lld", w->seed) : json_null());
-    w->config = json_dumps(cfg, JSON_COMPACT);
-    json_decref(cfg);
+    if (cfg) {
+        /* a string: JavaScript's numbers keep only 53 bits */
+        json_object_set_new(cfg, "seed", w->seeded ? json_sprintf("%lld", w->seed) : json_null());
+        w->config = json_dumps(cfg, JSON_COMPACT);
+        json_decref(cfg);
+    }
+    if (!exact || !w->config) {
+        sg_wasm_plan_free(w);
+        *why = "a path or a declared variable's value of this skill is not UTF-8, which the WASI "
+               "runner cannot pass on exactly: refused";
+        return -EILSEQ;
+    }
 
     /* the runtime's own environment: no NODE_OPTIONS or the like of the host */
     for (size_t i = 0; i < p->nenv; i++)

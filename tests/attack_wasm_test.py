@@ -76,7 +76,7 @@ def blocked(evs, layer=None):
             and (layer is None or e["data"].get("layer") == layer)]
 
 
-WASI_ENOTCAPABLE, WASI_EROFS, WASI_EACCES = 76, 69, 2
+WASI_ENOTCAPABLE, WASI_EROFS, WASI_EACCES, WASI_EINVAL = 76, 69, 2, 28
 
 
 @test()
@@ -140,21 +140,61 @@ def paths_outside_the_preopens_are_refused_by_the_wasi_layer(m, base):
 
 
 @test()
-def symlink_escapes_of_a_preopen_meet_the_kernel_layer(m, base):
-    # node:wasi follows these out of the preopen to the host's /etc (in
-    # the sandbox's view, read-only, for native skills); Landlock, which
-    # confines a WASM run's reads to the runtime's files and the preopens,
-    # is what refuses them
+def symlink_escapes_of_a_preopen_are_refused(m, base):
+    # node:wasi follows these out of the preopen to the host's /etc (in the
+    # sandbox's view, read-only, for native skills): bare node read
+    # /etc/hostname through them. The runner resolves each path as the
+    # kernel will and refuses it first (WASI layer); Landlock, which keeps a
+    # WASM run's reads to the runtime's files and the preopens, stands
+    # behind it (the first version of the runner left it to Landlock, which
+    # refused it: EACCES, layer kernel)
     with open("/etc/hostname") as f:
         host = f.read().strip()
     d = make_wasm_skill(base, "links", extra={"escape": "/etc",
                                               "rel": "../" * 16 + "etc"})
     for name in ("symlink", "symlink_rel"):
         p, evs, out, res = attack(m, d, name, check=0)
-        assert res and res["errno"] == WASI_EACCES, (name, out)
+        assert res and res["errno"] == WASI_ENOTCAPABLE, (name, out)
         assert not res.get("data") and (not host or host not in out), (name, out)
-        ks = blocked(evs, "kernel")
-        assert any(b["path"].endswith("/hostname") for b in ks), (name, evs)
+        ws = blocked(evs, "wasi")
+        assert any(b["path"].endswith("/hostname") and "symlink" in b["why"] for b in ws), \
+            (name, evs)
+
+
+@test()
+def every_way_past_the_symlink_check_is_refused(m, base):
+    # the second review's: a final link opened without FOLLOW, a NUL, bytes
+    # that are not UTF-8, a path over 4 KiB (each read /usr/lib/os-release,
+    # which Landlock lets the runtime read), stat and readlink through a link
+    d = make_wasm_skill(base, "esc", extra={"u": "/usr/lib/os-release", "ud": "/usr/lib"})
+    os.symlink("/usr/lib", os.path.join(d.encode(), b"\xff"))
+    p, evs, out, res = attack(m, d, "esc", check=0)
+    want = {"nofollow": WASI_ENOTCAPABLE, "follow": WASI_ENOTCAPABLE, "nul": WASI_EINVAL,
+            "utf8": WASI_EINVAL, "long": WASI_EINVAL, "stat": WASI_ENOTCAPABLE,
+            "readlink": WASI_ENOTCAPABLE}
+    assert res == want, out
+    assert "PRETTY_NAME" not in out
+    whys = [b["why"] for b in blocked(evs, "wasi")]
+    assert len(whys) >= 7 and any("NUL" in w for w in whys) and \
+        any("not UTF-8" in w for w in whys) and any("over 4096" in w for w in whys), whys
+
+
+@test()
+def memory_outside_linear_memory_meets_the_kernel_layer(m, base):
+    # 20 tables of 10 million entries: 1.6 GB V8's page cap does not count;
+    # the cgroup (root) or RLIMIT_AS (a user without one) holds it
+    d = make_wasm_skill(base, "tables", "wasm:\n  memory_mb: 16\n", mod="tables")
+    p = m.run("run", "--json", d, timeout=120)
+    evs = m.events(p)
+    out = "".join(e["message"] for e in evs if e["kind"] == "stdout")
+    assert p.returncode != 0 and "grown" not in out, (p.returncode, out)
+    plan = next(e["data"] for e in evs if e["kind"] == "policy_applied" and "limits" in e["data"])
+    if plan["limits"]["memory"]["mechanism"].startswith("cgroup"):
+        lim = [e["data"] for e in evs if e["kind"] == "resource_limit_hit"]
+        assert any(x.get("limit") == "memory" and x["layer"] == "kernel" for x in lim), lim
+    else:  # RLIMIT_AS refused the allocation: V8 aborts
+        failed = [e["data"] for e in evs if e["kind"] == "skill_failed"]
+        assert failed and failed[0].get("signal") in (6, 9, 5), failed
 
 
 @test()
@@ -256,31 +296,39 @@ def the_report_channel_is_out_of_the_modules_reach(m, base):
     # module take its own refusals out of the record (it did, as a user)
     d = make_wasm_skill(base, "steal", extra={"p": "/proc"})
     p, evs, out, res = attack(m, d, "steal", check=0)
-    # a socket, which no open through /proc reaches (ENXIO)
-    assert res and res["errno"] == 60, out
+    # refused by the runner (the link leaves the preopen); behind it, /proc is
+    # out of the kernel layer's reads and the channel is a socket, which no
+    # open through /proc reaches (ENXIO)
+    assert res and res["errno"] == WASI_ENOTCAPABLE, out
 
 
 @test()
 def a_long_or_nul_path_does_not_hide_a_refusal(m, base):
     d = make_wasm_skill(base, "hide", extra={"escape": "/etc"})
     p, evs, out, res = attack(m, d, "hide", check=0)
-    assert res and res["long"] == WASI_EACCES and res["nul"] == WASI_EROFS, out
-    ks = [b for b in blocked(evs, "kernel") if b["path"].endswith("/hostname")]
-    assert ks and ks[0]["cut"] is True and " [...] " in ks[0]["path"], blocked(evs)
-    assert any(b["path"].startswith("/skill/pwn.txt\\0x") for b in blocked(evs, "wasi")), \
+    assert res and res["long"] == WASI_ENOTCAPABLE and res["nul"] == WASI_EINVAL, out
+    ws = [b for b in blocked(evs, "wasi") if b["path"].endswith("/hostname")]
+    assert ws and ws[0]["cut"] is True and " [...] " in ws[0]["path"], blocked(evs)
+    assert any(b["path"].startswith("/skill/pwn.txt\\x00x") for b in blocked(evs, "wasi")), \
         blocked(evs)
+    # 700 control characters: 4 KiB once JSON-escaped, still one report
+    p, evs, out, res = attack(m, d, "ctl", check=0)
+    assert res and res["errno"] == WASI_ENOTCAPABLE, out
+    assert any(b["path"].endswith("/hostname") and "\\x01" in b["path"]
+               for b in blocked(evs, "wasi")), blocked(evs)
 
 
 @test()
-def kernel_refusals_are_not_crowded_out_by_wasi_ones(m, base):
+def a_flood_of_refusals_does_not_hide_the_one_that_matters(m, base):
+    # 1,200 of the same cheap refusal, then the escape: repeats are counted,
+    # not budgeted, so the escape is still one event of its own
     d = make_wasm_skill(base, "flood", extra={"escape": "/etc"})
     p, evs, out, res = attack(m, d, "flood", check=0)
-    assert res and res["errno"] == WASI_EACCES, out
-    assert any(b["path"].endswith("escape/hostname") for b in blocked(evs, "kernel")), \
+    assert res and res["errno"] == WASI_ENOTCAPABLE, out
+    assert any(b["path"].endswith("escape/hostname") for b in blocked(evs, "wasi")), \
         [e["message"] for e in evs if e["kind"] == "output_dropped"]
     dropped = [e["data"] for e in evs if e["kind"] == "output_dropped"]
-    # 1,201 of the WASI layer's (its start report and 1,200 refusals)
-    assert dropped and dropped[0]["past_cap_wasi"] == 201, dropped
+    assert dropped and dropped[0]["repeats"] == 1199 and dropped[0]["dropped"] == 0, dropped
 
 
 @test()
@@ -289,8 +337,8 @@ def the_runtimes_own_proc_is_out_of_reach(m, base):
     # layer's reads of a WASM run
     d = make_wasm_skill(base, "procread", extra={"p": "/proc"})
     p, evs, out, res = attack(m, d, "proc", check=0)
-    assert res and res["errno"] == WASI_EACCES and "leaked" not in res, out
-    assert any(b["path"].endswith("p/self/environ") for b in blocked(evs, "kernel")), evs
+    assert res and res["errno"] == WASI_ENOTCAPABLE and "leaked" not in res, out
+    assert any(b["path"].endswith("p/self/environ") for b in blocked(evs, "wasi")), evs
 
 
 @test()

@@ -84,9 +84,12 @@ static void what_does_not_check_is_counted_not_shown(void **st)
     json_decref(g.data);
 }
 
-static const char WASI_DENIED[] =
-    "{\"t\":\"denied\",\"call\":\"path_open\",\"path\":\"/skill/../x\",\"access\":"
-    "\"read\",\"errno\":76,\"layer\":\"wasi\",\"why\":\"outside\"}\n";
+static void wasi_denied(char *buf, size_t len, int i)
+{
+    snprintf(buf, len,
+             "{\"t\":\"denied\",\"call\":\"path_open\",\"path\":\"/skill/../x%d\","
+             "\"access\":\"read\",\"errno\":76,\"layer\":\"wasi\",\"why\":\"out\"}\n", i);
+}
 
 /* a flood of the WASI layer's cheap refusals does not hide the kernel's */
 static void reports_past_the_cap_are_counted_per_layer(void **st)
@@ -96,8 +99,11 @@ static void reports_past_the_cap_are_counted_per_layer(void **st)
     struct sg_event_bus b = {0};
     struct got g = {0};
     sg_bus_subscribe(&b, sink, &g);
-    for (int i = 0; i < SG_WASI_EVENTS_MAX + 50; i++)
-        feed(&w, &b, WASI_DENIED);
+    char line[256];
+    for (int i = 0; i < SG_WASI_EVENTS_MAX + 50; i++) {
+        wasi_denied(line, sizeof line, i);
+        feed(&w, &b, line);
+    }
     assert_int_equal(g.kinds[SG_EV_FS_BLOCKED], SG_WASI_EVENTS_MAX);
     feed(&w, &b, DENIED);
     assert_int_equal(g.kinds[SG_EV_FS_BLOCKED], SG_WASI_EVENTS_MAX + 1);
@@ -109,12 +115,35 @@ static void reports_past_the_cap_are_counted_per_layer(void **st)
     json_decref(g.data);
 }
 
+/* the same refusal again is counted, takes no budget and is not shown */
+static void repeats_are_counted_not_budgeted(void **st)
+{
+    (void)st;
+    struct sg_wasi_report w = {0};
+    struct sg_event_bus b = {0};
+    struct got g = {0};
+    sg_bus_subscribe(&b, sink, &g);
+    for (int i = 0; i < 3 * SG_WASI_EVENTS_MAX; i++)
+        feed(&w, &b, DENIED);
+    assert_int_equal(g.kinds[SG_EV_FS_BLOCKED], 1);
+    char line[256];
+    wasi_denied(line, sizeof line, 7);
+    feed(&w, &b, line);
+    assert_int_equal(g.kinds[SG_EV_FS_BLOCKED], 2);
+    sg_wasi_report_end(&w, &b);
+    assert_int_equal(json_integer_value(json_object_get(g.data, "repeats")),
+                     3 * SG_WASI_EVENTS_MAX - 1);
+    assert_int_equal(json_integer_value(json_object_get(g.data, "dropped")), 0);
+    json_decref(g.data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_report_split_across_reads_is_one_event),
         cmocka_unit_test(what_does_not_check_is_counted_not_shown),
         cmocka_unit_test(reports_past_the_cap_are_counted_per_layer),
+        cmocka_unit_test(repeats_are_counted_not_budgeted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -541,6 +541,65 @@ static int mode_inspector(void)
     return result_end(0);
 }
 
+/* the second review's ways past the runner's symlink check: a final link
+ * opened without FOLLOW (the kernel follows it anyway), a NUL, bytes that
+ * are not UTF-8, a path over 4 KiB; and stat and readlink through a link */
+static int mode_esc(void)
+{
+    __wasi_fd_t fd;
+    int dir = skill_fd();
+    static char longp[4400];
+    size_t n = 0;
+    for (int i = 0; i < 2100; i++)
+        longp[n++] = '.', longp[n++] = '/';
+    memcpy(longp + n, "ud/os-release", 13);
+    n += 13;
+    static const char nul[] = "ud/os-release\0x";
+    int e_nofollow = open_n(dir, 0, "u", 1, 0, __WASI_RIGHTS_FD_READ, &fd);
+    int e_follow = open_n(dir, 1, "ud/os-release", 13, 0, __WASI_RIGHTS_FD_READ, &fd);
+    int e_nul = open_n(dir, 1, nul, sizeof nul - 1, 0, __WASI_RIGHTS_FD_READ, &fd);
+    int e_utf8 = open_n(dir, 1, "\xff/os-release", 12, 0, __WASI_RIGHTS_FD_READ, &fd);
+    int e_long = open_n(dir, 1, longp, n, 0, __WASI_RIGHTS_FD_READ, &fd);
+    __wasi_filestat_t st;
+    int e_stat = __wasi_path_filestat_get((__wasi_fd_t)dir, 1, "ud/os-release", &st);
+    uint8_t buf[256];
+    __wasi_size_t used;
+    int e_readlink = __wasi_path_readlink((__wasi_fd_t)dir, "ud/../ud/x", buf, sizeof buf, &used);
+    result_begin();
+    out_str("\"nofollow\":");
+    out_int(e_nofollow);
+    out_str(",\"follow\":");
+    out_int(e_follow);
+    out_str(",\"nul\":");
+    out_int(e_nul);
+    out_str(",\"utf8\":");
+    out_int(e_utf8);
+    out_str(",\"long\":");
+    out_int(e_long);
+    out_str(",\"stat\":");
+    out_int(e_stat);
+    out_str(",\"readlink\":");
+    out_int(e_readlink);
+    return result_end(0);
+}
+
+/* 700 control characters in a path: 4 KiB once JSON-escaped */
+static int mode_ctl(void)
+{
+    static char p[800];
+    __wasi_fd_t fd;
+    size_t n = (size_t)snprintf(p, sizeof p, "escape/");
+    for (int i = 0; i < 700; i++)
+        p[n++] = '\x01';
+    memcpy(p + n, "/../hostname", 12);
+    n += 12;
+    int e = open_n(skill_fd(), 1, p, n, 0, __WASI_RIGHTS_FD_READ, &fd);
+    result_begin();
+    out_str("\"errno\":");
+    out_int(e);
+    return result_end(0);
+}
+
 /* ---- main ---- */
 
 /* The value of "attack" in SKILL_INPUT: a bounded scan, not a JSON parser
@@ -583,6 +642,7 @@ static const struct mode modes[] = {
     {"env", mode_env},         {"random", mode_random},     {"args", mode_args},
     {"steal", mode_steal},     {"hide", mode_hide},         {"flood", mode_flood},
     {"proc", mode_proc},       {"inspector", mode_inspector},
+    {"esc", mode_esc},         {"ctl", mode_ctl},
 };
 
 int main(int argc, char **argv)
