@@ -19,9 +19,9 @@
 // host) or the environment (the dry run, /proc), since it holds the
 // module's environment and input.
 import { WASI } from 'node:wasi';
-import { resolve as resolvePath } from 'node:path';
-import { closeSync, fstatSync, openSync, readFileSync, readSync, realpathSync,
-         writeSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
+import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync, readlinkSync,
+         realpathSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 
 const REPORT_FD = 3, CONFIG_FD = 4;
@@ -100,8 +100,13 @@ const fds = new Map();
 cfg.preopens.forEach((p, i) => fds.set(3 + i, { path: p.guest, ro: !p.write, host: p.host,
                                                  root: realRoot(p.host) }));
 
+// realpathSync.native: the C library's realpath, which takes '..' after a
+// symlink the way the kernel does (node's JavaScript realpathSync joins a
+// link's target as text, so "s/s/../.." with s -> "." resolves wrongly)
+const realpath = realpathSync.native;
+
 function realRoot(host) {
-  try { return realpathSync(host); } catch { return host; }
+  try { return realpath(host); } catch { return host; }
 }
 
 let memory = null;
@@ -155,7 +160,7 @@ function leaves(dirfd, rel, followFinal) {
   }
   for (let k = 0; k < PATH_MAX; k++) {
     try {
-      return !within(realpathSync(p) + rest, d.root);
+      return !within(realpath(p) + rest, d.root);
     } catch (e) {
       if (e.code !== 'ENOENT' || p === '/') return true;
       const i = p.lastIndexOf('/');
@@ -196,7 +201,6 @@ const PATH_CALLS = {
   path_unlink_file: { paths: [[0, 1, () => false]], write: true },
   path_remove_directory: { paths: [[0, 1, () => false]], write: true },
   path_filestat_set_times: { paths: [[0, 2, (a) => (a[1] & 1) !== 0]], write: true },
-  path_symlink: { paths: [[2, 3, () => false]], write: true },
   path_rename: { paths: [[0, 1, () => false], [3, 4, () => false]], write: true },
   path_link: { paths: [[0, 2, (a) => (a[1] & 1) !== 0], [4, 5, () => false]], write: true },
 };
@@ -231,6 +235,33 @@ for (const [name, spec] of Object.entries(PATH_CALLS)) {
   };
 }
 
+// A module makes no symlink: node:wasi follows links out of a preopen, and
+// one the module makes (s -> ".", then "s/s/../../usr") or moves into a
+// place it opened is a way out that no check of a name can keep up with.
+w.path_symlink = (oldPtr, oldLen, fd, ptr, len) => {
+  const rp = readPath(ptr, len);
+  return refuse('path_symlink', under(fd, rp.text ?? rp.shown ?? ''), 'write', E.PERM,
+                'a WASM module may not make symlinks (node:wasi follows them out of its ' +
+                'preopens)');
+};
+
+// The path uvwasi keeps for what it opened: with FOLLOW it resolves a final
+// link itself, relative to the link's folder, and keeps the target's path
+// (it reopens a folder by that path later, in fd_readdir and the calls made
+// through the new descriptor)
+function keptPath(host, follow) {
+  let h = resolvePath(host);
+  for (let i = 0; follow && i < 32; i++) {
+    try {
+      if (!lstatSync(h).isSymbolicLink()) break;
+      h = resolvePath(dirname(h), readlinkSync(h));
+    } catch {
+      break;
+    }
+  }
+  return h;
+}
+
 const pathOpen = w.path_open;
 const fdClose = w.fd_close;
 w.path_open = (dirfd, dirflags, ptr, len, oflags, base, inheriting, fdflags, out) => {
@@ -249,9 +280,21 @@ w.path_open = (dirfd, dirflags, ptr, len, oflags, base, inheriting, fdflags, out
     return refuse('path_open', path, writes ? 'write' : 'read', E.NOTCAPABLE,
                   'it was opened out of the preopen; the runner closed it');
   }
-  const d = fds.get(dirfd);
-  fds.set(fd, { path, ro: isRo(dirfd), host: hostUnder(dirfd, rel), root: d?.root });
+  const d = fds.get(dirfd), host = hostUnder(dirfd, rel);
+  fds.set(fd, { path, ro: isRo(dirfd), host: host === null ? null : keptPath(host,
+                                                                      (dirflags & 1) !== 0),
+                root: d?.root });
   return 0;
+};
+
+// uvwasi lists a folder by reopening its path: checked where it leads now
+const fdReaddir = w.fd_readdir;
+w.fd_readdir = (fd, ...rest) => {
+  const d = fds.get(fd);
+  if (d && d.host && leaves(fd, '.', true))
+    return refuse('fd_readdir', d.path, 'read', E.NOTCAPABLE,
+                  'the folder\'s path now leads out of the preopen');
+  return fdReaddir(fd, ...rest);
 };
 
 for (const name of ['fd_allocate', 'fd_filestat_set_size', 'fd_filestat_set_times']) {

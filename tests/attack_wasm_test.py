@@ -180,6 +180,33 @@ def every_way_past_the_symlink_check_is_refused(m, base):
 
 
 @test()
+def a_link_moved_under_an_open_folder_is_refused(m, base):
+    # the third review's: uvwasi reopens a folder by its path (fd_readdir,
+    # calls through its descriptor); a link to /usr/lib moved into that
+    # path after the open led out, and the module could make such links
+    # itself (s -> ".", then "s/s/../../usr/lib", which node's JavaScript
+    # realpath misread)
+    d = make_wasm_skill(base, "swap", "wasm:\n  filesystem:\n    write: [out]\n")
+    out_dir = os.path.join(d, "out")
+    os.makedirs(out_dir)
+    os.symlink("/usr/lib", os.path.join(out_dir, "esc"))  # the person's, in the write path
+    if h.IS_ROOT:
+        os.chown(out_dir, m.uid, m.uid)
+        os.lchown(os.path.join(out_dir, "esc"), m.uid, m.uid)
+    p, evs, out, res = attack(m, d, "swap", check=0)
+    assert res and res["mkdir"] == 0 and res["open"] == 0, out
+    assert res["symlink"] == 63, out  # EPERM: a module makes no symlink
+    calls = {b["syscall"] for b in blocked(evs, "wasi")}
+    if res["rename"] == 0:  # moved: the WASI layer refuses what the path leads to now
+        assert res["readdir"] == WASI_ENOTCAPABLE and res["through"] == WASI_ENOTCAPABLE, out
+        assert {"fd_readdir", "path_open", "path_symlink"} <= calls, calls
+    else:  # as root the broker, which does the skill's renames there, refused the move
+        assert res["rename"] == WASI_EACCES, out
+        assert any(b["syscall"] == "path_rename" for b in blocked(evs, "kernel")), blocked(evs)
+        assert "path_symlink" in calls, calls
+
+
+@test()
 def memory_outside_linear_memory_meets_the_kernel_layer(m, base):
     # 20 tables of 10 million entries: 1.6 GB V8's page cap does not count;
     # the cgroup (root) or RLIMIT_AS (a user without one) holds it

@@ -600,6 +600,40 @@ static int mode_ctl(void)
     return result_end(0);
 }
 
+/* the third review's: a folder opened, then a link to /usr/lib (the
+ * person's, in the write path) moved into its place, so that the path
+ * uvwasi reopens for it leads out; and a link the module makes itself */
+static int mode_swap(void)
+{
+    __wasi_fd_t dir, fd;
+    int out = find_preopen("/out", true);
+    int e_mkdir = __wasi_path_create_directory((__wasi_fd_t)out, "a");
+    (void)__wasi_path_create_directory((__wasi_fd_t)out, "a/sub");
+    int e_open = raw_open(out, 1, "a/sub", __WASI_OFLAGS_DIRECTORY,
+                          __WASI_RIGHTS_FD_READDIR | __WASI_RIGHTS_PATH_OPEN, &dir);
+    int e_mv1 = __wasi_path_rename((__wasi_fd_t)out, "a/sub", (__wasi_fd_t)out, "a/old");
+    int e_mv2 = __wasi_path_rename((__wasi_fd_t)out, "esc", (__wasi_fd_t)out, "a/sub");
+    uint8_t buf[512];
+    __wasi_size_t used = 0;
+    int e_readdir = e_open ? -1 : __wasi_fd_readdir(dir, buf, sizeof buf, 0, &used);
+    int e_through = e_open ? -1 : raw_open(dir, 1, "os-release", 0, __WASI_RIGHTS_FD_READ, &fd);
+    int e_symlink = __wasi_path_symlink(".", (__wasi_fd_t)out, "s");
+    result_begin();
+    out_str("\"mkdir\":");
+    out_int(e_mkdir);
+    out_str(",\"open\":");
+    out_int(e_open);
+    out_str(",\"rename\":");
+    out_int(e_mv1 ? e_mv1 : e_mv2);
+    out_str(",\"readdir\":");
+    out_int(e_readdir);
+    out_str(",\"through\":");
+    out_int(e_through);
+    out_str(",\"symlink\":");
+    out_int(e_symlink);
+    return result_end(0);
+}
+
 /* ---- main ---- */
 
 /* The value of "attack" in SKILL_INPUT: a bounded scan, not a JSON parser
@@ -642,7 +676,7 @@ static const struct mode modes[] = {
     {"env", mode_env},         {"random", mode_random},     {"args", mode_args},
     {"steal", mode_steal},     {"hide", mode_hide},         {"flood", mode_flood},
     {"proc", mode_proc},       {"inspector", mode_inspector},
-    {"esc", mode_esc},         {"ctl", mode_ctl},
+    {"esc", mode_esc},         {"ctl", mode_ctl},         {"swap", mode_swap},
 };
 
 int main(int argc, char **argv)
