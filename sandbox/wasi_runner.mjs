@@ -19,9 +19,9 @@
 // host) or the environment (the dry run, /proc), since it holds the
 // module's environment and input.
 import { WASI } from 'node:wasi';
-import { dirname, resolve as resolvePath } from 'node:path';
-import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync, readlinkSync,
-         realpathSync, writeSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync, realpathSync,
+         writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 
 const REPORT_FD = 3, CONFIG_FD = 4;
@@ -163,6 +163,11 @@ function leaves(dirfd, rel, followFinal) {
       return !within(realpath(p) + rest, d.root);
     } catch (e) {
       if (e.code !== 'ENOENT' || p === '/') return true;
+      // a part that is a link (dangling, or whose target is missing) is not a
+      // plain name: where it leads is for the kernel, and this cannot say
+      try {
+        if (lstatSync(p).isSymbolicLink()) return true;
+      } catch { /* absent: a plain name */ }
       const i = p.lastIndexOf('/');
       rest = p.slice(i) + rest;
       p = p.slice(0, i) || '/';
@@ -205,6 +210,21 @@ const PATH_CALLS = {
   path_link: { paths: [[0, 2, (a) => (a[1] & 1) !== 0], [4, 5, () => false]], write: true },
 };
 
+// uvwasi follows a final link itself, reading its text its own way (a
+// relative target joined as text, an absolute one in the guest's names, a
+// trailing slash kept), which is not what the kernel would do: a call that
+// asks it to follow one is refused, and path_open never asks (the kernel
+// follows the final link anyway, uvwasi passing no O_NOFOLLOW)
+function followsALink(fd, rel) {
+  const host = hostUnder(fd, rel);
+  if (host === null) return false;
+  try {
+    return lstatSync(resolvePath(host)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 // The checks every path call passes first; an errno to return, or 0.
 function checkPaths(name, spec, a, writes) {
   const access = writes ? 'write' : 'read';
@@ -214,11 +234,18 @@ function checkPaths(name, spec, a, writes) {
       return refuse(name, under(a[fdArg], rp.shown ?? ''), access, E.INVAL,
                     `${rp.why}: not passed on`);
     const path = under(a[fdArg], rp.text);
+    if (rp.text.startsWith('/'))
+      return refuse(name, path, access, E.NOTCAPABLE, 'an absolute path (preopens are opened ' +
+                    'relative to their descriptor)');
     if (writes && isRo(a[fdArg]))
       return refuse(name, path, 'write', E.ROFS, 'a read-only preopen (only read is granted)');
     if (leaves(a[fdArg], rp.text, follow(a)))
       return refuse(name, path, access, E.NOTCAPABLE,
                     'a symlink leads out of the preopen (node:wasi would follow it)');
+    if (name !== 'path_open' && follow(a) && followsALink(a[fdArg], rp.text))
+      return refuse(name, path, access, E.NOTCAPABLE,
+                    'asks the runtime to follow a final symlink, which it reads unlike the ' +
+                    'kernel');
   }
   return 0;
 }
@@ -245,23 +272,6 @@ w.path_symlink = (oldPtr, oldLen, fd, ptr, len) => {
                 'preopens)');
 };
 
-// The path uvwasi keeps for what it opened: with FOLLOW it resolves a final
-// link itself, relative to the link's folder, and keeps the target's path
-// (it reopens a folder by that path later, in fd_readdir and the calls made
-// through the new descriptor)
-function keptPath(host, follow) {
-  let h = resolvePath(host);
-  for (let i = 0; follow && i < 32; i++) {
-    try {
-      if (!lstatSync(h).isSymbolicLink()) break;
-      h = resolvePath(dirname(h), readlinkSync(h));
-    } catch {
-      break;
-    }
-  }
-  return h;
-}
-
 const pathOpen = w.path_open;
 const fdClose = w.fd_close;
 w.path_open = (dirfd, dirflags, ptr, len, oflags, base, inheriting, fdflags, out) => {
@@ -271,7 +281,9 @@ w.path_open = (dirfd, dirflags, ptr, len, oflags, base, inheriting, fdflags, out
   const e = checkPaths('path_open', PATH_CALLS.path_open, a, writes);
   if (e) return e;
   const rel = readPath(ptr, len).text, path = under(dirfd, rel);
-  const r = pathOpen(dirfd, dirflags, ptr, len, oflags, base, inheriting, fdflags, out);
+  // uvwasi is never asked to follow the final link (it would read the
+  // link's text its own way); the kernel follows it, as leaves() reads it
+  const r = pathOpen(dirfd, dirflags & ~1, ptr, len, oflags, base, inheriting, fdflags, out);
   if (r !== 0) return seen('path_open', path, writes ? 'write' : 'read', r);
   const fd = view().getUint32(out, true);
   // what was opened, checked again where it is now (fails closed)
@@ -281,8 +293,7 @@ w.path_open = (dirfd, dirflags, ptr, len, oflags, base, inheriting, fdflags, out
                   'it was opened out of the preopen; the runner closed it');
   }
   const d = fds.get(dirfd), host = hostUnder(dirfd, rel);
-  fds.set(fd, { path, ro: isRo(dirfd), host: host === null ? null : keptPath(host,
-                                                                      (dirflags & 1) !== 0),
+  fds.set(fd, { path, ro: isRo(dirfd), host: host === null ? null : resolvePath(host),
                 root: d?.root });
   return 0;
 };

@@ -57,7 +57,8 @@ def make_wasm_skill(base, name, wasm_block="", mod="attack", tools="Read", extra
     for root, dirs, files in os.walk(d):
         os.chmod(root, 0o755)
         for x in files:
-            os.chmod(os.path.join(root, x), 0o644)
+            if not os.path.islink(os.path.join(root, x)):
+                os.chmod(os.path.join(root, x), 0o644)
     return d
 
 
@@ -133,7 +134,7 @@ def paths_outside_the_preopens_are_refused_by_the_wasi_layer(m, base):
     assert res and res["dotdot"] == WASI_ENOTCAPABLE and res["absolute"] == WASI_ENOTCAPABLE, out
     assert res["libc"] != 0 and "leaked" not in res, res
     ws = blocked(evs, "wasi")
-    assert any(b["path"].endswith("/etc/hostname") and b["why"].startswith("outside the preopened folders")
+    assert any(b["path"].endswith("/etc/hostname") and b["why"].startswith(("outside the preopened folders", "an absolute path"))
                for b in ws), evs
     t = m.last_trace()
     assert any(e["kind"] == "fs_blocked" and e["data"]["layer"] == "wasi" for e in t["events"])
@@ -204,6 +205,28 @@ def a_link_moved_under_an_open_folder_is_refused(m, base):
         assert res["rename"] == WASI_EACCES, out
         assert any(b["syscall"] == "path_rename" for b in blocked(evs, "kernel")), blocked(evs)
         assert "path_symlink" in calls, calls
+
+
+@test()
+def links_the_skill_ships_are_read_as_the_kernel_reads_them(m, base):
+    # the fourth review's: uvwasi followed a final link itself, reading an
+    # absolute target in the guest's names (/skill/...) and a relative one
+    # as text, while the checks read them as the kernel does; the module
+    # read /usr/lib/os-release and listed /usr/lib with no event
+    d = make_wasm_skill(base, "shipped", extra={"esc": "/usr/lib",
+                                                "abs": "/skill/esc/os-release",
+                                                "a": "sub/deep", "y": "a/../q",
+                                                "L": "a/../y/"})
+    os.makedirs(os.path.join(d, "sub", "deep"))
+    os.makedirs(os.path.join(d, "q"))
+    os.symlink("/usr/lib", os.path.join(d, "sub", "q"))
+    for r, ds, fs in os.walk(d):
+        os.chmod(r, 0o755)
+    p, evs, out, res = attack(m, d, "shipped", check=0)
+    assert res and res["abs"] != 0 and res["abs_read"] == -1, out
+    assert res["dir"] != 0 and res["stat"] != 0, out
+    assert "PRETTY_NAME" not in out
+    assert len(blocked(evs, "wasi")) >= 3, blocked(evs)
 
 
 @test()

@@ -634,6 +634,32 @@ static int mode_swap(void)
     return result_end(0);
 }
 
+/* the fourth review's: links shipped in the skill folder that uvwasi,
+ * following a final link itself, read unlike the kernel (an absolute
+ * target in the guest's names, a relative one joined as text, a trailing
+ * slash kept) */
+static int mode_shipped(void)
+{
+    __wasi_fd_t fd;
+    int dir = skill_fd();
+    int e_abs = raw_open(dir, 1, "abs", 0, __WASI_RIGHTS_FD_READ, &fd);
+    long n_abs = e_abs ? -1 : raw_read(fd, (char[64]){0}, 64);
+    int e_dir = raw_open(dir, 1, "L", __WASI_OFLAGS_DIRECTORY,
+                         __WASI_RIGHTS_FD_READDIR | __WASI_RIGHTS_PATH_OPEN, &fd);
+    __wasi_filestat_t st;
+    int e_stat = __wasi_path_filestat_get((__wasi_fd_t)dir, 1, "abs", &st);
+    result_begin();
+    out_str("\"abs\":");
+    out_int(e_abs);
+    out_str(",\"abs_read\":");
+    out_int(n_abs);
+    out_str(",\"dir\":");
+    out_int(e_dir);
+    out_str(",\"stat\":");
+    out_int(e_stat);
+    return result_end(0);
+}
+
 /* ---- main ---- */
 
 /* The value of "attack" in SKILL_INPUT: a bounded scan, not a JSON parser
@@ -677,6 +703,7 @@ static const struct mode modes[] = {
     {"steal", mode_steal},     {"hide", mode_hide},         {"flood", mode_flood},
     {"proc", mode_proc},       {"inspector", mode_inspector},
     {"esc", mode_esc},         {"ctl", mode_ctl},         {"swap", mode_swap},
+    {"shipped", mode_shipped},
 };
 
 int main(int argc, char **argv)
