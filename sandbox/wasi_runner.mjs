@@ -237,17 +237,45 @@ function checkPaths(name, spec, a, writes) {
     if (rp.text.startsWith('/'))
       return refuse(name, path, access, E.NOTCAPABLE, 'an absolute path (preopens are opened ' +
                     'relative to their descriptor)');
+    // uvwasi keeps a path in its descriptor's folder by comparing text
+    // prefixes (".../d" also starts ".../dX"): a '..' that climbs out of
+    // the descriptor's own folder is refused, whatever uvwasi makes of it
+    const dd = fds.get(a[fdArg]);
+    if (dd?.host && !within(resolvePath(`${dd.host}/${rp.text}`), resolvePath(dd.host)))
+      return refuse(name, path, access, E.NOTCAPABLE,
+                    "a '..' climbs out of its descriptor's folder");
+    // a trailing slash makes the kernel follow a final link, whatever the flag
+    const fol = follow(a) || rp.text.endsWith('/');
     if (writes && isRo(a[fdArg]))
       return refuse(name, path, 'write', E.ROFS, 'a read-only preopen (only read is granted)');
-    if (leaves(a[fdArg], rp.text, follow(a)))
+    if (leaves(a[fdArg], rp.text, fol))
       return refuse(name, path, access, E.NOTCAPABLE,
                     'a symlink leads out of the preopen (node:wasi would follow it)');
-    if (name !== 'path_open' && follow(a) && followsALink(a[fdArg], rp.text))
+    if (name !== 'path_open' && name !== 'path_filestat_get' && fol &&
+        followsALink(a[fdArg], rp.text))
       return refuse(name, path, access, E.NOTCAPABLE,
                     'asks the runtime to follow a final symlink, which it reads unlike the ' +
                     'kernel');
   }
   return 0;
+}
+
+// A stat that follows a final link: uvwasi would read the link's text
+// itself, so the kernel follows it instead, through an open of the path
+// (checked above, as every path is) and a stat of what was opened; the
+// descriptor's number is kept in the stat's own buffer meanwhile
+const FILESTAT_GET = 1n << 21n;
+function statFollowing(orig, a) {
+  const [dirfd, flags, ptr, len, buf] = a;
+  const host = hostUnder(dirfd, readPath(ptr, len).text);
+  if (!(flags & 1) || host === null || !followsALink(dirfd, readPath(ptr, len).text))
+    return orig(...a);
+  const r = pathOpen(dirfd, flags & ~1, ptr, len, 0, FILESTAT_GET, 0n, 0, buf);
+  if (r !== 0) return r;
+  const fd = view().getUint32(buf, true);
+  const s = w.fd_filestat_get(fd, buf);
+  fdClose(fd);
+  return s;
 }
 
 for (const [name, spec] of Object.entries(PATH_CALLS)) {
@@ -258,7 +286,8 @@ for (const [name, spec] of Object.entries(PATH_CALLS)) {
     if (e) return e;
     const last = spec.paths[spec.paths.length - 1];
     const rp = readPath(a[last[1]], a[last[1] + 1]);
-    return seen(name, under(a[last[0]], rp.text ?? ''), spec.write ? 'write' : 'read', orig(...a));
+    const r = name === 'path_filestat_get' ? statFollowing(orig, a) : orig(...a);
+    return seen(name, under(a[last[0]], rp.text ?? ''), spec.write ? 'write' : 'read', r);
   };
 }
 

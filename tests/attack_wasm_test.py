@@ -230,6 +230,24 @@ def links_the_skill_ships_are_read_as_the_kernel_reads_them(m, base):
 
 
 @test()
+def a_folders_name_prefix_is_no_way_out(m, base):
+    # the fifth review's: from a folder d, "../dX/os-release" passed uvwasi's
+    # text-prefix check and opened d/X/os-release (X -> /usr/lib); a trailing
+    # slash made the kernel follow a link a stat said not to; and a stat
+    # through a link that stays inside still works
+    d = make_wasm_skill(base, "prefix", extra={"ul": "/usr/lib", "alias": "SKILL.md"})
+    os.makedirs(os.path.join(d, "d"))
+    os.symlink("/usr/lib", os.path.join(d, "d", "X"))
+    os.chmod(os.path.join(d, "d"), 0o755)
+    p, evs, out, res = attack(m, d, "prefix", check=0)
+    assert res and res["d"] == 0 and res["prefix"] == WASI_ENOTCAPABLE, out
+    assert res["slash"] == WASI_ENOTCAPABLE, out
+    assert res["alias"] == 0 and res["alias_type"] == 4, out  # a regular file
+    whys = [b["why"] for b in blocked(evs, "wasi")]
+    assert any("climbs out of its descriptor" in w for w in whys), whys
+
+
+@test()
 def memory_outside_linear_memory_meets_the_kernel_layer(m, base):
     # 20 tables of 10 million entries: 1.6 GB V8's page cap does not count;
     # the cgroup (root) or RLIMIT_AS (a user without one) holds it

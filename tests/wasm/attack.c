@@ -660,6 +660,36 @@ static int mode_shipped(void)
     return result_end(0);
 }
 
+/* the fifth review's: uvwasi keeps a path in its folder by a text prefix,
+ * so from a folder d "../dX/..." passed and opened d/X/...; a trailing
+ * slash that makes the kernel follow a final link; and a stat through a
+ * link that stays inside, which must keep working */
+static int mode_prefix(void)
+{
+    __wasi_fd_t d, fd;
+    int dir = skill_fd();
+    int e_d = raw_open(dir, 0, "d", __WASI_OFLAGS_DIRECTORY,
+                       __WASI_RIGHTS_PATH_OPEN | __WASI_RIGHTS_FD_READDIR |
+                           __WASI_RIGHTS_FD_READ,
+                       &d);
+    int e_file = e_d ? -1 : raw_open(d, 1, "../dX/os-release", 0, __WASI_RIGHTS_FD_READ, &fd);
+    __wasi_filestat_t st;
+    int e_slash = __wasi_path_filestat_get((__wasi_fd_t)dir, 0, "ul/", &st);
+    int e_alias = __wasi_path_filestat_get((__wasi_fd_t)dir, 1, "alias", &st);
+    result_begin();
+    out_str("\"d\":");
+    out_int(e_d);
+    out_str(",\"prefix\":");
+    out_int(e_file);
+    out_str(",\"slash\":");
+    out_int(e_slash);
+    out_str(",\"alias\":");
+    out_int(e_alias);
+    out_str(",\"alias_type\":");
+    out_int(e_alias ? -1 : (long long)st.filetype);
+    return result_end(0);
+}
+
 /* ---- main ---- */
 
 /* The value of "attack" in SKILL_INPUT: a bounded scan, not a JSON parser
@@ -703,7 +733,7 @@ static const struct mode modes[] = {
     {"steal", mode_steal},     {"hide", mode_hide},         {"flood", mode_flood},
     {"proc", mode_proc},       {"inspector", mode_inspector},
     {"esc", mode_esc},         {"ctl", mode_ctl},         {"swap", mode_swap},
-    {"shipped", mode_shipped},
+    {"shipped", mode_shipped}, {"prefix", mode_prefix},
 };
 
 int main(int argc, char **argv)
