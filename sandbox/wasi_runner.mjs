@@ -119,6 +119,8 @@ const PATH_MAX = 4096;
 // checks below must see the very bytes the runtime acts on, so a NUL,
 // bytes that are not UTF-8 and a path over 4 KiB are refused, never cut.
 function readPath(ptr, len) {
+  ptr >>>= 0; // i32 arguments come signed: as the runtime reads them, unsigned
+  len >>>= 0;
   if (len > PATH_MAX) return { why: `a path of ${len} bytes (over ${PATH_MAX})` };
   let bytes;
   try {
@@ -149,7 +151,7 @@ const within = (p, root) => p === root || p.startsWith(root === '/' ? '/' : `${r
 // resolved, the rest appended. The module is single-threaded and nothing
 // else in the sandbox writes its folders, so it resolves the same way for
 // the call. Anything that cannot be resolved counts as leaving (deny).
-function leaves(dirfd, rel, followFinal) {
+function leaves(dirfd, rel, followFinal, entry = false) {
   const d = fds.get(dirfd), host0 = hostUnder(dirfd, rel);
   if (!d || host0 === null) return false; // uvwasi refuses these itself
   let p = resolvePath(host0), rest = '';
@@ -160,7 +162,10 @@ function leaves(dirfd, rel, followFinal) {
   }
   for (let k = 0; k < PATH_MAX; k++) {
     try {
-      return !within(realpath(p) + rest, d.root);
+      const x = realpath(p) + rest;
+      // a call that changes a folder's entry names the entry in its parent:
+      // the preopen's own folder is an entry of a folder outside it
+      return !within(x, d.root) || (entry && x === d.root);
     } catch (e) {
       if (e.code !== 'ENOENT' || p === '/') return true;
       // a part that is a link (dangling, or whose target is missing) is not a
@@ -234,6 +239,10 @@ function checkPaths(name, spec, a, writes) {
       return refuse(name, under(a[fdArg], rp.shown ?? ''), access, E.INVAL,
                     `${rp.why}: not passed on`);
     const path = under(a[fdArg], rp.text);
+    // a descriptor with no folder of the runner's (stdio, or unknown): uvwasi
+    // would resolve its paths against the working folder
+    if (!fds.get(a[fdArg])?.host)
+      return refuse(name, path, access, E.NOTCAPABLE, 'not a folder of the module\'s preopens');
     if (rp.text.startsWith('/'))
       return refuse(name, path, access, E.NOTCAPABLE, 'an absolute path (preopens are opened ' +
                     'relative to their descriptor)');
@@ -248,9 +257,10 @@ function checkPaths(name, spec, a, writes) {
     const fol = follow(a) || rp.text.endsWith('/');
     if (writes && isRo(a[fdArg]))
       return refuse(name, path, 'write', E.ROFS, 'a read-only preopen (only read is granted)');
-    if (leaves(a[fdArg], rp.text, fol))
+    if (leaves(a[fdArg], rp.text, fol, spec.write === true && name !== 'path_filestat_set_times'))
       return refuse(name, path, access, E.NOTCAPABLE,
-                    'a symlink leads out of the preopen (node:wasi would follow it)');
+                    'it leads out of the preopen (through a symlink node:wasi would follow, or ' +
+                    'to the preopen\'s own folder, an entry of the folder above it)');
     if (name !== 'path_open' && name !== 'path_filestat_get' && fol &&
         followsALink(a[fdArg], rp.text))
       return refuse(name, path, access, E.NOTCAPABLE,

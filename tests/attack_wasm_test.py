@@ -247,6 +247,21 @@ def a_folders_name_prefix_is_no_way_out(m, base):
     assert any("climbs out of its descriptor" in w for w in whys), whys
 
 
+@test(modes=("root",))
+def a_preopens_own_folder_is_no_entry_to_change(m, base):
+    # the sixth review's: rmdir(out, ".") acts on the entry "out" in the
+    # skill's (read-only) folder, outside the out preopen; the kernel
+    # refused it, the WASI layer now does
+    d = make_wasm_skill(base, "entry", "wasm:\n  filesystem:\n    write: [out]\n")
+    out_dir = os.path.join(d, "out")
+    os.makedirs(out_dir)
+    os.chown(out_dir, m.uid, m.uid)
+    p, evs, out, res = attack(m, d, "rmdir_self", check=0)
+    assert res and res["dot"] == WASI_ENOTCAPABLE and res["dotdot"] == WASI_ENOTCAPABLE, out
+    assert os.path.isdir(out_dir)
+    assert len([b for b in blocked(evs, "wasi") if b["syscall"] == "path_remove_directory"]) == 2
+
+
 @test()
 def memory_outside_linear_memory_meets_the_kernel_layer(m, base):
     # 20 tables of 10 million entries: 1.6 GB V8's page cap does not count;

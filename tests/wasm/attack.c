@@ -690,6 +690,21 @@ static int mode_prefix(void)
     return result_end(0);
 }
 
+/* the sixth review's: a write path's own folder removed through itself */
+static int mode_rmdir_self(void)
+{
+    int out = find_preopen("/out", true);
+    (void)__wasi_path_create_directory((__wasi_fd_t)out, "a");
+    int e_dot = __wasi_path_remove_directory((__wasi_fd_t)out, ".");
+    int e_dotdot = __wasi_path_remove_directory((__wasi_fd_t)out, "a/..");
+    result_begin();
+    out_str("\"dot\":");
+    out_int(e_dot);
+    out_str(",\"dotdot\":");
+    out_int(e_dotdot);
+    return result_end(0);
+}
+
 /* ---- main ---- */
 
 /* The value of "attack" in SKILL_INPUT: a bounded scan, not a JSON parser
@@ -734,6 +749,7 @@ static const struct mode modes[] = {
     {"proc", mode_proc},       {"inspector", mode_inspector},
     {"esc", mode_esc},         {"ctl", mode_ctl},         {"swap", mode_swap},
     {"shipped", mode_shipped}, {"prefix", mode_prefix},
+    {"rmdir_self", mode_rmdir_self},
 };
 
 int main(int argc, char **argv)
