@@ -366,15 +366,7 @@ static char *on_path(const char *name)
 /* Where skillgate run finds a bare name (plan.c): the first of these. */
 static char *run_finds(const char *name)
 {
-    static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
-    for (size_t i = 0; i < SG_ARRAY_LEN(dirs); i++) {
-        char *c = sg_xasprintf("%s/%s", dirs[i], name);
-        struct stat st;
-        if (stat(c, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
-            return c;
-        free(c);
-    }
-    return NULL;
+    return sg_run_path_find(name);
 }
 
 /* Two programs are one when both are found and are the same file. */

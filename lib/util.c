@@ -581,3 +581,16 @@ int sg_path_normalize(char *path)
     path[o] = '\0';
     return 0;
 }
+
+char *sg_run_path_find(const char *name)
+{
+    static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(dirs); i++) {
+        char *c = sg_xasprintf("%s/%s", dirs[i], name);
+        struct stat st;
+        if (stat(c, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+            return c;
+        free(c);
+    }
+    return NULL;
+}

@@ -72,6 +72,11 @@ char *sg_buf_steal(struct sg_buf *b);
 bool sg_str_has_prefix(const char *s, const char *prefix);
 bool sg_str_has_suffix(const char *s, const char *suffix);
 
+/* Where a skill's PATH (/usr/local/bin, /usr/bin, /bin, the host's, shown
+ * read-only) finds a bare program name: the first executable regular file,
+ * or NULL. */
+char *sg_run_path_find(const char *name);
+
 /* Damerau-Levenshtein distance (the optimal-string-alignment kind: insert,
  * delete, substitute, swap two neighbours) between a and b, in bytes.
  * SIZE_MAX when either is longer than SG_EDIT_MAX bytes: it is for names

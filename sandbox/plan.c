@@ -939,13 +939,7 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
     if (strchr(p->argv[0], '/')) {
         p->exec_path = sg_xstrdup(p->argv[0]);
     } else {
-        static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
-        for (size_t i = 0; i < SG_ARRAY_LEN(dirs) && !p->exec_path; i++) {
-            cleanup_free char *c = sg_xasprintf("%s/%s", dirs[i], p->argv[0]);
-            struct stat st;
-            if (stat(c, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
-                p->exec_path = steal_pointer(&c);
-        }
+        p->exec_path = sg_run_path_find(p->argv[0]);
         if (!p->exec_path)
             p->exec_path = sg_xasprintf("/usr/bin/%s", p->argv[0]);
     }

@@ -26,15 +26,7 @@ static const char *const runtime_files[] = {"/etc/ld.so.cache"};
 
 char *sg_wasm_find_runtime(void)
 {
-    static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
-    for (size_t i = 0; i < SG_ARRAY_LEN(dirs); i++) {
-        char *c = sg_xasprintf("%s/node", dirs[i]);
-        struct stat st;
-        if (stat(c, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
-            return c;
-        free(c);
-    }
-    return NULL;
+    return sg_run_path_find("node");
 }
 
 /* Does a text file hold this line? Read in pieces, bounded. */
