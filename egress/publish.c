@@ -97,6 +97,7 @@ struct sg_pub {
     int host_diag;   /* and of this machine's: who owns a client socket */
     uid_t person;    /* the invoking user (sudo's), whose connections come first */
     int nforeign;    /* forwarded connections of other users */
+    int64_t foreign_next_ms; /* when the next of theirs may be forwarded */
     bool listening;  /* the last sg_pub_pollfds asked for the listeners */
     int64_t accept_after_ms; /* accept4 found no descriptor: wait till then */
     uint64_t turned; /* connections turned away and not yet said */
@@ -713,6 +714,23 @@ static int place_for(struct sg_pub *p, bool foreign)
 
 static void helper_broken(struct sg_pub *p, const char *why);
 
+/* Whether another user's connection may be forwarded now, and if so take
+ * its start: SG_PUB_MAX_FOREIGN at once, and at most SG_PUB_FOREIGN_PER_S
+ * started a second (a burst of that many). Their places alone do not bound
+ * how fast they come: a client that resets each connection at once frees
+ * its place as fast as it opens one, and every one of them reaches the
+ * skill's server (and the helper's connect into the sandbox), whose own
+ * backlog full would hold the person's connections behind them. */
+static bool foreign_may_start(struct sg_pub *p)
+{
+    const int64_t step = 1000 / SG_PUB_FOREIGN_PER_S;
+    int64_t now = now_ms();
+    if (p->nforeign >= SG_PUB_MAX_FOREIGN || p->foreign_next_ms > now + 1000 - step)
+        return false;
+    p->foreign_next_ms = (p->foreign_next_ms > now ? p->foreign_next_ms : now) + step;
+    return true;
+}
+
 /* Take one waiting connection: false when none was waiting. */
 static bool accept_one(struct sg_pub *p, struct pport *pp)
 {
@@ -732,7 +750,7 @@ static bool accept_one(struct sg_pub *p, struct pport *pp)
      * (or ones whose owner cannot be told) get a share, never the person's */
     long long uid = owner_of(p, &peer, port);
     bool foreign = uid < 0 || ((uid_t)uid != p->person && uid != 0);
-    if (foreign && p->nforeign >= SG_PUB_MAX_FOREIGN) {
+    if (foreign && !foreign_may_start(p)) {
         turn_away(p, fd, who, port, uid, "other users hold their share of connections");
         return true;
     }

@@ -24,8 +24,10 @@
  * Any user of the machine reaches 127.0.0.1: each accepted connection's
  * client socket is looked up on this machine (one exact sock_diag query)
  * for its owner; connections of other users (or of an owner that cannot be
- * told) get SG_PUB_MAX_FOREIGN places at most, the rest are reset, and the
- * person's (or root's) take another user's place at the cap at once.
+ * told) get SG_PUB_MAX_FOREIGN places at most, and SG_PUB_FOREIGN_PER_S new
+ * ones a second (so resetting each at once does not pour them into the
+ * skill's server); the rest are reset, and the person's (or root's) take
+ * another user's place at the cap at once.
  *
  * Bounded: at most SG_PUB_MAX_CONNS connections at once (the rest wait in
  * the listen backlog; at the cap, one that moved no byte for SG_PUB_IDLE_MS,
@@ -52,6 +54,7 @@
 #define SG_PUB_IDLE_MS 1000
 #define SG_PUB_IDLE_SENT_MS 10000
 #define SG_PUB_MAX_FOREIGN 8
+#define SG_PUB_FOREIGN_PER_S 8
 #define SG_PUB_BUF (16 * 1024)
 
 struct sg_pub;
