@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "perm.h"
 #include "policy.h"
+#include "runner.h"
 #include "sanitize.h"
 #include "seen.h"
 #include "urlhost.h"
@@ -1589,6 +1590,34 @@ static char *hook_reason(struct hook_run *h, const char *decision, const char *b
     return reason;
 }
 
+/* The decision as an OpenTelemetry span (after the answer is out: the
+ * agent never waits for the collector; at most the end wait before this
+ * process exits), child of the TRACEPARENT the agent gives its hooks. */
+static void hook_span(const struct hook_run *h, uint64_t t0, const char *decision,
+                      const char *by)
+{
+    char why[256];
+    if (sg_runner_otel_start(why, sizeof why) <= 0)
+        return;
+    struct sg_span_ctx parent = {0};
+    const char *tp = secure_getenv("TRACEPARENT");
+    if (tp)
+        sg_traceparent_parse(tp, strlen(tp), &parent);
+    struct sg_span *sp = sg_span_begin("sandbox.hook.decision", &parent, SG_SPAN_SERVER, t0);
+    sg_span_cstr(sp, "sandbox.hook.event",
+                 h->c.event == SG_HOOK_PRE_TOOL_USE ? "PreToolUse" : "PermissionRequest");
+    sg_span_cstr(sp, "sandbox.hook.tool", h->tool);
+    sg_span_cstr(sp, "sandbox.hook.summary", h->c.summary);
+    sg_span_cstr(sp, "sandbox.decision", decision);
+    sg_span_cstr(sp, "sandbox.decided_by", by);
+    sg_span_cstr(sp, "sandbox.hook.session_id", h->c.session);
+    sg_span_bool(sp, "sandbox.enforcement", true);
+    if (!strcmp(decision, "deny"))
+        sg_span_set_status(sp, SG_STATUS_ERROR, "blocked");
+    sg_span_end(sp, 0);
+    sg_otel_shutdown(SG_OTEL_END_WAIT_MS);
+}
+
 int sg_hook_main(bool rewrite)
 {
     struct sigaction sa = {.sa_handler = on_term};
@@ -1599,6 +1628,7 @@ int sg_hook_main(bool rewrite)
     bool over;
     cleanup_free char *buf = read_event(&len, &over);
     struct hook_run h = {.rewrite = rewrite, .dec = SG_DEC_DENY};
+    uint64_t t0 = sg_otel_now_ns();
     h.pr = sg_hook_parse(over ? "" : buf, over ? 0 : len, &h.c, &h.why);
     if (over)
         h.why = "the event is over " SG_STR(SG_HOOK_INPUT_MB) " MiB, not read";
@@ -1653,6 +1683,7 @@ int sg_hook_main(bool rewrite)
     json_t *updated;
     cleanup_free char *reason = hook_reason(&h, decision, by, deferred, &updated);
     emit(sg_hook_answer(h.c.event, decision, reason, updated));
+    hook_span(&h, t0, decision, by);
     sg_hook_rewrite_free(&h.rw);
     free(h.policy), free(h.sfile), free(h.tool);
     sg_hook_call_free(&h.c);

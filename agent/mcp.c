@@ -124,6 +124,7 @@ struct worker {
  * workers finish. */
 struct queued {
     json_t *id, *args, *token;
+    char *traceparent; /* the client's _meta.traceparent, or NULL */
     bool run; /* run_skill, else check_tool_permission */
 };
 
@@ -443,6 +444,7 @@ struct run_call {
     const char *const *env, *const *write; /* names; absolute folders */
     size_t nenv, nwrite;
     int progress_fd; /* -1: no progress asked for */
+    struct sg_span_ctx parent; /* the call's span: the run's root is its child */
 };
 
 static bool kept_by_person(const struct sg_skill *sk);
@@ -507,7 +509,7 @@ static json_t *worker_run(const struct run_call *c)
                                        attach_dispatch, attach_timeout, &a};
     /* an attached TUI decides; otherwise a terminal if there is one; else deny */
     struct sg_runner_opts o = {.show = a.fe.fd >= 0 ? attach_show : NULL, .show_ctx = &a,
-                               .sources = &src, .nsources = 1};
+                               .sources = &src, .nsources = 1, .otel_parent = c->parent};
     struct sg_runner_out out;
     struct sg_diags d = {0};
     json_t *res;
@@ -674,8 +676,47 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
     return tool_result(j, false);
 }
 
+/* The worker's OpenTelemetry span for its call (MCP's semantic
+ * conventions: "tools/call NAME", a server span), child of the client's
+ * _meta.traceparent when it sent a valid one. The worker starts the
+ * exporter itself (the server forks workers, and a fork has no exporter
+ * thread); NULL when export is off. */
+static struct sg_span *worker_span(const char *tool, const char *traceparent)
+{
+    char why[256];
+    if (sg_runner_otel_start(why, sizeof why) <= 0)
+        return NULL;
+    struct sg_span_ctx parent = {0};
+    if (traceparent)
+        sg_traceparent_parse(traceparent, strlen(traceparent), &parent);
+    cleanup_free char *name = sg_xasprintf("tools/call %s", tool);
+    struct sg_span *sp = sg_span_begin(name, &parent, SG_SPAN_SERVER, 0);
+    sg_span_cstr(sp, "mcp.method.name", "tools/call");
+    sg_span_cstr(sp, "gen_ai.tool.name", tool);
+    sg_span_cstr(sp, "gen_ai.operation.name", "execute_tool");
+    return sp;
+}
+
+/* The call's span ends with its result (isError as its status); the
+ * worker's spans get the end wait to leave before it exits. */
+static void worker_span_end(struct sg_span *sp, json_t *r)
+{
+    if (!sp)
+        return;
+    bool err = json_is_true(json_object_get(r, "isError"));
+    json_t *sc = json_object_get(r, "structuredContent");
+    const char *dec = json_string_value(json_object_get(sc, "decision"));
+    if (dec)
+        sg_span_cstr(sp, "sandbox.decision", dec);
+    if (json_string_value(json_object_get(sc, "status")))
+        sg_span_cstr(sp, "sandbox.status", json_string_value(json_object_get(sc, "status")));
+    sg_span_set_status(sp, err ? SG_STATUS_ERROR : SG_STATUS_UNSET, err ? "tool error" : NULL);
+    sg_span_end(sp, 0);
+    sg_otel_shutdown(SG_OTEL_END_WAIT_MS);
+}
+
 static int start_worker(struct server *s, json_t *id, const char *tool, json_t *args,
-                        json_t *token)
+                        json_t *token, const char *traceparent)
 {
     size_t slot = SG_MCP_MAX_WORKERS;
     for (size_t i = 0; i < SG_MCP_MAX_WORKERS; i++)
@@ -702,6 +743,7 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGUSR1, &sa, NULL); /* notifications/cancelled */
         json_t *r;
+        struct sg_span *sp = worker_span(tool, traceparent);
         if (!strcmp(tool, "run_skill")) {
             json_t *in = json_object_get(args, "input");
             cleanup_free char *input = !in          ? sg_xstrdup("{}")
@@ -721,13 +763,15 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
                 .script = json_string_value(json_object_get(args, "script")), .args = argv_,
                 .nargs = na, .cwd = json_string_value(json_object_get(args, "cwd")),
                 .module = json_string_value(json_object_get(args, "module")), .env = env_,
-                .nenv = ne, .write = write_, .nwrite = nw, .progress_fd = token ? p[1] : -1};
+                .nenv = ne, .write = write_, .nwrite = nw, .progress_fd = token ? p[1] : -1,
+                .parent = sg_span_context(sp)};
             r = worker_run(&rc);
         } else {
             r = worker_check(json_string_value(json_object_get(args, "skill")),
                              json_string_value(json_object_get(args, "tool")),
                              json_string_value(json_object_get(args, "description")));
         }
+        worker_span_end(sp, r);
         emit_result(p[1], r);
         _exit(0);
     }
@@ -763,6 +807,7 @@ static void finish_worker(struct server *s, struct worker *w)
 static void queued_free(struct queued *c)
 {
     json_decref(c->id), json_decref(c->args), json_decref(c->token);
+    free(c->traceparent);
     memset(c, 0, sizeof *c);
 }
 
@@ -772,7 +817,7 @@ static void start_queued(struct server *s)
     while (s->nq) {
         struct queued *c = &s->q[s->qhead];
         int r = start_worker(s, c->id, c->run ? "run_skill" : "check_tool_permission", c->args,
-                             c->token);
+                             c->token, c->traceparent);
         if (r == -EBUSY)
             return;
         if (r < 0)
@@ -901,11 +946,16 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
             json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
             if (token && !json_is_string(token) && !json_is_integer(token))
                 token = NULL;
-            int r = start_worker(s, id, name, args, run ? token : NULL);
+            /* W3C trace context in _meta, as MCP's OpenTelemetry conventions
+             * carry it: read by sg_traceparent_parse (its size capped) */
+            const char *tp =
+                json_string_value(json_object_get(json_object_get(params, "_meta"), "traceparent"));
+            int r = start_worker(s, id, name, args, run ? token : NULL, tp);
             if (r == -EBUSY && s->nq < SG_MCP_MAX_QUEUED) {
                 s->q[(s->qhead + s->nq++) % SG_MCP_MAX_QUEUED] = (struct queued){
                     .id = json_incref(id), .args = json_incref(args),
-                    .token = run && token ? json_incref(token) : NULL, .run = run};
+                    .token = run && token ? json_incref(token) : NULL, .run = run,
+                    .traceparent = tp ? sg_xstrdup(tp) : NULL};
                 r = 0;
             }
             if (r == -EBUSY)

@@ -518,6 +518,16 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
     if (rout->journal_path)
         fprintf(stderr, "skillgate: the run's journal stays in %s: the next start of skillgate "
                         "writes the missing records from it\n", rout->journal_path);
+    json_t *ot = json_object_get(rout->doc, "otel");
+    json_int_t lost_spans = json_integer_value(json_object_get(ot, "spans_dropped"));
+    if (lost_spans > 0 || json_integer_value(json_object_get(ot, "failed_requests")) > 0)
+        fprintf(stderr, "skillgate: OpenTelemetry: %lld span%s of this run not delivered to %s "
+                        "(%s); the trace has them all\n", (long long)lost_spans,
+                lost_spans == 1 ? "" : "s",
+                json_string_value(json_object_get(ot, "endpoint")),
+                json_string_value(json_object_get(ot, "last_error"))
+                    ? json_string_value(json_object_get(ot, "last_error"))
+                    : "still on the way when the run ended");
     if (oc->fork) {
         /* a forked context returns its summary: Result lines, else the last line */
         const char *sum = oc->results.len ? oc->results.data : oc->last ? oc->last : "";

@@ -320,6 +320,10 @@ void sg_config_free(struct sg_config *cfg)
         free(cfg->keys[i].keys);
     }
     free(cfg->keys);
+    for (size_t i = 0; i < cfg->notel; i++) {
+        free(cfg->otel_keys[i]);
+        free(cfg->otel_vals[i]);
+    }
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -540,6 +544,76 @@ static void cfg_quiet(struct sg_pctx *c, const struct sg_ynode *v, struct sg_con
     }
 }
 
+/* A map's values as "k=v,k2=v2", each value percent-encoded past what
+ * OTEL_RESOURCE_ATTRIBUTES and OTEL_EXPORTER_OTLP_HEADERS take as is. */
+static char *otel_pairs(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    if (v->type != SG_Y_MAP) {
+        pc_err(c, v, field, "must be a mapping of names to values");
+        return NULL;
+    }
+    struct sg_buf b;
+    sg_buf_init(&b, 64 * 1024);
+    for (size_t i = 0; i + 1 < v->n; i += 2) {
+        const char *val = pc_string(c, v->kids[i + 1], field);
+        if (!val)
+            continue;
+        sg_buf_printf(&b, "%s%s=", b.len ? "," : "", v->kids[i]->str);
+        for (const unsigned char *p = (const unsigned char *)val; *p; p++)
+            if (*p > 0x20 && *p < 0x7f && !strchr(",=%;\\\"", *p))
+                sg_buf_printf(&b, "%c", *p);
+            else
+                sg_buf_printf(&b, "%%%02X", *p);
+    }
+    if (b.dropped) {
+        pc_err(c, v, field, "longer than 64 KiB");
+        sg_buf_free(&b);
+        return NULL;
+    }
+    return b.data ? sg_buf_steal(&b) : sg_xstrdup("");
+}
+
+/* otel: the OpenTelemetry export's settings (records/otel.h) */
+static void cfg_otel(struct sg_pctx *c, const struct sg_ynode *v, struct sg_config *cfg)
+{
+    static const char *const names[][2] = {
+        {"endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT"},
+        {"traces_endpoint", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"},
+        {"headers", "OTEL_EXPORTER_OTLP_HEADERS"},
+        {"timeout", "OTEL_EXPORTER_OTLP_TIMEOUT"},
+        {"protocol", "OTEL_EXPORTER_OTLP_PROTOCOL"},
+        {"service_name", "OTEL_SERVICE_NAME"},
+        {"resource_attributes", "OTEL_RESOURCE_ATTRIBUTES"},
+        {"sdk_disabled", "OTEL_SDK_DISABLED"},
+    };
+    if (v->type != SG_Y_MAP) {
+        pc_err(c, v, "otel", "must be a mapping (endpoint, headers, service_name, ...)");
+        return;
+    }
+    for (size_t i = 0; i + 1 < v->n; i += 2) {
+        const struct sg_ynode *k = v->kids[i], *x = v->kids[i + 1];
+        size_t j = 0;
+        while (j < SG_ARRAY_LEN(names) && strcmp(k->str, names[j][0]))
+            j++;
+        if (j == SG_ARRAY_LEN(names)) {
+            pc_warn(c, k, k->str, "unknown key of otel, ignored");
+            continue;
+        }
+        cleanup_free char *field = sg_xasprintf("otel.%s", k->str);
+        char *val = NULL;
+        if (!strcmp(k->str, "headers") || !strcmp(k->str, "resource_attributes"))
+            val = otel_pairs(c, x, field);
+        else if (pc_string(c, x, field))
+            val = sg_xstrdup(x->str);
+        if (!val || cfg->notel >= SG_ARRAY_LEN(cfg->otel_keys)) {
+            free(val);
+            continue;
+        }
+        cfg->otel_keys[cfg->notel] = sg_xstrdup(names[j][1]);
+        cfg->otel_vals[cfg->notel++] = val;
+    }
+}
+
 static void cfg_apply(struct sg_pctx *c, const struct sg_ynode *root, struct sg_config *cfg)
 {
     if (root->type != SG_Y_MAP) {
@@ -564,6 +638,8 @@ static void cfg_apply(struct sg_pctx *c, const struct sg_ynode *root, struct sg_
             cfg_hook(c, v, cfg);
         else if (!strcmp(k->str, "quiet_programs"))
             cfg_quiet(c, v, cfg);
+        else if (!strcmp(k->str, "otel"))
+            cfg_otel(c, v, cfg);
         else
             pc_warn(c, k, k->str, "unknown key, ignored");
     }

@@ -34,6 +34,13 @@ struct sg_config {
     bool quiet_off;
     char **quiet_add, **quiet_remove;
     size_t nquiet_add, nquiet_remove;
+    /* otel: {endpoint: URL, traces_endpoint: URL, headers: {K: V}, timeout: MS,
+     * protocol: http/protobuf, service_name: NAME, resource_attributes: {K: V},
+     * sdk_disabled: BOOL}: each as OTEL_<KEY upper case> (OTEL_EXPORTER_OTLP_
+     * for the exporter's), headers and resource_attributes as "k=v,k2=v2"
+     * (values percent-encoded); the environment wins (records/otel.h) */
+    char *otel_keys[8], *otel_vals[8];
+    size_t notel;
 };
 
 /* ---- ordinary programs a skill's own scripts run without a question ----

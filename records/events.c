@@ -11,8 +11,9 @@
 static const struct {
     const char *name, *label;
     int sev;
+    const char *ss;
 } kinds[] = {
-#define X(id, name, label, sev) [SG_EV_##id] = {name, label, sev},
+#define X(id, name, label, sev, ss) [SG_EV_##id] = {name, label, sev, ss},
     SG_EVENT_KINDS(X)
 #undef X
 };
@@ -25,6 +26,11 @@ const char *sg_event_name(enum sg_event_kind k)
 const char *sg_event_label(enum sg_event_kind k)
 {
     return kinds[k].label;
+}
+
+const char *sg_event_ss_kind(enum sg_event_kind k)
+{
+    return kinds[k].ss;
 }
 
 int sg_event_severity(enum sg_event_kind k)

@@ -10,38 +10,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* X(ID, "kind", "watch label", severity) — severity: 0 info, 1 notice,
- * 2 warning (something was stopped), 3 error */
-#define SG_EVENT_KINDS(X)                                       \
-    X(SKILL_STARTED, "skill_started", "START", 0)               \
-    X(POLICY_APPLIED, "policy_applied", "POLICY", 0)            \
-    X(ENV_FILTERED, "env_filtered", "ENV", 1)                   \
-    X(SANDBOX_DEGRADED, "sandbox_degraded", "DEGRADED", 3)      \
-    X(STDOUT, "stdout", "OUT", 0)                               \
-    X(STDERR, "stderr", "ERR", 0)                               \
-    X(OUTPUT_DROPPED, "output_dropped", "OUTPUT", 2)            \
-    X(FS_BLOCKED, "fs_blocked", "FS", 2)                        \
-    X(SYSCALL_BLOCKED, "syscall_blocked", "SYSCALL", 2)         \
-    X(DNS_RESOLUTION, "dns_resolution", "DNS", 0)               \
-    X(DNS_BLOCKED, "dns_blocked", "DNS", 2)                     \
-    X(NETWORK_EGRESS_ALLOWED, "network_egress_allowed", "NET", 1) \
-    X(NETWORK_CONNECTION_CLOSED, "network_connection_closed", "NET", 0) \
-    X(NETWORK_EGRESS_BLOCKED, "network_egress_blocked", "NET", 2) \
-    X(HOST_SOCKET_CONNECTED, "host_socket_connected", "SOCKET", 1) \
-    X(PORT_PUBLISHED, "port_published", "PUBLISH", 1)          \
-    X(PORT_NOT_PUBLISHED, "port_not_published", "PUBLISH", 2)  \
-    X(INBOUND, "inbound", "INBOUND", 1)                        \
-    X(RESOURCE_LIMIT_HIT, "resource_limit_hit", "LIMIT", 2)     \
-    X(WRITE_DISCARDED, "write_discarded", "DISCARD", 1)         \
-    X(FILES_READ, "files_read", "READ", 0)                      \
-    X(OUTPUT_ESCAPES, "output_escapes", "ESCAPES", 2)           \
-    X(PERMISSION_ASKED, "permission_asked", "ASK", 1)           \
-    X(PERMISSION_DECIDED, "permission_decided", "DECIDED", 1)   \
-    X(SKILL_COMPLETED, "skill_completed", "COMPLETE", 0)        \
-    X(SKILL_FAILED, "skill_failed", "FAILED", 3)
+/* X(ID, "kind", "watch label", severity, SkillSandbox's kind) — severity:
+ * 0 info, 1 notice, 2 warning (something was stopped), 3 error; the last
+ * is the TraceEventKind SkillSandbox gives the same happening (its OTel
+ * span name follows from it, otelrun.c), NULL where it has none */
+#define SG_EVENT_KINDS(X)                                                                  \
+    X(SKILL_STARTED, "skill_started", "START", 0, "SkillStarted")                          \
+    X(POLICY_APPLIED, "policy_applied", "POLICY", 0, "NetworkPolicyApplied")               \
+    X(ENV_FILTERED, "env_filtered", "ENV", 1, "EnvVarAccess")                              \
+    X(SANDBOX_DEGRADED, "sandbox_degraded", "DEGRADED", 3, NULL)                           \
+    X(STDOUT, "stdout", "OUT", 0, "Stdout")                                                \
+    X(STDERR, "stderr", "ERR", 0, "Stderr")                                                \
+    X(OUTPUT_DROPPED, "output_dropped", "OUTPUT", 2, "ResourceLimitHit")                   \
+    X(FS_BLOCKED, "fs_blocked", "FS", 2, "FileBlocked")                                    \
+    X(SYSCALL_BLOCKED, "syscall_blocked", "SYSCALL", 2, "SyscallBlocked")                  \
+    X(DNS_RESOLUTION, "dns_resolution", "DNS", 0, "DnsResolution")                         \
+    X(DNS_BLOCKED, "dns_blocked", "DNS", 2, "NetworkEgressBlocked")                        \
+    X(NETWORK_EGRESS_ALLOWED, "network_egress_allowed", "NET", 1, "NetworkEgressAllowed")  \
+    X(NETWORK_CONNECTION_CLOSED, "network_connection_closed", "NET", 0, NULL)              \
+    X(NETWORK_EGRESS_BLOCKED, "network_egress_blocked", "NET", 2, "NetworkEgressBlocked")  \
+    X(HOST_SOCKET_CONNECTED, "host_socket_connected", "SOCKET", 1, NULL)                   \
+    X(PORT_PUBLISHED, "port_published", "PUBLISH", 1, NULL)                                \
+    X(PORT_NOT_PUBLISHED, "port_not_published", "PUBLISH", 2, NULL)                        \
+    X(INBOUND, "inbound", "INBOUND", 1, NULL)                                              \
+    X(RESOURCE_LIMIT_HIT, "resource_limit_hit", "LIMIT", 2, "ResourceLimitHit")            \
+    X(WRITE_DISCARDED, "write_discarded", "DISCARD", 1, NULL)                              \
+    X(FILES_READ, "files_read", "READ", 0, "FileRead")                                     \
+    X(OUTPUT_ESCAPES, "output_escapes", "ESCAPES", 2, NULL)                                \
+    X(PERMISSION_ASKED, "permission_asked", "ASK", 1, NULL)                                \
+    X(PERMISSION_DECIDED, "permission_decided", "DECIDED", 1, NULL)                        \
+    X(SKILL_COMPLETED, "skill_completed", "COMPLETE", 0, "SkillCompleted")                 \
+    X(SKILL_FAILED, "skill_failed", "FAILED", 3, "SkillFailed")
 
 enum sg_event_kind {
-#define X(id, name, label, sev) SG_EV_##id,
+#define X(id, name, label, sev, ss) SG_EV_##id,
     SG_EVENT_KINDS(X)
 #undef X
     SG_EV_COUNT
@@ -76,6 +78,9 @@ struct sg_event_bus {
 const char *sg_event_name(enum sg_event_kind k);
 const char *sg_event_label(enum sg_event_kind k);
 int sg_event_severity(enum sg_event_kind k);
+/* SkillSandbox's TraceEventKind for k (CamelCase, as its Debug prints it;
+ * its trace has it in snake_case), NULL when it has none. */
+const char *sg_event_ss_kind(enum sg_event_kind k);
 
 void sg_bus_subscribe(struct sg_event_bus *b, sg_event_sink_fn fn, void *ctx);
 /* Take out every sink whose context is ctx. */

@@ -18,6 +18,7 @@
 #include "digest.h"
 #include "journal.h"
 #include "lineprompt.h"
+#include "otelrun.h"
 #include "loop.h"
 #include "parse.h"
 #include "plantext.h"
@@ -65,6 +66,7 @@ struct run_state {
     struct sg_event_bus *bus;
     json_t *trace_head, *audit_head; /* what the journal's head holds too */
     struct sg_journal *journal;      /* NULL only with no_records */
+    struct sg_otel_run *otel;        /* the run's spans; NULL when export is off */
     bool halted; /* stopped, cancelled or interrupted before the sandbox was there */
 };
 
@@ -278,6 +280,19 @@ static enum sg_perm_mode perm_mode(const struct sg_run_request *rq)
     return m;
 }
 
+int sg_runner_otel_start(char *why, size_t whylen)
+{
+    struct sg_config cfg;
+    struct sg_diags cd = {0};
+    cleanup_free char *cfgpath = sg_config_default_path();
+    if (sg_config_load(cfgpath, &cfg, &cd) < 0)
+        sg_config_free(&cfg);
+    int r = sg_otel_start(&cfg, why, whylen);
+    sg_config_free(&cfg);
+    sg_diags_free(&cd);
+    return r;
+}
+
 int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
                   struct sg_runner **out, const char **why)
 {
@@ -323,6 +338,16 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
             free(res_v[nres].name), free(res_v[nres].addr);
         else
             nres++;
+    }
+    /* otel: in your config too; started once a process (the environment wins) */
+    static char otel_why[256];
+    if (sg_otel_start(&cfg, otel_why, sizeof otel_why) == -EINVAL && !sg_otel_on()) {
+        sg_config_free(&cfg);
+        sg_diags_free(&cd);
+        for (size_t i = 0; i < nres; i++)
+            free(res_v[i].name), free(res_v[i].addr);
+        *why = otel_why;
+        return SG_RUN_SETUP_FAILED;
     }
     sg_config_free(&cfg);
     sg_diags_free(&cd);
@@ -545,6 +570,8 @@ int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct 
     sg_bus_subscribe(bus, sg_trace_sink, &st->trace);
     sg_audit_capture_init(&st->cap);
     sg_bus_subscribe(bus, sg_audit_capture_sink, &st->cap);
+    if ((st->otel = sg_otel_run_begin(plan->skill_name, plan->run_id, &o->otel_parent)))
+        sg_bus_subscribe(bus, sg_otel_run_sink, st->otel);
     struct sg_perm_opts po = {.mode = r->pmode, .policy_file = r->policy_file,
                               .skill = plan->skill_name, .digest = st->digest,
                               .run_id = plan->run_id, .timeout_s = r->prompt_timeout,
@@ -662,6 +689,11 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
         json_object_set(out->doc, "run_options", r->options);
     /* what was refused, once each, and how to allow it (refusals.h) */
     json_object_set_new(out->doc, "refusals", sg_refusals_of(out->doc, r->agent));
+    if (st->otel) { /* the root span ends; its spans get SG_OTEL_END_WAIT_MS to leave */
+        sg_bus_unsubscribe(st->bus, st->otel);
+        sg_otel_run_end(st->otel, out->doc);
+        st->otel = NULL;
+    }
     if (r->person) /* the code that ran: the digest taken at the start ("" if none) */
         sg_seen_mark_digest(sk, st->digest);
     /* The end, in as few serial disk flushes as a crash allows (issue 39):

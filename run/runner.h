@@ -13,6 +13,7 @@
 
 #include "diag.h"
 #include "loop.h"
+#include "otel.h"
 #include "perm.h"
 #include "session.h"
 #include "skill.h"
@@ -82,6 +83,8 @@ struct sg_runner_opts {
     const struct sg_loop_source *sources;    /* the front end's, run first in sg_runner_run's loop */
     size_t nsources;
     const char *trace_out;              /* a second copy of the trace, or NULL */
+    struct sg_span_ctx otel_parent;     /* the caller's span (an MCP call); not valid: the
+                                         * environment's TRACEPARENT, else a new trace */
 };
 
 struct sg_runner_out {
@@ -95,6 +98,11 @@ struct sg_runner_out {
     int journal_err;    /* -errno of the journal's writes (what recovery would miss) */
     bool no_records;    /* --no-records: their failure is not the run's */
 };
+
+/* Start the OpenTelemetry export from the environment and config.yaml
+ * (otel.h): 1 on, 0 off, -EINVAL with why (a wrong setting), -ENOSYS
+ * (no libcurl: export off, why says it). Once a process. */
+int sg_runner_otel_start(char *why, size_t whylen);
 
 struct sg_runner;
 /* Prepare sk's run under rq: nothing is executed and the host is not

@@ -855,6 +855,39 @@ def run_skill_runs_a_wasm_skill(base):
     env.check_sanitizers()
 
 
+@test("run")
+def run_skill_spans_join_the_clients_trace(base):
+    """issue 41: a tools/call whose _meta carries a W3C traceparent is a span
+    of the client's trace ("tools/call run_skill", MCP's conventions), and
+    the run's root span skill_execution is its child, at an OTLP receiver
+    that decodes with the official definitions (tests/otel)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import otel_test
+    tid, sid = "5bf92f3577b34da6a3ce929d0e0e4736", "10f067aa0ba902b7"
+    r = otel_test.Receiver(base)
+    env = Env(base)
+    env.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = r.url
+    s = Raw(env)
+    try:
+        s.initialize()
+        ans = s.call(1, "tools/call", {"name": "run_skill", "arguments": {
+            "skill": os.path.join(EXAMPLES, "weather"), "input": {"city": "Paris"}},
+            "_meta": {"traceparent": f"00-{tid}-{sid}-01"}}, timeout=60)
+        assert "result" in ans, ans
+        spans = r.spans(want=2)
+    finally:
+        s.close()
+        r.close()
+    call = [x for x in spans if x["name"] == "tools/call run_skill"]
+    run = [x for x in spans if x["name"] == "skill_execution"]
+    assert len(call) == 1 and len(run) == 1, [x["name"] for x in spans]
+    assert call[0]["trace_id"] == tid and call[0]["parent_span_id"] == sid, call[0]
+    assert run[0]["trace_id"] == tid and run[0]["parent_span_id"] == call[0]["span_id"], run[0]
+    assert run[0]["attributes"]["sandbox.skill.name"] == "weather", run[0]["attributes"]
+    assert call[0]["attributes"]["gen_ai.tool.name"] == "run_skill", call[0]["attributes"]
+    env.check_sanitizers()
+
+
 @test("sdk", "run")
 def run_skill_runs_a_script_with_its_arguments(base):
     """run_skill's script, args and cwd, as the CLI's --script, --cwd: the

@@ -1,0 +1,946 @@
+/* OpenTelemetry export (otel.h says what and why).
+ *
+ *   owner (broker loop, MCP, hook)       exporter thread
+ *   sg_span_begin .. attrs, events
+ *   sg_span_end ──► queue (bounded) ───► every schedule delay, or a full
+ *                                        batch, or a flush: take a batch,
+ *                                        encode (protobuf-c), POST (libcurl,
+ *                                        timeout), count sent or dropped
+ *   sg_otel_flush(wait) ◄── done ────────┘
+ */
+#include "otel.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "otlp_trace_service.pb-c.h"
+#include "sanitize.h"
+#include "util.h"
+
+typedef Opentelemetry__Proto__Common__V1__KeyValue PbKV;
+typedef Opentelemetry__Proto__Common__V1__AnyValue PbAny;
+typedef Opentelemetry__Proto__Trace__V1__Span PbSpan;
+typedef Opentelemetry__Proto__Trace__V1__Span__Event PbEvent;
+typedef Opentelemetry__Proto__Trace__V1__Status PbStatus;
+
+enum atype { AT_STR, AT_INT, AT_BOOL, AT_DBL };
+
+struct attr {
+    char *key;
+    enum atype t;
+    union {
+        char *s;
+        int64_t i;
+        bool b;
+        double d;
+    } v;
+};
+
+struct attrs {
+    struct attr *a;
+    size_t n, cap;
+    uint32_t dropped;
+};
+
+struct sevent {
+    char *name;
+    uint64_t time_ns;
+    struct attrs at;
+};
+
+struct sg_span {
+    struct sg_span_ctx ctx;
+    uint8_t parent[8];
+    bool has_parent;
+    char *name;
+    enum sg_span_kind kind;
+    uint64_t start_ns, end_ns;
+    struct attrs at;
+    struct sevent *ev;
+    size_t nev, evcap;
+    uint32_t dropped_events;
+    enum sg_span_status status;
+    char *status_msg;
+    struct sg_span *next; /* in the queue */
+};
+
+/* ---- spans ---- */
+
+uint64_t sg_otel_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void random_bytes(uint8_t *p, size_t n)
+{
+    bool zero = true;
+    while (zero) {
+        size_t got = 0;
+        while (got < n) {
+            ssize_t r = getrandom(p + got, n - got, 0);
+            if (r > 0)
+                got += (size_t)r;
+            else if (errno != EINTR)
+                abort(); /* no randomness: no id can be made (never on Linux >= 3.17) */
+        }
+        for (size_t i = 0; i < n; i++)
+            zero &= p[i] == 0;
+    }
+}
+
+static bool hexval(const char *s, size_t n, uint8_t *out)
+{
+    bool nonzero = false;
+    for (size_t i = 0; i < n; i++) {
+        int v[2];
+        for (int k = 0; k < 2; k++) {
+            char c = s[2 * i + k];
+            if (c >= '0' && c <= '9')
+                v[k] = c - '0';
+            else if (c >= 'a' && c <= 'f')
+                v[k] = c - 'a' + 10;
+            else
+                return false;
+        }
+        out[i] = (uint8_t)(v[0] << 4 | v[1]);
+        nonzero |= out[i] != 0;
+    }
+    return nonzero || n == 1;
+}
+
+bool sg_traceparent_parse(const char *s, size_t len, struct sg_span_ctx *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s || len < 55 || len > SG_OTEL_TRACEPARENT_MAX)
+        return false;
+    uint8_t ver;
+    if (!hexval(s, 1, &ver) || ver == 0xff || s[2] != '-' || s[35] != '-' || s[52] != '-')
+        return false;
+    if (ver == 0 && len != 55)
+        return false;
+    if (len > 55 && s[55] != '-') /* a later version: more fields after a dash */
+        return false;
+    if (!hexval(s + 3, 16, out->trace_id) || !hexval(s + 36, 8, out->span_id) ||
+        !hexval(s + 53, 1, &out->flags))
+        return false;
+    out->valid = true;
+    return true;
+}
+
+void sg_traceparent_format(const struct sg_span_ctx *c, char out[56])
+{
+    char *p = out + snprintf(out, 56, "00-");
+    for (int i = 0; i < 16; i++)
+        p += snprintf(p, 3, "%02x", c->trace_id[i]);
+    *p++ = '-';
+    for (int i = 0; i < 8; i++)
+        p += snprintf(p, 3, "%02x", c->span_id[i]);
+    snprintf(p, 4, "-%02x", c->flags);
+}
+
+static struct {
+    bool on;
+    char *url;
+    struct curl_slist *headers;
+    char *service;
+    struct attrs resource;
+    long timeout_ms;
+    int delay_ms;
+    size_t max_queue, batch;
+    /* libcurl, loaded when export is on */
+    CURL *(*easy_init)(void);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_perform)(CURL *);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    const char *(*easy_strerror)(CURLcode);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    CURL *curl;
+    /* the queue, under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t wake, done;
+    struct sg_span *head, *tail;
+    size_t nqueue;
+    uint64_t ended, finished; /* spans handed over; of those, sent or dropped */
+    bool flushing, stopping, busy;
+    bool gave_up; /* a flush's wait ran out (a collector that hangs) */
+    struct sg_otel_stats st;
+    pthread_t thread;
+    bool threaded;
+} X = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
+       .done = PTHREAD_COND_INITIALIZER};
+
+bool sg_otel_on(void)
+{
+    return X.on;
+}
+
+const char *sg_otel_endpoint(void)
+{
+    return X.on ? X.url : "";
+}
+
+static void attrs_free(struct attrs *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        free(a->a[i].key);
+        if (a->a[i].t == AT_STR)
+            free(a->a[i].v.s);
+    }
+    free(a->a);
+    memset(a, 0, sizeof *a);
+}
+
+/* The slot for key: the same key again replaces its value. NULL past the
+ * cap (counted). */
+static struct attr *attr_slot(struct attrs *a, const char *key)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (!strcmp(a->a[i].key, key)) {
+            if (a->a[i].t == AT_STR)
+                free(a->a[i].v.s);
+            return &a->a[i];
+        }
+    if (a->n >= SG_OTEL_MAX_ATTRS) {
+        a->dropped++;
+        return NULL;
+    }
+    sg_grow(&a->a, &a->cap, a->n + 1, sizeof *a->a);
+    struct attr *x = &a->a[a->n++];
+    x->key = sg_xstrdup(key);
+    return x;
+}
+
+/* Printable UTF-8 (what a collector's UI shows, and what a proto3 string
+ * must be), cut at SG_OTEL_VALUE_MAX on a character boundary. */
+static char *clean_value(const char *v, size_t len)
+{
+    char *s = sg_sanitize(v ? v : "", v ? len : 0, SG_SAN_KEEP_TAB | SG_SAN_KEEP_NEWLINE);
+    size_t n = strlen(s);
+    if (n > SG_OTEL_VALUE_MAX) {
+        n = SG_OTEL_VALUE_MAX;
+        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+            n--;
+        s[n] = '\0';
+    }
+    return s;
+}
+
+static void attrs_str(struct attrs *a, const char *key, const char *v, size_t len)
+{
+    struct attr *x = attr_slot(a, key);
+    if (x) {
+        x->t = AT_STR;
+        x->v.s = clean_value(v, len);
+    }
+}
+
+static void attrs_json(struct attrs *a, const char *prefix, const json_t *obj)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        cleanup_free char *key = prefix ? sg_xasprintf("%s.%s", prefix, k) : sg_xstrdup(k);
+        struct attr *x;
+        if (json_is_string(v)) {
+            attrs_str(a, key, json_string_value(v), json_string_length(v));
+        } else if (json_is_integer(v) && (x = attr_slot(a, key))) {
+            x->t = AT_INT;
+            x->v.i = json_integer_value(v);
+        } else if (json_is_real(v) && (x = attr_slot(a, key))) {
+            x->t = AT_DBL;
+            x->v.d = json_real_value(v);
+        } else if (json_is_boolean(v) && (x = attr_slot(a, key))) {
+            x->t = AT_BOOL;
+            x->v.b = json_is_true(v);
+        } else if (json_is_array(v) || json_is_object(v)) {
+            cleanup_free char *j = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            attrs_str(a, key, j, j ? strlen(j) : 0);
+        }
+    }
+}
+
+struct sg_span *sg_span_begin(const char *name, const struct sg_span_ctx *parent,
+                              enum sg_span_kind kind, uint64_t start_ns)
+{
+    if (!X.on)
+        return NULL;
+    struct sg_span *s = sg_xcalloc(1, sizeof *s);
+    s->name = sg_xstrdup(name);
+    s->kind = kind;
+    s->start_ns = start_ns ? start_ns : sg_otel_now_ns();
+    if (parent && parent->valid) {
+        memcpy(s->ctx.trace_id, parent->trace_id, 16);
+        memcpy(s->parent, parent->span_id, 8);
+        s->has_parent = true;
+        s->ctx.flags = parent->flags;
+    } else {
+        random_bytes(s->ctx.trace_id, 16);
+        s->ctx.flags = 1; /* sampled */
+    }
+    random_bytes(s->ctx.span_id, 8);
+    s->ctx.valid = true;
+    return s;
+}
+
+struct sg_span_ctx sg_span_context(const struct sg_span *s)
+{
+    struct sg_span_ctx c = {0};
+    return s ? s->ctx : c;
+}
+
+void sg_span_str(struct sg_span *s, const char *key, const char *v, size_t len)
+{
+    if (s)
+        attrs_str(&s->at, key, v, len);
+}
+
+void sg_span_cstr(struct sg_span *s, const char *key, const char *v)
+{
+    if (s && v)
+        attrs_str(&s->at, key, v, strlen(v));
+}
+
+void sg_span_int(struct sg_span *s, const char *key, int64_t v)
+{
+    struct attr *x = s ? attr_slot(&s->at, key) : NULL;
+    if (x) {
+        x->t = AT_INT;
+        x->v.i = v;
+    }
+}
+
+void sg_span_bool(struct sg_span *s, const char *key, bool v)
+{
+    struct attr *x = s ? attr_slot(&s->at, key) : NULL;
+    if (x) {
+        x->t = AT_BOOL;
+        x->v.b = v;
+    }
+}
+
+void sg_span_double(struct sg_span *s, const char *key, double v)
+{
+    struct attr *x = s ? attr_slot(&s->at, key) : NULL;
+    if (x) {
+        x->t = AT_DBL;
+        x->v.d = v;
+    }
+}
+
+void sg_span_json(struct sg_span *s, const char *prefix, const json_t *obj)
+{
+    if (s && json_is_object(obj))
+        attrs_json(&s->at, prefix, obj);
+}
+
+void sg_span_event(struct sg_span *s, const char *name, uint64_t time_ns, const char *message,
+                   size_t message_len, const char *prefix, const json_t *attrs)
+{
+    if (!s)
+        return;
+    if (s->nev >= SG_OTEL_MAX_EVENTS) {
+        s->dropped_events++;
+        return;
+    }
+    sg_grow(&s->ev, &s->evcap, s->nev + 1, sizeof *s->ev);
+    struct sevent *e = &s->ev[s->nev++];
+    memset(e, 0, sizeof *e);
+    e->name = sg_xstrdup(name);
+    e->time_ns = time_ns ? time_ns : sg_otel_now_ns();
+    if (message)
+        attrs_str(&e->at, "sandbox.event.message", message, message_len);
+    if (json_is_object(attrs))
+        attrs_json(&e->at, prefix, attrs);
+}
+
+void sg_span_set_status(struct sg_span *s, enum sg_span_status st, const char *message)
+{
+    if (!s)
+        return;
+    s->status = st;
+    free(s->status_msg);
+    s->status_msg = message ? clean_value(message, strlen(message)) : NULL;
+}
+
+static void span_free(struct sg_span *s)
+{
+    if (!s)
+        return;
+    free(s->name);
+    attrs_free(&s->at);
+    for (size_t i = 0; i < s->nev; i++) {
+        free(s->ev[i].name);
+        attrs_free(&s->ev[i].at);
+    }
+    free(s->ev);
+    free(s->status_msg);
+    free(s);
+}
+
+void sg_span_discard(struct sg_span *s)
+{
+    span_free(s);
+}
+
+void sg_span_end(struct sg_span *s, uint64_t end_ns)
+{
+    if (!s)
+        return;
+    s->end_ns = end_ns ? end_ns : sg_otel_now_ns();
+    if (s->end_ns < s->start_ns)
+        s->end_ns = s->start_ns;
+    pthread_mutex_lock(&X.mu);
+    X.ended++;
+    if (X.nqueue >= X.max_queue || X.stopping) {
+        X.st.dropped++;
+        X.finished++;
+        pthread_mutex_unlock(&X.mu);
+        span_free(s);
+        return;
+    }
+    X.st.queued++;
+    if (X.tail)
+        X.tail->next = s;
+    else
+        X.head = s;
+    X.tail = s;
+    if (++X.nqueue >= X.batch)
+        pthread_cond_signal(&X.wake);
+    pthread_mutex_unlock(&X.mu);
+}
+
+/* ---- encoding ---- */
+
+struct enc {
+    void **owned;
+    size_t n, cap;
+};
+
+static void *enc_alloc(struct enc *e, size_t sz)
+{
+    void *p = sg_xcalloc(1, sz);
+    sg_grow(&e->owned, &e->cap, e->n + 1, sizeof *e->owned);
+    e->owned[e->n++] = p;
+    return p;
+}
+
+static PbKV **enc_attrs(struct enc *e, const struct attrs *a)
+{
+    PbKV **kv = enc_alloc(e, (a->n + 1) * sizeof *kv);
+    for (size_t i = 0; i < a->n; i++) {
+        PbKV *k = kv[i] = enc_alloc(e, sizeof *k);
+        PbAny *v = enc_alloc(e, sizeof *v);
+        opentelemetry__proto__common__v1__key_value__init(k);
+        opentelemetry__proto__common__v1__any_value__init(v);
+        k->key = a->a[i].key;
+        k->value = v;
+        switch (a->a[i].t) {
+        case AT_STR:
+            v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE;
+            v->string_value = a->a[i].v.s;
+            break;
+        case AT_INT:
+            v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
+            v->int_value = a->a[i].v.i;
+            break;
+        case AT_BOOL:
+            v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_BOOL_VALUE;
+            v->bool_value = a->a[i].v.b;
+            break;
+        case AT_DBL:
+            v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_DOUBLE_VALUE;
+            v->double_value = a->a[i].v.d;
+            break;
+        }
+    }
+    return kv;
+}
+
+static PbSpan *enc_span(struct enc *e, struct sg_span *s)
+{
+    PbSpan *p = enc_alloc(e, sizeof *p);
+    opentelemetry__proto__trace__v1__span__init(p);
+    p->trace_id = (ProtobufCBinaryData){16, s->ctx.trace_id};
+    p->span_id = (ProtobufCBinaryData){8, s->ctx.span_id};
+    if (s->has_parent)
+        p->parent_span_id = (ProtobufCBinaryData){8, s->parent};
+    p->name = s->name;
+    p->kind = (Opentelemetry__Proto__Trace__V1__Span__SpanKind)s->kind;
+    p->start_time_unix_nano = s->start_ns;
+    p->end_time_unix_nano = s->end_ns;
+    p->n_attributes = s->at.n;
+    p->attributes = enc_attrs(e, &s->at);
+    p->dropped_attributes_count = s->at.dropped;
+    p->n_events = s->nev;
+    p->events = enc_alloc(e, (s->nev + 1) * sizeof *p->events);
+    for (size_t i = 0; i < s->nev; i++) {
+        PbEvent *ev = p->events[i] = enc_alloc(e, sizeof *ev);
+        opentelemetry__proto__trace__v1__span__event__init(ev);
+        ev->time_unix_nano = s->ev[i].time_ns;
+        ev->name = s->ev[i].name;
+        ev->n_attributes = s->ev[i].at.n;
+        ev->attributes = enc_attrs(e, &s->ev[i].at);
+        ev->dropped_attributes_count = s->ev[i].at.dropped;
+    }
+    p->dropped_events_count = s->dropped_events;
+    if (s->status != SG_STATUS_UNSET) {
+        PbStatus *st = p->status = enc_alloc(e, sizeof *st);
+        opentelemetry__proto__trace__v1__status__init(st);
+        st->code = (Opentelemetry__Proto__Trace__V1__Status__StatusCode)s->status;
+        if (s->status_msg)
+            st->message = s->status_msg;
+    }
+    return p;
+}
+
+uint8_t *sg_otel_encode(struct sg_span *const *spans, size_t n, size_t *len)
+{
+    struct enc e = {0};
+    Opentelemetry__Proto__Collector__Trace__V1__ExportTraceServiceRequest req;
+    Opentelemetry__Proto__Trace__V1__ResourceSpans rs, *rsp = &rs;
+    Opentelemetry__Proto__Resource__V1__Resource res;
+    Opentelemetry__Proto__Trace__V1__ScopeSpans ss, *ssp = &ss;
+    Opentelemetry__Proto__Common__V1__InstrumentationScope scope;
+    opentelemetry__proto__collector__trace__v1__export_trace_service_request__init(&req);
+    opentelemetry__proto__trace__v1__resource_spans__init(&rs);
+    opentelemetry__proto__resource__v1__resource__init(&res);
+    opentelemetry__proto__trace__v1__scope_spans__init(&ss);
+    opentelemetry__proto__common__v1__instrumentation_scope__init(&scope);
+    struct attrs none = {0};
+    const struct attrs *ra = X.on ? &X.resource : &none;
+    res.n_attributes = ra->n;
+    res.attributes = enc_attrs(&e, ra);
+    rs.resource = &res;
+    scope.name = "skillgate";
+    scope.version = SG_VERSION;
+    ss.scope = &scope;
+    ss.n_spans = n;
+    ss.spans = enc_alloc(&e, (n + 1) * sizeof *ss.spans);
+    for (size_t i = 0; i < n; i++)
+        ss.spans[i] = enc_span(&e, spans[i]);
+    rs.n_scope_spans = 1;
+    rs.scope_spans = &ssp;
+    req.n_resource_spans = 1;
+    req.resource_spans = &rsp;
+    *len = opentelemetry__proto__collector__trace__v1__export_trace_service_request__get_packed_size(
+        &req);
+    uint8_t *buf = sg_xmalloc(*len ? *len : 1);
+    opentelemetry__proto__collector__trace__v1__export_trace_service_request__pack(&req, buf);
+    for (size_t i = 0; i < e.n; i++)
+        free(e.owned[i]);
+    free(e.owned);
+    return buf;
+}
+
+/* ---- sending ---- */
+
+static size_t discard_body(char *p, size_t sz, size_t n, void *ctx)
+{
+    (void)p;
+    (void)ctx;
+    return sz * n;
+}
+
+/* POST one batch: true when the collector took it (2xx). */
+static bool post(const uint8_t *body, size_t len, char *why, size_t whylen)
+{
+    CURL *c = X.curl;
+    X.easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)body);
+    X.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    CURLcode rc = X.easy_perform(c);
+    if (rc != CURLE_OK) {
+        snprintf(why, whylen, "%s", X.easy_strerror(rc));
+        return false;
+    }
+    long code = 0;
+    X.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    if (code < 200 || code > 299) {
+        snprintf(why, whylen, "the collector answered HTTP %ld", code);
+        return false;
+    }
+    return true;
+}
+
+static void *export_loop(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&X.mu);
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += X.delay_ms / 1000;
+        until.tv_nsec += (long)(X.delay_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!X.stopping && !X.flushing && X.nqueue < X.batch &&
+               pthread_cond_timedwait(&X.wake, &X.mu, &until) != ETIMEDOUT)
+            ;
+        if (!X.nqueue) {
+            X.flushing = false;
+            pthread_cond_broadcast(&X.done);
+            if (X.stopping)
+                break;
+            continue;
+        }
+        size_t n = 0;
+        struct sg_span **take = sg_xcalloc(X.batch, sizeof *take);
+        while (X.head && n < X.batch) {
+            take[n++] = X.head;
+            X.head = X.head->next;
+            X.nqueue--;
+        }
+        if (!X.head)
+            X.tail = NULL;
+        X.busy = true;
+        pthread_mutex_unlock(&X.mu);
+        size_t len = 0;
+        uint8_t *body = sg_otel_encode(take, n, &len);
+        char why[160] = "";
+        bool ok = post(body, len, why, sizeof why);
+        free(body);
+        for (size_t i = 0; i < n; i++)
+            span_free(take[i]);
+        free(take);
+        pthread_mutex_lock(&X.mu);
+        X.busy = false;
+        X.finished += n;
+        if (ok) {
+            X.st.sent += n;
+        } else {
+            X.st.dropped += n;
+            X.st.failed_requests++;
+            snprintf(X.st.last_error, sizeof X.st.last_error, "%s", why);
+        }
+        pthread_cond_broadcast(&X.done);
+    }
+    pthread_mutex_unlock(&X.mu);
+    return NULL;
+}
+
+void sg_otel_stats(struct sg_otel_stats *out)
+{
+    pthread_mutex_lock(&X.mu);
+    *out = X.st;
+    out->pending = X.ended - X.finished;
+    pthread_mutex_unlock(&X.mu);
+}
+
+bool sg_otel_flush(int wait_ms)
+{
+    if (!X.on)
+        return true;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += wait_ms / 1000;
+    until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&X.mu);
+    uint64_t want = X.ended;
+    X.flushing = true;
+    pthread_cond_signal(&X.wake);
+    while (X.finished < want && X.threaded &&
+           pthread_cond_timedwait(&X.done, &X.mu, &until) != ETIMEDOUT) {
+        if (X.finished < want && !X.flushing) { /* a flush ended, spans came after */
+            X.flushing = true;
+            pthread_cond_signal(&X.wake);
+        }
+    }
+    bool all = X.finished >= want;
+    X.gave_up |= !all;
+    pthread_mutex_unlock(&X.mu);
+    return all;
+}
+
+void sg_otel_shutdown(int wait_ms)
+{
+    if (!X.on)
+        return;
+    sg_otel_flush(wait_ms);
+    pthread_mutex_lock(&X.mu);
+    X.stopping = true;
+    /* what is still queued is not sent: counted */
+    while (X.head) {
+        struct sg_span *s = X.head;
+        X.head = s->next;
+        span_free(s);
+        X.st.dropped++;
+        X.finished++;
+        X.nqueue--;
+    }
+    X.tail = NULL;
+    pthread_cond_signal(&X.wake);
+    bool busy = X.busy;
+    pthread_mutex_unlock(&X.mu);
+    /* a request in flight to a collector that hangs is not waited for:
+     * the process ends, and its spans are counted as not delivered */
+    if (X.threaded && !busy)
+        pthread_join(X.thread, NULL);
+}
+
+/* ---- configuration ---- */
+
+static const char *setting(const struct sg_config *cfg, const char *name)
+{
+    const char *v = secure_getenv(name);
+    if (v && *v)
+        return v;
+    for (size_t i = 0; cfg && i < cfg->notel; i++)
+        if (!strcmp(cfg->otel_keys[i], name))
+            return cfg->otel_vals[i];
+    return NULL;
+}
+
+/* "%41" -> 'A' in place; false on a bad escape. */
+static bool percent_decode(char *s)
+{
+    char *o = s;
+    for (char *p = s; *p; p++) {
+        if (*p != '%') {
+            *o++ = *p;
+            continue;
+        }
+        uint8_t b;
+        char h[2] = {(char)tolower((unsigned char)p[1]), p[1] ? (char)tolower((unsigned char)p[2]) : 0};
+        if (!p[1] || !p[2] || !hexval(h, 1, &b))
+            return false;
+        *o++ = (char)b;
+        p += 2;
+    }
+    *o = '\0';
+    return true;
+}
+
+/* "k=v,k2=v2" (W3C baggage-like, as the OTel spec has it): fn(key, value)
+ * for each, trimmed, the value percent-decoded. false with why on a bad
+ * one. */
+static bool each_pair(const char *list, const char *name, char *why, size_t whylen,
+                      bool (*fn)(const char *k, const char *v, void *ctx), void *ctx)
+{
+    cleanup_free char *copy = sg_xstrdup(list);
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        while (isspace((unsigned char)*item))
+            item++;
+        if (!*item)
+            continue;
+        if (!eq) {
+            snprintf(why, whylen, "%s: \"%.60s\" is not key=value", name, item);
+            return false;
+        }
+        *eq = '\0';
+        char *k = item, *v = eq + 1;
+        for (size_t n = strlen(k); n > 0 && isspace((unsigned char)k[n - 1]); n--)
+            k[n - 1] = '\0';
+        while (isspace((unsigned char)*v))
+            v++;
+        for (size_t n = strlen(v); n > 0 && isspace((unsigned char)v[n - 1]); n--)
+            v[n - 1] = '\0';
+        if (!*k || !percent_decode(v)) {
+            snprintf(why, whylen, "%s: a bad key or %%-escape in \"%.60s\"", name, k);
+            return false;
+        }
+        if (!fn(k, v, ctx)) {
+            snprintf(why, whylen, "%s: \"%.60s\" cannot be used", name, k);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool add_header(const char *k, const char *v, void *ctx)
+{
+    (void)ctx;
+    for (const char *p = k; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("!#$%&'*+-.^_`|~", *p))
+            return false;
+    for (const char *p = v; *p; p++)
+        if ((unsigned char)*p < 0x20 && *p != '\t')
+            return false;
+    cleanup_free char *h = sg_xasprintf("%s: %s", k, v);
+    X.headers = X.slist_append(X.headers, h);
+    return X.headers != NULL;
+}
+
+static bool add_resource(const char *k, const char *v, void *ctx)
+{
+    (void)ctx;
+    if (!strcmp(k, "service.name") && !X.service)
+        X.service = sg_xstrdup(v);
+    else
+        attrs_str(&X.resource, k, v, strlen(v));
+    return true;
+}
+
+static bool number(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int load_curl(char *why, size_t whylen)
+{
+    void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(why, whylen, "OpenTelemetry export needs libcurl (Debian: libcurl4): %s",
+                 dlerror());
+        return -ENOSYS;
+    }
+    CURLcode (*global_init)(long) = (CURLcode(*)(long))dlsym(h, "curl_global_init");
+    *(void **)&X.easy_init = dlsym(h, "curl_easy_init");
+    *(void **)&X.easy_setopt = dlsym(h, "curl_easy_setopt");
+    *(void **)&X.easy_perform = dlsym(h, "curl_easy_perform");
+    *(void **)&X.easy_getinfo = dlsym(h, "curl_easy_getinfo");
+    *(void **)&X.easy_strerror = dlsym(h, "curl_easy_strerror");
+    *(void **)&X.slist_append = dlsym(h, "curl_slist_append");
+    if (!global_init || !X.easy_init || !X.easy_setopt || !X.easy_perform || !X.easy_getinfo ||
+        !X.easy_strerror || !X.slist_append || global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+        !(X.curl = X.easy_init())) {
+        snprintf(why, whylen, "OpenTelemetry export: libcurl.so.4 could not be set up");
+        return -ENOSYS;
+    }
+    return 0;
+}
+
+static int configure(const struct sg_config *cfg, char *why, size_t whylen)
+{
+    const char *v;
+    if ((v = setting(cfg, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")) ||
+        (v = setting(cfg, "OTEL_EXPORTER_OTLP_PROTOCOL")))
+        if (strcmp(v, "http/protobuf")) {
+            snprintf(why, whylen, "OTEL_EXPORTER_OTLP_PROTOCOL=%.40s: only http/protobuf is "
+                     "sent (OTLP over HTTP)", v);
+            return -EINVAL;
+        }
+    if ((v = setting(cfg, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))) {
+        X.url = sg_xstrdup(v);
+    } else if ((v = setting(cfg, "OTEL_EXPORTER_OTLP_ENDPOINT"))) {
+        size_t n = strlen(v);
+        X.url = sg_xasprintf("%.*s/v1/traces", (int)(n && v[n - 1] == '/' ? n - 1 : n), v);
+    }
+    if (strncmp(X.url, "http://", 7) && strncmp(X.url, "https://", 8)) {
+        snprintf(why, whylen, "OTEL_EXPORTER_OTLP_ENDPOINT=%.80s: not an http:// or https:// URL",
+                 X.url);
+        return -EINVAL;
+    }
+    long t = 10000;
+    if (((v = setting(cfg, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")) ||
+         (v = setting(cfg, "OTEL_EXPORTER_OTLP_TIMEOUT"))) &&
+        !number(v, 1, 600000, &t)) {
+        snprintf(why, whylen, "OTEL_EXPORTER_OTLP_TIMEOUT=%.40s: milliseconds, 1 to 600000", v);
+        return -EINVAL;
+    }
+    X.timeout_ms = t;
+    long d = 1000, q = 2048, b = 512;
+    if ((v = setting(cfg, "OTEL_BSP_SCHEDULE_DELAY")) && !number(v, 1, 60000, &d)) {
+        snprintf(why, whylen, "OTEL_BSP_SCHEDULE_DELAY=%.40s: milliseconds, 1 to 60000", v);
+        return -EINVAL;
+    }
+    if ((v = setting(cfg, "OTEL_BSP_MAX_QUEUE_SIZE")) && !number(v, 1, 1000000, &q)) {
+        snprintf(why, whylen, "OTEL_BSP_MAX_QUEUE_SIZE=%.40s: 1 to 1000000", v);
+        return -EINVAL;
+    }
+    if ((v = setting(cfg, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE")) && !number(v, 1, q, &b)) {
+        snprintf(why, whylen, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE=%.40s: 1 to the queue's size", v);
+        return -EINVAL;
+    }
+    X.delay_ms = (int)d;
+    X.max_queue = (size_t)q;
+    X.batch = (size_t)b;
+    if ((v = setting(cfg, "OTEL_SERVICE_NAME")))
+        X.service = sg_xstrdup(v);
+    if ((v = setting(cfg, "OTEL_RESOURCE_ATTRIBUTES")) &&
+        !each_pair(v, "OTEL_RESOURCE_ATTRIBUTES", why, whylen, add_resource, NULL))
+        return -EINVAL;
+    if ((v = setting(cfg, "OTEL_EXPORTER_OTLP_HEADERS")) &&
+        !each_pair(v, "OTEL_EXPORTER_OTLP_HEADERS", why, whylen, add_header, NULL))
+        return -EINVAL;
+    if ((v = setting(cfg, "OTEL_EXPORTER_OTLP_TRACES_HEADERS")) &&
+        !each_pair(v, "OTEL_EXPORTER_OTLP_TRACES_HEADERS", why, whylen, add_header, NULL))
+        return -EINVAL;
+    X.headers = X.slist_append(X.headers, "Content-Type: application/x-protobuf");
+    attrs_str(&X.resource, "service.name", X.service ? X.service : "skillgate",
+              strlen(X.service ? X.service : "skillgate"));
+    attrs_str(&X.resource, "service.version", SG_VERSION, strlen(SG_VERSION));
+    attrs_str(&X.resource, "telemetry.sdk.name", "skillgate", 9);
+    attrs_str(&X.resource, "telemetry.sdk.language", "c", 1);
+    CURL *c = X.curl;
+    X.easy_setopt(c, CURLOPT_URL, X.url);
+    X.easy_setopt(c, CURLOPT_HTTPHEADER, X.headers);
+    X.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    X.easy_setopt(c, CURLOPT_TIMEOUT_MS, X.timeout_ms);
+    X.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, X.timeout_ms < 5000 ? X.timeout_ms : 5000L);
+    X.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_body);
+    X.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    X.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    X.easy_setopt(c, CURLOPT_USERAGENT, "skillgate/" SG_VERSION);
+    return 0;
+}
+
+static pid_t started_pid;
+
+/* The process's end (exit from main): what is queued gets the end wait to
+ * leave. Not in a child that calls exit (the thread is not there). */
+static void at_exit(void)
+{
+    /* once a wait ran out, the collector is not waited for again */
+    if (getpid() == started_pid)
+        sg_otel_shutdown(X.gave_up ? 0 : SG_OTEL_END_WAIT_MS);
+}
+
+int sg_otel_start(const struct sg_config *cfg, char *why, size_t whylen)
+{
+    why[0] = '\0';
+    if (X.on)
+        return 1;
+    const char *v = setting(cfg, "OTEL_SDK_DISABLED");
+    if (v && !strcasecmp(v, "true"))
+        return 0;
+    if (!setting(cfg, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") &&
+        !setting(cfg, "OTEL_EXPORTER_OTLP_ENDPOINT"))
+        return 0;
+    v = setting(cfg, "OTEL_TRACES_EXPORTER");
+    if (v && !strcmp(v, "none"))
+        return 0;
+    int e = load_curl(why, whylen);
+    if (e < 0)
+        return e;
+    if ((e = configure(cfg, why, whylen)) < 0)
+        return e;
+    X.on = true;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    X.threaded = pthread_create(&X.thread, &a, export_loop, NULL) == 0;
+    pthread_attr_destroy(&a);
+    if (!X.threaded) {
+        X.on = false;
+        snprintf(why, whylen, "OpenTelemetry export: no thread for it");
+        return -EAGAIN;
+    }
+    started_pid = getpid();
+    atexit(at_exit);
+    return 1;
+}
