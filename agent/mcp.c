@@ -61,7 +61,8 @@ enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -3260
       "\"description\":\"at most the manifest's own limit\"},\"script\":{\"type\":\"string\","   \
       "\"description\":\"run this script of the skill (scripts/x.py) instead of its "           \
       "entrypoint\"},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":"  \
-      "256,\"description\":\"the script's arguments, as given\"},\"cwd\":{\"type\":\"string\","   \
+      "256,\"description\":\"the script's or module's arguments, as given; with neither, "   \
+      "the entrypoint's, after the manifest's own\"},\"cwd\":{\"type\":\"string\","           \
       "\"description\":\"the working folder (absolute), shown read-only; writes there are "    \
       "asked for; default for a script or module: the server's\"},\"module\":{\"type\":"        \
       "\"string\",\"description\":\"run python -m MODULE as from the skill's folder (its "     \
@@ -70,7 +71,10 @@ enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -3260
       "\"description\":\"names of variables of the server's environment to pass for this "   \
       "run; a person approves each (or it is not run)\"},\"write\":{\"type\":\"array\","      \
       "\"items\":{\"type\":\"string\"},\"maxItems\":32,\"description\":\"absolute folders "   \
-      "to make writable for this run; a person approves each (or it is not run)\"}},"         \
+      "to make writable for this run; a person approves each (or it is not run)\"},"          \
+      "\"skill_dir\":{\"type\":\"string\",\"description\":\"SkillSandbox's name for skill\"},"  \
+      "\"dry_run\":{\"type\":\"boolean\",\"description\":\"SkillSandbox's; only false: its "  \
+      "dry run turns sandbox layers off (see inspect_skill for the plan)\"}},"                \
       "\"required\":[\"skill\"],"                                                             \
       "\"additionalProperties\":false}")                                                       \
     X(check_tool_permission, "For instruction-only skills whose tools the agent runs "        \
@@ -864,7 +868,41 @@ static bool script_args_ok(json_t *args)
         return false;
     if ((env && !strings_ok(env, 32, false)) || (wr && !strings_ok(wr, 32, true)))
         return false;
-    return !av || ((sc || mod) && strings_ok(av, 256, false));
+    /* args go to the script, the module, or (SkillSandbox's meaning) the
+     * entrypoint after the manifest's own */
+    return !av || strings_ok(av, 256, false);
+}
+
+/* SkillSandbox's run_skill arguments: skill_dir is skill (the same checks
+ * follow); dry_run false is its default, and dry_run true, which there runs
+ * the skill with its network, filesystem and seccomp layers off, is
+ * refused (no call turns a layer off). NULL and *args set to a copy to use
+ * (the caller decrefs it), else a tool error. */
+static json_t *skillsandbox_aliases(json_t **args)
+{
+    json_t *dir = json_object_get(*args, "skill_dir"), *dry = json_object_get(*args, "dry_run");
+    json_t *skill = json_object_get(*args, "skill");
+    if (dir && !json_is_string(dir))
+        return tool_error("run_skill's skill_dir (SkillSandbox's name for skill) must be a "
+                          "string");
+    if (dir && skill && !json_equal(dir, skill))
+        return tool_error("run_skill got both skill and skill_dir (SkillSandbox's name for "
+                          "it), naming different skills: give one");
+    if (dry && !json_is_boolean(dry))
+        return tool_error("run_skill's dry_run must be true or false");
+    if (json_is_true(dry))
+        return tool_error("run_skill's dry_run: true is refused. SkillSandbox's dry run still "
+                          "runs the skill, with its network, filesystem and seccomp layers "
+                          "off; skillgate turns no layer off for a call. Leave dry_run out to "
+                          "run it in the whole sandbox, or call inspect_skill to see what it "
+                          "would get without running it");
+    *args = json_copy(*args);
+    if (dir) {
+        json_object_set(*args, "skill", dir);
+        json_object_del(*args, "skill_dir");
+    }
+    json_object_del(*args, "dry_run");
+    return NULL;
 }
 
 static void tools_call(struct server *s, json_t *id, json_t *params)
@@ -884,12 +922,12 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
         args = none;
     const char *a, *b, *c;
     /* no argument beyond the schema: nothing can weaken enforcement */
-    static const char *const allowed[][10] = {{"list_skills", "directory"},
+    static const char *const allowed[][12] = {{"list_skills", "directory"},
                                               {"validate_skill", "path"},
                                               {"inspect_skill", "path"},
                                               {"run_skill", "skill", "input", "timeout_seconds",
                                                "script", "args", "cwd", "module", "env",
-                                               "write"},
+                                               "write", "skill_dir", "dry_run"},
                                              {"check_tool_permission", "skill", "tool",
                                               "description"}};
     int which = -1;
@@ -907,7 +945,7 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
     json_object_foreach(args, key, v)
     {
         bool ok = false;
-        for (int k = 1; k < 10 && allowed[which][k]; k++)
+        for (int k = 1; k < 12 && allowed[which][k]; k++)
             ok |= !strcmp(key, allowed[which][k]);
         if (!ok) { /* a tool result with isError: a model can correct itself */
             reply(s, id, tool_error("%s takes no argument '%s' (see its inputSchema)", name, key));
@@ -916,6 +954,16 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
         }
     }
     bool ok = true;
+    json_t *aliased = NULL;
+    if (!strcmp(name, "run_skill")) {
+        json_t *a2 = args, *err = skillsandbox_aliases(&a2);
+        if (err) {
+            reply(s, id, err);
+            json_decref(none);
+            return;
+        }
+        args = aliased = a2;
+    }
     if (!strcmp(name, "list_skills")) {
         if ((ok = str_arg(args, "directory", false, &a)))
             reply(s, id, do_list(a));
@@ -968,6 +1016,7 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
     }
     if (!ok)
         reply(s, id, tool_error("invalid arguments for %s (see its inputSchema)", name));
+    json_decref(aliased);
     json_decref(none);
 }
 

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "config.h"
 #include "report.h"
+#include "ssexport.h"
 #include "sanitize.h"
 #include "traceindex.h"
 #include "tracediff.h"
@@ -197,6 +198,41 @@ static int report(int dfd, json_t *rows, const char *arg, const struct report_op
     return r < 0 ? SG_EXIT_USAGE : SG_EXIT_OK;
 }
 
+/* One trace in SkillSandbox's own trace format (ssexport.h), to stdout or
+ * FILE (private: what the skill printed is in it). */
+static int export_ss(int dfd, json_t *rows, const char *arg, const char *out)
+{
+    cleanup_free char *shown = NULL;
+    json_t *doc = load_arg(dfd, rows, arg, &shown);
+    if (!doc)
+        return SG_EXIT_USAGE;
+    json_t *ss = sg_trace_skillsandbox(doc);
+    json_decref(doc);
+    FILE *f = stdout;
+    int fd = -1;
+    if (out) {
+        fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        f = fd < 0 ? NULL : fdopen(fd, "w");
+        if (!f) {
+            cleanup_free char *s = sg_sanitize_str(out, 0);
+            fprintf(stderr, "skillgate: %s: %s\n", s, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            json_decref(ss);
+            return SG_EXIT_USAGE;
+        }
+    }
+    int r = json_dumpf(ss, f, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+    fputc('\n', f);
+    if ((f != stdout && fclose(f) != 0) || (f == stdout && fflush(f) != 0) || r != 0) {
+        fprintf(stderr, "skillgate: the export could not be written\n");
+        json_decref(ss);
+        return SG_EXIT_USAGE;
+    }
+    json_decref(ss);
+    return SG_EXIT_OK;
+}
+
 static void traces_help(void)
 {
     sg_command_usage(stdout, "traces");
@@ -217,7 +253,9 @@ static void traces_help(void)
            "  --md                report: Markdown, for a pull request or an issue\n"
            "  -o, --output FILE   report: write to FILE instead of stdout\n"
            "  --against TRACE     report: diff against this run instead\n"
-           "  --no-diff           report: no diff\n");
+           "  --no-diff           report: no diff\n"
+           "  export TRACE        the run in SkillSandbox's trace format, for its readers\n"
+           "                      (-o FILE: write there); docs/json.md says what maps how\n");
 }
 
 int cmd_traces(int argc, char **argv)
@@ -249,8 +287,9 @@ int cmd_traces(int argc, char **argv)
     bool is_list = !strcmp(verb, "list") && nargs <= 1;
     bool is_diff = !strcmp(verb, "diff") && nargs >= 1 && nargs <= 2;
     bool is_report = !strcmp(verb, "report") && nargs == 1;
-    if (!is_list && !is_diff && !is_report) {
-        static const char *const verbs[] = {"list", "diff", "report", NULL};
+    bool is_export = !strcmp(verb, "export") && nargs == 1;
+    if (!is_list && !is_diff && !is_report && !is_export) {
+        static const char *const verbs[] = {"list", "diff", "report", "export", NULL};
         return sg_subcommand_error("traces", verb, verbs);
     }
     cleanup_free char *state = sg_state_dir();
@@ -264,6 +303,11 @@ int cmd_traces(int argc, char **argv)
     int rc = SG_EXIT_OK;
     if (is_list) {
         rc = list(rows, nargs ? argv[optind + 1] : NULL, as_json);
+        json_decref(rows);
+        return rc;
+    }
+    if (is_export) {
+        rc = export_ss(dfd, rows, argv[optind + 1], ro.out);
         json_decref(rows);
         return rc;
     }

@@ -6,7 +6,7 @@
 #include "util.h"
 
 enum {
-#define X(id, name, sev, tactic, tech) C_##id,
+#define X(id, name, sev, tactic, tech, desc, by) C_##id,
     SG_THREAT_CLASSES(X)
 #undef X
     C_COUNT,
@@ -14,12 +14,32 @@ enum {
 };
 
 static const struct {
-    const char *name, *severity, *tactic, *technique;
+    const char *name, *severity, *tactic, *technique, *description, *prevented_by;
 } classes[] = {
-#define X(id, name, sev, tactic, tech) [C_##id] = {name, sev, tactic, tech},
+#define X(id, name, sev, tactic, tech, desc, by) [C_##id] = {name, sev, tactic, tech, desc, by},
     SG_THREAT_CLASSES(X)
 #undef X
 };
+
+static int class_of(const char *name)
+{
+    for (int k = 0; name && k < C_COUNT; k++)
+        if (!strcmp(classes[k].name, name))
+            return k;
+    return C_NONE;
+}
+
+const char *sg_class_description(const char *cls)
+{
+    int k = class_of(cls);
+    return k == C_NONE ? NULL : classes[k].description;
+}
+
+const char *sg_class_prevented_by(const char *cls)
+{
+    int k = class_of(cls);
+    return k == C_NONE ? NULL : classes[k].prevented_by;
+}
 
 /* Denied syscalls by what trying them means. */
 static const struct {
@@ -266,6 +286,8 @@ struct sg_classifier {
     size_t total;
     bool all_prevented;
     unsigned places; /* credential places reached for (bits of cred_places, agent, other) */
+    size_t datagrams; /* refused datagrams with data to an outside address (not port 53) */
+    json_t *datagram_evidence;
     struct deferred deferred[DEFERRED_MAX];
     size_t ndeferred;
 };
@@ -285,6 +307,7 @@ void sg_classifier_free(struct sg_classifier *c)
         json_decref(c->evidence[i]);
     for (size_t i = 0; i < c->ndeferred; i++)
         json_decref(c->deferred[i].evidence);
+    json_decref(c->datagram_evidence);
     free(c);
 }
 
@@ -345,6 +368,15 @@ void sg_classifier_add(struct sg_classifier *c, const char *kind, json_t *data,
         return;
     if (k == C_DEFERRED) {
         defer(c, data, message, ctx);
+        /* a UDP datagram carries its data in the packet refused (a TCP
+         * connect carried none yet): with no credential place read, that
+         * is data leaving (SkillSandbox's data_exfiltration) */
+        const char *proto = json_string_value(json_object_get(data, "protocol"));
+        if (!strcmp(kind, "network_egress_blocked") && proto && !strcasecmp(proto, "udp") &&
+            json_integer_value(json_object_get(data, "port")) != 53) {
+            c->datagrams++;
+            keep_evidence(&c->datagram_evidence, message, ctx);
+        }
         return;
     }
     if (k == C_CREDENTIAL_READ) {
@@ -404,6 +436,10 @@ json_t *sg_classifier_summary(const struct sg_classifier *c0)
     for (int i = 0; i < C_COUNT; i++)
         evidence[i] = c0->evidence[i] ? json_deep_copy(c0->evidence[i]) : NULL;
     judge_credentials(c0, count, evidence);
+    if (!c0->places && c0->datagrams) {
+        count[C_DATA_EXFILTRATION] = c0->datagrams;
+        add_evidence(&evidence[C_DATA_EXFILTRATION], c0->datagram_evidence);
+    }
     /* A skill that both reaches for credentials and tries to send data out
      * behaves like a poisoned package. */
     if ((count[C_CREDENTIAL_HARVESTING] || count[C_CREDENTIAL_READ]) &&
@@ -413,7 +449,7 @@ json_t *sg_classifier_summary(const struct sg_classifier *c0)
         evidence[C_SUPPLY_CHAIN_ATTACK] = json_pack("[s]", "credential harvesting combined with "
                                                            "an exfiltration attempt");
     }
-    json_t *list = json_array();
+    json_t *list = json_array(), *names = json_array();
     const char *max = "none";
     for (int k = 0; k < C_COUNT; k++) {
         if (!count[k]) {
@@ -421,17 +457,27 @@ json_t *sg_classifier_summary(const struct sg_classifier *c0)
             continue;
         }
         json_array_append_new(
-            list, json_pack("{s:s, s:s, s:s, s:s, s:I, s:o}", "class", classes[k].name,
-                            "severity", classes[k].severity, "mitre_tactic", classes[k].tactic,
-                            "mitre_technique", classes[k].technique, "count",
-                            (json_int_t)count[k], "evidence",
+            list, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:o}", "class",
+                            classes[k].name, "severity", classes[k].severity, "description",
+                            classes[k].description, "prevented_by", classes[k].prevented_by,
+                            "mitre_tactic", classes[k].tactic, "mitre_technique",
+                            classes[k].technique, "count", (json_int_t)count[k], "evidence",
                             evidence[k] ? evidence[k] : json_array()));
+        /* SkillSandbox's classes: its class names as Rust's Debug prints
+         * them, lower-cased ("supplychainattack") */
+        char ss[64];
+        size_t n = 0;
+        for (const char *p = classes[k].name; *p && n + 1 < sizeof ss; p++)
+            if (*p != '_')
+                ss[n++] = *p;
+        ss[n] = '\0';
+        json_array_append_new(names, json_string(ss));
         if (severity_rank(classes[k].severity) > severity_rank(max))
             max = classes[k].severity;
     }
-    return json_pack("{s:I, s:o, s:b, s:s}", "total_enforcements", (json_int_t)c0->total,
-                     "classifications", list, "all_prevented", c0->all_prevented, "max_severity",
-                     max);
+    return json_pack("{s:I, s:o, s:b, s:o, s:s}", "total_enforcements", (json_int_t)c0->total,
+                     "classifications", list, "all_prevented", c0->all_prevented, "classes",
+                     names, "max_severity", max);
 }
 
 static const char *event_message(void *ctx)

@@ -23,6 +23,14 @@ const char *sg_event_name(enum sg_event_kind k)
     return kinds[k].name;
 }
 
+const char *sg_event_ss_kind_of(const char *name)
+{
+    for (size_t i = 0; name && i < SG_EV_COUNT; i++)
+        if (!strcmp(kinds[i].name, name))
+            return kinds[i].ss;
+    return NULL;
+}
+
 const char *sg_event_label(enum sg_event_kind k)
 {
     return kinds[k].label;

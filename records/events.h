@@ -12,35 +12,37 @@
 
 /* X(ID, "kind", "watch label", severity, SkillSandbox's kind) — severity:
  * 0 info, 1 notice, 2 warning (something was stopped), 3 error; the last
- * is the TraceEventKind SkillSandbox gives the same happening (its OTel
- * span name follows from it, otelrun.c), NULL where it has none */
+ * is the nearest of SkillSandbox's 20 event kinds (its trace's snake_case
+ * name), for its readers (the trace's skillsandbox_kind, `traces export
+ * --skillsandbox`, the OTel span's sandbox.event.kind): what we stop is
+ * its policy_violation where it has no kind of its own */
 #define SG_EVENT_KINDS(X)                                                                  \
-    X(SKILL_STARTED, "skill_started", "START", 0, "SkillStarted")                          \
-    X(POLICY_APPLIED, "policy_applied", "POLICY", 0, "NetworkPolicyApplied")               \
-    X(ENV_FILTERED, "env_filtered", "ENV", 1, "EnvVarAccess")                              \
-    X(SANDBOX_DEGRADED, "sandbox_degraded", "DEGRADED", 3, NULL)                           \
-    X(STDOUT, "stdout", "OUT", 0, "Stdout")                                                \
-    X(STDERR, "stderr", "ERR", 0, "Stderr")                                                \
-    X(OUTPUT_DROPPED, "output_dropped", "OUTPUT", 2, "ResourceLimitHit")                   \
-    X(FS_BLOCKED, "fs_blocked", "FS", 2, "FileBlocked")                                    \
-    X(SYSCALL_BLOCKED, "syscall_blocked", "SYSCALL", 2, "SyscallBlocked")                  \
-    X(DNS_RESOLUTION, "dns_resolution", "DNS", 0, "DnsResolution")                         \
-    X(DNS_BLOCKED, "dns_blocked", "DNS", 2, "NetworkEgressBlocked")                        \
-    X(NETWORK_EGRESS_ALLOWED, "network_egress_allowed", "NET", 1, "NetworkEgressAllowed")  \
-    X(NETWORK_CONNECTION_CLOSED, "network_connection_closed", "NET", 0, NULL)              \
-    X(NETWORK_EGRESS_BLOCKED, "network_egress_blocked", "NET", 2, "NetworkEgressBlocked")  \
-    X(HOST_SOCKET_CONNECTED, "host_socket_connected", "SOCKET", 1, NULL)                   \
-    X(PORT_PUBLISHED, "port_published", "PUBLISH", 1, NULL)                                \
-    X(PORT_NOT_PUBLISHED, "port_not_published", "PUBLISH", 2, NULL)                        \
-    X(INBOUND, "inbound", "INBOUND", 1, NULL)                                              \
-    X(RESOURCE_LIMIT_HIT, "resource_limit_hit", "LIMIT", 2, "ResourceLimitHit")            \
-    X(WRITE_DISCARDED, "write_discarded", "DISCARD", 1, NULL)                              \
-    X(FILES_READ, "files_read", "READ", 0, "FileRead")                                     \
-    X(OUTPUT_ESCAPES, "output_escapes", "ESCAPES", 2, NULL)                                \
-    X(PERMISSION_ASKED, "permission_asked", "ASK", 1, NULL)                                \
-    X(PERMISSION_DECIDED, "permission_decided", "DECIDED", 1, NULL)                        \
-    X(SKILL_COMPLETED, "skill_completed", "COMPLETE", 0, "SkillCompleted")                 \
-    X(SKILL_FAILED, "skill_failed", "FAILED", 3, "SkillFailed")
+    X(SKILL_STARTED, "skill_started", "START", 0, "skill_started")                              \
+    X(POLICY_APPLIED, "policy_applied", "POLICY", 0, "network_policy_applied")                  \
+    X(ENV_FILTERED, "env_filtered", "ENV", 1, "env_var_access")                                 \
+    X(SANDBOX_DEGRADED, "sandbox_degraded", "DEGRADED", 3, "policy_violation")                  \
+    X(STDOUT, "stdout", "OUT", 0, "stdout")                                                     \
+    X(STDERR, "stderr", "ERR", 0, "stderr")                                                     \
+    X(OUTPUT_DROPPED, "output_dropped", "OUTPUT", 2, "resource_limit_hit")                      \
+    X(FS_BLOCKED, "fs_blocked", "FS", 2, "file_blocked")                                        \
+    X(SYSCALL_BLOCKED, "syscall_blocked", "SYSCALL", 2, "syscall_blocked")                      \
+    X(DNS_RESOLUTION, "dns_resolution", "DNS", 0, "dns_resolution")                             \
+    X(DNS_BLOCKED, "dns_blocked", "DNS", 2, "network_egress_blocked")                           \
+    X(NETWORK_EGRESS_ALLOWED, "network_egress_allowed", "NET", 1, "network_egress_allowed")     \
+    X(NETWORK_CONNECTION_CLOSED, "network_connection_closed", "NET", 0, "network_egress_allowed") \
+    X(NETWORK_EGRESS_BLOCKED, "network_egress_blocked", "NET", 2, "network_egress_blocked")     \
+    X(HOST_SOCKET_CONNECTED, "host_socket_connected", "SOCKET", 1, "network_egress_allowed")    \
+    X(PORT_PUBLISHED, "port_published", "PUBLISH", 1, "network_policy_applied")                 \
+    X(PORT_NOT_PUBLISHED, "port_not_published", "PUBLISH", 2, "network_egress_blocked")         \
+    X(INBOUND, "inbound", "INBOUND", 1, "network_egress_allowed")                               \
+    X(RESOURCE_LIMIT_HIT, "resource_limit_hit", "LIMIT", 2, "resource_limit_hit")               \
+    X(WRITE_DISCARDED, "write_discarded", "DISCARD", 1, "file_write")                           \
+    X(FILES_READ, "files_read", "READ", 0, "file_read")                                         \
+    X(OUTPUT_ESCAPES, "output_escapes", "ESCAPES", 2, "policy_violation")                       \
+    X(PERMISSION_ASKED, "permission_asked", "ASK", 1, "policy_violation")                       \
+    X(PERMISSION_DECIDED, "permission_decided", "DECIDED", 1, "policy_violation")               \
+    X(SKILL_COMPLETED, "skill_completed", "COMPLETE", 0, "skill_completed")                     \
+    X(SKILL_FAILED, "skill_failed", "FAILED", 3, "skill_failed")
 
 enum sg_event_kind {
 #define X(id, name, label, sev, ss) SG_EV_##id,
@@ -78,9 +80,11 @@ struct sg_event_bus {
 const char *sg_event_name(enum sg_event_kind k);
 const char *sg_event_label(enum sg_event_kind k);
 int sg_event_severity(enum sg_event_kind k);
-/* SkillSandbox's TraceEventKind for k (CamelCase, as its Debug prints it;
- * its trace has it in snake_case), NULL when it has none. */
+/* SkillSandbox's event kind for k, as its trace names it (snake_case). */
 const char *sg_event_ss_kind(enum sg_event_kind k);
+/* The same by our kind's name (a trace's "kind"); NULL for a name we do
+ * not have. */
+const char *sg_event_ss_kind_of(const char *name);
 
 void sg_bus_subscribe(struct sg_event_bus *b, sg_event_sink_fn fn, void *ctx);
 /* Take out every sink whose context is ctx. */

@@ -107,11 +107,29 @@ struct sg_otel_run *sg_otel_run_begin(const char *skill_name, const char *run_id
     return r;
 }
 
+/* SkillSandbox's kind as its otel.rs writes sandbox.event.kind: the Rust
+ * variant's name (file_blocked -> FileBlocked). */
+static void ss_variant(enum sg_event_kind k, char out[64])
+{
+    size_t n = 0;
+    bool up = true;
+    for (const char *p = sg_event_ss_kind(k); *p && n + 1 < 64; p++) {
+        if (*p == '_') {
+            up = true;
+            continue;
+        }
+        out[n++] = up ? (char)toupper((unsigned char)*p) : *p;
+        up = false;
+    }
+    out[n] = '\0';
+}
+
 static void attributes(struct sg_span *s, const struct sg_event *ev)
 {
-    const char *ss = sg_event_ss_kind(ev->kind);
+    char ss[64];
+    ss_variant(ev->kind, ss);
     sg_span_str(s, "sandbox.event.message", ev->message, ev->message_len);
-    sg_span_cstr(s, "sandbox.event.kind", ss ? ss : sg_event_name(ev->kind));
+    sg_span_cstr(s, "sandbox.event.kind", ss);
     sg_span_cstr(s, "skillgate.event.kind", sg_event_name(ev->kind));
     if (enforcement(ev->kind))
         sg_span_bool(s, "sandbox.enforcement", true);
@@ -125,9 +143,9 @@ void sg_otel_run_sink(void *ctx, const struct sg_event *ev)
         return;
     uint64_t at_ns = event_ns(ev);
     if (!enforcement(ev->kind)) {
-        const char *ss = sg_event_ss_kind(ev->kind);
-        json_t *at = json_pack("{s:s, s:s}", "sandbox.event.kind",
-                               ss ? ss : sg_event_name(ev->kind), "skillgate.event.kind",
+        char ss[64];
+        ss_variant(ev->kind, ss);
+        json_t *at = json_pack("{s:s, s:s}", "sandbox.event.kind", ss, "skillgate.event.kind",
                                sg_event_name(ev->kind));
         const char *k;
         json_t *v;

@@ -106,6 +106,9 @@ void sg_trace_sink(void *ctx, const struct sg_event *ev)
                           (json_int_t)ev->mono_ns, "kind", sg_event_name(ev->kind), "message",
                           msg);
     json_object_set(o, "data", ev->data ? ev->data : json_null());
+    /* SkillSandbox's name for it, where ours differs (events.h) */
+    if (strcmp(sg_event_ss_kind(ev->kind), sg_event_name(ev->kind)))
+        json_object_set_new(o, "skillsandbox_kind", json_string(sg_event_ss_kind(ev->kind)));
     t->bytes += strlen(msg);
     json_array_append_new(t->events, o);
 }

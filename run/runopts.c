@@ -235,6 +235,23 @@ int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
             v->env[pol->nenv++] = (struct sg_envname){
                 .name = sg_xstrdup(rq->env[i]), .origin = {.file = sg_xstrdup("--env")}};
     }
+    if (rq->nargs && !rq->module && !rq->script) {
+        /* arguments for the entrypoint (SkillSandbox's run_skill args):
+         * after the manifest's own, as its runner appends them */
+        if (!pol->entry.command)
+            return *why = "arguments need an entrypoint, a script or a module to go to: this "
+                          "skill declares no entrypoint",
+                   -EINVAL;
+        v->entry.command = sg_xstrdup(pol->entry.command);
+        v->entry.args = sg_xcalloc(pol->entry.nargs + rq->nargs + 1, sizeof *v->entry.args);
+        for (size_t i = 0; i < pol->entry.nargs; i++)
+            v->entry.args[v->entry.nargs++] = sg_xstrdup(pol->entry.args[i]);
+        for (size_t i = 0; i < rq->nargs; i++)
+            v->entry.args[v->entry.nargs++] = sg_xstrdup(rq->args[i]);
+        v->entry.origin = pol->entry.origin;
+        v->entry.detected = pol->entry.detected;
+        pol->entry = v->entry;
+    }
     if (rq->module) {
         v->entry.command = sg_xstrdup("python3");
         v->entry.args = sg_xcalloc(4 + rq->nargs, sizeof *v->entry.args);

@@ -856,6 +856,47 @@ def run_skill_runs_a_wasm_skill(base):
 
 
 @test("run")
+def skillsandbox_clients_arguments_are_aliases_or_refused(base):
+    """issue 41: a client written for SkillSandbox calls run_skill with
+    skill_dir, dry_run and args. skill_dir is skill (the same checks);
+    args go to the entrypoint after the manifest's own, as SkillSandbox
+    appends them; dry_run false is its default; dry_run true, which there
+    runs the skill with its sandbox layers off, is refused with why, and
+    nothing runs."""
+    env = Env(base)
+    root = os.path.join(env.dir, "skills", "ss-args")
+    os.makedirs(root)
+    with open(os.path.join(root, "skillsandbox.yaml"), "w") as f:
+        f.write("skill:\n  name: ss-args\n  version: \"0.1.0\"\n  description: args\n"
+                "entrypoint:\n  command: python3\n  args: [main.py, --from-manifest]\n")
+    with open(os.path.join(root, "main.py"), "w") as f:
+        f.write("import json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    s = Raw(env)
+    try:
+        s.initialize()
+        ok = s.call(1, "tools/call", {"name": "run_skill", "arguments": {
+            "skill_dir": root, "dry_run": False, "args": ["--city", "Paris"]}}, timeout=60)
+        dry = s.call(2, "tools/call", {"name": "run_skill", "arguments": {
+            "skill_dir": root, "dry_run": True}}, timeout=30)
+        both = s.call(3, "tools/call", {"name": "run_skill", "arguments": {
+            "skill_dir": root, "skill": os.path.join(EXAMPLES, "weather")}}, timeout=30)
+        none = s.call(4, "tools/call", {"name": "run_skill", "arguments": {
+            "skill_dir": os.path.join(EXAMPLES, "code-review"), "args": ["x"]}}, timeout=30)
+    finally:
+        s.close()
+    sc = structured(ok, "run_skill skill_dir")
+    assert sc["status"] == "completed", sc
+    assert json.loads(sc["output"]) == ["--from-manifest", "--city", "Paris"], sc["output"]
+    for r, words in ((dry, "dry_run: true is refused"), (both, "naming different skills"),
+                     (none, "need an entrypoint")):
+        res = r["result"]
+        assert res.get("isError") and words in res["content"][0]["text"], res
+    runs = [x for x in env.audit() if x.get("type") == "run"]
+    assert len(runs) == 1, runs  # the refused calls ran nothing
+    env.check_sanitizers()
+
+
+@test("run")
 def run_skill_spans_join_the_clients_trace(base):
     """issue 41: a tools/call whose _meta carries a W3C traceparent is a span
     of the client's trace ("tools/call run_skill", MCP's conventions), and

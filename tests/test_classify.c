@@ -202,6 +202,41 @@ static void refused_network_alone_is_nothing(void **st)
     json_decref(s);
 }
 
+static json_t *datagram(const char *dst, int port)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:i, s:s, s:b}}", "kind",
+                     "network_egress_blocked", "message", dst, "data", "protocol", "UDP", "dst",
+                     dst, "port", port, "reason", "no network in this sandbox", "prevented", 1);
+}
+
+/* SkillSandbox's data_exfiltration: a datagram carries its data in the
+ * packet refused; a TCP connect or a lookup carried none. With a credential
+ * place read it is credential exfiltration instead. The summary names the
+ * classes as SkillSandbox does, each with what it means and what held. */
+static void a_datagram_out_is_data_exfiltration(void **st)
+{
+    (void)st;
+    json_t *s = summary_of(datagram("198.51.100.9", 9999), packet("192.0.2.1", 443), NULL);
+    assert_string_equal(max_of(s), "medium");
+    assert_int_equal(count_of(s, "data_exfiltration"), 1);
+    assert_int_equal(nclasses(s), 1);
+    json_t *c = json_array_get(json_object_get(s, "classifications"), 0);
+    assert_string_equal(json_string_value(json_object_get(c, "mitre_tactic")), "exfiltration");
+    assert_string_equal(json_string_value(json_object_get(c, "prevented_by")),
+                        "network_egress_policy");
+    assert_non_null(strstr(json_string_value(json_object_get(c, "description")), "datagram"));
+    assert_string_equal(json_string_value(json_array_get(json_object_get(s, "classes"), 0)),
+                        "dataexfiltration");
+    json_decref(s);
+    s = summary_of(datagram("198.51.100.9", 53), NULL); /* port 53: the DNS stub's */
+    assert_int_equal(nclasses(s), 0);
+    json_decref(s);
+    s = summary_of(decoy(".aws/credentials"), datagram("198.51.100.9", 9999), NULL);
+    assert_int_equal(count_of(s, "data_exfiltration"), 0);
+    assert_int_equal(count_of(s, "credential_exfiltration"), 1);
+    json_decref(s);
+}
+
 static void unix_sockets_by_what_they_serve(void **st)
 {
     (void)st;
@@ -266,6 +301,7 @@ int main(void)
         cmocka_unit_test(a_sweep_is_harvesting_and_any_host_after_it_exfiltration),
         cmocka_unit_test(lost_decoy_opens_count_as_the_sweep_they_could_hide),
         cmocka_unit_test(refused_network_alone_is_nothing),
+        cmocka_unit_test(a_datagram_out_is_data_exfiltration),
         cmocka_unit_test(unix_sockets_by_what_they_serve),
         cmocka_unit_test(limits_by_which_one),
         cmocka_unit_test(programs_by_why_they_were_refused),
