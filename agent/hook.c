@@ -1293,6 +1293,7 @@ struct hook_run {
     struct sg_hook_rewrite rw; /* a skill's script's run, rewritten or why not */
     bool names_skill;          /* the line names a skill's file, not rewritten */
     char *policy;              /* the rules' file (where an allow rule goes) */
+    bool otel_in_config;       /* config.yaml has an otel: endpoint */
 };
 
 /* The config, the engine (NULL and the answer given when the policy is
@@ -1313,6 +1314,8 @@ static struct sg_perm *hook_open(struct hook_run *h, json_t *extra)
     }
     int prompt_s = cfg.hook_prompt_s ? (int)cfg.hook_prompt_s : SG_HOOK_PROMPT_S;
     h->rewrite = h->rewrite && !cfg.hook_no_rewrite;
+    for (size_t i = 0; i < cfg.notel; i++)
+        h->otel_in_config |= strstr(cfg.otel_keys[i], "ENDPOINT") != NULL;
     sg_config_free(&cfg);
     cleanup_free char *sess = sg_sanitize_str(h->c.session, 0);
     cleanup_free char *run_id = sg_xasprintf("hook:%.64s", sess[0] ? sess : "no-session");
@@ -1596,9 +1599,22 @@ static char *hook_reason(struct hook_run *h, const char *decision, const char *b
 static void hook_span(const struct hook_run *h, uint64_t t0, const char *decision,
                       const char *by)
 {
+    /* the agent waits for the hook to exit, not only for its answer: the
+     * span leaves from a child of its own, on its own session, with no
+     * descriptor of the agent's (a collector that hangs holds nobody) */
+    if (!secure_getenv("OTEL_EXPORTER_OTLP_ENDPOINT") &&
+        !secure_getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") && !h->otel_in_config)
+        return;
+    pid_t pid = fork();
+    if (pid != 0)
+        return;
+    setsid();
+    int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (nul >= 0)
+        dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
     char why[256];
     if (sg_runner_otel_start(why, sizeof why) <= 0)
-        return;
+        _exit(0);
     struct sg_span_ctx parent = {0};
     const char *tp = secure_getenv("TRACEPARENT");
     if (tp)
@@ -1616,6 +1632,7 @@ static void hook_span(const struct hook_run *h, uint64_t t0, const char *decisio
         sg_span_set_status(sp, SG_STATUS_ERROR, "blocked");
     sg_span_end(sp, 0);
     sg_otel_shutdown(SG_OTEL_END_WAIT_MS);
+    _exit(0);
 }
 
 int sg_hook_main(bool rewrite)
@@ -1683,6 +1700,9 @@ int sg_hook_main(bool rewrite)
     json_t *updated;
     cleanup_free char *reason = hook_reason(&h, decision, by, deferred, &updated);
     emit(sg_hook_answer(h.c.event, decision, reason, updated));
+    /* the answer is whole: the agent reads to the end of stdout, and never
+     * waits for the collector */
+    close(1);
     hook_span(&h, t0, decision, by);
     sg_hook_rewrite_free(&h.rw);
     free(h.policy), free(h.sfile), free(h.tool);

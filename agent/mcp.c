@@ -141,6 +141,10 @@ struct server {
     size_t len;
     bool discarding, open_in;
     bool initialized; /* initialize answered: other requests may come */
+    /* workers that answered and still send their OpenTelemetry spans (at
+     * most the end wait): reaped later, never waited for before a reply */
+    pid_t late[2 * SG_MCP_MAX_WORKERS];
+    size_t nlate;
 };
 
 /* ---- replies ---- */
@@ -688,8 +692,11 @@ static json_t *worker_check(const char *path, const char *tool, const char *what
 static struct sg_span *worker_span(const char *tool, const char *traceparent)
 {
     char why[256];
-    if (sg_runner_otel_start(why, sizeof why) <= 0)
+    if (sg_runner_otel_start(why, sizeof why) <= 0) {
+        if (sg_otel_off_why()) /* the server's stderr: its log */
+            fprintf(stderr, "skillgate serve: OpenTelemetry export off: %s\n", sg_otel_off_why());
         return NULL;
+    }
     struct sg_span_ctx parent = {0};
     if (traceparent)
         sg_traceparent_parse(traceparent, strlen(traceparent), &parent);
@@ -775,8 +782,12 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
                              json_string_value(json_object_get(args, "tool")),
                              json_string_value(json_object_get(args, "description")));
         }
-        worker_span_end(sp, r);
+        /* the answer first: the client never waits for the collector */
+        json_t *keep = json_incref(r);
         emit_result(p[1], r);
+        close(p[1]);
+        worker_span_end(sp, keep);
+        json_decref(keep);
         _exit(0);
     }
     close(p[1]);
@@ -787,12 +798,29 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
     return 0;
 }
 
+static void reap_late(struct server *s)
+{
+    for (size_t i = 0; i < s->nlate;)
+        if (waitpid(s->late[i], NULL, WNOHANG) != 0)
+            s->late[i] = s->late[--s->nlate];
+        else
+            i++;
+}
+
 static void finish_worker(struct server *s, struct worker *w)
 {
     int st = 0;
-    waitpid(w->pid, &st, 0);
     json_error_t je;
     json_t *r = w->out.data ? json_loadb(w->out.data, w->out.len, 0, &je) : NULL;
+    reap_late(s);
+    if (!r || waitpid(w->pid, &st, WNOHANG) != 0) {
+        if (!r) /* no answer: its end says why */
+            waitpid(w->pid, &st, 0);
+    } else if (s->nlate < SG_ARRAY_LEN(s->late)) {
+        s->late[s->nlate++] = w->pid;
+    } else {
+        waitpid(w->pid, &st, 0);
+    }
     if (w->cancelled) /* the client took it back: no answer (its records are written) */
         json_decref(r);
     else if (r)
@@ -1287,6 +1315,17 @@ int sg_mcp_serve(int in, int out)
         json_decref(s.w[i].id);
         sg_buf_free(&s.w[i].out);
     }
+    for (size_t i = 0; i < s.nlate; i++) /* each within its end wait, or killed */
+        for (int k = 0;; k++) {
+            if (waitpid(s.late[i], NULL, WNOHANG) != 0)
+                break;
+            if (k == 150) {
+                kill(s.late[i], SIGKILL);
+                waitpid(s.late[i], NULL, 0);
+                break;
+            }
+            usleep(20000);
+        }
     while (s.nq) { /* the client is gone: what waited never runs */
         queued_free(&s.q[s.qhead]);
         s.qhead = (s.qhead + 1) % SG_MCP_MAX_QUEUED;

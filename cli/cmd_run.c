@@ -620,6 +620,8 @@ int cmd_run(int argc, char **argv)
     }
     st = sg_runner_new(sk, &a.rq, &run, &why);
     sg_homes_release();
+    if (sg_otel_off_why()) /* telemetry settings never stop a run: said, and off */
+        fprintf(stderr, "skillgate: OpenTelemetry export off: %s\n", sg_otel_off_why());
     if (st != 0) {
         if (fe.fd >= 0)
             close(fe.fd);

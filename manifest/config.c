@@ -558,6 +558,10 @@ static char *otel_pairs(struct sg_pctx *c, const struct sg_ynode *v, const char 
         const char *val = pc_string(c, v->kids[i + 1], field);
         if (!val)
             continue;
+        if (strpbrk(v->kids[i]->str, ",=%")) { /* the list's own separators */
+            pc_err(c, v->kids[i], field, "a name may not hold ',', '=' or '%%'");
+            continue;
+        }
         sg_buf_printf(&b, "%s%s=", b.len ? "," : "", v->kids[i]->str);
         for (const unsigned char *p = (const unsigned char *)val; *p; p++)
             if (*p > 0x20 && *p < 0x7f && !strchr(",=%;\\\"", *p))

@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,7 +174,11 @@ static struct {
     size_t nqueue;
     uint64_t ended, finished; /* spans handed over; of those, sent or dropped */
     bool flushing, stopping, busy;
+    bool paused;  /* no batch starts: a raw clone is on its way (sg_otel_pause) */
     bool gave_up; /* a flush's wait ran out (a collector that hangs) */
+    bool shut;    /* sg_otel_shutdown ran */
+    char *shown;  /* the endpoint as records and messages show it: no userinfo, no query */
+    char off_why[256]; /* export was asked for and is off: why */
     struct sg_otel_stats st;
     pthread_t thread;
     bool threaded;
@@ -187,7 +192,7 @@ bool sg_otel_on(void)
 
 const char *sg_otel_endpoint(void)
 {
-    return X.on ? X.url : "";
+    return X.on && X.shown ? X.shown : "";
 }
 
 static void attrs_free(struct attrs *a)
@@ -233,7 +238,10 @@ static char *clean_value(const char *v, size_t len)
             n--;
         s[n] = '\0';
     }
-    return s;
+    /* the sanitizer's buffer is sized for the worst escape of every byte:
+     * a queued span keeps only what it sends */
+    char *fit = realloc(s, n + 1);
+    return fit ? fit : s;
 }
 
 static void attrs_str(struct attrs *a, const char *key, const char *v, size_t len)
@@ -403,7 +411,11 @@ void sg_span_end(struct sg_span *s, uint64_t end_ns)
         s->end_ns = s->start_ns;
     pthread_mutex_lock(&X.mu);
     X.ended++;
-    if (X.nqueue >= X.max_queue || X.stopping) {
+    /* a root (a server span: the run, a call, a hook decision) is let past
+     * a full queue, up to twice its size: a skill that floods child spans
+     * must not take its run's own span, its exit and verdict, out */
+    size_t cap = s->kind == SG_SPAN_SERVER ? 2 * X.max_queue : X.max_queue;
+    if (X.nqueue >= cap || X.stopping) {
         X.st.dropped++;
         X.finished++;
         pthread_mutex_unlock(&X.mu);
@@ -586,9 +598,13 @@ static void *export_loop(void *arg)
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
         }
-        while (!X.stopping && !X.flushing && X.nqueue < X.batch &&
-               pthread_cond_timedwait(&X.wake, &X.mu, &until) != ETIMEDOUT)
-            ;
+        while ((X.paused && !X.stopping) ||
+               (!X.stopping && !X.flushing && X.nqueue < X.batch &&
+                pthread_cond_timedwait(&X.wake, &X.mu, &until) != ETIMEDOUT))
+            if (X.paused && !X.stopping)
+                pthread_cond_wait(&X.wake, &X.mu);
+        if (X.paused && !X.stopping)
+            continue; /* paused while the wait ended */
         if (!X.nqueue) {
             X.flushing = false;
             pthread_cond_broadcast(&X.done);
@@ -663,16 +679,45 @@ bool sg_otel_flush(int wait_ms)
         }
     }
     bool all = X.finished >= want;
-    X.gave_up |= !all;
+    X.gave_up |= !all && wait_ms > 0; /* 0: a kick, no wait */
     pthread_mutex_unlock(&X.mu);
     return all;
 }
 
-void sg_otel_shutdown(int wait_ms)
+void sg_otel_pause(void)
 {
     if (!X.on)
         return;
-    sg_otel_flush(wait_ms);
+    pthread_mutex_lock(&X.mu);
+    X.paused = true;
+    /* a batch in flight is aborted (its progress callback sees paused: a
+     * collector that hangs must not hold a run's start) and counted */
+    while (X.busy)
+        pthread_cond_wait(&X.done, &X.mu);
+    pthread_mutex_unlock(&X.mu);
+}
+
+void sg_otel_resume(void)
+{
+    if (!X.on)
+        return;
+    pthread_mutex_lock(&X.mu);
+    X.paused = false;
+    pthread_cond_signal(&X.wake);
+    pthread_mutex_unlock(&X.mu);
+}
+
+const char *sg_otel_off_why(void)
+{
+    return X.off_why[0] ? X.off_why : NULL;
+}
+
+void sg_otel_shutdown(int wait_ms)
+{
+    if (!X.on || X.shut)
+        return;
+    X.shut = true;
+    sg_otel_flush(X.gave_up ? 0 : wait_ms);
     pthread_mutex_lock(&X.mu);
     X.stopping = true;
     /* what is still queued is not sent: counted */
@@ -686,12 +731,60 @@ void sg_otel_shutdown(int wait_ms)
     }
     X.tail = NULL;
     pthread_cond_signal(&X.wake);
+    /* a request in flight is aborted (the transfer's progress callback sees
+     * stopping) and given 200 ms to unwind: the process's exit must not run
+     * OpenSSL's cleanup under a transfer */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200 * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (X.busy && pthread_cond_timedwait(&X.done, &X.mu, &until) != ETIMEDOUT)
+        ;
     bool busy = X.busy;
     pthread_mutex_unlock(&X.mu);
-    /* a request in flight to a collector that hangs is not waited for:
-     * the process ends, and its spans are counted as not delivered */
-    if (X.threaded && !busy)
+    if (X.threaded && !busy) {
         pthread_join(X.thread, NULL);
+        X.threaded = false;
+    }
+}
+
+/* libcurl's progress callback: a transfer stops when the process does. */
+static int abort_when_stopping(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c,
+                               curl_off_t d)
+{
+    (void)ctx, (void)a, (void)b, (void)c, (void)d;
+    return __atomic_load_n(&X.stopping, __ATOMIC_RELAXED) ||
+           __atomic_load_n(&X.paused, __ATOMIC_RELAXED);
+}
+
+/* libcurl's sockets are not close-on-exec (before 8.17): a program the TUI
+ * runs must not inherit the collector's connection. */
+static int cloexec_socket(void *ctx, curl_socket_t fd, curlsocktype purpose)
+{
+    (void)ctx, (void)purpose;
+    int fl = fcntl(fd, F_GETFD);
+    if (fl >= 0)
+        fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+    return CURL_SOCKOPT_OK;
+}
+
+/* The endpoint without userinfo or query (a token there stays out of the
+ * trace and the messages). */
+static char *shown_url(const char *url)
+{
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    const char *at = NULL;
+    for (const char *q = p; *q && *q != '/' && *q != '?' && *q != '#'; q++)
+        if (*q == '@')
+            at = q;
+    cleanup_free char *scheme = sg_xstrndup(url, (size_t)(p - url));
+    const char *host = at ? at + 1 : p;
+    size_t n = strcspn(host, "?#");
+    return sg_xasprintf("%s%.*s", scheme, (int)n, host);
 }
 
 /* ---- configuration ---- */
@@ -896,6 +989,10 @@ static int configure(const struct sg_config *cfg, char *why, size_t whylen)
     X.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
     X.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     X.easy_setopt(c, CURLOPT_USERAGENT, "skillgate/" SG_VERSION);
+    X.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    X.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, abort_when_stopping);
+    X.easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, cloexec_socket);
+    X.shown = shown_url(X.url);
     return 0;
 }
 
@@ -925,10 +1022,12 @@ int sg_otel_start(const struct sg_config *cfg, char *why, size_t whylen)
     if (v && !strcmp(v, "none"))
         return 0;
     int e = load_curl(why, whylen);
-    if (e < 0)
+    if (e == 0)
+        e = configure(cfg, why, whylen);
+    if (e < 0) { /* off, said: telemetry settings never stop a run (OTel's rule) */
+        snprintf(X.off_why, sizeof X.off_why, "%s", why);
         return e;
-    if ((e = configure(cfg, why, whylen)) < 0)
-        return e;
+    }
     X.on = true;
     pthread_attr_t a;
     pthread_attr_init(&a);

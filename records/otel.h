@@ -59,10 +59,11 @@ void sg_traceparent_format(const struct sg_span_ctx *c, char out[56]);
 
 /* Start the exporter from the environment and cfg (may be NULL). 0: off;
  * 1: on; -EINVAL: a setting is wrong (why names it); -ENOSYS: libcurl
- * could not be loaded (why says so). Called once, before threads. */
+ * could not be loaded (why says so): export is then off, and
+ * sg_otel_off_why says why (a run goes on: telemetry never stops one). */
 int sg_otel_start(const struct sg_config *cfg, char *why, size_t whylen);
 bool sg_otel_on(void);
-/* The endpoint spans go to ("" when off). */
+/* The endpoint spans go to, without userinfo or query ("" when off). */
 const char *sg_otel_endpoint(void);
 
 struct sg_otel_stats {
@@ -75,8 +76,16 @@ void sg_otel_stats(struct sg_otel_stats *out);
 /* Wait until every span ended before now has left (or was dropped), at
  * most wait_ms. true when they all did. */
 bool sg_otel_flush(int wait_ms);
-/* The end of the process: flush (at most wait_ms), then the thread stops. */
+/* The end of the process: flush (at most wait_ms; none once a wait ran
+ * out), then the thread stops (a transfer in flight is aborted). Once. */
 void sg_otel_shutdown(int wait_ms);
+/* Around a raw clone (pid 1's): no batch is encoded, sent or freed by the
+ * exporter thread in between, so it holds no allocator lock the child
+ * would inherit. Spans may still be handed over. */
+void sg_otel_pause(void);
+void sg_otel_resume(void);
+/* Export was asked for (an endpoint set) and is off: why; else NULL. */
+const char *sg_otel_off_why(void);
 
 enum sg_span_kind { SG_SPAN_INTERNAL = 1, SG_SPAN_SERVER = 2, SG_SPAN_CLIENT = 3 };
 enum sg_span_status { SG_STATUS_UNSET = 0, SG_STATUS_OK = 1, SG_STATUS_ERROR = 2 };

@@ -7,9 +7,15 @@
 
 #include "util.h"
 
+/* Output lines as events of the root: the first ones only, so that a
+ * skill's printing cannot take the places of the other events */
+#define OUTPUT_EVENTS 64
+
 struct sg_otel_run {
     struct sg_span *root;
+    struct sg_span_ctx ctx; /* the root's, kept after it ended */
     uint64_t sent0, dropped0, failed0;
+    size_t outputs, outputs_unsent;
 };
 
 /* SkillSandbox's span name for its kind (otel.rs's span_name), or ours
@@ -142,6 +148,11 @@ void sg_otel_run_sink(void *ctx, const struct sg_event *ev)
     if (!r || !r->root)
         return;
     uint64_t at_ns = event_ns(ev);
+    bool output = ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR;
+    if (output && r->outputs++ >= OUTPUT_EVENTS) {
+        r->outputs_unsent++;
+        return;
+    }
     if (!enforcement(ev->kind)) {
         char ss[64];
         ss_variant(ev->kind, ss);
@@ -149,7 +160,7 @@ void sg_otel_run_sink(void *ctx, const struct sg_event *ev)
                                sg_event_name(ev->kind));
         const char *k;
         json_t *v;
-        if (ev->kind != SG_EV_STDOUT && ev->kind != SG_EV_STDERR)
+        if (!output)
             json_object_foreach(ev->data, k, v)
             {
                 cleanup_free char *key = sg_xasprintf("sandbox.data.%s", k);
@@ -200,12 +211,12 @@ static void classification(struct sg_span *root, const json_t *vs)
     sg_span_cstr(root, "sandbox.classification.classes", names ? names : "");
 }
 
-void sg_otel_run_end(struct sg_otel_run *r, json_t *doc)
+void sg_otel_run_close(struct sg_otel_run *r, const json_t *doc)
 {
-    if (!r)
+    if (!r || !r->root)
         return;
     struct sg_span *root = r->root;
-    struct sg_span_ctx ctx = sg_span_context(root);
+    r->ctx = sg_span_context(root);
     sg_span_cstr(root, "sandbox.skill.version",
                  json_string_value(json_object_get(doc, "skill_version")));
     sg_span_cstr(root, "skillgate.skill.digest",
@@ -225,6 +236,8 @@ void sg_otel_run_end(struct sg_otel_run *r, json_t *doc)
                      !json_is_false(json_object_get(vs, "all_prevented")));
     if (vs)
         classification(root, vs);
+    if (r->outputs_unsent)
+        sg_span_int(root, "skillgate.output_lines_not_sent", (int64_t)r->outputs_unsent);
     if (json_is_integer(ec) && json_integer_value(ec) == 0) {
         sg_span_set_status(root, SG_STATUS_OK, NULL);
     } else {
@@ -234,6 +247,16 @@ void sg_otel_run_end(struct sg_otel_run *r, json_t *doc)
         sg_span_set_status(root, SG_STATUS_ERROR, m);
     }
     sg_span_end(root, 0);
+    r->root = NULL;
+    sg_otel_flush(0); /* the run's last batch leaves now, not at the next tick */
+}
+
+void sg_otel_run_end(struct sg_otel_run *r, json_t *doc)
+{
+    if (!r)
+        return;
+    sg_otel_run_close(r, doc);
+    struct sg_span_ctx ctx = r->ctx;
     bool all = sg_otel_flush(SG_OTEL_END_WAIT_MS);
     struct sg_otel_stats st;
     sg_otel_stats(&st);
@@ -255,5 +278,13 @@ void sg_otel_run_end(struct sg_otel_run *r, json_t *doc)
                                   "spans_dropped", (json_int_t)(st.dropped - r->dropped0 + late),
                                   "failed_requests",
                                   (json_int_t)(st.failed_requests - r->failed0), "last_error", err));
+    free(r);
+}
+
+void sg_otel_run_discard(struct sg_otel_run *r)
+{
+    if (!r)
+        return;
+    sg_span_discard(r->root);
     free(r);
 }

@@ -30,10 +30,16 @@ struct sg_otel_run *sg_otel_run_begin(const char *skill_name, const char *run_id
                                       const struct sg_span_ctx *parent);
 /* The event bus's sink (ctx: the run). */
 void sg_otel_run_sink(void *ctx, const struct sg_event *ev);
-/* The run's end: the root span takes the trace doc's summary and ends;
- * then at most SG_OTEL_END_WAIT_MS for the run's spans to leave. Adds
+/* The run's end, in two steps so that the spans leave while the records
+ * are written: close takes the trace doc's summary into the root span and
+ * ends it (its batch leaves at once); end waits at most
+ * SG_OTEL_END_WAIT_MS for the run's spans to leave (close first if it was
+ * not called). end adds
  * "otel": {endpoint, trace_id, span_id, spans_sent, spans_dropped,
  * failed_requests, last_error} to doc. Frees r. */
+void sg_otel_run_close(struct sg_otel_run *r, const json_t *doc);
 void sg_otel_run_end(struct sg_otel_run *r, json_t *doc);
+/* A run that never started: nothing is sent. */
+void sg_otel_run_discard(struct sg_otel_run *r);
 
 #endif

@@ -78,6 +78,10 @@ static void run_state_free(struct run_state *st)
     json_decref(st->audit_head);
     sg_bus_unsubscribe(st->bus, &st->trace);
     sg_bus_unsubscribe(st->bus, &st->cap);
+    if (st->otel) {
+        sg_bus_unsubscribe(st->bus, st->otel);
+        sg_otel_run_discard(st->otel);
+    }
     sg_audit_capture_free(&st->cap);
     sg_trace_free(&st->trace);
     free(st);
@@ -339,16 +343,11 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
         else
             nres++;
     }
-    /* otel: in your config too; started once a process (the environment wins) */
-    static char otel_why[256];
-    if (sg_otel_start(&cfg, otel_why, sizeof otel_why) == -EINVAL && !sg_otel_on()) {
-        sg_config_free(&cfg);
-        sg_diags_free(&cd);
-        for (size_t i = 0; i < nres; i++)
-            free(res_v[i].name), free(res_v[i].addr);
-        *why = otel_why;
-        return SG_RUN_SETUP_FAILED;
-    }
+    /* otel: in your config too; started once a process (the environment
+     * wins); a wrong setting turns export off, said by the front end
+     * (sg_otel_off_why): telemetry never stops a run */
+    char otel_why[256];
+    sg_otel_start(&cfg, otel_why, sizeof otel_why);
     sg_config_free(&cfg);
     sg_diags_free(&cd);
     ro.resolve = res_v;
@@ -602,8 +601,10 @@ int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct 
     /* the audit writer idle (not inside malloc) when pid 1 is cloned: a raw
      * clone gets none of fork's care for another thread's locks */
     sg_audit_flush();
+    sg_otel_pause(); /* and the exporter's thread: no batch in flight */
     if (sg_session_start(plan, bus, st->perm, &st->session, &st->res) < 0)
         st->session = NULL;
+    sg_otel_resume();
     return 0;
 }
 
@@ -689,10 +690,9 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
         json_object_set(out->doc, "run_options", r->options);
     /* what was refused, once each, and how to allow it (refusals.h) */
     json_object_set_new(out->doc, "refusals", sg_refusals_of(out->doc, r->agent));
-    if (st->otel) { /* the root span ends; its spans get SG_OTEL_END_WAIT_MS to leave */
+    if (st->otel) { /* the root span ends and leaves while the records are written */
         sg_bus_unsubscribe(st->bus, st->otel);
-        sg_otel_run_end(st->otel, out->doc);
-        st->otel = NULL;
+        sg_otel_run_close(st->otel, out->doc);
     }
     if (r->person) /* the code that ran: the digest taken at the start ("" if none) */
         sg_seen_mark_digest(sk, st->digest);
@@ -750,6 +750,10 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
     bool syncing = afd >= 0 && pthread_create(&as.thread, NULL, audit_sync_thread, &as) == 0;
     if (head)
         json_object_set(out->doc, "audit_head", head);
+    /* the run's spans: at most SG_OTEL_END_WAIT_MS more, while the log's
+     * fsync runs; what became of them goes into the trace */
+    sg_otel_run_end(st->otel, out->doc);
+    st->otel = NULL;
     struct sg_trace_pending tp;
     out->trace_err = sg_trace_stage_named(out->doc, tname, sk->root, &tp);
     if (syncing)

@@ -44,7 +44,9 @@ static bool env_name_ok(const char *n)
 bool sg_runopts_secret_name(const char *n)
 {
     static const char *const words[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS",
-                                        "CREDENTIAL", "AUTH", "PRIVATE", "SESSION", "COOKIE"};
+                                        "CREDENTIAL", "AUTH", "PRIVATE", "SESSION", "COOKIE",
+                                        /* OTEL_EXPORTER_OTLP_HEADERS: a collector's API key */
+                                        "HEADERS"};
     cleanup_free char *up = sg_xstrdup(n);
     for (char *c = up; *c; c++)
         *c = (char)toupper((unsigned char)*c);

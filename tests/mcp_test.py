@@ -897,6 +897,39 @@ def skillsandbox_clients_arguments_are_aliases_or_refused(base):
 
 
 @test("run")
+def a_hanging_collector_never_holds_an_answer(base):
+    """issue 41: the worker sends its answer, then its span: a collector
+    that never answers does not hold the client's result."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import otel_test
+    r = otel_test.Receiver(base, "hang")
+    env = Env(base)
+    env.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = r.url
+    s = Raw(env)
+    try:
+        s.initialize()
+        t0 = time.monotonic()
+        ans = s.call(1, "tools/call", {"name": "run_skill", "arguments": {
+            "skill": os.path.join(EXAMPLES, "weather"), "input": {"city": "Paris"}}}, timeout=60)
+        run_took = time.monotonic() - t0
+        t0 = time.monotonic()
+        chk = s.call(2, "tools/call", {"name": "check_tool_permission", "arguments": {
+            "skill": os.path.join(EXAMPLES, "weather"), "tool": "Read",
+            "description": "/etc/hostname"}}, timeout=30)
+        check_took = time.monotonic() - t0
+    finally:
+        s.close()
+        r.close()
+    assert "result" in ans and "result" in chk, (ans, chk)
+    print(f"# run_skill {run_took:.2f} s, check_tool_permission {check_took:.2f} s",
+          file=sys.stderr)
+    # the run's own end waits at most 1 s for its spans (the trace says what
+    # became of them); the call's span never holds the answer
+    assert check_took < 0.8 and run_took < 5, (run_took, check_took)
+    env.check_sanitizers()
+
+
+@test("run")
 def run_skill_spans_join_the_clients_trace(base):
     """issue 41: a tools/call whose _meta carries a W3C traceparent is a span
     of the client's trace ("tools/call run_skill", MCP's conventions), and

@@ -184,7 +184,7 @@ def a_collector_that_hangs_never_slows_a_run(m, base):
     finally:
         r.close()
     print(f"# without export {bare:.2f} s, with a hanging collector {took:.2f} s", file=sys.stderr)
-    assert took < bare + 2.0, (bare, took)
+    assert took < bare + 1.5, (bare, took)
     t = m.last_trace()
     assert t["otel"]["spans_dropped"] >= 1 and "did not answer" in t["otel"]["last_error"], t["otel"]
     assert "not delivered" in p.err, p.err
@@ -206,9 +206,10 @@ def a_collector_that_answers_500_is_counted(m, base):
 
 
 @test(modes=("root",))
-def settings_come_from_config_yaml_and_wrong_ones_are_refused(m, base):
+def settings_come_from_config_yaml_and_wrong_ones_turn_export_off(m, base):
     """config.yaml's otel: map, as the variables; a protocol we do not send
-    or a broken header list stops the run with the setting's name."""
+    (Claude Code's own telemetry may set grpc) or a broken header list turns
+    export off with the setting's name, and the run goes on."""
     r = Receiver(base)
     cfg = os.path.join(m.home, ".config", "skillgate", "config.yaml")
     with open(cfg) as f:
@@ -226,11 +227,64 @@ def settings_come_from_config_yaml_and_wrong_ones_are_refused(m, base):
         r.close()
     assert spans and spans[0]["resource"]["service.name"] == "from-config", spans[:1]
     assert spans[0]["resource"]["team"] == "a=b", spans[0]["resource"]
-    d = h.make_skill(base, "bad", "print('x')\n")
-    p = m.run("run", d, env=otel_env("http://127.0.0.1:9", OTEL_EXPORTER_OTLP_PROTOCOL="grpc"))
-    assert p.returncode != 0 and "OTEL_EXPORTER_OTLP_PROTOCOL" in p.err, (p.returncode, p.err)
-    p = m.run("run", d, env=otel_env("http://127.0.0.1:9", OTEL_EXPORTER_OTLP_HEADERS="novalue"))
-    assert p.returncode != 0 and "OTEL_EXPORTER_OTLP_HEADERS" in p.err, (p.returncode, p.err)
+    d = h.make_skill(base, "bad", "print('went on')\n")
+    r = Receiver(base)
+    try:
+        p1 = m.run("run", d, env=otel_env(r.url, OTEL_EXPORTER_OTLP_PROTOCOL="grpc"))
+        p2 = m.run("run", d, env=otel_env(r.url, OTEL_EXPORTER_OTLP_HEADERS="novalue"))
+        time.sleep(0.5)
+        spans = r.spans(want=1, seconds=0)
+    finally:
+        r.close()
+    for p, name in ((p1, "OTEL_EXPORTER_OTLP_PROTOCOL"), (p2, "OTEL_EXPORTER_OTLP_HEADERS")):
+        assert p.returncode == 0 and "went on" in p.out, (p.returncode, p.err)
+        assert "OpenTelemetry export off" in p.err and name in p.err, p.err
+        assert "otel" not in m.last_trace()
+    assert spans == [], spans
+
+
+@test(modes=("root",))
+def a_token_in_the_endpoint_stays_out_of_the_records(m, base):
+    r = Receiver(base)
+    try:
+        d = h.make_skill(base, "tok", "print('x')\n")
+        url = r.url.replace("http://", "http://user:s3cret-token@") + "/v1/traces?key=s3cret-q"
+        p = m.run("run", d, env={"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": url}, check=0)
+        spans = r.spans(want=1)
+    finally:
+        r.close()
+    assert spans and spans[0]["headers"].get("authorization", "").startswith("Basic "), spans[:1]
+    t = m.last_trace()
+    assert t["otel"]["endpoint"] == r.url + "/v1/traces", t["otel"]
+    assert "s3cret" not in json.dumps(t) and "s3cret" not in p.err, p.err
+
+
+@test(modes=("root",))
+def a_hanging_collector_never_holds_the_agent(m, base):
+    """Claude Code waits for the hook to exit: its span leaves from a
+    child of its own, so a collector that never answers holds no tool call."""
+    ev = {"session_id": "otel-hang", "transcript_path": "/tmp/t.jsonl", "cwd": "/",
+          "permission_mode": "default", "hook_event_name": "PreToolUse",
+          "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "toolu_hang"}
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state,
+         "LANG": "C.UTF-8", "XDG_RUNTIME_DIR": os.path.join(base, "run")}
+    took = {}
+    for name, more in (("bare", {}), ("hang", None)):
+        r = Receiver(base, "hang") if more is None else None
+        try:
+            env = {**e, **(otel_env(r.url) if r else {})}
+            t0 = time.monotonic()
+            p = subprocess.Popen([h.SG, "hook"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 env=env, cwd="/", start_new_session=True)
+            out = p.communicate(json.dumps(ev).encode(), timeout=30)[0]
+            took[name] = time.monotonic() - t0  # the answer and the exit
+            assert json.loads(out)["hookSpecificOutput"]["permissionDecision"], out
+        finally:
+            if r:
+                r.close()
+    print(f"# hook: {took['bare']:.2f} s, with a hanging collector {took['hang']:.2f} s",
+          file=sys.stderr)
+    assert took["hang"] < took["bare"] + 0.5, took
 
 
 @test(modes=("root",))

@@ -269,6 +269,8 @@ void tui_run(struct tui *t, const struct tui_run_spec *spec)
         sg_skill_free(sk);
         goto ended;
     }
+    if (sg_otel_off_why()) /* telemetry settings never stop a run: said, and off */
+        tui_message(t, "OpenTelemetry export off: %s", sg_otel_off_why());
     const struct sg_run_info *info = sg_runner_info(run);
     /* a script's run is titled with it and its arguments */
     struct sg_buf title;
