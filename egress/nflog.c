@@ -13,6 +13,7 @@ const char *sg_proto_name(int proto)
     switch (proto) {
     case IPPROTO_TCP: return "TCP";
     case IPPROTO_UDP: return "UDP";
+    case IPPROTO_UDPLITE: return "UDPLite";
     case IPPROTO_ICMP: return "ICMP";
     case IPPROTO_ICMPV6: return "ICMPv6";
     case IPPROTO_SCTP: return "SCTP";

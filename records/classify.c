@@ -348,6 +348,27 @@ static void defer(struct sg_classifier *c, json_t *data, const char *(*message)(
     keep_evidence(&c->deferred[i].evidence, message, ctx);
 }
 
+/* A refused UDP (or UDP-Lite) datagram that carried data out: not to the
+ * DNS port (the stub's: dns_exfiltration says what is smuggled there), not
+ * to an address the stub handed out for a declared name (a browser's QUIC
+ * retry of a declared site: 198.18.0.0/15, fd53:6b69:6c6c:6761::/64), not
+ * multicast or broadcast (a library's discovery). */
+static bool data_datagram(const char *kind, json_t *data)
+{
+    const char *proto = json_string_value(json_object_get(data, "protocol"));
+    const char *dst = json_string_value(json_object_get(data, "dst"));
+    if (strcmp(kind, "network_egress_blocked") || !proto || !dst ||
+        (strcasecmp(proto, "udp") && strcasecmp(proto, "udplite")))
+        return false;
+    if (json_integer_value(json_object_get(data, "port")) == 53)
+        return false;
+    unsigned a = 0, b = 0;
+    if (sscanf(dst, "%u.%u.", &a, &b) == 2 && strchr(dst, '.') && !strchr(dst, ':'))
+        return !(a == 198 && (b == 18 || b == 19)) && !(a >= 224 && a <= 239) &&
+               strcmp(dst, "255.255.255.255");
+    return strncasecmp(dst, "fd53:6b69:6c6c:6761:", 20) && strncasecmp(dst, "ff", 2);
+}
+
 void sg_classifier_add(struct sg_classifier *c, const char *kind, json_t *data,
                        const char *(*message)(void *ctx), void *ctx)
 {
@@ -366,17 +387,17 @@ void sg_classifier_add(struct sg_classifier *c, const char *kind, json_t *data,
     int k = classify_event(kind, data);
     if (k == C_NONE)
         return;
+    if (k == C_DEFERRED && data_datagram(kind, data)) {
+        /* a datagram carries its data in the packet refused (a TCP connect
+         * carried none yet): data leaving, whatever host it names
+         * (SkillSandbox's data_exfiltration; after a credential read,
+         * credential exfiltration: no credential's own service takes one) */
+        c->datagrams++;
+        keep_evidence(&c->datagram_evidence, message, ctx);
+        return;
+    }
     if (k == C_DEFERRED) {
         defer(c, data, message, ctx);
-        /* a UDP datagram carries its data in the packet refused (a TCP
-         * connect carried none yet): with no credential place read, that
-         * is data leaving (SkillSandbox's data_exfiltration) */
-        const char *proto = json_string_value(json_object_get(data, "protocol"));
-        if (!strcmp(kind, "network_egress_blocked") && proto && !strcasecmp(proto, "udp") &&
-            json_integer_value(json_object_get(data, "port")) != 53) {
-            c->datagrams++;
-            keep_evidence(&c->datagram_evidence, message, ctx);
-        }
         return;
     }
     if (k == C_CREDENTIAL_READ) {
@@ -436,9 +457,10 @@ json_t *sg_classifier_summary(const struct sg_classifier *c0)
     for (int i = 0; i < C_COUNT; i++)
         evidence[i] = c0->evidence[i] ? json_deep_copy(c0->evidence[i]) : NULL;
     judge_credentials(c0, count, evidence);
-    if (!c0->places && c0->datagrams) {
-        count[C_DATA_EXFILTRATION] = c0->datagrams;
-        add_evidence(&evidence[C_DATA_EXFILTRATION], c0->datagram_evidence);
+    if (c0->datagrams) {
+        int k = c0->places ? C_CREDENTIAL_EXFILTRATION : C_DATA_EXFILTRATION;
+        count[k] += c0->datagrams;
+        add_evidence(&evidence[k], c0->datagram_evidence);
     }
     /* A skill that both reaches for credentials and tries to send data out
      * behaves like a poisoned package. */

@@ -26,8 +26,8 @@
       "after a credential place was read, a host that is not its own service reached for, " \
       "or domain fronting: refused", "network_egress_policy")                                \
     X(DATA_EXFILTRATION, "data_exfiltration", "medium", "exfiltration", "T1048",              \
-      "a datagram carrying data to an undeclared address, with no credential place read: " \
-      "refused", "network_egress_policy")                                                    \
+      "a datagram carrying data out, with no credential place read: refused",               \
+      "network_egress_policy")                                                    \
     X(DNS_EXFILTRATION, "dns_exfiltration", "high", "exfiltration", "T1048.003",            \
       "data smuggled in DNS labels, or bytes to port 53 that are no query: refused",         \
       "dns_stub")                                                                            \

@@ -10,9 +10,11 @@
  */
 #include "otel.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <netdb.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -71,6 +73,7 @@ struct sg_span {
     uint32_t dropped_events;
     enum sg_span_status status;
     char *status_msg;
+    bool keep;            /* past a full queue (sg_span_keep) */
     struct sg_span *next; /* in the queue */
 };
 
@@ -166,7 +169,15 @@ static struct {
     CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
     const char *(*easy_strerror)(CURLcode);
     struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_add)(CURLM *, CURL *);
+    CURLMcode (*multi_remove)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned, int, int *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
     CURL *curl;
+    CURLM *multi;
+    struct curl_slist *pin; /* the endpoint's address, resolved once at start */
     /* the queue, under mu */
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
@@ -382,6 +393,12 @@ void sg_span_set_status(struct sg_span *s, enum sg_span_status st, const char *m
     s->status_msg = message ? clean_value(message, strlen(message)) : NULL;
 }
 
+void sg_span_keep(struct sg_span *s)
+{
+    if (s)
+        s->keep = true;
+}
+
 static void span_free(struct sg_span *s)
 {
     if (!s)
@@ -414,7 +431,7 @@ void sg_span_end(struct sg_span *s, uint64_t end_ns)
     /* a root (a server span: the run, a call, a hook decision) is let past
      * a full queue, up to twice its size: a skill that floods child spans
      * must not take its run's own span, its exit and verdict, out */
-    size_t cap = s->kind == SG_SPAN_SERVER ? 2 * X.max_queue : X.max_queue;
+    size_t cap = s->kind == SG_SPAN_SERVER || s->keep ? 2 * X.max_queue : X.max_queue;
     if (X.nqueue >= cap || X.stopping) {
         X.st.dropped++;
         X.finished++;
@@ -565,13 +582,46 @@ static size_t discard_body(char *p, size_t sz, size_t n, void *ctx)
     return sz * n;
 }
 
+/* One transfer through the multi interface, looked at every 100 ms: a
+ * pause (a raw clone on its way) or the process's end stops it within
+ * that, whatever the transfer waits for (curl's progress callback is
+ * called about once a second while nothing moves). */
+static CURLcode perform(CURL *c)
+{
+    if (X.multi_add(X.multi, c) != CURLM_OK)
+        return CURLE_FAILED_INIT;
+    CURLcode rc = CURLE_ABORTED_BY_CALLBACK;
+    for (;;) {
+        int running = 0, n;
+        if (X.multi_perform(X.multi, &running) != CURLM_OK) {
+            rc = CURLE_FAILED_INIT;
+            break;
+        }
+        CURLMsg *m;
+        bool done = false;
+        while ((m = X.multi_info_read(X.multi, &n)))
+            if (m->msg == CURLMSG_DONE) {
+                rc = m->data.result;
+                done = true;
+            }
+        if (done || !running)
+            break;
+        if (__atomic_load_n(&X.stopping, __ATOMIC_RELAXED) ||
+            __atomic_load_n(&X.paused, __ATOMIC_RELAXED))
+            break;
+        X.multi_poll(X.multi, NULL, 0, 100, &n);
+    }
+    X.multi_remove(X.multi, c);
+    return rc;
+}
+
 /* POST one batch: true when the collector took it (2xx). */
 static bool post(const uint8_t *body, size_t len, char *why, size_t whylen)
 {
     CURL *c = X.curl;
     X.easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)body);
     X.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    CURLcode rc = X.easy_perform(c);
+    CURLcode rc = perform(c);
     if (rc != CURLE_OK) {
         snprintf(why, whylen, "%s", X.easy_strerror(rc));
         return false;
@@ -690,8 +740,8 @@ void sg_otel_pause(void)
         return;
     pthread_mutex_lock(&X.mu);
     X.paused = true;
-    /* a batch in flight is aborted (its progress callback sees paused: a
-     * collector that hangs must not hold a run's start) and counted */
+    /* a batch in flight is stopped within 100 ms (perform: a collector
+     * that hangs must not hold a run's start) and counted */
     while (X.busy)
         pthread_cond_wait(&X.done, &X.mu);
     pthread_mutex_unlock(&X.mu);
@@ -731,9 +781,9 @@ void sg_otel_shutdown(int wait_ms)
     }
     X.tail = NULL;
     pthread_cond_signal(&X.wake);
-    /* a request in flight is aborted (the transfer's progress callback sees
-     * stopping) and given 200 ms to unwind: the process's exit must not run
-     * OpenSSL's cleanup under a transfer */
+    /* a request in flight is stopped (perform looks every 100 ms) and given
+     * 200 ms to unwind: the process's exit must not run OpenSSL's cleanup
+     * under a transfer */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_nsec += 200 * 1000000L;
@@ -751,15 +801,6 @@ void sg_otel_shutdown(int wait_ms)
     }
 }
 
-/* libcurl's progress callback: a transfer stops when the process does. */
-static int abort_when_stopping(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c,
-                               curl_off_t d)
-{
-    (void)ctx, (void)a, (void)b, (void)c, (void)d;
-    return __atomic_load_n(&X.stopping, __ATOMIC_RELAXED) ||
-           __atomic_load_n(&X.paused, __ATOMIC_RELAXED);
-}
-
 /* libcurl's sockets are not close-on-exec (before 8.17): a program the TUI
  * runs must not inherit the collector's connection. */
 static int cloexec_socket(void *ctx, curl_socket_t fd, curlsocktype purpose)
@@ -769,6 +810,55 @@ static int cloexec_socket(void *ctx, curl_socket_t fd, curlsocktype purpose)
     if (fl >= 0)
         fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
     return CURL_SOCKOPT_OK;
+}
+
+/* The endpoint's host, resolved now, once, and given to libcurl
+ * (CURLOPT_RESOLVE): no resolver thread of libcurl's is ever inside
+ * getaddrinfo (and malloc) while a transfer is stopped for a raw clone, or
+ * at the process's end. A name that does not resolve now is left to
+ * libcurl (each request then says why it failed). */
+static void pin_endpoint(CURL *c)
+{
+    const char *p = strstr(X.url, "://");
+    if (!p)
+        return;
+    bool tls = !strncmp(X.url, "https", 5);
+    p += 3;
+    const char *at = NULL;
+    for (const char *q = p; *q && *q != '/' && *q != '?' && *q != '#'; q++)
+        if (*q == '@')
+            at = q;
+    if (at)
+        p = at + 1;
+    if (*p == '[') /* an IPv6 literal: nothing to resolve */
+        return;
+    size_t hn = strcspn(p, ":/?#");
+    cleanup_free char *host = sg_xstrndup(p, hn);
+    long port = tls ? 443 : 80;
+    if (p[hn] == ':')
+        port = strtol(p + hn + 1, NULL, 10);
+    struct in6_addr a6;
+    struct in_addr a4;
+    if (!*host || inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1)
+        return;
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+        return;
+    char addr[INET6_ADDRSTRLEN + 2] = "";
+    if (res->ai_family == AF_INET)
+        inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, addr, sizeof addr);
+    else if (res->ai_family == AF_INET6) {
+        char a[INET6_ADDRSTRLEN];
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)res->ai_addr)->sin6_addr, a, sizeof a);
+        snprintf(addr, sizeof addr, "[%s]", a);
+    }
+    freeaddrinfo(res);
+    if (!addr[0])
+        return;
+    cleanup_free char *entry = sg_xasprintf("%s:%ld:%s", host, port, addr);
+    X.pin = X.slist_append(NULL, entry);
+    if (X.pin)
+        X.easy_setopt(c, CURLOPT_RESOLVE, X.pin);
 }
 
 /* The endpoint without userinfo or query (a token there stays out of the
@@ -908,9 +998,17 @@ static int load_curl(char *why, size_t whylen)
     *(void **)&X.easy_getinfo = dlsym(h, "curl_easy_getinfo");
     *(void **)&X.easy_strerror = dlsym(h, "curl_easy_strerror");
     *(void **)&X.slist_append = dlsym(h, "curl_slist_append");
+    *(void **)&X.multi_init = dlsym(h, "curl_multi_init");
+    *(void **)&X.multi_add = dlsym(h, "curl_multi_add_handle");
+    *(void **)&X.multi_remove = dlsym(h, "curl_multi_remove_handle");
+    *(void **)&X.multi_perform = dlsym(h, "curl_multi_perform");
+    *(void **)&X.multi_poll = dlsym(h, "curl_multi_poll");
+    *(void **)&X.multi_info_read = dlsym(h, "curl_multi_info_read");
     if (!global_init || !X.easy_init || !X.easy_setopt || !X.easy_perform || !X.easy_getinfo ||
-        !X.easy_strerror || !X.slist_append || global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-        !(X.curl = X.easy_init())) {
+        !X.easy_strerror || !X.slist_append || !X.multi_init || !X.multi_add ||
+        !X.multi_remove || !X.multi_perform || !X.multi_poll || !X.multi_info_read ||
+        global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(X.curl = X.easy_init()) ||
+        !(X.multi = X.multi_init())) {
         snprintf(why, whylen, "OpenTelemetry export: libcurl.so.4 could not be set up");
         return -ENOSYS;
     }
@@ -989,9 +1087,8 @@ static int configure(const struct sg_config *cfg, char *why, size_t whylen)
     X.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
     X.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     X.easy_setopt(c, CURLOPT_USERAGENT, "skillgate/" SG_VERSION);
-    X.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    X.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, abort_when_stopping);
     X.easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, cloexec_socket);
+    pin_endpoint(c);
     X.shown = shown_url(X.url);
     return 0;
 }

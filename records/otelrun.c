@@ -10,12 +10,15 @@
 /* Output lines as events of the root: the first ones only, so that a
  * skill's printing cannot take the places of the other events */
 #define OUTPUT_EVENTS 64
+/* and the other events that are no child span (lookups, connections
+ * closed, questions): the rest of the root's 128 keeps room for the end */
+#define OTHER_EVENTS 48
 
 struct sg_otel_run {
     struct sg_span *root;
     struct sg_span_ctx ctx; /* the root's, kept after it ended */
     uint64_t sent0, dropped0, failed0;
-    size_t outputs, outputs_unsent;
+    size_t outputs, outputs_unsent, others, others_unsent;
 };
 
 /* SkillSandbox's span name for its kind (otel.rs's span_name), or ours
@@ -153,6 +156,11 @@ void sg_otel_run_sink(void *ctx, const struct sg_event *ev)
         r->outputs_unsent++;
         return;
     }
+    bool end = ev->kind == SG_EV_SKILL_COMPLETED || ev->kind == SG_EV_SKILL_FAILED;
+    if (!output && !end && !enforcement(ev->kind) && r->others++ >= OTHER_EVENTS) {
+        r->others_unsent++;
+        return;
+    }
     if (!enforcement(ev->kind)) {
         char ss[64];
         ss_variant(ev->kind, ss);
@@ -181,6 +189,8 @@ void sg_otel_run_sink(void *ctx, const struct sg_event *ev)
     attributes(s, ev);
     if (blocked(ev->kind, ev->data))
         sg_span_set_status(s, SG_STATUS_ERROR, "blocked");
+    if (ev->kind == SG_EV_PERMISSION_DECIDED)
+        sg_span_keep(s); /* a decision is never lost to a flood of refusals */
     sg_span_end(s, at_ns);
 }
 
@@ -238,6 +248,8 @@ void sg_otel_run_close(struct sg_otel_run *r, const json_t *doc)
         classification(root, vs);
     if (r->outputs_unsent)
         sg_span_int(root, "skillgate.output_lines_not_sent", (int64_t)r->outputs_unsent);
+    if (r->others_unsent)
+        sg_span_int(root, "skillgate.events_not_sent", (int64_t)r->others_unsent);
     if (json_is_integer(ec) && json_integer_value(ec) == 0) {
         sg_span_set_status(root, SG_STATUS_OK, NULL);
     } else {

@@ -21,6 +21,8 @@ static const char *ss_class(const char *ours)
         return "data_exfiltration";
     if (!strcmp(ours, "sandbox_escape_attempt"))
         return "privilege_escalation";
+    if (!strcmp(ours, "persistence")) /* a write outside the declared paths, refused */
+        return "unauthorized_file_access";
     return NULL;
 }
 
@@ -86,6 +88,8 @@ static json_t *summary(const json_t *vs)
         if (!cls)
             continue;
         json_int_t n = json_integer_value(json_object_get(c, "count"));
+        if (n < 0 || n > (json_int_t)1 << 40) /* a count no run makes: a crafted file */
+            n = 0;
         total += n;
         json_t *have = NULL, *x;
         size_t k;
@@ -123,6 +127,8 @@ static json_t *summary(const json_t *vs)
         if (rank(sev) > rank(max))
             max = sev;
     }
+    if (!max) /* no severity it knows in the file: its reader still wants one */
+        max = "medium";
     if (!json_array_size(list)) {
         json_decref(list);
         json_decref(classes);

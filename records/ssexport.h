@@ -7,7 +7,8 @@
  *   violation_summary            its classes: ours mapped where the meaning
  *                                is contained (dns_exfiltration is data
  *                                exfiltration, sandbox_escape_attempt a
- *                                privilege escalation), counts summed;
+ *                                privilege escalation, persistence an
+ *                                unauthorized file access), counts summed;
  *                                total_enforcements its sum of the counts;
  *                                left out when none, as it does
  *   skillgate_classifications    our whole list, every class

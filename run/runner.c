@@ -232,7 +232,8 @@ int sg_runner_check_resolve(const char *arg)
 static void options_record(struct sg_runner *r, const struct sg_run_request *rq,
                            const struct sg_opt_view *v)
 {
-    if (!rq->nenv && !rq->nwrite && !rq->module)
+    bool entry_args = rq->nargs && !rq->script && !rq->module;
+    if (!rq->nenv && !rq->nwrite && !rq->module && !entry_args)
         return;
     json_t *env = json_array(), *write = json_array();
     for (size_t i = 0; i < rq->nenv; i++) {
@@ -261,6 +262,12 @@ static void options_record(struct sg_runner *r, const struct sg_run_request *rq,
             }
         }
     r->options = json_pack("{s:o, s:o, s:s?}", "env", env, "write", write, "module", rq->module);
+    if (entry_args) { /* MCP run_skill's args for the entrypoint (SkillSandbox's) */
+        json_t *a = json_array();
+        for (size_t i = 0; i < rq->nargs; i++)
+            json_array_append_new(a, json_string(rq->args[i]));
+        json_object_set_new(r->options, "entrypoint_args", a);
+    }
 }
 
 /* Who decides what the manifest did not grant, by front end. */

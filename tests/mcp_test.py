@@ -887,6 +887,8 @@ def skillsandbox_clients_arguments_are_aliases_or_refused(base):
     sc = structured(ok, "run_skill skill_dir")
     assert sc["status"] == "completed", sc
     assert json.loads(sc["output"]) == ["--from-manifest", "--city", "Paris"], sc["output"]
+    with open(sc["trace"]) as f:  # the agent's arguments, said as its own
+        assert json.load(f)["run_options"]["entrypoint_args"] == ["--city", "Paris"]
     for r, words in ((dry, "dry_run: true is refused"), (both, "naming different skills"),
                      (none, "need an entrypoint")):
         res = r["result"]

@@ -235,6 +235,15 @@ static void a_datagram_out_is_data_exfiltration(void **st)
     assert_int_equal(count_of(s, "data_exfiltration"), 0);
     assert_int_equal(count_of(s, "credential_exfiltration"), 1);
     json_decref(s);
+    /* ~/.netrc's services are any host: a datagram is still no request of it */
+    s = summary_of(decoy(".netrc"), datagram("198.51.100.9", 4444), NULL);
+    assert_int_equal(count_of(s, "credential_exfiltration"), 1);
+    json_decref(s);
+    /* a QUIC retry to a declared name's address, a discovery broadcast */
+    s = summary_of(datagram("198.18.0.7", 443), datagram("fd53:6b69:6c6c:6761::7", 443),
+                   datagram("239.255.255.250", 1900), datagram("255.255.255.255", 67), NULL);
+    assert_int_equal(nclasses(s), 0);
+    json_decref(s);
 }
 
 static void unix_sockets_by_what_they_serve(void **st)
