@@ -1294,6 +1294,7 @@ struct hook_run {
     bool names_skill;          /* the line names a skill's file, not rewritten */
     char *policy;              /* the rules' file (where an allow rule goes) */
     bool otel_in_config;       /* config.yaml has an otel: endpoint */
+    char **program;            /* hook.prompt_exec: decides before the attached TUI */
 };
 
 /* The config, the engine (NULL and the answer given when the policy is
@@ -1316,13 +1317,14 @@ static struct sg_perm *hook_open(struct hook_run *h, json_t *extra)
     h->rewrite = h->rewrite && !cfg.hook_no_rewrite;
     for (size_t i = 0; i < cfg.notel; i++)
         h->otel_in_config |= strstr(cfg.otel_keys[i], "ENDPOINT") != NULL;
+    h->program = sg_strv_dup(cfg.hook_prompt_exec);
     sg_config_free(&cfg);
     cleanup_free char *sess = sg_sanitize_str(h->c.session, 0);
     cleanup_free char *run_id = sg_xasprintf("hook:%.64s", sess[0] ? sess : "no-session");
     struct sg_perm_opts po = {.mode = SG_PERM_PROMPT, .policy_file = policy,
                               .skill = "claude-code", .digest = "agent", .run_id = run_id,
                               .timeout_s = prompt_s, .defer_without_frontend = true,
-                              .session = true, .audit_extra = extra};
+                              .session = true, .audit_extra = extra, .program = h->program};
     struct sg_perm *perm = sg_perm_new(&po, &d);
     if (!perm) {
         cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("a broken policy");
@@ -1663,7 +1665,7 @@ int sg_hook_main(bool rewrite)
     if (!h.perm) {
         json_decref(extra);
         sg_hook_call_free(&h.c);
-        free(h.tool), free(h.policy);
+        free(h.tool), free(h.policy), sg_strv_free(h.program);
         return 0;
     }
     if (decide(&h) == 0) {
@@ -1705,7 +1707,7 @@ int sg_hook_main(bool rewrite)
     close(1);
     hook_span(&h, t0, decision, by);
     sg_hook_rewrite_free(&h.rw);
-    free(h.policy), free(h.sfile), free(h.tool);
+    free(h.policy), free(h.sfile), free(h.tool), sg_strv_free(h.program);
     sg_hook_call_free(&h.c);
     return 0;
 }

@@ -15,6 +15,7 @@
 #include "stopsig.h"
 #include "runner.h"
 #include "events.h"
+#include "execprompt.h"
 #include "refusals.h"
 #include "parse.h"
 #include "sanitize.h"
@@ -297,8 +298,12 @@ static void run_help(void)
            "                         folders); repeatable\n"
            "      --no-records       run even if the trace and audit record cannot be kept\n"
            "      --allow-degraded   run without Landlock where the kernel lacks it\n"
-           "      --prompt tty|deny  ask on the terminal (the default when there is one)\n"
-           "                         or deny everything undeclared (the default otherwise)\n"
+           "      --prompt tty|deny  ask on the terminal (the default when there is one;\n"
+           "                         OpenSkills' CliPermissionCallback) or deny everything\n"
+           "                         undeclared (the default otherwise; its DenyAllCallback)\n"
+           "      --prompt 'exec:PROGRAM [ARG...]'  your program decides first (OpenSkills'\n"
+           "                         custom callback): a JSON request on its stdin, a JSON\n"
+           "                         answer on its stdout; \"ask\" goes on to the terminal\n"
            "      --prompt attached  ask in `skillgate tui --attach` when one listens\n"
            "                         (the agent hook's sandboxed runs), else as without it\n"
            "      --policy FILE      rules only (deny/ask/allow lists), no person asked\n"
@@ -325,6 +330,7 @@ struct run_args {
     char *input_buf;
     bool dry;
     bool attached; /* --prompt attached: prompts to `skillgate tui --attach` */
+    char *prog[SG_PPROG_ARGS_MAX + 1];     /* --prompt exec:'s words */
     const char *resolve[32];
     const char *upstream[16];
     const char *env[32];
@@ -405,10 +411,33 @@ static int run_option(struct run_args *a, int c)
         a->rq.allow_degraded = true;
         return -1;
     case 'P':
+        if (!strncmp(optarg, "exec:", 5)) { /* words split on blanks: no shell reads them */
+            size_t n = 0;
+            char *save = NULL; /* argv's own string, cut in place: it lives as long */
+            for (char *w = strtok_r(optarg + 5, " \t", &save); w;
+                 w = strtok_r(NULL, " \t", &save)) {
+                if (n == SG_PPROG_ARGS_MAX) {
+                    fprintf(stderr, "skillgate: --prompt exec: %d words at most\n",
+                            SG_PPROG_ARGS_MAX);
+                    return SG_EXIT_USAGE;
+                }
+                a->prog[n++] = w;
+            }
+            a->prog[n] = NULL;
+            if (!n) {
+                fprintf(stderr, "skillgate: --prompt exec: names no program\n");
+                return SG_EXIT_USAGE;
+            }
+            a->rq.prompt_program = a->prog;
+            a->rq.pmode = SG_PERM_PROMPT;
+            a->rq.pmode_set = true;
+            return -1;
+        }
         if (strcmp(optarg, "tty") && strcmp(optarg, "deny") && strcmp(optarg, "attached")) {
-            fprintf(stderr, "skillgate: --prompt is tty, deny or attached\n");
+            fprintf(stderr, "skillgate: --prompt is tty, deny, attached or exec:PROGRAM\n");
             return SG_EXIT_USAGE;
         }
+        a->rq.prompt_program = NULL;
         a->attached = !strcmp(optarg, "attached");
         a->rq.not_a_look = a->attached; /* the agent hook's rewrite runs it so */
         if (!a->attached) { /* attached: a TUI if one listens, else as without --prompt */

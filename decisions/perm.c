@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "execprompt.h"
 #include "perm_int.h"
 #include "sanitize.h"
 #include "shellcmd.h"
@@ -50,6 +51,7 @@ struct pending {
     void *ctx;
     int64_t asked_ms;
     uint64_t id; /* what a front end's answer names: never another request's */
+    bool passed; /* the program said "ask" (or could not be asked it): a person decides */
 };
 
 #define AUDIT_PER_KIND 20
@@ -91,6 +93,8 @@ struct sg_perm {
     bool deferring, deferred; /* left to the agent's own prompt (defer_without_frontend) */
     const char *session[SG_SHELL_MAX_CMDS]; /* the rules the last "this session" answer kept */
     size_t nsession;
+    struct sg_pprog_call *call; /* the program deciding the head (o.program) */
+    uint64_t call_id;
 };
 
 static const char *run_source(const struct sg_perm *p)
@@ -622,12 +626,12 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
                        0);
         return 1;
     }
-    if (!p->fe_show && p->o.defer_without_frontend) {
+    if (!p->fe_show && !p->o.program && p->o.defer_without_frontend) {
         *dec = SG_DEC_DENY;
         sg_perm_defer(p, q, "no skillgate TUI attached: the agent's own prompt asks");
         return 1;
     }
-    if (!p->fe_show || p->nqueue >= MAX_PENDING) {
+    if ((!p->fe_show && !p->o.program) || p->nqueue >= MAX_PENDING) {
         *dec = SG_DEC_DENY;
         sg_perm_audit(p, q, *dec,
                        p->nqueue >= MAX_PENDING ? "too many waiting" : "no terminal to ask on", 0);
@@ -641,7 +645,8 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
         sg_bus_emit(p->o.bus, SG_EV_PERMISSION_ASKED,
                     json_pack("{s:s, s:s, s:i}", "tool", sg_ptool_name(q->tool), "request", rs,
                               "queued", (int)p->nqueue),
-                    "%s: waiting for a person (%zu in the queue)", rs, p->nqueue);
+                    "%s: waiting for %s (%zu in the queue)", rs,
+                    p->o.program ? "the permission program" : "a person", p->nqueue);
     }
     if (!p->shown)
         show(p);
@@ -655,7 +660,11 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
 
 static void show_frontend(struct sg_perm *p)
 {
-    if (!p->nqueue) {
+    if (!p->fe_show)
+        return;
+    /* the program decides the head first: the person sees it only after
+     * an "ask" */
+    if (!p->nqueue || (p->o.program && !p->queue[0].passed)) {
         p->fe_show(p->fe_ctx, NULL);
         return;
     }
@@ -769,19 +778,120 @@ int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d)
     return 0;
 }
 
+static void ask_program(struct sg_perm *p);
+
 static void show(struct sg_perm *p)
 {
-    if (!p->nqueue || !p->fe_show)
+    if (!p->nqueue || (!p->fe_show && !p->o.program))
         return;
     p->shown = true;
     p->shown_ms = now_ms();
     p->deadline_ms = p->shown_ms + (int64_t)p->o.timeout_s * 1000;
     show_frontend(p);
+    if (p->o.program && !p->queue[0].passed)
+        ask_program(p);
+}
+
+/* "program NAME" as a decision's decided_by names it. */
+static void program_by(const struct sg_perm *p, const char *what, char *by, size_t n)
+{
+    /* the whole command: "python3" alone would not say which program */
+    struct sg_buf b;
+    sg_buf_init(&b, 240);
+    for (size_t i = 0; p->o.program[i]; i++)
+        if (sg_buf_printf(&b, "%s%s", i ? " " : "", p->o.program[i]) < 0) {
+            sg_buf_printf(&b, "...");
+            break;
+        }
+    cleanup_free char *cmd = sg_buf_steal(&b);
+    cleanup_free char *name = sg_sanitize_str(cmd ? cmd : "", 0);
+    snprintf(by, n, "program %s: %s", name, what);
+}
+
+/* The head goes on to the person (the program said "ask", or could not be
+ * asked it); with nobody there, a deny (or, for the agent's hook, the
+ * agent's own prompt). */
+static void pass_on(struct sg_perm *p, const char *why)
+{
+    char by[512];
+    program_by(p, why, by, sizeof by);
+    if (p->fe_show) {
+        p->queue[0].passed = true;
+        p->shown_ms = now_ms(); /* the person's own time to answer */
+        p->deadline_ms = p->shown_ms + (int64_t)p->o.timeout_s * 1000;
+        show_frontend(p);
+        return;
+    }
+    if (p->o.defer_without_frontend) {
+        struct pending head = p->queue[0];
+        memmove(p->queue, p->queue + 1, (p->nqueue - 1) * sizeof *p->queue);
+        p->nqueue--;
+        p->shown = false;
+        char b2[600];
+        snprintf(b2, sizeof b2, "%s; no skillgate TUI attached: the agent's own prompt asks", by);
+        sg_perm_defer(p, &head.q, b2);
+        head.cont(head.ctx, SG_DEC_DENY);
+        if (p->nqueue)
+            show(p);
+        return;
+    }
+    char b2[600];
+    snprintf(b2, sizeof b2, "%s; nobody to ask", by);
+    decide_head(p, SG_DEC_DENY, b2);
+}
+
+/* The head's request to the program, started now. */
+static void ask_program(struct sg_perm *p)
+{
+    struct pending *h = &p->queue[0];
+    if (p->call && p->call_id == h->id)
+        return;
+    sg_pprog_free(steal_pointer(&p->call));
+    json_t *req = sg_pprog_request_json(&h->q, p->run_id, p->skill, p->digest,
+                                       h->q.agent_tool[0] ? WHY_AGENT : WHY_TEXT);
+    if (!req) {
+        pass_on(p, "not asked: the request cannot be shown to it exactly");
+        return;
+    }
+    int err = 0;
+    p->call = sg_pprog_start(p->o.program, req, &err);
+    json_decref(req);
+    if (!p->call) {
+        char by[512], what[128];
+        snprintf(what, sizeof what, "cannot be started (%s)", strerror(-err));
+        program_by(p, what, by, sizeof by);
+        decide_head(p, SG_DEC_DENY, by);
+        return;
+    }
+    p->call_id = h->id;
+}
+
+/* The program's answer, once it is whole. */
+static void program_answered(struct sg_perm *p)
+{
+    enum sg_decision d;
+    char why[300], by[512];
+    enum sg_pprog_answer a = sg_pprog_answer(p->call, &d, why, sizeof why);
+    sg_pprog_free(steal_pointer(&p->call));
+    if (a == SG_PPROG_ASK) {
+        char w2[340];
+        snprintf(w2, sizeof w2, "said ask (%s)", why);
+        pass_on(p, w2);
+        return;
+    }
+    if (sg_decision_allows(d) && p->queue[0].q.cut) { /* never approved: not shown whole */
+        d = SG_DEC_DENY;
+        snprintf(why, sizeof why, "a request that does not fit is never approved");
+    }
+    program_by(p, why, by, sizeof by);
+    decide_head(p, d, by);
 }
 
 static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by)
 {
     struct pending head = p->queue[0];
+    if (p->call && p->call_id == head.id) /* decided otherwise (a timeout, the run's end) */
+        sg_pprog_free(steal_pointer(&p->call));
     memmove(p->queue, p->queue + 1, (p->nqueue - 1) * sizeof *p->queue);
     p->nqueue--;
     p->shown = false;
@@ -813,19 +923,38 @@ static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by)
 
 size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max)
 {
-    if (!p || !p->shown || !p->fe_pollfds)
+    if (!p || !p->shown)
         return 0;
-    return p->fe_pollfds(p->fe_ctx, out, max);
+    size_t n = 0;
+    if (p->call && max) /* the program's answer first */
+        out[n++] = (struct pollfd){.fd = sg_pprog_fd(p->call), .events = POLLIN};
+    if (p->fe_pollfds && n < max)
+        n += p->fe_pollfds(p->fe_ctx, out + n, max - n);
+    return n;
 }
 
 void sg_perm_dispatch(struct sg_perm *p, const struct pollfd *pfds, size_t n)
 {
     if (!p || !p->shown)
         return;
-    if (n && p->fe_dispatch)
+    if (p->call) {
+        int fd = sg_pprog_fd(p->call);
+        bool ready = false;
+        for (size_t i = 0; i < n; i++)
+            ready |= pfds[i].fd == fd && pfds[i].revents;
+        if (ready && sg_pprog_read(p->call)) {
+            program_answered(p);
+            return;
+        }
+    }
+    if (n && p->fe_dispatch && p->fe_pollfds)
         p->fe_dispatch(p->fe_ctx, pfds, n);
-    if (p->shown && now_ms() >= p->deadline_ms)
-        decide_head(p, SG_DEC_DENY, "timeout (nobody answered)");
+    if (p->shown && now_ms() >= p->deadline_ms) {
+        char by[512];
+        if (p->call)
+            program_by(p, "no answer in time (killed)", by, sizeof by);
+        decide_head(p, SG_DEC_DENY, p->call ? by : "timeout (nobody answered)");
+    }
 }
 
 int sg_perm_timeout(const struct sg_perm *p)
@@ -875,6 +1004,7 @@ int sg_perm_free(struct sg_perm *p)
     for (size_t i = 0; i < p->nrules; i++)
         sg_prule_free(&p->rules[i]);
     free(p->rules);
+    sg_pprog_free(p->call);
     free(p->skill), free(p->digest), free(p->run_id), free(p->grants_file), free(p->answer_rule);
     free(p->kinds);
     free(p);

@@ -45,6 +45,10 @@ struct sg_perm_opts {
     bool defer_without_frontend; /* no front end: "ask" (the agent's own prompt), not deny */
     bool session;             /* "for this run" answers are for the agent's session */
     json_t *audit_extra;      /* merged into every decision record (borrowed) */
+    /* OpenSkills' custom callback (execprompt.h): this program decides
+     * first what the rules and grants did not settle; "ask" goes on to the
+     * front end (a person), else it is a deny. NULL-terminated, borrowed. */
+    char *const *program;
 };
 
 /* Returns NULL with problems in d when the policy or grants file is bad. */

@@ -594,3 +594,23 @@ char *sg_run_path_find(const char *name)
     }
     return NULL;
 }
+
+char **sg_strv_dup(char *const *v)
+{
+    if (!v)
+        return NULL;
+    size_t n = 0;
+    while (v[n])
+        n++;
+    char **out = sg_xcalloc(n + 1, sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        out[i] = sg_xstrdup(v[i]);
+    return out;
+}
+
+void sg_strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}

@@ -69,6 +69,10 @@ int sg_buf_printf(struct sg_buf *b, const char *fmt, ...) __attribute__((format(
 void sg_buf_free(struct sg_buf *b);
 char *sg_buf_steal(struct sg_buf *b);
 
+/* A NULL-terminated array of strings: a copy (NULL for NULL), and its free. */
+char **sg_strv_dup(char *const *v);
+void sg_strv_free(char **v);
+
 bool sg_str_has_prefix(const char *s, const char *prefix);
 bool sg_str_has_suffix(const char *s, const char *suffix);
 

@@ -324,6 +324,8 @@ void sg_config_free(struct sg_config *cfg)
         free(cfg->otel_keys[i]);
         free(cfg->otel_vals[i]);
     }
+    sg_strv_free(cfg->prompt_exec);
+    sg_strv_free(cfg->hook_prompt_exec);
     memset(cfg, 0, sizeof *cfg);
 }
 
@@ -403,6 +405,31 @@ static void add_resolve(struct sg_pctx *c, const struct sg_ynode *n, const char 
     cfg->resolve[cfg->nresolve++] = sg_xstrdup(s);
 }
 
+/* prompt_exec: [PROGRAM, ARG...] (a string is the program alone): at
+ * most 32 words, the program an absolute path or a name on PATH */
+static char **cfg_prompt_exec(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    if (v->type == SG_Y_SCALAR && v->len) {
+        char **out = sg_xcalloc(2, sizeof *out);
+        out[0] = sg_xstrdup(v->str);
+        return out;
+    }
+    if (v->type != SG_Y_SEQ || !v->n || v->n > 32) {
+        pc_err(c, v, field, "must be a list: the program, then its arguments (32 at most)");
+        return NULL;
+    }
+    char **out = sg_xcalloc(v->n + 1, sizeof *out);
+    for (size_t i = 0; i < v->n; i++) {
+        const char *w = pc_string(c, v->kids[i], field);
+        if (!w || (i == 0 && !*w)) {
+            sg_strv_free(out);
+            return NULL;
+        }
+        out[i] = sg_xstrdup(w);
+    }
+    return out;
+}
+
 /* hook: {policy: /abs/rules.yaml, rewrite_scripts: false} */
 static void cfg_hook(struct sg_pctx *c, const struct sg_ynode *v, struct sg_config *cfg)
 {
@@ -423,6 +450,9 @@ static void cfg_hook(struct sg_pctx *c, const struct sg_ynode *v, struct sg_conf
         } else if (!strcmp(k->str, "prompt_timeout")) {
             /* below what install gives Claude Code to wait for the hook */
             pc_int(c, x, "hook.prompt_timeout", 1, 100, &cfg->hook_prompt_s);
+        } else if (!strcmp(k->str, "prompt_exec")) {
+            sg_strv_free(cfg->hook_prompt_exec);
+            cfg->hook_prompt_exec = cfg_prompt_exec(c, x, "hook.prompt_exec");
         } else if (!strcmp(k->str, "rewrite_scripts")) {
             bool b = true;
             if (pc_bool(c, x, "hook.rewrite_scripts", &b))
@@ -644,6 +674,10 @@ static void cfg_apply(struct sg_pctx *c, const struct sg_ynode *root, struct sg_
             cfg_quiet(c, v, cfg);
         else if (!strcmp(k->str, "otel"))
             cfg_otel(c, v, cfg);
+        else if (!strcmp(k->str, "prompt_exec")) {
+            sg_strv_free(cfg->prompt_exec);
+            cfg->prompt_exec = cfg_prompt_exec(c, v, "prompt_exec");
+        }
         else
             pc_warn(c, k, k->str, "unknown key, ignored");
     }

@@ -41,6 +41,10 @@ struct sg_config {
      * (values percent-encoded); the environment wins (records/otel.h) */
     char *otel_keys[8], *otel_vals[8];
     size_t notel;
+    /* prompt_exec: [PROGRAM, ARG...]: OpenSkills' custom callback, asked
+     * before a person (decisions/execprompt.h); hook: {prompt_exec: [...]}
+     * for `skillgate hook`. NULL-terminated, or NULL. */
+    char **prompt_exec, **hook_prompt_exec;
 };
 
 /* ---- ordinary programs a skill's own scripts run without a question ----

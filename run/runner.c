@@ -45,6 +45,7 @@ struct sg_runner {
     bool agent;       /* an agent asked for the run (MCP) */
     size_t sk_nwrite; /* the manifest's own write paths (the rest are --write's) */
     bool ask_options; /* an agent's: a person approves its env and write before the run */
+    char **program;  /* the permission program (OpenSkills' custom callback), or NULL */
     char **notes;    /* sg_run_info.notes */
     size_t nnotes;
     bool ran;
@@ -355,6 +356,11 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
      * (sg_otel_off_why): telemetry never stops a run */
     char otel_why[256];
     sg_otel_start(&cfg, otel_why, sizeof otel_why);
+    /* the permission program: --prompt exec:, else config.yaml's unless
+     * --prompt picked another callback (deny, tty) */
+    char **program = rq->prompt_program ? sg_strv_dup(rq->prompt_program)
+                     : !rq->pmode_set && !rq->allow_all ? sg_strv_dup(cfg.prompt_exec)
+                                                        : NULL;
     sg_config_free(&cfg);
     sg_diags_free(&cd);
     ro.resolve = res_v;
@@ -375,12 +381,20 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     sg_opt_view_free(&view, sk->policy.nwrite, sk->policy.nenv);
     if (e < 0) {
         bool no_landlock = e == -ENOTSUP && r->plan.landlock_abi == 0 && !ro.allow_degraded;
+        sg_strv_free(program);
         free(r);
         return no_landlock ? SG_RUN_SETUP_FAILED : SG_RUN_REFUSED;
     }
     r->sk = sk;
     sg_tools_from_policy(&sk->policy, &r->tools);
     r->pmode = perm_mode(rq);
+    /* a program decides where there is no terminal too; not under rules
+     * only (--policy), --allow-all or --prompt deny */
+    if (program && r->pmode == SG_PERM_DENY_ALL && !rq->pmode_set)
+        r->pmode = SG_PERM_PROMPT;
+    if (program && r->pmode == SG_PERM_PROMPT)
+        r->program = steal_pointer(&program);
+    sg_strv_free(program);
     r->policy_file = agent ? NULL : rq->policy_file;
     r->input = r->plan.input; /* the plan's copy: the caller's may be gone by the end */
     r->prompt_timeout = rq->prompt_timeout > 0 ? rq->prompt_timeout : 30;
@@ -466,6 +480,7 @@ void sg_runner_free(struct sg_runner *r)
     }
     sg_plan_free(&r->plan);
     sg_tools_free(&r->tools);
+    sg_strv_free(r->program);
     json_decref(r->options);
     for (size_t i = 0; i < r->nnotes; i++)
         free(r->notes[i]);
@@ -581,6 +596,7 @@ int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct 
     struct sg_perm_opts po = {.mode = r->pmode, .policy_file = r->policy_file,
                               .skill = plan->skill_name, .digest = st->digest,
                               .run_id = plan->run_id, .timeout_s = r->prompt_timeout,
+                              .program = r->program,
                               .tools = &r->tools, .bus = bus};
     st->perm = sg_perm_new(&po, d);
     if (!st->perm) {

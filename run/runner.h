@@ -63,6 +63,8 @@ struct sg_run_request {
     const char *policy_file;     /* rules only, unless PROMPT was set too */
     bool allow_all;              /* every undeclared request allowed, loudly */
     int prompt_timeout;          /* seconds; 0: 30 */
+    char *const *prompt_program; /* --prompt exec: (argv, NULL-terminated); NULL: config.yaml's
+                                  * prompt_exec, unless --prompt chose another */
 };
 
 /* The facts of a prepared run a front end shows. */

@@ -1,0 +1,293 @@
+/* A person's program decides a request (execprompt.h). */
+#include "execprompt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sanitize.h"
+#include "shellcmd.h"
+#include "util.h"
+
+struct sg_pprog_call {
+    pid_t pid;
+    int out;     /* its stdout, read non-blocking; -1 at EOF */
+    struct sg_buf got;
+    bool over;   /* more than SG_PPROG_OUT_MAX bytes */
+    int status;  /* waitpid's */
+    bool reaped;
+};
+
+/* A string member only when it is UTF-8 as it stands: false otherwise. */
+static bool put(json_t *o, const char *key, const char *v)
+{
+    json_t *s = json_string(v ? v : "");
+    if (!s)
+        return false;
+    json_object_set_new(o, key, s);
+    return true;
+}
+
+json_t *sg_pprog_request_json(const struct sg_preq *q, const char *run_id, const char *skill,
+                             const char *digest, const char *why)
+{
+    if (q->cut)
+        return NULL;
+    char rwhy[256];
+    enum sg_risk_level lvl = sg_preq_risk(q, sg_invoking_home(), rwhy, sizeof rwhy);
+    static const char *const risk[] = {"low", "medium", "high"};
+    json_t *o = json_pack("{s:i, s:s, s:s}", "version", 1, "tool", sg_ptool_name(q->tool),
+                          "risk", risk[lvl]);
+    cleanup_free char *rule = sg_preq_rule(q);
+    bool ok = put(o, "run_id", run_id) && put(o, "skill", skill) && put(o, "digest", digest) &&
+              put(o, "request", rule) && put(o, "why", why) && put(o, "risk_why", rwhy) &&
+              put(o, "cwd", q->cwd) && put(o, "detail", q->detail);
+    if (q->agent_tool[0])
+        ok = ok && put(o, "agent_tool", q->agent_tool);
+    switch (q->tool) {
+    case SG_PT_BASH: {
+        ok = ok && put(o, "program", q->subject) && put(o, "name", q->name);
+        /* argv as the program will get it: the words sg_shell_join wrote */
+        struct sg_shell sh;
+        const char *pw;
+        cleanup_free char *line = sg_xasprintf("x %s", q->args);
+        json_t *argv = json_array();
+        json_array_append_new(argv, json_string(q->name[0] ? q->name : q->subject));
+        if (sg_shell_parse(line, &sh, &pw) == 0 && sh.n == 1) {
+            for (size_t i = 1; i < sh.cmds[0].argc && ok; i++) {
+                json_t *w = json_string(sh.cmds[0].argv[i]);
+                ok = w != NULL;
+                if (w)
+                    json_array_append_new(argv, w);
+            }
+            sg_shell_free(&sh);
+        } else if (q->args[0]) {
+            ok = false; /* the arguments cannot be read back exactly */
+            if (sg_shell_parse(line, &sh, &pw) == 0)
+                sg_shell_free(&sh);
+        }
+        json_object_set_new(o, "argv", argv);
+        ok = ok && put(o, "args", q->args);
+        break;
+    }
+    case SG_PT_WRITE:
+        ok = ok && put(o, "path", q->subject);
+        break;
+    case SG_PT_FETCH:
+        ok = ok && put(o, "host", q->subject);
+        json_object_set_new(o, "port", q->port > 0 ? json_integer(q->port) : json_null());
+        break;
+    default:
+        ok = ok && put(o, "path", q->subject);
+        break;
+    }
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+struct sg_pprog_call *sg_pprog_start(char *const *argv, const json_t *req, int *err)
+{
+    cleanup_free char *text = json_dumps(req, JSON_COMPACT | JSON_ENSURE_ASCII);
+    int in[2], out[2];
+    if (!text || pipe2(in, O_CLOEXEC) < 0) {
+        *err = -errno;
+        return NULL;
+    }
+    if (pipe2(out, O_CLOEXEC) < 0) {
+        *err = -errno;
+        close(in[0]), close(in[1]);
+        return NULL;
+    }
+    /* the request is small (a few KiB): it fits the pipe, written before
+     * the program starts, and the program sees EOF after it */
+    size_t n = strlen(text);
+    text[n] = '\n';
+    bool wrote = (size_t)write(in[1], text, n + 1) == n + 1;
+    close(in[1]);
+    if (!wrote) {
+        *err = -EMSGSIZE;
+        close(in[0]), close(out[0]), close(out[1]);
+        return NULL;
+    }
+    uid_t uid = sg_invoking_uid();
+    gid_t gid = getgid();
+    const char *sg = secure_getenv("SUDO_GID");
+    long long g;
+    if (geteuid() == 0 && uid != 0 && sg && sg_parse_ll(sg, 0, 0x7fffffff, &g) == 0)
+        gid = (gid_t)g;
+    pid_t pid = fork();
+    if (pid < 0) {
+        *err = -errno;
+        close(in[0]), close(out[0]), close(out[1]);
+        return NULL;
+    }
+    if (pid == 0) {
+        /* async-signal-safe only: this process has other threads' locks */
+        setpgid(0, 0); /* its own group: what it starts is killed with it */
+        int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || nul < 0 || dup2(nul, 2) < 0)
+            _exit(126);
+        /* nothing of the broker's (the sandbox's notify fd, its sockets) */
+        if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+            for (int fd = 3; fd < 1024; fd++)
+                close(fd);
+        /* run as the person, not as root (sudo): their program, their rights */
+        if (geteuid() == 0 && uid != 0 &&
+            (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+             setresuid(uid, uid, uid) < 0))
+            _exit(126);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(in[0]), close(out[1]);
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    struct sg_pprog_call *c = sg_xcalloc(1, sizeof *c);
+    c->pid = pid;
+    c->out = out[0];
+    sg_buf_init(&c->got, SG_PPROG_OUT_MAX);
+    return c;
+}
+
+int sg_pprog_fd(const struct sg_pprog_call *c)
+{
+    return c ? c->out : -1;
+}
+
+bool sg_pprog_read(struct sg_pprog_call *c)
+{
+    char buf[4096];
+    while (c->out >= 0) {
+        ssize_t r = read(c->out, buf, sizeof buf);
+        if (r > 0) {
+            if (sg_buf_append(&c->got, buf, (size_t)r) < 0)
+                c->over = true;
+            if (c->over) { /* more than any answer: it is not one */
+                close(c->out);
+                c->out = -1;
+            }
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && errno == EAGAIN)
+            return false;
+        close(c->out); /* EOF, or an error: what it said is all it says */
+        c->out = -1;
+    }
+    /* its stdout is closed: it ends now, or is ended (1 s at most) */
+    for (int i = 0; i < 100 && !c->reaped; i++) {
+        pid_t w = waitpid(c->pid, &c->status, WNOHANG);
+        if (w == c->pid)
+            c->reaped = true;
+        else
+            usleep(10000);
+    }
+    if (!c->reaped) {
+        kill(-c->pid, SIGKILL);
+        kill(c->pid, SIGKILL);
+        waitpid(c->pid, &c->status, 0);
+        c->reaped = true;
+        c->status = -1; /* it kept running: not an answer */
+    }
+    return true;
+}
+
+enum sg_pprog_answer sg_pprog_answer(const struct sg_pprog_call *c, enum sg_decision *dec,
+                                   char *why, size_t whylen)
+{
+    *dec = SG_DEC_DENY;
+    if (c->over) {
+        snprintf(why, whylen, "it printed more than %d bytes", SG_PPROG_OUT_MAX);
+        return SG_PPROG_DENY;
+    }
+    if (c->status == -1) {
+        snprintf(why, whylen, "it closed its output and did not end");
+        return SG_PPROG_DENY;
+    }
+    if (WIFSIGNALED(c->status)) {
+        snprintf(why, whylen, "it was killed by signal %d", WTERMSIG(c->status));
+        return SG_PPROG_DENY;
+    }
+    if (WEXITSTATUS(c->status) == 127 || WEXITSTATUS(c->status) == 126) {
+        snprintf(why, whylen, "it could not be started (exit %d)", WEXITSTATUS(c->status));
+        return SG_PPROG_DENY;
+    }
+    if (WEXITSTATUS(c->status) != 0) {
+        snprintf(why, whylen, "it exited with status %d", WEXITSTATUS(c->status));
+        return SG_PPROG_DENY;
+    }
+    json_error_t je;
+    json_t *a = c->got.len ? json_loadb(c->got.data, c->got.len, 0, &je) : NULL;
+    if (!json_is_object(a)) {
+        snprintf(why, whylen, "its output is not one JSON object%s%s",
+                 c->got.len ? ": " : " (it printed nothing)", c->got.len ? je.text : "");
+        json_decref(a);
+        return SG_PPROG_DENY;
+    }
+    const char *d = json_string_value(json_object_get(a, "decision"));
+    json_t *sc = json_object_get(a, "scope");
+    const char *scope = sc ? json_string_value(sc) : "once";
+    const char *reason = json_string_value(json_object_get(a, "reason"));
+    cleanup_free char *r = sg_sanitize_str(reason ? reason : "", 0);
+    enum sg_pprog_answer ans = SG_PPROG_DENY;
+    bool known = d && scope;
+    if (known && !strcmp(d, "ask")) {
+        ans = SG_PPROG_ASK;
+    } else if (known && (!strcmp(d, "allow") || !strcmp(d, "deny"))) {
+        bool allow = !strcmp(d, "allow");
+        if (!strcmp(scope, "once"))
+            *dec = allow ? SG_DEC_ALLOW_ONCE : SG_DEC_DENY;
+        else if (!strcmp(scope, "run"))
+            *dec = allow ? SG_DEC_ALLOW_RUN : SG_DEC_DENY;
+        else if (!strcmp(scope, "always"))
+            *dec = allow ? SG_DEC_ALLOW_ALWAYS : SG_DEC_DENY_ALWAYS;
+        else
+            known = false;
+        ans = known && allow ? SG_PPROG_ALLOW : SG_PPROG_DENY;
+    } else {
+        known = false;
+    }
+    if (!known) {
+        *dec = SG_DEC_DENY;
+        cleanup_free char *dd = sg_sanitize_str(d ? d : "(none)", 0);
+        cleanup_free char *ss = sg_sanitize_str(scope ? scope : "(not a string)", 0);
+        snprintf(why, whylen, "an answer it does not know (decision %.40s, scope %.40s)", dd,
+                 ss);
+        json_decref(a);
+        return SG_PPROG_DENY;
+    }
+    snprintf(why, whylen, "%s", r[0] ? r : "no reason given");
+    json_decref(a);
+    return ans;
+}
+
+void sg_pprog_free(struct sg_pprog_call *c)
+{
+    if (!c)
+        return;
+    if (c->out >= 0)
+        close(c->out);
+    if (!c->reaped) {
+        kill(-c->pid, SIGKILL); /* it and what it started */
+        kill(c->pid, SIGKILL);
+        waitpid(c->pid, &c->status, 0);
+    }
+    sg_buf_free(&c->got);
+    free(c);
+}
