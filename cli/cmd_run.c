@@ -428,6 +428,11 @@ static int run_option(struct run_args *a, int c)
                 fprintf(stderr, "skillgate: --prompt exec: names no program\n");
                 return SG_EXIT_USAGE;
             }
+            if (strchr(a->prog[0], '/') && a->prog[0][0] != '/') {
+                fprintf(stderr, "skillgate: --prompt exec: the program must be an absolute "
+                                "path or a name on PATH\n");
+                return SG_EXIT_USAGE;
+            }
             a->rq.prompt_program = a->prog;
             a->rq.pmode = SG_PERM_PROMPT;
             a->rq.pmode_set = true;

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
+#include <sys/mman.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perm_int.h"
 #include "sanitize.h"
 #include "shellcmd.h"
 #include "util.h"
@@ -55,28 +58,36 @@ json_t *sg_pprog_request_json(const struct sg_preq *q, const char *run_id, const
         ok = ok && put(o, "agent_tool", q->agent_tool);
     switch (q->tool) {
     case SG_PT_BASH: {
-        ok = ok && put(o, "program", q->subject) && put(o, "name", q->name);
-        /* argv as the program will get it: the words sg_shell_join wrote */
+        /* argv as the program will get it. A skill's exec: the resolved
+         * program, then the words sg_shell_join wrote. An agent's command
+         * line: read whole as bash reads it, and asked only when it is one
+         * simple command (its first word is no program until bash says so:
+         * "curl${IFS}x|sh;ls" is three) */
+        bool agent = q->agent_tool[0] != '\0';
+        cleanup_free char *line = agent ? sg_agent_line(q) : sg_xasprintf("x %s", q->args);
         struct sg_shell sh;
         const char *pw;
-        cleanup_free char *line = sg_xasprintf("x %s", q->args);
         json_t *argv = json_array();
-        json_array_append_new(argv, json_string(q->name[0] ? q->name : q->subject));
-        if (sg_shell_parse(line, &sh, &pw) == 0 && sh.n == 1) {
-            for (size_t i = 1; i < sh.cmds[0].argc && ok; i++) {
+        if (!agent)
+            json_array_append_new(argv, json_string(q->name[0] ? q->name : q->subject));
+        if (sg_shell_parse(line, &sh, &pw) == 0) {
+            ok = ok && sh.n == 1 && (agent || q->args[0] || sh.cmds[0].argc == 1);
+            for (size_t i = agent ? 0 : 1; ok && i < sh.cmds[0].argc; i++) {
                 json_t *w = json_string(sh.cmds[0].argv[i]);
                 ok = w != NULL;
                 if (w)
                     json_array_append_new(argv, w);
             }
             sg_shell_free(&sh);
-        } else if (q->args[0]) {
-            ok = false; /* the arguments cannot be read back exactly */
-            if (sg_shell_parse(line, &sh, &pw) == 0)
-                sg_shell_free(&sh);
+        } else {
+            ok = false; /* it cannot be read back exactly */
         }
         json_object_set_new(o, "argv", argv);
-        ok = ok && put(o, "args", q->args);
+        ok = ok && put(o, "program", agent ? json_string_value(json_array_get(argv, 0))
+                                           : q->subject) &&
+             put(o, "name", q->name) && put(o, "args", q->args);
+        if (agent)
+            ok = ok && put(o, "line", line);
         break;
     }
     case SG_PT_WRITE:
@@ -97,47 +108,76 @@ json_t *sg_pprog_request_json(const struct sg_preq *q, const char *run_id, const
     return o;
 }
 
+/* A bare name, found on PATH's absolute folders only (an empty or "."
+ * entry would be the agent's project); NULL when none has it. */
+static char *find_program(const char *name)
+{
+    if (strchr(name, '/'))
+        return name[0] == '/' ? sg_xstrdup(name) : NULL;
+    const char *path = secure_getenv("PATH");
+    cleanup_free char *copy = sg_xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+    char *save = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/')
+            continue;
+        char *p = sg_xasprintf("%s/%s", d, name);
+        if (access(p, X_OK) == 0)
+            return p;
+        free(p);
+    }
+    return NULL;
+}
+
 struct sg_pprog_call *sg_pprog_start(char *const *argv, const json_t *req, int *err)
 {
     cleanup_free char *text = json_dumps(req, JSON_COMPACT | JSON_ENSURE_ASCII);
-    int in[2], out[2];
-    if (!text || pipe2(in, O_CLOEXEC) < 0) {
-        *err = -errno;
+    cleanup_free char *prog = find_program(argv[0]);
+    if (!prog) {
+        *err = -ENOENT;
         return NULL;
     }
-    if (pipe2(out, O_CLOEXEC) < 0) {
-        *err = -errno;
-        close(in[0]), close(in[1]);
+    int out[2];
+    /* the request in a sealed memfd at offset 0, its stdin: written whole
+     * before the program starts, however long (a pipe of 64 KiB, or 4 KiB
+     * past pipe-user-pages-soft, would block the broker on a big one) */
+    int in = text ? memfd_create("skillgate-request", MFD_CLOEXEC | MFD_ALLOW_SEALING) : -1;
+    if (in < 0) {
+        *err = text ? -errno : -ENOMEM;
         return NULL;
     }
-    /* the request is small (a few KiB): it fits the pipe, written before
-     * the program starts, and the program sees EOF after it */
     size_t n = strlen(text);
     text[n] = '\n';
-    bool wrote = (size_t)write(in[1], text, n + 1) == n + 1;
-    close(in[1]);
-    if (!wrote) {
-        *err = -EMSGSIZE;
-        close(in[0]), close(out[0]), close(out[1]);
+    if (sg_write_all(in, text, n + 1) < 0 || lseek(in, 0, SEEK_SET) != 0 ||
+        fcntl(in, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0 ||
+        pipe2(out, O_CLOEXEC) < 0) {
+        *err = -errno;
+        close(in);
         return NULL;
     }
     uid_t uid = sg_invoking_uid();
     gid_t gid = getgid();
-    const char *sg = secure_getenv("SUDO_GID");
-    long long g;
-    if (geteuid() == 0 && uid != 0 && sg && sg_parse_ll(sg, 0, 0x7fffffff, &g) == 0)
-        gid = (gid_t)g;
+    if (geteuid() == 0 && uid != 0) { /* the person's own group, not root's */
+        struct passwd *pw = getpwuid(uid);
+        if (!pw) {
+            *err = -ESRCH;
+            close(in), close(out[0]), close(out[1]);
+            return NULL;
+        }
+        gid = pw->pw_gid;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         *err = -errno;
-        close(in[0]), close(out[0]), close(out[1]);
+        close(in), close(out[0]), close(out[1]);
         return NULL;
     }
     if (pid == 0) {
         /* async-signal-safe only: this process has other threads' locks */
-        setpgid(0, 0); /* its own group: what it starts is killed with it */
+        setsid(); /* its own session and group: no terminal (a read of
+                   * /dev/tty fails, it does not stop it), and what it
+                   * starts is killed with it */
         int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || nul < 0 || dup2(nul, 2) < 0)
+        if (dup2(in, 0) < 0 || dup2(out[1], 1) < 0 || nul < 0 || dup2(nul, 2) < 0)
             _exit(126);
         /* nothing of the broker's (the sandbox's notify fd, its sockets) */
         if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
@@ -152,10 +192,10 @@ struct sg_pprog_call *sg_pprog_start(char *const *argv, const json_t *req, int *
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, SIG_DFL);
-        execvp(argv[0], argv);
+        execv(prog, argv);
         _exit(127);
     }
-    close(in[0]), close(out[1]);
+    close(in), close(out[1]);
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     struct sg_pprog_call *c = sg_xcalloc(1, sizeof *c);
     c->pid = pid;
@@ -190,19 +230,20 @@ bool sg_pprog_read(struct sg_pprog_call *c)
         close(c->out); /* EOF, or an error: what it said is all it says */
         c->out = -1;
     }
-    /* its stdout is closed: it ends now, or is ended (1 s at most) */
-    for (int i = 0; i < 100 && !c->reaped; i++) {
+    /* its stdout is closed: it ends now, or is ended (the broker's loop
+     * waits 100 ms at most: an answer's exit comes within a few) */
+    for (int i = 0; i < 50 && !c->reaped; i++) {
         pid_t w = waitpid(c->pid, &c->status, WNOHANG);
         if (w == c->pid)
             c->reaped = true;
         else
-            usleep(10000);
+            usleep(2000);
     }
     if (!c->reaped) {
         kill(-c->pid, SIGKILL);
         kill(c->pid, SIGKILL);
-        waitpid(c->pid, &c->status, 0);
-        c->reaped = true;
+        /* reaped now if it died at once; else by sg_pprog_free, unwaited */
+        c->reaped = waitpid(c->pid, &c->status, WNOHANG) == c->pid;
         c->status = -1; /* it kept running: not an answer */
     }
     return true;
@@ -286,7 +327,10 @@ void sg_pprog_free(struct sg_pprog_call *c)
     if (!c->reaped) {
         kill(-c->pid, SIGKILL); /* it and what it started */
         kill(c->pid, SIGKILL);
-        waitpid(c->pid, &c->status, 0);
+        /* dead within moments of SIGKILL; one stuck in the kernel is not
+         * waited for (the broker's loop goes on) */
+        for (int i = 0; i < 50 && waitpid(c->pid, NULL, WNOHANG) == 0; i++)
+            usleep(2000);
     }
     sg_buf_free(&c->got);
     free(c);

@@ -816,9 +816,9 @@ static void pass_on(struct sg_perm *p, const char *why)
     char by[512];
     program_by(p, why, by, sizeof by);
     if (p->fe_show) {
+        /* the same deadline: the program's time and the person's are one
+         * prompt's (the hook must answer before the agent gives up on it) */
         p->queue[0].passed = true;
-        p->shown_ms = now_ms(); /* the person's own time to answer */
-        p->deadline_ms = p->shown_ms + (int64_t)p->o.timeout_s * 1000;
         show_frontend(p);
         return;
     }

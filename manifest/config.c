@@ -409,6 +409,12 @@ static void add_resolve(struct sg_pctx *c, const struct sg_ynode *n, const char 
  * most 32 words, the program an absolute path or a name on PATH */
 static char **cfg_prompt_exec(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
+    const struct sg_ynode *first = v->type == SG_Y_SEQ && v->n ? v->kids[0] : v;
+    if (first->type == SG_Y_SCALAR && strchr(first->str, '/') && first->str[0] != '/') {
+        /* relative to whatever folder skillgate runs in: an agent's project */
+        pc_err(c, first, field, "the program must be an absolute path or a name on PATH");
+        return NULL;
+    }
     if (v->type == SG_Y_SCALAR && v->len) {
         char **out = sg_xcalloc(2, sizeof *out);
         out[0] = sg_xstrdup(v->str);
