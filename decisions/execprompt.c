@@ -1,6 +1,8 @@
 /* A person's program decides a request (execprompt.h). */
 #include "execprompt.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -40,10 +42,36 @@ static bool put(json_t *o, const char *key, const char *v)
     return true;
 }
 
+/* A name or address as DNS and the proxy carry it: letters, digits, '-',
+ * '_', '.'; or an IP literal. Anything else ("*", "domain:x", ':' or a
+ * quote in a label a skill made) is not asked of a program: a rule an
+ * "allow" keeps would say more than the request. */
+static bool plain_host(const char *h)
+{
+    struct in6_addr a6;
+    if (inet_pton(AF_INET6, h, &a6) == 1)
+        return true;
+    if (!*h)
+        return false;
+    for (const char *p = h; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
+            return false;
+    return true;
+}
+
 json_t *sg_pprog_request_json(const struct sg_preq *q, const char *run_id, const char *skill,
                              const char *digest, const char *why)
 {
-    if (q->cut)
+    /* asked of a program only what it is shown exactly, in one reading:
+     * not a field cut short, not a path read two ways, not an agent's run
+     * option (a whole folder for the run: a person's), not an agent's tool
+     * that is none of Bash, Write, Fetch (its input is no such request) */
+    if (q->cut || q->unsure || q->run_option)
+        return NULL;
+    if (q->agent_tool[0] &&
+        sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) != (int)q->tool)
+        return NULL;
+    if (q->tool == SG_PT_FETCH && !plain_host(q->subject))
         return NULL;
     char rwhy[256];
     enum sg_risk_level lvl = sg_preq_risk(q, sg_invoking_home(), rwhy, sizeof rwhy);
@@ -154,16 +182,38 @@ struct sg_pprog_call *sg_pprog_start(char *const *argv, const json_t *req, int *
         close(in);
         return NULL;
     }
+    /* above 0, 1, 2 (a caller with one closed): the dup2 below must move them */
+    int fds[3] = {in, out[0], out[1]};
+    for (int i = 0; i < 3; i++)
+        if (fds[i] <= 2) {
+            int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+            close(fds[i]);
+            fds[i] = moved;
+        }
+    in = fds[0], out[0] = fds[1], out[1] = fds[2];
+    if (in < 0 || out[0] < 0 || out[1] < 0) {
+        *err = -EMFILE;
+        for (int i = 0; i < 3; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        return NULL;
+    }
     uid_t uid = sg_invoking_uid();
     gid_t gid = getgid();
     if (geteuid() == 0 && uid != 0) { /* the person's own group, not root's */
-        struct passwd *pw = getpwuid(uid);
-        if (!pw) {
-            *err = -ESRCH;
-            close(in), close(out[0]), close(out[1]);
-            return NULL;
+        static uid_t known_uid = (uid_t)-1; /* looked up once a process */
+        static gid_t known_gid;
+        if (known_uid != uid) {
+            struct passwd *pw = getpwuid(uid);
+            if (!pw) {
+                *err = -ESRCH;
+                close(in), close(out[0]), close(out[1]);
+                return NULL;
+            }
+            known_uid = uid;
+            known_gid = pw->pw_gid;
         }
-        gid = pw->pw_gid;
+        gid = known_gid;
     }
     pid_t pid = fork();
     if (pid < 0) {
@@ -274,7 +324,10 @@ enum sg_pprog_answer sg_pprog_answer(const struct sg_pprog_call *c, enum sg_deci
         return SG_PPROG_DENY;
     }
     json_error_t je;
-    json_t *a = c->got.len ? json_loadb(c->got.data, c->got.len, 0, &je) : NULL;
+    /* one key once: a program that builds its answer from request text
+     * must not have a second "decision" win */
+    json_t *a = c->got.len ? json_loadb(c->got.data, c->got.len, JSON_REJECT_DUPLICATES, &je)
+                           : NULL;
     if (!json_is_object(a)) {
         snprintf(why, whylen, "its output is not one JSON object%s%s",
                  c->got.len ? ": " : " (it printed nothing)", c->got.len ? je.text : "");

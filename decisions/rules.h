@@ -57,6 +57,8 @@ struct sg_preq {
                          * sandbox's PATH is this very file, else its whole path */
     char host[4096];    /* Write: the host file an approval writes ("" when unknown) */
     bool cut;           /* a field did not fit (see above) */
+    bool run_option;    /* not an act of the skill: an agent's run option (run_skill's
+                         * write: a whole folder for the run; env): a person decides */
     bool unsure;        /* a path two readings (lexical, the kernel's) take to different
                          * files, or that climbs out of what is not there yet: no rule
                          * matches it, it is asked (and may be approved: it is shown) */

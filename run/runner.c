@@ -535,7 +535,7 @@ static char *ask_options(struct sg_runner *r, struct run_state *st, const struct
     json_t *v;
     json_array_foreach(json_object_get(r->options, "write"), i, v)
     {
-        struct sg_preq q = {.tool = SG_PT_WRITE, .port = -1};
+        struct sg_preq q = {.tool = SG_PT_WRITE, .port = -1, .run_option = true};
         SG_PREQ_SET(&q, subject, json_string_value(v));
         SG_PREQ_SET(&q, host, json_string_value(v));
         SG_PREQ_SET(&q, cwd, r->plan.cwd);
@@ -546,7 +546,7 @@ static char *ask_options(struct sg_runner *r, struct run_state *st, const struct
     }
     json_array_foreach(json_object_get(r->options, "env"), i, v)
     {
-        struct sg_preq q = {.tool = SG_PT_BASH, .port = -1};
+        struct sg_preq q = {.tool = SG_PT_BASH, .port = -1, .run_option = true};
         SG_PREQ_SET(&q, agent_tool, "Env");
         SG_PREQ_SET(&q, subject, json_string_value(v));
         SG_PREQ_SET(&q, cwd, r->plan.cwd);

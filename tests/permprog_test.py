@@ -347,5 +347,52 @@ def a_relative_program_is_refused(m, base):
                                                                              p.err)
 
 
+@test(modes=("root",))
+def what_a_rule_would_overstate_is_not_asked_of_the_program(m, base):
+    """A name a skill makes with '*' or 'domain:' in it would be kept, on
+    an allow for the run, as a rule broader than the request (Fetch(*.com)):
+    such a request goes to the person, not the program; so does an agent's
+    tool that is none of Bash, Write, Fetch (WebSearch's query is no host)."""
+    seen = os.path.join(base, "odd-seen.jsonl")
+    prog = program(base, "odd.sh", f"cat >> {seen}\n"
+                   "echo '{\"decision\":\"allow\",\"scope\":\"run\",\"reason\":\"sure\"}'\n")
+    d = h.make_skill(base, "odd-names", """
+        import socket
+        for host in ("*.com", "ok.example.test"):
+            try:
+                socket.getaddrinfo(host, 443, socket.AF_INET)
+                print("resolved", host, flush=True)
+            except OSError:
+                print("refused", host, flush=True)
+        """, tools="Read Fetch")
+    p = m.run("run", "--json", "--prompt", f"exec:{prog}", d, check=0)
+    asked = [json.loads(x)["host"] for x in open(seen) if x.strip()] if os.path.exists(seen) \
+        else []
+    assert "ok.example.test" in asked and not any("*" in a for a in asked), asked
+    assert "refused *.com" in p.out, p.out[-400:]
+    ev = {"session_id": "pp3", "transcript_path": "/tmp/t.jsonl", "cwd": "/",
+          "permission_mode": "default", "hook_event_name": "PreToolUse",
+          "tool_name": "WebSearch", "tool_input": {"query": "AKIA123 secret docs.example.test"},
+          "tool_use_id": "toolu_pp3"}
+    cfg = os.path.join(m.home, ".config", "skillgate", "config.yaml")
+    with open(cfg) as f:
+        kept = f.read()
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state,
+         "LANG": "C.UTF-8", "XDG_RUNTIME_DIR": os.path.join(base, "run")}
+    before = len(asked)
+    try:
+        with open(cfg, "a") as f:
+            f.write(f"hook:\n  prompt_exec: [{prog}]\n")
+        hp = subprocess.run([h.SG, "hook"], input=json.dumps(ev).encode(), capture_output=True,
+                            env=e, timeout=60, cwd="/", start_new_session=True)
+    finally:
+        with open(cfg, "w") as f:
+            f.write(kept)
+    out = json.loads(hp.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] != "allow", out
+    after = [x for x in open(seen) if x.strip()]
+    assert len(after) == before, after[before:]
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
