@@ -22,7 +22,7 @@
     X(run, cmd_run, "run SKILL [--input JSON] [--watch|--json] [--dry-run] [--env NAME] [--write DIR] [--script PATH | -m MODULE] [[--] ARG...]", \
       "run a skill under the sandbox; events live, a trace at the end")                    \
     X(record, cmd_record, "record SKILL [-i JSON]...", "learn what a skill needs; its minimal manifest") \
-    X(traces, cmd_traces, "traces list|diff A [B]|report TRACE [--html|--md] [-o FILE]|export TRACE [-o FILE]", "past runs; what one did that another did not; a run's report; a run in SkillSandbox's format") \
+    X(traces, cmd_traces, "traces list|diff A [B]|report TRACE [--html|--md] [-o FILE]|export TRACE [-o FILE]", "past runs; what one did that another did not; a run's report, or export") \
     X(audit, cmd_audit, "audit verify|tail|show RUN", "the hash-chained audit log")         \
     X(grants, cmd_grants, "grants list|revoke N", "the \"always\" decisions, per skill digest") \
     X(tui, cmd_tui, "tui [DIR...] [--theme NAME] [--attach]", "the terminal UI: browse, run, approve, review") \

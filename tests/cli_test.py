@@ -87,7 +87,7 @@ def mistakes_on_the_command_line_say_what_was_meant():
     assert "not a folder" in p.stderr, p.stderr
     for cmd, verb, names in (("audit", "frob", "verify, tail, show"),
                              ("grants", "frob", "list, revoke"),
-                             ("traces", "frob", "list, diff, report")):
+                             ("traces", "frob", "list, diff, report, export")):
         p = run(cmd, verb, code=2)
         assert f"{cmd} has no command 'frob' ({names})" in p.stderr, p.stderr
     p = run("audit", code=2)

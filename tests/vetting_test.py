@@ -109,7 +109,7 @@ def traces_that_cannot_be_compared_say_why(m, base):
     p = m.run("traces", "diff", junk, "lonely", check=2)
     assert "not a skillgate trace" in p.err, p.err
     p = m.run("traces", "frobnicate", check=2)
-    assert "traces has no command 'frobnicate' (list, diff, report)" in p.err, p.err
+    assert "traces has no command 'frobnicate' (list, diff, report, export)" in p.err, p.err
 
 
 @test()
