@@ -46,12 +46,19 @@ static bool put(json_t *o, const char *key, const char *v)
  * '_', '.'; or an IP literal. Anything else ("*", "domain:x", ':' or a
  * quote in a label a skill made) is not asked of a program: a rule an
  * "allow" keeps would say more than the request. */
-static bool plain_host(const char *h)
+static bool plain_host(const char *h, int port)
 {
+    /* an address: only as the proxy saw it, with its port (a DNS query for
+     * "1.2.3.4" or "2606:4700::6810:443" is none a resolver sends, and its
+     * rule would read back as another address or every port); never
+     * loopback (a port published on this machine is asked so) */
     struct in6_addr a6;
-    if (inet_pton(AF_INET6, h, &a6) == 1)
-        return true;
-    if (!*h)
+    struct in_addr a4;
+    bool v4 = inet_pton(AF_INET, h, &a4) == 1, v6 = inet_pton(AF_INET6, h, &a6) == 1;
+    if (v4 || v6)
+        return port > 0 && !(v4 && (ntohl(a4.s_addr) >> 24) == 127) &&
+               !(v6 && IN6_IS_ADDR_LOOPBACK(&a6));
+    if (!*h || !strcasecmp(h, "localhost") || sg_str_has_suffix(h, ".localhost"))
         return false;
     for (const char *p = h; *p; p++)
         if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
@@ -71,7 +78,7 @@ json_t *sg_pprog_request_json(const struct sg_preq *q, const char *run_id, const
     if (q->agent_tool[0] &&
         sg_ptool_of_agent_tool(q->agent_tool, strlen(q->agent_tool)) != (int)q->tool)
         return NULL;
-    if (q->tool == SG_PT_FETCH && !plain_host(q->subject))
+    if (q->tool == SG_PT_FETCH && !plain_host(q->subject, q->port))
         return NULL;
     char rwhy[256];
     enum sg_risk_level lvl = sg_preq_risk(q, sg_invoking_home(), rwhy, sizeof rwhy);
@@ -118,8 +125,8 @@ json_t *sg_pprog_request_json(const struct sg_preq *q, const char *run_id, const
             ok = ok && put(o, "line", line);
         break;
     }
-    case SG_PT_WRITE:
-        ok = ok && put(o, "path", q->subject);
+    case SG_PT_WRITE: /* path as the skill sees it; host: the file an allow writes */
+        ok = ok && put(o, "path", q->subject) && put(o, "host_path", q->host);
         break;
     case SG_PT_FETCH:
         ok = ok && put(o, "host", q->subject);

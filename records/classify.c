@@ -1,5 +1,7 @@
 #include "classify.h"
 
+#include <arpa/inet.h>
+
 #include <string.h>
 #include <strings.h>
 
@@ -362,11 +364,15 @@ static bool data_datagram(const char *kind, json_t *data)
         return false;
     if (json_integer_value(json_object_get(data, "port")) == 53)
         return false;
-    unsigned a = 0, b = 0;
-    if (sscanf(dst, "%u.%u.", &a, &b) == 2 && strchr(dst, '.') && !strchr(dst, ':'))
-        return !(a == 198 && (b == 18 || b == 19)) && !(a >= 224 && a <= 239) &&
-               strcmp(dst, "255.255.255.255");
-    return strncasecmp(dst, "fd53:6b69:6c6c:6761:", 20) && strncasecmp(dst, "ff", 2);
+    unsigned char a[16];
+    if (inet_pton(AF_INET, dst, a) == 1)
+        return !(a[0] == 198 && (a[1] == 18 || a[1] == 19)) && !(a[0] >= 224 && a[0] <= 239) &&
+               !(a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255);
+    if (inet_pton(AF_INET6, dst, a) == 1) {
+        static const unsigned char stub[8] = {0xfd, 0x53, 0x6b, 0x69, 0x6c, 0x6c, 0x67, 0x61};
+        return memcmp(a, stub, 8) && a[0] != 0xff;
+    }
+    return true;
 }
 
 void sg_classifier_add(struct sg_classifier *c, const char *kind, json_t *data,

@@ -431,7 +431,9 @@ void sg_span_end(struct sg_span *s, uint64_t end_ns)
     /* a root (a server span: the run, a call, a hook decision) is let past
      * a full queue, up to twice its size: a skill that floods child spans
      * must not take its run's own span, its exit and verdict, out */
-    size_t cap = s->kind == SG_SPAN_SERVER || s->keep ? 2 * X.max_queue : X.max_queue;
+    size_t cap = s->kind == SG_SPAN_SERVER ? 2 * X.max_queue
+                 : s->keep                   ? X.max_queue + X.max_queue / 2
+                                             : X.max_queue;
     if (X.nqueue >= cap || X.stopping) {
         X.st.dropped++;
         X.finished++;
@@ -822,7 +824,7 @@ static void pin_endpoint(CURL *c)
     const char *p = strstr(X.url, "://");
     if (!p)
         return;
-    bool tls = !strncmp(X.url, "https", 5);
+    bool tls = !strncasecmp(X.url, "https", 5);
     p += 3;
     const char *at = NULL;
     for (const char *q = p; *q && *q != '/' && *q != '?' && *q != '#'; q++)

@@ -113,8 +113,9 @@ void sg_span_json(struct sg_span *s, const char *prefix, const json_t *obj);
 void sg_span_event(struct sg_span *s, const char *name, uint64_t time_ns, const char *message,
                    size_t message_len, const char *prefix, const json_t *attrs);
 void sg_span_set_status(struct sg_span *s, enum sg_span_status st, const char *message);
-/* Let it past a full queue (up to twice its size), as a root span is: a
- * flood of other spans must not take it out. */
+/* Let it past a full queue (up to one and a half times its size; a root
+ * span, up to twice: the last room is the roots'), so that a flood of
+ * other spans does not take it out. */
 void sg_span_keep(struct sg_span *s);
 /* End at end_ns (0: now) and hand to the exporter (s is gone). */
 void sg_span_end(struct sg_span *s, uint64_t end_ns);

@@ -241,8 +241,13 @@ static void a_datagram_out_is_data_exfiltration(void **st)
     json_decref(s);
     /* a QUIC retry to a declared name's address, a discovery broadcast */
     s = summary_of(datagram("198.18.0.7", 443), datagram("fd53:6b69:6c6c:6761::7", 443),
-                   datagram("239.255.255.250", 1900), datagram("255.255.255.255", 67), NULL);
+                   datagram("239.255.255.250", 1900), datagram("255.255.255.255", 67),
+                   datagram("ff02::fb", 5353), NULL);
     assert_int_equal(nclasses(s), 0);
+    json_decref(s);
+    /* 0fff:: is no multicast address, whatever its text starts with */
+    s = summary_of(datagram("fff::1", 9999), NULL);
+    assert_int_equal(count_of(s, "data_exfiltration"), 1);
     json_decref(s);
 }
 
