@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -277,12 +278,23 @@ static int connect_as_skill(const struct sg_plan *p, int sock, int opath,
         /* never attachable by that uid; its own /proc/self/fd it reaches
          * anyway (the kernel lets a process see its own descriptors) */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        alarm(2); /* a connect the skill made blocking ends here */
+        /* a connect the skill made blocking (another of its threads may
+         * clear O_NONBLOCK on the shared file meanwhile) ends here, as
+         * the broker's own does (CONNECT_MS): SIGALRM's default kills it */
+        struct itimerval it = {.it_value = {0, CONNECT_MS * 1000L}};
+        setitimer(ITIMER_REAL, &it, NULL);
         bool w = false;
         int r = connect_now(sock, addr, alen, &w);
         _exit(r < 0 ? -r : 0);
     }
-    int st = 0;
+    /* and the broker never waits on it longer than that and a margin:
+     * past it, the child is killed (its own timer should have ended it) */
+    int st = 0, pfd = (int)syscall(SYS_pidfd_open, c, 0);
+    struct pollfd pw = {.fd = pfd, .events = POLLIN};
+    if (pfd >= 0 && poll(&pw, 1, CONNECT_MS * 5) == 0)
+        kill(c, SIGKILL);
+    if (pfd >= 0)
+        close(pfd);
     while (waitpid(c, &st, 0) < 0)
         if (errno != EINTR)
             return -errno;
