@@ -606,6 +606,8 @@ struct sg_session {
     struct sg_views_base views; /* the private views before the skill ran (views.h) */
     struct sg_wasi_report *wasi; /* a WASM run's WASI-layer reports, else NULL */
     bool wasi_eof;
+    timer_t watchdog;     /* the timeout's backstop (watchdog_arm) */
+    bool have_watchdog;
 };
 
 static size_t one_fd(struct pollfd *p, size_t max, int fd, short events)
@@ -917,11 +919,53 @@ static void pace_timeout(struct sg_session *r)
     }
 }
 
+/* The timeout holds whatever the broker is doing. The timerfd above is
+ * read by the loop; a call of the broker's that blocked (an object the
+ * skill controls, a peer that never answers) would hold the loop and the
+ * timeout with it. So a timer of the loop's thread is set, every turn, to
+ * WATCHDOG_SLACK_MS past what is left of the timeout: should a turn take
+ * that long, its signal kills pid 1 (pidfd_send_signal, async-signal
+ * safe) and, having no SA_RESTART, interrupts the blocked call (EINTR); the
+ * loop goes on and ends the run as timed out. */
+#define WATCHDOG_SLACK_MS 2000
+#define WATCHDOG_SIGNAL (SIGRTMIN + 4)
+
+static void on_watchdog(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig, (void)uc;
+    int pidfd = si->si_value.sival_int;
+    if (si->si_code == SI_TIMER && pidfd >= 0)
+        syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+}
+
+static void watchdog_arm(struct sg_session *r)
+{
+    if (!r->have_watchdog) {
+        struct sigaction sa = {.sa_sigaction = on_watchdog, .sa_flags = SA_SIGINFO};
+        sigemptyset(&sa.sa_mask);
+        struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = WATCHDOG_SIGNAL,
+                              .sigev_value.sival_int = r->sb->pidfd};
+        ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+        r->have_watchdog = sigaction(WATCHDOG_SIGNAL, &sa, NULL) == 0 &&
+                           timer_create(CLOCK_MONOTONIC, &ev, &r->watchdog) == 0;
+        if (!r->have_watchdog)
+            return;
+    }
+    struct itimerspec cur = {0}, at = {0};
+    if (!r->exited && !r->timed_out)
+        timerfd_gettime(r->tfd, &cur);
+    int64_t ms = (int64_t)cur.it_value.tv_sec * 1000 + cur.it_value.tv_nsec / 1000000 +
+                 WATCHDOG_SLACK_MS;
+    at.it_value = (struct timespec){.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    timer_settime(r->watchdog, 0, &at, NULL);
+}
+
 static void timer_dispatch(void *c, const struct pollfd *p, size_t n)
 {
     struct sg_session *r = c;
     if (!n || !(p[0].revents & POLLIN)) {
         pace_timeout(r);
+        watchdog_arm(r);
         return;
     }
     r->timed_out = true;
@@ -1287,6 +1331,8 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     for (struct stream *st = r->out; st; st = st == r->out ? r->err : NULL)
         if (st->fd >= 0)
             close(st->fd);
+    if (r->have_watchdog)
+        timer_delete(r->watchdog); /* before pid 1's pidfd can go */
     close(r->tfd);
     for (struct stream *st = r->out; st; st = st == r->out ? r->err : NULL) {
         if (!st->escapes)
