@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "protected.h"
 #include "digest.h"
 #include "openclaw.h"
 #include "plantext.h"
@@ -231,6 +232,12 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
         if (note) {
             fputs("         ", f);
             sg_print_safe(f, note);
+            fputc('\n', f);
+        }
+        cleanup_free char *prot = sg_protected_note(p->write[i].path);
+        if (prot) {
+            fputs("         ", f);
+            sg_print_safe(f, prot);
             fputc('\n', f);
         }
     }

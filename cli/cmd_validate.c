@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "discover.h"
+#include "protected.h"
 #include "sanitize.h"
 #include "skill.h"
 #include "util.h"
@@ -21,6 +22,10 @@ static int validate_one(struct sg_skill *sk, bool strict, bool quiet)
         cleanup_free char *shown = note ? sg_sanitize_str(note, 0) : NULL;
         if (shown)
             fprintf(stderr, "note: %s\n", shown);
+        cleanup_free char *prot = sg_protected_note(sk->policy.write[i].path);
+        cleanup_free char *pshown = prot ? sg_sanitize_str(prot, 0) : NULL;
+        if (pshown)
+            fprintf(stderr, "note: %s %s\n", sk->policy.write[i].path, pshown);
     }
     size_t ne = sg_diags_count(&sk->diags, SG_ERROR);
     size_t nw = sg_diags_count(&sk->diags, SG_WARNING);

@@ -91,6 +91,9 @@ json_t *sg_pprog_request_json(const struct sg_preq *q, const char *run_id, const
               put(o, "cwd", q->cwd) && put(o, "detail", q->detail);
     if (q->agent_tool[0])
         ok = ok && put(o, "agent_tool", q->agent_tool);
+    /* a protected target: a "run" or "always" answer covers that file only */
+    if (sg_preq_protected(q))
+        ok = ok && put(o, "protected", sg_preq_protected(q));
     switch (q->tool) {
     case SG_PT_BASH: {
         /* argv as the program will get it. A skill's exec: the resolved

@@ -424,7 +424,10 @@ static void on_key(struct sg_lineprompt *lp, char k)
         lp->shown = false;
         raw_leave();
         cleanup_free char *t = sg_sanitize_str(lp->folder, 0);
-        cleanup_free char *said = sg_xasprintf("  -> allowed for this run: %s\n", t);
+        cleanup_free char *said =
+            sg_xasprintf("  -> allowed for this run: %s\n     (not what git, shells and editors "
+                         "run from it: .git/config, .git/hooks, .envrc, .vscode ... are asked on "
+                         "their own)\n", t);
         say(lp, said);
         if (sg_perm_answer_rule(lp->perm, lp->id, SG_DEC_ALLOW_RUN, lp->folder, &why) < 0) {
             cleanup_free char *no = sg_xasprintf("  -> not taken: %s\n", why ? why : "settled");

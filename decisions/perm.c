@@ -85,6 +85,7 @@ struct sg_perm {
     bool shown;
     int64_t shown_ms, deadline_ms;
     char last_by[512];       /* who made the last decision */
+    char why_buf[512];       /* the prompt's why, when it is composed */
     char *answer_rule;       /* the rule the person's answer keeps, when narrowed */
     sg_perm_show_fn fe_show; /* a front end shows the prompt */
     void *fe_ctx;
@@ -288,6 +289,10 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
                             p->deferring ? "ask" : sg_decision_allows(d) ? "allow" : "deny",
                             "scope", scope, "latency_ms", (json_int_t)latency);
     json_object_set_new(rec, "decided_by", json_string(by));
+    /* a protected target (protected.h): what only an exact rule allows */
+    const char *prot = sg_preq_protected(q);
+    if (prot)
+        json_object_set_new(rec, "protected", json_string(prot));
     if (p->o.audit_extra)
         json_object_update(rec, p->o.audit_extra);
     if (audit_counts_it(p, tool_name, sg_decision_allows(d), by, req, iso)) {
@@ -303,6 +308,8 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
                                !sg_decision_allows(d), "subject", subject);
         if (q->tool == SG_PT_FETCH && q->port > 0)
             json_object_set_new(ev, "port", json_integer(q->port));
+        if (prot)
+            json_object_set_new(ev, "protected", json_string(prot));
         /* a Write names the call it stopped (chmod, rename, unlinkat...) */
         bool call = q->tool == SG_PT_WRITE && !q->agent_tool[0] && args[0];
         if (call)
@@ -510,8 +517,13 @@ static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
     if ((*hit = sg_rules_limit(p->rules, p->nrules, q, SG_EFF_ASK, &unknown)) ||
         (unknown && hidden_matters(q)))
         return SG_EFF_ASK;
+    /* a protected target (.git/config, .git/hooks, .envrc ...): only a
+     * rule that names that exact file allows it, never a glob, a folder
+     * answer or a bare Write */
+    bool exact_only = sg_preq_protected(q) != NULL;
     for (size_t i = 0; i < p->nrules; i++)
         if (p->rules[i].effect == SG_EFF_ALLOW && sg_prule_matches(&p->rules[i], q) &&
+            (!exact_only || sg_prule_exact(&p->rules[i])) &&
             !folder_answer_misses(p, &p->rules[i], q)) {
             *hit = &p->rules[i];
             return SG_EFF_ALLOW;
@@ -681,9 +693,17 @@ static void show_frontend(struct sg_perm *p)
     }
     sg_buf_append(&b, "", 1);
     cleanup_free char *rule = sg_buf_steal(&b);
+    /* a protected target: why, and that only this file may be allowed */
+    const char *prot = sg_preq_protected(&p->queue[0].q);
+    if (prot)
+        snprintf(p->why_buf, sizeof p->why_buf,
+                 "a protected target: %s. No folder answer, glob rule or --write covers it; "
+                 "an answer here is for this file only", prot);
     struct sg_perm_prompt pr = {.perm = p, .q = &p->queue[0].q, .skill = p->skill,
                                 .session = p->o.session,
-                                .why = p->queue[0].q.agent_tool[0] ? WHY_AGENT : WHY_TEXT,
+                                .why = prot                          ? p->why_buf
+                                       : p->queue[0].q.agent_tool[0] ? WHY_AGENT
+                                                                     : WHY_TEXT,
                                 .rule = rule, .queued = p->nqueue, .shown_ms = p->shown_ms,
                                 .deadline_ms = p->deadline_ms, .id = p->queue[0].id};
     p->fe_show(p->fe_ctx, &pr);

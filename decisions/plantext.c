@@ -7,6 +7,7 @@
 
 #include "landlock.h"
 #include "netns.h"
+#include "protected.h"
 #include "sanitize.h"
 #include "util.h"
 #include "wasm.h"
@@ -61,7 +62,8 @@ static void print_word(FILE *f, const char *w)
     sg_buf_free(&b);
 }
 
-/* A declared folder the skill's uid may not write by its mode, said. */
+/* A declared folder the skill's uid may not write by its mode, and the
+ * protected targets it holds (protected.h), said. */
 static void print_uid_limit(FILE *f, const struct sg_plan *p, const struct sg_mount *m)
 {
     if (m->kind != SG_MNT_BIND_RW)
@@ -69,11 +71,15 @@ static void print_uid_limit(FILE *f, const struct sg_plan *p, const struct sg_mo
     struct sg_run_identity id = {.as_root = p->as_root, .via_sudo = p->via_sudo,
                                  .uid = p->skill_uid, .gid = p->skill_gid};
     cleanup_free char *note = sg_write_folder_note(m->src, &id);
-    if (!note)
-        return;
-    fputs("           ", f);
-    sg_print_safe(f, note);
-    fputc('\n', f);
+    cleanup_free char *prot = sg_protected_note(m->src);
+    const char *said[] = {note, prot};
+    for (size_t i = 0; i < SG_ARRAY_LEN(said); i++) {
+        if (!said[i])
+            continue;
+        fputs("           ", f);
+        sg_print_safe(f, said[i]);
+        fputc('\n', f);
+    }
 }
 
 /* The network section of the dry run: the nftables rules, the allowlist,

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "policy.h"
+#include "protected.h"
 #include "shellcmd.h"
 #include "skill.h"
 #include "util.h"
@@ -403,9 +404,37 @@ bool sg_program_runs_any_code(const char *path)
     return false;
 }
 
+const char *sg_preq_protected(const struct sg_preq *q)
+{
+    if (q->tool != SG_PT_WRITE)
+        return NULL;
+    if (q->protect)
+        return q->protect;
+    const char *w = q->host[0] ? sg_protected_path(q->host, NULL) : NULL;
+    return w ? w : q->subject[0] == '/' ? sg_protected_path(q->subject, NULL) : NULL;
+}
+
+bool sg_prule_exact(const struct sg_prule *r)
+{
+    if (r->tool != SG_PT_WRITE || r->any || r->agent || !r->pattern)
+        return false;
+    for (const char *c = r->pattern; *c; c++) {
+        if (*c == '\\' && c[1]) {
+            c++;
+            continue;
+        }
+        if (strchr("*?[", *c))
+            return false;
+    }
+    return true;
+}
+
 /* Places where a file runs code later by itself, or changes who may log in. */
 static const char *write_target_risk(const char *path, const char *home)
 {
+    const char *prot = sg_protected_path(path, NULL);
+    if (prot)
+        return prot;
     static const struct {
         const char *prefix, *why;
     } sys[] = {{"/etc/cron", "cron runs it"},           {"/var/spool/cron", "cron runs it"},
@@ -461,7 +490,8 @@ enum sg_risk_level sg_preq_risk(const struct sg_preq *q, const char *home, char 
             snprintf(why, n, "a shell or interpreter: it runs any code");
         return SG_RL_HIGH;
     case SG_PT_WRITE: {
-        const char *w = write_target_risk(q->host[0] ? q->host : q->subject, home);
+        const char *w = q->protect ? q->protect
+                                   : write_target_risk(q->host[0] ? q->host : q->subject, home);
         if (w) {
             snprintf(why, n, "%s", w);
             return SG_RL_HIGH;

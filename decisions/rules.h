@@ -62,6 +62,11 @@ struct sg_preq {
     bool unsure;        /* a path two readings (lexical, the kernel's) take to different
                          * files, or that climbs out of what is not there yet: no rule
                          * matches it, it is asked (and may be approved: it is shown) */
+    const char *protect; /* Write: why this is a protected target (protected.h; static),
+                          * found on the object by the write broker, or NULL. A Write of a
+                          * protected path is one whatever this says (the engine checks
+                          * subject and host too): only a rule naming that exact file
+                          * allows it, never a glob, a folder answer or a tool's name */
 };
 /* Copy v into one of q's fields (dst of size n); false, and q->cut set,
  * when it does not fit. */
@@ -77,6 +82,12 @@ bool sg_prule_matches(const struct sg_prule *r, const struct sg_preq *q);
 int sg_ptool_of_agent_tool(const char *name, size_t len);
 /* The rule "always" would save for q (caller frees). */
 char *sg_preq_rule(const struct sg_preq *q);
+/* Is q a Write of a protected target (protected.h: what git, shells,
+ * editors and agents run or trust)? Why, or NULL. */
+const char *sg_preq_protected(const struct sg_preq *q);
+/* Does r name exactly one file (a Write rule with no glob), so that it may
+ * allow a protected target? */
+bool sg_prule_exact(const struct sg_prule *r);
 /* How risky q is, weighed by what it reaches: a Write to a system folder or
  * to where code starts by itself (cron, autostart, shell rc files, SSH
  * keys, git hooks) is high, any other Write medium; Bash is high, and a

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "sanitize.h"
+#include "protected.h"
 #include "util.h"
 
 /* One refused request while the list is made. */
@@ -40,7 +41,7 @@ static char *program_name(const char *real)
 /* How the rule or the manifest names the request, and where that goes,
  * from who refused it. */
 static void how_to_allow(struct refusal *r, const char *tool, const char *subject, int port,
-                         const char *by, bool agent)
+                         const char *by, bool agent, const char *protect)
 {
     cleanup_free char *rule = NULL;
     bool bash = !strcmp(tool, "Bash"), write = !strcmp(tool, "Write");
@@ -76,7 +77,8 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
                                 "run asks again, or %s in a --policy file's allow list", by,
                                 rule);
     } else if (strstr(by, "own folder") || strstr(by, "own system folder") ||
-               strstr(by, "symbolic link") ||
+               strstr(by, "symbolic link") || strstr(by, "only regular files") ||
+               strstr(by, "changed since it was asked") || strstr(by, "through a descriptor") ||
                strstr(by, "program swapped") || strstr(by, "not a DNS query")) {
         free(steal_pointer(&rule));
         r->allow = sg_xstrdup("nothing may allow it");
@@ -87,6 +89,15 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
     } else {
         const char *dir_hint = "";
         cleanup_free char *dir = NULL;
+        const char *prot = !write ? NULL : protect ? protect : sg_protected_path(subject, NULL);
+        if (prot) { /* no folder covers it: only that file, by its name */
+            r->allow = sg_xasprintf("--policy FILE with %s under allow: (a protected target: "
+                                    "%s; no folder grant covers it), or a person asked "
+                                    "(--prompt tty, or skillgate tui --attach with --prompt "
+                                    "attached)", rule, prot);
+            r->rule = steal_pointer(&rule);
+            return;
+        }
         if (write) { /* a folder the person names for one run */
             dir = sg_xstrdup(subject);
             char *sl = strrchr(dir, '/');
@@ -102,7 +113,7 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
 }
 
 static struct refusal *find_or_add(struct list *l, const char *tool, const char *subject,
-                                   const char *why, int port)
+                                   const char *why, int port, const char *protect)
 {
     for (size_t i = 0; i < l->n; i++)
         if (!strcmp(l->v[i].tool, tool) && !strcmp(l->v[i].subject, subject))
@@ -121,7 +132,7 @@ static struct refusal *find_or_add(struct list *l, const char *tool, const char 
                                                      "deny, or no terminal")
              : !strcmp(why, "person")   ? sg_xstrdup("denied when asked")
                                         : sg_xstrdup(why);
-    how_to_allow(r, tool, subject, port, why ? why : "", l->agent);
+    how_to_allow(r, tool, subject, port, why ? why : "", l->agent, protect);
     return r;
 }
 
@@ -137,12 +148,12 @@ static char *canonical(const char *tool, const char *subject)
 }
 
 static void note(struct list *l, const char *tool, const char *subject, const char *why,
-                 int port, bool decision)
+                 int port, bool decision, const char *protect)
 {
     if (!subject || !*subject || !strcmp(subject, "?"))
         return;
     cleanup_free char *s = canonical(tool, subject);
-    struct refusal *r = find_or_add(l, tool, s, why, port);
+    struct refusal *r = find_or_add(l, tool, s, why, port, protect);
     if (r && decision)
         r->decided++;
     else if (r)
@@ -165,19 +176,20 @@ static void note_event(struct list *l, json_t *ev)
     if (!strcmp(kind, "syscall_blocked")) {
         const char *sc = str(d, "syscall");
         if (sc && !strcmp(sc, "execve"))
-            note(l, "Bash", str(d, "program"), why, 0, false);
+            note(l, "Bash", str(d, "program"), why, 0, false, NULL);
         else if (sc && !strcmp(sc, "connect") && str(d, "path"))
-            note(l, "Connect", str(d, "path"), why, 0, false);
+            note(l, "Connect", str(d, "path"), why, 0, false, NULL);
     } else if (!strcmp(kind, "fs_blocked") && !json_object_get(d, "reported_by")) {
         /* a WASM run's WASI-layer reports: no request a person could allow
          * (the module reaches only its preopens) */
-        note(l, "Write", str(d, "path"), why ? why : "outside the writable paths", 0, false);
+        note(l, "Write", str(d, "path"), why ? why : "outside the writable paths", 0, false,
+             str(d, "protected"));
     } else if (!strcmp(kind, "dns_blocked")) {
-        note(l, "Fetch", str(d, "name"), why, 0, false);
+        note(l, "Fetch", str(d, "name"), why, 0, false, NULL);
     } else if (!strcmp(kind, "network_egress_blocked")) {
         const char *name = str(d, "name");
         note(l, "Fetch", name && *name ? name : str(d, "dst"), why,
-             (int)json_integer_value(json_object_get(d, "port")), false);
+             (int)json_integer_value(json_object_get(d, "port")), false, NULL);
     }
 }
 
@@ -195,7 +207,7 @@ json_t *sg_refusals_of(json_t *doc, bool agent)
         const char *tool = str(v, "tool");
         if (tool)
             note(l, tool, str(v, "subject"), str(v, "decided_by"),
-                 (int)json_integer_value(json_object_get(v, "port")), true);
+                 (int)json_integer_value(json_object_get(v, "port")), true, str(v, "protected"));
     }
     json_array_foreach(json_object_get(doc, "policy_violations"), i, v)
         note_event(l, v);

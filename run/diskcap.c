@@ -128,7 +128,9 @@ static ssize_t approved_at(const struct sg_diskcap *d, const char *path)
 
 void sg_diskcap_approve(struct sg_diskcap *d, const char *path, const struct stat *st)
 {
-    if (!d)
+    /* only a regular file or a folder is ever remembered: a FIFO, a
+     * device or a link at an approved name is asked about again */
+    if (!d || (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)))
         return;
     ssize_t i = approved_at(d, path);
     if (i < 0 && d->nappr >= SG_APPROVED_MAX)
@@ -223,6 +225,20 @@ void sg_become_skill(const struct sg_plan *p, struct sg_skill_creds *s)
         return;
     s->ngroups = getgroups((int)SG_ARRAY_LEN(s->groups), s->groups);
     syscall(SYS_setgroups, 0, NULL);
+    syscall(SYS_setfsgid, p->skill_gid);
+    syscall(SYS_setfsuid, p->skill_uid);
+    s->switched = true;
+}
+
+void sg_become_person(const struct sg_plan *p, struct sg_skill_creds *s)
+{
+    s->umask = umask(0);
+    umask(s->umask); /* the broker's own: what it makes is masked as before */
+    s->switched = false;
+    if (!p->as_root || !p->via_sudo)
+        return;
+    s->ngroups = getgroups((int)SG_ARRAY_LEN(s->groups), s->groups);
+    syscall(SYS_setgroups, (size_t)p->nperson_groups, p->person_groups);
     syscall(SYS_setfsgid, p->skill_gid);
     syscall(SYS_setfsuid, p->skill_uid);
     s->switched = true;

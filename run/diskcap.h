@@ -59,6 +59,12 @@ struct sg_skill_creds {
 };
 void sg_become_skill(const struct sg_plan *p, struct sg_skill_creds *s);
 void sg_become_broker(struct sg_skill_creds *s);
+/* What the broker does on the host for a skill that a person approved is
+ * done as that person: under sudo the invoking user's fsuid, fsgid and
+ * groups (never root's, which would pass every permission check the
+ * person fails); as root without sudo root is the person, and an ordinary
+ * user is already. Undone by sg_become_broker. */
+void sg_become_person(const struct sg_plan *p, struct sg_skill_creds *s);
 /* As root without sudo, what root makes for the skill (nobody) is root's,
  * in the skill's group with the owner's bits for the group (a folder
  * setgid), as the folders skillgate makes for it: o, a descriptor of the

@@ -18,10 +18,15 @@
 
 #include "config.h"
 #include "beneath.h"
+#include "declared.h"
 #include "diskcap.h"
 #include "notifpath.h"
 #include "perm.h"
+#include "protected.h"
 #include "util.h"
+
+#define beneath sg_beneath_open
+#define parent_of sg_beneath_parent
 
 /* X(syscall, dirfd arg, path arg, second dirfd arg, second path arg) — -1: none */
 static const struct {
@@ -135,12 +140,15 @@ const char *sg_fs_class(const char *home, const char *path)
     if (strstr(path, "/.git/hooks/") || sg_str_has_suffix(path, "/.git/hooks") ||
         sg_str_has_suffix(path, "/.git/config"))
         return "persistence";
+    /* what git, shells, editors and agents run by themselves (protected.h),
+     * the credential places among them said as such below */
+    bool prot = sg_protected_path(path, NULL) != NULL;
     for (size_t i = 0; home && sg_sensitive_home_paths[i]; i++) {
         snprintf(buf, sizeof buf, "%s/%s", home, sg_sensitive_home_paths[i]);
         if (within(path, buf))
             return "credential";
     }
-    return "file";
+    return prot ? "persistence" : "file";
 }
 
 /* For the prompt: does the path exist in the skill's view, and as what?
@@ -616,30 +624,12 @@ struct write_wait {
     struct timespec ts[2];     /* utime's times, read once from the skill */
     bool ts_now;               /* utime's times: now */
     bool for_group;            /* only on a file root made for the skill's group (meta_do) */
+    bool src_dir;              /* a rename's source was a folder when it was asked */
+    char target[PATH_MAX];     /* a symlink's text (a protected name in a declared path) */
+    bool said;                 /* its refusal was an event already */
 };
 
-/* The bind a sandbox path lies in (the deepest mount over it decides), and
- * the path below it; NULL when that is a private tmpfs, a mask or the
- * sandbox's own root: no host place. */
-static const struct sg_mount *host_bind(const struct sg_plan *p, const char *path,
-                                        const char **below)
-{
-    const struct sg_mount *best = NULL;
-    for (size_t i = 0; i < p->nmounts; i++) {
-        const struct sg_mount *m = &p->mounts[i];
-        if (m->kind == SG_MNT_SYMLINK || !within(path, m->dst))
-            continue;
-        if (!best || strlen(m->dst) >= strlen(best->dst))
-            best = m;
-    }
-    if (!best || (best->kind != SG_MNT_BIND_RO && best->kind != SG_MNT_BIND_RW))
-        return NULL;
-    const char *r = path + strlen(best->dst);
-    while (*r == '/')
-        r++;
-    *below = r;
-    return best;
-}
+#define host_bind sg_host_bind
 
 /* The host folder behind the deepest bind over path, and path below it:
  * the folder pinned before launch (pin.h), never opened by name again. */
@@ -657,6 +647,47 @@ static int host_parent(const struct sg_plan *p, const int *pins, const char *pat
         return -EBADF;
     int dfd = fcntl(pin, F_DUPFD_CLOEXEC, 3);
     return dfd < 0 ? -errno : dfd;
+}
+
+/* The host path behind a sandbox path (the deepest bind's), or NULL when
+ * no host folder backs it. Caller frees. */
+static char *host_path(const struct sg_plan *p, const char *path)
+{
+    const char *below;
+    const struct sg_mount *b = path[0] ? host_bind(p, path, &below) : NULL;
+    return b ? sg_xasprintf("%s%s%s", b->src, *below ? "/" : "", below) : NULL;
+}
+
+/* The host object at path (beneath its bind's pinned folder, no link
+ * followed): 0 with *st, or -errno. */
+static int host_lstat(const struct sg_plan *p, const int *pins, const char *path,
+                      struct stat *st)
+{
+    char rel[PATH_MAX];
+    const char *last;
+    int dfd = host_parent(p, pins, path, rel, sizeof rel);
+    int pfd = dfd < 0 ? dfd : parent_of(dfd, rel, &last);
+    int r = pfd < 0 ? pfd : fstatat(pfd, last, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+    if (pfd >= 0)
+        close(pfd);
+    if (dfd >= 0)
+        close(dfd);
+    return r;
+}
+
+/* Why a call on path (or, for a rename or link, onto path2 from path1)
+ * touches a protected target (protected.h), decided on the host paths the
+ * broker acts on (no link followed there); NULL when it does not. */
+static const char *protected_end(const struct sg_plan *p, const char *path1, const char *path2,
+                                 bool moves, bool dir)
+{
+    cleanup_free char *h1 = host_path(p, path1);
+    cleanup_free char *h2 = path2 && path2[0] ? host_path(p, path2) : NULL;
+    if (!path2 || !path2[0])
+        return h1 ? sg_protected_path(h1, NULL) : NULL;
+    if (moves && h2)
+        return sg_protected_move(h1 ? h1 : path1, h2, dir);
+    return h2 ? sg_protected_path(h2, NULL) : NULL;
 }
 
 /* Would doing this to path touch skillgate's own folders on the host (be
@@ -701,9 +732,6 @@ static int write_only_unless_readable(const struct sg_plan *p, int f, unsigned l
     close(f);
     return w < 0 ? -errno : w;
 }
-
-#define beneath sg_beneath_open
-#define parent_of sg_beneath_parent
 
 /* What the broker makes for an approved write is the invoking user's: under
  * sudo the sudo user (whom the skill runs as), not root; otherwise the
@@ -852,6 +880,37 @@ static int approved_open(struct write_wait *w, int dfd, const char *rel, bool *a
     return r;
 }
 
+/* A brokered rename moves only a regular file or a folder (an approval
+ * belongs to what was approved: a FIFO renamed over an approved name, then
+ * opened by the broker, once held its loop; a symlink there would lead the
+ * person's next program elsewhere), and only what it was asked about: a
+ * source that is a folder now but was not then (or the other way) is a
+ * new question. 0 or -EACCES (and said). */
+static int movable(struct write_wait *w, int pfd, const char *last, int p2, const char *last2)
+{
+    struct stat st, st2;
+    if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -errno;
+    bool exch = (w->arg & RENAME_EXCHANGE) != 0;
+    bool kind = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode);
+    if (kind && exch && fstatat(p2, last2, &st2, AT_SYMLINK_NOFOLLOW) == 0)
+        kind = S_ISREG(st2.st_mode) || S_ISDIR(st2.st_mode);
+    const char *why = !kind ? "only regular files and folders are moved for a skill"
+                      : S_ISDIR(st.st_mode) != w->src_dir
+                          ? "what is there changed since it was asked (a file became a folder "
+                            "or the other way)"
+                          : NULL;
+    if (!why)
+        return 0;
+    w->said = true;
+    sg_bus_emit(w->bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "syscall", w->syscall, "path",
+                          w->path1, "to", w->path2, "class", "file", "reason", why, "prevented",
+                          1),
+                "%s of %s onto %s refused: %s", w->syscall, w->path1, w->path2, why);
+    return -EACCES;
+}
+
 static int approved_rename(struct write_wait *w, int pfd, const char *last)
 {
     char rel2[PATH_MAX];
@@ -859,6 +918,7 @@ static int approved_rename(struct write_wait *w, int pfd, const char *last)
     int d2 = host_parent(w->p, w->pins, w->path2, rel2, sizeof rel2);
     int p2 = d2 < 0 ? d2 : parent_of(d2, rel2, &last2);
     int r = p2 < 0                                                     ? p2
+            : movable(w, pfd, last, p2, last2) < 0                      ? -EACCES
             : !group_may(w, pfd, last) || !group_may(w, p2, last2) ||
                     !group_parent(w, pfd, w->path1) || !group_parent(w, p2, w->path2) ||
                     (w->for_group && high_risk(w->path2))
@@ -876,6 +936,32 @@ static int approved_rename(struct write_wait *w, int pfd, const char *last)
     return r;
 }
 
+/* A hard link a rule or person allowed at both ends (link_ask), or of or
+ * onto a protected target in a declared write path: path1's object (a
+ * regular file, no link followed) as path2, both beneath their pinned
+ * folders. 0 or -errno. */
+static int approved_link(struct write_wait *w, int pfd, const char *last)
+{
+    char rel2[PATH_MAX];
+    const char *last2;
+    const char *b1, *b2;
+    if (host_bind(w->p, w->path1, &b1) != host_bind(w->p, w->path2, &b2))
+        return -EXDEV;
+    struct stat st;
+    if (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EPERM; /* only a regular file gets another name for a skill */
+    int d2 = host_parent(w->p, w->pins, w->path2, rel2, sizeof rel2);
+    int p2 = d2 < 0 ? d2 : parent_of(d2, rel2, &last2);
+    int r = p2 < 0 ? p2 : linkat(pfd, last, p2, last2, 0) < 0 ? -errno : 0;
+    if (p2 >= 0)
+        close(p2);
+    if (d2 >= 0)
+        close(d2);
+    return r;
+}
+
 /* Do w's approved call on the host folder dfd (the bind's pinned folder),
  * rel below it. 0 or -errno; *answered when a descriptor was the result. */
 static int approved_do(struct write_wait *w, int dfd, char *rel, bool *answered)
@@ -885,8 +971,12 @@ static int approved_do(struct write_wait *w, int dfd, char *rel, bool *answered)
         !strcmp(sc, "creat"))
         return approved_open(w, dfd, rel, answered);
     if (!strcmp(sc, "truncate") || meta_call(sc)) {
-        int f = !strcmp(sc, "truncate") ? beneath(dfd, rel, O_WRONLY, 0)
+        /* never blocks, never anything but a regular file: the skill may
+         * have put a FIFO at an approved name (sg_beneath_file) */
+        int f = !strcmp(sc, "truncate") ? sg_beneath_file(dfd, rel, O_WRONLY, 0)
                                          : beneath(dfd, rel, O_PATH, 0);
+        if (f == -EOPNOTSUPP || f == -ENXIO)
+            f = -EINVAL; /* the kernel's answer to truncate of no regular file */
         int r = f < 0                        ? f
                 : strcmp(sc, "truncate")     ? meta_do(w, f)
                 : ftruncate(f, (off_t)w->arg) < 0 ? -errno
@@ -902,8 +992,13 @@ static int approved_do(struct write_wait *w, int dfd, char *rel, bool *answered)
     int pfd = parent_of(dfd, rel, &last);
     if (pfd < 0)
         return pfd;
-    int r = -EACCES; /* link, symlink, mknod: not brokered */
-    if (!strcmp(sc, "mkdir") || !strcmp(sc, "mkdirat")) {
+    int r = -EACCES; /* mknod: not brokered */
+    if (!strncmp(sc, "symlink", 7) && w->target[0]) {
+        /* only a protected name in a declared write path comes here */
+        r = symlinkat(w->target, pfd, last) < 0 ? -errno : 0;
+    } else if (!strncmp(sc, "link", 4)) {
+        r = approved_link(w, pfd, last);
+    } else if (!strcmp(sc, "mkdir") || !strcmp(sc, "mkdirat")) {
         r = mkdirat(pfd, last, (mode_t)(w->mode & 01777)) < 0 ? -errno
             : w->p->as_root ? give_to_invoker(w->p, pfd, last)
                             : 0;
@@ -941,6 +1036,12 @@ static void write_ask(struct write_wait *w, const char *subject, const char *det
         cleanup_free char *host = sg_xasprintf("%s%s%s", b->src, *below ? "/" : "", below);
         SG_PREQ_SET(&q, host, host);
     }
+    /* a rename's destination: what lands there is the source's object (a
+     * folder that brings a `config` into .git/modules is asked as one) */
+    bool dest = subject == w->path2 || (w->path2[0] && !strcmp(subject, w->path2) &&
+                                        strcmp(subject, w->path1));
+    q.protect = protected_end(w->p, dest ? w->path1 : subject, dest ? w->path2 : NULL,
+                              !strncmp(w->syscall, "rename", 6), w->src_dir);
     enum sg_decision dec;
     if (sg_perm_request(w->perm, &q, write_decided, w, &dec) == 1)
         write_decided(w, dec);
@@ -971,7 +1072,11 @@ static void write_decided(void *ctx, enum sg_decision d)
         int dfd = host_parent(w->p, w->pins, w->path1, rel, sizeof rel);
         r = dfd;
         if (dfd >= 0) {
+            /* as the person it is done for, never as root under sudo */
+            struct sg_skill_creds sv;
+            sg_become_person(w->p, &sv);
             r = approved_do(w, dfd, rel, &answered);
+            sg_become_broker(&sv);
             close(dfd);
         }
         /* the kernel's own answers to the call (it exists, it is not
@@ -979,7 +1084,7 @@ static void write_decided(void *ctx, enum sg_decision d)
          * would without us, and nothing is said */
         bool kernels = r == -EEXIST || r == -ENOENT || r == -ENOTDIR || r == -EISDIR ||
                        r == -ENOTEMPTY;
-        if (r < 0 && !answered && !kernels)
+        if (r < 0 && !answered && !kernels && !w->said)
             sg_bus_emit(w->bus, SG_EV_FS_BLOCKED,
                         json_pack("{s:s, s:s, s:s, s:b}", "syscall", w->syscall, "path", w->path1,
                                   "class", "file", "prevented", 1),
@@ -1173,7 +1278,7 @@ static int read_call(const struct seccomp_notif *req, size_t i, int memfd, struc
 static int start_ask(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
                      struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
                      const struct wcall *c, bool ok1, bool ok2, struct sg_event_bus *bus,
-                     bool for_group)
+                     bool for_group, const char *target)
 {
     const char *sc = c->syscall;
     struct write_wait *w = sg_xcalloc(1, sizeof *w);
@@ -1184,8 +1289,11 @@ static int start_ask(const struct sg_plan *p, const int *pins, struct sg_perm *p
     w->id = req->id;
     snprintf(w->syscall, sizeof w->syscall, "%s", sc);
     bool renames = !strncmp(sc, "rename", 6);
+    /* a hard link in a declared write path (declared_call): the old name
+     * and the new, each asked like a rename's */
+    bool links = !strncmp(sc, "link", 4) && c->path1[0];
     snprintf(w->path1, sizeof w->path1, "%s",
-             ok1 && !renames && c->path2[0] ? c->path2 : c->path1);
+             ok1 && !renames && !links && c->path2[0] ? c->path2 : c->path1);
     snprintf(w->path2, sizeof w->path2, "%s", c->path2);
     w->flags = c->oflags;
     w->mode = c->omode;
@@ -1199,15 +1307,27 @@ static int start_ask(const struct sg_plan *p, const int *pins, struct sg_perm *p
     memcpy(w->ts, c->ts, sizeof c->ts);
     w->ts_now = c->ts_now;
     w->for_group = for_group;
+    if (target)
+        snprintf(w->target, sizeof w->target, "%s", target);
+    struct stat st;
+    w->src_dir = renames && host_lstat(p, pins, c->path1, &st) == 0 && S_ISDIR(st.st_mode);
     /* a file this run was let write is the same file for its next change:
-     * not asked again (sg_diskcap_approve) */
-    bool need1 = !ok1 && !remembered(p, pins, dc, c->path1);
-    bool need2 = c->path2[0] && !ok2 && !remembered(p, pins, dc, c->path2);
-    w->ask2 = renames && need1 && need2;
+     * not asked again (sg_diskcap_approve); a protected target in a
+     * writable path is asked all the same (protected.h). A rename onto a
+     * remembered name is a new request unless what moves there was let
+     * write too: an approval belongs to the object approved, and a FIFO or
+     * a stranger's file renamed in inherits nothing */
+    bool prot1 = ok1 && protected_end(p, c->path1, NULL, false, false);
+    bool prot2 = c->path2[0] && ok2 && protected_end(p, c->path1, c->path2, renames, w->src_dir);
+    bool mem1 = remembered(p, pins, dc, c->path1);
+    bool need1 = (!ok1 || prot1) && !mem1;
+    bool need2 = c->path2[0] && (!ok2 || prot2) &&
+                 !(remembered(p, pins, dc, c->path2) && (!renames || (!ok1 && mem1)));
+    w->ask2 = (renames || links) && need1 && need2;
     if (!need1 && !need2)
         write_decided(w, SG_DEC_ALLOW_ONCE);
     else
-        write_ask(w, need1 || !renames ? w->path1 : c->path2, NULL);
+        write_ask(w, need1 || !(renames || links) ? w->path1 : c->path2, NULL);
     return 2;
 }
 
@@ -1246,6 +1366,252 @@ static int refuse_outside(const struct sg_plan *p, const struct seccomp_notif *r
                 : !strcmp(cls, "credential") ? ": a credential location"
                                              : "");
     return 1;
+}
+
+/* ---- the declared write paths: every name change is the broker's ---- */
+
+static bool on_declared(const struct sg_plan *p, const char *path)
+{
+    const char *below;
+    const struct sg_mount *b = path[0] ? host_bind(p, path, &below) : NULL;
+    return b && b->kind == SG_MNT_BIND_RW;
+}
+
+/* What kind of call in a declared write path declared_call does (opens
+ * and mkdir are only checked: the disk cap makes them). */
+enum dkind { DK_NONE, DK_OPEN, DK_UNLINK, DK_RENAME, DK_LINK, DK_SYMLINK, DK_MKNOD, DK_TRUNC,
+             DK_CHMOD };
+
+static enum dkind declared_kind(const char *sc)
+{
+    static const struct {
+        const char *name;
+        enum dkind k;
+    } m[] = {{"open", DK_OPEN},        {"openat", DK_OPEN},        {"creat", DK_OPEN},
+             {"mkdir", DK_OPEN},       {"mkdirat", DK_OPEN},       {"unlink", DK_UNLINK},
+             {"unlinkat", DK_UNLINK},  {"rmdir", DK_UNLINK},       {"rename", DK_RENAME},
+             {"renameat", DK_RENAME},  {"renameat2", DK_RENAME},   {"link", DK_LINK},
+             {"linkat", DK_LINK},      {"symlink", DK_SYMLINK},    {"symlinkat", DK_SYMLINK},
+             {"mknod", DK_MKNOD},      {"mknodat", DK_MKNOD},      {"truncate", DK_TRUNC},
+             {"chmod", DK_CHMOD},      {"fchmodat", DK_CHMOD},     {"fchmodat2", DK_CHMOD}};
+    for (size_t i = 0; i < SG_ARRAY_LEN(m); i++)
+        if (!strcmp(sc, m[i].name))
+            return m[i].k;
+    return DK_NONE;
+}
+
+/* A protected target in a declared write path that nobody may be asked
+ * about (or that no answer could make: a FIFO, a device): refused, said. */
+static int refuse_protected(const struct seccomp_notif *req, const char *sc, const char *path,
+                            const char *why, const char *because,
+                            struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
+{
+    resp->flags = 0;
+    resp->error = -EACCES;
+    sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:b}", "syscall", sc, "path", path,
+                          "class", "persistence", "protected", why, "reason", because, "pid",
+                          req ? (int)req->pid : 0, "prevented", 1),
+                "%s of %s refused: a protected target (%s), which no folder grant covers; %s",
+                sc, path, why, because);
+    return 1;
+}
+
+/* The old name of a link(at) call (the write table reads only the new). */
+static int link_source(const struct seccomp_notif *req, int memfd, const char *sc, char *out,
+                       size_t n, bool *follow)
+{
+    bool at = !strcmp(sc, "linkat");
+    const unsigned long long *a = req->data.args;
+    *follow = at && (a[4] & AT_SYMLINK_FOLLOW);
+    if (at && (a[4] & AT_EMPTY_PATH))
+        return -EXDEV; /* a descriptor (an O_TMPFILE): made by the broker on the host's mount */
+    return sg_notif_path(req->pid, memfd, at ? (int)a[0] : AT_FDCWD, at ? a[1] : a[0], 0, out,
+                         n);
+}
+
+/* Do the call on the ends found (done as the skill). 0 or -errno. */
+static int declared_do(const struct sg_plan *p, struct sg_diskcap *dc, enum dkind k,
+                       const struct seccomp_notif *req, const struct wcall *c,
+                       const char *target, struct sg_where *w1, struct sg_where *w2)
+{
+    const unsigned long long *a = req->data.args;
+    const char *sc = c->syscall;
+    bool makes = k == DK_LINK || k == DK_SYMLINK || k == DK_MKNOD;
+    if (makes && !sg_diskcap_may_create(dc, sc, c->path2[0] ? c->path2 : c->path1))
+        return -EDQUOT;
+    switch (k) {
+    case DK_UNLINK:
+        return sg_declared_unlink(p, w1, !strcmp(sc, "rmdir")      ? AT_REMOVEDIR
+                                         : !strcmp(sc, "unlinkat") ? (int)a[2]
+                                                                   : 0);
+    case DK_RENAME:
+        return sg_declared_rename(p, w1, w2, !strcmp(sc, "renameat2") ? (unsigned)a[4] : 0);
+    case DK_LINK:
+        return sg_declared_link(p, w1, w2);
+    case DK_SYMLINK:
+        return sg_declared_symlink(p, target, w1);
+    case DK_MKNOD: {
+        unsigned long long md = !strcmp(sc, "mknodat") ? a[2] : a[1];
+        return sg_declared_mknod(p, w1, ((mode_t)md & S_IFMT) |
+                                            ((mode_t)(md & 07777) & ~sg_skill_umask(req->pid)));
+    }
+    case DK_TRUNC:
+        return sg_declared_truncate(p, w1, (long long)a[1]);
+    case DK_CHMOD:
+        return sg_declared_chmod(p, w1, (mode_t)c->omode,
+                                 !strcmp(sc, "fchmodat2") && (a[3] & AT_SYMLINK_NOFOLLOW));
+    default:
+        return -ENOSYS;
+    }
+}
+
+/* Find the ends of c as the kernel would (declared.h): w1 the path the
+ * call acts on (a link's old name), w2 a second new name (rename, link).
+ * *target: a symlink's text. 0 or the kernel's answer. */
+static int declared_ends(const struct sg_plan *p, const int *pins, enum dkind k,
+                         const struct seccomp_notif *req, int memfd, const struct wcall *c,
+                         char *target, size_t tmax, struct sg_where *w1, struct sg_where *w2)
+{
+    const unsigned long long *a = req->data.args;
+    const char *sc = c->syscall;
+    bool follow = k == DK_TRUNC || (k == DK_CHMOD && !(!strcmp(sc, "fchmodat2") &&
+                                                       (a[3] & AT_SYMLINK_NOFOLLOW)));
+    if (k == DK_SYMLINK) {
+        int r = sg_notif_read_str(memfd, a[0], target, tmax);
+        return r < 0 ? r : sg_declared_where(p, pins, c->path2, false, w1);
+    }
+    if (k == DK_LINK) {
+        char old[PATH_MAX];
+        int r = link_source(req, memfd, sc, old, sizeof old, &follow);
+        if (!r && (magic_path(old) || !on_declared(p, old)))
+            r = -EXDEV; /* another mount to the kernel */
+        if (!r)
+            r = sg_declared_where(p, pins, old, follow, w1);
+        return r < 0 ? r : sg_declared_where(p, pins, c->path2, false, w2);
+    }
+    int r = sg_declared_where(p, pins, c->path1, follow, w1);
+    if (!r && k == DK_RENAME)
+        r = sg_declared_where(p, pins, c->path2, false, w2);
+    return r;
+}
+
+/* Why the call on w1 (and w2) touches a protected target, or NULL. */
+static const char *declared_protected(enum dkind k, const char *sc,
+                                      const struct seccomp_notif *req,
+                                      const struct sg_where *w1, const struct sg_where *w2)
+{
+    if (k != DK_RENAME && k != DK_LINK)
+        return sg_protected_path(w1->real, NULL);
+    struct stat st, st2;
+    bool dir = fstatat(w1->pfd, w1->last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    const char *why = sg_protected_move(w1->real, w2->real, k == DK_RENAME && dir);
+    /* RENAME_EXCHANGE moves the destination's object the other way too */
+    bool exch = k == DK_RENAME && !strcmp(sc, "renameat2") &&
+                (req->data.args[4] & RENAME_EXCHANGE);
+    if (!why && exch && fstatat(w2->pfd, w2->last, &st2, AT_SYMLINK_NOFOLLOW) == 0)
+        why = sg_protected_move(w2->real, w1->real, S_ISDIR(st2.st_mode));
+    return why;
+}
+
+/* chmod of a declared folder itself: done on the folder pinned before
+ * launch (what the bind shows), as the skill. 1: resp set. */
+static int bind_root_chmod(const struct sg_plan *p, const int *pins, const struct wcall *c,
+                           struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
+{
+    const char *below;
+    const struct sg_mount *b = host_bind(p, c->path1, &below);
+    int pin = b && pins ? pins[b - p->mounts] : -1;
+    const char *why = b ? sg_protected_path(b->src, NULL) : NULL;
+    if (pin < 0) {
+        resp->error = -EACCES;
+        return 1;
+    }
+    if (why)
+        return refuse_protected(NULL, c->syscall, c->path1, why,
+                                "a declared folder that is one keeps its mode", resp, bus);
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", pin);
+    struct sg_skill_creds sv;
+    sg_become_skill(p, &sv);
+    resp->error = fchmodat(AT_FDCWD, self, (mode_t)c->omode & 07777, 0) < 0 ? -errno : 0;
+    sg_become_broker(&sv);
+    return 1;
+}
+
+/* A call whose paths all lie in declared write paths (ok1 && ok2): the
+ * objects found as the kernel would; a protected target is asked (or
+ * refused when nobody can be asked), anything else is done as the skill.
+ * 0: the caller goes on (an open or mkdir that touches no protected
+ * target: the disk cap makes it); 1: resp set; 2: it waits for an answer. */
+static int declared_call(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
+                         struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
+                         int memfd, const struct wcall *c, struct seccomp_notif_resp *resp,
+                         struct sg_event_bus *bus)
+{
+    enum dkind k = declared_kind(c->syscall);
+    unsigned long long fl = c->oflags;
+    bool tmpfile = (fl & O_TMPFILE) == O_TMPFILE;
+    /* link and symlink: the write table reads only the new name (path2) */
+    bool named = k == DK_LINK || k == DK_SYMLINK;
+    if (k == DK_NONE || !dc || (k == DK_OPEN && tmpfile) ||
+        !on_declared(p, named ? c->path2 : c->path1) ||
+        (!named && c->path2[0] && !on_declared(p, c->path2)))
+        return 0;
+    bool mkdirs = !strncmp(c->syscall, "mkdir", 5);
+    bool follow = !mkdirs && !(fl & O_NOFOLLOW) && !((fl & O_CREAT) && (fl & O_EXCL));
+    char target[PATH_MAX] = "";
+    struct sg_where *w = sg_xcalloc(2, sizeof *w);
+    w[0].pfd = w[1].pfd = -1;
+    int r = k == DK_OPEN ? sg_declared_where(p, pins, c->path1, follow, &w[0])
+                         : declared_ends(p, pins, k, req, memfd, c, target, sizeof target, &w[0],
+                                         &w[1]);
+    const char *why = NULL;
+    int ret = 1;
+    resp->flags = 0;
+    if (r < 0 && k == DK_OPEN) {
+        ret = 0; /* the disk cap resolves it the same way and answers as it does */
+    } else if (r == -EBUSY && k == DK_CHMOD) {
+        ret = bind_root_chmod(p, pins, c, resp, bus);
+    } else if (r == -EXDEV || r == -ELOOP || r == -EINVAL) {
+        resp->error = -EACCES;
+        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", c->syscall, "path",
+                              c->path1, "class", "file", "reason",
+                              "a symbolic link that leaves the declared write path", "prevented",
+                              1),
+                    "%s of %s refused: a symbolic link on the way leads out of the declared "
+                    "write path (skillgate does it there on what the link reaches, never "
+                    "through a link that leaves it)", c->syscall, c->path1);
+    } else if (r < 0) {
+        resp->error = k == DK_TRUNC && r == -EBUSY ? -EISDIR : r; /* the kernel's answer */
+    } else if ((why = declared_protected(k, c->syscall, req, &w[0], &w[1])) && k == DK_MKNOD) {
+        ret = refuse_protected(req, c->syscall, w[0].spath, why,
+                               "only regular files and folders are made there", resp, bus);
+    } else if (why && (!perm || !write_may_ask(perm))) {
+        ret = refuse_protected(req, c->syscall, w[0].spath, why,
+                               "this run cannot ask for Write (allowed-tools)", resp, bus);
+    } else if (why) {
+        /* asked on the objects found, by their real names */
+        struct wcall *q = sg_xcalloc(1, sizeof *q);
+        *q = *c;
+        bool two = k == DK_RENAME || k == DK_LINK;
+        snprintf(q->path1, sizeof q->path1, "%s", w[0].spath);
+        snprintf(q->path2, sizeof q->path2, "%s", two ? w[1].spath : "");
+        ret = start_ask(p, pins, perm, dc, notify_fd, req, q, true, true, bus, false, target);
+        free(q);
+    } else if (k == DK_OPEN) {
+        ret = 0;
+    } else {
+        resp->error = declared_do(p, dc, k, req, c, target, &w[0], &w[1]);
+        if (!resp->error && (k == DK_UNLINK || k == DK_RENAME))
+            sg_diskcap_forget(dc, c->path1);
+    }
+    for (int i = 0; i < 2; i++)
+        if (w[i].pfd >= 0)
+            close(w[i].pfd);
+    free(w);
+    return ret;
 }
 
 /* As root without sudo: a rename, unlink or rmdir in a declared write
@@ -1391,6 +1757,83 @@ static int nowhere(const struct sg_plan *p, const int *pins, struct sg_diskcap *
     return 1;
 }
 
+/* A hard link outside the writable paths: the new name is another name
+ * for the old name's object, so a write there writes that object. Both
+ * ends are asked (or allowed by a rule covering both, as git's object
+ * files under a folder answer) and the broker makes it on the host;
+ * across binds it is the kernel's EXDEV. 2: waits or answered; 1: resp. */
+static int link_ask(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
+                    struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
+                    int memfd, const struct wcall *c, struct seccomp_notif_resp *resp,
+                    struct sg_event_bus *bus)
+{
+    struct wcall *q = sg_xcalloc(1, sizeof *q);
+    *q = *c;
+    bool follow;
+    const char *b1, *b2;
+    int r = link_source(req, memfd, c->syscall, q->path1, sizeof q->path1, &follow);
+    if (!r && (follow || magic_path(q->path1)))
+        r = -EXDEV; /* a link followed, a descriptor: not made by the broker */
+    const struct sg_mount *m1 = r ? NULL : host_bind(p, q->path1, &b1);
+    if (!r && (!m1 || m1 != host_bind(p, q->path2, &b2)))
+        r = -EXDEV; /* two mounts to the kernel */
+    int k = 1;
+    resp->flags = 0;
+    const char *own = r ? NULL : own_folder_hit(p, q->path1);
+    if (!r && !own)
+        own = own_folder_hit(p, q->path2);
+    if (own)
+        r = -EACCES; /* skillgate's own folders: no rule or person may (sg_writes_handle) */
+    if (r < 0)
+        resp->error = r;
+    else
+        k = start_ask(p, pins, perm, dc, notify_fd, req, q, sg_writes_writable(p, q->path1),
+                      false, bus, false, NULL);
+    free(q);
+    return k;
+}
+
+/* fchmod(fd, mode) with an exec bit (the filter lets the rest through),
+ * fchmodat2(fd, "", mode, AT_EMPTY_PATH): done on the skill's own
+ * descriptor taken once (pidfd_getfd), as the skill, so no thread can put
+ * another file at that number between a look and the kernel's call. A
+ * protected target (protected.h: a hook made executable is a hook git
+ * runs) is refused. 0 or -errno. */
+static int fd_chmod(const struct sg_plan *p, const struct seccomp_notif *req, const char *sc,
+                    struct sg_event_bus *bus)
+{
+    const unsigned long long *a = req->data.args;
+    bool two = !strcmp(sc, "fchmodat2");
+    if (strcmp(sc, "fchmod") && !(two && a[1] && (a[3] & AT_EMPTY_PATH)))
+        return strcmp(sc, "fchmod") && !a[strcmp(sc, "chmod") ? 1 : 0] ? -EFAULT : -ENOENT;
+    int obj = take_fd((pid_t)req->pid, (int)a[0]);
+    if (obj < 0)
+        return obj == -ENOENT ? -EBADF : obj;
+    char real[PATH_MAX], self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", obj);
+    ssize_t n = readlink(self, real, sizeof real - 1);
+    real[n > 0 ? n : 0] = '\0';
+    mode_t mode = (mode_t)(two ? a[2] : a[1]) & 07777;
+    const char *why = n > 0 && real[0] == '/' ? sg_protected_path(real, NULL) : NULL;
+    int r;
+    if (why && (mode & 0111)) {
+        r = -EPERM;
+        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:s, s:i, s:b}", "syscall", sc, "path", real,
+                              "class", "persistence", "protected", why, "pid", (int)req->pid,
+                              "prevented", 1),
+                    "%s of %s to mode %04o refused: a protected target (%s) is never made "
+                    "executable through a descriptor", sc, real, (unsigned)mode, why);
+    } else {
+        struct sg_skill_creds sv;
+        sg_become_skill(p, &sv);
+        r = (two ? fchmodat(AT_FDCWD, self, mode, 0) : fchmod(obj, mode)) < 0 ? -errno : 0;
+        sg_become_broker(&sv);
+    }
+    close(obj);
+    return r;
+}
+
 int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
                       struct sg_diskcap *dc, int notify_fd, const struct seccomp_notif *req,
                       const char *syscall, struct seccomp_notif_resp *resp,
@@ -1412,10 +1855,19 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
     c->meta = meta_call(syscall);
     int r = memfd < 0 ? -errno : 0;
     int k = 0;
-    /* fchmodat(fd, "", AT_EMPTY_PATH), utimensat(fd, NULL, ...): the skill's
-     * own descriptor, whose mount decides (a file the broker opened for an
+    /* fchmod(fd, mode with an exec bit), fchmodat2(fd, "", AT_EMPTY_PATH):
+     * the skill's own descriptor, done by the broker on that very object */
+    bool fd_only = calls[i].path < 0 || fd_form(memfd, req->data.args[calls[i].path]);
+    if (!r && c->meta && fd_only && strstr(syscall, "chmod")) {
+        resp->id = req->id, resp->val = 0, resp->flags = 0;
+        resp->error = fd_chmod(p, req, syscall, bus);
+        free(c);
+        return 1;
+    }
+    /* utimensat(fd, NULL, ...), futimes: its times, on the skill's own
+     * descriptor, whose mount decides (a file the broker opened for an
      * approved write is the host's, writable); nothing is granted */
-    if (!r && c->meta && fd_form(memfd, req->data.args[calls[i].path])) {
+    if (!r && c->meta && fd_only) {
         resp->id = req->id, resp->val = 0, resp->error = 0;
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
         free(c);
@@ -1456,11 +1908,14 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
         /* a declared folder as root without sudo: on what root made for
          * the skill's group the broker does it (checked on the object,
          * meta_do); anything else gets the kernel's own EPERM */
-        k = start_ask(p, pins, perm, dc, notify_fd, req, c, true, true, bus, true);
+        k = start_ask(p, pins, perm, dc, notify_fd, req, c, true, true, bus, true, NULL);
     } else if (r == 0 && ok1 && ok2 && moves_for_group(p, pins, c)) {
         /* a rename or removal in root's declared folder, which nobody may
          * not write: on what root made for it, the broker does it */
-        k = start_ask(p, pins, perm, dc, notify_fd, req, c, true, true, bus, true);
+        k = start_ask(p, pins, perm, dc, notify_fd, req, c, true, true, bus, true, NULL);
+    } else if (r == 0 && ok1 && ok2 &&
+               (k = declared_call(p, pins, perm, dc, notify_fd, req, memfd, c, resp, bus))) {
+        /* a declared write path: the object decides, the broker does it */
     } else if (r == 0 && ok1 && ok2 && c->meta) {
         /* where the skill may write, the kernel decides, as without us */
         resp->error = 0;
@@ -1497,8 +1952,10 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
                     "%s of %s refused: it touches skillgate's own %s folder, which no rule or "
                     "person may let a skill change", syscall, bad, own);
         k = 1;
+    } else if (r == 0 && !ok2 && perm && write_may_ask(perm) && !strncmp(syscall, "link", 4)) {
+        k = link_ask(p, pins, perm, dc, notify_fd, req, memfd, c, resp, bus);
     } else if (asks) {
-        k = start_ask(p, pins, perm, dc, notify_fd, req, c, ok1, ok2, bus, false);
+        k = start_ask(p, pins, perm, dc, notify_fd, req, c, ok1, ok2, bus, false, NULL);
     } else {
         k = refuse_outside(p, req, c, r, ok1, ok2, resp, bus);
     }

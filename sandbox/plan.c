@@ -2,6 +2,8 @@
  * anything is executed. `run --dry-run` prints it; launch.c carries it out. */
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -508,6 +510,16 @@ static void plan_identity(struct sg_plan *p)
     p->via_sudo = id.via_sudo;
     p->skill_uid = id.uid;
     p->skill_gid = id.gid;
+    if (p->via_sudo) {
+        /* the person's groups, as their own login gets them; none when
+         * they cannot be told (the safe side: fewer rights, never root's) */
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        int n = (int)SG_ARRAY_LEN(p->person_groups);
+        if (getpwuid_r(p->skill_uid, &pw, buf, sizeof buf, &res) == 0 && res &&
+            getgrouplist(pw.pw_name, p->skill_gid, p->person_groups, &n) >= 0)
+            p->nperson_groups = n;
+    }
     if (p->as_root) {
         p->uid_map = sg_xasprintf("0 0 1\n%u %u 1\n", p->skill_uid, p->skill_uid);
         p->gid_map = sg_xasprintf("0 0 1\n%u %u 1\n", p->skill_gid, p->skill_gid);

@@ -132,6 +132,10 @@ struct sg_plan {
     bool via_sudo; /* as_root, and the skill runs as SUDO_UID: the person who invoked it */
     uid_t host_uid, skill_uid;
     gid_t host_gid, skill_gid;
+    /* under sudo, the invoking user's groups (/etc/group): the broker's
+     * host operations for the skill are done with them, as that user */
+    gid_t person_groups[64];
+    int nperson_groups;
     char *uid_map, *gid_map;
     char *home; /* the private HOME's path (the invoking user's home) */
     /* filesystem */

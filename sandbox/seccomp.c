@@ -60,7 +60,7 @@ static const struct {
 static const struct {
     const char *name;
     int flags_arg; /* -1: every call; -2: when its path (argument 1) is not NULL;
-                    * -3: when its mode (argument 1) asks for setuid */
+                    * -3: when its mode (argument 1) asks for setuid or exec */
 } write_calls[] = {
     {"open", 1},     {"openat", 2},    {"creat", -1},     {"openat2", -1},  {"mkdir", -1},
     {"mkdirat", -1}, {"rmdir", -1},    {"unlink", -1},    {"unlinkat", -1}, {"rename", -1},
@@ -213,8 +213,9 @@ static int add_file_rules(scmp_filter_ctx ctx, unsigned opts)
         if (nr == __NR_SCMP_ERROR || nr < 0)
             continue;
         int fa = write_calls[i].flags_arg;
-        if (fa == -3) { /* fchmod(fd, mode): only a setuid bit is refused */
-            static const unsigned long long bits[] = {S_ISUID};
+        if (fa == -3) { /* fchmod(fd, mode): a setuid bit is refused, an exec bit
+                         * checked on the object (a protected target: writes.c) */
+            static const unsigned long long bits[] = {S_ISUID, S_IXUSR, S_IXGRP, S_IXOTH};
             for (size_t k = 0; k < SG_ARRAY_LEN(bits) && r == 0; k++) {
                 struct scmp_arg_cmp c = {.arg = 1, .op = SCMP_CMP_MASKED_EQ,
                                          .datum_a = bits[k], .datum_b = bits[k]};

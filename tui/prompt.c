@@ -200,6 +200,9 @@ static void answer_folder(struct tui *t, struct tui_prompt_state *s)
         s->answered = false;
         if (why)
             tui_message(t, "%s", why);
+    } else {
+        tui_message(t, "this folder, this run; .git/config, .git/hooks, .envrc and the like "
+                       "in it are still asked on their own");
     }
 }
 

@@ -1,0 +1,137 @@
+/* Protected targets (manifest/protected.h): which paths a folder grant
+ * never covers, decided on the path of the object (issue 50, item 1). A
+ * mistake here is silent: a miss lets a skill plant a hook; a false hit
+ * asks a person about git's own objects on every commit. */
+#include "helpers.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "perm.h"
+#include "protected.h"
+#include "rules.h"
+#include "util.h"
+
+static void what_git_and_editors_run_is_protected(void **st)
+{
+    (void)st;
+    static const char *const yes[] = {
+        "/p/.git", "/p/.git/config", "/p/.git/hooks", "/p/.git/hooks/post-checkout",
+        "/p/.git/hooks/sub/x", "/p/.git/modules/lib/config", "/p/.git/modules/a/b/hooks/pre-commit",
+        "/p/.git/worktrees/w/config.worktree", "/p/.git/commondir", "/srv/r.git/config",
+        "/srv/r.git/hooks/update", "/p/.GIT/Config", "/p/.gitmodules", "/home/u/.gitconfig",
+        "/home/u/.config/git/config", "/p/.envrc", "/p/.vscode", "/p/.vscode/tasks.json",
+        "/p/.idea/workspace.xml", "/p/.claude/settings.json", "/p/.mcp.json", "/p/.npmrc",
+        "/p/.pypirc", "/home/u/.bashrc", "/home/u/.zshenv", "/p/.husky/pre-commit",
+        "/p/.pre-commit-config.yaml", "/p/.cargo/config.toml", "/p/.github/workflows/ci.yml",
+        "/p/.devcontainer/devcontainer.json", "/p/.hg/hgrc", "/home/u/.ssh/authorized_keys",
+        "/p/.yarnrc.yml"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(yes); i++)
+        if (!sg_protected_path(yes[i], NULL))
+            fail_msg("not protected: %s", yes[i]);
+    /* git's ordinary work, and names that only look alike */
+    static const char *const no[] = {
+        "/p/.git/objects/ab/cdef", "/p/.git/index", "/p/.git/index.lock",
+        "/p/.git/refs/heads/main", "/p/.git/logs/HEAD", "/p/.git/COMMIT_EDITMSG",
+        "/p/.git/HEAD", "/p/.git/modules", "/p/.github/README.md", "/p/report.txt",
+        "/p/config", "/p/hooks/x", "/p/my.envrc.txt", "/p/vscode/tasks.json",
+        "/p/.cargo/registry/x", "/p/gitconfig"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(no); i++)
+        if (sg_protected_path(no[i], NULL))
+            fail_msg("protected, but ordinary work: %s", no[i]);
+}
+
+static void a_folder_moved_in_below_a_protected_place_is_asked(void **st)
+{
+    (void)st;
+    /* a folder that would bring a config or hooks into .git */
+    assert_non_null(sg_protected_move("/p/mine", "/p/.git/modules/m", true));
+    assert_non_null(sg_protected_move("/p/mine", "/p/.git/hooks", true));
+    assert_non_null(sg_protected_move("/p/x", "/p/.github", true));
+    /* a file there is ordinary; git moving its own folders inside .git too */
+    assert_null(sg_protected_move("/p/mine", "/p/.git/modules/m", false));
+    assert_null(sg_protected_move("/p/.git/rebase-x", "/p/.git/rebase-y", true));
+    assert_null(sg_protected_move("/p/a", "/p/b", true));
+    /* either end protected: renamed away or onto */
+    assert_non_null(sg_protected_move("/p/.git/hooks", "/p/old", true));
+    assert_non_null(sg_protected_move("/p/x", "/p/.envrc", false));
+}
+
+static void only_a_rule_naming_the_file_allows_it(void **st)
+{
+    (void)st;
+    struct sg_prule exact, glob, folder, bare, esc;
+    const char *why;
+    assert_int_equal(sg_prule_parse("Write(/p/.git/config)", SG_EFF_ALLOW, "t", &exact, &why), 0);
+    assert_int_equal(sg_prule_parse("Write(/p/**)", SG_EFF_ALLOW, "t", &folder, &why), 0);
+    assert_int_equal(sg_prule_parse("Write(/p/.git/conf*)", SG_EFF_ALLOW, "t", &glob, &why), 0);
+    assert_int_equal(sg_prule_parse("Write", SG_EFF_ALLOW, "t", &bare, &why), 0);
+    assert_int_equal(sg_prule_parse("Write(/p/a\\*b)", SG_EFF_ALLOW, "t", &esc, &why), 0);
+    assert_true(sg_prule_exact(&exact));
+    assert_true(sg_prule_exact(&esc)); /* an escaped star names that one file */
+    assert_false(sg_prule_exact(&folder));
+    assert_false(sg_prule_exact(&glob));
+    assert_false(sg_prule_exact(&bare));
+    struct sg_preq *q = sg_xcalloc(1, sizeof *q);
+    q->tool = SG_PT_WRITE;
+    SG_PREQ_SET(q, subject, "/p/.git/config");
+    assert_non_null(sg_preq_protected(q));
+    char w[256];
+    assert_int_equal(sg_preq_risk(q, "/home/u", w, sizeof w), SG_RL_HIGH);
+    assert_null(sg_preq_folder_rule(q, "/home/u")); /* no "this folder" offered for it */
+    SG_PREQ_SET(q, subject, "/p/report.txt");
+    assert_null(sg_preq_protected(q));
+    q->protect = "moved in"; /* what the write broker found on the objects */
+    assert_non_null(sg_preq_protected(q));
+    free(q);
+    sg_prule_free(&exact), sg_prule_free(&glob), sg_prule_free(&folder);
+    sg_prule_free(&bare), sg_prule_free(&esc);
+}
+
+static void the_scan_finds_them(void **st)
+{
+    (void)st;
+    cleanup_free char *dir = th_tmpdir();
+    th_mkdirs(dir, "a/.git/hooks");
+    th_write(dir, "a/src/main.c", "int main(void) { return 0; }\n");
+    cleanup_free char *git = sg_xasprintf("%s/a/.git", dir);
+    cleanup_free char *note = sg_protected_note(dir);
+    assert_non_null(note);
+    assert_non_null(strstr(note, git));
+    cleanup_free char *src = sg_xasprintf("%s/a/src", dir);
+    cleanup_free char *none = sg_protected_note(src);
+    assert_null(none);
+    th_rmrf(dir);
+}
+
+/* The manual's list is this list: every pattern has its row. */
+static void the_manual_lists_every_target(void **st)
+{
+    (void)st;
+    cleanup_free char *path = sg_xasprintf("%s/docs/manual/enforcement.md", SG_SOURCE_ROOT);
+    FILE *f = fopen(path, "re");
+    assert_non_null(f);
+    static char doc[1 << 20];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    fclose(f);
+    doc[n] = '\0';
+    size_t nt;
+    const struct sg_protected_target *t = sg_protected_targets(&nt);
+    for (size_t i = 0; i < nt; i++) {
+        cleanup_free char *row = sg_xasprintf("| `%s` |", t[i].pattern);
+        if (!strstr(doc, row))
+            fail_msg("docs/manual/enforcement.md has no row for %s", t[i].pattern);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(what_git_and_editors_run_is_protected),
+        cmocka_unit_test(a_folder_moved_in_below_a_protected_place_is_asked),
+        cmocka_unit_test(only_a_rule_naming_the_file_allows_it),
+        cmocka_unit_test(the_scan_finds_them),
+        cmocka_unit_test(the_manual_lists_every_target),
+    };
+    return cmocka_run_group_tests_name("protected", tests, NULL, NULL);
+}
