@@ -609,6 +609,12 @@ void sg_policy_add_env(struct sg_pctx *c, const struct sg_ynode *n, const char *
                strchr(name, '*') ? " (no wildcards: list each variable)" : "");
         return;
     }
+    const char *own = sg_env_own(name);
+    if (own) { /* not kept: the run strips it, and inspect should not list it */
+        pc_warn(c, n, field, "%s is skillgate's own setting (%s); it is never passed to a skill",
+                name, own);
+        return;
+    }
     for (size_t i = 0; i < SG_ARRAY_LEN(set_by_us); i++)
         if (!strcmp(name, set_by_us[i]))
             pc_warn(c, n, field, "%s is set by skillgate; the host's value is not passed", name);
