@@ -251,6 +251,42 @@ def bench_egress(top, rounds=5, size=1 << 30, connects=200):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def bench_route(top, n=100000):
+    """The proxy's question for every upstream it connects (egress/route.c):
+    is it an address of this machine? One RTM_GETROUTE on a netlink socket
+    kept for the run, per connection; here alone, for each kind of answer."""
+    if not shutil.which("cc"):
+        sys.exit("route: needs cc")
+    tmp = tempfile.mkdtemp(prefix="sgbench.")
+    try:
+        exe = os.path.join(tmp, "route_lookup")
+        subprocess.run(["cc", "-O2", "-I", os.path.join(top, "egress"), "-o", exe,
+                        os.path.join(top, "bench", "route_lookup.c"),
+                        os.path.join(top, "egress", "route.c"), "-lmnl"], check=True)
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:  # no packet is sent: a UDP connect only picks this machine's source address
+            u.connect(("192.0.2.1", 9))
+            mine = u.getsockname()[0]
+        except OSError:
+            mine = "127.0.0.1"
+        finally:
+            u.close()
+        addrs = ["127.0.0.1", mine, "198.51.100.7", "::1", "2001:db8::7", "::ffff:127.0.0.1"]
+        out = subprocess.run([exe, str(n), *addrs], capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+        print(f"\n### the proxy's route question per upstream ({platform.node()}, "
+              f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}, {n} lookups each, "
+              "median of batches of 100)\n")
+        print("| address | the kernel's answer | median | min | max |")
+        print("|---|---|---:|---:|---:|")
+        for line in out:
+            a, rest = line.split(" ", 1)
+            kind, med, lo, hi = rest.rsplit(" ", 3)  # kind may be an error's words
+            print(f"| {a} | {kind} | {float(med):.2f} us | {float(lo):.2f} | {float(hi):.2f} |")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 # ---- launch, syscalls, output: skillgate against bare, unshare, bwrap, firejail
 
 def _skill(tmp, name, command, args, extra=""):
@@ -1126,13 +1162,15 @@ def bench_wasm(top, rounds=5, starts=31):
 
 def main():
     top = sys.argv[1]
-    which = sys.argv[2:] or ["discover", "egress", "conns", "launch", "tui", "files", "traces",
+    which = sys.argv[2:] or ["discover", "egress", "route", "conns", "launch", "tui", "files", "traces",
                              "hook", "reads", "soak", "serve", "wasm"]
     for w in which:
         if w == "discover":
             bench_discover(top)
         elif w == "egress":
             bench_egress(top)
+        elif w == "route":
+            bench_route(top)
         elif w == "launch":
             bench_launch(top)
         elif w == "tui":

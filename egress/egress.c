@@ -18,6 +18,7 @@
 #include "dns.h"
 #include "netns.h"
 #include "publish.h"
+#include "route.h"
 #include "sniff.h"
 #include "parse.h"
 #include "util.h"
@@ -102,6 +103,8 @@ struct sg_net {
     size_t npool;
     struct sg_pub *pub; /* ports published on the host's loopback (publish.h) */
     size_t pub_first, pub_n; /* its slice of the last sg_egress_pollfds */
+    struct sg_route route; /* asks the kernel whether an upstream is this machine */
+    int route_err;         /* why it could not be opened */
 };
 
 static int64_t now_ms(void)
@@ -578,6 +581,41 @@ static bool same_address(const char *text, const struct sockaddr *sa)
 
 static void upstream_ready(struct sg_net *e, int idx);
 
+/* May the proxy not connect to sa (text)? Never to a private, loopback or
+ * metadata address, nor to one the kernel routes to this machine itself
+ * (an address of any of its interfaces, v4 or v6, as they are now, or a
+ * broadcast, anycast or multicast one), unless the person named it with
+ * --allow-upstream; a route the kernel does not give is a refusal too.
+ * Says why in why. */
+static bool upstream_refused(struct sg_net *e, const struct conn *c, const struct sockaddr *sa,
+                             const char *text, char *why, size_t n)
+{
+    char who[SG_DNS_NAME_MAX + INET6_ADDRSTRLEN + 16];
+    if (strcmp(c->name, text))
+        snprintf(who, sizeof who, "%s resolves to %s,", c->name, text);
+    else
+        snprintf(who, sizeof who, "%s is", text);
+    if (forbidden_upstream(sa)) {
+        snprintf(why, n, "%s a private, loopback or metadata address%s (only --allow-upstream %s "
+                 "lets a run reach it)", who, strcmp(c->name, text) ? "" : ", declared or not",
+                 text);
+        return true;
+    }
+    int type = sg_route_type(&e->route, sa);
+    if (type >= 0 && !sg_route_stays_here(type))
+        return false;
+    if (type >= 0)
+        snprintf(why, n, "%s an address of this machine (a %s route: it never leaves the host)%s "
+                 "(only --allow-upstream %s lets a run reach it)", who, sg_route_type_name(type),
+                 strcmp(c->name, text) ? "" : ", declared or not", text);
+    else
+        snprintf(why, n, "%s an address the kernel %s (%s): whether it is an address of this "
+                 "machine is unknown, so it is refused (--allow-upstream %s skips the question)",
+                 who, e->route.fd < 0 ? "could not be asked about" : "gives no route to",
+                 strerror(e->route.fd < 0 ? -e->route_err : -type), text);
+    return true;
+}
+
 static void start_connect(struct sg_net *e, int idx, const struct sockaddr *sa, socklen_t len,
                           bool trusted)
 {
@@ -590,24 +628,13 @@ static void start_connect(struct sg_net *e, int idx, const struct sockaddr *sa, 
     bool allowed = trusted;
     for (size_t i = 0; !allowed && i < e->plan->nallow_upstream; i++)
         allowed = same_address(e->plan->allow_upstream[i], sa);
-    if (!allowed && forbidden_upstream(sa)) {
-        char why[640];
-        if (strcmp(c->name, text))
-            snprintf(why, sizeof why,
-                     "%s resolves to %s, a private, loopback or metadata address (only "
-                     "--allow-upstream %s lets a run reach it)",
-                     c->name, text, text);
-        else
-            snprintf(why, sizeof why,
-                     "%s is a private, loopback or metadata address, declared or not (only "
-                     "--allow-upstream %s lets a run reach it)",
-                     text, text);
+    char why[SG_DNS_NAME_MAX + 640];
+    if (!allowed && upstream_refused(e, c, sa, text, why, sizeof why)) {
         block(e, idx, text, c->port, c->name, why);
         return;
     }
     c->ufd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (c->ufd < 0 || (connect(c->ufd, sa, len) < 0 && errno != EINPROGRESS)) {
-        char why[640];
         snprintf(why, sizeof why, "upstream %s unreachable: %s", c->upstream, strerror(errno));
         block(e, idx, text, c->port, c->name, why);
         return;
@@ -1120,6 +1147,9 @@ struct sg_net *sg_egress_new(const struct sg_plan *plan, struct sg_event_bus *bu
     if (pipe2(e->rpipe, O_CLOEXEC | O_NONBLOCK) < 0)
         e->rpipe[0] = e->rpipe[1] = -1;
     read_search(e);
+    /* in the broker's namespace, where upstreams are connected; when it
+     * cannot be opened every upstream is refused, saying why */
+    e->route_err = sg_route_open(&e->route);
     return e;
 }
 
@@ -1321,5 +1351,6 @@ void sg_egress_free(struct sg_net *e)
         close(e->rpipe[0]);
     if (e->rpipe[1] >= 0)
         close(e->rpipe[1]);
+    sg_route_close(&e->route);
     free(e);
 }

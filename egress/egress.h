@@ -7,7 +7,9 @@
  * maps a synthetic address back to its name, checks name:port against the
  * policy, resolves the real upstream in the broker's own namespace at
  * connect time (or takes it from --resolve), refuses private, loopback and
- * metadata addresses the manifest did not name, and checks that the client
+ * metadata addresses and every address the kernel routes to this machine
+ * (route.h), however declared, unless --allow-upstream names one, and
+ * checks that the client
  * asks for that name (no domain fronting): the SNI of a TLS ClientHello,
  * read whole, then the rest relayed with splice(2); on plain HTTP, every
  * request on the connection, read strictly by sniff.c before it goes up

@@ -3,6 +3,8 @@
 #include <ctype.h>
 #include <limits.h>
 #include <dirent.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <sys/stat.h>
 
 #include "agentdirs.h"
@@ -437,6 +439,36 @@ bool sg_addr_private(const char *s)
     return false;
 }
 
+bool sg_addr_this_machine(const char *s)
+{
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    unsigned char a[16];
+    int family = AF_INET6;
+    if (inet_pton(AF_INET, s, a) == 1)
+        family = AF_INET;
+    else if (inet_pton(AF_INET6, s, a) != 1)
+        return false;
+    else if (!memcmp(a, mapped, 12))
+        memmove(a, a + 12, 4), family = AF_INET;
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) < 0)
+        return false;
+    bool mine = false;
+    for (struct ifaddrs *i = ifs; i && !mine; i = i->ifa_next) {
+        const struct sockaddr *as[2] = {i->ifa_addr,
+                                        i->ifa_flags & IFF_BROADCAST ? i->ifa_broadaddr : NULL};
+        for (size_t k = 0; k < 2 && !mine; k++) {
+            if (!as[k] || as[k]->sa_family != family)
+                continue;
+            mine = family == AF_INET
+                       ? !memcmp(&((const struct sockaddr_in *)as[k])->sin_addr, a, 4)
+                       : !memcmp(&((const struct sockaddr_in6 *)as[k])->sin6_addr, a, 16);
+        }
+    }
+    freeifaddrs(ifs);
+    return mine;
+}
+
 int sg_domain_normalize(const char *in, char **out, const char **why)
 {
     size_t len = strlen(in);
@@ -526,6 +558,10 @@ void sg_policy_add_egress(struct sg_pctx *c, const struct sg_ynode *n, const cha
         pc_warn(c, n, field, "%s is a loopback, private or metadata address: the proxy refuses "
                 "it however it is declared, unless the run is given --allow-upstream %s",
                 norm, norm);
+    else if (sg_addr_this_machine(norm))
+        pc_warn(c, n, field, "%s is an address of this machine (one of its interfaces answers "
+                "to it): the proxy refuses it however it is declared, unless the run is given "
+                "--allow-upstream %s", norm, norm);
     for (size_t i = 0; i < p->negress; i++) {
         struct sg_egress *e = &p->egress[i];
         if (strcmp(e->domain, norm) != 0)
@@ -571,6 +607,12 @@ void sg_policy_add_env(struct sg_pctx *c, const struct sg_ynode *n, const char *
     if (!ok) {
         pc_err(c, n, field, "\"%.80s\" is not an environment variable name%s", name,
                strchr(name, '*') ? " (no wildcards: list each variable)" : "");
+        return;
+    }
+    const char *own = sg_env_own(name);
+    if (own) { /* not kept: the run strips it, and inspect should not list it */
+        pc_warn(c, n, field, "%s is skillgate's own setting (%s); it is never passed to a skill",
+                name, own);
         return;
     }
     for (size_t i = 0; i < SG_ARRAY_LEN(set_by_us); i++)

@@ -81,6 +81,11 @@ int sg_domain_normalize(const char *in, char **out, const char **why);
  * allows it: loopback, link-local (cloud metadata), private, CGNAT,
  * unspecified, unique-local, multicast. The proxy and validate both ask. */
 bool sg_addr_private(const char *numeric);
+/* A numeric address one of this machine's interfaces holds now (or the
+ * broadcast address of one), by getifaddrs: validate's warning. The proxy
+ * asks the kernel's routes at each connect (egress/route.h), which also
+ * know every other address that never leaves the host. */
+bool sg_addr_this_machine(const char *numeric);
 /* Resolve a declared path against the skill root: 0 and *out, or -errno with
  * *why. Relative paths may not leave the root, by ".." or by symlink. */
 int sg_path_resolve(const char *root, const char *declared, char **out, const char **why);

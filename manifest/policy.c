@@ -31,6 +31,24 @@ const char *const sg_sensitive_home_paths[] = {
     ".zprofile", ".config/fish", NULL,
 };
 
+const char *sg_env_own(const char *name)
+{
+    static const struct {
+        const char *name, *what;
+    } own[] = {
+#define X(name_, what_) {name_, what_},
+        SG_OWN_ENV(X)
+#undef X
+    };
+    for (size_t i = 0; i < SG_ARRAY_LEN(own); i++) {
+        size_t n = strlen(own[i].name);
+        if (own[i].name[n - 1] == '_' ? !strncmp(name, own[i].name, n)
+                                      : !strcmp(name, own[i].name))
+            return own[i].what;
+    }
+    return NULL;
+}
+
 const char *sg_risk_name(enum sg_risk r)
 {
     switch (r) {

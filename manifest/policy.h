@@ -216,6 +216,26 @@ unsigned sg_tool_caps(enum sg_tool_id id);
  * may be used, so High; a declared host socket is High too). */
 enum sg_risk sg_policy_max_risk(const struct sg_policy *p);
 
+/* skillgate's own settings in its environment: never passed to a skill,
+ * whatever names them (env_vars.allow, requires.env, primaryEnv, the wasm
+ * block's env.allow, --env); validate says why, the run strips them. They
+ * configure skillgate itself: its OpenTelemetry export (OTEL_*, read from
+ * the environment or config.yaml's otel:, the collector's token among
+ * them), the trace context its spans continue, and every SKILLGATE_*.
+ * Variables it only consults about its surroundings (HOME, PATH, TERM,
+ * NO_COLOR, SUDO_UID, XDG_*, VIRTUAL_ENV, CLAUDE_CONFIG_DIR) are not here:
+ * the sandbox sets HOME and PATH itself, and the rest configure other
+ * programs as much as skillgate. X(name, what it is to skillgate); a name
+ * ending in '_' is a prefix; the first match says why. */
+#define SG_OWN_ENV(X)                                                            \
+    X("OTEL_EXPORTER_OTLP_HEADERS", "the collector's token")                    \
+    X("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "the collector's token")             \
+    X("OTEL_", "how it exports its traces to a collector (OpenTelemetry)")      \
+    X("TRACEPARENT", "the trace context its own spans continue")                \
+    X("SKILLGATE_", "a name it keeps for itself")
+/* What name is to skillgate (SG_OWN_ENV), or NULL when it is none of its own. */
+const char *sg_env_own(const char *name);
+
 /* Paths under the invoking user's home that the sandbox always masks. */
 extern const char *const sg_sensitive_home_paths[];
 

@@ -63,6 +63,16 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
     } else {
         return;
     }
+    const char *up = strstr(by, "--allow-upstream ");
+    if (up) { /* the proxy refused the address itself (loopback, private, this machine's) */
+        up += strlen("--allow-upstream ");
+        free(steal_pointer(&rule));
+        r->allow = sg_xasprintf("%sskillgate run --allow-upstream %.*s (no rule, grant or "
+                                "answer reaches that address)",
+                                agent ? "only the person's own " : "",
+                                (int)strcspn(up, " )"), up);
+        return;
+    }
     if (strstr(by, "allowed-tools")) {
         /* the manifest refused it: no rule or person may widen it */
         r->allow = sg_xasprintf("%s in SKILL.md's allowed-tools", rule);

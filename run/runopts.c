@@ -89,6 +89,11 @@ static int check_env(const char *name, char *const *env, const char **why)
             return *why = say("--env %s: skillgate sets %s itself; the host's value is never "
                               "passed", name, name),
                    -EPERM;
+    const char *own = sg_env_own(name);
+    if (own)
+        return *why = say("--env %s: %s is skillgate's own setting (%s); it is never passed to "
+                          "a skill", name, name, own),
+               -EPERM;
     if (!env_lookup(env, name))
         return *why = say("--env %s: %s is not set in skillgate's environment (export it "
                           "first)", name, name),

@@ -227,6 +227,7 @@ static void plan_env(struct sg_plan *p, const struct sg_skill *sk, const struct 
                 allowed = true, from = from ? from : &pol->env[i].origin;
         for (size_t i = 0; i < SG_ARRAY_LEN(reserved_env); i++)
             reserved |= !strcmp(reserved_env[i], name);
+        reserved |= sg_env_own(name) != NULL; /* skillgate's own settings, however named */
         if (allowed && !reserved) {
             add_str(&p->envp, &p->nenv, *e);
             size_t n = p->npassed;

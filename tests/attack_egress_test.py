@@ -445,6 +445,80 @@ def a_declared_ip_literal_is_no_way_to_the_host(m, base):
     assert got == [b"HOST-LOOPBACK-REACHED"], (got, p.out, p.err)
 
 
+@test()
+def an_address_of_this_machine_is_no_way_to_the_host(m, base):
+    """A declared domain: "192.0.2.2", an address of this machine outside
+    every refused range, reached a host service bound to every address
+    under --prompt deny, and validate said valid (issue 50, item 4). Many
+    hosts have a public v4 or a global v6 address. The proxy asks the
+    kernel's routes at each connect: an address it routes locally is
+    refused like loopback, declared as a literal (v4 or v6) or reached by
+    a name that resolves to it, and recorded; --allow-upstream ADDR lets
+    one through; validate warns. The "host" is a network namespace the test
+    makes (tests/resolve_world.py), whose loopback holds 192.0.2.2 and
+    2001:db8::2 and whose resolver answers local.test with 192.0.2.2; its
+    HTTP server listens on 0.0.0.0 and :: (port 8080). skillgate runs
+    there as the mode's user: this machine's own network is not touched."""
+    if not h.IS_ROOT:
+        raise h.Skip("the test's network namespace needs root")
+    d = h.make_skill(base, f"ownaddr-{m.name}", """
+        import urllib.request
+        for url in ("http://192.0.2.2:8080/literal-v4", "http://[2001:db8::2]:8080/literal-v6",
+                    "http://local.test:8080/by-name"):
+            try:
+                print(url, urllib.request.urlopen(url, timeout=5).status, flush=True)
+            except Exception as e:
+                print(url, "failed", type(e).__name__, flush=True)
+        """, tools="Fetch", yaml_extra=(
+            "permissions:\n  network:\n    egress:\n"
+            '      - {domain: "192.0.2.2", ports: [8080]}\n'
+            '      - {domain: "2001:db8::2", ports: [8080]}\n'
+            "      - {domain: local.test, ports: [8080]}\n"))
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state,
+           "LANG": "C.UTF-8"}
+    sg = [h.SG] if m.uid == 0 else ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}",
+                                    "--clear-groups", h.SG]
+    world = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resolve_world.py")
+    p = subprocess.run(["unshare", "-n", "-m", sys.executable, world, "local.test=192.0.2.2",
+                        os.path.join(base, "resolv.conf"), "--local", "192.0.2.2",
+                        "--local", "2001:db8::2",
+                        "--", *sg, "validate", d,
+                        "--", *sg, "run", "--json", "--allow-upstream", "192.0.2.2", d,
+                        "--", *sg, "run", "--json", "--prompt", "deny", d],
+                       capture_output=True, text=True, env=env, timeout=240, cwd="/")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    valid, allowed, denied = res["runs"]
+    for lit in ("192.0.2.2", "2001:db8::2"):
+        assert f"{lit} is an address of this machine" in valid["err"] and \
+            f"--allow-upstream {lit}" in valid["err"], (lit, valid["err"])
+    # the person's word lets 192.0.2.2 through, by its literal and by name;
+    # 2001:db8::2 is still refused
+    out = "\n".join(e["message"] for e in m.events(types.SimpleNamespace(out=allowed["out"]))
+                    if e["kind"] == "stdout")
+    assert "http://192.0.2.2:8080/literal-v4 200" in out, (out, allowed["err"][-2000:])
+    assert "http://local.test:8080/by-name 200" in out, out
+    assert "http://[2001:db8::2]:8080/literal-v6 failed" in out, out
+    assert sorted(a["path"] for a in res["asked"]) == ["/by-name", "/literal-v4"], res["asked"]
+    # without it nothing reaches the host's service, and each refusal is
+    # said, in the stream and in the trace
+    out = "\n".join(e["message"] for e in m.events(types.SimpleNamespace(out=denied["out"]))
+                    if e["kind"] == "stdout")
+    for url in ("http://192.0.2.2:8080/literal-v4", "http://[2001:db8::2]:8080/literal-v6",
+                "http://local.test:8080/by-name"):
+        assert f"{url} failed" in out, (url, out)
+    streamed = [e for e in m.events(types.SimpleNamespace(out=denied["out"]))
+                if e["kind"] == "network_egress_blocked"]
+    traced = [e for e in m.last_trace()["events"] if e["kind"] == "network_egress_blocked"]
+    for evs in (streamed, traced):
+        reasons = [e["data"]["reason"] for e in evs]
+        for want in ("192.0.2.2 is an address of this machine",
+                     "2001:db8::2 is an address of this machine",
+                     "local.test resolves to 192.0.2.2, an address of this machine"):
+            assert any(want in r for r in reasons), (want, reasons)
+        assert all("--allow-upstream" in r for r in reasons), reasons
+
+
 # ---- a page a skill serves for the person (issue 36, item 9) ----
 
 SERVE = """

@@ -270,6 +270,56 @@ def environment_is_filtered(m, base):
 
 
 @test()
+def skillgates_own_settings_never_reach_the_skill(m, base):
+    """env_vars.allow: [OTEL_EXPORTER_OTLP_HEADERS] handed the collector's
+    token to the skill, and validate said valid (issue 50, item 6).
+    skillgate's own variables (OTEL_*, TRACEPARENT, SKILLGATE_*) are never
+    passed, however a manifest names them (env_vars.allow, OpenClaw's
+    requires.env) or --env asks; validate says why for each, by file, line
+    and field; the trace lists them as stripped."""
+    own = {"OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer {PLANTED}",
+           "OTEL_SERVICE_NAME": f"{PLANTED}-svc",
+           "TRACEPARENT": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+           "SKILLGATE_PLANTED": PLANTED}
+    d = make_skill(base, f"ownenv-{m.name}", """
+        import json, os
+        print(json.dumps(sorted(os.environ)))
+        print(json.dumps(os.environ.get("GOOD_KEY")))
+        """, yaml_extra="permissions:\n  env_vars:\n    allow: [OTEL_EXPORTER_OTLP_HEADERS, "
+                        "TRACEPARENT, SKILLGATE_PLANTED, GOOD_KEY]\n")
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(f"---\nname: ownenv-{m.name}\ndescription: attack test\nallowed-tools: Read\n"
+                "metadata:\n  openclaw:\n    requires:\n      env: [OTEL_SERVICE_NAME]\n---\n")
+    os.chmod(os.path.join(d, "SKILL.md"), 0o644)
+    v = m.run("validate", d)
+    yml = os.path.join(d, "skillsandbox.yaml")
+    assert re.search(re.escape(yml) + r":\d+:\d+: warning: permissions\.env_vars\.allow\[0\]: "
+                     r"OTEL_EXPORTER_OTLP_HEADERS is skillgate's own setting \(the collector's "
+                     r"token\); it is never passed to a skill", v.err), v.err
+    for name in ("TRACEPARENT", "SKILLGATE_PLANTED"):
+        assert re.search(re.escape(yml) + rf":\d+:\d+: warning: [^\n]*: {name} is skillgate's "
+                         r"own setting", v.err), (name, v.err)
+    assert re.search(re.escape(os.path.join(d, "SKILL.md")) + r":\d+:\d+: warning: "
+                     r"[^\n]*OTEL_SERVICE_NAME is skillgate's own setting", v.err), v.err
+    p = m.run("run", d, env={**own, "GOOD_KEY": "fine"}, check=0)
+    lines = p.out.splitlines()
+    names = json.loads(lines[0])
+    assert json.loads(lines[1]) == "fine", p.out  # the filter still passes what it should
+    for name in own:
+        assert name not in names, (name, names)
+    t = m.last_trace()
+    ev = [e for e in t["events"] if e["kind"] == "env_filtered"][0]
+    for name in own:
+        assert name in ev["data"]["stripped"], (name, ev["data"])
+    assert ev["data"]["passed"] == ["GOOD_KEY"], ev["data"]
+    assert_no_planted(p.out, json.dumps(t["events"]))
+    # --env is the person's word for one variable, and still not for these
+    p = m.run("run", "--env", "OTEL_EXPORTER_OTLP_HEADERS", d, env=own, check=126)
+    assert "OTEL_EXPORTER_OTLP_HEADERS is skillgate's own setting" in p.err, p.err
+    assert PLANTED not in p.out, p.out
+
+
+@test()
 def identity_capabilities_and_processes(m, base):
     d = make_skill(base, f"whoami-{m.name}", """
         import os

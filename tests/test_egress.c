@@ -4,6 +4,9 @@
 #include "helpers.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <linux/rtnetlink.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
@@ -14,6 +17,7 @@
 #include "egress.h"
 #include "parse.h"
 #include "publish.h"
+#include "route.h"
 #include "sniff.h"
 #include "util.h"
 
@@ -428,6 +432,71 @@ static void private_upstreams(void **st)
             fail_msg("%s is refused", allowed[i]);
 }
 
+/* The kernel's word on where an upstream goes (route.h): every address of
+ * this machine's interfaces, loopback's whole 127/8 and a v4-mapped one
+ * stay here; a documentation address does not (it has a route out, or no
+ * route at all); without a socket there is no answer, never a guess. */
+static int route_of(struct sg_route *r, const char *text)
+{
+    struct sockaddr_storage ss = {0};
+    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, text, &s4->sin_addr) == 1)
+        s4->sin_family = AF_INET;
+    else if (inet_pton(AF_INET6, text, &s6->sin6_addr) == 1)
+        s6->sin6_family = AF_INET6;
+    else
+        fail_msg("%s is no address", text);
+    return sg_route_type(r, (struct sockaddr *)&ss);
+}
+
+static void routes_say_what_stays_here(void **st)
+{
+    (void)st;
+    struct sg_route r;
+    assert_int_equal(sg_route_open(&r), 0);
+    static const char *const here[] = {"127.0.0.1", "127.9.9.9", "::ffff:127.0.0.1"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(here); i++) {
+        int t = route_of(&r, here[i]);
+        if (t != RTN_LOCAL)
+            fail_msg("%s: route type %d, not local", here[i], t);
+    }
+    struct ifaddrs *ifs = NULL;
+    assert_int_equal(getifaddrs(&ifs), 0);
+    int seen = 0;
+    bool doc_is_mine = false; /* this machine may hold a documentation address */
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET &&
+                             i->ifa_addr->sa_family != AF_INET6))
+            continue;
+        const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)i->ifa_addr;
+        if (i->ifa_addr->sa_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&a6->sin6_addr))
+            continue; /* the proxy refuses those by their range (fe80::/10) */
+        const struct sockaddr_in *a4 = (const struct sockaddr_in *)i->ifa_addr;
+        doc_is_mine |= i->ifa_addr->sa_family == AF_INET &&
+                       (ntohl(a4->sin_addr.s_addr) >> 8) == ((198u << 16) | (51u << 8) | 100u);
+        doc_is_mine |= i->ifa_addr->sa_family == AF_INET6 &&
+                       !memcmp(a6->sin6_addr.s6_addr, "\x20\x01\x0d\xb8", 4);
+        int t = sg_route_type(&r, i->ifa_addr);
+        if (!sg_route_stays_here(t))
+            fail_msg("%s's address: route type %d", i->ifa_name, t);
+        seen++;
+    }
+    freeifaddrs(ifs);
+    assert_true(seen >= 1); /* 127.0.0.1 on lo at least */
+    if (!doc_is_mine) {
+        int t = route_of(&r, "198.51.100.77");
+        assert_true(t < 0 || t == RTN_UNICAST);
+        t = route_of(&r, "2001:db8::77");
+        assert_true(t < 0 || t == RTN_UNICAST);
+    }
+    assert_true(sg_route_stays_here(RTN_LOCAL) && sg_route_stays_here(RTN_BROADCAST) &&
+                sg_route_stays_here(RTN_ANYCAST) && sg_route_stays_here(RTN_MULTICAST));
+    assert_false(sg_route_stays_here(RTN_UNICAST));
+    sg_route_close(&r);
+    assert_int_equal(route_of(&r, "127.0.0.1"), -EBADF);
+}
+
 /* A query for name (type qtype), built by hand. */
 static size_t make_query(const char *name, uint16_t qtype, uint8_t *q, size_t max)
 {
@@ -571,6 +640,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(private_upstreams),
+        cmocka_unit_test(routes_say_what_stays_here),
         cmocka_unit_test(dns_query_and_answer),
         cmocka_unit_test(dns_refuses_tricks),
         cmocka_unit_test(exfil_heuristic),

@@ -132,6 +132,30 @@ static void deny_rules_and_agents_get_their_own_way(void **st)
     json_decref(d);
 }
 
+/* The proxy refused the address itself (loopback, private, this machine's
+ * own): no Fetch rule, grant or answer reaches it, only --allow-upstream. */
+static void an_upstream_refusal_names_allow_upstream(void **st)
+{
+    (void)st;
+    const char *ev =
+        "[{\"kind\": \"network_egress_blocked\", \"data\": {\"dst\": \"192.0.2.2\", "
+        "\"port\": 8080, \"name\": \"local.test\", \"prevented\": true, \"reason\": "
+        "\"local.test resolves to 192.0.2.2, an address of this machine (a local route: it "
+        "never leaves the host) (only --allow-upstream 192.0.2.2 lets a run reach it)\"}}]";
+    for (int agent = 0; agent < 2; agent++) {
+        json_t *d = doc_of("[]", ev);
+        json_t *l = sg_refusals_of(d, agent);
+        json_t *f = entry(l, "Fetch");
+        assert_true(json_is_null(json_object_get(f, "rule")));
+        const char *allow = json_string_value(json_object_get(f, "allow"));
+        assert_non_null(strstr(allow, "skillgate run --allow-upstream 192.0.2.2 (no rule"));
+        assert_true(!agent == !strstr(allow, "only the person's own"));
+        assert_null(strstr(allow, "--policy"));
+        json_decref(l);
+        json_decref(d);
+    }
+}
+
 static void escapes_never_reach_the_text_and_the_list_is_capped(void **st)
 {
     (void)st;
@@ -170,6 +194,7 @@ int main(void)
         cmocka_unit_test(one_program_by_two_paths_is_one_line),
         cmocka_unit_test(a_decision_and_its_event_are_one_refusal),
         cmocka_unit_test(deny_rules_and_agents_get_their_own_way),
+        cmocka_unit_test(an_upstream_refusal_names_allow_upstream),
         cmocka_unit_test(escapes_never_reach_the_text_and_the_list_is_capped),
     };
     return cmocka_run_group_tests_name("refusals", tests, NULL, NULL);
