@@ -2029,6 +2029,36 @@ def run_skill_cwd_is_judged_by_the_clients_roots(base):
     env.check_sanitizers()
 
 
+@test("sdk", "run", "tmux")
+def run_skill_cwd_the_person_sees_the_folder(base):
+    """Issue 50, item 7: asked in `skillgate tui --attach`, the person sees
+    the tool (Read) and the folder as its path (the prompt once said only
+    "input (none)" for an agent's Read, the path only in the rule it would
+    save); d refuses it, and the run never starts."""
+    env, proj, skill, work, docs = cwd_setup(base)
+    t = Tmux(env, ["--attach"])
+    c = None
+    try:
+        attached(env, t)
+        c = Sdk(env, "calls", [list(lister(skill, docs))], cwd=proj)
+        c.wait_line(lambda o: "connected" in o, 30, "that it connected")
+        scr = prompt_for(t, "path" + docs, "the prompt for run_skill's cwd, with its path")
+        assert re.search(r"asks to use a tool\s+Read, \w+ risk", scr), scr
+        assert re.search(r"tool\s+Read", scr) and "run_skill'scwd" in squashed(scr), scr
+        t.keys("d")
+        refused_cwd(c.result(0, timeout=30), "cwd ~/Documents, denied in the TUI", "person")
+        c.finish()
+        t.wait(prompt_closed, timeout=10, what="the prompt closing")
+    finally:
+        if c:
+            c.kill()
+        t.close()
+    recs = read_records(env)
+    assert [(r["decision"], r["request"], r["decided_by"]) for r in recs] == [
+        ("deny", f"Read({docs})", "person")], recs
+    env.check_sanitizers()
+
+
 @test("sdk", "run")
 def run_skill_cwd_a_link_in_the_project_that_leads_out(base):
     """Issue 50, item 7: the project is judged on the folder the skill would
