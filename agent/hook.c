@@ -1264,9 +1264,7 @@ static int ask_unread(enum sg_hook_event ev, const char *why)
     return 0;
 }
 
-/* The policy file: the config's hook.policy, else hook-policy.yaml beside
- * it when there is one. */
-static char *policy_path(const struct sg_config *cfg)
+char *sg_hook_policy_path(const struct sg_config *cfg)
 {
     if (cfg->hook_policy)
         return sg_xstrdup(cfg->hook_policy);
@@ -1306,7 +1304,7 @@ static struct sg_perm *hook_open(struct hook_run *h, json_t *extra)
     cleanup_free char *cfgpath = sg_config_default_path();
     sg_config_load(cfgpath, &cfg, &d);
     sg_diags_free(&d);
-    cleanup_free char *policy = policy_path(&cfg);
+    cleanup_free char *policy = sg_hook_policy_path(&cfg);
     if (policy)
         h->policy = sg_xstrdup(policy);
     else {

@@ -98,6 +98,13 @@ int sg_hook_rewrite(const char *command, const char *cwd, const char *self,
                     struct sg_hook_rewrite *rw);
 void sg_hook_rewrite_free(struct sg_hook_rewrite *rw);
 
+/* The agent's rules (Claude Code's syntax): the config's hook.policy, else
+ * hook-policy.yaml beside config.yaml when there is one; NULL: none. The
+ * hook decides with them, and the MCP server with them asks about a
+ * run_skill cwd outside the agent's project (a Read). Caller frees. */
+struct sg_config;
+char *sg_hook_policy_path(const struct sg_config *cfg);
+
 /* `skillgate hook` itself: read stdin, decide, answer on stdout. Always
  * exits 0: any other status would let Claude Code run the tool. */
 int sg_hook_main(bool rewrite);

@@ -3,18 +3,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "attach.h"
+#include "config.h"
 #include "discover.h"
 #include "digest.h"
+#include "homes.h"
+#include "hook.h"
 #include "lineprompt.h"
 #include "loop.h"
 #include "perm.h"
@@ -63,7 +69,9 @@ enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -3260
       "entrypoint\"},\"args\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"maxItems\":"  \
       "256,\"description\":\"the script's or module's arguments, as given; with neither, "   \
       "the entrypoint's, after the manifest's own\"},\"cwd\":{\"type\":\"string\","           \
-      "\"description\":\"the working folder (absolute), shown read-only; writes there are "    \
+      "\"description\":\"the working folder (absolute), shown read-only with all it holds. "  \
+      "Inside the agent's project (the client's roots, else the server's folder) it is used; "  \
+      "any other is a Read of it: a deny rule or nobody to ask refuses it. Writes there are "  \
       "asked for; default for a script or module: the server's\"},\"module\":{\"type\":"        \
       "\"string\",\"description\":\"run python -m MODULE as from the skill's folder (its "     \
       "folder first on sys.path), instead of the entrypoint; args are its arguments\"},"       \
@@ -132,6 +140,12 @@ struct queued {
     bool run; /* run_skill, else check_tool_permission */
 };
 
+/* The client's roots (roots/list): not asked (it has no roots capability,
+ * or nothing needed them yet), asked and not answered yet, answered, or
+ * answered with an error or not in time (then the server's folder is the
+ * project, as for a client without roots). */
+enum roots_state { ROOTS_UNASKED, ROOTS_WAITING, ROOTS_ANSWERED, ROOTS_NONE };
+
 struct server {
     int in, out;
     struct worker w[SG_MCP_MAX_WORKERS];
@@ -145,6 +159,15 @@ struct server {
      * most the end wait): reaped later, never waited for before a reply */
     pid_t late[2 * SG_MCP_MAX_WORKERS];
     size_t nlate;
+    /* the agent's project for run_skill's cwd: the client's roots, asked
+     * once it is initialized and again when they change; a run_skill with
+     * a cwd waits for the answer (SG_MCP_ROOTS_WAIT_MS at most) */
+    bool client_roots;             /* it declared the roots capability */
+    enum roots_state roots_state;
+    unsigned roots_asked;          /* our requests' ids: "skillgate-roots-N" */
+    int64_t roots_deadline;        /* CLOCK_MONOTONIC ms */
+    char *roots[SG_MCP_MAX_ROOTS]; /* the answer's file:// URIs, as absolute paths */
+    size_t nroots;
 };
 
 /* ---- replies ---- */
@@ -453,9 +476,208 @@ struct run_call {
     size_t nenv, nwrite;
     int progress_fd; /* -1: no progress asked for */
     struct sg_span_ctx parent; /* the call's span: the run's root is its child */
+    /* the client's roots, when it answered roots/list: the agent's project
+     * (else the folder the server was started in) */
+    bool from_roots;
+    char *const *roots;
+    size_t nroots;
 };
 
 static bool kept_by_person(const struct sg_skill *sk);
+static void check_decided(void *ctx, enum sg_decision d);
+
+/* Is real (a real path) in the agent's project: the client's roots when it
+ * answered roots/list, else the folder the server was started in, each by
+ * its real path? A folder that is /, a home or holds one is no project:
+ * everything would be in it. *what says what the project is, in words
+ * (caller frees). */
+static bool in_project(const struct run_call *c, const char *real, char **what)
+{
+    char here[PATH_MAX];
+    const char *one = getcwd(here, sizeof here) ? here : NULL;
+    const char *const *from = c->from_roots ? (const char *const *)c->roots : &one;
+    size_t n = c->from_roots ? c->nroots : one ? 1 : 0;
+    struct sg_buf b;
+    sg_buf_init(&b, 2048); /* words only: what does not fit is not said */
+    sg_buf_printf(&b, "%s", c->from_roots ? "the client's roots" : "the folder skillgate serve "
+                                                                   "was started in");
+    bool in = false;
+    struct sg_homes hs;
+    sg_homes_get(&hs);
+    for (size_t i = 0; i < n; i++) {
+        cleanup_free char *d = sg_path_target(from[i], NULL);
+        struct stat st;
+        bool ok = strcmp(d, "/") && stat(d, &st) == 0 && S_ISDIR(st.st_mode) &&
+                  sg_homes_relation(&hs, d, NULL) == SG_HOME_NONE;
+        cleanup_free char *clean = sg_sanitize_str(from[i], 0);
+        sg_buf_printf(&b, "%s%s%s", i ? ", " : ": ", clean,
+                      ok ? "" : " (not counted: missing, /, a home or above one)");
+        in |= ok && sg_path_within(real, d);
+    }
+    sg_homes_free(&hs);
+    if (!n)
+        sg_buf_printf(&b, ": none");
+    sg_buf_append(&b, "", 1);
+    *what = sg_buf_steal(&b);
+    return in;
+}
+
+/* run_skill's cwd outside the agent's project: the skill would see that
+ * folder, so it is the agent's Read of it, decided by the engine the hook
+ * decides with: its policy file's rules (a deny or ask rule on anything
+ * in the folder counts, as for a search of it), this skill's grants, the
+ * permission program, a person (the attached TUI, else a terminal), else
+ * refused. Every decision is an audit record. NULL: it may be shown; else
+ * the tool error. */
+static json_t *cwd_asked(const struct sg_skill *sk, const struct sg_run_info *info,
+                         const char *what, struct attach_ctx *a)
+{
+    struct sg_config cfg;
+    struct sg_diags d = {0};
+    cleanup_free char *cfgpath = sg_config_default_path();
+    if (sg_config_load(cfgpath, &cfg, &d) < 0)
+        sg_config_free(&cfg);
+    sg_diags_free(&d);
+    cleanup_free char *policy = sg_hook_policy_path(&cfg);
+    char **program = sg_strv_dup(cfg.prompt_exec);
+    sg_config_free(&cfg);
+    char digest[SG_DIGEST_STRLEN] = "";
+    if (sg_skill_digest(sk->root, digest, NULL) < 0)
+        digest[0] = '\0';
+    struct sg_perm_opts po = {.mode = SG_PERM_PROMPT, .policy_file = policy,
+                              .skill = info->skill_name, .digest = digest,
+                              .run_id = info->run_id, .timeout_s = 60, .program = program};
+    cleanup_free char *dir = sg_sanitize_str(info->cwd, 0);
+    struct sg_perm *perm = sg_perm_new(&po, &d);
+    if (!perm) {
+        cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("?");
+        sg_diags_free(&d);
+        sg_strv_free(program);
+        return tool_error("run_skill's cwd %s is outside the agent's project (%s), and the "
+                          "rules that decide it cannot be read: %s. Not run", dir, what, m);
+    }
+    sg_diags_free(&d);
+    struct sg_lineprompt *lp = NULL;
+    if (a->fe.fd >= 0)
+        sg_perm_set_frontend(perm, attach_show, a);
+    else if ((lp = sg_lineprompt_open()))
+        sg_lineprompt_attach(lp, perm); /* else nobody to ask: refused */
+    struct sg_preq *q = sg_xcalloc(1, sizeof *q);
+    q->tool = SG_PT_WRITE; /* a reader's path (rules.h): its rules name it Read(...) */
+    q->port = -1;
+    q->run_option = true; /* a whole folder for the run: never the program's to decide */
+    SG_PREQ_SET(q, agent_tool, "Read");
+    SG_PREQ_SET(q, subject, info->cwd);
+    SG_PREQ_SET(q, detail, "run_skill's cwd: the agent asks that the skill see this folder, "
+                           "read-only, as its working folder; it is outside the agent's "
+                           "project");
+    /* what the folder holds is read too: a deny or ask rule on any of it
+     * holds as for a search of the folder (rules.c: LS), before any allow */
+    struct sg_preq *held = sg_xmalloc(sizeof *held);
+    *held = *q;
+    SG_PREQ_SET(held, agent_tool, "LS");
+    char by[512];
+    enum sg_effect lim = sg_perm_limits(perm, held, by, sizeof by);
+    enum sg_decision dec = SG_DEC_DENY;
+    a->decided = false;
+    if (lim == SG_EFF_DENY) {
+        sg_perm_record(perm, q, SG_DEC_DENY, by);
+    } else if (sg_perm_request(perm, lim == SG_EFF_ASK ? held : q, check_decided, a, &dec) == 0) {
+        const struct sg_loop_source src[] = {
+            sg_perm_source(perm),
+            {"attached TUI", attach_fds, attach_dispatch, attach_timeout, a},
+        };
+        while (!a->decided && !stop_requested)
+            if (sg_loop_turn(src, SG_ARRAY_LEN(src), 1000) < 0)
+                break;
+        if (!a->decided)
+            sg_perm_cancel_all(perm); /* the client went away: refused, and recorded */
+        dec = a->decided ? a->decision : SG_DEC_DENY;
+    }
+    free(q), free(held);
+    cleanup_free char *who = sg_sanitize_str(sg_perm_last_decided_by(perm), 0);
+    sg_perm_free(perm); /* its records on disk */
+    a->fe.perm = NULL;  /* the run's engine shows the next prompt */
+    sg_lineprompt_close(lp);
+    sg_strv_free(program);
+    if (sg_decision_allows(dec))
+        return NULL;
+    cleanup_free char *cdir = sg_config_dir();
+    cleanup_free char *where = policy ? sg_xstrdup(policy)
+                                      : sg_xasprintf("%s/hook-policy.yaml", cdir ? cdir : "?");
+    cleanup_free char *pol = sg_sanitize_str(where, 0);
+    /* a deny rule or grant settles it: no allow is offered past it */
+    bool ruled = sg_str_has_prefix(who, "rule ") || sg_str_has_prefix(who, "grant ");
+    cleanup_free char *how = ruled ? sg_xstrdup("")
+                                   : sg_xasprintf(", or have it allowed: a person in skillgate "
+                                                  "tui --attach, or a rule Read(%s/**) in %s",
+                                                  dir, pol);
+    return tool_error("run_skill's cwd %s is outside the agent's project (%s). The skill "
+                      "would see that folder, so it is a Read of it, and it was refused: %s. "
+                      "Not run. Give a cwd inside the project%s",
+                      dir, what, who[0] ? who : "denied", how);
+}
+
+/* The run, and run_skill's result: the output, the trace's facts, what was
+ * refused and how to allow it. */
+static json_t *run_to_result(struct sg_runner *run, const struct run_call *c,
+                             struct attach_ctx *a)
+{
+    struct sg_event_bus bus = {0};
+    sg_bus_subscribe(&bus, attach_event, a);
+    a->run = run;
+    /* no TUI attached: no fds, and the output is read in the larger batches */
+    const struct sg_loop_source src = {"attached TUI", a->fe.fd >= 0 ? attach_fds : NULL,
+                                       attach_dispatch, attach_timeout, a};
+    /* an attached TUI decides; otherwise a terminal if there is one; else deny */
+    struct sg_runner_opts o = {.show = a->fe.fd >= 0 ? attach_show : NULL, .show_ctx = a,
+                               .sources = &src, .nsources = 1, .otel_parent = c->parent};
+    struct sg_runner_out out;
+    struct sg_diags d = {0};
+    json_t *res;
+    if (sg_runner_run(run, &bus, &o, &out, &d) < 0) {
+        cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("bad policy file");
+        res = tool_error("not run: %s", m);
+    } else {
+        json_t *doc = out.doc;
+        json_t *output;
+        if (a->fork) { /* context: fork gives the caller its summary */
+            const char *sum = a->results.len ? a->results.data : a->last ? a->last : "";
+            cleanup_free char *ss = sg_sanitize_str(sum, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
+            output = json_string(ss);
+        } else {
+            output = kept(&a->out);
+        }
+        json_t *j = json_pack("{s:O, s:O, s:o, s:o, s:b, s:O, s:O, s:s?}", "status",
+                              json_object_get(doc, "status"), "exit_code",
+                              json_object_get(doc, "exit_code"), "output", output, "stderr",
+                              kept(&a->err), "output_truncated",
+                              a->out.dropped || a->err.dropped, "violations",
+                              json_object_get(doc, "violation_summary"), "decisions",
+                              json_object_get(doc, "decisions"), "trace", out.trace_path);
+        json_object_set(j, "skill", json_object_get(doc, "skill_name"));
+        json_object_set(j, "duration_ms", json_object_get(doc, "duration_ms"));
+        json_object_set(j, "end_reason", json_object_get(doc, "end_reason"));
+        /* what was refused, once each, and the exact way to allow it (refusals.h) */
+        json_t *refused = json_object_get(doc, "refusals");
+        json_object_set(j, "refusals", refused ? refused : json_array());
+        if (json_array_size(refused)) { /* said in the text too: a model reads that */
+            cleanup_free char *t = sg_refusals_text(refused);
+            json_object_set_new(j, "refusals_text", json_string(t));
+        }
+        res = tool_result(j, false);
+        if (a->fe.fd >= 0) {
+            char oc[160];
+            snprintf(oc, sizeof oc, "%s, exit %d", json_string_value(json_object_get(doc, "status")),
+                     out.res.exit_code);
+            sg_attach_send(a->fe.fd, json_pack("{s:s, s:s, s:s?}", "type", "end", "outcome", oc,
+                                           "trace", out.trace_path));
+        }
+        sg_runner_out_free(&out);
+    }
+    sg_diags_free(&d);
+    return res;
+}
 
 static json_t *worker_run(const struct run_call *c)
 {
@@ -509,59 +731,15 @@ static json_t *worker_run(const struct run_call *c)
     if (a.fe.fd >= 0)
         sg_attach_send(a.fe.fd, json_pack("{s:s, s:s, s:s}", "type", "hello", "skill",
                                        info->skill_name, "run_id", info->run_id));
-    struct sg_event_bus bus = {0};
-    sg_bus_subscribe(&bus, attach_event, &a);
-    a.run = run;
-    /* no TUI attached: no fds, and the output is read in the larger batches */
-    const struct sg_loop_source src = {"attached TUI", a.fe.fd >= 0 ? attach_fds : NULL,
-                                       attach_dispatch, attach_timeout, &a};
-    /* an attached TUI decides; otherwise a terminal if there is one; else deny */
-    struct sg_runner_opts o = {.show = a.fe.fd >= 0 ? attach_show : NULL, .show_ctx = &a,
-                               .sources = &src, .nsources = 1, .otel_parent = c->parent};
-    struct sg_runner_out out;
-    struct sg_diags d = {0};
-    json_t *res;
-    if (sg_runner_run(run, &bus, &o, &out, &d) < 0) {
-        cleanup_free char *m = d.n ? sg_diag_format(&d.v[0]) : sg_xstrdup("bad policy file");
-        res = tool_error("not run: %s", m);
-    } else {
-        json_t *doc = out.doc;
-        json_t *output;
-        if (a.fork) { /* context: fork gives the caller its summary */
-            const char *sum = a.results.len ? a.results.data : a.last ? a.last : "";
-            cleanup_free char *ss = sg_sanitize_str(sum, SG_SAN_KEEP_NEWLINE | SG_SAN_KEEP_TAB);
-            output = json_string(ss);
-        } else {
-            output = kept(&a.out);
-        }
-        json_t *j = json_pack("{s:O, s:O, s:o, s:o, s:b, s:O, s:O, s:s?}", "status",
-                              json_object_get(doc, "status"), "exit_code",
-                              json_object_get(doc, "exit_code"), "output", output, "stderr",
-                              kept(&a.err), "output_truncated",
-                              a.out.dropped || a.err.dropped, "violations",
-                              json_object_get(doc, "violation_summary"), "decisions",
-                              json_object_get(doc, "decisions"), "trace", out.trace_path);
-        json_object_set(j, "skill", json_object_get(doc, "skill_name"));
-        json_object_set(j, "duration_ms", json_object_get(doc, "duration_ms"));
-        json_object_set(j, "end_reason", json_object_get(doc, "end_reason"));
-        /* what was refused, once each, and the exact way to allow it (refusals.h) */
-        json_t *refused = json_object_get(doc, "refusals");
-        json_object_set(j, "refusals", refused ? refused : json_array());
-        if (json_array_size(refused)) { /* said in the text too: a model reads that */
-            cleanup_free char *t = sg_refusals_text(refused);
-            json_object_set_new(j, "refusals_text", json_string(t));
-        }
-        res = tool_result(j, false);
-        if (a.fe.fd >= 0) {
-            char oc[160];
-            snprintf(oc, sizeof oc, "%s, exit %d", json_string_value(json_object_get(doc, "status")),
-                     out.res.exit_code);
-            sg_attach_send(a.fe.fd, json_pack("{s:s, s:s, s:s?}", "type", "end", "outcome", oc,
-                                           "trace", out.trace_path));
-        }
-        sg_runner_out_free(&out);
-    }
-    sg_diags_free(&d);
+    /* a cwd the agent names outside its project is a Read of that folder */
+    cleanup_free char *what = NULL;
+    json_t *res = c->cwd && !in_project(c, info->cwd, &what) ? cwd_asked(sk, info, what, &a)
+                                                             : NULL;
+    if (!res)
+        res = run_to_result(run, c, &a);
+    else if (a.fe.fd >= 0)
+        sg_attach_send(a.fe.fd, json_pack("{s:s, s:s}", "type", "end", "outcome",
+                                          "not run: its cwd was refused"));
     if (a.fe.fd >= 0)
         close(a.fe.fd);
     sg_buf_free(&a.out), sg_buf_free(&a.err), sg_buf_free(&a.results);
@@ -775,7 +953,8 @@ static int start_worker(struct server *s, json_t *id, const char *tool, json_t *
                 .nargs = na, .cwd = json_string_value(json_object_get(args, "cwd")),
                 .module = json_string_value(json_object_get(args, "module")), .env = env_,
                 .nenv = ne, .write = write_, .nwrite = nw, .progress_fd = token ? p[1] : -1,
-                .parent = sg_span_context(sp)};
+                .parent = sg_span_context(sp), .from_roots = s->roots_state == ROOTS_ANSWERED,
+                .roots = s->roots, .nroots = s->nroots};
             r = worker_run(&rc);
         } else {
             r = worker_check(json_string_value(json_object_get(args, "skill")),
@@ -846,7 +1025,7 @@ static void queued_free(struct queued *c)
 /* Workers are free: the oldest waiting calls start. */
 static void start_queued(struct server *s)
 {
-    while (s->nq) {
+    while (s->nq && s->roots_state != ROOTS_WAITING) {
         struct queued *c = &s->q[s->qhead];
         int r = start_worker(s, c->id, c->run ? "run_skill" : "check_tool_permission", c->args,
                              c->token, c->traceparent);
@@ -858,6 +1037,107 @@ static void start_queued(struct server *s)
         s->qhead = (s->qhead + 1) % SG_MCP_MAX_QUEUED;
         s->nq--;
     }
+}
+
+/* ---- the client's roots: the agent's project ---- */
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* The absolute path a root's file:// URI names (RFC 8089: no host, or
+ * localhost; percent escapes decoded), or NULL for any other URI, one with
+ * a query or a fragment, a NUL, or a path longer than PATH_MAX: such a
+ * root is no part of the project (a cwd there is asked). Caller frees. */
+static char *file_uri_path(const char *uri)
+{
+    if (strncasecmp(uri, "file://", 7))
+        return NULL;
+    const char *p = uri + 7;
+    if (!strncasecmp(p, "localhost/", 10))
+        p += 9;
+    size_t n = strlen(p);
+    if (p[0] != '/' || strpbrk(p, "?#") || n >= PATH_MAX)
+        return NULL;
+    char *out = sg_xmalloc(n + 1), *o = out;
+    for (; *p; p++) {
+        int hi = *p == '%' ? hex_digit(p[1]) : 0, lo = hi >= 0 && *p == '%' ? hex_digit(p[2]) : 0;
+        if (*p == '%' && (hi < 0 || lo < 0 || (hi == 0 && lo == 0))) {
+            free(out);
+            return NULL;
+        }
+        *o++ = *p == '%' ? (char)(hi * 16 + lo) : *p;
+        p += *p == '%' ? 2 : 0;
+    }
+    *o = '\0';
+    return out;
+}
+
+static void roots_clear(struct server *s)
+{
+    for (size_t i = 0; i < s->nroots; i++)
+        free(s->roots[i]);
+    s->nroots = 0;
+}
+
+/* roots/list to the client; run_skill calls with a cwd wait for it. */
+static void roots_ask(struct server *s)
+{
+    char id[40];
+    snprintf(id, sizeof id, "skillgate-roots-%u", ++s->roots_asked);
+    send_msg(s, json_pack("{s:s, s:s, s:s}", "jsonrpc", "2.0", "id", id, "method", "roots/list"));
+    s->roots_state = ROOTS_WAITING;
+    s->roots_deadline = mono_ms() + SG_MCP_ROOTS_WAIT_MS;
+}
+
+/* A response to us: the answer to our latest roots/list (an older one's,
+ * asked before the roots changed, is ignored). An error answer, or none in
+ * time, leaves the server's folder the project; an answer that is no list
+ * of roots is an empty one (nothing is the project: every cwd is asked). */
+static void roots_answered(struct server *s, json_t *m)
+{
+    char id[40];
+    snprintf(id, sizeof id, "skillgate-roots-%u", s->roots_asked);
+    const char *got = json_string_value(json_object_get(m, "id"));
+    if (!s->roots_asked || !got || strcmp(got, id))
+        return;
+    roots_clear(s);
+    json_t *res = json_object_get(m, "result");
+    s->roots_state = res ? ROOTS_ANSWERED : ROOTS_NONE;
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(res, "roots"), i, r)
+    {
+        const char *uri = json_string_value(json_object_get(r, "uri"));
+        char *path = uri ? file_uri_path(uri) : NULL;
+        if (path && s->nroots < SG_MCP_MAX_ROOTS)
+            s->roots[s->nroots++] = path;
+        else
+            free(path);
+    }
+    start_queued(s);
+}
+
+/* Must this call wait for the client's roots before it starts? A
+ * run_skill that names a cwd, while they are asked (or first needed). */
+static bool wait_for_roots(struct server *s, bool run, json_t *args)
+{
+    if (!run || !json_object_get(args, "cwd") || !s->client_roots)
+        return false;
+    if (s->roots_state == ROOTS_UNASKED)
+        roots_ask(s);
+    return s->roots_state == ROOTS_WAITING;
 }
 
 /* ---- requests ---- */
@@ -1026,7 +1306,10 @@ static void tools_call(struct server *s, json_t *id, json_t *params)
              * carry it: read by sg_traceparent_parse (its size capped) */
             const char *tp =
                 json_string_value(json_object_get(json_object_get(params, "_meta"), "traceparent"));
-            int r = start_worker(s, id, name, args, run ? token : NULL, tp);
+            /* a cwd is judged against the client's roots: it waits for them */
+            int r = wait_for_roots(s, run, args) ? -EBUSY
+                                                 : start_worker(s, id, name, args,
+                                                                run ? token : NULL, tp);
             if (r == -EBUSY && s->nq < SG_MCP_MAX_QUEUED) {
                 s->q[(s->qhead + s->nq++) % SG_MCP_MAX_QUEUED] = (struct queued){
                     .id = json_incref(id), .args = json_incref(args),
@@ -1103,14 +1386,22 @@ static void handle(struct server *s, const char *line, size_t len)
         json_decref(m);
         return;
     }
-    if (!method) { /* a response to us (we never ask anything): ignored; neither: refused */
+    if (!method) { /* a response to us (roots/list's, else ignored); neither: refused */
         if (!json_object_get(m, "result") && !json_object_get(m, "error"))
             reply_error(s, id, E_REQUEST, "Invalid Request: no method, result or error");
+        else
+            roots_answered(s, m);
         json_decref(m);
         return;
     }
     json_t *params = json_object_get(m, "params");
     if (!id) { /* notifications need no answer; cancelled stops the run it names */
+        /* the roots, once the client is ready for our requests, and anew
+         * when they change (an answer to an older ask is then ignored) */
+        if (s->client_roots && s->initialized &&
+            ((!strcmp(method, "notifications/initialized") && s->roots_state == ROOTS_UNASKED) ||
+             !strcmp(method, "notifications/roots/list_changed")))
+            roots_ask(s);
         json_t *rid = json_object_get(params, "requestId");
         for (size_t i = 0; rid && !strcmp(method, "notifications/cancelled") &&
                            i < SG_MCP_MAX_WORKERS; i++)
@@ -1145,6 +1436,8 @@ static void handle(struct server *s, const char *line, size_t len)
     }
     if (!strcmp(method, "initialize")) {
         s->initialized = true;
+        s->client_roots =
+            json_is_object(json_object_get(json_object_get(params, "capabilities"), "roots"));
         const char *want = json_string_value(json_object_get(params, "protocolVersion"));
         const char *ver_ok = PROTOCOL_LATEST;
         for (size_t i = 0; want && i < SG_ARRAY_LEN(protocols); i++)
@@ -1274,6 +1567,20 @@ static void input_dispatch(void *c, const struct pollfd *p, size_t n)
     struct server *s = c;
     if (n && p[0].revents && read_input(s) < 0)
         s->open_in = false;
+    if (s->roots_state == ROOTS_WAITING && mono_ms() >= s->roots_deadline) {
+        s->roots_state = ROOTS_NONE; /* no answer in time: the server's folder */
+        start_queued(s);
+    }
+}
+
+/* The wait for the client's roots ends by itself. */
+static int input_timeout(void *c)
+{
+    struct server *s = c;
+    if (s->roots_state != ROOTS_WAITING)
+        return -1;
+    int64_t left = s->roots_deadline - mono_ms();
+    return left <= 0 ? 0 : (int)left;
 }
 
 int sg_mcp_serve(int in, int out)
@@ -1284,7 +1591,7 @@ int sg_mcp_serve(int in, int out)
     fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
     const struct sg_loop_source src[] = {
         {"workers", workers_fds, workers_dispatch, NULL, &s},
-        {"client", input_fds, input_dispatch, NULL, &s},
+        {"client", input_fds, input_dispatch, input_timeout, &s},
     };
     while (s.open_in)
         if (sg_loop_turn(src, SG_ARRAY_LEN(src), -1) < 0)
@@ -1331,6 +1638,7 @@ int sg_mcp_serve(int in, int out)
         s.qhead = (s.qhead + 1) % SG_MCP_MAX_QUEUED;
         s.nq--;
     }
+    roots_clear(&s);
     free(s.buf);
     return 0;
 }

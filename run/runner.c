@@ -412,6 +412,7 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
                                    .timeout_s = r->plan.limits[SG_PL_TIMEOUT].value,
                                    .degraded = r->plan.degraded,
                                    .allow_all = r->pmode == SG_PERM_ALLOW_ALL,
+                                   .cwd = r->plan.cwd,
                                    .notes = (const char *const *)r->notes};
     *out = r;
     return 0;

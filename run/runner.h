@@ -73,6 +73,9 @@ struct sg_run_info {
     long long memory_mb, timeout_s;
     bool degraded;               /* no Landlock */
     bool allow_all;
+    /* the working folder the skill will be shown, its real path (the
+     * plan's own: what a front end decides about is what is bound) */
+    const char *cwd;
     /* what the person should hear before the run (a credential-looking
      * --env name passed as asked), one line each, NULL-terminated */
     const char *const *notes;

@@ -426,16 +426,16 @@ def run_skill_of_a_folder_the_agent_wrote_grants_nothing(m, base):
     kept_root = os.path.join(m.home, ".claude", "skills")
     kept = skill_dir(kept_root, "kept", "", yaml.replace("NAME", "kept"), reader)
     own(m, kept_root)
-    s = Serve(m)
+    work = os.path.join(base, "work-kept")
+    os.makedirs(work)
+    os.chmod(work, 0o755)
+    s = Serve(m, cwd=work)  # the agent's project: a cwd elsewhere is a Read (issue 50)
     try:
         r = s.call(50, "run_skill", {"skill": wrote, "script": "scripts/x.py",
                                      "timeout_seconds": 30}, timeout=90)
         txt = json.dumps(r)
         assert "TOP-SECRET-DOC" not in txt and r.get("isError"), txt[:1500]
         assert "not a skill you keep" in txt and "AWS_SECRET_ACCESS_KEY" in txt, txt[:1500]
-        work = os.path.join(base, "work-kept")
-        os.makedirs(work)
-        os.chmod(work, 0o755)
         r = s.call(51, "run_skill", {"skill": kept, "script": "scripts/x.py", "cwd": work,
                                      "timeout_seconds": 30}, timeout=90)
         assert "got: TOP-SECRET-DOC" in json.dumps(r), json.dumps(r)[:1500]
@@ -454,7 +454,10 @@ def run_skill_cwd_that_holds_a_home_is_refused(m, base):
     above = os.path.dirname(m.home)
     link = os.path.join(base, "to-above")
     os.symlink(above, link)
-    s = Serve(m)
+    work = os.path.join(base, "work")
+    write(os.path.join(work, "f.txt"), "work file")
+    os.chmod(work, 0o755)
+    s = Serve(m, cwd=work)  # the agent's project: a cwd elsewhere is a Read (issue 50)
     try:
         for i, cwd in enumerate([above, "/", link, m.home]):
             r = s.call(30 + i, "run_skill", {"skill": d, "script": "scripts/list.py",
@@ -462,10 +465,7 @@ def run_skill_cwd_that_holds_a_home_is_refused(m, base):
             txt = json.dumps(r)
             assert h.PLANTED not in txt, f"cwd {cwd}: the home's files came back\n{txt[:2000]}"
             assert r.get("isError") and "home" in txt or "may not be /" in txt, (cwd, txt[:1500])
-        # the control: a folder of its own runs
-        work = os.path.join(base, "work")
-        write(os.path.join(work, "f.txt"), "work file")
-        os.chmod(work, 0o755)
+        # the control: a folder of its project runs
         r = s.call(40, "run_skill", {"skill": d, "script": "scripts/list.py", "cwd": work,
                                      "timeout_seconds": 30}, timeout=90)
         assert not r.get("isError") and "work file" in json.dumps(r), json.dumps(r)[:1500]

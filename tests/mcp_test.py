@@ -55,6 +55,7 @@ import termios
 import threading
 import time
 import traceback
+import urllib.parse
 
 SG = os.path.abspath(sys.argv[1])
 with open(SG, "rb") as _f:
@@ -214,11 +215,14 @@ class Sdk:
     """node client.mjs SKILLGATE SCENARIO [ARG], started now; its JSON lines
     are read as they come."""
 
-    def __init__(self, env, scenario, arg=None):
+    def __init__(self, env, scenario, arg=None, cwd=None, roots=None):
+        """cwd: the folder the client (so the server) starts in, env.dir by
+        default; roots: file:// URIs the client declares as its roots."""
         self.env = env
         args = [NODE, CLIENT, SG, scenario] + ([json.dumps(arg)] if arg is not None else [])
+        e = dict(env.env, MCP_TEST_ROOTS=json.dumps(roots)) if roots is not None else env.env
         self.p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env.env, cwd=env.dir,
+                                  stderr=subprocess.PIPE, env=e, cwd=cwd or env.dir,
                                   start_new_session=True)
         LIVE.add(self)
         self.lines = []
@@ -300,10 +304,11 @@ class Sdk:
         LIVE.discard(self)
 
 
-def calls(env, todo, timeout=90):
-    """Run the tool calls [(name, args)] in one SDK session; returns
-    ([CallToolResult], done line)."""
-    c = Sdk(env, "calls", [list(x) for x in todo])
+def calls(env, todo, timeout=90, cwd=None, roots=None):
+    """Run the tool calls [(name, args)] in one SDK session (the server in
+    cwd, the client with roots: see Sdk); returns ([CallToolResult], done
+    line)."""
+    c = Sdk(env, "calls", [list(x) for x in todo], cwd=cwd, roots=roots)
     try:
         c.wait_line(lambda o: "connected" in o, 30, "that it connected")
         res = [c.result(i, timeout=timeout) for i in range(len(todo))]
@@ -1009,7 +1014,7 @@ def run_skill_runs_a_script_with_its_arguments(base):
         ("run_skill", {"skill": d, "script": "../mcp-scripts/scripts/copy.py", "cwd": work}),
         ("run_skill", {"skill": d, "script": "scripts/copy.py", "cwd": env.dir,
                        "args": [os.path.relpath(tok, env.dir), "/tmp/x"]}),
-    ], timeout=90)
+    ], timeout=90, cwd=work)  # the project: env.dir holds the home, so it is none
     sc = structured(res[0], "run_skill --script")
     assert sc["status"] == "completed" and sc["exit_code"] == 0, sc
     assert "ARGS " + json.dumps(args) in sc["output"], sc["output"]
@@ -1083,7 +1088,7 @@ def run_skill_takes_list_skills_ids_and_run_options(base):
         ("run_skill", base_call),
         ("run_skill", dict(base_call, args=[out], write=[out], env=["SG_T_PASSED"])),
         ("run_skill", {"skill": "no-such-skill-here"}),
-    ], timeout=90)
+    ], timeout=90, cwd=work)  # the project: env.dir holds the home, so it is none
     sc = structured(res[0], "run_skill by id, a module")
     assert sc["status"] == "completed" and sc["exit_code"] == 0, sc
     assert "MODULE __main__ from-the-package []" in sc["output"], sc["output"]
@@ -1105,7 +1110,7 @@ def run_skill_takes_list_skills_ids_and_run_options(base):
     c = None
     try:
         c = Sdk(env, "calls", [["run_skill", dict(base_call, args=[out], write=[out],
-                                                  env=["SG_T_PASSED"])]])
+                                                  env=["SG_T_PASSED"])]], cwd=work)
         c.wait_line(lambda o: "connected" in o, 30, "that it connected")
         for want in (out, "SG_T_PASSED"):
             pr = tui.next("prompt")
@@ -1345,10 +1350,12 @@ class FakeTui:
         d = os.path.join(env.runtime, "skillgate")
         os.makedirs(d, mode=0o700, exist_ok=True)
         self.ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.ls.bind(os.path.join(d, "attach.sock"))
+        self.path = os.path.join(d, "attach.sock")
+        self.ls.bind(self.path)
         self.ls.listen(4)
         self.ls.settimeout(30)
         self.c, self.buf = None, b""
+        self.seen = []  # the type of every message read, in order
 
     def next(self, kind, timeout=30):
         end = time.monotonic() + timeout
@@ -1359,6 +1366,7 @@ class FakeTui:
             while b"\n" in self.buf:
                 line, self.buf = self.buf.split(b"\n", 1)
                 m = json.loads(line)
+                self.seen.append(m.get("type"))
                 if m.get("type") == kind:
                     return m
             try:
@@ -1377,6 +1385,8 @@ class FakeTui:
         for x in (self.c, self.ls):
             if x:
                 x.close()
+        if os.path.exists(self.path):  # another may listen there next
+            os.unlink(self.path)
 
 
 @test("sdk", "run")
@@ -1809,6 +1819,262 @@ def progress_and_cancellation(base):
         assert check.get("result") == {}, check
     finally:
         s.kill()
+    env.check_sanitizers()
+
+
+# ---------------------------------------------------------------- run_skill's cwd
+
+CWD_SECRET = "PLANTED-SECRET-mcp-documents"
+CWD_CRED = "PLANTED-SECRET-mcp-gcloud"
+
+LISTER_PY = """\
+import os
+n = 0
+for top, dirs, files in os.walk('.'):
+    dirs.sort()
+    for name in sorted(files):
+        p = os.path.join(top, name)
+        n += 1
+        if n > 50:
+            break
+        try:
+            with open(p) as f:
+                print('FILE', p, f.read(200).strip())
+        except OSError as e:
+            print('FILE', p, 'unreadable', e.errno)
+print('LISTED', os.getcwd())
+"""
+
+
+def cwd_setup(base):
+    """Issue 50, item 7: a project the server starts in (not env.dir: that
+    holds the home), an agent-written skill in it that prints every file of
+    its working folder, a folder of the project with notes, and ~/Documents
+    (outside the project) holding a planted secret. Returns (env, project,
+    skill, work, documents)."""
+    env = Env(base)
+    proj = os.path.join(env.dir, "proj")
+    skill = os.path.join(proj, "tools", "lister")
+    os.makedirs(os.path.join(skill, "scripts"))
+    write_skill(skill, {
+        "SKILL.md": "---\nname: lister\ndescription: prints the files of its working "
+                    "folder\n---\nRun `python scripts/list.py`.\n",
+        "scripts/list.py": LISTER_PY})
+    work = os.path.join(proj, "work")
+    docs = os.path.join(env.home, "Documents")
+    for d in (work, docs):
+        os.makedirs(d)
+    for path, text in ((os.path.join(work, "notes.txt"), "PROJECT-NOTES"),
+                       (os.path.join(docs, "secret.txt"), CWD_SECRET)):
+        with open(path, "w") as f:
+            f.write(text + "\n")
+        os.chmod(path, 0o644)
+    # the skill runs as nobody when the test runs as root: it could read them
+    for d in (proj, os.path.join(skill, "scripts"), work, env.home, docs):
+        os.chmod(d, 0o755)
+    return env, proj, skill, work, docs
+
+
+def lister(skill, cwd):
+    return ("run_skill", {"skill": skill, "script": "scripts/list.py", "cwd": cwd,
+                          "timeout_seconds": 30})
+
+
+def read_records(env):
+    """The audit log's decisions about a run_skill cwd: a Read of the folder
+    (an LS of it when an ask rule reaches into it)."""
+    return [r for r in env.decisions() if r.get("tool") in ("Read", "LS")]
+
+
+def refused_cwd(r, what, *words):
+    """A run_skill refused for its cwd: a tool error that names why, and
+    nothing of the folder."""
+    res = r["result"]
+    text = json.dumps(res)
+    assert res.get("isError"), f"{what}: not refused: {text[:2500]}"
+    assert CWD_SECRET not in text and "PROJECT-NOTES" not in text, f"{what}: {text[:2500]}"
+    for w in ("outside the agent's project", "is a Read of it") + words:
+        assert w in text, f"{what}: the refusal does not say {w!r}: {text[:2500]}"
+
+
+@test("sdk", "run")
+def run_skill_cwd_outside_the_project_is_refused(base):
+    """Issue 50, item 7: run_skill's cwd was shown to the skill wherever it
+    was, so an agent-written skill run in ~/Documents printed its files back
+    to the agent, nobody asked. Outside the agent's project (no roots: the
+    folder the server started in) it is a Read of that folder: nobody to
+    ask, refused, said, and an audit record; inside the project, as before."""
+    env, proj, skill, work, docs = cwd_setup(base)
+    res, _ = calls(env, [lister(skill, docs), lister(skill, work)], cwd=proj)
+    refused_cwd(res[0], "cwd ~/Documents", "no terminal to ask on", proj)
+    sc = structured(res[1], "cwd inside the project")
+    assert sc["exit_code"] == 0 and "PROJECT-NOTES" in sc["output"], sc
+    recs = read_records(env)
+    assert [(r["decision"], r["request"], r["skill"]) for r in recs] == [
+        ("deny", f"Read({docs})", "lister")], recs
+    env.check_sanitizers()
+
+
+@test("sdk", "run")
+def run_skill_cwd_a_read_deny_rule_refuses(base):
+    """Issue 50, item 7: the hook's policy denies the agent Read of a folder;
+    run_skill's cwd there is refused by that rule, named, with a person
+    attached and never asked. A deny rule on something the folder holds
+    refuses it too: the skill would read all of it. An allow rule lets it
+    through; an ask rule on something in it still asks the person first."""
+    env, proj, skill, work, docs = cwd_setup(base)
+    for rule in ("Read(~/Documents/**)", "Read(~/Documents/tax/**)"):
+        hook_policy(env, f'deny:\n  - "{rule}"\n')
+        tui = FakeTui(env)
+        try:
+            res, _ = calls(env, [lister(skill, docs)], cwd=proj)
+            tui.next("end", timeout=10)
+        finally:
+            tui.close()
+        refused_cwd(res[0], rule, f"rule {rule}")
+        assert "prompt" not in tui.seen, (rule, tui.seen)
+    recs = read_records(env)
+    assert [(r["decision"], r["request"]) for r in recs] == [("deny", f"Read({docs})")] * 2, recs
+    assert "Read(~/Documents/**)" in recs[0]["decided_by"] and \
+        "Read(~/Documents/tax/**)" in recs[1]["decided_by"], recs
+    # an allow rule lets it through, recorded; an ask rule on something in
+    # it still sends it to the person first (here: who denies it)
+    hook_policy(env, 'allow:\n  - "Read(~/Documents/**)"\n')
+    res, _ = calls(env, [lister(skill, docs)], cwd=proj)
+    sc = structured(res[0], "cwd ~/Documents, allowed by a rule")
+    assert sc["exit_code"] == 0 and CWD_SECRET in sc["output"], sc
+    hook_policy(env, 'allow:\n  - "Read(~/Documents/**)"\nask:\n  - "Read(~/Documents/tax/**)"\n')
+    tui = FakeTui(env)
+    c = None
+    try:
+        c = Sdk(env, "calls", [list(lister(skill, docs))], cwd=proj)
+        c.wait_line(lambda o: "connected" in o, 30, "that it connected")
+        pr = tui.next("prompt")
+        assert pr["subject"] == docs, pr
+        tui.send({"type": "answer", "id": pr["id"], "decision": "deny"})
+        refused_cwd(c.result(0, timeout=60), "an ask rule inside, the person denies", "person")
+    finally:
+        tui.close()
+        if c:
+            c.kill()
+    recs = read_records(env)[2:]
+    assert [(r["tool"], r["decision"], r["decided_by"]) for r in recs] == [
+        ("Read", "allow", f"rule Read(~/Documents/**) ({env.config}/skillgate/hook-policy.yaml:2)"),
+        ("LS", "deny", "person")], recs
+    env.check_sanitizers()
+
+
+@test("sdk", "run")
+def run_skill_cwd_is_judged_by_the_clients_roots(base):
+    """Issue 50, item 7: a client with the roots capability names the
+    agent's project: a cwd inside a root (its URI percent-encoded) runs as
+    before; one in the server's folder but in no root, and one outside,
+    are refused with nobody to ask. A person asked in the attached TUI sees
+    the folder and may allow it: the run sees it, credentials still
+    masked, and the allow is an audit record."""
+    env, proj, skill, work, docs = cwd_setup(base)
+    root_a = os.path.join(env.dir, "root A")
+    os.makedirs(os.path.join(root_a, "sub"))
+    with open(os.path.join(root_a, "sub", "a.txt"), "w") as f:
+        f.write("ROOT-A-NOTES\n")
+    os.chmod(os.path.join(root_a, "sub", "a.txt"), 0o644)
+    for d in (root_a, os.path.join(root_a, "sub")):
+        os.chmod(d, 0o755)
+    roots = ["file://" + urllib.parse.quote(root_a), "https://example.test/not-a-folder"]
+    assert "%20" in roots[0]
+    c = Sdk(env, "calls", [list(x) for x in (lister(skill, os.path.join(root_a, "sub")),
+                                             lister(skill, work), lister(skill, docs))],
+            cwd=proj, roots=roots)
+    try:
+        c.wait_line(lambda o: "connected" in o, 30, "that it connected")
+        res = [c.result(i, timeout=90) for i in range(3)]
+        c.finish()
+    finally:
+        c.kill()
+    sc = structured(res[0], "cwd inside a root")
+    assert sc["exit_code"] == 0 and "ROOT-A-NOTES" in sc["output"], sc
+    refused_cwd(res[1], "cwd in the server's folder, in no root", "the client's roots")
+    refused_cwd(res[2], "cwd ~/Documents", "the client's roots")
+    assert any(o.get("roots_listed") for o in c.lines), c.describe()
+    # a person allows ~/.config: it is shown, its credentials are not
+    conf = os.path.join(env.home, ".config")
+    for rel, text in (("app/settings.txt", "APP-SETTINGS"), ("gcloud/credentials.db", CWD_CRED)):
+        p = os.path.join(conf, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text + "\n")
+        os.chmod(p, 0o644)
+        for d in (conf, os.path.dirname(p)):
+            os.chmod(d, 0o755)
+    tui = FakeTui(env)
+    c = None
+    try:
+        c = Sdk(env, "calls", [list(lister(skill, conf))], cwd=proj, roots=roots)
+        c.wait_line(lambda o: "connected" in o, 30, "that it connected")
+        pr = tui.next("prompt")
+        assert pr.get("agent_tool") == "Read" and pr["subject"] == conf, pr
+        assert "run_skill's cwd" in pr["detail"], pr
+        tui.send({"type": "answer", "id": pr["id"], "decision": "allow_once"})
+        sc = structured(c.result(0, timeout=60), "cwd ~/.config, allowed by a person")
+    finally:
+        tui.close()
+        if c:
+            c.kill()
+    assert sc["exit_code"] == 0 and "APP-SETTINGS" in sc["output"], sc
+    assert CWD_CRED not in json.dumps(sc), sc
+    recs = read_records(env)
+    assert [(r["decision"], r["request"]) for r in recs] == [
+        ("deny", f"Read({work})"), ("deny", f"Read({docs})"), ("allow", f"Read({conf})")], recs
+    assert recs[2]["decided_by"] == "person", recs
+    env.check_sanitizers()
+
+
+@test("sdk", "run", "tmux")
+def run_skill_cwd_the_person_sees_the_folder(base):
+    """Issue 50, item 7: asked in `skillgate tui --attach`, the person sees
+    the tool (Read) and the folder as its path (the prompt once said only
+    "input (none)" for an agent's Read, the path only in the rule it would
+    save); d refuses it, and the run never starts."""
+    env, proj, skill, work, docs = cwd_setup(base)
+    t = Tmux(env, ["--attach"])
+    c = None
+    try:
+        attached(env, t)
+        c = Sdk(env, "calls", [list(lister(skill, docs))], cwd=proj)
+        c.wait_line(lambda o: "connected" in o, 30, "that it connected")
+        scr = prompt_for(t, "path" + docs, "the prompt for run_skill's cwd, with its path")
+        assert re.search(r"asks to use a tool\s+Read, \w+ risk", scr), scr
+        assert re.search(r"tool\s+Read", scr) and "run_skill'scwd" in squashed(scr), scr
+        t.keys("d")
+        refused_cwd(c.result(0, timeout=30), "cwd ~/Documents, denied in the TUI", "person")
+        c.finish()
+        t.wait(prompt_closed, timeout=10, what="the prompt closing")
+    finally:
+        if c:
+            c.kill()
+        t.close()
+    recs = read_records(env)
+    assert [(r["decision"], r["request"], r["decided_by"]) for r in recs] == [
+        ("deny", f"Read({docs})", "person")], recs
+    env.check_sanitizers()
+
+
+@test("sdk", "run")
+def run_skill_cwd_a_link_in_the_project_that_leads_out(base):
+    """Issue 50, item 7: the project is judged on the folder the skill would
+    see: a symlink inside the project that leads to ~/Documents (named
+    directly, or by a path through it) is outside, refused with nobody to
+    ask, and the record names the real folder."""
+    env, proj, skill, work, docs = cwd_setup(base)
+    link = os.path.join(proj, "docs-link")
+    os.symlink(docs, link)
+    os.symlink(os.path.relpath(env.home, work), os.path.join(work, "up"))
+    res, _ = calls(env, [lister(skill, link),
+                         lister(skill, os.path.join(work, "up", "Documents"))], cwd=proj)
+    refused_cwd(res[0], "cwd a link in the project to ~/Documents", docs)
+    refused_cwd(res[1], "cwd through a link in the project", docs)
+    recs = read_records(env)
+    assert [(r["decision"], r["request"]) for r in recs] == [("deny", f"Read({docs})")] * 2, recs
     env.check_sanitizers()
 
 

@@ -467,7 +467,10 @@ static void request_rows(struct tui_prompt_state *s, struct rows *lp, int vw, bo
         add_wrapped_as(&l, "NOT ALL", SG_PROMPT_CUT_NOTICE, vw, true);
     if (agent)
         add_wrapped(&l, "tool", q->agent_tool, vw);
-    if (other) {
+    if (other && q->tool == SG_PT_WRITE) { /* a reader's (Read, LS): its path, as the line
+                                             * prompt shows it */
+        add_wrapped(&l, "path", q->subject, vw);
+    } else if (other) {
         add_wrapped(&l, "input", q->args[0] ? q->args : "(none)", vw);
     } else if (q->tool == SG_PT_BASH) {
         /* whole, and as the shell will read it: one simple command a row */
@@ -652,7 +655,10 @@ void tui_prompt_draw(struct tui *t)
     char risk_why[160];
     enum sg_risk_level lvl = sg_preq_risk(q, sg_invoking_home(), risk_why, sizeof risk_why);
     char risk[48];
-    snprintf(risk, sizeof risk, "%s, %s risk", sg_ptool_name(q->tool),
+    /* a reader's request (an agent's Read, LS) travels as a Write's path:
+     * it is named as what it is */
+    snprintf(risk, sizeof risk, "%.20s, %s risk",
+             other && q->tool == SG_PT_WRITE ? q->agent_tool : sg_ptool_name(q->tool),
              lvl == SG_RL_HIGH ? "high" : lvl == SG_RL_MEDIUM ? "medium" : "low");
     enum tui_role rr = lvl == SG_RL_HIGH     ? TUI_R_RISK_HIGH
                        : lvl == SG_RL_MEDIUM ? TUI_R_RISK_MEDIUM

@@ -14,6 +14,11 @@
 //                 {"call": i, "tool": name, "result": CallToolResult, "ms": n}
 //                 or {"call": i, "tool": name, "error": {code, message}, "ms": n} after it
 //
+// With MCP_TEST_ROOTS (a JSON array of file:// URIs) in its environment the
+// client declares the roots capability and answers roots/list with them,
+// printing {"roots_listed": n} each time (n: how many times so far); the
+// variable is not passed on to the server.
+//
 // Always last: {"done": true, "server_exit": {code, signal} or null,
 // "stderr": <what the server wrote on stderr>, "transport_errors": [...]} (a line on the server's stdout that is not a
 // JSON-RPC message shows up in transport_errors). The server gets this
@@ -22,6 +27,7 @@
 // (a failed tool call is a result line, not a failure here).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [skillgate, scenario, arg] = process.argv.slice(2);
 if (!skillgate || !scenario) {
@@ -38,8 +44,9 @@ function emit(obj) {
 
 const env = {};
 for (const [k, v] of Object.entries(process.env)) {
-  if (typeof v === "string") env[k] = v;
+  if (typeof v === "string" && k !== "MCP_TEST_ROOTS") env[k] = v;
 }
+const roots = process.env.MCP_TEST_ROOTS ? JSON.parse(process.env.MCP_TEST_ROOTS) : null;
 
 const transport = new StdioClientTransport({
   command: skillgate,
@@ -58,7 +65,17 @@ transport.setProtocolVersion = (v) => {
 };
 
 const transportErrors = [];
-const client = new Client({ name: "skillgate-mcp-test", version: "1.0.0" });
+const client = new Client(
+  { name: "skillgate-mcp-test", version: "1.0.0" },
+  roots ? { capabilities: { roots: { listChanged: true } } } : undefined,
+);
+let rootsListed = 0;
+if (roots) {
+  client.setRequestHandler(ListRootsRequestSchema, async () => {
+    emit({ roots_listed: ++rootsListed });
+    return { roots: roots.map((uri) => ({ uri })) };
+  });
+}
 client.onerror = (e) => transportErrors.push(String(e?.message ?? e));
 
 // How the server ended once its stdin was closed (null: still running).
