@@ -623,40 +623,46 @@ def stop_serving(port):
 @test()
 def a_declared_port_is_published_on_the_hosts_loopback_only(m, base):
     """permissions.network.listen: [P] and `python3 -m http.server P`: the
-    page answers on this machine's 127.0.0.1:P (as docker -p 127.0.0.1:P:P),
-    not on its other addresses, the run's events say so, the server looking
-    its own host name up asks nothing, and after the run nothing listens."""
+    page answers on this machine's 127.0.0.1, at a port H the kernel picks
+    (as docker -p 127.0.0.1::P; issue 50: never P itself), not on its other
+    addresses, the run's events say so, the server looking its own host
+    name up asks nothing, and after the run nothing listens."""
     port = free_port()
     token = f"{m.name}-{port}"
     d = h.make_skill(base, f"serve-{m.name}", SERVE % (token, port), tools="Read",
                      yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
     # what a run will publish is said before it runs
     ins = m.run("inspect", d, check=0)
-    assert f"127.0.0.1:{port}  <- skillsandbox.yaml" in ins.out, ins.out
+    assert f"the skill's :{port}  <- skillsandbox.yaml" in ins.out, ins.out
     js = json.loads(m.run("inspect", "--json", d, check=0).out)
     assert [x["port"] for x in js["network"]["listen"]] == [port], js["network"]
     dry = m.run("run", "--dry-run", d, check=0)
-    assert f"127.0.0.1:{port} -> the skill's port {port}" in dry.out, dry.out
+    assert f"127.0.0.1:(a port the kernel picks) -> the skill's port {port}\n" in dry.out, dry.out
     proc = start_run(m, "run", "--json", "--prompt", "deny", d)
+    hp = None
     try:
-        body = http_get(port, "/index.html", time.monotonic() + 20)
+        hp = published(proc, port)
+        assert hp and hp != port, ("published at", hp)
+        body = http_get(hp, "/index.html", time.monotonic() + 20)
         assert body == f"PUBLISHED-PAGE-{token}\n", body
         others = host_addresses()
         for a in others:
-            assert not connects(a, port), f"the page answers on {a}:{port} too"
+            assert not connects(a, hp), f"the page answers on {a}:{hp} too"
         if not others:
             print("# no non-loopback address here: only 127.0.0.1 was checked")
-        stop_serving(port)
+        stop_serving(hp)
     finally:
         p = finish_run(proc)
     assert p.returncode == 0, (p.returncode, p.err[-2000:])
-    assert not listening(port) and not connects("127.0.0.1", port), "still published after the run"
+    assert not listening(hp) and not connects("127.0.0.1", hp), "still published after the run"
     evs = m.events(p)
     pub = [e for e in evs if e["kind"] == "port_published"]
     assert len(pub) == 1 and pub[0]["data"]["port"] == port, pub
+    assert pub[0]["data"]["host_port"] == hp and pub[0]["data"]["url"] == f"http://127.0.0.1:{hp}/"
     assert pub[0]["data"]["address"] == "127.0.0.1" and pub[0]["data"]["declared"], pub
     inbound = [e for e in evs if e["kind"] == "inbound"]
     assert inbound and all(e["data"]["peer"].startswith("127.0.0.1:") for e in inbound), inbound
+    assert all(e["data"]["port"] == port and e["data"]["host_port"] == hp for e in inbound)
     assert any(e["data"]["forwarded"] for e in inbound), inbound
     # http.server looked up the sandbox's own name: answered, never asked
     assert not [e for e in evs if e["kind"] in ("permission_asked", "permission_decided",
@@ -742,36 +748,57 @@ def an_undeclared_listen_a_person_allows_is_published(m, base):
     port = free_port()
     token = f"asked-{m.name}-{port}"
     d = h.make_skill(base, f"asked-{m.name}", SERVE % (token, port), tools="Read Fetch")
-    got = []
+    got, where = [], []
 
     def browse():
-        got.append(http_get(port, "/index.html", time.monotonic() + 25))
-        stop_serving(port)
+        end = time.monotonic() + 25
+        while not where and time.monotonic() < end:
+            time.sleep(0.1)
+        if where:
+            got.append(http_get(where[0], "/index.html", time.monotonic() + 20))
+            stop_serving(where[0])
+
+    def found(buf):  # the line that says where the page is: the browser goes there
+        import re
+        f = re.search(rb"the skill's :%d is at http://127\.0\.0\.1:(\d+)/" % port, buf)
+        where.append(int(f.group(1)))
+        return ""
 
     t = threading.Thread(target=browse)
     t.start()
     try:
-        code, out = h.run_in_pty(m, ["run", d], [(f"127.0.0.1:{port}", "a\n")], timeout=45)
+        code, out = h.run_in_pty(m, ["run", d], [(f"127.0.0.1:{port}", "a\n"),
+                                                 ("127.0.0.1 only, on a port the kernel picked",
+                                                  found, 0)],
+                                 timeout=45)
     finally:
+        where.append(None)  # the browser stops waiting
         t.join()
     assert got == [f"PUBLISHED-PAGE-{token}\n"], (got, out[-3000:])
-    assert f"publishes it on this machine's 127.0.0.1:{port}" in out, out[-3000:]
+    assert "publishes it on this machine's 127.0.0.1, at a port the kernel picks" in out, \
+        out[-3000:]
     assert code == 0, out[-3000:]
-    assert not listening(port)
+    hp = where[0]
+    assert hp != port and not listening(hp)
+    assert f"the skill's :{port} was at http://127.0.0.1:{hp}/ (closed with the run)" in out, \
+        out[-3000:]
     evs = m.last_trace()["events"]
     pub = [e for e in evs if e["kind"] == "port_published"]
     assert len(pub) == 1 and pub[0]["data"]["port"] == port and not pub[0]["data"]["declared"], pub
+    assert pub[0]["data"]["host_port"] == hp, pub
 
 
 @test()
-def a_declared_port_taken_on_the_host_is_said_not_published(m, base):
-    """When this machine already has 127.0.0.1:P in use, the run still runs
-    (inside, the skill's server is its own) and a port_not_published event
-    says why; the other holder keeps its port."""
+def a_declared_port_taken_on_the_host_stays_its_holders(m, base):
+    """When this machine already has 127.0.0.1:P in use, the run runs, the
+    skill's P is published at another port the kernel picks (its own number
+    on the host is no business of the skill's: issue 50), and the other
+    holder keeps P: a connection there reaches the holder."""
     port = free_port()
     holder = h.socket.socket()
     holder.bind(("127.0.0.1", port))
     holder.listen(1)
+    holder.settimeout(2)
     try:
         d = h.make_skill(base, f"taken-{m.name}", f"""
             import socket
@@ -784,12 +811,13 @@ def a_declared_port_taken_on_the_host_is_said_not_published(m, base):
         p = m.run("run", "--json", "--prompt", "deny", d, check=0)
         evs = m.events(p)
         assert [e["message"] for e in evs if e["kind"] == "stdout"] == ["listening inside"], evs
-        refused = [e for e in evs if e["kind"] == "port_not_published"]
-        assert len(refused) == 1 and refused[0]["data"]["port"] == port, refused
-        assert refused[0]["data"]["declared"], refused
-        assert f"127.0.0.1:{port} cannot be opened on this machine" in refused[0]["message"], refused
-        assert not [e for e in evs if e["kind"] == "port_published"], evs
+        assert not [e for e in evs if e["kind"] == "port_not_published"], evs
+        pub = [e["data"] for e in evs if e["kind"] == "port_published"]
+        assert len(pub) == 1 and pub[0]["port"] == port and pub[0]["declared"], pub
+        assert pub[0]["host_port"] != port and not pub[0]["named"], pub
         c = h.socket.create_connection(("127.0.0.1", port), timeout=2)  # still the holder's
+        a, _ = holder.accept()
+        a.close()
         c.close()
     finally:
         holder.close()
