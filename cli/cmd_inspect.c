@@ -114,9 +114,10 @@ static void print_network(FILE *f, const struct sg_policy *p)
                 p->caps & SG_CAP_NETWORK ? "every host asks for approval"
                                          : "every connection is refused");
 
-    fputs("\nPorts published on this machine's 127.0.0.1 only (a page the skill serves)\n", f);
+    fputs("\nPorts published on this machine's 127.0.0.1 only (a page the skill serves), each\n"
+          "at a port the kernel picks for the run (run --publish HOSTPORT:PORT names one)\n", f);
     for (size_t i = 0; i < p->nlisten; i++) {
-        fprintf(f, "  127.0.0.1:%u", p->listen[i]);
+        fprintf(f, "  the skill's :%u", p->listen[i]);
         origin(f, &p->listen_origin);
     }
     if (!p->nlisten)

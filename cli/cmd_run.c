@@ -47,6 +47,11 @@ struct out_ctx {
     bool fork;
     struct sg_buf results; /* "Result: ..." lines */
     char *last;            /* else the last stdout line */
+    /* where the skill's ports were published, said again at the end */
+    struct published {
+        int port, host;
+    } published[32];
+    size_t npublished, published_more;
 };
 
 /* Default mode: the skill's output as if it ran directly (raw bytes into a
@@ -81,6 +86,12 @@ static void print_plain(struct out_ctx *o, const struct sg_event *ev)
         }
         return;
     }
+    /* where a page the skill serves is: the person's browser goes there */
+    if (ev->kind == SG_EV_PORT_PUBLISHED) {
+        cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, 0);
+        fprintf(stderr, "skillgate: %s\n", s);
+        return;
+    }
     /* a write the private views took is no enforcement, but a person must
      * learn that the file the skill reports never reached this machine */
     if (sg_event_severity(ev->kind) >= 2 || ev->kind == SG_EV_WRITE_DISCARDED) {
@@ -105,6 +116,20 @@ static void print_watch(struct out_ctx *o, const struct sg_event *ev)
 
 static void print_event(struct out_ctx *o, const struct sg_event *ev);
 static void print_json(struct out_ctx *o, const struct sg_event *ev);
+
+/* Each published port, for the end of the run. */
+static void published_sink(void *ctx, const struct sg_event *ev)
+{
+    struct out_ctx *o = ctx;
+    if (ev->kind != SG_EV_PORT_PUBLISHED)
+        return;
+    json_int_t port = json_integer_value(json_object_get(ev->data, "port"));
+    json_int_t host = json_integer_value(json_object_get(ev->data, "host_port"));
+    if (o->npublished < SG_ARRAY_LEN(o->published))
+        o->published[o->npublished++] = (struct published){(int)port, (int)host};
+    else
+        o->published_more++;
+}
 
 /* Say how many more times r came since it was last said. */
 static void tell_repeats(struct out_ctx *o, struct repeat *r, int64_t now)
@@ -315,6 +340,13 @@ static void run_help(void)
            "                         (refused however it is declared)\n"
            "      --resolve NAME:PORT:ADDR[:PORT2]  connect NAME:PORT to ADDR (and PORT2)\n"
            "                         instead of what DNS says, like curl's --resolve\n"
+           "      --publish [HOSTPORT:]PORT  publish the skill's PORT (declared or not) on\n"
+           "                         this machine's 127.0.0.1:HOSTPORT, like docker's\n"
+           "                         -p 127.0.0.1:HOSTPORT:PORT; without HOSTPORT (and for\n"
+           "                         every other published port) the kernel picks one,\n"
+           "                         said as \"the skill's :PORT is at URL\"; a HOSTPORT\n"
+           "                         another process holds, or one skillgate's own\n"
+           "                         settings point at, is refused, never moved; repeatable\n"
            "\nExit status: the skill's own; 124 timeout, 125 sandbox setup failed,\n"
            "126 refused (invalid or nothing to run), 127 entrypoint not executable,\n"
            "128+N killed by signal N, or stopped by skillgate's own SIGINT (130),\n"
@@ -336,6 +368,7 @@ struct run_args {
     const char *upstream[16];
     const char *env[32];
     const char *write[32];
+    const char *publish[32];
 };
 
 /* --env and --write: repeatable, up to a limit. */
@@ -377,6 +410,13 @@ static int run_option(struct run_args *a, int c)
         return add_listed(a->env, SG_ARRAY_LEN(a->env), &a->rq.nenv, "--env");
     case 'W':
         return add_listed(a->write, SG_ARRAY_LEN(a->write), &a->rq.nwrite, "--write");
+    case 'p':
+        if (sg_runner_check_publish(optarg) < 0) {
+            fprintf(stderr, "skillgate: --publish takes [HOSTPORT:]PORT, each from 1024 to "
+                            "65535 (always on this machine's 127.0.0.1): %s\n", optarg);
+            return SG_EXIT_USAGE;
+        }
+        return add_listed(a->publish, SG_ARRAY_LEN(a->publish), &a->rq.npublish, "--publish");
     case 'N':
         a->rq.no_records = true;
         return -1;
@@ -502,7 +542,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
         {"script", required_argument, NULL, 's'}, {"cwd", required_argument, NULL, 'C'},
         {"python", required_argument, NULL, 'Y'}, {"no-records", no_argument, NULL, 'N'},
         {"module", required_argument, NULL, 'm'}, {"env", required_argument, NULL, 'E'},
-        {"write", required_argument, NULL, 'W'},
+        {"write", required_argument, NULL, 'W'}, {"publish", required_argument, NULL, 'p'},
         {0},
     };
     int c, st;
@@ -511,6 +551,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
     a->rq.allow_upstream = a->upstream;
     a->rq.env = a->env;
     a->rq.write = a->write;
+    a->rq.publish = a->publish;
     while ((c = sg_getopt(argc, argv, "hi:I:t:o:wjnDs:C:m:", opts)) != -1)
         if ((st = run_option(a, c)) >= 0)
             return st;
@@ -606,6 +647,12 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
     if (info->allow_all)
         fprintf(f, "skillgate: WARNING: run with --allow-all: undeclared requests were not "
                    "checked by anyone\n");
+    for (size_t i = 0; i < oc->npublished; i++)
+        fprintf(f, "skillgate: the skill's :%d was at http://127.0.0.1:%d/ (closed with the run)\n",
+                oc->published[i].port, oc->published[i].host);
+    if (oc->published_more)
+        fprintf(f, "skillgate: and %zu more published ports (the trace lists them)\n",
+                oc->published_more);
     cleanup_free char *text = sg_refusals_text(refused);
     for (const char *l = text, *e; *l; l = e + 1) { /* each line said as skillgate's */
         e = strchr(l, '\n');
@@ -685,6 +732,7 @@ int cmd_run(int argc, char **argv)
                         "allowed without asking anyone\n", info->skill_name);
     struct sg_event_bus bus = {0};
     sg_bus_subscribe(&bus, oc.watch ? watch_sink : oc.json ? json_sink : plain_sink, &oc);
+    sg_bus_subscribe(&bus, published_sink, &oc);
     oc.fork = sk->policy.fork_context && !oc.watch && !oc.json;
     sg_buf_init(&oc.results, 64 * 1024);
     struct sg_diags pd = {0};

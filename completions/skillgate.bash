@@ -28,7 +28,7 @@ _skillgate()
         --env)
             COMPREPLY=($(compgen -e -- "$cur"))
             return ;;
-        --module|-m)
+        --module|-m|--publish)
             return ;;
         --input-file|-I|--trace-out|-o|--policy|--settings|--file|-f|--script|-s)
             COMPREPLY=($(compgen -f -- "$cur"))
@@ -40,7 +40,7 @@ _skillgate()
         list) opts="--json --all --help" ;;
         run) opts="--input --input-file --timeout --trace-out --watch --json --dry-run --script
                    --module --env --write --cwd --python --no-records --allow-degraded --prompt --policy
-                   --prompt-timeout --allow-all --allow-upstream --resolve --help" ;;
+                   --prompt-timeout --allow-all --allow-upstream --resolve --publish --help" ;;
         record) opts="--input --timeout --cwd --script --allow-all --prompt --prompt-timeout
                       --resolve --allow-upstream --write --yes --json --help" ;;
         traces) subs="list diff report"; opts="--json --html --md --output -o --against --no-diff

@@ -118,11 +118,26 @@ static void print_network(FILE *f, const struct sg_plan *p)
     if (!p->nsockets)
         fputs("    (none declared: a connect to any other host socket asks (Connect), or is "
               "refused)\n", f);
-    fputs("  published on this machine's 127.0.0.1 only (permissions.network.listen; an\n"
-          "  undeclared listening port is asked as Fetch 127.0.0.1:PORT):\n", f);
-    for (size_t i = 0; i < p->nlisten; i++)
-        fprintf(f, "    127.0.0.1:%u -> the skill's port %u\n", p->listen[i], p->listen[i]);
-    if (!p->nlisten)
+    fputs("  published on this machine's 127.0.0.1 only, at a port the kernel picks unless\n"
+          "  --publish names one (permissions.network.listen, --publish; an undeclared\n"
+          "  listening port is asked as Fetch 127.0.0.1:PORT):\n", f);
+    for (size_t i = 0; i < p->nlisten + p->npublish; i++) {
+        uint16_t port = i < p->nlisten ? p->listen[i] : p->publish[i - p->nlisten].port, host = 0;
+        bool listed = false;
+        for (size_t k = 0; k < p->npublish; k++)
+            if (p->publish[k].port == port)
+                host = p->publish[k].host;
+        for (size_t k = 0; i >= p->nlisten && k < p->nlisten; k++)
+            listed |= p->listen[k] == port;
+        if (listed)
+            continue; /* said with the declared ones */
+        if (host)
+            fprintf(f, "    127.0.0.1:%u (--publish) -> the skill's port %u\n", host, port);
+        else
+            fprintf(f, "    127.0.0.1:(a port the kernel picks) -> the skill's port %u%s\n", port,
+                    i < p->nlisten ? "" : " (--publish)");
+    }
+    if (!p->nlisten && !p->npublish)
         fputs("    (none declared)\n", f);
     for (size_t i = 0; i < p->nresolve; i++) {
         fputs("  --resolve ", f);

@@ -58,8 +58,11 @@
 enum pstate { PP_WATCHED, PP_ASKING, PP_PUBLISHED, PP_REFUSED };
 
 struct pport {
-    uint16_t port;
-    bool declared;
+    uint16_t port;  /* the skill's, inside the sandbox */
+    uint16_t host;  /* this machine's it is published at (0: not published) */
+    uint16_t want;  /* the one --publish names (0: the kernel picks one) */
+    bool declared;  /* permissions.network.listen */
+    bool named;     /* --publish (the person's) */
     enum pstate st;
     int lfd;
 };
@@ -73,7 +76,7 @@ struct pdir {
 
 struct pconn {
     uint64_t serial;
-    uint16_t port;
+    uint16_t port, host; /* the skill's, and this machine's it came in on */
     int hfd, ifd; /* the host's side (a browser), the sandbox's (the skill) */
     char peer[INET6_ADDRSTRLEN + 8];
     struct pdir in, out; /* in: host -> skill; out: skill -> host */
@@ -397,21 +400,65 @@ static void refuse(struct sg_pub *p, struct pport *pp, const char *reason)
     if (pp->lfd >= 0)
         close(pp->lfd);
     pp->lfd = -1;
-    char how[192] = "";
-    if (!pp->declared)
+    pp->host = 0;
+    char how[224] = "";
+    if (!pp->declared && !pp->named)
         snprintf(how, sizeof how,
                  "; to publish it, declare it (skillsandbox.yaml permissions.network.listen: "
-                 "[%u]) or allow Fetch(127.0.0.1:%u)",
-                 pp->port, pp->port);
+                 "[%u]), run with --publish %u, or allow Fetch(127.0.0.1:%u)",
+                 pp->port, pp->port, pp->port);
     sg_bus_emit(p->bus, SG_EV_PORT_NOT_PUBLISHED,
-                json_pack("{s:i, s:s, s:b, s:b}", "port", pp->port, "reason", reason, "declared",
-                          pp->declared, "prevented", 1),
-                "port %u not published on this machine: %s (inside the sandbox it still "
-                "listens, for the skill's own use)%s",
+                json_pack("{s:i, s:i, s:s, s:b, s:b, s:b}", "port", pp->port, "host_port",
+                          pp->want, "reason", reason, "declared", pp->declared, "named",
+                          pp->want != 0, "prevented", 1),
+                "the skill's port %u not published on this machine: %s (inside the sandbox it "
+                "still listens, for the skill's own use)%s",
                 pp->port, reason, how);
 }
 
-/* Listen on the host's 127.0.0.1:P, and only there. */
+/* A listening socket on this machine's 127.0.0.1:port (0: one the kernel
+ * picks, never a port skillgate's own settings point at), its port in
+ * *got. The fd, or -errno. */
+static int listen_host(const struct sg_pub *p, uint16_t port, uint16_t *got)
+{
+    int held[8], nheld = 0, fd = -1, err = 0;
+    for (;;) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        int one = 1;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t al = sizeof a;
+        /* a port the person named may still hold the TIME_WAIT of a past
+         * run's connections; a picked one needs no such help */
+        if (fd < 0 || (port && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) ||
+            bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+            getsockname(fd, (struct sockaddr *)&a, &al) < 0) {
+            err = -errno;
+            break;
+        }
+        *got = ntohs(a.sin_port);
+        if (port || sg_own_ports_which(p->plan->own_ports, *got) < 0) {
+            if (listen(fd, SOMAXCONN) < 0)
+                err = -errno;
+            break;
+        }
+        /* picked, and one of skillgate's own: held while another is
+         * picked, so that the kernel does not pick it again */
+        if (nheld == (int)SG_ARRAY_LEN(held)) {
+            err = -EADDRINUSE;
+            break;
+        }
+        held[nheld++] = fd;
+    }
+    while (nheld)
+        close(held[--nheld]);
+    if (err && fd >= 0)
+        close(fd);
+    return err ? err : fd;
+}
+
+/* Listen on this machine's 127.0.0.1, and only there: on the port the
+ * person named, else on one the kernel picks. */
 static void publish(struct sg_pub *p, struct pport *pp, const char *why)
 {
     if (pp->port == SG_PROXY_PORT || pp->port == SG_DNS_PORT) {
@@ -424,27 +471,46 @@ static void publish(struct sg_pub *p, struct pport *pp, const char *why)
         refuse(p, pp, "a privileged port (below 1024) is a system service's, never a skill's");
         return;
     }
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    int one = 1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(pp->port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, SOMAXCONN) < 0) {
-        char reason[160];
-        snprintf(reason, sizeof reason, "127.0.0.1:%u cannot be opened on this machine: %s",
-                 pp->port, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    int own = pp->want ? sg_own_ports_which(p->plan->own_ports, pp->want) : -1;
+    if (own >= 0) {
+        /* the service may be down now: the skill would answer in its place */
+        char reason[256];
+        snprintf(reason, sizeof reason,
+                 "this machine's 127.0.0.1:%u, which --publish names, %s: never a skill's; "
+                 "it is not published elsewhere (name another port)",
+                 pp->want, own == SG_OWN_OTEL
+                               ? "is where skillgate's OpenTelemetry export sends its spans "
+                                 "(an endpoint setting)"
+                               : "is named in the permission program's command line (--prompt "
+                                 "exec:, or config.yaml's prompt_exec)");
+        refuse(p, pp, reason);
+        return;
+    }
+    uint16_t host = 0;
+    int fd = listen_host(p, pp->want, &host);
+    if (fd < 0) {
+        char reason[256];
+        if (pp->want)
+            snprintf(reason, sizeof reason,
+                     "this machine's 127.0.0.1:%u, which --publish names, cannot be opened: %s%s; "
+                     "it is not published elsewhere (name another port)", pp->want,
+                     strerror(-fd), fd == -EADDRINUSE ? " (another process holds it)" : "");
+        else
+            snprintf(reason, sizeof reason, "no port of this machine's 127.0.0.1 can be opened: %s",
+                     strerror(-fd));
         refuse(p, pp, reason);
         return;
     }
     pp->lfd = fd;
+    pp->host = host;
     pp->st = PP_PUBLISHED;
-    cleanup_free char *url = sg_xasprintf("http://127.0.0.1:%u/", pp->port);
+    cleanup_free char *url = sg_xasprintf("http://127.0.0.1:%u/", host);
     sg_bus_emit(p->bus, SG_EV_PORT_PUBLISHED,
-                json_pack("{s:i, s:s, s:s, s:b, s:s}", "port", pp->port, "address", "127.0.0.1",
-                          "url", url, "declared", pp->declared, "why", why),
-                "port %u published on this machine's loopback only: %s (%s)", pp->port, url, why);
+                json_pack("{s:i, s:i, s:s, s:s, s:b, s:b, s:s}", "port", pp->port, "host_port",
+                          host, "address", "127.0.0.1", "url", url, "declared", pp->declared,
+                          "named", pp->want != 0, "why", why),
+                "the skill's :%u is at %s (this machine's 127.0.0.1 only, on %s; %s)", pp->port,
+                url, pp->want ? "the port --publish names" : "a port the kernel picked", why);
 }
 
 struct ask {
@@ -486,8 +552,9 @@ static void ask(struct sg_pub *p, struct pport *pp)
     char detail[200];
     snprintf(detail, sizeof detail,
              "inbound: the skill listens on port %u; an approval publishes it on this "
-             "machine's 127.0.0.1:%u, for a browser here",
-             pp->port, pp->port);
+             "machine's 127.0.0.1, at a port the kernel picks (the run's events say which), "
+             "for a browser here",
+             pp->port);
     p->asker->ask(p->asker->ctx, "127.0.0.1", pp->port, detail, ask_decided, a);
 }
 
@@ -552,12 +619,13 @@ static void conn_close(struct sg_pub *p, int i, const char *why)
             close(c->ifd);
     } else if (c->ifd >= 0) {
         sg_bus_emit(p->bus, SG_EV_NETWORK_CONNECTION_CLOSED,
-                    json_pack("{s:s, s:s, s:i, s:s, s:I, s:I, s:I, s:s}", "direction", "inbound",
-                              "name", c->peer, "port", c->port, "upstream", "",
+                    json_pack("{s:s, s:s, s:i, s:i, s:s, s:I, s:I, s:I, s:s}", "direction",
+                              "inbound", "name", c->peer, "port", c->port, "host_port", c->host,
+                              "upstream", "",
                               "bytes_up", (json_int_t)c->out.bytes, "bytes_down",
                               (json_int_t)c->in.bytes, "duration_ms",
                               (json_int_t)(now_ms() - c->started_ms), "reason", why),
-                    "inbound %s to port %u closed%s%s: %llu bytes in, %llu out", c->peer,
+                    "inbound %s to the skill's :%u closed%s%s: %llu bytes in, %llu out", c->peer,
                     c->port, *why ? " " : "", why, (unsigned long long)c->in.bytes,
                     (unsigned long long)c->out.bytes);
         close(c->ifd);
@@ -669,8 +737,8 @@ static int64_t backoff_ms(unsigned n)
  * sees "refused"), and said: at most one event per backoff_ms, with how many
  * were turned away since the last (another user could otherwise fill the
  * run's trace with them). */
-static void turn_away(struct sg_pub *p, int fd, const char *peer, uint16_t port, long long uid,
-                      const char *why)
+static void turn_away(struct sg_pub *p, int fd, const char *peer, const struct pport *pp,
+                      long long uid, const char *why)
 {
     struct linger l = {1, 0};
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
@@ -682,11 +750,12 @@ static void turn_away(struct sg_pub *p, int fd, const char *peer, uint16_t port,
     p->turned_said_ms = now;
     p->turned_says++;
     sg_bus_emit(p->bus, SG_EV_INBOUND,
-                json_pack("{s:s, s:i, s:b, s:s, s:I, s:I}", "peer", peer, "port", port,
-                          "forwarded", 0, "error", why, "uid", (json_int_t)uid, "turned_away",
-                          (json_int_t)p->turned),
-                "inbound %s to published port %u: not forwarded (%s); %llu turned away "
-                "since the last such event", peer, port, why, (unsigned long long)p->turned);
+                json_pack("{s:s, s:i, s:i, s:b, s:s, s:I, s:I}", "peer", peer, "port", pp->port,
+                          "host_port", pp->host, "forwarded", 0, "error", why, "uid",
+                          (json_int_t)uid, "turned_away", (json_int_t)p->turned),
+                "inbound %s to the skill's :%u (127.0.0.1:%u): not forwarded (%s); %llu turned "
+                "away since the last such event", peer, pp->port, pp->host, why,
+                (unsigned long long)p->turned);
     p->turned = 0;
 }
 
@@ -748,10 +817,10 @@ static bool accept_one(struct sg_pub *p, struct pport *pp)
     snprintf(who, sizeof who, "%s:%u", a, ntohs(peer.sin_port));
     /* any user of this machine reaches 127.0.0.1: other users' connections
      * (or ones whose owner cannot be told) get a share, never the person's */
-    long long uid = owner_of(p, &peer, port);
+    long long uid = owner_of(p, &peer, pp->host);
     bool foreign = uid < 0 || ((uid_t)uid != p->person && uid != 0);
     if (foreign && !foreign_may_start(p)) {
-        turn_away(p, fd, who, port, uid, "other users hold their share of connections");
+        turn_away(p, fd, who, pp, uid, "other users hold their share of connections");
         return true;
     }
     if (p->sp < 0 && !p->helper_failed) {
@@ -768,7 +837,7 @@ static bool accept_one(struct sg_pub *p, struct pport *pp)
     }
     int slot = place_for(p, foreign); /* may close one for it: only now */
     if (slot < 0) {
-        turn_away(p, fd, who, port, uid, "every connection is busy");
+        turn_away(p, fd, who, pp, uid, "every connection is busy");
         return true;
     }
     if (send(p->sp, &port, sizeof port, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof port) {
@@ -778,6 +847,7 @@ static bool accept_one(struct sg_pub *p, struct pport *pp)
     struct pconn *c = sg_xcalloc(1, sizeof *c);
     c->serial = ++p->next_serial;
     c->port = port;
+    c->host = pp->host;
     c->hfd = fd;
     c->ifd = -1;
     c->started_ms = c->active_ms = now_ms();
@@ -873,11 +943,13 @@ static void on_reply(struct sg_pub *p)
     const char *err = strerror(r.err ? (int)r.err : EPROTO);
     if (!c->quiet)
         sg_bus_emit(p->bus, SG_EV_INBOUND,
-                    json_pack("{s:s, s:i, s:b, s:s, s:I}", "peer", c->peer, "port", c->port,
-                              "forwarded", ok, "error", ok ? "" : err, "uid", (json_int_t)c->uid),
-                    ok ? "inbound %s to published port %u: forwarded to the skill"
-                       : "inbound %s to published port %u: nothing answers in the sandbox (%s)",
-                    c->peer, c->port, err);
+                    json_pack("{s:s, s:i, s:i, s:b, s:s, s:I}", "peer", c->peer, "port", c->port,
+                              "host_port", c->host, "forwarded", ok, "error", ok ? "" : err,
+                              "uid", (json_int_t)c->uid),
+                    ok ? "inbound %s to 127.0.0.1:%u: forwarded to the skill's :%u"
+                       : "inbound %s to 127.0.0.1:%u: nothing answers on the skill's :%u in the "
+                         "sandbox (%s)",
+                    c->peer, c->host, c->port, err);
     if (!ok) {
         if (nf)
             close(fd); /* an error and a descriptor both: nonsense, not kept */
@@ -961,8 +1033,22 @@ struct sg_pub *sg_pub_new(const struct sg_plan *plan, struct sg_event_bus *bus,
     /* the helper is forked when a connection first needs it */
     for (size_t i = 0; i < plan->nlisten; i++) {
         struct pport *pp = port_add(p, plan->listen[i], true);
+        for (size_t k = 0; pp && k < plan->npublish; k++)
+            if (plan->publish[k].port == pp->port)
+                pp->named = true, pp->want = plan->publish[k].host;
         if (pp)
-            publish(p, pp, "declared in permissions.network.listen");
+            publish(p, pp, pp->named ? "declared in permissions.network.listen; --publish"
+                                     : "declared in permissions.network.listen");
+    }
+    for (size_t k = 0; k < plan->npublish; k++) { /* the person's, declared or not */
+        if (port_find(p, plan->publish[k].port))
+            continue;
+        struct pport *pp = port_add(p, plan->publish[k].port, false);
+        if (!pp)
+            continue;
+        pp->named = true;
+        pp->want = plan->publish[k].host;
+        publish(p, pp, "--publish");
     }
     return p;
 }

@@ -3,9 +3,24 @@
  * A skill's review page (skill-creator's viewer, a webapp-testing server)
  * listens inside the sandbox's network namespace, where nothing on the host
  * reaches it. A port the manifest declares (permissions.network.listen) is
- * published as `docker -p 127.0.0.1:P:P` does: the broker listens on the
- * host's 127.0.0.1:P (never another address) and forwards each connection
- * it accepts to the skill's 127.0.0.1:P (or ::1:P) inside the sandbox.
+ * published as `docker -p 127.0.0.1::P` does: the broker listens on the
+ * host's 127.0.0.1 (never another address), on a port the kernel picks,
+ * and forwards each connection it accepts to the skill's 127.0.0.1:P (or
+ * ::1:P) inside the sandbox. The port_published event says where ("the
+ * skill's :8080 is at http://127.0.0.1:41234/"), and the run's end (the
+ * CLI's summary, the TUI's events) says it again.
+ *
+ * Never the declared number on the host: any port from 1024 up was bound
+ * there unasked, and a skill that declared the port of a service that was
+ * down (the manual's own policy service, 8787; an OTLP collector, 4318)
+ * answered in its place: its own Write request, or skillgate's spans with
+ * the collector's Authorization header. A fixed host port only when the
+ * person names it (run --publish HOSTPORT:P), and never one that
+ * skillgate's own settings point at (sg_plan.own_ports: the OTLP
+ * exporter's endpoints, every number of the permission program's words;
+ * a picked port that is one is held while the kernel picks another) nor
+ * one another process holds: such a port is refused with a
+ * port_not_published event saying why, never moved to another.
  *
  * The inner sockets come from a helper process the broker forks once per
  * run: it joins the sandbox's user and network namespaces through pid 1's
@@ -20,6 +35,7 @@
  * a declared one; refused, a port_not_published event names it. The listen
  * itself is never refused: inside the sandbox it reaches nothing, and a
  * skill that serves and drives its own page (webapp-testing) keeps working.
+ * --publish P publishes the skill's P from the start, declared or not.
  *
  * Any user of the machine reaches 127.0.0.1: each accepted connection's
  * client socket is looked up on this machine (one exact sock_diag query)

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "otlp_trace_service.pb-c.h"
+#include "sandbox.h"
 #include "sanitize.h"
 #include "util.h"
 
@@ -890,6 +891,53 @@ static const char *setting(const struct sg_config *cfg, const char *name)
         if (!strcmp(cfg->otel_keys[i], name))
             return cfg->otel_vals[i];
     return NULL;
+}
+
+/* The port an endpoint URL names: its :PORT, else its scheme's (443 for
+ * https, else 80); 0 when its port cannot be read. */
+static uint16_t url_port(const char *url)
+{
+    const char *p = strstr(url, "://");
+    if (!p)
+        return 0;
+    bool tls = !strncasecmp(url, "https", 5);
+    p += 3;
+    const char *end = p + strcspn(p, "/?#"), *host = p;
+    for (const char *q = p; q < end; q++) /* past userinfo */
+        if (*q == '@')
+            host = q + 1;
+    const char *colon = host;
+    if (*host == '[') { /* an IPv6 literal */
+        while (colon < end && *colon != ']')
+            colon++;
+        colon += colon < end;
+    } else {
+        while (colon < end && *colon != ':')
+            colon++;
+    }
+    if (colon >= end || *colon != ':')
+        return tls ? 443 : 80;
+    long v = 0;
+    const char *d = colon + 1;
+    for (; d < end && *d >= '0' && *d <= '9' && v <= 65535; d++)
+        v = v * 10 + (*d - '0');
+    return d == end && d > colon + 1 && v >= 1 && v <= 65535 ? (uint16_t)v : 0;
+}
+
+void sg_otel_own_ports(const struct sg_config *cfg, struct sg_own_ports *o)
+{
+    static const char *const names[] = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                                        "OTEL_EXPORTER_OTLP_ENDPOINT"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(names); i++) {
+        const char *v = secure_getenv(names[i]);
+        uint16_t port;
+        if (v && (port = url_port(v)))
+            sg_own_ports_add(o, SG_OWN_OTEL, port);
+        for (size_t k = 0; cfg && k < cfg->notel; k++)
+            if (!strcmp(cfg->otel_keys[k], names[i]) && cfg->otel_vals[k] &&
+                (port = url_port(cfg->otel_vals[k])))
+                sg_own_ports_add(o, SG_OWN_OTEL, port);
+    }
 }
 
 /* "%41" -> 'A' in place; false on a bad escape. */

@@ -84,6 +84,11 @@ void sg_otel_shutdown(int wait_ms);
  * would inherit. Spans may still be handed over. */
 void sg_otel_pause(void);
 void sg_otel_resume(void);
+/* The ports the exporter's endpoint settings name (the environment's and
+ * cfg's, both: on or off), added to o as SG_OWN_OTEL: a port published for
+ * a skill never takes one (egress/publish.h). */
+struct sg_own_ports;
+void sg_otel_own_ports(const struct sg_config *cfg, struct sg_own_ports *o);
 /* Export was asked for (an endpoint set) and is off: why; else NULL. */
 const char *sg_otel_off_why(void);
 

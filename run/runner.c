@@ -219,6 +219,12 @@ static int parse_resolve(const char *arg, struct sg_resolve *r)
     return 0;
 }
 
+int sg_runner_check_publish(const char *arg)
+{
+    struct sg_publish p;
+    return sg_runopts_publish_one(arg, &p);
+}
+
 int sg_runner_check_resolve(const char *arg)
 {
     struct sg_resolve r;
@@ -234,7 +240,7 @@ static void options_record(struct sg_runner *r, const struct sg_run_request *rq,
                            const struct sg_opt_view *v)
 {
     bool entry_args = rq->nargs && !rq->script && !rq->module;
-    if (!rq->nenv && !rq->nwrite && !rq->module && !entry_args)
+    if (!rq->nenv && !rq->nwrite && !rq->module && !entry_args && !r->plan.npublish)
         return;
     json_t *env = json_array(), *write = json_array();
     for (size_t i = 0; i < rq->nenv; i++) {
@@ -263,6 +269,19 @@ static void options_record(struct sg_runner *r, const struct sg_run_request *rq,
             }
         }
     r->options = json_pack("{s:o, s:o, s:s?}", "env", env, "write", write, "module", rq->module);
+    if (r->plan.npublish) { /* as the person gave them: "8080:3117", or "3117" */
+        json_t *pub = json_array();
+        for (size_t i = 0; i < r->plan.npublish; i++) {
+            const struct sg_publish *q = &r->plan.publish[i];
+            char one[16];
+            if (q->host)
+                snprintf(one, sizeof one, "%u:%u", q->host, q->port);
+            else
+                snprintf(one, sizeof one, "%u", q->port);
+            json_array_append_new(pub, json_string(one));
+        }
+        json_object_set_new(r->options, "publish", pub);
+    }
     if (entry_args) { /* MCP run_skill's args for the entrypoint (SkillSandbox's) */
         json_t *a = json_array();
         for (size_t i = 0; i < rq->nargs; i++)
@@ -323,6 +342,12 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
                              .observe_reads = rq->observe_reads};
     if (agent && ro.timeout_s > sk->policy.limits.runtime_s.value)
         ro.timeout_s = 0; /* an agent may shorten the manifest's limit, never lengthen it */
+    struct sg_publish pubs[SG_MAX_PORTS];
+    size_t npub = 0;
+    if (!agent && sg_runopts_publish(rq, pubs, SG_ARRAY_LEN(pubs), &npub, why) < 0)
+        return SG_RUN_REFUSED;
+    ro.publish = pubs;
+    ro.npublish = npub;
     struct sg_resolve res_v[64];
     size_t nres = 0;
     if (!agent) {
@@ -361,6 +386,13 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     char **program = rq->prompt_program ? sg_strv_dup(rq->prompt_program)
                      : !rq->pmode_set && !rq->allow_all ? sg_strv_dup(cfg.prompt_exec)
                                                         : NULL;
+    /* the ports skillgate's own settings point at, which no published port
+     * takes on this machine: the exporter's, and the permission programs'
+     * (config.yaml's too, when --prompt chose another) */
+    struct sg_own_ports *own = sg_xcalloc(1, sizeof *own);
+    sg_otel_own_ports(&cfg, own);
+    sg_runopts_prompt_ports(rq->prompt_program, own);
+    sg_runopts_prompt_ports(cfg.prompt_exec, own);
     sg_config_free(&cfg);
     sg_diags_free(&cd);
     ro.resolve = res_v;
@@ -382,9 +414,11 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     if (e < 0) {
         bool no_landlock = e == -ENOTSUP && r->plan.landlock_abi == 0 && !ro.allow_degraded;
         sg_strv_free(program);
+        free(own);
         free(r);
         return no_landlock ? SG_RUN_SETUP_FAILED : SG_RUN_REFUSED;
     }
+    r->plan.own_ports = own; /* the plan's now */
     r->sk = sk;
     sg_tools_from_policy(&sk->policy, &r->tools);
     r->pmode = perm_mode(rq);
@@ -443,6 +477,16 @@ void sg_runner_print_plan(const struct sg_runner *r, FILE *f)
         fputs("  --write ", f);
         sg_print_safe(f, json_string_value(v));
         fputs(": writable for this run (rw above)\n", f);
+    }
+    for (size_t k = 0; k < r->plan.npublish; k++) {
+        const struct sg_publish *q = &r->plan.publish[k];
+        if (q->host)
+            fprintf(f, "  --publish %u:%u: the skill's port %u at this machine's 127.0.0.1:%u "
+                       "(the port you named; refused, never moved, if it is taken or one "
+                       "skillgate's own settings point at)\n", q->host, q->port, q->port, q->host);
+        else
+            fprintf(f, "  --publish %u: the skill's port %u published from the start, at a "
+                       "port of this machine's 127.0.0.1 the kernel picks\n", q->port, q->port);
     }
     const char *m = json_string_value(json_object_get(r->options, "module"));
     if (m) {

@@ -56,6 +56,10 @@ struct sg_run_request {
     size_t nresolve;
     const char *const *allow_upstream; /* loopback, private or metadata addresses */
     size_t nallow_upstream;
+    /* --publish [HOSTPORT:]PORT: the skill's PORT published from the start
+     * (declared or not), at this machine's 127.0.0.1:HOSTPORT when given */
+    const char *const *publish;
+    size_t npublish;
     /* who decides what the manifest did not grant (an agent's run always
      * asks: an attached TUI, else a terminal, else nobody, which denies) */
     enum sg_perm_mode pmode;
@@ -154,5 +158,7 @@ void sg_runner_free(struct sg_runner *r);
 
 /* 0 when arg is a well-formed --resolve NAME:PORT:ADDR[:PORT2]. */
 int sg_runner_check_resolve(const char *arg);
+/* 0 when arg is a well-formed --publish [HOSTPORT:]PORT (1024-65535). */
+int sg_runner_check_publish(const char *arg);
 
 #endif

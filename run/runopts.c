@@ -274,3 +274,65 @@ int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
     }
     return 0;
 }
+
+int sg_runopts_publish_one(const char *arg, struct sg_publish *out)
+{
+    long long port, host = 0;
+    const char *colon = strchr(arg, ':');
+    char h[8];
+    if (colon) {
+        size_t n = (size_t)(colon - arg);
+        if (n == 0 || n >= sizeof h)
+            return -EINVAL;
+        memcpy(h, arg, n);
+        h[n] = '\0';
+        if (sg_parse_ll(h, 1024, 65535, &host) < 0)
+            return -EINVAL;
+    }
+    if (sg_parse_ll(colon ? colon + 1 : arg, 1024, 65535, &port) < 0)
+        return -EINVAL;
+    *out = (struct sg_publish){.port = (uint16_t)port, .host = (uint16_t)host};
+    return 0;
+}
+
+int sg_runopts_publish(const struct sg_run_request *rq, struct sg_publish *out, size_t max,
+                       size_t *n, const char **why)
+{
+    *n = 0;
+    if (rq->npublish > max)
+        return *why = say("--publish at most %zu times", max), -EINVAL;
+    for (size_t i = 0; i < rq->npublish; i++) {
+        struct sg_publish p;
+        if (sg_runopts_publish_one(rq->publish[i], &p) < 0)
+            return *why = say("--publish %.40s: [HOSTPORT:]PORT, each from 1024 to 65535 (on "
+                              "this machine's 127.0.0.1 only)", rq->publish[i]),
+                   -EINVAL;
+        for (size_t k = 0; k < *n; k++) {
+            if (out[k].port == p.port)
+                return *why = say("--publish: the skill's port %u is given twice", p.port),
+                       -EINVAL;
+            if (p.host && out[k].host == p.host)
+                return *why = say("--publish: this machine's port %u is given twice", p.host),
+                       -EINVAL;
+        }
+        out[(*n)++] = p;
+    }
+    return 0;
+}
+
+void sg_runopts_prompt_ports(char *const *words, struct sg_own_ports *o)
+{
+    for (size_t i = 0; words && words[i]; i++)
+        for (const char *c = words[i]; *c;) {
+            if (*c < '0' || *c > '9') {
+                c++;
+                continue;
+            }
+            unsigned long v = 0;
+            for (; *c >= '0' && *c <= '9'; c++)
+                if (v <= 65535)
+                    v = v * 10 + (unsigned long)(*c - '0');
+            if (v >= 1 && v <= 65535)
+                sg_own_ports_add(o, SG_OWN_PROMPT, (uint16_t)v);
+        }
+}

@@ -8,6 +8,7 @@
 #define SG_RUNOPTS_H
 
 #include "runner.h"
+#include "sandbox.h"
 
 /* sk with the options in its policy. Its arrays are the view's own;
  * everything else is sk's, borrowed (the view lives no longer than sk). */
@@ -34,5 +35,19 @@ bool sg_runopts_secret_name(const char *n);
 /* A variable that changes what code runs (LD_PRELOAD, PYTHONPATH, ...,
  * the manifest check's list): passed when named, and said. */
 bool sg_runopts_code_name(const char *n);
+
+/* --publish [HOSTPORT:]PORT: the skill's PORT published on this
+ * machine's 127.0.0.1:HOSTPORT (0 when not given: the kernel picks it),
+ * each from 1024 to 65535. 0 or -EINVAL. */
+int sg_runopts_publish_one(const char *arg, struct sg_publish *out);
+/* Every --publish of rq into out (at most max): 0, or -EINVAL with *why
+ * (a bad one, or a port or host port given twice). */
+int sg_runopts_publish(const struct sg_run_request *rq, struct sg_publish *out, size_t max,
+                       size_t *n, const char **why);
+/* Every number from 1 to 65535 written in the permission program's words
+ * (its program and arguments: "http://127.0.0.1:8787/decide", "--port
+ * 8787"), added to o as SG_OWN_PROMPT: more than the ports it talks to,
+ * never fewer of those its words name. */
+void sg_runopts_prompt_ports(char *const *words, struct sg_own_ports *o);
 
 #endif

@@ -901,6 +901,9 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
     }
     memcpy(p->listen, pol->listen, sizeof p->listen);
     p->nlisten = pol->nlisten;
+    p->npublish = o->npublish < SG_MAX_PORTS ? o->npublish : SG_MAX_PORTS;
+    if (p->npublish)
+        memcpy(p->publish, o->publish, p->npublish * sizeof *p->publish);
     for (size_t i = 0; i < o->nallow_upstream; i++)
         add_str(&p->allow_upstream, &p->nallow_upstream, o->allow_upstream[i]);
     for (size_t i = 0; i < o->nresolve; i++) {
@@ -1022,5 +1025,6 @@ void sg_plan_free(struct sg_plan *p)
         free(p->allow_upstream[i]);
     free(p->allow_upstream);
     sg_plan_sockets_free(p);
+    free(p->own_ports);
     memset(p, 0, sizeof *p);
 }

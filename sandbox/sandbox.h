@@ -97,6 +97,37 @@ struct sg_plan_socket {
     unsigned mode;
 };
 
+/* A port the skill serves, published on this machine's 127.0.0.1 (see
+ * egress/publish.h): the skill's own port inside the sandbox, and the host's
+ * port a browser uses, 0 while the kernel is to pick it. */
+struct sg_publish {
+    uint16_t port, host;
+};
+
+/* Ports of this machine that skillgate's own settings point at: the OTLP
+ * exporter's endpoints (the environment's and config.yaml's, whether or not
+ * export is on) and every number of the permission program's words. A
+ * published port never takes one on the host: a skill would answer in the
+ * service's place (the policy service's questions, the collector's spans
+ * with their Authorization header). A set of every port, so that nothing
+ * read is cut off. */
+enum { SG_OWN_OTEL, SG_OWN_PROMPT, SG_OWN_KINDS };
+struct sg_own_ports {
+    uint64_t bits[SG_OWN_KINDS][65536 / 64];
+};
+static inline void sg_own_ports_add(struct sg_own_ports *o, int kind, uint16_t port)
+{
+    o->bits[kind][port / 64] |= 1ull << (port % 64);
+}
+/* Which setting points at port: SG_OWN_*, or -1 none. */
+static inline int sg_own_ports_which(const struct sg_own_ports *o, uint16_t port)
+{
+    for (int k = 0; o && k < SG_OWN_KINDS; k++)
+        if (o->bits[k][port / 64] & (1ull << (port % 64)))
+            return k;
+    return -1;
+}
+
 struct sg_run_opts {
     const char *input;       /* JSON text for SKILL_INPUT and stdin; NULL: "{}" */
     long long timeout_s;     /* 0: the policy's */
@@ -123,6 +154,10 @@ struct sg_run_opts {
     /* skillgate record: every open, reads too, goes to the broker, which
      * notes the path (run/reads.h) */
     bool observe_reads;
+    /* the person's --publish: ports published as if declared, at the host
+     * port it names (each port and host port once) */
+    const struct sg_publish *publish;
+    size_t npublish;
 };
 
 struct sg_plan {
@@ -186,6 +221,9 @@ struct sg_plan {
     uint16_t listen[SG_MAX_PORTS]; /* declared listening ports, published on the
                                     * host's 127.0.0.1 (egress/publish.h) */
     size_t nlisten;
+    struct sg_publish publish[SG_MAX_PORTS]; /* --publish: the person's */
+    size_t npublish;
+    struct sg_own_ports *own_ports; /* set by the run (owned; NULL: none known) */
     /* seccomp */
     enum sg_seccomp_profile profile;
     /* limits */

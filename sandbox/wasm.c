@@ -216,11 +216,12 @@ static int plan_no_network(struct sg_plan *p, const char **why)
                "refused for a WASM skill";
         return -EPERM;
     }
-    p->network_dropped = p->negress + p->nlisten;
+    p->network_dropped = p->negress + p->nlisten + p->npublish;
     for (size_t i = 0; i < p->negress; i++)
         free(p->egress[i].domain);
     p->negress = 0;
     p->nlisten = 0;
+    p->npublish = 0;
     return 0;
 }
 

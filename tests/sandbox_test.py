@@ -1499,7 +1499,8 @@ import select
 
 def run_in_pty(m, args, script, env=None, timeout=60):
     """skillgate with a real terminal: script is [(text to wait for, keys to
-    type[, seconds to wait before typing them: 0.7, past the arming delay])]."""
+    type (or a function of the output so far that returns them)[, seconds to
+    wait before typing them: 0.7, past the arming delay])]."""
     e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state,
          "XDG_CONFIG_HOME": os.path.join(m.state, "config"), "LANG": "C.UTF-8", "TERM": "dumb"}
     if env:
@@ -1535,6 +1536,8 @@ def run_in_pty(m, args, script, env=None, timeout=60):
         assert want.encode() in buf, f"never saw {want!r}: {buf[-2000:]!r}"
         buf_at = len(buf)
         time.sleep(delay)  # past the arming delay: earlier keys do not count
+        if callable(keys):
+            keys = keys(buf)
         os.write(fd, keys.encode())
         while len(buf) == buf_at and time.monotonic() < end and read_some():
             pass

@@ -15,9 +15,11 @@
 
 #include "dns.h"
 #include "egress.h"
+#include "otel.h"
 #include "parse.h"
 #include "publish.h"
 #include "route.h"
+#include "runopts.h"
 #include "sniff.h"
 #include "util.h"
 
@@ -636,6 +638,63 @@ static void a_client_sockets_owner_comes_from_sock_diag(void **st)
     assert_int_equal(sg_pub_parse_owner(buf, 7, 4, &want, &uid), 0); /* a cut message */
 }
 
+/* Issue 50: --publish [HOSTPORT:]PORT, and the ports skillgate's own
+ * settings point at, which no published port takes on this machine. */
+static void published_host_ports_are_the_persons_never_skillgates(void **st)
+{
+    (void)st;
+    struct sg_publish p;
+    assert_int_equal(sg_runopts_publish_one("8080", &p), 0);
+    assert_int_equal(p.port, 8080);
+    assert_int_equal(p.host, 0); /* the kernel picks */
+    assert_int_equal(sg_runopts_publish_one("41000:3117", &p), 0);
+    assert_int_equal(p.port, 3117);
+    assert_int_equal(p.host, 41000);
+    static const char *const bad[] = {"", "80", "8080:80", "80:8080", "0", "65536", "x",
+                                      ":8080", "8080:", "1:2:3", "127.0.0.1:8080:3117",
+                                      "8080 ", "-8080", "100000:8080"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(bad); i++)
+        assert_int_equal(sg_runopts_publish_one(bad[i], &p), -EINVAL);
+    const char *twice[] = {"8080", "9000:8080"}, *hosts[] = {"9000:8080", "9000:3117"};
+    struct sg_run_request rq = {.publish = twice, .npublish = 2};
+    struct sg_publish out[SG_MAX_PORTS];
+    size_t n;
+    const char *why = NULL;
+    assert_int_equal(sg_runopts_publish(&rq, out, SG_MAX_PORTS, &n, &why), -EINVAL);
+    assert_non_null(strstr(why, "port 8080 is given twice"));
+    rq.publish = hosts;
+    assert_int_equal(sg_runopts_publish(&rq, out, SG_MAX_PORTS, &n, &why), -EINVAL);
+    assert_non_null(strstr(why, "port 9000 is given twice"));
+    rq.npublish = 1;
+    assert_int_equal(sg_runopts_publish(&rq, out, SG_MAX_PORTS, &n, &why), 0);
+    assert_int_equal(n, 1);
+
+    struct sg_own_ports *own = sg_xcalloc(1, sizeof *own);
+    char *words[] = {"/usr/bin/python3", "/opt/ask-service.py", "http://127.0.0.1:8787/decide",
+                     "--port=9123", "--retries", "3", "--big", "99999", NULL};
+    sg_runopts_prompt_ports(words, own);
+    assert_int_equal(sg_own_ports_which(own, 8787), SG_OWN_PROMPT);
+    assert_int_equal(sg_own_ports_which(own, 9123), SG_OWN_PROMPT);
+    assert_int_equal(sg_own_ports_which(own, 3), SG_OWN_PROMPT);
+    assert_int_equal(sg_own_ports_which(own, 8788), -1);
+    assert_int_equal(sg_own_ports_which(own, 34463), -1); /* 99999 is no port */
+    setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://user:pw@localhost:4318", 1);
+    setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://[::1]/v1/traces", 1);
+    struct sg_config cfg = {0};
+    char *k = "OTEL_EXPORTER_OTLP_ENDPOINT", *v = "http://collector.test:14318/x:1";
+    cfg.otel_keys[0] = k;
+    cfg.otel_vals[0] = v;
+    cfg.notel = 1;
+    sg_otel_own_ports(&cfg, own);
+    assert_int_equal(sg_own_ports_which(own, 4318), SG_OWN_OTEL);
+    assert_int_equal(sg_own_ports_which(own, 443), SG_OWN_OTEL); /* https, no port */
+    assert_int_equal(sg_own_ports_which(own, 14318), SG_OWN_OTEL); /* config.yaml's too */
+    assert_int_equal(sg_own_ports_which(own, 80), -1); /* no setting names it */
+    unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+    unsetenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    free(own);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,6 +711,7 @@ int main(void)
         cmocka_unit_test(dns_ptr_and_loopback_reverse),
         cmocka_unit_test(published_ports_come_from_sock_diag),
         cmocka_unit_test(a_client_sockets_owner_comes_from_sock_diag),
+        cmocka_unit_test(published_host_ports_are_the_persons_never_skillgates),
     };
     return cmocka_run_group_tests_name("egress", tests, NULL, NULL);
 }

@@ -550,6 +550,48 @@ def a_wasm_skill_runs_on_the_run_screen(base):
 
 
 @test()
+def a_published_port_is_said_where_it_went_and_again_at_the_end(base):
+    """Issue 50: a declared listen port goes to a port of this machine's
+    127.0.0.1 the kernel picks, never its own number; the run screen's
+    events say where ("the skill's :P is at URL") and say it again when the
+    run ends."""
+    import socket
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1] % 10000 + 20000  # a number below the kernel's range
+    probe.close()
+    skills = os.path.join(base, "serve-skills")
+    write_tree(os.path.join(skills, "tui-serve"), {
+        "SKILL.md": "---\nname: tui-serve\ndescription: serves a page\nallowed-tools: Read\n"
+                    "---\nServes.\n",
+        "skillsandbox.yaml": "skill:\n  name: tui-serve\n  version: \"1.0.0\"\n"
+                             "  description: serves a page\npermissions:\n  network:\n"
+                             f"    listen: [{port}]\nentrypoint:\n  command: python3\n"
+                             "  args: [main.py]\n",
+        "main.py": "import time\nprint('serving', flush=True)\ntime.sleep(1)\n"})
+    os.chmod(skills, 0o755)
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        t.wait("tui-serve", what="the skills list")
+        start_run(t, "tui-serve")
+        t.wait(run_done, timeout=30, what="the run finishing")
+        t.keys("Tab")  # the events pane, maximized, its lines wrapped
+        t.keys("m")
+        t.keys("w")
+        s = t.wait(re.compile(r"\(closed with the\s+run\)"), what="the end's line")
+        s = re.sub(r"\s*\n\s*", " ", s)  # a wrapped line, whole again
+        at = re.search(rf"the skill's :{port} is at http://127\.0\.0\.1:(\d+)/", s)
+        assert at and int(at.group(1)) != port, s
+        assert f"the skill's :{port} was at http://127.0.0.1:{at.group(1)}/ (closed with the " \
+               "run)" in s, s
+        with open(t.traces()[0]) as f:
+            pub = [e["data"] for e in json.load(f)["events"] if e["kind"] == "port_published"]
+        assert [(x["port"], x["host_port"]) for x in pub] == [(port, int(at.group(1)))], pub
+    finally:
+        t.close()
+
+
+@test()
 def always_can_be_narrowed_or_widened_before_it_is_saved(base):
     """A on a Write asks first; e edits the rule: one that does not cover the
     request is refused, a folder glob that does is kept, and y saves exactly

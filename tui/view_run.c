@@ -63,6 +63,10 @@ struct run {
     struct tui_timeline tl; /* its output rate and attempts over time */
     int show_tl;            /* T: -1 as the height allows, 0 hidden, 1 shown */
     bool att_known;
+    struct {
+        int port, host;
+    } pub[32];   /* where the skill's ports were published: said again at the end */
+    size_t npub;
     int exit_code;
     char outcome[160];
     char trace[4096];
@@ -123,6 +127,11 @@ static void sink(void *ctx, const struct sg_event *ev)
             r->att.n[how][what]++;
             tui_tl_add_attempt(&r->tl, ev->wall_ms, how, 1);
         }
+        json_int_t host = json_integer_value(json_object_get(ev->data, "host_port"));
+        if (ev->kind == SG_EV_PORT_PUBLISHED && host > 0 && r->npub < SG_ARRAY_LEN(r->pub)) {
+            r->pub[r->npub].port = (int)json_integer_value(json_object_get(ev->data, "port"));
+            r->pub[r->npub++].host = (int)host;
+        }
         const char *miss = json_string_value(json_object_get(ev->data, "missing"));
         if (ev->kind == SG_EV_SANDBOX_DEGRADED && miss && !strcmp(miss, "landlock"))
             r->degraded = true; /* the banner is Landlock's; unwatched decoys are an event */
@@ -147,6 +156,7 @@ static void run_begin(struct tui *t, struct run *r, const char *name, long long 
         r->pane[i].search[0] = '\0', r->pane[i].match_seq = 0, r->pane[i].jumped = false;
     r->att = (struct sg_attempts){0};
     r->att_known = false;
+    r->npub = 0;
     r->live = (struct sg_session_live){.memory_bytes = -1};
     r->mem_limit_mb = mem_mb;
     r->timeout_s = timeout_s;
@@ -185,6 +195,14 @@ static void run_finish(struct tui *t, struct run *r)
              (long long)(out.res.ended_ms - out.res.started_ms),
              json_string_value(json_object_get(vs, "max_severity")));
     snprintf(r->trace, sizeof r->trace, "%s", out.trace_path ? out.trace_path : "");
+    /* where the skill's pages were, said again as the run ends */
+    for (size_t i = 0; i < r->npub; i++) {
+        char m[128];
+        int n = snprintf(m, sizeof m, "the skill's :%d was at http://127.0.0.1:%d/ (closed with "
+                                      "the run)", r->pub[i].port, r->pub[i].host);
+        tui_ring_push(&r->pane[PANE_EV].ring, m, (size_t)n, SG_EV_PORT_PUBLISHED,
+                      sg_event_severity(SG_EV_PORT_PUBLISHED), tui_now_ms());
+    }
     /* the end names each refused request once, and how to allow it */
     json_t *refusals = json_object_get(out.doc, "refusals");
     cleanup_free char *refused = sg_refusals_text(refusals);
