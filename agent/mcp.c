@@ -115,7 +115,8 @@ enum { E_PARSE = -32700, E_REQUEST = -32600, E_METHOD = -32601, E_PARAMS = -3260
       "\"string\"},\"output_truncated\":{\"type\":\"boolean\"},\"violations\":{\"type\":"      \
       "\"object\"},\"decisions\":{\"type\":\"array\"},\"trace\":{\"type\":[\"string\","         \
       "\"null\"]},\"skill\":{\"type\":\"string\"},\"duration_ms\":{\"type\":\"integer\"},"      \
-      "\"refusals\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}}},"                \
+      "\"refusals\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"                 \
+      "\"setup_failed_at\":{\"type\":\"string\"}},"                                          \
       "\"required\":[\"status\",\"exit_code\",\"output\",\"violations\",\"decisions\"]}")        \
     X(check_tool_permission, "Check a tool use", 1, 0, 0, 0,                                   \
       "{\"type\":\"object\",\"properties\":{\"decision\":{\"type\":\"string\",\"enum\":"       \
@@ -658,6 +659,12 @@ static json_t *run_to_result(struct sg_runner *run, const struct run_call *c,
         json_object_set(j, "skill", json_object_get(doc, "skill_name"));
         json_object_set(j, "duration_ms", json_object_get(doc, "duration_ms"));
         json_object_set(j, "end_reason", json_object_get(doc, "end_reason"));
+        if (out.res.end == SG_END_SETUP_FAILED && out.res.failed_step[0]) {
+            /* where the sandbox could not be built, and why (a folder that
+             * changed since it was asked about, a path another user owns) */
+            cleanup_free char *step = sg_sanitize_str(out.res.failed_step, 0);
+            json_object_set_new(j, "setup_failed_at", json_string(step));
+        }
         /* what was refused, once each, and the exact way to allow it (refusals.h) */
         json_t *refused = json_object_get(doc, "refusals");
         json_object_set(j, "refusals", refused ? refused : json_array());

@@ -627,7 +627,16 @@ static int own_dir(const char *path)
  * that neither the bind nor an approved write can be sent elsewhere by a
  * symlink swapped in later. The owner trusted besides root is the invoking
  * user: the sudo user under sudo, else whoever runs skillgate. */
-static int pin_paths(const struct sg_plan *p, struct sg_sandbox *sb, char *step, size_t steplen)
+/* A declared write folder made at launch (create_write_paths), by its
+ * object. */
+struct made {
+    bool have;
+    dev_t dev;
+    ino_t ino;
+};
+
+static int pin_paths(const struct sg_plan *p, struct sg_sandbox *sb, const struct made *made,
+                     char *step, size_t steplen)
 {
     uid_t owner = p->as_root ? (p->via_sudo ? p->skill_uid : 0) : p->host_uid;
     sb->pins = sg_xmalloc((p->nmounts ? p->nmounts : 1) * sizeof *sb->pins);
@@ -641,6 +650,18 @@ static int pin_paths(const struct sg_plan *p, struct sg_sandbox *sb, char *step,
         char why[256] = "";
         int fd = sg_pin_path(m->src, owner, p->skill_uid, m->kind == SG_MNT_BIND_RW, why,
                              sizeof why);
+        struct stat st;
+        bool known = m->planned || made[i].have;
+        dev_t dev = m->planned ? m->pdev : made[i].dev;
+        ino_t ino = m->planned ? m->pino : made[i].ino;
+        if (fd >= 0 && (!known || fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino)) {
+            /* not the object the plan's checks and questions were about
+             * (or, made here, the folder made) */
+            close(fd);
+            fd = -ESTALE;
+            snprintf(why, sizeof why, "it is not the folder it was when the run was planned "
+                                      "and asked about: it changed since, and is not shown");
+        }
         if (fd < 0) {
             bool work = p->cwd_is_work && !strcmp(m->dst, p->cwd);
             bool py = (p->python_env && !strcmp(m->dst, p->python_env)) ||
@@ -662,12 +683,17 @@ static int pin_paths(const struct sg_plan *p, struct sg_sandbox *sb, char *step,
  * config folder once let a skill forge grants there); the skill (nobody)
  * writes the declared folder through its group, root:nogroup 2770, which
  * nobody else may read or write. */
-static int create_write_paths(const struct sg_plan *p)
+static int create_write_paths(const struct sg_plan *p, struct made *made)
 {
     for (size_t i = 0; i < p->nmounts; i++) {
         const struct sg_mount *m = &p->mounts[i];
         struct stat st;
-        if (m->kind != SG_MNT_BIND_RW || stat(m->src, &st) == 0)
+        if (m->kind != SG_MNT_BIND_RW || m->planned)
+            continue;
+        /* not there when the run was planned: made here, and only this
+         * folder, as made, is bound (a name that appeared meanwhile, a
+         * symlink among them, is refused by pin_paths) */
+        if (lstat(m->src, &st) == 0)
             continue;
         uid_t u = p->via_sudo ? p->skill_uid : (uid_t)-1;
         gid_t g = p->via_sudo ? p->skill_gid : (gid_t)-1;
@@ -677,6 +703,8 @@ static int create_write_paths(const struct sg_plan *p)
         if (p->as_root && !p->via_sudo &&
             (lchown(m->src, 0, p->skill_gid) < 0 || chmod(m->src, 02770) < 0))
             return -errno;
+        if (lstat(m->src, &st) == 0 && S_ISDIR(st.st_mode))
+            made[i] = (struct made){.have = true, .dev = st.st_dev, .ino = st.st_ino};
     }
     return 0;
 }
@@ -992,6 +1020,7 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, ctl[2] = {-1, -1}, rep[2] = {-1, -1};
     int cfg = -1;
     int r;
+    cleanup_free struct made *made = NULL;
     memset(sb, 0, sizeof *sb);
     sb->pidfd = sb->stdin_fd = sb->stdout_fd = sb->stderr_fd = sb->ctl_fd = sb->notify_fd = -1;
     sb->nflog_fd = sb->decoy_hold_fd = sb->wasi_fd = -1;
@@ -1012,9 +1041,10 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     sb->rundir = sg_xasprintf("%s/run-%s", base, p->run_id);
     if (mkdir(sb->rundir, 0700) < 0)
         FAIL(-errno, "run directory %s", sb->rundir);
-    if ((r = create_write_paths(p)) < 0)
+    made = sg_xcalloc(p->nmounts ? p->nmounts : 1, sizeof *made);
+    if ((r = create_write_paths(p, made)) < 0)
         FAIL(r, "create a declared write path");
-    if ((r = pin_paths(p, sb, step, steplen)) < 0)
+    if ((r = pin_paths(p, sb, made, step, steplen)) < 0)
         goto fail;
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||

@@ -844,6 +844,16 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
     sg_homes_hold(); /* the accounts' homes and the agents' paths, read once for the plan */
     int r = plan_build(sk, o, p, why);
     sg_homes_release();
+    /* Every check of the plan and every question asked about a bound path
+     * is about the object it names now: held by device and inode, so the
+     * launch binds that object or nothing (a folder swapped for a symlink
+     * between the question and the launch is refused there). */
+    for (size_t i = 0; r == 0 && i < p->nmounts; i++) {
+        struct sg_mount *m = &p->mounts[i];
+        struct stat st;
+        if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) && stat(m->src, &st) == 0)
+            m->planned = true, m->pdev = st.st_dev, m->pino = st.st_ino;
+    }
     return r;
 }
 

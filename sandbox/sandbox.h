@@ -32,6 +32,9 @@ struct sg_mount {
     unsigned mode;    /* tmpfs root mode */
     bool owned;       /* tmpfs owned by the skill's uid (HOME) */
     bool declared;    /* a bind the manifest asked for (filesystem.read or write) */
+    bool planned;     /* a bind whose object was there at plan time: */
+    dev_t pdev;       /* the object every check and question was about, which the */
+    ino_t pino;       /* launch must find at src (sg_plan_build, launch.c pin_paths) */
     char *why;        /* for the plan and the trace */
 };
 
@@ -106,12 +109,14 @@ struct sg_publish {
 
 /* Ports of this machine that skillgate's own settings point at: the OTLP
  * exporter's endpoints (the environment's and config.yaml's, whether or not
- * export is on) and every number of the permission program's words. A
+ * export is on), every number of the permission programs' words (run's and
+ * the hook's) and the loopback ports --resolve and config.yaml's resolve:
+ * send a name to. A
  * published port never takes one on the host: a skill would answer in the
  * service's place (the policy service's questions, the collector's spans
  * with their Authorization header). A set of every port, so that nothing
  * read is cut off. */
-enum { SG_OWN_OTEL, SG_OWN_PROMPT, SG_OWN_KINDS };
+enum { SG_OWN_OTEL, SG_OWN_PROMPT, SG_OWN_RESOLVE, SG_OWN_KINDS };
 struct sg_own_ports {
     uint64_t bits[SG_OWN_KINDS][65536 / 64];
 };

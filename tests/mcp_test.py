@@ -2060,6 +2060,46 @@ def run_skill_cwd_the_person_sees_the_folder(base):
 
 
 @test("sdk", "run")
+def a_folder_swapped_after_the_question_is_not_shown(base):
+    """Issue 50's review: the person is asked about a cwd outside the
+    project and allows it; before the run starts, the agent swaps that
+    folder for a symlink to the home. What was asked about is held by
+    device and inode from the plan on, so the launch binds that object or
+    nothing: the run is refused, and nothing of the home is shown."""
+    env, proj, skill, work, docs = cwd_setup(base)
+    outside = os.path.join(env.dir, "outside")
+    harmless = os.path.join(outside, "harmless")
+    os.makedirs(harmless)
+    for d in (outside, harmless):
+        os.chmod(d, 0o755)
+    with open(os.path.join(harmless, "HARMLESS.txt"), "w") as f:
+        f.write("nothing here\n")
+    tui = FakeTui(env)
+    c = None
+    try:
+        c = Sdk(env, "calls", [list(lister(skill, harmless))], cwd=proj)
+        c.wait_line(lambda o: "connected" in o, 30, "that it connected")
+        pr = tui.next("prompt")
+        assert harmless in json.dumps(pr), pr
+        os.rename(harmless, harmless + ".orig")  # the agent, while the person reads
+        os.symlink(env.home, harmless)
+        tui.send({"type": "answer", "id": pr["id"], "decision": "allow_once"})
+        res = c.result(0, timeout=60)["result"]
+        text = json.dumps(res)
+        assert CWD_SECRET not in text, f"the home was shown: {text[:2000]}"
+        sc = res.get("structuredContent") or {}
+        assert sc.get("status") == "setup_failed", text[:2000]
+        assert "changed since" in sc.get("setup_failed_at", ""), \
+            f"the refusal does not say why: {text[:2000]}"
+        c.finish()
+    finally:
+        tui.close()
+        if c:
+            c.kill()
+    env.check_sanitizers()
+
+
+@test("sdk", "run")
 def run_skill_cwd_a_link_in_the_project_that_leads_out(base):
     """Issue 50, item 7: the project is judged on the folder the skill would
     see: a symlink inside the project that leads to ~/Documents (named
