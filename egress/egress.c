@@ -605,7 +605,8 @@ static bool upstream_refused(struct sg_net *e, const struct conn *c, const struc
     if (type >= 0 && !sg_route_stays_here(type))
         return false;
     if (type >= 0)
-        snprintf(why, n, "%s an address of this machine (a %s route: it never leaves the host)%s "
+        snprintf(why, n,
+                 "%s an address of this machine (its route is %s: it never leaves the host)%s "
                  "(only --allow-upstream %s lets a run reach it)", who, sg_route_type_name(type),
                  strcmp(c->name, text) ? "" : ", declared or not", text);
     else

@@ -65,6 +65,7 @@ struct pport {
     bool named;     /* --publish (the person's) */
     enum pstate st;
     int lfd;
+    int v6fd; /* ::1 at the same port, bound and held: no service there is shadowed */
 };
 
 struct pdir {
@@ -390,7 +391,7 @@ static struct pport *port_add(struct sg_pub *p, uint16_t port, bool declared)
         return NULL;
     }
     struct pport *pp = &p->ports[p->nports++];
-    *pp = (struct pport){.port = port, .declared = declared, .lfd = -1};
+    *pp = (struct pport){.port = port, .declared = declared, .lfd = -1, .v6fd = -1};
     return pp;
 }
 
@@ -399,7 +400,9 @@ static void refuse(struct sg_pub *p, struct pport *pp, const char *reason)
     pp->st = PP_REFUSED;
     if (pp->lfd >= 0)
         close(pp->lfd);
-    pp->lfd = -1;
+    if (pp->v6fd >= 0)
+        close(pp->v6fd);
+    pp->lfd = pp->v6fd = -1;
     pp->host = 0;
     char how[224] = "";
     if (!pp->declared && !pp->named)
@@ -419,9 +422,33 @@ static void refuse(struct sg_pub *p, struct pport *pp, const char *reason)
 /* A listening socket on this machine's 127.0.0.1:port (0: one the kernel
  * picks, never a port skillgate's own settings point at), its port in
  * *got. The fd, or -errno. */
-static int listen_host(const struct sg_pub *p, uint16_t port, uint16_t *got)
+/* This machine's [::1]:port, bound (v6 only, never listened on) and held
+ * while the port is published: `localhost` reaches ::1 first in many
+ * clients, and a service of the host's that listens on ::1 alone at that
+ * port must not have 127.0.0.1's twin answered by the skill. The fd;
+ * -EADDRINUSE when another process holds it; -ENOENT when this machine has
+ * no ::1 (nothing to shadow). */
+static int hold_v6(uint16_t port, bool reuse)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons(port),
+                             .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    int r = fd < 0 ? -errno
+            : setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0 ||
+                      (reuse && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) ||
+                      bind(fd, (struct sockaddr *)&a, sizeof a) < 0
+                  ? -errno
+                  : fd;
+    if (r < 0 && fd >= 0)
+        close(fd);
+    return r == -EAFNOSUPPORT || r == -EADDRNOTAVAIL ? -ENOENT : r;
+}
+
+static int listen_host(const struct sg_pub *p, uint16_t port, uint16_t *got, int *v6)
 {
     int held[8], nheld = 0, fd = -1, err = 0;
+    *v6 = -1;
     for (;;) {
         fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         int one = 1;
@@ -437,13 +464,23 @@ static int listen_host(const struct sg_pub *p, uint16_t port, uint16_t *got)
             break;
         }
         *got = ntohs(a.sin_port);
-        if (port || sg_own_ports_which(p->plan->own_ports, *got) < 0) {
-            if (listen(fd, SOMAXCONN) < 0)
-                err = -errno;
+        int h6 = hold_v6(*got, port != 0);
+        if (h6 == -EADDRINUSE && port) {
+            err = -EADDRINUSE; /* another process listens on [::1] there */
             break;
         }
-        /* picked, and one of skillgate's own: held while another is
-         * picked, so that the kernel does not pick it again */
+        if (h6 != -EADDRINUSE && (port || sg_own_ports_which(p->plan->own_ports, *got) < 0)) {
+            if (listen(fd, SOMAXCONN) < 0)
+                err = -errno;
+            *v6 = h6 >= 0 ? h6 : -1;
+            if (err && h6 >= 0)
+                close(h6), *v6 = -1;
+            break;
+        }
+        if (h6 >= 0)
+            close(h6);
+        /* picked, and one of skillgate's own or another's on ::1: held
+         * while another is picked, so that the kernel does not pick it again */
         if (nheld == (int)SG_ARRAY_LEN(held)) {
             err = -EADDRINUSE;
             break;
@@ -481,20 +518,24 @@ static void publish(struct sg_pub *p, struct pport *pp, const char *why)
                  pp->want, own == SG_OWN_OTEL
                                ? "is where skillgate's OpenTelemetry export sends its spans "
                                  "(an endpoint setting)"
-                               : "is named in the permission program's command line (--prompt "
-                                 "exec:, or config.yaml's prompt_exec)");
+                           : own == SG_OWN_RESOLVE
+                               ? "is where --resolve or config.yaml's resolve: sends a name"
+                               : "is named in a permission program's command line (--prompt "
+                                 "exec:, config.yaml's prompt_exec or hook.prompt_exec)");
         refuse(p, pp, reason);
         return;
     }
     uint16_t host = 0;
-    int fd = listen_host(p, pp->want, &host);
+    int v6 = -1;
+    int fd = listen_host(p, pp->want, &host, &v6);
     if (fd < 0) {
         char reason[256];
         if (pp->want)
             snprintf(reason, sizeof reason,
                      "this machine's 127.0.0.1:%u, which --publish names, cannot be opened: %s%s; "
                      "it is not published elsewhere (name another port)", pp->want,
-                     strerror(-fd), fd == -EADDRINUSE ? " (another process holds it)" : "");
+                     strerror(-fd),
+                     fd == -EADDRINUSE ? " (another process holds it, on 127.0.0.1 or ::1)" : "");
         else
             snprintf(reason, sizeof reason, "no port of this machine's 127.0.0.1 can be opened: %s",
                      strerror(-fd));
@@ -502,6 +543,7 @@ static void publish(struct sg_pub *p, struct pport *pp, const char *why)
         return;
     }
     pp->lfd = fd;
+    pp->v6fd = v6;
     pp->host = host;
     pp->st = PP_PUBLISHED;
     cleanup_free char *url = sg_xasprintf("http://127.0.0.1:%u/", host);
@@ -1175,9 +1217,12 @@ void sg_pub_free(struct sg_pub *p)
                               "turned_away", (json_int_t)p->turned),
                     "%llu more inbound connections turned away before the run ended",
                     (unsigned long long)p->turned);
-    for (size_t i = 0; i < p->nports; i++)
+    for (size_t i = 0; i < p->nports; i++) {
         if (p->ports[i].lfd >= 0)
             close(p->ports[i].lfd);
+        if (p->ports[i].v6fd >= 0)
+            close(p->ports[i].v6fd);
+    }
     if (p->diag >= 0)
         close(p->diag);
     if (p->host_diag >= 0)

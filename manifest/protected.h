@@ -20,13 +20,15 @@
  * a project's `.vscode`, a repository's `.git` at any depth), compared
  * without regard to ASCII case (a case-folding filesystem finds `.GIT`),
  * each component a glob (fnmatch: `*.git` is `.git` and a bare `x.git`);
- * `**` stands for any number of components. A TREE pattern covers what it
+ * `**` stands for any number of components (at most one, never first or
+ * last: the matcher is linear in the path). A TREE pattern covers what it
  * names and all below; a SELF pattern only the object it names.
  *
  * Claude Code's and srt's lists (DANGEROUS_FILES, DANGEROUS_DIRECTORIES,
  * srt's mandatory deny paths) are the floor; this list goes further where
  * a program runs code from a file without asking (direnv, pre-commit,
- * husky, cargo, yarn, dev containers, CI workflows, Mercurial). */
+ * husky, cargo, yarn, pnpm, bun, mise, dev containers, CI, Mercurial,
+ * Python's start-up files, editors' own). */
 #ifndef SG_PROTECTED_H
 #define SG_PROTECTED_H
 
@@ -87,7 +89,29 @@ enum sg_protect_scope { SG_PROTECT_SELF, SG_PROTECT_TREE };
     X(".netrc", SELF, "your passwords for hosts")                                              \
     X(".git-credentials", SELF, "your git passwords")                                          \
     X(".config/autostart", TREE, "your desktop starts it at login")                           \
-    X(".config/systemd", TREE, "systemd starts it for you")
+    X(".config/systemd", TREE, "systemd starts it for you")                                    \
+    X(".local/share/systemd", TREE, "systemd starts it for you")                               \
+    X(".githooks", TREE, "the usual core.hooksPath: git runs them")                           \
+    X(".devcontainer.json", SELF, "a dev container runs the commands it names")               \
+    X(".gitlab-ci.yml", SELF, "CI runs it, with the repository's secrets")                    \
+    X(".pnpmfile.cjs", SELF, "pnpm runs it at every install")                                  \
+    X("bunfig.toml", SELF, "bun runs the preload scripts it names")                            \
+    X("mise.toml", SELF, "mise runs its tasks and hooks once trusted (by path)")               \
+    X(".mise.toml", SELF, "mise runs its tasks and hooks once trusted (by path)")              \
+    X(".yarn/releases", TREE, "yarn runs the release its yarnPath names")                      \
+    X(".yarn/plugins", TREE, "yarn runs its plugins")                                          \
+    X("site-packages/*.pth", SELF, "Python runs its import lines at every start")             \
+    X("site-packages/sitecustomize.py", SELF, "Python runs it at every start")                \
+    X("site-packages/usercustomize.py", SELF, "Python runs it at every start")                \
+    X("bin/activate*", SELF, "your shell runs it when you activate the environment")          \
+    X(".vimrc", SELF, "vim runs it")                                                           \
+    X(".exrc", SELF, "vi and vim run it (exrc)")                                               \
+    X(".nvimrc", SELF, "neovim runs it (exrc)")                                                \
+    X(".nvim.lua", SELF, "neovim runs it (exrc)")                                              \
+    X(".config/nvim", TREE, "neovim runs it")                                                  \
+    X(".emacs", SELF, "emacs runs it")                                                         \
+    X(".emacs.d", TREE, "emacs runs it")                                                       \
+    X(".dir-locals.el", SELF, "emacs applies it to every file of the folder")
 
 struct sg_protected_target {
     const char *pattern;
@@ -102,10 +126,17 @@ const struct sg_protected_target *sg_protected_targets(size_t *n);
  * pattern that matched. */
 const char *sg_protected_path(const char *path, const char **pattern);
 /* Moving (rename, hard link) what is at from onto to: protected when
- * either end is, or when a folder lands where a protected target would
- * lie below it (a folder renamed to `.git/modules/m`, holding `config`).
- * dir: the moved object is a folder. Its reason, or NULL. */
+ * either end is, or when a folder (or a symlink, which leads to one) lands
+ * where a protected target would lie below it (a folder renamed to
+ * `.git/modules/m`, holding `config`), or one that may hold targets below
+ * it moves away (`.git/modules/m` renamed out). dir: the moved object is a
+ * folder or a symlink. Its reason, or NULL. */
 const char *sg_protected_move(const char *from, const char *to, bool dir);
+/* A new folder-like name at path: a symlink made there (`.cargo ->
+ * mine`, `.git/modules/m -> ../../evil`) leads whoever follows it to what
+ * the skill chose. Protected when path is a target or where one would lie
+ * below it. Its reason, or NULL. */
+const char *sg_protected_place(const char *path);
 
 /* The protected targets in a declared folder, for `inspect` and
  * `validate`: the folder itself when it is or lies in one, then what a

@@ -67,3 +67,9 @@ int sg_beneath_parent_links(int dfd, char *rel, const char **last, bool links)
     *last = slash + 1;
     return beneath_how(dfd, rel, O_PATH | O_DIRECTORY, 0, links);
 }
+
+int sg_beneath_open_links(int dfd, const char *rel, unsigned long long flags,
+                          unsigned long long mode, bool links)
+{
+    return beneath_how(dfd, rel, flags, mode, links);
+}

@@ -25,5 +25,9 @@ int sg_beneath_parent(int dfd, char *rel, const char **last);
 int sg_beneath_file_links(int dfd, const char *rel, unsigned long long flags,
                           unsigned long long mode, bool links);
 int sg_beneath_parent_links(int dfd, char *rel, const char **last, bool links);
+/* openat2 of rel beneath dfd, symlinks followed while they stay beneath it
+ * (links), or none followed. */
+int sg_beneath_open_links(int dfd, const char *rel, unsigned long long flags,
+                          unsigned long long mode, bool links);
 
 #endif

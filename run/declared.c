@@ -34,7 +34,7 @@ static bool within_dir(const char *path, const char *dir)
     return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-const struct sg_mount *sg_host_bind(const struct sg_plan *p, const char *path, const char **below)
+const struct sg_mount *sg_deepest_mount(const struct sg_plan *p, const char *path)
 {
     const struct sg_mount *best = NULL;
     for (size_t i = 0; i < p->nmounts; i++) {
@@ -44,6 +44,12 @@ const struct sg_mount *sg_host_bind(const struct sg_plan *p, const char *path, c
         if (!best || strlen(m->dst) >= strlen(best->dst))
             best = m;
     }
+    return best;
+}
+
+const struct sg_mount *sg_host_bind(const struct sg_plan *p, const char *path, const char **below)
+{
+    const struct sg_mount *best = sg_deepest_mount(p, path);
     if (!best || (best->kind != SG_MNT_BIND_RO && best->kind != SG_MNT_BIND_RW))
         return NULL;
     const char *r = path + strlen(best->dst);

@@ -30,6 +30,10 @@
 
 #include "sandbox.h"
 
+/* The deepest mount over a sandbox path (a symlink entry is no mount), or
+ * NULL: it decides what the path is (a read-only bind inside the private
+ * /tmp is read-only). */
+const struct sg_mount *sg_deepest_mount(const struct sg_plan *p, const char *path);
 /* The bind a sandbox path lies in (the deepest mount over it decides), and
  * the path below it; NULL when that is a private tmpfs, a mask or the
  * sandbox's own root: no host place. */

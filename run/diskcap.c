@@ -34,6 +34,12 @@ struct approved {
     char *path; /* where the skill sees it */
 };
 
+struct fifo_wait {
+    uint64_t id;
+    int notify_fd, obj;
+    unsigned long long flags;
+};
+
 struct sg_diskcap {
     const struct sg_plan *plan;
     struct sg_event_bus *bus;
@@ -51,6 +57,9 @@ struct sg_diskcap {
     bool as_person;          /* this creation is done as root, the person (perform_open) */
     struct approved *appr;   /* the files a person let this run write (writes.c) */
     size_t nappr, cap_appr;
+    struct fifo_wait fifo[SG_DISKCAP_FIFO_WAITS]; /* blocking opens of FIFOs, waiting */
+    size_t nfifo;
+    int64_t fifo_next_ms;
 };
 
 void sg_diskcap_own_fs(struct sg_diskcap *d, const dev_t *own, size_t n)
@@ -105,6 +114,12 @@ void sg_diskcap_free(struct sg_diskcap *d)
                     "%lu writes into the sandbox's own system folders refused in all (nothing "
                     "there is kept; programs fall back to their own folders)",
                     d->private_refused);
+    for (size_t i = 0; i < d->nfifo; i++) {
+        struct seccomp_notif_resp r = {.id = d->fifo[i].id, .error = -EINTR};
+        if (seccomp_notify_id_valid(d->fifo[i].notify_fd, d->fifo[i].id) == 0)
+            seccomp_notify_respond(d->fifo[i].notify_fd, &r);
+        close(d->fifo[i].obj);
+    }
     for (size_t i = 0; i < d->nheld; i++)
         close(d->held[i].fd);
     free(d->held);
@@ -444,8 +459,18 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
      * must wait for, never the broker, so the kernel does it. Whatever
      * name it reads again can make no file; it can reach only what is
      * already in the write paths (session.c lists that race). */
-    if ((f == -EOPNOTSUPP || f == -ENXIO) && !creates && !(flags & O_TRUNC))
-        return 0;
+    /* an existing FIFO or device (O_CREAT makes nothing there, O_TRUNC
+     * truncates nothing): the very object, opened by the broker never
+     * blocking, and a blocking open waits for its reader in the loop */
+    if ((f == -EOPNOTSUPP || f == -ENXIO) && had && !S_ISREG(pre.st_mode) &&
+        !S_ISDIR(pre.st_mode) && !(flags & O_EXCL) && !is_mkdir && !tmpfile) {
+        int obj = sg_beneath_open_links(dfd, rel, O_PATH, 0, true);
+        if (obj < 0) {
+            resp->error = obj;
+            return 1;
+        }
+        return sg_diskcap_special(d, notify_fd, req, obj, flags, resp);
+    }
     if (f == -ELOOP || f == -EXDEV || f == -EOPNOTSUPP || f == -ENXIO) {
         /* Never let the kernel do it instead: it would read the path again
          * from the skill's memory, and a file it made would be neither
@@ -500,18 +525,110 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
     return 2;
 }
 
+#define FIFO_RETRY_MS 20
+
 int sg_diskcap_timeout(const struct sg_diskcap *d)
 {
+    int fifo = !d || !d->nfifo                     ? -1
+               : d->fifo_next_ms - now_ms() > 0 ? (int)(d->fifo_next_ms - now_ms())
+                                                : 0;
     if (!d || !d->nheld || d->said)
-        return -1;
+        return fifo;
     if (d->over)
         return 0;
     int64_t left = d->next_ms - now_ms();
-    return left < 0 ? 0 : (int)left;
+    int held = left < 0 ? 0 : (int)left;
+    return fifo >= 0 && fifo < held ? fifo : held;
+}
+
+/* Open obj as the call asks, as the skill, never blocking: an fd, or
+ * -errno (-ENXIO: a FIFO with no reader yet). */
+static int special_open(struct sg_diskcap *d, int obj, unsigned long long flags)
+{
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", obj);
+    int keep = (int)(flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_SYNC | O_DSYNC));
+    struct sg_skill_creds sv;
+    sg_become_skill(d->plan, &sv);
+    int f = open(self, keep | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    int r = f < 0 ? -errno : f;
+    sg_become_broker(&sv);
+    if (f >= 0 && !(flags & O_NONBLOCK))
+        fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK);
+    return r;
+}
+
+/* Hand f over as call id's result: 0, or -errno (f is closed). */
+static int hand(int notify_fd, uint64_t id, int f, unsigned long long flags)
+{
+    struct seccomp_notif_addfd add = {.id = id, .flags = SECCOMP_ADDFD_FLAG_SEND,
+                                      .srcfd = (uint32_t)f,
+                                      .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+    int r = ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 0;
+    close(f);
+    return r;
+}
+
+int sg_diskcap_special(struct sg_diskcap *d, int notify_fd, const struct seccomp_notif *req,
+                       int obj, unsigned long long flags, struct seccomp_notif_resp *resp)
+{
+    struct stat st;
+    resp->id = req->id, resp->val = 0, resp->flags = 0;
+    int f = fstat(obj, &st) < 0 ? -errno : special_open(d, obj, flags);
+    bool waits = f == -ENXIO && S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) &&
+                 d->nfifo < SG_DISKCAP_FIFO_WAITS;
+    if (waits) {
+        d->fifo[d->nfifo++] = (struct fifo_wait){.id = req->id, .notify_fd = notify_fd,
+                                                 .obj = obj, .flags = flags};
+        if (d->nfifo == 1)
+            d->fifo_next_ms = now_ms() + FIFO_RETRY_MS;
+        return 2;
+    }
+    close(obj);
+    if (f < 0) {
+        resp->error = f;
+        return 1;
+    }
+    int r = hand(notify_fd, req->id, f, flags);
+    if (r < 0) {
+        resp->error = r;
+        return 1;
+    }
+    return 2;
+}
+
+/* The FIFOs waited for: each tried again; a reader there, it is handed
+ * over; a thread gone, dropped. */
+static void fifo_tick(struct sg_diskcap *d)
+{
+    if (!d->nfifo || now_ms() < d->fifo_next_ms)
+        return;
+    for (size_t i = 0; i < d->nfifo;) {
+        struct fifo_wait *w = &d->fifo[i];
+        int f = seccomp_notify_id_valid(w->notify_fd, w->id) == 0
+                    ? special_open(d, w->obj, w->flags)
+                    : -ESRCH;
+        if (f == -ENXIO) {
+            i++;
+            continue;
+        }
+        if (f >= 0)
+            f = hand(w->notify_fd, w->id, f, w->flags);
+        if (f < 0 && f != -ESRCH) {
+            struct seccomp_notif_resp r = {.id = w->id, .error = f};
+            if (seccomp_notify_id_valid(w->notify_fd, w->id) == 0)
+                seccomp_notify_respond(w->notify_fd, &r);
+        }
+        close(w->obj);
+        *w = d->fifo[--d->nfifo];
+    }
+    d->fifo_next_ms = now_ms() + FIFO_RETRY_MS;
 }
 
 bool sg_diskcap_over(struct sg_diskcap *d)
 {
+    if (d)
+        fifo_tick(d);
     if (!d || !d->nheld || d->said)
         return false;
     if (!d->over && now_ms() >= d->next_ms) {

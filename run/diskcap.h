@@ -88,6 +88,19 @@ bool sg_diskcap_is_own_fs(const struct sg_diskcap *d, dev_t dev);
 int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp_notif *req,
                        const char *syscall, int dfd, const char *rel, unsigned long long flags,
                        unsigned long long mode, const char *path, struct seccomp_notif_resp *resp);
+/* A FIFO or device the skill opens for writing without O_CREAT or
+ * O_TRUNC (obj: an O_PATH descriptor of the very object, found in a
+ * declared write path or a private view; taken): opened by the broker, as
+ * the skill, never blocking, and handed over. A blocking open of a FIFO
+ * with no reader yet waits here, not in the broker: the open is tried
+ * again every 20 ms while the skill's thread waits in its call, as the
+ * kernel would have it wait (at most SG_DISKCAP_FIFO_WAITS at once, then
+ * ENXIO). Never let continue: the kernel would read the name again from
+ * the skill's memory, where another thread can have put `.git/config`.
+ * 1: resp set; 2: answered, or answered later. */
+#define SG_DISKCAP_FIFO_WAITS 64
+int sg_diskcap_special(struct sg_diskcap *d, int notify_fd, const struct seccomp_notif *req,
+                       int obj, unsigned long long flags, struct seccomp_notif_resp *resp);
 /* link, symlink, mknod under a declared write path: may it make one more
  * name? false (EDQUOT, the event emitted) past the cap. */
 bool sg_diskcap_may_create(struct sg_diskcap *d, const char *syscall, const char *path);

@@ -324,6 +324,18 @@ int sg_runner_otel_start(char *why, size_t whylen)
     return r;
 }
 
+/* A numeric loopback address (127/8, ::1, ::ffff:127/104). */
+static bool loopback_addr(const char *a)
+{
+    unsigned char b[16];
+    if (inet_pton(AF_INET, a, b) == 1)
+        return b[0] == 127;
+    static const unsigned char one[16] = {[15] = 1};
+    static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff};
+    return inet_pton(AF_INET6, a, b) == 1 &&
+           (!memcmp(b, one, 16) || (!memcmp(b, mapped, 12) && b[12] == 127));
+}
+
 int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
                   struct sg_runner **out, const char **why)
 {
@@ -393,6 +405,11 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     sg_otel_own_ports(&cfg, own);
     sg_runopts_prompt_ports(rq->prompt_program, own);
     sg_runopts_prompt_ports(cfg.prompt_exec, own);
+    sg_runopts_prompt_ports(cfg.hook_prompt_exec, own);
+    for (size_t i = 0; i < nres; i++) /* a name you send to a service of this machine */
+        if (loopback_addr(res_v[i].addr))
+            sg_own_ports_add(own, SG_OWN_RESOLVE, res_v[i].to_port ? res_v[i].to_port
+                                                                   : res_v[i].port);
     sg_config_free(&cfg);
     sg_diags_free(&cd);
     ro.resolve = res_v;

@@ -1,5 +1,6 @@
 #include "writes.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -90,14 +91,7 @@ bool sg_writes_writable(const struct sg_plan *p, const char *path)
             return true;
     /* The deepest mount over the path decides: a read-only bind inside the
      * private /tmp (a skill kept under /tmp) is still read-only. */
-    const struct sg_mount *deepest = NULL;
-    for (size_t i = 0; i < p->nmounts; i++) {
-        const struct sg_mount *m = &p->mounts[i];
-        if (m->kind == SG_MNT_SYMLINK || !within(path, m->dst))
-            continue;
-        if (!deepest || strlen(m->dst) >= strlen(deepest->dst))
-            deepest = m;
-    }
+    const struct sg_mount *deepest = sg_deepest_mount(p, path);
     if (!deepest)
         return false;
     switch (deepest->kind) {
@@ -458,6 +452,59 @@ static int private_open(const struct sg_plan *p, const struct sg_diskcap *dc, pi
     return (int)f;
 }
 
+/* unlink, rmdir and rename in the private views: done by the broker as the
+ * skill, on the folders it opened and checked (they must lie on the
+ * sandbox's own writable views), never let continue: the kernel would read
+ * the names again from the skill's memory, where another thread can turn
+ * them into a declared write path's `.git/config`, or follow a symlink of
+ * the skill's (/tmp/l -> a declared folder) there. 1: resp set. */
+static int private_unlink_rename(const struct sg_plan *p, const struct sg_diskcap *dc,
+                                 const struct seccomp_notif *req, const char *sc,
+                                 const char *path1, const char *path2,
+                                 struct seccomp_notif_resp *resp, const char **stray)
+{
+    const unsigned long long *a = req->data.args;
+    pid_t pid = (pid_t)req->pid;
+    bool renames = !strncmp(sc, "rename", 6);
+    const char *below;
+    if (renames && path2[0] && sg_host_bind(p, path2, &below)) {
+        resp->error = -EXDEV; /* another mount: the kernel's answer */
+        return 1;
+    }
+    char b1[PATH_MAX], b2[PATH_MAX];
+    const char *l1, *l2 = NULL;
+    int p1 = private_parent(dc, pid, path1, b1, sizeof b1, &l1);
+    int p2 = renames && p1 >= 0 ? private_parent(dc, pid, path2, b2, sizeof b2, &l2) : -1;
+    int r = p1 < 0 ? p1 : renames && p2 < 0 ? p2 : 0;
+    if (r == -EACCES)
+        *stray = renames && p1 >= 0 ? path2 : path1;
+    if (!r) {
+        struct stat s1, s2;
+        if (renames && (fstat(p1, &s1) < 0 || fstat(p2, &s2) < 0 || s1.st_dev != s2.st_dev))
+            r = -EXDEV; /* two views are two mounts */
+    }
+    if (!r) {
+        struct sg_skill_creds sv;
+        sg_become_skill(p, &sv);
+        if (renames)
+            r = syscall(SYS_renameat2, p1, l1, p2, l2,
+                        !strcmp(sc, "renameat2") ? (unsigned)a[4] : 0u) < 0 ? -errno : 0;
+        else
+            r = unlinkat(p1, l1, !strcmp(sc, "rmdir")      ? AT_REMOVEDIR
+                                 : !strcmp(sc, "unlinkat") ? (int)(a[2] & AT_REMOVEDIR)
+                                                                : 0) < 0
+                    ? -errno
+                    : 0;
+        sg_become_broker(&sv);
+    }
+    if (p1 >= 0)
+        close(p1);
+    if (p2 >= 0)
+        close(p2);
+    resp->error = r;
+    return 1;
+}
+
 /* A write-intent call in a private view (/tmp, the home, /dev/shm, and
  * /dev/null and friends), done by the broker as the skill would do it, on
  * the folder it checked: the kernel never reads the name again, so no
@@ -484,7 +531,7 @@ static int private_write_do(const struct sg_plan *p, struct sg_diskcap *dc, int 
     resp->flags = 0;
     if (!strcmp(syscall, "unlink") || !strcmp(syscall, "unlinkat") || !strcmp(syscall, "rmdir") ||
         !strncmp(syscall, "rename", 6))
-        return 0;
+        return private_unlink_rename(p, dc, req, syscall, path1, path2, resp, stray);
     if (opens) {
         for (size_t i = 0; i < SG_ARRAY_LEN(dev_files); i++)
             if (!strcmp(path1, dev_files[i])) {
@@ -495,8 +542,23 @@ static int private_write_do(const struct sg_plan *p, struct sg_diskcap *dc, int 
             }
         bool fifo = false;
         int f = private_open(p, dc, pid, path1, flags, m, &fifo, 0);
-        if (fifo && f < 0 && !(flags & (O_CREAT | O_TRUNC)))
-            return 0;
+        if (fifo && f < 0 && !(flags & O_EXCL) && (flags & O_TMPFILE) != O_TMPFILE) {
+            /* a FIFO or device there already: the broker opens that very
+             * object (found in the skill's view, on its own views), never
+             * blocking; a blocking open waits for a reader in diskcap */
+            struct stat st;
+            int obj = sg_notif_open(pid, path1, O_PATH, !(flags & O_NOFOLLOW));
+            if (obj >= 0 && (fstat(obj, &st) < 0 || !sg_diskcap_is_own_fs(dc, st.st_dev))) {
+                close(obj);
+                obj = -EACCES;
+                *stray = path1;
+            }
+            if (obj < 0) {
+                resp->error = obj;
+                return 1;
+            }
+            return sg_diskcap_special(dc, notify_fd, req, obj, flags, resp);
+        }
         if (f == -EACCES)
             *stray = path1;
         if (f < 0) {
@@ -585,6 +647,69 @@ static int private_write_do(const struct sg_plan *p, struct sg_diskcap *dc, int 
     return 1;
 }
 
+/* A call in a private view that a symbolic link led out of it, said. */
+static void stray_event(const struct seccomp_notif *req, const char *sc, const char *path,
+                        struct sg_event_bus *bus)
+{
+    sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:i, s:s, s:b}", "syscall", sc, "path", path, "class",
+                          "file", "pid", (int)req->pid, "reason",
+                          "a symbolic link out of the private view", "prevented", 1),
+                "%s of %s refused: a symbolic link there leads out of the sandbox's private "
+                "folders (write a declared path by its own name, where it is counted)",
+                sc, path);
+}
+
+/* chmod and utime in the private views: done by the broker as the skill on
+ * the object found in the skill's view (its links followed there, or the
+ * last one not, as the call asks), which must lie on one of the sandbox's
+ * own writable views; never let continue (the name read again could be a
+ * declared path's hook). 0 or -errno; *stray when it leads elsewhere. */
+static int private_meta(const struct sg_plan *p, const struct sg_diskcap *dc,
+                        const struct seccomp_notif *req, const char *sc, const char *path,
+                        unsigned long long mode, const struct timespec ts[2], bool ts_now,
+                        const char **stray)
+{
+    const unsigned long long *a = req->data.args;
+    pid_t pid = (pid_t)req->pid;
+    bool chm = strstr(sc, "chmod") != NULL;
+    bool nofollow = (!strcmp(sc, "fchmodat2") || !strcmp(sc, "utimensat")) &&
+                    (a[3] & AT_SYMLINK_NOFOLLOW);
+    int o = sg_notif_open(pid, path, O_PATH, !nofollow);
+    if (o < 0)
+        return o;
+    struct stat st;
+    int r = fstat(o, &st) < 0 ? -errno : 0;
+    if (!r && !sg_diskcap_is_own_fs(dc, st.st_dev)) {
+        *stray = path;
+        r = -EACCES;
+    }
+    if (!r && S_ISLNK(st.st_mode) && chm)
+        r = -EOPNOTSUPP; /* the kernel's answer: a link's mode is no mode */
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", o);
+    struct sg_skill_creds sv;
+    sg_become_skill(p, &sv);
+    if (!r && chm) {
+        r = fchmodat(AT_FDCWD, self, (mode_t)mode & 07777, 0) < 0 ? -errno : 0;
+    } else if (!r && S_ISLNK(st.st_mode)) {
+        /* a link's own times: by its folder, checked to be the view's too */
+        char b[PATH_MAX];
+        const char *last;
+        int pfd = private_parent(dc, pid, path, b, sizeof b, &last);
+        r = pfd < 0 ? pfd
+            : utimensat(pfd, last, ts_now ? NULL : ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno
+                                                                                : 0;
+        if (pfd >= 0)
+            close(pfd);
+    } else if (!r) {
+        r = utimensat(AT_FDCWD, self, ts_now ? NULL : ts, 0) < 0 ? -errno : 0;
+    }
+    sg_become_broker(&sv);
+    close(o);
+    return r;
+}
+
 /* The same, and a refusal there is said (fs_blocked). */
 static int private_write(const struct sg_plan *p, struct sg_diskcap *dc, int notify_fd,
                          const struct seccomp_notif *req, int memfd, const char *syscall,
@@ -596,13 +721,7 @@ static int private_write(const struct sg_plan *p, struct sg_diskcap *dc, int not
     int k = private_write_do(p, dc, notify_fd, req, memfd, syscall, path1, path2, flags, mode,
                              resp, &stray);
     if (stray)
-        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                    json_pack("{s:s, s:s, s:s, s:i, s:s, s:b}", "syscall", syscall, "path",
-                              stray, "class", "file", "pid", (int)req->pid, "reason",
-                              "a symbolic link out of the private view", "prevented", 1),
-                    "%s of %s refused: a symbolic link there leads out of the sandbox's "
-                    "private folders (write a declared path by its own name, where it is "
-                    "counted)", syscall, stray);
+        stray_event(req, syscall, stray, bus);
     return k;
 }
 
@@ -624,8 +743,10 @@ struct write_wait {
     struct timespec ts[2];     /* utime's times, read once from the skill */
     bool ts_now;               /* utime's times: now */
     bool for_group;            /* only on a file root made for the skill's group (meta_do) */
-    bool src_dir;              /* a rename's source was a folder when it was asked */
+    bool src_dir;              /* a rename's source was a folder (or link) when asked */
+    bool dst_dir;              /* and its destination (what an exchange brings back) */
     char target[PATH_MAX];     /* a symlink's text (a protected name in a declared path) */
+    const char *protect;       /* why it is protected, found on the objects (declared_call) */
     bool said;                 /* its refusal was an event already */
 };
 
@@ -1040,8 +1161,14 @@ static void write_ask(struct write_wait *w, const char *subject, const char *det
      * folder that brings a `config` into .git/modules is asked as one) */
     bool dest = subject == w->path2 || (w->path2[0] && !strcmp(subject, w->path2) &&
                                         strcmp(subject, w->path1));
-    q.protect = protected_end(w->p, dest ? w->path1 : subject, dest ? w->path2 : NULL,
-                              !strncmp(w->syscall, "rename", 6), w->src_dir);
+    bool renames = !strncmp(w->syscall, "rename", 6);
+    bool exch = renames && (w->arg & RENAME_EXCHANGE) && !dest;
+    q.protect = dest ? protected_end(w->p, w->path1, w->path2, renames, w->src_dir)
+                /* an exchange brings the destination's object here too */
+                : exch ? protected_end(w->p, w->path2, w->path1, true, w->dst_dir)
+                       : protected_end(w->p, subject, NULL, false, false);
+    if (w->protect)
+        q.protect = w->protect; /* what the broker found on the objects themselves */
     enum sg_decision dec;
     if (sg_perm_request(w->perm, &q, write_decided, w, &dec) == 1)
         write_decided(w, dec);
@@ -1240,6 +1367,7 @@ struct wcall {
     unsigned long long oflags, omode;
     struct timespec ts[2];
     bool ts_now, meta;
+    const char *protect; /* found on the objects (declared_call): asked as protected */
 };
 
 /* 0, or the kernel's own answer for a path that cannot be named exactly. */
@@ -1309,15 +1437,20 @@ static int start_ask(const struct sg_plan *p, const int *pins, struct sg_perm *p
     w->for_group = for_group;
     if (target)
         snprintf(w->target, sizeof w->target, "%s", target);
+    w->protect = c->protect;
     struct stat st;
-    w->src_dir = renames && host_lstat(p, pins, c->path1, &st) == 0 && S_ISDIR(st.st_mode);
+    /* a folder or a link (which leads to one) moves what lies below it */
+    w->src_dir = renames && host_lstat(p, pins, c->path1, &st) == 0 &&
+                 (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode));
+    w->dst_dir = renames && host_lstat(p, pins, c->path2, &st) == 0 &&
+                 (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode));
     /* a file this run was let write is the same file for its next change:
      * not asked again (sg_diskcap_approve); a protected target in a
      * writable path is asked all the same (protected.h). A rename onto a
      * remembered name is a new request unless what moves there was let
      * write too: an approval belongs to the object approved, and a FIFO or
      * a stranger's file renamed in inherits nothing */
-    bool prot1 = ok1 && protected_end(p, c->path1, NULL, false, false);
+    bool prot1 = ok1 && (c->protect || protected_end(p, c->path1, NULL, false, false));
     bool prot2 = c->path2[0] && ok2 && protected_end(p, c->path1, c->path2, renames, w->src_dir);
     bool mem1 = remembered(p, pins, dc, c->path1);
     bool need1 = (!ok1 || prot1) && !mem1;
@@ -1366,6 +1499,50 @@ static int refuse_outside(const struct sg_plan *p, const struct seccomp_notif *r
                 : !strcmp(cls, "credential") ? ": a credential location"
                                              : "");
     return 1;
+}
+
+/* Is last (in the folder pfd) a folder that holds anything? An rmdir of
+ * it can only fail (ENOTEMPTY): answered so, never asked (git's stash
+ * tries to remove .git). */
+static bool full_folder(int pfd, const char *last)
+{
+    int fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    bool full = false;
+    struct dirent *e;
+    while (!full && (e = readdir(d)))
+        full = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return full;
+}
+
+static bool removes_folder(const struct seccomp_notif *req, const char *sc)
+{
+    return !strcmp(sc, "rmdir") || (!strcmp(sc, "unlinkat") && (req->data.args[2] & AT_REMOVEDIR));
+}
+
+/* An rmdir outside the writable paths of a host folder that holds
+ * anything: the kernel's ENOTEMPTY, with no question. */
+static bool rmdir_of_full(const struct sg_plan *p, const int *pins,
+                          const struct seccomp_notif *req, const char *sc, const char *path)
+{
+    char rel[PATH_MAX];
+    const char *last;
+    if (!removes_folder(req, sc))
+        return false;
+    int dfd = host_parent(p, pins, path, rel, sizeof rel);
+    int pfd = dfd < 0 ? dfd : parent_of(dfd, rel, &last);
+    bool full = pfd >= 0 && full_folder(pfd, last);
+    if (pfd >= 0)
+        close(pfd);
+    if (dfd >= 0)
+        close(dfd);
+    return full;
 }
 
 /* ---- the declared write paths: every name change is the broker's ---- */
@@ -1501,16 +1678,23 @@ static const char *declared_protected(enum dkind k, const char *sc,
                                       const struct seccomp_notif *req,
                                       const struct sg_where *w1, const struct sg_where *w2)
 {
+    /* a symlink leads whoever follows it where the skill chose: one made
+     * where a target would lie below it (.cargo, .git/modules/m) is one */
+    if (k == DK_SYMLINK)
+        return sg_protected_place(w1->real);
     if (k != DK_RENAME && k != DK_LINK)
         return sg_protected_path(w1->real, NULL);
     struct stat st, st2;
-    bool dir = fstatat(w1->pfd, w1->last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    /* a folder or a link (which leads to one) moves what lies below it */
+    bool dir = fstatat(w1->pfd, w1->last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode));
     const char *why = sg_protected_move(w1->real, w2->real, k == DK_RENAME && dir);
     /* RENAME_EXCHANGE moves the destination's object the other way too */
     bool exch = k == DK_RENAME && !strcmp(sc, "renameat2") &&
                 (req->data.args[4] & RENAME_EXCHANGE);
     if (!why && exch && fstatat(w2->pfd, w2->last, &st2, AT_SYMLINK_NOFOLLOW) == 0)
-        why = sg_protected_move(w2->real, w1->real, S_ISDIR(st2.st_mode));
+        why = sg_protected_move(w2->real, w1->real,
+                                S_ISDIR(st2.st_mode) || S_ISLNK(st2.st_mode));
     return why;
 }
 
@@ -1569,7 +1753,25 @@ static int declared_call(const struct sg_plan *p, const int *pins, struct sg_per
     const char *why = NULL;
     int ret = 1;
     resp->flags = 0;
-    if (r < 0 && k == DK_OPEN) {
+    /* what the broker reached beneath the pinned folder must be what the
+     * skill's view shows there: a link of the skill's into a masked
+     * credential folder (or a folder bound read-only) leads the broker,
+     * which sees the host, where the skill sees nothing */
+    bool hidden = false;
+    for (int i = 0; r == 0 && i < 2; i++)
+        if (w[i].pfd >= 0 && sg_deepest_mount(p, w[i].spath) != w[i].bind)
+            hidden = true;
+    if (hidden) {
+        resp->error = -EACCES;
+        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", c->syscall, "path",
+                              c->path1, "class", "credential", "reason",
+                              "it leads where the sandbox shows nothing (masked)", "prevented",
+                              1),
+                    "%s of %s refused: a symbolic link on the way leads where the sandbox "
+                    "masks what is there (a credential folder, skillgate's own)",
+                    c->syscall, c->path1);
+    } else if (r < 0 && k == DK_OPEN) {
         ret = 0; /* the disk cap resolves it the same way and answers as it does */
     } else if (r == -EBUSY && k == DK_CHMOD) {
         ret = bind_root_chmod(p, pins, c, resp, bus);
@@ -1585,7 +1787,10 @@ static int declared_call(const struct sg_plan *p, const int *pins, struct sg_per
                     "through a link that leaves it)", c->syscall, c->path1);
     } else if (r < 0) {
         resp->error = k == DK_TRUNC && r == -EBUSY ? -EISDIR : r; /* the kernel's answer */
-    } else if ((why = declared_protected(k, c->syscall, req, &w[0], &w[1])) && k == DK_MKNOD) {
+    } else if ((why = declared_protected(k, c->syscall, req, &w[0], &w[1])) && k == DK_UNLINK &&
+               removes_folder(req, c->syscall) && full_folder(w[0].pfd, w[0].last)) {
+        resp->error = -ENOTEMPTY; /* it could only fail: never a question */
+    } else if (why && k == DK_MKNOD) {
         ret = refuse_protected(req, c->syscall, w[0].spath, why,
                                "only regular files and folders are made there", resp, bus);
     } else if (why && (!perm || !write_may_ask(perm))) {
@@ -1598,6 +1803,7 @@ static int declared_call(const struct sg_plan *p, const int *pins, struct sg_per
         bool two = k == DK_RENAME || k == DK_LINK;
         snprintf(q->path1, sizeof q->path1, "%s", w[0].spath);
         snprintf(q->path2, sizeof q->path2, "%s", two ? w[1].spath : "");
+        q->protect = why;
         ret = start_ask(p, pins, perm, dc, notify_fd, req, q, true, true, bus, false, target);
         free(q);
     } else if (k == DK_OPEN) {
@@ -1653,6 +1859,10 @@ static bool moves_for_group(const struct sg_plan *p, const int *pins, const stru
     return false;
 }
 
+static int chmod_object(const struct sg_plan *p, const struct seccomp_notif *req,
+                        const char *sc, int obj, mode_t mode, bool as_fd,
+                        struct sg_event_bus *bus);
+
 /* chmod("/proc/self/fd/N"), utimensat on it: the skill's own descriptor N,
  * as fchmod(N) is (LibreOffice saves so). The kernel follows the link to
  * that object and its mount decides: nothing is granted (a setuid bit was
@@ -1660,8 +1870,19 @@ static bool moves_for_group(const struct sg_plan *p, const int *pins, const stru
  * made for the skill's group, the broker does it on that very object, as
  * for the name (meta_do). 1: answered. */
 static int fd_link_meta(const struct sg_plan *p, const struct seccomp_notif *req,
-                        const struct wcall *c, int n, struct seccomp_notif_resp *resp)
+                        const struct wcall *c, int n, struct seccomp_notif_resp *resp,
+                        struct sg_event_bus *bus)
 {
+    if (strstr(c->syscall, "chmod")) {
+        /* the mode: on the object the descriptor holds, never continued
+         * (the name read again could be a hook) */
+        int o = take_fd((pid_t)req->pid, n);
+        resp->flags = 0;
+        resp->error = o < 0 ? (o == -ENOENT ? -ENOENT : o)
+                            : chmod_object(p, req, c->syscall, o, (mode_t)c->omode & 07777,
+                                           false, bus);
+        return 1;
+    }
     resp->error = 0;
     resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
     if (!p->as_root || p->via_sudo || owner_call(c->syscall))
@@ -1809,11 +2030,20 @@ static int fd_chmod(const struct sg_plan *p, const struct seccomp_notif *req, co
     int obj = take_fd((pid_t)req->pid, (int)a[0]);
     if (obj < 0)
         return obj == -ENOENT ? -EBADF : obj;
+    return chmod_object(p, req, sc, obj, (mode_t)(two ? a[2] : a[1]) & 07777, !two, bus);
+}
+
+/* chmod of the object obj (the skill's descriptor, taken; closed here):
+ * as the skill, on that very object; a protected target never made
+ * executable so. as_fd: fchmod's (an O_PATH descriptor gets EBADF). */
+static int chmod_object(const struct sg_plan *p, const struct seccomp_notif *req,
+                        const char *sc, int obj, mode_t mode, bool as_fd,
+                        struct sg_event_bus *bus)
+{
     char real[PATH_MAX], self[64];
     snprintf(self, sizeof self, "/proc/self/fd/%d", obj);
     ssize_t n = readlink(self, real, sizeof real - 1);
     real[n > 0 ? n : 0] = '\0';
-    mode_t mode = (mode_t)(two ? a[2] : a[1]) & 07777;
     const char *why = n > 0 && real[0] == '/' ? sg_protected_path(real, NULL) : NULL;
     int r;
     if (why && (mode & 0111)) {
@@ -1827,7 +2057,7 @@ static int fd_chmod(const struct sg_plan *p, const struct seccomp_notif *req, co
     } else {
         struct sg_skill_creds sv;
         sg_become_skill(p, &sv);
-        r = (two ? fchmodat(AT_FDCWD, self, mode, 0) : fchmod(obj, mode)) < 0 ? -errno : 0;
+        r = (as_fd ? fchmod(obj, mode) : fchmodat(AT_FDCWD, self, mode, 0)) < 0 ? -errno : 0;
         sg_become_broker(&sv);
     }
     close(obj);
@@ -1898,7 +2128,7 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
         resp->error = -ENOENT;
         k = 1;
     } else if (!r && c->meta && fd_link_number(path1) >= 0) {
-        k = fd_link_meta(p, req, c, fd_link_number(path1), resp);
+        k = fd_link_meta(p, req, c, fd_link_number(path1), resp, bus);
     } else if (!r && (magic_path(path1) || (path2[0] && magic_path(path2)))) {
         k = through_proc(p, notify_fd, req, syscall, magic_path(path1) ? path1 : path2,
                          c->oflags, resp, bus);
@@ -1916,8 +2146,20 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
     } else if (r == 0 && ok1 && ok2 &&
                (k = declared_call(p, pins, perm, dc, notify_fd, req, memfd, c, resp, bus))) {
         /* a declared write path: the object decides, the broker does it */
+    } else if (r == 0 && ok1 && ok2 && c->meta && !owner_call(syscall) &&
+               !host_bind(p, path1, &below) && dc) {
+        /* a private view: the broker does it there, on the object */
+        const char *stray = NULL;
+        resp->flags = 0;
+        resp->error = private_meta(p, dc, req, syscall, path1, c->omode, c->ts, c->ts_now,
+                                   &stray);
+        if (stray)
+            stray_event(req, syscall, stray, bus);
+        k = 1;
     } else if (r == 0 && ok1 && ok2 && c->meta) {
-        /* where the skill may write, the kernel decides, as without us */
+        /* a declared path's times and owner (its chmod is declared_call's):
+         * the kernel decides, as without us; a name read again changes the
+         * times or owner of what the skill may write, never its content */
         resp->error = 0;
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
         k = 1;
@@ -1928,7 +2170,16 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
         if (!k && dc && !host_bind(p, path1[0] ? path1 : path2, &below))
             k = private_write(p, dc, notify_fd, req, memfd, syscall, path1, path2, c->oflags,
                               c->omode, resp, bus);
-        if (!k) {
+        if (!k && dc) {
+            /* never let continue: the kernel would read the names again,
+             * and another thread can put a declared path's protected
+             * target there. What is left here has its two names on two
+             * mounts (a declared path and a private view): the kernel's
+             * EXDEV; else refused. */
+            resp->flags = 0;
+            resp->error = path2[0] ? -EXDEV : -EACCES;
+            k = 1;
+        } else if (!k) {
             resp->error = 0;
             resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
             k = 1;
@@ -1951,6 +2202,10 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
                               "prevented", 1),
                     "%s of %s refused: it touches skillgate's own %s folder, which no rule or "
                     "person may let a skill change", syscall, bad, own);
+        k = 1;
+    } else if (r == 0 && !ok1 && rmdir_of_full(p, pins, req, syscall, path1)) {
+        resp->flags = 0;
+        resp->error = -ENOTEMPTY; /* it could only fail: never a question */
         k = 1;
     } else if (r == 0 && !ok2 && perm && write_may_ask(perm) && !strncmp(syscall, "link", 4)) {
         k = link_ask(p, pins, perm, dc, notify_fd, req, memfd, c, resp, bus);

@@ -1313,6 +1313,22 @@ def a_host_port_the_person_names_is_used_and_one_taken_or_skillgates_is_refused(
     assert [(e["data"]["port"], e["data"]["host_port"]) for e in refused] == [(port, held)], \
         refused
 
+    # a service of this machine on [::1] alone (`localhost` reaches it first):
+    # its port is never the skill's on 127.0.0.1 (a review found it was)
+    v6 = next(q for q in free_ports(2) if q != port)
+    try:
+        holder = socket.socket(socket.AF_INET6)
+        holder.bind(("::1", v6))
+    except OSError as e:
+        raise h.Skip(f"this machine has no ::1 to hold: {e}")
+    holder.listen(4)
+    try:
+        p = m.run("run", "--prompt", "deny", "--publish", f"{v6}:{port}", d, check=None)
+    finally:
+        holder.close()
+    assert f"127.0.0.1:{v6}, which --publish names, cannot be opened" in p.err and \
+        "another process holds it" in p.err, p.err
+
     # skillgate's own: the exporter's endpoint, the permission program's words
     otlp, asked = [q for q in free_ports(3) if q != port][:2]
     p = m.run("run", "--prompt", "deny", "--publish", f"{otlp}:{port}", d, check=None,

@@ -25,7 +25,9 @@ static void what_git_and_editors_run_is_protected(void **st)
         "/p/.pypirc", "/home/u/.bashrc", "/home/u/.zshenv", "/p/.husky/pre-commit",
         "/p/.pre-commit-config.yaml", "/p/.cargo/config.toml", "/p/.github/workflows/ci.yml",
         "/p/.devcontainer/devcontainer.json", "/p/.hg/hgrc", "/home/u/.ssh/authorized_keys",
-        "/p/.yarnrc.yml"};
+        "/p/.yarnrc.yml", "/p/.venv/lib/python3.11/site-packages/evil.pth",
+        "/p/.venv/bin/activate", "/p/.venv/bin/Activate.ps1", "/p/.githooks/pre-commit",
+        "/home/u/.vimrc", "/p/.devcontainer.json", "/p/.pnpmfile.cjs"};
     for (size_t i = 0; i < SG_ARRAY_LEN(yes); i++)
         if (!sg_protected_path(yes[i], NULL))
             fail_msg("not protected: %s", yes[i]);
@@ -35,7 +37,8 @@ static void what_git_and_editors_run_is_protected(void **st)
         "/p/.git/refs/heads/main", "/p/.git/logs/HEAD", "/p/.git/COMMIT_EDITMSG",
         "/p/.git/HEAD", "/p/.git/modules", "/p/.github/README.md", "/p/report.txt",
         "/p/config", "/p/hooks/x", "/p/my.envrc.txt", "/p/vscode/tasks.json",
-        "/p/.cargo/registry/x", "/p/gitconfig"};
+        "/p/.cargo/registry/x", "/p/gitconfig", "/p/bin/run.sh", "/p/site-packages/x.py",
+        "/p/.venv/lib/python3.11/site-packages/pkg/__init__.py"};
     for (size_t i = 0; i < SG_ARRAY_LEN(no); i++)
         if (sg_protected_path(no[i], NULL))
             fail_msg("protected, but ordinary work: %s", no[i]);
@@ -52,6 +55,14 @@ static void a_folder_moved_in_below_a_protected_place_is_asked(void **st)
     assert_null(sg_protected_move("/p/mine", "/p/.git/modules/m", false));
     assert_null(sg_protected_move("/p/.git/rebase-x", "/p/.git/rebase-y", true));
     assert_null(sg_protected_move("/p/a", "/p/b", true));
+    /* a folder that may hold targets moved away; within its place, not */
+    assert_non_null(sg_protected_move("/p/.git/modules/m", "/p/away", true));
+    assert_null(sg_protected_move("/p/.git/modules/m", "/p/.git/modules/m2", true));
+    /* a symlink where a target would lie below it */
+    assert_non_null(sg_protected_place("/p/.cargo"));
+    assert_non_null(sg_protected_place("/p/.git/modules/n"));
+    assert_non_null(sg_protected_place("/p/.github"));
+    assert_null(sg_protected_place("/p/src"));
     /* either end protected: renamed away or onto */
     assert_non_null(sg_protected_move("/p/.git/hooks", "/p/old", true));
     assert_non_null(sg_protected_move("/p/x", "/p/.envrc", false));
@@ -104,6 +115,24 @@ static void the_scan_finds_them(void **st)
     th_rmrf(dir);
 }
 
+/* A 4 KiB path of .git components, every one a place a match may begin:
+ * matched whole (the matcher is linear in the path; a backtracking "**"
+ * once took 20 ms on it), and right: a hook below is one, a file not. */
+static void a_long_path_is_matched_whole(void **st)
+{
+    (void)st;
+    char path[4096];
+    size_t n = 0;
+    while (n + 6 < sizeof path - 32)
+        n += (size_t)snprintf(path + n, sizeof path - n, "/.git");
+    snprintf(path + n, sizeof path - n, "/x");
+    assert_null(sg_protected_path(path, NULL));
+    snprintf(path + n, sizeof path - n, "/hooks/x");
+    assert_non_null(sg_protected_path(path, NULL));
+    snprintf(path + n, sizeof path - n, "/config");
+    assert_non_null(sg_protected_path(path, NULL));
+}
+
 /* The manual's list is this list: every pattern has its row. */
 static void the_manual_lists_every_target(void **st)
 {
@@ -132,6 +161,7 @@ int main(void)
         cmocka_unit_test(only_a_rule_naming_the_file_allows_it),
         cmocka_unit_test(the_scan_finds_them),
         cmocka_unit_test(the_manual_lists_every_target),
+        cmocka_unit_test(a_long_path_is_matched_whole),
     };
     return cmocka_run_group_tests_name("protected", tests, NULL, NULL);
 }

@@ -140,7 +140,7 @@ static void an_upstream_refusal_names_allow_upstream(void **st)
     const char *ev =
         "[{\"kind\": \"network_egress_blocked\", \"data\": {\"dst\": \"192.0.2.2\", "
         "\"port\": 8080, \"name\": \"local.test\", \"prevented\": true, \"reason\": "
-        "\"local.test resolves to 192.0.2.2, an address of this machine (a local route: it "
+        "\"local.test resolves to 192.0.2.2, an address of this machine (its route is local: it "
         "never leaves the host) (only --allow-upstream 192.0.2.2 lets a run reach it)\"}}]";
     for (int agent = 0; agent < 2; agent++) {
         json_t *d = doc_of("[]", ev);
