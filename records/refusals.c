@@ -88,6 +88,7 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
                                 rule);
     } else if (strstr(by, "own folder") || strstr(by, "own system folder") ||
                strstr(by, "symbolic link") || strstr(by, "only regular files") ||
+               strstr(by, "shows nothing") ||
                strstr(by, "changed since it was asked") || strstr(by, "through a descriptor") ||
                strstr(by, "program swapped") || strstr(by, "not a DNS query")) {
         free(steal_pointer(&rule));

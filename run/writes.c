@@ -1698,6 +1698,16 @@ static const char *declared_protected(enum dkind k, const char *sc,
     return why;
 }
 
+/* A declared path's call refused for a symbolic link on its way, said. */
+static void link_refused(struct sg_event_bus *bus, const struct wcall *c, const char *cls,
+                         const char *reason, const char *said)
+{
+    sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", c->syscall, "path", c->path1,
+                          "class", cls, "reason", reason, "prevented", 1),
+                "%s of %s refused: a symbolic link on the way %s", c->syscall, c->path1, said);
+}
+
 /* chmod of a declared folder itself: done on the folder pinned before
  * launch (what the bind shows), as the skill. 1: resp set. */
 static int bind_root_chmod(const struct sg_plan *p, const int *pins, const struct wcall *c,
@@ -1763,28 +1773,18 @@ static int declared_call(const struct sg_plan *p, const int *pins, struct sg_per
             hidden = true;
     if (hidden) {
         resp->error = -EACCES;
-        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                    json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", c->syscall, "path",
-                              c->path1, "class", "credential", "reason",
-                              "it leads where the sandbox shows nothing (masked)", "prevented",
-                              1),
-                    "%s of %s refused: a symbolic link on the way leads where the sandbox "
-                    "masks what is there (a credential folder, skillgate's own)",
-                    c->syscall, c->path1);
+        link_refused(bus, c, "credential", "it leads where the sandbox shows nothing (masked)",
+                     "leads where the sandbox masks what is there (a credential folder, "
+                     "skillgate's own)");
     } else if (r < 0 && k == DK_OPEN) {
         ret = 0; /* the disk cap resolves it the same way and answers as it does */
     } else if (r == -EBUSY && k == DK_CHMOD) {
         ret = bind_root_chmod(p, pins, c, resp, bus);
     } else if (r == -EXDEV || r == -ELOOP || r == -EINVAL) {
         resp->error = -EACCES;
-        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                    json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", c->syscall, "path",
-                              c->path1, "class", "file", "reason",
-                              "a symbolic link that leaves the declared write path", "prevented",
-                              1),
-                    "%s of %s refused: a symbolic link on the way leads out of the declared "
-                    "write path (skillgate does it there on what the link reaches, never "
-                    "through a link that leaves it)", c->syscall, c->path1);
+        link_refused(bus, c, "file", "a symbolic link that leaves the declared write path",
+                     "leads out of the declared write path (skillgate does it there on what "
+                     "the link reaches, never through a link that leaves it)");
     } else if (r < 0) {
         resp->error = k == DK_TRUNC && r == -EBUSY ? -EISDIR : r; /* the kernel's answer */
     } else if ((why = declared_protected(k, c->syscall, req, &w[0], &w[1])) && k == DK_UNLINK &&

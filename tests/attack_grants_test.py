@@ -20,6 +20,7 @@ import socket
 import stat
 import subprocess
 import sys
+import textwrap
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -30,6 +31,16 @@ TESTS = []
 test = functools.partial(h.test, tests=TESTS)
 
 GIT = shutil.which("git")
+
+# Each attack skill's one helper: "NAME done" or "NAME refused ERRNO".
+TRY = """
+def t(name, fn):
+    try:
+        fn()
+        print(name, "done", flush=True)
+    except OSError as e:
+        print(name, "refused", e.errno, flush=True)
+"""
 
 
 def git_repo(m, base, name, owner=None):
@@ -71,14 +82,8 @@ def snapshot(w):
 
 # Each line is one attack on the person's repository and folder; the skill
 # prints "NAME done" or "NAME refused ERRNO".
-ATTACKS = """
+ATTACKS = TRY + textwrap.dedent("""
     import ctypes, os
-    def t(name, fn):
-        try:
-            fn()
-            print(name, "done", flush=True)
-        except OSError as e:
-            print(name, "refused", e.errno, flush=True)
     t("report", lambda: open("report.txt", "w").write("the report\\n"))
     t("fsmonitor", lambda: open(".git/config", "a").write(
         "[core]\\n\\tfsmonitor = touch /tmp/sg-pwned-fsmonitor\\n"))
@@ -114,7 +119,7 @@ ATTACKS = """
     t("remove-git", lambda: os.rename(".git", "git-away"))
     t("ordinary-rename", lambda: (open("a.txt", "w").write("a"), os.rename("a.txt", "b.txt")))
     t("ordinary-unlink", lambda: os.unlink("b.txt"))
-    """
+    """)
 
 PROTECTED = ["fsmonitor", "hooks-away", "folder-into-git", "modules-config", "hook-file",
              "envrc", "vscode", "gitmodules", "via-symlink", "hardlink", "truncate",
@@ -425,16 +430,10 @@ def inspect_says_a_declared_path_holds_protected_targets(m, base):
 
 # ---- a fresh-view review's attacks on the fixes above (issue 50's own review)
 
-REREAD = r"""
+REREAD = TRY + r"""
 import ctypes, os, stat, threading, time
 W = os.getcwd()
 libc = ctypes.CDLL(None, use_errno=True)
-def t(name, fn):
-    try:
-        fn()
-        print(name, "done", flush=True)
-    except OSError as e:
-        print(name, "refused", e.errno, flush=True)
 # 1. through a symlink in the private /tmp into the --write folder
 os.symlink(W, "/tmp/l")
 t("tmp-rename-config", lambda: os.rename("/tmp/l/.git/config", "/tmp/l/cfg"))
@@ -539,15 +538,9 @@ def no_name_the_kernel_reads_again_reaches_a_protected_target(m, base):
         assert not os.path.lexists(os.path.join(w, x)), x
 
 
-EXCHANGE = r"""
+EXCHANGE = TRY + r"""
 import ctypes, os, shutil
 libc = ctypes.CDLL(None, use_errno=True)
-def t(name, fn):
-    try:
-        fn()
-        print(name, "done", flush=True)
-    except OSError as e:
-        print(name, "refused", e.errno, flush=True)
 t("direct", lambda: open(".git/modules/m/config", "a").write("x\n"))
 def build():
     os.makedirs("mine")
@@ -642,14 +635,8 @@ def a_link_into_a_masked_folder_reaches_nothing(m, base):
         os.unlink(link)
 
 
-NAMED = r"""
+NAMED = TRY + r"""
 import os
-def t(name, fn):
-    try:
-        fn()
-        print(name, "done", flush=True)
-    except OSError as e:
-        print(name, "refused", e.errno, flush=True)
 t("hookspath", lambda: open("ci-hooks/pre-commit", "w").write("#!/bin/sh\n"))
 t("fsmonitor", lambda: open("tools/fsmon.sh", "a").write("touch /tmp/x\n"))
 t("include", lambda: open("conf/extra.gitconfig", "a").write("[core]\n\tpager = x\n"))
