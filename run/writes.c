@@ -1864,32 +1864,25 @@ static int chmod_object(const struct sg_plan *p, const struct seccomp_notif *req
                         struct sg_event_bus *bus);
 
 /* chmod("/proc/self/fd/N"), utimensat on it: the skill's own descriptor N,
- * as fchmod(N) is (LibreOffice saves so). The kernel follows the link to
- * that object and its mount decides: nothing is granted (a setuid bit was
- * refused on the register already). As root without sudo, on a file root
- * made for the skill's group, the broker does it on that very object, as
- * for the name (meta_do). 1: answered. */
+ * as fchmod(N) is (LibreOffice saves so). A chmod is done by the broker on
+ * the object N holds, taken once (chmod_object: a protected target is never
+ * made executable so); times go to the kernel, whose mount decides (a
+ * setuid bit was refused on the register already). As root without sudo,
+ * on a file root made for the skill's group, the broker does either on
+ * that very object, as for the name (meta_do). 1: answered. */
 static int fd_link_meta(const struct sg_plan *p, const struct seccomp_notif *req,
                         const struct wcall *c, int n, struct seccomp_notif_resp *resp,
                         struct sg_event_bus *bus)
 {
-    if (strstr(c->syscall, "chmod")) {
-        /* the mode: on the object the descriptor holds, never continued
-         * (the name read again could be a hook) */
-        int o = take_fd((pid_t)req->pid, n);
-        resp->flags = 0;
-        resp->error = o < 0 ? (o == -ENOENT ? -ENOENT : o)
-                            : chmod_object(p, req, c->syscall, o, (mode_t)c->omode & 07777,
-                                           false, bus);
-        return 1;
-    }
+    bool chm = strstr(c->syscall, "chmod") != NULL;
+    bool group = p->as_root && !p->via_sudo && !owner_call(c->syscall);
     resp->error = 0;
     resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-    if (!p->as_root || p->via_sudo || owner_call(c->syscall))
-        return 1;
+    if (!chm && !group)
+        return 1; /* times and owners: the kernel, on what the descriptor holds */
     int o = take_fd((pid_t)req->pid, n);
     struct stat st;
-    if (o >= 0 && fstat(o, &st) == 0 && made_for_group(p, &st)) {
+    if (o >= 0 && group && fstat(o, &st) == 0 && made_for_group(p, &st)) {
         struct write_wait *w = sg_xcalloc(1, sizeof *w);
         w->p = p;
         w->mode = c->omode;
@@ -1900,6 +1893,14 @@ static int fd_link_meta(const struct sg_plan *p, const struct seccomp_notif *req
         resp->flags = 0;
         resp->error = meta_do(w, o);
         free(w);
+    } else if (chm) {
+        /* the mode: on the object the descriptor holds, never continued
+         * (the name read again could be a hook's) */
+        resp->flags = 0;
+        resp->error = o < 0 ? o
+                            : chmod_object(p, req, c->syscall, o, (mode_t)c->omode & 07777,
+                                           false, bus);
+        return 1; /* chmod_object closed o */
     }
     if (o >= 0)
         close(o);
