@@ -428,15 +428,16 @@ static void refuse(struct sg_pub *p, struct pport *pp, const char *reason)
  * port must not have 127.0.0.1's twin answered by the skill. The fd;
  * -EADDRINUSE when another process holds it; -ENOENT when this machine has
  * no ::1 (nothing to shadow). */
-static int hold_v6(uint16_t port, bool reuse)
+static int hold_v6(uint16_t port)
 {
     int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons(port),
                              .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    /* never SO_REUSEADDR: with it, a later service that sets it too could
+     * bind and listen beside a hold that does not listen */
     int r = fd < 0 ? -errno
             : setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0 ||
-                      (reuse && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) ||
                       bind(fd, (struct sockaddr *)&a, sizeof a) < 0
                   ? -errno
                   : fd;
@@ -464,7 +465,7 @@ static int listen_host(const struct sg_pub *p, uint16_t port, uint16_t *got, int
             break;
         }
         *got = ntohs(a.sin_port);
-        int h6 = hold_v6(*got, port != 0);
+        int h6 = hold_v6(*got);
         if (h6 == -EADDRINUSE && port) {
             err = -EADDRINUSE; /* another process listens on [::1] there */
             break;

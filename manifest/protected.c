@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gitnamed.h"
 #include "util.h"
 
 static const struct sg_protected_target targets[] = {
@@ -181,12 +182,10 @@ static ssize_t find(const struct comps *c, enum mode want, size_t *start)
     return -1;
 }
 
-static const char *named_by_git(const char *path);
-
 const char *sg_protected_path(const char *path, const char **pattern)
 {
     const char *w = list_path(path, pattern);
-    if (!w && path[0] == '/' && (w = named_by_git(path)) && pattern)
+    if (!w && path[0] == '/' && (w = sg_git_named(path)) && pattern)
         *pattern = "(git's configuration names it)";
     return w;
 }
@@ -252,230 +251,6 @@ const char *sg_protected_move(const char *from, const char *to, bool dir)
                      ends[i][1][alen] == '/'))
             return why;
     }
-    return NULL;
-}
-
-/* ---- what a repository's own configuration names ---- */
-
-/* git runs hooks from core.hooksPath (a tracked .githooks, say), runs the
- * core.fsmonitor program, reads the files include.path names as its
- * configuration, and follows a .git/hooks that is a symlink. Those are
- * protected targets of that repository, found by reading its config (and
- * the person's global one) the way git does, one level of includes deep.
- * A few repositories are kept, each checked against its config file's
- * identity at every use. */
-#define GIT_NAMED 8
-#define GIT_CACHE 4
-#define GIT_CONFIG_MAX (256 << 10)
-
-struct git_named {
-    char *dir;                /* the folder the lookup began in */
-    char *root;               /* the worktree found above it ("" none) */
-    char *cfg;                /* the config read ("" none) */
-    dev_t dev;
-    ino_t ino;
-    struct timespec mtime;
-    off_t size;
-    char *tree[GIT_NAMED];    /* folders git runs what lies in */
-    char *file[GIT_NAMED];    /* files git runs or reads as config */
-    size_t ntree, nfile;
-};
-
-static void named_clear(struct git_named *g)
-{
-    free(g->dir), free(g->root), free(g->cfg);
-    for (size_t i = 0; i < g->ntree; i++)
-        free(g->tree[i]);
-    for (size_t i = 0; i < g->nfile; i++)
-        free(g->file[i]);
-    memset(g, 0, sizeof *g);
-}
-
-/* path made absolute against base, its links resolved where it exists. */
-static char *resolve_against(const char *base, const char *v)
-{
-    char *abs = v[0] == '/' ? sg_xstrdup(v)
-                : !strncmp(v, "~/", 2) && sg_invoking_home()
-                    ? sg_xasprintf("%s/%s", sg_invoking_home(), v + 2)
-                    : sg_xasprintf("%s/%s", base, v);
-    char *real = realpath(abs, NULL);
-    if (real) {
-        free(abs);
-        return real;
-    }
-    sg_path_normalize(abs);
-    return abs;
-}
-
-static void add_named(char **v, size_t *n, char *path)
-{
-    if (*n < GIT_NAMED)
-        v[(*n)++] = path;
-    else
-        free(path);
-}
-
-/* The keys of cfg that name what git runs or reads: core.hooksPath and
- * core.fsmonitor (relative to the worktree root), include.path and
- * includeIf.*.path (relative to the config's folder). */
-static void read_git_config(const char *cfg, const char *root, struct git_named *g, int depth)
-{
-    FILE *f = fopen(cfg, "re");
-    if (!f)
-        return;
-    cleanup_free char *dir = sg_xstrdup(cfg);
-    char *sl = strrchr(dir, '/');
-    if (sl)
-        *sl = '\0';
-    char line[4096], section[64] = "";
-    size_t read = 0;
-    while (fgets(line, sizeof line, f) && (read += strlen(line)) < GIT_CONFIG_MAX) {
-        char *l = line + strspn(line, " \t");
-        if (*l == '[') {
-            snprintf(section, sizeof section, "%.*s", (int)strcspn(l + 1, " \t\"]"), l + 1);
-            continue;
-        }
-        char *eq = strchr(l, '=');
-        if (!eq || *l == '#' || *l == ';')
-            continue;
-        char key[64];
-        snprintf(key, sizeof key, "%.*s", (int)strcspn(l, " \t="), l);
-        char *v = eq + 1 + strspn(eq + 1, " \t\"");
-        v[strcspn(v, "\"\r\n#;")] = '\0';
-        for (size_t k = strlen(v); k && (v[k - 1] == ' ' || v[k - 1] == '\t'); k--)
-            v[k - 1] = '\0';
-        if (!*v)
-            continue;
-        bool core = !strcasecmp(section, "core");
-        bool incl = !strcasecmp(section, "include") || !strcasecmp(section, "includeIf");
-        if (core && !strcasecmp(key, "hooksPath"))
-            add_named(g->tree, &g->ntree, resolve_against(root, v));
-        else if (core && !strcasecmp(key, "fsmonitor") && strcasecmp(v, "true") &&
-                 strcasecmp(v, "false"))
-            add_named(g->file, &g->nfile, resolve_against(root, v));
-        else if (incl && !strcasecmp(key, "path")) {
-            char *inc = resolve_against(dir, v);
-            if (depth == 0)
-                read_git_config(inc, root, g, 1);
-            add_named(g->file, &g->nfile, inc);
-        }
-    }
-    fclose(f);
-}
-
-/* The repository whose worktree holds dir: its root, and its config. */
-static bool find_repo(const char *dir, char **root, char **cfg, char **gitdir)
-{
-    cleanup_free char *d = sg_xstrdup(dir);
-    for (int depth = 0; depth < 256 && d[0] == '/'; depth++) {
-        cleanup_free char *dotgit = sg_xasprintf("%s/.git", strcmp(d, "/") ? d : "");
-        struct stat st;
-        if (lstat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
-            char *gd = NULL;
-            if (S_ISREG(st.st_mode)) { /* "gitdir: PATH": a worktree or submodule */
-                FILE *f = fopen(dotgit, "re");
-                char line[PATH_MAX];
-                if (f && fgets(line, sizeof line, f) && !strncmp(line, "gitdir:", 7)) {
-                    char *v = line + 7 + strspn(line + 7, " \t");
-                    v[strcspn(v, "\r\n")] = '\0';
-                    gd = resolve_against(d, v);
-                }
-                if (f)
-                    fclose(f);
-            }
-            if (!gd)
-                gd = sg_xstrdup(dotgit);
-            cleanup_free char *common = sg_xasprintf("%s/commondir", gd);
-            FILE *c = fopen(common, "re");
-            char line[PATH_MAX];
-            cleanup_free char *base = NULL;
-            if (c && fgets(line, sizeof line, c)) {
-                line[strcspn(line, "\r\n")] = '\0';
-                base = resolve_against(gd, line);
-            }
-            if (c)
-                fclose(c);
-            *cfg = sg_xasprintf("%s/config", base ? base : gd);
-            *root = sg_xstrdup(d);
-            *gitdir = gd;
-            return true;
-        }
-        if (!strcmp(d, "/"))
-            break;
-        char *sl = strrchr(d, '/');
-        *(sl == d ? sl + 1 : sl) = '\0';
-    }
-    return false;
-}
-
-static struct git_named *lookup_repo(const char *dir)
-{
-    static _Thread_local struct git_named cache[GIT_CACHE];
-    static _Thread_local size_t next;
-    struct git_named *g = NULL;
-    struct stat st = {0};
-    for (size_t i = 0; i < GIT_CACHE && !g; i++)
-        if (cache[i].dir && !strcmp(cache[i].dir, dir))
-            g = &cache[i];
-    /* the same repository, with the same config as last time: kept (a
-     * repository made since, nearer, has a config that was asked for) */
-    if (g && !g->root[0])
-        return g; /* no repository above: a .git made since was a question of its own */
-    if (g && g->root[0]) {
-        cleanup_free char *dotgit = sg_xasprintf("%s/.git", g->root);
-        struct stat ds;
-        if (lstat(dotgit, &ds) == 0 && stat(g->cfg, &st) == 0 && g->dev == st.st_dev &&
-            g->ino == st.st_ino && g->size == st.st_size &&
-            g->mtime.tv_sec == st.st_mtim.tv_sec && g->mtime.tv_nsec == st.st_mtim.tv_nsec)
-            return g;
-    }
-    cleanup_free char *root = NULL, *cfg = NULL, *gitdir = NULL;
-    bool repo = find_repo(dir, &root, &cfg, &gitdir);
-    bool have = repo && stat(cfg, &st) == 0;
-    if (!g)
-        g = &cache[next++ % GIT_CACHE];
-    named_clear(g);
-    g->dir = sg_xstrdup(dir);
-    g->root = sg_xstrdup(repo ? root : "");
-    g->cfg = sg_xstrdup(repo ? cfg : "");
-    if (!repo)
-        return g;
-    if (have) {
-        g->dev = st.st_dev, g->ino = st.st_ino, g->size = st.st_size, g->mtime = st.st_mtim;
-        read_git_config(cfg, root, g, 0);
-    }
-    /* the person's own configuration can name a hooks folder too */
-    const char *home = sg_invoking_home();
-    if (home && home[0] == '/') {
-        cleanup_free char *gc = sg_xasprintf("%s/.gitconfig", home);
-        cleanup_free char *xc = sg_xasprintf("%s/.config/git/config", home);
-        read_git_config(gc, root, g, 0);
-        read_git_config(xc, root, g, 0);
-    }
-    cleanup_free char *hooks = sg_xasprintf("%s/hooks", gitdir);
-    if (lstat(hooks, &st) == 0 && S_ISLNK(st.st_mode))
-        add_named(g->tree, &g->ntree, resolve_against(gitdir, "hooks"));
-    return g;
-}
-
-static const char *named_by_git(const char *path)
-{
-    cleanup_free char *dir = sg_xstrdup(path);
-    char *sl = strrchr(dir, '/');
-    if (!sl)
-        return NULL;
-    *(sl == dir ? sl + 1 : sl) = '\0';
-    const struct git_named *g = lookup_repo(dir);
-    for (size_t i = 0; i < g->ntree; i++) {
-        size_t n = strlen(g->tree[i]);
-        if (!strncmp(path, g->tree[i], n) && (path[n] == '/' || path[n] == '\0'))
-            return "git runs its hooks from there (its configuration's core.hooksPath, or a "
-                   ".git/hooks that leads there)";
-    }
-    for (size_t i = 0; i < g->nfile; i++)
-        if (!strcmp(path, g->file[i]))
-            return "git runs it or reads it as its configuration (core.fsmonitor, "
-                   "include.path)";
     return NULL;
 }
 

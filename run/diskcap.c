@@ -57,6 +57,7 @@ struct sg_diskcap {
     bool as_person;          /* this creation is done as root, the person (perform_open) */
     struct approved *appr;   /* the files a person let this run write (writes.c) */
     size_t nappr, cap_appr;
+    bool learnt;             /* the run's repositories were looked for (gitnamed.h) */
     struct fifo_wait fifo[SG_DISKCAP_FIFO_WAITS]; /* blocking opens of FIFOs, waiting */
     size_t nfifo;
     int64_t fifo_next_ms;
@@ -200,6 +201,14 @@ static void refuse_new(struct sg_diskcap *d, const char *syscall, const char *pa
                               "prevented", 1),
                     "%s of %s refused: the run made %lld files and folders in its write paths, "
                     "the cap (max_files)", syscall, path, d->made);
+}
+
+bool sg_diskcap_learn_once(struct sg_diskcap *d)
+{
+    if (!d || d->learnt)
+        return false;
+    d->learnt = true;
+    return true;
 }
 
 bool sg_diskcap_may_create(struct sg_diskcap *d, const char *syscall, const char *path)
@@ -574,7 +583,12 @@ int sg_diskcap_special(struct sg_diskcap *d, int notify_fd, const struct seccomp
 {
     struct stat st;
     resp->id = req->id, resp->val = 0, resp->flags = 0;
-    int f = fstat(obj, &st) < 0 ? -errno : special_open(d, obj, flags);
+    /* a FIFO only: a device node in a declared folder is refused as the
+     * sandbox's nodev mounts refuse it (the broker's host mount has no
+     * nodev, and would open the host's device) */
+    int f = fstat(obj, &st) < 0        ? -errno
+            : !S_ISFIFO(st.st_mode) ? -EACCES
+                                    : special_open(d, obj, flags);
     bool waits = f == -ENXIO && S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) &&
                  d->nfifo < SG_DISKCAP_FIFO_WAITS;
     if (waits) {

@@ -101,6 +101,9 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
 #define SG_DISKCAP_FIFO_WAITS 64
 int sg_diskcap_special(struct sg_diskcap *d, int notify_fd, const struct seccomp_notif *req,
                        int obj, unsigned long long flags, struct seccomp_notif_resp *resp);
+/* True once per run: the first write the broker decides learns the
+ * repositories of the run's write folders and working folder (gitnamed.h). */
+bool sg_diskcap_learn_once(struct sg_diskcap *d);
 /* link, symlink, mknod under a declared write path: may it make one more
  * name? false (EDQUOT, the event emitted) past the cap. */
 bool sg_diskcap_may_create(struct sg_diskcap *d, const char *syscall, const char *path);

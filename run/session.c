@@ -957,6 +957,9 @@ static void watchdog_arm(struct sg_session *r)
     int64_t ms = (int64_t)cur.it_value.tv_sec * 1000 + cur.it_value.tv_nsec / 1000000 +
                  WATCHDOG_SLACK_MS;
     at.it_value = (struct timespec){.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    /* again every second while the turn lasts: a second blocking call in
+     * the same turn is interrupted too */
+    at.it_interval = (struct timespec){.tv_sec = 1};
     timer_settime(r->watchdog, 0, &at, NULL);
 }
 

@@ -23,6 +23,7 @@
 #include "diskcap.h"
 #include "notifpath.h"
 #include "perm.h"
+#include "gitnamed.h"
 #include "protected.h"
 #include "util.h"
 
@@ -675,6 +676,10 @@ static int private_meta(const struct sg_plan *p, const struct sg_diskcap *dc,
     bool chm = strstr(sc, "chmod") != NULL;
     bool nofollow = (!strcmp(sc, "fchmodat2") || !strcmp(sc, "utimensat")) &&
                     (a[3] & AT_SYMLINK_NOFOLLOW);
+    for (size_t i = 0; i < SG_ARRAY_LEN(dev_files); i++)
+        if (!strcmp(path, dev_files[i]))
+            return chm ? -EPERM : 0; /* root's device: its mode is not the skill's to change;
+                                      * its times (touch /dev/null) change nothing worth it */
     int o = sg_notif_open(pid, path, O_PATH, !nofollow);
     if (o < 0)
         return o;
@@ -794,6 +799,20 @@ static int host_lstat(const struct sg_plan *p, const int *pins, const char *path
     if (dfd >= 0)
         close(dfd);
     return r;
+}
+
+/* Is spath (below bind) a mount point of the sandbox's, or a folder above
+ * one? */
+static bool holds_mount(const struct sg_plan *p, const struct sg_mount *bind, const char *spath)
+{
+    size_t n = strlen(spath);
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        if (m != bind && m->kind != SG_MNT_SYMLINK && !strncmp(m->dst, spath, n) &&
+            (m->dst[n] == '\0' || m->dst[n] == '/'))
+            return true;
+    }
+    return false;
 }
 
 /* Why a call on path (or, for a rename or link, onto path2 from path1)
@@ -1087,7 +1106,14 @@ static int approved_link(struct write_wait *w, int pfd, const char *last)
  * rel below it. 0 or -errno; *answered when a descriptor was the result. */
 static int approved_do(struct write_wait *w, int dfd, char *rel, bool *answered)
 {
-    const char *sc = w->syscall;
+    const char *sc = w->syscall, *below;
+    /* a mount of the sandbox's (a mask) moves with its folder on the host:
+     * never renamed or removed, nor a folder above one, by the broker */
+    bool moves = !strncmp(sc, "rename", 6) || !strcmp(sc, "rmdir") || !strncmp(sc, "unlink", 6);
+    if (moves && (holds_mount(w->p, host_bind(w->p, w->path1, &below), w->path1) ||
+                  (w->path2[0] && !strncmp(sc, "rename", 6) &&
+                   holds_mount(w->p, host_bind(w->p, w->path2, &below), w->path2))))
+        return -EBUSY;
     if (!strcmp(sc, "open") || !strcmp(sc, "openat") || !strcmp(sc, "openat2") ||
         !strcmp(sc, "creat"))
         return approved_open(w, dfd, rel, answered);
@@ -1767,20 +1793,29 @@ static int declared_call(const struct sg_plan *p, const int *pins, struct sg_per
      * skill's view shows there: a link of the skill's into a masked
      * credential folder (or a folder bound read-only) leads the broker,
      * which sees the host, where the skill sees nothing */
-    bool hidden = false;
-    for (int i = 0; r == 0 && i < 2; i++)
+    bool hidden = false, moves_mount = false;
+    for (int i = 0; r == 0 && i < 2; i++) {
         if (w[i].pfd >= 0 && sg_deepest_mount(p, w[i].spath) != w[i].bind)
             hidden = true;
-    if (hidden) {
+        /* a mount of the sandbox's (a mask, a read-only folder) moves with
+         * its folder: a rename or removal of one, or of a folder above it,
+         * would leave the masks where the plan no longer finds them */
+        if (w[i].pfd >= 0 && (k == DK_RENAME || k == DK_UNLINK) &&
+            holds_mount(p, w[i].bind, w[i].spath))
+            moves_mount = true;
+    }
+    if (moves_mount) {
+        resp->error = -EBUSY; /* the kernel's answer for a mount point */
+    } else if (hidden) {
         resp->error = -EACCES;
         link_refused(bus, c, "credential", "it leads where the sandbox shows nothing (masked)",
                      "leads where the sandbox masks what is there (a credential folder, "
                      "skillgate's own)");
-    } else if (r < 0 && k == DK_OPEN) {
-        ret = 0; /* the disk cap resolves it the same way and answers as it does */
+    } else if (r < 0 && k == DK_OPEN && (r == -ENOENT || r == -ENOTDIR)) {
+        ret = 0; /* nothing there: the disk cap finds the same, and answers as the kernel */
     } else if (r == -EBUSY && k == DK_CHMOD) {
         ret = bind_root_chmod(p, pins, c, resp, bus);
-    } else if (r == -EXDEV || r == -ELOOP || r == -EINVAL) {
+    } else if (r == -EXDEV || r == -ELOOP || r == -EINVAL || r == -ENAMETOOLONG) {
         resp->error = -EACCES;
         link_refused(bus, c, "file", "a symbolic link that leaves the declared write path",
                      "leads out of the declared write path (skillgate does it there on what "
@@ -2015,6 +2050,19 @@ static int link_ask(const struct sg_plan *p, const int *pins, struct sg_perm *pe
     return k;
 }
 
+/* The repositories below the run's write folders and its working folder,
+ * learnt once (gitnamed.h): what their configs name (a hooks folder
+ * elsewhere, an included file) is protected wherever it lies. */
+static void learn_repositories(const struct sg_plan *p)
+{
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        bool work = p->cwd_is_work && p->cwd && !strcmp(m->dst, p->cwd);
+        if (m->kind == SG_MNT_BIND_RW || (m->kind == SG_MNT_BIND_RO && work))
+            sg_git_learn(m->src, SG_PROTECTED_SCAN_ENTRIES, SG_PROTECTED_SCAN_DEPTH);
+    }
+}
+
 /* fchmod(fd, mode) with an exec bit (the filter lets the rest through),
  * fchmodat2(fd, "", mode, AT_EMPTY_PATH): done on the skill's own
  * descriptor taken once (pidfd_getfd), as the skill, so no thread can put
@@ -2035,8 +2083,9 @@ static int fd_chmod(const struct sg_plan *p, const struct seccomp_notif *req, co
 }
 
 /* chmod of the object obj (the skill's descriptor, taken; closed here):
- * as the skill, on that very object; a protected target never made
- * executable so. as_fd: fchmod's (an O_PATH descriptor gets EBADF). */
+ * as the skill, on that very object (as root without sudo, root's file
+ * made for the skill's group by root, as by its name); a protected target
+ * never. as_fd: fchmod's (an O_PATH descriptor gets EBADF). */
 static int chmod_object(const struct sg_plan *p, const struct seccomp_notif *req,
                         const char *sc, int obj, mode_t mode, bool as_fd,
                         struct sg_event_bus *bus)
@@ -2046,15 +2095,27 @@ static int chmod_object(const struct sg_plan *p, const struct seccomp_notif *req
     ssize_t n = readlink(self, real, sizeof real - 1);
     real[n > 0 ? n : 0] = '\0';
     const char *why = n > 0 && real[0] == '/' ? sg_protected_path(real, NULL) : NULL;
+    struct stat st;
     int r;
-    if (why && (mode & 0111)) {
+    if (why) {
+        /* by its name a protected target's mode is asked; through a
+         * descriptor nothing names it to ask about: refused */
         r = -EPERM;
         sg_bus_emit(bus, SG_EV_FS_BLOCKED,
                     json_pack("{s:s, s:s, s:s, s:s, s:i, s:b}", "syscall", sc, "path", real,
                               "class", "persistence", "protected", why, "pid", (int)req->pid,
                               "prevented", 1),
-                    "%s of %s to mode %04o refused: a protected target (%s) is never made "
-                    "executable through a descriptor", sc, real, (unsigned)mode, why);
+                    "%s of %s to mode %04o refused: a protected target (%s) changes its mode "
+                    "only by its name, asked", sc, real, (unsigned)mode, why);
+    } else if (p->as_root && !p->via_sudo && fstat(obj, &st) == 0 && made_for_group(p, &st)) {
+        /* root's file made for the skill's group: root does it (meta_do) */
+        struct write_wait *w = sg_xcalloc(1, sizeof *w);
+        w->p = p;
+        w->mode = mode;
+        w->for_group = true;
+        snprintf(w->syscall, sizeof w->syscall, "%s", sc);
+        r = meta_do(w, obj);
+        free(w);
     } else {
         struct sg_skill_creds sv;
         sg_become_skill(p, &sv);
@@ -2063,6 +2124,21 @@ static int chmod_object(const struct sg_plan *p, const struct seccomp_notif *req
     }
     close(obj);
     return r;
+}
+
+/* A mode or times change of the skill's own descriptor (fchmod,
+ * fchmodat2(fd, "", AT_EMPTY_PATH), utimensat(fd, NULL, ...)): a mode is
+ * done by the broker on that very object (fd_chmod); times go to the
+ * kernel, whose mount decides (a file the broker opened for an approved
+ * write is the host's, writable); nothing is granted. resp set. */
+static void fd_meta(const struct sg_plan *p, const struct seccomp_notif *req, const char *sc,
+                    struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
+{
+    resp->id = req->id, resp->val = 0, resp->error = 0, resp->flags = 0;
+    if (strstr(sc, "chmod"))
+        resp->error = fd_chmod(p, req, sc, bus);
+    else
+        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 }
 
 int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *perm,
@@ -2086,26 +2162,15 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
     c->meta = meta_call(syscall);
     int r = memfd < 0 ? -errno : 0;
     int k = 0;
-    /* fchmod(fd, mode with an exec bit), fchmodat2(fd, "", AT_EMPTY_PATH):
-     * the skill's own descriptor, done by the broker on that very object */
-    bool fd_only = calls[i].path < 0 || fd_form(memfd, req->data.args[calls[i].path]);
-    if (!r && c->meta && fd_only && strstr(syscall, "chmod")) {
-        resp->id = req->id, resp->val = 0, resp->flags = 0;
-        resp->error = fd_chmod(p, req, syscall, bus);
-        free(c);
-        return 1;
-    }
-    /* utimensat(fd, NULL, ...), futimes: its times, on the skill's own
-     * descriptor, whose mount decides (a file the broker opened for an
-     * approved write is the host's, writable); nothing is granted */
-    if (!r && c->meta && fd_only) {
-        resp->id = req->id, resp->val = 0, resp->error = 0;
-        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    if (!r && c->meta && (calls[i].path < 0 || fd_form(memfd, req->data.args[calls[i].path]))) {
+        fd_meta(p, req, syscall, resp, bus);
         free(c);
         return 1;
     }
     if (!r)
         r = read_call(req, i, memfd, c);
+    if (sg_diskcap_learn_once(dc))
+        learn_repositories(p);
     const char *path1 = c->path1, *path2 = c->path2;
     resp->id = req->id;
     resp->val = 0;

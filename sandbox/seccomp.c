@@ -60,7 +60,7 @@ static const struct {
 static const struct {
     const char *name;
     int flags_arg; /* -1: every call; -2: when its path (argument 1) is not NULL;
-                    * -3: when its mode (argument 1) asks for setuid or exec */
+                    * -3: fchmod, every call (the broker does it on the object) */
 } write_calls[] = {
     {"open", 1},     {"openat", 2},    {"creat", -1},     {"openat2", -1},  {"mkdir", -1},
     {"mkdirat", -1}, {"rmdir", -1},    {"unlink", -1},    {"unlinkat", -1}, {"rename", -1},
@@ -153,9 +153,9 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
         PUT(write_calls[i].name,
             !strcmp(write_calls[i].name, "openat2")
                 ? "ENOSYS from the broker (its flags are in the skill's memory): libc uses openat"
-                : "checked by the broker: under a writable path done by the broker on the folder "
-                  "it checked (unlink, rmdir, rename continue), else EACCES and a fs_blocked "
-                  "event",
+                : "checked by the broker: under a writable path done by the broker on the "
+                  "object it checked (a declared path's utime and chown continue), a protected "
+                  "target asked, else EACCES and a fs_blocked event",
             write_calls[i].flags_arg >= 0 ? "flags has O_WRONLY, O_RDWR, O_CREAT or O_TRUNC" : "");
     for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags); i++)
         PUT("clone", deny, ns_flags[i].name);
@@ -213,14 +213,9 @@ static int add_file_rules(scmp_filter_ctx ctx, unsigned opts)
         if (nr == __NR_SCMP_ERROR || nr < 0)
             continue;
         int fa = write_calls[i].flags_arg;
-        if (fa == -3) { /* fchmod(fd, mode): a setuid bit is refused, an exec bit
-                         * checked on the object (a protected target: writes.c) */
-            static const unsigned long long bits[] = {S_ISUID, S_IXUSR, S_IXGRP, S_IXOTH};
-            for (size_t k = 0; k < SG_ARRAY_LEN(bits) && r == 0; k++) {
-                struct scmp_arg_cmp c = {.arg = 1, .op = SCMP_CMP_MASKED_EQ,
-                                         .datum_a = bits[k], .datum_b = bits[k]};
-                r = seccomp_rule_add_array(ctx, SCMP_ACT_NOTIFY, nr, 1, &c);
-            }
+        if (fa == -3) { /* fchmod(fd, mode): done by the broker on the object (a
+                         * setuid bit refused, a protected target's mode kept: writes.c) */
+            r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
             continue;
         }
         if (fa == -2) { /* utimensat(fd, NULL, ...) is futimens: the descriptor's own */

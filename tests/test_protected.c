@@ -6,8 +6,10 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "perm.h"
+#include "gitnamed.h"
 #include "protected.h"
 #include "rules.h"
 #include "util.h"
@@ -133,6 +135,60 @@ static void a_long_path_is_matched_whole(void **st)
     assert_non_null(sg_protected_path(path, NULL));
 }
 
+/* What a repository's configuration names (gitnamed.h), read as git
+ * reads it and never blocking on what a config names. */
+static void what_git_config_names_is_protected(void **st)
+{
+    (void)st;
+    cleanup_free char *dir = th_tmpdir();
+    th_mkdirs(dir, "r/.git/hooks");
+    th_mkdirs(dir, "r/tools");
+    th_mkdirs(dir, "shared-hooks");
+    cleanup_free char *fifo = sg_xasprintf("%s/r/fifo.gitconfig", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    th_write_n(dir, "r/nul.gitconfig", "\0\0\0\0\0\0\0\0", 8);
+    th_write(dir, "r/.git/config",
+             "[core] hooksPath = ../shared-hooks\n"        /* a key on the section's line */
+             "\tfsmonitor = \"tools/fsmon.sh --fast\"\n"    /* a command: its program */
+             "[include]\n\tpath = ../one.gitconfig\n"
+             "\tpath = ../fifo.gitconfig\n\tpath = /dev/zero\n\tpath = ../nul.gitconfig\n");
+    th_write(dir, "r/one.gitconfig", "[include]\n\tpath = two.gitconfig\n");
+    th_write(dir, "r/two.gitconfig", "[core]\n\tbare = false\n");
+    /* a repository is known once met: here by the walk a run makes of its
+     * write folders (then what it names is protected wherever it lies) */
+    sg_git_learn(dir, 1000, 4);
+    static const char *const yes[] = {"shared-hooks/pre-commit", "r/tools/fsmon.sh",
+                                      "r/one.gitconfig", "r/two.gitconfig"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(yes); i++) {
+        cleanup_free char *p = sg_xasprintf("%s/%s", dir, yes[i]);
+        if (!sg_protected_path(p, NULL))
+            fail_msg("not protected: %s", yes[i]);
+    }
+    cleanup_free char *plain = sg_xasprintf("%s/r/tools/other.sh", dir);
+    assert_null(sg_protected_path(plain, NULL));
+    /* a git folder reached through a .git file, whatever its name */
+    th_mkdirs(dir, "wt/.bare/hooks");
+    th_write(dir, "wt/.bare/config", "[core]\n\tbare = true\n");
+    th_write(dir, "wt/.git", "gitdir: ./.bare\n");
+    cleanup_free char *bare = sg_xasprintf("%s/wt/.bare/config", dir);
+    cleanup_free char *hook = sg_xasprintf("%s/wt/.bare/hooks/post-checkout", dir);
+    assert_non_null(sg_protected_path(bare, NULL));
+    assert_non_null(sg_protected_path(hook, NULL));
+    /* more names than are kept: the repository is protected whole */
+    struct sg_buf b;
+    sg_buf_init(&b, 1 << 20);
+    sg_buf_printf(&b, "[include]\n");
+    for (int i = 0; i < 80; i++)
+        sg_buf_printf(&b, "\tpath = inc%d\n", i);
+    sg_buf_append(&b, "", 1);
+    th_mkdirs(dir, "many/.git");
+    th_write(dir, "many/.git/config", b.data);
+    sg_buf_free(&b);
+    cleanup_free char *any = sg_xasprintf("%s/many/src/x.c", dir);
+    assert_non_null(sg_protected_path(any, NULL));
+    th_rmrf(dir);
+}
+
 /* The manual's list is this list: every pattern has its row. */
 static void the_manual_lists_every_target(void **st)
 {
@@ -162,6 +218,7 @@ int main(void)
         cmocka_unit_test(the_scan_finds_them),
         cmocka_unit_test(the_manual_lists_every_target),
         cmocka_unit_test(a_long_path_is_matched_whole),
+        cmocka_unit_test(what_git_config_names_is_protected),
     };
     return cmocka_run_group_tests_name("protected", tests, NULL, NULL);
 }

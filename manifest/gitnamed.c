@@ -1,0 +1,448 @@
+#include "gitnamed.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define MAX_NAMED 64 /* names a repository may give before it is protected whole */
+
+struct named {
+    char *path;
+    bool tree; /* the folder and all below */
+    const char *why;
+};
+
+struct ident {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime, ctime;
+};
+
+struct repo {
+    char *root;   /* the worktree's folder ("" for the person's own config) */
+    char *gitdir; /* the real git folder, however .git led there */
+    char *files[SG_GIT_FILES]; /* the configs read, with what they were then */
+    struct ident id[SG_GIT_FILES];
+    size_t nfiles;
+    struct named v[MAX_NAMED];
+    size_t n;
+    char *rel[8]; /* the person's own config: paths relative to each repository */
+    size_t nrel;
+    bool whole;   /* named more than it could hold, or read past its caps */
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct repo repos[SG_GIT_REPOS];
+static size_t nrepos;
+static struct repo mine; /* ~/.gitconfig, ~/.config/git/config */
+
+static const char WHY_HOOKS[] = "git runs its hooks from there (a repository's core.hooksPath, "
+                                "or a hooks folder that leads there)";
+static const char WHY_RUNS[] = "git runs it (a repository's core.fsmonitor)";
+static const char WHY_CONFIG[] = "git reads it as a repository's configuration (include.path)";
+static const char WHY_GITDIR[] = "a repository's own git folder, found through a .git file or "
+                                 "commondir: its configuration, hooks and where git looks";
+static const char WHY_WHOLE[] = "a repository whose configuration names more than skillgate "
+                                "keeps: all of it is asked";
+
+static void repo_clear(struct repo *r)
+{
+    free(r->root), free(r->gitdir);
+    for (size_t i = 0; i < r->nfiles; i++)
+        free(r->files[i]);
+    for (size_t i = 0; i < r->n; i++)
+        free(r->v[i].path);
+    for (size_t i = 0; i < r->nrel; i++)
+        free(r->rel[i]);
+    memset(r, 0, sizeof *r);
+}
+
+static void add(struct repo *r, char *path, bool tree, const char *why)
+{
+    if (r->n == MAX_NAMED) {
+        r->whole = true;
+        free(path);
+        return;
+    }
+    r->v[r->n++] = (struct named){.path = path, .tree = tree, .why = why};
+}
+
+/* path made absolute against base, its links resolved where it exists. */
+static char *resolve_against(const char *base, const char *v)
+{
+    const char *home = sg_invoking_home();
+    char *abs = v[0] == '/'                       ? sg_xstrdup(v)
+                : !strncmp(v, "~/", 2) && home ? sg_xasprintf("%s/%s", home, v + 2)
+                                                : sg_xasprintf("%s/%s", base, v);
+    char *real = realpath(abs, NULL);
+    if (real) {
+        free(abs);
+        return real;
+    }
+    sg_path_normalize(abs);
+    return abs;
+}
+
+/* A regular file's first max bytes, never blocking (a FIFO, /dev/zero or a
+ * socket named by a config is no file): the length, or -1. *id: what it
+ * was. */
+static ssize_t read_file(const char *path, char *buf, size_t max, struct ident *id)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
+    if (id)
+        *id = (struct ident){st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim};
+    size_t got = 0;
+    while (got < max) {
+        ssize_t k = read(fd, buf + got, max - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fd);
+    return (ssize_t)got;
+}
+
+/* One value as git reads it: quotes joined, \" \\ \t \n unescaped,
+ * comments (# ;) outside quotes cut, blanks at the ends dropped. */
+static void unquote(char *v)
+{
+    char *o = v;
+    bool q = false;
+    for (char *c = v; *c; c++) {
+        if (*c == '"') {
+            q = !q;
+        } else if (*c == '\\' && c[1]) {
+            c++;
+            *o++ = *c == 't' ? '\t' : *c == 'n' ? '\n' : *c;
+        } else if (!q && (*c == '#' || *c == ';')) {
+            break;
+        } else {
+            *o++ = *c;
+        }
+    }
+    *o = '\0';
+    while (o > v && (o[-1] == ' ' || o[-1] == '\t' || o[-1] == '\r'))
+        *--o = '\0';
+}
+
+static void read_config(struct repo *r, const char *cfg, const char *root, int depth);
+
+/* One "key = value" of a section. */
+static void take(struct repo *r, const char *section, char *kv, const char *cfg,
+                 const char *root, int depth)
+{
+    char *eq = strchr(kv, '=');
+    if (!eq)
+        return;
+    *eq = '\0';
+    char *key = kv + strspn(kv, " \t");
+    key[strcspn(key, " \t")] = '\0';
+    char *v = eq + 1 + strspn(eq + 1, " \t");
+    unquote(v);
+    if (!*v)
+        return;
+    bool core = !strcasecmp(section, "core");
+    bool incl = !strcasecmp(section, "include") || !strcasecmp(section, "includeIf");
+    /* the person's own config names a folder of whichever repository git runs in */
+    bool rel = !root[0] && v[0] != '/' && strncmp(v, "~/", 2);
+    if (core && !strcasecmp(key, "hooksPath")) {
+        if (rel && r->nrel < SG_ARRAY_LEN(r->rel))
+            r->rel[r->nrel++] = sg_xstrdup(v);
+        else if (rel)
+            r->whole = true;
+        else
+            add(r, resolve_against(root, v), true, WHY_HOOKS);
+    } else if (core && !strcasecmp(key, "fsmonitor") && strcasecmp(v, "true") &&
+               strcasecmp(v, "false")) {
+        v[strcspn(v, " \t")] = '\0'; /* a command: its program */
+        if (!rel)
+            add(r, resolve_against(root, v), false, WHY_RUNS);
+    } else if (incl && !strcasecmp(key, "path")) {
+        cleanup_free char *dir = sg_xstrdup(cfg);
+        char *sl = strrchr(dir, '/');
+        if (sl)
+            *sl = '\0';
+        char *inc = resolve_against(dir, v);
+        read_config(r, inc, root, depth + 1);
+        add(r, inc, false, WHY_CONFIG);
+    }
+}
+
+/* cfg's keys that name what git runs or reads, and its includes (depth
+ * and file count bounded: past them, the repository is protected whole). */
+static void read_config(struct repo *r, const char *cfg, const char *root, int depth)
+{
+    if (depth > 4 || r->nfiles == SG_GIT_FILES) {
+        r->whole = true;
+        return;
+    }
+    static _Thread_local char buf[SG_GIT_CONFIG_MAX + 1];
+    struct ident id;
+    ssize_t n = read_file(cfg, buf, sizeof buf - 1, &id);
+    if (n < 0)
+        return;
+    if ((size_t)n == sizeof buf - 1)
+        r->whole = true; /* more than is read */
+    buf[n] = '\0';
+    r->files[r->nfiles] = sg_xstrdup(cfg);
+    r->id[r->nfiles++] = id;
+    char section[64] = "";
+    cleanup_free char *text = sg_xstrndup(buf, (size_t)n); /* includes reuse buf */
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *l = line + strspn(line, " \t");
+        if (*l == '[') { /* [core] hooksPath = x: a section, then maybe a key */
+            char *end = strchr(l, ']');
+            snprintf(section, sizeof section, "%.*s", (int)strcspn(l + 1, " \t\".]"), l + 1);
+            if (!end)
+                continue;
+            l = end + 1 + strspn(end + 1, " \t");
+        }
+        if (*l && *l != '#' && *l != ';')
+            take(r, section, l, cfg, root, depth);
+    }
+}
+
+/* The repository whose worktree holds dir: its root and git folder. */
+static bool find_repo(const char *dir, char **root, char **gitdir)
+{
+    cleanup_free char *d = sg_xstrdup(dir);
+    for (int depth = 0; depth < 256 && d[0] == '/'; depth++) {
+        cleanup_free char *dotgit = sg_xasprintf("%s/.git", strcmp(d, "/") ? d : "");
+        struct stat st;
+        if (lstat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) ||
+                                        S_ISLNK(st.st_mode))) {
+            char line[PATH_MAX + 16];
+            ssize_t n = S_ISDIR(st.st_mode) ? -1 : read_file(dotgit, line, sizeof line - 1, NULL);
+            char *gd = NULL;
+            if (n > 7 && !strncmp(line, "gitdir:", 7)) { /* a worktree, a submodule */
+                line[n] = '\0';
+                char *v = line + 7 + strspn(line + 7, " \t");
+                v[strcspn(v, "\r\n")] = '\0';
+                gd = resolve_against(d, v);
+            }
+            *gitdir = gd ? gd : resolve_against(d, ".git");
+            *root = sg_xstrdup(d);
+            return true;
+        }
+        if (!strcmp(d, "/"))
+            break;
+        char *sl = strrchr(d, '/');
+        *(sl == d ? sl + 1 : sl) = '\0';
+    }
+    return false;
+}
+
+/* The git folder's own protected names, and its commondir's. */
+static void add_gitdir(struct repo *r, const char *gd, int depth)
+{
+    static const struct {
+        const char *name;
+        bool tree;
+    } own[] = {{"", false},        {"config", false}, {"config.worktree", false},
+               {"commondir", false}, {"hooks", true}};
+    for (size_t i = 0; i < SG_ARRAY_LEN(own); i++)
+        add(r, own[i].name[0] ? sg_xasprintf("%s/%s", gd, own[i].name) : sg_xstrdup(gd),
+            own[i].tree, WHY_GITDIR);
+    cleanup_free char *cd = sg_xasprintf("%s/commondir", gd);
+    char line[PATH_MAX];
+    ssize_t n = read_file(cd, line, sizeof line - 1, NULL);
+    if (n > 0 && depth == 0) {
+        line[n] = '\0';
+        line[strcspn(line, "\r\n")] = '\0';
+        cleanup_free char *common = resolve_against(gd, line);
+        add_gitdir(r, common, 1);
+    }
+}
+
+static void fill(struct repo *r, const char *root, const char *gitdir)
+{
+    r->root = sg_xstrdup(root);
+    r->gitdir = sg_xstrdup(gitdir);
+    add_gitdir(r, gitdir, 0);
+    cleanup_free char *common = NULL;
+    cleanup_free char *cd = sg_xasprintf("%s/commondir", gitdir);
+    char line[PATH_MAX];
+    ssize_t n = read_file(cd, line, sizeof line - 1, NULL);
+    if (n > 0) {
+        line[n] = '\0';
+        line[strcspn(line, "\r\n")] = '\0';
+        common = resolve_against(gitdir, line);
+    }
+    cleanup_free char *cfg = sg_xasprintf("%s/config", common ? common : gitdir);
+    read_config(r, cfg, root, 0);
+    cleanup_free char *wt = sg_xasprintf("%s/config.worktree", gitdir);
+    read_config(r, wt, root, 0);
+    /* a hooks folder that is a symlink leads git where it leads */
+    cleanup_free char *hooks = sg_xasprintf("%s/hooks", common ? common : gitdir);
+    struct stat st;
+    if (lstat(hooks, &st) == 0 && S_ISLNK(st.st_mode))
+        add(r, resolve_against(common ? common : gitdir, "hooks"), true, WHY_HOOKS);
+}
+
+/* Are the configs r read still what they were? */
+static bool fresh(const struct repo *r)
+{
+    for (size_t i = 0; i < r->nfiles; i++) {
+        struct stat st;
+        const struct ident *id = &r->id[i];
+        if (stat(r->files[i], &st) < 0 || st.st_dev != id->dev || st.st_ino != id->ino ||
+            st.st_size != id->size || st.st_mtim.tv_sec != id->mtime.tv_sec ||
+            st.st_mtim.tv_nsec != id->mtime.tv_nsec || st.st_ctim.tv_sec != id->ctime.tv_sec ||
+            st.st_ctim.tv_nsec != id->ctime.tv_nsec)
+            return false;
+    }
+    return true;
+}
+
+/* The known repository of that git folder, read now if it is new or its
+ * configs changed. Called with mu held. */
+static void known(const char *root, const char *gitdir)
+{
+    struct repo *r = NULL;
+    for (size_t i = 0; i < nrepos && !r; i++)
+        if (!strcmp(repos[i].gitdir, gitdir) && !strcmp(repos[i].root, root))
+            r = &repos[i];
+    if (r && fresh(r))
+        return;
+    if (!r && nrepos == SG_GIT_REPOS)
+        return; /* past the cap: still judged by its own worktree (sg_git_named) */
+    if (!r)
+        r = &repos[nrepos++];
+    repo_clear(r);
+    fill(r, root, gitdir);
+}
+
+static void mine_fresh(void)
+{
+    const char *home = sg_invoking_home();
+    if ((mine.root && fresh(&mine)) || !home || home[0] != '/')
+        return;
+    repo_clear(&mine);
+    mine.root = sg_xstrdup("");
+    mine.gitdir = sg_xstrdup("");
+    cleanup_free char *gc = sg_xasprintf("%s/.gitconfig", home);
+    cleanup_free char *xc = sg_xasprintf("%s/.config/git/config", home);
+    read_config(&mine, gc, "", 0);
+    read_config(&mine, xc, "", 0);
+}
+
+static bool under(const char *path, const char *dir, bool tree)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '\0' || (tree && path[n] == '/'));
+}
+
+static const char *names(const struct repo *r, const char *path)
+{
+    if (r->whole && r->root[0] && under(path, r->root, true))
+        return WHY_WHOLE;
+    for (size_t i = 0; i < r->n; i++)
+        if (under(path, r->v[i].path, r->v[i].tree))
+            return r->v[i].why;
+    return NULL;
+}
+
+const char *sg_git_named(const char *path)
+{
+    cleanup_free char *dir = sg_xstrdup(path);
+    char *sl = strrchr(dir, '/');
+    if (!sl)
+        return NULL;
+    *(sl == dir ? sl + 1 : sl) = '\0';
+    cleanup_free char *root = NULL, *gitdir = NULL;
+    bool repo = find_repo(dir, &root, &gitdir);
+    pthread_mutex_lock(&mu);
+    if (repo)
+        known(root, gitdir);
+    mine_fresh();
+    const char *why = names(&mine, path);
+    for (size_t i = 0; !why && i < nrepos; i++) {
+        why = names(&repos[i], path);
+        /* the person's own hooksPath, relative: in each repository */
+        for (size_t k = 0; !why && k < mine.nrel; k++) {
+            cleanup_free char *p = sg_xasprintf("%s/%s", repos[i].root, mine.rel[k]);
+            sg_path_normalize(p);
+            if (under(path, p, true))
+                why = WHY_HOOKS;
+        }
+    }
+    if (!why && mine.whole)
+        why = WHY_WHOLE;
+    pthread_mutex_unlock(&mu);
+    return why;
+}
+
+static void learn(const char *path, int dfd, size_t *left, int depth, int max_depth, dev_t dev)
+{
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) && *left) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        (*left)--;
+        cleanup_free char *p = sg_xasprintf("%s/%s", path, e->d_name);
+        if (!strcmp(e->d_name, ".git")) {
+            cleanup_free char *root = NULL, *gitdir = NULL;
+            if (find_repo(path[0] ? path : "/", &root, &gitdir)) {
+                pthread_mutex_lock(&mu);
+                known(root, gitdir);
+                pthread_mutex_unlock(&mu);
+            }
+            continue; /* git's own folder: nothing to learn inside */
+        }
+        struct stat st;
+        if (depth >= max_depth || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISDIR(st.st_mode) || st.st_dev != dev)
+            continue;
+        int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0)
+            learn(p, sub, left, depth + 1, max_depth, dev);
+    }
+    closedir(d);
+}
+
+void sg_git_learn(const char *dir, size_t max_entries, int max_depth)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) < 0) {
+        close(fd);
+        return;
+    }
+    /* the repository above it too: its config may name a folder here */
+    cleanup_free char *root = NULL, *gitdir = NULL;
+    if (find_repo(dir, &root, &gitdir)) {
+        pthread_mutex_lock(&mu);
+        known(root, gitdir);
+        pthread_mutex_unlock(&mu);
+    }
+    size_t left = max_entries;
+    learn(strcmp(dir, "/") ? dir : "", fd, &left, 0, max_depth, st.st_dev);
+}

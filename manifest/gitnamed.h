@@ -1,0 +1,38 @@
+/* What git runs or trusts because a repository's configuration names it
+ * (protected.h's targets that no list can name): the folder core.hooksPath
+ * names, the program core.fsmonitor names, the files include.path and
+ * includeIf.*.path name (included files' own includes too), where a
+ * .git/hooks that is a symlink leads, and a git folder reached through a
+ * .git file or commondir whatever it is called (`.bare`, a
+ * --separate-git-dir): its config, config.worktree, commondir and hooks.
+ *
+ * Repositories are learnt as they are met: the one that holds a path being
+ * checked, and every one a bounded walk of a run's write folders and
+ * working folder finds (sg_git_learn). What any known repository (or the
+ * person's ~/.gitconfig, ~/.config/git/config) names is protected wherever
+ * it lies, in its worktree or not. Each config is read again when its
+ * size, times or inode change; read safely: regular files only, never
+ * blocking (a FIFO or /dev/zero named by an include is no file), at most
+ * SG_GIT_CONFIG_MAX bytes and SG_GIT_FILES files a repository. A
+ * repository that names more than this can hold is protected whole (its
+ * worktree): what does not fit is asked, never dropped.
+ *
+ * Not covered: a repository nothing led to (neither the path checked nor
+ * the walks) whose config names a folder elsewhere. */
+#ifndef SG_GITNAMED_H
+#define SG_GITNAMED_H
+
+#include <stddef.h>
+
+#define SG_GIT_CONFIG_MAX (256 << 10)
+#define SG_GIT_FILES 16
+#define SG_GIT_REPOS 256
+
+/* Why git runs or trusts the object at path (absolute, its real path), or
+ * NULL. */
+const char *sg_git_named(const char *path);
+/* Learn the repositories below dir: a walk of at most max_entries entries,
+ * max_depth folders down, no link followed, no other filesystem entered. */
+void sg_git_learn(const char *dir, size_t max_entries, int max_depth);
+
+#endif
