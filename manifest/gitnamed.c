@@ -14,7 +14,7 @@
 
 #include "util.h"
 
-#define MAX_NAMED 64 /* names a repository may give before it is protected whole */
+#define MAX_NAMED 256 /* names a repository may give before it is protected whole */
 
 struct named {
     char *path;
@@ -55,6 +55,12 @@ static const char WHY_GITDIR[] = "a repository's own git folder, found through a
                                  "commondir: its configuration, hooks and where git looks";
 static const char WHY_WHOLE[] = "a repository whose configuration names more than skillgate "
                                 "keeps: all of it is asked";
+static const char WHY_MINE[] = "your own git configuration names more than skillgate keeps: "
+                               "every write is asked";
+static const char WHY_CMD[] = "git runs it (a repository's configuration names it as a "
+                              "command: a pager, an editor, a filter, a helper)";
+static const char WHY_BARE[] = "git would take this folder for a git folder (HEAD with objects "
+                               "and refs, or a config): its configuration and hooks";
 
 static void repo_clear(struct repo *r)
 {
@@ -147,6 +153,43 @@ static void unquote(char *v)
 
 static void read_config(struct repo *r, const char *cfg, const char *root, int depth);
 
+/* Does git run the value of section.key as a command? */
+static bool runs_command(const char *section, const char *key, const char *v)
+{
+    static const struct {
+        const char *section, *key; /* key "*": any key of the section */
+    } cmd[] = {{"core", "pager"},      {"core", "editor"},       {"core", "sshCommand"},
+               {"core", "askPass"},    {"sequence", "editor"},   {"diff", "external"},
+               {"diff", "textconv"},   {"diff", "command"},      {"filter", "clean"},
+               {"filter", "smudge"},   {"filter", "process"},    {"merge", "driver"},
+               {"credential", "helper"}, {"gpg", "program"},     {"pager", "*"},
+               {"web", "browser"},     {"sendemail", "smtpServer"}};
+    if (!strcasecmp(section, "alias"))
+        return v[0] == '!'; /* "!cmd": a shell command */
+    for (size_t i = 0; i < SG_ARRAY_LEN(cmd); i++)
+        if (!strcasecmp(section, cmd[i].section) &&
+            (!strcmp(cmd[i].key, "*") || !strcasecmp(key, cmd[i].key)))
+            return true;
+    return false;
+}
+
+/* Each word of a command that names a file (has a '/', or is the program
+ * itself when first): protected. A word relative to the person's own
+ * config (root "") names no one repository's file: left. */
+static void add_words(struct repo *r, const char *v, const char *root, bool first_too,
+                      const char *why)
+{
+    cleanup_free char *w = sg_xstrdup(v + (v[0] == '!'));
+    char *save = NULL;
+    bool first = true;
+    for (char *t = strtok_r(w, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        bool named = strchr(t, '/') || (first && first_too);
+        first = false;
+        if (named && (root[0] || t[0] == '/' || !strncmp(t, "~/", 2)))
+            add(r, resolve_against(root, t), false, why);
+    }
+}
+
 /* One "key = value" of a section. */
 static void take(struct repo *r, const char *section, char *kv, const char *cfg,
                  const char *root, int depth)
@@ -174,9 +217,9 @@ static void take(struct repo *r, const char *section, char *kv, const char *cfg,
             add(r, resolve_against(root, v), true, WHY_HOOKS);
     } else if (core && !strcasecmp(key, "fsmonitor") && strcasecmp(v, "true") &&
                strcasecmp(v, "false")) {
-        v[strcspn(v, " \t")] = '\0'; /* a command: its program */
-        if (!rel)
-            add(r, resolve_against(root, v), false, WHY_RUNS);
+        add_words(r, v, root, true, WHY_RUNS); /* a command: its program, and its paths */
+    } else if (runs_command(section, key, v)) {
+        add_words(r, v, root, false, WHY_CMD);
     } else if (incl && !strcasecmp(key, "path")) {
         cleanup_free char *dir = sg_xstrdup(cfg);
         char *sl = strrchr(dir, '/');
@@ -192,23 +235,23 @@ static void take(struct repo *r, const char *section, char *kv, const char *cfg,
  * and file count bounded: past them, the repository is protected whole). */
 static void read_config(struct repo *r, const char *cfg, const char *root, int depth)
 {
-    if (depth > 4 || r->nfiles == SG_GIT_FILES) {
+    if (depth > 10 || r->nfiles == SG_GIT_FILES) { /* git's own include depth is 10 */
         r->whole = true;
         return;
     }
-    static _Thread_local char buf[SG_GIT_CONFIG_MAX + 1];
+    cleanup_free char *text = sg_xmalloc(SG_GIT_CONFIG_MAX + 1);
     struct ident id;
-    ssize_t n = read_file(cfg, buf, sizeof buf - 1, &id);
+    ssize_t n = read_file(cfg, text, SG_GIT_CONFIG_MAX, &id);
     if (n < 0)
         return;
-    if ((size_t)n == sizeof buf - 1)
+    if ((size_t)n == SG_GIT_CONFIG_MAX)
         r->whole = true; /* more than is read */
-    buf[n] = '\0';
+    text[n] = '\0';
     r->files[r->nfiles] = sg_xstrdup(cfg);
     r->id[r->nfiles++] = id;
     char section[64] = "";
-    cleanup_free char *text = sg_xstrndup(buf, (size_t)n); /* includes reuse buf */
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+    char *start = !strncmp(text, "\xEF\xBB\xBF", 3) ? text + 3 : text; /* a BOM, as git skips */
+    for (char *save = NULL, *line = strtok_r(start, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
         char *l = line + strspn(line, " \t");
         if (*l == '[') { /* [core] hooksPath = x: a section, then maybe a key */
@@ -317,20 +360,95 @@ static bool fresh(const struct repo *r)
 
 /* The known repository of that git folder, read now if it is new or its
  * configs changed. Called with mu held. */
-static void known(const char *root, const char *gitdir)
+static bool known(const char *root, const char *gitdir)
 {
     struct repo *r = NULL;
     for (size_t i = 0; i < nrepos && !r; i++)
         if (!strcmp(repos[i].gitdir, gitdir) && !strcmp(repos[i].root, root))
             r = &repos[i];
     if (r && fresh(r))
-        return;
+        return true;
     if (!r && nrepos == SG_GIT_REPOS)
-        return; /* past the cap: still judged by its own worktree (sg_git_named) */
+        return false; /* past the cap: protected whole (sg_git_named) */
     if (!r)
         r = &repos[nrepos++];
     repo_clear(r);
     fill(r, root, gitdir);
+    return true;
+}
+
+static bool under(const char *path, const char *dir, bool tree)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '\0' || (tree && path[n] == '/'));
+}
+
+static bool has(const char *dir, const char *name)
+{
+    cleanup_free char *p = sg_xasprintf("%s/%s", dir, name);
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+/* Is dir inside a git folder the list or a known repository covers (a
+ * *.git folder, a repository's own)? Its own names are protected there. */
+static bool in_known_gitdir(const char *dir)
+{
+    cleanup_free char *d = sg_xstrdup(dir);
+    char *save = NULL;
+    for (char *c = strtok_r(d, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        size_t n = strlen(c);
+        if (n >= 4 && !strcasecmp(c + n - 4, ".git"))
+            return true;
+    }
+    for (size_t i = 0; i < nrepos; i++)
+        if (under(dir, repos[i].gitdir, true))
+            return true;
+    return false;
+}
+
+/* Does dir hold what makes git take it for a git folder (HEAD, and objects
+ * and refs), leaving out one name (the one being made)? */
+static bool gitish(const char *dir, const char *making)
+{
+    bool head = strcmp(making, "HEAD") && has(dir, "HEAD");
+    bool objs = strcmp(making, "objects") && has(dir, "objects");
+    bool refs = strcmp(making, "refs") && has(dir, "refs");
+    bool cfg = strcmp(making, "config") && has(dir, "config");
+    return head || (objs && refs) || (!strcmp(making, "HEAD") && (cfg || objs || refs));
+}
+
+/* A folder git would take for a git folder whatever its name: what makes
+ * it one is asked as the last of it is made (HEAD beside a config, objects
+ * or refs; a config, objects or refs beside HEAD), and its hooks. Called
+ * with mu held. */
+static const char *made_gitdir(const char *path)
+{
+    cleanup_free char *dir = sg_xstrdup(path);
+    char *sl = strrchr(dir, '/');
+    if (!sl || sl == dir)
+        return NULL;
+    *sl = '\0';
+    const char *base = sl + 1;
+    if (in_known_gitdir(dir))
+        return NULL;
+    static const char *const makes[] = {"HEAD", "config", "config.worktree", "commondir",
+                                        "objects", "refs"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(makes); i++)
+        if (!strcmp(base, makes[i]) && gitish(dir, base))
+            return WHY_BARE;
+    /* a hooks folder of such a folder, and what is in it */
+    cleanup_free char *up = sg_xstrdup(path);
+    for (char *h = strstr(up, "/hooks"); h; h = strstr(h + 6, "/hooks")) {
+        if (h[6] != '/' && h[6] != '\0')
+            continue;
+        *h = '\0';
+        bool g = up[0] && gitish(up, "");
+        *h = '/';
+        if (g)
+            return WHY_BARE;
+    }
+    return NULL;
 }
 
 static void mine_fresh(void)
@@ -347,11 +465,6 @@ static void mine_fresh(void)
     read_config(&mine, xc, "", 0);
 }
 
-static bool under(const char *path, const char *dir, bool tree)
-{
-    size_t n = strlen(dir);
-    return !strncmp(path, dir, n) && (path[n] == '\0' || (tree && path[n] == '/'));
-}
 
 static const char *names(const struct repo *r, const char *path)
 {
@@ -373,10 +486,13 @@ const char *sg_git_named(const char *path)
     cleanup_free char *root = NULL, *gitdir = NULL;
     bool repo = find_repo(dir, &root, &gitdir);
     pthread_mutex_lock(&mu);
-    if (repo)
-        known(root, gitdir);
+    /* a repository past what is kept: its worktree whole */
+    const char *why = repo && !known(root, gitdir) && under(path, root, true) ? WHY_WHOLE : NULL;
     mine_fresh();
-    const char *why = names(&mine, path);
+    if (!why)
+        why = names(&mine, path);
+    if (!why)
+        why = made_gitdir(path);
     for (size_t i = 0; !why && i < nrepos; i++) {
         why = names(&repos[i], path);
         /* the person's own hooksPath, relative: in each repository */
@@ -388,9 +504,39 @@ const char *sg_git_named(const char *path)
         }
     }
     if (!why && mine.whole)
-        why = WHY_WHOLE;
+        why = WHY_MINE;
     pthread_mutex_unlock(&mu);
     return why;
+}
+
+/* Does r name something below dir (dir itself excluded)? */
+static bool names_below(const struct repo *r, const char *dir)
+{
+    size_t n = strlen(dir);
+    for (size_t i = 0; i < r->n; i++)
+        if (!strncmp(r->v[i].path, dir, n) && r->v[i].path[n] == '/')
+            return true;
+    return false;
+}
+
+const char *sg_git_named_below(const char *dir)
+{
+    pthread_mutex_lock(&mu);
+    mine_fresh();
+    bool below = names_below(&mine, dir);
+    for (size_t i = 0; !below && i < nrepos; i++) {
+        below = names_below(&repos[i], dir);
+        for (size_t k = 0; !below && k < mine.nrel; k++) {
+            cleanup_free char *p = sg_xasprintf("%s/%s", repos[i].root, mine.rel[k]);
+            sg_path_normalize(p);
+            size_t n = strlen(dir);
+            below = !strncmp(p, dir, n) && p[n] == '/';
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return below ? "a folder that holds, or would hold, what a repository's configuration "
+                   "names (its hooks folder, a program or file git runs or reads)"
+                 : NULL;
 }
 
 static void learn(const char *path, int dfd, size_t *left, int depth, int max_depth, dev_t dev)

@@ -17,20 +17,33 @@
  * repository that names more than this can hold is protected whole (its
  * worktree): what does not fit is asked, never dropped.
  *
+ * A folder that git itself would take for a git folder (HEAD beside
+ * objects and refs, or a config: `git init --bare x`, a folder turned
+ * into one) is one too: its config, HEAD, objects, refs and hooks, when
+ * the last of what makes it one is made. Beyond core.hooksPath and
+ * core.fsmonitor, every key whose value git runs as a command (a pager,
+ * an editor, filter and diff drivers, credential helpers, ! aliases ...)
+ * protects each word of it that is a path.
+ *
  * Not covered: a repository nothing led to (neither the path checked nor
- * the walks) whose config names a folder elsewhere. */
+ * the walks) whose config names a folder elsewhere, and core.worktree
+ * (a relative hooksPath is taken from the folder that holds .git). */
 #ifndef SG_GITNAMED_H
 #define SG_GITNAMED_H
 
 #include <stddef.h>
 
-#define SG_GIT_CONFIG_MAX (256 << 10)
-#define SG_GIT_FILES 16
-#define SG_GIT_REPOS 256
+#define SG_GIT_CONFIG_MAX (1 << 20)
+#define SG_GIT_FILES 64
+#define SG_GIT_REPOS 1024
 
 /* Why git runs or trusts the object at path (absolute, its real path), or
  * NULL. */
 const char *sg_git_named(const char *path);
+/* Does dir hold something a known repository's configuration names (a
+ * folder moved or linked there moves it: `tools` above a hooksPath of
+ * tools/hooks)? Why, or NULL. */
+const char *sg_git_named_below(const char *dir);
 /* Learn the repositories below dir: a walk of at most max_entries entries,
  * max_depth folders down, no link followed, no other filesystem entered. */
 void sg_git_learn(const char *dir, size_t max_entries, int max_depth);

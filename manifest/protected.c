@@ -182,8 +182,26 @@ static ssize_t find(const struct comps *c, enum mode want, size_t *start)
     return -1;
 }
 
+/* A hook's sample (hooks/pre-commit.sample): git runs hooks only by their
+ * names, never a sample, so `git clone` and `git init` ask no question per
+ * sample; the hooks folder itself, and a rename or link to a hook's name,
+ * are asked. */
+static bool hook_sample(const char *path)
+{
+    size_t n = strlen(path);
+    const char *base = strrchr(path, '/');
+    if (!base || n < 7 || strcmp(path + n - 7, ".sample"))
+        return false;
+    return base - path >= 6 && !strncmp(base - 6, "/hooks", 6);
+}
+
 const char *sg_protected_path(const char *path, const char **pattern)
 {
+    if (hook_sample(path)) {
+        if (pattern)
+            *pattern = NULL;
+        return NULL;
+    }
     const char *w = list_path(path, pattern);
     if (!w && path[0] == '/' && (w = sg_git_named(path)) && pattern)
         *pattern = "(git's configuration names it)";
@@ -231,13 +249,19 @@ const char *sg_protected_place(const char *path)
 {
     size_t alen;
     const char *w = sg_protected_path(path, NULL);
-    return w ? w : place_of(path, &alen);
+    if (!w)
+        w = place_of(path, &alen);
+    return w ? w : sg_git_named_below(path);
 }
 
 const char *sg_protected_move(const char *from, const char *to, bool dir)
 {
     const char *w = sg_protected_path(from, NULL);
     if (w || (w = sg_protected_path(to, NULL)) || !dir)
+        return w;
+    /* a folder that holds what a repository's config names, moved away, or
+     * one moved where such a thing would lie below it (tools -> .../hooks) */
+    if ((w = sg_git_named_below(from)) || (w = sg_git_named_below(to)))
         return w;
     /* a folder or link moved in where a target would lie below it, or one
      * that may hold targets moved away, unless it moves within the place

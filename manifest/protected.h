@@ -28,7 +28,12 @@
  * srt's mandatory deny paths) are the floor; this list goes further where
  * a program runs code from a file without asking (direnv, pre-commit,
  * husky, cargo, yarn, pnpm, bun, mise, dev containers, CI, Mercurial,
- * Python's start-up files, editors' own). */
+ * editors' own). Not a Python virtual environment's files: every file of
+ * one is code its user runs (a replaced bin/python3 as much as an
+ * activate script), so a grant of the folder that holds one covers it,
+ * and protecting some of its names only broke making one. A hook's
+ * `.sample` (git never runs it) is ordinary; renaming one to a hook's
+ * name is asked. */
 #ifndef SG_PROTECTED_H
 #define SG_PROTECTED_H
 
@@ -100,10 +105,6 @@ enum sg_protect_scope { SG_PROTECT_SELF, SG_PROTECT_TREE };
     X(".mise.toml", SELF, "mise runs its tasks and hooks once trusted (by path)")              \
     X(".yarn/releases", TREE, "yarn runs the release its yarnPath names")                      \
     X(".yarn/plugins", TREE, "yarn runs its plugins")                                          \
-    X("site-packages/*.pth", SELF, "Python runs its import lines at every start")             \
-    X("site-packages/sitecustomize.py", SELF, "Python runs it at every start")                \
-    X("site-packages/usercustomize.py", SELF, "Python runs it at every start")                \
-    X("bin/activate*", SELF, "your shell runs it when you activate the environment")          \
     X(".vimrc", SELF, "vim runs it")                                                           \
     X(".exrc", SELF, "vi and vim run it (exrc)")                                               \
     X(".nvimrc", SELF, "neovim runs it (exrc)")                                                \

@@ -1811,8 +1811,12 @@ static int declared_call(const struct sg_plan *p, const int *pins, struct sg_per
         link_refused(bus, c, "credential", "it leads where the sandbox shows nothing (masked)",
                      "leads where the sandbox masks what is there (a credential folder, "
                      "skillgate's own)");
-    } else if (r < 0 && k == DK_OPEN && (r == -ENOENT || r == -ENOTDIR)) {
-        ret = 0; /* nothing there: the disk cap finds the same, and answers as the kernel */
+    } else if (r < 0 && k == DK_OPEN &&
+               (r == -ENOENT || r == -ENOTDIR || r == -EBUSY || r == -EINVAL)) {
+        /* nothing there, the declared folder itself (mkdir . of tar's "./")
+         * or a folder by ".." (x/..): the disk cap finds the same, makes
+         * no file of it, and answers as the kernel (EEXIST, EISDIR) */
+        ret = 0;
     } else if (r == -EBUSY && k == DK_CHMOD) {
         ret = bind_root_chmod(p, pins, c, resp, bus);
     } else if (r == -EXDEV || r == -ELOOP || r == -EINVAL || r == -ENAMETOOLONG) {
@@ -1894,9 +1898,9 @@ static bool moves_for_group(const struct sg_plan *p, const int *pins, const stru
     return false;
 }
 
-static int chmod_object(const struct sg_plan *p, const struct seccomp_notif *req,
-                        const char *sc, int obj, mode_t mode, bool as_fd,
-                        struct sg_event_bus *bus);
+static int chmod_object(const struct sg_plan *p, const struct sg_diskcap *dc,
+                        const struct seccomp_notif *req, const char *sc, int obj, mode_t mode,
+                        bool as_fd, struct sg_event_bus *bus);
 
 /* chmod("/proc/self/fd/N"), utimensat on it: the skill's own descriptor N,
  * as fchmod(N) is (LibreOffice saves so). A chmod is done by the broker on
@@ -1905,9 +1909,9 @@ static int chmod_object(const struct sg_plan *p, const struct seccomp_notif *req
  * setuid bit was refused on the register already). As root without sudo,
  * on a file root made for the skill's group, the broker does either on
  * that very object, as for the name (meta_do). 1: answered. */
-static int fd_link_meta(const struct sg_plan *p, const struct seccomp_notif *req,
-                        const struct wcall *c, int n, struct seccomp_notif_resp *resp,
-                        struct sg_event_bus *bus)
+static int fd_link_meta(const struct sg_plan *p, const struct sg_diskcap *dc,
+                        const struct seccomp_notif *req, const struct wcall *c, int n,
+                        struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
 {
     bool chm = strstr(c->syscall, "chmod") != NULL;
     bool group = p->as_root && !p->via_sudo && !owner_call(c->syscall);
@@ -1933,8 +1937,8 @@ static int fd_link_meta(const struct sg_plan *p, const struct seccomp_notif *req
          * (the name read again could be a hook's) */
         resp->flags = 0;
         resp->error = o < 0 ? o
-                            : chmod_object(p, req, c->syscall, o, (mode_t)c->omode & 07777,
-                                           false, bus);
+                            : chmod_object(p, dc, req, c->syscall, o,
+                                           (mode_t)c->omode & 07777, false, bus);
         return 1; /* chmod_object closed o */
     }
     if (o >= 0)
@@ -2069,8 +2073,8 @@ static void learn_repositories(const struct sg_plan *p)
  * another file at that number between a look and the kernel's call. A
  * protected target (protected.h: a hook made executable is a hook git
  * runs) is refused. 0 or -errno. */
-static int fd_chmod(const struct sg_plan *p, const struct seccomp_notif *req, const char *sc,
-                    struct sg_event_bus *bus)
+static int fd_chmod(const struct sg_plan *p, const struct sg_diskcap *dc,
+                    const struct seccomp_notif *req, const char *sc, struct sg_event_bus *bus)
 {
     const unsigned long long *a = req->data.args;
     bool two = !strcmp(sc, "fchmodat2");
@@ -2079,23 +2083,25 @@ static int fd_chmod(const struct sg_plan *p, const struct seccomp_notif *req, co
     int obj = take_fd((pid_t)req->pid, (int)a[0]);
     if (obj < 0)
         return obj == -ENOENT ? -EBADF : obj;
-    return chmod_object(p, req, sc, obj, (mode_t)(two ? a[2] : a[1]) & 07777, !two, bus);
+    return chmod_object(p, dc, req, sc, obj, (mode_t)(two ? a[2] : a[1]) & 07777, !two, bus);
 }
 
 /* chmod of the object obj (the skill's descriptor, taken; closed here):
  * as the skill, on that very object (as root without sudo, root's file
  * made for the skill's group by root, as by its name); a protected target
  * never. as_fd: fchmod's (an O_PATH descriptor gets EBADF). */
-static int chmod_object(const struct sg_plan *p, const struct seccomp_notif *req,
-                        const char *sc, int obj, mode_t mode, bool as_fd,
-                        struct sg_event_bus *bus)
+static int chmod_object(const struct sg_plan *p, const struct sg_diskcap *dc,
+                        const struct seccomp_notif *req, const char *sc, int obj, mode_t mode,
+                        bool as_fd, struct sg_event_bus *bus)
 {
     char real[PATH_MAX], self[64];
     snprintf(self, sizeof self, "/proc/self/fd/%d", obj);
     ssize_t n = readlink(self, real, sizeof real - 1);
     real[n > 0 ? n : 0] = '\0';
-    const char *why = n > 0 && real[0] == '/' ? sg_protected_path(real, NULL) : NULL;
     struct stat st;
+    /* the host's files only: the sandbox's own views go with the run */
+    bool host = fstat(obj, &st) == 0 && !sg_diskcap_is_own_fs(dc, st.st_dev);
+    const char *why = host && n > 0 && real[0] == '/' ? sg_protected_path(real, NULL) : NULL;
     int r;
     if (why) {
         /* by its name a protected target's mode is asked; through a
@@ -2131,12 +2137,13 @@ static int chmod_object(const struct sg_plan *p, const struct seccomp_notif *req
  * done by the broker on that very object (fd_chmod); times go to the
  * kernel, whose mount decides (a file the broker opened for an approved
  * write is the host's, writable); nothing is granted. resp set. */
-static void fd_meta(const struct sg_plan *p, const struct seccomp_notif *req, const char *sc,
+static void fd_meta(const struct sg_plan *p, const struct sg_diskcap *dc,
+                    const struct seccomp_notif *req, const char *sc,
                     struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
 {
     resp->id = req->id, resp->val = 0, resp->error = 0, resp->flags = 0;
     if (strstr(sc, "chmod"))
-        resp->error = fd_chmod(p, req, sc, bus);
+        resp->error = fd_chmod(p, dc, req, sc, bus);
     else
         resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 }
@@ -2163,7 +2170,7 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
     int r = memfd < 0 ? -errno : 0;
     int k = 0;
     if (!r && c->meta && (calls[i].path < 0 || fd_form(memfd, req->data.args[calls[i].path]))) {
-        fd_meta(p, req, syscall, resp, bus);
+        fd_meta(p, dc, req, syscall, resp, bus);
         free(c);
         return 1;
     }
@@ -2194,7 +2201,7 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
         resp->error = -ENOENT;
         k = 1;
     } else if (!r && c->meta && fd_link_number(path1) >= 0) {
-        k = fd_link_meta(p, req, c, fd_link_number(path1), resp, bus);
+        k = fd_link_meta(p, dc, req, c, fd_link_number(path1), resp, bus);
     } else if (!r && (magic_path(path1) || (path2[0] && magic_path(path2)))) {
         k = through_proc(p, notify_fd, req, syscall, magic_path(path1) ? path1 : path2,
                          c->oflags, resp, bus);

@@ -54,6 +54,12 @@ def git_repo(m, base, name, owner=None):
                  ["-c", "user.name=p", "-c", "user.email=p@example.test", "commit", "-qm", "0"]):
         subprocess.run([GIT, "-c", "safe.directory=*", *args], cwd=w, env=env, check=True,
                        capture_output=True)
+    # the person's own hooks, one switched off (not executable: git skips it)
+    for hook, mode in (("pre-commit", 0o644), ("pre-push", 0o755)):
+        path = os.path.join(w, ".git", "hooks", hook)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\nexit 0\n")
+        os.chmod(path, mode)
     if h.IS_ROOT:
         uid = m.uid if owner is None else owner
         os.chown(w, uid, uid)
@@ -108,9 +114,9 @@ ATTACKS = TRY + textwrap.dedent("""
     t("via-symlink", lambda: (os.symlink(".git", "g"), open("g/config", "a").write("x\\n")))
     t("hardlink", lambda: os.link(".git/config", "cfg"))
     t("truncate", lambda: os.truncate(".git/config", 0))
-    t("chmod-hook", lambda: os.chmod(".git/hooks/pre-commit.sample", 0o700))
+    t("chmod-hook", lambda: os.chmod(".git/hooks/pre-commit", 0o700))
     def fchmod_hook():
-        fd = os.open(".git/hooks/pre-commit.sample", os.O_RDONLY)
+        fd = os.open(".git/hooks/pre-commit", os.O_RDONLY)
         try:
             os.fchmod(fd, 0o700)
         finally:
@@ -442,11 +448,11 @@ def tmp_hook():
     os.chmod("h.sh", 0o755)
     os.rename("/tmp/l/h.sh", "/tmp/l/.git/hooks/post-commit")
 t("tmp-hook", tmp_hook)
-t("tmp-chmod-hook", lambda: os.chmod("/tmp/l/.git/hooks/pre-commit.sample", 0o777))
-t("tmp-unlink-hook", lambda: os.unlink("/tmp/l/.git/hooks/pre-push.sample"))
+t("tmp-chmod-hook", lambda: os.chmod("/tmp/l/.git/hooks/pre-commit", 0o777))
+t("tmp-unlink-hook", lambda: os.unlink("/tmp/l/.git/hooks/pre-push"))
 # 2. chmod through a descriptor's link (an O_PATH descriptor is enough)
 def procfd_chmod():
-    fd = os.open(".git/hooks/pre-commit.sample", os.O_PATH)
+    fd = os.open(".git/hooks/pre-commit", os.O_PATH)
     os.chmod("/proc/self/fd/%d" % fd, 0o755)
 t("procfd-chmod-hook", procfd_chmod)
 # 3. a symlink or folder where git looks below it
@@ -765,6 +771,76 @@ def a_device_node_in_a_declared_folder_is_not_the_hosts(m, base):
     p = m.run("run", "--prompt", "deny", "--write", w, "--cwd", w, d, "--script", "main.py",
               "--", dev)
     assert "device refused 13" in p.out, (p.out, p.err[-1500:])
+
+
+# ---- a third review: what git takes for a repository, and ordinary work
+
+THIRD = TRY + r"""
+import os, subprocess
+W = os.getcwd()
+def sh(*cmd):  # a command's failure as an OSError, as t() reports them
+    r = subprocess.run(list(cmd), capture_output=True)
+    if r.returncode:
+        raise OSError(r.returncode, r.stderr.decode(errors="replace")[-200:])
+# 1. a folder turned into a git folder (HEAD, objects, refs, a config)
+def bare():
+    os.makedirs("src/objects", exist_ok=True)
+    os.makedirs("src/refs", exist_ok=True)
+    open("src/config", "w").write("[core]\n\tfsmonitor = %s/fsm.sh\n" % W)
+    open("src/HEAD", "w").write("ref: refs/heads/main\n")
+t("bare-folder", bare)
+t("bare-init", lambda: sh("git", "init", "-q", "--bare", "b2"))
+# 2. the folder above a hooksPath, moved away and back, or built and moved in
+def hookmove():
+    os.rename("tools", "tools.tmp")
+    open("tools.tmp/hooks/pre-commit", "w").write("#!/bin/sh\necho EVIL\n")
+    os.rename("tools.tmp", "tools")
+t("hooks-folder-moved", hookmove)
+def hookin():
+    os.makedirs("stage/hooks")
+    open("stage/hooks/pre-push", "w").write("#!/bin/sh\n")
+    os.rename("stage", "tools2")
+t("hooks-folder-moved-in", hookin)
+# 3. ordinary work: tar of "./", cp -a of the repository into the private /tmp
+def tar_dot():
+    os.makedirs("/tmp/t/a", exist_ok=True)
+    open("/tmp/t/a/f.txt", "w").write("f")
+    sh("tar", "-C", "/tmp/t", "-cf", "/tmp/t.tar", ".")
+    os.makedirs("out", exist_ok=True)
+    sh("tar", "-C", "out", "-xf", "/tmp/t.tar")
+t("tar-dot", tar_dot)
+t("cp-a-repo-to-tmp", lambda: sh("cp", "-a", ".git", "/tmp/copy"))
+t("clone-sample-free", lambda: open(".git/hooks/new.sample", "w").write("#!/bin/sh\n"))
+"""
+
+
+@test()
+def git_folders_by_what_they_hold_and_hooks_folders_by_config(m, base):
+    """A folder git takes for a git folder by its contents (whatever its
+    name), and the folder above what a config's core.hooksPath names
+    (moved away and back, or built and moved in), planted hooks with no
+    question under --write; now each is asked (here refused). Ordinary work
+    the first fixes broke works: tar of an archive of "./", cp -a of a
+    repository into the private /tmp, a hook's sample."""
+    w = git_repo(m, base, f"repo-{m.name}", owner=h.NOBODY)
+    os.makedirs(os.path.join(w, "tools", "hooks"))
+    with open(os.path.join(w, ".git", "config"), "a") as f:
+        f.write("[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = ../tools2/x\n")
+    if h.IS_ROOT:
+        for root, dirs, files in os.walk(w):
+            for x in [root] + [os.path.join(root, y) for y in files + dirs]:
+                os.lchown(x, h.NOBODY, h.NOBODY)
+    d = h.make_skill(base, f"third-{m.name}", THIRD, tools="Read Write Bash")
+    p = m.run("run", "--prompt", "deny", "--write", w, "--cwd", w, d, "--script", "main.py",
+              timeout=120)
+    got = results(p.out)
+    broke = [a for a in ("bare-folder", "bare-init", "hooks-folder-moved",
+                         "hooks-folder-moved-in") if got.get(a) != "refused"]
+    assert not broke, f"[{m.name}] went through: {broke}\n{p.out}\n{p.err[-2000:]}"
+    for a in ("tar-dot", "cp-a-repo-to-tmp", "clone-sample-free"):
+        assert got.get(a) == "done", (a, p.out, p.err[-2000:])
+    assert not os.path.exists(os.path.join(w, "tools", "hooks", "pre-commit"))
+    assert os.path.isdir(os.path.join(w, "tools")), "the hooks folder was moved away"
 
 
 if __name__ == "__main__":

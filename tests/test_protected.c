@@ -27,8 +27,7 @@ static void what_git_and_editors_run_is_protected(void **st)
         "/p/.pypirc", "/home/u/.bashrc", "/home/u/.zshenv", "/p/.husky/pre-commit",
         "/p/.pre-commit-config.yaml", "/p/.cargo/config.toml", "/p/.github/workflows/ci.yml",
         "/p/.devcontainer/devcontainer.json", "/p/.hg/hgrc", "/home/u/.ssh/authorized_keys",
-        "/p/.yarnrc.yml", "/p/.venv/lib/python3.11/site-packages/evil.pth",
-        "/p/.venv/bin/activate", "/p/.venv/bin/Activate.ps1", "/p/.githooks/pre-commit",
+        "/p/.yarnrc.yml", "/p/.githooks/pre-commit",
         "/home/u/.vimrc", "/p/.devcontainer.json", "/p/.pnpmfile.cjs"};
     for (size_t i = 0; i < SG_ARRAY_LEN(yes); i++)
         if (!sg_protected_path(yes[i], NULL))
@@ -40,7 +39,11 @@ static void what_git_and_editors_run_is_protected(void **st)
         "/p/.git/HEAD", "/p/.git/modules", "/p/.github/README.md", "/p/report.txt",
         "/p/config", "/p/hooks/x", "/p/my.envrc.txt", "/p/vscode/tasks.json",
         "/p/.cargo/registry/x", "/p/gitconfig", "/p/bin/run.sh", "/p/site-packages/x.py",
-        "/p/.venv/lib/python3.11/site-packages/pkg/__init__.py"};
+        "/p/.venv/lib/python3.11/site-packages/pkg/__init__.py",
+        /* a virtual environment is code its user runs, all of it: a grant
+         * of the folder covers it; and a hook's sample, which git never runs */
+        "/p/.venv/bin/activate", "/p/.venv/lib/python3.11/site-packages/x.pth",
+        "/p/.git/hooks/pre-commit.sample"};
     for (size_t i = 0; i < SG_ARRAY_LEN(no); i++)
         if (sg_protected_path(no[i], NULL))
             fail_msg("protected, but ordinary work: %s", no[i]);
@@ -178,7 +181,7 @@ static void what_git_config_names_is_protected(void **st)
     struct sg_buf b;
     sg_buf_init(&b, 1 << 20);
     sg_buf_printf(&b, "[include]\n");
-    for (int i = 0; i < 80; i++)
+    for (int i = 0; i < 300; i++)
         sg_buf_printf(&b, "\tpath = inc%d\n", i);
     sg_buf_append(&b, "", 1);
     th_mkdirs(dir, "many/.git");
@@ -186,6 +189,31 @@ static void what_git_config_names_is_protected(void **st)
     sg_buf_free(&b);
     cleanup_free char *any = sg_xasprintf("%s/many/src/x.c", dir);
     assert_non_null(sg_protected_path(any, NULL));
+    /* a command git runs: each word that is a path */
+    th_mkdirs(dir, "cmd/.git");
+    th_write(dir, "cmd/.git/config",
+             "[filter \"x\"]\n\tclean = sh tools/clean.sh --fast\n"
+             "[alias]\n\tst = !tools/st.sh\n\tlg = log --oneline\n");
+    cleanup_free char *clean = sg_xasprintf("%s/cmd/tools/clean.sh", dir);
+    cleanup_free char *st_ = sg_xasprintf("%s/cmd/tools/st.sh", dir);
+    cleanup_free char *other = sg_xasprintf("%s/cmd/tools/other.sh", dir);
+    assert_non_null(sg_protected_path(clean, NULL));
+    assert_non_null(sg_protected_path(st_, NULL));
+    assert_null(sg_protected_path(other, NULL));
+    /* a folder that holds what a config names: moved or linked, asked */
+    cleanup_free char *tools = sg_xasprintf("%s/cmd/tools", dir);
+    cleanup_free char *away = sg_xasprintf("%s/cmd/away", dir);
+    assert_non_null(sg_protected_move(tools, away, true));
+    assert_non_null(sg_protected_place(tools));
+    /* a folder git would take for a git folder: the last of it is asked */
+    th_mkdirs(dir, "plain/src");
+    th_write(dir, "plain/src/HEAD", "ref: refs/heads/main\n");
+    cleanup_free char *cfg = sg_xasprintf("%s/plain/src/config", dir);
+    cleanup_free char *hk = sg_xasprintf("%s/plain/src/hooks/post-checkout", dir);
+    cleanup_free char *code = sg_xasprintf("%s/plain/src/main.c", dir);
+    assert_non_null(sg_protected_path(cfg, NULL));
+    assert_non_null(sg_protected_path(hk, NULL));
+    assert_null(sg_protected_path(code, NULL));
     th_rmrf(dir);
 }
 
