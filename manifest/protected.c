@@ -210,13 +210,15 @@ const char *sg_protected_path(const char *path, const char **pattern)
 
 static const char *list_path(const char *path, const char **pattern)
 {
-    static _Thread_local struct comps c; /* kept off the stack */
+    /* on the heap: 36 KB is too much for a stack, and as a thread-local it
+     * would be in every thread's (the exporter's is 256 KB) */
+    cleanup_free struct comps *c = sg_xmalloc(sizeof *c);
     size_t s;
-    split(path, &c);
-    ssize_t t = find(&c, FULL, &s);
+    split(path, c);
+    ssize_t t = find(c, FULL, &s);
     if (pattern)
         *pattern = t >= 0 ? targets[t].pattern : NULL;
-    if (t < 0 && !c.whole) {
+    if (t < 0 && !c->whole) {
         if (pattern)
             *pattern = "?";
         return "a path too long to be checked whole";
@@ -230,17 +232,17 @@ static const char *list_path(const char *path, const char **pattern)
  * in *alen), or NULL. */
 static const char *place_of(const char *path, size_t *alen)
 {
-    static _Thread_local struct comps c;
+    cleanup_free struct comps *c = sg_xmalloc(sizeof *c); /* as list_path's */
     size_t s;
-    split(path, &c);
-    if (!c.whole) {
+    split(path, c);
+    if (!c->whole) {
         *alen = 0;
         return "a path too long to be checked whole";
     }
-    ssize_t t = find(&c, PREFIX, &s);
+    ssize_t t = find(c, PREFIX, &s);
     if (t < 0)
         return NULL;
-    *alen = c.end[s];
+    *alen = c->end[s];
     return "a folder or link where a protected target would lie below it (what it holds or "
            "leads to would be run or trusted)";
 }

@@ -1176,14 +1176,20 @@ int sg_otel_start(const struct sg_config *cfg, char *why, size_t whylen)
         return e;
     }
     X.on = true;
+    /* a small stack: glibc takes the threads' static TLS out of it, so
+     * when that does not fit (EINVAL), the default size */
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setstacksize(&a, 256 * 1024);
-    X.threaded = pthread_create(&X.thread, &a, export_loop, NULL) == 0;
+    int te = pthread_create(&X.thread, &a, export_loop, NULL);
     pthread_attr_destroy(&a);
+    if (te == EINVAL)
+        te = pthread_create(&X.thread, NULL, export_loop, NULL);
+    X.threaded = te == 0;
     if (!X.threaded) {
         X.on = false;
-        snprintf(why, whylen, "OpenTelemetry export: no thread for it");
+        snprintf(why, whylen, "OpenTelemetry export: no thread for it: %s", strerror(te));
+        snprintf(X.off_why, sizeof X.off_why, "%s", why);
         return -EAGAIN;
     }
     started_pid = getpid();
