@@ -41,6 +41,14 @@ def t(name, fn):
     except OSError as e:
         print(name, "refused", e.errno, flush=True)
 """
+# The same, showing what fn returned: "NAME -> VALUE".
+SHOW = """
+def t(name, fn):
+    try:
+        print(name, "->", fn(), flush=True)
+    except OSError as e:
+        print(name, "refused", e.errno, flush=True)
+"""
 
 
 def git_repo(m, base, name, owner=None):
@@ -584,12 +592,7 @@ def an_exchange_brings_no_config_where_git_looks(m, base):
 MASKED = r"""
 import os, sys
 D = sys.argv[1]
-def t(name, fn):
-    try:
-        print(name, "->", fn(), flush=True)
-    except OSError as e:
-        print(name, "refused", e.errno, flush=True)
-def creat_read(p):
+""" + SHOW + r"""def creat_read(p):
     fd = os.open(p, os.O_RDONLY | os.O_CREAT, 0o644)
     try:
         return os.read(fd, 200)
@@ -687,12 +690,7 @@ def what_the_repositorys_config_names_is_protected_too(m, base):
 SECOND = r"""
 import os, sys
 W = sys.argv[1]
-def t(name, fn):
-    try:
-        print(name, "->", fn(), flush=True)
-    except OSError as e:
-        print(name, "refused", e.errno, flush=True)
-os.makedirs(W + "/sub", exist_ok=True)
+""" + SHOW + r"""os.makedirs(W + "/sub", exist_ok=True)
 def longlink(name, tail):  # a link text of 4094 bytes: past PATH_MAX once joined
     pad = 4094 - len("../") - len(tail)
     os.symlink("../" + "./" * (pad // 2) + ("/" if pad % 2 else "") + tail, W + "/sub/" + name)
