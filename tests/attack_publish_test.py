@@ -1339,7 +1339,7 @@ def a_host_port_the_person_names_is_used_and_one_taken_or_skillgates_is_refused(
     assert "is at http://" not in p.err, p.err
     p = m.run("run", "--prompt", f"exec:/bin/false http://127.0.0.1:{asked}/decide",
               "--publish", f"{asked}:{port}", d, check=None)
-    assert f"127.0.0.1:{asked}, which --publish names, is named in the permission program's " \
+    assert f"127.0.0.1:{asked}, which --publish names, is named in a permission program's " \
            "command line" in p.err, p.err
     assert "is at http://" not in p.err, p.err
     # and a bad --publish is a usage error, naming it
