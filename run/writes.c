@@ -1819,7 +1819,16 @@ static int declared_call(const struct sg_plan *p, const int *pins, struct sg_per
         ret = 0;
     } else if (r == -EBUSY && k == DK_CHMOD) {
         ret = bind_root_chmod(p, pins, c, resp, bus);
-    } else if (r == -EXDEV || r == -ELOOP || r == -EINVAL || r == -ENAMETOOLONG) {
+    } else if (r == -ENAMETOOLONG) {
+        /* never cut to fit and then matched: refused, and said as what it is */
+        resp->error = -EACCES;
+        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", c->syscall, "path",
+                              c->path1, "class", "file", "reason",
+                              "a path too long to be checked whole", "prevented", 1),
+                    "%s of %s refused: the path, or where a symbolic link on the way leads, is "
+                    "too long to be checked whole (PATH_MAX)", c->syscall, c->path1);
+    } else if (r == -EXDEV || r == -ELOOP || r == -EINVAL) {
         resp->error = -EACCES;
         link_refused(bus, c, "file", "a symbolic link that leaves the declared write path",
                      "leads out of the declared write path (skillgate does it there on what "

@@ -742,6 +742,9 @@ def what_the_first_review_fix_missed_is_refused_too(m, base):
     for a in ("long-link-config", "long-link-cred", "rename-mask-parent", "read-moved",
               "fchmod-config", "procfd-chmod-hooks"):
         assert f"{a} refused" in p.out, (a, p.out, p.err[-1500:])
+    # the long link is refused as what it is, never cut to fit and matched
+    assert "/sub/cfg refused: the path, or where a symbolic link on the way leads, is too " \
+        "long to be checked whole" in p.err, p.err[-3000:]
     assert snapshot(w) == before and os.path.isdir(az)
     assert (os.stat(os.path.join(w, ".git", "config")).st_mode,
             os.stat(os.path.join(w, ".git", "hooks")).st_mode) == mode_before
