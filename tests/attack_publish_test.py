@@ -1358,8 +1358,8 @@ def a_port_the_kernel_picks_is_never_one_of_skillgates_own(m, base):
     if not h.IS_ROOT:
         raise h.Skip("needs root for a network namespace of the test's own")
     import shutil
-    if not shutil.which("unshare"):
-        raise h.Skip("no unshare(1)")
+    if not shutil.which("unshare") or not shutil.which("ip"):
+        raise h.Skip("no unshare(1) or ip(8) (util-linux, iproute2)")
     port = free_port()
     d = h.make_skill(base, f"range-{m.name}", "import time\ntime.sleep(0.5)\n",
                      yaml_extra=f"permissions:\n  network:\n    listen: [{port}]\n")
@@ -1370,7 +1370,7 @@ def a_port_the_kernel_picks_is_never_one_of_skillgates_own(m, base):
         env["OTEL_EXPORTER_OTLP_TIMEOUT"] = "300"
         who = [] if m.uid == 0 else ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}",
                                      "--clear-groups"]
-        script = (f"ip link set lo up 2>/dev/null || true; "
+        script = (f"ip link set lo up && "
                   f"echo '{lo} {lo + 1}' > /proc/sys/net/ipv4/ip_local_port_range && "
                   f"exec \"$@\"")
         p = subprocess.run(["unshare", "-n", "sh", "-c", script, "sh", *who, h.SG, "run",
