@@ -466,17 +466,17 @@ static void mine_fresh(void)
 }
 
 
-static const char *names(const struct repo *r, const char *path)
+static const char *names(const struct repo *r, const char *path, bool exact)
 {
     if (r->whole && r->root[0] && under(path, r->root, true))
         return WHY_WHOLE;
     for (size_t i = 0; i < r->n; i++)
-        if (under(path, r->v[i].path, r->v[i].tree))
+        if (under(path, r->v[i].path, r->v[i].tree && !exact))
             return r->v[i].why;
     return NULL;
 }
 
-const char *sg_git_named(const char *path)
+const char *sg_git_named(const char *path, bool exact)
 {
     cleanup_free char *dir = sg_xstrdup(path);
     char *sl = strrchr(dir, '/');
@@ -490,13 +490,13 @@ const char *sg_git_named(const char *path)
     const char *why = repo && !known(root, gitdir) && under(path, root, true) ? WHY_WHOLE : NULL;
     mine_fresh();
     if (!why)
-        why = names(&mine, path);
-    if (!why)
+        why = names(&mine, path, exact);
+    if (!why && !exact)
         why = made_gitdir(path);
     for (size_t i = 0; !why && i < nrepos; i++) {
-        why = names(&repos[i], path);
+        why = names(&repos[i], path, exact);
         /* the person's own hooksPath, relative: in each repository */
-        for (size_t k = 0; !why && k < mine.nrel; k++) {
+        for (size_t k = 0; !why && !exact && k < mine.nrel; k++) {
             cleanup_free char *p = sg_xasprintf("%s/%s", repos[i].root, mine.rel[k]);
             sg_path_normalize(p);
             if (under(path, p, true))

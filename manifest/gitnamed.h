@@ -31,6 +31,7 @@
 #ifndef SG_GITNAMED_H
 #define SG_GITNAMED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SG_GIT_CONFIG_MAX (1 << 20)
@@ -38,8 +39,9 @@
 #define SG_GIT_REPOS 1024
 
 /* Why git runs or trusts the object at path (absolute, its real path), or
- * NULL. */
-const char *sg_git_named(const char *path);
+ * NULL. exact: only what a config names by that very name (a hook's
+ * sample: what lies in a hooks folder is not named by it). */
+const char *sg_git_named(const char *path, bool exact);
 /* Does dir hold something a known repository's configuration names (a
  * folder moved or linked there moves it: `tools` above a hooksPath of
  * tools/hooks)? Why, or NULL. */

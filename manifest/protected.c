@@ -197,13 +197,13 @@ static bool hook_sample(const char *path)
 
 const char *sg_protected_path(const char *path, const char **pattern)
 {
-    if (hook_sample(path)) {
-        if (pattern)
-            *pattern = NULL;
-        return NULL;
-    }
-    const char *w = list_path(path, pattern);
-    if (!w && path[0] == '/' && (w = sg_git_named(path)) && pattern)
+    bool sample = hook_sample(path);
+    const char *w = sample ? NULL : list_path(path, pattern);
+    if (sample && pattern)
+        *pattern = NULL;
+    /* a sample a config names (core.fsmonitor = .git/hooks/x.sample) is
+     * run by that name: protected, though a hooks folder's tree is not */
+    if (!w && path[0] == '/' && (w = sg_git_named(path, sample)) && pattern)
         *pattern = "(git's configuration names it)";
     return w;
 }

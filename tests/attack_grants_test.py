@@ -812,6 +812,8 @@ def tar_dot():
 t("tar-dot", tar_dot)
 t("cp-a-repo-to-tmp", lambda: sh("cp", "-a", ".git", "/tmp/copy"))
 t("clone-sample-free", lambda: open(".git/hooks/new.sample", "w").write("#!/bin/sh\n"))
+# 4. a sample the config runs by its name (core.fsmonitor) is no sample
+t("named-sample", lambda: open(".git/hooks/fsmonitor-watchman.sample", "w").write("#!/bin/sh\n"))
 """
 
 
@@ -822,11 +824,14 @@ def git_folders_by_what_they_hold_and_hooks_folders_by_config(m, base):
     (moved away and back, or built and moved in), planted hooks with no
     question under --write; now each is asked (here refused). Ordinary work
     the first fixes broke works: tar of an archive of "./", cp -a of a
-    repository into the private /tmp, a hook's sample."""
+    repository into the private /tmp, a hook's sample (though not one the
+    config runs by its name)."""
     w = git_repo(m, base, f"repo-{m.name}", owner=h.NOBODY)
     os.makedirs(os.path.join(w, "tools", "hooks"))
     with open(os.path.join(w, ".git", "config"), "a") as f:
-        f.write("[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = ../tools2/x\n")
+        f.write("[core]\n\thooksPath = tools/hooks\n"
+                "\tfsmonitor = .git/hooks/fsmonitor-watchman.sample\n"
+                "[include]\n\tpath = ../tools2/x\n")
     if h.IS_ROOT:
         for root, dirs, files in os.walk(w):
             for x in [root] + [os.path.join(root, y) for y in files + dirs]:
@@ -836,7 +841,7 @@ def git_folders_by_what_they_hold_and_hooks_folders_by_config(m, base):
               timeout=120)
     got = results(p.out)
     broke = [a for a in ("bare-folder", "bare-init", "hooks-folder-moved",
-                         "hooks-folder-moved-in") if got.get(a) != "refused"]
+                         "hooks-folder-moved-in", "named-sample") if got.get(a) != "refused"]
     assert not broke, f"[{m.name}] went through: {broke}\n{p.out}\n{p.err[-2000:]}"
     for a in ("tar-dot", "cp-a-repo-to-tmp", "clone-sample-free"):
         assert got.get(a) == "done", (a, p.out, p.err[-2000:])

@@ -200,6 +200,13 @@ static void what_git_config_names_is_protected(void **st)
     assert_non_null(sg_protected_path(clean, NULL));
     assert_non_null(sg_protected_path(st_, NULL));
     assert_null(sg_protected_path(other, NULL));
+    /* a hook's sample is ordinary, unless a config runs it by that name */
+    th_mkdirs(dir, "smp/.git/hooks");
+    th_write(dir, "smp/.git/config", "[core]\n\tfsmonitor = .git/hooks/fsmonitor-watchman.sample\n");
+    cleanup_free char *named = sg_xasprintf("%s/smp/.git/hooks/fsmonitor-watchman.sample", dir);
+    cleanup_free char *sample = sg_xasprintf("%s/smp/.git/hooks/pre-commit.sample", dir);
+    assert_non_null(sg_protected_path(named, NULL));
+    assert_null(sg_protected_path(sample, NULL));
     /* a folder that holds what a config names: moved or linked, asked */
     cleanup_free char *tools = sg_xasprintf("%s/cmd/tools", dir);
     cleanup_free char *away = sg_xasprintf("%s/cmd/away", dir);
