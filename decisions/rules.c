@@ -408,7 +408,7 @@ const char *sg_preq_protected(const struct sg_preq *q)
 {
     if (q->tool != SG_PT_WRITE)
         return NULL;
-    if (q->protect)
+    if (q->protect || q->protect_known)
         return q->protect;
     const char *w = q->host[0] ? sg_protected_path(q->host, NULL) : NULL;
     return w ? w : q->subject[0] == '/' ? sg_protected_path(q->subject, NULL) : NULL;
