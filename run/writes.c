@@ -135,15 +135,14 @@ const char *sg_fs_class(const char *home, const char *path)
     if (strstr(path, "/.git/hooks/") || sg_str_has_suffix(path, "/.git/hooks") ||
         sg_str_has_suffix(path, "/.git/config"))
         return "persistence";
-    /* what git, shells, editors and agents run by themselves (protected.h),
-     * the credential places among them said as such below */
-    bool prot = sg_protected_path(path, NULL) != NULL;
     for (size_t i = 0; home && sg_sensitive_home_paths[i]; i++) {
         snprintf(buf, sizeof buf, "%s/%s", home, sg_sensitive_home_paths[i]);
         if (within(path, buf))
             return "credential";
     }
-    return prot ? "persistence" : "file";
+    /* what git, shells, editors and agents run by themselves (protected.h),
+     * the credential places among them said as such above */
+    return sg_protected_path(path, NULL) ? "persistence" : "file";
 }
 
 /* For the prompt: does the path exist in the skill's view, and as what?
@@ -1189,12 +1188,14 @@ static void write_ask(struct write_wait *w, const char *subject, const char *det
                                         strcmp(subject, w->path1));
     bool renames = !strncmp(w->syscall, "rename", 6);
     bool exch = renames && (w->arg & RENAME_EXCHANGE) && !dest;
-    q.protect = dest ? protected_end(w->p, w->path1, w->path2, renames, w->src_dir)
+    q.protect = w->protect ? w->protect /* what the broker found on the objects themselves */
+                : dest ? protected_end(w->p, w->path1, w->path2, renames, w->src_dir)
                 /* an exchange brings the destination's object here too */
                 : exch ? protected_end(w->p, w->path2, w->path1, true, w->dst_dir)
                        : protected_end(w->p, subject, NULL, false, false);
-    if (w->protect)
-        q.protect = w->protect; /* what the broker found on the objects themselves */
+    if (!q.protect) /* and by the names the engine reads: once, for all its readers */
+        q.protect = sg_preq_protected(&q);
+    q.protect_known = true;
     enum sg_decision dec;
     if (sg_perm_request(w->perm, &q, write_decided, w, &dec) == 1)
         write_decided(w, dec);
@@ -1477,8 +1478,13 @@ static int start_ask(const struct sg_plan *p, const int *pins, struct sg_perm *p
      * write too: an approval belongs to the object approved, and a FIFO or
      * a stranger's file renamed in inherits nothing */
     bool prot1 = ok1 && (c->protect || protected_end(p, c->path1, NULL, false, false));
-    bool prot2 = c->path2[0] && ok2 && protected_end(p, c->path1, c->path2, renames, w->src_dir);
     bool mem1 = remembered(p, pins, dc, c->path1);
+    /* what the broker found on the objects (an exchange's other way, a
+     * link's source) is never let through by the memory of one end: the
+     * other end is asked */
+    bool prot2 = c->path2[0] && ok2 &&
+                 ((c->protect && mem1) ||
+                  protected_end(p, c->path1, c->path2, renames, w->src_dir));
     bool need1 = (!ok1 || prot1) && !mem1;
     bool need2 = c->path2[0] && (!ok2 || prot2) &&
                  !(remembered(p, pins, dc, c->path2) && (!renames || (!ok1 && mem1)));
@@ -1724,14 +1730,16 @@ static const char *declared_protected(enum dkind k, const char *sc,
     return why;
 }
 
-/* A declared path's call refused for a symbolic link on its way, said. */
+/* A declared path's call refused for where its name leads, said. */
 static void link_refused(struct sg_event_bus *bus, const struct wcall *c, const char *cls,
                          const char *reason, const char *said)
 {
+    /* link and symlink: only the new name is read (path2) */
+    const char *path = c->path1[0] ? c->path1 : c->path2;
     sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", c->syscall, "path", c->path1,
+                json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", c->syscall, "path", path,
                           "class", cls, "reason", reason, "prevented", 1),
-                "%s of %s refused: a symbolic link on the way %s", c->syscall, c->path1, said);
+                "%s of %s refused: %s", c->syscall, path, said);
 }
 
 /* chmod of a declared folder itself: done on the folder pinned before
@@ -1809,8 +1817,8 @@ static int declared_call(const struct sg_plan *p, const int *pins, struct sg_per
     } else if (hidden) {
         resp->error = -EACCES;
         link_refused(bus, c, "credential", "it leads where the sandbox shows nothing (masked)",
-                     "leads where the sandbox masks what is there (a credential folder, "
-                     "skillgate's own)");
+                     "a symbolic link on the way leads where the sandbox masks what is there "
+                     "(a credential folder, skillgate's own)");
     } else if (r < 0 && k == DK_OPEN &&
                (r == -ENOENT || r == -ENOTDIR || r == -EBUSY || r == -EINVAL)) {
         /* nothing there, the declared folder itself (mkdir . of tar's "./")
@@ -1822,17 +1830,15 @@ static int declared_call(const struct sg_plan *p, const int *pins, struct sg_per
     } else if (r == -ENAMETOOLONG) {
         /* never cut to fit and then matched: refused, and said as what it is */
         resp->error = -EACCES;
-        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
-                    json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", c->syscall, "path",
-                              c->path1, "class", "file", "reason",
-                              "a path too long to be checked whole", "prevented", 1),
-                    "%s of %s refused: the path, or where a symbolic link on the way leads, is "
-                    "too long to be checked whole (PATH_MAX)", c->syscall, c->path1);
+        link_refused(bus, c, "file", "a path too long to be checked whole",
+                     "the path, or where a symbolic link on the way leads, is too long to be "
+                     "checked whole (PATH_MAX)");
     } else if (r == -EXDEV || r == -ELOOP || r == -EINVAL) {
         resp->error = -EACCES;
         link_refused(bus, c, "file", "a symbolic link that leaves the declared write path",
-                     "leads out of the declared write path (skillgate does it there on what "
-                     "the link reaches, never through a link that leaves it)");
+                     "a symbolic link on the way leads out of the declared write path "
+                     "(skillgate does it there on what the link reaches, never through a link "
+                     "that leaves it)");
     } else if (r < 0) {
         resp->error = k == DK_TRUNC && r == -EBUSY ? -EISDIR : r; /* the kernel's answer */
     } else if ((why = declared_protected(k, c->syscall, req, &w[0], &w[1])) && k == DK_UNLINK &&
@@ -2110,9 +2116,21 @@ static int chmod_object(const struct sg_plan *p, const struct sg_diskcap *dc,
     struct stat st;
     /* the host's files only: the sandbox's own views go with the run */
     bool host = fstat(obj, &st) == 0 && !sg_diskcap_is_own_fs(dc, st.st_dev);
-    const char *why = host && n > 0 && real[0] == '/' ? sg_protected_path(real, NULL) : NULL;
+    /* a name that may have been cut, or none the kernel can give (a path
+     * past a page), is never matched: refused. No path (a pipe's, a
+     * memfd's) is no file in a folder. */
+    bool unnamed = host && (n <= 0 || n >= (ssize_t)sizeof real - 1);
+    const char *why = !host || unnamed || real[0] != '/' ? NULL : sg_protected_path(real, NULL);
     int r;
-    if (why) {
+    if (unnamed) {
+        r = -EPERM;
+        sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                    json_pack("{s:s, s:s, s:s, s:s, s:i, s:b}", "syscall", sc, "path", real,
+                              "class", "file", "reason", "a path too long to be checked whole",
+                              "pid", (int)req->pid, "prevented", 1),
+                    "%s to mode %04o refused: its path is too long to be checked whole", sc,
+                    (unsigned)mode);
+    } else if (why) {
         /* by its name a protected target's mode is asked; through a
          * descriptor nothing names it to ask about: refused */
         r = -EPERM;
