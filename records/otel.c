@@ -1159,6 +1159,10 @@ int sg_otel_start(const struct sg_config *cfg, char *why, size_t whylen)
     why[0] = '\0';
     if (X.on)
         return 1;
+    if (X.off_why[0]) { /* off once, off for the process: nothing set up twice */
+        snprintf(why, whylen, "%s", X.off_why);
+        return -EINVAL;
+    }
     const char *v = setting(cfg, "OTEL_SDK_DISABLED");
     if (v && !strcasecmp(v, "true"))
         return 0;
