@@ -100,10 +100,10 @@ static char *resolve_against(const char *base, const char *v)
     return abs;
 }
 
-/* A regular file's first max bytes, never blocking (a FIFO, /dev/zero or a
- * socket named by a config is no file): the length, or -1. *id: what it
- * was. */
-static ssize_t read_file(const char *path, char *buf, size_t max, struct ident *id)
+/* A regular file's first max bytes (a .git file's or commondir's line, as
+ * git reads the first), never blocking (a FIFO, /dev/zero or a socket is
+ * no file): the length, or -1. */
+static ssize_t read_head(const char *path, char *buf, size_t max)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     struct stat st;
@@ -113,8 +113,6 @@ static ssize_t read_file(const char *path, char *buf, size_t max, struct ident *
         close(fd);
         return -1;
     }
-    if (id)
-        *id = (struct ident){st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim};
     size_t got = 0;
     while (got < max) {
         ssize_t k = read(fd, buf + got, max - got);
@@ -239,14 +237,21 @@ static void read_config(struct repo *r, const char *cfg, const char *root, int d
         r->whole = true;
         return;
     }
-    cleanup_free char *text = sg_xmalloc(SG_GIT_CONFIG_MAX + 1);
-    struct ident id;
-    ssize_t n = read_file(cfg, text, SG_GIT_CONFIG_MAX, &id);
-    if (n < 0)
+    /* a regular file only, opened never blocking (a FIFO, /dev/zero or a
+     * socket a config names is no file); read whole, to the cap */
+    int fd = open(cfg, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
         return;
-    if ((size_t)n == SG_GIT_CONFIG_MAX)
+    cleanup_free char *text = NULL;
+    size_t len;
+    int e = fstat(fd, &st) < 0 ? -errno : sg_read_fd_capped(fd, SG_GIT_CONFIG_MAX, &text, &len);
+    close(fd);
+    if (e == -EFBIG)
         r->whole = true; /* more than is read */
-    text[n] = '\0';
+    if (e < 0)
+        return;
+    struct ident id = {st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim};
     r->files[r->nfiles] = sg_xstrdup(cfg);
     r->id[r->nfiles++] = id;
     char section[64] = "";
@@ -276,7 +281,7 @@ static bool find_repo(const char *dir, char **root, char **gitdir)
         if (lstat(dotgit, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode) ||
                                         S_ISLNK(st.st_mode))) {
             char line[PATH_MAX + 16];
-            ssize_t n = S_ISDIR(st.st_mode) ? -1 : read_file(dotgit, line, sizeof line - 1, NULL);
+            ssize_t n = S_ISDIR(st.st_mode) ? -1 : read_head(dotgit, line, sizeof line - 1);
             char *gd = NULL;
             if (n > 7 && !strncmp(line, "gitdir:", 7)) { /* a worktree, a submodule */
                 line[n] = '\0';
@@ -296,8 +301,9 @@ static bool find_repo(const char *dir, char **root, char **gitdir)
     return false;
 }
 
-/* The git folder's own protected names, and its commondir's. */
-static void add_gitdir(struct repo *r, const char *gd, int depth)
+/* The git folder's own protected names, and its commondir's: the
+ * commondir (allocated), or NULL. */
+static char *add_gitdir(struct repo *r, const char *gd, int depth)
 {
     static const struct {
         const char *name;
@@ -307,31 +313,25 @@ static void add_gitdir(struct repo *r, const char *gd, int depth)
     for (size_t i = 0; i < SG_ARRAY_LEN(own); i++)
         add(r, own[i].name[0] ? sg_xasprintf("%s/%s", gd, own[i].name) : sg_xstrdup(gd),
             own[i].tree, WHY_GITDIR);
+    if (depth > 0)
+        return NULL;
     cleanup_free char *cd = sg_xasprintf("%s/commondir", gd);
     char line[PATH_MAX];
-    ssize_t n = read_file(cd, line, sizeof line - 1, NULL);
-    if (n > 0 && depth == 0) {
-        line[n] = '\0';
-        line[strcspn(line, "\r\n")] = '\0';
-        cleanup_free char *common = resolve_against(gd, line);
-        add_gitdir(r, common, 1);
-    }
+    ssize_t n = read_head(cd, line, sizeof line - 1);
+    if (n <= 0)
+        return NULL;
+    line[n] = '\0';
+    line[strcspn(line, "\r\n")] = '\0';
+    char *common = resolve_against(gd, line);
+    free(add_gitdir(r, common, 1));
+    return common;
 }
 
 static void fill(struct repo *r, const char *root, const char *gitdir)
 {
     r->root = sg_xstrdup(root);
     r->gitdir = sg_xstrdup(gitdir);
-    add_gitdir(r, gitdir, 0);
-    cleanup_free char *common = NULL;
-    cleanup_free char *cd = sg_xasprintf("%s/commondir", gitdir);
-    char line[PATH_MAX];
-    ssize_t n = read_file(cd, line, sizeof line - 1, NULL);
-    if (n > 0) {
-        line[n] = '\0';
-        line[strcspn(line, "\r\n")] = '\0';
-        common = resolve_against(gitdir, line);
-    }
+    cleanup_free char *common = add_gitdir(r, gitdir, 0);
     cleanup_free char *cfg = sg_xasprintf("%s/config", common ? common : gitdir);
     read_config(r, cfg, root, 0);
     cleanup_free char *wt = sg_xasprintf("%s/config.worktree", gitdir);
@@ -509,12 +509,18 @@ const char *sg_git_named(const char *path, bool exact)
     return why;
 }
 
+/* Is path below dir (dir itself excluded)? */
+static bool strictly_below(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && path[n] == '/';
+}
+
 /* Does r name something below dir (dir itself excluded)? */
 static bool names_below(const struct repo *r, const char *dir)
 {
-    size_t n = strlen(dir);
     for (size_t i = 0; i < r->n; i++)
-        if (!strncmp(r->v[i].path, dir, n) && r->v[i].path[n] == '/')
+        if (strictly_below(r->v[i].path, dir))
             return true;
     return false;
 }
@@ -529,8 +535,7 @@ const char *sg_git_named_below(const char *dir)
         for (size_t k = 0; !below && k < mine.nrel; k++) {
             cleanup_free char *p = sg_xasprintf("%s/%s", repos[i].root, mine.rel[k]);
             sg_path_normalize(p);
-            size_t n = strlen(dir);
-            below = !strncmp(p, dir, n) && p[n] == '/';
+            below = strictly_below(p, dir);
         }
     }
     pthread_mutex_unlock(&mu);

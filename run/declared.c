@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "config.h"
 #include "diskcap.h"
 #include "util.h"
 
@@ -26,20 +27,12 @@ static int fd_path(int fd, char *out, size_t n)
     return 0;
 }
 
-static bool within_dir(const char *path, const char *dir)
-{
-    size_t n = strlen(dir);
-    if (n == 1 && dir[0] == '/')
-        return path[0] == '/';
-    return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
-}
-
 const struct sg_mount *sg_deepest_mount(const struct sg_plan *p, const char *path)
 {
     const struct sg_mount *best = NULL;
     for (size_t i = 0; i < p->nmounts; i++) {
         const struct sg_mount *m = &p->mounts[i];
-        if (m->kind == SG_MNT_SYMLINK || !within_dir(path, m->dst))
+        if (m->kind == SG_MNT_SYMLINK || !sg_path_within(path, m->dst))
             continue;
         if (!best || strlen(m->dst) >= strlen(best->dst))
             best = m;
@@ -65,7 +58,7 @@ static int settle(struct sg_where *w, const struct sg_mount *b, const char *pinr
 {
     char dir[PATH_MAX];
     int r = fd_path(pfd, dir, sizeof dir);
-    if (!r && !within_dir(dir, pinreal))
+    if (!r && !sg_path_within(dir, pinreal))
         r = -EXDEV; /* deleted meanwhile ("... (deleted)"), or not beneath */
     const char *rest = dir + strlen(pinreal);
     if (!r && (snprintf(w->last, sizeof w->last, "%s", last) >= (int)sizeof w->last ||
@@ -128,7 +121,7 @@ int sg_declared_where(const struct sg_plan *p, const int *pins, const char *path
              * from the host folder (RESOLVE_BENEATH refuses it too) */
             r = t[0] == '/' ? -EXDEV : fd_path(pfd, dir, sizeof dir);
         }
-        if (!r && !within_dir(dir, pinreal))
+        if (!r && !sg_path_within(dir, pinreal))
             r = -EXDEV;
         const char *rd = dir + (strcmp(pinreal, "/") ? strlen(pinreal) : 0);
         while (!r && *rd == '/')
