@@ -408,7 +408,9 @@ const char *sg_preq_protected(const struct sg_preq *q)
 {
     if (q->tool != SG_PT_WRITE)
         return NULL;
-    if (q->protect || q->protect_known)
+    /* the names again at every look: a request that waits in the queue
+     * can become protected meanwhile (a HEAD written makes a git folder) */
+    if (q->protect)
         return q->protect;
     const char *w = q->host[0] ? sg_protected_path(q->host, NULL) : NULL;
     return w ? w : q->subject[0] == '/' ? sg_protected_path(q->subject, NULL) : NULL;

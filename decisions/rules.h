@@ -67,8 +67,6 @@ struct sg_preq {
                           * protected path is one whatever this says (the engine checks
                           * subject and host too): only a rule naming that exact file
                           * allows it, never a glob, a folder answer or a tool's name */
-    bool protect_known;  /* protect already holds what subject and host are too (the
-                          * write broker checks once per request, not per reader) */
 };
 /* Copy v into one of q's fields (dst of size n); false, and q->cut set,
  * when it does not fit. */

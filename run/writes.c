@@ -1193,9 +1193,6 @@ static void write_ask(struct write_wait *w, const char *subject, const char *det
                 /* an exchange brings the destination's object here too */
                 : exch ? protected_end(w->p, w->path2, w->path1, true, w->dst_dir)
                        : protected_end(w->p, subject, NULL, false, false);
-    if (!q.protect) /* and by the names the engine reads: once, for all its readers */
-        q.protect = sg_preq_protected(&q);
-    q.protect_known = true;
     enum sg_decision dec;
     if (sg_perm_request(w->perm, &q, write_decided, w, &dec) == 1)
         write_decided(w, dec);
