@@ -37,7 +37,7 @@ struct repo {
     size_t nfiles;
     struct named v[MAX_NAMED];
     size_t n;
-    char *rel[8]; /* the person's own config: paths relative to each repository */
+    struct named rel[16]; /* the person's own config: paths relative to each repository */
     size_t nrel;
     bool whole;   /* named more than it could hold, or read past its caps */
 };
@@ -70,7 +70,7 @@ static void repo_clear(struct repo *r)
     for (size_t i = 0; i < r->n; i++)
         free(r->v[i].path);
     for (size_t i = 0; i < r->nrel; i++)
-        free(r->rel[i]);
+        free(r->rel[i].path);
     memset(r, 0, sizeof *r);
 }
 
@@ -84,13 +84,30 @@ static void add(struct repo *r, char *path, bool tree, const char *why)
     r->v[r->n++] = (struct named){.path = path, .tree = tree, .why = why};
 }
 
+/* A path of the person's own config relative to whichever repository git
+ * runs in: kept as written, matched in each (past the cap: every write). */
+static void add_rel(struct repo *r, const char *v, bool tree, const char *why)
+{
+    if (r->nrel == SG_ARRAY_LEN(r->rel)) {
+        r->whole = true;
+        return;
+    }
+    r->rel[r->nrel++] = (struct named){.path = sg_xstrdup(v), .tree = tree, .why = why};
+}
+
+/* path made absolute against base (~/ the person's home), unresolved. */
+static char *absolute(const char *base, const char *v)
+{
+    const char *home = sg_invoking_home();
+    return v[0] == '/'                       ? sg_xstrdup(v)
+           : !strncmp(v, "~/", 2) && home ? sg_xasprintf("%s/%s", home, v + 2)
+                                           : sg_xasprintf("%s/%s", base, v);
+}
+
 /* path made absolute against base, its links resolved where it exists. */
 static char *resolve_against(const char *base, const char *v)
 {
-    const char *home = sg_invoking_home();
-    char *abs = v[0] == '/'                       ? sg_xstrdup(v)
-                : !strncmp(v, "~/", 2) && home ? sg_xasprintf("%s/%s", home, v + 2)
-                                                : sg_xasprintf("%s/%s", base, v);
+    char *abs = absolute(base, v);
     char *real = realpath(abs, NULL);
     if (real) {
         free(abs);
@@ -100,19 +117,28 @@ static char *resolve_against(const char *base, const char *v)
     return abs;
 }
 
-/* A regular file's first max bytes (a .git file's or commondir's line, as
- * git reads the first), never blocking (a FIFO, /dev/zero or a socket is
- * no file): the length, or -1. */
-static ssize_t read_head(const char *path, char *buf, size_t max)
+/* A regular file, opened for reading, never blocking and never opening
+ * anything else (a FIFO, a device or a socket a config names is no file,
+ * and opening a device can do something): decided on an O_PATH descriptor,
+ * then that very object reopened. -1 when it is no regular file. */
+static int open_regular(const char *path, struct stat *st)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0)
+    int o = open(path, O_PATH | O_CLOEXEC);
+    if (o < 0)
         return -1;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return -1;
+    int fd = -1;
+    if (fstat(o, st) == 0 && S_ISREG(st->st_mode)) {
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", o);
+        fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     }
+    close(o);
+    return fd;
+}
+
+/* Up to max bytes from fd: how many. */
+static size_t read_fd_head(int fd, char *buf, size_t max)
+{
     size_t got = 0;
     while (got < max) {
         ssize_t k = read(fd, buf + got, max - got);
@@ -122,8 +148,20 @@ static ssize_t read_head(const char *path, char *buf, size_t max)
             break;
         got += (size_t)k;
     }
+    return got;
+}
+
+/* A regular file's first max bytes (a .git file's or commondir's line, as
+ * git reads the first): the length, or -1. */
+static ssize_t read_head(const char *path, char *buf, size_t max)
+{
+    struct stat st;
+    int fd = open_regular(path, &st);
+    if (fd < 0)
+        return -1;
+    size_t n = read_fd_head(fd, buf, max);
     close(fd);
-    return (ssize_t)got;
+    return (ssize_t)n;
 }
 
 /* One value as git reads it: quotes joined, \" \\ \t \n unescaped,
@@ -149,7 +187,61 @@ static void unquote(char *v)
         *--o = '\0';
 }
 
+/* v (against base) as git names it, and, when links lead elsewhere, what
+ * they lead to: git goes by the name, which a skill could put a new file
+ * at, and the object, which it could write through another name. */
+static void add_path(struct repo *r, const char *base, const char *v, bool tree,
+                     const char *why)
+{
+    char *real = resolve_against(base, v), *name = absolute(base, v);
+    sg_path_normalize(name);
+    if (strcmp(name, real))
+        add(r, name, tree, why);
+    else
+        free(name);
+    add(r, real, tree, why);
+}
+
 static void read_config(struct repo *r, const char *cfg, const char *root, int depth);
+
+/* A hooks folder's entries that are symbolic links: git runs what they
+ * lead to (pre-commit -> ../../scripts/check.sh, or -> pre-commit.sample),
+ * which is protected by that name too. The folder is watched as a config
+ * is (an entry added or changed there: read again); past 256 entries, the
+ * repository whole. */
+static void scan_hooks(struct repo *r, const char *dir)
+{
+    if (r->nfiles == SG_GIT_FILES) {
+        r->whole = true;
+        return;
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (dfd < 0)
+        return;
+    DIR *d = fstat(dfd, &st) == 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        close(dfd);
+        return;
+    }
+    r->files[r->nfiles] = sg_xstrdup(dir);
+    r->id[r->nfiles++] = (struct ident){st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim};
+    struct dirent *e;
+    for (size_t seen = 0; (e = readdir(d)); seen++) {
+        if (seen == 256 + 2) {
+            r->whole = true;
+            break;
+        }
+        struct stat ls;
+        if (fstatat(dirfd(d), e->d_name, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(ls.st_mode))
+            continue;
+        cleanup_free char *p = sg_xasprintf("%s/%s", dir, e->d_name);
+        char *real = realpath(p, NULL);
+        if (real)
+            add(r, real, stat(real, &ls) == 0 && S_ISDIR(ls.st_mode), WHY_HOOKS);
+    }
+    closedir(d);
+}
 
 /* Does git run the value of section.key as a command? */
 static bool runs_command(const char *section, const char *key, const char *v)
@@ -171,20 +263,67 @@ static bool runs_command(const char *section, const char *key, const char *v)
     return false;
 }
 
+/* The next word of a shell command at *c, quotes and backslashes taken as
+ * the shell takes them (operators ; | & ( ) < > end one), into out; *c
+ * moves past it. false at the end; *cut when a word does not fit. */
+static bool next_word(const char **c, char *out, size_t n, bool *cut)
+{
+    const char *p = *c;
+    while (*p && strchr(" \t\n;|&()<>", *p))
+        p++;
+    if (!*p)
+        return false;
+    size_t k = 0;
+    char q = 0;
+    for (; *p && (q || !strchr(" \t\n;|&()<>", *p)); p++) {
+        if (!q && (*p == '\'' || *p == '"')) {
+            q = *p;
+            continue;
+        }
+        if (q && *p == q) {
+            q = 0;
+            continue;
+        }
+        if (*p == '\\' && q != '\'' && p[1])
+            p++;
+        if (k + 1 < n)
+            out[k++] = *p;
+        else
+            *cut = true;
+    }
+    out[k] = '\0';
+    *c = p;
+    return true;
+}
+
 /* Each word of a command that names a file (has a '/', or is the program
  * itself when first): protected. A word relative to the person's own
- * config (root "") names no one repository's file: left. */
+ * config (root "") is each repository's (kept in rel). What the reader
+ * does not model (a command substitution, a word too long) protects the
+ * repository whole. */
 static void add_words(struct repo *r, const char *v, const char *root, bool first_too,
                       const char *why)
 {
-    cleanup_free char *w = sg_xstrdup(v + (v[0] == '!'));
-    char *save = NULL;
-    bool first = true;
-    for (char *t = strtok_r(w, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-        bool named = strchr(t, '/') || (first && first_too);
+    const char *c = v + (v[0] == '!');
+    if (strchr(c, '`') || strstr(c, "$(")) {
+        r->whole = true;
+        return;
+    }
+    char w[PATH_MAX];
+    bool cut = false, first = true;
+    while (next_word(&c, w, sizeof w, &cut)) {
+        bool named = strchr(w, '/') || (first && first_too);
         first = false;
-        if (named && (root[0] || t[0] == '/' || !strncmp(t, "~/", 2)))
-            add(r, resolve_against(root, t), false, why);
+        if (cut) {
+            r->whole = true;
+            return;
+        }
+        if (!named || !w[0])
+            continue;
+        if (root[0] || w[0] == '/' || !strncmp(w, "~/", 2))
+            add_path(r, root, w, false, why);
+        else
+            add_rel(r, w, false, why);
     }
 }
 
@@ -207,12 +346,13 @@ static void take(struct repo *r, const char *section, char *kv, const char *cfg,
     /* the person's own config names a folder of whichever repository git runs in */
     bool rel = !root[0] && v[0] != '/' && strncmp(v, "~/", 2);
     if (core && !strcasecmp(key, "hooksPath")) {
-        if (rel && r->nrel < SG_ARRAY_LEN(r->rel))
-            r->rel[r->nrel++] = sg_xstrdup(v);
-        else if (rel)
-            r->whole = true;
-        else
-            add(r, resolve_against(root, v), true, WHY_HOOKS);
+        if (rel)
+            add_rel(r, v, true, WHY_HOOKS);
+        else {
+            add_path(r, root, v, true, WHY_HOOKS);
+            cleanup_free char *hp = resolve_against(root, v);
+            scan_hooks(r, hp);
+        }
     } else if (core && !strcasecmp(key, "fsmonitor") && strcasecmp(v, "true") &&
                strcasecmp(v, "false")) {
         add_words(r, v, root, true, WHY_RUNS); /* a command: its program, and its paths */
@@ -223,9 +363,9 @@ static void take(struct repo *r, const char *section, char *kv, const char *cfg,
         char *sl = strrchr(dir, '/');
         if (sl)
             *sl = '\0';
-        char *inc = resolve_against(dir, v);
+        cleanup_free char *inc = resolve_against(dir, v);
         read_config(r, inc, root, depth + 1);
-        add(r, inc, false, WHY_CONFIG);
+        add_path(r, dir, v, false, WHY_CONFIG);
     }
 }
 
@@ -237,20 +377,20 @@ static void read_config(struct repo *r, const char *cfg, const char *root, int d
         r->whole = true;
         return;
     }
-    /* a regular file only, opened never blocking (a FIFO, /dev/zero or a
-     * socket a config names is no file); read whole, to the cap */
-    int fd = open(cfg, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    /* read at its size, to the cap; what lies past the cap is not read,
+     * and the repository is protected whole, what is read still counts
+     * (an absolute hooksPath names a folder outside the worktree) */
     struct stat st;
+    int fd = open_regular(cfg, &st);
     if (fd < 0)
         return;
-    cleanup_free char *text = NULL;
-    size_t len;
-    int e = fstat(fd, &st) < 0 ? -errno : sg_read_fd_capped(fd, SG_GIT_CONFIG_MAX, &text, &len);
+    size_t cap = (unsigned long long)st.st_size > SG_GIT_CONFIG_MAX ? SG_GIT_CONFIG_MAX
+                                                                    : (size_t)st.st_size;
+    cleanup_free char *text = sg_xmalloc(cap + 1);
+    text[read_fd_head(fd, text, cap)] = '\0';
     close(fd);
-    if (e == -EFBIG)
-        r->whole = true; /* more than is read */
-    if (e < 0)
-        return;
+    if ((unsigned long long)st.st_size > SG_GIT_CONFIG_MAX)
+        r->whole = true;
     struct ident id = {st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim};
     r->files[r->nfiles] = sg_xstrdup(cfg);
     r->id[r->nfiles++] = id;
@@ -341,6 +481,7 @@ static void fill(struct repo *r, const char *root, const char *gitdir)
     struct stat st;
     if (lstat(hooks, &st) == 0 && S_ISLNK(st.st_mode))
         add(r, resolve_against(common ? common : gitdir, "hooks"), true, WHY_HOOKS);
+    scan_hooks(r, hooks);
 }
 
 /* Are the configs r read still what they were? */
@@ -476,6 +617,19 @@ static const char *names(const struct repo *r, const char *path, bool exact)
     return NULL;
 }
 
+/* rel in the repository at root: as named, and (or NULL) what its links
+ * lead to. */
+static void rel_paths(const char *root, const char *rel, char *c[2])
+{
+    c[0] = sg_xasprintf("%s/%s", root, rel);
+    sg_path_normalize(c[0]);
+    c[1] = realpath(c[0], NULL);
+    if (c[1] && !strcmp(c[0], c[1])) {
+        free(c[1]);
+        c[1] = NULL;
+    }
+}
+
 const char *sg_git_named(const char *path, bool exact)
 {
     cleanup_free char *dir = sg_xstrdup(path);
@@ -495,12 +649,14 @@ const char *sg_git_named(const char *path, bool exact)
         why = made_gitdir(path);
     for (size_t i = 0; !why && i < nrepos; i++) {
         why = names(&repos[i], path, exact);
-        /* the person's own hooksPath, relative: in each repository */
-        for (size_t k = 0; !why && !exact && k < mine.nrel; k++) {
-            cleanup_free char *p = sg_xasprintf("%s/%s", repos[i].root, mine.rel[k]);
-            sg_path_normalize(p);
-            if (under(path, p, true))
-                why = WHY_HOOKS;
+        /* the person's own config's relative paths: in each repository */
+        for (size_t k = 0; !why && k < mine.nrel; k++) {
+            char *c[2];
+            rel_paths(repos[i].root, mine.rel[k].path, c);
+            for (int j = 0; j < 2 && c[j]; j++)
+                if (!why && under(path, c[j], mine.rel[k].tree && !exact))
+                    why = mine.rel[k].why;
+            free(c[0]), free(c[1]);
         }
     }
     if (!why && mine.whole)
@@ -533,9 +689,11 @@ const char *sg_git_named_below(const char *dir)
     for (size_t i = 0; !below && i < nrepos; i++) {
         below = names_below(&repos[i], dir);
         for (size_t k = 0; !below && k < mine.nrel; k++) {
-            cleanup_free char *p = sg_xasprintf("%s/%s", repos[i].root, mine.rel[k]);
-            sg_path_normalize(p);
-            below = strictly_below(p, dir);
+            char *c[2];
+            rel_paths(repos[i].root, mine.rel[k].path, c);
+            for (int j = 0; j < 2 && c[j]; j++)
+                below = below || strictly_below(c[j], dir);
+            free(c[0]), free(c[1]);
         }
     }
     pthread_mutex_unlock(&mu);

@@ -185,14 +185,17 @@ static ssize_t find(const struct comps *c, enum mode want, size_t *start)
 /* A hook's sample (hooks/pre-commit.sample): git runs hooks only by their
  * names, never a sample, so `git clone` and `git init` ask no question per
  * sample; the hooks folder itself, and a rename or link to a hook's name,
- * are asked. */
+ * are asked. A sample that is a symbolic link, or a file with another name
+ * too (a hook hard-linked to it), is no mere sample. */
 static bool hook_sample(const char *path)
 {
     size_t n = strlen(path);
     const char *base = strrchr(path, '/');
-    if (!base || n < 7 || strcmp(path + n - 7, ".sample"))
+    if (!base || n < 7 || strcmp(path + n - 7, ".sample") || base - path < 6 ||
+        strncmp(base - 6, "/hooks", 6))
         return false;
-    return base - path >= 6 && !strncmp(base - 6, "/hooks", 6);
+    struct stat st;
+    return lstat(path, &st) < 0 || (S_ISREG(st.st_mode) && st.st_nlink == 1);
 }
 
 const char *sg_protected_path(const char *path, const char **pattern)

@@ -11,6 +11,7 @@
 #include "beneath.h"
 #include "config.h"
 #include "diskcap.h"
+#include "protected.h"
 #include "util.h"
 
 /* The path an open descriptor's object has now, in the broker's view. */
@@ -123,6 +124,12 @@ int sg_declared_where(const struct sg_plan *p, const int *pins, const char *path
         }
         if (!r && !sg_path_within(dir, pinreal))
             r = -EXDEV;
+        char hop[PATH_MAX];
+        if (!r && !w->via)
+            w->via = snprintf(hop, sizeof hop, "%s/%s", strcmp(dir, "/") ? dir : "", last) >=
+                             (int)sizeof hop
+                         ? "a path too long to be checked whole"
+                         : sg_protected_path(hop, NULL);
         const char *rd = dir + (strcmp(pinreal, "/") ? strlen(pinreal) : 0);
         while (!r && *rd == '/')
             rd++;

@@ -49,6 +49,8 @@ struct sg_where {
     char real[PATH_MAX];     /* on the host: what protected.h matches */
     char spath[PATH_MAX];    /* in the sandbox: what a question shows */
     const struct sg_mount *bind;
+    const char *via;         /* why a name a followed link was at is protected (git
+                              * goes by the name: a hook linked to its sample), or NULL */
 };
 
 /* Find what path (absolute, normalized, in a SG_MNT_BIND_RW bind) names,

@@ -1711,6 +1711,8 @@ static const char *declared_protected(enum dkind k, const char *sc,
      * where a target would lie below it (.cargo, .git/modules/m) is one */
     if (k == DK_SYMLINK)
         return sg_protected_place(w1->real);
+    if (w1->via)
+        return w1->via;
     if (k != DK_RENAME && k != DK_LINK)
         return sg_protected_path(w1->real, NULL);
     struct stat st, st2;

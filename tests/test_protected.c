@@ -224,6 +224,77 @@ static void what_git_config_names_is_protected(void **st)
     th_rmrf(dir);
 }
 
+/* What a config names is read as git and the shell read it: the name and
+ * what its link leads to, quoted words whole, a big config's first MiB,
+ * a sample that is a hook by another name. */
+static void a_config_is_read_as_git_reads_it(void **st)
+{
+    (void)st;
+    cleanup_free char *dir = th_tmpdir();
+    th_mkdirs(dir, "q/.git/hooks");
+    th_mkdirs(dir, "q/node_modules/tool/bin");
+    th_mkdirs(dir, "q/node_modules/.bin");
+    th_write(dir, "q/node_modules/tool/bin/tool.js", "x\n");
+    cleanup_free char *bin = sg_xasprintf("%s/q/node_modules/.bin/tool", dir);
+    assert_int_equal(symlink("../tool/bin/tool.js", bin), 0);
+    th_write(dir, "q/.git/config",
+             "[alias]\n\tlint = !node_modules/.bin/tool --fix\n"
+             "\tspaced = !'tools/my tool.sh' \"a b\" && tools/after.sh\n");
+    cleanup_free char *js = sg_xasprintf("%s/q/node_modules/tool/bin/tool.js", dir);
+    cleanup_free char *spaced = sg_xasprintf("%s/q/tools/my tool.sh", dir);
+    cleanup_free char *after = sg_xasprintf("%s/q/tools/after.sh", dir);
+    cleanup_free char *word = sg_xasprintf("%s/q/tools/my", dir);
+    assert_non_null(sg_protected_path(bin, NULL)); /* the name git runs */
+    assert_non_null(sg_protected_path(js, NULL));  /* what it leads to */
+    assert_non_null(sg_protected_path(spaced, NULL));
+    assert_non_null(sg_protected_path(after, NULL));
+    assert_null(sg_protected_path(word, NULL));
+    /* a command substitution is not modeled: the repository whole */
+    th_mkdirs(dir, "sub/.git");
+    th_write(dir, "sub/.git/config", "[alias]\n\tx = !sh -c \"$(cat list)\"\n");
+    cleanup_free char *any = sg_xasprintf("%s/sub/src/main.c", dir);
+    assert_non_null(sg_protected_path(any, NULL));
+    /* past the cap: the repository whole, and what the first MiB names */
+    th_mkdirs(dir, "big/.git");
+    th_mkdirs(dir, "outside-hooks");
+    cleanup_free char *head = sg_xasprintf("[core]\n\thooksPath = %s/outside-hooks\n", dir);
+    size_t big = SG_GIT_CONFIG_MAX + 4096;
+    cleanup_free char *text = sg_xmalloc(big);
+    memset(text, '#', big);
+    memcpy(text, head, strlen(head));
+    text[big - 1] = '\n';
+    th_write_n(dir, "big/.git/config", text, big);
+    cleanup_free char *bigcode = sg_xasprintf("%s/big/src/main.c", dir);
+    cleanup_free char *outhook = sg_xasprintf("%s/outside-hooks/pre-commit", dir);
+    assert_non_null(sg_protected_path(bigcode, NULL));
+    assert_non_null(sg_protected_path(outhook, NULL));
+    /* a sample that is a hook by another name (a symlink, a hard link) */
+    th_write(dir, "q/.git/hooks/pre-push.sample", "#!/bin/sh\n");
+    th_write(dir, "q/.git/hooks/update.sample", "#!/bin/sh\n");
+    th_write(dir, "q/.git/hooks/plain.sample", "#!/bin/sh\n");
+    cleanup_free char *pp = sg_xasprintf("%s/q/.git/hooks/pre-push.sample", dir);
+    cleanup_free char *pph = sg_xasprintf("%s/q/.git/hooks/pre-push", dir);
+    cleanup_free char *up = sg_xasprintf("%s/q/.git/hooks/update.sample", dir);
+    cleanup_free char *uph = sg_xasprintf("%s/q/.git/hooks/update", dir);
+    cleanup_free char *lk = sg_xasprintf("%s/q/.git/hooks/link.sample", dir);
+    cleanup_free char *plain = sg_xasprintf("%s/q/.git/hooks/plain.sample", dir);
+    assert_null(sg_protected_path(up, NULL));
+    assert_int_equal(link(pp, pph), 0);
+    assert_int_equal(symlink("update.sample", uph), 0);
+    assert_int_equal(symlink("plain.sample", lk), 0);
+    assert_non_null(sg_protected_path(pp, NULL)); /* a hook's other name */
+    assert_non_null(sg_protected_path(up, NULL)); /* where a hook's link leads */
+    assert_non_null(sg_protected_path(lk, NULL)); /* a sample that is a link */
+    /* what a hook's link outside the git folder leads to */
+    th_write(dir, "q/scripts/check.sh", "#!/bin/sh\n");
+    cleanup_free char *chk = sg_xasprintf("%s/q/scripts/check.sh", dir);
+    cleanup_free char *pc = sg_xasprintf("%s/q/.git/hooks/pre-commit", dir);
+    assert_null(sg_protected_path(chk, NULL));
+    assert_int_equal(symlink("../../scripts/check.sh", pc), 0);
+    assert_non_null(sg_protected_path(chk, NULL));
+    th_rmrf(dir);
+}
+
 /* The manual's list is this list: every pattern has its row. */
 static void the_manual_lists_every_target(void **st)
 {
@@ -254,6 +325,7 @@ int main(void)
         cmocka_unit_test(the_manual_lists_every_target),
         cmocka_unit_test(a_long_path_is_matched_whole),
         cmocka_unit_test(what_git_config_names_is_protected),
+        cmocka_unit_test(a_config_is_read_as_git_reads_it),
     };
     return cmocka_run_group_tests_name("protected", tests, NULL, NULL);
 }
