@@ -39,6 +39,7 @@ struct repo {
     size_t n;
     struct named rel[16]; /* the person's own config: paths relative to each repository */
     size_t nrel;
+    unsigned mine_gen; /* the person's config this repository's names were made with */
     bool whole;   /* named more than it could hold, or read past its caps */
 };
 
@@ -46,6 +47,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct repo repos[SG_GIT_REPOS];
 static size_t nrepos;
 static struct repo mine; /* ~/.gitconfig, ~/.config/git/config */
+static unsigned mine_gen;  /* counts its readings */
 
 static const char WHY_HOOKS[] = "git runs its hooks from there (a repository's core.hooksPath, "
                                 "or a hooks folder that leads there)";
@@ -76,6 +78,11 @@ static void repo_clear(struct repo *r)
 
 static void add(struct repo *r, char *path, bool tree, const char *why)
 {
+    for (size_t i = 0; i < r->n; i++)
+        if (r->v[i].tree == tree && !strcmp(r->v[i].path, path)) {
+            free(path); /* named already */
+            return;
+        }
     if (r->n == MAX_NAMED) {
         r->whole = true;
         free(path);
@@ -104,17 +111,34 @@ static char *absolute(const char *base, const char *v)
                                            : sg_xasprintf("%s/%s", base, v);
 }
 
-/* path made absolute against base, its links resolved where it exists. */
+/* abs with its links resolved as far as it exists: the real path of its
+ * longest existing beginning, then the rest (tools -> build/bin, with no
+ * run.sh yet: build/bin/run.sh, where it would be made). */
+static char *resolve_partial(const char *abs)
+{
+    char *real = realpath(abs, NULL);
+    if (real)
+        return real;
+    cleanup_free char *head = sg_xstrdup(abs);
+    for (char *sl = strrchr(head, '/'); sl && sl > head; sl = strrchr(head, '/')) {
+        *sl = '\0';
+        cleanup_free char *hr = realpath(head, NULL);
+        if (hr) {
+            char *out = sg_xasprintf("%s/%s", strcmp(hr, "/") ? hr : "", abs + (sl - head) + 1);
+            sg_path_normalize(out);
+            return out;
+        }
+    }
+    char *out = sg_xstrdup(abs);
+    sg_path_normalize(out);
+    return out;
+}
+
+/* path made absolute against base, its links resolved as far as it exists. */
 static char *resolve_against(const char *base, const char *v)
 {
-    char *abs = absolute(base, v);
-    char *real = realpath(abs, NULL);
-    if (real) {
-        free(abs);
-        return real;
-    }
-    sg_path_normalize(abs);
-    return abs;
+    cleanup_free char *abs = absolute(base, v);
+    return resolve_partial(abs);
 }
 
 /* A regular file, opened for reading, never blocking and never opening
@@ -126,13 +150,15 @@ static int open_regular(const char *path, struct stat *st)
     int o = open(path, O_PATH | O_CLOEXEC);
     if (o < 0)
         return -1;
-    int fd = -1;
+    int fd = -1, e = EINVAL; /* no regular file */
     if (fstat(o, st) == 0 && S_ISREG(st->st_mode)) {
         char self[64];
         snprintf(self, sizeof self, "/proc/self/fd/%d", o);
         fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        e = errno;
     }
     close(o);
+    errno = e;
     return fd;
 }
 
@@ -187,22 +213,68 @@ static void unquote(char *v)
         *--o = '\0';
 }
 
-/* v (against base) as git names it, and, when links lead elsewhere, what
- * they lead to: git goes by the name, which a skill could put a new file
- * at, and the object, which it could write through another name. */
+/* abs as git names it, each name a link on the way leads through (its
+ * folder resolved), and the object at the end (or where it would be
+ * made): git goes by the names, at any of which a skill could remove a
+ * link and put a file of its own, and the object, which it could write by
+ * another name. Past 40 links, or a link text that does not fit: the
+ * repository whole. */
+static void add_hops(struct repo *r, const char *abs, bool tree, const char *why)
+{
+    char *p = sg_xstrdup(abs);
+    sg_path_normalize(p);
+    add(r, sg_xstrdup(p), tree, why);
+    int hop = 0;
+    for (; hop < 40; hop++) {
+        char *sl = strrchr(p, '/');
+        if (!sl || !sl[1])
+            break;
+        *sl = '\0';
+        cleanup_free char *dir = resolve_partial(p[0] ? p : "/");
+        char *name = sg_xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", sl + 1);
+        free(p);
+        p = name;
+        add(r, sg_xstrdup(p), tree, why);
+        struct stat st;
+        char t[PATH_MAX];
+        if (lstat(p, &st) < 0 || !S_ISLNK(st.st_mode))
+            break;
+        ssize_t n = readlink(p, t, sizeof t - 1);
+        if (n <= 0 || (size_t)n >= sizeof t - 1) {
+            r->whole = true;
+            break;
+        }
+        t[n] = '\0';
+        char *next = t[0] == '/' ? sg_xstrdup(t) : sg_xasprintf("%s/%s", dir, t);
+        sg_path_normalize(next);
+        free(p);
+        p = next;
+    }
+    if (hop == 40)
+        r->whole = true;
+    free(p);
+}
+
+/* v (against base): add_hops. */
 static void add_path(struct repo *r, const char *base, const char *v, bool tree,
                      const char *why)
 {
-    char *real = resolve_against(base, v), *name = absolute(base, v);
-    sg_path_normalize(name);
-    if (strcmp(name, real))
-        add(r, name, tree, why);
-    else
-        free(name);
-    add(r, real, tree, why);
+    cleanup_free char *abs = absolute(base, v);
+    add_hops(r, abs, tree, why);
 }
 
 static void read_config(struct repo *r, const char *cfg, const char *root, int depth);
+static void mine_fresh(void);
+
+/* path watched (fresh): as it is (st), or as absent (NULL, a zero ident:
+ * made later, r is read again). The caller checked the file cap. */
+static void watch(struct repo *r, const char *path, const struct stat *st)
+{
+    r->files[r->nfiles] = sg_xstrdup(path);
+    r->id[r->nfiles++] = st ? (struct ident){st->st_dev, st->st_ino, st->st_size, st->st_mtim,
+                                             st->st_ctim}
+                            : (struct ident){0};
+}
 
 /* A hooks folder's entries that are symbolic links: git runs what they
  * lead to (pre-commit -> ../../scripts/check.sh, or -> pre-commit.sample),
@@ -217,15 +289,14 @@ static void scan_hooks(struct repo *r, const char *dir)
     }
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
-    if (dfd < 0)
-        return;
-    DIR *d = fstat(dfd, &st) == 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-        close(dfd);
+    DIR *d = dfd >= 0 && fstat(dfd, &st) == 0 ? fdopendir(dfd) : NULL;
+    if (!d) { /* watched as absent: made later, it is read then */
+        if (dfd >= 0)
+            close(dfd);
+        watch(r, dir, NULL);
         return;
     }
-    r->files[r->nfiles] = sg_xstrdup(dir);
-    r->id[r->nfiles++] = (struct ident){st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim};
+    watch(r, dir, &st);
     struct dirent *e;
     for (size_t seen = 0; (e = readdir(d)); seen++) {
         if (seen == 256 + 2) {
@@ -236,9 +307,7 @@ static void scan_hooks(struct repo *r, const char *dir)
         if (fstatat(dirfd(d), e->d_name, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(ls.st_mode))
             continue;
         cleanup_free char *p = sg_xasprintf("%s/%s", dir, e->d_name);
-        char *real = realpath(p, NULL);
-        if (real)
-            add(r, real, stat(real, &ls) == 0 && S_ISDIR(ls.st_mode), WHY_HOOKS);
+        add_hops(r, p, false, WHY_HOOKS);
     }
     closedir(d);
 }
@@ -296,16 +365,33 @@ static bool next_word(const char **c, char *out, size_t n, bool *cut)
     return true;
 }
 
+/* One word that names a file: protected (relative to the person's own
+ * config, root "": each repository's, kept in rel). */
+static void add_word(struct repo *r, const char *w, const char *root, const char *why)
+{
+    if (!strncmp(w, "$HOME/", 6) || !strncmp(w, "${HOME}/", 8)) {
+        cleanup_free char *t = sg_xasprintf("~/%s", strchr(w, '/') + 1);
+        add_word(r, t, root, why);
+    } else if (strchr(w, '$')) {
+        r->whole = true; /* a path made by a variable: not modeled */
+    } else if (root[0] || w[0] == '/' || !strncmp(w, "~/", 2)) {
+        add_path(r, root, w, false, why);
+    } else {
+        add_rel(r, w, false, why);
+    }
+}
+
 /* Each word of a command that names a file (has a '/', or is the program
- * itself when first): protected. A word relative to the person's own
- * config (root "") is each repository's (kept in rel). What the reader
- * does not model (a command substitution, a word too long) protects the
- * repository whole. */
+ * itself when first) is protected, and the path after an '=' in one
+ * (--require=./x.js, VAR=tools/x); a word that could be a command line
+ * (sh -c 'tools/lint.sh "$@"') is read as one too, four deep. What the reader
+ * does not model (a command substitution, $'...' quoting, a path made by
+ * a variable, a word too long) protects the repository whole. */
 static void add_words(struct repo *r, const char *v, const char *root, bool first_too,
-                      const char *why)
+                      const char *why, int depth)
 {
     const char *c = v + (v[0] == '!');
-    if (strchr(c, '`') || strstr(c, "$(")) {
+    if (depth > 4 || strchr(c, '`') || strstr(c, "$(") || strstr(c, "$'")) {
         r->whole = true;
         return;
     }
@@ -318,12 +404,17 @@ static void add_words(struct repo *r, const char *v, const char *root, bool firs
             r->whole = true;
             return;
         }
-        if (!named || !w[0])
-            continue;
-        if (root[0] || w[0] == '/' || !strncmp(w, "~/", 2))
-            add_path(r, root, w, false, why);
-        else
-            add_rel(r, w, false, why);
+        /* a command line in one word, or a path with a blank: both read */
+        if (w[strcspn(w, " \t\n;|&()<>")]) {
+            add_words(r, w, root, false, why, depth + 1);
+            if (strchr(w, '$'))
+                continue; /* its words were: as a path it would be none */
+        }
+        const char *eq = strchr(w, '=');
+        if (eq && strchr(eq + 1, '/'))
+            add_word(r, eq + 1, root, why);
+        if (named && w[0])
+            add_word(r, w, root, why);
     }
 }
 
@@ -355,9 +446,9 @@ static void take(struct repo *r, const char *section, char *kv, const char *cfg,
         }
     } else if (core && !strcasecmp(key, "fsmonitor") && strcasecmp(v, "true") &&
                strcasecmp(v, "false")) {
-        add_words(r, v, root, true, WHY_RUNS); /* a command: its program, and its paths */
+        add_words(r, v, root, true, WHY_RUNS, 0); /* a command: its program, and its paths */
     } else if (runs_command(section, key, v)) {
-        add_words(r, v, root, false, WHY_CMD);
+        add_words(r, v, root, false, WHY_CMD, 0);
     } else if (incl && !strcasecmp(key, "path")) {
         cleanup_free char *dir = sg_xstrdup(cfg);
         char *sl = strrchr(dir, '/');
@@ -382,8 +473,11 @@ static void read_config(struct repo *r, const char *cfg, const char *root, int d
      * (an absolute hooksPath names a folder outside the worktree) */
     struct stat st;
     int fd = open_regular(cfg, &st);
-    if (fd < 0)
+    if (fd < 0) { /* none (config.worktree, an include): made later, read then */
+        if (errno == ENOENT)
+            watch(r, cfg, NULL);
         return;
+    }
     size_t cap = (unsigned long long)st.st_size > SG_GIT_CONFIG_MAX ? SG_GIT_CONFIG_MAX
                                                                     : (size_t)st.st_size;
     cleanup_free char *text = sg_xmalloc(cap + 1);
@@ -391,9 +485,7 @@ static void read_config(struct repo *r, const char *cfg, const char *root, int d
     close(fd);
     if ((unsigned long long)st.st_size > SG_GIT_CONFIG_MAX)
         r->whole = true;
-    struct ident id = {st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim};
-    r->files[r->nfiles] = sg_xstrdup(cfg);
-    r->id[r->nfiles++] = id;
+    watch(r, cfg, &st);
     char section[64] = "";
     char *start = !strncmp(text, "\xEF\xBB\xBF", 3) ? text + 3 : text; /* a BOM, as git skips */
     for (char *save = NULL, *line = strtok_r(start, "\n", &save); line;
@@ -482,6 +574,15 @@ static void fill(struct repo *r, const char *root, const char *gitdir)
     if (lstat(hooks, &st) == 0 && S_ISLNK(st.st_mode))
         add(r, resolve_against(common ? common : gitdir, "hooks"), true, WHY_HOOKS);
     scan_hooks(r, hooks);
+    /* the person's own config's relative paths (a hooks folder, a command):
+     * this repository's, made here once (not per check) */
+    r->mine_gen = mine_gen;
+    for (size_t k = 0; k < mine.nrel; k++) {
+        cleanup_free char *p = sg_xasprintf("%s/%s", root, mine.rel[k].path);
+        add_hops(r, p, mine.rel[k].tree, mine.rel[k].why);
+        if (mine.rel[k].tree)
+            scan_hooks(r, p);
+    }
 }
 
 /* Are the configs r read still what they were? */
@@ -490,7 +591,13 @@ static bool fresh(const struct repo *r)
     for (size_t i = 0; i < r->nfiles; i++) {
         struct stat st;
         const struct ident *id = &r->id[i];
-        if (stat(r->files[i], &st) < 0 || st.st_dev != id->dev || st.st_ino != id->ino ||
+        bool absent = !id->dev && !id->ino; /* watched as absent: still so? */
+        if (stat(r->files[i], &st) < 0) {
+            if (absent && errno == ENOENT)
+                continue;
+            return false;
+        }
+        if (st.st_dev != id->dev || st.st_ino != id->ino ||
             st.st_size != id->size || st.st_mtim.tv_sec != id->mtime.tv_sec ||
             st.st_mtim.tv_nsec != id->mtime.tv_nsec || st.st_ctim.tv_sec != id->ctime.tv_sec ||
             st.st_ctim.tv_nsec != id->ctime.tv_nsec)
@@ -503,11 +610,12 @@ static bool fresh(const struct repo *r)
  * configs changed. Called with mu held. */
 static bool known(const char *root, const char *gitdir)
 {
+    mine_fresh();
     struct repo *r = NULL;
     for (size_t i = 0; i < nrepos && !r; i++)
         if (!strcmp(repos[i].gitdir, gitdir) && !strcmp(repos[i].root, root))
             r = &repos[i];
-    if (r && fresh(r))
+    if (r && r->mine_gen == mine_gen && fresh(r))
         return true;
     if (!r && nrepos == SG_GIT_REPOS)
         return false; /* past the cap: protected whole (sg_git_named) */
@@ -598,6 +706,7 @@ static void mine_fresh(void)
     if ((mine.root && fresh(&mine)) || !home || home[0] != '/')
         return;
     repo_clear(&mine);
+    mine_gen++; /* each repository's names are made again with it */
     mine.root = sg_xstrdup("");
     mine.gitdir = sg_xstrdup("");
     cleanup_free char *gc = sg_xasprintf("%s/.gitconfig", home);
@@ -617,17 +726,15 @@ static const char *names(const struct repo *r, const char *path, bool exact)
     return NULL;
 }
 
-/* rel in the repository at root: as named, and (or NULL) what its links
- * lead to. */
-static void rel_paths(const char *root, const char *rel, char *c[2])
+/* r's names made again when the person's config changed since (its
+ * relative paths are every repository's). Called with mu held. */
+static void with_mine(struct repo *r)
 {
-    c[0] = sg_xasprintf("%s/%s", root, rel);
-    sg_path_normalize(c[0]);
-    c[1] = realpath(c[0], NULL);
-    if (c[1] && !strcmp(c[0], c[1])) {
-        free(c[1]);
-        c[1] = NULL;
-    }
+    if (r->mine_gen == mine_gen)
+        return;
+    cleanup_free char *root = sg_xstrdup(r->root), *gitdir = sg_xstrdup(r->gitdir);
+    repo_clear(r);
+    fill(r, root, gitdir);
 }
 
 const char *sg_git_named(const char *path, bool exact)
@@ -648,16 +755,8 @@ const char *sg_git_named(const char *path, bool exact)
     if (!why && !exact)
         why = made_gitdir(path);
     for (size_t i = 0; !why && i < nrepos; i++) {
+        with_mine(&repos[i]);
         why = names(&repos[i], path, exact);
-        /* the person's own config's relative paths: in each repository */
-        for (size_t k = 0; !why && k < mine.nrel; k++) {
-            char *c[2];
-            rel_paths(repos[i].root, mine.rel[k].path, c);
-            for (int j = 0; j < 2 && c[j]; j++)
-                if (!why && under(path, c[j], mine.rel[k].tree && !exact))
-                    why = mine.rel[k].why;
-            free(c[0]), free(c[1]);
-        }
     }
     if (!why && mine.whole)
         why = WHY_MINE;
@@ -687,14 +786,8 @@ const char *sg_git_named_below(const char *dir)
     mine_fresh();
     bool below = names_below(&mine, dir);
     for (size_t i = 0; !below && i < nrepos; i++) {
+        with_mine(&repos[i]);
         below = names_below(&repos[i], dir);
-        for (size_t k = 0; !below && k < mine.nrel; k++) {
-            char *c[2];
-            rel_paths(repos[i].root, mine.rel[k].path, c);
-            for (int j = 0; j < 2 && c[j]; j++)
-                below = below || strictly_below(c[j], dir);
-            free(c[0]), free(c[1]);
-        }
     }
     pthread_mutex_unlock(&mu);
     return below ? "a folder that holds, or would hold, what a repository's configuration "

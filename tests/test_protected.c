@@ -237,18 +237,35 @@ static void a_config_is_read_as_git_reads_it(void **st)
     th_write(dir, "q/node_modules/tool/bin/tool.js", "x\n");
     cleanup_free char *bin = sg_xasprintf("%s/q/node_modules/.bin/tool", dir);
     assert_int_equal(symlink("../tool/bin/tool.js", bin), 0);
+    th_mkdirs(dir, "q/build/bin");
+    cleanup_free char *tl = sg_xasprintf("%s/q/tl", dir);
+    assert_int_equal(symlink("build/bin", tl), 0);
     th_write(dir, "q/.git/config",
              "[alias]\n\tlint = !node_modules/.bin/tool --fix\n"
-             "\tspaced = !'tools/my tool.sh' \"a b\" && tools/after.sh\n");
+             "\tspaced = !'tools/my tool.sh' \"a b\" && tools/after.sh\n"
+             "\tsh = !sh -c 'scripts/lint.sh \"$@\"' -\n"
+             "\treq = !node --require=./tools/h.js x\n"
+             "\tlater = !tl/run.sh\n");
     cleanup_free char *js = sg_xasprintf("%s/q/node_modules/tool/bin/tool.js", dir);
     cleanup_free char *spaced = sg_xasprintf("%s/q/tools/my tool.sh", dir);
     cleanup_free char *after = sg_xasprintf("%s/q/tools/after.sh", dir);
-    cleanup_free char *word = sg_xasprintf("%s/q/tools/my", dir);
+    cleanup_free char *lint = sg_xasprintf("%s/q/scripts/lint.sh", dir);
+    cleanup_free char *req = sg_xasprintf("%s/q/tools/h.js", dir);
+    cleanup_free char *made = sg_xasprintf("%s/q/build/bin/run.sh", dir);
+    cleanup_free char *other = sg_xasprintf("%s/q/tools/other.sh", dir);
     assert_non_null(sg_protected_path(bin, NULL)); /* the name git runs */
     assert_non_null(sg_protected_path(js, NULL));  /* what it leads to */
     assert_non_null(sg_protected_path(spaced, NULL));
     assert_non_null(sg_protected_path(after, NULL));
-    assert_null(sg_protected_path(word, NULL));
+    assert_non_null(sg_protected_path(lint, NULL)); /* inside sh -c '...' */
+    assert_non_null(sg_protected_path(req, NULL));  /* after an = */
+    assert_non_null(sg_protected_path(made, NULL)); /* not there yet, behind a link */
+    assert_null(sg_protected_path(other, NULL));
+    /* a path made by a variable is not modeled: the repository whole */
+    th_mkdirs(dir, "var/.git");
+    th_write(dir, "var/.git/config", "[alias]\n\tx = !$TOOLS/run.sh\n");
+    cleanup_free char *vany = sg_xasprintf("%s/var/src/main.c", dir);
+    assert_non_null(sg_protected_path(vany, NULL));
     /* a command substitution is not modeled: the repository whole */
     th_mkdirs(dir, "sub/.git");
     th_write(dir, "sub/.git/config", "[alias]\n\tx = !sh -c \"$(cat list)\"\n");
@@ -285,13 +302,21 @@ static void a_config_is_read_as_git_reads_it(void **st)
     assert_non_null(sg_protected_path(pp, NULL)); /* a hook's other name */
     assert_non_null(sg_protected_path(up, NULL)); /* where a hook's link leads */
     assert_non_null(sg_protected_path(lk, NULL)); /* a sample that is a link */
-    /* what a hook's link outside the git folder leads to */
-    th_write(dir, "q/scripts/check.sh", "#!/bin/sh\n");
+    /* what a hook's link outside the git folder leads to, each link of a
+     * chain, and a target not there yet */
+    th_write(dir, "q/scripts/real.sh", "#!/bin/sh\n");
     cleanup_free char *chk = sg_xasprintf("%s/q/scripts/check.sh", dir);
+    cleanup_free char *real = sg_xasprintf("%s/q/scripts/real.sh", dir);
     cleanup_free char *pc = sg_xasprintf("%s/q/.git/hooks/pre-commit", dir);
-    assert_null(sg_protected_path(chk, NULL));
+    cleanup_free char *pm = sg_xasprintf("%s/q/.git/hooks/prepare-commit-msg", dir);
+    cleanup_free char *gone = sg_xasprintf("%s/q/scripts/not-yet.sh", dir);
+    assert_int_equal(symlink("real.sh", chk), 0);
+    assert_null(sg_protected_path(real, NULL));
     assert_int_equal(symlink("../../scripts/check.sh", pc), 0);
+    assert_int_equal(symlink("../../scripts/not-yet.sh", pm), 0);
     assert_non_null(sg_protected_path(chk, NULL));
+    assert_non_null(sg_protected_path(real, NULL));
+    assert_non_null(sg_protected_path(gone, NULL));
     th_rmrf(dir);
 }
 
