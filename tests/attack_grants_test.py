@@ -906,6 +906,9 @@ def a_path_past_a_page_is_never_changed_unchecked(m, base):
 LINKED = TRY + r"""
 import os
 t("hook-link-target", lambda: open("scripts/check.sh", "a").write("echo EVIL\n"))
+t("hook-chain-middle", lambda: os.unlink("scripts/check.sh"))
+t("hook-chain-end", lambda: open("scripts/real.sh", "a").write("echo EVIL\n"))
+t("hook-target-not-yet", lambda: open("scripts/later.sh", "w").write("echo EVIL\n"))
 t("hook-via-sample-link", lambda: open(".git/hooks/pre-push", "a").write("echo EVIL\n"))
 t("sample-a-hook-leads-to", lambda: open(".git/hooks/pre-push.sample", "a").write("echo EVIL\n"))
 t("mine-fsmonitor-sample", lambda: open(".git/hooks/fsmonitor-watchman.sample", "a")
@@ -918,8 +921,9 @@ t("ordinary-sample", lambda: open(".git/hooks/pre-rebase.sample", "a").write("# 
 
 @test()
 def what_a_hook_or_config_leads_to_is_asked_by_either_name(m, base):
-    """A hook that is a link (to a script of the project, or to its own
-    sample), a sample your own config's core.fsmonitor runs from each
+    """A hook that is a link (to a script of the project, through a link
+    in the middle, to one not made yet, or to its own sample), a sample
+    your own config's core.fsmonitor runs from each
     repository, and the name an alias runs that is a link (unlinked and
     put back as a new file): git runs each by a name the broker did not
     check, and a fresh-view review wrote to each under --write with no
@@ -927,10 +931,12 @@ def what_a_hook_or_config_leads_to_is_asked_by_either_name(m, base):
     w = git_repo(m, base, f"repo-{m.name}", owner=h.NOBODY)
     hooks = os.path.join(w, ".git", "hooks")
     os.makedirs(os.path.join(w, "scripts"))
-    with open(os.path.join(w, "scripts", "check.sh"), "w") as f:
+    with open(os.path.join(w, "scripts", "real.sh"), "w") as f:
         f.write("#!/bin/sh\nexit 0\n")
+    os.symlink("real.sh", os.path.join(w, "scripts", "check.sh"))  # a chain of two
     os.unlink(os.path.join(hooks, "pre-commit"))
     os.symlink("../../scripts/check.sh", os.path.join(hooks, "pre-commit"))
+    os.symlink("../../scripts/later.sh", os.path.join(hooks, "prepare-commit-msg"))
     os.unlink(os.path.join(hooks, "pre-push"))
     for x in ("pre-push.sample", "fsmonitor-watchman.sample", "pre-rebase.sample"):
         with open(os.path.join(hooks, x), "w") as f:
@@ -955,12 +961,15 @@ def what_a_hook_or_config_leads_to_is_asked_by_either_name(m, base):
     finally:
         os.unlink(os.path.join(m.home, ".gitconfig"))
     got = results(p.out)
-    broke = [a for a in ("hook-link-target", "hook-via-sample-link", "sample-a-hook-leads-to",
+    broke = [a for a in ("hook-link-target", "hook-chain-middle", "hook-chain-end",
+                         "hook-target-not-yet", "hook-via-sample-link", "sample-a-hook-leads-to",
                          "mine-fsmonitor-sample", "alias-name-replaced", "alias-name-new")
              if got.get(a) != "refused"]
     assert not broke, f"[{m.name}] went through: {broke}\n{p.out}\n{p.err[-2500:]}"
     assert got.get("ordinary-sample") == "done", (p.out, p.err[-1500:])
     assert "EVIL" not in open(os.path.join(w, "scripts", "check.sh")).read()
+    assert os.path.islink(os.path.join(w, "scripts", "check.sh"))
+    assert not os.path.exists(os.path.join(w, "scripts", "later.sh"))
     assert "EVIL" not in open(os.path.join(hooks, "pre-push.sample")).read()
     assert os.path.islink(os.path.join(w, "node_modules", ".bin", "tool"))
 
