@@ -213,39 +213,53 @@ static void unquote(char *v)
         *--o = '\0';
 }
 
-/* abs as git names it, each name a link on the way leads through (its
- * folder resolved), and the object at the end (or where it would be
- * made): git goes by the names, at any of which a skill could remove a
- * link and put a file of its own, and the object, which it could write by
- * another name. Past 40 links, or a link text that does not fit: the
- * repository whole. */
+/* abs as git names it, then again each time a link on its way (a folder
+ * or the last name) is followed, one link at a time, to what is there at
+ * the end (or where it would be made): git walks those names, and at any
+ * of them a skill could put a folder or file of its own in place of a
+ * link. Past 40 links, or a link text that does not fit: the repository
+ * whole. */
 static void add_hops(struct repo *r, const char *abs, bool tree, const char *why)
 {
     char *p = sg_xstrdup(abs);
     sg_path_normalize(p);
-    add(r, sg_xstrdup(p), tree, why);
     int hop = 0;
     for (; hop < 40; hop++) {
-        char *sl = strrchr(p, '/');
-        if (!sl || !sl[1])
-            break;
-        *sl = '\0';
-        cleanup_free char *dir = resolve_partial(p[0] ? p : "/");
-        char *name = sg_xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", sl + 1);
-        free(p);
-        p = name;
         add(r, sg_xstrdup(p), tree, why);
+        /* the first link on the way: its name ends at end */
+        char *end = NULL;
         struct stat st;
-        char t[PATH_MAX];
-        if (lstat(p, &st) < 0 || !S_ISLNK(st.st_mode))
+        for (char *c = strchr(p + 1, '/');; c = strchr(c + 1, '/')) {
+            char keep = c ? *c : '\0';
+            if (c)
+                *c = '\0';
+            int e = lstat(p, &st);
+            if (c)
+                *c = keep;
+            if (e < 0)
+                break; /* not there (yet): the rest is where it would be */
+            if (S_ISLNK(st.st_mode)) {
+                end = c ? c : p + strlen(p);
+                break;
+            }
+            if (!c)
+                break;
+        }
+        if (!end)
             break;
+        char t[PATH_MAX];
+        char keep = *end;
+        *end = '\0';
         ssize_t n = readlink(p, t, sizeof t - 1);
-        if (n <= 0 || (size_t)n >= sizeof t - 1) {
+        char *sl = strrchr(p, '/');
+        *end = keep;
+        if (n <= 0 || (size_t)n >= sizeof t - 1 || !sl) {
             r->whole = true;
             break;
         }
         t[n] = '\0';
-        char *next = t[0] == '/' ? sg_xstrdup(t) : sg_xasprintf("%s/%s", dir, t);
+        char *next = t[0] == '/' ? sg_xasprintf("%s%s", t, end)
+                                 : sg_xasprintf("%.*s/%s%s", (int)(sl - p), p, t, end);
         sg_path_normalize(next);
         free(p);
         p = next;
@@ -290,10 +304,15 @@ static void scan_hooks(struct repo *r, const char *dir)
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     DIR *d = dfd >= 0 && fstat(dfd, &st) == 0 ? fdopendir(dfd) : NULL;
-    if (!d) { /* watched as absent: made later, it is read then */
+    if (!d) { /* not there: watched as absent (made later, read then);
+               * no folder (core.hooksPath = /dev/null): watched as it is */
+        int e = errno;
         if (dfd >= 0)
             close(dfd);
-        watch(r, dir, NULL);
+        if (e == ENOENT)
+            watch(r, dir, NULL);
+        else if (stat(dir, &st) == 0)
+            watch(r, dir, &st);
         return;
     }
     watch(r, dir, &st);
@@ -307,7 +326,7 @@ static void scan_hooks(struct repo *r, const char *dir)
         if (fstatat(dirfd(d), e->d_name, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(ls.st_mode))
             continue;
         cleanup_free char *p = sg_xasprintf("%s/%s", dir, e->d_name);
-        add_hops(r, p, false, WHY_HOOKS);
+        add_hops(r, p, stat(p, &ls) == 0 && S_ISDIR(ls.st_mode), WHY_HOOKS);
     }
     closedir(d);
 }
@@ -334,8 +353,10 @@ static bool runs_command(const char *section, const char *key, const char *v)
 
 /* The next word of a shell command at *c, quotes and backslashes taken as
  * the shell takes them (operators ; | & ( ) < > end one), into out; *c
- * moves past it. false at the end; *cut when a word does not fit. */
-static bool next_word(const char **c, char *out, size_t n, bool *cut)
+ * moves past it. false at the end; *cut when a word does not fit; *odd
+ * when it holds what the reader does not model (a command substitution,
+ * backquotes, $'...' quoting) outside single quotes. */
+static bool next_word(const char **c, char *out, size_t n, bool *cut, bool *odd)
 {
     const char *p = *c;
     while (*p && strchr(" \t\n;|&()<>", *p))
@@ -345,6 +366,8 @@ static bool next_word(const char **c, char *out, size_t n, bool *cut)
     size_t k = 0;
     char q = 0;
     for (; *p && (q || !strchr(" \t\n;|&()<>", *p)); p++) {
+        if (q != '\'' && (*p == '`' || (*p == '$' && (p[1] == '(' || (!q && p[1] == '\'')))))
+            *odd = true;
         if (!q && (*p == '\'' || *p == '"')) {
             q = *p;
             continue;
@@ -369,11 +392,19 @@ static bool next_word(const char **c, char *out, size_t n, bool *cut)
  * config, root "": each repository's, kept in rel). */
 static void add_word(struct repo *r, const char *w, const char *root, const char *why)
 {
+    const char *dollar = strchr(w, '$');
+    const char *sl = dollar ? memrchr(w, '/', (size_t)(dollar - w)) : NULL;
     if (!strncmp(w, "$HOME/", 6) || !strncmp(w, "${HOME}/", 8)) {
         cleanup_free char *t = sg_xasprintf("~/%s", strchr(w, '/') + 1);
         add_word(r, t, root, why);
-    } else if (strchr(w, '$')) {
-        r->whole = true; /* a path made by a variable: not modeled */
+    } else if (dollar && !sl) {
+        r->whole = true; /* a path that a variable begins: not modeled */
+    } else if (dollar) { /* tools/$1.sh: all of the folder before it */
+        cleanup_free char *dir = sg_xstrndup(w, (size_t)(sl - w));
+        if (root[0] || dir[0] == '/' || !strncmp(dir, "~/", 2))
+            add_path(r, root, dir, true, why);
+        else
+            add_rel(r, dir, true, why);
     } else if (root[0] || w[0] == '/' || !strncmp(w, "~/", 2)) {
         add_path(r, root, w, false, why);
     } else {
@@ -391,16 +422,16 @@ static void add_words(struct repo *r, const char *v, const char *root, bool firs
                       const char *why, int depth)
 {
     const char *c = v + (v[0] == '!');
-    if (depth > 4 || strchr(c, '`') || strstr(c, "$(") || strstr(c, "$'")) {
+    if (depth > 4) {
         r->whole = true;
         return;
     }
     char w[PATH_MAX];
-    bool cut = false, first = true;
-    while (next_word(&c, w, sizeof w, &cut)) {
+    bool cut = false, odd = false, first = true;
+    while (next_word(&c, w, sizeof w, &cut, &odd)) {
         bool named = strchr(w, '/') || (first && first_too);
         first = false;
-        if (cut) {
+        if (cut || odd) {
             r->whole = true;
             return;
         }
@@ -572,7 +603,7 @@ static void fill(struct repo *r, const char *root, const char *gitdir)
     cleanup_free char *hooks = sg_xasprintf("%s/hooks", common ? common : gitdir);
     struct stat st;
     if (lstat(hooks, &st) == 0 && S_ISLNK(st.st_mode))
-        add(r, resolve_against(common ? common : gitdir, "hooks"), true, WHY_HOOKS);
+        add_hops(r, hooks, true, WHY_HOOKS);
     scan_hooks(r, hooks);
     /* the person's own config's relative paths (a hooks folder, a command):
      * this repository's, made here once (not per check) */
@@ -749,7 +780,8 @@ const char *sg_git_named(const char *path, bool exact)
     pthread_mutex_lock(&mu);
     /* a repository past what is kept: its worktree whole */
     const char *why = repo && !known(root, gitdir) && under(path, root, true) ? WHY_WHOLE : NULL;
-    mine_fresh();
+    if (!repo) /* known() saw to it */
+        mine_fresh();
     if (!why)
         why = names(&mine, path, exact);
     if (!why && !exact)

@@ -261,6 +261,18 @@ static void a_config_is_read_as_git_reads_it(void **st)
     assert_non_null(sg_protected_path(req, NULL));  /* after an = */
     assert_non_null(sg_protected_path(made, NULL)); /* not there yet, behind a link */
     assert_null(sg_protected_path(other, NULL));
+    /* ordinary aliases with $1 and a quoted $ leave the repository as it
+     * is; a folder before a variable is protected whole */
+    th_mkdirs(dir, "ali/.git");
+    th_write(dir, "ali/.git/config",
+             "[alias]\n\tco = !f() { git checkout -b \"$1\" origin/$1; }; f\n"
+             "\tgone = !git branch --merged | grep -v 'main$' | xargs git branch -d\n"
+             "\tpr = !git fetch origin pull/$1/head:pr-$1\n"
+             "\tt = !tools/$1.sh\n");
+    cleanup_free char *aok = sg_xasprintf("%s/ali/src/main.c", dir);
+    cleanup_free char *avar = sg_xasprintf("%s/ali/tools/any.sh", dir);
+    assert_null(sg_protected_path(aok, NULL));
+    assert_non_null(sg_protected_path(avar, NULL));
     /* a path made by a variable is not modeled: the repository whole */
     th_mkdirs(dir, "var/.git");
     th_write(dir, "var/.git/config", "[alias]\n\tx = !$TOOLS/run.sh\n");
@@ -317,6 +329,18 @@ static void a_config_is_read_as_git_reads_it(void **st)
     assert_non_null(sg_protected_path(chk, NULL));
     assert_non_null(sg_protected_path(real, NULL));
     assert_non_null(sg_protected_path(gone, NULL));
+    /* a folder link on a hook's way (tl -> build/bin), and a hook that is a
+     * link to a folder */
+    cleanup_free char *pw = sg_xasprintf("%s/q/.git/hooks/post-merge", dir);
+    cleanup_free char *viatl = sg_xasprintf("%s/q/tl/check2.sh", dir);
+    assert_int_equal(symlink("../../tl/check2.sh", pw), 0);
+    assert_non_null(sg_protected_path(viatl, NULL));
+    assert_non_null(sg_protected_place(tl));
+    th_mkdirs(dir, "q/scripts/hooks.d");
+    cleanup_free char *hd = sg_xasprintf("%s/q/.git/hooks/pre-commit.d", dir);
+    cleanup_free char *inhd = sg_xasprintf("%s/q/scripts/hooks.d/evil", dir);
+    assert_int_equal(symlink("../../scripts/hooks.d", hd), 0);
+    assert_non_null(sg_protected_path(inhd, NULL));
     th_rmrf(dir);
 }
 
