@@ -392,8 +392,10 @@ static bool next_word(const char **c, char *out, size_t n, bool *cut, bool *odd)
  * config, root "": each repository's, kept in rel). */
 static void add_word(struct repo *r, const char *w, const char *root, const char *why)
 {
-    const char *dollar = strchr(w, '$');
-    const char *sl = dollar ? memrchr(w, '/', (size_t)(dollar - w)) : NULL;
+    const char *dollar = strchr(w, '$'), *sl = NULL;
+    for (const char *q = w; dollar && q < dollar; q++) /* the last '/' before it */
+        if (*q == '/')
+            sl = q;
     if (!strncmp(w, "$HOME/", 6) || !strncmp(w, "${HOME}/", 8)) {
         cleanup_free char *t = sg_xasprintf("~/%s", strchr(w, '/') + 1);
         add_word(r, t, root, why);
