@@ -464,6 +464,9 @@ static enum sg_effect evaluate_line(struct sg_perm *p, const struct sg_preq *q,
         const struct sg_prule *h;
         sg_agent_one_command(q, &sh.cmds[i], one);
         enum sg_effect ei = evaluate_one(p, one, &h);
+        const char *mwhy;
+        if (ei == SG_EFF_ALLOW && !sg_shell_read_whole(sh.cmds[i].argv, sh.cmds[i].argc, &mwhy))
+            ei = SG_EFF_ASK; /* no rule allows what the reader does not model */
         if (ei == SG_EFF_DENY) {
             *hit = h;
             e = SG_EFF_DENY;
@@ -593,6 +596,11 @@ enum sg_effect sg_perm_limits(struct sg_perm *p, const struct sg_preq *q, char *
     for (size_t i = 0; i < sh.n && e != SG_EFF_DENY; i++) {
         sg_agent_one_command(q, &sh.cmds[i], one);
         enum sg_effect ei = limit_one(p, one, b2, sizeof b2);
+        const char *mwhy;
+        if (ei == SG_EFF_ALLOW && !sg_shell_read_whole(sh.cmds[i].argv, sh.cmds[i].argc, &mwhy)) {
+            ei = SG_EFF_ASK; /* asked, never allowed on a reading */
+            snprintf(b2, sizeof b2, "not read whole: %s: %s", sh.cmds[i].argv[0], mwhy);
+        }
         if (ei != SG_EFF_ALLOW && (ei == SG_EFF_DENY || e == SG_EFF_ALLOW)) {
             e = ei;
             snprintf(by, n, "%s", b2);

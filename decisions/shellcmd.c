@@ -503,6 +503,7 @@ static const struct shell shells[] = {
     /* sh is bash or dash: bash's letters; one dash does not know fails */
     {"sh", "abefhkmnptuvxBCDEHPTilrsc", "oO", true, false},
     {"bash", "abefhkmnptuvxBCDEHPTilrsc", "oO", true, false},
+    {"rbash", "abefhkmnptuvxBCDEHPTilrsc", "oO", true, false},
     {"dash", "abCefIilmnpqsuvVxEc", "o", false, false},
     {"ash", "abCefIilmnpqsuvVxEc", "o", false, false},
     {"zsh", "efhilnsuvxc", "o", false, true},
@@ -677,7 +678,7 @@ static const char *const opaque[] = {
     "unbuffer", "rlwrap", "faketime", "torsocks", "proxychains", "proxychains4", "gosu",
     "su-exec", "setuidgid", "softlimit", "envdir", "runcon", "systemd-nspawn", "tmux",
     "screen", "entr", "xvfb-run", "dbus-launch", "start-stop-daemon", "daemonize", "expect",
-    NULL};
+    "ssh-agent", "dbus-run-session", "dbus-send", "at", "batch", "crontab", NULL};
 
 enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at)
 {
@@ -702,4 +703,108 @@ enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at)
     if (!strcmp(b, "busybox"))
         return by_busybox(argv, argc, at);
     return by_builtin(argv, argc, at);
+}
+
+/* ---- the reader as an allowlist ---- */
+
+/* Every bash builtin: a word that names one runs it, whatever PATH says. */
+static const char *const builtins[] = {
+    "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen",
+    "complete", "compopt", "continue", "declare", "dirs", "disown", "echo", "enable", "eval",
+    "exec", "exit", "export", "false", "fc", "fg", "getopts", "hash", "help", "history",
+    "jobs", "kill", "let", "local", "logout", "mapfile", "popd", "printf", "pushd", "pwd",
+    "read", "readarray", "readonly", "return", "set", "shift", "shopt", "source", "suspend",
+    "test", "times", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias", "unset",
+    "wait", ".", ":", "[", NULL};
+
+/* The builtins read completely, as data: the option letters each takes
+ * that change nothing of what bash runs or where ("*": any words). Every
+ * other builtin (declare, export, read, set, shopt, hash, mapfile,
+ * compgen, trap, ...) can change lookup, set a variable bash reads later
+ * (BASH_CMDS, PS4, HOME, CDPATH, IFS) or run words, and is not read. */
+#define SG_SHELL_MODELLED(X)                                                              \
+    X("cd", "LPe@") X("pushd", "n") X("popd", "n") X("pwd", "LP") X("echo", "*")          \
+    X("printf", "") X(":", "*") X("true", "*") X("false", "*") X("exit", "*")             \
+    X("return", "*") X("break", "*") X("continue", "*") X("shift", "*") X("type", "afptP") \
+    X("help", "dms") X("times", "") X("dirs", "clpv") X("jobs", "lnprs") X("kill", "*")   \
+    X("umask", "pS") X("ulimit", "*") X("disown", "ahr") X("fg", "") X("bg", "")
+
+static const struct {
+    const char *name, *opts;
+} modelled[] = {
+#define X(n, o) {n, o},
+    SG_SHELL_MODELLED(X)
+#undef X
+};
+
+/* A builtin's words: its options (before the first operand or "--") must
+ * be letters its entry lists. */
+static bool builtin_read(const char *opts, char *const *argv, size_t argc, const char **why)
+{
+    if (!strcmp(opts, "*"))
+        return true;
+    for (size_t i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        for (const char *c = argv[i] + 1; *c; c++)
+            if (!strchr(opts, *c)) {
+                *why = "a builtin's option that changes what bash runs or where (printf -v, "
+                       "jobs -x, ...)";
+                return false;
+            }
+    }
+    return true;
+}
+
+static bool read_whole(char *const *argv, size_t argc, const char **why, int depth)
+{
+    if (!argc)
+        return true;
+    if (depth > 6) {
+        *why = "launchers nested too deep";
+        return false;
+    }
+    const char *b = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    if (!strcmp(b, "xargs")) {
+        *why = "xargs runs what its input says";
+        return false;
+    }
+    /* command -v NAME, -V NAME: says what NAME is, runs nothing */
+    if (!strcmp(argv[0], "command") && argc > 1 &&
+        (!strcmp(argv[1], "-v") || !strcmp(argv[1], "-V")))
+        return true;
+    size_t at;
+    switch (sg_shell_launches(argv, argc, &at)) {
+    case SG_LAUNCH_UNKNOWN:
+        *why = "it runs words or files the reader does not follow";
+        return false;
+    case SG_LAUNCH_INNER:
+        return read_whole(argv + at, argc - at, why, depth + 1);
+    case SG_LAUNCH_SHELL: {
+        struct sg_shell in;
+        if (sg_shell_parse(argv[at], &in, why) < 0)
+            return false;
+        bool ok = true;
+        for (size_t i = 0; i < in.n && ok; i++)
+            ok = read_whole(in.cmds[i].argv, in.cmds[i].argc, why, depth + 1);
+        sg_shell_free(&in);
+        return ok;
+    }
+    case SG_LAUNCH_NONE:
+        break;
+    }
+    if (strchr(argv[0], '/') || !listed(builtins, argv[0], strlen(argv[0])))
+        return true; /* a program: what runs is the file the rules name */
+    for (size_t i = 0; i < SG_ARRAY_LEN(modelled); i++)
+        if (!strcmp(modelled[i].name, argv[0]))
+            return builtin_read(modelled[i].opts, argv, argc, why);
+    *why = "a builtin that can change what bash runs or where (declare, export, read, set, "
+           "shopt, hash, mapfile, compgen, trap, ...)";
+    return false;
+}
+
+bool sg_shell_read_whole(char *const *argv, size_t argc, const char **why)
+{
+    *why = NULL;
+    return read_whole(argv, argc, why, 0);
 }

@@ -99,4 +99,16 @@ void sg_shell_quote(struct sg_buf *b, const char *w, bool first);
 enum sg_launch { SG_LAUNCH_NONE, SG_LAUNCH_INNER, SG_LAUNCH_SHELL, SG_LAUNCH_UNKNOWN };
 enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at);
 
+/* The reader is an allowlist (issue 51): a simple command is read whole
+ * when what bash does with it lies in a grammar modelled completely: a
+ * program (a name that is no builtin, or a path: the rules name the file
+ * it runs), a builtin of SG_SHELL_MODELLED in shellcmd.c with only the
+ * options listed there (never printf -v, jobs -x, declare, export, read,
+ * set, shopt, hash, mapfile, compgen, trap, ...), a launcher whose command
+ * is in the line and is read whole itself. Never xargs (its command is
+ * its input) nor UNKNOWN launchers. A line not read whole is never allowed
+ * by a rule or a default: it is asked (or sandboxed, hook.sandbox_bash).
+ * false with *why (static). */
+bool sg_shell_read_whole(char *const *argv, size_t argc, const char **why);
+
 #endif

@@ -2,7 +2,8 @@
  * (decisions/shellcmd.c): any bytes up to its cap. A parse either fails with a
  * reason or gives 1..SG_SHELL_MAX_CMDS commands of at least one word; each
  * command's joined words read back as the same words; what a launcher
- * runs is a word inside the command, however deep it is followed. */
+ * runs is a word inside the command, however deep it is followed; the
+ * allowlist (sg_shell_read_whole) reads it whole or says why not. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort(); /* a joined command must read back */
             }
             free(j);
+            /* the allowlist reads it whole or says why not */
+            const char *rwhy = NULL;
+            if (!sg_shell_read_whole(sh.cmds[i].argv, sh.cmds[i].argc, &rwhy) && !rwhy)
+                abort();
             /* followed as the rules follow it: env sudo sh -c … */
             char **argv = sh.cmds[i].argv;
             size_t argc = sh.cmds[i].argc, at;

@@ -317,9 +317,47 @@ static void home_reads_a_leading_tilde(void **st)
     assert_int_equal(sg_shell_parse("ls ~/x", &sh, &why), -EINVAL);
 }
 
+/* Issue 51: the reader is an allowlist. Each line either is read whole
+ * (every word in a grammar modelled completely) or is not, with why. */
+static void reads_whole_only_what_it_models(void **state)
+{
+    (void)state;
+    static const char *const whole[] = {
+        "ls -la", "git status", "printf '%s\\n' x", "printf -- -v", "echo -n hi", "cd -P /tmp",
+        "pwd", "true", "jobs -l", "type -a ls", "env FOO=1 ls", "sh -c 'ls && pwd'",
+        "nohup make", "timeout 5 ls", "/usr/bin/printf -v x", "kill -9 1", "command -v ls"};
+    static const char *const not_whole[] = {
+        "printf -v 'BASH_CMDS[ls]' /usr/bin/python3", "printf -vX y", "jobs -x touch F",
+        "compgen -C 'touch F' x", "mapfile -C 'touch F' -c 1", "declare 'BASH_CMDS[l]=/t'",
+        "set -x", "shopt -s cdable_vars", "export FOO=1", "read x", "hash -p /t ls",
+        "xargs env", "xargs -0 nohup", "rbash -i", "ssh-agent touch F",
+        "dbus-run-session -- touch F", "env xargs touch", "sh -c 'printf -v HOME /x'",
+        "source x", ". x", "trap 'id' EXIT", "enable -n printf", "alias ls=id", "unset PATH",
+        "test -v x", "wait -n", "eval 'jobs -x id'", "builtin jobs -x id"};
+    for (size_t k = 0; k < 2; k++) {
+        const char *const *v = k ? not_whole : whole;
+        size_t n = k ? sizeof not_whole / sizeof *not_whole : sizeof whole / sizeof *whole;
+        for (size_t i = 0; i < n; i++) {
+            struct sg_shell sh;
+            const char *why = NULL;
+            if (sg_shell_parse(v[i], &sh, &why) < 0)
+                fail_msg("not parsed: %s (%s)", v[i], why);
+            bool all = true;
+            for (size_t c = 0; c < sh.n && all; c++)
+                all = sg_shell_read_whole(sh.cmds[c].argv, sh.cmds[c].argc, &why);
+            sg_shell_free(&sh);
+            if (all != !k)
+                fail_msg("%s: read whole %s", v[i], all ? "yes" : "no");
+            if (!all && !why)
+                fail_msg("%s: no reason", v[i]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_whole_only_what_it_models),
         cmocka_unit_test(reads_what_sh_reads),
         cmocka_unit_test(refuses_what_only_a_shell_could_read),
         cmocka_unit_test(bounded),
