@@ -21,6 +21,7 @@
     X(list, cmd_list, "list [DIR...] [--json]", "discover skills and summarize them")      \
     X(run, cmd_run, "run SKILL [--input JSON] [--watch|--json] [--dry-run] [--env NAME] [--write DIR] [--script PATH | -m MODULE] [[--] ARG...]", \
       "run a skill under the sandbox; events live, a trace at the end")                    \
+    X(wrap, cmd_wrap, "wrap [--settings FILE] [--cwd DIR] [run's options] -- CMD [ARG...]", "any command under the sandbox, with Claude Code's Bash sandbox defaults") \
     X(record, cmd_record, "record SKILL [-i JSON]...", "learn what a skill needs; its minimal manifest") \
     X(traces, cmd_traces, "traces list|diff A [B]|report TRACE [--html|--md] [-o FILE]|export TRACE [-o FILE]", "past runs; what one did that another did not; a run's report, or export") \
     X(audit, cmd_audit, "audit verify|tail|show RUN", "the hash-chained audit log")         \
@@ -33,6 +34,11 @@
 #define X(name, fn, usage, summary) int fn(int argc, char **argv);
 SG_COMMANDS(X)
 #undef X
+
+/* `skillgate run` and `skillgate wrap` (a command as a skill): one front
+ * end of the run; its help for wrap. */
+int sg_run_front(int argc, char **argv, bool wrap);
+void sg_wrap_help(void);
 
 /* Exit codes shared by every command. */
 enum {

@@ -21,6 +21,7 @@
 #include "sanitize.h"
 #include "skill.h"
 #include "util.h"
+#include "wrap.h"
 
 extern char **environ;
 
@@ -42,6 +43,7 @@ struct out_ctx {
     size_t nrep, nextrep;
     bool watch, json;
     bool tty_out, tty_err;
+    bool copied; /* skillgate wrap: the output reached ours unchanged already */
     size_t blocked;
     /* context: fork: only the summary goes to the caller */
     bool fork;
@@ -74,6 +76,8 @@ static void print_plain(struct out_ctx *o, const struct sg_event *ev)
     }
     if (ev->kind != SG_EV_STDOUT)
         fflush(stdout); /* what came before a stderr line or a prompt is shown before it */
+    if ((ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR) && o->copied)
+        return;
     if (ev->kind == SG_EV_STDOUT || ev->kind == SG_EV_STDERR) {
         bool err = ev->kind == SG_EV_STDERR;
         FILE *f = err ? stderr : stdout;
@@ -362,6 +366,8 @@ struct run_args {
     const char *trace_out;
     char *input_buf;
     bool dry;
+    bool wrap;            /* skillgate wrap: a command, not a skill (wrap.h) */
+    const char *settings; /* wrap --settings FILE */
     bool attached; /* --prompt attached: prompts to `skillgate tui --attach` */
     char *prog[SG_PPROG_ARGS_MAX + 1];     /* --prompt exec:'s words */
     const char *resolve[32];
@@ -382,6 +388,50 @@ static int add_listed(const char **v, size_t max, size_t *n, const char *opt)
     return -1;
 }
 
+/* --prompt tty|deny|attached|exec:PROGRAM */
+static int prompt_option(struct run_args *a)
+{
+    if (!strncmp(optarg, "exec:", 5)) { /* words split on blanks: no shell reads them */
+        size_t n = 0;
+        char *save = NULL; /* argv's own string, cut in place: it lives as long */
+        for (char *w = strtok_r(optarg + 5, " \t", &save); w;
+             w = strtok_r(NULL, " \t", &save)) {
+            if (n == SG_PPROG_ARGS_MAX) {
+                fprintf(stderr, "skillgate: --prompt exec: %d words at most\n",
+                        SG_PPROG_ARGS_MAX);
+                return SG_EXIT_USAGE;
+            }
+            a->prog[n++] = w;
+        }
+        a->prog[n] = NULL;
+        if (!n) {
+            fprintf(stderr, "skillgate: --prompt exec: names no program\n");
+            return SG_EXIT_USAGE;
+        }
+        if (strchr(a->prog[0], '/') && a->prog[0][0] != '/') {
+            fprintf(stderr, "skillgate: --prompt exec: the program must be an absolute "
+                            "path or a name on PATH\n");
+            return SG_EXIT_USAGE;
+        }
+        a->rq.prompt_program = a->prog;
+        a->rq.pmode = SG_PERM_PROMPT;
+        a->rq.pmode_set = true;
+        return -1;
+    }
+    if (strcmp(optarg, "tty") && strcmp(optarg, "deny") && strcmp(optarg, "attached")) {
+        fprintf(stderr, "skillgate: --prompt is tty, deny, attached or exec:PROGRAM\n");
+        return SG_EXIT_USAGE;
+    }
+    a->rq.prompt_program = NULL;
+    a->attached = !strcmp(optarg, "attached");
+    a->rq.not_a_look = a->attached; /* the agent hook's rewrite runs it so */
+    if (!a->attached) { /* attached: a TUI if one listens, else as without --prompt */
+        a->rq.pmode = !strcmp(optarg, "tty") ? SG_PERM_PROMPT : SG_PERM_DENY_ALL;
+        a->rq.pmode_set = true;
+    }
+    return -1;
+}
+
 /* -1: go on; else the exit status */
 static int run_option(struct run_args *a, int c)
 {
@@ -389,8 +439,16 @@ static int run_option(struct run_args *a, int c)
     unsigned char bin[16];
     switch (c) {
     case 'h':
-        run_help();
+        if (a->wrap)
+            sg_wrap_help();
+        else
+            run_help();
         return SG_EXIT_OK;
+    case 'S':
+        if (!a->wrap)
+            break;
+        a->settings = optarg;
+        return -1;
     case 'i':
         a->rq.input = optarg;
         return -1;
@@ -452,45 +510,7 @@ static int run_option(struct run_args *a, int c)
         a->rq.allow_degraded = true;
         return -1;
     case 'P':
-        if (!strncmp(optarg, "exec:", 5)) { /* words split on blanks: no shell reads them */
-            size_t n = 0;
-            char *save = NULL; /* argv's own string, cut in place: it lives as long */
-            for (char *w = strtok_r(optarg + 5, " \t", &save); w;
-                 w = strtok_r(NULL, " \t", &save)) {
-                if (n == SG_PPROG_ARGS_MAX) {
-                    fprintf(stderr, "skillgate: --prompt exec: %d words at most\n",
-                            SG_PPROG_ARGS_MAX);
-                    return SG_EXIT_USAGE;
-                }
-                a->prog[n++] = w;
-            }
-            a->prog[n] = NULL;
-            if (!n) {
-                fprintf(stderr, "skillgate: --prompt exec: names no program\n");
-                return SG_EXIT_USAGE;
-            }
-            if (strchr(a->prog[0], '/') && a->prog[0][0] != '/') {
-                fprintf(stderr, "skillgate: --prompt exec: the program must be an absolute "
-                                "path or a name on PATH\n");
-                return SG_EXIT_USAGE;
-            }
-            a->rq.prompt_program = a->prog;
-            a->rq.pmode = SG_PERM_PROMPT;
-            a->rq.pmode_set = true;
-            return -1;
-        }
-        if (strcmp(optarg, "tty") && strcmp(optarg, "deny") && strcmp(optarg, "attached")) {
-            fprintf(stderr, "skillgate: --prompt is tty, deny, attached or exec:PROGRAM\n");
-            return SG_EXIT_USAGE;
-        }
-        a->rq.prompt_program = NULL;
-        a->attached = !strcmp(optarg, "attached");
-        a->rq.not_a_look = a->attached; /* the agent hook's rewrite runs it so */
-        if (!a->attached) { /* attached: a TUI if one listens, else as without --prompt */
-            a->rq.pmode = !strcmp(optarg, "tty") ? SG_PERM_PROMPT : SG_PERM_DENY_ALL;
-            a->rq.pmode_set = true;
-        }
-        return -1;
+        return prompt_option(a);
     case 'Q':
         a->rq.policy_file = optarg;
         return -1;
@@ -523,9 +543,10 @@ static int run_option(struct run_args *a, int c)
         a->resolve[a->rq.nresolve++] = optarg;
         return -1;
     default:
-        sg_command_usage(stderr, "run");
-        return SG_EXIT_USAGE;
+        break;
     }
+    sg_command_usage(stderr, a->wrap ? "wrap" : "run");
+    return SG_EXIT_USAGE;
 }
 
 static int parse_run_args(int argc, char **argv, struct run_args *a)
@@ -543,6 +564,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
         {"python", required_argument, NULL, 'Y'}, {"no-records", no_argument, NULL, 'N'},
         {"module", required_argument, NULL, 'm'}, {"env", required_argument, NULL, 'E'},
         {"write", required_argument, NULL, 'W'}, {"publish", required_argument, NULL, 'p'},
+        {"settings", required_argument, NULL, 'S'},
         {0},
     };
     int c, st;
@@ -552,9 +574,21 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
     a->rq.env = a->env;
     a->rq.write = a->write;
     a->rq.publish = a->publish;
-    while ((c = sg_getopt(argc, argv, "hi:I:t:o:wjnDs:C:m:", opts)) != -1)
+    /* wrap: options end at the command's name (its own options are its) */
+    while ((c = sg_getopt(argc, argv, a->wrap ? "+ht:o:wjnDC:" : "hi:I:t:o:wjnDs:C:m:", opts)) !=
+           -1)
         if ((st = run_option(a, c)) >= 0)
             return st;
+    if (a->wrap) {
+        if (optind >= argc || (a->oc->watch && a->oc->json) || a->rq.script || a->rq.module ||
+            a->rq.input || a->rq.python) {
+            sg_command_usage(stderr, "wrap");
+            return SG_EXIT_USAGE;
+        }
+        a->rq.args = argv + optind;
+        a->rq.nargs = (size_t)(argc - optind);
+        return -1;
+    }
     /* SKILL, then a script's arguments (after -- when one starts with -) */
     if (optind >= argc || (optind != argc - 1 && !a->rq.script && !a->rq.module) ||
         (a->oc->watch && a->oc->json)) {
@@ -635,6 +669,11 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
     json_t *doc = rout->doc;
     json_t *vs = json_object_get(doc, "violation_summary");
     json_int_t total = json_integer_value(json_object_get(vs, "total_enforcements"));
+    /* a wrapped command's stderr is its own: skillgate adds a word only
+     * when it stopped something (or was asked to tell it all) */
+    if (oc->copied && !total && !json_array_size(refused) && !info->degraded &&
+        res->exit_code != SG_RUN_TIMEOUT)
+        return;
     const char *written = rout->trace_path;
     FILE *f = oc->watch ? stdout : stderr;
     fprintf(f, "skillgate: %s %s (exit %d) in %lld ms; %lld enforcement%s, max severity %s%s%s\n",
@@ -674,29 +713,64 @@ static int run_status(const struct sg_runner_out *rout)
     return lost && !rout->no_records ? SG_RUN_NO_RECORDS : rout->res.exit_code;
 }
 
-int cmd_run(int argc, char **argv)
+/* skillgate wrap: the command as a skill (wrap.h), its output passed on
+ * unchanged where it is no terminal, its stdin its own; what the settings
+ * did not apply is said first. 0, or the exit status. */
+static int wrap_load(struct run_args *a, struct sg_wrap *w, struct sg_skill **sk)
+{
+    cleanup_free char *why = NULL;
+    int e = sg_wrap_prepare(a->rq.work_dir, a->rq.args, a->rq.nargs, a->settings, environ, w,
+                            &why);
+    if (e < 0) {
+        cleanup_free char *t = sg_sanitize_str(why, 0);
+        fprintf(stderr, "skillgate: wrap: %s\n", t);
+        return e == -ENOENT ? SG_RUN_EXEC_FAILED : SG_RUN_REFUSED;
+    }
+    for (size_t i = 0; i < w->nnotes; i++) {
+        cleanup_free char *t = sg_sanitize_str(w->notes[i], 0);
+        fprintf(stderr, "skillgate: %s\n", t);
+    }
+    *sk = w->sk;
+    a->rq.wrap = true;
+    a->rq.input = "";
+    a->rq.args = NULL, a->rq.nargs = 0; /* the skill's entrypoint holds them */
+    a->rq.work_dir = w->cwd;
+    a->rq.masks = w->masks;
+    a->rq.nmasks = w->nmasks;
+    /* passed on as it is, unless a terminal shows it (then sanitized, as run's) */
+    a->rq.copy_output = a->oc->copied = !a->oc->watch && !a->oc->json && !a->oc->tty_out &&
+                                        !a->oc->tty_err;
+    return 0;
+}
+
+int sg_run_front(int argc, char **argv, bool wrap)
 {
     struct out_ctx oc = {.tty_out = isatty(1), .tty_err = isatty(2)};
-    struct run_args a = {.rq = {.front = SG_FRONT_CLI, .host_env = environ}, .oc = &oc};
+    struct run_args a = {.rq = {.front = SG_FRONT_CLI, .host_env = environ}, .oc = &oc,
+                         .wrap = wrap};
     int st = parse_run_args(argc, argv, &a);
     if (st >= 0) {
         free(a.input_buf);
         return st;
     }
     struct sg_skill *sk = NULL;
+    struct sg_wrap w = {0};
     sg_homes_hold(); /* the load's checks and the plan read the accounts' homes once */
-    if ((st = sg_load_skill_arg(argv[optind], a.rq.work_dir, &sk)) != 0) {
+    if ((st = wrap ? wrap_load(&a, &w, &sk) : sg_load_skill_arg(argv[optind], a.rq.work_dir, &sk)) != 0) {
         sg_homes_release();
         free(a.input_buf);
         return st;
     }
+    if (wrap)
+        w.sk = NULL; /* sk is this function's now */
     if (sg_skill_has_errors(sk))
         sg_print_diags(stderr, &sk->diags);
     struct sg_runner *run = NULL;
     const char *why = NULL;
     /* --prompt attached: the run shown, and its prompts asked, in the TUI */
     struct sg_attach_fe fe = {.fd = a.attached && !a.dry ? sg_attach_connect() : -1};
-    if (fe.fd >= 0 && !a.rq.allow_all && !a.rq.policy_file) {
+    /* with --policy too: its rules first, then the person in the TUI */
+    if (fe.fd >= 0 && !a.rq.allow_all) {
         a.rq.pmode = SG_PERM_PROMPT;
         a.rq.pmode_set = true;
     }
@@ -712,6 +786,7 @@ int cmd_run(int argc, char **argv)
         else
             fprintf(stderr, "skillgate: %s: %s\n", sk->display, why);
         sg_skill_free(sk);
+        sg_wrap_free(&w);
         free(a.input_buf);
         return st;
     }
@@ -720,6 +795,7 @@ int cmd_run(int argc, char **argv)
         sg_runner_print_plan(run, stdout);
         sg_runner_free(run);
         sg_skill_free(sk);
+        sg_wrap_free(&w);
         free(a.input_buf);
         return SG_EXIT_OK;
     }
@@ -779,6 +855,12 @@ int cmd_run(int argc, char **argv)
     free(oc.last);
     sg_runner_free(run);
     sg_skill_free(sk);
+    sg_wrap_free(&w);
     free(a.input_buf);
     return exit_code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    return sg_run_front(argc, argv, false);
 }

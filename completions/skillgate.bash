@@ -3,7 +3,7 @@
 _skillgate()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmds="validate inspect list run record traces audit grants tui demo serve hook help"
+    local cmds="validate inspect list run wrap record traces audit grants tui demo serve hook help"
     if [ "$COMP_CWORD" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
         return
@@ -41,6 +41,9 @@ _skillgate()
         run) opts="--input --input-file --timeout --trace-out --watch --json --dry-run --script
                    --module --env --write --cwd --python --no-records --allow-degraded --prompt --policy
                    --prompt-timeout --allow-all --allow-upstream --resolve --publish --help" ;;
+        wrap) opts="--settings --cwd --timeout --trace-out --watch --json --dry-run --env
+                    --write --no-records --allow-degraded --prompt --policy --prompt-timeout
+                    --allow-upstream --resolve --publish --help" ;;
         record) opts="--input --timeout --cwd --script --allow-all --prompt --prompt-timeout
                       --resolve --allow-upstream --write --yes --json --help" ;;
         traces) subs="list diff report"; opts="--json --html --md --output -o --against --no-diff

@@ -608,7 +608,10 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     if (limited)
         ; /* to the engine below */
     else if (tools->bash_unscoped) { /* every program may run: nothing to bind */
-        sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, "declared in the manifest: Bash");
+        sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE,
+                       plan->wrap ? "skillgate wrap: every program runs that no deny or ask "
+                                    "rule names"
+                                  : "declared in the manifest: Bash");
         respond(x, req->id, 0, true);
         return;
     }

@@ -351,7 +351,9 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
                              .host_env = rq->host_env ? rq->host_env : environ,
                              .script = rq->script, .args = rq->args, .nargs = rq->nargs,
                              .work_dir = rq->work_dir, .python = rq->python,
-                             .observe_reads = rq->observe_reads};
+                             .observe_reads = rq->observe_reads, .wrap = rq->wrap,
+                             .copy_output = rq->copy_output, .masks = rq->masks,
+                             .nmasks = rq->nmasks};
     if (agent && ro.timeout_s > sk->policy.limits.runtime_s.value)
         ro.timeout_s = 0; /* an agent may shorten the manifest's limit, never lengthen it */
     struct sg_publish pubs[SG_MAX_PORTS];
@@ -452,7 +454,7 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     /* a look of the person's: the TUI, or the command line on a terminal
      * (not an agent's shell: Claude Code's Bash has no terminal and sets
      * CLAUDECODE); only such a run marks the skill seen (vetted) */
-    r->person = !agent && !rq->not_a_look &&
+    r->person = !agent && !rq->not_a_look && !rq->wrap &&
                 (rq->front != SG_FRONT_CLI ||
                  (isatty(0) && isatty(2) && !getenv("CLAUDECODE")));
     r->no_records = !agent && rq->no_records;
@@ -645,7 +647,9 @@ int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct 
     if (r->ran)
         return -EALREADY;
     struct run_state *st = sg_xcalloc(1, sizeof *st);
-    if (sg_skill_digest(sk->root, st->digest, NULL) < 0)
+    if (plan->wrap) /* no skill's code: a grant holds for every wrapped command */
+        snprintf(st->digest, sizeof st->digest, "wrap");
+    else if (sg_skill_digest(sk->root, st->digest, NULL) < 0)
         st->digest[0] = '\0';
     /* the trace hears the permission engine's first events too */
     st->bus = bus;

@@ -46,6 +46,12 @@ struct sg_run_request {
     const char *const *write;
     size_t nwrite;
     bool no_records;             /* run even when the trace and audit record cannot be kept */
+    /* skillgate wrap (wrap.h): the skill is a command, shown the machine as
+     * sg_run_opts.wrap says; copy_output: its output reaches ours unchanged;
+     * masks: more places hidden, as path, why pairs */
+    bool wrap, copy_output;
+    char *const *masks;
+    size_t nmasks;
     bool observe_reads;          /* skillgate record: note every path opened (reads.h) */
     bool not_a_look;             /* the agent started it (the hook's rewrite: --prompt
                                   * attached): it is no look of the person's at the skill,

@@ -101,20 +101,17 @@ static int check_env(const char *name, char *const *env, const char **why)
     return 0;
 }
 
-/* --write DIR: an existing folder by its real path; never /, the home,
- * skillgate's own folders or an AI agent's (homes and folders above one
- * the plan refuses as it refuses a declared write path). */
-static int check_write(const char *dir, char **out, const char **why)
+int sg_runopts_check_write(const char *opt, const char *dir, char **out, const char **why)
 {
     cleanup_free char *real = realpath(dir, NULL);
     struct stat st;
     if (!real || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
-        return *why = say("--write %s: not a folder (it must exist)", dir), -ENOTDIR;
+        return *why = say("%s %s: not a folder (it must exist)", opt, dir), -ENOTDIR;
     const char *home = sg_invoking_home();
     cleanup_free char *rhome = home ? realpath(home, NULL) : NULL;
     if (!strcmp(real, "/") || (rhome && !strcmp(real, rhome)))
-        return *why = say("--write %s: may not be %s: the skill could change everything in "
-                          "it; name the folder the output goes to", dir,
+        return *why = say("%s %s: may not be %s: the skill could change everything in "
+                          "it; name the folder the output goes to", opt, dir,
                           strcmp(real, "/") ? "your home" : "/"),
                -EPERM;
     struct sg_own_dirs own;
@@ -122,7 +119,7 @@ static int check_write(const char *dir, char **out, const char **why)
     size_t which = 0;
     enum sg_own_rel rel = sg_own_dirs_relation(&own, real, &which);
     if (rel != SG_OWN_NONE)
-        *why = say("--write %s: %s skillgate's own %s folder %s, which no skill may change", dir,
+        *why = say("%s %s: %s skillgate's own %s folder %s, which no skill may change", opt, dir,
                    rel == SG_OWN_INSIDE ? "is in" : "holds", own.v[which].what,
                    own.v[which].path);
     sg_own_dirs_free(&own);
@@ -133,7 +130,7 @@ static int check_write(const char *dir, char **out, const char **why)
     const struct sg_agent_path *a = NULL;
     enum sg_agent_rel arel = sg_agent_paths_relation(&ap, real, NULL, &a);
     if (arel != SG_AGENT_NONE)
-        *why = say("--write %s: %s %s, %s: a skill never changes an AI agent's own files", dir,
+        *why = say("%s %s: %s %s, %s: a skill never changes an AI agent's own files", opt, dir,
                    arel == SG_AGENT_INSIDE ? "is in" : "holds", a->path, a->what);
     sg_agent_paths_free(&ap);
     if (arel != SG_AGENT_NONE)
@@ -213,7 +210,7 @@ int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
     }
     for (size_t i = 0; i < rq->nwrite; i++) {
         char *real = NULL;
-        if ((e = check_write(rq->write[i], &real, why)) < 0)
+        if ((e = sg_runopts_check_write("--write", rq->write[i], &real, why)) < 0)
             return e;
         v->reals[v->nreals++] = real;
         bool dup = false;

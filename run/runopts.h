@@ -27,6 +27,11 @@ struct sg_opt_view {
  * Python name or comes with --script. env: where --env names are read. */
 int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
                      const struct sg_run_request *rq, char *const *env, const char **why);
+/* --write DIR (opt names it in why: "--write", "allowWrite in FILE"): an
+ * existing folder by its real path (*out, caller frees); never /, the
+ * home, skillgate's own folders or an AI agent's (homes and folders above
+ * one the plan refuses as it refuses a declared write path). 0 or -errno. */
+int sg_runopts_check_write(const char *opt, const char *dir, char **out, const char **why);
 /* nwrite0, nenv0: sk's own counts (what the view borrowed). */
 void sg_opt_view_free(struct sg_opt_view *v, size_t nwrite0, size_t nenv0);
 /* The name says it holds a secret (KEY, TOKEN, SECRET, PASSWORD, ...):

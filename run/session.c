@@ -40,6 +40,7 @@ struct stream {
     struct sg_hasher *hash; /* shared by both streams */
     int fd;
     int which; /* 0 stdout, 1 stderr */
+    int copy_fd; /* skillgate wrap: the broker's own stdout or stderr, else -1 */
     char line[SG_LINE_MAX];
     size_t len;
     uint64_t bytes, dropped, cap;
@@ -183,6 +184,29 @@ static int64_t mono_ns(void)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* skillgate wrap: the bytes as they came, to the broker's own stream,
+ * whatever the trace's cap keeps. It waits as the command would wait
+ * bare (a full pipe: whoever reads the wrap's output is slow), never on
+ * the command's own objects; a reader gone (EPIPE) ends the copying. */
+static void copy_out(struct stream *st, const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(st->copy_fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EAGAIN) {
+            struct pollfd pf = {.fd = st->copy_fd, .events = POLLOUT};
+            poll(&pf, 1, 1000);
+            continue;
+        }
+        if (w <= 0) {
+            st->copy_fd = -1;
+            return;
+        }
+        buf += w, n -= (size_t)w;
+    }
+}
+
 /* Up to rounds reads of st, and none past until_ns (0: no bound). */
 static bool read_stream(struct stream *st, struct sg_event_bus *bus, int rounds, int64_t until_ns)
 {
@@ -201,6 +225,8 @@ static bool read_stream(struct stream *st, struct sg_event_bus *bus, int rounds,
             st->fd = -1;
             return false;
         }
+        if (st->copy_fd >= 0)
+            copy_out(st, buf, (size_t)n);
         take_bytes(st, bus, buf, (size_t)n);
         sg_hasher_submit(st->hash, st->which, (size_t)n);
     }
@@ -1122,7 +1148,8 @@ static void stream_init(struct stream *st, int fd, int which, const struct sg_pl
                         struct sg_hasher *h)
 {
     *st = (struct stream){.fd = fd, .which = which, .hash = h,
-                          .cap = (uint64_t)plan->limits[SG_PL_OUTPUT].value};
+                          .cap = (uint64_t)plan->limits[SG_PL_OUTPUT].value,
+                          .copy_fd = plan->copy_output ? 1 + which : -1};
     fcntl(fd, F_SETFL, O_NONBLOCK);
 }
 
@@ -1338,7 +1365,9 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
         timer_delete(r->watchdog); /* before pid 1's pidfd can go */
     close(r->tfd);
     for (struct stream *st = r->out; st; st = st == r->out ? r->err : NULL) {
-        if (!st->escapes)
+        /* passed on as they came (skillgate wrap, no terminal): no one's
+         * screen was skillgate's to guard */
+        if (!st->escapes || r->plan->copy_output)
             continue;
         json_t *ex = json_array();
         for (size_t i = 0; i < st->nexamples; i++)

@@ -1058,11 +1058,19 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
     pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, &pidfd, NULL, 0);
     if (pid < 0)
         FAIL(-errno, "clone (are unprivileged user namespaces enabled?)");
+    /* a wrapped command reads the broker's own stdin, as it would bare;
+     * never a terminal (the skill never sees the broker's): the empty pipe */
+    bool own_in = p->wrap && fcntl(STDIN_FILENO, F_GETFD) >= 0 && !isatty(STDIN_FILENO);
     if (pid == 0) {
         close(in[1]), close(out[0]), close(err[0]), close(ctl[0]);
         if (rep[0] >= 0)
             close(rep[0]);
-        pid1_main(p, sb->rundir, in[0], out[1], err[1], ctl[1], rep[1], cfg);
+        pid1_main(p, sb->rundir, own_in ? STDIN_FILENO : in[0], out[1], err[1], ctl[1], rep[1],
+                  cfg);
+    }
+    if (own_in) { /* nothing for the broker to write */
+        close(in[1]);
+        in[1] = -1;
     }
     sb->pid = pid;
     sb->pidfd = pidfd;

@@ -212,6 +212,8 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
                    "reclaimable and not bounded");
 }
 
+static const char *env_value(char *const *env, const char *name);
+
 static void plan_env(struct sg_plan *p, const struct sg_skill *sk, const struct sg_run_opts *o)
 {
     const struct sg_policy *pol = &sk->policy;
@@ -243,6 +245,17 @@ static void plan_env(struct sg_plan *p, const struct sg_skill *sk, const struct 
     }
     char buf[64];
     cleanup_free char *v = NULL;
+    if (p->wrap) { /* as the command would run bare: its PATH, your HOME */
+        const char *path = env_value(o->host_env, "PATH");
+        v = sg_xasprintf("PATH=%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
+        add_str(&p->envp, &p->nenv, v), free(v);
+        v = sg_xasprintf("HOME=%s", p->home), add_str(&p->envp, &p->nenv, v), free(v);
+        add_str(&p->envp, &p->nenv, "TMPDIR=/tmp");
+        v = NULL;
+        p->envp = sg_xrealloc(p->envp, (p->nenv + 1) * sizeof *p->envp);
+        p->envp[p->nenv] = NULL;
+        return;
+    }
     v = sg_xasprintf("SKILL_ID=%s", p->run_id), add_str(&p->envp, &p->nenv, v), free(v);
     v = sg_xasprintf("SKILL_NAME=%s", p->skill_name), add_str(&p->envp, &p->nenv, v), free(v);
     v = sg_xasprintf("SKILL_INPUT=%s", p->input), add_str(&p->envp, &p->nenv, v), free(v);
@@ -419,7 +432,7 @@ static void mask_agent_dirs(struct sg_plan *p, struct masks *ms)
     sg_agent_paths_free(&ap);
 }
 
-static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
+static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk, const struct sg_run_opts *o)
 {
     const struct sg_policy *pol = &sk->policy;
     for (size_t i = 0; i < SG_ARRAY_LEN(system_dirs); i++) {
@@ -441,10 +454,18 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
     add_tmpfs(p, "/tmp", p->limits[SG_PL_TMPFS].value, 01777, false, "private /tmp");
     add_tmpfs(p, "/run", 1 << 20, 0755, false, "empty: host sockets stay out of reach");
     add_tmpfs(p, "/var", 1 << 20, 0755, false, "empty: host sockets stay out of reach");
-    add_tmpfs(p, p->home, p->limits[SG_PL_TMPFS].value, 0700, true,
-              "private HOME (your files are not in it)");
     add_str(&p->rw_paths, &p->nrw, "/tmp");
-    add_str(&p->rw_paths, &p->nrw, p->home);
+    struct stat hst;
+    if (p->wrap && stat(p->home, &hst) == 0 && S_ISDIR(hst.st_mode)) {
+        /* a command of yours: your home as it is, read-only, the
+         * credentials and agents' folders masked below */
+        add_mount(p, SG_MNT_BIND_RO, p->home, p->home,
+                  "your home, read-only (a write there is a Write request)");
+    } else {
+        add_tmpfs(p, p->home, p->limits[SG_PL_TMPFS].value, 0700, true,
+                  "private HOME (your files are not in it)");
+        add_str(&p->rw_paths, &p->nrw, p->home);
+    }
 
     /* the working folder before the skill's own folder and the declared
      * paths: one inside it is bound over it and wins (rw …/work/pdf stays
@@ -494,6 +515,10 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk)
     sg_plan_sockets_mounts(p); /* declared host sockets no bind shows (hostsock.h) */
 
     struct masks ms = {0};
+    for (size_t i = 0; i < o->nmasks; i += 2) { /* path, why */
+        cleanup_free char *real = sg_path_real(o->masks[i]);
+        hide_host_path(p, o->masks[i], real, o->masks[i + 1], o->masks[i + 1], false, NULL, &ms);
+    }
     mask_credentials(p, &ms);
     mask_agent_dirs(p, &ms);
     mask_own_dirs(p, &ms);
@@ -885,6 +910,8 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
     }
     p->input = sg_xstrdup(input);
     p->observe_reads = o->observe_reads;
+    p->wrap = o->wrap;
+    p->copy_output = o->copy_output;
     p->skill_name = sg_xstrdup(sk->name ? sk->name : sk->dirname);
     p->skill_root = sg_xstrdup(sk->root);
     p->run_id = new_run_id();
@@ -936,7 +963,7 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
     }
     sg_homes_free(&hs);
     plan_limits(p, pol, o);
-    plan_mounts(p, sk);
+    plan_mounts(p, sk, o);
     plan_env(p, sk, o);
     if (wasm && (e = sg_wasm_plan(p, sk, why)) < 0) {
         sg_plan_free(p);

@@ -163,6 +163,16 @@ struct sg_run_opts {
      * port it names (each port and host port once) */
     const struct sg_publish *publish;
     size_t npublish;
+    /* skillgate wrap: a command of the person's or their agent's, not a
+     * skill. The home is shown read-only with the credentials masked (not
+     * a private one), the environment's PATH and HOME are kept, stdin is
+     * the broker's own, and with copy_output the command's stdout and
+     * stderr reach the broker's unchanged as they come (run/session.c). */
+    bool wrap;
+    bool copy_output;
+    /* more places masked, each with why ("denyRead in FILE") */
+    char *const *masks;
+    size_t nmasks;
 };
 
 struct sg_plan {
@@ -212,6 +222,7 @@ struct sg_plan {
     const char *python_from; /* "--python" or "VIRTUAL_ENV" */
     char *input;
     bool observe_reads; /* sg_run_opts.observe_reads */
+    bool wrap, copy_output; /* sg_run_opts' */
     struct sg_plan_wasm *wasm; /* a WASM run (wasm.h), else NULL */
     size_t network_dropped;    /* a WASM run: declared hosts and ports not allowed (wasm.h) */
     /* network */
