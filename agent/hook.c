@@ -1,5 +1,6 @@
 /* skillgate hook: one Claude Code hook event in, one answer out (hook.h). */
 #include "hook.h"
+#include "hookwrap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1281,6 +1282,8 @@ struct hook_run {
     int pr;                 /* sg_hook_parse's: < 0, the event could not be read */
     const char *why;        /* why not */
     bool rewrite;
+    bool sandbox;           /* hook.sandbox_bash: the agent's Bash under skillgate wrap */
+    struct sg_hook_wrap wr; /* a Bash line sandboxed, or why not */
     struct sg_perm *perm;
     char *sfile;            /* the session's kept answers */
     struct hook_state st;
@@ -1312,6 +1315,7 @@ static struct sg_perm *hook_open(struct hook_run *h, json_t *extra)
         h->policy = sg_xasprintf("%s/hook-policy.yaml", dir);
     }
     int prompt_s = cfg.hook_prompt_s ? (int)cfg.hook_prompt_s : SG_HOOK_PROMPT_S;
+    h->sandbox = h->rewrite && cfg.hook_sandbox_bash;
     h->rewrite = h->rewrite && !cfg.hook_no_rewrite;
     for (size_t i = 0; i < cfg.notel; i++)
         h->otel_in_config |= strstr(cfg.otel_keys[i], "ENDPOINT") != NULL;
@@ -1389,6 +1393,33 @@ static int decide_rewrite(struct hook_run *h)
     return r;
 }
 
+/* A Bash line with the sandbox on (hookwrap.h): a deny rule that names it
+ * on its face denies it; else it runs under skillgate wrap, allowed, where
+ * every execve meets the rules; a line that would run outside any sandbox
+ * is asked. */
+static int decide_sandboxed(struct hook_run *h)
+{
+    struct sg_preq *bq = sg_xmalloc(sizeof *bq);
+    sg_agent_bash_preq(h->c.detail, h->c.cwd, bq);
+    char lby[512];
+    int r = 1;
+    bool outright;
+    if (sg_perm_limits(h->perm, bq, lby, sizeof lby) == SG_EFF_DENY) {
+        free(steal_pointer(&h->wr.command));
+        r = sg_check_tool_permission(h->perm, &(struct sg_policy){0}, h->c.tool, h->c.detail,
+                                     h->c.cwd, decided, &h->st, &h->dec, &outright);
+    } else if (h->wr.command) {
+        cleanup_free char *w = sg_xasprintf("sandboxed: %s", h->wr.note);
+        sg_perm_record(h->perm, bq, SG_DEC_ALLOW_ONCE, w);
+        h->dec = SG_DEC_ALLOW_ONCE;
+    } else { /* outside every sandbox: a person says so, in Claude Code's dialog; no rule */
+        sg_perm_defer(h->perm, bq, h->wr.ask);
+        h->dec = SG_DEC_DENY;
+    }
+    free(bq);
+    return r;
+}
+
 /* Decide the call: the guard, the rewrite, what could not be read, a tool
  * skillgate does not know, then the pipeline every front end shares
  * (sg_check_tool_permission). 1: decided; 0: a person will answer. */
@@ -1402,6 +1433,15 @@ static int decide(struct hook_run *h)
             sg_hook_rewrite(h->c.detail, h->c.cwd, self, &h->rw);
         else
             h->rw.why_not = sg_xstrdup("skillgate cannot tell where it is");
+    }
+    if (h->pr == 0 && h->sandbox && !h->rw.command && !strcmp(h->c.tool, "Bash")) {
+        char self[PATH_MAX];
+        ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+        self[sl > 0 ? sl : 0] = '\0';
+        sg_hook_wrap_line(h->c.detail, h->c.input, h->c.cwd, self, h->policy, &h->wr);
+        if (sl > 0 && (h->wr.command || h->wr.ask))
+            return decide_sandboxed(h);
+        free(steal_pointer(&h->wr.command)); /* Claude Code's sandbox runs it */
     }
     /* a rewritten run's words inside its own skill's folder reach only
      * what its sandbox shows */
@@ -1565,6 +1605,20 @@ static char *hook_reason(struct hook_run *h, const char *decision, const char *b
                             no ? "; not rewritten into skillgate's sandbox: " : "",
                             no ? no : "");
     }
+    if (h->wr.command && strcmp(decision, "deny")) {
+        /* the same input, the line under skillgate wrap (and Claude Code's
+         * own sandbox off for it, when it is on: one sandbox, not two) */
+        *updated = json_deep_copy(h->c.input);
+        json_object_set_new(*updated, "command", json_string(h->wr.command));
+        if (h->wr.off_claude)
+            json_object_set_new(*updated, "dangerouslyDisableSandbox", json_true());
+        return sg_xasprintf("skillgate: %s (%s): deny and ask rules apply to each program it "
+                            "runs; writes outside the working folder and hosts are asked",
+                            h->wr.note, h->wr.command);
+    }
+    if (h->wr.ask && deferred)
+        return sg_xasprintf("skillgate: %s %s: %s; no rule allows that: answer Claude Code's "
+                            "prompt yourself", h->tool, h->c.summary, h->wr.ask);
     if (h->rw.command && strcmp(decision, "deny")) {
         /* the same input, with the command that runs it sandboxed: allowed,
          * or shown so in Claude Code's own dialog */
@@ -1705,6 +1759,7 @@ int sg_hook_main(bool rewrite)
     close(1);
     hook_span(&h, t0, decision, by);
     sg_hook_rewrite_free(&h.rw);
+    sg_hook_wrap_free(&h.wr);
     free(h.policy), free(h.sfile), free(h.tool), sg_strv_free(h.program);
     sg_hook_call_free(&h.c);
     return 0;

@@ -436,11 +436,12 @@ static char **cfg_prompt_exec(struct sg_pctx *c, const struct sg_ynode *v, const
     return out;
 }
 
-/* hook: {policy: /abs/rules.yaml, rewrite_scripts: false} */
+/* hook: {policy: /abs/rules.yaml, rewrite_scripts: false, sandbox_bash: true} */
 static void cfg_hook(struct sg_pctx *c, const struct sg_ynode *v, struct sg_config *cfg)
 {
     if (v->type != SG_Y_MAP) {
-        pc_err(c, v, "hook", "must be a mapping (policy, rewrite_scripts)");
+        pc_err(c, v, "hook", "must be a mapping (policy, rewrite_scripts, sandbox_bash, "
+                              "prompt_timeout, prompt_exec)");
         return;
     }
     for (size_t i = 0; i + 1 < v->n; i += 2) {
@@ -463,6 +464,8 @@ static void cfg_hook(struct sg_pctx *c, const struct sg_ynode *v, struct sg_conf
             bool b = true;
             if (pc_bool(c, x, "hook.rewrite_scripts", &b))
                 cfg->hook_no_rewrite = !b;
+        } else if (!strcmp(k->str, "sandbox_bash")) {
+            pc_bool(c, x, "hook.sandbox_bash", &cfg->hook_sandbox_bash);
         } else {
             pc_warn(c, k, k->str, "unknown key, ignored");
         }

@@ -26,9 +26,10 @@ struct sg_config {
     long long trace_keep;      /* trace_keep: traces kept, the oldest removed past it (0: 1000) */
     char **resolve;            /* resolve: [NAME:PORT:ADDR[:PORT2]], as --resolve for every run */
     size_t nresolve;
-    /* hook: {policy: PATH, rewrite_scripts: BOOL}, for `skillgate hook` */
+    /* hook: {policy: PATH, rewrite_scripts: BOOL, sandbox_bash: BOOL}, for `skillgate hook` */
     char *hook_policy;         /* absolute; NULL: <config dir>/hook-policy.yaml when it exists */
     bool hook_no_rewrite;      /* rewrite_scripts: false */
+    bool hook_sandbox_bash;    /* sandbox_bash: true: the agent's Bash runs under skillgate wrap */
     long long hook_prompt_s;   /* prompt_timeout: a person's time to answer (0: the default) */
     /* quiet_programs: false, or {add: [NAME], remove: [NAME]} (see below) */
     bool quiet_off;
