@@ -900,6 +900,71 @@ def bench_hook(top, rounds=201):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def bench_wrap(top, rounds=61):
+    """`skillgate wrap` per Bash call (issue 51): /bin/true and `git status`
+    in a small repository, bare, under bubblewrap (the floor of a sandbox
+    that starts a command: namespaces and mounts, nothing decided) and under
+    wrap (trace and audit record written); and the hook's own time per
+    event with sandbox_bash on (it answers with the rewritten line)."""
+    sg = os.path.join(top, "build", "skillgate")
+    if not os.access(sg, os.X_OK):
+        sys.exit(f"{sg} is missing: run scripts/dev test (or meson compile -C build) first")
+    tmp = tempfile.mkdtemp(prefix="sgbench-wrap.")
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": f"{tmp}/home",
+           "XDG_CONFIG_HOME": f"{tmp}/cfg", "XDG_STATE_HOME": f"{tmp}/state",
+           "XDG_RUNTIME_DIR": f"{tmp}/run"}
+    for d in ("home", "cfg/skillgate", "state", "run"):
+        os.makedirs(f"{tmp}/{d}", mode=0o700)
+    repo = os.path.join(tmp, "home", "repo")
+    os.makedirs(repo)
+    for i in range(50):
+        with open(os.path.join(repo, f"f{i}.c"), "w") as f:
+            f.write(f"int f{i};\n")
+    g = ["git", "-c", "user.name=b", "-c", "user.email=b@b.test"]
+    subprocess.run(["git", "init", "-q", repo], check=True, env=env)
+    subprocess.run(g + ["-C", repo, "add", "-A"], check=True, env=env)
+    subprocess.run(g + ["-C", repo, "commit", "-qm", "b"], check=True, env=env)
+    with open(f"{tmp}/cfg/skillgate/config.yaml", "w") as f:
+        f.write("hook:\n  sandbox_bash: true\n")
+    with open(f"{tmp}/cfg/skillgate/hook-policy.yaml", "w") as f:
+        f.write('deny:\n  - "Bash(rm:*)"\n')
+    for x in ("config.yaml", "hook-policy.yaml"):
+        os.chmod(f"{tmp}/cfg/skillgate/{x}", 0o600)
+    bw = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
+          "--bind", repo, repo, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+          "--chdir", repo]
+    rows = {}
+    for name, prog in (("/bin/true", ["/bin/true"]), ("git status", ["git", "status", "-s"])):
+        rows[f"{name}: bare"] = prog
+        if shutil.which("bwrap"):
+            rows[f"{name}: bwrap (floor of a sandbox)"] = bw + prog
+        rows[f"{name}: skillgate wrap"] = [sg, "wrap", "--prompt", "deny", "--", *prog]
+    ev = json.dumps({"session_id": "bench", "cwd": repo, "hook_event_name": "PreToolUse",
+                     "tool_name": "Bash", "tool_input": {"command": "git status -s"}}).encode()
+    rows["hook, sandbox_bash (per event)"] = [sg, "hook"]
+    rows["cat (floor: read and answer)"] = ["cat"]
+    times = {k: [] for k in rows}
+    for _ in range(rounds):
+        for k, cmd in rows.items():
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, input=ev if "hook" in k or "cat" in k else b"",
+                               capture_output=True, env=env, cwd=repo)
+            times[k].append((time.perf_counter() - t0) * 1000)
+            if p.returncode != 0:
+                sys.exit(f"{k}: exit {p.returncode}: {p.stderr.decode()[:300]}")
+    _table(f"skillgate wrap per Bash call, {rounds} each, interleaved", rows, times,
+           "/bin/true: bare")
+    for name in ("/bin/true", "git status"):
+        b = statistics.median(times[f"{name}: bare"])
+        w = statistics.median(times[f"{name}: skillgate wrap"])
+        print(f"\n{name}: wrap adds {w - b:.1f} ms per call over bare (target: 15 ms)", end="")
+        if f"{name}: bwrap (floor of a sandbox)" in times:
+            f = statistics.median(times[f"{name}: bwrap (floor of a sandbox)"])
+            print(f"; {w / f:.2f}x bubblewrap", end="")
+    print()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 # ---- load: many connections through one run's proxy; many runs through serve
 
 CONNS_CLIENT = r"""
@@ -1163,7 +1228,7 @@ def bench_wasm(top, rounds=5, starts=31):
 def main():
     top = sys.argv[1]
     which = sys.argv[2:] or ["discover", "egress", "route", "conns", "launch", "tui", "files", "traces",
-                             "hook", "reads", "soak", "serve", "wasm"]
+                             "hook", "wrap", "reads", "soak", "serve", "wasm"]
     for w in which:
         if w == "discover":
             bench_discover(top)
@@ -1181,6 +1246,8 @@ def main():
             bench_traces(top)
         elif w == "hook":
             bench_hook(top)
+        elif w == "wrap":
+            bench_wrap(top)
         elif w == "reads":
             bench_reads(top)
         elif w == "soak":
