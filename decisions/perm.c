@@ -1048,3 +1048,18 @@ int sg_perm_prompt_timeout(const struct sg_perm *p)
 {
     return p ? p->o.timeout_s : 0;
 }
+
+size_t sg_perm_limit_programs(const struct sg_perm *p, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; p && i < p->nrules && n < max; i++) {
+        const struct sg_prule *r = &p->rules[i];
+        if ((r->effect != SG_EFF_DENY && r->effect != SG_EFF_ASK) || r->tool != SG_PT_BASH ||
+            r->agent)
+            continue;
+        const char *w = r->nwords ? r->words[0] : NULL;
+        if (w && *w && !strpbrk(w, "*?["))
+            out[n++] = w;
+    }
+    return n;
+}

@@ -90,6 +90,11 @@ char *sg_path_target_ex(const char *path, const char *cwd, bool *unsure);
  * that cannot be read exactly, a request too long), else ALLOW, meaning
  * only that none limits it. Every default allow comes after this. */
 enum sg_effect sg_perm_limits(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n);
+/* The programs the Bash deny and ask rules name (their first word, as
+ * written: "touch", "/usr/bin/curl"), at most max, into out (the rules'
+ * own strings). The exec broker looks for them under any name that
+ * reaches their file. */
+size_t sg_perm_limit_programs(const struct sg_perm *p, const char **out, size_t max);
 /* The request an agent's Bash command line is (the program its first
  * word, the rest its arguments, cwd the agent's). */
 void sg_agent_bash_preq(const char *line, const char *cwd, struct sg_preq *q);

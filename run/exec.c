@@ -451,17 +451,21 @@ static bool same(const struct ident *a, const struct stat *st)
 
 /* The approved program as a file in pid's view; for a script, its
  * interpreter too (one level, as the kernel reads the first line). */
-static int approved_file(pid_t pid, const char *program, struct pending *pe)
+/* The program's #! interpreter as the kernel takes it (interp, its first
+ * word): 1 for a script, 0 for a binary, or -errno. With file, the
+ * program's identity too. */
+static int shebang_of(pid_t pid, const char *program, char *interp, size_t max,
+                      struct ident *file)
 {
     /* O_PATH first: a FIFO or a device named as the program must not block
      * or wake anything; only a regular file is read, through its inode */
     int fd = sg_notif_open(pid, program, O_PATH, true);
     if (fd < 0)
         return fd;
-    int r = ident_of(fd, &pe->file);
+    int r = file ? ident_of(fd, file) : 0;
     char self[64], head[256];
     snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
-    int rd = r == 0 ? open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
+    int rd = r == 0 ? open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) : -1;
     /* unreadable to the broker (execute-only): the kernel cannot run it as
      * a script either, so it is checked as a binary */
     ssize_t n = rd >= 0 ? pread(rd, head, sizeof head - 1, 0) : -1;
@@ -477,10 +481,20 @@ static int approved_file(pid_t pid, const char *program, struct pending *pe)
     while (*i == ' ' || *i == '\t')
         i++;
     i[strcspn(i, " \t\n")] = '\0';
+    snprintf(interp, max, "%s", i);
+    return 1;
+}
+
+static int approved_file(pid_t pid, const char *program, struct pending *pe)
+{
+    char i[PATH_MAX];
+    int r = shebang_of(pid, program, i, sizeof i, &pe->file);
+    if (r <= 0)
+        return r;
     if (i[0] != '/')
         return -ENOEXEC; /* the kernel runs only absolute interpreters */
     pe->script = true;
-    fd = sg_notif_open(pid, i, O_PATH, true);
+    int fd = sg_notif_open(pid, i, O_PATH, true);
     if (fd < 0)
         return fd;
     r = ident_of(fd, &pe->interp);
@@ -567,6 +581,106 @@ static void exec_decided(void *ctx, enum sg_decision d)
     free(w);
 }
 
+/* The file pid's view names by path, as (device, inode); false when
+ * there is none. */
+static bool file_ident(pid_t pid, const char *path, struct stat *st)
+{
+    int fd = sg_notif_open(pid, path, O_PATH, true);
+    if (fd < 0)
+        return false;
+    bool ok = fstat(fd, st) == 0 && S_ISREG(st->st_mode);
+    close(fd);
+    return ok;
+}
+
+/* The same request about another program file (subject, named by name). */
+static void about(const struct sg_preq *q, const char *subject, const char *name,
+                  const char *args, struct sg_preq *out)
+{
+    *out = *q;
+    SG_PREQ_SET(out, subject, subject);
+    SG_PREQ_SET(out, name, name);
+    if (args)
+        SG_PREQ_SET(out, args, args);
+}
+
+/* A deny or ask rule names a program by its file, however the exec
+ * reaches it (issue 51): the file a symlink leads to (./t -> touch), a
+ * file a rule's program name finds on PATH that is this very file (a
+ * hard link, another name, PATH set to a folder of links), and for a
+ * script, its #! interpreter, which the kernel runs too. q becomes the
+ * request about the name that is limited; false when none is. A copy of
+ * the file under another name is another file: no rule names it (said in
+ * the manual). */
+static bool limited_by_another_name(struct sg_exec *x, pid_t pid, const struct sg_plan *plan,
+                                    struct sg_preq *q, char *by, size_t bylen)
+{
+    const char *progs[64];
+    size_t np = sg_perm_limit_programs(x->perm, progs, SG_ARRAY_LEN(progs));
+    if (!np)
+        return false;
+    struct sg_preq *v = sg_xmalloc(sizeof *v);
+    bool hit = false;
+    char full[PATH_MAX], name[256];
+    int fr = resolve_links(pid, q->subject, true, full, sizeof full);
+    /* the dynamic loader maps the program it is given without an execve
+     * the broker would see: where rules name programs, it is asked */
+    const char *bases[] = {base_of(q->subject), fr == 0 ? base_of(full) : ""};
+    for (size_t i = 0; i < 2 && !hit; i++)
+        if (sg_str_has_prefix(bases[i], "ld-linux") || sg_str_has_prefix(bases[i], "ld.so") ||
+            (sg_str_has_prefix(bases[i], "ld-") && strstr(bases[i], ".so"))) {
+            snprintf(by, bylen, "the dynamic loader runs the program it is given, which no "
+                                "rule then sees");
+            free(v);
+            return true;
+        }
+    if (fr == 0 && strcmp(full, q->subject)) {
+        scope_name(pid, plan, full, name, sizeof name);
+        about(q, full, name, NULL, v);
+        hit = !v->cut && sg_perm_limits(x->perm, v, by, bylen) != SG_EFF_ALLOW;
+    }
+    struct stat want, got;
+    const char *path = NULL;
+    for (size_t i = 0; i < plan->nenv && !path; i++)
+        if (sg_str_has_prefix(plan->envp[i], "PATH="))
+            path = plan->envp[i] + 5;
+    bool have = !hit && file_ident(pid, q->subject, &want);
+    for (size_t k = 0; have && !hit && k < np; k++) {
+        const char *d = progs[k][0] == '/' ? "" : path ? path : "";
+        do { /* the rule's own path, or each PATH folder holding its name */
+            const char *e = progs[k][0] == '/' ? d : strchrnul(d, ':');
+            char cand[PATH_MAX];
+            if (progs[k][0] == '/')
+                snprintf(cand, sizeof cand, "%s", progs[k]);
+            else if (e == d || snprintf(cand, sizeof cand, "%.*s/%s", (int)(e - d), d,
+                                        progs[k]) >= (int)sizeof cand)
+                cand[0] = '\0';
+            if (cand[0] == '/' && file_ident(pid, cand, &got) && got.st_dev == want.st_dev &&
+                got.st_ino == want.st_ino) {
+                about(q, cand, progs[k], NULL, v);
+                hit = !v->cut && sg_perm_limits(x->perm, v, by, bylen) != SG_EFF_ALLOW;
+            }
+            d = *e ? e + 1 : e;
+        } while (!hit && *d && progs[k][0] != '/');
+    }
+    char interp[PATH_MAX];
+    if (!hit && shebang_of(pid, q->subject, interp, sizeof interp, NULL) == 1) {
+        /* the interpreter, with the script and its words as arguments */
+        if (interp[0] == '/') {
+            cleanup_free char *args = sg_xasprintf("%s%s%s", q->subject, q->args[0] ? " " : "",
+                                                   q->args);
+            scope_name(pid, plan, interp, name, sizeof name);
+            about(q, interp, name, args, v);
+            hit = !v->cut && sg_perm_limits(x->perm, v, by, bylen) != SG_EFF_ALLOW;
+            hit |= v->cut; /* not shown whole: asked */
+        }
+    }
+    if (hit)
+        *q = *v;
+    free(v);
+    return hit;
+}
+
 void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
 {
     struct sg_preq q;
@@ -605,14 +719,23 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
      * declares: a declared program they deny is asked for, and denied */
     char lby[512];
     bool limited = x->perm && sg_perm_limits(x->perm, &q, lby, sizeof lby) != SG_EFF_ALLOW;
+    limited = limited || (x->perm && limited_by_another_name(x, req->pid, plan, &q, lby,
+                                                             sizeof lby));
+    const char *lp[1];
+    bool rules_name_programs = x->perm && sg_perm_limit_programs(x->perm, lp, 1) > 0;
     if (limited)
         ; /* to the engine below */
-    else if (tools->bash_unscoped) { /* every program may run: nothing to bind */
+    else if (tools->bash_unscoped) { /* every program may run */
         sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE,
                        plan->wrap ? "skillgate wrap: every program runs that no deny or ask "
                                     "rule names"
                                   : "declared in the manifest: Bash");
-        respond(x, req->id, 0, true);
+        /* where rules name programs, what was checked is what runs:
+         * bound to the file; else nothing to bind */
+        if (rules_name_programs)
+            allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
+        else
+            respond(x, req->id, 0, true);
         return;
     }
     const char *scope = limited ? NULL : exec_declared(tools, &q);
