@@ -610,8 +610,12 @@ static enum sg_launch by_git(char *const *argv, size_t argc, size_t *at)
                                          "--super-prefix", "--list-cmds", NULL};
     for (size_t i = 1; i < argc && argv[i][0] == '-'; i++) {
         const char *w = argv[i];
-        if (w[1] == 'c' || !strncmp(w, "--config-env", 12) ||
-            !strncmp(w, "--exec-path=", 12))
+        /* -c and --config-env set any configuration; -C, --git-dir and
+         * --work-tree pick a repository whose config (aliases, hooks, a
+         * bare one shipped in a folder) the line does not show */
+        if (w[1] == 'c' || w[1] == 'C' || !strncmp(w, "--config-env", 12) ||
+            !strncmp(w, "--exec-path=", 12) || !strncmp(w, "--git-dir", 9) ||
+            !strncmp(w, "--work-tree", 11))
             return SG_LAUNCH_UNKNOWN;
         if (listed(valued, w, strlen(w)))
             i++;
@@ -741,6 +745,17 @@ static const struct {
  * be letters its entry lists. */
 static bool builtin_read(const char *opts, char *const *argv, size_t argc, const char **why)
 {
+    /* zsh (an agent's shell may be zsh) evaluates the numbers printf,
+     * exit, return, shift, kill, ulimit ... take as arithmetic, where
+     * 'a[$(cmd)]' runs cmd; only echo and the no-ops never read theirs */
+    bool inert = !strcmp(argv[0], "echo") || !strcmp(argv[0], "true") ||
+                 !strcmp(argv[0], "false") || !strcmp(argv[0], ":");
+    for (size_t i = 1; i < argc && !inert; i++)
+        if (strpbrk(argv[i], "$`[")) {
+            *why = "a builtin's word with $, ` or [ (zsh reads such a number as arithmetic, "
+                   "which runs $(...))";
+            return false;
+        }
     if (!strcmp(opts, "*"))
         return true;
     for (size_t i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {

@@ -80,8 +80,9 @@ void sg_shell_quote(struct sg_buf *b, const char *w, bool first);
  *    export, local, readonly, typeset, unset, test, [, read, mapfile,
  *    wait, getopts, printf -v with a $ or ` in a word (an array subscript
  *    is arithmetic, and runs $(…));
- *  - find with -exec, -execdir, -ok or -okdir; git with -c, --config-env
- *    or --exec-path= before its subcommand;
+ *  - find with -exec, -execdir, -ok or -okdir; git with -c, --config-env,
+ *    --exec-path=, or -C, --git-dir, --work-tree (another repository's
+ *    config: aliases, hooks) before its subcommand;
  *  - programs that run a command by a grammar not read here: watch,
  *    flock, unshare, setpriv, chrt, taskset, strace, ltrace, su, script,
  *    runuser, sg, ssh, parallel, fakeroot, systemd-run, nsenter, firejail,

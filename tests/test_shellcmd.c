@@ -246,7 +246,7 @@ static void launchers_point_at_what_runs(void **st)
         {"ls -la", SG_LAUNCH_NONE, NULL},
         {"find . -name x", SG_LAUNCH_NONE, NULL},
         {"git log -c", SG_LAUNCH_NONE, NULL},
-        {"git -C dir status", SG_LAUNCH_NONE, NULL},
+        {"git -C dir status", SG_LAUNCH_UNKNOWN, NULL}, /* another repository's config */
         {"export FOO=1", SG_LAUNCH_NONE, NULL},
         {"printf '$%d' 5", SG_LAUNCH_NONE, NULL},
         {"trap -l", SG_LAUNCH_NONE, NULL},
@@ -325,7 +325,8 @@ static void reads_whole_only_what_it_models(void **state)
     static const char *const whole[] = {
         "ls -la", "git status", "printf '%s\\n' x", "printf -- -v", "echo -n hi", "cd -P /tmp",
         "pwd", "true", "jobs -l", "type -a ls", "env FOO=1 ls", "sh -c 'ls && pwd'",
-        "nohup make", "timeout 5 ls", "/usr/bin/printf -v x", "kill -9 1", "command -v ls"};
+        "nohup make", "timeout 5 ls", "/usr/bin/printf -v x", "kill -9 1", "command -v ls",
+        "echo '$(id)' 'a[1]'", "git log --oneline"};
     static const char *const not_whole[] = {
         "printf -v 'BASH_CMDS[ls]' /usr/bin/python3", "printf -vX y", "jobs -x touch F",
         "compgen -C 'touch F' x", "mapfile -C 'touch F' -c 1", "declare 'BASH_CMDS[l]=/t'",
@@ -333,7 +334,9 @@ static void reads_whole_only_what_it_models(void **state)
         "xargs env", "xargs -0 nohup", "rbash -i", "ssh-agent touch F",
         "dbus-run-session -- touch F", "env xargs touch", "sh -c 'printf -v HOME /x'",
         "source x", ". x", "trap 'id' EXIT", "enable -n printf", "alias ls=id", "unset PATH",
-        "test -v x", "wait -n", "eval 'jobs -x id'", "builtin jobs -x id"};
+        "test -v x", "wait -n", "eval 'jobs -x id'", "builtin jobs -x id",
+        "printf '%d' 'path[$(touch F)]'", "exit 'a[$(id)]'", "kill 'x[1]'",
+        "git -C evilrepo st", "git --git-dir=evilrepo st", "git --work-tree=x status"};
     for (size_t k = 0; k < 2; k++) {
         const char *const *v = k ? not_whole : whole;
         size_t n = k ? sizeof not_whole / sizeof *not_whole : sizeof whole / sizeof *whole;
