@@ -16,6 +16,7 @@
 struct claude_sandbox {
     int enabled;          /* -1 unset */
     int allow_unsandboxed;
+    const char *unsandboxed_by; /* the file that set allowUnsandboxedCommands */
     json_t *excluded;     /* strings */
 };
 
@@ -32,8 +33,10 @@ static void read_settings(const char *path, struct claude_sandbox *cs)
     if (cs->enabled < 0 && json_is_boolean(v = json_object_get(sb, "enabled")))
         cs->enabled = json_is_true(v);
     if (cs->allow_unsandboxed < 0 &&
-        json_is_boolean(v = json_object_get(sb, "allowUnsandboxedCommands")))
+        json_is_boolean(v = json_object_get(sb, "allowUnsandboxedCommands"))) {
         cs->allow_unsandboxed = json_is_true(v);
+        cs->unsandboxed_by = path;
+    }
     size_t i;
     json_t *x;
     json_array_foreach (json_object_get(sb, "excludedCommands"), i, x)
@@ -42,19 +45,18 @@ static void read_settings(const char *path, struct claude_sandbox *cs)
     json_decref(root);
 }
 
-static void claude_settings(const char *cwd, struct claude_sandbox *cs)
+/* files[1] and files[2] are the project's: the repository's own */
+static void claude_settings(const char *cwd, struct claude_sandbox *cs, char *files[4])
 {
     *cs = (struct claude_sandbox){.enabled = -1, .allow_unsandboxed = -1,
                                   .excluded = json_array()};
     const char *home = sg_invoking_home();
-    char *files[] = {sg_xstrdup("/etc/claude-code/managed-settings.json"),
-                     sg_xasprintf("%s/.claude/settings.local.json", cwd),
-                     sg_xasprintf("%s/.claude/settings.json", cwd),
-                     sg_xasprintf("%s/.claude/settings.json", home ? home : "/")};
-    for (size_t i = 0; i < SG_ARRAY_LEN(files); i++) {
+    files[0] = sg_xstrdup("/etc/claude-code/managed-settings.json");
+    files[1] = sg_xasprintf("%s/.claude/settings.local.json", cwd);
+    files[2] = sg_xasprintf("%s/.claude/settings.json", cwd);
+    files[3] = sg_xasprintf("%s/.claude/settings.json", home ? home : "/");
+    for (size_t i = 0; i < 4; i++)
         read_settings(files[i], cs);
-        free(files[i]);
-    }
 }
 
 /* An excludedCommands entry ("docker", "docker:*", "git push *") names
@@ -110,11 +112,18 @@ void sg_hook_wrap_line(const char *line, json_t *input, const char *cwd, const c
         return;
     }
     struct claude_sandbox cs;
-    claude_settings(cwd, &cs);
+    char *files[4];
+    claude_settings(cwd, &cs, files);
     const char *ex = excluded(line, cs.excluded);
+    bool repo = cs.unsandboxed_by == files[1] || cs.unsandboxed_by == files[2];
     if (ex) {
         w->ask = sg_xasprintf("Claude Code's sandbox.excludedCommands names it (\"%s\"): it "
                               "runs outside any sandbox", ex);
+    } else if (cs.enabled == 1 && cs.allow_unsandboxed == 0 && repo) {
+        /* the repository may not keep skillgate's sandbox out */
+        w->ask = sg_xasprintf("the repository's %s keeps skillgate's sandbox out "
+                              "(sandbox.allowUnsandboxedCommands: false): a person decides",
+                              cs.unsandboxed_by);
     } else if (cs.enabled == 1 && cs.allow_unsandboxed == 0) {
         w->note = sg_xstrdup("Claude Code's own sandbox runs it (sandbox.enabled, and "
                              "allowUnsandboxedCommands: false keeps skillgate's out: never "
@@ -140,6 +149,8 @@ void sg_hook_wrap_line(const char *line, json_t *input, const char *cwd, const c
                                  : "skillgate's sandbox runs it");
     }
     json_decref(cs.excluded);
+    for (size_t i = 0; i < 4; i++)
+        free(files[i]);
 }
 
 void sg_hook_wrap_free(struct sg_hook_wrap *w)

@@ -46,7 +46,9 @@ bool sg_runopts_secret_name(const char *n)
     static const char *const words[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS",
                                         "CREDENTIAL", "AUTH", "PRIVATE", "SESSION", "COOKIE",
                                         /* OTEL_EXPORTER_OTLP_HEADERS: a collector's API key */
-                                        "HEADERS"};
+                                        "HEADERS",
+                                        /* a URL or DSN with the password in it */
+                                        "DATABASE_URL", "DSN", "CONNECTION_STRING", "WEBHOOK"};
     cleanup_free char *up = sg_xstrdup(n);
     for (char *c = up; *c; c++)
         *c = (char)toupper((unsigned char)*c);

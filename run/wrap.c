@@ -529,31 +529,42 @@ static int make_skill(struct sg_wrap *w, char *const *argv, size_t argc, char *c
         *why = sayf("%s: command not found in PATH", argv[0]);
         return -ENOENT;
     }
-    json_t *args = json_array(), *write = json_array(), *read = json_array();
+    json_t *write = json_array(), *read = json_array();
     json_t *egress = json_array(), *allow = json_array();
-    for (size_t i = 1; i < argc; i++)
-        json_array_append_new(args, json_string(argv[i]));
     int e = fold_settings(w, write, read, egress, why);
     env_names(w, env, allow);
+    /* the settings' paths, hosts and names (JSON strings: UTF-8) as a
+     * skillsandbox.yaml, whose own checks see every value; the command and
+     * the working folder go straight into the policy below, byte for byte */
     json_t *doc = json_pack(
-        "{s:{s:s, s:s, s:s}, s:{s:s, s:o}, s:{s:{s:o, s:o}, s:{s:o}, s:{s:o}},"
+        "{s:{s:s, s:s, s:s}, s:{s:s}, s:{s:{s:o, s:o}, s:{s:o}, s:{s:o}},"
         " s:{s:i, s:i, s:i, s:i, s:i}}",
         "skill", "name", "wrap", "version", "1", "description",
-        "a command run by skillgate wrap",
-        "entrypoint", "command", prog, "args", args,
+        "a command run by skillgate wrap", "entrypoint", "command", "true",
         "permissions", "filesystem", "read", read, "write", write, "network", "egress", egress,
         "env_vars", "allow", allow,
         "resources", "memory_mb", 8192, "max_runtime_seconds", 86400, "max_cpu_percent", 6400,
         "max_pids", 4096, "max_output_bytes", 16 << 20);
-    if (e < 0) {
-        json_decref(doc);
-        return e;
-    }
-    char *text = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII);
+    char *text = e == 0 && doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
-    /* JSON is YAML: skillsandbox.yaml's own checks see every value */
+    if (e == 0 && !text) {
+        *why = sayf("the settings cannot be read into a policy");
+        e = -EINVAL;
+    }
+    if (e < 0)
+        return e;
     w->sk = sg_skill_from_buffers(w->cwd, NULL, 0, text, strlen(text));
     free(text);
+    struct sg_entrypoint *ep = &w->sk->policy.entry;
+    for (size_t i = 0; i < ep->nargs; i++)
+        free(ep->args[i]);
+    free(ep->args);
+    free(ep->command);
+    ep->command = sg_xstrdup(prog);
+    ep->args = sg_xcalloc(argc, sizeof *ep->args);
+    for (size_t i = 1; i < argc; i++)
+        ep->args[i - 1] = sg_xstrdup(argv[i]);
+    ep->nargs = argc - 1;
     free(w->sk->name);
     w->sk->name = sg_xstrdup("wrap");
     struct sg_policy *pol = &w->sk->policy;

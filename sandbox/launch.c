@@ -427,6 +427,26 @@ static __attribute__((noreturn)) void reaper(pid_t skill, int ctl, const sigset_
     }
 }
 
+/* skillgate wrap: stdin as a descriptor open for reading only (a pipe, a
+ * FIFO, a file, a character device that is no terminal), or -1. O_CLOEXEC:
+ * the clone inherits it and pid 1 puts it at 0. */
+static int stdin_for_wrap(void)
+{
+    struct stat st;
+    if (fstat(STDIN_FILENO, &st) < 0 || isatty(STDIN_FILENO) || S_ISSOCK(st.st_mode) ||
+        S_ISDIR(st.st_mode))
+        return -1;
+    int fl = fcntl(STDIN_FILENO, F_GETFL);
+    if (fl >= 0 && (fl & O_ACCMODE) == O_RDONLY) /* a pipe's read end: as it is */
+        return fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+    /* open for writing too: the same object again, for reading only;
+     * never blocks (a FIFO with no writer any more opens all the same) */
+    int fd = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd >= 0 && (fl = fcntl(fd, F_GETFL)) >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
 static __attribute__((noreturn)) void pid1_main(const struct sg_plan *p, const char *rundir,
                                                 int in, int out, int err, int ctl, int rep,
                                                 int cfg)
@@ -1052,23 +1072,30 @@ int sg_sandbox_launch(const struct sg_plan *p, struct sg_sandbox *sb, char *step
         FAIL(-errno, "pipes");
     if (p->wasm && (cfg = sealed_config(p->wasm->config)) < 0)
         FAIL(cfg, "the WASI runner's configuration");
+    /* a wrapped command reads the broker's own stdin, as it would bare,
+     * opened again for reading only (stdin opened read-write must not
+     * become a way to write a file outside); never a terminal (the skill
+     * never sees the broker's) nor a socket: then the empty pipe */
+    int own_in = p->wrap ? stdin_for_wrap() : -1;
     int pidfd = -1;
     unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
                           CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD | SIGCHLD;
     pid_t pid = (pid_t)syscall(SYS_clone, flags, NULL, &pidfd, NULL, 0);
-    if (pid < 0)
-        FAIL(-errno, "clone (are unprivileged user namespaces enabled?)");
-    /* a wrapped command reads the broker's own stdin, as it would bare;
-     * never a terminal (the skill never sees the broker's): the empty pipe */
-    bool own_in = p->wrap && fcntl(STDIN_FILENO, F_GETFD) >= 0 && !isatty(STDIN_FILENO);
+    if (pid < 0) {
+        int e = errno;
+        if (own_in >= 0)
+            close(own_in);
+        FAIL(-e, "clone (are unprivileged user namespaces enabled?)");
+    }
     if (pid == 0) {
         close(in[1]), close(out[0]), close(err[0]), close(ctl[0]);
         if (rep[0] >= 0)
             close(rep[0]);
-        pid1_main(p, sb->rundir, own_in ? STDIN_FILENO : in[0], out[1], err[1], ctl[1], rep[1],
+        pid1_main(p, sb->rundir, own_in >= 0 ? own_in : in[0], out[1], err[1], ctl[1], rep[1],
                   cfg);
     }
-    if (own_in) { /* nothing for the broker to write */
+    if (own_in >= 0) { /* nothing for the broker to write */
+        close(own_in);
         close(in[1]);
         in[1] = -1;
     }

@@ -394,9 +394,40 @@ static void mask_own_dirs(struct sg_plan *p, struct masks *ms)
  * them, found by where they really are: a declared /tmp/x that is a
  * symlink to the home, or a ~/.ssh that is a symlink elsewhere, once
  * showed them (they were compared as strings). */
+/* skillgate wrap shows your own home, not a private one: beyond the list
+ * a skill run masks, the stores where tools keep tokens, keys and
+ * passwords, and the shells' and tools' histories (commands typed with a
+ * secret in them). ~/.gitconfig is shown there: git needs your identity,
+ * and the credentials it points to are masked. */
+static const char *const wrap_secrets[] = {
+    ".config/gh", ".config/hub", ".config/glab-cli", ".cargo/credentials",
+    ".cargo/credentials.toml", ".pgpass", ".my.cnf", ".vault-token", ".bash_history",
+    ".zsh_history", ".histfile", ".python_history", ".psql_history", ".mysql_history",
+    ".node_repl_history", ".sqlite_history", ".rediscli_history", ".lesshst", ".local/share/fish",
+    ".local/share/keyrings", ".password-store", ".mozilla", ".config/google-chrome",
+    ".config/chromium", ".config/BraveSoftware", ".config/rclone", ".config/op",
+    ".config/Bitwarden", ".config/doctl", ".config/hcloud", ".terraform.d", ".s3cfg", ".boto",
+    ".oci", ".gem/credentials", ".m2/settings.xml", ".m2/settings-security.xml",
+    ".gradle/gradle.properties", ".config/configstore", ".config/heroku", ".config/netlify",
+    ".config/vercel", ".fly", ".wrangler", ".config/sops", ".age", ".config/age",
+    ".local/share/atuin", ".ipython", ".jupyter", ".kaggle", ".huggingface",
+    ".cache/huggingface/token", ".config/openai", ".anthropic", ".codex", ".gemini",
+    ".cursor", ".continue", ".aider.conf.yml", ".env", NULL};
+
 static void mask_credentials(struct sg_plan *p, struct masks *ms)
 {
+    for (size_t i = 0; p->wrap && wrap_secrets[i]; i++) {
+        cleanup_free char *s = sg_xasprintf("%s/%s", p->home, wrap_secrets[i]);
+        struct stat st;
+        if (lstat(s, &st) < 0)
+            continue;
+        cleanup_free char *real = sg_path_real(s);
+        hide_host_path(p, s, real, "tokens, keys or history, never shown to a wrapped command",
+                       "tokens, keys or history, always masked", false, NULL, ms);
+    }
     for (size_t i = 0; sg_sensitive_home_paths[i]; i++) {
+        if (p->wrap && !strcmp(sg_sensitive_home_paths[i], ".gitconfig"))
+            continue;
         cleanup_free char *s = sg_xasprintf("%s/%s", p->home, sg_sensitive_home_paths[i]);
         struct stat st;
         if (lstat(s, &st) < 0)

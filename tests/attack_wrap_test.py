@@ -54,6 +54,12 @@ ATTACKS = [
     ("rbash -c", "rbash -c 'touch F9'", "rbash"),
     ("ssh-agent", "ssh-agent touch F10", "ssh-agent"),
     ("dbus-run-session", "dbus-run-session -- touch F11", "dbus-run-session"),
+    # found by the review of the fix: the program by another name or route
+    ("a #! interpreter", "printf '#!/usr/bin/touch F15\\n' > s && chmod +x s && ./s", None),
+    ("a link on PATH", "mkdir -p b && ln -sf /usr/bin/touch b/mytouch && "
+                       "PATH=$PWD/b:$PATH mytouch F16", None),
+    ("the dynamic loader", "/lib64/ld-linux-x86-64.so.2 /usr/bin/touch F17",
+     "/lib64/ld-linux-x86-64.so.2"),
 ]
 ALLOWS = ["printf", "ls", "jobs", "compgen", "mapfile", "declare", "set", "true", "echo",
           "xargs", "rbash", "ssh-agent", "dbus-run-session", "env", "nohup", "setsid",
@@ -123,7 +129,8 @@ def audit(m):
 
 
 def present(prog):
-    return prog is None or shutil.which(prog, path="/usr/bin:/bin")
+    return prog is None or (os.path.exists(prog) if prog.startswith("/")
+                            else shutil.which(prog, path="/usr/bin:/bin"))
 
 
 @test()
@@ -179,7 +186,7 @@ def sandboxed_the_denied_program_never_runs(m, base):
         # further as an ordinary user (the broker cannot resolve its paths)
         assert [r for r in touch if r.get("decision") == "deny"] or (
             name == "ssh-agent" and m.name == "user"), (name, [r.get("request") for r in recs])
-    assert tried >= 11, tried
+    assert tried >= 14, tried
     # a plainly denied line is still denied on its face
     out = ag.hook(m, base, "Bash", {"command": "touch F0"}, proj)
     assert ag.decision(out) == "deny", out
@@ -231,11 +238,23 @@ def claude_codes_sandbox_settings_keep_their_meaning(m, base):
     out = ag.hook(m, base, "Bash", {"command": "ls"}, proj)
     assert ag.decision(out) == "allow" and out["updatedInput"]["dangerouslyDisableSandbox"] is True
     assert "in place of Claude Code's" in out["permissionDecisionReason"], out
+    # the repository may not keep skillgate's sandbox out: asked
     settings({"sandbox": {"enabled": True, "allowUnsandboxedCommands": False}})
     out = ag.hook(m, base, "Bash", {"command": "ls"}, proj)
-    assert "updatedInput" not in out, out  # Claude Code's runs it: not nested
+    assert ag.decision(out) == "ask" and "repository" in out["permissionDecisionReason"], out
+    assert "updatedInput" not in out, out
+    # your own settings may: Claude Code's sandbox runs it, never nested
+    os.remove(os.path.join(cdir, "settings.json"))
+    mine = os.path.join(m.home, ".claude")
+    os.makedirs(mine, exist_ok=True)
+    with open(os.path.join(mine, "settings.json"), "w") as f:
+        json.dump({"sandbox": {"enabled": True, "allowUnsandboxedCommands": False}}, f)
+    ag.own(m, mine, os.path.join(mine, "settings.json"))
+    out = ag.hook(m, base, "Bash", {"command": "ls"}, proj)
+    assert ag.decision(out) == "allow" and "updatedInput" not in out, out
     out = ag.hook(m, base, "Bash", {"command": "jobs -x touch F2"}, proj)
     assert ag.decision(out) != "allow", out  # and the reader decides, as an allowlist
+    os.remove(os.path.join(mine, "settings.json"))
     settings({"sandbox": {"enabled": False, "excludedCommands": ["docker", "git push:*"]}})
     for line in ("docker ps", "git push origin main"):
         out = ag.hook(m, base, "Bash", {"command": line}, proj)
@@ -263,6 +282,18 @@ def wrap_passes_stdio_and_exit_status_through(m, base):
     assert open(os.path.join(proj, "out", "f")).read() == "data\n"
     t = m.last_trace()
     assert t["skill_name"] == "wrap", t["skill_name"]
+    # every argument byte for byte, whatever its encoding
+    p = wrap(m, base, ["--", "printf", "[%s]", "a", b"\xff", "b", "\U0001f916"], proj)
+    assert p.stdout == b"[a][\xff][b][\xf0\x9f\xa4\x96]", (p.stdout, p.stderr[-500:])
+    # stdin opened read-write is given read-only: no write through it
+    f = os.path.join(base, "outside-stdin")
+    with open(f, "w") as fh:
+        fh.write("kept\n")
+    with open(f, "r+b") as fh:
+        p = subprocess.run(as_mode(m, [h.SG, "wrap", "--", "sh", "-c", "cat; echo x >&0"]),
+                           stdin=fh, capture_output=True, env=env_of(m, base), cwd=proj,
+                           timeout=60)
+    assert p.stdout == b"kept\n" and open(f).read() == "kept\n", (p.stdout, p.stderr[-500:])
 
 
 @test()
