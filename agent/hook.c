@@ -790,7 +790,7 @@ static int decide_rewrite(struct hook_run *h)
     struct sg_preq *bq = sg_xmalloc(sizeof *bq);
     sg_agent_bash_preq(h->rw.line, h->c.cwd, bq); /* its words, ~ read as the home */
     char lby[512];
-    enum sg_effect lim = sg_perm_limits(h->perm, bq, lby, sizeof lby);
+    enum sg_effect lim = sg_perm_rule_limits(h->perm, bq, lby, sizeof lby);
     int r;
     bool outright;
     if (lim == SG_EFF_DENY) {
@@ -831,7 +831,7 @@ static int decide_sandboxed(struct hook_run *h)
     char lby[512];
     int r = 1;
     bool outright;
-    if (sg_perm_limits(h->perm, bq, lby, sizeof lby) == SG_EFF_DENY) {
+    if (sg_perm_rule_limits(h->perm, bq, lby, sizeof lby) == SG_EFF_DENY) {
         free(steal_pointer(&h->wr.command));
         r = sg_check_tool_permission(h->perm, &(struct sg_policy){0}, h->c.tool, h->c.detail,
                                      h->c.cwd, decided, &h->st, &h->dec, &outright);

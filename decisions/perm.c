@@ -568,7 +568,23 @@ static enum sg_effect limit_one(struct sg_perm *p, const struct sg_preq *q, char
     return hit || unknown ? SG_EFF_ASK : SG_EFF_ALLOW;
 }
 
+static enum sg_effect limits(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n,
+                             bool reading);
+
 enum sg_effect sg_perm_limits(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n)
+{
+    return limits(p, q, by, n, true);
+}
+
+enum sg_effect sg_perm_rule_limits(struct sg_perm *p, const struct sg_preq *q, char *by,
+                                   size_t n)
+{
+    return limits(p, q, by, n, false);
+}
+
+/* reading: a line the reader does not read whole is asked too */
+static enum sg_effect limits(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n,
+                             bool reading)
 {
     if (n)
         by[0] = '\0';
@@ -597,7 +613,8 @@ enum sg_effect sg_perm_limits(struct sg_perm *p, const struct sg_preq *q, char *
         sg_agent_one_command(q, &sh.cmds[i], one);
         enum sg_effect ei = limit_one(p, one, b2, sizeof b2);
         const char *mwhy;
-        if (ei == SG_EFF_ALLOW && !sg_shell_read_whole(sh.cmds[i].argv, sh.cmds[i].argc, &mwhy)) {
+        if (reading && ei == SG_EFF_ALLOW &&
+            !sg_shell_read_whole(sh.cmds[i].argv, sh.cmds[i].argc, &mwhy)) {
             ei = SG_EFF_ASK; /* asked, never allowed on a reading */
             snprintf(b2, sizeof b2, "not read whole: %s: %s", sh.cmds[i].argv[0], mwhy);
         }

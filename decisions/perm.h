@@ -90,6 +90,11 @@ char *sg_path_target_ex(const char *path, const char *cwd, bool *unsure);
  * that cannot be read exactly, a request too long), else ALLOW, meaning
  * only that none limits it. Every default allow comes after this. */
 enum sg_effect sg_perm_limits(struct sg_perm *p, const struct sg_preq *q, char *by, size_t n);
+/* The same, of the rules alone: an agent's line the reader does not read
+ * whole is not asked for that. For a line that runs inside a sandbox
+ * (the hook's rewrites), whose programs meet the rules at each execve. */
+enum sg_effect sg_perm_rule_limits(struct sg_perm *p, const struct sg_preq *q, char *by,
+                                   size_t n);
 /* The programs the Bash deny and ask rules name (their first word, as
  * written: "touch", "/usr/bin/curl"), at most max, into out (the rules'
  * own strings). The exec broker looks for them under any name that
