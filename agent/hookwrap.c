@@ -14,6 +14,7 @@
  * the project's local, the project's, the user's): the first file that
  * sets a key decides it; excludedCommands merge. */
 struct claude_sandbox {
+    const char *unreadable; /* a project's settings file there and not readable */
     int enabled;          /* -1 unset */
     int allow_unsandboxed;
     const char *unsandboxed_by; /* the file that set allowUnsandboxedCommands */
@@ -24,10 +25,12 @@ static void read_settings(const char *path, struct claude_sandbox *cs)
 {
     char *buf = NULL;
     size_t len = 0;
-    if (sg_read_file_capped(path, 1 << 20, &buf, &len) < 0 || !buf)
-        return;
-    json_t *root = json_loadb(buf, len, 0, NULL);
+    /* links followed, as Claude Code follows them */
+    int e = sg_read_file_follow_capped(path, 1 << 20, &buf, &len);
+    json_t *root = buf ? json_loadb(buf, len, 0, NULL) : NULL;
     free(buf);
+    if ((e < 0 || (buf && !json_is_object(root))) && !cs->unreadable)
+        cs->unreadable = path; /* what Claude Code makes of it cannot be told */
     json_t *sb = json_object_get(root, "sandbox");
     json_t *v;
     if (cs->enabled < 0 && json_is_boolean(v = json_object_get(sb, "enabled")))
@@ -116,7 +119,11 @@ void sg_hook_wrap_line(const char *line, json_t *input, const char *cwd, const c
     claude_settings(cwd, &cs, files);
     const char *ex = excluded(line, cs.excluded);
     bool repo = cs.unsandboxed_by == files[1] || cs.unsandboxed_by == files[2];
-    if (ex) {
+    if (cs.unreadable) {
+        w->ask = sg_xasprintf("Claude Code's settings %s cannot be read here (not a file, too "
+                              "big, or not JSON): which sandbox runs the line cannot be told",
+                              cs.unreadable);
+    } else if (ex) {
         w->ask = sg_xasprintf("Claude Code's sandbox.excludedCommands names it (\"%s\"): it "
                               "runs outside any sandbox", ex);
     } else if (cs.enabled == 1 && cs.allow_unsandboxed == 0 && repo) {

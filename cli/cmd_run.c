@@ -726,8 +726,14 @@ static int wrap_load(struct run_args *a, struct sg_wrap *w, struct sg_skill **sk
         fprintf(stderr, "skillgate: wrap: %s\n", t);
         return e == -ENOENT ? SG_RUN_EXEC_FAILED : SG_RUN_REFUSED;
     }
+    /* what your settings asked and did not get, always; what every call
+     * would repeat, where a person reads it (the command's stderr is its own) */
     for (size_t i = 0; i < w->nnotes; i++) {
         cleanup_free char *t = sg_sanitize_str(w->notes[i], 0);
+        fprintf(stderr, "skillgate: %s\n", t);
+    }
+    if (w->env_note && (a->oc->tty_err || a->oc->watch)) {
+        cleanup_free char *t = sg_sanitize_str(w->env_note, 0);
         fprintf(stderr, "skillgate: %s\n", t);
     }
     *sk = w->sk;

@@ -385,6 +385,18 @@ int sg_mkdir_p(const char *path, mode_t mode, uid_t uid, gid_t gid)
     return 0;
 }
 
+int sg_read_file_follow_capped(const char *path, size_t max, char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    int r = sg_read_fd_capped(fd, max, buf, len);
+    close(fd);
+    return r;
+}
+
 int sg_read_fd_capped(int fd, size_t max, char **buf, size_t *len)
 {
     *buf = NULL;

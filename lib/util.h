@@ -141,6 +141,10 @@ int sg_mkdir_parent(const char *path, mode_t mode);
  * followed: 0 with *buf, or with *buf NULL when there is no such file;
  * -EFBIG over max bytes, -EINVAL when not a regular file, else -errno. */
 int sg_read_file_capped(const char *path, size_t max, char **buf, size_t *len);
+/* The same where path's links are followed (as a program that reads its
+ * settings follows them), still only a regular file, never blocking on a
+ * FIFO: 0 with *buf NULL when nothing is there. */
+int sg_read_file_follow_capped(const char *path, size_t max, char **buf, size_t *len);
 /* The same from an open descriptor (a regular file, read from where it is). */
 int sg_read_fd_capped(int fd, size_t max, char **buf, size_t *len);
 /* All n bytes to fd (EINTR retried): 0 or -errno. */

@@ -168,24 +168,36 @@ static int on_allow_write(const struct doc *d, const char *key, const char *v, c
     return 0;
 }
 
-static int on_deny_write(const struct doc *d, const char *key, const char *v, char **why)
+/* A place the settings hide or make read-only, by the object its path
+ * names now (its links resolved on the host): a bind in the sandbox goes
+ * to that path, never to a link a repository planted on the way. */
+static int deny_place(const struct doc *d, const char *key, const char *v, const char *list,
+                      char **why)
 {
-    char *abs = settings_path(d, key, v, why);
+    cleanup_free char *abs = settings_path(d, key, v, why);
     if (!abs)
         return -EINVAL;
-    acc_add(d->w, "readonly", abs);
-    free(abs);
+    struct stat st;
+    if (lstat(abs, &st) < 0)
+        return 0; /* nothing there: nothing to hide */
+    cleanup_free char *real = realpath(abs, NULL);
+    if (!real) {
+        *why = sayf("%s: %s \"%s\": %s cannot be resolved (%s)", d->name, key, v, abs,
+                    strerror(errno));
+        return -EINVAL;
+    }
+    acc_add(d->w, list, real);
     return 0;
+}
+
+static int on_deny_write(const struct doc *d, const char *key, const char *v, char **why)
+{
+    return deny_place(d, key, v, "readonly", why);
 }
 
 static int on_deny_read(const struct doc *d, const char *key, const char *v, char **why)
 {
-    char *abs = settings_path(d, key, v, why);
-    if (!abs)
-        return -EINVAL;
-    acc_add(d->w, "deny_read", abs);
-    free(abs);
-    return 0;
+    return deny_place(d, key, v, "deny_read", why);
 }
 
 static int on_allow_read(const struct doc *d, const char *key, const char *v, char **why)
@@ -368,7 +380,8 @@ static int settings_file(struct sg_wrap *w, const char *path, bool must, bool na
 {
     char *buf = NULL;
     size_t len = 0;
-    int e = sg_read_file_capped(path, SG_WRAP_SETTINGS_MAX, &buf, &len);
+    /* links followed, as Claude Code and srt read their settings */
+    int e = sg_read_file_follow_capped(path, SG_WRAP_SETTINGS_MAX, &buf, &len);
     if (e == 0 && !buf)
         e = -ENOENT;
     if (e < 0) {
@@ -435,8 +448,22 @@ static char *find_program(const char *name, const char *cwd, char *const *env)
 
 static const char *const reserved[] = {"PATH", "HOME", "TMPDIR", "PWD", "OLDPWD", "SHLVL", "_"};
 
+/* A value with a password in it: a URL's user:password@ (a proxy's, a
+ * database's), whatever the variable is called. */
+static bool secret_value(const char *v)
+{
+    for (const char *s = strstr(v, "://"); s; s = strstr(s + 3, "://")) {
+        const char *h = s + 3;
+        size_t n = strcspn(h, "/?#@");
+        if (h[n] == '@' && memchr(h, ':', n))
+            return true;
+    }
+    return false;
+}
+
 /* The caller's variables a wrapped command gets: all but those whose name
- * says they hold a secret, those the settings deny, and skillgate's own. */
+ * says they hold a secret or whose value has a password in a URL, those
+ * the settings deny, and skillgate's own. */
 static void env_names(struct sg_wrap *w, char *const *env, json_t *allow)
 {
     size_t secret = 0;
@@ -449,7 +476,7 @@ static void env_names(struct sg_wrap *w, char *const *env, json_t *allow)
         bool skip = sg_env_own(n) != NULL || acc_has(w, "denied_env", n);
         for (size_t i = 0; i < SG_ARRAY_LEN(reserved) && !skip; i++)
             skip = !strcmp(n, reserved[i]);
-        if (!skip && sg_runopts_secret_name(n)) {
+        if (!skip && (sg_runopts_secret_name(n) || secret_value(eq + 1))) {
             if (!secret++)
                 first = sg_xstrdup(n);
             skip = true;
@@ -458,9 +485,9 @@ static void env_names(struct sg_wrap *w, char *const *env, json_t *allow)
             json_array_append_new(allow, json_string(n));
     }
     if (secret)
-        note(w, sayf("%zu variable%s whose name says it holds a secret (%s%s) kept out; "
-                     "--env NAME passes one", secret, secret == 1 ? "" : "s", first,
-                     secret > 1 ? ", ..." : ""));
+        w->env_note = sayf("%zu variable%s whose name or value says it holds a secret (%s%s) "
+                           "kept out; --env NAME passes one", secret, secret == 1 ? "" : "s",
+                           first, secret > 1 ? ", ..." : "");
 }
 
 /* The settings' lists as the skill's paths and hosts, and the masks. */
@@ -474,16 +501,16 @@ static int fold_settings(struct sg_wrap *w, json_t *write, json_t *read, json_t 
             json_array_append(write, x);
     /* denyWrite inside a writable folder: shown read-only there */
     json_array_foreach (acc(w, "readonly"), i, x) {
-        const char *p = json_string_value(x);
-        bool inside = sg_path_within(p, w->cwd);
+        const char *p = json_string_value(x); /* a real path (deny_place) */
+        bool inside = sg_path_within(p, w->cwd) && strcmp(p, w->cwd);
         json_array_foreach (write, j, y)
             inside |= sg_path_within(p, json_string_value(y));
         struct stat st;
-        if (inside && stat(p, &st) == 0)
+        if (inside && stat(p, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
             json_array_append(read, x);
     }
     json_array_foreach (acc(w, "deny_read"), i, x) {
-        const char *p = json_string_value(x);
+        const char *p = json_string_value(x); /* a real path (deny_place) */
         if (!strcmp(p, "/") || sg_path_within(w->cwd, p)) {
             *why = sayf("denyRead \"%s\" holds the working folder %s: the command could not "
                         "run in it", p, w->cwd);
@@ -642,6 +669,7 @@ void sg_wrap_free(struct sg_wrap *w)
     free(w->masks);
     sg_strv_free(w->notes);
     sg_strv_free(w->settings);
+    free(w->env_note);
     json_decref(w->acc);
     memset(w, 0, sizeof *w);
 }

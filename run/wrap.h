@@ -35,8 +35,9 @@ struct sg_wrap {
     char *cwd;           /* the working folder, real */
     char **masks;        /* path, why, path, why... (sg_run_request.masks) */
     size_t nmasks;
-    char **notes;        /* what the person should hear, NULL-terminated */
+    char **notes;        /* what the settings did not apply, NULL-terminated */
     size_t nnotes;
+    char *env_note;      /* the variables kept out (said where a person reads it), or NULL */
     char **settings;     /* the settings files read, NULL-terminated */
     size_t nsettings;
     /* what the settings said, gathered: write, readonly (paths), hosts,
