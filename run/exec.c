@@ -31,6 +31,7 @@
 
 /* Execs waiting for their new image (or their failure) to show: bounded by
  * the sandbox's pids limit in practice, by this in any case. */
+#define SG_SHEBANG_ARG_MAX 256
 #define MAX_PENDING 1024
 /* An exec that has neither run nor failed by then is not an exec any more. */
 #define PENDING_MS 30000
@@ -454,8 +455,8 @@ static bool same(const struct ident *a, const struct stat *st)
 /* The program's #! interpreter as the kernel takes it (interp, its first
  * word): 1 for a script, 0 for a binary, or -errno. With file, the
  * program's identity too. */
-static int shebang_of(pid_t pid, const char *program, char *interp, size_t max,
-                      struct ident *file)
+static int shebang_of(pid_t pid, const char *program, char *interp, size_t max, char *arg,
+                      size_t argmax, struct ident *file)
 {
     /* O_PATH first: a FIFO or a device named as the program must not block
      * or wake anything; only a regular file is read, through its inode */
@@ -477,18 +478,29 @@ static int shebang_of(pid_t pid, const char *program, char *interp, size_t max,
     if (n < 2 || head[0] != '#' || head[1] != '!')
         return 0;
     head[n] = '\0';
+    head[strcspn(head, "\n")] = '\0';
     char *i = head + 2;
     while (*i == ' ' || *i == '\t')
         i++;
-    i[strcspn(i, " \t\n")] = '\0';
+    char *a = i + strcspn(i, " \t");
+    if (*a)
+        *a++ = '\0';
+    while (*a == ' ' || *a == '\t')
+        a++;
+    /* the rest of the line, blanks at its end dropped, is one argument */
+    size_t al = strlen(a);
+    while (al && (a[al - 1] == ' ' || a[al - 1] == '\t'))
+        a[--al] = '\0';
     snprintf(interp, max, "%s", i);
+    if (arg)
+        snprintf(arg, argmax, "%s", a);
     return 1;
 }
 
 static int approved_file(pid_t pid, const char *program, struct pending *pe)
 {
     char i[PATH_MAX];
-    int r = shebang_of(pid, program, i, sizeof i, &pe->file);
+    int r = shebang_of(pid, program, i, sizeof i, NULL, 0, &pe->file);
     if (r <= 0)
         return r;
     if (i[0] != '/')
@@ -604,13 +616,68 @@ static void about(const struct sg_preq *q, const char *subject, const char *name
         SG_PREQ_SET(out, args, args);
 }
 
+/* Whether a rule limits the program file q names by another name: the
+ * dynamic loader (which maps the program it is given with no execve the
+ * broker sees) is asked; the file its links lead to; a name a rule's
+ * program has on PATH (or its own path) that is this very file. v is then
+ * the request about that name. */
+static bool limited_file(struct sg_exec *x, pid_t pid, const struct sg_plan *plan,
+                         const struct sg_preq *q, const char *const *progs, size_t np,
+                         struct sg_preq *v, char *by, size_t bylen)
+{
+    char full[PATH_MAX], name[256];
+    int fr = resolve_links(pid, q->subject, true, full, sizeof full);
+    const char *bases[] = {base_of(q->subject), fr == 0 ? base_of(full) : ""};
+    for (size_t i = 0; i < 2; i++)
+        if (sg_str_has_prefix(bases[i], "ld-linux") || sg_str_has_prefix(bases[i], "ld.so") ||
+            (sg_str_has_prefix(bases[i], "ld-") && strstr(bases[i], ".so"))) {
+            snprintf(by, bylen, "the dynamic loader runs the program it is given, which no "
+                                "rule then sees");
+            *v = *q;
+            return true;
+        }
+    if (fr == 0 && strcmp(full, q->subject)) {
+        scope_name(pid, plan, full, name, sizeof name);
+        about(q, full, name, NULL, v);
+        if (!v->cut && sg_perm_limits(x->perm, v, by, bylen) != SG_EFF_ALLOW)
+            return true;
+    }
+    struct stat want, got;
+    const char *path = NULL;
+    for (size_t i = 0; i < plan->nenv && !path; i++)
+        if (sg_str_has_prefix(plan->envp[i], "PATH="))
+            path = plan->envp[i] + 5;
+    if (!file_ident(pid, q->subject, &want))
+        return false;
+    for (size_t k = 0; k < np; k++) {
+        bool own = progs[k][0] == '/';
+        const char *d = own ? "" : path ? path : "";
+        do { /* the rule's own path, or each PATH folder holding its name */
+            const char *e = own ? d : strchrnul(d, ':');
+            char cand[PATH_MAX] = "";
+            if (own)
+                snprintf(cand, sizeof cand, "%s", progs[k]);
+            else if (e == d || snprintf(cand, sizeof cand, "%.*s/%s", (int)(e - d), d,
+                                        progs[k]) >= (int)sizeof cand)
+                cand[0] = '\0';
+            if (cand[0] == '/' && file_ident(pid, cand, &got) && got.st_dev == want.st_dev &&
+                got.st_ino == want.st_ino) {
+                about(q, cand, progs[k], NULL, v);
+                if (!v->cut && sg_perm_limits(x->perm, v, by, bylen) != SG_EFF_ALLOW)
+                    return true;
+            }
+            d = *e ? e + 1 : e;
+        } while (*d && !own);
+    }
+    return false;
+}
+
 /* A deny or ask rule names a program by its file, however the exec
- * reaches it (issue 51): the file a symlink leads to (./t -> touch), a
- * file a rule's program name finds on PATH that is this very file (a
- * hard link, another name, PATH set to a folder of links), and for a
- * script, its #! interpreter, which the kernel runs too. q becomes the
- * request about the name that is limited; false when none is. A copy of
- * the file under another name is another file: no rule names it (said in
+ * reaches it (issue 51): by any name of the file (limited_file), and for
+ * a script, its #! interpreter, which the kernel runs with the line's
+ * argument, the script and its words, checked the same way. q becomes
+ * the request about the name that is limited; false when none is. A copy
+ * of a file under another name is another file: no rule names it (said in
  * the manual). */
 static bool limited_by_another_name(struct sg_exec *x, pid_t pid, const struct sg_plan *plan,
                                     struct sg_preq *q, char *by, size_t bylen)
@@ -619,65 +686,37 @@ static bool limited_by_another_name(struct sg_exec *x, pid_t pid, const struct s
     size_t np = sg_perm_limit_programs(x->perm, progs, SG_ARRAY_LEN(progs));
     if (!np)
         return false;
-    struct sg_preq *v = sg_xmalloc(sizeof *v);
-    bool hit = false;
-    char full[PATH_MAX], name[256];
-    int fr = resolve_links(pid, q->subject, true, full, sizeof full);
-    /* the dynamic loader maps the program it is given without an execve
-     * the broker would see: where rules name programs, it is asked */
-    const char *bases[] = {base_of(q->subject), fr == 0 ? base_of(full) : ""};
-    for (size_t i = 0; i < 2 && !hit; i++)
-        if (sg_str_has_prefix(bases[i], "ld-linux") || sg_str_has_prefix(bases[i], "ld.so") ||
-            (sg_str_has_prefix(bases[i], "ld-") && strstr(bases[i], ".so"))) {
-            snprintf(by, bylen, "the dynamic loader runs the program it is given, which no "
-                                "rule then sees");
-            free(v);
-            return true;
+    struct sg_preq *v = sg_xmalloc(sizeof *v), *iq = sg_xmalloc(sizeof *iq);
+    bool hit = limited_file(x, pid, plan, q, progs, np, v, by, bylen);
+    char interp[PATH_MAX], arg[SG_SHEBANG_ARG_MAX], name[256];
+    if (!hit && shebang_of(pid, q->subject, interp, sizeof interp, arg, sizeof arg, NULL) == 1 &&
+        interp[0] == '/') {
+        struct sg_buf b;
+        sg_buf_init(&b, SG_PREQ_ARGS_MAX + 1);
+        if (arg[0]) {
+            sg_shell_quote(&b, arg, false);
+            sg_buf_append(&b, " ", 1);
         }
-    if (fr == 0 && strcmp(full, q->subject)) {
-        scope_name(pid, plan, full, name, sizeof name);
-        about(q, full, name, NULL, v);
-        hit = !v->cut && sg_perm_limits(x->perm, v, by, bylen) != SG_EFF_ALLOW;
-    }
-    struct stat want, got;
-    const char *path = NULL;
-    for (size_t i = 0; i < plan->nenv && !path; i++)
-        if (sg_str_has_prefix(plan->envp[i], "PATH="))
-            path = plan->envp[i] + 5;
-    bool have = !hit && file_ident(pid, q->subject, &want);
-    for (size_t k = 0; have && !hit && k < np; k++) {
-        const char *d = progs[k][0] == '/' ? "" : path ? path : "";
-        do { /* the rule's own path, or each PATH folder holding its name */
-            const char *e = progs[k][0] == '/' ? d : strchrnul(d, ':');
-            char cand[PATH_MAX];
-            if (progs[k][0] == '/')
-                snprintf(cand, sizeof cand, "%s", progs[k]);
-            else if (e == d || snprintf(cand, sizeof cand, "%.*s/%s", (int)(e - d), d,
-                                        progs[k]) >= (int)sizeof cand)
-                cand[0] = '\0';
-            if (cand[0] == '/' && file_ident(pid, cand, &got) && got.st_dev == want.st_dev &&
-                got.st_ino == want.st_ino) {
-                about(q, cand, progs[k], NULL, v);
-                hit = !v->cut && sg_perm_limits(x->perm, v, by, bylen) != SG_EFF_ALLOW;
-            }
-            d = *e ? e + 1 : e;
-        } while (!hit && *d && progs[k][0] != '/');
-    }
-    char interp[PATH_MAX];
-    if (!hit && shebang_of(pid, q->subject, interp, sizeof interp, NULL) == 1) {
-        /* the interpreter, with the script and its words as arguments */
-        if (interp[0] == '/') {
-            cleanup_free char *args = sg_xasprintf("%s%s%s", q->subject, q->args[0] ? " " : "",
-                                                   q->args);
-            scope_name(pid, plan, interp, name, sizeof name);
-            about(q, interp, name, args, v);
-            hit = !v->cut && sg_perm_limits(x->perm, v, by, bylen) != SG_EFF_ALLOW;
-            hit |= v->cut; /* not shown whole: asked */
+        sg_shell_quote(&b, q->subject, false);
+        if (q->args[0]) {
+            sg_buf_append(&b, " ", 1);
+            sg_buf_append(&b, q->args, strlen(q->args));
         }
+        sg_buf_append(&b, "", 1);
+        scope_name(pid, plan, interp, name, sizeof name);
+        about(q, interp, name, b.dropped || !b.data ? "" : b.data, iq);
+        iq->cut |= b.dropped || q->cut;
+        sg_buf_free(&b);
+        hit = iq->cut || sg_perm_limits(x->perm, iq, by, bylen) != SG_EFF_ALLOW;
+        if (hit)
+            *v = *iq; /* not shown whole, or limited by its own name: asked */
+        else
+            hit = limited_file(x, pid, plan, iq, progs, np, v, by, bylen);
     }
     if (hit)
         *q = *v;
     free(v);
+    free(iq);
     return hit;
 }
 
