@@ -771,6 +771,40 @@ static bool builtin_read(const char *opts, char *const *argv, size_t argc, const
     return true;
 }
 
+/* env and sudo words that move a command to another folder or point git
+ * at another repository (env -C DIR, GIT_DIR=..., sudo -D DIR): what git
+ * then reads (its config's aliases, pager, diff drivers) is not in the
+ * line. */
+static bool moves_elsewhere(const char *b, char *const *argv, size_t argc)
+{
+    bool env = !strcmp(b, "env"), sudo = !strcmp(b, "sudo");
+    if (!env && !sudo)
+        return false;
+    for (size_t i = 1; i < argc; i++) {
+        const char *w = argv[i];
+        if (w[0] == '-' && w[1] != '-' && strchr(w, env ? 'C' : 'D'))
+            return true;
+        if (!strncmp(w, "--chdir", 7))
+            return true;
+        if (w[0] != '-' && strchr(w, '=') && !strncmp(w, "GIT_", 4))
+            return true;
+        if (w[0] != '-' && !strchr(w, '='))
+            break; /* the command */
+    }
+    return false;
+}
+
+/* git that writes its own configuration, or works on a bare repository
+ * named by the folder it runs in. */
+static bool git_config_or_bare(char *const *argv, size_t argc)
+{
+    size_t i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++)
+        if (!strcmp(argv[i], "--bare"))
+            return true;
+    return i < argc && !strcmp(argv[i], "config");
+}
+
 static bool read_whole(char *const *argv, size_t argc, const char **why, int depth)
 {
     if (!argc)
@@ -782,6 +816,15 @@ static bool read_whole(char *const *argv, size_t argc, const char **why, int dep
     const char *b = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
     if (!strcmp(b, "xargs")) {
         *why = "xargs runs what its input says";
+        return false;
+    }
+    if (moves_elsewhere(b, argv, argc)) {
+        *why = "env -C, sudo -D or GIT_*=: the command works elsewhere than the line shows";
+        return false;
+    }
+    if (!strcmp(b, "git") && git_config_or_bare(argv, argc)) {
+        *why = "git config or --bare: what git runs later is in a configuration the line does "
+               "not show";
         return false;
     }
     /* command -v NAME, -V NAME: says what NAME is, runs nothing */

@@ -48,7 +48,8 @@ bool sg_runopts_secret_name(const char *n)
                                         /* OTEL_EXPORTER_OTLP_HEADERS: a collector's API key */
                                         "HEADERS",
                                         /* a URL or DSN with the password in it */
-                                        "DATABASE_URL", "DSN", "CONNECTION_STRING", "WEBHOOK"};
+                                        "DATABASE_URL", "DSN", "CONNECTION_STRING", "WEBHOOK",
+                                        "_PWD", "_PAT", "JWT", "CREDS", "BEARER"};
     cleanup_free char *up = sg_xstrdup(n);
     for (char *c = up; *c; c++)
         *c = (char)toupper((unsigned char)*c);

@@ -412,7 +412,22 @@ static const char *const wrap_secrets[] = {
     ".config/vercel", ".fly", ".wrangler", ".config/sops", ".age", ".config/age",
     ".local/share/atuin", ".ipython", ".jupyter", ".kaggle", ".huggingface",
     ".cache/huggingface/token", ".config/openai", ".anthropic", ".codex", ".gemini",
-    ".cursor", ".continue", ".aider.conf.yml", ".env", NULL};
+    ".cursor", ".continue", ".aider.conf.yml", ".env", ".config/git/credentials",
+    ".config/containers/auth.json", ".local/share/com.vercel.cli", ".config/flyctl",
+    ".pulumi", ".supabase", ".tsh", ".databrickscfg", ".snowflake", ".dbt", ".yarnrc.yml",
+    ".yarnrc", ".composer/auth.json", ".config/composer/auth.json", ".config/pip",
+    ".pip/pip.conf", ".nuget", ".config/NuGet", ".sentryclirc", ".cloudflared",
+    ".mylogin.cnf", ".vault_pass", ".config/stripe", ".zlogin", ".zlogout", ".bash_aliases",
+    ".bash_logout", ".config/zsh", ".oh-my-zsh/custom", ".config/Slack", ".config/discord",
+    ".thunderbird", ".electrum", ".bitcoin", ".ethereum", ".config/Signal",
+    ".local/share/TelegramDesktop", ".config/autostart", ".netlify", ".config/railway",
+    ".config/render", ".config/twilio-cli", ".config/linode-cli", ".config/scw",
+    ".config/exoscale", ".config/gandi", ".npm/_auth", ".bowerrc", ".config/yarn",
+    ".config/kube", ".minikube", ".talos", ".config/helm", ".local/share/helm", ".vagrant.d",
+    ".ansible", ".chef", ".puppetlabs", ".saltstack", ".config/1Password", ".local/share/keybase",
+    ".config/keybase", ".gnome2/keyrings", ".kde/share/apps/kwallet",
+    ".local/share/kwalletd", ".config/vlc", ".wget-hsts", ".config/filezilla", ".remmina",
+    ".config/remmina", ".ssh2", ".putty", ".irssi", ".weechat", ".config/hexchat", NULL};
 
 static void mask_credentials(struct sg_plan *p, struct masks *ms)
 {

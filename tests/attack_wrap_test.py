@@ -61,7 +61,7 @@ ATTACKS = [
     ("the dynamic loader", "/lib64/ld-linux-x86-64.so.2 /usr/bin/touch F17",
      "/lib64/ld-linux-x86-64.so.2"),
 ]
-ALLOWS = ["printf", "ls", "jobs", "compgen", "mapfile", "declare", "set", "true", "echo",
+ALLOWS = ["git", "printf", "ls", "jobs", "compgen", "mapfile", "declare", "set", "true", "echo",
           "xargs", "rbash", "ssh-agent", "dbus-run-session", "env", "nohup", "setsid",
           "stdbuf", "nice", "cd", "cp", "shopt"]
 POLICY = ('deny:\n  - "Bash(touch:*)"\nallow:\n' +
@@ -143,7 +143,13 @@ def reader_asks_every_break_never_allows(m, base):
     for name, line, _ in ATTACKS + [
             ("printf -v HOME", "printf -v HOME /tmp; cd; cp x .claude/settings.json", None),
             ("printf -v CDPATH", "printf -v CDPATH /tmp; cd skillgate", None),
-            ("cdable_vars", "shopt -s cdable_vars; cd HOME", None)]:
+            ("cdable_vars", "shopt -s cdable_vars; cd HOME", None),
+            # a folder's own repository: its config runs (second review)
+            ("cd then git", "cd sub && git diff --no-index a b", None),
+            ("env -C", "env -C sub git diff", None),
+            ("env GIT_DIR", "env GIT_DIR=sub git diff", None),
+            ("git config", "git config core.pager 'touch F' && git log", None),
+            ("zsh arithmetic", "printf '%d' 'path[$(touch F1)]'", None)]:
         out = ag.hook(m, base, "Bash", {"command": line}, proj)
         assert ag.decision(out) != "allow", (name, out)
     for line in ("ls -la", "printf '%s\\n' hello", "echo hi && ls"):
@@ -254,6 +260,16 @@ def claude_codes_sandbox_settings_keep_their_meaning(m, base):
     assert ag.decision(out) == "allow" and "updatedInput" not in out, out
     out = ag.hook(m, base, "Bash", {"command": "jobs -x touch F2"}, proj)
     assert ag.decision(out) != "allow", out  # and the reader decides, as an allowlist
+    # the project's settings as a link are read as Claude Code reads them:
+    # enabled: false there wins over yours, so skillgate's sandbox runs it
+    other = os.path.join(base, "cs.json")
+    with open(other, "w") as f:
+        json.dump({"sandbox": {"enabled": False}}, f)
+    os.chmod(other, 0o644)
+    os.symlink(other, os.path.join(cdir, "settings.json"))
+    out = ag.hook(m, base, "Bash", {"command": "ls"}, proj)
+    assert ag.decision(out) == "allow" and " wrap " in out["updatedInput"]["command"], out
+    os.remove(os.path.join(cdir, "settings.json"))
     os.remove(os.path.join(mine, "settings.json"))
     settings({"sandbox": {"enabled": False, "excludedCommands": ["docker", "git push:*"]}})
     for line in ("docker ps", "git push origin main"):
@@ -272,7 +288,8 @@ def wrap_passes_stdio_and_exit_status_through(m, base):
     """Item 1: a script or CI job sees the command's own bytes and status."""
     proj = person(m, ag.project(m, base))
     blob = bytes(range(256)) * 64 + b"no newline at the end"
-    p = wrap(m, base, ["--", "sh", "-c", "cat; printf 'E\\001' >&2; exit 7"], proj, stdin=blob)
+    p = wrap(m, base, ["--", "sh", "-c", "cat; printf 'E\\001' >&2; exit 7"], proj, stdin=blob,
+             extra_env={"API_TOKEN": "t", "HTTPS_PROXY": "http://u:pw@proxy.test:3128"})
     assert p.returncode == 7, (p.returncode, p.stderr[-2000:])
     assert p.stdout == blob, (len(p.stdout), p.stdout[-50:])
     assert p.stderr == b"E\x01", p.stderr[-500:]
@@ -370,6 +387,14 @@ def wrap_reads_srt_and_claude_code_settings(m, base):
         f.write('{"filesystem": {\n  "allowWrite": [}\n')
     p = wrap(m, base, ["--settings", srt, "--", "true"], proj)
     assert p.returncode == 126 and f"{srt}:2:".encode() in p.stderr, p.stderr
+    # a repository's denyWrite through a link to a host place shows nothing
+    # of it (the bind goes to the real path, and only inside the folder)
+    os.symlink("/var", os.path.join(proj, "y"))
+    with open(srt, "w") as f:
+        json.dump({"filesystem": {"denyWrite": ["y"], "denyRead": ["y/nothing-there"]}}, f)
+    p = wrap(m, base, ["--settings", srt, "--", "ls", "-A", "/var"], proj)
+    assert p.returncode == 0 and p.stdout == b"", (p.stdout[-500:], p.stderr[-1000:])
+    os.remove(os.path.join(proj, "y"))
     # the repository's own settings narrow, never widen
     cdir = os.path.join(proj, ".claude")
     os.makedirs(cdir)

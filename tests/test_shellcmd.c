@@ -336,7 +336,9 @@ static void reads_whole_only_what_it_models(void **state)
         "source x", ". x", "trap 'id' EXIT", "enable -n printf", "alias ls=id", "unset PATH",
         "test -v x", "wait -n", "eval 'jobs -x id'", "builtin jobs -x id",
         "printf '%d' 'path[$(touch F)]'", "exit 'a[$(id)]'", "kill 'x[1]'",
-        "git -C evilrepo st", "git --git-dir=evilrepo st", "git --work-tree=x status"};
+        "git -C evilrepo st", "git --git-dir=evilrepo st", "git --work-tree=x status",
+        "env -C sub git diff", "env --chdir=sub git diff", "env GIT_DIR=sub git diff",
+        "git config core.pager 'touch F'", "git --bare log", "sudo -D sub git log"};
     for (size_t k = 0; k < 2; k++) {
         const char *const *v = k ? not_whole : whole;
         size_t n = k ? sizeof not_whole / sizeof *not_whole : sizeof whole / sizeof *whole;
