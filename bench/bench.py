@@ -924,6 +924,12 @@ def bench_wrap(top, rounds=61):
     subprocess.run(["git", "init", "-q", repo], check=True, env=env)
     subprocess.run(g + ["-C", repo, "add", "-A"], check=True, env=env)
     subprocess.run(g + ["-C", repo, "commit", "-qm", "b"], check=True, env=env)
+    if os.geteuid() == 0:  # wrap runs as nobody for root without sudo: its folder is nobody's
+        for d in (tmp, f"{tmp}/home"):
+            os.chmod(d, 0o755)
+        for d, ds, fs in os.walk(repo):
+            for x in [d] + [os.path.join(d, y) for y in ds + fs]:
+                os.chown(x, 65534, 65534, follow_symlinks=False)
     with open(f"{tmp}/cfg/skillgate/config.yaml", "w") as f:
         f.write("hook:\n  sandbox_bash: true\n")
     with open(f"{tmp}/cfg/skillgate/hook-policy.yaml", "w") as f:
@@ -931,10 +937,11 @@ def bench_wrap(top, rounds=61):
     for x in ("config.yaml", "hook-policy.yaml"):
         os.chmod(f"{tmp}/cfg/skillgate/{x}", 0o600)
     bw = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
-          "--bind", repo, repo, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+          "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", repo, repo,
           "--chdir", repo]
     rows = {}
-    for name, prog in (("/bin/true", ["/bin/true"]), ("git status", ["git", "status", "-s"])):
+    for name, prog in (("/bin/true", ["/bin/true"]),
+                       ("git status", ["git", "-c", "safe.directory=*", "status", "-s"])):
         rows[f"{name}: bare"] = prog
         if shutil.which("bwrap"):
             rows[f"{name}: bwrap (floor of a sandbox)"] = bw + prog
