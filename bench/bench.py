@@ -848,21 +848,27 @@ def bench_reads(top, rounds=9, n=5000):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _agent_world(top, prefix):
+    """build/skillgate, and a home, config, state and runtime folder of their own."""
+    sg = os.path.join(top, "build", "skillgate")
+    if not os.access(sg, os.X_OK):
+        sys.exit(f"{sg} is missing: run scripts/dev test (or meson compile -C build) first")
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": f"{tmp}/home",
+           "XDG_CONFIG_HOME": f"{tmp}/cfg", "XDG_STATE_HOME": f"{tmp}/state",
+           "XDG_RUNTIME_DIR": f"{tmp}/run"}
+    for d in ("home", "cfg/skillgate", "state", "run"):
+        os.makedirs(f"{tmp}/{d}", mode=0o700)
+    return sg, tmp, env
+
+
 def bench_hook(top, rounds=201):
     """`skillgate hook` per event, as Claude Code runs it before every tool
     call: a rule decision, a low-risk tool, a grant, and one no rule
     decides (asked in Claude Code: no TUI attached); against /bin/true and
     cat given the same event (the floor: a process that starts, reads it and
     answers) and a one-line Python hook that only parses it (a common peer)."""
-    sg = os.path.join(top, "build", "skillgate")
-    if not os.access(sg, os.X_OK):
-        sys.exit(f"{sg} is missing: run scripts/dev test (or meson compile -C build) first")
-    tmp = tempfile.mkdtemp(prefix="sgbench-hook.")
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": f"{tmp}/home",
-           "XDG_CONFIG_HOME": f"{tmp}/cfg", "XDG_STATE_HOME": f"{tmp}/state",
-           "XDG_RUNTIME_DIR": f"{tmp}/run"}
-    for d in ("home", "cfg/skillgate", "state", "run"):
-        os.makedirs(f"{tmp}/{d}", mode=0o700)
+    sg, tmp, env = _agent_world(top, "sgbench-hook.")
     rules = "".join(f'  - "Bash(tool{i} build:*)"\n' for i in range(50))
     with open(f"{tmp}/cfg/skillgate/hook-policy.yaml", "w") as f:
         f.write('deny:\n  - "Bash(rm:*)"\nallow:\n' + rules + '  - "Bash(npm test:*)"\n')
@@ -906,15 +912,7 @@ def bench_wrap(top, rounds=61):
     that starts a command: namespaces and mounts, nothing decided) and under
     wrap (trace and audit record written); and the hook's own time per
     event with sandbox_bash on (it answers with the rewritten line)."""
-    sg = os.path.join(top, "build", "skillgate")
-    if not os.access(sg, os.X_OK):
-        sys.exit(f"{sg} is missing: run scripts/dev test (or meson compile -C build) first")
-    tmp = tempfile.mkdtemp(prefix="sgbench-wrap.")
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": f"{tmp}/home",
-           "XDG_CONFIG_HOME": f"{tmp}/cfg", "XDG_STATE_HOME": f"{tmp}/state",
-           "XDG_RUNTIME_DIR": f"{tmp}/run"}
-    for d in ("home", "cfg/skillgate", "state", "run"):
-        os.makedirs(f"{tmp}/{d}", mode=0o700)
+    sg, tmp, env = _agent_world(top, "sgbench-wrap.")
     repo = os.path.join(tmp, "home", "repo")
     os.makedirs(repo)
     for i in range(50):

@@ -429,28 +429,31 @@ static const char *const wrap_secrets[] = {
     ".local/share/kwalletd", ".config/vlc", ".wget-hsts", ".config/filezilla", ".remmina",
     ".config/remmina", ".ssh2", ".putty", ".irssi", ".weechat", ".config/hexchat", NULL};
 
+/* Each place of list (relative to the home) that is there, hidden; skip:
+ * one the list names that stays shown. */
+static void mask_home_list(struct sg_plan *p, const char *const *list, const char *skip,
+                           const char *inside, const char *mask, struct masks *ms)
+{
+    for (size_t i = 0; list[i]; i++) {
+        if (skip && !strcmp(list[i], skip))
+            continue;
+        cleanup_free char *s = sg_xasprintf("%s/%s", p->home, list[i]);
+        struct stat st;
+        if (lstat(s, &st) < 0)
+            continue;
+        cleanup_free char *real = sg_path_real(s);
+        hide_host_path(p, s, real, inside, mask, false, NULL, ms);
+    }
+}
+
 static void mask_credentials(struct sg_plan *p, struct masks *ms)
 {
-    for (size_t i = 0; p->wrap && wrap_secrets[i]; i++) {
-        cleanup_free char *s = sg_xasprintf("%s/%s", p->home, wrap_secrets[i]);
-        struct stat st;
-        if (lstat(s, &st) < 0)
-            continue;
-        cleanup_free char *real = sg_path_real(s);
-        hide_host_path(p, s, real, "tokens, keys or history, never shown to a wrapped command",
-                       "tokens, keys or history, always masked", false, NULL, ms);
-    }
-    for (size_t i = 0; sg_sensitive_home_paths[i]; i++) {
-        if (p->wrap && !strcmp(sg_sensitive_home_paths[i], ".gitconfig"))
-            continue;
-        cleanup_free char *s = sg_xasprintf("%s/%s", p->home, sg_sensitive_home_paths[i]);
-        struct stat st;
-        if (lstat(s, &st) < 0)
-            continue;
-        cleanup_free char *real = sg_path_real(s);
-        hide_host_path(p, s, real, "credentials, never shown to a skill",
-                       "credentials, always masked", false, NULL, ms);
-    }
+    if (p->wrap)
+        mask_home_list(p, wrap_secrets, NULL,
+                       "tokens, keys or history, never shown to a wrapped command",
+                       "tokens, keys or history, always masked", ms);
+    mask_home_list(p, sg_sensitive_home_paths, p->wrap ? ".gitconfig" : NULL,
+                   "credentials, never shown to a skill", "credentials, always masked", ms);
 }
 
 /* AI agents' own folders (agentdirs.h), in every home, as the credentials
