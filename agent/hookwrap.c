@@ -54,9 +54,13 @@ static void claude_settings(const char *cwd, struct claude_sandbox *cs, char *fi
     *cs = (struct claude_sandbox){.enabled = -1, .allow_unsandboxed = -1,
                                   .excluded = json_array()};
     const char *home = sg_invoking_home();
+    /* the project's settings are its root's (Claude Code names it; the
+     * agent may have moved into a subfolder), else the event's folder */
+    const char *cp = secure_getenv("CLAUDE_PROJECT_DIR");
+    const char *proj = cp && cp[0] == '/' ? cp : cwd;
     files[0] = sg_xstrdup("/etc/claude-code/managed-settings.json");
-    files[1] = sg_xasprintf("%s/.claude/settings.local.json", cwd);
-    files[2] = sg_xasprintf("%s/.claude/settings.json", cwd);
+    files[1] = sg_xasprintf("%s/.claude/settings.local.json", proj);
+    files[2] = sg_xasprintf("%s/.claude/settings.json", proj);
     files[3] = sg_xasprintf("%s/.claude/settings.json", home ? home : "/");
     for (size_t i = 0; i < 4; i++)
         read_settings(files[i], cs);

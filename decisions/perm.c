@@ -439,6 +439,18 @@ static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
                                    const struct sg_prule **hit);
 static bool hidden_matters(const struct sg_preq *q);
 
+/* The agent works in another folder than its project's (Claude Code
+ * keeps a cd from one call to the next and names the project in
+ * CLAUDE_PROJECT_DIR): git there reads that folder's repository. */
+static bool outside_project(const struct sg_preq *q)
+{
+    const char *proj = secure_getenv("CLAUDE_PROJECT_DIR");
+    if (!proj || proj[0] != '/' || !q->cwd[0])
+        return false;
+    cleanup_free char *real = realpath(proj, NULL);
+    return !real || strcmp(real, q->cwd) != 0;
+}
+
 /* An agent's command line: denied when any simple command in it is,
  * allowed only when every one is; one that cannot be read exactly is never
  * allowed by a rule (deny rules still see it as written). */
@@ -460,18 +472,15 @@ static enum sg_effect evaluate_line(struct sg_perm *p, const struct sg_preq *q,
     enum sg_effect e = SG_EFF_ALLOW;
     const struct sg_prule *first_allow = NULL;
     struct sg_preq *one = sg_xmalloc(sizeof *one);
-    bool moved = false; /* a cd before: git there reads that folder's repository */
+    bool moved = outside_project(q); /* git there reads that folder's repository */
     for (size_t i = 0; i < sh.n; i++) {
         const struct sg_prule *h;
         sg_agent_one_command(q, &sh.cmds[i], one);
         enum sg_effect ei = evaluate_one(p, one, &h);
-        const char *mwhy, *a0 = sh.cmds[i].argv[0];
-        const char *base = strrchr(a0, '/') ? strrchr(a0, '/') + 1 : a0;
-        if (ei == SG_EFF_ALLOW &&
-            (!sg_shell_read_whole(sh.cmds[i].argv, sh.cmds[i].argc, &mwhy) ||
-             (moved && !strcmp(base, "git"))))
+        const char *mwhy;
+        if (!sg_shell_read_whole_in(sh.cmds[i].argv, sh.cmds[i].argc, &moved, &mwhy) &&
+            ei == SG_EFF_ALLOW)
             ei = SG_EFF_ASK; /* no rule allows what the reader does not model */
-        moved |= !strcmp(a0, "cd") || !strcmp(a0, "pushd") || !strcmp(a0, "popd");
         if (ei == SG_EFF_DENY) {
             *hit = h;
             e = SG_EFF_DENY;
@@ -614,16 +623,13 @@ static enum sg_effect limits(struct sg_perm *p, const struct sg_preq *q, char *b
     enum sg_effect e = SG_EFF_ALLOW;
     struct sg_preq *one = sg_xmalloc(sizeof *one);
     char b2[512];
-    bool moved = false; /* a cd before: git there reads that folder's repository */
+    bool moved = outside_project(q); /* git there reads that folder's repository */
     for (size_t i = 0; i < sh.n && e != SG_EFF_DENY; i++) {
         sg_agent_one_command(q, &sh.cmds[i], one);
         enum sg_effect ei = limit_one(p, one, b2, sizeof b2);
         const char *mwhy = NULL, *a0 = sh.cmds[i].argv[0];
-        const char *base = strrchr(a0, '/') ? strrchr(a0, '/') + 1 : a0;
-        bool whole = !reading || sg_shell_read_whole(sh.cmds[i].argv, sh.cmds[i].argc, &mwhy);
-        if (whole && reading && moved && !strcmp(base, "git"))
-            whole = false, mwhy = "git after a cd reads that folder's repository configuration";
-        moved |= !strcmp(a0, "cd") || !strcmp(a0, "pushd") || !strcmp(a0, "popd");
+        bool whole = !reading ||
+                     sg_shell_read_whole_in(sh.cmds[i].argv, sh.cmds[i].argc, &moved, &mwhy);
         if (ei == SG_EFF_ALLOW && !whole) {
             ei = SG_EFF_ASK; /* asked, never allowed on a reading */
             snprintf(b2, sizeof b2, "not read whole: %s: %s", a0, mwhy);

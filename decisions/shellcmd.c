@@ -751,9 +751,10 @@ static bool builtin_read(const char *opts, char *const *argv, size_t argc, const
     bool inert = !strcmp(argv[0], "echo") || !strcmp(argv[0], "true") ||
                  !strcmp(argv[0], "false") || !strcmp(argv[0], ":");
     for (size_t i = 1; i < argc && !inert; i++)
-        if (strpbrk(argv[i], "$`[")) {
-            *why = "a builtin's word with $, ` or [ (zsh reads such a number as arithmetic, "
-                   "which runs $(...))";
+        if (strpbrk(argv[i], "$`[=") || strstr(argv[i], "++") ||
+            (strstr(argv[i], "--") && strcmp(argv[i], "--"))) {
+            *why = "a builtin's word with $, `, [, = or ++/-- (zsh reads such a number as "
+                   "arithmetic, which runs $(...) or sets PATH)";
             return false;
         }
     if (!strcmp(opts, "*"))
@@ -805,7 +806,15 @@ static bool git_config_or_bare(char *const *argv, size_t argc)
     return i < argc && !strcmp(argv[i], "config");
 }
 
-static bool read_whole(char *const *argv, size_t argc, const char **why, int depth)
+static bool is_cd(const char *w)
+{
+    return !strcmp(w, "cd") || !strcmp(w, "pushd") || !strcmp(w, "popd");
+}
+
+/* moved: a cd came before in the line (or the agent's folder is not its
+ * project's): git then reads that folder's repository configuration */
+static bool read_whole(char *const *argv, size_t argc, const char **why, int depth,
+                       bool *moved)
 {
     if (!argc)
         return true;
@@ -827,6 +836,11 @@ static bool read_whole(char *const *argv, size_t argc, const char **why, int dep
                "not show";
         return false;
     }
+    if (!strcmp(b, "git") && *moved) {
+        *why = "git in another folder than the project's reads that folder's repository "
+               "configuration";
+        return false;
+    }
     /* command -v NAME, -V NAME: says what NAME is, runs nothing */
     if (!strcmp(argv[0], "command") && argc > 1 &&
         (!strcmp(argv[1], "-v") || !strcmp(argv[1], "-V")))
@@ -837,14 +851,16 @@ static bool read_whole(char *const *argv, size_t argc, const char **why, int dep
         *why = "it runs words or files the reader does not follow";
         return false;
     case SG_LAUNCH_INNER:
-        return read_whole(argv + at, argc - at, why, depth + 1);
+        return read_whole(argv + at, argc - at, why, depth + 1, moved);
     case SG_LAUNCH_SHELL: {
         struct sg_shell in;
         if (sg_shell_parse(argv[at], &in, why) < 0)
             return false;
-        bool ok = true;
-        for (size_t i = 0; i < in.n && ok; i++)
-            ok = read_whole(in.cmds[i].argv, in.cmds[i].argc, why, depth + 1);
+        bool ok = true, inner = *moved;
+        for (size_t i = 0; i < in.n && ok; i++) {
+            ok = read_whole(in.cmds[i].argv, in.cmds[i].argc, why, depth + 1, &inner);
+            inner |= is_cd(in.cmds[i].argv[0]);
+        }
         sg_shell_free(&in);
         return ok;
     }
@@ -863,6 +879,15 @@ static bool read_whole(char *const *argv, size_t argc, const char **why, int dep
 
 bool sg_shell_read_whole(char *const *argv, size_t argc, const char **why)
 {
+    bool moved = false;
     *why = NULL;
-    return read_whole(argv, argc, why, 0);
+    return read_whole(argv, argc, why, 0, &moved);
+}
+
+bool sg_shell_read_whole_in(char *const *argv, size_t argc, bool *moved, const char **why)
+{
+    *why = NULL;
+    bool ok = read_whole(argv, argc, why, 0, moved);
+    *moved |= argc && is_cd(argv[0]);
+    return ok;
 }

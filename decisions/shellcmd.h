@@ -111,5 +111,10 @@ enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at);
  * by a rule or a default: it is asked (or sandboxed, hook.sandbox_bash).
  * false with *why (static). */
 bool sg_shell_read_whole(char *const *argv, size_t argc, const char **why);
+/* The same for one command of a line, in order: *moved says a cd came
+ * before (or the agent works outside its project), and is set after a cd;
+ * git anywhere in a moved command, through a launcher or sh -c too, is
+ * not read whole (that folder's repository configuration runs). */
+bool sg_shell_read_whole_in(char *const *argv, size_t argc, bool *moved, const char **why);
 
 #endif

@@ -628,7 +628,7 @@ static bool limited_file(struct sg_exec *x, pid_t pid, const struct sg_plan *pla
     char full[PATH_MAX], name[256];
     int fr = resolve_links(pid, q->subject, true, full, sizeof full);
     const char *bases[] = {base_of(q->subject), fr == 0 ? base_of(full) : ""};
-    for (size_t i = 0; i < 2; i++)
+    for (size_t i = 0; i < 2; i++) {
         if (sg_str_has_prefix(bases[i], "ld-linux") || sg_str_has_prefix(bases[i], "ld.so") ||
             (sg_str_has_prefix(bases[i], "ld-") && strstr(bases[i], ".so"))) {
             snprintf(by, bylen, "the dynamic loader runs the program it is given, which no "
@@ -636,6 +636,15 @@ static bool limited_file(struct sg_exec *x, pid_t pid, const struct sg_plan *pla
             *v = *q;
             return true;
         }
+        /* a multi-call program runs the applet its argv[0] names (exec -a
+         * touch busybox), which the kernel takes from the caller's memory */
+        if (!strcmp(bases[i], "busybox") || !strcmp(bases[i], "toybox")) {
+            snprintf(by, bylen, "%s runs the program its argv[0] names, which no rule can "
+                                "read safely", bases[i]);
+            *v = *q;
+            return true;
+        }
+    }
     if (fr == 0 && strcmp(full, q->subject)) {
         scope_name(pid, plan, full, name, sizeof name);
         about(q, full, name, NULL, v);

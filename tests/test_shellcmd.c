@@ -338,7 +338,8 @@ static void reads_whole_only_what_it_models(void **state)
         "printf '%d' 'path[$(touch F)]'", "exit 'a[$(id)]'", "kill 'x[1]'",
         "git -C evilrepo st", "git --git-dir=evilrepo st", "git --work-tree=x status",
         "env -C sub git diff", "env --chdir=sub git diff", "env GIT_DIR=sub git diff",
-        "git config core.pager 'touch F'", "git --bare log", "sudo -D sub git log"};
+        "git config core.pager 'touch F'", "git --bare log", "sudo -D sub git log",
+        "printf %d PATH=0", "shift 'x++'", "exit -- -1--", "bash -c 'cd sub && git diff'"};
     for (size_t k = 0; k < 2; k++) {
         const char *const *v = k ? not_whole : whole;
         size_t n = k ? sizeof not_whole / sizeof *not_whole : sizeof whole / sizeof *whole;
