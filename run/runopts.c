@@ -54,9 +54,12 @@ bool sg_runopts_secret_name(const char *n)
     for (char *c = up; *c; c++)
         *c = (char)toupper((unsigned char)*c);
     for (size_t i = 0; i < SG_ARRAY_LEN(words); i++)
-        if (strstr(up, words[i]))
-            return true;
-    return false;
+        for (const char *at = strstr(up, words[i]); at; at = strstr(at + 1, words[i]))
+            if (strcmp(words[i], "_PAT") || at[4] != 'H') /* _PAT, not _PATH */
+                return true;
+    /* git's configuration from the environment: a key's value may be a
+     * header with a token; both halves go together */
+    return !strncmp(up, "GIT_CONFIG_", 11);
 }
 
 bool sg_runopts_code_name(const char *n)

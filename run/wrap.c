@@ -380,6 +380,12 @@ static int settings_file(struct sg_wrap *w, const char *path, bool must, bool na
 {
     char *buf = NULL;
     size_t len = 0;
+    struct stat st;
+    if (narrow_only && stat(path, &st) == 0 && st.st_uid != geteuid() && st.st_uid != 0) {
+        /* a folder above the project another user may write (/tmp/.claude) */
+        note(w, sayf("%s: not yours (uid %u): not read", path, (unsigned)st.st_uid));
+        return 0;
+    }
     /* links followed, as Claude Code and srt read their settings */
     int e = sg_read_file_follow_capped(path, SG_WRAP_SETTINGS_MAX, &buf, &len);
     if (e == 0 && !buf)
@@ -452,10 +458,10 @@ static const char *const reserved[] = {"PATH", "HOME", "TMPDIR", "PWD", "OLDPWD"
  * database's), whatever the variable is called. */
 static bool secret_value(const char *v)
 {
+    /* any user part: user:password@, or a token as the user (ghp_x@) */
     for (const char *s = strstr(v, "://"); s; s = strstr(s + 3, "://")) {
         const char *h = s + 3;
-        size_t n = strcspn(h, "/?#@");
-        if (h[n] == '@' && memchr(h, ':', n))
+        if (h[strcspn(h, "/?#@")] == '@')
             return true;
     }
     return false;
@@ -621,6 +627,40 @@ static int make_skill(struct sg_wrap *w, char *const *argv, size_t argc, char *c
     return 0;
 }
 
+/* The project's own .claude/settings.json and settings.local.json, which
+ * only narrow: the working folder's and each folder above it up to the
+ * home or / (the agent may work in a subfolder of its project; what any
+ * of them narrows holds), and Claude Code's project (CLAUDE_PROJECT_DIR). */
+static int project_settings(struct sg_wrap *w, const char *home, char **why)
+{
+    cleanup_free char *dir = sg_xstrdup(w->cwd);
+    cleanup_free char *rhome = home ? realpath(home, NULL) : NULL;
+    const char *cp = secure_getenv("CLAUDE_PROJECT_DIR");
+    cleanup_free char *proj = cp && cp[0] == '/' ? realpath(cp, NULL) : NULL;
+    int e = 0;
+    for (int depth = 0; e == 0 && depth < 64; depth++) {
+        if (rhome && !strcmp(dir, rhome))
+            break; /* the home's .claude is your own settings, read above */
+        static const char *const names[] = {"settings.json", "settings.local.json"};
+        for (size_t i = 0; i < 2 && e == 0; i++) {
+            cleanup_free char *f = sg_xasprintf("%s/.claude/%s", strcmp(dir, "/") ? dir : "",
+                                                names[i]);
+            e = settings_file(w, f, false, true, why);
+        }
+        char *sl = strrchr(dir, '/');
+        if (!sl || !strcmp(dir, "/"))
+            break;
+        sl[sl == dir] = '\0'; /* "/a" -> "/" */
+    }
+    if (e == 0 && proj && !sg_path_within(w->cwd, proj))
+        for (size_t i = 0; i < 2 && e == 0; i++) {
+            cleanup_free char *f = sg_xasprintf("%s/.claude/settings%s.json", proj,
+                                                i ? ".local" : "");
+            e = settings_file(w, f, false, true, why);
+        }
+    return e;
+}
+
 int sg_wrap_prepare(const char *cwd, char *const *argv, size_t argc, const char *settings,
                     char *const *env, struct sg_wrap *w, char **why)
 {
@@ -645,14 +685,12 @@ int sg_wrap_prepare(const char *cwd, char *const *argv, size_t argc, const char 
     const char *home = sg_invoking_home();
     cleanup_free char *srt = sg_xasprintf("%s/.srt-settings.json", home ? home : "/");
     cleanup_free char *user = sg_xasprintf("%s/.claude/settings.json", home ? home : "/");
-    cleanup_free char *proj = sg_xasprintf("%s/.claude/settings.json", w->cwd);
-    cleanup_free char *local = sg_xasprintf("%s/.claude/settings.local.json", w->cwd);
     if (settings)
         e = settings_file(w, settings, true, false, why);
     else if ((e = settings_file(w, srt, false, false, why)) == 0)
         e = settings_file(w, user, false, false, why);
-    if (e == 0 && strcmp(proj, user) && (e = settings_file(w, proj, false, true, why)) == 0)
-        e = settings_file(w, local, false, true, why);
+    if (e == 0)
+        e = project_settings(w, home, why);
     if (e == 0)
         e = make_skill(w, argv, argc, env, why);
     if (e < 0)

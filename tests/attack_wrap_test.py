@@ -60,6 +60,8 @@ ATTACKS = [
                        "PATH=$PWD/b:$PATH mytouch F16", None),
     ("the dynamic loader", "/lib64/ld-linux-x86-64.so.2 /usr/bin/touch F17",
      "/lib64/ld-linux-x86-64.so.2"),
+    # third review: a multi-call program's applet is its argv[0]
+    ("busybox by argv[0]", "(exec -a touch busybox F18)", "busybox"),
 ]
 ALLOWS = ["git", "printf", "ls", "jobs", "compgen", "mapfile", "declare", "set", "true", "echo",
           "xargs", "rbash", "ssh-agent", "dbus-run-session", "env", "nohup", "setsid",
@@ -149,7 +151,10 @@ def reader_asks_every_break_never_allows(m, base):
             ("env -C", "env -C sub git diff", None),
             ("env GIT_DIR", "env GIT_DIR=sub git diff", None),
             ("git config", "git config core.pager 'touch F' && git log", None),
-            ("zsh arithmetic", "printf '%d' 'path[$(touch F1)]'", None)]:
+            ("zsh arithmetic", "printf '%d' 'path[$(touch F1)]'", None),
+            ("zsh assignment", "printf %d PATH=0 && ls", None),
+            ("git after cd, in sh -c", "bash -c 'cd sub && git diff'", None),
+            ("git after cd, through env", "cd sub && env git diff", None)]:
         out = ag.hook(m, base, "Bash", {"command": line}, proj)
         assert ag.decision(out) != "allow", (name, out)
     for line in ("ls -la", "printf '%s\\n' hello", "echo hi && ls"):
@@ -157,6 +162,26 @@ def reader_asks_every_break_never_allows(m, base):
         assert ag.decision(out) == "allow", (line, out)
     out = ag.hook(m, base, "Bash", {"command": "touch F0"}, proj)
     assert ag.decision(out) == "deny", out
+    # a cd in an earlier call: Claude Code keeps the folder and names the
+    # project; git in another folder reads that folder's repository
+    sub = os.path.join(proj, "sub")
+    os.makedirs(sub, exist_ok=True)
+    ag.own(m, sub)
+    out = hook_in(m, base, "git diff", sub, proj)
+    assert ag.decision(out) != "allow", out
+    out = hook_in(m, base, "git diff", proj, proj)
+    assert ag.decision(out) == "allow", out
+
+
+def hook_in(m, base, line, cwd, project):
+    """A Bash PreToolUse event with Claude Code's CLAUDE_PROJECT_DIR."""
+    ev = {"session_id": f"wrap-{m.name}", "cwd": cwd, "hook_event_name": "PreToolUse",
+          "tool_name": "Bash", "tool_input": {"command": line}, "tool_use_id": "toolu_W"}
+    e = {**env_of(m, base), "CLAUDE_PROJECT_DIR": project}
+    p = subprocess.run(as_mode(m, [h.SG, "hook"]), input=json.dumps(ev).encode(),
+                       capture_output=True, env=e, timeout=60, cwd=cwd, start_new_session=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout)["hookSpecificOutput"]
 
 
 @test()
@@ -190,9 +215,11 @@ def sandboxed_the_denied_program_never_runs(m, base):
                     r.get("request", "").startswith("Bash(/usr/bin/touch")], (name, recs)
         # the refusal names the program; ssh-agent, made undumpable, gets no
         # further as an ordinary user (the broker cannot resolve its paths)
-        assert [r for r in touch if r.get("decision") == "deny"] or (
-            name == "ssh-agent" and m.name == "user"), (name, [r.get("request") for r in recs])
-    assert tried >= 14, tried
+        # (busybox is refused as itself: its argv[0] is no safe reading)
+        named = [r for r in (recs if "busybox" in name else touch) if r.get("decision") == "deny"]
+        assert named or (name == "ssh-agent" and m.name == "user"), (
+            name, [r.get("request") for r in recs])
+    assert tried >= 14, tried  # busybox only where it is installed
     # a plainly denied line is still denied on its face
     out = ag.hook(m, base, "Bash", {"command": "touch F0"}, proj)
     assert ag.decision(out) == "deny", out
@@ -406,6 +433,17 @@ def wrap_reads_srt_and_claude_code_settings(m, base):
     assert not os.path.exists(os.path.join(extra, "z")), p.stderr[-2000:]
     assert h.PLANTED.encode() not in p.stdout
     assert b"widen" in p.stderr, p.stderr[-2000:]
+    # from a subfolder of the project, its settings still hold
+    sub = os.path.join(proj, "sub")
+    os.makedirs(sub)
+    ag.own(m, sub)
+    p = wrap(m, base, ["--", "cat", f"{secret}/s"], sub)
+    assert h.PLANTED.encode() not in p.stdout, p.stdout
+    # a URL with a user part in a value is kept out; a *_PATH name is not
+    p = wrap(m, base, ["--", "sh", "-c", "echo \"[$PIP_INDEX_URL][$NODE_PATH]\""], proj,
+             extra_env={"PIP_INDEX_URL": "https://ghp_x@pypi.example.test/simple",
+                        "NODE_PATH": "/n"})
+    assert p.stdout.strip().endswith(b"[][/n]"), p.stdout
 
 
 def need(*progs):
