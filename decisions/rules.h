@@ -36,6 +36,9 @@ struct sg_prule {
                     * pattern (Read(~/.ssh/...), Grep(src/...)) those on it */
     char **words;  /* Bash: the pattern as the shell reads it (one simple command) */
     size_t nwords;
+    bool tree;     /* a person's "this program and the system programs it runs" for
+                    * this run (perm.h sg_perm_answer_program): the exec broker lets
+                    * its descendants run root's files without a question */
 };
 
 /* A request. Every field that a decision reads is set with sg_preq_set:

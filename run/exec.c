@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "exectree.h"
 #include "notifpath.h"
 #include "perm.h"
 #include "shellcmd.h"
@@ -46,6 +47,7 @@ struct pending {
     struct ident file, interp; /* interp.ino 0: not a script */
     bool script;
     bool killed; /* a swap: killed, still to be reaped by us, its tracer */
+    char tree[512]; /* the "this program" answer it runs under: a root once it runs */
     int64_t deadline_ms;
     char program[PATH_MAX];
 };
@@ -62,6 +64,7 @@ struct sg_exec {
     struct sg_config cfg; /* quiet_programs (owns the names quiet points to) */
     const char **quiet;   /* the programs the skill runs without a question */
     size_t nquiet;
+    struct sg_exectree tree; /* programs allowed with what they run (this run) */
 };
 
 struct exec_wait {
@@ -70,6 +73,7 @@ struct exec_wait {
     pid_t pid;
     bool via_dirfd;
     char program[PATH_MAX];
+    struct sg_preq q; /* what was asked: a "this program" answer covers it */
 };
 
 static int64_t mono_ms(void)
@@ -362,7 +366,16 @@ static bool same_in_view(pid_t pid, const char *a, const char *b)
 /* An interpreter or shell is quiet only running a file: its first argument
  * a regular file in pid's view, no option before it (-c CODE, -e CODE, a
  * script on stdin, "-" are code the command line or a pipe feeds it). */
+static bool file_it_runs(pid_t pid, const struct sg_preq *q, char *path, size_t max);
+
 static bool runs_a_file(pid_t pid, const struct sg_preq *q)
+{
+    char path[PATH_MAX];
+    return file_it_runs(pid, q, path, sizeof path);
+}
+
+/* The same, with that file's path in pid's view (path, max). */
+static bool file_it_runs(pid_t pid, const struct sg_preq *q, char *path, size_t max)
 {
     struct sg_shell sh;
     const char *why;
@@ -370,9 +383,8 @@ static bool runs_a_file(pid_t pid, const struct sg_preq *q)
         return false;
     bool ok = false;
     if (sh.n == 1 && sh.cmds[0].argc && sh.cmds[0].argv[0][0] != '-') {
-        char path[PATH_MAX];
         struct stat st;
-        int fd = sg_notif_join(pid, AT_FDCWD, sh.cmds[0].argv[0], 0, path, sizeof path) < 0
+        int fd = sg_notif_join(pid, AT_FDCWD, sh.cmds[0].argv[0], 0, path, max) < 0
                      ? -1
                      : sg_notif_open(pid, path, O_PATH, true);
         ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -432,6 +444,36 @@ static const char *quiet_program(const struct sg_exec *x, pid_t pid, const struc
          (p->python && same_in_view(pid, p->python, q->subject))))
         return "the run's own interpreter, running a file (config: quiet_programs)";
     return NULL;
+}
+
+/* Why q runs without a question under a person's "this program and what
+ * it runs" answer, or NULL: pid is (or descends from) the process of such
+ * a program, and q's file is the system's (root's, where the skill writes
+ * nothing: not a file it put there), by every name the exec takes; a
+ * shell or interpreter only running such a file (sh -c CODE, python -c
+ * are code its arguments carry: asked on their own). Caller frees. */
+static pid_t tgid_of(pid_t tid);
+
+static char *under_allowed(const struct sg_exec *x, pid_t pid, const struct sg_preq *q)
+{
+    char real[PATH_MAX];
+    pid_t tgid = x->tree.n ? tgid_of(pid) : -1;
+    const struct sg_exectree_root *root = tgid > 0 ? sg_exectree_of(&x->tree, tgid) : NULL;
+    if (!root || q->cut || q->unsure || resolve_links(pid, q->subject, true, real,
+                                                      sizeof real) < 0)
+        return NULL;
+    if (!system_file(x->plan, pid, real) || sg_writes_writable(x->plan, q->subject))
+        return NULL;
+    if (sg_program_runs_any_code(real) || sg_program_runs_any_code(q->subject)) {
+        char file[PATH_MAX], file_real[PATH_MAX];
+        if (!file_it_runs(pid, q, file, sizeof file) ||
+            resolve_links(pid, file, true, file_real, sizeof file_real) < 0 ||
+            !system_file(x->plan, pid, file_real) || sg_writes_writable(x->plan, file) ||
+            sg_writes_writable(x->plan, file_real))
+            return NULL;
+    }
+    return sg_xasprintf("your answer for this run: %s, with the programs of root's it runs "
+                        "(pid %d started it)", root->rule, (int)root->pid);
 }
 
 /* ---- binding an approval to the file ---- */
@@ -528,8 +570,19 @@ static pid_t tgid_of(pid_t tid)
 }
 
 /* Allowed: bind it to the file, then let the call go on. */
+static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const char *program,
+                             bool via_dirfd, const char *tree);
+
 static void allow_bound(struct sg_exec *x, uint64_t id, pid_t pid, const char *program,
                         bool via_dirfd)
+{
+    allow_bound_tree(x, id, pid, program, via_dirfd, NULL);
+}
+
+/* The same; tree: the answer whose program this is (its process becomes a
+ * root once the new image is the approved file), or NULL. */
+static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const char *program,
+                             bool via_dirfd, const char *tree)
 {
     if (x->waitkill < 0)
         x->waitkill = kernel_has_waitkill();
@@ -547,6 +600,7 @@ static void allow_bound(struct sg_exec *x, uint64_t id, pid_t pid, const char *p
     struct pending *pe = &x->pend[x->npend];
     memset(pe, 0, sizeof *pe);
     snprintf(pe->program, sizeof pe->program, "%s", program);
+    snprintf(pe->tree, sizeof pe->tree, "%s", tree ? tree : "");
     int r = approved_file(pid, program, pe);
     if (r < 0) { /* the exec would fail too; a flipped path must not make it succeed */
         respond(x, id, r, false);
@@ -587,7 +641,8 @@ static void exec_decided(void *ctx, enum sg_decision d)
 {
     struct exec_wait *w = ctx;
     if (sg_decision_allows(d))
-        allow_bound(w->x, w->id, w->pid, w->program, w->via_dirfd);
+        allow_bound_tree(w->x, w->id, w->pid, w->program, w->via_dirfd,
+                         sg_perm_tree_rule(w->x->perm, &w->q));
     else
         respond(w->x, w->id, -EACCES, false);
     free(w);
@@ -799,6 +854,13 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
                "Bash is not in the skill's allowed-tools");
         return;
     }
+    /* a program of root's run by one the person allowed with what it runs */
+    cleanup_free char *under = limited ? NULL : under_allowed(x, req->pid, &q);
+    if (under) {
+        sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, under);
+        allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
+        return;
+    }
     /* after the person's deny and ask rules and the manifest, before a
      * question: an ordinary program (find, wc, sort), still recorded */
     const char *quiet = limited ? NULL : quiet_program(x, req->pid, &q);
@@ -814,6 +876,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     struct exec_wait *w = sg_xmalloc(sizeof *w);
     w->x = x, w->id = req->id, w->pid = req->pid, w->via_dirfd = via_dirfd;
     snprintf(w->program, sizeof w->program, "%s", q.subject);
+    w->q = q;
     enum sg_decision d = SG_DEC_DENY;
     if (sg_perm_request(x->perm, &q, exec_decided, w, &d) == 1)
         exec_decided(w, d);
@@ -906,6 +969,8 @@ static int settle(struct sg_exec *x, struct pending *pe)
                 swapped(x, w, pe, ran);
                 return 0; /* reaped when it is dead */
             }
+            if (pe->tree[0]) /* the allowed program itself, from its first instruction */
+                sg_exectree_add(&x->tree, pe->tgid, pe->tree);
             ptrace(PTRACE_DETACH, w, 0, 0);
             return 1;
         }

@@ -252,6 +252,106 @@ def a_deny_rule_comes_before_the_ordinary_programs(m, base):
             x[2].startswith("the run's own interpreter")], dec
 
 
+# An office suite's launcher as LibreOffice ships one (issue 52, item 1): a
+# script that runs its own helpers from its installation (oosplash, then
+# soffice.bin) and system programs (uname, id, getconf); soffice.bin also
+# feeds a shell code, and runs a file the skill wrote: those two are asked.
+OFFICE = {
+    "soffice": """\
+        #!/bin/sh
+        sd=$(dirname "$0")
+        os=$(uname -s)
+        "$sd/oosplash" "$@"
+        """,
+    "oosplash": """\
+        #!/bin/sh
+        sd=$(dirname "$0")
+        exec "$sd/soffice.bin" "$@"
+        """,
+    "soffice.bin": """\
+        #!/bin/sh
+        id -u >/dev/null && getconf PAGESIZE >/dev/null && echo "system programs ran"
+        /bin/sh -c 'echo CODE-$((6*7))' 2>/dev/null || echo "shell code refused"
+        ./helper.sh 2>/dev/null || echo "skill file refused"
+        echo converted > doc.pdf && echo "soffice.bin done"
+        """,
+}
+
+CONVERT_PY = """\
+    import subprocess, sys
+    with open("helper.sh", "w") as f:
+        f.write("#!/bin/sh\\necho HELPER-RAN\\n")
+    import os; os.chmod("helper.sh", 0o755)
+    r = subprocess.run([sys.argv[1], "--headless", "--convert-to", "pdf", "doc.docx"])
+    print("soffice exit", r.returncode)
+    for _ in range(2):
+        try:
+            subprocess.run(["uname", "-r"], capture_output=True)
+            print("uname ran")
+        except PermissionError:
+            print("uname refused")
+    """
+
+
+@test()
+def one_answer_allows_a_program_and_the_system_programs_it_runs(m, base):
+    """[p] on an office suite's launcher allows it with any arguments and
+    the programs of root's that it and its children run: one question for
+    the conversion, every one of them still a decision in the trace. A
+    shell fed code and a file the skill wrote, run by the suite, are asked
+    on their own; the skill's own script is no child of it (its uname is
+    asked). A person's deny holds for the rest of the run: the second
+    uname is refused without a question."""
+    if not h.IS_ROOT:
+        raise h.Skip("a root-owned installation to run needs root to make")
+    inst = f"/opt/sgtest-office-{m.name}-{os.getpid()}"
+    try:
+        os.makedirs(f"{inst}/program")
+        for name, text in OFFICE.items():
+            path = f"{inst}/program/{name}"
+            with open(path, "w") as f:
+                f.write(textwrap.dedent(text))
+            os.chmod(path, 0o755)
+        for dd in (inst, f"{inst}/program"):
+            os.chmod(dd, 0o755)
+        d = skill(base, f"office-{m.name}", {"scripts/convert.py": CONVERT_PY})
+        w = os.path.join(base, f"work-{m.name}")
+        os.makedirs(w)
+        os.chown(w, m.uid, m.uid)
+        asked = []
+
+        def answer(text):
+            if "run a program" not in text:
+                return "a"  # a Write of the outputs
+            asked.append(text)
+            return "p" if "program/soffice" in text and len(asked) == 1 else "d"
+
+        code, out, _ = pty_run(m, ["run", "--prompt", "tty", d, "--cwd", w, "--script",
+                                   "scripts/convert.py", "--", f"{inst}/program/soffice"],
+                               answer, timeout=90)
+        assert "[p] this program, this run" in asked[0], asked[0]
+        assert "and the programs of root's it and its children run" in asked[0], asked[0]
+        assert "system programs ran" in out and "soffice.bin done" in out, out
+        assert "CODE-42" not in out and "shell code refused" in out, out
+        assert "HELPER-RAN" not in out and "skill file refused" in out, out
+        assert out.count("uname refused") == 2, out
+        assert os.path.isfile(os.path.join(w, "doc.pdf")), out
+        # soffice, the shell fed code, the skill's helper, the script's own uname
+        assert len(asked) == 4, [a[-400:] for a in asked]
+        dec = bash_decisions(m)
+        under = f"your answer for this run: Bash({inst}/program/soffice:*), with the programs"
+        for prog in ("/usr/bin/uname -s", f"{inst}/program/oosplash",
+                     f"{inst}/program/soffice.bin", "/usr/bin/id -u", "/usr/bin/getconf"):
+            hits = [x for x in dec if x[0].startswith(f"Bash({prog}")]
+            assert hits and all(x[1] == "allow once" and x[2].startswith(under)
+                                for x in hits), (prog, dec)
+        uname = [x for x in dec if x[0] == "Bash(/usr/bin/uname -r)"]
+        assert [x[1] for x in uname] == ["deny", "deny"], uname
+        assert uname[0][2] == "person" and uname[1][2].startswith("your answer for this run"), uname
+    finally:
+        shutil.rmtree(inst, ignore_errors=True)
+
+
 @test()
 def the_config_file_changes_the_set(m, base):
     """quiet_programs: {remove: [wc]} asks for wc again (denied under
