@@ -454,6 +454,42 @@ static const char *quiet_program(const struct sg_exec *x, pid_t pid, const struc
  * are code its arguments carry: asked on their own). Caller frees. */
 static pid_t tgid_of(pid_t tid);
 
+/* An interpreter running a file of the system's (root's, where the skill
+ * writes nothing, by its name and its real path). */
+static bool runs_system_file(const struct sg_exec *x, pid_t pid, const struct sg_preq *q)
+{
+    char file[PATH_MAX], file_real[PATH_MAX];
+    return file_it_runs(pid, q, file, sizeof file) &&
+           resolve_links(pid, file, true, file_real, sizeof file_real) == 0 &&
+           system_file(x->plan, pid, file_real) && !sg_writes_writable(x->plan, file) &&
+           !sg_writes_writable(x->plan, file_real);
+}
+
+/* A POSIX shell given -c and a line the reader reads whole (popen's "sh
+ * -c 'paperconf 2>/dev/null'"): every program of it is an exec of its own,
+ * checked again; a line with expansions, builtins that change lookup or a
+ * grammar the reader does not model is not. */
+static bool shell_line_read_whole(const char *real, const struct sg_preq *q)
+{
+    const char *b = base_of(real);
+    if (strcmp(b, "sh") && strcmp(b, "dash") && strcmp(b, "bash"))
+        return false;
+    struct sg_shell args, line;
+    const char *why;
+    if (sg_shell_parse(q->args, &args, &why) < 0)
+        return false;
+    bool ok = args.n == 1 && args.cmds[0].argc >= 2 && !strcmp(args.cmds[0].argv[0], "-c") &&
+              sg_shell_parse(args.cmds[0].argv[1], &line, &why) == 0;
+    sg_shell_free(&args);
+    if (!ok)
+        return false;
+    bool moved = false;
+    for (size_t i = 0; ok && i < line.n; i++)
+        ok = sg_shell_read_whole_in(line.cmds[i].argv, line.cmds[i].argc, &moved, &why);
+    sg_shell_free(&line);
+    return ok;
+}
+
 static char *under_allowed(const struct sg_exec *x, pid_t pid, const struct sg_preq *q)
 {
     char real[PATH_MAX];
@@ -464,14 +500,9 @@ static char *under_allowed(const struct sg_exec *x, pid_t pid, const struct sg_p
         return NULL;
     if (!system_file(x->plan, pid, real) || sg_writes_writable(x->plan, q->subject))
         return NULL;
-    if (sg_program_runs_any_code(real) || sg_program_runs_any_code(q->subject)) {
-        char file[PATH_MAX], file_real[PATH_MAX];
-        if (!file_it_runs(pid, q, file, sizeof file) ||
-            resolve_links(pid, file, true, file_real, sizeof file_real) < 0 ||
-            !system_file(x->plan, pid, file_real) || sg_writes_writable(x->plan, file) ||
-            sg_writes_writable(x->plan, file_real))
-            return NULL;
-    }
+    if ((sg_program_runs_any_code(real) || sg_program_runs_any_code(q->subject)) &&
+        !runs_system_file(x, pid, q) && !shell_line_read_whole(real, q))
+        return NULL;
     return sg_xasprintf("your answer for this run: %s, with the programs of root's it runs "
                         "(pid %d started it)", root->rule, (int)root->pid);
 }

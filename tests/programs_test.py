@@ -254,8 +254,9 @@ def a_deny_rule_comes_before_the_ordinary_programs(m, base):
 
 # An office suite's launcher as LibreOffice ships one (issue 52, item 1): a
 # script that runs its own helpers from its installation (oosplash, then
-# soffice.bin) and system programs (uname, id, getconf); soffice.bin also
-# feeds a shell code, and runs a file the skill wrote: those two are asked.
+# soffice.bin) and system programs (uname, id, getconf), one through a
+# shell's -c line as popen runs it; soffice.bin also feeds a shell code with
+# an expansion, and runs a file the skill wrote: those two are asked.
 OFFICE = {
     "soffice": """\
         #!/bin/sh
@@ -271,6 +272,7 @@ OFFICE = {
     "soffice.bin": """\
         #!/bin/sh
         id -u >/dev/null && getconf PAGESIZE >/dev/null && echo "system programs ran"
+        /bin/sh -c 'getconf PAGESIZE' >/dev/null && echo "popen line ran"
         /bin/sh -c 'echo CODE-$((6*7))' 2>/dev/null || echo "shell code refused"
         ./helper.sh 2>/dev/null || echo "skill file refused"
         echo converted > doc.pdf && echo "soffice.bin done"
@@ -332,6 +334,7 @@ def one_answer_allows_a_program_and_the_system_programs_it_runs(m, base):
         assert "[p] this program, this run" in asked[0], asked[0]
         assert "and the programs of root's it and its children run" in asked[0], asked[0]
         assert "system programs ran" in out and "soffice.bin done" in out, out
+        assert "popen line ran" in out, out  # sh -c with a line read whole, as popen runs
         assert "CODE-42" not in out and "shell code refused" in out, out
         assert "HELPER-RAN" not in out and "skill file refused" in out, out
         assert out.count("uname refused") == 2, out
@@ -341,7 +344,8 @@ def one_answer_allows_a_program_and_the_system_programs_it_runs(m, base):
         dec = bash_decisions(m)
         under = f"your answer for this run: Bash({inst}/program/soffice:*), with the programs"
         for prog in ("/usr/bin/uname -s", f"{inst}/program/oosplash",
-                     f"{inst}/program/soffice.bin", "/usr/bin/id -u", "/usr/bin/getconf"):
+                     f"{inst}/program/soffice.bin", "/usr/bin/id -u", "/usr/bin/getconf",
+                     "/usr/bin/sh -c 'getconf PAGESIZE'"):
             hits = [x for x in dec if x[0].startswith(f"Bash({prog}")]
             assert hits and all(x[1] == "allow once" and x[2].startswith(under)
                                 for x in hits), (prog, dec)
