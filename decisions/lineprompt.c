@@ -339,9 +339,11 @@ static void draw(struct sg_lineprompt *lp, const struct sg_perm_prompt *pr)
     if (!lp->cut && lp->program) {
         cleanup_free char *t = sg_sanitize_str(lp->program, 0);
         row(&b, "program:", "[p] allows for this run");
-        sg_buf_printf(&b, "\n    %s\n    and the programs of root's it and its children run "
-                          "(each recorded; not a shell or\n    interpreter running code, nor a "
-                          "file the skill could write: those are asked)", t);
+        sg_buf_printf(&b, "\n    %s (any arguments)\n    and the system's programs it and "
+                          "its children run, each recorded; still asked:\n    a shell or "
+                          "interpreter fed code, a file of the skill's or yours, what it\n    "
+                          "writes or reaches; none when the skill's code could be in it (its "
+                          "own\n    children, LD_PRELOAD and the like)", t);
     }
     if (lp->cut)
         sg_buf_printf(&b, "\n  press d to deny  (no allow: it cannot be shown whole; deny in %d s)",

@@ -1,5 +1,6 @@
 #include "perm.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -403,8 +404,13 @@ static void hold_denial(struct sg_perm *p, const struct sg_preq *q)
 {
     if (q->cut || q->unsure || p->o.session || q->agent_tool[0])
         return;
-    cleanup_free char *text = q->tool == SG_PT_FETCH ? sg_xasprintf("Fetch(%s)", q->subject)
-                                                     : sg_preq_rule(q);
+    /* a name on any port; an address (a published port asks as 127.0.0.1)
+     * keeps its port: another port of it is another service */
+    unsigned char a[16];
+    bool literal = inet_pton(AF_INET, q->subject, a) == 1 || inet_pton(AF_INET6, q->subject, a) == 1;
+    cleanup_free char *text = q->tool == SG_PT_FETCH && !literal
+                                  ? sg_xasprintf("Fetch(%s)", q->subject)
+                                  : sg_preq_rule(q);
     struct sg_prule r;
     const char *why;
     if (sg_prule_parse(text, SG_EFF_DENY, "this run", &r, &why) == 0)
@@ -833,7 +839,7 @@ int sg_perm_answer_rule(struct sg_perm *p, uint64_t id, enum sg_decision d, cons
 char *sg_preq_program_rule(const struct sg_preq *q)
 {
     if (q->tool != SG_PT_BASH || q->agent_tool[0] || q->cut || q->unsure ||
-        q->subject[0] != '/' || sg_program_runs_any_code(q->subject))
+        !q->system_program || q->subject[0] != '/' || sg_program_runs_any_code(q->subject))
         return NULL; /* an interpreter with any arguments is any code */
     struct sg_buf b;
     sg_buf_init(&b, SIZE_MAX / 2);
@@ -850,8 +856,8 @@ int sg_perm_answer_program(struct sg_perm *p, uint64_t id, const char **why)
         return -ESTALE;
     cleanup_free char *rule = sg_preq_program_rule(&p->queue[0].q);
     if (!rule) {
-        *why = "only a skill's program that is no shell or interpreter can be allowed with what "
-               "it runs";
+        *why = "only a program of the system's that is no shell or interpreter can be allowed "
+               "with what it runs";
         return -EINVAL;
     }
     free(p->answer_rule);

@@ -65,6 +65,10 @@ struct sg_preq {
     bool unsure;        /* a path two readings (lexical, the kernel's) take to different
                          * files, or that climbs out of what is not there yet: no rule
                          * matches it, it is asked (and may be approved: it is shown) */
+    bool system_program; /* Bash: a skill's exec of a file of the system's (root's, where
+                          * the skill writes nothing, outside its folder, the home and the
+                          * working folder), no interpreter, loader or multi-call program:
+                          * the exec broker says so; "this program" is offered only then */
     const char *protect; /* Write: why this is a protected target (protected.h; static),
                           * found on the object by the write broker, or NULL. A Write of a
                           * protected path is one whatever this says (the engine checks

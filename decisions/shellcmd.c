@@ -333,7 +333,7 @@ char *sg_shell_join(const struct sg_shell_cmd *c)
 /* Names whose value a shell or a program later runs as code: set through
  * env, sudo or export, they make `bash -c ls`, `git log` or `man ls` run
  * what the value says. Not every such name (see shellcmd.h). */
-static bool loads_code(const char *w)
+bool sg_shell_name_loads_code(const char *w)
 {
     static const char *const names[] = {
         "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS0", "PS1", "PS2", "PS4",
@@ -466,7 +466,7 @@ static enum sg_launch by_launcher(const struct launcher *l, char *const *argv, s
     if (l->dash_is_i && i < argc && !strcmp(argv[i], "-"))
         i++;
     for (; l->assignments && i < argc && strchr(argv[i], '='); i++)
-        if (argv[i][0] == '=' || loads_code(argv[i]))
+        if (argv[i][0] == '=' || sg_shell_name_loads_code(argv[i]))
             return SG_LAUNCH_UNKNOWN;
     for (int k = 0; k < l->operands; k++)
         if (i++ >= argc)
@@ -638,7 +638,7 @@ static enum sg_launch by_busybox(char *const *argv, size_t argc, size_t *at)
  * runs later; alias NAME=… replaces a later command's name. Those that
  * evaluate a variable's subscript as arithmetic run $(…) inside it
  * (`let 'a[$(touch F)]'`, `test -v 'a[$(id)]'`), and the declaring ones
- * can set a name loads_code lists. */
+ * can set a name sg_shell_name_loads_code lists. */
 static enum sg_launch by_builtin(char *const *argv, size_t argc, size_t *at)
 {
     (void)at;
@@ -659,7 +659,7 @@ static enum sg_launch by_builtin(char *const *argv, size_t argc, size_t *at)
         named |= !strcmp(argv[i], "-v"); /* printf names a variable only with -v */
     for (size_t i = 1; i < argc; i++) {
         const char *w = argv[i];
-        if ((named && strpbrk(w, "$`")) || (decl && w[0] != '-' && loads_code(w)))
+        if ((named && strpbrk(w, "$`")) || (decl && w[0] != '-' && sg_shell_name_loads_code(w)))
             return SG_LAUNCH_UNKNOWN;
         if (!strcmp(b, "alias") && strchr(w, '='))
             return SG_LAUNCH_UNKNOWN;

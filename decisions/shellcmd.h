@@ -98,6 +98,9 @@ void sg_shell_quote(struct sg_buf *b, const char *w, bool first);
  * names set by env or export that are not in loads_code; a launcher or
  * a shell not listed here. */
 enum sg_launch { SG_LAUNCH_NONE, SG_LAUNCH_INNER, SG_LAUNCH_SHELL, SG_LAUNCH_UNKNOWN };
+/* A NAME (or NAME=value) a shell or a program it starts runs as code
+ * (BASH_ENV, PS4, PAGER, GIT_SSH_COMMAND, LD_*, BASH_FUNC_*, ...). */
+bool sg_shell_name_loads_code(const char *w);
 enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at);
 
 /* The reader is an allowlist (issue 51): a simple command is read whole

@@ -47,7 +47,10 @@ struct pending {
     struct ident file, interp; /* interp.ino 0: not a script */
     bool script;
     bool killed; /* a swap: killed, still to be reaped by us, its tracer */
+    char *args;     /* the arguments decided on, as the request joined them */
     char tree[512]; /* the "this program" answer it runs under: a root once it runs */
+    bool member;    /* allowed as a program of a tree's: its environment is checked */
+    bool bar;       /* a process of a tree running what no answer of it covers */
     int64_t deadline_ms;
     char program[PATH_MAX];
 };
@@ -126,6 +129,7 @@ void sg_exec_free(struct sg_exec *x)
     for (size_t i = 0; i < x->npend; i++) {
         ptrace(PTRACE_DETACH, x->pend[i].tid, 0, 0);
         ptrace(PTRACE_DETACH, x->pend[i].tgid, 0, 0);
+        free(x->pend[i].args);
     }
     free(x->pend);
     free(x->quiet);
@@ -270,6 +274,22 @@ static const char *exec_declared(const struct sg_tools *tools, const struct sg_p
 }
 
 /* ---- one program, one request ---- */
+
+/* Why a program file (by its base name) runs another that no exec shows,
+ * or NULL: the dynamic loader maps the program it is given; a multi-call
+ * program runs the applet its argv[0] names (exec -a touch busybox),
+ * which the kernel takes from the caller's memory. */
+static const char *runs_another(const char *base)
+{
+    if (sg_str_has_prefix(base, "ld-linux") || sg_str_has_prefix(base, "ld.so") ||
+        (sg_str_has_prefix(base, "ld-") && strstr(base, ".so")))
+        return "the dynamic loader runs the program it is given, which no rule then sees";
+    if (!strcmp(base, "busybox"))
+        return "busybox runs the program its argv[0] names, which no rule can read safely";
+    if (!strcmp(base, "toybox"))
+        return "toybox runs the program its argv[0] names, which no rule can read safely";
+    return NULL;
+}
 
 /* path with its symlinks resolved in pid's view, a component at a time
  * (at most 40 links, as the kernel): only the folders' (/bin/lsof is
@@ -454,15 +474,50 @@ static const char *quiet_program(const struct sg_exec *x, pid_t pid, const struc
  * are code its arguments carry: asked on their own). Caller frees. */
 static pid_t tgid_of(pid_t tid);
 
-/* An interpreter running a file of the system's (root's, where the skill
- * writes nothing, by its name and its real path). */
+/* path is beneath dir (or is dir) */
+static bool beneath(const char *path, const char *dir)
+{
+    size_t n = dir ? strlen(dir) : 0;
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return n && !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/* A file a program of the tree may run (name, and real its links
+ * followed): the system's (root's, writable by no one else), where the
+ * skill writes nothing, and none of the person's or the skill's (its
+ * folder, the home, the working folder: a skill installed by root is
+ * root's too), nor a loader or a multi-call program. */
+static bool tree_file(const struct sg_exec *x, pid_t pid, const char *name, const char *real)
+{
+    const struct sg_plan *p = x->plan;
+    const char *home = sg_invoking_home();
+    const char *mine[] = {p->skill_root, p->cwd, home};
+    for (size_t i = 0; i < SG_ARRAY_LEN(mine); i++)
+        if (mine[i] && mine[i][0] == '/' && (beneath(name, mine[i]) || beneath(real, mine[i])))
+            return false;
+    return !runs_another(base_of(name)) && !runs_another(base_of(real)) &&
+           system_file(p, pid, real) && !sg_writes_writable(p, name) &&
+           !sg_writes_writable(p, real);
+}
+
+/* An interpreter running a file the tree may run. */
 static bool runs_system_file(const struct sg_exec *x, pid_t pid, const struct sg_preq *q)
 {
     char file[PATH_MAX], file_real[PATH_MAX];
     return file_it_runs(pid, q, file, sizeof file) &&
            resolve_links(pid, file, true, file_real, sizeof file_real) == 0 &&
-           system_file(x->plan, pid, file_real) && !sg_writes_writable(x->plan, file) &&
-           !sg_writes_writable(x->plan, file_real);
+           tree_file(x, pid, file, file_real);
+}
+
+/* Whether "this program" may be offered for q: a file the tree may run,
+ * no shell or interpreter. */
+static bool offer_program(const struct sg_exec *x, pid_t pid, const struct sg_preq *q)
+{
+    char real[PATH_MAX];
+    return !q->cut && !q->unsure && resolve_links(pid, q->subject, true, real, sizeof real) == 0 &&
+           tree_file(x, pid, q->subject, real) && !sg_program_runs_any_code(real) &&
+           !sg_program_runs_any_code(q->subject);
 }
 
 /* A POSIX shell given -c and a line the reader reads whole (popen's "sh
@@ -498,7 +553,7 @@ static char *under_allowed(const struct sg_exec *x, pid_t pid, const struct sg_p
     if (!root || q->cut || q->unsure || resolve_links(pid, q->subject, true, real,
                                                       sizeof real) < 0)
         return NULL;
-    if (!system_file(x->plan, pid, real) || sg_writes_writable(x->plan, q->subject))
+    if (!tree_file(x, pid, q->subject, real))
         return NULL;
     if ((sg_program_runs_any_code(real) || sg_program_runs_any_code(q->subject)) &&
         !runs_system_file(x, pid, q) && !shell_line_read_whole(real, q))
@@ -601,20 +656,23 @@ static pid_t tgid_of(pid_t tid)
 }
 
 /* Allowed: bind it to the file, then let the call go on. */
-static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const char *program,
-                             bool via_dirfd, const char *tree);
+static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const struct sg_preq *q,
+                             bool via_dirfd, const char *tree, bool member);
 
-static void allow_bound(struct sg_exec *x, uint64_t id, pid_t pid, const char *program,
+static void allow_bound(struct sg_exec *x, uint64_t id, pid_t pid, const struct sg_preq *q,
                         bool via_dirfd)
 {
-    allow_bound_tree(x, id, pid, program, via_dirfd, NULL);
+    allow_bound_tree(x, id, pid, q, via_dirfd, NULL, false);
 }
 
 /* The same; tree: the answer whose program this is (its process becomes a
- * root once the new image is the approved file), or NULL. */
-static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const char *program,
-                             bool via_dirfd, const char *tree)
+ * root once the new image is the approved file), or NULL; member: allowed
+ * as a program of a tree's. Any other exec of a tree's process takes it
+ * out of the tree (a barrier), with its children. */
+static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const struct sg_preq *q,
+                             bool via_dirfd, const char *tree, bool member)
 {
+    const char *program = q->subject;
     if (x->waitkill < 0)
         x->waitkill = kernel_has_waitkill();
     if (!x->waitkill) {
@@ -649,6 +707,8 @@ static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const ch
         respond(x, id, -ESRCH, false);
         return;
     }
+    pe->member = member;
+    pe->bar = !member && !pe->tree[0] && x->tree.n && sg_exectree_of(&x->tree, pe->tgid);
     if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)) < 0) {
         char why[160];
         snprintf(why, sizeof why, "the broker cannot watch it start (ptrace: %s)",
@@ -664,6 +724,7 @@ static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const ch
         return;
     }
     pe->deadline_ms = mono_ms() + PENDING_MS;
+    pe->args = sg_xstrdup(q->args);
     x->npend++;
     respond(x, id, 0, true);
 }
@@ -672,8 +733,8 @@ static void exec_decided(void *ctx, enum sg_decision d)
 {
     struct exec_wait *w = ctx;
     if (sg_decision_allows(d))
-        allow_bound_tree(w->x, w->id, w->pid, w->program, w->via_dirfd,
-                         sg_perm_tree_rule(w->x->perm, &w->q));
+        allow_bound_tree(w->x, w->id, w->pid, &w->q, w->via_dirfd,
+                         sg_perm_tree_rule(w->x->perm, &w->q), false);
     else
         respond(w->x, w->id, -EACCES, false);
     free(w);
@@ -715,18 +776,9 @@ static bool limited_file(struct sg_exec *x, pid_t pid, const struct sg_plan *pla
     int fr = resolve_links(pid, q->subject, true, full, sizeof full);
     const char *bases[] = {base_of(q->subject), fr == 0 ? base_of(full) : ""};
     for (size_t i = 0; i < 2; i++) {
-        if (sg_str_has_prefix(bases[i], "ld-linux") || sg_str_has_prefix(bases[i], "ld.so") ||
-            (sg_str_has_prefix(bases[i], "ld-") && strstr(bases[i], ".so"))) {
-            snprintf(by, bylen, "the dynamic loader runs the program it is given, which no "
-                                "rule then sees");
-            *v = *q;
-            return true;
-        }
-        /* a multi-call program runs the applet its argv[0] names (exec -a
-         * touch busybox), which the kernel takes from the caller's memory */
-        if (!strcmp(bases[i], "busybox") || !strcmp(bases[i], "toybox")) {
-            snprintf(by, bylen, "%s runs the program its argv[0] names, which no rule can "
-                                "read safely", bases[i]);
+        const char *why = runs_another(bases[i]);
+        if (why) {
+            snprintf(by, bylen, "%s", why);
             *v = *q;
             return true;
         }
@@ -867,7 +919,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
         /* where rules name programs, what was checked is what runs:
          * bound to the file; else nothing to bind */
         if (rules_name_programs)
-            allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
+            allow_bound(x, req->id, req->pid, &q, via_dirfd);
         else
             respond(x, req->id, 0, true);
         return;
@@ -876,7 +928,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     if (scope) {
         cleanup_free char *by = sg_xasprintf("declared in the manifest: Bash(%s)", scope);
         sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, by);
-        allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
+        allow_bound(x, req->id, req->pid, &q, via_dirfd);
         return;
     }
     if (tools->restricted && !tools->bash_listed) {
@@ -889,7 +941,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     cleanup_free char *under = limited ? NULL : under_allowed(x, req->pid, &q);
     if (under) {
         sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, under);
-        allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
+        allow_bound_tree(x, req->id, req->pid, &q, via_dirfd, NULL, true);
         return;
     }
     /* after the person's deny and ask rules and the manifest, before a
@@ -897,7 +949,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     const char *quiet = limited ? NULL : quiet_program(x, req->pid, &q);
     if (quiet) {
         sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, quiet);
-        allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
+        allow_bound(x, req->id, req->pid, &q, via_dirfd);
         return;
     }
     if (!x->perm) {
@@ -907,6 +959,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     struct exec_wait *w = sg_xmalloc(sizeof *w);
     w->x = x, w->id = req->id, w->pid = req->pid, w->via_dirfd = via_dirfd;
     snprintf(w->program, sizeof w->program, "%s", q.subject);
+    q.system_program = offer_program(x, req->pid, &q);
     w->q = q;
     enum sg_decision d = SG_DEC_DENY;
     if (sg_perm_request(x->perm, &q, exec_decided, w, &d) == 1)
@@ -960,6 +1013,67 @@ static bool runs_approved(pid_t pid, const struct pending *pe, char *ran, size_t
     return pe->script && same(&pe->interp, &st) && script_is_approved(pid, pe);
 }
 
+/* The arguments the new image got (/proc/PID/cmdline from word from on),
+ * joined as the request joined them, equal the decided ones. The request
+ * read them from the skill's memory, which another thread may change
+ * before the kernel copies them: what runs must be what was decided. */
+static bool args_from(const char *buf, size_t n, int from, const char *want)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, SG_PREQ_ARGS_MAX + 1);
+    int i = 0;
+    for (const char *a = buf; a < buf + n; a += strlen(a) + 1, i++) {
+        if (i < from)
+            continue;
+        if (i > from)
+            sg_buf_append(&b, " ", 1);
+        sg_shell_quote(&b, a, false);
+    }
+    sg_buf_append(&b, "", 1);
+    bool same = i >= from && !b.dropped && b.data && !strcmp(b.data, want);
+    sg_buf_free(&b);
+    return same;
+}
+
+#define CMDLINE_MAX (4 * SG_PREQ_ARGS_MAX + 2 * PATH_MAX)
+
+static bool args_as_decided(pid_t pid, const struct pending *pe)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d/cmdline", (int)pid);
+    cleanup_fd int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || !pe->args)
+        return false;
+    cleanup_free char *buf = sg_xmalloc(CMDLINE_MAX + 1);
+    size_t n = 0;
+    ssize_t r;
+    while (n < CMDLINE_MAX && (r = read(fd, buf + n, CMDLINE_MAX - n)) > 0)
+        n += (size_t)r;
+    if (n == CMDLINE_MAX || !n)
+        return false; /* more than was decided on could ever be */
+    if (buf[n - 1] != '\0')
+        buf[n++] = '\0';
+    /* a script: the kernel put its interpreter (and the #! line's
+     * argument) and the script's name before the arguments */
+    return args_from(buf, n, 1, pe->args) ||
+           (pe->script && (args_from(buf, n, 2, pe->args) || args_from(buf, n, 3, pe->args)));
+}
+
+static void argv_swapped(struct sg_exec *x, pid_t pid, struct pending *pe)
+{
+    pe->killed = true;
+    kill(pid, SIGKILL);
+    x->swaps++;
+    cleanup_free char *a = sg_sanitize_str(pe->program, 0);
+    sg_bus_emit(x->bus, SG_EV_SYSCALL_BLOCKED,
+                json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "syscall", "execve", "pid", (int)pid,
+                          "reason", "arguments swapped", "approved", pe->program, "args",
+                          pe->args ? pe->args : "", "prevented", 1),
+                "exec of %s was decided on other arguments than the kernel was given (they "
+                "changed after the check): the process was killed before it ran",
+                a);
+}
+
 /* The process dies where it stands: not one instruction of the new image
  * has run. The rest of the sandbox goes on (every retry ends the same way),
  * so a person vetting the skill sees the attempt and all it does besides. */
@@ -977,6 +1091,45 @@ static void swapped(struct sg_exec *x, pid_t pid, struct pending *pe, const char
                 "exec of %s was approved, but the kernel was given %s (the path changed "
                 "after the check): the process was killed before that program ran",
                 a, b);
+}
+
+/* The tree's part of an exec stop (pid stopped before its first
+ * instruction): the allowed program's process becomes a root (or it is
+ * said why its children will be asked); a process leaving the tree is
+ * marked; a program the tree's answer let run must not run with an
+ * environment that makes it load code it names (LD_PRELOAD ...): killed
+ * there, as a swapped program is. false when pid was killed. */
+static bool tree_at_exec(struct sg_exec *x, pid_t pid, struct pending *pe)
+{
+    char name[128] = "";
+    const char *why = NULL;
+    char *const *env = x->plan->envp;
+    size_t nenv = x->plan->nenv;
+    if (pe->tree[0] && (why = sg_exectree_add(&x->tree, pe->tgid, pe->tree, env, nenv))) {
+        sg_exectree_env_unsafe(pe->tgid, env, nenv, name, sizeof name);
+        cleanup_free char *a = sg_sanitize_str(pe->program, 0);
+        sg_bus_emit(x->bus, SG_EV_POLICY_APPLIED,
+                    json_pack("{s:s, s:s, s:i, s:s, s:s}", "program", pe->program, "answer",
+                              pe->tree, "pid", (int)pid, "not_covered", why, "name", name),
+                    "%s runs as allowed, but the programs it runs will be asked: %s%s%s%s", a,
+                    why, name[0] ? " (" : "", name, name[0] ? ")" : "");
+        return true;
+    }
+    if (pe->bar && (why = sg_exectree_bar(&x->tree, pe->tgid)) == NULL)
+        return true;
+    if (!pe->bar && !(pe->member && (why = sg_exectree_env_unsafe(pe->tgid, env, nenv, name,
+                                                                   sizeof name))))
+        return true;
+    pe->killed = true;
+    kill(pid, SIGKILL);
+    cleanup_free char *a = sg_sanitize_str(pe->program, 0);
+    sg_bus_emit(x->bus, SG_EV_SYSCALL_BLOCKED,
+                json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "syscall", "execve", "pid", (int)pid,
+                          "program", pe->program, "reason", why, "name", name, "prevented", 1),
+                "%s was to run under your answer for a program and what it runs, but %s%s%s%s: "
+                "killed before it ran",
+                a, why, name[0] ? " (" : "", name, name[0] ? ")" : "");
+    return false;
 }
 
 /* 1: settled (drop it), 0: still waiting */
@@ -1000,8 +1153,12 @@ static int settle(struct sg_exec *x, struct pending *pe)
                 swapped(x, w, pe, ran);
                 return 0; /* reaped when it is dead */
             }
-            if (pe->tree[0]) /* the allowed program itself, from its first instruction */
-                sg_exectree_add(&x->tree, pe->tgid, pe->tree);
+            if (!args_as_decided(w, pe)) {
+                argv_swapped(x, w, pe);
+                return 0;
+            }
+            if (!tree_at_exec(x, w, pe))
+                return 0; /* killed: reaped when it is dead */
             ptrace(PTRACE_DETACH, w, 0, 0);
             return 1;
         }
@@ -1026,8 +1183,10 @@ static int settle(struct sg_exec *x, struct pending *pe)
 void sg_exec_dispatch(struct sg_exec *x)
 {
     for (size_t i = 0; i < x->npend;) {
-        if (settle(x, &x->pend[i]))
+        if (settle(x, &x->pend[i])) {
+            free(x->pend[i].args);
             x->pend[i] = x->pend[--x->npend];
+        }
         else
             i++;
     }

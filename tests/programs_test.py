@@ -18,6 +18,7 @@ import resource
 import select
 import shutil
 import signal
+import subprocess
 import sys
 import termios
 import textwrap
@@ -274,7 +275,7 @@ OFFICE = {
         id -u >/dev/null && getconf PAGESIZE >/dev/null && echo "system programs ran"
         /bin/sh -c 'getconf PAGESIZE' >/dev/null && echo "popen line ran"
         /bin/sh -c 'echo CODE-$((6*7))' 2>/dev/null || echo "shell code refused"
-        ./helper.sh 2>/dev/null || echo "skill file refused"
+        ./helper.sh 2>/dev/null
         echo converted > doc.pdf && echo "soffice.bin done"
         """,
 }
@@ -282,7 +283,7 @@ OFFICE = {
 CONVERT_PY = """\
     import subprocess, sys
     with open("helper.sh", "w") as f:
-        f.write("#!/bin/sh\\necho HELPER-RAN\\n")
+        f.write("#!/bin/sh\\nid -g >/dev/null 2>&1 && echo HELPER-ID-RAN || echo helper id refused\\n")
     import os; os.chmod("helper.sh", 0o755)
     r = subprocess.run([sys.argv[1], "--headless", "--convert-to", "pdf", "doc.docx"])
     print("soffice exit", r.returncode)
@@ -306,16 +307,8 @@ def one_answer_allows_a_program_and_the_system_programs_it_runs(m, base):
     uname is refused without a question."""
     if not h.IS_ROOT:
         raise h.Skip("a root-owned installation to run needs root to make")
-    inst = f"/opt/sgtest-office-{m.name}-{os.getpid()}"
+    inst = install_office(m)
     try:
-        os.makedirs(f"{inst}/program")
-        for name, text in OFFICE.items():
-            path = f"{inst}/program/{name}"
-            with open(path, "w") as f:
-                f.write(textwrap.dedent(text))
-            os.chmod(path, 0o755)
-        for dd in (inst, f"{inst}/program"):
-            os.chmod(dd, 0o755)
         d = skill(base, f"office-{m.name}", {"scripts/convert.py": CONVERT_PY})
         w = os.path.join(base, f"work-{m.name}")
         os.makedirs(w)
@@ -326,21 +319,25 @@ def one_answer_allows_a_program_and_the_system_programs_it_runs(m, base):
             if "run a program" not in text:
                 return "a"  # a Write of the outputs
             asked.append(text)
+            if "helper.sh" in text:  # the skill's own file: allowed once, never [p]
+                assert "[p]" not in text, text
+                return "a"
             return "p" if "program/soffice" in text and len(asked) == 1 else "d"
 
         code, out, _ = pty_run(m, ["run", "--prompt", "tty", d, "--cwd", w, "--script",
                                    "scripts/convert.py", "--", f"{inst}/program/soffice"],
                                answer, timeout=90)
         assert "[p] this program, this run" in asked[0], asked[0]
-        assert "and the programs of root's it and its children run" in asked[0], asked[0]
+        assert "and the system's programs it and its children run" in asked[0], asked[0]
         assert "system programs ran" in out and "soffice.bin done" in out, out
         assert "popen line ran" in out, out  # sh -c with a line read whole, as popen runs
         assert "CODE-42" not in out and "shell code refused" in out, out
-        assert "HELPER-RAN" not in out and "skill file refused" in out, out
+        # the helper ran (allowed once), but out of the tree: its id was asked
+        assert "HELPER-ID-RAN" not in out and "helper id refused" in out, out
         assert out.count("uname refused") == 2, out
         assert os.path.isfile(os.path.join(w, "doc.pdf")), out
-        # soffice, the shell fed code, the skill's helper, the script's own uname
-        assert len(asked) == 4, [a[-400:] for a in asked]
+        # soffice, the shell fed code, the skill's helper and its id, the script's uname
+        assert len(asked) == 5, [a[-400:] for a in asked]
         dec = bash_decisions(m)
         under = f"your answer for this run: Bash({inst}/program/soffice:*), with the programs"
         for prog in ("/usr/bin/uname -s", f"{inst}/program/oosplash",
@@ -349,11 +346,175 @@ def one_answer_allows_a_program_and_the_system_programs_it_runs(m, base):
             hits = [x for x in dec if x[0].startswith(f"Bash({prog}")]
             assert hits and all(x[1] == "allow once" and x[2].startswith(under)
                                 for x in hits), (prog, dec)
+        idg = [x for x in dec if x[0] == "Bash(/usr/bin/id -g)"]  # sh tries each PATH name
+        assert idg and idg[0][2] == "person" and all(x[1] == "deny" for x in idg), dec
         uname = [x for x in dec if x[0] == "Bash(/usr/bin/uname -r)"]
         assert [x[1] for x in uname] == ["deny", "deny"], uname
         assert uname[0][2] == "person" and uname[1][2].startswith("your answer for this run"), uname
     finally:
         shutil.rmtree(inst, ignore_errors=True)
+
+
+PREEXEC_PY = """\
+    import os, subprocess, sys, time
+    if os.fork() == 0:  # forked before the exec: the skill's code, not the program's
+        time.sleep(0.3)
+        try:
+            subprocess.run(["uname", "-n"], capture_output=True)
+            print("child uname ran", flush=True)
+        except PermissionError:
+            print("child uname refused", flush=True)
+        os._exit(0)
+    os.execv(sys.argv[1], [sys.argv[1], "--headless"])
+    """
+
+ENV_PY = """\
+    import os, subprocess, sys
+    subprocess.run([sys.argv[1], "--headless"], env=dict(os.environ, PYTHONPATH="/tmp"))
+    """
+
+
+def install_office(m):
+    inst = f"/opt/sgtest-office-{m.name}-{os.getpid()}"
+    os.makedirs(f"{inst}/program")
+    for name, text in OFFICE.items():
+        path = f"{inst}/program/{name}"
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+        os.chmod(path, 0o755)
+    for dd in (inst, f"{inst}/program"):
+        os.chmod(dd, 0o755)
+    return inst
+
+
+@test()
+def a_program_answer_takes_in_no_code_of_the_skills(m, base):
+    """The answer's program makes no tree of what it runs when the skill's
+    code could be in it: a process that forked before it ran the program
+    (that child is the skill's), or an environment naming code for the
+    program to load (PYTHONPATH, LD_PRELOAD ...). The program runs as
+    allowed; what it and that child run is asked, and an event says why."""
+    if not h.IS_ROOT:
+        raise h.Skip("a root-owned installation to run needs root to make")
+    inst = install_office(m)
+    try:
+        d = skill(base, f"office2-{m.name}", {"scripts/preexec.py": PREEXEC_PY,
+                                              "scripts/env.py": ENV_PY})
+        for script, why in (("scripts/preexec.py", "it had started other processes"),
+                            ("scripts/env.py", "its environment names code for it to load")):
+            asked = []
+
+            def answer(text):
+                asked.append(text)
+                return "p" if len(asked) == 1 and "program/soffice" in text else "d"
+
+            code, out, _ = pty_run(m, ["run", "--prompt", "tty", d, "--cwd", d, "--script",
+                                       script, "--", f"{inst}/program/soffice"], answer)
+            assert "[p] this program" in asked[0], (script, asked[0])
+            events = m.last_trace()["events"]
+            said = [e for e in events if (e.get("data") or {}).get("not_covered")]
+            assert said and why in said[0]["data"]["not_covered"], (script, events[-5:])
+            dec = bash_decisions(m)
+            assert not [x for x in dec if "with the programs of root" in x[2]], (script, dec)
+            assert [x for x in dec if x[0] == "Bash(/usr/bin/uname -s)" and
+                    x[2] == "person"], (script, dec)
+            if script == "scripts/preexec.py":
+                assert "child uname refused" in out, out
+                assert [x for x in dec if x[0] == "Bash(/usr/bin/uname -n)" and
+                        x[2] == "person"], dec
+            else:
+                assert said[0]["data"]["name"] == "PYTHONPATH", said
+    finally:
+        shutil.rmtree(inst, ignore_errors=True)
+
+
+# Another thread flips argv[1] between -s and -r while the exec is decided:
+# what runs must be what was decided (issue 52's review: a race past a deny).
+RACER_C = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static char arg[4] = "-s";
+static volatile int started;
+static void *flip(void *x)
+{
+    (void)x;
+    started = 1;
+    for (;;) {
+        ((volatile char *)arg)[1] = 's';
+        for (volatile int i = 0; i < 50; i++)
+            ;
+        ((volatile char *)arg)[1] = 'r';
+        for (volatile int i = 0; i < 50; i++)
+            ;
+    }
+    return NULL;
+}
+int main(void)
+{
+    int runs = 0, release = 0;
+    for (int n = 0; n < 300; n++) {
+        int p[2];
+        if (pipe(p))
+            return 1;
+        pid_t c = fork();
+        if (!c) {
+            dup2(p[1], 1);
+            pthread_t t;
+            pthread_create(&t, 0, flip, 0);
+            while (!started)
+                ;
+            for (volatile int i = 0; i < (n % 7) * 13; i++)
+                ;
+            char *av[] = {"uname", arg, NULL};
+            execv("/usr/bin/uname", av);
+            _exit(9);
+        }
+        close(p[1]);
+        char buf[128] = "";
+        ssize_t k = read(p[0], buf, sizeof buf - 1);
+        close(p[0]);
+        waitpid(c, 0, 0);
+        if (k > 0) {
+            runs++;
+            release += strncmp(buf, "Linux", 5) != 0;
+        }
+    }
+    printf("RACER: %d runs, %d printed the release\n", runs, release);
+    return 0;
+}
+"""
+
+
+@test()
+def what_runs_is_the_argv_that_was_decided(m, base):
+    """A thread flips an exec's argv[1] between an allowed -s and a denied
+    -r while the broker reads it: the kernel's copy is checked at the new
+    image's first instruction, and a mismatch is killed there (an event);
+    uname -r never prints the kernel's release."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise h.Skip("a C compiler to build the racing program")
+    d = skill(base, f"racer-{m.name}", {"scripts/racer.c": RACER_C,
+                                        "scripts/race.sh": '#!/bin/sh\nexec "$0.bin"\n'})
+    racer = os.path.join(d, "scripts/race.sh.bin")
+    subprocess.run([cc, "-O1", "-pthread", "-o", racer, os.path.join(d, "scripts/racer.c")],
+                   check=True)
+    pol = os.path.join(base, f"race-{m.name}.yaml")
+    with open(pol, "w") as f:
+        f.write(f'allow: ["Bash(/usr/bin/uname -s)", "Bash({racer})"]\n'
+                'deny: ["Bash(/usr/bin/uname -r)"]\n')
+    os.chmod(pol, 0o644)
+    p = m.run("run", "--policy", pol, "--prompt", "deny", "--timeout", "120", d, "--cwd", d,
+              "--script", "scripts/race.sh", check=0)
+    assert "RACER:" in p.out, p.out + p.err
+    runs, release = (int(w) for w in p.out.split("RACER:")[1].split()[0:3:2])
+    assert runs > 0 and release == 0, p.out
+    swaps = [e for e in m.last_trace()["events"]
+             if (e.get("data") or {}).get("reason") == "arguments swapped"]
+    print(f"#   {runs} runs of 300, {len(swaps)} caught with their arguments swapped")
 
 
 @test()

@@ -710,15 +710,26 @@ static void a_denial_holds_and_a_program_answer_covers_its_arguments(void **st)
     assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_DENY), 0);
     assert_int_equal(got, SG_DEC_DENY);
     q.port = 80; /* the same host again: refused at once, by that answer */
+    q.system_program = false;
     assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 1);
     assert_int_equal(dec, SG_DEC_DENY);
     assert_non_null(strstr(sg_perm_last_decided_by(p), "your answer for this run"));
     snprintf(q.subject, sizeof q.subject, "other.test"); /* another host is asked */
     assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
     assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_DENY), 0);
+    /* an address keeps its port: a published port's denial is not every port's */
+    snprintf(q.subject, sizeof q.subject, "127.0.0.1");
+    q.port = 9229;
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_DENY), 0);
+    q.port = 3117;
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_DENY), 0);
 
     struct sg_preq e = {.tool = SG_PT_BASH};
     snprintf(e.subject, sizeof e.subject, "/opt/office/program/soffice");
+    assert_null(sg_preq_program_rule(&e)); /* not said to be the system's: not offered */
+    e.system_program = true;
     snprintf(e.args, sizeof e.args, "--headless --convert-to pdf a.docx");
     char *rule = sg_preq_program_rule(&e);
     assert_string_equal(rule, "Bash(/opt/office/program/soffice:*)");

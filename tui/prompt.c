@@ -224,8 +224,9 @@ static void answer_program(struct tui *t, struct tui_prompt_state *s)
         if (why)
             tui_message(t, "%s", why);
     } else {
-        tui_message(t, "%s and the programs of root's it runs, this run; a shell fed code or a "
-                       "file the skill wrote is still asked", rule);
+        tui_message(t, "%s (any arguments) and the system's programs it runs, this run; a "
+                       "shell fed code, a file of the skill's or yours, and what they write or "
+                       "reach are still asked", rule);
     }
 }
 
@@ -649,7 +650,7 @@ static void draw_footer(struct tui *t, struct tui_prompt_state *s, int y, int x,
                      "%s once  %s %s  %s%s%s%s always  %s deny  %s never  %s more", k[0], k[1],
                      s->session ? "session" : "run", folder ? k[6] : "",
                      !folder                   ? ""
-                     : is_program              ? " program+what it runs, this "
+                     : is_program              ? " program, any args, +what it runs, this "
                                                : " folder, this ",
                      folder ? (s->session ? "session  " : "run  ") : "",
                      k[2], k[3], k[4], k[5]);
