@@ -90,7 +90,9 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
                strstr(by, "symbolic link") || strstr(by, "only regular files") ||
                strstr(by, "shows nothing") ||
                strstr(by, "changed since it was asked") || strstr(by, "through a descriptor") ||
-               strstr(by, "program swapped") || strstr(by, "not a DNS query")) {
+               strstr(by, "program swapped") || strstr(by, "not a DNS query") ||
+               strstr(by, "could not be done")) {
+        /* allowed already, and the host (not a rule) refused it */
         free(steal_pointer(&rule));
         r->allow = sg_xstrdup("nothing may allow it");
     } else if (agent) { /* an agent's run asks an attached TUI, or nobody */

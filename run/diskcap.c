@@ -450,13 +450,17 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
         f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, true);
     /* As root without sudo the skill is nobody, and a folder root owns
      * refuses it; the person who declared the folder is root, so a new
-     * name there is made as root, root's as its other files are. Never
-     * an existing object: what nobody could not open stays refused. */
-    if (f == -EACCES && creates && !had && d->plan->as_root && !d->plan->via_sudo) {
+     * name there is made as root, root's as its other files are, and a
+     * regular file of root's there is opened as root could open it (the
+     * person's own doc.xml saved over). Never another existing object. */
+    bool own_file = had && S_ISREG(pre.st_mode) && !is_mkdir && !tmpfile;
+    if (f == -EACCES && ((creates && !had) || own_file) && d->plan->as_root &&
+        !d->plan->via_sudo) {
+        unsigned long long fl = own_file ? flags & ~(unsigned long long)O_CREAT : flags;
         d->as_person = true;
-        f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, false);
+        f = perform_open(d, dfd, rel, fl, m, is_mkdir, tmpfile, full, had, &made, false);
         if (f == -ELOOP)
-            f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, true);
+            f = perform_open(d, dfd, rel, fl, m, is_mkdir, tmpfile, full, had, &made, true);
         d->as_person = false;
     }
     if (f == -ELOOP && (flags & O_NOFOLLOW)) {

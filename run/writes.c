@@ -953,15 +953,19 @@ static bool group_parent(const struct write_wait *w, int pfd, const char *path)
     return made_for_group(w->p, &st);
 }
 
-/* for_group: may the skill (nobody) do this to the name last in pfd, by
- * the rules it meets on what root made for it? What is there must be its
- * own or made for its group (no name there: nothing to check). */
+/* for_group: may the skill (nobody) rename or remove the name last in
+ * pfd (a folder group_parent lets it change names in)? What is there is
+ * its own, made for its group, or a regular file: root declared the
+ * folder writable, and replacing or removing a file there (the atomic
+ * save of every office library: mkstemp, then rename onto doc.xml) is
+ * what root, the person, may do; a folder or anything else of root's is
+ * not (no name there: nothing to check). */
 static bool group_may(const struct write_wait *w, int pfd, const char *last)
 {
     struct stat st;
     if (!w->for_group || fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return true;
-    return st.st_uid == w->p->skill_uid || made_for_group(w->p, &st);
+    return st.st_uid == w->p->skill_uid || made_for_group(w->p, &st) || S_ISREG(st.st_mode);
 }
 
 /* The person's own file: under sudo the broker (root) changes a mode or
@@ -1198,6 +1202,23 @@ static void write_ask(struct write_wait *w, const char *subject, const char *det
         write_decided(w, dec);
 }
 
+/* An approved call the host refused, said with its real reason (the
+ * refusals list shows it, never "outside the writable paths"). */
+static void undone_event(const struct write_wait *w, int r)
+{
+    cleanup_free char *why =
+        r == -EROFS ? sg_xstrdup("could not be done: it maps to no host folder (a private tmpfs)")
+        : w->for_group && r == -EACCES
+            ? sg_xstrdup("could not be done: as root the skill runs as nobody, and in root's "
+                         "declared folder it may replace and remove files, not root's folders "
+                         "or other objects")
+            : sg_xasprintf("could not be done: %s", strerror(-r));
+    sg_bus_emit(w->bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", w->syscall, "path", w->path1,
+                          "class", "file", "reason", why, "prevented", 1),
+                "approved %s of %s %s", w->syscall, w->path1, why);
+}
+
 static void write_decided(void *ctx, enum sg_decision d)
 {
     struct write_wait *w = ctx;
@@ -1236,11 +1257,7 @@ static void write_decided(void *ctx, enum sg_decision d)
         bool kernels = r == -EEXIST || r == -ENOENT || r == -ENOTDIR || r == -EISDIR ||
                        r == -ENOTEMPTY;
         if (r < 0 && !answered && !kernels && !w->said)
-            sg_bus_emit(w->bus, SG_EV_FS_BLOCKED,
-                        json_pack("{s:s, s:s, s:s, s:b}", "syscall", w->syscall, "path", w->path1,
-                                  "class", "file", "prevented", 1),
-                        "approved %s of %s could not be done: %s", w->syscall, w->path1,
-                        r == -EROFS ? "it maps to no host folder (a private tmpfs)" : strerror(-r));
+            undone_event(w, r);
     }
     if (!answered) {
         resp.error = r < 0 ? r : 0;

@@ -333,6 +333,63 @@ def a_folder_the_skills_uid_cannot_write_is_said_and_works_as_root(m, base):
 
 
 @test()
+def saving_over_the_persons_own_file_in_a_declared_folder(m, base):
+    """issue 52 item 11: in a declared write folder, the atomic save every
+    office library makes (mkstemp in out/, then os.replace onto the
+    person's doc.xml), a save in place and the removal of the person's old
+    file work as the person could do them: as root without sudo (the skill
+    is nobody, the folder and files root's 0755/0644) and as a user. No
+    temporary file stays. A folder of root's there is still not moved for
+    nobody, and the refusal names why, not "outside the writable paths"."""
+    out = os.path.join(base, f"saved-{m.name}")
+    os.makedirs(os.path.join(out, "kept"))
+    for name, text in (("doc.xml", "<old/>\n"), ("notes.txt", "old\n"), ("old.bak", "b\n")):
+        with open(os.path.join(out, name), "w") as f:
+            f.write(text)
+    for x in (out, os.path.join(out, "kept")):
+        os.chmod(x, 0o755)
+    if h.IS_ROOT:
+        for root, dirs, files in os.walk(out):
+            for x in [root] + [os.path.join(root, f) for f in files]:
+                os.chown(x, m.uid, m.uid)
+    script = """
+        import os, tempfile
+        o = %r
+        fd, tmp = tempfile.mkstemp(dir=o, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write("<new/>\\n")
+        os.replace(tmp, o + "/doc.xml")
+        with open(o + "/notes.txt", "w") as f:
+            f.write("new\\n")
+        os.remove(o + "/old.bak")
+        try:
+            os.rename(o + "/kept", o + "/moved")
+            print("folder moved", flush=True)
+        except OSError as e:
+            print("folder refused", e.errno, flush=True)
+        print("saved", flush=True)
+        """ % out
+    extra = f"permissions:\n  filesystem:\n    write: [{out}]\n"
+    d = h.make_skill(base, f"save-{m.name}", script, yaml_extra=extra)
+    p = m.run("run", "--prompt", "deny", d)
+    assert p.returncode == 0 and "saved" in p.out, (p.out, p.err)
+    assert open(os.path.join(out, "doc.xml")).read() == "<new/>\n"
+    assert open(os.path.join(out, "notes.txt")).read() == "new\n"
+    assert os.stat(os.path.join(out, "notes.txt")).st_uid == m.uid
+    left = sorted(os.listdir(out))
+    assert not [x for x in left if x.endswith(".tmp")] and "old.bak" not in left, left
+    t = m.last_trace()
+    if m.name == "root":
+        assert "folder refused 13" in p.out and "kept" in left, (p.out, left)
+        r = [x for x in t["refusals"] if x["subject"].endswith("/kept")]
+        assert r and "as root the skill runs as nobody" in r[0]["why"], t["refusals"]
+        assert "outside the writable paths" not in r[0]["why"], r
+    else:
+        assert "folder moved" in p.out and "moved" in left, (p.out, left)
+    assert not [x for x in t["refusals"] if not x["subject"].endswith("/kept")], t["refusals"]
+
+
+@test()
 def a_recorded_manifest_runs_with_nothing_refused(m, base):
     """issue 36 item 8: after record, a run with --prompt deny and the written
     manifest refuses nothing the recording saw, and again the next time (a
