@@ -372,6 +372,26 @@ static int to_skills_group(struct sg_diskcap *d, int dfd, const char *rel, int f
     return r < 0 ? r : f;
 }
 
+/* As root without sudo: is rel's folder (beneath dfd, the declared
+ * folder) that folder itself or one root made for the skill's group
+ * (root's, its group, group-writable)? Never a folder of root's own below
+ * it: a 0700 one is no door to nobody (writes.c group_parent). */
+static bool group_folder(const struct sg_diskcap *d, int dfd, const char *rel)
+{
+    char buf[PATH_MAX];
+    const char *last;
+    struct stat st, top;
+    if (snprintf(buf, sizeof buf, "%s", rel) >= (int)sizeof buf)
+        return false;
+    int pfd = sg_beneath_parent(dfd, buf, &last);
+    bool ok = pfd >= 0 && fstat(pfd, &st) == 0 && fstat(dfd, &top) == 0 &&
+              ((st.st_dev == top.st_dev && st.st_ino == top.st_ino) ||
+               (st.st_uid == 0 && st.st_gid == d->plan->skill_gid && (st.st_mode & S_IWGRP)));
+    if (pfd >= 0)
+        close(pfd);
+    return ok;
+}
+
 /* The open or mkdir itself, as the skill would do it; -errno or the fd (0
  * for a mkdir). links: follow symlinks that stay beneath dfd. */
 static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned long long flags,
@@ -453,7 +473,8 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
      * name there is made as root, root's as its other files are, and a
      * regular file of root's there is opened as root could open it (the
      * person's own doc.xml saved over). Never another existing object. */
-    bool own_file = had && S_ISREG(pre.st_mode) && !is_mkdir && !tmpfile;
+    bool own_file = f == -EACCES && had && S_ISREG(pre.st_mode) && !is_mkdir && !tmpfile &&
+                    d->plan->as_root && !d->plan->via_sudo && group_folder(d, dfd, rel);
     if (f == -EACCES && ((creates && !had) || own_file) && d->plan->as_root &&
         !d->plan->via_sudo) {
         unsigned long long fl = own_file ? flags & ~(unsigned long long)O_CREAT : flags;

@@ -343,11 +343,14 @@ def saving_over_the_persons_own_file_in_a_declared_folder(m, base):
     nobody, and the refusal names why, not "outside the writable paths"."""
     out = os.path.join(base, f"saved-{m.name}")
     os.makedirs(os.path.join(out, "kept"))
-    for name, text in (("doc.xml", "<old/>\n"), ("notes.txt", "old\n"), ("old.bak", "b\n")):
+    os.makedirs(os.path.join(out, "private"))
+    for name, text in (("doc.xml", "<old/>\n"), ("notes.txt", "old\n"), ("old.bak", "b\n"),
+                       ("private/secret.txt", "s\n")):
         with open(os.path.join(out, name), "w") as f:
             f.write(text)
     for x in (out, os.path.join(out, "kept")):
         os.chmod(x, 0o755)
+    os.chmod(os.path.join(out, "private"), 0o700)
     if h.IS_ROOT:
         for root, dirs, files in os.walk(out):
             for x in [root] + [os.path.join(root, f) for f in files]:
@@ -367,6 +370,11 @@ def saving_over_the_persons_own_file_in_a_declared_folder(m, base):
             print("folder moved", flush=True)
         except OSError as e:
             print("folder refused", e.errno, flush=True)
+        try:
+            open(o + "/private/secret.txt", "w").write("changed\\n")
+            print("private written", flush=True)
+        except OSError as e:
+            print("private refused", e.errno, flush=True)
         print("saved", flush=True)
         """ % out
     extra = f"permissions:\n  filesystem:\n    write: [{out}]\n"
@@ -381,11 +389,15 @@ def saving_over_the_persons_own_file_in_a_declared_folder(m, base):
     t = m.last_trace()
     if m.name == "root":
         assert "folder refused 13" in p.out and "kept" in left, (p.out, left)
+        # root's own 0700 folder in it is no door to nobody
+        assert "private refused 13" in p.out, p.out
+        assert open(os.path.join(out, "private", "secret.txt")).read() == "s\n"
         r = [x for x in t["refusals"] if x["subject"].endswith("/kept")]
         assert r and "as root the skill runs as nobody" in r[0]["why"], t["refusals"]
         assert "outside the writable paths" not in r[0]["why"], r
     else:
         assert "folder moved" in p.out and "moved" in left, (p.out, left)
+        assert "private written" in p.out, p.out
     assert not [x for x in t["refusals"] if not x["subject"].endswith("/kept")], t["refusals"]
 
 
