@@ -2017,6 +2017,36 @@ static bool linked_away(const struct sg_plan *p, const int *pins, const char *pa
     return pfd == -ELOOP;
 }
 
+/* A path in no folder of the sandbox's view: its new root holds only the
+ * folders the plan shows (/srv, /mnt are none of them), so an approval
+ * could make nothing there (no host folder is behind it). Never asked, by
+ * a person, a rule or the exec: program; refused at once with how to
+ * show the folder. 1: answered. */
+static int unshown(const struct sg_plan *p, const char *sc, const char *aim,
+                   struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
+{
+    if (aim[0] != '/' || sg_deepest_mount(p, aim) || private_system(aim))
+        return 0;
+    for (size_t i = 0; i < p->nmounts; i++)
+        if (p->mounts[i].kind == SG_MNT_SYMLINK && sg_path_within(aim, p->mounts[i].dst))
+            return 0; /* /bin/x: shown, through the host's link to usr/bin */
+    cleanup_free char *dir = sg_xstrdup(aim);
+    char *sl = strrchr(dir, '/');
+    *(sl == dir ? sl + 1 : sl) = '\0';
+    resp->flags = 0;
+    resp->error = -EACCES;
+    sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "syscall", sc, "path", aim, "class",
+                          sg_fs_class(p->home, aim), "reason",
+                          "its folder is not shown in the sandbox", "folder", dir, "prevented",
+                          1),
+                "%s of %s refused without a question: %s is not shown in the sandbox (no host "
+                "folder is behind it there), so no approval could write it; to let the skill "
+                "write there, show the folder: run --write %s, or declare it "
+                "(permissions.filesystem.write)", sc, aim, dir, dir);
+    return 1;
+}
+
 /* A place no approval could write is never asked (a yes would do nothing):
  * the sandbox's own /dev, /var and /run hold no host folder. /dev/tty
  * fails as it does for a process without a terminal (a skill has none);
@@ -2040,6 +2070,8 @@ static int nowhere(const struct sg_plan *p, const int *pins, struct sg_diskcap *
                     "link, which no approved write follows", sc, aim);
         return 1;
     }
+    if (unshown(p, sc, aim, resp, bus))
+        return 1;
     if (strcmp(aim, "/dev/tty") && (host_bind(p, aim, &below) || !private_system(aim)))
         return 0;
     resp->flags = 0;
@@ -2302,6 +2334,8 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
         }
     } else if (r == 0 && nowhere(p, pins, dc, syscall, ok1 ? path2 : path1, resp, bus)) {
         k = 1;
+    } else if (r == 0 && !ok1 && !ok2 && path2[0] && unshown(p, syscall, path2, resp, bus)) {
+        k = 1; /* a rename's destination no approval could reach either */
     } else if (r == 0 && owner_call(syscall) && !ok1 && same_owner(p, pins, dc, req, c)) {
         /* chown of a file this run was let write to the owner and group it
          * has (LibreOffice keeps them so): changes nothing, so succeeds */

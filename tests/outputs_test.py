@@ -15,6 +15,7 @@ import functools
 import json
 import os
 import re
+import shutil
 import stat
 import sys
 
@@ -399,6 +400,60 @@ def saving_over_the_persons_own_file_in_a_declared_folder(m, base):
         assert "folder moved" in p.out and "moved" in left, (p.out, left)
         assert "private written" in p.out, p.out
     assert not [x for x in t["refusals"] if not x["subject"].endswith("/kept")], t["refusals"]
+
+
+@test()
+def an_approval_no_folder_could_carry_is_not_offered(m, base):
+    """issue 52 item 10: a write to a folder the sandbox does not show
+    (/srv/...: no host folder is behind it in the sandbox's root) is never
+    asked of a person, a rule or the exec: program (a yes could make
+    nothing: main asked, then said "could not be done ... a private
+    tmpfs"); it is refused at once, and the words say the folder is not
+    shown and how to show it. As root, --write then shows it and the
+    same write lands on the host."""
+    srv = f"/srv/skillgate-unshown-{m.name}-{os.getpid()}"
+    target = srv + "/out.txt"
+    log = os.path.join(base, f"asked-{m.name}.jsonl")
+    prog = os.path.join(base, f"allow-all-{m.name}.py")
+    with open(prog, "w") as f:
+        f.write(f"#!{sys.executable}\nimport json, sys\nreq = json.load(sys.stdin)\n"
+                f"open({log!r}, 'a').write(json.dumps(req) + '\\n')\n"
+                "print(json.dumps({'decision': 'allow', 'scope': 'once', 'reason': 'yes'}))\n")
+    os.chmod(prog, 0o755)
+    open(log, "w").close()
+    os.chmod(log, 0o666)
+    policy = os.path.join(base, f"unshown-{m.name}.yaml")
+    with open(policy, "w") as f:
+        f.write(f"allow:\n  - Write({target})\n")
+    script = """
+        try:
+            open(%r, "w").write("landed\\n")
+            print("written", flush=True)
+        except OSError as e:
+            print("refused", e.errno, flush=True)
+        """ % target
+    d = h.make_skill(base, f"unshown-{m.name}", script, tools="Read Write")
+    for how in (["--prompt", f"exec:{prog}"], ["--policy", policy, "--prompt", "deny"]):
+        p = m.run("run", *how, d)
+        assert "refused 13" in p.out, (how, p.out, p.err)
+        assert f"{srv} is not shown in the sandbox" in p.err, (how, p.err)
+        t = m.last_trace()
+        r = [x for x in t["refusals"] if x["subject"] == target]
+        assert r and r[0]["why"] == "its folder is not shown in the sandbox", t["refusals"]
+        assert f"run --write {srv}" in r[0]["allow"], r
+        assert not [x for x in t["decisions"] if x.get("subject") == target], t["decisions"]
+    assert open(log).read() == "", "the exec: program was asked"
+    assert not os.path.exists(srv)
+    if not h.IS_ROOT:
+        return  # only root can make a folder in /srv for the second half
+    os.makedirs(srv)
+    try:
+        os.chown(srv, m.uid, m.uid)
+        p = m.run("run", "--write", srv, "--prompt", "deny", d)
+        assert "written" in p.out, (p.out, p.err)
+        assert open(target).read() == "landed\n"
+    finally:
+        shutil.rmtree(srv)
 
 
 @test()
