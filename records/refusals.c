@@ -73,6 +73,11 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
                                 (int)strcspn(up, " )"), up);
         return;
     }
+    if (strstr(by, "no --write may show it")) {
+        free(steal_pointer(&rule));
+        r->allow = sg_xstrdup("nothing may allow it (the sandbox never shows that folder)");
+        return;
+    }
     if (strstr(by, "not shown in the sandbox")) {
         /* no rule or answer can write where no host folder is behind it */
         cleanup_free char *dir = sg_xstrdup(subject);

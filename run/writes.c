@@ -25,6 +25,7 @@
 #include "perm.h"
 #include "gitnamed.h"
 #include "protected.h"
+#include "runopts.h"
 #include "util.h"
 
 #define beneath sg_beneath_open
@@ -2033,17 +2034,24 @@ static int unshown(const struct sg_plan *p, const char *sc, const char *aim,
     cleanup_free char *dir = sg_xstrdup(aim);
     char *sl = strrchr(dir, '/');
     *(sl == dir ? sl + 1 : sl) = '\0';
+    /* only the words: would --write show it (/, a home, skillgate's or an
+     * agent's own folder never; one that does not exist yet, once made)? */
+    cleanup_free char *real = NULL;
+    const char *no = NULL;
+    bool shows = sg_runopts_check_write("--write", dir, &real, &no) != -EPERM;
     resp->flags = 0;
     resp->error = -EACCES;
     sg_bus_emit(bus, SG_EV_FS_BLOCKED,
                 json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "syscall", sc, "path", aim, "class",
                           sg_fs_class(p->home, aim), "reason",
-                          "its folder is not shown in the sandbox", "folder", dir, "prevented",
-                          1),
+                          shows ? "its folder is not shown in the sandbox"
+                                : "its folder is not shown in the sandbox, and no --write may "
+                                  "show it",
+                          "folder", dir, "prevented", 1),
                 "%s of %s refused without a question: %s is not shown in the sandbox (no host "
-                "folder is behind it there), so no approval could write it; to let the skill "
-                "write there, show the folder: run --write %s, or declare it "
-                "(permissions.filesystem.write)", sc, aim, dir, dir);
+                "folder is behind it there), so no approval could write it; %s%s%s", sc, aim, dir,
+                shows ? "to let the skill write there, show the folder: run --write " : "",
+                shows ? dir : no, shows ? ", or declare it (permissions.filesystem.write)" : "");
     return 1;
 }
 

@@ -409,8 +409,8 @@ def an_approval_no_folder_could_carry_is_not_offered(m, base):
     asked of a person, a rule or the exec: program (a yes could make
     nothing: main asked, then said "could not be done ... a private
     tmpfs"); it is refused at once, and the words say the folder is not
-    shown and how to show it. As root, --write then shows it and the
-    same write lands on the host."""
+    shown and how to show it (or that no --write may: a file in "/"). As
+    root, --write then shows it and the same write lands on the host."""
     srv = f"/srv/skillgate-unshown-{m.name}-{os.getpid()}"
     target = srv + "/out.txt"
     log = os.path.join(base, f"asked-{m.name}.jsonl")
@@ -425,13 +425,18 @@ def an_approval_no_folder_could_carry_is_not_offered(m, base):
     policy = os.path.join(base, f"unshown-{m.name}.yaml")
     with open(policy, "w") as f:
         f.write(f"allow:\n  - Write({target})\n")
+    top = f"/skillgate-unshown-{m.name}-{os.getpid()}.txt"  # "/": no --write shows it
     script = """
         try:
             open(%r, "w").write("landed\\n")
             print("written", flush=True)
         except OSError as e:
             print("refused", e.errno, flush=True)
-        """ % target
+        try:
+            open(%r, "w").write("top\\n")
+        except OSError as e:
+            print("top refused", e.errno, flush=True)
+        """ % (target, top)
     d = h.make_skill(base, f"unshown-{m.name}", script, tools="Read Write")
     for how in (["--prompt", f"exec:{prog}"], ["--policy", policy, "--prompt", "deny"]):
         p = m.run("run", *how, d)
@@ -442,6 +447,10 @@ def an_approval_no_folder_could_carry_is_not_offered(m, base):
         assert r and r[0]["why"] == "its folder is not shown in the sandbox", t["refusals"]
         assert f"run --write {srv}" in r[0]["allow"], r
         assert not [x for x in t["decisions"] if x.get("subject") == target], t["decisions"]
+        assert "top refused 13" in p.out and not os.path.exists(top), p.out
+        r = [x for x in t["refusals"] if x["subject"] == top]
+        assert r and r[0]["why"].endswith("and no --write may show it"), t["refusals"]
+        assert r[0]["allow"].startswith("nothing may allow it"), r
     assert open(log).read() == "", "the exec: program was asked"
     assert not os.path.exists(srv)
     if not h.IS_ROOT:

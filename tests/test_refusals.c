@@ -166,17 +166,22 @@ static void a_write_no_answer_could_make_says_why(void **st)
         "[{\"kind\": \"fs_blocked\", \"data\": {\"path\": \"/srv/x/out.txt\", \"prevented\": "
         "true, \"reason\": \"its folder is not shown in the sandbox\"}},"
         " {\"kind\": \"fs_blocked\", \"data\": {\"path\": \"/w/out/kept\", \"prevented\": "
-        "true, \"reason\": \"could not be done: as root the skill runs as nobody\"}}]";
+        "true, \"reason\": \"could not be done: as root the skill runs as nobody\"}},"
+        " {\"kind\": \"fs_blocked\", \"data\": {\"path\": \"/top.txt\", \"prevented\": "
+        "true, \"reason\": \"its folder is not shown in the sandbox, and no --write may show "
+        "it\"}}]";
     json_t *d = doc_of("[]", ev);
     json_t *l = sg_refusals_of(d, false);
-    assert_int_equal(json_array_size(l), 2);
-    json_t *a = json_array_get(l, 0), *b = json_array_get(l, 1);
+    assert_int_equal(json_array_size(l), 3);
+    json_t *a = json_array_get(l, 0), *b = json_array_get(l, 1), *c = json_array_get(l, 2);
     assert_string_equal(json_string_value(json_object_get(a, "why")),
                         "its folder is not shown in the sandbox");
     assert_true(json_is_null(json_object_get(a, "rule")));
     assert_non_null(strstr(json_string_value(json_object_get(a, "allow")), "run --write /srv/x,"));
     assert_null(strstr(json_string_value(json_object_get(a, "allow")), "--policy"));
     assert_string_equal(json_string_value(json_object_get(b, "allow")), "nothing may allow it");
+    assert_non_null(strstr(json_string_value(json_object_get(c, "allow")), "nothing may allow"));
+    assert_null(strstr(json_string_value(json_object_get(c, "allow")), "--write"));
     cleanup_free char *text = sg_refusals_text(l);
     assert_null(strstr(text, "outside the writable paths"));
     json_decref(l);
