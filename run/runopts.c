@@ -145,26 +145,6 @@ int sg_runopts_check_write(const char *opt, const char *dir, char **out, const c
     return 0;
 }
 
-/* --module M: dotted Python names, as `python -m` takes them. */
-static bool module_ok(const char *m)
-{
-    bool start = true;
-    if (!*m || strlen(m) > 256)
-        return false;
-    for (const char *c = m; *c; c++) {
-        if (*c == '.') {
-            if (start)
-                return false;
-            start = true;
-        } else if (isalpha((unsigned char)*c) || *c == '_' || (!start && isdigit((unsigned char)*c))) {
-            start = false;
-        } else {
-            return false;
-        }
-    }
-    return !start;
-}
-
 /* `python -m M` as from the skill's folder: sys.path[0] is that folder
  * (python -c makes it "", the working folder), then runpy runs M as -m
  * does, with sys.argv[0] the module's file and the arguments after it. */
@@ -203,7 +183,7 @@ int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
     int e;
     if (rq->module && rq->script)
         return *why = "--module and --script both pick what runs: give one", -EINVAL;
-    if (rq->module && !module_ok(rq->module))
+    if (rq->module && !sg_python_module_ok(rq->module))
         return *why = say("--module %.80s: not a Python module name (dotted names: "
                           "scripts.package_skill)", rq->module),
                -EINVAL;

@@ -2518,7 +2518,9 @@ def hook_rewrites_scripts_as_agents_call_them(base):
         assert h["updatedInput"]["command"] == want, (line, h["updatedInput"]["command"], want)
         return h
 
-    own = "the agent names its own Python"
+    def env_of(v):
+        """The words that show a venv the agent's Python is (issue 52 item 6)."""
+        return f"the agent's Python is the environment {os.path.realpath(v)} (sha256:"
 
     def sandboxed_ask(line, want, why, cwd=work, **kw):
         """Rewritten, but what vetting the skill does not cover is asked:
@@ -2548,7 +2550,7 @@ def hook_rewrites_scripts_as_agents_call_them(base):
     # (asked: vetting the skill vets neither that Python nor its packages)
     h = sandboxed_ask(f"{venv}/bin/python3 ~/.claude/skills/pdf/scripts/x.py in.pdf",
                       f"{run} --python {venv}/bin/python3 --script scripts/x.py -- in.pdf",
-                      f"{own} ({venv}/bin/python3)")
+                      env_of(venv))
     rc, out, err = run_line(env, h["updatedInput"]["command"], work)
     assert rc == 0 and f"PY {venv} ['in.pdf']" in out, (rc, out, err)
     # a venv relative to the cwd, named as the agent did; and one active on PATH
@@ -2556,12 +2558,13 @@ def hook_rewrites_scripts_as_agents_call_them(base):
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", local], check=True,
                    timeout=120)
     h = sandboxed_ask(f".venv/bin/python {skill}/scripts/x.py a",
-                      f"{run} --python .venv/bin/python --script scripts/x.py -- a", own)
+                      f"{run} --python .venv/bin/python --script scripts/x.py -- a",
+                      env_of(local))
     rc, out, err = run_line(env, h["updatedInput"]["command"], work)
     assert rc == 0 and f"PY {local} ['a']" in out, (rc, out, err)
     sandboxed_ask(f"python3 {skill}/scripts/x.py a",
-                  f"{run} --python {venv}/bin/python3 --script scripts/x.py -- a", own,
-                  path=f"{venv}/bin:/usr/bin:/bin")
+                  f"{run} --python {venv}/bin/python3 --script scripts/x.py -- a",
+                  env_of(venv), path=f"{venv}/bin:/usr/bin:/bin")
     # python3.N: the one bash finds; one that is not there is asked
     ver = "python3.%d" % sys.version_info[1]
     found = shutil.which(ver, path="/usr/bin:/bin")
@@ -2600,13 +2603,13 @@ def hook_rewrites_scripts_as_agents_call_them(base):
         info("node is not in /usr/bin or /bin: its rewrite was not tried")
     # uv run: the environment uv would use (.venv above the cwd), or asked
     sandboxed_ask(f"uv run {skill}/scripts/x.py a",
-                  f"{run} --python {local} --script scripts/x.py -- a", own)
+                  f"{run} --python {local} --script scripts/x.py -- a", env_of(local))
     h = sandboxed_ask(f"uv run python {skill}/scripts/x.py a",
-                      f"{run} --python {local} --script scripts/x.py -- a", own)
+                      f"{run} --python {local} --script scripts/x.py -- a", env_of(local))
     rc, out, err = run_line(env, h["updatedInput"]["command"], work)
     assert rc == 0 and f"PY {local} ['a']" in out, (rc, out, err)
     sandboxed_ask(f"uv run {skill}/scripts/x.py a",
-                  f"{run} --python {venv} --script scripts/x.py -- a", own,
+                  f"{run} --python {venv} --script scripts/x.py -- a", env_of(venv),
                   extra_env={"VIRTUAL_ENV": venv})
     asked(f"uv run {skill}/scripts/x.py a", "picks a Python itself", cwd=env.home)
     asked(f"uv run {skill}/scripts/meta.py", "# /// script block")
@@ -2622,7 +2625,6 @@ def hook_rewrites_scripts_as_agents_call_them(base):
         (f"python3 {skill}/scripts/s.sh", "skillgate run would start /usr/bin/bash", "s.sh"),
         (f"node {skill}/scripts/x.py", "skillgate run would start", "x.py"),
         (f"{skill}/scripts/x.py", "is not executable", "x.py"),
-        (f"python3 {skill}/scripts/x.py a &", "it runs in the background (&)", None),
         (f"cd {skill} ; python3 scripts/x.py", "not joined by &&", None),
         (f"cd {work}/../work && python3 {skill}/scripts/x.py", "a cd with ..", None),
         (f"python3 ~/.claude/skills/pdf/scripts/x.py ~root/x", "cannot read the line exactly",
