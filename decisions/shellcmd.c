@@ -195,6 +195,36 @@ static int quoted(struct parser *ps, const char *p, const char **why)
     return (int)(s + 1 - p);
 }
 
+/* The line with bash's line continuations taken out: a backslash and the
+ * newline after it are removed before bash reads words (outside single
+ * quotes, inside double quotes too; a comment ends at its newline), so
+ * `ls \\<newline> -la` is ls -la and `&\\<newline>&` is &&. Caller frees. */
+static char *joined_lines(const char *line)
+{
+    size_t n = strlen(line);
+    char *out = sg_xmalloc(n + 1), *o = out;
+    enum { OUT, SQ, DQ, COMMENT } st = OUT;
+    for (const char *p = line; *p; p++) {
+        if (st == OUT && *p == '#' && (p == line || strchr(" \t\n;&|()<>", p[-1])))
+            st = COMMENT;
+        else if (st == COMMENT && *p == '\n')
+            st = OUT;
+        else if ((st == OUT || st == DQ) && *p == '\\' && p[1] == '\n') {
+            p++; /* both gone */
+            continue;
+        } else if ((st == OUT || st == DQ) && *p == '\\' && p[1]) {
+            *o++ = *p++; /* an escaped character: never a quote's end or start */
+        } else if (st == OUT && (*p == '\'' || *p == '"')) {
+            st = *p == '\'' ? SQ : DQ;
+        } else if ((st == SQ && *p == '\'') || (st == DQ && *p == '"')) {
+            st = OUT;
+        }
+        *o++ = *p;
+    }
+    *o = '\0';
+    return out;
+}
+
 int sg_shell_parse(const char *line, struct sg_shell *out, const char **why)
 {
     return sg_shell_parse_home(line, NULL, out, why);
@@ -210,11 +240,12 @@ int sg_shell_parse_home(const char *line, const char *home, struct sg_shell *out
     }
     if (home && (home[0] != '/' || strlen(home) > 4096))
         home = NULL; /* bash would read another home than this: refused */
+    cleanup_free char *joined = joined_lines(line);
     struct parser ps = {.sh = out, .home = home};
     sg_buf_init(&ps.word, SG_SHELL_MAX);
     bool pending = false;
     int r = 0;
-    for (const char *p = line;;) {
+    for (const char *p = joined;;) {
         char c = *p;
         if (c == '\'' || c == '"') {
             int n = quoted(&ps, p, why);

@@ -8,9 +8,11 @@
  * of plain words, with quotes and backslashes removed as the shell removes
  * them. Anything whose meaning depends on the shell's state or on the
  * files there (expansions of $ and `, globs, ~, redirections, subshells,
- * braces, assignments, keywords, comments, here-documents, line
- * continuations) cannot be read exactly: the parse fails with the reason,
- * and the caller asks a person instead of matching. Bounded: at most
+ * braces, assignments, keywords, comments, here-documents) cannot be read
+ * exactly: the parse fails with the reason, and the caller asks a person
+ * instead of matching. Line continuations (backslash-newline outside
+ * single quotes and comments) are taken out first, as bash's reader takes
+ * them out before it reads words. Bounded: at most
  * SG_SHELL_MAX bytes, SG_SHELL_MAX_CMDS commands, SG_SHELL_MAX_WORDS words.
  * Fuzzed (fuzz_shell). */
 #ifndef SG_SHELLCMD_H

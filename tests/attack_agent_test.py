@@ -477,6 +477,9 @@ def skill_creators_own_forms_are_rewritten(m, base):
     p = run_line(m, base, out["updatedInput"]["command"], proj)
     assert p.returncode == 0 and f"AGG ['ws', '--skill-name', 'x'] __main__ {skill}" in p.stdout, \
         (p.returncode, p.stdout, p.stderr)
+    # the same over lines, as SKILL.md writes run_loop's (bash joins them)
+    out = hook(m, base, "Bash", {"command": line.replace(" ws ", " \\\n  ws \\\n  ")}, proj)
+    assert decision(out) == "allow" and out["updatedInput"]["command"] == want, out
     # the agent already in the skill's folder: the same run, no cd
     out = hook(m, base, "Bash", {"command": "python3 -m scripts.aggregate_benchmark a"}, skill)
     assert out["updatedInput"]["command"] == f"{run} -m scripts.aggregate_benchmark -- a", out
