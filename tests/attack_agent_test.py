@@ -511,6 +511,11 @@ def skill_creators_own_forms_are_rewritten(m, base):
     assert bg["updatedInput"]["command"] == want[len("nohup "):], bg
     p = run_line(m, base, bg["updatedInput"]["command"] + hup, proj)
     assert "rc=129" in p.stdout and "VIEWER" not in p.stdout, (p.stdout, p.stderr)
+    # a deny rule on the program holds through nohup and -m, never rewritten
+    policy(m, 'deny:\n  - "Bash(python3:*)"\n')
+    for line in (line, "cd ~/.claude/skills/creator && python3 -m scripts.aggregate_benchmark"):
+        out = hook(m, base, "Bash", {"command": line}, proj)
+        assert decision(out) == "deny" and "updatedInput" not in out, (line, out)
 
 
 def answering(m, base, scope):
