@@ -2852,6 +2852,54 @@ def hook_asks_the_attached_tui(base):
     env.check_sanitizers()
 
 
+@test("run", "tmux")
+def hook_vets_a_venv_from_the_attached_tui(base):
+    """Issue 52 item 6: the agent's python3 a venv's, the line skill-creator's
+    shape (a cd into the skill): the attached TUI's question shows the
+    environment and its digest; A then y (always) vets it, and the next
+    call with another argument is allowed with no question, saying so."""
+    env = Env(base)
+    skill = os.path.join(env.home, ".claude", "skills", "pdf")
+    os.makedirs(os.path.join(skill, "scripts"))
+    write_skill(skill, AGENT_SKILL)
+    work = os.path.join(env.dir, "work")
+    os.makedirs(work)
+    p = subprocess.run(["script", "-qec", f"{SG} run {skill} --script scripts/x.py -- v",
+                        "/dev/null"], capture_output=True, text=True, env=env.env, cwd=work,
+                       timeout=60, stdin=subprocess.DEVNULL, start_new_session=True)
+    assert p.returncode == 0 and "PY" in p.stdout, (p.stdout, p.stderr)
+    venv = os.path.realpath(os.path.join(env.dir, "venv"))
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", venv], check=True,
+                   timeout=120)
+    path = f"{venv}/bin:/usr/bin:/bin"
+    t = Tmux(env, ["--attach"], size=(160, 40))
+    try:
+        attached(env, t)
+        box = {}
+
+        def go():
+            box["r"] = hook_cmd(env, "cd ~/.claude/skills/pdf && python3 scripts/x.py one", work,
+                                path=path)
+        th = threading.Thread(target=go)
+        th.start()
+        prompt_for(t, "python3", "the prompt for the rewritten run")
+        t.keys("A")
+        t.wait(lambda s: "y saves it" in s, timeout=10, what="the always confirmation")
+        t.keys("y")
+        th.join(60)
+        assert not th.is_alive(), "the hook never answered"
+        r = box["r"]
+        assert r["permissionDecision"] == "allow" and \
+            f"environment {venv} is vetted as it is now" in r["permissionDecisionReason"], r
+    finally:
+        t.close()
+    r = hook_cmd(env, "cd ~/.claude/skills/pdf && python3 scripts/x.py two", work, path=path)
+    assert r["permissionDecision"] == "allow" and \
+        "the Python environment you vetted" in r["permissionDecisionReason"], r
+    rc, out, err = run_line(env, r["updatedInput"]["command"], work)
+    assert rc == 0 and f"PY {venv} ['two']" in out, (rc, out, err)
+
+
 # What a conformance scenario needs that skillgate does not offer: a
 # capability it does not declare, or the suite's own fixture tools
 # (test_simple_text, ...), which only a reference server has.
