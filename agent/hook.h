@@ -82,7 +82,9 @@ void sg_hook_vet_free(struct sg_hook_vet *v);
  * while the digest is the same. Not covered, and said in the manual: the
  * base installation's standard library (pyvenv.cfg's home), which a venv
  * reads from outside its folder. An environment that lets the system's
- * site-packages in cannot be pinned, nor one past the digest's caps. */
+ * site-packages in (the key in any case, as site.py reads it), one with a
+ * pyvenv.cfg in bin/ too (site.py reads that first), or one past the
+ * digest's caps cannot be pinned. */
 struct sg_hook_venv {
     char *dir;                        /* the venv's real folder, NULL: py is none */
     char digest[SG_DIGEST_STRLEN];    /* its content now, "" when not taken */

@@ -4,6 +4,7 @@
 #include "hook_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -50,7 +51,7 @@ static bool system_site(const char *dir)
         return true;
     for (char *sv, *ln = strtok_r(text, "\n", &sv); ln; ln = strtok_r(NULL, "\n", &sv)) {
         ln += strspn(ln, " \t");
-        if (strncmp(ln, "include-system-site-packages", 28))
+        if (strncasecmp(ln, "include-system-site-packages", 28)) /* site.py lowers it */
             continue;
         char *v = ln + 28 + strspn(ln + 28, " \t");
         if (*v != '=')
@@ -77,9 +78,14 @@ void sg_hook_venv_look(const char *py, struct sg_hook_venv *v)
     v->dir = venv_dir(py);
     if (!v->dir)
         return;
+    cleanup_free char *inbin = sg_xasprintf("%s/bin/pyvenv.cfg", v->dir);
+    if (access(inbin, F_OK) == 0) { /* site.py reads that one first: two readings */
+        v->why = sg_xstrdup("a pyvenv.cfg in its bin/ too, which Python reads first");
+        return;
+    }
     if (system_site(v->dir)) {
-        v->why = sg_xasprintf("its pyvenv.cfg lets the system's packages in, which a digest of "
-                              "the environment does not cover");
+        v->why = sg_xstrdup("its pyvenv.cfg lets the system's packages in, which a digest of "
+                            "the environment does not cover");
         return;
     }
     int e = sg_skill_digest(v->dir, v->digest, NULL);
@@ -91,7 +97,7 @@ void sg_hook_venv_look(const char *py, struct sg_hook_venv *v)
     }
     cleanup_free char *store = store_path(v->dir), *kept = NULL;
     size_t len = 0;
-    if (sg_read_file_capped(store, 256, &kept, &len) == 0 && kept) {
+    if (sg_read_file_capped(store, PATH_MAX + 128, &kept, &len) == 0 && kept) {
         kept[strcspn(kept, "\n")] = '\0';
         v->vetted = !strcmp(kept, v->digest);
         v->changed = !v->vetted;

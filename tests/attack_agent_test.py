@@ -580,6 +580,24 @@ def a_venv_is_vetted_once_pinned_to_its_content(m, base):
         out["permissionDecisionReason"], out
     os.unlink(os.path.join(site, "evil.pth"))
     assert decision(call("seven")) == "allow"  # the content vetted, again
+    # what a digest of the folder cannot cover is never vetted, and says why
+    cfg = os.path.join(venv, "pyvenv.cfg")
+    text = open(cfg).read()
+    for cfgfile, extra, why in [
+        (cfg, "Include-System-Site-Packages = True\n", "lets the system's packages in"),
+        (os.path.join(venv, "bin", "pyvenv.cfg"), "home = /usr/bin\n", "in its bin/ too"),
+    ]:
+        with open(cfgfile, "a") as f:
+            f.write(extra)
+        out = call("eight")
+        r = out["permissionDecisionReason"]
+        assert decision(out) == "ask" and "cannot be vetted once" in r and why in r, r
+        if cfgfile == cfg:
+            with open(cfg, "w") as f:
+                f.write(text)
+        else:
+            os.unlink(cfgfile)
+    assert decision(call("nine")) == "allow"
 
 
 def hook_env(m, base, line, cwd, extra):
