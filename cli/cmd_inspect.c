@@ -242,7 +242,13 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
             fputc('\n', f);
         }
     }
-    if (!p->nwrite)
+    for (size_t i = 0; i < p->ncwd_write; i++) {
+        fputs("  write  ", f);
+        sg_print_safe(f, p->cwd_write[i].declared);
+        fputs(" (in the working folder a run starts in; made there if missing)", f);
+        origin(f, &p->cwd_write[i].origin);
+    }
+    if (!p->nwrite && !p->ncwd_write)
         fputs("  write  (nothing declared: /tmp and HOME are private; other writes ask, when the skill may ask for Write)\n", f);
 
     print_network(f, p);

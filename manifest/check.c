@@ -132,7 +132,10 @@ static void add_read_path(struct sg_pctx *c, const struct sg_ynode *n, const cha
 static void add_write_path(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
 {
     (void)arg;
-    sg_policy_add_path(c, true, n, f, n->str);
+    if (!strncmp(n->str, "$CWD", 4))
+        sg_policy_add_cwd_write(c, n, f, n->str);
+    else
+        sg_policy_add_path(c, true, n, f, n->str);
 }
 
 static void add_env_name(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
@@ -960,6 +963,63 @@ void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
  * would be the skill's own). What is there now is looked at only to warn:
  * the plan pins the socket by inode when the run starts, and refuses a
  * path that is not a socket then. */
+void sg_policy_add_cwd_write(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                             const char *declared)
+{
+    const char *rest = declared + 4;
+    if (*rest && *rest != '/') {
+        pc_err(c, n, field, "\"%.200s\": $CWD is the working folder; a folder in it is "
+                            "$CWD/NAME", declared);
+        return;
+    }
+    while (*rest == '/')
+        rest++;
+    size_t len = strlen(rest);
+    while (len && rest[len - 1] == '/')
+        len--;
+    if (len > 1024) {
+        pc_err(c, n, field, "\"%.80s...\" is longer than 1024 characters", declared);
+        return;
+    }
+    cleanup_free char *rel = sg_xstrndup(rest, len);
+    for (const char *s = rel; *s;) { /* a folder in the working folder, named plainly */
+        size_t k = strcspn(s, "/");
+        if (k == 0 || (k == 1 && s[0] == '.') || (k == 2 && s[0] == '.' && s[1] == '.')) {
+            pc_err(c, n, field, "\"%.200s\": name a folder inside the working folder, "
+                                "without \".\", \"..\" or \"//\"", declared);
+            return;
+        }
+        s += k + (s[k] == '/');
+    }
+    struct sg_policy *p = &c->sk->policy;
+    for (size_t i = 0; i < p->ncwd_write; i++)
+        if (!strcmp(p->cwd_write[i].path, rel))
+            return;
+    p->cwd_write = sg_xrealloc(p->cwd_write, (p->ncwd_write + 1) * sizeof *p->cwd_write);
+    struct sg_path *w = &p->cwd_write[p->ncwd_write++];
+    memset(w, 0, sizeof *w);
+    w->path = steal_pointer(&rel);
+    w->declared = sg_xstrdup(declared);
+    sg_origin_set(&w->origin, c->origin, n->line, n->col, field);
+}
+
+void sg_policy_add_program(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                           const char *scope)
+{
+    if (!*scope || strpbrk(scope, "()\n\r") || strlen(scope) > 512) {
+        pc_err(c, n, field, "\"%.80s\" is not a program as a Bash scope names it (pdfinfo, "
+                            "pdftoppm:*, git diff:*)", scope);
+        return;
+    }
+    struct sg_policy *p = &c->sk->policy;
+    bool restricted = p->tools_restricted;
+    unsigned caps = p->caps;
+    cleanup_free char *tok = sg_xasprintf("Bash(%s)", scope);
+    add_tool(c, n, field, tok, strlen(tok));
+    p->tools_restricted = restricted; /* it declares; it restricts no other tool */
+    p->caps = caps;
+}
+
 void sg_policy_add_socket(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
                           const char *declared)
 {

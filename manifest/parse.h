@@ -63,6 +63,14 @@ bool sg_check_description(struct sg_pctx *c, const struct sg_ynode *n, const cha
 /* Add to the policy (validated, with origin). */
 void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
                         const char *field, const char *declared);
+/* filesystem.write[i] "$CWD" or "$CWD/DIR" (policy.h cwd_write). */
+void sg_policy_add_cwd_write(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                             const char *declared);
+/* permissions.programs[i]: a program the skill's scripts run, as a Bash
+ * scope names it ("pdfinfo", "pdftoppm:*", "git diff:*"); it declares
+ * that program and restricts no other tool (unlike allowed-tools). */
+void sg_policy_add_program(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                           const char *scope);
 /* permissions.unix_sockets[i]: an absolute or ~/ path, not one of
  * skillgate's own folders' (validated, with origin). */
 void sg_policy_add_socket(struct sg_pctx *c, const struct sg_ynode *n, const char *field,

@@ -419,9 +419,10 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     struct sg_runner *r = sg_xcalloc(1, sizeof *r);
     struct sg_opt_view view;
     char here[PATH_MAX];
-    if (rq->module && !ro.work_dir) /* a module runs in the working folder, as a script */
+    /* a module runs in the working folder, as a script does */
+    if ((rq->module || rq->script) && !ro.work_dir)
         ro.work_dir = getcwd(here, sizeof here) ? here : ".";
-    int e = sg_opt_view_make(&view, sk, rq, ro.host_env, why);
+    int e = sg_opt_view_make(&view, sk, ro.work_dir, rq, ro.host_env, why);
     if (e == 0)
         e = sg_plan_build(&view.sk, &ro, &r->plan, why);
     for (size_t i = 0; i < nres; i++)

@@ -2,12 +2,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agentdirs.h"
 #include "config.h"
@@ -174,7 +176,72 @@ void sg_opt_view_free(struct sg_opt_view *v, size_t nwrite0, size_t nenv0)
     free(v->reals);
 }
 
-int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
+/* DIR beneath the folder work, made where missing, one name at a time,
+ * never through a symbolic link (a name the person's folder holds that
+ * leads elsewhere is refused): its path, or NULL with *why. */
+static char *cwd_folder(const char *work, const struct sg_path *w, const char **why)
+{
+    int fd = open(work, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return *why = say("%s: the working folder %s: %s", w->declared, work, strerror(errno)),
+               NULL;
+    for (const char *s = w->path; *s;) {
+        size_t k = strcspn(s, "/");
+        char name[NAME_MAX + 1];
+        if (k > NAME_MAX) {
+            close(fd);
+            return *why = say("%s: a name is too long", w->declared), NULL;
+        }
+        memcpy(name, s, k), name[k] = '\0';
+        if (mkdirat(fd, name, 0755) < 0 && errno != EEXIST) {
+            *why = say("%s: cannot make %s in %s: %s", w->declared, name, work, strerror(errno));
+            close(fd);
+            return NULL;
+        }
+        int next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(fd);
+        if (next < 0)
+            return *why = say("%s: %s in %s is no folder (or a symbolic link): %s", w->declared,
+                              name, work, strerror(errno)),
+                   NULL;
+        fd = next;
+        s += k + (s[k] == '/');
+    }
+    close(fd);
+    return w->path[0] ? sg_xasprintf("%s/%s", work, w->path) : sg_xstrdup(work);
+}
+
+/* The manifest's $CWD write folders, as --write folders of work. */
+static int cwd_writes(struct sg_opt_view *v, const char *work, const char **why)
+{
+    struct sg_policy *pol = &v->sk.policy;
+    for (size_t i = 0; i < pol->ncwd_write; i++) {
+        const struct sg_path *cw = &pol->cwd_write[i];
+        cleanup_free char *dir = cwd_folder(work, cw, why);
+        char *real = NULL;
+        int e;
+        if (!dir)
+            return -EINVAL;
+        cleanup_free char *opt = sg_xasprintf("%s (%s:%d)", cw->declared,
+                                              cw->origin.file ? cw->origin.file : "manifest",
+                                              cw->origin.line);
+        if ((e = sg_runopts_check_write(opt, dir, &real, why)) < 0)
+            return e;
+        v->reals[v->nreals++] = real;
+        bool dup = false;
+        for (size_t k = 0; k < pol->nwrite; k++)
+            dup |= !strcmp(pol->write[k].path, real);
+        if (!dup)
+            v->write[pol->nwrite++] = (struct sg_path){
+                .path = sg_xstrdup(real), .declared = sg_xstrdup(cw->declared),
+                .origin = {.file = sg_xstrdup(cw->origin.file ? cw->origin.file : "manifest"),
+                           .line = cw->origin.line, .col = cw->origin.col,
+                           .field = sg_xstrdup(cw->declared)}};
+    }
+    return 0;
+}
+
+int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk, const char *work,
                      const struct sg_run_request *rq, char *const *env, const char **why)
 {
     memset(v, 0, sizeof *v);
@@ -187,13 +254,15 @@ int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
         return *why = say("--module %.80s: not a Python module name (dotted names: "
                           "scripts.package_skill)", rq->module),
                -EINVAL;
-    if (rq->nwrite) {
-        v->write = sg_xcalloc(pol->nwrite + rq->nwrite, sizeof *v->write);
+    if (rq->nwrite || pol->ncwd_write) {
+        v->write = sg_xcalloc(pol->nwrite + rq->nwrite + pol->ncwd_write, sizeof *v->write);
         if (pol->nwrite)
             memcpy(v->write, pol->write, pol->nwrite * sizeof *v->write);
         pol->write = v->write;
-        v->reals = sg_xcalloc(rq->nwrite, sizeof *v->reals);
+        v->reals = sg_xcalloc(rq->nwrite + pol->ncwd_write, sizeof *v->reals);
     }
+    if ((e = cwd_writes(v, work ? work : sk->root, why)) < 0)
+        return e;
     for (size_t i = 0; i < rq->nwrite; i++) {
         char *real = NULL;
         if ((e = sg_runopts_check_write("--write", rq->write[i], &real, why)) < 0)
