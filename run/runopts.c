@@ -211,10 +211,37 @@ static char *cwd_folder(const char *work, const struct sg_path *w, const char **
     return w->path[0] ? sg_xasprintf("%s/%s", work, w->path) : sg_xstrdup(work);
 }
 
+/* A folder of the system's, where a working folder's output never goes:
+ * a manifest's $CWD makes no system folder writable because a person ran
+ * the skill from one. */
+static bool system_place(const char *real)
+{
+    static const char *const sys[] = {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32",
+                                      "/lib64", "/libx32", "/opt", "/proc", "/run", "/sbin",
+                                      "/srv", "/sys", "/usr", "/var"};
+    if (!strncmp(real, "/var/tmp/", 9) || !strcmp(real, "/var/tmp"))
+        return false;
+    for (size_t i = 0; i < SG_ARRAY_LEN(sys); i++) {
+        size_t n = strlen(sys[i]);
+        if (!strncmp(real, sys[i], n) && (real[n] == '/' || real[n] == '\0'))
+            return true;
+    }
+    return false;
+}
+
 /* The manifest's $CWD write folders, as --write folders of work. */
 static int cwd_writes(struct sg_opt_view *v, const char *work, const char **why)
 {
     struct sg_policy *pol = &v->sk.policy;
+    cleanup_free char *rwork = pol->ncwd_write ? realpath(work, NULL) : NULL;
+    if (pol->ncwd_write && (!rwork || !strcmp(rwork, "/") || system_place(rwork)))
+        return *why = say("%s (%s:%d): the working folder %s is %s; run the skill from a "
+                          "project folder (--cwd DIR)", pol->cwd_write[0].declared,
+                          pol->cwd_write[0].origin.file ? pol->cwd_write[0].origin.file
+                                                        : "manifest",
+                          pol->cwd_write[0].origin.line, work,
+                          rwork ? "a system folder" : "not there"),
+               -EPERM; /* before anything is made in it */
     for (size_t i = 0; i < pol->ncwd_write; i++) {
         const struct sg_path *cw = &pol->cwd_write[i];
         cleanup_free char *dir = cwd_folder(work, cw, why);
@@ -228,6 +255,10 @@ static int cwd_writes(struct sg_opt_view *v, const char *work, const char **why)
         if ((e = sg_runopts_check_write(opt, dir, &real, why)) < 0)
             return e;
         v->reals[v->nreals++] = real;
+        if (system_place(real))
+            return *why = say("%s: %s is a system folder; run the skill from a project folder "
+                              "(--cwd DIR)", opt, real),
+                   -EPERM;
         bool dup = false;
         for (size_t k = 0; k < pol->nwrite; k++)
             dup |= !strcmp(pol->write[k].path, real);

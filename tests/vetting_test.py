@@ -524,6 +524,10 @@ def record_gives_a_manifest_that_works_from_any_working_folder(m, base):
     assert t["exit_code"] == 0, t["exit_code"]
     p = m.run("run", "--prompt", "deny", d, "--cwd", works[1], "--script", "scripts/other.py")
     assert "nobody to ask" in p.err and "allowed-tools" not in p.err, p.err
+    # run from a system folder, $CWD makes nothing there and nothing writable
+    p = m.run("run", "--prompt", "deny", d, "--cwd", "/etc", "--script", "scripts/pages.py")
+    assert p.returncode != 0 and "is a system folder" in p.err, p.err
+    assert not os.path.exists("/etc/out"), "a manifest's $CWD made /etc/out"
     text = open(os.path.join(d, "skillsandbox.yaml")).read().replace("$CWD/out", "$CWD/../x")
     with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
         f.write(text)
