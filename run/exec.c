@@ -49,7 +49,7 @@ struct pending {
     bool killed; /* a swap: killed, still to be reaped by us, its tracer */
     char *args;     /* the arguments decided on, as the request joined them */
     char tree[512]; /* the "this program" answer it runs under: a root once it runs */
-    bool member;    /* allowed as a program of a tree's: its environment is checked */
+    bool member;    /* allowed as a program of a tree's */
     bool bar;       /* a process of a tree running what no answer of it covers */
     int64_t deadline_ms;
     char program[PATH_MAX];
@@ -524,6 +524,58 @@ static bool offer_program(const struct sg_exec *x, pid_t pid, const struct sg_pr
  * -c 'paperconf 2>/dev/null'"): every program of it is an exec of its own,
  * checked again; a line with expansions, builtins that change lookup or a
  * grammar the reader does not model is not. */
+/* line without its redirections to /dev/null and between descriptors
+ * (popen's "paperconf 2>/dev/null", "2>&1"), outside quotes, into out;
+ * false when it holds another redirection (a file: a write of its own,
+ * but a grammar the reader does not take) or does not fit. */
+static bool without_null_redirections(const char *line, char *out, size_t max)
+{
+    size_t n = strlen(line);
+    if (n >= max)
+        return false;
+    memcpy(out, line, n + 1);
+    char quote = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = out[i];
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < n)
+                i++;
+            continue;
+        }
+        if (c == '\'' || c == '"') {
+            quote = c;
+            continue;
+        }
+        if (c == '\\') {
+            i++;
+            continue;
+        }
+        if (c != '<' && c != '>')
+            continue;
+        size_t start = i;
+        if (start > 0 && out[start - 1] >= '0' && out[start - 1] <= '9')
+            start--;
+        if (start > 0 && out[start - 1] != ' ' && out[start - 1] != '\t')
+            return false; /* part of a word: not a plain redirection */
+        size_t j = i + 1;
+        if (c == '>' && out[j] == '>')
+            j++;
+        static const char *const to[] = {"/dev/null", "&1", "&2", "&0"};
+        size_t k = 0, len = 0;
+        for (; k < SG_ARRAY_LEN(to); k++)
+            if (!strncmp(out + j, to[k], len = strlen(to[k])))
+                break;
+        if (k == SG_ARRAY_LEN(to) || (out[j + len] && out[j + len] != ' ' &&
+                                      out[j + len] != '\t'))
+            return false;
+        memset(out + start, ' ', j + len - start);
+        i = j + len - 1;
+    }
+    return !quote;
+}
+
 static bool shell_line_read_whole(const char *real, const struct sg_preq *q)
 {
     const char *b = base_of(real);
@@ -533,8 +585,10 @@ static bool shell_line_read_whole(const char *real, const struct sg_preq *q)
     const char *why;
     if (sg_shell_parse(q->args, &args, &why) < 0)
         return false;
+    static char plain[SG_PREQ_ARGS_MAX + 1];
     bool ok = args.n == 1 && args.cmds[0].argc >= 2 && !strcmp(args.cmds[0].argv[0], "-c") &&
-              sg_shell_parse(args.cmds[0].argv[1], &line, &why) == 0;
+              without_null_redirections(args.cmds[0].argv[1], plain, sizeof plain) &&
+              sg_shell_parse(plain, &line, &why) == 0;
     sg_shell_free(&args);
     if (!ok)
         return false;
@@ -1096,9 +1150,8 @@ static void swapped(struct sg_exec *x, pid_t pid, struct pending *pe, const char
 /* The tree's part of an exec stop (pid stopped before its first
  * instruction): the allowed program's process becomes a root (or it is
  * said why its children will be asked); a process leaving the tree is
- * marked; a program the tree's answer let run must not run with an
- * environment that makes it load code it names (LD_PRELOAD ...): killed
- * there, as a swapped program is. false when pid was killed. */
+ * marked, or killed there when it cannot be (no room). false when pid
+ * was killed. */
 static bool tree_at_exec(struct sg_exec *x, pid_t pid, struct pending *pe)
 {
     char name[128] = "";
@@ -1115,10 +1168,10 @@ static bool tree_at_exec(struct sg_exec *x, pid_t pid, struct pending *pe)
                     why, name[0] ? " (" : "", name, name[0] ? ")" : "");
         return true;
     }
-    if (pe->bar && (why = sg_exectree_bar(&x->tree, pe->tgid)) == NULL)
-        return true;
-    if (!pe->bar && !(pe->member && (why = sg_exectree_env_unsafe(pe->tgid, env, nenv, name,
-                                                                   sizeof name))))
+    /* a program of the tree runs with the environment the tree's own
+     * programs gave it (LibreOffice sets URE_BOOTSTRAP); only the root's
+     * came from the skill, and it was checked above */
+    if (!pe->bar || (why = sg_exectree_bar(&x->tree, pe->tgid)) == NULL)
         return true;
     pe->killed = true;
     kill(pid, SIGKILL);

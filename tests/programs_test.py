@@ -273,7 +273,8 @@ OFFICE = {
     "soffice.bin": """\
         #!/bin/sh
         id -u >/dev/null && getconf PAGESIZE >/dev/null && echo "system programs ran"
-        /bin/sh -c 'getconf PAGESIZE' >/dev/null && echo "popen line ran"
+        /bin/sh -c 'getconf PAGESIZE 2>/dev/null' >/dev/null && echo "popen line ran"
+        /bin/sh -c 'id -u >id.txt' 2>/dev/null || echo "a line writing a file asked"
         /bin/sh -c 'echo CODE-$((6*7))' 2>/dev/null || echo "shell code refused"
         ./helper.sh 2>/dev/null
         echo converted > doc.pdf && echo "soffice.bin done"
@@ -331,18 +332,20 @@ def one_answer_allows_a_program_and_the_system_programs_it_runs(m, base):
         assert "and the system's programs it and its children run" in asked[0], asked[0]
         assert "system programs ran" in out and "soffice.bin done" in out, out
         assert "popen line ran" in out, out  # sh -c with a line read whole, as popen runs
+        assert "a line writing a file asked" in out, out
         assert "CODE-42" not in out and "shell code refused" in out, out
         # the helper ran (allowed once), but out of the tree: its id was asked
         assert "HELPER-ID-RAN" not in out and "helper id refused" in out, out
         assert out.count("uname refused") == 2, out
         assert os.path.isfile(os.path.join(w, "doc.pdf")), out
-        # soffice, the shell fed code, the skill's helper and its id, the script's uname
-        assert len(asked) == 5, [a[-400:] for a in asked]
+        # soffice, the shell fed code or writing a file, the skill's helper and its id,
+        # the script's own uname
+        assert len(asked) == 6, [a[-400:] for a in asked]
         dec = bash_decisions(m)
         under = f"your answer for this run: Bash({inst}/program/soffice:*), with the programs"
         for prog in ("/usr/bin/uname -s", f"{inst}/program/oosplash",
                      f"{inst}/program/soffice.bin", "/usr/bin/id -u", "/usr/bin/getconf",
-                     "/usr/bin/sh -c 'getconf PAGESIZE'"):
+                     "/usr/bin/sh -c 'getconf PAGESIZE 2>/dev/null'"):
             hits = [x for x in dec if x[0].startswith(f"Bash({prog}")]
             assert hits and all(x[1] == "allow once" and x[2].startswith(under)
                                 for x in hits), (prog, dec)
