@@ -38,6 +38,22 @@ void pc_warn(struct sg_pctx *c, const struct sg_ynode *n, const char *field, con
     va_end(ap);
 }
 
+void pc_spec(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cleanup_free char *msg = sg_xvasprintf(fmt, ap);
+    va_end(ap);
+    if (c->sk->openclaw_rules) {
+        pc_warn(c, n, field, "%s (Agent Skills spec; OpenClaw takes it, and so does skillgate)",
+                msg);
+        return;
+    }
+    pc_err(c, n, field, "%s (Agent Skills spec; Claude Code's and OpenClaw's loaders take it, "
+                        "so it can still be inspected and run)", msg);
+    c->d->v[c->d->n - 1].spec_only = true;
+}
+
 const char *pc_string(struct sg_pctx *c, const struct sg_ynode *n, const char *field)
 {
     if (!n || sg_y_is_null(n)) {
@@ -168,6 +184,23 @@ void pc_unknown_key(struct sg_pctx *c, const struct sg_ynode *k, const char *fie
         pc_warn(c, k, field, "unknown key, ignored");
 }
 
+static void unknown_key(struct sg_pctx *c, const struct sg_ynode *k, const char *field,
+                        const struct pc_field *fields, size_t nfields)
+{
+    struct sg_nearest near;
+    sg_nearest_init(&near, k->str);
+    size_t best = nfields;
+    for (size_t j = 0; j < nfields; j++)
+        if (sg_nearest_offer(&near, fields[j].key))
+            best = j;
+    if (best < nfields && fields[best].lenient)
+        pc_warn(c, k, field, "unknown key, ignored; did you mean \"%s\"? (a warning: what that "
+                             "field says is shown or given, so missing it allows nothing more)",
+                 near.best);
+    else
+        pc_unknown_key(c, k, field, near.best);
+}
+
 void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *prefix,
                  const struct pc_field *fields, size_t nfields)
 {
@@ -187,11 +220,7 @@ void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *pref
             if (!strcmp(fields[j].key, k->str))
                 break;
         if (j == nfields) {
-            struct sg_nearest near;
-            sg_nearest_init(&near, k->str);
-            for (j = 0; j < nfields; j++)
-                sg_nearest_offer(&near, fields[j].key);
-            pc_unknown_key(c, k, field, near.best);
+            unknown_key(c, k, field, fields, nfields);
             continue;
         }
         fields[j].fn(c, map->kids[i + 1], field);
@@ -293,16 +322,8 @@ bool sg_check_description(struct sg_pctx *c, const struct sg_ynode *n, const cha
         return false;
     }
     size_t chars = sg_utf8_chars(desc); /* as a person counts: "é" is one */
-    if (chars > 1024 && c->sk->openclaw_rules) {
-        pc_warn(c, n, field, "is %zu characters; the Agent Skills spec's limit is 1024, and "
-                             "OpenClaw takes any length", chars);
-        return true;
-    }
-    if (chars > 1024) {
-        pc_err(c, n, field, "is %zu characters; the limit is 1024 (Agent Skills spec; OpenClaw's "
-                            "loader would take it)", chars);
-        return false;
-    }
+    if (chars > 1024) /* shown only, and the manifest's own cap bounds it */
+        pc_spec(c, n, field, "is %zu characters; the limit is 1024", chars);
     return true;
 }
 
