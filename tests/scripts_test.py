@@ -281,6 +281,67 @@ for k in ("TODO_TOKEN", "TODO_REGION", "OTHER_SECRET"):
 """
 
 
+CLAWHUB_MD = """\
+---
+name: Todo Tasks
+description: Manage tasks via a token (PAT): lists, due dates.
+models: [gpt-4, claude]
+allowed-tools:
+  - Read
+  - Bash
+metadata: {"clawdbot":{"primaryEnv":"TODO_TOKEN","requires":{"env":["TODO_TOKEN"]}}}
+---
+Run `python3 scripts/env.py`.
+"""
+
+
+def own_tree(m, top):
+    """The folders and files below top: the user's, no one else may change them."""
+    for r, _, files in os.walk(top):
+        os.chmod(r, 0o755)
+        for n in files:
+            os.chmod(os.path.join(r, n), 0o644)
+        if h.IS_ROOT:
+            os.chown(r, m.uid, m.uid)
+            for n in files:
+                os.chown(os.path.join(r, n), m.uid, m.uid)
+
+
+@test()
+def a_skill_openclaw_loads_runs_by_its_folder_name(m, base):
+    """Issue 52: a skill as `clawhub install` leaves it in ~/.openclaw/skills,
+    shaped as 49 of ClawHub's are: an unquoted ": " in its description (no
+    YAML), a name that is not its folder (the registry's slug), a
+    deliberate `models:`. OpenClaw loads it; skillgate reads it the same
+    way (line by line, allowed-tools from its own text, metadata as JSON),
+    names it by its folder, validates it with warnings only, and runs it
+    with the variable its metadata names, no other."""
+    d = os.path.join(m.home, ".openclaw", "skills", "todo-tasks-pat")
+    os.makedirs(os.path.join(d, "scripts"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(CLAWHUB_MD)
+    with open(os.path.join(d, "scripts", "env.py"), "w") as f:
+        f.write(ENV_PY)
+    own_tree(m, os.path.join(m.home, ".openclaw"))
+    p = m.run("validate", "todo-tasks-pat", check=0)
+    f = os.path.join(d, "SKILL.md")
+    assert p.out.strip().endswith("todo-tasks-pat: valid, 3 warnings"), p.out + p.err
+    assert f"{f}:3:44: warning: YAML syntax: mapping values" in p.err, p.err
+    assert "skillgate reads it the same way" in p.err, p.err
+    assert f'{f}:4:1: warning: models: unknown key, ignored; did you mean "model"?' in p.err, p.err
+    p = m.run("inspect", "todo-tasks-pat", check=0)
+    assert re.search(r"TODO_TOKEN\s+<- SKILL.md:8:27 metadata.clawdbot.primaryEnv", p.out), p.out
+    assert "Manage tasks via a token (PAT): lists, due dates." in p.out, p.out
+    env = {"TODO_TOKEN": "t1", "TODO_REGION": "eu", "OTHER_SECRET": "s2"}
+    w = work_folder(base, m)
+    p = m.run("run", "--cwd", w, "todo-tasks-pat", "--script", "scripts/env.py", env=env,
+              check=0)
+    for want in ("ENV TODO_TOKEN t1", "ENV TODO_REGION -", "ENV OTHER_SECRET -"):
+        assert want in p.out, p.out + p.err
+    p = m.run("inspect", "todo-tasks-pta", check=2)  # a typo of the folder: that folder's
+    assert 'did you mean "Todo Tasks"?' in p.err, p.err
+
+
 @test()
 def an_openclaw_skill_runs_with_the_variables_it_declares(m, base):
     """A ClawHub skill (metadata.openclaw) in the working folder's skills/
