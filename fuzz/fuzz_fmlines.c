@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "fmlines.h"
 #include "skill.h"
 
@@ -20,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size = SG_MANIFEST_MAX;
     const char *buf = (const char *)data;
     struct sg_ynode *m = NULL;
-    if (sg_fmlines_parse(buf, size, 2, &m) == 0) {
+    struct sg_diags d = {0};
+    if (sg_fmlines_parse(buf, size, 2, NULL, "fuzz", &d, &m) == 0) {
         /* a mapping of scalars, each key a run of [A-Za-z0-9_-] */
         for (size_t i = 0; i + 1 < m->n; i += 2)
             if (m->kids[i]->type != SG_Y_SCALAR || m->kids[i + 1]->type != SG_Y_SCALAR ||
@@ -30,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
     }
     sg_ynode_free(m);
+    sg_diags_free(&d);
     struct sg_skill *sk = sg_skill_from_buffers_found("/nonexistent/fuzz",
                                                       "found in ~/.openclaw/skills", buf, size);
     for (size_t i = 0; i < sk->diags.n; i++)

@@ -67,14 +67,34 @@ static struct sg_ynode *scalar(const char *s, size_t n, int line, int col, bool 
     return v;
 }
 
-/* key = val, the last saying of a key winning in the first one's place */
-static int put(struct sg_ynode *map, struct sg_ynode *key, struct sg_ynode *val)
+struct reading {
+    bool (*strict)(const char *key);
+    const char *file;
+    struct sg_diags *d;
+};
+
+/* key said again: the last saying wins in the first one's place, as in
+ * OpenClaw's object; said. */
+static void again(const struct reading *rd, struct sg_ynode *map, size_t i,
+                  struct sg_ynode *key, struct sg_ynode *val)
+{
+    bool strict = rd->strict && rd->strict(key->str);
+    sg_diag_add(rd->d, strict ? SG_ERROR : SG_WARNING, rd->file, key->line, key->col, key->str,
+                "said again (first at line %d); %s", map->kids[i]->line,
+                strict ? "YAML readers differ on which counts, and skillgate enforces this "
+                         "field: say it once"
+                       : "the last is taken, as OpenClaw's loader takes it");
+    sg_ynode_free(map->kids[i + 1]);
+    map->kids[i + 1] = val;
+    sg_ynode_free(key);
+}
+
+static int put(const struct reading *rd, struct sg_ynode *map, struct sg_ynode *key,
+               struct sg_ynode *val)
 {
     for (size_t i = 0; i + 1 < map->n; i += 2)
         if (!strcmp(map->kids[i]->str, key->str)) {
-            sg_ynode_free(map->kids[i + 1]);
-            map->kids[i + 1] = val;
-            sg_ynode_free(key);
+            again(rd, map, i, key, val);
             return 0;
         }
     if (map->n / 2 >= SG_FMLINES_MAX_KEYS) {
@@ -129,8 +149,11 @@ static struct sg_ynode *inline_value(struct line l, size_t k, int line, bool *em
     return n ? scalar(s, n, line, col, quoted) : NULL;
 }
 
-int sg_fmlines_parse(const char *buf, size_t len, int first_line, struct sg_ynode **out)
+int sg_fmlines_parse(const char *buf, size_t len, int first_line,
+                     bool (*strict)(const char *key), const char *file, struct sg_diags *d,
+                     struct sg_ynode **out)
 {
+    const struct reading rd = {strict, file, d};
     struct sg_ynode *map = sg_xcalloc(1, sizeof *map);
     map->type = SG_Y_MAP;
     map->line = first_line, map->col = 1;
@@ -147,7 +170,7 @@ int sg_fmlines_parse(const char *buf, size_t len, int first_line, struct sg_ynod
         if (empty && pos < len && (buf[pos] == ' ' || buf[pos] == '\t'))
             val = block_value(buf, len, &pos, &line);
         if (val)
-            r = put(map, key, val);
+            r = put(&rd, map, key, val);
         else
             sg_ynode_free(key);
     }

@@ -5,7 +5,8 @@
  * line, trimmed, one pair of surrounding quotes taken off; with nothing
  * after the colon, the lines indented below it (and blank ones) are its
  * value, joined and trimmed; an empty value is no field; a key said twice
- * keeps its last value. Every other line is skipped. Lines end at "\n",
+ * keeps its last value (a warning says so; an error for a key in strict,
+ * the fields skillgate enforces, on which YAML readers differ). Every other line is skipped. Lines end at "\n",
  * "\r\n" or "\r". So `description: Use when: the user asks` is the string
  * YAML refuses, as OpenClaw reads it. A value's line and column are where
  * its text starts in the file, so the text, put back at that column, is
@@ -18,8 +19,10 @@
 #ifndef SG_FMLINES_H
 #define SG_FMLINES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "diag.h"
 #include "ynode.h"
 
 /* at most this many fields: a frontmatter is a few dozen; the bytes are
@@ -27,11 +30,13 @@
 #define SG_FMLINES_MAX_KEYS 1024
 
 /* The fields of buf (len bytes, the frontmatter between its "---" lines,
- * whose first line is line first_line of the file) as a mapping of
- * scalars with their line and column (quoted: a one-line value
- * that had quotes), in *out
- * (an empty mapping when none); -E2BIG past SG_FMLINES_MAX_KEYS fields,
+ * whose first line is line first_line of file) as a mapping of scalars
+ * with their line and column (quoted: a one-line value that had quotes),
+ * in *out (an empty mapping when none); a key said twice to d (an error
+ * when strict, which may be NULL, says so of it). -E2BIG past SG_FMLINES_MAX_KEYS fields,
  * *out then NULL. */
-int sg_fmlines_parse(const char *buf, size_t len, int first_line, struct sg_ynode **out);
+int sg_fmlines_parse(const char *buf, size_t len, int first_line,
+                     bool (*strict)(const char *key), const char *file, struct sg_diags *d,
+                     struct sg_ynode **out);
 
 #endif

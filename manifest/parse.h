@@ -116,6 +116,10 @@ bool sg_addr_this_machine(const char *numeric);
  * *why. Relative paths may not leave the root, by ".." or by symlink. */
 int sg_path_resolve(const char *root, const char *declared, char **out, const char **why);
 
+/* A SKILL.md field skillgate enforces, which no lenient reading may guess
+ * at (allowed-tools, context, hooks, wasm: the fields not lenient). */
+bool sg_skillmd_enforced(const char *key);
+
 /* The two readers (skillmd.c, sandboxyaml.c). */
 void sg_skillmd_apply(struct sg_pctx *c, const struct sg_ynode *root);
 void sg_sandbox_yaml_apply(struct sg_pctx *c, const struct sg_ynode *root);

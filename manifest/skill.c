@@ -194,18 +194,25 @@ static void note_yaml_error(struct sg_skill *sk, size_t first)
     }
 }
 
-/* Where OpenClaw's rules apply, a frontmatter YAML cannot parse is read as
- * OpenClaw's loader reads it, line by line (fmlines.h): the YAML errors
- * from first on become one warning that says so. False (the errors stay)
- * past the reading's own cap. */
+/* Where OpenClaw's rules apply, a frontmatter whose YAML syntax fails is
+ * read as OpenClaw's loader reads it, line by line (fmlines.h): the YAML
+ * error (at first) becomes a warning that says so. False, the error
+ * standing, for what skillgate's YAML reading refuses on purpose (a key
+ * said twice, an alias, a tag, depth, size: ynode.h) and past the line
+ * reading's own cap. */
 static bool read_lines(struct sg_skill *sk, const char *file, const char *yaml, size_t len,
                        size_t first, struct sg_ynode **root)
 {
-    if (sg_fmlines_parse(yaml, len, 2, root) < 0)
-        return false;
     struct sg_diag *g = first < sk->diags.n ? &sk->diags.v[first] : NULL;
-    cleanup_free char *why = g ? sg_xstrdup(g->msg) : sg_xstrdup("it is not YAML");
-    int line = g ? g->line : 2, col = g ? g->col : 1;
+    if (!g || !sg_str_has_prefix(g->msg, "YAML syntax: "))
+        return false;
+    struct sg_diags lines = {0};
+    if (sg_fmlines_parse(yaml, len, 2, sg_skillmd_enforced, file, &lines, root) < 0) {
+        sg_diags_free(&lines);
+        return false;
+    }
+    cleanup_free char *why = sg_xstrdup(g->msg);
+    int line = g->line, col = g->col;
     for (size_t i = first; i < sk->diags.n; i++)
         free(sk->diags.v[i].file), free(sk->diags.v[i].field), free(sk->diags.v[i].msg);
     sk->diags.n = first;
@@ -214,6 +221,8 @@ static bool read_lines(struct sg_skill *sk, const char *file, const char *yaml, 
                 "the rest of the line as written), and skillgate reads it the same way for a "
                 "skill OpenClaw keeps (%s); quote the value so every reader agrees", why,
                 sk->openclaw_rules);
+    sg_diags_move(&sk->diags, &lines);
+    sg_diags_free(&lines);
     return true;
 }
 

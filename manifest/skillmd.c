@@ -322,6 +322,14 @@ static void f_wasm(struct sg_pctx *c, const struct sg_ynode *v, const char *fiel
     X("command-dispatch", f_kept, true) X("command-tool", f_kept, true)                    \
     X("command-arg-mode", f_kept, true)
 
+bool sg_skillmd_enforced(const char *key)
+{
+#define X(k, fn, lenient) if (!(lenient) && !strcmp(key, k)) return true;
+    SKILLMD_FIELDS(X)
+#undef X
+    return false;
+}
+
 void sg_skillmd_apply(struct sg_pctx *c, const struct sg_ynode *root)
 {
 #define X(k, fn, lenient) {k, fn, lenient},

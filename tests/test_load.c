@@ -389,6 +389,17 @@ static void openclaw_reads_lines(void **st)
     sk = load_oc(f, "oc/wasm", "---\nname: w\ndescription: Do: this\nwasm: fast\n---\n");
     th_assert_diag(&sk->diags, SG_ERROR, 4, 7, "wasm", "must be a mapping");
     sg_skill_free(sk);
+    /* a field skillgate enforces said twice: YAML readers differ on which
+     * counts, so it is refused; what YAML is refused for on purpose (a key
+     * said twice where the syntax holds) is not read line by line */
+    sk = load_oc(f, "oc/twice", "---\nname: t\ndescription: Do: this\nallowed-tools: Read\n"
+                                "allowed-tools: Bash\n---\n");
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 1, "allowed-tools", "said again (first at line 4)");
+    sg_skill_free(sk);
+    sk = load_oc(f, "oc/dup", "---\nname: d\ndescription: x\ndescription: y\n---\n");
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 1, "description", "duplicate key");
+    assert_null(th_find(&sk->diags, "reads it the same way", NULL));
+    sg_skill_free(sk);
     /* the same file outside OpenClaw's places: the spec's rules refuse it */
     cleanup_free char *flow = sg_xasprintf("%s/oc/flow", f->tmp);
     sk = load(flow);

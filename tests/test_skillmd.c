@@ -613,6 +613,11 @@ static const char *fm_get(const struct sg_ynode *m, const char *k)
     return v ? v->str : NULL;
 }
 
+static bool strict_name(const char *key)
+{
+    return !strcmp(key, "name");
+}
+
 static void frontmatter_lines(void **st)
 {
     (void)st;
@@ -621,7 +626,11 @@ static void frontmatter_lines(void **st)
         "a.b: dotted\n-dash_1: yes\nblock:\n  - one\n\n  - two\nnext: x\nempty:\nname: last\n"
         "nul: a\0b\n";
     struct sg_ynode *m = NULL;
-    assert_int_equal(sg_fmlines_parse(fm, sizeof fm - 1, 2, &m), 0);
+    struct sg_diags d = {0};
+    assert_int_equal(sg_fmlines_parse(fm, sizeof fm - 1, 2, strict_name, "f", &d, &m), 0);
+    th_assert_diag(&d, SG_ERROR, 14, 1, "name", "said again (first at line 2); YAML readers");
+    assert_int_equal(d.n, 1);
+    sg_diags_free(&d);
     assert_string_equal(fm_get(m, "name"), "last"); /* the last saying wins */
     assert_string_equal(m->kids[0]->str, "name");   /* in the first one's place */
     assert_string_equal(fm_get(m, "description"), "Use when: asked");
@@ -643,7 +652,7 @@ static void frontmatter_lines(void **st)
     sg_buf_init(&b, 64 * 1024);
     for (int i = 0; i <= SG_FMLINES_MAX_KEYS; i++)
         sg_buf_printf(&b, "k%d: v\n", i);
-    assert_int_equal(sg_fmlines_parse(b.data, b.len, 2, &m), -E2BIG);
+    assert_int_equal(sg_fmlines_parse(b.data, b.len, 2, NULL, "f", &d, &m), -E2BIG);
     assert_null(m);
     sg_buf_free(&b);
 }
