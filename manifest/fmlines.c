@@ -67,29 +67,37 @@ static struct sg_ynode *scalar(const char *s, size_t n, int line, int col, bool 
     return v;
 }
 
+/* at most this many keys said again are told (a file of one key said on
+ * every line would tell 80,000), past which one error still refuses */
+#define SAID_AGAIN_TOLD 32
+
 struct reading {
     bool (*strict)(const char *key);
     const char *file;
     struct sg_diags *d;
+    unsigned told;
+    bool refused;
 };
 
 /* key said again: the last saying wins in the first one's place, as in
  * OpenClaw's object; said. */
-static void again(const struct reading *rd, struct sg_ynode *map, size_t i,
-                  struct sg_ynode *key, struct sg_ynode *val)
+static void again(struct reading *rd, struct sg_ynode *map, size_t i, struct sg_ynode *key,
+                  struct sg_ynode *val)
 {
     bool strict = rd->strict && rd->strict(key->str);
-    sg_diag_add(rd->d, strict ? SG_ERROR : SG_WARNING, rd->file, key->line, key->col, key->str,
-                "said again (first at line %d); %s", map->kids[i]->line,
-                strict ? "YAML readers differ on which counts, and skillgate enforces this "
-                         "field: say it once"
-                       : "the last is taken, as OpenClaw's loader takes it");
+    if (rd->told++ < SAID_AGAIN_TOLD || (strict && !rd->refused))
+        sg_diag_add(rd->d, strict ? SG_ERROR : SG_WARNING, rd->file, key->line, key->col,
+                    key->str, "said again (first at line %d); %s", map->kids[i]->line,
+                    strict ? "YAML readers differ on which counts, and skillgate enforces "
+                             "this field: say it once"
+                           : "the last is taken, as OpenClaw's loader takes it");
+    rd->refused = rd->refused || strict;
     sg_ynode_free(map->kids[i + 1]);
     map->kids[i + 1] = val;
     sg_ynode_free(key);
 }
 
-static int put(const struct reading *rd, struct sg_ynode *map, struct sg_ynode *key,
+static int put(struct reading *rd, struct sg_ynode *map, struct sg_ynode *key,
                struct sg_ynode *val)
 {
     for (size_t i = 0; i + 1 < map->n; i += 2)
@@ -153,7 +161,7 @@ int sg_fmlines_parse(const char *buf, size_t len, int first_line,
                      bool (*strict)(const char *key), const char *file, struct sg_diags *d,
                      struct sg_ynode **out)
 {
-    const struct reading rd = {strict, file, d};
+    struct reading rd = {.strict = strict, .file = file, .d = d};
     struct sg_ynode *map = sg_xcalloc(1, sizeof *map);
     map->type = SG_Y_MAP;
     map->line = first_line, map->col = 1;
