@@ -388,10 +388,14 @@ size_t sg_discovery_find(const struct sg_discovery *d, const char *name)
         if (d->v[i].shadowed_by == SIZE_MAX && !strcmp(d->v[i].name, name))
             return i;
     /* the folder it was installed as: ClawHub's slug, which `clawhub
-     * install` names the folder and the skill's name need not be; the
-     * first found, in the places' precedence */
+     * install` names the folder and the skill's name need not be */
+    return sg_discovery_find_folder(d, name);
+}
+
+size_t sg_discovery_find_folder(const struct sg_discovery *d, const char *name)
+{
     for (size_t i = 0; i < d->n; i++)
-        if (!d->v[i].plugin && !strcmp(installed_as(&d->v[i]), name))
+        if (d->v[i].skill && !d->v[i].plugin && !strcmp(installed_as(&d->v[i]), name))
             return i;
     return SIZE_MAX;
 }
@@ -409,7 +413,8 @@ size_t sg_discovery_nearest(const struct sg_discovery *d, const char *name)
             best = i;
         if (colon && sg_nearest_offer(&near, colon + 1))
             best = i;
-        if (!d->v[i].plugin && sg_nearest_offer(&near, installed_as(&d->v[i])))
+        if (d->v[i].skill && !d->v[i].plugin &&
+            sg_nearest_offer(&near, installed_as(&d->v[i])))
             best = i;
     }
     return best;

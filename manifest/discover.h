@@ -78,6 +78,9 @@ void sg_discovery_free(struct sg_discovery *d);
  * install` keeps a skill under its registry slug whatever its name says
  * (a plugin's skills are named "plugin:skill" only); or SIZE_MAX. */
 size_t sg_discovery_find(const struct sg_discovery *d, const char *name);
+/* The first skill (highest precedence; one taken out of d, whose skill is
+ * NULL, skipped) kept in a folder of that name, or SIZE_MAX. */
+size_t sg_discovery_find_folder(const struct sg_discovery *d, const char *name);
 /* The winning skill whose name a typo most likely meant (util.h's
  * sg_nearest; a plugin's "plugin:skill" also by its part after the colon),
  * or SIZE_MAX when none is near. */

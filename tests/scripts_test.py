@@ -340,6 +340,17 @@ def a_skill_openclaw_loads_runs_by_its_folder_name(m, base):
         assert want in p.out, p.out + p.err
     p = m.run("inspect", "todo-tasks-pta", check=2)  # a typo of the folder: that folder's
     assert 'did you mean "Todo Tasks"?' in p.err, p.err
+    # a name wins over a folder, as OpenClaw keys skills by name; the
+    # person is told which was taken and how to name the other
+    other = os.path.join(m.home, ".openclaw", "skills", "zz-other")
+    os.makedirs(other)
+    with open(os.path.join(other, "SKILL.md"), "w") as f:
+        f.write("---\nname: todo-tasks-pat\ndescription: another\n---\n")
+    own_tree(m, other)
+    p = m.run("inspect", "todo-tasks-pat", check=0)
+    assert f"Location  {other}" in p.out, p.out
+    assert (f'note: "todo-tasks-pat" names the skill in {other}; another skill is kept in a '
+            f'folder of that name, {d}: name it by that path') in p.err, p.err
 
 
 @test()

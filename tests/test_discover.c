@@ -156,6 +156,14 @@ static void installed_folder_names(void **st)
     i = sg_discovery_find(&d, "action-gen"); /* the workspace's, first in precedence */
     assert_int_not_equal(i, SIZE_MAX);
     assert_string_equal(d.v[i].skill->name, "workspace copy");
+    /* one taken out of the discovery (run's skill) is skipped: the other
+     * folder of that name, for the note that names it */
+    struct sg_skill *taken = d.v[i].skill;
+    d.v[i].skill = NULL;
+    size_t j = sg_discovery_find_folder(&d, "action-gen");
+    assert_true(j != SIZE_MAX && j != i);
+    assert_string_equal(d.v[j].skill->name, "Action Generator");
+    d.v[i].skill = taken;
     i = sg_discovery_find(&d, "other"); /* a name wins over a folder */
     assert_string_equal(d.v[i].skill->name, "other");
     i = sg_discovery_find(&d, "weather");
