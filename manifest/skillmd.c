@@ -53,13 +53,31 @@ static void metadata_map(struct sg_pctx *c, const struct sg_ynode *v, const char
  * a string (a quoted one, or a value of the line-by-line reading) is
  * parsed; JSON's "{...}" is YAML's flow mapping. What is no object
  * OpenClaw ignores, and so does skillgate, saying so. */
+/* A scalar's text read as YAML on its own, put back at its line and
+ * column (past its opening quote), so what it gives has its place in the
+ * file: the node, or NULL with the first problem in *why. */
+static struct sg_ynode *text_as_yaml(struct sg_pctx *c, const struct sg_ynode *v,
+                                     char **why)
+{
+    int col = v->col + (v->quoted ? 1 : 0); /* past a quote; exact on the first line */
+    struct sg_buf b;
+    sg_buf_init(&b, v->len + (size_t)col);
+    for (int i = 1; i < col; i++)
+        sg_buf_append(&b, " ", 1);
+    sg_buf_append(&b, v->str, v->len);
+    struct sg_diags quiet = {0};
+    struct sg_ynode *n = NULL;
+    if (sg_yaml_parse(b.data, b.len, v->line - 1, c->file, &quiet, &n) < 0 || !n)
+        *why = sg_xstrdup(quiet.n ? quiet.v[0].msg : "it is empty");
+    sg_diags_free(&quiet);
+    sg_buf_free(&b);
+    return n;
+}
+
 static void metadata_text(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    struct sg_diags quiet = {0};
-    struct sg_ynode *m = NULL;
-    if (v->len && v->str[0] == '{' && !memchr(v->str, '\0', v->len))
-        sg_yaml_parse(v->str, v->len, v->line - 1, c->file, &quiet, &m);
-    sg_diags_free(&quiet);
+    cleanup_free char *why = NULL;
+    struct sg_ynode *m = v->len && v->str[0] == '{' ? text_as_yaml(c, v, &why) : NULL;
     if (m && m->type == SG_Y_MAP)
         metadata_map(c, m, field);
     else
@@ -120,19 +138,12 @@ static void metadata_map(struct sg_pctx *c, const struct sg_ynode *v, const char
 static struct sg_ynode *lines_value(struct sg_pctx *c, const struct sg_ynode *v,
                                     const char *field)
 {
-    struct sg_buf b;
-    sg_buf_init(&b, v->len + (size_t)v->col);
-    for (int i = 1; i < v->col; i++)
-        sg_buf_append(&b, " ", 1);
-    sg_buf_append(&b, v->str, v->len);
-    struct sg_diags quiet = {0};
-    struct sg_ynode *n = NULL;
-    if (sg_yaml_parse(b.data, b.len, v->line - 1, c->file, &quiet, &n) < 0 || !n)
+    cleanup_free char *why = NULL;
+    struct sg_ynode *n = text_as_yaml(c, v, &why);
+    if (!n)
         pc_err(c, v, field, "the frontmatter is no YAML, and read line by line (as OpenClaw "
                             "reads it) this field's text is no YAML either (%s); fix the YAML",
-               quiet.n ? quiet.v[0].msg : "it is empty");
-    sg_diags_free(&quiet);
-    sg_buf_free(&b);
+               why);
     return n;
 }
 

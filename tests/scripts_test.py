@@ -330,7 +330,7 @@ def a_skill_openclaw_loads_runs_by_its_folder_name(m, base):
     assert "skillgate reads it the same way" in p.err, p.err
     assert f'{f}:4:1: warning: models: unknown key, ignored; did you mean "model"?' in p.err, p.err
     p = m.run("inspect", "todo-tasks-pat", check=0)
-    assert re.search(r"TODO_TOKEN\s+<- SKILL.md:8:27 metadata.clawdbot.primaryEnv", p.out), p.out
+    assert re.search(r"TODO_TOKEN\s+<- SKILL.md:8:37 metadata.clawdbot.primaryEnv", p.out), p.out
     assert "Manage tasks via a token (PAT): lists, due dates." in p.out, p.out
     env = {"TODO_TOKEN": "t1", "TODO_REGION": "eu", "OTHER_SECRET": "s2"}
     w = work_folder(base, m)

@@ -365,6 +365,7 @@ static void openclaw_reads_lines(void **st)
     assert_int_equal(sk->policy.nenv, 1);
     assert_string_equal(sk->policy.env[0].name, "FLOW_PAT");
     assert_int_equal(sk->policy.env[0].origin.line, 5);
+    assert_int_equal(sk->policy.env[0].origin.col, 37); /* its place in the file */
     sg_skill_free(sk);
 
     sk = load_oc(f, "oc/block",
