@@ -48,11 +48,6 @@ static void f_compatibility(struct sg_pctx *c, const struct sg_ynode *v, const c
 
 static void metadata_map(struct sg_pctx *c, const struct sg_ynode *v, const char *field);
 
-/* OpenClaw reads metadata as JSON5 text (resolveOpenClawMetadata, src/
- * agents/skills/frontmatter.ts): a YAML mapping is that text's object, and
- * a string (a quoted one, or a value of the line-by-line reading) is
- * parsed; JSON's "{...}" is YAML's flow mapping. What is no object
- * OpenClaw ignores, and so does skillgate, saying so. */
 /* A scalar's text read as YAML on its own, put back at its line and
  * column (past its opening quote), so what it gives has its place in the
  * file: the node, or NULL with the first problem in *why. */
@@ -74,6 +69,11 @@ static struct sg_ynode *text_as_yaml(struct sg_pctx *c, const struct sg_ynode *v
     return n;
 }
 
+/* OpenClaw reads metadata as JSON5 text (resolveOpenClawMetadata, src/
+ * agents/skills/frontmatter.ts): a YAML mapping is that text's object, and
+ * a string (a quoted one, or a value of the line-by-line reading) is
+ * parsed; JSON's "{...}" is YAML's flow mapping. What is no object
+ * OpenClaw ignores, and so does skillgate, saying so. */
 static void metadata_text(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     cleanup_free char *why = NULL;
