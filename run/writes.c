@@ -966,7 +966,8 @@ static bool group_may(const struct write_wait *w, int pfd, const char *last)
     struct stat st;
     if (!w->for_group || fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return true;
-    return st.st_uid == w->p->skill_uid || made_for_group(w->p, &st) || S_ISREG(st.st_mode);
+    return st.st_uid == w->p->skill_uid || made_for_group(w->p, &st) ||
+           (S_ISREG(st.st_mode) && st.st_uid == 0); /* root's, as documented */
 }
 
 /* The person's own file: under sudo the broker (root) changes a mode or

@@ -333,6 +333,89 @@ def a_folder_the_skills_uid_cannot_write_is_said_and_works_as_root(m, base):
         assert "report refused 13" in p.out, (p.out, p.err)
 
 
+NOBODY_TRIES = """
+    import os, mmap
+    D, D2 = %r, %r
+    def t(name, fn):
+        try:
+            print(name, "OK", fn(), flush=True)
+        except OSError as e:
+            print(name, "ERR", e.errno, flush=True)
+    def rd(p, fl):
+        fd = os.open(p, fl)
+        try:
+            return os.read(fd, 100)
+        finally:
+            os.close(fd)
+    def wr(p, data):
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+        try:
+            return os.write(fd, data)
+        finally:
+            os.close(fd)
+    def mm(p):
+        fd = os.open(p, os.O_RDWR)
+        m = mmap.mmap(fd, 0)
+        m[0:4] = b"MMAP"
+        m.flush(); m.close(); os.close(fd)
+        return "mmapped"
+    t("rdwr_read_secret", lambda: rd(D + "/secret.txt", os.O_RDWR))
+    t("rdonly_creat_read_secret", lambda: rd(D + "/secret.txt", os.O_RDONLY | os.O_CREAT))
+    t("hardlink_write_outside", lambda: wr(D + "/hl.txt", b"PWNED-BY-NOBODY\\n"))
+    t("other_user_write", lambda: wr(D + "/userfile.txt", b"NOBODY\\n"))
+    t("suid_mmap", lambda: mm(D + "/suidm"))
+    t("hook_hardlink_write", lambda: wr(D + "/hook.sh", b"echo HOOKED\\n"))
+    t("d2_0700_read", lambda: rd(D2 + "/secret.txt", os.O_RDWR))
+    t("own_file_write", lambda: wr(D + "/doc.xml", b"saved\\n"))
+"""
+
+
+@test(modes=("root",))
+def roots_declared_folder_lends_nobody_no_more_than_a_save(m, base):
+    """As root the skill is nobody, and the broker opens root's files in a
+    declared folder for it as root (the person's own doc.xml saved over):
+    only root's plain files (one name, no setid bit), only for writing.
+    Nobody cannot read root's 0600 file through O_RDWR or O_CREAT, write
+    a file outside through a hard link (nor a git hook by another name),
+    write another user's file, or keep a setuid bit through an mmap."""
+    D, D2, out = (os.path.join(base, x) for x in ("decl", "decl700", "outside"))
+    for x in (D, D2, out, os.path.join(D, ".git", "hooks")):
+        os.makedirs(x, exist_ok=True)
+        os.chmod(x, 0o755)
+    os.chmod(D2, 0o700)
+    os.chmod(out, 0o700)
+
+    def put(p, text, mode, uid=0):
+        with open(p, "w") as f:
+            f.write(text)
+        os.chown(p, uid, uid)
+        os.chmod(p, mode)
+    put(os.path.join(D, "secret.txt"), "TOPSECRET-root-0600\n", 0o600)
+    put(os.path.join(out, "victim.txt"), "VICTIM\n", 0o600)
+    os.link(os.path.join(out, "victim.txt"), os.path.join(D, "hl.txt"))
+    put(os.path.join(D, "userfile.txt"), "USERDATA\n", 0o600, uid=1234)
+    put(os.path.join(D, "suidm"), "#!/bin/sh\necho hi\n", 0o4755)
+    put(os.path.join(D, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n", 0o755)
+    os.link(os.path.join(D, ".git", "hooks", "pre-commit"), os.path.join(D, "hook.sh"))
+    put(os.path.join(D2, "secret.txt"), "D2-SECRET\n", 0o600)
+    put(os.path.join(D, "doc.xml"), "mine\n", 0o644)
+    extra = f"permissions:\n  filesystem:\n    write: [{D}, {D2}]\n"
+    d = h.make_skill(base, f"nobody-{m.name}", NOBODY_TRIES % (D, D2), yaml_extra=extra)
+    p = m.run("run", "--prompt", "deny", d)
+    assert "TOPSECRET" not in p.out and "D2-SECRET" not in p.out, p.out
+    for name in ("rdwr_read_secret", "rdonly_creat_read_secret", "hardlink_write_outside",
+                 "other_user_write", "hook_hardlink_write", "d2_0700_read"):
+        assert f"{name} ERR" in p.out, (name, p.out)
+    assert open(os.path.join(out, "victim.txt")).read() == "VICTIM\n"
+    assert open(os.path.join(D, "userfile.txt")).read() == "USERDATA\n"
+    assert "HOOKED" not in open(os.path.join(D, ".git", "hooks", "pre-commit")).read()
+    st = os.stat(os.path.join(D, "suidm"))
+    assert "suid_mmap ERR" in p.out or not st.st_mode & 0o6000, (p.out, oct(st.st_mode))
+    # the person's own plain file is still saved over, as the save needs
+    assert "own_file_write OK" in p.out, p.out
+    assert open(os.path.join(D, "doc.xml")).read() == "mine\nsaved\n"
+
+
 @test()
 def saving_over_the_persons_own_file_in_a_declared_folder(m, base):
     """issue 52 item 11: in a declared write folder, the atomic save every
