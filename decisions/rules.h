@@ -65,6 +65,10 @@ struct sg_preq {
     bool unsure;        /* a path two readings (lexical, the kernel's) take to different
                          * files, or that climbs out of what is not there yet: no rule
                          * matches it, it is asked (and may be approved: it is shown) */
+    char argv0[256];     /* Bash, a skill's exec: argv[0] as given, when its last name is
+                          * not the program's (git-init for git, zcat for gzip): the program
+                          * may act on it, so the request is unsure (asked, matched by no
+                          * rule) and the exec stop checks it; "" otherwise */
     bool system_program; /* Bash: a skill's exec of a file of the system's (root's, where
                           * the skill writes nothing, outside its folder, the home and the
                           * working folder), no interpreter, loader or multi-call program:

@@ -48,6 +48,9 @@ struct pending {
     bool script;
     bool killed; /* a swap: killed, still to be reaped by us, its tracer */
     char *args;     /* the arguments decided on, as the request joined them */
+    char argv0[256];/* argv[0] decided on, when not the program's own name ("": its name) */
+    int argstart;   /* where they start in the new image's cmdline: 1, or for a script
+                     * 2 (interpreter, script) or 3 (and the #! line's argument) */
     char tree[512]; /* the "this program" answer it runs under: a root once it runs */
     bool member;    /* allowed as a program of a tree's */
     bool bar;       /* a process of a tree running what no answer of it covers */
@@ -75,6 +78,7 @@ struct exec_wait {
     uint64_t id;
     pid_t pid;
     bool via_dirfd;
+    bool limited;     /* a deny or ask rule named it: allowing it makes no tree */
     char program[PATH_MAX];
     struct sg_preq q; /* what was asked: a "this program" answer covers it */
 };
@@ -159,6 +163,31 @@ static void refuse(struct sg_exec *x, uint64_t id, pid_t pid, const char *progra
 
 /* ---- what is asked ---- */
 
+static const char *base_of(const char *p);
+
+/* argv[0], when its last name is not the program's (buf: a scratch of
+ * SG_PREQ_ARGS_MAX + 1): kept in q, which becomes unsure (a program may
+ * act on the name it is run by: git-init, zcat, ex), or cut when it
+ * does not fit. */
+static void argv0_of(int memfd, unsigned long long argvp, struct sg_preq *q, char *buf)
+{
+    unsigned long long ap = 0;
+    if (!argvp || pread(memfd, &ap, sizeof ap, (off_t)argvp) != (ssize_t)sizeof ap || !ap)
+        return; /* no argv[0]: the kernel runs it with none, as named */
+    if (sg_notif_read_str(memfd, ap, buf, SG_PREQ_ARGS_MAX + 1) < 0) {
+        q->cut = true;
+        return;
+    }
+    if (!strcmp(base_of(buf), base_of(q->subject)))
+        return;
+    if (!SG_PREQ_SET(q, argv0, buf))
+        return; /* cut */
+    q->unsure = true;
+    cleanup_free char *note = sg_sanitize_str(buf, 0);
+    snprintf(q->detail, sizeof q->detail, "run by the name \"%.150s\" (argv[0]): a program may "
+             "act on the name it is run by", note);
+}
+
 /* The program and argv an exec asks for, from the skill's memory. */
 static int exec_request(const struct seccomp_notif *req, bool at, struct sg_preq *q)
 {
@@ -186,6 +215,7 @@ static int exec_request(const struct seccomp_notif *req, bool at, struct sg_preq
     struct sg_buf b;
     sg_buf_init(&b, SG_PREQ_ARGS_MAX);
     char *arg = sg_xmalloc(SG_PREQ_ARGS_MAX + 1);
+    argv0_of(memfd, argvp, q, arg);
     for (unsigned i = 1; argvp; i++) { /* argv[0] is the program's own name */
         unsigned long long ap = 0;
         if (pread(memfd, &ap, sizeof ap, (off_t)(argvp + i * 8ull)) != (ssize_t)sizeof ap) {
@@ -501,23 +531,49 @@ static bool tree_file(const struct sg_exec *x, pid_t pid, const char *name, cons
            !sg_writes_writable(p, real);
 }
 
-/* An interpreter running a file the tree may run. */
-static bool runs_system_file(const struct sg_exec *x, pid_t pid, const struct sg_preq *q)
+/* A program that runs what its arguments, input or settings tell it to:
+ * a shell or interpreter (by any variant of its name: vim.basic,
+ * gdb-multiarch, python3-dbg), a launcher whose command is its argument
+ * (ionice, flock, taskset, chrt, script, watch ...), or one of a list
+ * that runs a command or loads code an option names (sqlite3's .shell,
+ * openssl -engine, gcc -fplugin, git -c alias, tar --to-command, sed's
+ * e, ssh's ProxyCommand ...). "Any arguments" of it is any program. */
+static bool runs_what_it_is_told(const char *path)
 {
-    char file[PATH_MAX], file_real[PATH_MAX];
-    return file_it_runs(pid, q, file, sizeof file) &&
-           resolve_links(pid, file, true, file_real, sizeof file_real) == 0 &&
-           tree_file(x, pid, file, file_real);
+    static const char *const told[] = {
+        "sqlite3", "ed", "red", "m4", "dc", "bc", "openssl", "gcc", "cc", "c++", "g++",
+        "clang", "clang++", "cpp", "ld", "git", "tar", "sed", "rsync", "cmake", "make", "find",
+        "ssh", "scp", "sftp", "prlimit", "eatmydata", "fakeroot", "parallel", "expect",
+        "less", "more", "man", "nano", "pico", "mutt", "ftp", "lftp", "zip", "unzip",
+        "dpkg", "apt", "apt-get", "pip", "pip3", "npm", "npx", "node", "systemd-run",
+        "run-parts", "start-stop-daemon", "su", "sudo", "sg", "newgrp", "runuser", "valgrind",
+        "ltrace", "strace", "perf", "time", "xdg-open", "sensible-browser", "x-www-browser"};
+    const char *b = base_of(path);
+    char stem[256];
+    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(b, ".-"), b);
+    if (sg_program_runs_any_code(b) || (stem[0] && sg_program_runs_any_code(stem)))
+        return true;
+    char *argv[] = {(char *)b, (char *)"x", NULL}, *argv2[] = {stem, (char *)"x", NULL};
+    size_t at;
+    if (sg_shell_launches(argv, 2, &at) != SG_LAUNCH_NONE ||
+        (stem[0] && sg_shell_launches(argv2, 2, &at) != SG_LAUNCH_NONE))
+        return true;
+    for (size_t i = 0; i < SG_ARRAY_LEN(told); i++)
+        if (!strcmp(b, told[i]) || !strcmp(stem, told[i]))
+            return true;
+    return false;
 }
 
-/* Whether "this program" may be offered for q: a file the tree may run,
- * no shell or interpreter. */
+/* Whether "this program" may be offered for q: a file the tree may run
+ * that runs nothing its arguments name, in a profile that lets no
+ * process reach into another (not permissive, which allows ptrace). */
 static bool offer_program(const struct sg_exec *x, pid_t pid, const struct sg_preq *q)
 {
     char real[PATH_MAX];
-    return !q->cut && !q->unsure && resolve_links(pid, q->subject, true, real, sizeof real) == 0 &&
-           tree_file(x, pid, q->subject, real) && !sg_program_runs_any_code(real) &&
-           !sg_program_runs_any_code(q->subject);
+    return !q->cut && !q->unsure && x->plan->profile != SG_SECCOMP_PERMISSIVE &&
+           resolve_links(pid, q->subject, true, real, sizeof real) == 0 &&
+           tree_file(x, pid, q->subject, real) && !runs_what_it_is_told(real) &&
+           !runs_what_it_is_told(q->subject);
 }
 
 /* A POSIX shell given -c and a line the reader reads whole (popen's "sh
@@ -609,8 +665,11 @@ static char *under_allowed(const struct sg_exec *x, pid_t pid, const struct sg_p
         return NULL;
     if (!tree_file(x, pid, q->subject, real))
         return NULL;
-    if ((sg_program_runs_any_code(real) || sg_program_runs_any_code(q->subject)) &&
-        !runs_system_file(x, pid, q) && !shell_line_read_whole(real, q))
+    /* an interpreter in the tree only through a system script's #! line
+     * (the exec names the script) or a shell's -c line read whole: a
+     * system module takes code in its arguments too (timeit, pdb) */
+    if ((runs_what_it_is_told(real) || runs_what_it_is_told(q->subject)) &&
+        !shell_line_read_whole(real, q))
         return NULL;
     return sg_xasprintf("your answer for this run: %s, with the programs of root's it runs "
                         "(pid %d started it)", root->rule, (int)root->pid);
@@ -681,13 +740,15 @@ static int shebang_of(pid_t pid, const char *program, char *interp, size_t max, 
 
 static int approved_file(pid_t pid, const char *program, struct pending *pe)
 {
-    char i[PATH_MAX];
-    int r = shebang_of(pid, program, i, sizeof i, NULL, 0, &pe->file);
+    char i[PATH_MAX], a[SG_SHEBANG_ARG_MAX];
+    pe->argstart = 1;
+    int r = shebang_of(pid, program, i, sizeof i, a, sizeof a, &pe->file);
     if (r <= 0)
         return r;
     if (i[0] != '/')
         return -ENOEXEC; /* the kernel runs only absolute interpreters */
     pe->script = true;
+    pe->argstart = a[0] ? 3 : 2;
     int fd = sg_notif_open(pid, i, O_PATH, true);
     if (fd < 0)
         return fd;
@@ -779,6 +840,7 @@ static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const st
     }
     pe->deadline_ms = mono_ms() + PENDING_MS;
     pe->args = sg_xstrdup(q->args);
+    snprintf(pe->argv0, sizeof pe->argv0, "%s", q->argv0);
     x->npend++;
     respond(x, id, 0, true);
 }
@@ -788,7 +850,10 @@ static void exec_decided(void *ctx, enum sg_decision d)
     struct exec_wait *w = ctx;
     if (sg_decision_allows(d))
         allow_bound_tree(w->x, w->id, w->pid, &w->q, w->via_dirfd,
-                         sg_perm_tree_rule(w->x->perm, &w->q), false);
+                         w->limited || w->x->plan->profile == SG_SECCOMP_PERMISSIVE
+                             ? NULL
+                             : sg_perm_tree_rule(w->x->perm, &w->q),
+                         false);
     else
         respond(w->x, w->id, -EACCES, false);
     free(w);
@@ -1012,6 +1077,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     }
     struct exec_wait *w = sg_xmalloc(sizeof *w);
     w->x = x, w->id = req->id, w->pid = req->pid, w->via_dirfd = via_dirfd;
+    w->limited = limited;
     snprintf(w->program, sizeof w->program, "%s", q.subject);
     q.system_program = offer_program(x, req->pid, &q);
     w->q = q;
@@ -1107,10 +1173,14 @@ static bool args_as_decided(pid_t pid, const struct pending *pe)
         return false; /* more than was decided on could ever be */
     if (buf[n - 1] != '\0')
         buf[n++] = '\0';
-    /* a script: the kernel put its interpreter (and the #! line's
-     * argument) and the script's name before the arguments */
-    return args_from(buf, n, 1, pe->args) ||
-           (pe->script && (args_from(buf, n, 2, pe->args) || args_from(buf, n, 3, pe->args)));
+    /* a program's own argv[0] is the name decided on (its last name the
+     * program's, or the one the request showed); a script's is its
+     * interpreter, put there by the kernel with the #! line's argument and
+     * the script's name before the arguments */
+    if (!pe->script && strcmp(base_of(buf), pe->argv0[0] ? base_of(pe->argv0)
+                                                         : base_of(pe->program)))
+        return false;
+    return args_from(buf, n, pe->argstart, pe->args);
 }
 
 static void argv_swapped(struct sg_exec *x, pid_t pid, struct pending *pe)

@@ -75,8 +75,14 @@ static bool loads_code(const char *name)
         "PYTHON", "PERL5", "PERLLIB", "PERL_", "RUBY", "NODE_OPTIONS", "NODE_PATH",
         "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "LUA_",
         "TCLLIBPATH", "GIT_", "GCONV_PATH", "GTK_MODULES", "GTK3_MODULES", "GTK_PATH",
-        "QT_PLUGIN_PATH", "GIO_MODULE_DIR", "GST_PLUGIN", "OPENSSL_CONF", "OPENSSL_ENGINES",
-        "OPENSSL_MODULES", "URE_BOOTSTRAP", "UNO_PATH", "MALLOC_", "GLIBC_TUNABLES"};
+        "QT_", "QML", "GIO_", "GST_", "GDK_", "GI_TYPELIB", "OPENSSL_", "SSL_", "URE_",
+        "UNO_", "UserInstallation", "MALLOC_", "GLIBC_TUNABLES", "SASL_", "KRB5", "LIBGL_",
+        "__EGL", "__GLX", "VK_", "LIBVA_", "OCL_", "TCL_", "GEM_", "PHP", "GUILE_",
+        "DOTNET_", "CORECLR_", "COMPlus_", "JAVA_", "JDK_", "ERL_", "R_HOME", "R_LIBS",
+        "OCAML", "GCONV", "NLSPATH", "LOCPATH", "HOSTALIASES", "RES_OPTIONS", "XDG_",
+        "DBUS_", "GNUPG", "GPG_", "SSH_ASKPASS", "DISPLAY", "WAYLAND_", "XAUTHORITY",
+        "LESS", "MANPAGER", "BROWSER", "TERMINFO", "INPUTRC", "ZDOTDIR", "NODE_",
+        "DENO_", "BUN_"};
     /* Python's switches that load nothing */
     static const char *const plain[] = {
         "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "PYTHONIOENCODING",
@@ -126,6 +132,19 @@ const char *sg_exectree_env_unsafe(pid_t pid, char *const *env, size_t nenv, cha
         snprintf(name, n, "%.*s", (int)strcspn(e, "="), e);
         return "its environment names code for it to load";
     }
+    /* what the sandbox set to keep code out (PYTHONNOUSERSITE: no .pth from
+     * the home the skill writes) must still be there */
+    for (size_t i = 0; i < nenv; i++) {
+        if (strncmp(env[i], "PYTHON", 6))
+            continue;
+        bool kept = false;
+        for (const char *e = buf; e < buf + len && !kept; e += strlen(e) + 1)
+            kept = !strcmp(e, env[i]);
+        if (!kept) {
+            snprintf(name, n, "%.*s", (int)strcspn(env[i], "="), env[i]);
+            return "its environment drops what the sandbox set to keep code out";
+        }
+    }
     return NULL;
 }
 
@@ -146,12 +165,20 @@ static const char *add(struct sg_exectree *t, pid_t pid, const char *rule, bool 
 {
     pid_t ppid;
     unsigned long long start;
+    if (!sg_proc_parent(pid, &ppid, &start))
+        return "it cannot be named";
+    for (size_t i = 0; i < t->n; i++)
+        if (t->roots[i].pid == pid && t->roots[i].start == start) {
+            /* a root or member that runs what no answer covers leaves */
+            t->roots[i].barrier |= barrier;
+            if (!barrier && !t->roots[i].barrier)
+                snprintf(t->roots[i].rule, sizeof t->roots[i].rule, "%s", rule);
+            return NULL;
+        }
     if (t->n == SG_EXECTREE_MAX)
         prune(t);
     if (t->n == SG_EXECTREE_MAX)
         return "too many processes of programs allowed with what they run are alive";
-    if (!sg_proc_parent(pid, &ppid, &start))
-        return "it cannot be named";
     struct sg_exectree_root *r = &t->roots[t->n++];
     r->pid = pid, r->start = start, r->barrier = barrier;
     snprintf(r->rule, sizeof r->rule, "%s", rule);

@@ -401,8 +401,15 @@ def a_program_answer_takes_in_no_code_of_the_skills(m, base):
         raise h.Skip("a root-owned installation to run needs root to make")
     inst = install_office(m)
     try:
-        d = skill(base, f"office2-{m.name}", {"scripts/preexec.py": PREEXEC_PY,
-                                              "scripts/env.py": ENV_PY})
+        d = skill(base, f"office2-{m.name}", {
+            "scripts/preexec.py": PREEXEC_PY, "scripts/env.py": ENV_PY,
+            "scripts/launch.py": "import subprocess\n"
+                                 "subprocess.run(['/usr/bin/ionice', '-c', '3', 'true'])\n"})
+        if os.path.isfile("/usr/bin/ionice"):  # a launcher: "any arguments" is any program
+            seen = []
+            pty_run(m, ["run", "--prompt", "tty", d, "--cwd", d, "--script", "scripts/launch.py"],
+                    lambda text: seen.append(text) or "d")
+            assert seen and "ionice" in seen[0] and "[p]" not in seen[0], seen
         for script, why in (("scripts/preexec.py", "it had started other processes"),
                             ("scripts/env.py", "its environment names code for it to load")):
             asked = []
@@ -518,6 +525,67 @@ def what_runs_is_the_argv_that_was_decided(m, base):
     swaps = [e for e in m.last_trace()["events"]
              if (e.get("data") or {}).get("reason") == "arguments swapped"]
     print(f"#   {runs} runs of 300, {len(swaps)} caught with their arguments swapped")
+
+
+ADOPT_C = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+    long r = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+    if (r == 0)
+        _exit(0);
+    printf("clone_parent %ld %d\n", r < 0 ? -1L : 0L, r < 0 ? errno : 0);
+    r = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    printf("subreaper %ld %d\n", r, r < 0 ? errno : 0);
+    return 0;
+}
+"""
+
+
+@test()
+def no_process_is_given_to_another_nor_adopts_orphans(m, base):
+    """A child made another process's (clone's CLONE_PARENT) or a process
+    adopting its descendants' orphans (PR_SET_CHILD_SUBREAPER) would put
+    the skill's code under a program allowed with what it runs: both are
+    refused with EPERM. A program run by a name not its own (argv[0]) is
+    asked, never matched by a rule: git-init is git init."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise h.Skip("a C compiler to build the probe")
+    d = skill(base, f"adopt-{m.name}", {"scripts/adopt.c": ADOPT_C,
+                                        "scripts/adopt.sh": '#!/bin/sh\nexec "$0.bin"\n',
+                                        "scripts/named.py": """\
+        import os
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.execv("/usr/bin/uname", ["zcat", "-r"])
+            except PermissionError:
+                os._exit(13)
+        print("named exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        """})
+    probe = os.path.join(d, "scripts/adopt.sh.bin")
+    subprocess.run([cc, "-O1", "-o", probe, os.path.join(d, "scripts/adopt.c")], check=True)
+    pol = os.path.join(base, f"adopt-{m.name}.yaml")
+    with open(pol, "w") as f:
+        f.write(f'allow: ["Bash({probe})", "Bash(/usr/bin/uname:*)"]\n')
+    os.chmod(pol, 0o644)
+    p = m.run("run", "--policy", pol, "--prompt", "deny", d, "--cwd", d, "--script",
+              "scripts/adopt.sh", check=0)
+    assert "clone_parent -1 1" in p.out and "subreaper -1 1" in p.out, p.out + p.err
+    p = m.run("run", "--policy", pol, "--prompt", "deny", d, "--cwd", d, "--script",
+              "scripts/named.py", check=0)
+    assert "named exit 13" in p.out, p.out + p.err
+    dec = bash_decisions(m)
+    assert [x for x in dec if x[0] == "Bash(/usr/bin/uname -r)" and x[1] == "deny"], dec
 
 
 @test()
