@@ -90,8 +90,9 @@ static void print_plain(struct out_ctx *o, const struct sg_event *ev)
         }
         return;
     }
-    /* where a page the skill serves is: the person's browser goes there */
-    if (ev->kind == SG_EV_PORT_PUBLISHED) {
+    /* where a page the skill serves is: the person's browser goes there;
+     * which of the files the person named the skill sees */
+    if (ev->kind == SG_EV_PORT_PUBLISHED || ev->kind == SG_EV_PATH_NAMED) {
         cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, 0);
         fprintf(stderr, "skillgate: %s\n", s);
         return;

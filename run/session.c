@@ -522,6 +522,28 @@ static void decoys_unwatched(const struct sg_sandbox *sb, struct sg_event_bus *b
                                         : "");
 }
 
+/* The files named on the command line the run shows, and the paths it
+ * cannot (named.h): said before the skill starts, never found missing. */
+static void emit_named(const struct sg_plan *p, struct sg_event_bus *bus)
+{
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        if (!m->named)
+            continue;
+        cleanup_free char *dst = sg_sanitize_str(m->dst, 0), *src = sg_sanitize_str(m->src, 0);
+        sg_bus_emit(bus, SG_EV_PATH_NAMED,
+                    json_pack("{s:s, s:s, s:s, s:b}", "path", dst, "real", src, "mode",
+                              "read-only", "shown", 1),
+                    "%s, named on the command line, is shown to the skill read-only for this "
+                    "run (this file only)", dst);
+    }
+    for (size_t i = 0; i < p->nunshown; i++) {
+        cleanup_free char *s = sg_sanitize_str(p->unshown[i], 0);
+        sg_bus_emit(bus, SG_EV_PATH_NAMED, json_pack("{s:s, s:b}", "message", s, "shown", 0),
+                    "%s", s);
+    }
+}
+
 static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
 {
     json_t *lim = json_object();
@@ -572,6 +594,7 @@ static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
                 json_pack("{s:o, s:o, s:b}", "passed", passed, "stripped", stripped, "prevented", 1),
                 "Environment filtered: %zu variable%s passed, %zu stripped", p->npassed,
                 p->npassed == 1 ? "" : "s", p->nstripped);
+    emit_named(p, bus);
 }
 
 struct before_start {

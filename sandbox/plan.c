@@ -22,6 +22,7 @@
 #include "config.h"
 #include "homes.h"
 #include "hostsock.h"
+#include "named.h"
 #include "parse.h"
 #include "sandbox.h"
 #include "skill.h"
@@ -562,6 +563,7 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk, const stru
     add_mount(p, SG_MNT_PROC, NULL, "/proc", "fresh /proc: only the sandbox's processes");
 
     sg_plan_sockets_mounts(p); /* declared host sockets no bind shows (hostsock.h) */
+    sg_plan_named_mounts(p, o);   /* files named on the command line (named.h) */
 
     struct masks ms = {0};
     for (size_t i = 0; i < o->nmasks; i += 2) { /* path, why */
@@ -1013,6 +1015,10 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
     sg_homes_free(&hs);
     plan_limits(p, pol, o);
     plan_mounts(p, sk, o);
+    if ((e = sg_plan_named_check(p, why)) < 0) {
+        sg_plan_free(p);
+        return e;
+    }
     plan_env(p, sk, o);
     if (wasm && (e = sg_wasm_plan(p, sk, why)) < 0) {
         sg_plan_free(p);
@@ -1053,6 +1059,17 @@ static void free_strv(char **v, size_t n)
     for (size_t i = 0; i < n; i++)
         free(v[i]);
     free(v);
+}
+
+bool sg_plan_shows(const struct sg_plan *p, const char *path)
+{
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) && m->src &&
+            !strcmp(m->src, m->dst) && strcmp(m->dst, "/") != 0 && sg_path_within(path, m->dst))
+            return true;
+    }
+    return false;
 }
 
 bool sg_path_private(const struct sg_plan *p, const char *path)
@@ -1097,6 +1114,7 @@ void sg_plan_free(struct sg_plan *p)
     free_strv(p->passed, p->npassed);
     free_strv(p->stripped, p->nstripped);
     free_strv(p->argv, p->argc);
+    free_strv(p->unshown, p->nunshown);
     for (int i = 0; i < SG_PL_COUNT; i++)
         free(p->limits[i].how);
     for (size_t i = 0; i < p->negress; i++)

@@ -38,6 +38,7 @@ Usage: attack_agent_test.py PATH/TO/skillgate SOURCE_ROOT
 import functools
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -322,7 +323,7 @@ def a_policy_others_may_write_is_refused(m, base):
     assert decision(out) == "allow", out
 
 
-def vetted_skill(m, base, proj):
+def vetted_skill(m, base, proj, script="import sys\nprint('FMT', sys.prefix)\n"):
     """A skill in the person's own skills folder that they looked at (a run
     of theirs on a terminal, through script(1)): its script's rewrite is
     allowed outright."""
@@ -331,7 +332,7 @@ def vetted_skill(m, base, proj):
     with open(os.path.join(skill, "SKILL.md"), "w") as f:
         f.write("---\nname: fmt\ndescription: Format code. Use for code.\n---\nRun it.\n")
     with open(os.path.join(skill, "scripts", "x.py"), "w") as f:
-        f.write("import sys\nprint('FMT', sys.prefix)\n")
+        f.write(script)
     for d in (os.path.join(m.home, ".claude"), os.path.join(m.home, ".claude", "skills"),
               skill, os.path.join(skill, "scripts")):
         own(m, d)
@@ -611,6 +612,37 @@ def hook_env(m, base, line, cwd, extra):
                        capture_output=True, env=e, timeout=60, cwd=cwd, start_new_session=True)
     assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
     return json.loads(p.stdout)["hookSpecificOutput"]
+
+
+@test()
+def the_rewrite_shows_the_file_the_agent_names(m, base):
+    """Issue 52 item 3: `cd ~/.claude/skills/pdf && python3 scripts/x.py
+    ~/proj/form.pdf`, the skill's own documented form, was allowed and then
+    failed with "No such file": the file named is read, read-only, and the
+    run says so."""
+    proj = project(m, base)
+    policy(m, "allow: []\n")  # the mode's home is shared: no earlier test's rules
+    form = os.path.join(m.home, "proj", "form.pdf")
+    os.makedirs(os.path.dirname(form), exist_ok=True)
+    with open(form, "w") as f:
+        f.write("FORM-IN-HOME")
+    own(m, os.path.dirname(form), form)
+    vetted_skill(m, base, proj, "import sys\n"
+                 "print('FMT', open(sys.argv[1]).read() if sys.argv[1:] else sys.prefix)\n")
+    out = hook(m, base, "Bash", {"command": "cd ~/.claude/skills/fmt && python3 scripts/x.py "
+                                 "~/proj/form.pdf"}, proj)
+    assert decision(out) == "allow", out
+    line = out["updatedInput"]["command"]
+    assert form in line, line
+    if h.IS_ROOT and m.uid != 0:
+        line = f"setpriv --reuid={m.uid} --regid={m.uid} --clear-groups bash -c {shlex.quote(line)}"
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8",
+         "XDG_RUNTIME_DIR": os.path.join(base, "run")}
+    p = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=e, cwd=proj,
+                       timeout=60, stdin=subprocess.DEVNULL, start_new_session=True)
+    assert p.returncode == 0 and "FMT FORM-IN-HOME" in p.stdout, (line, p.stdout, p.stderr)
+    assert f"{form}, named on the command line, is shown to the skill read-only" in p.stderr, \
+        p.stderr
 
 
 if __name__ == "__main__":

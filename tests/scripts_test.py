@@ -219,6 +219,97 @@ def a_working_folder_in_the_home_shows_only_itself(m, base):
         assert "HERE" not in p.out, p.out
 
 
+NAMED = """\
+import os, sys
+for a in sys.argv[1:]:
+    a = a.split("=", 1)[1] if a.startswith("--") else a
+    try:
+        print("READ", a, open(a).read())
+    except OSError as e:
+        print("NOPE", a, e.errno)
+named = sys.argv[1]
+try:
+    open(named, "a").write("changed")
+    print("WROTE", named)
+except OSError as e:
+    print("NOWRITE", e.errno)
+print("NEXT", sorted(os.listdir(os.path.dirname(named))))
+"""
+
+
+def named_files(base, m):
+    """The person's file in a folder the skill does not see, a secret
+    beside it, and one in the person's home."""
+    far = os.path.join(base, f"elsewhere-{m.name}")
+    os.makedirs(far)
+    texts = {os.path.join(far, "form.pdf"): "FORM-BYTES",
+             os.path.join(far, "beside.txt"): h.PLANTED + "-beside",
+             os.path.join(m.home, "proj", "in.txt"): "HOME-PROJ"}
+    for path, text in texts.items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o644)
+        os.chmod(os.path.dirname(path), 0o755)
+        if h.IS_ROOT:
+            os.chown(path, m.uid, m.uid)
+    return far
+
+
+@test()
+def a_file_the_person_names_is_shown_read_only(m, base):
+    """`run SKILL --script s.py /elsewhere/form.pdf` from another folder:
+    the file named (as an argument, or an --option=PATH) is readable, the
+    file itself and nothing beside it, read-only (a write is asked for and
+    denied), and an event says so; a folder or a missing file in a folder
+    the skill does not see is said before the run, never a silent "No such
+    file"."""
+    d = scripts_skill(base, f"named-{m.name}", {"scripts/read.py": (NAMED, 0o644)})
+    far = named_files(base, m)
+    form, home_in = os.path.join(far, "form.pdf"), os.path.join(m.home, "proj", "in.txt")
+    w = work_folder(base, m)
+    p = m.run("run", "--json", "--prompt", "deny", "--cwd", w, d, "--script",
+              "scripts/read.py", "--", form, "--in=" + home_in, far,
+              os.path.join(far, "out.pdf"), check=0)
+    assert p.returncode == 0, p.out + p.err
+    assert f"READ {form} FORM-BYTES" in p.out and f"READ {home_in} HOME-PROJ" in p.out, p.out
+    assert "NOWRITE" in p.out and open(form).read() == "FORM-BYTES", p.out
+    assert "NEXT ['form.pdf']" in p.out, p.out  # the file, not its folder
+    h.assert_no_planted(p.out, p.err)
+    named = [e for e in m.events(p) if e.get("kind") == "path_named"]
+    shown = {e["data"]["path"] for e in named if e["data"]["shown"]}
+    assert shown == {form, home_in}, named
+    said = " ".join(e["message"] for e in named if not e["data"]["shown"])
+    assert f"{far} is a folder outside the skill's view" in said and "--cwd DIR" in said, said
+    assert os.path.join(far, "out.pdf") + ": nothing is there" in said, said
+    kinds = [e["kind"] for e in m.last_trace()["events"]]
+    assert kinds.count("path_named") == 4, kinds
+    # the plain run says it on stderr, before the skill's output is judged
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/read.py", form, check=0)
+    assert f"{form}, named on the command line, is shown to the skill read-only" in p.err, p.err
+    # and to a module's run (python -m, as skill-creator documents it)
+    p = m.run("run", "--cwd", w, d, "-m", "scripts.read", form, check=0)
+    assert f"READ {form} FORM-BYTES" in p.out, p.out + p.err
+
+
+@test()
+def a_named_file_in_a_masked_place_is_refused(m, base):
+    """A named file the sandbox never shows (a credential, through a link
+    too) refuses the run with 126 and a message naming it; nothing runs."""
+    h.plant_credentials(m.home, m.uid)
+    d = scripts_skill(base, f"namedsecret-{m.name}", {"scripts/read.py": (NAMED, 0o644)})
+    w = work_folder(base, m)
+    link = os.path.join(w, "key.txt")
+    os.symlink(os.path.join(m.home, ".ssh", "id_rsa"), link)
+    for named in (os.path.join(m.home, ".ssh", "id_rsa"), "key.txt",
+                  "--key=" + os.path.join(m.home, ".aws", "credentials")):
+        p = m.run("run", "--cwd", w, d, "--script", "scripts/read.py", "--", named)
+        assert p.returncode == 126, (named, p.returncode, p.out, p.err)
+        assert "named on the command line, is not shown to the skill" in p.err, p.err
+        assert "READ" not in p.out, p.out
+        h.assert_no_planted(p.out, p.err)
+
+
 def install_plugin(home, plugin_id, install_path, enabled):
     """What `/plugin install` leaves in ~/.claude: installed_plugins.json
     (format 2) naming the plugin's folder, and enabledPlugins."""
