@@ -512,8 +512,13 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk, const stru
         add_mount(p, SG_MNT_BIND_RO, p->home, p->home,
                   "your home, read-only (a write there is a Write request)");
     } else {
+        cleanup_free char *why = o->keep_home
+            ? sg_xasprintf("private HOME (your files are not in it), the skill's own: what it "
+                           "leaves there is kept for its next runs (%s)", o->keep_home)
+            : NULL;
         add_tmpfs(p, p->home, p->limits[SG_PL_TMPFS].value, 0700, true,
-                  "private HOME (your files are not in it)");
+                  why ? why : "private HOME (your files are not in it)");
+        p->keep_home = o->keep_home ? sg_xstrdup(o->keep_home) : NULL;
         add_str(&p->rw_paths, &p->nrw, p->home);
     }
 
@@ -1096,7 +1101,8 @@ const char *sg_view_path(const struct sg_plan *p, int view)
 void sg_plan_free(struct sg_plan *p)
 {
     free(p->skill_name), free(p->skill_root), free(p->run_id), free(p->uid_map);
-    free(p->gid_map), free(p->home), free(p->cwd), free(p->input), free(p->exec_path);
+    free(p->gid_map), free(p->home), free(p->keep_home), free(p->cwd), free(p->input);
+    free(p->exec_path);
     free(p->script), free(p->python), free(p->python_env), free(p->python_base);
     for (size_t i = 0; i < SG_ARRAY_LEN(p->cgroup_base); i++)
         free(p->cgroup_base[i]);

@@ -174,6 +174,9 @@ struct sg_run_opts {
     /* more places masked, each with why ("denyRead in FILE") */
     char *const *masks;
     size_t nmasks;
+    /* the host folder the skill's private HOME is kept in between its runs
+     * (run/keephome.h), or NULL: the home is new each run */
+    const char *keep_home;
 };
 
 struct sg_plan {
@@ -189,6 +192,7 @@ struct sg_plan {
     int nperson_groups;
     char *uid_map, *gid_map;
     char *home; /* the private HOME's path (the invoking user's home) */
+    char *keep_home; /* sg_run_opts.keep_home, when the home is private */
     /* filesystem */
     struct sg_mount *mounts;
     size_t nmounts;

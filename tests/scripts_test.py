@@ -17,6 +17,7 @@ import re
 import shutil
 import sys
 import textwrap
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sandbox_test as h  # noqa: E402
@@ -308,6 +309,127 @@ def a_named_file_in_a_masked_place_is_refused(m, base):
         assert "named on the command line, is not shown to the skill" in p.err, p.err
         assert "READ" not in p.out, p.out
         h.assert_no_planted(p.out, p.err)
+
+
+# A program that builds a profile on its first start, as LibreOffice does
+# (9-13 s cold, 2 s once ~/.config/libreoffice exists): slow when its
+# profile is missing, fast when it is there.
+PROFILE = """\
+import os, sys, time
+home = os.path.expanduser("~")
+prof = os.path.join(home, ".config", "fakeoffice", "registry.xcu")
+print("BASHRC", os.path.exists(os.path.join(home, ".bashrc")))
+print("SSHCONF", os.path.exists(os.path.join(home, ".ssh", "config")))
+print("HERE", sorted(os.listdir(os.getcwd())))
+if os.path.exists(prof):
+    print("WARM", open(prof).read(), os.readlink(prof + ".link"), os.stat(prof).st_uid)
+    sys.exit(0)
+time.sleep(1.5)
+os.makedirs(os.path.dirname(prof))
+with open(prof, "w") as f:
+    f.write("PROFILE-" + sys.argv[1])
+os.symlink("registry.xcu", prof + ".link")
+os.makedirs(os.path.join(home, ".cache", "fontconfig"))
+with open(os.path.join(home, ".cache", "fontconfig", "x.cache-9"), "wb") as f:
+    f.write(b"\\0" * 65536)
+with open(os.path.join(home, ".bashrc"), "a") as f:
+    f.write("echo persisted\\n")
+os.makedirs(os.path.join(home, ".ssh"), exist_ok=True)
+with open(os.path.join(home, ".ssh", "config"), "w") as f:
+    f.write("Host *\\n")
+print("COLD")
+"""
+
+
+def kept_home(m, d):
+    p = m.run("inspect", "--json", d, check=0)
+    return json.loads(p.out)["home"]
+
+
+@test()
+def a_skills_home_is_kept_between_its_runs(m, base):
+    """Issue 52 item 4: the second run of a program that builds a profile
+    on its first start finds its profile (caches, links as links, owned by
+    the skill) and is fast; shell rc files and credential places are not
+    kept; inspect shows what is kept; --fresh-home and a changed skill start
+    clean; the working folder under the home never goes into the kept one."""
+    d = scripts_skill(base, f"office-{m.name}", {"scripts/convert.py": (PROFILE, 0o644)})
+    proj = os.path.join(m.home, "office-proj")  # the mode's home is shared by the tests
+    os.makedirs(proj)
+    with open(os.path.join(proj, "doc.txt"), "w") as f:
+        f.write("the person's")
+    if h.IS_ROOT:
+        os.chown(proj, m.uid, m.uid)
+    run = lambda *extra: m.run("run", "--json", "--cwd", proj, *extra, d, "--script",
+                               "scripts/convert.py", "--", "one", check=0)
+    assert not kept_home(m, d)["kept"]
+    p = run()
+    assert p.returncode == 0 and "COLD" in p.out, p.out + p.err
+    home = kept_home(m, d)
+    assert home["kept"] and home["current"] and home["files"] == 2, home
+    assert home["bytes"] == 65536 + len("PROFILE-one"), home
+    assert "/skillgate/homes/" in home["place"] and home["place"].startswith(m.state), home
+    saved = [e for e in m.events(p) if "home_saved" in (e.get("data") or {})]
+    assert saved and saved[0]["data"]["home_saved"]["files"] == 2, saved
+    # the rc file and the credential place were discarded, and said so
+    gone = {e["data"]["path"] for e in m.events(p) if e.get("kind") == "write_discarded"}
+    assert any(g.endswith("/.bashrc") for g in gone), gone
+    kept = os.path.join(home["place"], "home")
+    names = sorted(os.path.relpath(os.path.join(r, x), kept)
+                   for r, ds, fs in os.walk(kept) for x in ds + fs)
+    assert names == [".cache", ".cache/fontconfig", ".cache/fontconfig/x.cache-9", ".config",
+                     ".config/fakeoffice", ".config/fakeoffice/registry.xcu",
+                     ".config/fakeoffice/registry.xcu.link"], names  # no proj/doc.txt
+    t0 = time.monotonic()
+    p = run()
+    warm = time.monotonic() - t0
+    want_uid = m.uid if m.uid != 0 else h.NOBODY
+    assert f"WARM PROFILE-one registry.xcu {want_uid}" in p.out, p.out + p.err
+    assert "BASHRC False" in p.out and "SSHCONF False" in p.out, p.out
+    assert "HERE ['doc.txt']" in p.out, p.out
+    assert warm < 1.5, warm  # the cold start alone sleeps 1.5 s
+    assert not [e for e in m.events(p) if e.get("kind") == "write_discarded"], p.out
+    # --fresh-home starts from an empty home; a file named from the home
+    # is shown there, and its mount point is not kept
+    named = os.path.join(m.home, "named", "in.txt")
+    os.makedirs(os.path.dirname(named), exist_ok=True)
+    with open(named, "w") as f:
+        f.write("x")
+    p = m.run("run", "--json", "--fresh-home", "--cwd", proj, d, "--script",
+              "scripts/convert.py", "--", "one", named, check=0)
+    assert "COLD" in p.out and "WARM" not in p.out, p.out + p.err
+    assert not os.path.exists(os.path.join(kept, "named")), os.listdir(kept)
+    assert os.path.exists(os.path.join(kept, ".config", "fakeoffice", "registry.xcu"))
+    # a changed skill (another content digest) starts clean too
+    with open(os.path.join(d, "NOTES.md"), "w") as f:
+        f.write("changed\n")
+    home = kept_home(m, d)
+    assert home["kept"] and not home["current"], home
+    p = run()
+    assert "COLD" in p.out, p.out + p.err
+
+
+@test()
+def a_kept_home_is_never_another_skills(m, base):
+    """The same name in another folder, and a skill that looks for the kept
+    homes where they are, find nothing."""
+    d = scripts_skill(base, f"office2-{m.name}", {"scripts/convert.py": (PROFILE, 0o644)})
+    w = work_folder(base, m)
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/convert.py", "--", "mine", check=0)
+    assert "COLD" in p.out, p.out + p.err
+    place = kept_home(m, d)["place"]
+    twin = scripts_skill(os.path.join(base, "twin"), f"office2-{m.name}",
+                         {"scripts/convert.py": (PROFILE, 0o644),
+                          "scripts/read.py": (NAMED, 0o644)})
+    os.chmod(os.path.join(base, "twin"), 0o755)
+    p = m.run("run", "--cwd", w, twin, "--script", "scripts/convert.py", "--", "twin", check=0)
+    assert "COLD" in p.out and "PROFILE-mine" not in p.out, p.out + p.err
+    assert kept_home(m, twin)["place"] != place
+    # named where it is kept: skillgate's own state folder, never shown
+    p = m.run("run", "--cwd", w, twin, "--script", "scripts/read.py", "--",
+              os.path.join(place, "home", ".config", "fakeoffice", "registry.xcu"))
+    assert p.returncode == 126 and "skillgate's own state folder" in p.err, p.out + p.err
+    assert "PROFILE-mine" not in p.out, p.out + p.err
 
 
 def install_plugin(home, plugin_id, install_path, enabled):

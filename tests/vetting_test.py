@@ -193,8 +193,14 @@ def what_the_private_views_took_is_reported(m, base):
             hv + "/\\e]0;t\\x07x": "file"}
     assert {k: e["data"]["class"] for k, e in got.items()} == want, got.keys()
     for k, e in got.items():
-        assert e["data"]["discarded"] is True and e["data"]["type"] == "file", e
-        assert "discarded with the sandbox, never on this machine" in e["message"], e
+        # a plain file in the home is kept for the skill's next runs (its
+        # own home, never the person's); the rest goes with the sandbox
+        kept = want[k] == "file" and k.startswith(hv + "/")
+        assert e["data"]["discarded"] is (not kept) and e["data"]["type"] == "file", e
+        assert e["data"].get("kept", False) is kept, e
+        assert ("kept for its next runs, never in your home" if kept else
+                "discarded with the sandbox, never on this machine") in e["message"], e
+    assert "notes.txt" not in p.err, p.err  # kept ones are in the trace, not on every run
     assert "a persistence location" in got[hv + "/.bashrc"]["message"]
     assert "\x1b" not in p.err and "\x07" not in p.err, repr(p.err)
     assert "write_discarded: ~/.bashrc written in the sandbox's private home" in p.err, p.err
