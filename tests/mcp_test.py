@@ -1032,6 +1032,34 @@ def run_skill_runs_a_script_with_its_arguments(base):
     env.check_sanitizers()
 
 
+@test("sdk", "run")
+def run_skill_shows_the_file_its_args_name(base):
+    """Issue 52 item 3: an agent's run_skill naming a file outside the
+    working folder gets it, read-only, and the result says so."""
+    env = Env(base)
+    os.makedirs(os.path.join(env.dir, "mcp-named", "scripts"))
+    d = write_skill(os.path.join(env.dir, "mcp-named"), {
+        "SKILL.md": "---\nname: mcp-named\ndescription: a file by its path\n---\nRun it.\n",
+        "scripts/read.py": "import sys\nprint('READ', open(sys.argv[1]).read())\n"})
+    os.chmod(os.path.join(d, "scripts"), 0o755)
+    work, far = os.path.join(env.dir, "work"), os.path.join(env.dir, "elsewhere")
+    os.makedirs(work)
+    os.makedirs(far)
+    form = os.path.join(far, "form.pdf")
+    with open(form, "w") as f:
+        f.write("FAR-FORM")
+    res, _ = calls(env, [("run_skill", {"skill": d, "script": "scripts/read.py", "args": [form],
+                                        "cwd": work, "timeout_seconds": 30})],
+                   timeout=90, cwd=work)
+    sc = structured(res[0], "run_skill named file")
+    assert sc["status"] == "completed" and sc["exit_code"] == 0, sc
+    assert "READ FAR-FORM" in sc["output"], sc["output"]
+    with open(sc["trace"]) as f:
+        named = [e for e in json.load(f)["events"] if e["kind"] == "path_named"]
+    assert [e["data"]["path"] for e in named] == [form], named
+    env.check_sanitizers()
+
+
 MAKER_PY = """\
 import os, subprocess, sys
 from scripts.util import WORD
