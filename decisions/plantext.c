@@ -309,6 +309,11 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
         fprintf(f, "  [%s]\n", m->why);
         print_uid_limit(f, p, m);
     }
+    for (size_t i = 0; i < p->nunshown; i++) { /* named on the command line, not shown */
+        fputs("  not shown: ", f);
+        sg_print_safe(f, p->unshown[i]);
+        fputc('\n', f);
+    }
     fprintf(f, "\nLandlock ABI %d: %s\n", p->landlock_abi,
             p->degraded ? "NOT USED (--allow-degraded)" : sg_landlock_describe(p->landlock_abi));
     if (!p->degraded) {

@@ -288,6 +288,10 @@ def a_file_the_person_names_is_shown_read_only(m, base):
     # the plain run says it on stderr, before the skill's output is judged
     p = m.run("run", "--cwd", w, d, "--script", "scripts/read.py", form, check=0)
     assert f"{form}, named on the command line, is shown to the skill read-only" in p.err, p.err
+    # the dry run shows both, and runs nothing
+    p = m.run("run", "--dry-run", "--cwd", w, d, "--script", "scripts/read.py", "--", form, far)
+    assert f"{form}  [named on the command line: this file only" in p.out, p.out
+    assert f"not shown: {far} is a folder outside the skill's view" in p.out, p.out
     # and to a module's run (python -m, as skill-creator documents it)
     p = m.run("run", "--cwd", w, d, "-m", "scripts.read", form, check=0)
     assert f"READ {form} FORM-BYTES" in p.out, p.out + p.err
