@@ -151,16 +151,15 @@ struct copy {
     struct sg_keephome_count *c;
 };
 
-/* Is the home's rel where the plan put a mount (mount_at), or a folder
- * above one (above)? After the run the mounts are gone and their points
- * are left in the home: an empty folder or file, the sandbox's, not the
- * skill's. */
-static bool mount_point(const struct copy *k, bool above)
+/* Is the home's rel a folder above a mount point of the plan? After the
+ * run the mounts are gone and their points are left in the home
+ * (sg_plan_mount_at): the way to one is the sandbox's, not the skill's. */
+static bool above_mount(const struct copy *k)
 {
     cleanup_free char *abs = sg_xasprintf("%s/%s", k->p->home, k->rel);
     for (size_t i = 0; i < k->p->nmounts; i++) {
         const char *dst = k->p->mounts[i].dst;
-        if (above ? sg_path_within(dst, abs) && strcmp(dst, abs) : !strcmp(dst, abs))
+        if (sg_path_within(dst, abs) && strcmp(dst, abs))
             return true;
     }
     return false;
@@ -171,7 +170,7 @@ static bool kept(const struct copy *k)
     if (!k->p)
         return true;
     cleanup_free char *abs = sg_xasprintf("%s/%s", k->p->home, k->rel);
-    return !strcmp(sg_fs_class(k->p->home, abs), "file") && !mount_point(k, false);
+    return !strcmp(sg_fs_class(k->p->home, abs), "file") && !sg_plan_mount_at(k->p, abs);
 }
 
 static void own(const struct copy *k, int fd, const char *name)
@@ -269,7 +268,7 @@ static void copy_sub(struct copy *k, int from, int to, const char *name, const s
             own(k, dfd, "");
         }
         if (k->p && before + 1 == k->c->files + k->c->dirs + k->c->links &&
-            mount_point(k, true) && unlinkat(to, name, AT_REMOVEDIR) == 0)
+            above_mount(k) && unlinkat(to, name, AT_REMOVEDIR) == 0)
             k->c->dirs--; /* only the way to a mount point */
     } else {
         k->c->left_out++; /* a mount on top of the home: not the home's */

@@ -183,6 +183,8 @@ static void changed(void *ctx, const char *rel, const struct stat *st)
         return;
     json_object_set_new(r->said, rel, json_true());
     cleanup_free char *path = sg_xasprintf("%s/%s", r->view, rel);
+    if (sg_plan_mount_at(r->p, path))
+        return; /* a mount point the sandbox made (a named file's), left when it went */
     const char *cls = view_class(r, path);
     bool sensitive = strcmp(cls, "file") != 0;
     if ((!sensitive && r->shown >= SG_VIEWS_MAX_SHOWN) || r->shown >= SG_VIEWS_MAX_SHOWN * 2) {

@@ -1066,6 +1066,14 @@ static void free_strv(char **v, size_t n)
     free(v);
 }
 
+bool sg_plan_mount_at(const struct sg_plan *p, const char *path)
+{
+    for (size_t i = 0; i < p->nmounts; i++)
+        if (!strcmp(p->mounts[i].dst, path))
+            return true;
+    return false;
+}
+
 bool sg_plan_shows(const struct sg_plan *p, const char *path)
 {
     for (size_t i = 0; i < p->nmounts; i++) {

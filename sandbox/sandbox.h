@@ -269,6 +269,11 @@ void sg_plan_free(struct sg_plan *p);
  * folder bound at or above it? */
 bool sg_path_private(const struct sg_plan *p, const char *path);
 
+/* Is path where the plan puts a mount (exactly there)? Once the sandbox is
+ * gone its mount point is left in the private view that held it: an
+ * empty folder or file of the sandbox's, not the skill's. */
+bool sg_plan_mount_at(const struct sg_plan *p, const char *path);
+
 /* Does a bind of the plan show the host's path at that same path? */
 bool sg_plan_shows(const struct sg_plan *p, const char *path);
 

@@ -285,6 +285,9 @@ def a_file_the_person_names_is_shown_read_only(m, base):
     assert os.path.join(far, "out.pdf") + ": nothing is there" in said, said
     kinds = [e["kind"] for e in m.last_trace()["events"]]
     assert kinds.count("path_named") == 4, kinds
+    # the file's mount point, left in the private /tmp when the sandbox
+    # went, is no file the skill wrote
+    assert "write_discarded" not in kinds, m.last_trace()["events"]
     # the plain run says it on stderr, before the skill's output is judged
     p = m.run("run", "--cwd", w, d, "--script", "scripts/read.py", form, check=0)
     assert f"{form}, named on the command line, is shown to the skill read-only" in p.err, p.err
