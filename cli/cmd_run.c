@@ -12,6 +12,7 @@
 #include "audit.h"
 #include "cli.h"
 #include "homes.h"
+#include "leftover.h"
 #include "stopsig.h"
 #include "runner.h"
 #include "events.h"
@@ -54,6 +55,7 @@ struct out_ctx {
         int port, host;
     } published[32];
     size_t npublished, published_more;
+    struct sg_leftover left; /* caches and system-folder writes, one line at the end */
 };
 
 /* Default mode: the skill's output as if it ran directly (raw bytes into a
@@ -98,9 +100,14 @@ static void print_plain(struct out_ctx *o, const struct sg_event *ev)
         return;
     }
     /* a write the private views took is no enforcement, but a person must
-     * learn that the file the skill reports never reached this machine */
+     * learn that the file the skill reports never reached this machine:
+     * once, at the end, unless it is in a persistence or credential place */
     if (ev->kind == SG_EV_WRITE_DISCARDED && json_is_true(json_object_get(ev->data, "kept")))
         return; /* the skill's own home's cache, profile: in the trace, not on every run */
+    if (sg_leftover_take(&o->left, ev)) {
+        o->blocked += sg_event_severity(ev->kind) >= 2;
+        return;
+    }
     if (sg_event_severity(ev->kind) >= 2 || ev->kind == SG_EV_WRITE_DISCARDED) {
         o->blocked += sg_event_severity(ev->kind) >= 2;
         cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, 0);
@@ -700,7 +707,10 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
     if (oc->published_more)
         fprintf(f, "skillgate: and %zu more published ports (the trace lists them)\n",
                 oc->published_more);
-    cleanup_free char *text = sg_refusals_text(refused);
+    sg_leftover_print(f, &oc->left);
+    json_t *rest = sg_leftover_refusals(&oc->left, refused);
+    cleanup_free char *text = sg_refusals_text(rest);
+    json_decref(rest);
     for (const char *l = text, *e; *l; l = e + 1) { /* each line said as skillgate's */
         e = strchr(l, '\n');
         fprintf(f, "skillgate: %.*s\n", (int)(e - l), l);
@@ -866,6 +876,7 @@ int sg_run_front(int argc, char **argv, bool wrap)
     if (fe.fd >= 0)
         close(fe.fd);
     sg_buf_free(&oc.results);
+    sg_leftover_free(&oc.left);
     free(oc.last);
     sg_runner_free(run);
     sg_skill_free(sk);

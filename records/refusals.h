@@ -16,6 +16,11 @@
 
 #include <jansson.h>
 
+/* The reason of a write into the sandbox's own system folders (/var,
+ * /run, /dev: empty, kept nowhere): the run's end folds those into one
+ * line (cli/leftover.h). */
+#define SG_REFUSAL_PRIVATE_SYSTEM "the sandbox's own system folder"
+
 /* Entries kept; what is past them is counted in the last one's place. */
 #define SG_REFUSALS_MAX 64
 

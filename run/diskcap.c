@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "refusals.h"
 #include "util.h"
 
 #define CHECK_MS 100
@@ -184,7 +185,7 @@ void sg_diskcap_private_refused(struct sg_diskcap *d, const char *syscall, const
         return;
     sg_bus_emit(d->bus, SG_EV_FS_BLOCKED,
                 json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "syscall", syscall, "path", path,
-                          "class", "file", "reason", "the sandbox's own system folder",
+                          "class", "file", "reason", SG_REFUSAL_PRIVATE_SYSTEM,
                           "private", 1, "prevented", 1),
                 "%s of %s refused without a question: the sandbox's own system folders keep "
                 "nothing, and no answer could write a host folder there (the rest are counted)",

@@ -202,10 +202,10 @@ static void changed(void *ctx, const char *rel, const struct stat *st)
     /* a plain file in a kept home stays for the skill's next runs
      * (keephome.h): said, and in the trace, but nothing was discarded */
     bool kept = r->home && r->p->keep_home && !sensitive;
-    json_t *data = json_pack("{s:s, s:s, s:s, s:I, s:s, s:b, s:b}", "view", r->view, "path",
-                             shown, "type", type_of(st->st_mode), "bytes",
-                             (json_int_t)st->st_size, "class", cls, "discarded", !kept,
-                             "prevented", !kept);
+    json_t *data = json_pack("{s:s, s:s, s:s, s:I, s:s, s:b, s:b, s:b}", "view", r->view,
+                             "path", shown, "type", type_of(st->st_mode), "bytes",
+                             (json_int_t)st->st_size, "class", cls, "home", r->home,
+                             "discarded", !kept, "prevented", !kept);
     if (kept) {
         json_object_set_new(data, "kept", json_true());
         sg_bus_emit(r->bus, SG_EV_WRITE_DISCARDED, data,
@@ -287,10 +287,10 @@ void sg_views_report(const struct sg_plan *p, const struct sg_sandbox *sb,
         size_t seen = walk(sb->view_fd[i], changed, &r);
         if (r.more)
             sg_bus_emit(bus, SG_EV_WRITE_DISCARDED,
-                        json_pack("{s:s, s:I, s:I, s:s, s:b, s:b}", "view", view, "more",
+                        json_pack("{s:s, s:I, s:I, s:s, s:b, s:b, s:b}", "view", view, "more",
                                   (json_int_t)r.more, "bytes", (json_int_t)r.more_bytes,
-                                  "class", r.more_class ? r.more_class : "file", "discarded", 1,
-                                  "prevented", 1),
+                                  "class", r.more_class ? r.more_class : "file", "home", r.home,
+                                  "discarded", 1, "prevented", 1),
                         "%zu more files written in the sandbox's private %s (%llu bytes): "
                         "%s%s", r.more, r.home ? "home" : view, r.more_bytes,
                         r.home && p->keep_home ? "the plain ones kept for the skill's next runs, "
@@ -300,9 +300,9 @@ void sg_views_report(const struct sg_plan *p, const struct sg_sandbox *sb,
         json_decref(r.said);
         if (seen > SG_VIEWS_MAX_ENTRIES)
             sg_bus_emit(bus, SG_EV_WRITE_DISCARDED,
-                        json_pack("{s:s, s:I, s:s, s:b, s:b}", "view", view, "walked",
-                                  (json_int_t)SG_VIEWS_MAX_ENTRIES, "class", "file", "discarded",
-                                  1, "prevented", 1),
+                        json_pack("{s:s, s:I, s:s, s:b, s:b, s:b}", "view", view, "walked",
+                                  (json_int_t)SG_VIEWS_MAX_ENTRIES, "class", "file", "home",
+                                  r.home, "discarded", 1, "prevented", 1),
                         "the sandbox's private %s holds more than %d entries: only the first "
                         "were looked at", r.home ? "home" : view, SG_VIEWS_MAX_ENTRIES);
         full(&r, sb->view_fd[i]);

@@ -10,6 +10,7 @@ Usage: vetting_test.py PATH/TO/skillgate SOURCE_ROOT
 import functools
 import json
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -212,6 +213,61 @@ def what_the_private_views_took_is_reported(m, base):
     # the real home holds none of it
     for rel in (".bashrc", ".config/autostart", ".ssh/authorized_keys", "notes.txt"):
         assert not os.path.exists(os.path.join(m.home, rel)), rel
+
+
+FONTS = r"""
+import os, subprocess
+subprocess.run(["fc-cache", "-f"], check=True)
+for i in range(12):  # what an office library leaves beside fontconfig's
+    p = os.path.expanduser(f"~/.cache/office/profile-{i}.xcu")
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    open(p, "w").write("<x/>")
+for i in range(3):
+    try:
+        open(f"/var/cache/fontconfig/extra-{i}", "w").write("x")
+    except OSError:
+        pass
+open(os.path.expanduser("~/.profile"), "a").write("export X=1\n")
+print("converted")
+"""
+
+
+@test()
+def a_run_that_worked_says_its_caches_once(m, base):
+    """fontconfig's cache, a profile folder and writes into the sandbox's
+    own /var after a run that worked: one line at the end, no
+    write_discarded per file and no "refused: Write /var/cache/..." per
+    file; a persistence place (~/.profile) is still said on its own, and
+    the trace keeps every event."""
+    if not shutil.which("fc-cache"):
+        raise h.Skip("fc-cache (fontconfig) is not installed")
+    d = h.make_skill(base, "fonts", FONTS, tools="Read Bash(fc-cache:*)")
+    p = m.run("run", "--prompt", "deny", d, check=0, timeout=120)
+    assert "converted" in p.out, p.out
+    lines = [x for x in p.err.splitlines() if x.startswith("skillgate: ")]
+    said = [x for x in lines if x.startswith("skillgate: discarded with the sandbox, never on")]
+    assert len(said) == 1, p.err
+    line = said[0]
+    assert "private home (~/.cache/" in line, line
+    assert "--watch or the trace lists each" in line, line
+    assert "into its own system folders, refused as nothing there is kept " \
+           "(/var/cache/fontconfig/" in line, line
+    assert not [x for x in lines if "write_discarded: ~/.cache" in x], p.err
+    assert not [x for x in lines if "refused: Write /var/" in x], p.err
+    assert not [x for x in lines if "fs_blocked:" in x], p.err
+    assert "write_discarded: ~/.profile written in the sandbox's private home" in p.err, p.err
+    # the end names the skill's run first, the caches after it
+    assert lines.index(line) == [i for i, x in enumerate(lines) if " completed " in x][0] + 1
+    # the count is the trace's: each ordinary file named there, and those counted
+    t = m.last_trace()
+    ev = [e["data"] for e in t["events"] if e["kind"] == "write_discarded"]
+    n = sum(1 for e in ev if e.get("class") == "file" and "path" in e) + \
+        sum(e["more"] for e in ev if "more" in e)
+    assert n >= 13 and f": {n} files (" in line, (n, line)
+    priv = [e for e in t["events"] if e["kind"] == "fs_blocked" and e["data"].get("private")]
+    assert priv and priv[0]["data"]["path"].startswith("/var/cache/fontconfig/"), priv
+    refused = [r for r in t["refusals"] if r["subject"].startswith("/var/")]
+    assert refused, t["refusals"]
 
 
 @test()
