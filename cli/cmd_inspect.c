@@ -110,10 +110,17 @@ static void print_network(FILE *f, const struct sg_policy *p)
         sg_print_dest(f, p->egress[i].domain, p->egress[i].ports, p->egress[i].nports);
         origin(f, &p->egress[i].origin);
     }
+    /* as a run decides it (run/fetchask.c): an unrestricted allowed-tools
+     * or a listed Fetch asks; else the manifest refuses every host */
+    bool fetch_asks = !p->tools_restricted;
+    for (size_t i = 0; i < p->ntools; i++)
+        fetch_asks |= p->tools[i].id == SG_TOOL_FETCH || p->tools[i].id == SG_TOOL_WEBFETCH ||
+                p->tools[i].id == SG_TOOL_WEBSEARCH;
     if (!p->negress)
         fprintf(f, "  (none declared: %s)\n",
-                p->caps & SG_CAP_NETWORK ? "every host asks for approval"
-                                         : "every connection is refused");
+                fetch_asks ? "each host a run reaches for is asked (a person, a --policy rule or a "
+                       "grant decides; with nobody to ask, --prompt deny, it is refused)"
+                     : "allowed-tools has no Fetch, so every connection is refused");
 
     fputs("\nPorts published on this machine's 127.0.0.1 only (a page the skill serves), each\n"
           "at a port the kernel picks for the run (run --publish HOSTPORT:PORT names one)\n", f);
@@ -255,7 +262,11 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
         origin(f, &t->origin);
     }
 
-    fputs("\nFilesystem (read-only view of the host; credential paths masked)\n", f);
+    fputs("\nFilesystem (what a run shows of this machine: the system folders /usr, /etc,\n"
+          "/opt read-only, the working folder read-only, the skill's folder and what is\n"
+          "declared below; HOME and /tmp are the sandbox's own, and nothing else of the\n"
+          "host is there: your home's files are not; credential paths are masked in what\n"
+          "is shown; run --dry-run lists each mount)\n", f);
     for (size_t i = 0; i < p->nread; i++) {
         fputs("  read   ", f);
         sg_print_safe(f, p->read[i].path);

@@ -386,11 +386,14 @@ static int answer(struct sg_net *e, const uint8_t *buf, size_t len, uint8_t *out
         return own_answer(e, buf, &q, out, max, via);
     if (!allowed) {
         bool exfil = sg_dns_looks_like_exfil(q.name);
+        /* the manifest's own refusal: no rule or person reaches it */
+        const char *why = e->asker && e->asker->ctx && !fetch_may_ask(e)
+                              ? "not declared; allowed-tools has no Fetch"
+                              : "not declared";
         sg_bus_emit(e->bus, SG_EV_DNS_BLOCKED,
                     json_pack("{s:s, s:i, s:s, s:s, s:b, s:b}", "name", q.name, "qtype", q.qtype,
-                              "via", via, "reason", "not declared", "exfil_suspect", exfil,
-                              "prevented", 1),
-                    "%s (type %u) refused: not declared%s", q.name, q.qtype,
+                              "via", via, "reason", why, "exfil_suspect", exfil, "prevented", 1),
+                    "%s (type %u) refused: %s%s", q.name, q.qtype, why,
                     exfil ? "; its labels look like smuggled data (DNS exfiltration)" : "");
         return sg_dns_build_answer(buf, &q, SG_RCODE_NXDOMAIN, NULL, 0, 0, out, max);
     }

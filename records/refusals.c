@@ -90,7 +90,13 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
                                 "write a folder the sandbox does not show", dir, dir);
         return;
     }
-    if (strstr(by, "allowed-tools")) {
+    if (strstr(by, "allowed-tools") && !strcmp(tool, "Fetch")) {
+        /* Fetch(host) in allowed-tools lets it ask; only a declared host is
+         * let through unasked */
+        r->allow = sg_xasprintf("Fetch in SKILL.md's allowed-tools (then a person or a --policy "
+                                "FILE with %s under allow: decides), or the host declared in "
+                                "skillsandbox.yaml's permissions.network.egress", rule);
+    } else if (strstr(by, "allowed-tools")) {
         /* the manifest refused it: no rule or person may widen it */
         r->allow = sg_xasprintf("%s in SKILL.md's allowed-tools", rule);
     } else if (sg_str_has_prefix(by, "grant")) {

@@ -270,6 +270,62 @@ def a_run_that_worked_says_its_caches_once(m, base):
     assert refused, t["refusals"]
 
 
+REACH = r"""
+import socket
+try:
+    socket.create_connection(("collect.example.test", 443), timeout=3).close()
+except OSError as e:
+    print("net:", e)
+"""
+
+
+def scripts_skill(base, name, tools, script):
+    """Shaped as Anthropic's and ClawHub's skills: SKILL.md and scripts/."""
+    d = os.path.join(base, name)
+    os.makedirs(os.path.join(d, "scripts"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(f"---\nname: {name}\ndescription: reaches a host\n"
+                + (f"allowed-tools: {tools}\n" if tools else "") + "---\nRun scripts/go.py\n")
+    with open(os.path.join(d, "scripts", "go.py"), "w") as f:
+        f.write(script)
+    for root, dirs, files in os.walk(d):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+    return d
+
+
+@test()
+def inspect_says_what_a_run_does_with_hosts_and_files(m, base):
+    """inspect's words are what a run then does: a skill with no
+    allowed-tools asks about a host (refused here only as nobody is there
+    to ask), one whose allowed-tools has no Fetch refuses it, and the
+    refusal names the manifest, not a --policy rule that cannot reach it.
+    The filesystem is described as what is shown, not "the host"."""
+    free = scripts_skill(base, "asks-net", None, REACH)
+    p = m.run("inspect", free, check=0)
+    assert "(none declared: each host a run reaches for is asked" in p.out, p.out
+    assert "every connection is refused" not in p.out, p.out
+    assert "read-only view of the host" not in p.out, p.out
+    assert "your home's files are not" in p.out, p.out
+    m.run("run", "--prompt", "deny", "--cwd", base, free, "--script", "scripts/go.py", check=0)
+    r = [x for x in m.last_trace()["refusals"] if x["subject"] == "collect.example.test"]
+    assert r and "nobody to ask" in r[0]["why"], m.last_trace()["refusals"]
+
+    shut = scripts_skill(base, "no-fetch", "Read Bash", REACH)
+    p = m.run("inspect", shut, check=0)
+    assert "(none declared: allowed-tools has no Fetch, so every connection is refused)" \
+        in p.out, p.out
+    p = m.run("run", "--prompt", "deny", "--cwd", base, shut, "--script", "scripts/go.py",
+              check=0)
+    r = [x for x in m.last_trace()["refusals"] if x["subject"] == "collect.example.test"]
+    assert r and r[0]["why"] == "not declared; allowed-tools has no Fetch", r
+    assert r[0]["allow"].startswith("Fetch in SKILL.md's allowed-tools (then a person or a "
+                                    "--policy FILE with Fetch(collect.example.test)"), r
+    assert "skillgate: refused: Fetch collect.example.test" in p.err, p.err
+    assert "allow with: --policy" not in p.err, p.err
+
+
 @test()
 def a_pile_of_files_hides_no_persistence_write(m, base):
     """The walk of a view looks at the persistence places first, whatever
