@@ -111,7 +111,10 @@ static void print_plain(struct out_ctx *o, const struct sg_event *ev)
     if (sg_event_severity(ev->kind) >= 2 || ev->kind == SG_EV_WRITE_DISCARDED) {
         o->blocked += sg_event_severity(ev->kind) >= 2;
         cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, 0);
-        fprintf(stderr, "skillgate: %s: %s\n", sg_event_name(ev->kind), s);
+        /* an allowed host this machine could not reach was not blocked */
+        bool upstream = json_is_true(json_object_get(ev->data, "upstream_failed"));
+        fprintf(stderr, "skillgate: %s: %s\n", upstream ? "network" : sg_event_name(ev->kind),
+                s);
     }
 }
 
@@ -157,6 +160,10 @@ static void tell_repeats(struct out_ctx *o, struct repeat *r, int64_t now)
                           .wall_ms = r->last_ms,
                           .data = json_pack("{s:I, s:I}", "repeated", (json_int_t)n,
                                             "repeated_total", (json_int_t)r->more)};
+    json_t *orig = r->data && *r->data ? json_loads(r->data, 0, NULL) : NULL;
+    if (json_is_true(json_object_get(orig, "upstream_failed"))) /* said as it was first */
+        json_object_set_new(ev.data, "upstream_failed", json_true());
+    json_decref(orig);
     r->told = r->more;
     r->told_ms = now;
     print_event(o, &ev);

@@ -542,6 +542,22 @@ static void block(struct sg_net *e, int idx, const char *dst, int port, const ch
     conn_free(e, idx, true);
 }
 
+/* An allowed connection this machine could not make: the name does not
+ * resolve here, or the upstream refused or never answered. Not a refusal
+ * of skillgate's, and said as such (no rule, grant or person changes it). */
+static void upstream_failed(struct sg_net *e, int idx, const char *dst, const char *why)
+{
+    struct conn *c = e->conns[idx];
+    sg_bus_emit(e->bus, SG_EV_NETWORK_EGRESS_BLOCKED,
+                json_pack("{s:s, s:s, s:i, s:s, s:s, s:b, s:b}", "protocol", "TCP", "dst", dst,
+                          "port", c->port, "name", c->name, "reason", why, "upstream_failed", 1,
+                          "prevented", 1),
+                "TCP %s:%d was allowed, but this machine could not reach it: %s (no refusal: "
+                "this machine's DNS or network; --resolve %s:%d:ADDR points the name elsewhere)",
+                c->name, c->port, why, c->name, c->port);
+    conn_free(e, idx, true);
+}
+
 static void *resolver(void *arg)
 {
     struct resolve_job *j = arg;
@@ -640,7 +656,7 @@ static void start_connect(struct sg_net *e, int idx, const struct sockaddr *sa, 
     c->ufd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (c->ufd < 0 || (connect(c->ufd, sa, len) < 0 && errno != EINPROGRESS)) {
         snprintf(why, sizeof why, "upstream %s unreachable: %s", c->upstream, strerror(errno));
-        block(e, idx, text, c->port, c->name, why);
+        upstream_failed(e, idx, text, why);
         return;
     }
     c->st = C_CONNECTING;
@@ -1079,7 +1095,7 @@ static void upstream_ready(struct sg_net *e, int idx)
     if (err) {
         char why[640];
         snprintf(why, sizeof why, "upstream %s: %s", c->upstream, strerror(err));
-        block(e, idx, c->upstream, c->port, c->name, why);
+        upstream_failed(e, idx, c->upstream, why);
         return;
     }
     c->connected = true;
@@ -1126,7 +1142,7 @@ static void on_resolved(struct sg_net *e)
             if (j->err) {
                 char why[640];
                 snprintf(why, sizeof why, "%s does not resolve: %s", c->name, gai_strerror(j->err));
-                block(e, i, c->name, c->port, c->name, why);
+                upstream_failed(e, i, c->name, why);
             } else {
                 start_connect(e, i, (struct sockaddr *)&j->addr, j->addrlen, false);
             }

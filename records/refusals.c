@@ -222,7 +222,9 @@ static void note_event(struct list *l, json_t *ev)
              str(d, "protected"));
     } else if (!strcmp(kind, "dns_blocked")) {
         note(l, "Fetch", str(d, "name"), why, 0, false, NULL);
-    } else if (!strcmp(kind, "network_egress_blocked")) {
+    } else if (!strcmp(kind, "network_egress_blocked") &&
+               !json_is_true(json_object_get(d, "upstream_failed"))) {
+        /* (an allowed host this machine could not reach is no refusal) */
         const char *name = str(d, "name");
         note(l, "Fetch", name && *name ? name : str(d, "dst"), why,
              (int)json_integer_value(json_object_get(d, "port")), false, NULL);
