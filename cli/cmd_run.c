@@ -571,6 +571,21 @@ static int run_option(struct run_args *a, int c)
     return SG_EXIT_USAGE;
 }
 
+/* An option run does not know after --script or -m is most often the
+ * script's own (`-m scripts.x --skill-name y`): say where -- goes. */
+static void script_option_hint(const struct run_args *a, int argc, char **argv)
+{
+    const char *what = a->rq.module ? "-m" : "--script";
+    const char *name = a->rq.module ? a->rq.module : a->rq.script;
+    if (a->wrap || !name || optind < 1 || optind > argc || argv[optind - 1][0] != '-')
+        return;
+    cleanup_free char *opt = sg_sanitize_str(argv[optind - 1], 0);
+    cleanup_free char *shown = sg_sanitize_str(name, 0);
+    fprintf(stderr, "skillgate: %s is not an option of run; if it is the script's own, put -- "
+                    "before the script's arguments: skillgate run SKILL %s %s -- %s ...\n",
+            opt, what, shown, opt);
+}
+
 static int parse_run_args(int argc, char **argv, struct run_args *a)
 {
     static const struct option opts[] = {
@@ -598,9 +613,12 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
     a->rq.publish = a->publish;
     /* wrap: options end at the command's name (its own options are its) */
     while ((c = sg_getopt(argc, argv, a->wrap ? "+ht:o:wjnDC:" : "hi:I:t:o:wjnDs:C:m:", opts)) !=
-           -1)
+           -1) {
+        if (c == '?')
+            script_option_hint(a, argc, argv);
         if ((st = run_option(a, c)) >= 0)
             return st;
+    }
     if (a->wrap) {
         if (optind >= argc || (a->oc->watch && a->oc->json) || a->rq.script || a->rq.module ||
             a->rq.input || a->rq.python) {

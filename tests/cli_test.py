@@ -318,6 +318,24 @@ def inspect_human_says_where_each_capability_came_from():
 
 
 @test
+def a_scripts_own_option_before_dashdash_says_where_dashdash_goes():
+    """Issue 52, item 8: `run SKILL -m X --skill-name y` took --skill-name
+    as run's and stopped with getopt's word alone; it now says the option
+    may be the script's and shows the line with -- in its place. Nothing
+    runs (exit 2)."""
+    skill = os.path.join(EXAMPLES, "weather")
+    p = run("run", skill, "-m", "scripts.aggregate", "--skill-name", "y", code=2)
+    assert "skillgate: --skill-name is not an option of run; if it is the script's own, put " \
+           "-- before the script's arguments: skillgate run SKILL -m scripts.aggregate -- " \
+           "--skill-name ..." in p.stderr, p.stderr
+    p = run("run", skill, "--script", "main.py", "-q", code=2)
+    assert "run SKILL --script main.py -- -q ..." in p.stderr, p.stderr
+    # a typo of run's own, before any script: the nearest option, no -- hint
+    p = run("run", skill, "--jsno", code=2)
+    assert "did you mean --json?" in p.stderr and "put --" not in p.stderr, p.stderr
+
+
+@test
 def a_skill_of_scripts_lists_them_with_their_usage():
     """Shaped like Anthropic's pdf skill: SKILL.md, no skillsandbox.yaml,
     scripts (one a folder down, an __init__.py that is no script), usage
