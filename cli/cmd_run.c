@@ -56,6 +56,7 @@ struct out_ctx {
     } published[32];
     size_t npublished, published_more;
     struct sg_leftover left; /* caches and system-folder writes, one line at the end */
+    bool no_terminal_note; /* a script given no input, from a terminal: said if it fails */
 };
 
 /* Default mode: the skill's output as if it ran directly (raw bytes into a
@@ -733,6 +734,10 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
         fprintf(f, "skillgate: and %zu more published ports (the trace lists them)\n",
                 oc->published_more);
     sg_leftover_print(f, &oc->left);
+    if (oc->no_terminal_note && res->end == SG_END_EXITED && res->exit_code != 0)
+        fprintf(f, "skillgate: the script had no terminal and its stdin was empty (end of "
+                   "file): a skill never reads yours, so a question it asked there got no "
+                   "answer; what it needs goes in its arguments, or as JSON with --input\n");
     json_t *rest = sg_leftover_refusals(&oc->left, refused);
     cleanup_free char *text = sg_refusals_text(rest);
     json_decref(rest);
@@ -840,6 +845,7 @@ int sg_run_front(int argc, char **argv, bool wrap)
         return st;
     }
     const struct sg_run_info *info = sg_runner_info(run);
+    oc.no_terminal_note = (a.rq.script || a.rq.module) && !a.rq.input && isatty(0);
     if (a.dry) {
         sg_runner_print_plan(run, stdout);
         sg_runner_free(run);

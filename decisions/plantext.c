@@ -176,7 +176,8 @@ static void print_environment(FILE *f, const struct sg_plan *p)
         sg_print_safe(f, p->stripped[i]);
     }
     fputs(p->nstripped > 12 ? ", ...)\n" : p->nstripped ? ")\n" : "\n", f);
-    fputs("  stdin: the input JSON\n", f);
+    fputs(p->stdin_empty ? "  stdin: empty (a script given no --input: end of file at once)\n"
+                         : "  stdin: the input JSON\n", f);
 }
 
 /* A WASM run's two layers (wasm.h). */

@@ -355,7 +355,8 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
                              .work_dir = rq->work_dir, .python = rq->python,
                              .observe_reads = rq->observe_reads, .wrap = rq->wrap,
                              .copy_output = rq->copy_output, .masks = rq->masks,
-                             .nmasks = rq->nmasks};
+                             .nmasks = rq->nmasks,
+                             .stdin_empty = !rq->input && (rq->script || rq->module)};
     if (agent && ro.timeout_s > sk->policy.limits.runtime_s.value)
         ro.timeout_s = 0; /* an agent may shorten the manifest's limit, never lengthen it */
     struct sg_publish pubs[SG_MAX_PORTS];

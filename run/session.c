@@ -903,10 +903,10 @@ static void stdin_dispatch(void *c, const struct pollfd *p, size_t n)
         return;
     ssize_t w = (p[0].revents & POLLOUT) && r->in_off < r->in_len
                     ? write(r->sb->stdin_fd, r->plan->input + r->in_off, r->in_len - r->in_off)
-                    : -1;
+                    : 0; /* nothing (more) to write, or the reader went: done */
     if (w > 0)
         r->in_off += (size_t)w;
-    if (w < 0 ? errno != EAGAIN && errno != EINTR : r->in_off >= r->in_len) {
+    if (w < 0 ? errno != EAGAIN && errno != EINTR : r->in_off >= r->in_len || w == 0) {
         close(r->sb->stdin_fd);
         r->sb->stdin_fd = -1;
     }
@@ -1253,7 +1253,7 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     }
     struct sg_session *r = sg_xmalloc(sizeof *r);
     *r = (struct sg_session){.plan = plan, .bus = bus, .sbox = sb, .perm = perm,
-                             .in_len = strlen(plan->input)};
+                             .in_len = plan->stdin_empty ? 0 : strlen(plan->input)};
     r->sb = &r->sbox;
     if (r->sb->wasi_fd >= 0) {
         r->wasi = sg_xcalloc(1, sizeof *r->wasi);

@@ -965,6 +965,7 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
         return -E2BIG;
     }
     p->input = sg_xstrdup(input);
+    p->stdin_empty = o->stdin_empty;
     p->observe_reads = o->observe_reads;
     p->wrap = o->wrap;
     p->copy_output = o->copy_output;

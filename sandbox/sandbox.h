@@ -136,6 +136,8 @@ static inline int sg_own_ports_which(const struct sg_own_ports *o, uint16_t port
 
 struct sg_run_opts {
     const char *input;       /* JSON text for SKILL_INPUT and stdin; NULL: "{}" */
+    bool stdin_empty;        /* a script given no input: stdin at end of file at once (a
+                              * question it asks gets no "{}" for an answer) */
     long long timeout_s;     /* 0: the policy's */
     bool allow_degraded;     /* run without Landlock (said on every report) */
     char *const *host_env;   /* the environment to filter (environ) */
@@ -229,6 +231,7 @@ struct sg_plan {
     char *python_base;   /* the installation it was made from, when not in view otherwise */
     const char *python_from; /* "--python" or "VIRTUAL_ENV" */
     char *input;
+    bool stdin_empty;   /* sg_run_opts' */
     bool observe_reads; /* sg_run_opts.observe_reads */
     bool wrap, copy_output; /* sg_run_opts' */
     struct sg_plan_wasm *wasm; /* a WASM run (wasm.h), else NULL */

@@ -47,5 +47,55 @@ def an_allowed_host_this_machine_cannot_reach_is_no_refusal(m, base):
     assert ev[0]["name"] == "api.weather.test" and ev[0]["port"] == 443, ev
 
 
+
+ASK = r"""
+import sys
+print("tty:", sys.stdin.isatty(), flush=True)
+a = input("Overwrite output.pdf? [y/N] ")
+print("answer:", repr(a))
+sys.exit(0 if a == "y" else 3)
+"""
+
+
+def scripts_skill(base, name, script):
+    """Shaped as Anthropic's skills: SKILL.md and scripts/, no entrypoint."""
+    d = os.path.join(base, name)
+    os.makedirs(os.path.join(d, "scripts"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(f"---\nname: {name}\ndescription: {name}\n---\nRun scripts/go.py\n")
+    with open(os.path.join(d, "scripts", "go.py"), "w") as f:
+        f.write(script)
+    for root, dirs, files in os.walk(d):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+    return d
+
+
+@test()
+def a_script_that_asks_on_its_terminal_is_told_the_truth(m, base):
+    """A script run from a terminal that asks a question: before, its
+    input() read "{}" (the default input JSON) and it went on with that as
+    the answer. Now its stdin is empty (EOF), and after the failure
+    skillgate says it had no terminal and where what it needs goes. The
+    input JSON still reaches a script when given, and SKILL_INPUT stays."""
+    d = scripts_skill(base, "asker", ASK)
+    code, out = h.run_in_pty(m, ["run", "--prompt", "deny", "--cwd", base, d, "--script",
+                                 "scripts/go.py"], [])
+    assert code == 1, (code, out)
+    assert "tty: False" in out and "EOFError: EOF when reading a line" in out, out
+    assert "answer:" not in out, out
+    assert "skillgate: the script had no terminal and its stdin was empty (end of file): a " \
+           "skill never reads yours, so a question it asked there got no answer; what it " \
+           "needs goes in its arguments, or as JSON with --input" in out, out
+    # given input, the script reads it, and nothing is said
+    code, out = h.run_in_pty(m, ["run", "--prompt", "deny", "--cwd", base, "-i", '"y"', d,
+                                 "--script", "scripts/go.py"], [])
+    assert code == 3 and "answer: '\"y\"'" in out, (code, out)
+    assert "had no terminal" not in out, out
+    # the plan says so
+    p = m.run("run", "--dry-run", "--cwd", base, d, "--script", "scripts/go.py", check=0)
+    assert "stdin: empty (a script given no --input: end of file at once)" in p.out, p.out
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
