@@ -85,7 +85,10 @@ static void print_plain(struct out_ctx *o, const struct sg_event *ev)
         bool err = ev->kind == SG_EV_STDERR;
         FILE *f = err ? stderr : stdout;
         if (err ? o->tty_err : o->tty_out) {
-            cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
+            /* colours as colours where the terminal shows them; all else escaped */
+            cleanup_free char *s =
+                sg_color(f) ? sg_sanitize_colour(ev->message, ev->message_len, SG_SAN_KEEP_TAB)
+                            : sg_sanitize(ev->message, ev->message_len, SG_SAN_KEEP_TAB);
             fprintf(f, "%s\n", s);
         } else {
             fwrite(ev->message, 1, ev->message_len, f);

@@ -40,5 +40,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
     free(out);
+    /* the colour terminal's form: its only controls are whole colour
+     * sequences (ESC [ digits and ';' m), and the last one resets */
+    out = sg_sanitize_colour((const char *)data, size, 0);
+    n = strlen(out);
+    if (!sg_utf8_valid(out, n, NULL))
+        abort();
+    size_t last = n;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)out[i];
+        if (c == 0x1b) {
+            size_t k = i + 1;
+            if (k >= n || out[k++] != '[')
+                abort();
+            while (k < n && ((out[k] >= '0' && out[k] <= '9') || out[k] == ';'))
+                k++;
+            if (k >= n || out[k] != 'm' || k + 1 - i > SG_SAN_SGR_MAX)
+                abort();
+            last = i;
+            i = k;
+        } else if (c < 0x20 || c == 0x7f) {
+            abort();
+        }
+    }
+    if (last != n && strcmp(out + last, "\033[0m") != 0)
+        abort();
+    free(out);
     return 0;
 }

@@ -1,6 +1,7 @@
 #include "sanitize.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -163,4 +164,70 @@ char *sg_sanitize_json(const char *s, size_t len, unsigned flags)
 char *sg_sanitize_str(const char *s, unsigned flags)
 {
     return s ? sg_sanitize(s, strlen(s), flags) : sg_xstrdup("");
+}
+
+/* One SGR param list, "1;38;5;208": each one allowed (sanitize.h). */
+static bool sgr_params_ok(const char *p, size_t n)
+{
+    unsigned v[SG_SAN_SGR_MAX];
+    size_t nv = 0;
+    for (size_t i = 0; i <= n; i++) { /* an empty param is 0 */
+        unsigned x = 0;
+        for (; i < n && p[i] != ';'; i++)
+            if ((x = x * 10 + (unsigned)(p[i] - '0')) > 255)
+                return false;
+        v[nv++] = x;
+    }
+    for (size_t i = 0; i < nv; i++) {
+        unsigned x = v[i];
+        if (x == 38 && i + 2 < nv && v[i + 1] == 5)
+            i += 2; /* 256 colours */
+        else if (x == 38 && i + 4 < nv && v[i + 1] == 2)
+            i += 4; /* 24-bit */
+        else if (!(x <= 4 || x == 7 || (x >= 22 && x <= 24) || x == 27 || (x >= 30 && x <= 37) ||
+                   x == 39 || (x >= 90 && x <= 97)))
+            return false;
+    }
+    return true;
+}
+
+/* The length of an allowed colour sequence at u (an ESC), else 0. */
+static size_t sgr_len(const unsigned char *u, size_t len)
+{
+    if (len < 3 || u[1] != '[')
+        return 0;
+    size_t i = 2;
+    while (i < len && i < SG_SAN_SGR_MAX && ((u[i] >= '0' && u[i] <= '9') || u[i] == ';'))
+        i++;
+    if (i >= len || u[i] != 'm' || !sgr_params_ok((const char *)u + 2, i - 2))
+        return 0;
+    return i + 1;
+}
+
+char *sg_sanitize_colour(const char *s, size_t len, unsigned flags)
+{
+    static const char reset[] = "\033[0m";
+    if (!s)
+        s = "", len = 0;
+    struct sg_buf b;
+    sg_buf_init(&b, len * 4 + sizeof reset);
+    const unsigned char *u = (const unsigned char *)s;
+    size_t from = 0;
+    bool coloured = false;
+    for (size_t i = 0; i < len; i++) {
+        size_t k = u[i] == 0x1b ? sgr_len(u + i, len - i) : 0;
+        if (!k)
+            continue;
+        cleanup_free char *text = sg_sanitize(s + from, i - from, flags);
+        sg_buf_append(&b, text, strlen(text));
+        sg_buf_append(&b, s + i, k);
+        coloured = true;
+        from = i + k;
+        i += k - 1;
+    }
+    cleanup_free char *rest = sg_sanitize(s + from, len - from, flags);
+    sg_buf_append(&b, rest, strlen(rest));
+    if (coloured)
+        sg_buf_append(&b, reset, sizeof reset - 1);
+    return sg_buf_steal(&b);
 }

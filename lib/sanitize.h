@@ -31,4 +31,16 @@ char *sg_sanitize_json(const char *s, size_t len, unsigned flags);
 /* Same for a C string; NULL gives "". */
 char *sg_sanitize_str(const char *s, unsigned flags);
 
+/* sg_sanitize for a colour terminal: a colour sequence (SGR: ESC [ params m,
+ * at most SG_SAN_SGR_MAX bytes) passes as it is when each of its params is
+ * a foreground colour (30-37, 90-97, 39, 38;5;N, 38;2;R;G;B) or bold, dim,
+ * italic, underline, reverse and their ends (0-4, 7, 22-24, 27); anything
+ * else, concealed text, blinking and backgrounds (fg on a bg of its colour
+ * hides text) included, is escaped as sg_sanitize does. When one passed,
+ * the line ends with ESC [ 0 m: no colour runs on into the next line.
+ * Scripts print colours (pytest, rich, a status line) and the person read
+ * "\e[32m" instead. */
+#define SG_SAN_SGR_MAX 48
+char *sg_sanitize_colour(const char *s, size_t len, unsigned flags);
+
 #endif

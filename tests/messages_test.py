@@ -97,5 +97,38 @@ def a_script_that_asks_on_its_terminal_is_told_the_truth(m, base):
     p = m.run("run", "--dry-run", "--cwd", base, d, "--script", "scripts/go.py", check=0)
     assert "stdin: empty (a script given no --input: end of file at once)" in p.out, p.out
 
+
+COLOURS = r"""
+import sys
+print("\x1b[1;32mPASSED\x1b[0m 3 tests \x1b[38;5;208morange\x1b[m \x1b[31mstill red")
+print("\x1b]0;retitled\x07 \x1b[2J \x1b[8mhidden\x1b[0m \x1b[41mbg")
+sys.stderr.write("\x1b[33mwarning\x1b[0m: x\n")
+"""
+
+
+@test()
+def colours_show_as_colours_and_nothing_else_passes(m, base):
+    """A script's colours on a colour terminal were printed as \\e[32m;
+    now they pass, each line ends with a reset (nothing runs on into
+    skillgate's lines), and every other sequence (a title, a clear,
+    concealed text, a background) is still shown escaped. NO_COLOR
+    escapes them all, as before."""
+    d = scripts_skill(base, "painter", COLOURS)
+    args = ["run", "--prompt", "deny", "--cwd", base, d, "--script", "scripts/go.py"]
+    code, out = h.run_in_pty(m, args, [])
+    assert code == 0, (code, out)
+    assert "\x1b[1;32mPASSED\x1b[0m 3 tests \x1b[38;5;208morange\x1b[m \x1b[31mstill red" \
+           "\x1b[0m\r\n" in out, repr(out)
+    assert "\x1b[33mwarning\x1b[0m: x\x1b[0m" in out, repr(out)
+    assert "\\e]0;retitled\\x07 \\e[2J \\e[8mhidden\x1b[0m \\e[41mbg" in out, repr(out)
+    for bad in ("\x1b]", "\x1b[2J", "\x1b[8m", "\x1b[41m", "\x07"):
+        assert bad not in out, (bad, repr(out))
+    # the trace keeps every line escaped, colours too
+    t = m.last_trace()
+    lines = [e["message"] for e in t["events"] if e["kind"] == "stdout"]
+    assert lines[0].startswith("\\e[1;32mPASSED"), lines
+    code, out = h.run_in_pty(m, args, [], env={"NO_COLOR": "1"})
+    assert code == 0 and "\\e[1;32mPASSED\\e[0m" in out and "\x1b[" not in out, repr(out)
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

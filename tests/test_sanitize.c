@@ -148,6 +148,42 @@ static void json_agrees_with_jansson(void **st)
     }
 }
 
+static void colour(const char *in, const char *want)
+{
+    char *out = sg_sanitize_colour(in, strlen(in), SG_SAN_KEEP_TAB);
+    assert_string_equal(out, want);
+    free(out);
+}
+
+/* Colours pass on a colour terminal, and nothing else does (issue 52). */
+static void colours_pass_and_nothing_else(void **st)
+{
+    (void)st;
+    colour("plain", "plain");
+    colour("\x1b[1;32mok\x1b[0m", "\x1b[1;32mok\x1b[0m\x1b[0m");
+    colour("\x1b[mx", "\x1b[mx\x1b[0m");
+    colour("\x1b[38;5;208mo\x1b[38;2;1;2;3mr", "\x1b[38;5;208mo\x1b[38;2;1;2;3mr\x1b[0m");
+    /* an unclosed colour ends with the line */
+    colour("\x1b[31mred", "\x1b[31mred\x1b[0m");
+    /* conceal, blink, backgrounds, cursor moves, titles, 8-bit CSI: escaped */
+    colour("\x1b[8mhidden", "\\e[8mhidden");
+    colour("\x1b[5;31mx", "\\e[5;31mx");
+    colour("\x1b[41mbg\x1b[30;47m", "\\e[41mbg\\e[30;47m");
+    colour("\x1b[2J\x1b[H\x1b]0;t\x07", "\\e[2J\\e[H\\e]0;t\\x07");
+    colour("\xc2\x9b" "31m", "\\x9b31m");
+    /* a 256-colour index past 255, a cut 24-bit form, private marks */
+    colour("\x1b[38;5;256m", "\\e[38;5;256m");
+    colour("\x1b[38;2;1;2m", "\\e[38;2;1;2m");
+    colour("\x1b[?1m\x1b[>4;1m", "\\e[?1m\\e[>4;1m");
+    /* too long to be a colour: escaped, not cut */
+    colour("\x1b[0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0m",
+           "\\e[0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0;0m");
+    /* a colour beside a bidi override: the override is still escaped */
+    colour("\x1b[32m\xe2\x80\xae" "abc", "\x1b[32m\\u{202e}abc\x1b[0m");
+    colour("\x1b", "\\e");
+    colour("\x1b[", "\\e[");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +192,7 @@ int main(void)
         cmocka_unit_test(escapes_invisible),
         cmocka_unit_test(string_and_pieces_agree),
         cmocka_unit_test(json_agrees_with_jansson),
+        cmocka_unit_test(colours_pass_and_nothing_else),
     };
     return cmocka_run_group_tests_name("sanitize", tests, NULL, NULL);
 }
