@@ -1,6 +1,7 @@
 #include <getopt.h>
 #include <string.h>
 
+#include "rating.h"
 #include "cli.h"
 #include "protected.h"
 #include "digest.h"
@@ -222,8 +223,11 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
     const struct sg_policy *p = &sk->policy;
     fputs("Skill     ", f);
     sg_print_safe(f, sk->name ? sk->name : sk->dirname);
-    fprintf(f, "  %s  mode: %s%s\n", sg_risk_badge(f, sg_policy_max_risk(p)),
-            sg_mode_name(p->mode), p->fork_context ? " (context: fork)" : "");
+    char why[160];
+    enum sg_risk risk = sg_skill_risk(sk, why, sizeof why);
+    fprintf(f, "  %s  mode: %s%s\n", sg_risk_badge(f, risk), sg_mode_name(p->mode),
+            p->fork_context ? " (context: fork)" : "");
+    fprintf(f, "Risk      %s: %s\n", sg_risk_name(risk), why);
     fputs("Location  ", f);
     sg_print_safe(f, sk->root);
     fputc('\n', f);

@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "rating.h"
 #include "cli.h"
 #include "discover.h"
 #include "sanitize.h"
@@ -18,7 +19,7 @@ static void print_skill(FILE *f, const struct sg_discovery *d, size_t i)
     cleanup_free char *one = sg_one_line(sk->description, 70);
     cleanup_free char *desc = sg_sanitize_str(one, 0);
     bool cut = sk->description && strlen(one) < strlen(sk->description);
-    fprintf(f, "%-24s %s %s%s\n", name, sg_risk_badge(f, sg_policy_max_risk(p)), desc,
+    fprintf(f, "%-24s %s %s%s\n", name, sg_risk_badge(f, sg_skill_risk(sk, NULL, 0)), desc,
             cut ? "..." : "");
     fputs("    ", f);
     sg_print_safe(f, sk->display);

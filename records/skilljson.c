@@ -1,3 +1,4 @@
+#include "rating.h"
 #include "skilljson.h"
 
 #include <stdint.h>
@@ -167,7 +168,9 @@ json_t *sg_skill_to_json(const struct sg_skill *sk, const char *digest)
     json_object_set_new(j, "valid", json_boolean(!sg_diags_count(&sk->diags, SG_ERROR)));
     json_object_set_new(j, "runnable", json_boolean(!sg_skill_has_errors(sk)));
     json_object_set_new(j, "mode", json_string(sg_mode_name(p->mode)));
-    json_object_set_new(j, "max_risk", json_string(sg_risk_name(sg_policy_max_risk(p))));
+    char why[160];
+    json_object_set_new(j, "max_risk", json_string(sg_risk_name(sg_skill_risk(sk, why, sizeof why))));
+    json_object_set_new(j, "risk_why", json_string(why));
 
     json_t *tools = json_object();
     json_object_set_new(tools, "restricted", json_boolean(p->tools_restricted));
@@ -291,7 +294,7 @@ json_t *sg_discovery_to_json(const struct sg_discovery *d)
         json_object_set_new(o, "valid", json_boolean(!sg_diags_count(&sk->diags, SG_ERROR)));
         json_object_set_new(o, "mode", json_string(sg_mode_name(sk->policy.mode)));
         json_object_set_new(o, "max_risk",
-                            json_string(sg_risk_name(sg_policy_max_risk(&sk->policy))));
+                            json_string(sg_risk_name(sg_skill_risk(sk, NULL, 0))));
         json_object_set_new(o, "tools", tools_json(&sk->policy, false));
         json_object_set_new(o, "shadowed_by",
                             d->v[i].shadowed_by == SIZE_MAX

@@ -336,6 +336,46 @@ def a_scripts_own_option_before_dashdash_says_where_dashdash_goes():
 
 
 @test
+def a_skill_without_allowed_tools_is_rated_by_what_it_ships_and_declares():
+    """Issue 52, item 8: every ClawHub skill (no allowed-tools) was [HIGH].
+    Now an instruction-only skill that declares nothing is low, one whose
+    OpenClaw metadata names programs and a key is medium, one that ships
+    scripts is high; inspect says on what; list, JSON agree. A skill with
+    allowed-tools is rated by its riskiest tool, as before."""
+    with TempDir() as t:
+        write(t, "plain-notes/SKILL.md", "---\nname: plain-notes\ndescription: how to "
+              "write notes\n---\nWrite short notes.\n")
+        write(t, "todo-cli/SKILL.md", "---\nname: todo-cli\ndescription: Manage tasks via "
+              "the Todoist API.\nmetadata:\n  openclaw:\n    requires:\n      env: "
+              "[TODOIST_API_KEY]\n      bins: [curl]\n    primaryEnv: TODOIST_API_KEY\n---\n"
+              "Use curl.\n")
+        write(t, "converter/SKILL.md", "---\nname: converter\ndescription: converts "
+              "files\n---\nRun scripts/a.py or scripts/b.py\n")
+        write(t, "converter/scripts/a.py", "print(1)\n")
+        write(t, "converter/scripts/b.py", "print(2)\n")
+        env = {"NO_COLOR": "1"}
+        want = {"plain-notes": ("low", "[low]", "instructions only, nothing declared; no "
+                                "allowed-tools"),
+                "todo-cli": ("medium", "[med]", "its OpenClaw metadata names programs for the "
+                             "agent to run; no allowed-tools"),
+                "converter": ("high", "[HIGH]", "ships code it runs (an entrypoint or "
+                              "scripts); no allowed-tools")}
+        for name, (risk, badge, why) in want.items():
+            p = run("inspect", os.path.join(t, name), env=env, code=0)
+            assert f"Skill     {name}  {badge}" in p.stdout, p.stdout
+            assert f"Risk      {risk}: {why}\n" in p.stdout, p.stdout
+            j = json.loads(run("inspect", "--json", os.path.join(t, name), code=0).stdout)
+            assert j["max_risk"] == risk and j["risk_why"] == why, j
+        lst = run("list", t, env=env, code=0).stdout
+        for name, (risk, badge, why) in want.items():
+            assert re.search(rf"^{name}\s+{re.escape(badge)} ", lst, re.M), lst
+        by = {x["name"]: x for x in json.loads(run("list", "--json", t, code=0).stdout)["skills"]}
+        assert {k: by[k]["max_risk"] for k in want} == {k: v[0] for k, v in want.items()}, by
+    p = run("inspect", os.path.join(EXAMPLES, "weather"), env={"NO_COLOR": "1"}, code=0)
+    assert "Risk      medium: the riskiest tool its allowed-tools lists\n" in p.stdout, p.stdout
+
+
+@test
 def a_skill_of_scripts_lists_them_with_their_usage():
     """Shaped like Anthropic's pdf skill: SKILL.md, no skillsandbox.yaml,
     scripts (one a folder down, an __init__.py that is no script), usage

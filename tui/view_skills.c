@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rating.h"
 #include "attempts.h"
 #include "discover.h"
 #include "runner.h"
@@ -102,7 +103,7 @@ static bool matches(const struct skills *s, size_t i)
 /* Higher first: a skill that did not load ranks below LOW. */
 static int risk_rank(const struct sg_skill *sk)
 {
-    return sg_skill_has_errors(sk) ? -1 : (int)sg_policy_max_risk(&sk->policy);
+    return sg_skill_has_errors(sk) ? -1 : (int)sg_skill_risk(sk, NULL, 0);
 }
 
 static int cmp_rows(const void *x, const void *y, void *ctx)
@@ -220,7 +221,7 @@ static void draw_row(struct tui *t, WINDOW *w, int y, int cols, const struct sg_
     tui_put(w, y, 1, 22, f->name, strlen(f->name), base | (sel ? A_BOLD : 0));
     enum tui_role rr = TUI_R_DIM;
     /* a manifest with errors did not load: it has no risk to show */
-    const char *rw = sg_skill_has_errors(sk) ? " -- " : risk_word(sg_policy_max_risk(&sk->policy), &rr);
+    const char *rw = sg_skill_has_errors(sk) ? " -- " : risk_word(sg_skill_risk(sk, NULL, 0), &rr);
     tui_putf(w, y, 24, 6, sel ? base : tui_attr(t, rr), "[%s]", rw);
     enum tui_role sr;
     const char *sw = seen_word(obs, &sr);
