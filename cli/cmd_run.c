@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "homes.h"
 #include "leftover.h"
+#include "unshown.h"
 #include "stopsig.h"
 #include "runner.h"
 #include "events.h"
@@ -57,6 +58,7 @@ struct out_ctx {
     size_t npublished, published_more;
     struct sg_leftover left; /* caches and system-folder writes, one line at the end */
     bool no_terminal_note; /* a script given no input, from a terminal: said if it fails */
+    const struct sg_skill *sk; /* for what its words name (unshown.h) */
 };
 
 /* Default mode: the skill's output as if it ran directly (raw bytes into a
@@ -737,6 +739,8 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
         fprintf(f, "skillgate: and %zu more published ports (the trace lists them)\n",
                 oc->published_more);
     sg_leftover_print(f, &oc->left);
+    if (res->end == SG_END_EXITED && res->exit_code != 0 && oc->sk)
+        sg_unshown_print(f, oc->sk, info->cwd);
     if (oc->no_terminal_note && res->end == SG_END_EXITED && res->exit_code != 0)
         fprintf(f, "skillgate: the script had no terminal and its stdin was empty (end of "
                    "file): a skill never reads yours, so a question it asked there got no "
@@ -849,6 +853,7 @@ int sg_run_front(int argc, char **argv, bool wrap)
     }
     const struct sg_run_info *info = sg_runner_info(run);
     oc.no_terminal_note = (a.rq.script || a.rq.module) && !a.rq.input && isatty(0);
+    oc.sk = wrap ? NULL : sk; /* a wrapped command's words are not a skill's */
     if (a.dry) {
         sg_runner_print_plan(run, stdout);
         sg_runner_free(run);

@@ -130,5 +130,74 @@ def colours_show_as_colours_and_nothing_else_passes(m, base):
     code, out = h.run_in_pty(m, args, [], env={"NO_COLOR": "1"})
     assert code == 0 and "\\e[1;32mPASSED\\e[0m" in out and "\x1b[" not in out, repr(out)
 
+
+LOOKS = r"""
+import os, sys
+for p in ("~/.clawdbot/clawdbot.json", "~/.todo-cli/config.json"):
+    if not os.path.exists(os.path.expanduser(p)):
+        print("config not found")
+        sys.exit(1)
+print("configured")
+"""
+
+
+def home_file(m, rel, text="{}"):
+    p = os.path.join(m.home, rel)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "w") as f:
+        f.write(text)
+    if h.IS_ROOT:
+        d = os.path.dirname(p)
+        while d != m.home:
+            os.chown(d, m.uid, m.uid)
+            d = os.path.dirname(d)
+        os.chown(p, m.uid, m.uid)
+
+
+@test()
+def a_config_in_the_home_the_skill_names_is_said_when_it_fails(m, base):
+    """A ClawHub-shaped skill whose script looks for its config in the
+    home: the sandbox's HOME is private, so it says "config not found".
+    Before, skillgate said nothing. Now the end names each file its
+    SKILL.md (or OpenClaw's requires.config) names that is in the real
+    home and was not shown: OpenClaw's own folder as never shown (what to
+    do instead), another file with the read path that shows it, which
+    then works. A file the home does not hold, or a run that worked, is
+    not mentioned."""
+    home_file(m, ".clawdbot/clawdbot.json")
+    home_file(m, ".todo-cli/config.json")
+    d = scripts_skill(base, "chat-post", LOOKS)
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write("---\nname: chat-post\ndescription: posts\nmetadata:\n  openclaw:\n"
+                "    requires:\n      config: [\"~/.todo-cli/config.json\"]\n---\n"
+                "Reads the gateway token from `~/.clawdbot/clawdbot.json`; see also "
+                "~/.not-there/x.json and $HOME/../etc/passwd.\n")
+    p = m.run("run", "--prompt", "deny", "--cwd", base, d, "--script", "scripts/go.py",
+              check=1)
+    assert "config not found" in p.out, p.out
+    said = [x for x in p.err.splitlines() if "the skill's SKILL.md names" in x]
+    assert len(said) == 2, p.err
+    assert said[0] == ("skillgate: the skill's SKILL.md names ~/.clawdbot/clawdbot.json, which "
+                       "is in your home and was not in the sandbox: OpenClaw's folder under its "
+                       "former name is never shown to a skill; what the skill needs from it "
+                       "goes in a variable (--env NAME) or a file in the working folder"), said
+    assert said[1] == ("skillgate: the skill's SKILL.md names ~/.todo-cli/config.json, which is "
+                       "in your home and was not in the sandbox (its HOME is private): a read "
+                       "path in skillsandbox.yaml (permissions.filesystem.read: "
+                       "[\"~/.todo-cli/config.json\"]) shows it read-only"), said
+    assert "not-there" not in p.err and "passwd" not in p.err, p.err
+    # the advice is true: declared, the file is there (OpenClaw's folder stays masked)
+    with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
+        f.write("skill:\n  name: chat-post\n  description: posts\npermissions:\n"
+                "  filesystem:\n    read: [\"~/.todo-cli/config.json\"]\n")
+    os.chmod(os.path.join(d, "skillsandbox.yaml"), 0o644)
+    with open(os.path.join(d, "scripts", "go.py"), "w") as f:
+        f.write("import os\nprint(open(os.path.expanduser('~/.todo-cli/config.json')).read())\n"
+                "print(os.path.exists(os.path.expanduser('~/.clawdbot/clawdbot.json')))\n")
+    p = m.run("run", "--prompt", "deny", "--cwd", base, d, "--script", "scripts/go.py",
+              env={"HOME": m.home}, check=0)
+    assert p.out == "{}\nFalse\n", p.out
+    assert "SKILL.md names" not in p.err, p.err
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "homenamed.h"
 #include "skill.h"
 #include "util.h"
 
@@ -670,6 +671,35 @@ static void diagnostic_line_format(void **st)
     sg_skill_free(sk);
 }
 
+/* The home paths a skill's words name (issue 52, item 8). */
+static void home_paths_its_words_name(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "Reads `~/.clawdbot/clawdbot.json`, then $HOME/.config/x/y.toml and\n"
+        "${HOME}/.todo/a.json. See ~/.clawdbot/clawdbot.json again; not a~/b,\n"
+        "not ~/../etc/passwd, not ~/a/../../b, not ~//abs, not ~/ alone; ends ~/notes.";
+    char *v[SG_HOMENAMED_MAX];
+    size_t n = sg_home_named(text, sizeof text - 1, v, SG_HOMENAMED_MAX);
+    assert_int_equal(n, 4);
+    assert_string_equal(v[0], ".clawdbot/clawdbot.json");
+    assert_string_equal(v[1], ".config/x/y.toml");
+    assert_string_equal(v[2], ".todo/a.json");
+    assert_string_equal(v[3], "notes");
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    /* at most max; a path past SG_HOMENAMED_LEN is skipped, never cut */
+    char big[600];
+    memset(big, 'a', sizeof big);
+    memcpy(big, "~/", 2);
+    memcpy(big + 300, " ~/ok ~/x1 ~/x2", 15);
+    n = sg_home_named(big, sizeof big, v, 2);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0], "ok");
+    assert_string_equal(v[1], "x1");
+    free(v[0]), free(v[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -696,6 +726,7 @@ int main(void)
         cmocka_unit_test(clawhub_skill_by_openclaw_rules),
         cmocka_unit_test(frontmatter_lines),
         cmocka_unit_test(diagnostic_line_format),
+        cmocka_unit_test(home_paths_its_words_name),
     };
     return cmocka_run_group_tests_name("skillmd", tests, NULL, NULL);
 }
