@@ -9,6 +9,8 @@ Usage: messages_test.py PATH/TO/skillgate SOURCE_ROOT
 """
 import functools
 import os
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +48,47 @@ def an_allowed_host_this_machine_cannot_reach_is_no_refusal(m, base):
     assert ev and all(e["upstream_failed"] is True for e in ev), ev
     assert ev[0]["name"] == "api.weather.test" and ev[0]["port"] == 443, ev
 
+
+
+UPSTREAM = r"""
+import socket
+try:
+    c = socket.create_connection(("upstream.example.test", 443), timeout=10)
+    c.sendall(b"\\x16\\x03\\x01")  # the proxy closes it: nothing upstream
+    print("answered:", c.recv(1))
+except OSError as e:
+    print("failed:", e)
+"""
+
+
+@test()
+def a_lookup_this_machine_cannot_make_is_no_refusal(m, base):
+    """The same with the upstream lookup itself failing: skillgate runs in
+    a network namespace of its own with nothing in it (unshare -n, made as
+    root, then the mode's user), so the broker's getaddrinfo for the
+    declared upstream.example.test fails and no packet can leave. Before:
+    "refused: ... does not resolve" and "allow with: --policy"."""
+    if not h.IS_ROOT or not shutil.which("unshare"):
+        raise h.Skip("needs root and unshare(1) to give skillgate an empty network namespace")
+    d = h.make_skill(base, "upstream", UPSTREAM, tools="Read Fetch",
+                     yaml_extra="permissions:\n  network:\n    egress:\n"
+                                "      - domain: upstream.example.test\n        ports: [443]\n")
+    cmd = [h.SG, "run", "--prompt", "deny", d]
+    if m.uid != 0:
+        cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
+    env = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state,
+           "LANG": "C.UTF-8"}
+    p = subprocess.run(["unshare", "-n", *cmd], capture_output=True, text=True, env=env,
+                       cwd="/", timeout=60)
+    assert p.returncode == 0 and ("answered: b''" in p.stdout or "failed:" in p.stdout), \
+        (p.returncode, p.stdout, p.stderr)
+    said = [x for x in p.stderr.splitlines() if "upstream.example.test" in x]
+    assert said and said[0].startswith(
+        "skillgate: network: TCP upstream.example.test:443 was allowed, but this machine could "
+        "not reach it: upstream.example.test does not resolve: "), p.stderr
+    assert not [x for x in p.stderr.splitlines() if x.startswith("skillgate: refused:")], p.stderr
+    t = m.last_trace()
+    assert t["refusals"] == [], t["refusals"]
 
 
 ASK = r"""
