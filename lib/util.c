@@ -445,6 +445,18 @@ int sg_read_fd_capped(int fd, size_t max, char **buf, size_t *len)
     return 0;
 }
 
+ssize_t sg_read_proc(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 || size < 2 ? -1 : read(fd, buf, size - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    return n;
+}
+
 int sg_read_file_capped(const char *path, size_t max, char **buf, size_t *len)
 {
     *buf = NULL;

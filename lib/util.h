@@ -145,6 +145,9 @@ int sg_read_file_capped(const char *path, size_t max, char **buf, size_t *len);
  * settings follows them), still only a regular file, never blocking on a
  * FIFO: 0 with *buf NULL when nothing is there. */
 int sg_read_file_follow_capped(const char *path, size_t max, char **buf, size_t *len);
+/* A small /proc file (stat, status, cmdline) into buf (NUL-terminated):
+ * the bytes read by one read(), or -1 when it cannot be opened or is empty. */
+ssize_t sg_read_proc(const char *path, char *buf, size_t size);
 /* The same from an open descriptor (a regular file, read from where it is). */
 int sg_read_fd_capped(int fd, size_t max, char **buf, size_t *len);
 /* All n bytes to fd (EINTR retried): 0 or -errno. */

@@ -761,11 +761,8 @@ static pid_t tgid_of(pid_t tid)
 {
     char p[64], buf[512];
     snprintf(p, sizeof p, "/proc/%d/status", (int)tid);
-    cleanup_fd int fd = open(p, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (n <= 0)
+    if (sg_read_proc(p, buf, sizeof buf) < 0)
         return -1;
-    buf[n] = '\0';
     const char *t = strstr(buf, "\nTgid:");
     return t ? (pid_t)strtol(t + 6, NULL, 10) : -1;
 }
@@ -1095,11 +1092,9 @@ static bool script_is_approved(pid_t pid, const struct pending *pe)
 {
     char p[64], buf[8192];
     snprintf(p, sizeof p, "/proc/%d/cmdline", (int)pid);
-    cleanup_fd int fd = open(p, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (n <= 0)
+    ssize_t n = sg_read_proc(p, buf, sizeof buf);
+    if (n < 0)
         return false;
-    buf[n] = '\0';
     const char *a = buf;
     for (int i = 0; i < 3 && a < buf + n; i++, a += strlen(a) + 1) {
         if (i == 0)

@@ -17,11 +17,8 @@ bool sg_proc_parent(pid_t pid, pid_t *ppid, unsigned long long *start)
 {
     char p[64], buf[1024];
     snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
-    cleanup_fd int fd = open(p, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-    if (n <= 0)
+    if (sg_read_proc(p, buf, sizeof buf) < 0)
         return false;
-    buf[n] = '\0';
     /* "pid (comm) state ppid ..."; comm may hold spaces and ')' */
     char *s = strrchr(buf, ')');
     if (!s || s[1] != ' ')
