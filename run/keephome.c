@@ -142,6 +142,7 @@ int sg_keephome_prepare(const char *dir, const char *digest, bool fresh)
 /* One copy between two folders' fds. */
 struct copy {
     const struct sg_plan *p; /* save: only plain files of the home are kept */
+    unsigned long long budget; /* save: bytes at most (the home's tmpfs size); 0: none */
     dev_t from_dev, to_dev;
     uid_t uid;               /* owner of what is made, or -1 */
     gid_t gid;
@@ -202,6 +203,14 @@ static int copy_bytes(int in, int out, unsigned long long *bytes)
 
 static void copy_file(struct copy *k, int from, int to, const char *name, const struct stat *st)
 {
+    /* a sparse file costs the tmpfs nothing and the disk its whole size:
+     * 16,000 files truncated to RLIMIT_FSIZE (64 MiB) were 1 TiB of zeros
+     * written to the person's state folder. Nothing past the home's own
+     * size could be put back into it anyway. */
+    if (k->budget && (unsigned long long)st->st_size > k->budget - k->c->bytes) {
+        k->c->left_out++;
+        return;
+    }
     int in = openat(from, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     int out = to < 0 ? -1
                      : openat(to, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -355,9 +364,19 @@ void sg_keephome_save(const struct sg_plan *p, int view_fd, struct sg_keephome_c
     int dir = p->keep_home && view_fd >= 0 ? open_at(p->keep_home, NULL, false) : -1;
     if (dir < 0)
         return;
+    /* kept only for the content it was prepared for: a run of the old
+     * content that ends after a run of the new one dropped the old home
+     * would otherwise put it back under the new digest */
+    char had[SG_DIGEST_STRLEN + 1];
+    read_digest(dir, had, sizeof had);
+    if (!p->keep_digest || !p->keep_digest[0] || strcmp(had, p->keep_digest)) {
+        close(dir);
+        return;
+    }
     char name[96];
     snprintf(name, sizeof name, "new-%s", p->run_id);
-    struct copy k = {.p = p, .c = c};
+    long long cap = p->limits[SG_PL_TMPFS].value;
+    struct copy k = {.p = p, .c = c, .budget = cap > 0 ? (unsigned long long)cap : 0};
     store_owner(dir, &k.uid, &k.gid);
     int to = mkdirat(dir, name, 0700) == 0
                  ? openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)

@@ -671,6 +671,8 @@ int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct 
      * digest keeps nothing) */
     int ke = r->plan.keep_home ? sg_keephome_prepare(r->plan.keep_home, st->digest,
                                                      r->fresh_home) : 0;
+    if (ke == 0 && r->plan.keep_home)
+        r->plan.keep_digest = sg_xstrdup(st->digest);
     if (ke < 0) {
         free(steal_pointer(&r->plan.keep_home));
         sg_bus_emit(bus, SG_EV_POLICY_APPLIED, json_pack("{s:s}", "home_not_kept", strerror(-ke)),

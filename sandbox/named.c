@@ -49,6 +49,19 @@ static void bind_named(struct sg_plan *p, const char *real, const char *dst)
     m->why = sg_xstrdup(named_why);
 }
 
+/* A named file never shown: recorded as a named mask, which
+ * sg_plan_named_check turns into the run's refusal. */
+static void refuse(struct sg_plan *p, const char *dst, const char *why)
+{
+    p->mounts = sg_xrealloc(p->mounts, (p->nmounts + 1) * sizeof *p->mounts);
+    struct sg_mount *m = &p->mounts[p->nmounts++];
+    memset(m, 0, sizeof *m);
+    m->kind = SG_MNT_MASK;
+    m->dst = sg_xstrdup(dst);
+    m->named = true;
+    m->why = sg_xstrdup(why);
+}
+
 static size_t named_count(const struct sg_plan *p)
 {
     size_t n = 0;
@@ -88,6 +101,16 @@ static void name_one(struct sg_plan *p, const char *from, const char *arg)
         return missing(p, s, abs);
     if (sg_plan_shows(p, abs) && sg_plan_shows(p, real))
         return; /* in view already: the working folder, the skill's, /usr, ... */
+    /* a link the skill ships in its own folder names what its author chose,
+     * not the person: samples/x.yml -> ../../../.config/gh/hosts.yml would
+     * show the token to the skill whose usage line names samples/x.yml */
+    cleanup_free char *root = sg_path_real(p->skill_root);
+    if (sg_path_within(abs, p->skill_root) || (root && sg_path_within(abs, root)))
+        return unshown(p, "%s is a link in the skill's own folder that leads out of it (to %s): "
+                       "not shown; name the file it leads to yourself", s, real);
+    const char *secret = sg_plan_secret_place(p, abs, real);
+    if (secret)
+        return refuse(p, abs, secret);
     if (!S_ISREG(st.st_mode))
         return unshown(p, "%s is %s outside the skill's view: only files named are shown; run "
                        "from it (cd, or --cwd DIR) or declare it (filesystem.read)", s,

@@ -430,6 +430,25 @@ static const char *const wrap_secrets[] = {
     ".local/share/kwalletd", ".config/vlc", ".wget-hsts", ".config/filezilla", ".remmina",
     ".config/remmina", ".ssh2", ".putty", ".irssi", ".weechat", ".config/hexchat", NULL};
 
+/* A named file in one of the places a wrapped command never sees (tokens,
+ * keys, histories: wrap_secrets) or a credential path, by the path written
+ * or where it really is: named.c refuses it as it refuses a masked one. A
+ * skill's private home hides them from it; naming one must not show it. */
+const char *sg_plan_secret_place(const struct sg_plan *p, const char *abs, const char *real)
+{
+    const char *const *lists[] = {wrap_secrets, sg_sensitive_home_paths};
+    for (size_t l = 0; l < SG_ARRAY_LEN(lists); l++)
+        for (size_t i = 0; lists[l][i]; i++) {
+            cleanup_free char *s = sg_xasprintf("%s/%s", p->home, lists[l][i]);
+            cleanup_free char *rs = sg_path_real(s);
+            if (sg_path_within(abs, s) || sg_path_within(real, s) ||
+                (rs && (sg_path_within(abs, rs) || sg_path_within(real, rs))))
+                return l ? "credentials, never shown to a skill"
+                         : "tokens, keys or history, never shown to a skill";
+        }
+    return NULL;
+}
+
 /* Each place of list (relative to the home) that is there, hidden; skip:
  * one the list names that stays shown. */
 static void mask_home_list(struct sg_plan *p, const char *const *list, const char *skip,
@@ -1110,7 +1129,7 @@ const char *sg_view_path(const struct sg_plan *p, int view)
 void sg_plan_free(struct sg_plan *p)
 {
     free(p->skill_name), free(p->skill_root), free(p->run_id), free(p->uid_map);
-    free(p->gid_map), free(p->home), free(p->keep_home), free(p->cwd), free(p->input);
+    free(p->gid_map), free(p->home), free(p->keep_home), free(p->keep_digest), free(p->cwd), free(p->input);
     free(p->exec_path);
     free(p->script), free(p->python), free(p->python_env), free(p->python_base);
     for (size_t i = 0; i < SG_ARRAY_LEN(p->cgroup_base); i++)

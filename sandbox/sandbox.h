@@ -195,6 +195,7 @@ struct sg_plan {
     char *uid_map, *gid_map;
     char *home; /* the private HOME's path (the invoking user's home) */
     char *keep_home; /* sg_run_opts.keep_home, when the home is private */
+    char *keep_digest; /* the content digest the kept home was prepared for (keephome.h) */
     /* filesystem */
     struct sg_mount *mounts;
     size_t nmounts;
@@ -276,6 +277,9 @@ bool sg_path_private(const struct sg_plan *p, const char *path);
  * gone its mount point is left in the private view that held it: an
  * empty folder or file of the sandbox's, not the skill's. */
 bool sg_plan_mount_at(const struct sg_plan *p, const char *path);
+
+/* A named file's place that is never shown (plan.c): why, or NULL. */
+const char *sg_plan_secret_place(const struct sg_plan *p, const char *abs, const char *real);
 
 /* Does a bind of the plan show the host's path at that same path? */
 bool sg_plan_shows(const struct sg_plan *p, const char *path);
