@@ -37,7 +37,7 @@ static void unshown(struct sg_plan *p, const char *fmt, ...)
     p->unshown[p->nunshown++] = s;
 }
 
-static void bind_named(struct sg_plan *p, const char *real, const char *dst)
+static void bind_named(struct sg_plan *p, const char *real, const char *dst, const struct stat *st)
 {
     p->mounts = sg_xrealloc(p->mounts, (p->nmounts + 1) * sizeof *p->mounts);
     struct sg_mount *m = &p->mounts[p->nmounts++];
@@ -46,6 +46,11 @@ static void bind_named(struct sg_plan *p, const char *real, const char *dst)
     m->src = sg_xstrdup(real);
     m->dst = sg_xstrdup(dst);
     m->named = true;
+    /* pinned as the object the masks were checked against (its real path
+     * when it was read), not whatever that path names at the end of the
+     * plan: a folder on the way swapped for a link to ~/.ssh meanwhile
+     * would be bound, with the masks judged on the old path */
+    m->planned = true, m->pdev = st->st_dev, m->pino = st->st_ino;
     m->why = sg_xstrdup(named_why);
 }
 
@@ -123,7 +128,7 @@ static void name_one(struct sg_plan *p, const char *from, const char *arg)
                        "folder (cd, or --cwd DIR)", s, SG_NAMED_MAX);
     /* at the path named, unless a host folder in view holds that name (a
      * link there then leads to the real path, bound instead) */
-    bind_named(p, real, sg_plan_shows(p, abs) ? real : abs);
+    bind_named(p, real, sg_plan_shows(p, abs) ? real : abs, &st);
 }
 
 void sg_plan_named_mounts(struct sg_plan *p, const struct sg_run_opts *o)

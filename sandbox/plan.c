@@ -951,7 +951,8 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
     for (size_t i = 0; r == 0 && i < p->nmounts; i++) {
         struct sg_mount *m = &p->mounts[i];
         struct stat st;
-        if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) && stat(m->src, &st) == 0)
+        if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) && !m->planned &&
+            stat(m->src, &st) == 0)
             m->planned = true, m->pdev = st.st_dev, m->pino = st.st_ino;
     }
     return r;

@@ -318,6 +318,84 @@ def a_named_file_in_a_masked_place_is_refused(m, base):
         h.assert_no_planted(p.out, p.err)
 
 
+@test()
+def a_named_file_is_never_a_secret_a_link_or_the_home_hides(m, base):
+    """Review 6: a link the skill ships in its own folder, named as its
+    usage line says (samples/x.yml -> ../../.config/gh/hosts.yml), showed
+    the token at its real path; and the secrets a private home hides that
+    are not on the seed list (gh's hosts.yml, .pgpass, histories) were
+    shown when named. Neither is shown now."""
+    gh = os.path.join(m.home, ".config", "gh", "hosts.yml")
+    pg = os.path.join(m.home, ".pgpass")
+    for path in (gh, pg):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(h.PLANTED + "-" + os.path.basename(path))
+        os.chmod(path, 0o600)
+        if h.IS_ROOT:
+            os.chown(path, m.uid, m.uid)
+    d = scripts_skill(base, f"namedlink-{m.name}", {"scripts/read.py": (NAMED, 0o644)})
+    os.makedirs(os.path.join(d, "samples"))
+    os.symlink(os.path.relpath(gh, os.path.join(d, "samples")),
+               os.path.join(d, "samples", "example.yml"))
+    os.chmod(os.path.join(d, "samples"), 0o755)
+    p = m.run("run", "--cwd", d, d, "--script", "scripts/read.py", "--", "samples/example.yml",
+              check=0)
+    assert "a link in the skill's own folder that leads out of it" in p.err, p.out + p.err
+    h.assert_no_planted(p.out, p.err)
+    w = work_folder(base, m)
+    for named in (gh, pg, "--cfg=" + gh):
+        p = m.run("run", "--cwd", w, d, "--script", "scripts/read.py", "--", named)
+        assert p.returncode == 126, (named, p.returncode, p.out, p.err)
+        assert "never shown to a skill" in p.err, p.err
+        h.assert_no_planted(p.out, p.err)
+
+
+SPARSE = """\
+import os, sys
+home = os.path.expanduser("~")
+p = os.path.join(home, ".cache", "mark")
+print("SEES", open(p).read() if os.path.exists(p) else None)
+if sys.argv[1] == "sparse":
+    for i in range(6):
+        with open(os.path.join(home, f"s{i}"), "w") as f:
+            f.truncate(64 << 20)
+elif sys.argv[1] == "plant":
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    open(p, "w").write("OLD-CONTENT")
+    import time; time.sleep(4)
+"""
+
+
+@test()
+def a_kept_home_holds_no_more_than_the_home_and_no_old_content(m, base):
+    """Review 6: sparse files cost the home nothing and the disk their
+    whole size (6 x 64 MiB in a 64 MiB home: 384 MB kept); and a run of the
+    old content that ended after the new content's run had dropped the
+    kept home put the old one back under the new digest."""
+    d = scripts_skill(base, f"sparse-{m.name}", {"scripts/s.py": (SPARSE, 0o644)})
+    w = work_folder(base, m)
+    m.run("run", "--cwd", w, d, "--script", "scripts/s.py", "--", "sparse", check=0)
+    kept = os.path.join(kept_home(m, d)["place"], "home")
+    size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(kept) for f in fs)
+    assert size <= 64 << 20, size
+    import subprocess
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8"}
+    cmd = [h.SG, "run", "--cwd", w, d, "--script", "scripts/s.py", "--", "plant"]
+    if h.IS_ROOT and m.uid != 0:
+        cmd = ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *cmd]
+    old = subprocess.Popen(cmd, env=e, cwd="/", stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    time.sleep(1.5)
+    with open(os.path.join(d, "NOTES.md"), "w") as f:
+        f.write("a new version\n")
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/s.py", "--", "look", check=0)
+    assert "SEES None" in p.out, p.out + p.err
+    old.wait(timeout=30)
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/s.py", "--", "look", check=0)
+    assert "SEES None" in p.out, p.out + p.err
+
+
 # A program that builds a profile on its first start, as LibreOffice does
 # (9-13 s cold, 2 s once ~/.config/libreoffice exists): slow when its
 # profile is missing, fast when it is there.
