@@ -782,6 +782,34 @@ static struct sg_perm *hook_open(struct hook_run *h, json_t *extra)
     return perm;
 }
 
+int sg_hook_read_limits(struct sg_perm *perm, char *const *paths, size_t n, char *by,
+                        size_t bylen, const char **which)
+{
+    enum sg_effect worst = SG_EFF_ALLOW;
+    for (size_t i = 0; i < n && worst != SG_EFF_DENY; i++) {
+        /* the file and where it really is: a link in the project to a
+         * denied file is a Read of that file */
+        cleanup_free char *real = realpath(paths[i], NULL);
+        const char *both[] = {paths[i], real};
+        for (size_t j = 0; j < 2 && both[j] && worst != SG_EFF_DENY; j++) {
+            struct sg_preq *q = sg_xcalloc(1, sizeof *q);
+            q->tool = SG_PT_WRITE; /* a reader's path (rules.h): its rules name it Read(...) */
+            q->port = -1;
+            SG_PREQ_SET(q, agent_tool, "Read");
+            SG_PREQ_SET(q, subject, both[j]);
+            char b[512];
+            enum sg_effect e = sg_perm_rule_limits(perm, q, b, sizeof b);
+            free(q);
+            if (e == SG_EFF_DENY || (e == SG_EFF_ASK && worst != SG_EFF_ASK)) {
+                worst = e;
+                snprintf(by, bylen, "%s", b);
+                *which = paths[i];
+            }
+        }
+    }
+    return worst;
+}
+
 /* One run of a skill's script, rewritten to run in the sandbox: allowed
  * outright only for a skill the person vetted and that no deny or ask rule
  * limits; a deny rule denies it as any command; else it is asked (a
@@ -795,6 +823,28 @@ static int decide_rewrite(struct hook_run *h)
     enum sg_effect lim = sg_perm_rule_limits(h->perm, bq, lby, sizeof lby);
     int r;
     bool outright;
+    /* the files its arguments name are shown to the skill (named.h): the
+     * agent's Read of each, which its Read rules decide as its own would */
+    char rby[512];
+    const char *which = NULL;
+    enum sg_effect rlim = lim == SG_EFF_DENY ? SG_EFF_ALLOW
+                          : (enum sg_effect)sg_hook_read_limits(h->perm, h->rw.named,
+                                                                h->rw.nnamed, rby, sizeof rby,
+                                                                &which);
+    if (rlim == SG_EFF_DENY) {
+        free(steal_pointer(&h->rw.command));
+        cleanup_free char *w = sg_xasprintf("%s names %s, which the skill would be shown: a "
+                                            "Read of it, denied by %s", h->rw.line, which, rby);
+        sg_perm_record(h->perm, bq, SG_DEC_DENY, w);
+        h->dec = SG_DEC_DENY;
+        free(bq);
+        return 1;
+    }
+    if (rlim == SG_EFF_ASK && lim != SG_EFF_ASK) {
+        lim = SG_EFF_ASK;
+        snprintf(lby, sizeof lby, "it names %.200s, which the skill would be shown: %.250s",
+                 which, rby);
+    }
     if (lim == SG_EFF_DENY) {
         free(steal_pointer(&h->rw.command));
         r = sg_check_tool_permission(h->perm, &(struct sg_policy){0}, h->c.tool, h->rw.line,

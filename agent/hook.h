@@ -117,7 +117,19 @@ struct sg_hook_rewrite {
                          * deny and ask rules are matched on */
     struct sg_hook_vet vet; /* whether the skill is vetted (when rewritten) */
     struct sg_hook_venv venv; /* the agent's Python's environment, when it names one */
+    char **named;       /* the paths its arguments name (sg_hook_arg_paths) */
+    size_t nnamed;
 };
+/* The absolute paths a run's arguments name, as the sandbox reads them
+ * (an argument, or an --option=VALUE's value; relative ones from from):
+ * the files the run shows the skill, each a Read of the agent's that its
+ * Read rules decide. How many, into *out (caller frees each and it). */
+size_t sg_hook_arg_paths(char *const *args, size_t n, const char *from, char ***out);
+/* What the deny and ask rules say of reading each of paths: DENY or ASK
+ * (by names the rule, *which the path), else ALLOW. */
+struct sg_perm;
+int sg_hook_read_limits(struct sg_perm *perm, char *const *paths, size_t n, char *by,
+                        size_t bylen, const char **which);
 /* 0 with rw->command, or -EINVAL with rw->why_not; free rw either way. */
 int sg_hook_rewrite(const char *command, const char *cwd, const char *self,
                     struct sg_hook_rewrite *rw);

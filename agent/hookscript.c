@@ -657,8 +657,33 @@ static char *line_as_read(const struct sg_shell *sh)
     return out;
 }
 
+size_t sg_hook_arg_paths(char *const *args, size_t n, const char *from, char ***out)
+{
+    *out = sg_xcalloc(n ? n : 1, sizeof **out);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = args[i], *s = a;
+        if (a[0] == '-') {
+            const char *eq = strchr(a, '=');
+            s = eq && eq[1] ? eq + 1 : NULL;
+        }
+        if (!s || !s[0] || !from)
+            continue;
+        char *abs = s[0] == '/' ? sg_xstrdup(s) : sg_xasprintf("%s/%s", from, s);
+        if (strlen(abs) >= PATH_MAX || sg_path_normalize(abs) < 0) {
+            free(abs);
+            continue;
+        }
+        (*out)[k++] = abs;
+    }
+    return k;
+}
+
 void sg_hook_rewrite_free(struct sg_hook_rewrite *rw)
 {
+    for (size_t i = 0; i < rw->nnamed; i++)
+        free(rw->named[i]);
+    free(rw->named);
     free(rw->command), free(rw->why_not), free(rw->by_hand), free(rw->note);
     free(rw->root), free(rw->line), free(rw->beyond);
     sg_hook_vet_free(&rw->vet);
@@ -725,6 +750,8 @@ int sg_hook_rewrite(const char *command, const char *cwd, const char *self,
     if (!no) {
         rw->root = sg_xstrdup(root);
         rw->line = line_as_read(&sh);
+        rw->nnamed = sg_hook_arg_paths(l.run->argv + l.at + 1, l.run->argc - l.at - 1, l.where,
+                                       &rw->named);
         rw->beyond = beyond_the_skill(&l, root, py, &rw->venv);
     }
     if (no)

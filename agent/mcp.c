@@ -619,6 +619,51 @@ static json_t *cwd_asked(const struct sg_skill *sk, const struct sg_run_info *in
                       dir, what, who[0] ? who : "denied", how);
 }
 
+/* run_skill's args name files the skill is then shown (named.h): each the
+ * agent's Read, which its Read deny and ask rules (the hook's policy file)
+ * decide as for the cwd. NULL: none limits them; else the tool error. */
+static json_t *args_refused(const struct run_call *c, const struct sg_run_info *info)
+{
+    if (!c->nargs || !info->cwd)
+        return NULL;
+    char **paths = NULL;
+    size_t n = sg_hook_arg_paths(c->args, c->nargs, info->cwd, &paths);
+    struct sg_config cfg;
+    struct sg_diags d = {0};
+    cleanup_free char *cfgpath = sg_config_default_path();
+    if (sg_config_load(cfgpath, &cfg, &d) < 0)
+        sg_config_free(&cfg);
+    sg_diags_free(&d);
+    cleanup_free char *policy = sg_hook_policy_path(&cfg);
+    sg_config_free(&cfg);
+    json_t *res = NULL;
+    struct sg_perm_opts po = {.mode = SG_PERM_DENY_ALL, .policy_file = policy,
+                              .skill = info->skill_name, .run_id = info->run_id};
+    struct sg_perm *perm = n ? sg_perm_new(&po, &d) : NULL;
+    if (n && !perm) {
+        res = tool_error("run_skill's args name files the skill would be shown, and the rules "
+                         "that decide reading them cannot be read. Not run");
+    } else if (perm) {
+        char by[512];
+        const char *which = NULL;
+        int e = sg_hook_read_limits(perm, paths, n, by, sizeof by, &which);
+        if (e == SG_EFF_DENY || e == SG_EFF_ASK) {
+            cleanup_free char *w = sg_sanitize_str(which, 0), *b = sg_sanitize_str(by, 0);
+            res = tool_error("run_skill's args name %s, which the skill would be shown: a Read "
+                             "of it, which %s %s. Not run", w, b,
+                             e == SG_EFF_DENY ? "denies" : "asks about (run it yourself with "
+                                                           "skillgate run)");
+        }
+    }
+    sg_diags_free(&d);
+    if (perm)
+        sg_perm_free(perm);
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return res;
+}
+
 /* The run, and run_skill's result: the output, the trace's facts, what was
  * refused and how to allow it. */
 static json_t *run_to_result(struct sg_runner *run, const struct run_call *c,
@@ -743,10 +788,12 @@ static json_t *worker_run(const struct run_call *c)
     json_t *res = c->cwd && !in_project(c, info->cwd, &what) ? cwd_asked(sk, info, what, &a)
                                                              : NULL;
     if (!res)
+        res = args_refused(c, info);
+    if (!res)
         res = run_to_result(run, c, &a);
     else if (a.fe.fd >= 0)
         sg_attach_send(a.fe.fd, json_pack("{s:s, s:s}", "type", "end", "outcome",
-                                          "not run: its cwd was refused"));
+                                          "not run: refused before it started"));
     if (a.fe.fd >= 0)
         close(a.fe.fd);
     sg_buf_free(&a.out), sg_buf_free(&a.err), sg_buf_free(&a.results);

@@ -645,5 +645,47 @@ def the_rewrite_shows_the_file_the_agent_names(m, base):
         p.stderr
 
 
+@test()
+def the_rewrite_never_shows_a_file_a_read_rule_denies(m, base):
+    """Review 6: the hook allowed a vetted skill's script outright with
+    ~/private/notes.txt as its argument under deny: [Read(~/private/**)],
+    and the sandbox then showed that file to the skill: the agent read,
+    through the skill, what its Read rule denies."""
+    proj = project(m, base)
+    secret = os.path.join(m.home, "private", "notes.txt")
+    os.makedirs(os.path.dirname(secret), exist_ok=True)
+    with open(secret, "w") as f:
+        f.write(h.PLANTED + "-notes")
+    own(m, os.path.dirname(secret), secret)
+    policy(m, f"deny:\n  - Read({os.path.dirname(secret)}/**)\n")
+    vetted_skill(m, base, proj, "import sys\n"
+                 "print('FMT', open(sys.argv[1]).read() if sys.argv[1:] else sys.prefix)\n")
+    out = hook(m, base, "Bash", {"command": "cd ~/.claude/skills/fmt && python3 scripts/x.py "
+                                 "~/private/notes.txt"}, proj)
+    assert decision(out) == "deny", out
+    assert "Read" in out.get("permissionDecisionReason", ""), out
+    # an ask rule asks, never allows outright
+    policy(m, f"ask:\n  - Read({secret})\n")
+    out = hook(m, base, "Bash", {"command": "cd ~/.claude/skills/fmt && python3 scripts/x.py "
+                                 "~/private/notes.txt"}, proj)
+    assert decision(out) != "allow", out
+    policy(m, "allow: []\n")
+    out = hook(m, base, "Bash", {"command": "cd ~/.claude/skills/fmt && python3 scripts/x.py "
+                                 "~/private/notes.txt"}, proj)
+    assert decision(out) == "allow", out  # no rule: the person's issue 52 form still runs
+    policy(m, f"deny:\n  - Read({os.path.dirname(secret)}/**)\n")
+    if decision(out) != "allow":
+        return
+    line = out["updatedInput"]["command"]
+    if h.IS_ROOT and m.uid != 0:
+        line = f"setpriv --reuid={m.uid} --regid={m.uid} --clear-groups bash -c {shlex.quote(line)}"
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8",
+         "XDG_RUNTIME_DIR": os.path.join(base, "run")}
+    p = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=e, cwd=proj,
+                       timeout=60, stdin=subprocess.DEVNULL, start_new_session=True)
+    assert "PLANTED" in p.stdout, (p.stdout, p.stderr)  # allowed, it is shown
+    policy(m, "allow: []\n")
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

@@ -1060,6 +1060,40 @@ def run_skill_shows_the_file_its_args_name(base):
     env.check_sanitizers()
 
 
+@test("sdk", "run")
+def run_skill_args_meet_the_agents_read_rules(base):
+    """Review 6: run_skill's args showed the skill a file the hook's policy
+    denies the agent Read of (a cwd there was refused by that rule): the
+    agent read, through the skill, what it may not read. A deny or ask rule
+    on a file the args name refuses the run now, by its link too."""
+    env = Env(base)
+    os.makedirs(os.path.join(env.dir, "mcp-readrule", "scripts"))
+    d = write_skill(os.path.join(env.dir, "mcp-readrule"), {
+        "SKILL.md": "---\nname: mcp-readrule\ndescription: a file by its path\n---\nRun it.\n",
+        "scripts/read.py": "import sys\nprint('READ', open(sys.argv[1]).read())\n"})
+    os.chmod(os.path.join(d, "scripts"), 0o755)
+    work = os.path.join(env.dir, "work")
+    secret = os.path.join(env.home, "private", "notes.txt")
+    os.makedirs(work)
+    os.makedirs(os.path.dirname(secret))
+    with open(secret, "w") as f:
+        f.write("NOTES-THE-AGENT-MAY-NOT-READ")
+    os.symlink(secret, os.path.join(work, "n.txt"))
+    hook_policy(env, 'deny:\n  - "Read(~/private/**)"\n')
+    for arg in (secret, "n.txt", "--in=" + secret):
+        res, _ = calls(env, [("run_skill", {"skill": d, "script": "scripts/read.py",
+                                            "args": [arg], "cwd": work,
+                                            "timeout_seconds": 30})], timeout=90, cwd=work)
+        text = json.dumps(res[0])
+        assert res[0]["result"].get("isError") and "NOTES-THE-AGENT" not in text, text[:2000]
+        assert "Read(~/private/**)" in text, text[:2000]
+    hook_policy(env, "allow: []\n")
+    res, _ = calls(env, [("run_skill", {"skill": d, "script": "scripts/read.py",
+                                        "args": [secret], "cwd": work, "timeout_seconds": 30})],
+                   timeout=90, cwd=work)
+    assert "NOTES-THE-AGENT" in structured(res[0], "no rule")["output"]
+
+
 MAKER_PY = """\
 import os, subprocess, sys
 from scripts.util import WORD
