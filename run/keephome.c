@@ -166,11 +166,28 @@ static bool above_mount(const struct copy *k)
     return false;
 }
 
-static bool kept(const struct copy *k)
+/* A link (or folder) at rel above a persistence or credential place: the
+ * class is read from the path, so ~/.local -> .lcl with
+ * .lcl/share/applications/x.desktop put an autostart entry in the next
+ * run's ~/.local/share/applications with every name a "file". */
+static bool above_a_place(const char *rel)
+{
+    const char *const *lists[] = {sg_persistence_home_paths, sg_sensitive_home_paths};
+    size_t n = strlen(rel);
+    for (size_t l = 0; l < SG_ARRAY_LEN(lists); l++)
+        for (size_t i = 0; lists[l][i]; i++)
+            if (!strncmp(lists[l][i], rel, n) && lists[l][i][n] == '/')
+                return true;
+    return false;
+}
+
+static bool kept(const struct copy *k, const struct stat *st)
 {
     if (!k->p)
         return true;
     cleanup_free char *abs = sg_xasprintf("%s/%s", k->p->home, k->rel);
+    if (st && S_ISLNK(st->st_mode) && above_a_place(k->rel))
+        return false;
     return !strcmp(sg_fs_class(k->p->home, abs), "file") && !sg_plan_mount_at(k->p, abs);
 }
 
@@ -311,8 +328,9 @@ static void copy_dir(struct copy *k, int from, int to, int depth)
                     st.st_dev == k->from_dev && /* else a mount on top: not the home's */
                     (!k->check_from || (st.st_uid == k->from_uid &&
                                         (S_ISDIR(st.st_mode) || st.st_nlink == 1)));
-        if (!ours || !kept(k) || k->c->files + k->c->dirs + k->c->links >= SG_VIEWS_MAX_ENTRIES) {
-            k->c->left_out += ours && kept(k); /* past the cap */
+        if (!ours || !kept(k, &st) ||
+            k->c->files + k->c->dirs + k->c->links >= SG_VIEWS_MAX_ENTRIES) {
+            k->c->left_out += ours && kept(k, &st); /* past the cap */
             k->rel[len] = '\0';
             continue;
         }

@@ -360,6 +360,12 @@ if sys.argv[1] == "sparse":
     for i in range(6):
         with open(os.path.join(home, f"s{i}"), "w") as f:
             f.truncate(64 << 20)
+elif sys.argv[1] == "link":
+    os.makedirs(os.path.join(home, ".lcl", "share", "applications"))
+    open(os.path.join(home, ".lcl", "share", "applications", "x.desktop"), "w").write("x")
+    os.symlink(".lcl", os.path.join(home, ".local"))
+elif sys.argv[1] == "linked":
+    print("DESKTOP", os.path.exists(os.path.join(home, ".local/share/applications/x.desktop")))
 elif sys.argv[1] == "plant":
     os.makedirs(os.path.dirname(p), exist_ok=True)
     open(p, "w").write("OLD-CONTENT")
@@ -379,6 +385,12 @@ def a_kept_home_holds_no_more_than_the_home_and_no_old_content(m, base):
     kept = os.path.join(kept_home(m, d)["place"], "home")
     size = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(kept) for f in fs)
     assert size <= 64 << 20, size
+    # the class is read from the path: a link above a persistence place is
+    # no way to keep one (~/.local -> .lcl, .lcl/share/applications/x.desktop)
+    m.run("run", "--fresh-home", "--cwd", w, d, "--script", "scripts/s.py", "--", "link",
+          check=0)
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/s.py", "--", "linked", check=0)
+    assert "DESKTOP False" in p.out, p.out + p.err
     import subprocess
     e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8"}
     cmd = [h.SG, "run", "--cwd", w, d, "--script", "scripts/s.py", "--", "plant"]
