@@ -667,8 +667,8 @@ size_t sg_hook_arg_paths(char *const *args, size_t n, const char *from, char ***
             const char *eq = strchr(a, '=');
             s = eq && eq[1] ? eq + 1 : NULL;
         }
-        if (!s || !s[0] || !from)
-            continue;
+        if (!s || !s[0] || (s[0] != '/' && !from))
+            continue; /* a relative one with no folder to read it from: not shown either */
         char *abs = s[0] == '/' ? sg_xstrdup(s) : sg_xasprintf("%s/%s", from, s);
         if (strlen(abs) >= PATH_MAX || sg_path_normalize(abs) < 0) {
             free(abs);

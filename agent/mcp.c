@@ -624,7 +624,7 @@ static json_t *cwd_asked(const struct sg_skill *sk, const struct sg_run_info *in
  * decide as for the cwd. NULL: none limits them; else the tool error. */
 static json_t *args_refused(const struct run_call *c, const struct sg_run_info *info)
 {
-    if (!c->nargs || !info->cwd)
+    if (!c->nargs)
         return NULL;
     char **paths = NULL;
     size_t n = sg_hook_arg_paths(c->args, c->nargs, info->cwd, &paths);
