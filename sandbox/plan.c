@@ -434,12 +434,12 @@ static const char *const wrap_secrets[] = {
  * keys, histories: wrap_secrets) or a credential path, by the path written
  * or where it really is: named.c refuses it as it refuses a masked one. A
  * skill's private home hides them from it; naming one must not show it. */
-const char *sg_plan_secret_place(const struct sg_plan *p, const char *abs, const char *real)
+static const char *secret_in(const char *home, const char *abs, const char *real)
 {
     const char *const *lists[] = {wrap_secrets, sg_sensitive_home_paths};
     for (size_t l = 0; l < SG_ARRAY_LEN(lists); l++)
         for (size_t i = 0; lists[l][i]; i++) {
-            cleanup_free char *s = sg_xasprintf("%s/%s", p->home, lists[l][i]);
+            cleanup_free char *s = sg_xasprintf("%s/%s", home, lists[l][i]);
             cleanup_free char *rs = sg_path_real(s);
             if (sg_path_within(abs, s) || sg_path_within(real, s) ||
                 (rs && (sg_path_within(abs, rs) || sg_path_within(real, rs))))
@@ -447,6 +447,26 @@ const char *sg_plan_secret_place(const struct sg_plan *p, const char *abs, const
                          : "tokens, keys or history, never shown to a skill";
         }
     return NULL;
+}
+
+const char *sg_plan_secret_place(const struct sg_plan *p, const char *abs, const char *real)
+{
+    const char *why = secret_in(p->home, abs, real);
+    /* and in every account's home: as root, /home/alice/.aws is no less
+     * a credential than root's own */
+    struct sg_homes hs;
+    sg_homes_get(&hs);
+    for (size_t i = 0; !why && i < hs.n; i++) {
+        const struct sg_home *h = &hs.v[i];
+        if (!strcmp(h->path, "/") || (h->real && !strcmp(h->real, "/")))
+            continue;
+        if (sg_path_within(abs, h->path) || sg_path_within(real, h->path))
+            why = secret_in(h->path, abs, real);
+        else if (h->real && (sg_path_within(abs, h->real) || sg_path_within(real, h->real)))
+            why = secret_in(h->real, abs, real);
+    }
+    sg_homes_free(&hs);
+    return why;
 }
 
 /* Each place of list (relative to the home) that is there, hidden; skip:
