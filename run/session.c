@@ -635,6 +635,20 @@ static void home_save(const struct sg_plan *p, const struct sg_sandbox *sb,
 {
     if (!p->keep_home)
         return;
+    /* a file shown for this run only must not outlive it in the home */
+    const char *named = NULL;
+    for (size_t i = 0; i < p->nmounts && !named; i++)
+        if (p->mounts[i].named)
+            named = p->mounts[i].dst;
+    if (named) {
+        cleanup_free char *n = sg_sanitize_str(named, 0);
+        sg_bus_emit(bus, SG_EV_POLICY_APPLIED,
+                    json_pack("{s:{s:b, s:s}}", "home_saved", "kept", 0, "named", named),
+                    "the skill's own home was not kept from this run: it was shown %s for this "
+                    "run only, and what it wrote could hold it (its home from before stays)",
+                    n);
+        return;
+    }
     struct sg_keephome_count c;
     sg_keephome_save(p, sb->view_fd[SG_VIEW_HOME], &c);
     cleanup_free char *at = sg_sanitize_str(p->keep_home, 0);

@@ -285,6 +285,11 @@ def a_file_the_person_names_is_shown_read_only(m, base):
     assert os.path.join(far, "out.pdf") + ": nothing is there" in said, said
     kinds = [e["kind"] for e in m.last_trace()["events"]]
     assert kinds.count("path_named") == 4, kinds
+    # what a run shown a named file wrote in its home is not kept: the file
+    # was for this run only
+    saved = [e["data"]["home_saved"] for e in m.last_trace()["events"]
+             if isinstance((e.get("data") or {}).get("home_saved"), dict)]
+    assert saved and saved[0].get("kept") is False and saved[0]["named"], saved
     # the file's mount point, left in the private /tmp when the sandbox
     # went, is no file the skill wrote
     assert "write_discarded" not in kinds, m.last_trace()["events"]
