@@ -636,7 +636,9 @@ static enum sg_effect limits(struct sg_perm *p, const struct sg_preq *q, char *b
         return SG_EFF_ASK;
     }
     if (q->unsure) {
-        snprintf(by, n, "a path read two ways (as written, and as the kernel walks it)");
+        snprintf(by, n, "%s", q->argv0[0] ? "run by a name that is not its own (argv[0])"
+                                          : "a path read two ways (as written, and as the "
+                                            "kernel walks it)");
         return SG_EFF_ASK;
     }
     if (q->tool != SG_PT_BASH || !q->agent_tool[0] ||

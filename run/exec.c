@@ -182,7 +182,6 @@ static void argv0_of(int memfd, unsigned long long argvp, struct sg_preq *q, cha
         return;
     if (!SG_PREQ_SET(q, argv0, buf))
         return; /* cut */
-    q->unsure = true;
     cleanup_free char *note = sg_sanitize_str(buf, 0);
     snprintf(q->detail, sizeof q->detail, "run by the name \"%.150s\" (argv[0]): a program may "
              "act on the name it is run by", note);
@@ -1020,11 +1019,15 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     /* the person's deny and ask rules come before what the manifest
      * declares: a declared program they deny is asked for, and denied */
     char lby[512];
+    const char *lp[1];
+    bool rules_name_programs = x->perm && sg_perm_limit_programs(x->perm, lp, 1) > 0;
+    /* a name not its own matters where a rule or a scope tells programs
+     * apart: there it is asked, matched by none */
+    if (q.argv0[0] && (rules_name_programs || !tools->bash_unscoped))
+        q.unsure = true;
     bool limited = x->perm && sg_perm_limits(x->perm, &q, lby, sizeof lby) != SG_EFF_ALLOW;
     limited = limited || (x->perm && limited_by_another_name(x, req->pid, plan, &q, lby,
                                                              sizeof lby));
-    const char *lp[1];
-    bool rules_name_programs = x->perm && sg_perm_limit_programs(x->perm, lp, 1) > 0;
     if (limited)
         ; /* to the engine below */
     else if (tools->bash_unscoped) { /* every program may run */
