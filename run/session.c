@@ -1183,6 +1183,29 @@ static void say_how_it_ended(const struct sg_session *r, struct sg_run_result *r
     }
 }
 
+/* A run a limit stopped, or that died by a signal or failed near one,
+ * says which limit and how to raise it (res->limit_note; the CLI prints
+ * it, the trace keeps it). Near: 90% of the memory limit at its peak. */
+static void say_which_limit(const struct sg_session *r, const struct sg_limit_hits *hits,
+                            struct sg_run_result *res)
+{
+    const struct sg_plan_limit *m = &r->plan->limits[SG_PL_MEMORY];
+    bool failed = (res->end == SG_END_SIGNALED && !(r->stopped && !r->mem_over)) ||
+                  (res->end == SG_END_EXITED && res->exit_code != 0);
+    bool hit = r->mem_over || hits->memory;
+    bool near = m->value > 0 && res->memory_peak >= (m->value << 20) / 10 * 9;
+    const char *raise = "raise it with --memory MB (skillgate run or wrap), or memory_mb in "
+                        "the skill's skillsandbox.yaml (resources:) or SKILL.md (wasm:)";
+    if (failed && (hit || near))
+        snprintf(res->limit_note, sizeof res->limit_note, "%s the memory limit (%lld MB, %s; "
+                 "peak %lld MB): %s", hit ? "stopped at" : "ended near", m->value,
+                 sg_mechanism_name(m->mech), res->memory_peak >> 20, raise);
+    else if (failed && hits->pids)
+        snprintf(res->limit_note, sizeof res->limit_note, "the process limit (%lld) refused "
+                 "new processes: raise it with max_pids in the skill's skillsandbox.yaml",
+                 r->plan->limits[SG_PL_PIDS].value);
+}
+
 /* The command line, for the start event. */
 static char *command_line(const struct sg_plan *plan)
 {
@@ -1378,11 +1401,12 @@ void sg_session_live(struct sg_session *r, struct sg_session_live *live)
     *live = r->live;
 }
 
-static void emit_limit_hits(struct sg_session *r)
+static void emit_limit_hits(struct sg_session *r, struct sg_limit_hits *out)
 {
     const struct sg_plan *plan = r->plan;
     struct sg_limit_hits hits;
     sg_sandbox_limit_hits(r->sb, &hits);
+    *out = hits;
     if (hits.memory)
         sg_bus_emit(r->bus, SG_EV_RESOURCE_LIMIT_HIT,
                     json_pack("{s:s, s:I, s:s, s:b}", "limit", "memory", "value",
@@ -1445,7 +1469,8 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     res->dropped[0] = r->out->dropped, res->dropped[1] = r->err->dropped;
     res->skill_status = r->status;
     res->ended_ms = now_ms();
-    emit_limit_hits(r);
+    struct sg_limit_hits hits;
+    emit_limit_hits(r, &hits);
     long long peak = sg_sandbox_memory_usage(r->sb);
     res->memory_peak = peak > r->live.memory_bytes ? peak : r->live.memory_bytes;
     if (res->memory_peak < 0)
@@ -1455,6 +1480,7 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
         res->pids_peak = 0;
     sg_sandbox_cleanup(r->sb);
     say_how_it_ended(r, res);
+    say_which_limit(r, &hits, res);
     r->bus->layer = NULL;
     free(r);
 }

@@ -14,7 +14,11 @@
  * walk). A page shared copy-on-write after fork counts in every process
  * there, so a sum past the limit is taken again with proportional counts
  * (Pss_Anon + Pss_Shmem + SwapPss of smaps_rollup, a page-table walk)
- * before the run is stopped.
+ * before the run is stopped. Measured (2-core VM): a look at the counters
+ * of 9 processes of 25 threads takes about 120 us, the broker's CPU over
+ * a run about 2% of a core; a proportional look at 4 processes sharing
+ * 100 MB takes 1.7 ms, and is taken every look while the counters are
+ * past the limit and the proportional sum is not.
  *
  * It is a watch, not a fence: between two looks a program can touch what
  * it allocates in SG_MEMWATCH_MS (measured in tests/memory_test.py), and

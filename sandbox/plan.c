@@ -160,8 +160,8 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
                                              "(inodes, dentries, xattrs) counts against no "
                                              "limit: bounded by nr_inodes, xattrs refused",
                                              SG_MEMWATCH_MS, p->cgroup_why);
-    set_limit(p, SG_PL_MEMORY, "memory", pol->limits.memory_mb.value, "MB",
-              cg ? cgm : SG_MECH_RESIDENT, mem);
+    set_limit(p, SG_PL_MEMORY, "memory", o->memory_mb > 0 ? o->memory_mb : pol->limits.memory_mb.value,
+              "MB", cg ? cgm : SG_MECH_RESIDENT, mem);
     set_limit(p, SG_PL_PIDS, "pids", pol->limits.pids.value, "processes",
               cg ? cgm : SG_MECH_RLIMIT,
               cg ? "pids.max" : "RLIMIT_NPROC (counted in the sandbox's user namespace)");

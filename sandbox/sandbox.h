@@ -137,6 +137,7 @@ static inline int sg_own_ports_which(const struct sg_own_ports *o, uint16_t port
 struct sg_run_opts {
     const char *input;       /* JSON text for SKILL_INPUT and stdin; NULL: "{}" */
     long long timeout_s;     /* 0: the policy's */
+    long long memory_mb;     /* 0: the policy's (--memory) */
     bool allow_degraded;     /* run without Landlock (said on every report) */
     char *const *host_env;   /* the environment to filter (environ) */
     const struct sg_resolve *resolve;
