@@ -1390,7 +1390,9 @@ void sg_session_live(struct sg_session *r, struct sg_session_live *live)
     r->live.exited = r->exited;
     r->live.paused = r->pause_start_ms != 0;
     r->live.paused_ms = r->paused_ms + (r->pause_start_ms ? now_ms() - r->pause_start_ms : 0);
-    if (now_ms() - r->mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
+    /* the broker's watch keeps live.memory_bytes itself (mem_dispatch) */
+    bool watched = r->plan->limits[SG_PL_MEMORY].mech == SG_MECH_RESIDENT;
+    if (!watched && now_ms() - r->mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
         /* the peak: it stays once the cgroup is gone, and where the kernel
          * keeps no peak, the largest reading is the best there is */
         long long m = sg_sandbox_memory_usage(r->sb);
