@@ -5,7 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "policy.h"
 #include "util.h"
+
+/* every process the pids limit allows is looked at */
+#define X(f, key, def, min, max, unit) enum { SG_MEMWATCH_LIMIT_MAX_##f = max };
+SG_LIMITS(X)
+#undef X
+_Static_assert(SG_MEMWATCH_MAX_PROCS >= SG_MEMWATCH_LIMIT_MAX_pids, "a look would leave processes out");
 
 /* The sum of "Key:  N kB" lines of a /proc file the kernel writes, for
  * the keys given; -1 when it cannot be read (the process is gone). */

@@ -30,10 +30,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* how often the broker looks, and how many processes one look visits at
- * most (the pids limit is lower unless raised past it) */
+/* how often the broker looks, and how many processes one look can visit:
+ * max_pids's own maximum (policy.h), so no look leaves a process out */
 #define SG_MEMWATCH_MS 20
-#define SG_MEMWATCH_MAX_PROCS 4096
+#define SG_MEMWATCH_MAX_PROCS 32768
 
 /* Bytes the processes of the sandbox whose pid 1 is pid1 (in the
  * broker's namespace) hold: the counters, or with proportional the
