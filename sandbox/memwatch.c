@@ -15,12 +15,14 @@ SG_LIMITS(X)
 _Static_assert(SG_MEMWATCH_MAX_PROCS >= SG_MEMWATCH_LIMIT_MAX_pids, "a look would leave processes out");
 
 /* The sum of "Key:  N kB" lines of a /proc file the kernel writes, for
- * the keys given; -1 when it cannot be read (the process is gone). */
+ * the keys given; -1 when it cannot be read (the process is gone) or has
+ * none of them (a process whose memory is gone). */
 static long long sum_kb(const char *path, const char *const *keys, size_t nkeys)
 {
     cleanup_file FILE *f = fopen(path, "re");
     char line[256];
     long long kb = 0;
+    bool found = false;
     if (!f)
         return -1;
     while (fgets(line, sizeof line, f)) {
@@ -29,26 +31,53 @@ static long long sum_kb(const char *path, const char *const *keys, size_t nkeys)
             if (!strncmp(line, keys[i], l) && line[l] == ':') {
                 long long v = strtoll(line + l + 1, NULL, 10);
                 kb += v > 0 ? v : 0;
+                found = true;
             }
         }
+    }
+    return found ? kb : -1;
+}
+
+/* The memory of the process whose /proc folder (or one thread's) is dir,
+ * in KiB; -1 when that folder says none. */
+static long long mm_kb(const char *dir, bool proportional)
+{
+    static const char *const counters[] = {"RssAnon", "RssShmem", "VmSwap"};
+    static const char *const pss[] = {"Pss_Anon", "Pss_Shmem", "SwapPss"};
+    char path[96];
+    long long kb = -1;
+    if (proportional) {
+        snprintf(path, sizeof path, "%s/smaps_rollup", dir);
+        kb = sum_kb(path, pss, SG_ARRAY_LEN(pss));
+    }
+    if (kb < 0) {
+        snprintf(path, sizeof path, "%s/status", dir);
+        kb = sum_kb(path, counters, SG_ARRAY_LEN(counters));
     }
     return kb;
 }
 
+/* A leader that called pthread_exit is a zombie whose folder shows no
+ * memory while its other threads hold it all: then a live thread's
+ * folder says the process's (one address space). */
 static long long process_bytes(pid_t pid, bool proportional)
 {
-    static const char *const counters[] = {"RssAnon", "RssShmem", "VmSwap"};
-    static const char *const pss[] = {"Pss_Anon", "Pss_Shmem", "SwapPss"};
-    char path[64];
-    long long kb = -1;
-    if (proportional) {
-        snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
-        kb = sum_kb(path, pss, SG_ARRAY_LEN(pss));
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d", (int)pid);
+    long long kb = mm_kb(dir, proportional);
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    DIR *d = kb < 0 ? opendir(dir) : NULL;
+    struct dirent *e;
+    while (d && kb < 0 && (e = readdir(d))) {
+        long long tid;
+        char tdir[96];
+        if (sg_parse_ll(e->d_name, 1, INT32_MAX, &tid) < 0 || tid == pid)
+            continue;
+        snprintf(tdir, sizeof tdir, "/proc/%d/task/%lld", (int)pid, tid);
+        kb = mm_kb(tdir, proportional);
     }
-    if (kb < 0) {
-        snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-        kb = sum_kb(path, counters, SG_ARRAY_LEN(counters));
-    }
+    if (d)
+        closedir(d);
     return kb < 0 ? 0 : kb << 10;
 }
 

@@ -11,7 +11,8 @@
  * /proc/PID/task/TID/children, so no name a skill controls decides who
  * counts), resident anonymous and shared-memory pages and swap
  * (RssAnon + RssShmem + VmSwap of /proc/PID/status: counters, no page
- * walk). A page shared copy-on-write after fork counts in every process
+ * walk; a live thread's folder where the leader called pthread_exit and
+ * its own shows none). A page shared copy-on-write after fork counts in every process
  * there, so a sum past the limit is taken again with proportional counts
  * (Pss_Anon + Pss_Shmem + SwapPss of smaps_rollup, a page-table walk)
  * before the run is stopped. Measured (2-core VM): a look at the counters

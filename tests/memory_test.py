@@ -170,6 +170,33 @@ def shared_copy_on_write_pages_count_once(m, base):
 
 
 @test()
+def memory_held_after_the_leader_thread_exits_still_counts(m, base):
+    """A main thread that calls pthread_exit leaves a zombie leader whose
+    /proc/PID/status shows no memory while the other threads of the process
+    go on: the watch once counted 0 for 300 MB held so. The process's
+    memory is read from a live thread's folder then."""
+    d = h.make_skill(base, f"leader-{m.name}", """
+        import ctypes, threading, time
+        def work():
+            time.sleep(0.3)  # the leader is gone by then
+            held = []
+            for i in range(30):
+                held.append(bytearray(b"x") * (10 << 20))
+            print("held 300 MB", flush=True)
+            time.sleep(0.5)
+            print("worker done", flush=True)
+        threading.Thread(target=work).start()
+        time.sleep(0.05)
+        ctypes.CDLL(None).pthread_exit(None)  # ctypes lets go of the GIL first
+        """, yaml_extra="resources:\n  memory_mb: 128\n")
+    p = m.run("run", "--json", d, check=None, timeout=120)
+    out = stdout_of(m, p)
+    assert p.returncode == 137 and "worker done" not in out, (p.returncode, out, p.err[-2000:])
+    hits = [e for e in m.last_trace()["events"] if e["kind"] == "resource_limit_hit"]
+    assert any(e["data"].get("limit") == "memory" for e in hits), hits
+
+
+@test()
 def what_a_fast_allocator_gets_past_the_watch_is_bounded(m, base):
     """memset over 2 GiB as fast as one core touches pages, under
     memory_mb: 64: stopped, and what the sandbox held when it was seen is
