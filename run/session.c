@@ -1194,8 +1194,9 @@ static void say_which_limit(const struct sg_session *r, const struct sg_limit_hi
                   (res->end == SG_END_EXITED && res->exit_code != 0);
     bool hit = r->mem_over || hits->memory;
     bool near = m->value > 0 && res->memory_peak >= (m->value << 20) / 10 * 9;
-    const char *raise = "raise it with --memory MB (skillgate run or wrap), or memory_mb in "
-                        "the skill's skillsandbox.yaml (resources:) or SKILL.md (wasm:)";
+    const char *raise = r->plan->wrap ? "raise it with --memory MB"
+                        : "raise it with --memory MB (skillgate run or wrap), or memory_mb in "
+                          "the skill's skillsandbox.yaml (resources:) or SKILL.md (wasm:)";
     if (failed && (hit || near))
         snprintf(res->limit_note, sizeof res->limit_note, "%s the memory limit (%lld MB, %s; "
                  "peak %lld MB): %s", hit ? "stopped at" : "ended near", m->value,
