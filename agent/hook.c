@@ -719,6 +719,8 @@ struct hook_run {
     const char *guard;
     bool guard_deny;
     struct sg_hook_rewrite rw; /* a skill's script's run, rewritten or why not */
+    bool venv_shown;           /* the question showed the agent's environment whole */
+    bool venv_vetted;          /* an "always" answer vetted it (sg_hook_venv_vet) */
     bool names_skill;          /* the line names a skill's file, not rewritten */
     char *policy;              /* the rules' file (where an allow rule goes) */
     bool otel_in_config;       /* config.yaml has an otel: endpoint */
@@ -813,6 +815,10 @@ static int decide_rewrite(struct hook_run *h)
             bq->cut = was_cut;
             snprintf(bq->detail, sizeof bq->detail, "%.200s … (skillgate inspect shows all)",
                      dt);
+        }
+        if (h->rw.venv.dir && h->rw.venv.digest[0]) { /* "always" vets only what was shown */
+            cleanup_free char *shown = sg_hook_venv_shown(&h->rw.venv);
+            h->venv_shown = strstr(bq->detail, shown) != NULL;
         }
         r = sg_perm_request(h->perm, bq, decided, &h->st, &h->dec);
     }
@@ -991,7 +997,12 @@ static char *rewrite_reason(const struct hook_run *h, const char *decision, cons
     cleanup_free char *note = rw->note ? sg_xasprintf(" (%s)", rw->note) : sg_xstrdup("");
     if (!strcmp(decision, "allow"))
         return sg_xasprintf("skillgate: a skill's script (%s): it runs in skillgate's sandbox "
-                            "(%s)%s", by, rw->command, note);
+                            "(%s)%s%s%s%s", by, rw->command, note,
+                            h->venv_vetted ? "; the Python environment " : "",
+                            h->venv_vetted ? rw->venv.dir : "",
+                            h->venv_vetted ? " is vetted as it is now"
+                            : rw->venv.vetted ? " (with the Python environment you vetted, "
+                                                "unchanged)" : "");
     if (rw->vet.vetted && rw->beyond)
         return sg_xasprintf("skillgate: a skill's script you vetted, asked: %s. Approving runs "
                             "it in skillgate's sandbox (%s)%s", rw->beyond, rw->command, note);
@@ -1116,6 +1127,22 @@ static void hook_span(const struct hook_run *h, uint64_t t0, const char *decisio
     _exit(0);
 }
 
+/* "always" to a rewritten script's question that showed the agent's
+ * Python environment, not vetted: that environment, as it was when shown
+ * (its digest then), is vetted for the next runs. */
+static void vet_venv(struct hook_run *h, bool deferred)
+{
+    const struct sg_hook_venv *v = &h->rw.venv;
+    if (deferred || h->dec != SG_DEC_ALLOW_ALWAYS || !h->rw.command || !h->venv_shown ||
+        !v->dir || !v->digest[0] || v->vetted)
+        return;
+    int e = sg_hook_venv_vet(v);
+    if (e < 0)
+        fprintf(stderr, "skillgate: the environment %s could not be kept as vetted: %s\n",
+                v->dir, strerror(-e));
+    h->venv_vetted = e == 0;
+}
+
 int sg_hook_main(bool rewrite)
 {
     struct sigaction sa = {.sa_handler = on_term};
@@ -1169,6 +1196,7 @@ int sg_hook_main(bool rewrite)
     for (size_t i = 0; h.dec == SG_DEC_ALLOW_RUN && i < nkept; i++)
         session_save(h.sfile, kept[i]);
     const char *decision = deferred ? "ask" : sg_decision_allows(h.dec) ? "allow" : "deny";
+    vet_venv(&h, deferred);
     if (h.st.fe.fd >= 0) {
         cleanup_free char *oc = sg_xasprintf("%s (%s)", deferred ? "asked in Claude Code"
                                              : sg_decision_allows(h.dec) ? "allowed" : "denied",

@@ -72,14 +72,38 @@ struct sg_hook_vet {
 };
 void sg_hook_vet_free(struct sg_hook_vet *v);
 
+/* A Python environment the agent names for a skill's script (its own
+ * python3 a venv's, or a path to one): vetting the skill does not vet its
+ * packages, which run as code with the skill's grants, so a person vets
+ * it once, by answering "always" to the question that shows it; that is
+ * kept (<state>/vetted-python/, 0600) with the environment's content
+ * digest (sg_skill_digest over its folder: its packages, its bin/ and what
+ * the links there lead to, the interpreter's file included), and holds
+ * while the digest is the same. Not covered, and said in the manual: the
+ * base installation's standard library (pyvenv.cfg's home), which a venv
+ * reads from outside its folder. An environment that lets the system's
+ * site-packages in (the key in any case, as site.py reads it), one with a
+ * pyvenv.cfg in bin/ too (site.py reads that first), or one past the
+ * digest's caps cannot be pinned. */
+struct sg_hook_venv {
+    char *dir;                        /* the venv's real folder, NULL: py is none */
+    char digest[SG_DIGEST_STRLEN];    /* its content now, "" when not taken */
+    bool vetted;                      /* a person vetted it with this content */
+    bool changed;                     /* vetted once, with other content */
+    char *why;                        /* it cannot be pinned: why */
+};
+
 /* When command runs one of a skill's scripts the way agents do
- * ([cd DIR &&] INTERPRETER SCRIPT ARGS, the script's own path, or uv run
- * [python] SCRIPT.py; INTERPRETER python, python3, python3.N, bash, sh,
- * node, perl, ruby; ~ and ~/ read as the home; a relative script after
- * the cd read from its folder), and skillgate run starts it with the same
- * program (a Python the agent names kept as --python; sh's .sh run by
- * bash, said in note): the same run under `[cd DIR &&] SELF run ROOT
- * --prompt attached [--python PY] --script REL -- ARGS`. */
+ * ([cd DIR &&] [nohup] INTERPRETER SCRIPT ARGS [&], the script's own
+ * path, uv run [python] SCRIPT.py, or python -m MODULE in a skill's folder
+ * whose MODULE is a file of that skill; INTERPRETER python, python3,
+ * python3.N, bash, sh, node, perl, ruby; ~ and ~/ read as the home; a
+ * relative script after the cd read from its folder), and skillgate run
+ * starts it with the same program (a Python the agent names kept as
+ * --python; sh's .sh run by bash, said in note): the same run under
+ * `[cd DIR &&] [nohup] SELF run ROOT --prompt attached [--python PY]
+ * --script REL|-m MODULE -- ARGS [&]` (a background run stays one, and
+ * nohup's SIGHUP stays ignored: stopsig.h). */
 struct sg_hook_rewrite {
     char *command;      /* the rewritten line, NULL when not rewritten */
     char *why_not;      /* then why not, in words for the reason */
@@ -92,6 +116,7 @@ struct sg_hook_rewrite {
     char *line;         /* the agent's line as read, ~ as the home (when rewritten): what
                          * deny and ask rules are matched on */
     struct sg_hook_vet vet; /* whether the skill is vetted (when rewritten) */
+    struct sg_hook_venv venv; /* the agent's Python's environment, when it names one */
 };
 /* 0 with rw->command, or -EINVAL with rw->why_not; free rw either way. */
 int sg_hook_rewrite(const char *command, const char *cwd, const char *self,

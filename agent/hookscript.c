@@ -209,6 +209,39 @@ static void starts_with(const char *abs, bool run, struct starts_with *s)
     s->option = arg[0] != '\0';
 }
 
+/* The agent's Python (word, found at agent_path) kept for a run whose
+ * own would be run_path: *py the --python that keeps it (NULL: run's own,
+ * the same), *note what differs and is said; NULL, or why it cannot be
+ * kept (caller frees). A venv's has the packages the script needs. */
+static char *keep_python(const char *word, const char *agent_path, const char *run_path,
+                         char **py, char **note)
+{
+    const char *aname = sg_hook_base_of(word);
+    if (strchr(word, '/')) {
+        if (!agent_path || access(agent_path, X_OK) < 0)
+            return sg_xasprintf("the Python %s is not a program here", word);
+        *py = sg_xstrdup(word);
+    } else if (!agent_path && strcmp(aname, "python") && strcmp(aname, "python3")) {
+        return sg_xasprintf("%s is not on the PATH skillgate sees", aname);
+    } else if (agent_path && a_script(agent_path)) {
+        /* a shim (pyenv, asdf) finds its Python in a home the sandbox hides */
+        if (!same_file(agent_path, run_path))
+            *note = sg_xasprintf("%s on PATH is a shim (%s): skillgate run uses %s", aname,
+                                 agent_path, run_path ? run_path : "python3");
+    } else if (agent_path && (in_venv(agent_path) || secure_getenv("VIRTUAL_ENV") ||
+                              !same_file(agent_path, run_path))) {
+        *py = sg_xstrdup(agent_path); /* what bash would start, not run's python3 */
+    }
+    return NULL;
+}
+
+/* The program word names, as bash finds it from the folder where. */
+static char *agent_program(const char *word, const char *where)
+{
+    return word[0] == '/' ? sg_xstrdup(word)
+           : strchr(word, '/') ? sg_xasprintf("%s/%s", where, word) : on_path(word);
+}
+
 /* Whether skillgate run starts the script (abs) with the program the
  * agent's line does (word, or the script itself when NULL), read in the
  * folder where: NULL when it does, with *py the --python that keeps the
@@ -225,8 +258,7 @@ static char *same_program(const char *word, const char *abs, const char *rel, co
     const char *aname;
     if (word) {
         aname = sg_hook_base_of(word);
-        agent_path = word[0] == '/' ? sg_xstrdup(word)
-                     : strchr(word, '/') ? sg_xasprintf("%s/%s", where, word) : on_path(word);
+        agent_path = agent_program(word, where);
     } else {
         starts_with(abs, false, &agent);
         agent_name = agent.name;
@@ -245,25 +277,8 @@ static char *same_program(const char *word, const char *abs, const char *rel, co
     if (!run.name)
         return sg_xasprintf("skillgate run cannot tell what runs %s (no .py, .sh or .js ending, "
                             "no #! line)", rel);
-    if (python_name(aname) && python_name(run.name) && run.by_ending) {
-        /* the agent's Python kept: a venv's has the packages the script needs */
-        if (strchr(word, '/')) {
-            if (!agent_path || access(agent_path, X_OK) < 0)
-                return sg_xasprintf("the Python %s is not a program here", word);
-            *py = sg_xstrdup(word);
-        } else if (!agent_path && strcmp(aname, "python") && strcmp(aname, "python3")) {
-            return sg_xasprintf("%s is not on the PATH skillgate sees", aname);
-        } else if (agent_path && a_script(agent_path)) {
-            /* a shim (pyenv, asdf) finds its Python in a home the sandbox hides */
-            if (!same_file(agent_path, run_path))
-                *note = sg_xasprintf("%s on PATH is a shim (%s): skillgate run uses %s", aname,
-                                     agent_path, run_path ? run_path : "python3");
-        } else if (agent_path && (in_venv(agent_path) || secure_getenv("VIRTUAL_ENV") ||
-                                  !same_file(agent_path, run_path))) {
-            *py = sg_xstrdup(agent_path); /* what bash would start, not run's python3 */
-        }
-        return NULL;
-    }
+    if (python_name(aname) && python_name(run.name) && run.by_ending)
+        return keep_python(word, agent_path, run_path, py, note);
     if (!strcmp(aname, "sh") && !strcmp(run.name, "bash") && run.by_ending && run_path) {
         *note = sg_xasprintf("skillgate runs a .sh with bash (%s), the agent named sh", run_path);
         return NULL;
@@ -275,6 +290,15 @@ static char *same_program(const char *word, const char *abs, const char *rel, co
                         "only a Python the agent names (--python)", rel,
                         agent_path ? agent_path : word, run_path ? run_path : run.name,
                         run.by_ending ? "by the script's name" : "by its #! line");
+}
+
+/* python -m: the agent's Python kept as for a .py script (run -m starts
+ * python3, or --python). NULL, or why not (caller frees). */
+static char *module_python(const char *word, const char *where, char **py, char **note)
+{
+    cleanup_free char *agent_path = agent_program(word, where);
+    cleanup_free char *run_path = run_finds("python3");
+    return keep_python(word, agent_path, run_path, py, note);
 }
 
 /* Is root in one of the person's own skills folders (~/.claude/skills,
@@ -401,11 +425,37 @@ static bool has_dotdot(const char *p)
 
 /* The agent's line as a script's run: [cd DIR &&] RUNNER SCRIPT ARGS. */
 struct script_line {
-    const struct sg_shell_cmd *run;
-    const char *cd; /* the cd's folder as bash reads it, NULL when none */
-    char *where;    /* the folder the script runs in (absolute) */
-    size_t at;      /* the script's word in run */
+    const struct sg_shell_cmd *run; /* the interpreter's command (nohup's words after it) */
+    struct sg_shell_cmd after_nohup;
+    const char *cd;     /* the cd's folder as bash reads it, NULL when none */
+    char *where;        /* the folder the script runs in (absolute) */
+    size_t at;          /* the script's word in run (with -m: the module's) */
+    const char *module; /* python -m MODULE: the module's name, else NULL */
+    bool nohup;         /* nohup before the interpreter: kept before skillgate */
+    bool background;    /* the line ends with &: kept */
 };
+
+/* nohup COMMAND (no option: only --help and --version are nohup's): the
+ * command it runs, which the rewrite runs under nohup again. */
+static void under_nohup(struct script_line *l)
+{
+    const struct sg_shell_cmd *c = l->run;
+    if (c->argc < 2 || strcmp(c->argv[0], "nohup") || c->argv[1][0] == '-')
+        return;
+    l->after_nohup = (struct sg_shell_cmd){.argv = c->argv + 1, .argc = c->argc - 1};
+    memcpy(l->after_nohup.op, c->op, sizeof c->op);
+    l->run = &l->after_nohup;
+    l->nohup = true;
+}
+
+/* python -m MODULE ARGS (python, python3, python3.N by name, or a path
+ * to one): the module's word, 0 when the line is no such run. */
+static size_t module_at(const struct sg_shell_cmd *c)
+{
+    if (c->argc < 3 || !python_name(sg_hook_base_of(c->argv[0])) || strcmp(c->argv[1], "-m"))
+        return 0;
+    return 2;
+}
 
 /* NULL with l filled, or why the line is no such run (caller frees). */
 static char *read_line(const struct sg_shell *sh, const char *cwd, struct script_line *l)
@@ -431,10 +481,14 @@ static char *read_line(const struct sg_shell *sh, const char *cwd, struct script
                           "is rewritten)");
     }
     l->run = &sh->cmds[sh->n - 1];
-    if (!strcmp(l->run->op, "&"))
-        return sg_xstrdup("it runs in the background (&)");
+    l->background = !strcmp(l->run->op, "&"); /* the last command: the whole list goes */
+    under_nohup(l);
     const char *a0 = l->run->argv[0];
-    l->at = sg_hook_script_at(l->run);
+    l->at = module_at(l->run);
+    if (l->at)
+        l->module = l->run->argv[l->at];
+    else
+        l->at = sg_hook_script_at(l->run);
     if (!l->at && l->run->argc >= 2 && (interpreter(a0) || !strcmp(sg_hook_base_of(a0), "uv")))
         return sg_xasprintf("an option before the script (%s %s ...): skillgate run cannot "
                             "pass it", a0, l->run->argv[1]);
@@ -452,8 +506,64 @@ static char *read_line(const struct sg_shell *sh, const char *cwd, struct script
     return NULL;
 }
 
-/* The rewritten line: [cd DIR &&] SELF run ROOT --prompt attached
- * [--python PY] --script REL -- ARGS, or NULL when too long. */
+/* A regular file whose real path is in root, or NULL (caller frees). */
+static char *file_in(const char *root, const char *path)
+{
+    struct stat st;
+    cleanup_free char *real = sg_path_real(path);
+    if (stat(real, &st) < 0 || !S_ISREG(st.st_mode) || !sg_path_within(real, root))
+        return NULL;
+    return steal_pointer(&real);
+}
+
+/* Does the folder (a real path, or NULL) hold a SKILL.md? */
+static bool is_skill_root(const char *dir)
+{
+    cleanup_free char *md = dir ? sg_xasprintf("%s/SKILL.md", dir) : NULL;
+    return md && access(md, F_OK) == 0;
+}
+
+/* `python -m MODULE` in the folder where: the skill's file it runs, when
+ * where is a skill's folder (its real path has the SKILL.md) and Python
+ * finds MODULE there first (sys.path[0] is the working folder, as run -m
+ * makes it the skill's): every package on the way a regular one (an
+ * __init__.py: a namespace package would yield to one later on the
+ * path), then NAME.py, or NAME/__main__.py of a package. *root the
+ * skill's folder. NULL with *file, or why not (caller frees). */
+static char *module_file(const char *where, const char *mod, char **root, char **file)
+{
+    *root = sg_path_real(where);
+    if (!sg_python_module_ok(mod))
+        return sg_xasprintf("%s is not a Python module name skillgate run -m takes", mod);
+    if (!is_skill_root(*root))
+        return sg_xasprintf("python -m runs %s from the working folder, which is no skill's "
+                            "folder (no SKILL.md in %s)", mod, where);
+    if (secure_getenv("PYTHONSAFEPATH"))
+        return sg_xstrdup("PYTHONSAFEPATH is set: python -m does not look in the working "
+                          "folder");
+    cleanup_free char *rel = sg_xstrdup(mod);
+    for (char *d = strchr(rel, '.'); d; d = strchr(d + 1, '.')) {
+        cleanup_free char *init = sg_xasprintf("%s/%.*s/__init__.py", *root, (int)(d - rel),
+                                               rel);
+        cleanup_free char *f = file_in(*root, init);
+        if (!f)
+            return sg_xasprintf("%.*s is no package of the skill's (no __init__.py)",
+                                (int)(d - rel), mod);
+        *d = '/';
+    }
+    cleanup_free char *init = sg_xasprintf("%s/%s/__init__.py", *root, rel);
+    cleanup_free char *pkg = file_in(*root, init);
+    cleanup_free char *main = sg_xasprintf("%s/%s/__main__.py", *root, rel);
+    cleanup_free char *py = sg_xasprintf("%s/%s.py", *root, rel);
+    *file = pkg ? file_in(*root, main) : file_in(*root, py);
+    if (!*file)
+        return sg_xasprintf("%s is no module of the skill's (%s)", mod,
+                            pkg ? "a package with no __main__.py" : "no such .py file in it");
+    return NULL;
+}
+
+/* The rewritten line: [cd DIR &&] [nohup] SELF run ROOT --prompt attached
+ * [--python PY] --script REL|-m MODULE -- ARGS [&], or NULL when too long. */
 static char *rewritten(const struct script_line *l, const char *self, const char *root,
                        const char *rel, const char *py)
 {
@@ -464,7 +574,9 @@ static char *rewritten(const struct script_line *l, const char *self, const char
         quoted(&b, l->cd);
         sg_buf_append(&b, " && ", 4);
     }
-    sg_shell_quote(&b, self, true);
+    if (l->nohup)
+        sg_buf_append(&b, "nohup ", 6);
+    sg_shell_quote(&b, self, !l->nohup);
     sg_buf_append(&b, " run ", 5);
     quoted(&b, root);
     sg_buf_append(&b, " --prompt attached", 18);
@@ -472,23 +584,43 @@ static char *rewritten(const struct script_line *l, const char *self, const char
         sg_buf_append(&b, " --python ", 10);
         quoted(&b, py);
     }
-    sg_buf_append(&b, " --script ", 10);
-    quoted(&b, rel);
+    sg_buf_append(&b, l->module ? " -m " : " --script ", l->module ? 4 : 10);
+    quoted(&b, l->module ? l->module : rel);
     sg_buf_append(&b, " --", 3);
     for (size_t i = l->at + 1; i < l->run->argc; i++) {
         sg_buf_append(&b, " ", 1);
         quoted(&b, l->run->argv[i]);
     }
+    if (l->background)
+        sg_buf_append(&b, " &", 2);
     char *out = b.dropped ? NULL : sg_buf_steal(&b);
     sg_buf_free(&b);
     return out;
+}
+
+/* Why the agent's own Python py is asked: no environment, or one not
+ * vetted (as it is now), and how a person vets it (caller frees). */
+static char *venv_not_vetted(const char *py, const struct sg_hook_venv *v)
+{
+    if (!v->dir)
+        return sg_xasprintf("the agent names its own Python (%s): vetting the skill does not "
+                            "vet it, nor its packages, which run as code with the skill's "
+                            "grants", py);
+    if (!v->digest[0])
+        return sg_xasprintf("the agent's Python is the environment %s, which cannot be vetted "
+                            "once: %s", v->dir, v->why);
+    cleanup_free char *shown = sg_hook_venv_shown(v);
+    return sg_xasprintf("%s, %s (its packages run with the skill's grants): \"always\" in "
+                        "skillgate tui --attach vets it as it is now", shown,
+                        v->changed ? "changed since you vetted it" : "not vetted");
 }
 
 /* What the run holds beyond the skill the person vetted, or NULL: a
  * Python the agent names (its own program, or an environment whose
  * packages run as code with the skill's grants), or a working folder a cd
  * in the line picks outside the skill. Caller frees. */
-static char *beyond_the_skill(const struct script_line *l, const char *root, const char *py)
+static char *beyond_the_skill(const struct script_line *l, const char *root, const char *py,
+                              struct sg_hook_venv *venv)
 {
     if (py) {
         cleanup_free char *abs = py[0] == '/' ? sg_xstrdup(py) : sg_xasprintf("%s/%s", l->where,
@@ -498,9 +630,9 @@ static char *beyond_the_skill(const struct script_line *l, const char *root, con
         bool plain = stat(abs, &st) == 0 && S_ISREG(st.st_mode) && !in_venv(abs) &&
                      same_file(abs, sys);
         if (!plain)
-            return sg_xasprintf("the agent names its own Python (%s): vetting the skill does "
-                                "not vet it, nor its environment's packages, which run as code "
-                                "with the skill's grants", py);
+            sg_hook_venv_look(abs, venv);
+        if (!plain && !venv->vetted)
+            return venv_not_vetted(py, venv);
     }
     cleanup_free char *where = l->cd ? sg_path_real(l->where) : NULL;
     if (where && !sg_path_within(where, root))
@@ -530,6 +662,7 @@ void sg_hook_rewrite_free(struct sg_hook_rewrite *rw)
     free(rw->command), free(rw->why_not), free(rw->by_hand), free(rw->note);
     free(rw->root), free(rw->line), free(rw->beyond);
     sg_hook_vet_free(&rw->vet);
+    sg_hook_venv_free(&rw->venv);
     memset(rw, 0, sizeof *rw);
 }
 
@@ -547,7 +680,11 @@ int sg_hook_rewrite(const char *command, const char *cwd, const char *self,
     cleanup_free char *script = NULL, *root = NULL, *py = NULL;
     char *no = read_line(&sh, cwd, &l);
     const char *w = no ? NULL : l.run->argv[l.at];
-    if (!no) {
+    if (!no && l.module) {
+        no = module_file(l.where, l.module, &root, &script);
+        if (no && !is_skill_root(root)) /* not the skill's: said, no run by hand */
+            free(steal_pointer(&root));
+    } else if (!no) {
         cleanup_free char *abs = w[0] == '/' ? sg_xstrdup(w) : sg_xasprintf("%s/%s", l.where, w);
         script = sg_path_real(abs);
         root = skill_root_of(script); /* the nearest folder above with a SKILL.md */
@@ -557,19 +694,21 @@ int sg_hook_rewrite(const char *command, const char *cwd, const char *self,
         else if (stat(script, &st) < 0 || !S_ISREG(st.st_mode))
             no = sg_xasprintf("%s is no file", w);
     }
-    const char *rel = root ? script + strlen(root) + 1 : NULL;
+    const char *rel = root && script ? script + strlen(root) + 1 : NULL;
     if (root) {
         struct sg_buf b;
         sg_buf_init(&b, SG_SHELL_MAX);
         sg_buf_append(&b, "skillgate run ", 14);
         quoted(&b, root);
-        sg_buf_append(&b, " --script ", 10);
-        quoted(&b, rel);
+        sg_buf_append(&b, l.module ? " -m " : " --script ", l.module ? 4 : 10);
+        quoted(&b, l.module ? l.module : rel);
         rw->by_hand = sg_buf_steal(&b);
         sg_buf_free(&b);
     }
     if (!no && !strcmp(sg_hook_base_of(l.run->argv[0]), "uv"))
         no = uv_python(script, rel, l.where, &py);
+    else if (!no && l.module)
+        no = module_python(l.run->argv[0], l.where, &py, &rw->note);
     else if (!no)
         no = same_program(l.at ? l.run->argv[0] : NULL, script, rel, l.where, &py, &rw->note);
     for (size_t i = l.at + 1; !no && i < l.run->argc; i++)
@@ -586,7 +725,7 @@ int sg_hook_rewrite(const char *command, const char *cwd, const char *self,
     if (!no) {
         rw->root = sg_xstrdup(root);
         rw->line = line_as_read(&sh);
-        rw->beyond = beyond_the_skill(&l, root, py);
+        rw->beyond = beyond_the_skill(&l, root, py, &rw->venv);
     }
     if (no)
         sg_hook_vet_free(&rw->vet);

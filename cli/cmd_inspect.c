@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "protected.h"
 #include "digest.h"
+#include "keephome.h"
 #include "openclaw.h"
 #include "plantext.h"
 #include "sanitize.h"
@@ -175,6 +176,40 @@ static void print_entry(FILE *f, const struct sg_policy *p)
     }
 }
 
+/* The skill's own home, kept between its runs (run/keephome.h): where,
+ * how much, and whether it belongs to this content. */
+static json_t *kept_home(const struct sg_skill *sk, const char *digest)
+{
+    cleanup_free char *dir = sg_keephome_dir(sk->name ? sk->name : sk->dirname, sk->root);
+    struct sg_keephome_count c;
+    cleanup_free char *had = NULL;
+    if (!dir)
+        return json_null();
+    bool kept = sg_keephome_info(dir, &c, &had) == 0;
+    return json_pack("{s:s, s:b, s:I, s:I, s:b}", "place", dir, "kept", kept, "files",
+                     (json_int_t)(kept ? c.files : 0), "bytes", (json_int_t)(kept ? c.bytes : 0),
+                     "current", kept && digest && had && !strcmp(had, digest));
+}
+
+static void print_home(FILE *f, json_t *h)
+{
+    if (!json_is_object(h))
+        return;
+    fputs("Home      ", f);
+    if (json_is_true(json_object_get(h, "kept")))
+        fprintf(f, "%lld files, %lld bytes kept from its runs (%s); ",
+                (long long)json_integer_value(json_object_get(h, "files")),
+                (long long)json_integer_value(json_object_get(h, "bytes")),
+                json_is_true(json_object_get(h, "current"))
+                    ? "for this content"
+                    : "from another version of the skill: dropped at its next run");
+    else
+        fputs("nothing kept yet; ", f);
+    fputs("its own, kept in ", f);
+    sg_print_safe(f, json_string_value(json_object_get(h, "place")));
+    fputs(" (run --fresh-home starts clean)\n", f);
+}
+
 static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, size_t nfiles)
 {
     const struct sg_policy *p = &sk->policy;
@@ -200,6 +235,9 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
             sk->skill_md && sk->sandbox_yaml ? ", " : "", sk->sandbox_yaml ? "skillsandbox.yaml" : "");
     if (digest)
         fprintf(f, "Digest    %s (%zu files)\n", digest, nfiles);
+    json_t *home = kept_home(sk, digest);
+    print_home(f, home);
+    json_decref(home);
 
     fprintf(f, "\nTools%s\n", p->tools_restricted ? "" : "  (allowed-tools is empty: every tool "
                                                          "may be asked for; risky ones prompt)");
@@ -242,7 +280,13 @@ static void print_human(FILE *f, const struct sg_skill *sk, const char *digest, 
             fputc('\n', f);
         }
     }
-    if (!p->nwrite)
+    for (size_t i = 0; i < p->ncwd_write; i++) {
+        fputs("  write  ", f);
+        sg_print_safe(f, p->cwd_write[i].declared);
+        fputs(" (in the working folder a run starts in; made there if missing)", f);
+        origin(f, &p->cwd_write[i].origin);
+    }
+    if (!p->nwrite && !p->ncwd_write)
         fputs("  write  (nothing declared: /tmp and HOME are private; other writes ask, when the skill may ask for Write)\n", f);
 
     print_network(f, p);
@@ -324,6 +368,7 @@ int cmd_inspect(int argc, char **argv)
                     dr == -EFBIG ? "more than 100000 files or 1 GiB" : strerror(-dr));
     if (json) {
         json_t *j = sg_skill_to_json(sk, dr < 0 ? NULL : digest);
+        json_object_set_new(j, "home", kept_home(sk, dr < 0 ? NULL : digest));
         sg_print_json(stdout, j);
         json_decref(j);
     } else {

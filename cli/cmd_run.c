@@ -90,14 +90,17 @@ static void print_plain(struct out_ctx *o, const struct sg_event *ev)
         }
         return;
     }
-    /* where a page the skill serves is: the person's browser goes there */
-    if (ev->kind == SG_EV_PORT_PUBLISHED) {
+    /* where a page the skill serves is: the person's browser goes there;
+     * which of the files the person named the skill sees */
+    if (ev->kind == SG_EV_PORT_PUBLISHED || ev->kind == SG_EV_PATH_NAMED) {
         cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, 0);
         fprintf(stderr, "skillgate: %s\n", s);
         return;
     }
     /* a write the private views took is no enforcement, but a person must
      * learn that the file the skill reports never reached this machine */
+    if (ev->kind == SG_EV_WRITE_DISCARDED && json_is_true(json_object_get(ev->data, "kept")))
+        return; /* the skill's own home's cache, profile: in the trace, not on every run */
     if (sg_event_severity(ev->kind) >= 2 || ev->kind == SG_EV_WRITE_DISCARDED) {
         o->blocked += sg_event_severity(ev->kind) >= 2;
         cleanup_free char *s = sg_sanitize(ev->message, ev->message_len, 0);
@@ -328,6 +331,8 @@ static void run_help(void)
            "                         path; never /, your home or skillgate's own\n"
            "                         folders); repeatable\n"
            "      --no-records       run even if the trace and audit record cannot be kept\n"
+           "      --fresh-home       start from an empty home: drop what the skill's own\n"
+           "                         home kept from its earlier runs (caches, profiles)\n"
            "      --allow-degraded   run without Landlock where the kernel lacks it\n"
            "      --prompt tty|deny  ask on the terminal (the default when there is one;\n"
            "                         OpenSkills' CliPermissionCallback) or deny all that\n"
@@ -480,6 +485,9 @@ static int run_option(struct run_args *a, int c)
     case 'N':
         a->rq.no_records = true;
         return -1;
+    case 'F':
+        a->rq.fresh_home = true;
+        return -1;
     case 'I':
         free(a->input_buf);
         a->input_buf = read_input_file(optarg);
@@ -573,7 +581,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
         {"python", required_argument, NULL, 'Y'}, {"no-records", no_argument, NULL, 'N'},
         {"module", required_argument, NULL, 'm'}, {"env", required_argument, NULL, 'E'},
         {"write", required_argument, NULL, 'W'}, {"publish", required_argument, NULL, 'p'},
-        {"settings", required_argument, NULL, 'S'}, {"memory", required_argument, NULL, 'M'},
+        {"settings", required_argument, NULL, 'S'}, {"fresh-home", no_argument, NULL, 'F'},
+        {"memory", required_argument, NULL, 'M'},
         {0},
     };
     int c, st;

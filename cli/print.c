@@ -108,11 +108,29 @@ static int no_such_name(const char *arg, const struct sg_discovery *d)
     return SG_EXIT_USAGE;
 }
 
+/* A name that is also the folder another skill was installed in (ClawHub's
+ * slug: agent-wallet named by one skill, the folder of another): which one
+ * the name took, and how to name the other. */
+static void other_by_folder(const char *arg, const struct sg_skill *sk,
+                            const struct sg_discovery *d)
+{
+    size_t j = sg_discovery_find_folder(d, arg);
+    if (j == SIZE_MAX || !strcmp(d->v[j].skill->root, sk->root))
+        return;
+    cleanup_free char *a = sg_sanitize_str(arg, 0);
+    cleanup_free char *took = sg_sanitize_str(sk->display, 0);
+    cleanup_free char *p = sg_sanitize_str(d->v[j].skill->display, 0);
+    fprintf(stderr, "skillgate: note: \"%s\" names the skill in %s; another skill is kept in "
+                    "a folder of that name, %s: name it by that path\n", a, took, p);
+}
+
 int sg_load_skill_arg(const char *arg, const char *cwd, struct sg_skill **out)
 {
     struct sg_discovery d;
     bool path = false;
     int r = sg_skill_resolve(arg, cwd, out, &d, &path); /* MCP's reading too */
+    if (r == 0 && !path)
+        other_by_folder(arg, *out, &d);
     int rc = r == 0 ? 0 : path ? sg_load_error(arg, r) : no_such_name(arg, &d);
     sg_discovery_free(&d);
     return rc;

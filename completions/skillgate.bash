@@ -39,7 +39,7 @@ _skillgate()
         inspect) opts="--json --help" ;;
         list) opts="--json --all --help" ;;
         run) opts="--input --input-file --timeout --memory --trace-out --watch --json --dry-run --script
-                   --module --env --write --cwd --python --no-records --allow-degraded --prompt --policy
+                   --module --env --write --cwd --python --no-records --fresh-home --allow-degraded --prompt --policy
                    --prompt-timeout --allow-all --allow-upstream --resolve --publish --help" ;;
         wrap) opts="--settings --cwd --timeout --memory --trace-out --watch --json --dry-run --env
                     --write --no-records --allow-degraded --prompt --policy --prompt-timeout

@@ -143,6 +143,7 @@ struct sg_lineprompt {
     int esc;          /* inside an escape sequence (an arrow key): 1 after ESC, 2 after ESC [ */
     char *rule, *skill; /* of the request shown, sanitized (rule: one per line) */
     char *folder;       /* [f]'s rule: every write in the request's folder, or NULL */
+    char *program;      /* [p]'s rule: the program with any arguments, or NULL */
     bool cut;           /* it cannot be shown whole: no allow */
 };
 
@@ -335,13 +336,23 @@ static void draw(struct sg_lineprompt *lp, const struct sg_perm_prompt *pr)
     }
     if (b.dropped) /* never: the cap is far above; but then it is not all shown */
         lp->cut = true;
+    if (!lp->cut && lp->program) {
+        cleanup_free char *t = sg_sanitize_str(lp->program, 0);
+        row(&b, "program:", "[p] allows for this run");
+        sg_buf_printf(&b, "\n    %s (any arguments)\n    and the system's programs it and "
+                          "its children run, each recorded; still asked:\n    a shell or "
+                          "interpreter fed code, a file of the skill's or yours, what it\n    "
+                          "writes or reaches; none when the skill's code could be in it (its "
+                          "own\n    children, LD_PRELOAD and the like)", t);
+    }
     if (lp->cut)
         sg_buf_printf(&b, "\n  press d to deny  (no allow: it cannot be shown whole; deny in %d s)",
                       secs);
     else
-        sg_buf_printf(&b, "\n  press a key, no Enter: [a] allow once  [r] for this run  %s[A] always  "
+        sg_buf_printf(&b, "\n  press a key, no Enter: [a] allow once  [r] for this run  %s%s[A] always  "
                           "[d] deny  [D] always deny   (Enter alone never allows; deny in %d s)",
-                      lp->folder ? "[f] this folder, this run  " : "", secs);
+                      lp->folder ? "[f] this folder, this run  " : "",
+                      lp->program ? "[p] this program, this run  " : "", secs);
     sg_buf_printf(&b, "%s\n> ", pr->queued > 1 ? "\n  (more requests are waiting)" : "");
     cleanup_free char *text = sg_buf_steal(&b);
     sg_buf_free(&b);
@@ -362,8 +373,9 @@ static void show(void *ctx, const struct sg_perm_prompt *pr)
     }
     if (!pr || lp->shown)
         return; /* nothing waits, or only the number waiting changed */
-    free(lp->rule), free(lp->skill), free(lp->folder);
+    free(lp->rule), free(lp->skill), free(lp->folder), free(lp->program);
     lp->folder = sg_preq_folder_rule(pr->q, sg_invoking_home());
+    lp->program = sg_preq_program_rule(pr->q);
     lp->rule = sg_sanitize_str(pr->rule, SG_SAN_KEEP_NEWLINE);
     lp->skill = sg_sanitize_str(pr->skill, 0);
     lp->perm = pr->perm;
@@ -408,7 +420,7 @@ static void on_key(struct sg_lineprompt *lp, char k)
         on_confirm_key(lp, k);
         return;
     }
-    if (lp->cut && strchr("arfAD", k)) {
+    if (lp->cut && strchr("arfpAD", k)) {
         say(lp, "\n  this request cannot be shown whole: it can only be denied. press d> ");
         return;
     }
@@ -430,6 +442,22 @@ static void on_key(struct sg_lineprompt *lp, char k)
                          "their own)\n", t);
         say(lp, said);
         if (sg_perm_answer_rule(lp->perm, lp->id, SG_DEC_ALLOW_RUN, lp->folder, &why) < 0) {
+            cleanup_free char *no = sg_xasprintf("  -> not taken: %s\n", why ? why : "settled");
+            say(lp, no);
+        }
+        return;
+    }
+    case 'p': {
+        const char *why = NULL;
+        if (!lp->program)
+            return;
+        lp->shown = false;
+        raw_leave();
+        cleanup_free char *t = sg_sanitize_str(lp->program, 0);
+        cleanup_free char *said = sg_xasprintf("  -> allowed for this run: %s and the programs "
+                                               "of root's it runs\n", t);
+        say(lp, said);
+        if (sg_perm_answer_program(lp->perm, lp->id, &why) < 0) {
             cleanup_free char *no = sg_xasprintf("  -> not taken: %s\n", why ? why : "settled");
             say(lp, no);
         }
@@ -514,6 +542,6 @@ void sg_lineprompt_close(struct sg_lineprompt *lp)
         return;
     raw_uninstall();
     close(lp->tty);
-    free(lp->rule), free(lp->skill), free(lp->folder);
+    free(lp->rule), free(lp->skill), free(lp->folder), free(lp->program);
     free(lp);
 }

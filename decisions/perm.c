@@ -1,5 +1,6 @@
 #include "perm.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,6 +88,7 @@ struct sg_perm {
     char last_by[512];       /* who made the last decision */
     char why_buf[512];       /* the prompt's why, when it is composed */
     char *answer_rule;       /* the rule the person's answer keeps, when narrowed */
+    bool answer_tree;        /* ... and it covers what the program runs (answer_program) */
     sg_perm_show_fn fe_show; /* a front end shows the prompt */
     void *fe_ctx;
     size_t (*fe_pollfds)(void *ctx, struct pollfd *out, size_t max); /* its own fds */
@@ -394,8 +396,34 @@ static size_t rules_to_keep(struct sg_perm *p, const struct sg_preq *q, char **o
     return 1;
 }
 
-static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d)
+/* A person's "deny" holds for the rest of the run: the same request is
+ * refused without a question (a host on any port, since its lookups and
+ * its connections are one decision to the person). Not in an agent's
+ * session, whose lines come one at a time to the agent's own prompt. */
+static void hold_denial(struct sg_perm *p, const struct sg_preq *q)
 {
+    if (q->cut || q->unsure || p->o.session || q->agent_tool[0])
+        return;
+    /* a name on any port; an address (a published port asks as 127.0.0.1)
+     * keeps its port: another port of it is another service */
+    unsigned char a[16];
+    bool literal = inet_pton(AF_INET, q->subject, a) == 1 || inet_pton(AF_INET6, q->subject, a) == 1;
+    cleanup_free char *text = q->tool == SG_PT_FETCH && !literal
+                                  ? sg_xasprintf("Fetch(%s)", q->subject)
+                                  : sg_preq_rule(q);
+    struct sg_prule r;
+    const char *why;
+    if (sg_prule_parse(text, SG_EFF_DENY, "this run", &r, &why) == 0)
+        sg_rules_add(&p->rules, &p->nrules, &r);
+}
+
+static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decision d,
+                     const char *by)
+{
+    bool tree = p->answer_tree;
+    p->answer_tree = false;
+    if (d == SG_DEC_DENY && !strcmp(by, "person"))
+        hold_denial(p, q);
     if (q->cut || (d != SG_DEC_ALLOW_RUN && d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS)) {
         free(steal_pointer(&p->answer_rule));
         return;
@@ -418,6 +446,7 @@ static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decisio
         const char *why;
         if (sg_prule_parse(texts[i], d == SG_DEC_DENY_ALWAYS ? SG_EFF_DENY : SG_EFF_ALLOW,
                            d == SG_DEC_ALLOW_RUN ? run_source(p) : "grant", &r, &why) == 0) {
+            r.tree = tree && d == SG_DEC_ALLOW_RUN;
             sg_rules_add(&p->rules, &p->nrules, &r);
             if (d == SG_DEC_ALLOW_RUN && p->nsession < SG_ARRAY_LEN(p->session))
                 p->session[p->nsession++] = p->rules[p->nrules - 1].text;
@@ -807,6 +836,46 @@ int sg_perm_answer_rule(struct sg_perm *p, uint64_t id, enum sg_decision d, cons
     return 0;
 }
 
+char *sg_preq_program_rule(const struct sg_preq *q)
+{
+    if (q->tool != SG_PT_BASH || q->agent_tool[0] || q->cut || q->unsure ||
+        !q->system_program || q->subject[0] != '/' || sg_program_runs_any_code(q->subject))
+        return NULL; /* an interpreter with any arguments is any code */
+    struct sg_buf b;
+    sg_buf_init(&b, SIZE_MAX / 2);
+    sg_buf_append(&b, "Bash(", 5);
+    sg_shell_quote(&b, q->subject, true);
+    sg_buf_append(&b, ":*)", 3);
+    return sg_buf_steal(&b);
+}
+
+int sg_perm_answer_program(struct sg_perm *p, uint64_t id, const char **why)
+{
+    *why = NULL;
+    if (!p || !p->nqueue || !p->shown || p->queue[0].id != id)
+        return -ESTALE;
+    cleanup_free char *rule = sg_preq_program_rule(&p->queue[0].q);
+    if (!rule) {
+        *why = "only a program of the system's that is no shell or interpreter can be allowed "
+               "with what it runs";
+        return -EINVAL;
+    }
+    free(p->answer_rule);
+    p->answer_rule = steal_pointer(&rule);
+    p->answer_tree = true;
+    decide_head(p, SG_DEC_ALLOW_RUN, "person");
+    return 0;
+}
+
+const char *sg_perm_tree_rule(const struct sg_perm *p, const struct sg_preq *q)
+{
+    for (size_t i = 0; p && i < p->nrules; i++)
+        if (p->rules[i].tree && p->rules[i].effect == SG_EFF_ALLOW &&
+            sg_prule_matches(&p->rules[i], q))
+            return p->rules[i].text;
+    return NULL;
+}
+
 char *sg_preq_folder_rule(const struct sg_preq *q, const char *home)
 {
     if (q->tool != SG_PT_WRITE || q->agent_tool[0] || q->cut || q->subject[0] != '/')
@@ -956,7 +1025,7 @@ static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by)
     memmove(p->queue, p->queue + 1, (p->nqueue - 1) * sizeof *p->queue);
     p->nqueue--;
     p->shown = false;
-    remember(p, &head.q, d);
+    remember(p, &head.q, d, by);
     sg_perm_audit(p, &head.q, d, by, now_ms() - head.asked_ms);
     head.cont(head.ctx, d);
     /* later requests a new rule now settles are settled without asking */

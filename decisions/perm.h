@@ -166,6 +166,18 @@ int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d);
  * home (the person's) or above it, in one of home's dot folders, or the
  * request is high risk (a system folder, a persistence place). */
 char *sg_preq_folder_rule(const struct sg_preq *q, const char *home);
+/* A skill's exec of a program that is no shell or interpreter: the rule
+ * for that program with any arguments (the "this program" answer), else
+ * NULL. */
+char *sg_preq_program_rule(const struct sg_preq *q);
+/* Answer request id "allow for this run": its program with any arguments,
+ * and (the exec broker's part, exec.h) the programs of root's that it and
+ * its children run. -ESTALE as sg_perm_answer_id; -EINVAL with *why when
+ * the request is not such an exec. */
+int sg_perm_answer_program(struct sg_perm *p, uint64_t id, const char **why);
+/* The text of the "this program" answer kept for this run that allows q,
+ * or NULL. */
+const char *sg_perm_tree_rule(const struct sg_perm *p, const struct sg_preq *q);
 /* The same with the rule to keep (for this run, or always) that the person
  * narrowed or widened: it must parse and cover the request (-EINVAL, *why
  * says what is wrong, nothing decided). */

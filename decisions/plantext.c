@@ -246,6 +246,8 @@ void sg_plan_print_wasm_policy(FILE *f, const struct sg_policy *p)
         fputs("node:wasi, but no node is installed (Debian package nodejs, 20 or later)\n", f);
     }
     fputs("     preopen /skill -> the skill's folder, read-only unless a write is granted\n", f);
+    fputs("     preopen . -> the skill's folder too (relative paths, as wasmtime's --dir .); "
+          "a declared path in it also as ./PATH and /skill/PATH, with its mode\n", f);
     for (size_t i = 0; i < p->nread; i++) {
         if (p->read[i].declared && !strcmp(p->read[i].declared, "."))
             continue; /* the skill's folder: /skill */
@@ -306,6 +308,11 @@ void sg_plan_print(FILE *f, const struct sg_plan *p)
                     m->mode);
         fprintf(f, "  [%s]\n", m->why);
         print_uid_limit(f, p, m);
+    }
+    for (size_t i = 0; i < p->nunshown; i++) { /* named on the command line, not shown */
+        fputs("  not shown: ", f);
+        sg_print_safe(f, p->unshown[i]);
+        fputc('\n', f);
     }
     fprintf(f, "\nLandlock ABI %d: %s\n", p->landlock_abi,
             p->degraded ? "NOT USED (--allow-degraded)" : sg_landlock_describe(p->landlock_abi));

@@ -36,6 +36,9 @@ struct sg_prule {
                     * pattern (Read(~/.ssh/...), Grep(src/...)) those on it */
     char **words;  /* Bash: the pattern as the shell reads it (one simple command) */
     size_t nwords;
+    bool tree;     /* a person's "this program and the system programs it runs" for
+                    * this run (perm.h sg_perm_answer_program): the exec broker lets
+                    * its descendants run root's files without a question */
 };
 
 /* A request. Every field that a decision reads is set with sg_preq_set:
@@ -62,6 +65,14 @@ struct sg_preq {
     bool unsure;        /* a path two readings (lexical, the kernel's) take to different
                          * files, or that climbs out of what is not there yet: no rule
                          * matches it, it is asked (and may be approved: it is shown) */
+    char argv0[256];     /* Bash, a skill's exec: argv[0] as given, when its last name is
+                          * not the program's (git-init for git, zcat for gzip): the program
+                          * may act on it, so the request is unsure (asked, matched by no
+                          * rule) and the exec stop checks it; "" otherwise */
+    bool system_program; /* Bash: a skill's exec of a file of the system's (root's, where
+                          * the skill writes nothing, outside its folder, the home and the
+                          * working folder), no interpreter, loader or multi-call program:
+                          * the exec broker says so; "this program" is offered only then */
     const char *protect; /* Write: why this is a protected target (protected.h; static),
                           * found on the object by the write broker, or NULL. A Write of a
                           * protected path is one whatever this says (the engine checks

@@ -195,6 +195,36 @@ static int quoted(struct parser *ps, const char *p, const char **why)
     return (int)(s + 1 - p);
 }
 
+/* The line with bash's line continuations taken out: a backslash and the
+ * newline after it are removed before bash reads words (outside single
+ * quotes, inside double quotes too; a comment ends at its newline), so
+ * `ls \\<newline> -la` is ls -la and `&\\<newline>&` is &&. Caller frees. */
+static char *joined_lines(const char *line)
+{
+    size_t n = strlen(line);
+    char *out = sg_xmalloc(n + 1), *o = out;
+    enum { OUT, SQ, DQ, COMMENT } st = OUT;
+    for (const char *p = line; *p; p++) {
+        if (st == OUT && *p == '#' && (p == line || strchr(" \t\n;&|()<>", p[-1])))
+            st = COMMENT;
+        else if (st == COMMENT && *p == '\n')
+            st = OUT;
+        else if ((st == OUT || st == DQ) && *p == '\\' && p[1] == '\n') {
+            p++; /* both gone */
+            continue;
+        } else if ((st == OUT || st == DQ) && *p == '\\' && p[1]) {
+            *o++ = *p++; /* an escaped character: never a quote's end or start */
+        } else if (st == OUT && (*p == '\'' || *p == '"')) {
+            st = *p == '\'' ? SQ : DQ;
+        } else if ((st == SQ && *p == '\'') || (st == DQ && *p == '"')) {
+            st = OUT;
+        }
+        *o++ = *p;
+    }
+    *o = '\0';
+    return out;
+}
+
 int sg_shell_parse(const char *line, struct sg_shell *out, const char **why)
 {
     return sg_shell_parse_home(line, NULL, out, why);
@@ -210,11 +240,12 @@ int sg_shell_parse_home(const char *line, const char *home, struct sg_shell *out
     }
     if (home && (home[0] != '/' || strlen(home) > 4096))
         home = NULL; /* bash would read another home than this: refused */
+    cleanup_free char *joined = joined_lines(line);
     struct parser ps = {.sh = out, .home = home};
     sg_buf_init(&ps.word, SG_SHELL_MAX);
     bool pending = false;
     int r = 0;
-    for (const char *p = line;;) {
+    for (const char *p = joined;;) {
         char c = *p;
         if (c == '\'' || c == '"') {
             int n = quoted(&ps, p, why);
@@ -333,7 +364,7 @@ char *sg_shell_join(const struct sg_shell_cmd *c)
 /* Names whose value a shell or a program later runs as code: set through
  * env, sudo or export, they make `bash -c ls`, `git log` or `man ls` run
  * what the value says. Not every such name (see shellcmd.h). */
-static bool loads_code(const char *w)
+bool sg_shell_name_loads_code(const char *w)
 {
     static const char *const names[] = {
         "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS0", "PS1", "PS2", "PS4",
@@ -466,7 +497,7 @@ static enum sg_launch by_launcher(const struct launcher *l, char *const *argv, s
     if (l->dash_is_i && i < argc && !strcmp(argv[i], "-"))
         i++;
     for (; l->assignments && i < argc && strchr(argv[i], '='); i++)
-        if (argv[i][0] == '=' || loads_code(argv[i]))
+        if (argv[i][0] == '=' || sg_shell_name_loads_code(argv[i]))
             return SG_LAUNCH_UNKNOWN;
     for (int k = 0; k < l->operands; k++)
         if (i++ >= argc)
@@ -638,7 +669,7 @@ static enum sg_launch by_busybox(char *const *argv, size_t argc, size_t *at)
  * runs later; alias NAME=… replaces a later command's name. Those that
  * evaluate a variable's subscript as arithmetic run $(…) inside it
  * (`let 'a[$(touch F)]'`, `test -v 'a[$(id)]'`), and the declaring ones
- * can set a name loads_code lists. */
+ * can set a name sg_shell_name_loads_code lists. */
 static enum sg_launch by_builtin(char *const *argv, size_t argc, size_t *at)
 {
     (void)at;
@@ -659,7 +690,7 @@ static enum sg_launch by_builtin(char *const *argv, size_t argc, size_t *at)
         named |= !strcmp(argv[i], "-v"); /* printf names a variable only with -v */
     for (size_t i = 1; i < argc; i++) {
         const char *w = argv[i];
-        if ((named && strpbrk(w, "$`")) || (decl && w[0] != '-' && loads_code(w)))
+        if ((named && strpbrk(w, "$`")) || (decl && w[0] != '-' && sg_shell_name_loads_code(w)))
             return SG_LAUNCH_UNKNOWN;
         if (!strcmp(b, "alias") && strchr(w, '='))
             return SG_LAUNCH_UNKNOWN;

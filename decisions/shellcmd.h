@@ -8,9 +8,11 @@
  * of plain words, with quotes and backslashes removed as the shell removes
  * them. Anything whose meaning depends on the shell's state or on the
  * files there (expansions of $ and `, globs, ~, redirections, subshells,
- * braces, assignments, keywords, comments, here-documents, line
- * continuations) cannot be read exactly: the parse fails with the reason,
- * and the caller asks a person instead of matching. Bounded: at most
+ * braces, assignments, keywords, comments, here-documents) cannot be read
+ * exactly: the parse fails with the reason, and the caller asks a person
+ * instead of matching. Line continuations (backslash-newline outside
+ * single quotes and comments) are taken out first, as bash's reader takes
+ * them out before it reads words. Bounded: at most
  * SG_SHELL_MAX bytes, SG_SHELL_MAX_CMDS commands, SG_SHELL_MAX_WORDS words.
  * Fuzzed (fuzz_shell). */
 #ifndef SG_SHELLCMD_H
@@ -98,6 +100,9 @@ void sg_shell_quote(struct sg_buf *b, const char *w, bool first);
  * names set by env or export that are not in loads_code; a launcher or
  * a shell not listed here. */
 enum sg_launch { SG_LAUNCH_NONE, SG_LAUNCH_INNER, SG_LAUNCH_SHELL, SG_LAUNCH_UNKNOWN };
+/* A NAME (or NAME=value) a shell or a program it starts runs as code
+ * (BASH_ENV, PS4, PAGER, GIT_SSH_COMMAND, LD_*, BASH_FUNC_*, ...). */
+bool sg_shell_name_loads_code(const char *w);
 enum sg_launch sg_shell_launches(char *const *argv, size_t argc, size_t *at);
 
 /* The reader is an allowlist (issue 51): a simple command is read whole

@@ -39,9 +39,16 @@ int sg_stopsig_install(void)
     struct sigaction al = {.sa_handler = on_alarm};
     sigemptyset(&al.sa_mask);
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction was;
+        /* ignored when we start (nohup's SIGHUP, a background job's
+         * SIGINT): the caller meant the run to outlive them; kept so */
+        if (sigs[i] != SIGTERM && sigaction(sigs[i], NULL, &was) == 0 &&
+            was.sa_handler == SIG_IGN)
+            continue;
         if (sigaction(sigs[i], &sa, NULL) < 0)
             return -errno;
+    }
     return sigaction(SIGALRM, &al, NULL) < 0 ? -errno : 0;
 }
 

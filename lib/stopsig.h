@@ -3,7 +3,11 @@
  * loop source hands the signal to on_signal); a second one while they are
  * written gives them SG_STOPSIG_GRACE_S more seconds, then skillgate exits
  * 128 + the first signal (what is not written yet, the run's journal keeps
- * for the next start). The handler only writes a byte to a pipe. */
+ * for the next start). The handler only writes a byte to a pipe.
+ * SIGINT or SIGHUP ignored when the handlers are installed stays ignored
+ * (`nohup skillgate run … &`, as the agent hook keeps a background run:
+ * the run outlives the terminal, as the person asked); SIGTERM always
+ * stops it. */
 #ifndef SG_STOPSIG_H
 #define SG_STOPSIG_H
 

@@ -2,6 +2,7 @@
 
 #include <sys/syscall.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -625,4 +626,23 @@ void sg_strv_free(char **v)
     for (size_t i = 0; v && v[i]; i++)
         free(v[i]);
     free(v);
+}
+
+bool sg_python_module_ok(const char *m)
+{
+    bool start = true;
+    if (!*m || strlen(m) > 256)
+        return false;
+    for (const char *c = m; *c; c++) {
+        if (*c == '.') {
+            if (start)
+                return false;
+            start = true;
+        } else if (isalpha((unsigned char)*c) || *c == '_' || (!start && isdigit((unsigned char)*c))) {
+            start = false;
+        } else {
+            return false;
+        }
+    }
+    return !start;
 }

@@ -171,4 +171,9 @@ void sg_close_all_but(const int *keep, size_t n);
 const char *sg_invoking_home(void);
 /* The person's uid: the sudo user's under sudo (SUDO_UID), else getuid(). */
 uid_t sg_invoking_uid(void);
+/* A dotted ASCII Python module name, as `python -m` takes it
+ * (scripts.package_skill), at most 256 bytes: what run -m takes, and so
+ * what the agent hook rewrites into it. */
+bool sg_python_module_ok(const char *m);
+
 #endif

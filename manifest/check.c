@@ -38,6 +38,22 @@ void pc_warn(struct sg_pctx *c, const struct sg_ynode *n, const char *field, con
     va_end(ap);
 }
 
+void pc_spec(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cleanup_free char *msg = sg_xvasprintf(fmt, ap);
+    va_end(ap);
+    if (c->sk->openclaw_rules) {
+        pc_warn(c, n, field, "%s (Agent Skills spec; OpenClaw takes it, and so does skillgate)",
+                msg);
+        return;
+    }
+    pc_err(c, n, field, "%s (Agent Skills spec; Claude Code's and OpenClaw's loaders take it, "
+                        "so it can still be inspected and run)", msg);
+    c->d->v[c->d->n - 1].spec_only = true;
+}
+
 const char *pc_string(struct sg_pctx *c, const struct sg_ynode *n, const char *field)
 {
     if (!n || sg_y_is_null(n)) {
@@ -132,7 +148,10 @@ static void add_read_path(struct sg_pctx *c, const struct sg_ynode *n, const cha
 static void add_write_path(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
 {
     (void)arg;
-    sg_policy_add_path(c, true, n, f, n->str);
+    if (!strncmp(n->str, "$CWD", 4))
+        sg_policy_add_cwd_write(c, n, f, n->str);
+    else
+        sg_policy_add_path(c, true, n, f, n->str);
 }
 
 static void add_env_name(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
@@ -165,6 +184,23 @@ void pc_unknown_key(struct sg_pctx *c, const struct sg_ynode *k, const char *fie
         pc_warn(c, k, field, "unknown key, ignored");
 }
 
+static void unknown_key(struct sg_pctx *c, const struct sg_ynode *k, const char *field,
+                        const struct pc_field *fields, size_t nfields)
+{
+    struct sg_nearest near;
+    sg_nearest_init(&near, k->str);
+    size_t best = nfields;
+    for (size_t j = 0; j < nfields; j++)
+        if (sg_nearest_offer(&near, fields[j].key))
+            best = j;
+    if (best < nfields && fields[best].lenient)
+        pc_warn(c, k, field, "unknown key, ignored; did you mean \"%s\"? (a warning: what that "
+                             "field says is shown or given, so missing it allows nothing more)",
+                 near.best);
+    else
+        pc_unknown_key(c, k, field, near.best);
+}
+
 void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *prefix,
                  const struct pc_field *fields, size_t nfields)
 {
@@ -184,11 +220,7 @@ void pc_walk_map(struct sg_pctx *c, const struct sg_ynode *map, const char *pref
             if (!strcmp(fields[j].key, k->str))
                 break;
         if (j == nfields) {
-            struct sg_nearest near;
-            sg_nearest_init(&near, k->str);
-            for (j = 0; j < nfields; j++)
-                sg_nearest_offer(&near, fields[j].key);
-            pc_unknown_key(c, k, field, near.best);
+            unknown_key(c, k, field, fields, nfields);
             continue;
         }
         fields[j].fn(c, map->kids[i + 1], field);
@@ -290,16 +322,8 @@ bool sg_check_description(struct sg_pctx *c, const struct sg_ynode *n, const cha
         return false;
     }
     size_t chars = sg_utf8_chars(desc); /* as a person counts: "é" is one */
-    if (chars > 1024 && c->sk->openclaw_rules) {
-        pc_warn(c, n, field, "is %zu characters; the Agent Skills spec's limit is 1024, and "
-                             "OpenClaw takes any length", chars);
-        return true;
-    }
-    if (chars > 1024) {
-        pc_err(c, n, field, "is %zu characters; the limit is 1024 (Agent Skills spec; OpenClaw's "
-                            "loader would take it)", chars);
-        return false;
-    }
+    if (chars > 1024) /* shown only, and the manifest's own cap bounds it */
+        pc_spec(c, n, field, "is %zu characters; the limit is 1024", chars);
     return true;
 }
 
@@ -960,6 +984,63 @@ void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
  * would be the skill's own). What is there now is looked at only to warn:
  * the plan pins the socket by inode when the run starts, and refuses a
  * path that is not a socket then. */
+void sg_policy_add_cwd_write(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                             const char *declared)
+{
+    const char *rest = declared + 4;
+    if (*rest && *rest != '/') {
+        pc_err(c, n, field, "\"%.200s\": $CWD is the working folder; a folder in it is "
+                            "$CWD/NAME", declared);
+        return;
+    }
+    while (*rest == '/')
+        rest++;
+    size_t len = strlen(rest);
+    while (len && rest[len - 1] == '/')
+        len--;
+    if (len > 1024) {
+        pc_err(c, n, field, "\"%.80s...\" is longer than 1024 characters", declared);
+        return;
+    }
+    cleanup_free char *rel = sg_xstrndup(rest, len);
+    for (const char *s = rel; *s;) { /* a folder in the working folder, named plainly */
+        size_t k = strcspn(s, "/");
+        if (k == 0 || (k == 1 && s[0] == '.') || (k == 2 && s[0] == '.' && s[1] == '.')) {
+            pc_err(c, n, field, "\"%.200s\": name a folder inside the working folder, "
+                                "without \".\", \"..\" or \"//\"", declared);
+            return;
+        }
+        s += k + (s[k] == '/');
+    }
+    struct sg_policy *p = &c->sk->policy;
+    for (size_t i = 0; i < p->ncwd_write; i++)
+        if (!strcmp(p->cwd_write[i].path, rel))
+            return;
+    p->cwd_write = sg_xrealloc(p->cwd_write, (p->ncwd_write + 1) * sizeof *p->cwd_write);
+    struct sg_path *w = &p->cwd_write[p->ncwd_write++];
+    memset(w, 0, sizeof *w);
+    w->path = steal_pointer(&rel);
+    w->declared = sg_xstrdup(declared);
+    sg_origin_set(&w->origin, c->origin, n->line, n->col, field);
+}
+
+void sg_policy_add_program(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                           const char *scope)
+{
+    if (!*scope || strpbrk(scope, "()\n\r") || strlen(scope) > 512) {
+        pc_err(c, n, field, "\"%.80s\" is not a program as a Bash scope names it (pdfinfo, "
+                            "pdftoppm:*, git diff:*)", scope);
+        return;
+    }
+    struct sg_policy *p = &c->sk->policy;
+    bool restricted = p->tools_restricted;
+    unsigned caps = p->caps;
+    cleanup_free char *tok = sg_xasprintf("Bash(%s)", scope);
+    add_tool(c, n, field, tok, strlen(tok));
+    p->tools_restricted = restricted; /* it declares; it restricts no other tool */
+    p->caps = caps;
+}
+
 void sg_policy_add_socket(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
                           const char *declared)
 {

@@ -41,8 +41,10 @@ size_t sg_diags_count(const struct sg_diags *d, enum sg_severity sev)
 
 void sg_diags_move(struct sg_diags *dst, struct sg_diags *src)
 {
-    sg_grow(&dst->v, &dst->cap, dst->n + src->n, sizeof *dst->v);
-    memcpy(dst->v + dst->n, src->v, src->n * sizeof *src->v);
+    if (src->n) { /* memcpy from an empty list's NULL is undefined */
+        sg_grow(&dst->v, &dst->cap, dst->n + src->n, sizeof *dst->v);
+        memcpy(dst->v + dst->n, src->v, src->n * sizeof *src->v);
+    }
     dst->n += src->n;
     free(src->v);
     memset(src, 0, sizeof *src);

@@ -374,10 +374,28 @@ int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out)
     return 0;
 }
 
+/* The name of the folder a skill was found in, as the place holds it (a
+ * symlink's own name, not its target's). */
+static const char *installed_as(const struct sg_found *f)
+{
+    const char *slash = strrchr(f->skill->display, '/');
+    return slash && slash[1] ? slash + 1 : f->skill->display;
+}
+
 size_t sg_discovery_find(const struct sg_discovery *d, const char *name)
 {
     for (size_t i = 0; i < d->n; i++)
         if (d->v[i].shadowed_by == SIZE_MAX && !strcmp(d->v[i].name, name))
+            return i;
+    /* the folder it was installed as: ClawHub's slug, which `clawhub
+     * install` names the folder and the skill's name need not be */
+    return sg_discovery_find_folder(d, name);
+}
+
+size_t sg_discovery_find_folder(const struct sg_discovery *d, const char *name)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->v[i].skill && !d->v[i].plugin && !strcmp(installed_as(&d->v[i]), name))
             return i;
     return SIZE_MAX;
 }
@@ -394,6 +412,9 @@ size_t sg_discovery_nearest(const struct sg_discovery *d, const char *name)
         if (sg_nearest_offer(&near, n))
             best = i;
         if (colon && sg_nearest_offer(&near, colon + 1))
+            best = i;
+        if (d->v[i].skill && !d->v[i].plugin &&
+            sg_nearest_offer(&near, installed_as(&d->v[i])))
             best = i;
     }
     return best;

@@ -73,8 +73,14 @@ struct sg_discover_opts {
 int sg_discover(const struct sg_discover_opts *o, struct sg_discovery *out);
 void sg_discovery_free(struct sg_discovery *d);
 
-/* The skill that wins under name (sg_found.name), or SIZE_MAX. */
+/* The skill that wins under name (sg_found.name); else the first found
+ * (highest precedence) that is kept in a folder of that name, as `clawhub
+ * install` keeps a skill under its registry slug whatever its name says
+ * (a plugin's skills are named "plugin:skill" only); or SIZE_MAX. */
 size_t sg_discovery_find(const struct sg_discovery *d, const char *name);
+/* The first skill (highest precedence; one taken out of d, whose skill is
+ * NULL, skipped) kept in a folder of that name, or SIZE_MAX. */
+size_t sg_discovery_find_folder(const struct sg_discovery *d, const char *name);
 /* The winning skill whose name a typo most likely meant (util.h's
  * sg_nearest; a plugin's "plugin:skill" also by its part after the colon),
  * or SIZE_MAX when none is near. */

@@ -193,7 +193,8 @@ static void f_os(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 static void f_requires(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     static const struct pc_field f[] = {
-        {"env", f_env}, {"bins", f_bins}, {"anyBins", f_any_bins}, {"config", f_config}};
+        {"env", f_env, true}, {"bins", f_bins, true}, {"anyBins", f_any_bins, true},
+        {"config", f_config, true}};
     if (!sg_y_is_null(v) && v->type != SG_Y_MAP) {
         pc_warn(c, v, field, "must be a mapping of env, bins, anyBins, config, not %s; ignored "
                              "(OpenClaw ignores it too)", sg_ytype_name(v->type));
@@ -324,10 +325,13 @@ void sg_openclaw_parse(struct sg_pctx *c, const struct sg_ynode *v, const char *
     sk->openclaw = sg_xcalloc(1, sizeof *sk->openclaw);
     sk->openclaw->key = sg_xstrdup(key);
     sk->openclaw->always = -1;
+    /* all lenient: OpenClaw's loader ignores a key it does not know, and
+     * what these give (variables) a misspelling only leaves out */
     static const struct pc_field f[] = {
-        {"requires", f_requires}, {"primaryEnv", f_primary_env}, {"envVars", f_env_vars},
-        {"install", f_install},   {"os", f_os},                   {"emoji", f_emoji},
-        {"homepage", f_homepage}, {"always", f_always},           {"skillKey", f_skill_key},
-        {"nix", f_ignored}};
+        {"requires", f_requires, true}, {"primaryEnv", f_primary_env, true},
+        {"envVars", f_env_vars, true},  {"install", f_install, true},
+        {"os", f_os, true},             {"emoji", f_emoji, true},
+        {"homepage", f_homepage, true}, {"always", f_always, true},
+        {"skillKey", f_skill_key, true}, {"nix", f_ignored, true}};
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }

@@ -13,11 +13,22 @@ struct sg_pctx {
     const char *file;   /* path shown in diagnostics */
     const char *origin; /* "SKILL.md" or "skillsandbox.yaml" */
     struct sg_diags *d;
+    /* the frontmatter was read line by line, as OpenClaw reads one YAML
+     * cannot parse (fmlines.h): every value is a string */
+    bool lines;
 };
 
 void pc_err(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void pc_warn(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* What the Agent Skills spec refuses and the agents' loaders take, in a
+ * field that is shown only (a description's length, a compatibility that
+ * is a list): under OpenClaw's rules a warning; else an error marked
+ * spec_only, so validate fails and the skill still runs. The message says
+ * how the loaders stand. */
+void pc_spec(struct sg_pctx *c, const struct sg_ynode *n, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* Typed reads. Each reports a type error itself and returns false/NULL. */
@@ -36,12 +47,19 @@ void pc_set_string(char **dst, struct sg_pctx *c, const struct sg_ynode *v, cons
 struct pc_field {
     const char *key;
     void (*fn)(struct sg_pctx *c, const struct sg_ynode *val, const char *field);
+    /* a field that is shown, or that only gives (another ecosystem's
+     * fields, such as OpenClaw's metadata, whose own loader ignores a key
+     * it does not know): a key near it ("models", "authors",
+     * "requirements") is a warning that names it, since missing it allows
+     * nothing more; near any other field, an error */
+    bool lenient;
 };
 /* A key no handler knows. Near a known key of its level (near, from
  * util.h's sg_nearest) it is a misspelling that would leave what it meant
  * at its default without a word ("max_runtime_secs", "allowed_tools"): an
- * error that names the key meant. Near none (NULL), a warning: manifests
- * carry keys of other tools. */
+ * error that names the key meant (a warning for a lenient field's, from
+ * pc_walk_map). Near none (NULL), a warning: manifests carry keys of other
+ * tools. */
 void pc_unknown_key(struct sg_pctx *c, const struct sg_ynode *k, const char *field,
                     const char *near);
 /* Walk a mapping: known keys go to their handler, unknown ones to
@@ -63,6 +81,14 @@ bool sg_check_description(struct sg_pctx *c, const struct sg_ynode *n, const cha
 /* Add to the policy (validated, with origin). */
 void sg_policy_add_path(struct sg_pctx *c, bool write, const struct sg_ynode *n,
                         const char *field, const char *declared);
+/* filesystem.write[i] "$CWD" or "$CWD/DIR" (policy.h cwd_write). */
+void sg_policy_add_cwd_write(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                             const char *declared);
+/* permissions.programs[i]: a program the skill's scripts run, as a Bash
+ * scope names it ("pdfinfo", "pdftoppm:*", "git diff:*"); it declares
+ * that program and restricts no other tool (unlike allowed-tools). */
+void sg_policy_add_program(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
+                           const char *scope);
 /* permissions.unix_sockets[i]: an absolute or ~/ path, not one of
  * skillgate's own folders' (validated, with origin). */
 void sg_policy_add_socket(struct sg_pctx *c, const struct sg_ynode *n, const char *field,
@@ -89,6 +115,10 @@ bool sg_addr_this_machine(const char *numeric);
 /* Resolve a declared path against the skill root: 0 and *out, or -errno with
  * *why. Relative paths may not leave the root, by ".." or by symlink. */
 int sg_path_resolve(const char *root, const char *declared, char **out, const char **why);
+
+/* A SKILL.md field skillgate enforces, which no lenient reading may guess
+ * at (allowed-tools, context, hooks, wasm: the fields not lenient). */
+bool sg_skillmd_enforced(const char *key);
 
 /* The two readers (skillmd.c, sandboxyaml.c). */
 void sg_skillmd_apply(struct sg_pctx *c, const struct sg_ynode *root);

@@ -193,6 +193,7 @@ void sg_policy_free(struct sg_policy *p)
     free(p->tools);
     free_paths(p->read, p->nread);
     free_paths(p->write, p->nwrite);
+    free_paths(p->cwd_write, p->ncwd_write);
     free_paths(p->sockets, p->nsockets);
     for (size_t i = 0; i < p->negress; i++) {
         free(p->egress[i].domain);

@@ -159,6 +159,12 @@ struct sg_policy {
     bool tools_restricted;    /* a non-empty allowed-tools list */
     struct sg_path *read, *write;
     size_t nread, nwrite;
+    /* filesystem.write entries "$CWD" and "$CWD/DIR": folders of the run's
+     * working folder, made writable when a run starts there (as --write,
+     * with its checks; a missing DIR is made); path is DIR ("" for the
+     * folder itself), relative, without "." or ".." */
+    struct sg_path *cwd_write;
+    size_t ncwd_write;
     struct sg_egress *egress;
     size_t negress;
     struct sg_envname *env;

@@ -221,9 +221,21 @@ static void p_unix_sockets(struct sg_pctx *c, const struct sg_ynode *v, const ch
     pc_string_list(c, v, field, add_socket, NULL);
 }
 
+static void add_program(struct sg_pctx *c, const struct sg_ynode *n, const char *f, void *arg)
+{
+    (void)arg;
+    sg_policy_add_program(c, n, f, n->str);
+}
+
+static void p_programs(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    pc_string_list(c, v, field, add_program, NULL);
+}
+
 static void t_permissions(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     static const struct pc_field f[] = {{"network", p_network},
+                                        {"programs", p_programs},
                                         {"filesystem", pc_field_filesystem},
                                         {"env_vars", pc_field_env},
                                         {"syscalls", p_syscalls},

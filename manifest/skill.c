@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fmlines.h"
 #include "openclaw.h"
 #include "parse.h"
 #include "util.h"
@@ -193,6 +194,38 @@ static void note_yaml_error(struct sg_skill *sk, size_t first)
     }
 }
 
+/* Where OpenClaw's rules apply, a frontmatter whose YAML syntax fails is
+ * read as OpenClaw's loader reads it, line by line (fmlines.h): the YAML
+ * error (at first) becomes a warning that says so. False, the error
+ * standing, for what skillgate's YAML reading refuses on purpose (a key
+ * said twice, an alias, a tag, depth, size: ynode.h) and past the line
+ * reading's own cap. */
+static bool read_lines(struct sg_skill *sk, const char *file, const char *yaml, size_t len,
+                       size_t first, struct sg_ynode **root)
+{
+    struct sg_diag *g = first < sk->diags.n ? &sk->diags.v[first] : NULL;
+    if (!g || !sg_str_has_prefix(g->msg, "YAML syntax: "))
+        return false;
+    struct sg_diags lines = {0};
+    if (sg_fmlines_parse(yaml, len, 2, sg_skillmd_enforced, file, &lines, root) < 0) {
+        sg_diags_free(&lines);
+        return false;
+    }
+    cleanup_free char *why = sg_xstrdup(g->msg);
+    int line = g->line, col = g->col;
+    for (size_t i = first; i < sk->diags.n; i++)
+        free(sk->diags.v[i].file), free(sk->diags.v[i].field), free(sk->diags.v[i].msg);
+    sk->diags.n = first;
+    sg_diag_add(&sk->diags, SG_WARNING, file, line, col, NULL,
+                "%s; OpenClaw's loader reads such a frontmatter line by line (\"key: value\", "
+                "the rest of the line as written), and skillgate reads it the same way for a "
+                "skill OpenClaw keeps (%s); quote the value so every reader agrees", why,
+                sk->openclaw_rules);
+    sg_diags_move(&sk->diags, &lines);
+    sg_diags_free(&lines);
+    return true;
+}
+
 static void apply_skill_md(struct sg_skill *sk, const char *file, const char *buf, size_t len)
 {
     size_t yo, yl, bo;
@@ -215,13 +248,16 @@ static void apply_skill_md(struct sg_skill *sk, const char *file, const char *bu
     }
     struct sg_ynode *root = NULL;
     size_t before = sk->diags.n;
+    struct sg_pctx c = {.sk = sk, .file = file, .origin = "SKILL.md", .d = &sk->diags};
     if (sg_yaml_parse(buf + yo, yl, 1, file, &sk->diags, &root) < 0) {
-        note_yaml_error(sk, before);
-        return;
+        if (!sk->openclaw_rules || !read_lines(sk, file, buf + yo, yl, before, &root)) {
+            note_yaml_error(sk, before);
+            return;
+        }
+        c.lines = true;
     }
     if (!sk->openclaw_rules)
         sk->openclaw_rules = sg_openclaw_carried(root);
-    struct sg_pctx c = {.sk = sk, .file = file, .origin = "SKILL.md", .d = &sk->diags};
     sg_skillmd_apply(&c, root);
     sg_ynode_free(root);
 }
@@ -720,10 +756,12 @@ static void finish(struct sg_skill *sk, int dirfd)
     note_openclaw_takes(sk);
 }
 
-struct sg_skill *sg_skill_from_buffers(const char *root, const char *skill_md, size_t md_len,
-                                       const char *sandbox_yaml, size_t y_len)
+static struct sg_skill *from_buffers(const char *root, const char *openclaw_place,
+                                     const char *skill_md, size_t md_len,
+                                     const char *sandbox_yaml, size_t y_len)
 {
     struct sg_skill *sk = skill_new(root, root);
+    sk->openclaw_rules = openclaw_place ? sg_xstrdup(openclaw_place) : NULL;
     if (skill_md) {
         sk->skill_md = sg_xasprintf("%s/SKILL.md", root);
         if (md_len > SG_MANIFEST_MAX)
@@ -740,6 +778,18 @@ struct sg_skill *sg_skill_from_buffers(const char *root, const char *skill_md, s
     }
     finish(sk, -1);
     return sk;
+}
+
+struct sg_skill *sg_skill_from_buffers(const char *root, const char *skill_md, size_t md_len,
+                                       const char *sandbox_yaml, size_t y_len)
+{
+    return from_buffers(root, NULL, skill_md, md_len, sandbox_yaml, y_len);
+}
+
+struct sg_skill *sg_skill_from_buffers_found(const char *root, const char *openclaw_place,
+                                             const char *skill_md, size_t md_len)
+{
+    return from_buffers(root, openclaw_place, skill_md, md_len, NULL, 0);
 }
 
 int sg_skill_load(const char *path, struct sg_skill **out)

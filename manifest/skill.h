@@ -60,6 +60,11 @@ int sg_skill_load_found(const char *path, const char *openclaw_place, struct sg_
  * Either buffer may be NULL. */
 struct sg_skill *sg_skill_from_buffers(const char *root, const char *skill_md, size_t md_len,
                                        const char *sandbox_yaml, size_t y_len);
+/* The same as one found in one of OpenClaw's places (openclaw_place says
+ * which, as sg_skill_load_found takes it): its rules, and its line-by-line
+ * reading of a frontmatter YAML cannot parse. */
+struct sg_skill *sg_skill_from_buffers_found(const char *root, const char *openclaw_place,
+                                             const char *skill_md, size_t md_len);
 
 /* Tier 2: the Markdown body of SKILL.md, read on demand (NUL-terminated,
  * capped, UTF-8 checked). */

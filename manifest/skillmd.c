@@ -19,24 +19,87 @@ static void f_description(struct sg_pctx *c, const struct sg_ynode *v, const cha
         c->sk->description = sg_xstrdup(s);
 }
 
+/* A field that is only shown: a string, or a word of the spec's (a list
+ * or a mapping is ignored; pc_spec). */
+static bool shown_string(char **dst, struct sg_pctx *c, const struct sg_ynode *v,
+                         const char *field)
+{
+    if (v->type != SG_Y_SCALAR || sg_y_is_null(v)) {
+        pc_spec(c, v, field, "must be a string, not %s; ignored",
+                v->type == SG_Y_SCALAR ? "empty" : sg_ytype_name(v->type));
+        return false;
+    }
+    pc_set_string(dst, c, v, field);
+    return *dst != NULL;
+}
+
 static void f_license(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    pc_set_string(&c->sk->license, c, v, field);
+    shown_string(&c->sk->license, c, v, field);
 }
 
 static void f_compatibility(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    const char *s = pc_string(c, v, field);
-    if (s && sg_utf8_chars(s) > 500)
-        pc_err(c, v, field, "is %zu characters; the limit is 500", sg_utf8_chars(s));
-    else if (s)
-        c->sk->compatibility = sg_xstrdup(s);
+    if (shown_string(&c->sk->compatibility, c, v, field) &&
+        sg_utf8_chars(c->sk->compatibility) > 500)
+        pc_spec(c, v, field, "is %zu characters; the limit is 500",
+                sg_utf8_chars(c->sk->compatibility));
+}
+
+static void metadata_map(struct sg_pctx *c, const struct sg_ynode *v, const char *field);
+
+/* A scalar's text read as YAML on its own, put back at its line and
+ * column (past its opening quote), so what it gives has its place in the
+ * file: the node, or NULL with the first problem in *why. */
+static struct sg_ynode *text_as_yaml(struct sg_pctx *c, const struct sg_ynode *v,
+                                     char **why)
+{
+    int col = v->col + (v->quoted ? 1 : 0); /* past a quote; exact on the first line */
+    struct sg_buf b;
+    sg_buf_init(&b, v->len + (size_t)col);
+    for (int i = 1; i < col; i++)
+        sg_buf_append(&b, " ", 1);
+    sg_buf_append(&b, v->str, v->len);
+    struct sg_diags quiet = {0};
+    struct sg_ynode *n = NULL;
+    if (sg_yaml_parse(b.data, b.len, v->line - 1, c->file, &quiet, &n) < 0 || !n)
+        *why = sg_xstrdup(quiet.n ? quiet.v[0].msg : "it is empty");
+    sg_diags_free(&quiet);
+    sg_buf_free(&b);
+    return n;
+}
+
+/* OpenClaw reads metadata as JSON5 text (resolveOpenClawMetadata, src/
+ * agents/skills/frontmatter.ts): a YAML mapping is that text's object, and
+ * a string (a quoted one, or a value of the line-by-line reading) is
+ * parsed; JSON's "{...}" is YAML's flow mapping. What is no object
+ * OpenClaw ignores, and so does skillgate, saying so. */
+static void metadata_text(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    cleanup_free char *why = NULL;
+    struct sg_ynode *m = v->len && v->str[0] == '{' ? text_as_yaml(c, v, &why) : NULL;
+    if (m && m->type == SG_Y_MAP)
+        metadata_map(c, m, field);
+    else
+        pc_warn(c, v, field, "is text that is no JSON object; OpenClaw reads metadata as JSON "
+                             "and ignores it, and so does skillgate (the variables it names are "
+                             "not passed)");
+    sg_ynode_free(m);
 }
 
 static void f_metadata(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     if (sg_y_is_null(v))
         return;
+    if (v->type == SG_Y_SCALAR && c->sk->openclaw_rules) {
+        metadata_text(c, v, field);
+        return;
+    }
+    metadata_map(c, v, field);
+}
+
+static void metadata_map(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
     if (v->type != SG_Y_MAP) {
         pc_err(c, v, field, "must be a mapping of strings, not %s", sg_ytype_name(v->type));
         return;
@@ -67,24 +130,61 @@ static void f_metadata(struct sg_pctx *c, const struct sg_ynode *v, const char *
     }
 }
 
-static void f_allowed_tools(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+/* A field skillgate enforces, in a frontmatter read line by line: its
+ * text put back at its column and read as YAML on its own (a flow list
+ * such as ["Read", "Bash"], or the lines of a block list), as YAML reads
+ * it where the rest of the frontmatter parses. NULL, with an error, when
+ * that text is no YAML: guessing at it could widen what the skill may do. */
+static struct sg_ynode *lines_value(struct sg_pctx *c, const struct sg_ynode *v,
+                                    const char *field)
+{
+    cleanup_free char *why = NULL;
+    struct sg_ynode *n = text_as_yaml(c, v, &why);
+    if (!n)
+        pc_err(c, v, field, "the frontmatter is no YAML, and read line by line (as OpenClaw "
+                            "reads it) this field's text is no YAML either (%s); fix the YAML",
+               why);
+    return n;
+}
+
+/* fn with v; in a frontmatter read line by line, with the YAML its text
+ * is (lines_value), unless quotes made it one string. */
+static void enforced(struct sg_pctx *c, const struct sg_ynode *v, const char *field,
+                     void (*fn)(struct sg_pctx *, const struct sg_ynode *, const char *))
+{
+    if (!c->lines || v->type != SG_Y_SCALAR || v->quoted) {
+        fn(c, v, field);
+        return;
+    }
+    struct sg_ynode *n = lines_value(c, v, field);
+    if (n)
+        fn(c, n, field);
+    sg_ynode_free(n);
+}
+
+static void allowed_tools(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     sg_policy_add_tools(c, v, field);
 }
 
+static void f_allowed_tools(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    enforced(c, v, field, allowed_tools);
+}
+
 static void f_model(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    pc_set_string(&c->sk->model, c, v, field);
+    shown_string(&c->sk->model, c, v, field);
 }
 
 static void f_agent(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    pc_set_string(&c->sk->agent, c, v, field);
+    shown_string(&c->sk->agent, c, v, field);
 }
 
 static void f_argument_hint(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
-    pc_set_string(&c->sk->argument_hint, c, v, field);
+    shown_string(&c->sk->argument_hint, c, v, field);
 }
 
 static void f_context(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
@@ -136,7 +236,7 @@ static void f_kept(struct sg_pctx *c, const struct sg_ynode *v, const char *fiel
     (void)c, (void)v, (void)field; /* homepage, command-dispatch: shown by OpenClaw only */
 }
 
-static void f_hooks(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+static void hooks(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     if (sg_y_is_null(v))
         return;
@@ -146,6 +246,11 @@ static void f_hooks(struct sg_pctx *c, const struct sg_ynode *v, const char *fie
     }
     c->sk->has_hooks = true;
     pc_warn(c, v, field, "skill hooks are not run by skillgate");
+}
+
+static void f_hooks(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    enforced(c, v, field, hooks);
 }
 
 /* ---- wasm: (OpenSkills) ---- */
@@ -196,7 +301,7 @@ static void w_seed(struct sg_pctx *c, const struct sg_ynode *v, const char *fiel
     }
 }
 
-static void f_wasm(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+static void wasm(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     static const struct pc_field f[] = {
         {"filesystem", pc_field_filesystem}, {"network", w_network}, {"env", pc_field_env},
@@ -205,21 +310,40 @@ static void f_wasm(struct sg_pctx *c, const struct sg_ynode *v, const char *fiel
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }
 
-#define SKILLMD_FIELDS(X)                                                       \
-    X("name", f_name) X("description", f_description) X("license", f_license)     \
-    X("compatibility", f_compatibility) X("metadata", f_metadata)                 \
-    X("allowed-tools", f_allowed_tools) X("model", f_model) X("context", f_context) \
-    X("agent", f_agent) X("user-invocable", f_user_invocable)                      \
-    X("disable-model-invocation", f_disable_model) X("argument-hint", f_argument_hint) \
-    X("hooks", f_hooks) X("wasm", f_wasm)
+static void f_wasm(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
+{
+    enforced(c, v, field, wasm);
+}
+
+/* X(key, handler, lenient): lenient for what is shown or only gives
+ * (parse.h); what restricts (allowed-tools), runs (hooks, context) or
+ * grants under skillgate's own schema (wasm) keeps a near miss an error */
+#define SKILLMD_FIELDS(X)                                                                \
+    X("name", f_name, true) X("description", f_description, true)                          \
+    X("license", f_license, true) X("compatibility", f_compatibility, true)                \
+    X("metadata", f_metadata, true) X("allowed-tools", f_allowed_tools, false)             \
+    X("model", f_model, true) X("context", f_context, false) X("agent", f_agent, true)     \
+    X("user-invocable", f_user_invocable, true)                                            \
+    X("disable-model-invocation", f_disable_model, true)                                   \
+    X("argument-hint", f_argument_hint, true) X("hooks", f_hooks, false)                   \
+    X("wasm", f_wasm, false)
 /* the fields OpenClaw's skills carry that the spec does not know */
-#define OPENCLAW_FIELDS(X)                                                           \
-    X("homepage", f_kept) X("version", f_version) X("author", f_author)               \
-    X("command-dispatch", f_kept) X("command-tool", f_kept) X("command-arg-mode", f_kept)
+#define OPENCLAW_FIELDS(X)                                                               \
+    X("homepage", f_kept, true) X("version", f_version, true) X("author", f_author, true) \
+    X("command-dispatch", f_kept, true) X("command-tool", f_kept, true)                    \
+    X("command-arg-mode", f_kept, true)
+
+bool sg_skillmd_enforced(const char *key)
+{
+#define X(k, fn, lenient) if (!(lenient) && !strcmp(key, k)) return true;
+    SKILLMD_FIELDS(X)
+#undef X
+    return false;
+}
 
 void sg_skillmd_apply(struct sg_pctx *c, const struct sg_ynode *root)
 {
-#define X(k, fn) {k, fn},
+#define X(k, fn, lenient) {k, fn, lenient},
     static const struct pc_field spec[] = {SKILLMD_FIELDS(X)};
     static const struct pc_field both[] = {SKILLMD_FIELDS(X) OPENCLAW_FIELDS(X)};
 #undef X

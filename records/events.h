@@ -38,6 +38,7 @@
     X(RESOURCE_LIMIT_HIT, "resource_limit_hit", "LIMIT", 2, "resource_limit_hit")               \
     X(WRITE_DISCARDED, "write_discarded", "DISCARD", 1, "file_write")                           \
     X(FILES_READ, "files_read", "READ", 0, "file_read")                                         \
+    X(PATH_NAMED, "path_named", "NAMED", 1, "file_read")                                        \
     X(OUTPUT_ESCAPES, "output_escapes", "ESCAPES", 2, "policy_violation")                       \
     X(PERMISSION_ASKED, "permission_asked", "ASK", 1, "policy_violation")                       \
     X(PERMISSION_DECIDED, "permission_decided", "DECIDED", 1, "policy_violation")               \

@@ -32,6 +32,7 @@ static const char *span_name(enum sg_event_kind k)
     case SG_EV_POLICY_APPLIED: return "sandbox.policy.network_setup";
     case SG_EV_ENV_FILTERED: return "sandbox.policy.env_filter";
     case SG_EV_FILES_READ: return "sandbox.fs.read";
+    case SG_EV_PATH_NAMED: return "sandbox.fs.named";
     case SG_EV_FS_BLOCKED: return "sandbox.fs.blocked";
     case SG_EV_SYSCALL_BLOCKED: return "sandbox.seccomp.blocked";
     case SG_EV_STDOUT: return "sandbox.skill.stdout";

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 #include <yaml.h>
@@ -228,6 +229,21 @@ static void fold_reads(json_t *reads, json_t *data, bool completed)
     sg_homes_free(&homes);
 }
 
+/* The working folder the runs worked in ("work"), when every run worked in
+ * the same person's folder: what they wrote there is declared as $CWD, so
+ * the manifest holds from any working folder. */
+static void record_work(json_t *p, json_t *doc, bool first)
+{
+    json_t *inv = json_object_get(doc, "invocation");
+    const char *cwd = json_string_value(json_object_get(inv, "cwd"));
+    bool work = json_is_true(json_object_get(inv, "working_folder")) && cwd && cwd[0] == '/';
+    const char *had = json_string_value(json_object_get(p, "work"));
+    if (first && work)
+        json_object_set_new(p, "work", json_string(cwd));
+    else if (!first && had && (!work || strcmp(had, cwd)))
+        json_object_del(p, "work");
+}
+
 json_t *sg_record_profile(json_t *const *traces, size_t n)
 {
     json_t *p = json_pack("{s:I, s:{}, s:[], s:[], s:[], s:{s:[], s:[], s:[]}, s:[]}", "runs",
@@ -297,6 +313,7 @@ json_t *sg_record_profile(json_t *const *traces, size_t n)
                        key);
         }
         json_decref(f);
+        record_work(p, doc, t == 0);
         keep_max(p, "duration_ms", json_integer_value(json_object_get(doc, "duration_ms")));
         json_t *out = json_object_get(doc, "output");
         keep_max(p, "output_bytes", json_integer_value(json_object_get(out, "stdout_bytes")));
@@ -376,18 +393,35 @@ static char *tilde(const char *home, const char *path);
 static bool home_private(const char *path);
 
 /* What was written, as folders (write_entry); what lies at or below a dot
- * entry of the home or on the credential list goes to withheld instead. */
-static json_t *write_entries(const struct sg_skill *sk, json_t *writes, json_t *withheld)
+ * entry of the home or on the credential list goes to withheld instead.
+ * A folder of the working folder work (NULL: none) is $CWD or $CWD/DIR. */
+static json_t *write_entries(const struct sg_skill *sk, json_t *writes, json_t *withheld,
+                             const char *work)
 {
     const char *home = sg_invoking_home();
     json_t *all = json_array();
     size_t i;
     json_t *v;
     json_array_foreach (writes, i, v) {
-        cleanup_free char *e = write_entry(sk, home, json_string_value(v));
+        /* a folder it made is that folder (an output folder), never its parent */
+        struct stat st;
+        const char *wp = json_string_value(v);
+        bool made_dir = work && within(wp, work) && strcmp(wp, work) &&
+                        lstat(wp, &st) == 0 && S_ISDIR(st.st_mode);
+        cleanup_free char *e = made_dir ? sg_xstrdup(wp) : write_entry(sk, home, wp);
         if (home_private(e) || home_private(json_string_value(v))) {
             cleanup_free char *t = tilde(record_home(), json_string_value(v));
             add_unique(withheld, t);
+            continue;
+        }
+        if (work && within(e, work) && strcmp(work, sk->root)) {
+            /* a file of the working folder itself is the folder: a file name
+             * is the run's, another run writes another */
+            size_t n = strlen(work);
+            cleanup_free char *c = sg_xasprintf("$CWD%s", e[n] == '/' ? e + n : "");
+            if (!made_dir && !strcmp(e, wp)) /* the file itself (work is a home) */
+                c[4] = '\0';
+            add_unique(all, c);
             continue;
         }
         add_unique(all, e);
@@ -794,6 +828,34 @@ static char *unsaid_paths(const struct sg_skill *sk, json_t *profile, json_t *wi
 /* permissions: the hosts, paths and environment the skill used, and a
  * syscall profile other than the default. Returns the paths withheld
  * (used where secrets live: never declared), the caller's to free. */
+/* A program as permissions.programs names it: a program on the PATH by
+ * its name with any arguments, any other by its path. Caller frees. */
+static char *program_scope(const char *prog)
+{
+    const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
+    bool on_path = !strncmp(prog, "/usr/bin/", 9) || !strncmp(prog, "/bin/", 5) ||
+                   !strncmp(prog, "/usr/local/bin/", 15);
+    return on_path ? sg_xasprintf("%s:*", base) : sg_xstrdup(prog);
+}
+
+/* permissions.programs: what it ran (declared there, no other tool is
+ * restricted, as allowed-tools would) */
+static void emit_programs(struct emit *m, json_t *profile)
+{
+    json_t *progs = json_object_get(profile, "programs");
+    if (!json_array_size(progs))
+        return;
+    scalar(m, "programs");
+    seq_start(m, false);
+    size_t i;
+    json_t *w;
+    json_array_foreach (progs, i, w) {
+        cleanup_free char *sc = program_scope(json_string_value(w));
+        scalar(m, sc);
+    }
+    seq_end(m);
+}
+
 static json_t *emit_permissions(struct emit *m, const struct sg_skill *sk, json_t *profile)
 {
     const struct sg_policy *pol = &sk->policy;
@@ -801,7 +863,8 @@ static json_t *emit_permissions(struct emit *m, const struct sg_skill *sk, json_
     map_start(m);
     emit_network(m, profile);
     json_t *withheld = json_array();
-    json_t *writes = write_entries(sk, json_object_get(profile, "writes"), withheld);
+    json_t *writes = write_entries(sk, json_object_get(profile, "writes"), withheld,
+                                   json_string_value(json_object_get(profile, "work")));
     json_t *reads = read_entries(sk, profile, withheld);
     if (json_array_size(reads) || json_array_size(writes)) {
         scalar(m, "filesystem");
@@ -812,6 +875,7 @@ static json_t *emit_permissions(struct emit *m, const struct sg_skill *sk, json_
     }
     json_decref(writes);
     json_decref(reads);
+    emit_programs(m, profile);
     if (pol->nenv) {
         scalar(m, "env_vars");
         map_start(m);
@@ -1042,22 +1106,18 @@ json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile)
                         (strlen(prog) == n && !strncmp(t.bash_scopes[i], prog, n));
         }
         if (!declared) {
-            cleanup_free char *note = sg_xasprintf("run, not in allowed-tools (SKILL.md: "
-                                                   "Bash(%s:*) would allow it)", base);
+            cleanup_free char *note = sg_xasprintf("run, not declared (skillsandbox.yaml: "
+                                                   "permissions.programs: [%s:*])", base);
             json_array_append_new(under, item("program", prog, note));
         }
     }
     sg_tools_free(&t);
-    /* the programs, as allowed-tools would name them */
+    /* the programs, as the manifest's permissions.programs names them */
     struct sg_buf sug;
     sg_buf_init(&sug, 8192);
     json_array_foreach (progs, j, w) {
-        const char *prog = json_string_value(w);
-        const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
-        bool on_path = !strncmp(prog, "/usr/bin/", 9) || !strncmp(prog, "/bin/", 5) ||
-                       !strncmp(prog, "/usr/local/bin/", 15);
-        sg_buf_printf(&sug, "%sBash(%s%s)", j ? " " : "", on_path ? base : prog,
-                      on_path ? ":*" : "");
+        cleanup_free char *sc = program_scope(json_string_value(w));
+        sg_buf_printf(&sug, "%s%s", j ? ", " : "", sc);
     }
     cleanup_free char *sugs = sg_buf_steal(&sug);
     json_object_set_new(c, "programs", json_deep_copy(progs));
@@ -1114,8 +1174,9 @@ char *sg_record_compare_text(json_t *cmp)
     if (json_array_size(progs)) {
         cleanup_free char *s = sg_sanitize_str(
             json_string_value(json_object_get(cmp, "allowed_tools_for_programs")), 0);
-        sg_buf_printf(&b, "Programs it ran (a manifest cannot declare them; SKILL.md's "
-                          "allowed-tools can): %s\n\n", s);
+        sg_buf_printf(&b, "Programs it ran (declared in the manifest above, "
+                          "permissions.programs; no other tool is restricted by them): %s\n\n",
+                      s);
     }
     size_t i;
     json_t *it;

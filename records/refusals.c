@@ -73,6 +73,23 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
                                 (int)strcspn(up, " )"), up);
         return;
     }
+    if (strstr(by, "no --write may show it")) {
+        free(steal_pointer(&rule));
+        r->allow = sg_xstrdup("nothing may allow it (the sandbox never shows that folder)");
+        return;
+    }
+    if (strstr(by, "not shown in the sandbox")) {
+        /* no rule or answer can write where no host folder is behind it */
+        cleanup_free char *dir = sg_xstrdup(subject);
+        char *sl = strrchr(dir, '/');
+        if (sl)
+            *(sl == dir ? sl + 1 : sl) = '\0';
+        free(steal_pointer(&rule));
+        r->allow = sg_xasprintf("show its folder: run --write %s, or %s in a declared write "
+                                "path (permissions.filesystem.write); no rule or answer can "
+                                "write a folder the sandbox does not show", dir, dir);
+        return;
+    }
     if (strstr(by, "allowed-tools")) {
         /* the manifest refused it: no rule or person may widen it */
         r->allow = sg_xasprintf("%s in SKILL.md's allowed-tools", rule);
@@ -90,7 +107,9 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
                strstr(by, "symbolic link") || strstr(by, "only regular files") ||
                strstr(by, "shows nothing") ||
                strstr(by, "changed since it was asked") || strstr(by, "through a descriptor") ||
-               strstr(by, "program swapped") || strstr(by, "not a DNS query")) {
+               strstr(by, "program swapped") || strstr(by, "not a DNS query") ||
+               strstr(by, "could not be done")) {
+        /* allowed already, and the host (not a rule) refused it */
         free(steal_pointer(&rule));
         r->allow = sg_xstrdup("nothing may allow it");
     } else if (agent) { /* an agent's run asks an attached TUI, or nobody */

@@ -178,6 +178,7 @@ json_t *sg_skill_to_json(const struct sg_skill *sk, const char *digest)
     json_t *fs = json_object();
     json_object_set_new(fs, "read", paths_json(p->read, p->nread));
     json_object_set_new(fs, "write", paths_json(p->write, p->nwrite));
+    json_object_set_new(fs, "write_in_working_folder", paths_json(p->cwd_write, p->ncwd_write));
     json_object_set_new(j, "filesystem", fs);
 
     json_t *eg = json_array();

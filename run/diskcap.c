@@ -372,6 +372,42 @@ static int to_skills_group(struct sg_diskcap *d, int dfd, const char *rel, int f
     return r < 0 ? r : f;
 }
 
+/* As root without sudo: is rel's folder (beneath dfd, the declared
+ * folder) that folder itself or one root made for the skill's group
+ * (root's, its group, group-writable)? Never a folder of root's own below
+ * it: a 0700 one is no door to nobody (writes.c group_parent). */
+static bool group_folder(const struct sg_diskcap *d, int dfd, const char *rel)
+{
+    char buf[PATH_MAX];
+    const char *last;
+    struct stat st, top;
+    if (snprintf(buf, sizeof buf, "%s", rel) >= (int)sizeof buf)
+        return false;
+    int pfd = sg_beneath_parent(dfd, buf, &last);
+    bool ok = pfd >= 0 && fstat(pfd, &st) == 0 && fstat(dfd, &top) == 0 &&
+              ((st.st_dev == top.st_dev && st.st_ino == top.st_ino) ||
+               (st.st_uid == 0 && st.st_gid == d->plan->skill_gid && (st.st_mode & S_IWGRP)));
+    if (pfd >= 0)
+        close(pfd);
+    return ok;
+}
+
+/* a regular file of root's with one name and no setuid or
+ * setgid bit: what nobody may be handed open for writing as root. */
+static bool root_plain(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && st->st_uid == 0 && st->st_nlink == 1 &&
+           !(st->st_mode & (S_ISUID | S_ISGID));
+}
+
+/* could the skill (nobody, its group, no others) read st itself? */
+static bool skill_reads(const struct sg_plan *p, const struct stat *st)
+{
+    return st->st_uid == p->skill_uid   ? (st->st_mode & S_IRUSR)
+           : st->st_gid == p->skill_gid ? (st->st_mode & S_IRGRP)
+                                        : (st->st_mode & S_IROTH);
+}
+
 /* The open or mkdir itself, as the skill would do it; -errno or the fd (0
  * for a mkdir). links: follow symlinks that stay beneath dfd. */
 static int perform_open(struct sg_diskcap *d, int dfd, const char *rel, unsigned long long flags,
@@ -450,14 +486,32 @@ int sg_diskcap_perform(struct sg_diskcap *d, int notify_fd, const struct seccomp
         f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, true);
     /* As root without sudo the skill is nobody, and a folder root owns
      * refuses it; the person who declared the folder is root, so a new
-     * name there is made as root, root's as its other files are. Never
-     * an existing object: what nobody could not open stays refused. */
-    if (f == -EACCES && creates && !had && d->plan->as_root && !d->plan->via_sudo) {
+     * name there is made as root, root's as its other files are, and a
+     * regular file of root's there is opened as root could open it (the
+     * person's own doc.xml saved over). Never another existing object. */
+    bool own_file = f == -EACCES && had && root_plain(&pre) && !is_mkdir && !tmpfile &&
+                    (flags & O_ACCMODE) != O_RDONLY && d->plan->as_root &&
+                    !d->plan->via_sudo && group_folder(d, dfd, rel);
+    if (f == -EACCES && ((creates && !had) || own_file) && d->plan->as_root &&
+        !d->plan->via_sudo) {
+        unsigned long long fl = own_file ? flags & ~(unsigned long long)O_CREAT : flags;
+        /* root's file is written, never read, for nobody: O_RDWR
+         * is handed on write-only unless nobody could read it itself */
+        if (own_file && (fl & O_ACCMODE) == O_RDWR && !skill_reads(d->plan, &pre))
+            fl = (fl & ~(unsigned long long)O_ACCMODE) | O_WRONLY;
         d->as_person = true;
-        f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, false);
+        f = perform_open(d, dfd, rel, fl, m, is_mkdir, tmpfile, full, had, &made, false);
         if (f == -ELOOP)
-            f = perform_open(d, dfd, rel, flags, m, is_mkdir, tmpfile, full, had, &made, true);
+            f = perform_open(d, dfd, rel, fl, m, is_mkdir, tmpfile, full, had, &made, true);
         d->as_person = false;
+        struct stat now;
+        /* the very object checked (one name only, root's, no setid) */
+        if (own_file && f >= 0 &&
+            (fstat(f, &now) < 0 || now.st_dev != pre.st_dev || now.st_ino != pre.st_ino ||
+             !root_plain(&now))) {
+            close(f);
+            f = -EACCES;
+        }
     }
     if (f == -ELOOP && (flags & O_NOFOLLOW)) {
         resp->error = -ELOOP; /* the kernel's own answer: the last name is a link */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "exectree.h"
 #include "notifpath.h"
 #include "perm.h"
 #include "shellcmd.h"
@@ -46,6 +47,13 @@ struct pending {
     struct ident file, interp; /* interp.ino 0: not a script */
     bool script;
     bool killed; /* a swap: killed, still to be reaped by us, its tracer */
+    char *args;     /* the arguments decided on, as the request joined them */
+    char argv0[256];/* argv[0] decided on, when not the program's own name ("": its name) */
+    int argstart;   /* where they start in the new image's cmdline: 1, or for a script
+                     * 2 (interpreter, script) or 3 (and the #! line's argument) */
+    char tree[512]; /* the "this program" answer it runs under: a root once it runs */
+    bool member;    /* allowed as a program of a tree's */
+    bool bar;       /* a process of a tree running what no answer of it covers */
     int64_t deadline_ms;
     char program[PATH_MAX];
 };
@@ -62,6 +70,7 @@ struct sg_exec {
     struct sg_config cfg; /* quiet_programs (owns the names quiet points to) */
     const char **quiet;   /* the programs the skill runs without a question */
     size_t nquiet;
+    struct sg_exectree tree; /* programs allowed with what they run (this run) */
 };
 
 struct exec_wait {
@@ -69,7 +78,9 @@ struct exec_wait {
     uint64_t id;
     pid_t pid;
     bool via_dirfd;
+    bool limited;     /* a deny or ask rule named it: allowing it makes no tree */
     char program[PATH_MAX];
+    struct sg_preq q; /* what was asked: a "this program" answer covers it */
 };
 
 static int64_t mono_ms(void)
@@ -122,6 +133,7 @@ void sg_exec_free(struct sg_exec *x)
     for (size_t i = 0; i < x->npend; i++) {
         ptrace(PTRACE_DETACH, x->pend[i].tid, 0, 0);
         ptrace(PTRACE_DETACH, x->pend[i].tgid, 0, 0);
+        free(x->pend[i].args);
     }
     free(x->pend);
     free(x->quiet);
@@ -151,6 +163,31 @@ static void refuse(struct sg_exec *x, uint64_t id, pid_t pid, const char *progra
 
 /* ---- what is asked ---- */
 
+static const char *base_of(const char *p);
+
+/* argv[0], when its last name is not the program's (buf: a scratch of
+ * SG_PREQ_ARGS_MAX + 1): kept in q, which becomes unsure (a program may
+ * act on the name it is run by: git-init, zcat, ex), or cut when it
+ * does not fit. */
+static void argv0_of(int memfd, unsigned long long argvp, struct sg_preq *q, char *buf)
+{
+    unsigned long long ap = 0;
+    if (!argvp || pread(memfd, &ap, sizeof ap, (off_t)argvp) != (ssize_t)sizeof ap || !ap)
+        return; /* no argv[0]: the kernel runs it with none, as named */
+    if (sg_notif_read_str(memfd, ap, buf, SG_PREQ_ARGS_MAX + 1) < 0) {
+        q->cut = true;
+        return;
+    }
+    if (!strcmp(base_of(buf), base_of(q->subject)))
+        return;
+    if (!SG_PREQ_SET(q, argv0, buf))
+        return; /* cut */
+    q->unsure = true;
+    cleanup_free char *note = sg_sanitize_str(buf, 0);
+    snprintf(q->detail, sizeof q->detail, "run by the name \"%.150s\" (argv[0]): a program may "
+             "act on the name it is run by", note);
+}
+
 /* The program and argv an exec asks for, from the skill's memory. */
 static int exec_request(const struct seccomp_notif *req, bool at, struct sg_preq *q)
 {
@@ -178,6 +215,7 @@ static int exec_request(const struct seccomp_notif *req, bool at, struct sg_preq
     struct sg_buf b;
     sg_buf_init(&b, SG_PREQ_ARGS_MAX);
     char *arg = sg_xmalloc(SG_PREQ_ARGS_MAX + 1);
+    argv0_of(memfd, argvp, q, arg);
     for (unsigned i = 1; argvp; i++) { /* argv[0] is the program's own name */
         unsigned long long ap = 0;
         if (pread(memfd, &ap, sizeof ap, (off_t)(argvp + i * 8ull)) != (ssize_t)sizeof ap) {
@@ -266,6 +304,22 @@ static const char *exec_declared(const struct sg_tools *tools, const struct sg_p
 }
 
 /* ---- one program, one request ---- */
+
+/* Why a program file (by its base name) runs another that no exec shows,
+ * or NULL: the dynamic loader maps the program it is given; a multi-call
+ * program runs the applet its argv[0] names (exec -a touch busybox),
+ * which the kernel takes from the caller's memory. */
+static const char *runs_another(const char *base)
+{
+    if (sg_str_has_prefix(base, "ld-linux") || sg_str_has_prefix(base, "ld.so") ||
+        (sg_str_has_prefix(base, "ld-") && strstr(base, ".so")))
+        return "the dynamic loader runs the program it is given, which no rule then sees";
+    if (!strcmp(base, "busybox"))
+        return "busybox runs the program its argv[0] names, which no rule can read safely";
+    if (!strcmp(base, "toybox"))
+        return "toybox runs the program its argv[0] names, which no rule can read safely";
+    return NULL;
+}
 
 /* path with its symlinks resolved in pid's view, a component at a time
  * (at most 40 links, as the kernel): only the folders' (/bin/lsof is
@@ -362,7 +416,16 @@ static bool same_in_view(pid_t pid, const char *a, const char *b)
 /* An interpreter or shell is quiet only running a file: its first argument
  * a regular file in pid's view, no option before it (-c CODE, -e CODE, a
  * script on stdin, "-" are code the command line or a pipe feeds it). */
+static bool file_it_runs(pid_t pid, const struct sg_preq *q, char *path, size_t max);
+
 static bool runs_a_file(pid_t pid, const struct sg_preq *q)
+{
+    char path[PATH_MAX];
+    return file_it_runs(pid, q, path, sizeof path);
+}
+
+/* The same, with that file's path in pid's view (path, max). */
+static bool file_it_runs(pid_t pid, const struct sg_preq *q, char *path, size_t max)
 {
     struct sg_shell sh;
     const char *why;
@@ -370,9 +433,8 @@ static bool runs_a_file(pid_t pid, const struct sg_preq *q)
         return false;
     bool ok = false;
     if (sh.n == 1 && sh.cmds[0].argc && sh.cmds[0].argv[0][0] != '-') {
-        char path[PATH_MAX];
         struct stat st;
-        int fd = sg_notif_join(pid, AT_FDCWD, sh.cmds[0].argv[0], 0, path, sizeof path) < 0
+        int fd = sg_notif_join(pid, AT_FDCWD, sh.cmds[0].argv[0], 0, path, max) < 0
                      ? -1
                      : sg_notif_open(pid, path, O_PATH, true);
         ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -432,6 +494,185 @@ static const char *quiet_program(const struct sg_exec *x, pid_t pid, const struc
          (p->python && same_in_view(pid, p->python, q->subject))))
         return "the run's own interpreter, running a file (config: quiet_programs)";
     return NULL;
+}
+
+/* Why q runs without a question under a person's "this program and what
+ * it runs" answer, or NULL: pid is (or descends from) the process of such
+ * a program, and q's file is the system's (root's, where the skill writes
+ * nothing: not a file it put there), by every name the exec takes; a
+ * shell or interpreter only running such a file (sh -c CODE, python -c
+ * are code its arguments carry: asked on their own). Caller frees. */
+static pid_t tgid_of(pid_t tid);
+
+/* path is beneath dir (or is dir) */
+static bool beneath(const char *path, const char *dir)
+{
+    size_t n = dir ? strlen(dir) : 0;
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return n && !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/* A file a program of the tree may run (name, and real its links
+ * followed): the system's (root's, writable by no one else), where the
+ * skill writes nothing, and none of the person's or the skill's (its
+ * folder, the home, the working folder: a skill installed by root is
+ * root's too), nor a loader or a multi-call program. */
+static bool tree_file(const struct sg_exec *x, pid_t pid, const char *name, const char *real)
+{
+    const struct sg_plan *p = x->plan;
+    const char *home = sg_invoking_home();
+    const char *mine[] = {p->skill_root, p->cwd, home};
+    for (size_t i = 0; i < SG_ARRAY_LEN(mine); i++)
+        if (mine[i] && mine[i][0] == '/' && (beneath(name, mine[i]) || beneath(real, mine[i])))
+            return false;
+    return !runs_another(base_of(name)) && !runs_another(base_of(real)) &&
+           system_file(p, pid, real) && !sg_writes_writable(p, name) &&
+           !sg_writes_writable(p, real);
+}
+
+/* A program that runs what its arguments, input or settings tell it to:
+ * a shell or interpreter (by any variant of its name: vim.basic,
+ * gdb-multiarch, python3-dbg), a launcher whose command is its argument
+ * (ionice, flock, taskset, chrt, script, watch ...), or one of a list
+ * that runs a command or loads code an option names (sqlite3's .shell,
+ * openssl -engine, gcc -fplugin, git -c alias, tar --to-command, sed's
+ * e, ssh's ProxyCommand ...). "Any arguments" of it is any program. */
+static bool runs_what_it_is_told(const char *path)
+{
+    static const char *const told[] = {
+        "sqlite3", "ed", "red", "m4", "dc", "bc", "openssl", "gcc", "cc", "c++", "g++",
+        "clang", "clang++", "cpp", "ld", "git", "tar", "sed", "rsync", "cmake", "make", "find",
+        "ssh", "scp", "sftp", "prlimit", "eatmydata", "fakeroot", "parallel", "expect",
+        "less", "more", "man", "nano", "pico", "mutt", "ftp", "lftp", "zip", "unzip",
+        "dpkg", "apt", "apt-get", "pip", "pip3", "npm", "npx", "node", "systemd-run",
+        "run-parts", "start-stop-daemon", "su", "sudo", "sg", "newgrp", "runuser", "valgrind",
+        "ltrace", "strace", "perf", "time", "xdg-open", "sensible-browser", "x-www-browser"};
+    const char *b = base_of(path);
+    char stem[256];
+    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(b, ".-"), b);
+    if (sg_program_runs_any_code(b) || (stem[0] && sg_program_runs_any_code(stem)))
+        return true;
+    char *argv[] = {(char *)b, (char *)"x", NULL}, *argv2[] = {stem, (char *)"x", NULL};
+    size_t at;
+    if (sg_shell_launches(argv, 2, &at) != SG_LAUNCH_NONE ||
+        (stem[0] && sg_shell_launches(argv2, 2, &at) != SG_LAUNCH_NONE))
+        return true;
+    for (size_t i = 0; i < SG_ARRAY_LEN(told); i++)
+        if (!strcmp(b, told[i]) || !strcmp(stem, told[i]))
+            return true;
+    return false;
+}
+
+/* Whether "this program" may be offered for q: a file the tree may run
+ * that runs nothing its arguments name, in a profile that lets no
+ * process reach into another (not permissive, which allows ptrace). */
+static bool offer_program(const struct sg_exec *x, pid_t pid, const struct sg_preq *q)
+{
+    char real[PATH_MAX];
+    return !q->cut && !q->unsure && x->plan->profile != SG_SECCOMP_PERMISSIVE &&
+           resolve_links(pid, q->subject, true, real, sizeof real) == 0 &&
+           tree_file(x, pid, q->subject, real) && !runs_what_it_is_told(real) &&
+           !runs_what_it_is_told(q->subject);
+}
+
+/* A POSIX shell given -c and a line the reader reads whole (popen's "sh
+ * -c 'paperconf 2>/dev/null'"): every program of it is an exec of its own,
+ * checked again; a line with expansions, builtins that change lookup or a
+ * grammar the reader does not model is not. */
+/* line without its redirections to /dev/null and between descriptors
+ * (popen's "paperconf 2>/dev/null", "2>&1"), outside quotes, into out;
+ * false when it holds another redirection (a file: a write of its own,
+ * but a grammar the reader does not take) or does not fit. */
+static bool without_null_redirections(const char *line, char *out, size_t max)
+{
+    size_t n = strlen(line);
+    if (n >= max)
+        return false;
+    memcpy(out, line, n + 1);
+    char quote = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = out[i];
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < n)
+                i++;
+            continue;
+        }
+        if (c == '\'' || c == '"') {
+            quote = c;
+            continue;
+        }
+        if (c == '\\') {
+            i++;
+            continue;
+        }
+        if (c != '<' && c != '>')
+            continue;
+        size_t start = i;
+        if (start > 0 && out[start - 1] >= '0' && out[start - 1] <= '9')
+            start--;
+        if (start > 0 && out[start - 1] != ' ' && out[start - 1] != '\t')
+            return false; /* part of a word: not a plain redirection */
+        size_t j = i + 1;
+        if (c == '>' && out[j] == '>')
+            j++;
+        static const char *const to[] = {"/dev/null", "&1", "&2", "&0"};
+        size_t k = 0, len = 0;
+        for (; k < SG_ARRAY_LEN(to); k++)
+            if (!strncmp(out + j, to[k], len = strlen(to[k])))
+                break;
+        if (k == SG_ARRAY_LEN(to) || (out[j + len] && out[j + len] != ' ' &&
+                                      out[j + len] != '\t'))
+            return false;
+        memset(out + start, ' ', j + len - start);
+        i = j + len - 1;
+    }
+    return !quote;
+}
+
+static bool shell_line_read_whole(const char *real, const struct sg_preq *q)
+{
+    const char *b = base_of(real);
+    if (strcmp(b, "sh") && strcmp(b, "dash") && strcmp(b, "bash"))
+        return false;
+    struct sg_shell args, line;
+    const char *why;
+    if (sg_shell_parse(q->args, &args, &why) < 0)
+        return false;
+    static char plain[SG_PREQ_ARGS_MAX + 1];
+    bool ok = args.n == 1 && args.cmds[0].argc >= 2 && !strcmp(args.cmds[0].argv[0], "-c") &&
+              without_null_redirections(args.cmds[0].argv[1], plain, sizeof plain) &&
+              sg_shell_parse(plain, &line, &why) == 0;
+    sg_shell_free(&args);
+    if (!ok)
+        return false;
+    bool moved = false;
+    for (size_t i = 0; ok && i < line.n; i++)
+        ok = sg_shell_read_whole_in(line.cmds[i].argv, line.cmds[i].argc, &moved, &why);
+    sg_shell_free(&line);
+    return ok;
+}
+
+static char *under_allowed(const struct sg_exec *x, pid_t pid, const struct sg_preq *q)
+{
+    char real[PATH_MAX];
+    pid_t tgid = x->tree.n ? tgid_of(pid) : -1;
+    const struct sg_exectree_root *root = tgid > 0 ? sg_exectree_of(&x->tree, tgid) : NULL;
+    if (!root || q->cut || q->unsure || resolve_links(pid, q->subject, true, real,
+                                                      sizeof real) < 0)
+        return NULL;
+    if (!tree_file(x, pid, q->subject, real))
+        return NULL;
+    /* an interpreter in the tree only through a system script's #! line
+     * (the exec names the script) or a shell's -c line read whole: a
+     * system module takes code in its arguments too (timeit, pdb) */
+    if ((runs_what_it_is_told(real) || runs_what_it_is_told(q->subject)) &&
+        !shell_line_read_whole(real, q))
+        return NULL;
+    return sg_xasprintf("your answer for this run: %s, with the programs of root's it runs "
+                        "(pid %d started it)", root->rule, (int)root->pid);
 }
 
 /* ---- binding an approval to the file ---- */
@@ -499,13 +740,15 @@ static int shebang_of(pid_t pid, const char *program, char *interp, size_t max, 
 
 static int approved_file(pid_t pid, const char *program, struct pending *pe)
 {
-    char i[PATH_MAX];
-    int r = shebang_of(pid, program, i, sizeof i, NULL, 0, &pe->file);
+    char i[PATH_MAX], a[SG_SHEBANG_ARG_MAX];
+    pe->argstart = 1;
+    int r = shebang_of(pid, program, i, sizeof i, a, sizeof a, &pe->file);
     if (r <= 0)
         return r;
     if (i[0] != '/')
         return -ENOEXEC; /* the kernel runs only absolute interpreters */
     pe->script = true;
+    pe->argstart = a[0] ? 3 : 2;
     int fd = sg_notif_open(pid, i, O_PATH, true);
     if (fd < 0)
         return fd;
@@ -528,9 +771,23 @@ static pid_t tgid_of(pid_t tid)
 }
 
 /* Allowed: bind it to the file, then let the call go on. */
-static void allow_bound(struct sg_exec *x, uint64_t id, pid_t pid, const char *program,
+static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const struct sg_preq *q,
+                             bool via_dirfd, const char *tree, bool member);
+
+static void allow_bound(struct sg_exec *x, uint64_t id, pid_t pid, const struct sg_preq *q,
                         bool via_dirfd)
 {
+    allow_bound_tree(x, id, pid, q, via_dirfd, NULL, false);
+}
+
+/* The same; tree: the answer whose program this is (its process becomes a
+ * root once the new image is the approved file), or NULL; member: allowed
+ * as a program of a tree's. Any other exec of a tree's process takes it
+ * out of the tree (a barrier), with its children. */
+static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const struct sg_preq *q,
+                             bool via_dirfd, const char *tree, bool member)
+{
+    const char *program = q->subject;
     if (x->waitkill < 0)
         x->waitkill = kernel_has_waitkill();
     if (!x->waitkill) {
@@ -547,6 +804,7 @@ static void allow_bound(struct sg_exec *x, uint64_t id, pid_t pid, const char *p
     struct pending *pe = &x->pend[x->npend];
     memset(pe, 0, sizeof *pe);
     snprintf(pe->program, sizeof pe->program, "%s", program);
+    snprintf(pe->tree, sizeof pe->tree, "%s", tree ? tree : "");
     int r = approved_file(pid, program, pe);
     if (r < 0) { /* the exec would fail too; a flipped path must not make it succeed */
         respond(x, id, r, false);
@@ -564,6 +822,8 @@ static void allow_bound(struct sg_exec *x, uint64_t id, pid_t pid, const char *p
         respond(x, id, -ESRCH, false);
         return;
     }
+    pe->member = member;
+    pe->bar = !member && !pe->tree[0] && x->tree.n && sg_exectree_of(&x->tree, pe->tgid);
     if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)) < 0) {
         char why[160];
         snprintf(why, sizeof why, "the broker cannot watch it start (ptrace: %s)",
@@ -579,6 +839,8 @@ static void allow_bound(struct sg_exec *x, uint64_t id, pid_t pid, const char *p
         return;
     }
     pe->deadline_ms = mono_ms() + PENDING_MS;
+    pe->args = sg_xstrdup(q->args);
+    snprintf(pe->argv0, sizeof pe->argv0, "%s", q->argv0);
     x->npend++;
     respond(x, id, 0, true);
 }
@@ -587,7 +849,11 @@ static void exec_decided(void *ctx, enum sg_decision d)
 {
     struct exec_wait *w = ctx;
     if (sg_decision_allows(d))
-        allow_bound(w->x, w->id, w->pid, w->program, w->via_dirfd);
+        allow_bound_tree(w->x, w->id, w->pid, &w->q, w->via_dirfd,
+                         w->limited || w->x->plan->profile == SG_SECCOMP_PERMISSIVE
+                             ? NULL
+                             : sg_perm_tree_rule(w->x->perm, &w->q),
+                         false);
     else
         respond(w->x, w->id, -EACCES, false);
     free(w);
@@ -629,18 +895,9 @@ static bool limited_file(struct sg_exec *x, pid_t pid, const struct sg_plan *pla
     int fr = resolve_links(pid, q->subject, true, full, sizeof full);
     const char *bases[] = {base_of(q->subject), fr == 0 ? base_of(full) : ""};
     for (size_t i = 0; i < 2; i++) {
-        if (sg_str_has_prefix(bases[i], "ld-linux") || sg_str_has_prefix(bases[i], "ld.so") ||
-            (sg_str_has_prefix(bases[i], "ld-") && strstr(bases[i], ".so"))) {
-            snprintf(by, bylen, "the dynamic loader runs the program it is given, which no "
-                                "rule then sees");
-            *v = *q;
-            return true;
-        }
-        /* a multi-call program runs the applet its argv[0] names (exec -a
-         * touch busybox), which the kernel takes from the caller's memory */
-        if (!strcmp(bases[i], "busybox") || !strcmp(bases[i], "toybox")) {
-            snprintf(by, bylen, "%s runs the program its argv[0] names, which no rule can "
-                                "read safely", bases[i]);
+        const char *why = runs_another(bases[i]);
+        if (why) {
+            snprintf(by, bylen, "%s", why);
             *v = *q;
             return true;
         }
@@ -781,7 +1038,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
         /* where rules name programs, what was checked is what runs:
          * bound to the file; else nothing to bind */
         if (rules_name_programs)
-            allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
+            allow_bound(x, req->id, req->pid, &q, via_dirfd);
         else
             respond(x, req->id, 0, true);
         return;
@@ -790,7 +1047,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     if (scope) {
         cleanup_free char *by = sg_xasprintf("declared in the manifest: Bash(%s)", scope);
         sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, by);
-        allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
+        allow_bound(x, req->id, req->pid, &q, via_dirfd);
         return;
     }
     if (tools->restricted && !tools->bash_listed) {
@@ -799,12 +1056,19 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
                "Bash is not in the skill's allowed-tools");
         return;
     }
+    /* a program of root's run by one the person allowed with what it runs */
+    cleanup_free char *under = limited ? NULL : under_allowed(x, req->pid, &q);
+    if (under) {
+        sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, under);
+        allow_bound_tree(x, req->id, req->pid, &q, via_dirfd, NULL, true);
+        return;
+    }
     /* after the person's deny and ask rules and the manifest, before a
      * question: an ordinary program (find, wc, sort), still recorded */
     const char *quiet = limited ? NULL : quiet_program(x, req->pid, &q);
     if (quiet) {
         sg_perm_record(x->perm, &q, SG_DEC_ALLOW_ONCE, quiet);
-        allow_bound(x, req->id, req->pid, q.subject, via_dirfd);
+        allow_bound(x, req->id, req->pid, &q, via_dirfd);
         return;
     }
     if (!x->perm) {
@@ -813,7 +1077,10 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     }
     struct exec_wait *w = sg_xmalloc(sizeof *w);
     w->x = x, w->id = req->id, w->pid = req->pid, w->via_dirfd = via_dirfd;
+    w->limited = limited;
     snprintf(w->program, sizeof w->program, "%s", q.subject);
+    q.system_program = offer_program(x, req->pid, &q);
+    w->q = q;
     enum sg_decision d = SG_DEC_DENY;
     if (sg_perm_request(x->perm, &q, exec_decided, w, &d) == 1)
         exec_decided(w, d);
@@ -866,6 +1133,71 @@ static bool runs_approved(pid_t pid, const struct pending *pe, char *ran, size_t
     return pe->script && same(&pe->interp, &st) && script_is_approved(pid, pe);
 }
 
+/* The arguments the new image got (/proc/PID/cmdline from word from on),
+ * joined as the request joined them, equal the decided ones. The request
+ * read them from the skill's memory, which another thread may change
+ * before the kernel copies them: what runs must be what was decided. */
+static bool args_from(const char *buf, size_t n, int from, const char *want)
+{
+    struct sg_buf b;
+    sg_buf_init(&b, SG_PREQ_ARGS_MAX + 1);
+    int i = 0;
+    for (const char *a = buf; a < buf + n; a += strlen(a) + 1, i++) {
+        if (i < from)
+            continue;
+        if (i > from)
+            sg_buf_append(&b, " ", 1);
+        sg_shell_quote(&b, a, false);
+    }
+    sg_buf_append(&b, "", 1);
+    bool same = i >= from && !b.dropped && b.data && !strcmp(b.data, want);
+    sg_buf_free(&b);
+    return same;
+}
+
+#define CMDLINE_MAX (4 * SG_PREQ_ARGS_MAX + 2 * PATH_MAX)
+
+static bool args_as_decided(pid_t pid, const struct pending *pe)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d/cmdline", (int)pid);
+    cleanup_fd int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || !pe->args)
+        return false;
+    cleanup_free char *buf = sg_xmalloc(CMDLINE_MAX + 1);
+    size_t n = 0;
+    ssize_t r;
+    while (n < CMDLINE_MAX && (r = read(fd, buf + n, CMDLINE_MAX - n)) > 0)
+        n += (size_t)r;
+    if (n == CMDLINE_MAX || !n)
+        return false; /* more than was decided on could ever be */
+    if (buf[n - 1] != '\0')
+        buf[n++] = '\0';
+    /* a program's own argv[0] is the name decided on (its last name the
+     * program's, or the one the request showed); a script's is its
+     * interpreter, put there by the kernel with the #! line's argument and
+     * the script's name before the arguments */
+    if (!pe->script && strcmp(base_of(buf), pe->argv0[0] ? base_of(pe->argv0)
+                                                         : base_of(pe->program)))
+        return false;
+    return args_from(buf, n, pe->argstart, pe->args);
+}
+
+static void argv_swapped(struct sg_exec *x, pid_t pid, struct pending *pe)
+{
+    pe->killed = true;
+    kill(pid, SIGKILL);
+    x->swaps++;
+    cleanup_free char *a = sg_sanitize_str(pe->program, 0);
+    sg_bus_emit(x->bus, SG_EV_SYSCALL_BLOCKED,
+                json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "syscall", "execve", "pid", (int)pid,
+                          "reason", "arguments swapped", "approved", pe->program, "args",
+                          pe->args ? pe->args : "", "prevented", 1),
+                "exec of %s was decided on other arguments than the kernel was given (they "
+                "changed after the check): the process was killed before it ran",
+                a);
+}
+
 /* The process dies where it stands: not one instruction of the new image
  * has run. The rest of the sandbox goes on (every retry ends the same way),
  * so a person vetting the skill sees the attempt and all it does besides. */
@@ -883,6 +1215,44 @@ static void swapped(struct sg_exec *x, pid_t pid, struct pending *pe, const char
                 "exec of %s was approved, but the kernel was given %s (the path changed "
                 "after the check): the process was killed before that program ran",
                 a, b);
+}
+
+/* The tree's part of an exec stop (pid stopped before its first
+ * instruction): the allowed program's process becomes a root (or it is
+ * said why its children will be asked); a process leaving the tree is
+ * marked, or killed there when it cannot be (no room). false when pid
+ * was killed. */
+static bool tree_at_exec(struct sg_exec *x, pid_t pid, struct pending *pe)
+{
+    char name[128] = "";
+    const char *why = NULL;
+    char *const *env = x->plan->envp;
+    size_t nenv = x->plan->nenv;
+    if (pe->tree[0] && (why = sg_exectree_add(&x->tree, pe->tgid, pe->tree, env, nenv))) {
+        sg_exectree_env_unsafe(pe->tgid, env, nenv, name, sizeof name);
+        cleanup_free char *a = sg_sanitize_str(pe->program, 0);
+        sg_bus_emit(x->bus, SG_EV_POLICY_APPLIED,
+                    json_pack("{s:s, s:s, s:i, s:s, s:s}", "program", pe->program, "answer",
+                              pe->tree, "pid", (int)pid, "not_covered", why, "name", name),
+                    "%s runs as allowed, but the programs it runs will be asked: %s%s%s%s", a,
+                    why, name[0] ? " (" : "", name, name[0] ? ")" : "");
+        return true;
+    }
+    /* a program of the tree runs with the environment the tree's own
+     * programs gave it (LibreOffice sets URE_BOOTSTRAP); only the root's
+     * came from the skill, and it was checked above */
+    if (!pe->bar || (why = sg_exectree_bar(&x->tree, pe->tgid)) == NULL)
+        return true;
+    pe->killed = true;
+    kill(pid, SIGKILL);
+    cleanup_free char *a = sg_sanitize_str(pe->program, 0);
+    sg_bus_emit(x->bus, SG_EV_SYSCALL_BLOCKED,
+                json_pack("{s:s, s:i, s:s, s:s, s:s, s:b}", "syscall", "execve", "pid", (int)pid,
+                          "program", pe->program, "reason", why, "name", name, "prevented", 1),
+                "%s was to run under your answer for a program and what it runs, but %s%s%s%s: "
+                "killed before it ran",
+                a, why, name[0] ? " (" : "", name, name[0] ? ")" : "");
+    return false;
 }
 
 /* 1: settled (drop it), 0: still waiting */
@@ -906,6 +1276,12 @@ static int settle(struct sg_exec *x, struct pending *pe)
                 swapped(x, w, pe, ran);
                 return 0; /* reaped when it is dead */
             }
+            if (!args_as_decided(w, pe)) {
+                argv_swapped(x, w, pe);
+                return 0;
+            }
+            if (!tree_at_exec(x, w, pe))
+                return 0; /* killed: reaped when it is dead */
             ptrace(PTRACE_DETACH, w, 0, 0);
             return 1;
         }
@@ -930,8 +1306,10 @@ static int settle(struct sg_exec *x, struct pending *pe)
 void sg_exec_dispatch(struct sg_exec *x)
 {
     for (size_t i = 0; i < x->npend;) {
-        if (settle(x, &x->pend[i]))
+        if (settle(x, &x->pend[i])) {
+            free(x->pend[i].args);
             x->pend[i] = x->pend[--x->npend];
+        }
         else
             i++;
     }

@@ -14,7 +14,9 @@
  * SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV). The new image stops in
  * PTRACE_EVENT_EXEC before its first instruction; /proc/PID/exe must be the
  * approved file (or, for a script, its interpreter with the approved script
- * as the file the kernel named), else the process is killed there, before
+ * as the file the kernel named), and /proc/PID/cmdline the decided
+ * arguments (a thread can flip them in the skill's memory after the
+ * broker read them), else the process is killed there, before
  * the other program runs an instruction, and the attempt is a critical
  * event (sandbox_escape_attempt in the trace and the run's audit record).
  * The run goes on: each retry ends the same way, and a person vetting the

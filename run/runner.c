@@ -27,6 +27,7 @@
 #include "sandbox.h"
 #include "seen.h"
 #include "sanitize.h"
+#include "keephome.h"
 #include "trace.h"
 #include "util.h"
 
@@ -41,6 +42,7 @@ struct sg_runner {
     bool person; /* a person runs it (CLI, TUI): their look at the manifests is
                     remembered (seen.h); an agent's is not */
     bool no_records; /* run even when the records cannot be kept */
+    bool fresh_home; /* --fresh-home: what the skill's home kept is dropped (keephome.h) */
     json_t *options; /* the run options (--env, --write, --module) as the trace keeps them */
     bool agent;       /* an agent asked for the run (MCP) */
     size_t sk_nwrite; /* the manifest's own write paths (the rest are --write's) */
@@ -420,9 +422,16 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     struct sg_runner *r = sg_xcalloc(1, sizeof *r);
     struct sg_opt_view view;
     char here[PATH_MAX];
-    if (rq->module && !ro.work_dir) /* a module runs in the working folder, as a script */
+    /* a module runs in the working folder, as a script does */
+    if ((rq->module || rq->script) && !ro.work_dir)
         ro.work_dir = getcwd(here, sizeof here) ? here : ".";
-    int e = sg_opt_view_make(&view, sk, rq, ro.host_env, why);
+    /* the skill's own home, kept between its runs (keephome.h); a wrapped
+     * command sees the person's */
+    cleanup_free char *keep = rq->wrap ? NULL
+                              : sg_keephome_dir(sk->name ? sk->name : sk->dirname, sk->root);
+    ro.keep_home = keep;
+    r->fresh_home = rq->fresh_home;
+    int e = sg_opt_view_make(&view, sk, ro.work_dir, rq, ro.host_env, why);
     if (e == 0)
         e = sg_plan_build(&view.sk, &ro, &r->plan, why);
     for (size_t i = 0; i < nres; i++)
@@ -658,6 +667,16 @@ int sg_runner_start(struct sg_runner *r, struct sg_event_bus *bus, const struct 
     sg_bus_subscribe(bus, sg_trace_sink, &st->trace);
     sg_audit_capture_init(&st->cap);
     sg_bus_subscribe(bus, sg_audit_capture_sink, &st->cap);
+    /* what the home kept belongs to this content, or is dropped (an empty
+     * digest keeps nothing) */
+    int ke = r->plan.keep_home ? sg_keephome_prepare(r->plan.keep_home, st->digest,
+                                                     r->fresh_home) : 0;
+    if (ke < 0) {
+        free(steal_pointer(&r->plan.keep_home));
+        sg_bus_emit(bus, SG_EV_POLICY_APPLIED, json_pack("{s:s}", "home_not_kept", strerror(-ke)),
+                    "the skill's own home cannot be kept (%s): this run's is new and goes with "
+                    "it", strerror(-ke));
+    }
     if ((st->otel = sg_otel_run_begin(plan->skill_name, plan->run_id, &o->otel_parent)))
         sg_bus_subscribe(bus, sg_otel_run_sink, st->otel);
     struct sg_perm_opts po = {.mode = r->pmode, .policy_file = r->policy_file,

@@ -47,6 +47,7 @@ struct sg_run_request {
     const char *const *write;
     size_t nwrite;
     bool no_records;             /* run even when the trace and audit record cannot be kept */
+    bool fresh_home;             /* drop what the skill's own home kept (keephome.h) */
     /* skillgate wrap (wrap.h): the skill is a command, shown the machine as
      * sg_run_opts.wrap says; copy_output: its output reaches ours unchanged;
      * masks: more places hidden, as path, why pairs */

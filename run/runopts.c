@@ -2,12 +2,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agentdirs.h"
 #include "config.h"
@@ -145,26 +147,6 @@ int sg_runopts_check_write(const char *opt, const char *dir, char **out, const c
     return 0;
 }
 
-/* --module M: dotted Python names, as `python -m` takes them. */
-static bool module_ok(const char *m)
-{
-    bool start = true;
-    if (!*m || strlen(m) > 256)
-        return false;
-    for (const char *c = m; *c; c++) {
-        if (*c == '.') {
-            if (start)
-                return false;
-            start = true;
-        } else if (isalpha((unsigned char)*c) || *c == '_' || (!start && isdigit((unsigned char)*c))) {
-            start = false;
-        } else {
-            return false;
-        }
-    }
-    return !start;
-}
-
 /* `python -m M` as from the skill's folder: sys.path[0] is that folder
  * (python -c makes it "", the working folder), then runpy runs M as -m
  * does, with sys.argv[0] the module's file and the arguments after it. */
@@ -194,7 +176,103 @@ void sg_opt_view_free(struct sg_opt_view *v, size_t nwrite0, size_t nenv0)
     free(v->reals);
 }
 
-int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
+/* DIR beneath the folder work, made where missing, one name at a time,
+ * never through a symbolic link (a name the person's folder holds that
+ * leads elsewhere is refused): its path, or NULL with *why. */
+static char *cwd_folder(const char *work, const struct sg_path *w, const char **why)
+{
+    int fd = open(work, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return *why = say("%s: the working folder %s: %s", w->declared, work, strerror(errno)),
+               NULL;
+    for (const char *s = w->path; *s;) {
+        size_t k = strcspn(s, "/");
+        char name[NAME_MAX + 1];
+        if (k > NAME_MAX) {
+            close(fd);
+            return *why = say("%s: a name is too long", w->declared), NULL;
+        }
+        memcpy(name, s, k), name[k] = '\0';
+        if (mkdirat(fd, name, 0755) < 0 && errno != EEXIST) {
+            *why = say("%s: cannot make %s in %s: %s", w->declared, name, work, strerror(errno));
+            close(fd);
+            return NULL;
+        }
+        int next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(fd);
+        if (next < 0)
+            return *why = say("%s: %s in %s is no folder (or a symbolic link): %s", w->declared,
+                              name, work, strerror(errno)),
+                   NULL;
+        fd = next;
+        s += k + (s[k] == '/');
+    }
+    close(fd);
+    return w->path[0] ? sg_xasprintf("%s/%s", work, w->path) : sg_xstrdup(work);
+}
+
+/* A folder of the system's, where a working folder's output never goes:
+ * a manifest's $CWD makes no system folder writable because a person ran
+ * the skill from one. */
+static bool system_place(const char *real)
+{
+    static const char *const sys[] = {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32",
+                                      "/lib64", "/libx32", "/opt", "/proc", "/run", "/sbin",
+                                      "/srv", "/sys", "/usr", "/var"};
+    if (!strncmp(real, "/var/tmp/", 9) || !strcmp(real, "/var/tmp"))
+        return false;
+    for (size_t i = 0; i < SG_ARRAY_LEN(sys); i++) {
+        size_t n = strlen(sys[i]);
+        if (!strncmp(real, sys[i], n) && (real[n] == '/' || real[n] == '\0'))
+            return true;
+    }
+    return false;
+}
+
+/* The manifest's $CWD write folders, as --write folders of work. */
+static int cwd_writes(struct sg_opt_view *v, const char *work, const char **why)
+{
+    struct sg_policy *pol = &v->sk.policy;
+    cleanup_free char *rwork = pol->ncwd_write ? realpath(work, NULL) : NULL;
+    if (pol->ncwd_write && (!rwork || !strcmp(rwork, "/") || system_place(rwork)))
+        return *why = say("%s (%s:%d): the working folder %s is %s; run the skill from a "
+                          "project folder (--cwd DIR)", pol->cwd_write[0].declared,
+                          pol->cwd_write[0].origin.file ? pol->cwd_write[0].origin.file
+                                                        : "manifest",
+                          pol->cwd_write[0].origin.line, work,
+                          rwork ? "a system folder" : "not there"),
+               -EPERM; /* before anything is made in it */
+    for (size_t i = 0; i < pol->ncwd_write; i++) {
+        const struct sg_path *cw = &pol->cwd_write[i];
+        cleanup_free char *dir = cwd_folder(work, cw, why);
+        char *real = NULL;
+        int e;
+        if (!dir)
+            return -EINVAL;
+        cleanup_free char *opt = sg_xasprintf("%s (%s:%d)", cw->declared,
+                                              cw->origin.file ? cw->origin.file : "manifest",
+                                              cw->origin.line);
+        if ((e = sg_runopts_check_write(opt, dir, &real, why)) < 0)
+            return e;
+        v->reals[v->nreals++] = real;
+        if (system_place(real))
+            return *why = say("%s: %s is a system folder; run the skill from a project folder "
+                              "(--cwd DIR)", opt, real),
+                   -EPERM;
+        bool dup = false;
+        for (size_t k = 0; k < pol->nwrite; k++)
+            dup |= !strcmp(pol->write[k].path, real);
+        if (!dup)
+            v->write[pol->nwrite++] = (struct sg_path){
+                .path = sg_xstrdup(real), .declared = sg_xstrdup(cw->declared),
+                .origin = {.file = sg_xstrdup(cw->origin.file ? cw->origin.file : "manifest"),
+                           .line = cw->origin.line, .col = cw->origin.col,
+                           .field = sg_xstrdup(cw->declared)}};
+    }
+    return 0;
+}
+
+int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk, const char *work,
                      const struct sg_run_request *rq, char *const *env, const char **why)
 {
     memset(v, 0, sizeof *v);
@@ -203,17 +281,19 @@ int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
     int e;
     if (rq->module && rq->script)
         return *why = "--module and --script both pick what runs: give one", -EINVAL;
-    if (rq->module && !module_ok(rq->module))
+    if (rq->module && !sg_python_module_ok(rq->module))
         return *why = say("--module %.80s: not a Python module name (dotted names: "
                           "scripts.package_skill)", rq->module),
                -EINVAL;
-    if (rq->nwrite) {
-        v->write = sg_xcalloc(pol->nwrite + rq->nwrite, sizeof *v->write);
+    if (rq->nwrite || pol->ncwd_write) {
+        v->write = sg_xcalloc(pol->nwrite + rq->nwrite + pol->ncwd_write, sizeof *v->write);
         if (pol->nwrite)
             memcpy(v->write, pol->write, pol->nwrite * sizeof *v->write);
         pol->write = v->write;
-        v->reals = sg_xcalloc(rq->nwrite, sizeof *v->reals);
+        v->reals = sg_xcalloc(rq->nwrite + pol->ncwd_write, sizeof *v->reals);
     }
+    if ((e = cwd_writes(v, work ? work : sk->root, why)) < 0)
+        return e;
     for (size_t i = 0; i < rq->nwrite; i++) {
         char *real = NULL;
         if ((e = sg_runopts_check_write("--write", rq->write[i], &real, why)) < 0)

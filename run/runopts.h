@@ -24,8 +24,11 @@ struct sg_opt_view {
 /* 0, or -errno with *why (static, until the next call) naming the option:
  * an unset or reserved --env name, a --write folder that is missing, /,
  * the home, skillgate's or an AI agent's own; a --module that is no
- * Python name or comes with --script. env: where --env names are read. */
-int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk,
+ * Python name or comes with --script. env: where --env names are read.
+ * The manifest's $CWD write folders (policy.h cwd_write) are taken in the
+ * working folder work (the skill's root when NULL) as --write folders are,
+ * a missing one made there first (never through a symbolic link). */
+int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk, const char *work,
                      const struct sg_run_request *rq, char *const *env, const char **why);
 /* --write DIR (opt names it in why: "--write", "allowWrite in FILE"): an
  * existing folder by its real path (*out, caller frees); never /, the

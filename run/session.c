@@ -29,6 +29,7 @@
 #include "nflog.h"
 #include "perm.h"
 #include "reads.h"
+#include "keephome.h"
 #include "sanitize.h"
 #include "sockconn.h"
 #include "util.h"
@@ -524,6 +525,28 @@ static void decoys_unwatched(const struct sg_sandbox *sb, struct sg_event_bus *b
                                         : "");
 }
 
+/* The files named on the command line the run shows, and the paths it
+ * cannot (named.h): said before the skill starts, never found missing. */
+static void emit_named(const struct sg_plan *p, struct sg_event_bus *bus)
+{
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        if (!m->named)
+            continue;
+        cleanup_free char *dst = sg_sanitize_str(m->dst, 0), *src = sg_sanitize_str(m->src, 0);
+        sg_bus_emit(bus, SG_EV_PATH_NAMED,
+                    json_pack("{s:s, s:s, s:s, s:b}", "path", dst, "real", src, "mode",
+                              "read-only", "shown", 1),
+                    "%s, named on the command line, is shown to the skill read-only for this "
+                    "run (this file only)", dst);
+    }
+    for (size_t i = 0; i < p->nunshown; i++) {
+        cleanup_free char *s = sg_sanitize_str(p->unshown[i], 0);
+        sg_bus_emit(bus, SG_EV_PATH_NAMED, json_pack("{s:s, s:b}", "message", s, "shown", 0),
+                    "%s", s);
+    }
+}
+
 static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
 {
     json_t *lim = json_object();
@@ -574,6 +597,7 @@ static void emit_plan(const struct sg_plan *p, struct sg_event_bus *bus)
                 json_pack("{s:o, s:o, s:b}", "passed", passed, "stripped", stripped, "prevented", 1),
                 "Environment filtered: %zu variable%s passed, %zu stripped", p->npassed,
                 p->npassed == 1 ? "" : "s", p->nstripped);
+    emit_named(p, bus);
 }
 
 struct before_start {
@@ -586,12 +610,54 @@ struct before_start {
 
 /* The private views as pid 1 left them, decoys made, no skill code run:
  * taken while the skill process is set up, off its path to exec. */
+/* The skill's kept home put back (keephome.h), then the views' baseline:
+ * what was put back is not the run's doing. */
+static void home_then_baseline(const struct sg_plan *p, const struct sg_sandbox *sb,
+                               struct sg_event_bus *bus, struct sg_views_base *base)
+{
+    struct sg_keephome_count c;
+    if (p->keep_home) {
+        sg_keephome_restore(p, sb->view_fd[SG_VIEW_HOME], &c);
+        cleanup_free char *at = sg_sanitize_str(p->keep_home, 0);
+        sg_bus_emit(bus, SG_EV_POLICY_APPLIED,
+                    json_pack("{s:{s:s, s:I, s:I, s:I, s:I, s:I}}", "home_kept", "place", at,
+                              "files", (json_int_t)c.files, "folders", (json_int_t)c.dirs,
+                              "links", (json_int_t)c.links, "bytes", (json_int_t)c.bytes,
+                              "left_out", (json_int_t)c.left_out),
+                    "the skill's own home: %zu files (%llu bytes) from its last runs put back "
+                    "(%s; --fresh-home starts clean)%s", c.files, c.bytes, at,
+                    c.left_out || c.err ? "; some did not fit" : "");
+    }
+    sg_views_baseline(sb, base);
+}
+
+/* What the skill left in its own home, kept for its next runs. */
+static void home_save(const struct sg_plan *p, const struct sg_sandbox *sb,
+                      struct sg_event_bus *bus)
+{
+    if (!p->keep_home)
+        return;
+    struct sg_keephome_count c;
+    sg_keephome_save(p, sb->view_fd[SG_VIEW_HOME], &c);
+    cleanup_free char *at = sg_sanitize_str(p->keep_home, 0);
+    sg_bus_emit(bus, SG_EV_POLICY_APPLIED,
+                json_pack("{s:{s:s, s:I, s:I, s:I, s:I, s:I, s:b}}", "home_saved", "place", at,
+                          "files", (json_int_t)c.files, "folders", (json_int_t)c.dirs, "links",
+                          (json_int_t)c.links, "bytes", (json_int_t)c.bytes, "left_out",
+                          (json_int_t)c.left_out, "error", c.err != 0),
+                "the skill's own home kept for its next runs: %zu files (%llu bytes) in %s%s",
+                c.files, c.bytes, at,
+                c.left_out ? " (past the cap some were left out)"
+                : c.err    ? " (the copy stopped: no room)"
+                           : "");
+}
+
 static void views_ready(void *ctx, const struct sg_sandbox *sb)
 {
     struct before_start *b = ctx;
     if (b->have_views)
         sg_views_base_free(&b->views);
-    sg_views_baseline(sb, &b->views);
+    home_then_baseline(b->plan, sb, b->bus, &b->views);
     b->have_views = true;
 }
 
@@ -1314,7 +1380,7 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
     if (bs.have_views)
         r->views = bs.views; /* the session owns it now */
     else
-        sg_views_baseline(r->sb, &r->views);
+        home_then_baseline(plan, r->sb, bus, &r->views);
     /* "go" last: the entrypoint's exec comes back at once as a notification
      * the loop must answer */
     sg_sandbox_go(r->sb);
@@ -1437,6 +1503,7 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     free(r->wasi);
     r->wasi = NULL;
     sg_views_report(r->plan, r->sb, &r->views, r->bus);
+    home_save(r->plan, r->sb, r->bus);
     sg_views_base_free(&r->views);
     sg_reads_report(r->reads, r->sb->view_fd, r->bus);
     sg_reads_free(r->reads);

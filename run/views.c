@@ -183,6 +183,8 @@ static void changed(void *ctx, const char *rel, const struct stat *st)
         return;
     json_object_set_new(r->said, rel, json_true());
     cleanup_free char *path = sg_xasprintf("%s/%s", r->view, rel);
+    if (sg_plan_mount_at(r->p, path))
+        return; /* a mount point the sandbox made (a named file's), left when it went */
     const char *cls = view_class(r, path);
     bool sensitive = strcmp(cls, "file") != 0;
     if ((!sensitive && r->shown >= SG_VIEWS_MAX_SHOWN) || r->shown >= SG_VIEWS_MAX_SHOWN * 2) {
@@ -197,10 +199,22 @@ static void changed(void *ctx, const char *rel, const struct stat *st)
     cleanup_free char *shown = sg_sanitize_str(path, 0);
     cleanup_free char *tilde = r->home ? sg_xasprintf("~/%s", rel) : NULL;
     cleanup_free char *tshown = tilde ? sg_sanitize_str(tilde, 0) : NULL;
-    sg_bus_emit(r->bus, SG_EV_WRITE_DISCARDED,
-                json_pack("{s:s, s:s, s:s, s:I, s:s, s:b, s:b}", "view", r->view, "path", shown,
-                          "type", type_of(st->st_mode), "bytes", (json_int_t)st->st_size, "class",
-                          cls, "discarded", 1, "prevented", 1),
+    /* a plain file in a kept home stays for the skill's next runs
+     * (keephome.h): said, and in the trace, but nothing was discarded */
+    bool kept = r->home && r->p->keep_home && !sensitive;
+    json_t *data = json_pack("{s:s, s:s, s:s, s:I, s:s, s:b, s:b}", "view", r->view, "path",
+                             shown, "type", type_of(st->st_mode), "bytes",
+                             (json_int_t)st->st_size, "class", cls, "discarded", !kept,
+                             "prevented", !kept);
+    if (kept) {
+        json_object_set_new(data, "kept", json_true());
+        sg_bus_emit(r->bus, SG_EV_WRITE_DISCARDED, data,
+                    "%s written in the skill's own home (%s, %lld bytes): kept for its next "
+                    "runs, never in your home", tshown, type_of(st->st_mode),
+                    (long long)st->st_size);
+        return;
+    }
+    sg_bus_emit(r->bus, SG_EV_WRITE_DISCARDED, data,
                 "%s written in the sandbox's private %s (%s, %lld bytes): discarded with the "
                 "sandbox, never on this machine%s",
                 tshown ? tshown : shown, r->home ? "home" : r->view, type_of(st->st_mode),
@@ -278,7 +292,10 @@ void sg_views_report(const struct sg_plan *p, const struct sg_sandbox *sb,
                                   "class", r.more_class ? r.more_class : "file", "discarded", 1,
                                   "prevented", 1),
                         "%zu more files written in the sandbox's private %s (%llu bytes): "
-                        "discarded with it%s", r.more, r.home ? "home" : view, r.more_bytes,
+                        "%s%s", r.more, r.home ? "home" : view, r.more_bytes,
+                        r.home && p->keep_home ? "the plain ones kept for the skill's next runs, "
+                                                 "the rest discarded"
+                                               : "discarded with it",
                         r.more_class ? "; some in persistence or credential places" : "");
         json_decref(r.said);
         if (seen > SG_VIEWS_MAX_ENTRIES)

@@ -25,6 +25,7 @@
 #include "perm.h"
 #include "gitnamed.h"
 #include "protected.h"
+#include "runopts.h"
 #include "util.h"
 
 #define beneath sg_beneath_open
@@ -953,15 +954,20 @@ static bool group_parent(const struct write_wait *w, int pfd, const char *path)
     return made_for_group(w->p, &st);
 }
 
-/* for_group: may the skill (nobody) do this to the name last in pfd, by
- * the rules it meets on what root made for it? What is there must be its
- * own or made for its group (no name there: nothing to check). */
+/* for_group: may the skill (nobody) rename or remove the name last in
+ * pfd (a folder group_parent lets it change names in)? What is there is
+ * its own, made for its group, or a regular file: root declared the
+ * folder writable, and replacing or removing a file there (the atomic
+ * save of every office library: mkstemp, then rename onto doc.xml) is
+ * what root, the person, may do; a folder or anything else of root's is
+ * not (no name there: nothing to check). */
 static bool group_may(const struct write_wait *w, int pfd, const char *last)
 {
     struct stat st;
     if (!w->for_group || fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return true;
-    return st.st_uid == w->p->skill_uid || made_for_group(w->p, &st);
+    return st.st_uid == w->p->skill_uid || made_for_group(w->p, &st) ||
+           (S_ISREG(st.st_mode) && st.st_uid == 0); /* root's, as documented */
 }
 
 /* The person's own file: under sudo the broker (root) changes a mode or
@@ -1198,6 +1204,23 @@ static void write_ask(struct write_wait *w, const char *subject, const char *det
         write_decided(w, dec);
 }
 
+/* An approved call the host refused, said with its real reason (the
+ * refusals list shows it, never "outside the writable paths"). */
+static void undone_event(const struct write_wait *w, int r)
+{
+    cleanup_free char *why =
+        r == -EROFS ? sg_xstrdup("could not be done: it maps to no host folder (a private tmpfs)")
+        : w->for_group && r == -EACCES
+            ? sg_xstrdup("could not be done: as root the skill runs as nobody, and in root's "
+                         "declared folder it may replace and remove files, not root's folders "
+                         "or other objects")
+            : sg_xasprintf("could not be done: %s", strerror(-r));
+    sg_bus_emit(w->bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:s, s:b}", "syscall", w->syscall, "path", w->path1,
+                          "class", "file", "reason", why, "prevented", 1),
+                "approved %s of %s %s", w->syscall, w->path1, why);
+}
+
 static void write_decided(void *ctx, enum sg_decision d)
 {
     struct write_wait *w = ctx;
@@ -1236,11 +1259,7 @@ static void write_decided(void *ctx, enum sg_decision d)
         bool kernels = r == -EEXIST || r == -ENOENT || r == -ENOTDIR || r == -EISDIR ||
                        r == -ENOTEMPTY;
         if (r < 0 && !answered && !kernels && !w->said)
-            sg_bus_emit(w->bus, SG_EV_FS_BLOCKED,
-                        json_pack("{s:s, s:s, s:s, s:b}", "syscall", w->syscall, "path", w->path1,
-                                  "class", "file", "prevented", 1),
-                        "approved %s of %s could not be done: %s", w->syscall, w->path1,
-                        r == -EROFS ? "it maps to no host folder (a private tmpfs)" : strerror(-r));
+            undone_event(w, r);
     }
     if (!answered) {
         resp.error = r < 0 ? r : 0;
@@ -2000,6 +2019,43 @@ static bool linked_away(const struct sg_plan *p, const int *pins, const char *pa
     return pfd == -ELOOP;
 }
 
+/* A path in no folder of the sandbox's view: its new root holds only the
+ * folders the plan shows (/srv, /mnt are none of them), so an approval
+ * could make nothing there (no host folder is behind it). Never asked, by
+ * a person, a rule or the exec: program; refused at once with how to
+ * show the folder. 1: answered. */
+static int unshown(const struct sg_plan *p, const char *sc, const char *aim,
+                   struct seccomp_notif_resp *resp, struct sg_event_bus *bus)
+{
+    if (aim[0] != '/' || sg_deepest_mount(p, aim) || private_system(aim))
+        return 0;
+    for (size_t i = 0; i < p->nmounts; i++)
+        if (p->mounts[i].kind == SG_MNT_SYMLINK && sg_path_within(aim, p->mounts[i].dst))
+            return 0; /* /bin/x: shown, through the host's link to usr/bin */
+    cleanup_free char *dir = sg_xstrdup(aim);
+    char *sl = strrchr(dir, '/');
+    *(sl == dir ? sl + 1 : sl) = '\0';
+    /* only the words: would --write show it (/, a home, skillgate's or an
+     * agent's own folder never; one that does not exist yet, once made)? */
+    cleanup_free char *real = NULL;
+    const char *no = NULL;
+    bool shows = sg_runopts_check_write("--write", dir, &real, &no) != -EPERM;
+    resp->flags = 0;
+    resp->error = -EACCES;
+    sg_bus_emit(bus, SG_EV_FS_BLOCKED,
+                json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "syscall", sc, "path", aim, "class",
+                          sg_fs_class(p->home, aim), "reason",
+                          shows ? "its folder is not shown in the sandbox"
+                                : "its folder is not shown in the sandbox, and no --write may "
+                                  "show it",
+                          "folder", dir, "prevented", 1),
+                "%s of %s refused without a question: %s is not shown in the sandbox (no host "
+                "folder is behind it there), so no approval could write it; %s%s%s", sc, aim, dir,
+                shows ? "to let the skill write there, show the folder: run --write " : "",
+                shows ? dir : no, shows ? ", or declare it (permissions.filesystem.write)" : "");
+    return 1;
+}
+
 /* A place no approval could write is never asked (a yes would do nothing):
  * the sandbox's own /dev, /var and /run hold no host folder. /dev/tty
  * fails as it does for a process without a terminal (a skill has none);
@@ -2023,6 +2079,8 @@ static int nowhere(const struct sg_plan *p, const int *pins, struct sg_diskcap *
                     "link, which no approved write follows", sc, aim);
         return 1;
     }
+    if (unshown(p, sc, aim, resp, bus))
+        return 1;
     if (strcmp(aim, "/dev/tty") && (host_bind(p, aim, &below) || !private_system(aim)))
         return 0;
     resp->flags = 0;
@@ -2285,6 +2343,8 @@ int sg_writes_handle(const struct sg_plan *p, const int *pins, struct sg_perm *p
         }
     } else if (r == 0 && nowhere(p, pins, dc, syscall, ok1 ? path2 : path1, resp, bus)) {
         k = 1;
+    } else if (r == 0 && !ok1 && !ok2 && path2[0] && unshown(p, syscall, path2, resp, bus)) {
+        k = 1; /* a rename's destination no approval could reach either */
     } else if (r == 0 && owner_call(syscall) && !ok1 && same_owner(p, pins, dc, req, c)) {
         /* chown of a file this run was let write to the owner and group it
          * has (LibreOffice keeps them so): changes nothing, so succeeds */

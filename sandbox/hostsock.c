@@ -57,23 +57,11 @@ int sg_plan_sockets(struct sg_plan *p, const struct sg_policy *pol, const char *
     return 0;
 }
 
-/* Does a bind of the plan already show path at that same path? */
-static bool shown(const struct sg_plan *p, const char *path)
-{
-    for (size_t i = 0; i < p->nmounts; i++) {
-        const struct sg_mount *m = &p->mounts[i];
-        if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) && m->src &&
-            !strcmp(m->src, m->dst) && strcmp(m->dst, "/") != 0 && sg_path_within(path, m->dst))
-            return true;
-    }
-    return false;
-}
-
 void sg_plan_sockets_mounts(struct sg_plan *p)
 {
     for (size_t i = 0; i < p->nsockets; i++) {
         struct sg_plan_socket *s = &p->sockets[i];
-        if (!s->present || shown(p, s->path))
+        if (!s->present || sg_plan_shows(p, s->path))
             continue;
         p->mounts = sg_xrealloc(p->mounts, (p->nmounts + 1) * sizeof *p->mounts);
         struct sg_mount *m = &p->mounts[p->nmounts++];

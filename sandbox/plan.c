@@ -23,6 +23,7 @@
 #include "homes.h"
 #include "hostsock.h"
 #include "memwatch.h"
+#include "named.h"
 #include "parse.h"
 #include "sandbox.h"
 #include "skill.h"
@@ -517,8 +518,13 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk, const stru
         add_mount(p, SG_MNT_BIND_RO, p->home, p->home,
                   "your home, read-only (a write there is a Write request)");
     } else {
+        cleanup_free char *why = o->keep_home
+            ? sg_xasprintf("private HOME (your files are not in it), the skill's own: what it "
+                           "leaves there is kept for its next runs (%s)", o->keep_home)
+            : NULL;
         add_tmpfs(p, p->home, p->limits[SG_PL_TMPFS].value, 0700, true,
-                  "private HOME (your files are not in it)");
+                  why ? why : "private HOME (your files are not in it)");
+        p->keep_home = o->keep_home ? sg_xstrdup(o->keep_home) : NULL;
         add_str(&p->rw_paths, &p->nrw, p->home);
     }
 
@@ -568,6 +574,7 @@ static void plan_mounts(struct sg_plan *p, const struct sg_skill *sk, const stru
     add_mount(p, SG_MNT_PROC, NULL, "/proc", "fresh /proc: only the sandbox's processes");
 
     sg_plan_sockets_mounts(p); /* declared host sockets no bind shows (hostsock.h) */
+    sg_plan_named_mounts(p, o);   /* files named on the command line (named.h) */
 
     struct masks ms = {0};
     for (size_t i = 0; i < o->nmasks; i += 2) { /* path, why */
@@ -1019,6 +1026,10 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
     sg_homes_free(&hs);
     plan_limits(p, pol, o);
     plan_mounts(p, sk, o);
+    if ((e = sg_plan_named_check(p, why)) < 0) {
+        sg_plan_free(p);
+        return e;
+    }
     plan_env(p, sk, o);
     if (wasm && (e = sg_wasm_plan(p, sk, why)) < 0) {
         sg_plan_free(p);
@@ -1061,6 +1072,25 @@ static void free_strv(char **v, size_t n)
     free(v);
 }
 
+bool sg_plan_mount_at(const struct sg_plan *p, const char *path)
+{
+    for (size_t i = 0; i < p->nmounts; i++)
+        if (!strcmp(p->mounts[i].dst, path))
+            return true;
+    return false;
+}
+
+bool sg_plan_shows(const struct sg_plan *p, const char *path)
+{
+    for (size_t i = 0; i < p->nmounts; i++) {
+        const struct sg_mount *m = &p->mounts[i];
+        if ((m->kind == SG_MNT_BIND_RO || m->kind == SG_MNT_BIND_RW) && m->src &&
+            !strcmp(m->src, m->dst) && strcmp(m->dst, "/") != 0 && sg_path_within(path, m->dst))
+            return true;
+    }
+    return false;
+}
+
 bool sg_path_private(const struct sg_plan *p, const char *path)
 {
     for (size_t i = 0; i < p->nmounts; i++) {
@@ -1085,7 +1115,8 @@ const char *sg_view_path(const struct sg_plan *p, int view)
 void sg_plan_free(struct sg_plan *p)
 {
     free(p->skill_name), free(p->skill_root), free(p->run_id), free(p->uid_map);
-    free(p->gid_map), free(p->home), free(p->cwd), free(p->input), free(p->exec_path);
+    free(p->gid_map), free(p->home), free(p->keep_home), free(p->cwd), free(p->input);
+    free(p->exec_path);
     free(p->script), free(p->python), free(p->python_env), free(p->python_base);
     for (size_t i = 0; i < SG_ARRAY_LEN(p->cgroup_base); i++)
         free(p->cgroup_base[i]);
@@ -1103,6 +1134,7 @@ void sg_plan_free(struct sg_plan *p)
     free_strv(p->passed, p->npassed);
     free_strv(p->stripped, p->nstripped);
     free_strv(p->argv, p->argc);
+    free_strv(p->unshown, p->nunshown);
     for (int i = 0; i < SG_PL_COUNT; i++)
         free(p->limits[i].how);
     for (size_t i = 0; i < p->negress; i++)

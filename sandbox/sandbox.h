@@ -35,6 +35,7 @@ struct sg_mount {
     bool planned;     /* a bind whose object was there at plan time: */
     dev_t pdev;       /* the object every check and question was about, which the */
     ino_t pino;       /* launch must find at src (sg_plan_build, launch.c pin_paths) */
+    bool named;       /* a file named on the run's command line (named.h) */
     char *why;        /* for the plan and the trace */
 };
 
@@ -175,6 +176,9 @@ struct sg_run_opts {
     /* more places masked, each with why ("denyRead in FILE") */
     char *const *masks;
     size_t nmasks;
+    /* the host folder the skill's private HOME is kept in between its runs
+     * (run/keephome.h), or NULL: the home is new each run */
+    const char *keep_home;
 };
 
 struct sg_plan {
@@ -190,6 +194,7 @@ struct sg_plan {
     int nperson_groups;
     char *uid_map, *gid_map;
     char *home; /* the private HOME's path (the invoking user's home) */
+    char *keep_home; /* sg_run_opts.keep_home, when the home is private */
     /* filesystem */
     struct sg_mount *mounts;
     size_t nmounts;
@@ -216,6 +221,9 @@ struct sg_plan {
     char *script;        /* the script run instead of the entrypoint, as given, or NULL */
     size_t script_args;  /* how many of argv's last entries are its arguments */
     bool cwd_is_work;    /* cwd is the person's working folder, not the skill's */
+    char **unshown;      /* paths named on the command line the skill does not see, each
+                          * said with how to show it (named.h) */
+    size_t nunshown;
     /* a Python environment, shown read-only at its own path: its program
      * runs the run's Python, its bin/ leads PATH, VIRTUAL_ENV names it */
     char *python;        /* the program, absolute, or NULL */
@@ -262,6 +270,14 @@ void sg_plan_free(struct sg_plan *p);
 /* Is path the sandbox's own (a tmpfs of the plan's) rather than a host
  * folder bound at or above it? */
 bool sg_path_private(const struct sg_plan *p, const char *path);
+
+/* Is path where the plan puts a mount (exactly there)? Once the sandbox is
+ * gone its mount point is left in the private view that held it: an
+ * empty folder or file of the sandbox's, not the skill's. */
+bool sg_plan_mount_at(const struct sg_plan *p, const char *path);
+
+/* Does a bind of the plan show the host's path at that same path? */
+bool sg_plan_shows(const struct sg_plan *p, const char *path);
 
 /* The private views a skill may write into and that go with the run: its
  * HOME (when private), /tmp and /dev/shm. What it left there is reported at

@@ -11,6 +11,7 @@
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <string.h>
@@ -160,6 +161,9 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
     for (size_t i = 0; i < SG_ARRAY_LEN(ns_flags); i++)
         PUT("clone", deny, ns_flags[i].name);
     PUT("clone3", "ENOSYS (glibc falls back to clone, which is checked)", "");
+    PUT("clone", "EPERM", "CLONE_PARENT (a child given to another process: a program allowed "
+                          "with what it runs would get the skill's)");
+    PUT("prctl", "EPERM", "PR_SET_CHILD_SUBREAPER (the same, through orphans)");
     PUT("memfd_create", "shown to the broker: continues where a cgroup holds memory, else "
                         "EPERM and a resource_limit_hit event (pages no process maps escape the "
                         "broker's watch of resident memory)",
@@ -353,6 +357,16 @@ static scmp_filter_ctx build(enum sg_seccomp_profile p, unsigned opts, int *err)
                              SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i].flag, ns_flags[i].flag));
     if (r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    /* a child made another process's (CLONE_PARENT), or a process that
+     * adopts its descendants' orphans, would give a program the person
+     * allowed with what it runs (run/exectree.h) children of the skill's */
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_PARENT, CLONE_PARENT));
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 2,
+                             SCMP_A0(SCMP_CMP_EQ, PR_SET_CHILD_SUBREAPER),
+                             SCMP_A1(SCMP_CMP_NE, 0));
     /* raw sockets would bypass the proxy's view (the kernel refuses them
      * without CAP_NET_RAW anyway): seen and refused */
     for (int fam = 0; fam < 2 && r == 0; fam++) /* netlink raw sockets are fine */

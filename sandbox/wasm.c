@@ -108,13 +108,35 @@ static bool in_paths(const struct sg_path *v, size_t n, const char *path)
     return false;
 }
 
+/* A declared path inside the skill's folder, by the names a module
+ * written for wasmtime (`--dir .`) or OpenSkills opens it: "./data" (what
+ * wasi-libc finds for "data/in.txt", the longest preopen wins over ".")
+ * and "/skill/data", with the path's own mode. Never a bare "data": the
+ * runner's table of preopens is a JavaScript object, which puts a name
+ * such as "2024" first and would give it another preopen's mode. */
+static void add_relative(struct sg_plan_wasm *w, const struct sg_skill *sk, const char *path,
+                         bool write)
+{
+    if (!strcmp(path, sk->root) || !sg_path_within(path, sk->root))
+        return;
+    const char *rel = path + strlen(sk->root) + (strcmp(sk->root, "/") ? 1 : 0);
+    cleanup_free char *dot = sg_xasprintf("./%s", rel);
+    cleanup_free char *in_skill = sg_xasprintf("/skill/%s", rel);
+    add_pre(w, dot, path, write);
+    add_pre(w, in_skill, path, write);
+}
+
 /* OpenSkills' preopens: the skill's folder at /skill (read-only unless a
  * tool or the manifest grants writing it), each declared read and write
- * path at its own path, read-only where only read is granted. */
+ * path at its own path, read-only where only read is granted; then the
+ * relative names: the skill's folder as "." (wasmtime's `--dir .`), so
+ * fopen("data/in.txt") finds the skill's data/in.txt, and each declared
+ * path in it by its relative name and below /skill, with its mode. */
 static void plan_preopens(struct sg_plan_wasm *w, const struct sg_skill *sk)
 {
     const struct sg_policy *pol = &sk->policy;
-    add_pre(w, "/skill", sk->root, in_paths(pol->write, pol->nwrite, sk->root));
+    bool root_w = in_paths(pol->write, pol->nwrite, sk->root);
+    add_pre(w, "/skill", sk->root, root_w);
     for (size_t i = 0; i < pol->nread; i++)
         if (strcmp(pol->read[i].path, sk->root))
             add_pre(w, pol->read[i].path, pol->read[i].path,
@@ -122,6 +144,12 @@ static void plan_preopens(struct sg_plan_wasm *w, const struct sg_skill *sk)
     for (size_t i = 0; i < pol->nwrite; i++)
         if (strcmp(pol->write[i].path, sk->root))
             add_pre(w, pol->write[i].path, pol->write[i].path, true);
+    add_pre(w, ".", sk->root, root_w);
+    for (size_t i = 0; i < pol->nread; i++)
+        add_relative(w, sk, pol->read[i].path,
+                     in_paths(pol->write, pol->nwrite, pol->read[i].path));
+    for (size_t i = 0; i < pol->nwrite; i++)
+        add_relative(w, sk, pol->write[i].path, true);
 }
 
 static bool passed(const struct sg_plan *p, const char *name, size_t len)

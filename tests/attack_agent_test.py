@@ -22,7 +22,13 @@ Checked here:
 - the rewrite of issue 36 never lets the agent pick the code a vetted
   skill's run starts (its own Python, a venv, uv's environment) or its
   working folder (a cd out of the skill) without a question, and a cd
-  into the skill lets no write through.
+  into the skill lets no write through;
+- issue 52 item 6: skill-creator's own forms (`cd SKILL && python -m
+  scripts.x`, `nohup python3 …/x.py … &`) are rewritten, run, and a
+  background run outlives the SIGHUP nohup ignores; a module that is not
+  the skill's file is never rewritten; a venv the agent's Python is, is
+  asked until a person answers "always", then allowed while its content
+  digest is the one shown, and asked again when it changes.
 
 No packet leaves the machine: hosts are *.test names that nothing
 resolves, and only the hook's answers are looked at.
@@ -32,6 +38,7 @@ Usage: attack_agent_test.py PATH/TO/skillgate SOURCE_ROOT
 import functools
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -316,7 +323,7 @@ def a_policy_others_may_write_is_refused(m, base):
     assert decision(out) == "allow", out
 
 
-def vetted_skill(m, base, proj):
+def vetted_skill(m, base, proj, script="import sys\nprint('FMT', sys.prefix)\n"):
     """A skill in the person's own skills folder that they looked at (a run
     of theirs on a terminal, through script(1)): its script's rewrite is
     allowed outright."""
@@ -325,7 +332,7 @@ def vetted_skill(m, base, proj):
     with open(os.path.join(skill, "SKILL.md"), "w") as f:
         f.write("---\nname: fmt\ndescription: Format code. Use for code.\n---\nRun it.\n")
     with open(os.path.join(skill, "scripts", "x.py"), "w") as f:
-        f.write("import sys\nprint('FMT', sys.prefix)\n")
+        f.write(script)
     for d in (os.path.join(m.home, ".claude"), os.path.join(m.home, ".claude", "skills"),
               skill, os.path.join(skill, "scripts")):
         own(m, d)
@@ -371,8 +378,8 @@ def the_rewrite_never_lets_the_agent_pick_the_code(m, base):
     for line, why in [
         (f"{evil}/python3 ~/.claude/skills/fmt/scripts/x.py", "its own Python"),
         (f"evil/bin/python3 {skill}/scripts/x.py", "its own Python"),
-        (f"{venv}/bin/python3 {skill}/scripts/x.py", "its own Python"),
-        (f"uv run {skill}/scripts/x.py", "its own Python"),
+        (f"{venv}/bin/python3 {skill}/scripts/x.py", f"environment {venv} (sha256:"),
+        (f"uv run {skill}/scripts/x.py", f"environment {venv} (sha256:"),
         (f"cd {secret} && python3 {skill}/scripts/x.py", "the line's cd makes"),
     ]:
         out = hook(m, base, "Bash", {"command": line}, proj)
@@ -397,6 +404,245 @@ def the_rewrite_never_lets_the_agent_pick_the_code(m, base):
     policy(m, 'deny:\n  - "Bash(python3:*)"\n')
     out = hook(m, base, "Bash", {"command": "python3 ~/.claude/skills/fmt/scripts/x.py"}, proj)
     assert decision(out) == "deny" and "updatedInput" not in out, out
+
+
+def as_user(m, argv):
+    """argv as the mode's user (setpriv when root runs the user mode)."""
+    if h.IS_ROOT and m.uid != 0:
+        return ["setpriv", f"--reuid={m.uid}", f"--regid={m.uid}", "--clear-groups", *argv]
+    return argv
+
+
+def run_line(m, base, line, cwd, timeout=60):
+    """The hook's rewritten line run by bash as Claude Code's Bash tool
+    runs it (no terminal), as the mode's user."""
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8",
+         "XDG_RUNTIME_DIR": os.path.join(base, "run")}
+    return subprocess.run(as_user(m, ["bash", "-c", line]), capture_output=True, text=True,
+                          env=e, cwd=cwd, timeout=timeout, stdin=subprocess.DEVNULL,
+                          start_new_session=True)
+
+
+def look_at(m, base, skill, proj, what):
+    """The person looks at the skill: a run of theirs on a terminal."""
+    inner = " ".join(as_user(m, [h.SG, "run", skill, *what]))
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8",
+         "XDG_RUNTIME_DIR": os.path.join(base, "run")}
+    p = subprocess.run(["script", "-qec", inner, "/dev/null"], capture_output=True, text=True,
+                       env=e, cwd=proj, timeout=60, stdin=subprocess.DEVNULL,
+                       start_new_session=True)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+
+
+def creator_skill(m, base, proj):
+    """A skill shaped as Anthropic's skill-creator: scripts/ a package run
+    with python -m from the skill's folder, eval-viewer/ a script started
+    in the background; installed and looked at."""
+    skill = os.path.join(m.home, ".claude", "skills", "creator")
+    files = {
+        "SKILL.md": "---\nname: creator\ndescription: Make skills. Use for skills.\n---\n"
+                    "Run python -m scripts.aggregate_benchmark from this folder.\n",
+        "scripts/__init__.py": "",
+        "scripts/aggregate_benchmark.py": "import os, sys\n"
+                                          "print('AGG', sys.argv[1:], __name__, os.getcwd())\n",
+        "eval-viewer/generate_review.py": "import sys, time\ntime.sleep(float(sys.argv[1]))\n"
+                                          "print('VIEWER', sys.argv[2:])\n",
+        "loose/x.py": "print('NAMESPACE')\n",
+    }
+    for rel, text in files.items():
+        p = os.path.join(skill, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+    for d, _, fs in os.walk(os.path.join(m.home, ".claude")):
+        own(m, d, *[os.path.join(d, f) for f in fs])
+    look_at(m, base, skill, proj, ["-m", "scripts.aggregate_benchmark", "--", "look"])
+    return skill
+
+
+@test()
+def skill_creators_own_forms_are_rewritten(m, base):
+    """Issue 52 item 6: `cd ~/.claude/skills/skill-creator && python -m
+    scripts.aggregate_benchmark …` and `nohup python …/generate_review.py
+    … &` were asked (not rewritten). Now each is the sandboxed run, allowed
+    for the vetted skill, and runs as the agent's line did: the module from
+    the skill's folder, a background run that outlives its terminal."""
+    proj = project(m, base)
+    policy(m, "allow: []\n")
+    skill = creator_skill(m, base, proj)
+    run = f"{h.SG} run {skill} --prompt attached"
+    line = "cd ~/.claude/skills/creator && python3 -m scripts.aggregate_benchmark ws --skill-name x"
+    out = hook(m, base, "Bash", {"command": line}, proj)
+    want = f"cd {skill} && {run} -m scripts.aggregate_benchmark -- ws --skill-name x"
+    assert decision(out) == "allow" and out["updatedInput"]["command"] == want, out
+    p = run_line(m, base, out["updatedInput"]["command"], proj)
+    assert p.returncode == 0 and f"AGG ['ws', '--skill-name', 'x'] __main__ {skill}" in p.stdout, \
+        (p.returncode, p.stdout, p.stderr)
+    # the same over lines, as SKILL.md writes run_loop's (bash joins them)
+    out = hook(m, base, "Bash", {"command": line.replace(" ws ", " \\\n  ws \\\n  ")}, proj)
+    assert decision(out) == "allow" and out["updatedInput"]["command"] == want, out
+    # the agent already in the skill's folder: the same run, no cd
+    out = hook(m, base, "Bash", {"command": "python3 -m scripts.aggregate_benchmark a"}, skill)
+    assert out["updatedInput"]["command"] == f"{run} -m scripts.aggregate_benchmark -- a", out
+    # what Python would not find in the skill is never rewritten: asked, saying why
+    for line, cwd, why in [
+        ("python3 -m scripts.nope", skill, "scripts.nope is no module of the skill's"),
+        ("python3 -m json.tool", skill, "json is no package of the skill's (no __init__.py)"),
+        ("python3 -m loose.x", skill, "loose is no package of the skill's (no __init__.py)"),
+        ("python3 -m scripts", skill, "a package with no __main__.py"),
+        ("python3 -m scripts.aggregate_benchmark", proj, ""),  # no skill's: nothing to say
+        (f"cd {skill}/scripts && python3 -m aggregate_benchmark", proj,
+         "which is no skill's folder"),
+    ]:
+        out = hook(m, base, "Bash", {"command": line}, cwd)
+        r = out["permissionDecisionReason"]
+        assert decision(out) == "ask" and "updatedInput" not in out and why in r, (line, r)
+    # nohup … &: rewritten with both kept; the run outlives the SIGHUP its
+    # terminal's end sends, as the agent's own line would
+    line = f"nohup python3 {skill}/eval-viewer/generate_review.py 2 ws --skill-name x &"
+    out = hook(m, base, "Bash", {"command": line}, proj)
+    want = (f"nohup {run} --script eval-viewer/generate_review.py -- 2 ws --skill-name x &")
+    assert decision(out) == "allow" and out["updatedInput"]["command"] == want, out
+    hup = "\np=$!; sleep 1; kill -HUP $p; wait $p; echo rc=$?"
+    p = run_line(m, base, out["updatedInput"]["command"] + hup, proj)
+    assert "rc=0" in p.stdout and "VIEWER ['ws', '--skill-name', 'x']" in p.stdout, \
+        (p.stdout, p.stderr)
+    # without nohup the same signal stops it, as skillgate's own stop (129)
+    bg = hook(m, base, "Bash", {"command": line[len("nohup "):]}, proj)
+    assert bg["updatedInput"]["command"] == want[len("nohup "):], bg
+    p = run_line(m, base, bg["updatedInput"]["command"] + hup, proj)
+    assert "rc=129" in p.stdout and "VIEWER" not in p.stdout, (p.stdout, p.stderr)
+    # a deny rule on the program holds through nohup and -m, never rewritten
+    policy(m, 'deny:\n  - "Bash(python3:*)"\n')
+    for line in (line, "cd ~/.claude/skills/creator && python3 -m scripts.aggregate_benchmark"):
+        out = hook(m, base, "Bash", {"command": line}, proj)
+        assert decision(out) == "deny" and "updatedInput" not in out, (line, out)
+
+
+def answering(m, base, scope):
+    """hook: {prompt_exec: [a program answering allow with scope]}: the
+    person's own program, as config.yaml names it."""
+    prog = os.path.join(base, f"answer-{scope}")
+    with open(prog, "w") as f:
+        f.write("#!/bin/sh\ncat > /dev/null\n"
+                f"echo '{{\"decision\": \"allow\", \"scope\": \"{scope}\"}}'\n")
+    os.chmod(prog, 0o755)
+    cfg = os.path.join(m.home, ".config", "skillgate", "config.yaml")
+    with open(cfg, "w") as f:
+        f.write(f"hook:\n  prompt_exec: [{prog}]\n" if scope else "")
+    own(m, cfg)
+
+
+@test()
+def a_venv_is_vetted_once_pinned_to_its_content(m, base):
+    """Issue 52 item 6: an agent whose python3 is a venv's was asked on
+    every call, with no way to stop it. "always" to the question that shows
+    the environment vets it as it is then; its next runs are allowed while
+    its content digest is the same, and asked again when a package changes;
+    "once" vets nothing."""
+    proj = project(m, base)
+    policy(m, "allow: []\n")
+    skill = vetted_skill(m, base, proj)
+    venv = os.path.join(proj, "venv")  # the user's own, made by them
+    subprocess.run(as_user(m, ["/usr/bin/python3", "-m", "venv", "--without-pip", venv]),
+                   check=True, timeout=120, cwd="/")
+    venv = os.path.realpath(venv)
+    path = f"{venv}/bin:/usr/bin:/bin"
+
+    def call(args):
+        return hook_env(m, base, f"python3 {skill}/scripts/x.py {args}", proj, {"PATH": path})
+
+    out = call("one")
+    r = out["permissionDecisionReason"]
+    assert decision(out) == "ask" and f"the environment {venv} (sha256:" in r and \
+        "not vetted" in r, r
+    answering(m, base, "once")
+    assert decision(call("two")) == "allow"
+    answering(m, base, None)
+    assert decision(call("three")) == "ask"  # once vetted nothing
+    answering(m, base, "always")
+    out = call("four")
+    assert decision(out) == "allow" and f"environment {venv} is vetted as it is now" in \
+        out["permissionDecisionReason"], out
+    answering(m, base, None)
+    out = call("five")  # a new line: no grant of the line's own, the venv vetted
+    assert decision(out) == "allow" and "the Python environment you vetted" in \
+        out["permissionDecisionReason"], out
+    assert "sandboxed: rewritten" in last_record(m)["decided_by"], last_record(m)
+    p = run_line(m, base, out["updatedInput"]["command"], proj)
+    assert p.returncode == 0 and f"FMT {venv}" in p.stdout, (p.stdout, p.stderr)
+    # a package put in the environment: its digest changed, asked again
+    site = subprocess.run([f"{venv}/bin/python3", "-c", "import site; print(site.getsitepackages()[0])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(site, "evil.pth"), "w") as f:
+        f.write("import os\n")
+    out = call("six")
+    assert decision(out) == "ask" and "changed since you vetted it" in \
+        out["permissionDecisionReason"], out
+    os.unlink(os.path.join(site, "evil.pth"))
+    assert decision(call("seven")) == "allow"  # the content vetted, again
+    # what a digest of the folder cannot cover is never vetted, and says why
+    cfg = os.path.join(venv, "pyvenv.cfg")
+    text = open(cfg).read()
+    for cfgfile, extra, why in [
+        (cfg, "Include-System-Site-Packages = True\n", "lets the system's packages in"),
+        (os.path.join(venv, "bin", "pyvenv.cfg"), "home = /usr/bin\n", "in its bin/ too"),
+    ]:
+        with open(cfgfile, "a") as f:
+            f.write(extra)
+        out = call("eight")
+        r = out["permissionDecisionReason"]
+        assert decision(out) == "ask" and "cannot be vetted once" in r and why in r, r
+        if cfgfile == cfg:
+            with open(cfg, "w") as f:
+                f.write(text)
+        else:
+            os.unlink(cfgfile)
+    assert decision(call("nine")) == "allow"
+
+
+def hook_env(m, base, line, cwd, extra):
+    """hook() with the agent's environment changed (its PATH: a venv's)."""
+    ev = {"session_id": f"attack-{m.name}", "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
+          "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+          "tool_input": {"command": line}, "tool_use_id": "toolu_01VENV"}
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8",
+         "XDG_RUNTIME_DIR": os.path.join(base, "run"), **extra}
+    p = subprocess.run(as_user(m, [h.SG, "hook"]), input=json.dumps(ev).encode(),
+                       capture_output=True, env=e, timeout=60, cwd=cwd, start_new_session=True)
+    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
+    return json.loads(p.stdout)["hookSpecificOutput"]
+
+
+@test()
+def the_rewrite_shows_the_file_the_agent_names(m, base):
+    """Issue 52 item 3: `cd ~/.claude/skills/pdf && python3 scripts/x.py
+    ~/proj/form.pdf`, the skill's own documented form, was allowed and then
+    failed with "No such file": the file named is read, read-only, and the
+    run says so."""
+    proj = project(m, base)
+    policy(m, "allow: []\n")  # the mode's home is shared: no earlier test's rules
+    form = os.path.join(m.home, "proj", "form.pdf")
+    os.makedirs(os.path.dirname(form), exist_ok=True)
+    with open(form, "w") as f:
+        f.write("FORM-IN-HOME")
+    own(m, os.path.dirname(form), form)
+    vetted_skill(m, base, proj, "import sys\n"
+                 "print('FMT', open(sys.argv[1]).read() if sys.argv[1:] else sys.prefix)\n")
+    out = hook(m, base, "Bash", {"command": "cd ~/.claude/skills/fmt && python3 scripts/x.py "
+                                 "~/proj/form.pdf"}, proj)
+    assert decision(out) == "allow", out
+    line = out["updatedInput"]["command"]
+    assert form in line, line
+    if h.IS_ROOT and m.uid != 0:
+        line = f"setpriv --reuid={m.uid} --regid={m.uid} --clear-groups bash -c {shlex.quote(line)}"
+    e = {"PATH": "/usr/bin:/bin", "HOME": m.home, "XDG_STATE_HOME": m.state, "LANG": "C.UTF-8",
+         "XDG_RUNTIME_DIR": os.path.join(base, "run")}
+    p = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env=e, cwd=proj,
+                       timeout=60, stdin=subprocess.DEVNULL, start_new_session=True)
+    assert p.returncode == 0 and "FMT FORM-IN-HOME" in p.stdout, (line, p.stdout, p.stderr)
+    assert f"{form}, named on the command line, is shown to the skill read-only" in p.stderr, \
+        p.stderr
 
 
 if __name__ == "__main__":

@@ -312,6 +312,48 @@ def a_writable_preopen_is_written(m, base):
 
 
 @test()
+def a_module_opens_what_its_manifest_names_as_written(m, base):
+    """issue 52 item 9: with `read: [data]` and `write: [out]`, a module's
+    fopen("data/in.txt") finds the skill's data/in.txt (a "." preopen, as
+    `wasmtime --dir .` gives), as "./data/in.txt" and "/skill/data/in.txt"
+    do; out/ is written by its relative name and below /skill; the skill's
+    folder and data/ stay read-only by any name, and "../" stays out."""
+    d = make_wasm_skill(base, "relnames", "wasm:\n  filesystem:\n    read: [data]\n"
+                        "    write: [out]\n")
+    os.makedirs(os.path.join(d, "data"))
+    os.makedirs(os.path.join(d, "out"))
+    with open(os.path.join(d, "data", "in.txt"), "w") as f:
+        f.write("first line\n")
+    with open(os.path.join(base, "outside.txt"), "w") as f:
+        f.write("not the module's\n")
+    os.chmod(os.path.join(d, "data"), 0o755)
+    os.chmod(os.path.join(d, "data", "in.txt"), 0o644)
+    if h.IS_ROOT:
+        os.chown(os.path.join(d, "out"), m.uid, m.uid)
+    with open(os.path.join(d, "SKILL.md")) as f:
+        md = f.read()
+    p, evs, out, res = attack(m, d, "relative", check=0)
+    assert res and res["rel"] == 0 and res["text"] == "first line", out
+    assert res["abs"] == 0 and res["dot"] == 0, res
+    assert res["wrel"] == 0 and res["wskill"] == 0, res
+    with open(os.path.join(d, "out", "rel.txt")) as f:
+        assert f.read() == "rel\n"
+    with open(os.path.join(d, "out", "skill.txt")) as f:
+        assert f.read() == "skill\n"
+    assert res["ro"] != 0 and res["rodata"] != 0 and res["up"] != 0, res
+    with open(os.path.join(d, "SKILL.md")) as f:
+        assert f.read() == md
+    with open(os.path.join(d, "data", "in.txt")) as f:
+        assert f.read() == "first line\n"
+    ro = [b for b in blocked(evs, "wasi") if b["why"].startswith("a read-only preopen")]
+    assert len(ro) >= 2, blocked(evs)
+    p = m.run("run", "--dry-run", d, check=0)
+    for want in (f"preopen . -> {d}  read-only", f"preopen ./data -> {d}/data  read-only",
+                 f"preopen /skill/out -> {d}/out  read-write"):
+        assert want in p.out, f"{want!r} not in the dry run:\n{p.out}"
+
+
+@test()
 def memory_past_memory_mb_is_held_by_the_wasi_layer(m, base):
     d = make_wasm_skill(base, "hog", "wasm:\n  memory_mb: 64\n")
     p, evs, out, res = attack(m, d, "memory", check=0)

@@ -1063,6 +1063,34 @@ def run_skill_runs_a_script_with_its_arguments(base):
     env.check_sanitizers()
 
 
+@test("sdk", "run")
+def run_skill_shows_the_file_its_args_name(base):
+    """Issue 52 item 3: an agent's run_skill naming a file outside the
+    working folder gets it, read-only, and the result says so."""
+    env = Env(base)
+    os.makedirs(os.path.join(env.dir, "mcp-named", "scripts"))
+    d = write_skill(os.path.join(env.dir, "mcp-named"), {
+        "SKILL.md": "---\nname: mcp-named\ndescription: a file by its path\n---\nRun it.\n",
+        "scripts/read.py": "import sys\nprint('READ', open(sys.argv[1]).read())\n"})
+    os.chmod(os.path.join(d, "scripts"), 0o755)
+    work, far = os.path.join(env.dir, "work"), os.path.join(env.dir, "elsewhere")
+    os.makedirs(work)
+    os.makedirs(far)
+    form = os.path.join(far, "form.pdf")
+    with open(form, "w") as f:
+        f.write("FAR-FORM")
+    res, _ = calls(env, [("run_skill", {"skill": d, "script": "scripts/read.py", "args": [form],
+                                        "cwd": work, "timeout_seconds": 30})],
+                   timeout=90, cwd=work)
+    sc = structured(res[0], "run_skill named file")
+    assert sc["status"] == "completed" and sc["exit_code"] == 0, sc
+    assert "READ FAR-FORM" in sc["output"], sc["output"]
+    with open(sc["trace"]) as f:
+        named = [e for e in json.load(f)["events"] if e["kind"] == "path_named"]
+    assert [e["data"]["path"] for e in named] == [form], named
+    env.check_sanitizers()
+
+
 MAKER_PY = """\
 import os, subprocess, sys
 from scripts.util import WORD
@@ -2549,7 +2577,9 @@ def hook_rewrites_scripts_as_agents_call_them(base):
         assert h["updatedInput"]["command"] == want, (line, h["updatedInput"]["command"], want)
         return h
 
-    own = "the agent names its own Python"
+    def env_of(v):
+        """The words that show a venv the agent's Python is (issue 52 item 6)."""
+        return f"the agent's Python is the environment {os.path.realpath(v)} (sha256:"
 
     def sandboxed_ask(line, want, why, cwd=work, **kw):
         """Rewritten, but what vetting the skill does not cover is asked:
@@ -2579,7 +2609,7 @@ def hook_rewrites_scripts_as_agents_call_them(base):
     # (asked: vetting the skill vets neither that Python nor its packages)
     h = sandboxed_ask(f"{venv}/bin/python3 ~/.claude/skills/pdf/scripts/x.py in.pdf",
                       f"{run} --python {venv}/bin/python3 --script scripts/x.py -- in.pdf",
-                      f"{own} ({venv}/bin/python3)")
+                      env_of(venv))
     rc, out, err = run_line(env, h["updatedInput"]["command"], work)
     assert rc == 0 and f"PY {venv} ['in.pdf']" in out, (rc, out, err)
     # a venv relative to the cwd, named as the agent did; and one active on PATH
@@ -2587,12 +2617,13 @@ def hook_rewrites_scripts_as_agents_call_them(base):
     subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", local], check=True,
                    timeout=120)
     h = sandboxed_ask(f".venv/bin/python {skill}/scripts/x.py a",
-                      f"{run} --python .venv/bin/python --script scripts/x.py -- a", own)
+                      f"{run} --python .venv/bin/python --script scripts/x.py -- a",
+                      env_of(local))
     rc, out, err = run_line(env, h["updatedInput"]["command"], work)
     assert rc == 0 and f"PY {local} ['a']" in out, (rc, out, err)
     sandboxed_ask(f"python3 {skill}/scripts/x.py a",
-                  f"{run} --python {venv}/bin/python3 --script scripts/x.py -- a", own,
-                  path=f"{venv}/bin:/usr/bin:/bin")
+                  f"{run} --python {venv}/bin/python3 --script scripts/x.py -- a",
+                  env_of(venv), path=f"{venv}/bin:/usr/bin:/bin")
     # python3.N: the one bash finds; one that is not there is asked
     ver = "python3.%d" % sys.version_info[1]
     found = shutil.which(ver, path="/usr/bin:/bin")
@@ -2631,13 +2662,13 @@ def hook_rewrites_scripts_as_agents_call_them(base):
         info("node is not in /usr/bin or /bin: its rewrite was not tried")
     # uv run: the environment uv would use (.venv above the cwd), or asked
     sandboxed_ask(f"uv run {skill}/scripts/x.py a",
-                  f"{run} --python {local} --script scripts/x.py -- a", own)
+                  f"{run} --python {local} --script scripts/x.py -- a", env_of(local))
     h = sandboxed_ask(f"uv run python {skill}/scripts/x.py a",
-                      f"{run} --python {local} --script scripts/x.py -- a", own)
+                      f"{run} --python {local} --script scripts/x.py -- a", env_of(local))
     rc, out, err = run_line(env, h["updatedInput"]["command"], work)
     assert rc == 0 and f"PY {local} ['a']" in out, (rc, out, err)
     sandboxed_ask(f"uv run {skill}/scripts/x.py a",
-                  f"{run} --python {venv} --script scripts/x.py -- a", own,
+                  f"{run} --python {venv} --script scripts/x.py -- a", env_of(venv),
                   extra_env={"VIRTUAL_ENV": venv})
     asked(f"uv run {skill}/scripts/x.py a", "picks a Python itself", cwd=env.home)
     asked(f"uv run {skill}/scripts/meta.py", "# /// script block")
@@ -2653,7 +2684,6 @@ def hook_rewrites_scripts_as_agents_call_them(base):
         (f"python3 {skill}/scripts/s.sh", "skillgate run would start /usr/bin/bash", "s.sh"),
         (f"node {skill}/scripts/x.py", "skillgate run would start", "x.py"),
         (f"{skill}/scripts/x.py", "is not executable", "x.py"),
-        (f"python3 {skill}/scripts/x.py a &", "it runs in the background (&)", None),
         (f"cd {skill} ; python3 scripts/x.py", "not joined by &&", None),
         (f"cd {work}/../work && python3 {skill}/scripts/x.py", "a cd with ..", None),
         (f"python3 ~/.claude/skills/pdf/scripts/x.py ~root/x", "cannot read the line exactly",
@@ -2879,6 +2909,54 @@ def hook_asks_the_attached_tui(base):
     by = [r["decided_by"] for r in hook_records(env)]
     assert by.count("person") == 4 and any("nobody" in b or "timeout" in b for b in by), by
     env.check_sanitizers()
+
+
+@test("run", "tmux")
+def hook_vets_a_venv_from_the_attached_tui(base):
+    """Issue 52 item 6: the agent's python3 a venv's, the line skill-creator's
+    shape (a cd into the skill): the attached TUI's question shows the
+    environment and its digest; A then y (always) vets it, and the next
+    call with another argument is allowed with no question, saying so."""
+    env = Env(base)
+    skill = os.path.join(env.home, ".claude", "skills", "pdf")
+    os.makedirs(os.path.join(skill, "scripts"))
+    write_skill(skill, AGENT_SKILL)
+    work = os.path.join(env.dir, "work")
+    os.makedirs(work)
+    p = subprocess.run(["script", "-qec", f"{SG} run {skill} --script scripts/x.py -- v",
+                        "/dev/null"], capture_output=True, text=True, env=env.env, cwd=work,
+                       timeout=60, stdin=subprocess.DEVNULL, start_new_session=True)
+    assert p.returncode == 0 and "PY" in p.stdout, (p.stdout, p.stderr)
+    venv = os.path.realpath(os.path.join(env.dir, "venv"))
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", venv], check=True,
+                   timeout=120)
+    path = f"{venv}/bin:/usr/bin:/bin"
+    t = Tmux(env, ["--attach"], size=(160, 40))
+    try:
+        attached(env, t)
+        box = {}
+
+        def go():
+            box["r"] = hook_cmd(env, "cd ~/.claude/skills/pdf && python3 scripts/x.py one", work,
+                                path=path)
+        th = threading.Thread(target=go)
+        th.start()
+        prompt_for(t, "python3", "the prompt for the rewritten run")
+        t.keys("A")
+        t.wait(lambda s: "y saves it" in s, timeout=10, what="the always confirmation")
+        t.keys("y")
+        th.join(60)
+        assert not th.is_alive(), "the hook never answered"
+        r = box["r"]
+        assert r["permissionDecision"] == "allow" and \
+            f"environment {venv} is vetted as it is now" in r["permissionDecisionReason"], r
+    finally:
+        t.close()
+    r = hook_cmd(env, "cd ~/.claude/skills/pdf && python3 scripts/x.py two", work, path=path)
+    assert r["permissionDecision"] == "allow" and \
+        "the Python environment you vetted" in r["permissionDecisionReason"], r
+    rc, out, err = run_line(env, r["updatedInput"]["command"], work)
+    assert rc == 0 and f"PY {venv} ['two']" in out, (rc, out, err)
 
 
 # What a conformance scenario needs that skillgate does not offer: a

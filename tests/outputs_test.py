@@ -15,6 +15,7 @@ import functools
 import json
 import os
 import re
+import shutil
 import stat
 import sys
 
@@ -330,6 +331,221 @@ def a_folder_the_skills_uid_cannot_write_is_said_and_works_as_root(m, base):
         assert st.st_uid == 0, st.st_uid
     else:
         assert "report refused 13" in p.out, (p.out, p.err)
+
+
+NOBODY_TRIES = """
+    import os, mmap
+    D, D2 = %r, %r
+    def t(name, fn):
+        try:
+            print(name, "OK", fn(), flush=True)
+        except OSError as e:
+            print(name, "ERR", e.errno, flush=True)
+    def rd(p, fl):
+        fd = os.open(p, fl)
+        try:
+            return os.read(fd, 100)
+        finally:
+            os.close(fd)
+    def wr(p, data):
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+        try:
+            return os.write(fd, data)
+        finally:
+            os.close(fd)
+    def mm(p):
+        fd = os.open(p, os.O_RDWR)
+        m = mmap.mmap(fd, 0)
+        m[0:4] = b"MMAP"
+        m.flush(); m.close(); os.close(fd)
+        return "mmapped"
+    t("rdwr_read_secret", lambda: rd(D + "/secret.txt", os.O_RDWR))
+    t("rdonly_creat_read_secret", lambda: rd(D + "/secret.txt", os.O_RDONLY | os.O_CREAT))
+    t("hardlink_write_outside", lambda: wr(D + "/hl.txt", b"PWNED-BY-NOBODY\\n"))
+    t("other_user_write", lambda: wr(D + "/userfile.txt", b"NOBODY\\n"))
+    t("suid_mmap", lambda: mm(D + "/suidm"))
+    t("hook_hardlink_write", lambda: wr(D + "/hook.sh", b"echo HOOKED\\n"))
+    t("d2_0700_read", lambda: rd(D2 + "/secret.txt", os.O_RDWR))
+    t("own_file_write", lambda: wr(D + "/doc.xml", b"saved\\n"))
+"""
+
+
+@test(modes=("root",))
+def roots_declared_folder_lends_nobody_no_more_than_a_save(m, base):
+    """As root the skill is nobody, and the broker opens root's files in a
+    declared folder for it as root (the person's own doc.xml saved over):
+    only root's plain files (one name, no setid bit), only for writing.
+    Nobody cannot read root's 0600 file through O_RDWR or O_CREAT, write
+    a file outside through a hard link (nor a git hook by another name),
+    write another user's file, or keep a setuid bit through an mmap."""
+    D, D2, out = (os.path.join(base, x) for x in ("decl", "decl700", "outside"))
+    for x in (D, D2, out, os.path.join(D, ".git", "hooks")):
+        os.makedirs(x, exist_ok=True)
+        os.chmod(x, 0o755)
+    os.chmod(D2, 0o700)
+    os.chmod(out, 0o700)
+
+    def put(p, text, mode, uid=0):
+        with open(p, "w") as f:
+            f.write(text)
+        os.chown(p, uid, uid)
+        os.chmod(p, mode)
+    put(os.path.join(D, "secret.txt"), "TOPSECRET-root-0600\n", 0o600)
+    put(os.path.join(out, "victim.txt"), "VICTIM\n", 0o600)
+    os.link(os.path.join(out, "victim.txt"), os.path.join(D, "hl.txt"))
+    put(os.path.join(D, "userfile.txt"), "USERDATA\n", 0o600, uid=1234)
+    put(os.path.join(D, "suidm"), "#!/bin/sh\necho hi\n", 0o4755)
+    put(os.path.join(D, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n", 0o755)
+    os.link(os.path.join(D, ".git", "hooks", "pre-commit"), os.path.join(D, "hook.sh"))
+    put(os.path.join(D2, "secret.txt"), "D2-SECRET\n", 0o600)
+    put(os.path.join(D, "doc.xml"), "mine\n", 0o644)
+    extra = f"permissions:\n  filesystem:\n    write: [{D}, {D2}]\n"
+    d = h.make_skill(base, f"nobody-{m.name}", NOBODY_TRIES % (D, D2), yaml_extra=extra)
+    p = m.run("run", "--prompt", "deny", d)
+    assert "TOPSECRET" not in p.out and "D2-SECRET" not in p.out, p.out
+    for name in ("rdwr_read_secret", "rdonly_creat_read_secret", "hardlink_write_outside",
+                 "other_user_write", "hook_hardlink_write", "d2_0700_read"):
+        assert f"{name} ERR" in p.out, (name, p.out)
+    assert open(os.path.join(out, "victim.txt")).read() == "VICTIM\n"
+    assert open(os.path.join(D, "userfile.txt")).read() == "USERDATA\n"
+    assert "HOOKED" not in open(os.path.join(D, ".git", "hooks", "pre-commit")).read()
+    st = os.stat(os.path.join(D, "suidm"))
+    assert "suid_mmap ERR" in p.out or not st.st_mode & 0o6000, (p.out, oct(st.st_mode))
+    # the person's own plain file is still saved over, as the save needs
+    assert "own_file_write OK" in p.out, p.out
+    assert open(os.path.join(D, "doc.xml")).read() == "mine\nsaved\n"
+
+
+@test()
+def saving_over_the_persons_own_file_in_a_declared_folder(m, base):
+    """issue 52 item 11: in a declared write folder, the atomic save every
+    office library makes (mkstemp in out/, then os.replace onto the
+    person's doc.xml), a save in place and the removal of the person's old
+    file work as the person could do them: as root without sudo (the skill
+    is nobody, the folder and files root's 0755/0644) and as a user. No
+    temporary file stays. A folder of root's there is still not moved for
+    nobody, and the refusal names why, not "outside the writable paths"."""
+    out = os.path.join(base, f"saved-{m.name}")
+    os.makedirs(os.path.join(out, "kept"))
+    os.makedirs(os.path.join(out, "private"))
+    for name, text in (("doc.xml", "<old/>\n"), ("notes.txt", "old\n"), ("old.bak", "b\n"),
+                       ("private/secret.txt", "s\n")):
+        with open(os.path.join(out, name), "w") as f:
+            f.write(text)
+    for x in (out, os.path.join(out, "kept")):
+        os.chmod(x, 0o755)
+    os.chmod(os.path.join(out, "private"), 0o700)
+    if h.IS_ROOT:
+        for root, dirs, files in os.walk(out):
+            for x in [root] + [os.path.join(root, f) for f in files]:
+                os.chown(x, m.uid, m.uid)
+    script = """
+        import os, tempfile
+        o = %r
+        fd, tmp = tempfile.mkstemp(dir=o, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write("<new/>\\n")
+        os.replace(tmp, o + "/doc.xml")
+        with open(o + "/notes.txt", "w") as f:
+            f.write("new\\n")
+        os.remove(o + "/old.bak")
+        try:
+            os.rename(o + "/kept", o + "/moved")
+            print("folder moved", flush=True)
+        except OSError as e:
+            print("folder refused", e.errno, flush=True)
+        try:
+            open(o + "/private/secret.txt", "w").write("changed\\n")
+            print("private written", flush=True)
+        except OSError as e:
+            print("private refused", e.errno, flush=True)
+        print("saved", flush=True)
+        """ % out
+    extra = f"permissions:\n  filesystem:\n    write: [{out}]\n"
+    d = h.make_skill(base, f"save-{m.name}", script, yaml_extra=extra)
+    p = m.run("run", "--prompt", "deny", d)
+    assert p.returncode == 0 and "saved" in p.out, (p.out, p.err)
+    assert open(os.path.join(out, "doc.xml")).read() == "<new/>\n"
+    assert open(os.path.join(out, "notes.txt")).read() == "new\n"
+    assert os.stat(os.path.join(out, "notes.txt")).st_uid == m.uid
+    left = sorted(os.listdir(out))
+    assert not [x for x in left if x.endswith(".tmp")] and "old.bak" not in left, left
+    t = m.last_trace()
+    if m.name == "root":
+        assert "folder refused 13" in p.out and "kept" in left, (p.out, left)
+        # root's own 0700 folder in it is no door to nobody
+        assert "private refused 13" in p.out, p.out
+        assert open(os.path.join(out, "private", "secret.txt")).read() == "s\n"
+        r = [x for x in t["refusals"] if x["subject"].endswith("/kept")]
+        assert r and "as root the skill runs as nobody" in r[0]["why"], t["refusals"]
+        assert "outside the writable paths" not in r[0]["why"], r
+    else:
+        assert "folder moved" in p.out and "moved" in left, (p.out, left)
+        assert "private written" in p.out, p.out
+    assert not [x for x in t["refusals"] if not x["subject"].endswith("/kept")], t["refusals"]
+
+
+@test()
+def an_approval_no_folder_could_carry_is_not_offered(m, base):
+    """issue 52 item 10: a write to a folder the sandbox does not show
+    (/srv/...: no host folder is behind it in the sandbox's root) is never
+    asked of a person, a rule or the exec: program (a yes could make
+    nothing: main asked, then said "could not be done ... a private
+    tmpfs"); it is refused at once, and the words say the folder is not
+    shown and how to show it (or that no --write may: a file in "/"). As
+    root, --write then shows it and the same write lands on the host."""
+    srv = f"/srv/skillgate-unshown-{m.name}-{os.getpid()}"
+    target = srv + "/out.txt"
+    log = os.path.join(base, f"asked-{m.name}.jsonl")
+    prog = os.path.join(base, f"allow-all-{m.name}.py")
+    with open(prog, "w") as f:
+        f.write(f"#!{sys.executable}\nimport json, sys\nreq = json.load(sys.stdin)\n"
+                f"open({log!r}, 'a').write(json.dumps(req) + '\\n')\n"
+                "print(json.dumps({'decision': 'allow', 'scope': 'once', 'reason': 'yes'}))\n")
+    os.chmod(prog, 0o755)
+    open(log, "w").close()
+    os.chmod(log, 0o666)
+    policy = os.path.join(base, f"unshown-{m.name}.yaml")
+    with open(policy, "w") as f:
+        f.write(f"allow:\n  - Write({target})\n")
+    top = f"/skillgate-unshown-{m.name}-{os.getpid()}.txt"  # "/": no --write shows it
+    script = """
+        try:
+            open(%r, "w").write("landed\\n")
+            print("written", flush=True)
+        except OSError as e:
+            print("refused", e.errno, flush=True)
+        try:
+            open(%r, "w").write("top\\n")
+        except OSError as e:
+            print("top refused", e.errno, flush=True)
+        """ % (target, top)
+    d = h.make_skill(base, f"unshown-{m.name}", script, tools="Read Write")
+    for how in (["--prompt", f"exec:{prog}"], ["--policy", policy, "--prompt", "deny"]):
+        p = m.run("run", *how, d)
+        assert "refused 13" in p.out, (how, p.out, p.err)
+        assert f"{srv} is not shown in the sandbox" in p.err, (how, p.err)
+        t = m.last_trace()
+        r = [x for x in t["refusals"] if x["subject"] == target]
+        assert r and r[0]["why"] == "its folder is not shown in the sandbox", t["refusals"]
+        assert f"run --write {srv}" in r[0]["allow"], r
+        assert not [x for x in t["decisions"] if x.get("subject") == target], t["decisions"]
+        assert "top refused 13" in p.out and not os.path.exists(top), p.out
+        r = [x for x in t["refusals"] if x["subject"] == top]
+        assert r and r[0]["why"].endswith("and no --write may show it"), t["refusals"]
+        assert r[0]["allow"].startswith("nothing may allow it"), r
+    assert open(log).read() == "", "the exec: program was asked"
+    assert not os.path.exists(srv)
+    if not h.IS_ROOT:
+        return  # only root can make a folder in /srv for the second half
+    os.makedirs(srv)
+    try:
+        os.chown(srv, m.uid, m.uid)
+        p = m.run("run", "--write", srv, "--prompt", "deny", d)
+        assert "written" in p.out, (p.out, p.err)
+        assert open(target).read() == "landed\n"
+    finally:
+        shutil.rmtree(srv)
 
 
 @test()

@@ -17,6 +17,7 @@ import re
 import shutil
 import sys
 import textwrap
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sandbox_test as h  # noqa: E402
@@ -219,6 +220,225 @@ def a_working_folder_in_the_home_shows_only_itself(m, base):
         assert "HERE" not in p.out, p.out
 
 
+NAMED = """\
+import os, sys
+for a in sys.argv[1:]:
+    a = a.split("=", 1)[1] if a.startswith("--") else a
+    try:
+        print("READ", a, open(a).read())
+    except OSError as e:
+        print("NOPE", a, e.errno)
+named = sys.argv[1]
+try:
+    open(named, "a").write("changed")
+    print("WROTE", named)
+except OSError as e:
+    print("NOWRITE", e.errno)
+print("NEXT", sorted(os.listdir(os.path.dirname(named))))
+"""
+
+
+def named_files(base, m):
+    """The person's file in a folder the skill does not see, a secret
+    beside it, and one in the person's home."""
+    far = os.path.join(base, f"elsewhere-{m.name}")
+    os.makedirs(far)
+    texts = {os.path.join(far, "form.pdf"): "FORM-BYTES",
+             os.path.join(far, "beside.txt"): h.PLANTED + "-beside",
+             os.path.join(m.home, "proj", "in.txt"): "HOME-PROJ"}
+    for path, text in texts.items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o644)
+        os.chmod(os.path.dirname(path), 0o755)
+        if h.IS_ROOT:
+            os.chown(path, m.uid, m.uid)
+    return far
+
+
+@test()
+def a_file_the_person_names_is_shown_read_only(m, base):
+    """`run SKILL --script s.py /elsewhere/form.pdf` from another folder:
+    the file named (as an argument, or an --option=PATH) is readable, the
+    file itself and nothing beside it, read-only (a write is asked for and
+    denied), and an event says so; a folder or a missing file in a folder
+    the skill does not see is said before the run, never a silent "No such
+    file"."""
+    d = scripts_skill(base, f"named-{m.name}", {"scripts/read.py": (NAMED, 0o644)})
+    far = named_files(base, m)
+    form, home_in = os.path.join(far, "form.pdf"), os.path.join(m.home, "proj", "in.txt")
+    w = work_folder(base, m)
+    p = m.run("run", "--json", "--prompt", "deny", "--cwd", w, d, "--script",
+              "scripts/read.py", "--", form, "--in=" + home_in, far,
+              os.path.join(far, "out.pdf"), check=0)
+    assert p.returncode == 0, p.out + p.err
+    assert f"READ {form} FORM-BYTES" in p.out and f"READ {home_in} HOME-PROJ" in p.out, p.out
+    assert "NOWRITE" in p.out and open(form).read() == "FORM-BYTES", p.out
+    assert "NEXT ['form.pdf']" in p.out, p.out  # the file, not its folder
+    h.assert_no_planted(p.out, p.err)
+    named = [e for e in m.events(p) if e.get("kind") == "path_named"]
+    shown = {e["data"]["path"] for e in named if e["data"]["shown"]}
+    assert shown == {form, home_in}, named
+    said = " ".join(e["message"] for e in named if not e["data"]["shown"])
+    assert f"{far} is a folder outside the skill's view" in said and "--cwd DIR" in said, said
+    assert os.path.join(far, "out.pdf") + ": nothing is there" in said, said
+    kinds = [e["kind"] for e in m.last_trace()["events"]]
+    assert kinds.count("path_named") == 4, kinds
+    # the file's mount point, left in the private /tmp when the sandbox
+    # went, is no file the skill wrote
+    assert "write_discarded" not in kinds, m.last_trace()["events"]
+    # the plain run says it on stderr, before the skill's output is judged
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/read.py", form, check=0)
+    assert f"{form}, named on the command line, is shown to the skill read-only" in p.err, p.err
+    # the dry run shows both, and runs nothing
+    p = m.run("run", "--dry-run", "--cwd", w, d, "--script", "scripts/read.py", "--", form, far)
+    assert f"{form}  [named on the command line: this file only" in p.out, p.out
+    assert f"not shown: {far} is a folder outside the skill's view" in p.out, p.out
+    # and to a module's run (python -m, as skill-creator documents it)
+    p = m.run("run", "--cwd", w, d, "-m", "scripts.read", form, check=0)
+    assert f"READ {form} FORM-BYTES" in p.out, p.out + p.err
+
+
+@test()
+def a_named_file_in_a_masked_place_is_refused(m, base):
+    """A named file the sandbox never shows (a credential, through a link
+    too) refuses the run with 126 and a message naming it; nothing runs."""
+    h.plant_credentials(m.home, m.uid)
+    d = scripts_skill(base, f"namedsecret-{m.name}", {"scripts/read.py": (NAMED, 0o644)})
+    w = work_folder(base, m)
+    link = os.path.join(w, "key.txt")
+    os.symlink(os.path.join(m.home, ".ssh", "id_rsa"), link)
+    for named in (os.path.join(m.home, ".ssh", "id_rsa"), "key.txt",
+                  "--key=" + os.path.join(m.home, ".aws", "credentials")):
+        p = m.run("run", "--cwd", w, d, "--script", "scripts/read.py", "--", named)
+        assert p.returncode == 126, (named, p.returncode, p.out, p.err)
+        assert "named on the command line, is not shown to the skill" in p.err, p.err
+        assert "READ" not in p.out, p.out
+        h.assert_no_planted(p.out, p.err)
+
+
+# A program that builds a profile on its first start, as LibreOffice does
+# (9-13 s cold, 2 s once ~/.config/libreoffice exists): slow when its
+# profile is missing, fast when it is there.
+PROFILE = """\
+import os, sys, time
+home = os.path.expanduser("~")
+prof = os.path.join(home, ".config", "fakeoffice", "registry.xcu")
+print("BASHRC", os.path.exists(os.path.join(home, ".bashrc")))
+print("SSHCONF", os.path.exists(os.path.join(home, ".ssh", "config")))
+print("HERE", sorted(os.listdir(os.getcwd())))
+if os.path.exists(prof):
+    print("WARM", open(prof).read(), os.readlink(prof + ".link"), os.stat(prof).st_uid)
+    sys.exit(0)
+time.sleep(1.5)
+os.makedirs(os.path.dirname(prof))
+with open(prof, "w") as f:
+    f.write("PROFILE-" + sys.argv[1])
+os.symlink("registry.xcu", prof + ".link")
+os.makedirs(os.path.join(home, ".cache", "fontconfig"))
+with open(os.path.join(home, ".cache", "fontconfig", "x.cache-9"), "wb") as f:
+    f.write(b"\\0" * 65536)
+with open(os.path.join(home, ".bashrc"), "a") as f:
+    f.write("echo persisted\\n")
+os.makedirs(os.path.join(home, ".ssh"), exist_ok=True)
+with open(os.path.join(home, ".ssh", "config"), "w") as f:
+    f.write("Host *\\n")
+print("COLD")
+"""
+
+
+def kept_home(m, d):
+    p = m.run("inspect", "--json", d, check=0)
+    return json.loads(p.out)["home"]
+
+
+@test()
+def a_skills_home_is_kept_between_its_runs(m, base):
+    """Issue 52 item 4: the second run of a program that builds a profile
+    on its first start finds its profile (caches, links as links, owned by
+    the skill) and is fast; shell rc files and credential places are not
+    kept; inspect shows what is kept; --fresh-home and a changed skill start
+    clean; the working folder under the home never goes into the kept one."""
+    d = scripts_skill(base, f"office-{m.name}", {"scripts/convert.py": (PROFILE, 0o644)})
+    proj = os.path.join(m.home, "office-proj")  # the mode's home is shared by the tests
+    os.makedirs(proj)
+    with open(os.path.join(proj, "doc.txt"), "w") as f:
+        f.write("the person's")
+    if h.IS_ROOT:
+        os.chown(proj, m.uid, m.uid)
+    run = lambda *extra: m.run("run", "--json", "--cwd", proj, *extra, d, "--script",
+                               "scripts/convert.py", "--", "one", check=0)
+    assert not kept_home(m, d)["kept"]
+    p = run()
+    assert p.returncode == 0 and "COLD" in p.out, p.out + p.err
+    home = kept_home(m, d)
+    assert home["kept"] and home["current"] and home["files"] == 2, home
+    assert home["bytes"] == 65536 + len("PROFILE-one"), home
+    assert "/skillgate/homes/" in home["place"] and home["place"].startswith(m.state), home
+    saved = [e for e in m.events(p) if "home_saved" in (e.get("data") or {})]
+    assert saved and saved[0]["data"]["home_saved"]["files"] == 2, saved
+    # the rc file and the credential place were discarded, and said so
+    gone = {e["data"]["path"] for e in m.events(p) if e.get("kind") == "write_discarded"}
+    assert any(g.endswith("/.bashrc") for g in gone), gone
+    kept = os.path.join(home["place"], "home")
+    names = sorted(os.path.relpath(os.path.join(r, x), kept)
+                   for r, ds, fs in os.walk(kept) for x in ds + fs)
+    assert names == [".cache", ".cache/fontconfig", ".cache/fontconfig/x.cache-9", ".config",
+                     ".config/fakeoffice", ".config/fakeoffice/registry.xcu",
+                     ".config/fakeoffice/registry.xcu.link"], names  # no proj/doc.txt
+    t0 = time.monotonic()
+    p = run()
+    warm = time.monotonic() - t0
+    want_uid = m.uid if m.uid != 0 else h.NOBODY
+    assert f"WARM PROFILE-one registry.xcu {want_uid}" in p.out, p.out + p.err
+    assert "BASHRC False" in p.out and "SSHCONF False" in p.out, p.out
+    assert "HERE ['doc.txt']" in p.out, p.out
+    assert warm < 1.5, warm  # the cold start alone sleeps 1.5 s
+    assert not [e for e in m.events(p) if e.get("kind") == "write_discarded"], p.out
+    # --fresh-home starts from an empty home; a file named from the home
+    # is shown there, and its mount point is not kept
+    named = os.path.join(m.home, "named", "in.txt")
+    os.makedirs(os.path.dirname(named), exist_ok=True)
+    with open(named, "w") as f:
+        f.write("x")
+    p = m.run("run", "--json", "--fresh-home", "--cwd", proj, d, "--script",
+              "scripts/convert.py", "--", "one", named, check=0)
+    assert "COLD" in p.out and "WARM" not in p.out, p.out + p.err
+    assert not os.path.exists(os.path.join(kept, "named")), os.listdir(kept)
+    assert os.path.exists(os.path.join(kept, ".config", "fakeoffice", "registry.xcu"))
+    # a changed skill (another content digest) starts clean too
+    with open(os.path.join(d, "NOTES.md"), "w") as f:
+        f.write("changed\n")
+    home = kept_home(m, d)
+    assert home["kept"] and not home["current"], home
+    p = run()
+    assert "COLD" in p.out, p.out + p.err
+
+
+@test()
+def a_kept_home_is_never_another_skills(m, base):
+    """The same name in another folder, and a skill that looks for the kept
+    homes where they are, find nothing."""
+    d = scripts_skill(base, f"office2-{m.name}", {"scripts/convert.py": (PROFILE, 0o644)})
+    w = work_folder(base, m)
+    p = m.run("run", "--cwd", w, d, "--script", "scripts/convert.py", "--", "mine", check=0)
+    assert "COLD" in p.out, p.out + p.err
+    place = kept_home(m, d)["place"]
+    twin = scripts_skill(os.path.join(base, "twin"), f"office2-{m.name}",
+                         {"scripts/convert.py": (PROFILE, 0o644),
+                          "scripts/read.py": (NAMED, 0o644)})
+    os.chmod(os.path.join(base, "twin"), 0o755)
+    p = m.run("run", "--cwd", w, twin, "--script", "scripts/convert.py", "--", "twin", check=0)
+    assert "COLD" in p.out and "PROFILE-mine" not in p.out, p.out + p.err
+    assert kept_home(m, twin)["place"] != place
+    # named where it is kept: skillgate's own state folder, never shown
+    p = m.run("run", "--cwd", w, twin, "--script", "scripts/read.py", "--",
+              os.path.join(place, "home", ".config", "fakeoffice", "registry.xcu"))
+    assert p.returncode == 126 and "skillgate's own state folder" in p.err, p.out + p.err
+    assert "PROFILE-mine" not in p.out, p.out + p.err
+
+
 def install_plugin(home, plugin_id, install_path, enabled):
     """What `/plugin install` leaves in ~/.claude: installed_plugins.json
     (format 2) naming the plugin's folder, and enabledPlugins."""
@@ -279,6 +499,78 @@ import os
 for k in ("TODO_TOKEN", "TODO_REGION", "OTHER_SECRET"):
     print("ENV", k, os.environ.get(k, "-"))
 """
+
+
+CLAWHUB_MD = """\
+---
+name: Todo Tasks
+description: Manage tasks via a token (PAT): lists, due dates.
+models: [gpt-4, claude]
+allowed-tools:
+  - Read
+  - Bash
+metadata: {"clawdbot":{"primaryEnv":"TODO_TOKEN","requires":{"env":["TODO_TOKEN"]}}}
+---
+Run `python3 scripts/env.py`.
+"""
+
+
+def own_tree(m, top):
+    """The folders and files below top: the user's, no one else may change them."""
+    for r, _, files in os.walk(top):
+        os.chmod(r, 0o755)
+        for n in files:
+            os.chmod(os.path.join(r, n), 0o644)
+        if h.IS_ROOT:
+            os.chown(r, m.uid, m.uid)
+            for n in files:
+                os.chown(os.path.join(r, n), m.uid, m.uid)
+
+
+@test()
+def a_skill_openclaw_loads_runs_by_its_folder_name(m, base):
+    """Issue 52: a skill as `clawhub install` leaves it in ~/.openclaw/skills,
+    shaped as 49 of ClawHub's are: an unquoted ": " in its description (no
+    YAML), a name that is not its folder (the registry's slug), a
+    deliberate `models:`. OpenClaw loads it; skillgate reads it the same
+    way (line by line, allowed-tools from its own text, metadata as JSON),
+    names it by its folder, validates it with warnings only, and runs it
+    with the variable its metadata names, no other."""
+    d = os.path.join(m.home, ".openclaw", "skills", "todo-tasks-pat")
+    os.makedirs(os.path.join(d, "scripts"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write(CLAWHUB_MD)
+    with open(os.path.join(d, "scripts", "env.py"), "w") as f:
+        f.write(ENV_PY)
+    own_tree(m, os.path.join(m.home, ".openclaw"))
+    p = m.run("validate", "todo-tasks-pat", check=0)
+    f = os.path.join(d, "SKILL.md")
+    assert p.out.strip().endswith("todo-tasks-pat: valid, 3 warnings"), p.out + p.err
+    assert f"{f}:3:44: warning: YAML syntax: mapping values" in p.err, p.err
+    assert "skillgate reads it the same way" in p.err, p.err
+    assert f'{f}:4:1: warning: models: unknown key, ignored; did you mean "model"?' in p.err, p.err
+    p = m.run("inspect", "todo-tasks-pat", check=0)
+    assert re.search(r"TODO_TOKEN\s+<- SKILL.md:8:37 metadata.clawdbot.primaryEnv", p.out), p.out
+    assert "Manage tasks via a token (PAT): lists, due dates." in p.out, p.out
+    env = {"TODO_TOKEN": "t1", "TODO_REGION": "eu", "OTHER_SECRET": "s2"}
+    w = work_folder(base, m)
+    p = m.run("run", "--cwd", w, "todo-tasks-pat", "--script", "scripts/env.py", env=env,
+              check=0)
+    for want in ("ENV TODO_TOKEN t1", "ENV TODO_REGION -", "ENV OTHER_SECRET -"):
+        assert want in p.out, p.out + p.err
+    p = m.run("inspect", "todo-tasks-pta", check=2)  # a typo of the folder: that folder's
+    assert 'did you mean "Todo Tasks"?' in p.err, p.err
+    # a name wins over a folder, as OpenClaw keys skills by name; the
+    # person is told which was taken and how to name the other
+    other = os.path.join(m.home, ".openclaw", "skills", "zz-other")
+    os.makedirs(other)
+    with open(os.path.join(other, "SKILL.md"), "w") as f:
+        f.write("---\nname: todo-tasks-pat\ndescription: another\n---\n")
+    own_tree(m, other)
+    p = m.run("inspect", "todo-tasks-pat", check=0)
+    assert f"Location  {other}" in p.out, p.out
+    assert (f'note: "todo-tasks-pat" names the skill in {other}; another skill is kept in a '
+            f'folder of that name, {d}: name it by that path') in p.err, p.err
 
 
 @test()

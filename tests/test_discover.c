@@ -127,6 +127,57 @@ static void openclaw_places(void **st)
     free(t), free(home), free(cwd), free(cfg);
 }
 
+/* A skill is named by the folder it was installed as, as `clawhub
+ * install` keeps ClawHub's slug whatever the skill's name says: found by
+ * that folder's name when no skill has it as its name (a name wins), in
+ * the places' precedence, through a symlink by the link's own name; a
+ * typo of the folder's name is near it. */
+static void installed_folder_names(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    put_skill(t, "home/.openclaw/skills/4claw-imageboard", "4claw");
+    put_skill(t, "home/.openclaw/skills/action-gen", "Action Generator");
+    put_skill(t, "home/.openclaw/skills/taken", "other");
+    put_skill(t, "home/.openclaw/skills/other", "something");
+    put_skill(t, "proj/skills/action-gen", "workspace copy");
+    put_skill(t, "store/weather-1.2", "forecast");
+    char *link = sg_xasprintf("%s/home/.openclaw/skills/weather", t);
+    char *target = sg_xasprintf("%s/store/weather-1.2", t);
+    assert_int_equal(symlink(target, link), 0);
+    char *home = sg_xasprintf("%s/home", t), *cwd = sg_xasprintf("%s/proj", t);
+    char *cfg = sg_xasprintf("%s/none.yaml", t);
+    struct sg_discover_opts o = {.defaults = true, .home = home, .cwd = cwd, .config_file = cfg};
+    struct sg_discovery d;
+    assert_int_equal(sg_discover(&o, &d), 0);
+    size_t i = sg_discovery_find(&d, "4claw-imageboard");
+    assert_int_not_equal(i, SIZE_MAX);
+    assert_string_equal(d.v[i].skill->name, "4claw");
+    i = sg_discovery_find(&d, "action-gen"); /* the workspace's, first in precedence */
+    assert_int_not_equal(i, SIZE_MAX);
+    assert_string_equal(d.v[i].skill->name, "workspace copy");
+    /* one taken out of the discovery (run's skill) is skipped: the other
+     * folder of that name, for the note that names it */
+    struct sg_skill *taken = d.v[i].skill;
+    d.v[i].skill = NULL;
+    size_t j = sg_discovery_find_folder(&d, "action-gen");
+    assert_true(j != SIZE_MAX && j != i);
+    assert_string_equal(d.v[j].skill->name, "Action Generator");
+    d.v[i].skill = taken;
+    i = sg_discovery_find(&d, "other"); /* a name wins over a folder */
+    assert_string_equal(d.v[i].skill->name, "other");
+    i = sg_discovery_find(&d, "weather");
+    assert_int_not_equal(i, SIZE_MAX);
+    assert_string_equal(d.v[i].skill->name, "forecast");
+    assert_int_equal(sg_discovery_find(&d, "weather-1.2"), SIZE_MAX);
+    i = sg_discovery_nearest(&d, "4claw-imagebaord");
+    assert_int_not_equal(i, SIZE_MAX);
+    assert_string_equal(d.v[i].skill->name, "4claw");
+    sg_discovery_free(&d);
+    th_rmrf(t);
+    free(t), free(home), free(cwd), free(cfg), free(link), free(target);
+}
+
 /* OpenClaw's default workspace (~/.openclaw/workspace/skills, then its
  * .agents/skills) before ~/.agents/skills and the managed ~/.openclaw/skills
  * and ~/.clawdbot/skills, as OpenClaw orders them; a skill found there is
@@ -427,6 +478,7 @@ int main(void)
         cmocka_unit_test(precedence_and_shadowing),
         cmocka_unit_test(openclaw_places),
         cmocka_unit_test(openclaw_default_workspace),
+        cmocka_unit_test(installed_folder_names),
         cmocka_unit_test(nested_skips_vcs_deps_and_dot_dirs),
         cmocka_unit_test(symlink_loops_end),
         cmocka_unit_test(unreadable_folders_are_reported),

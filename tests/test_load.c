@@ -266,8 +266,9 @@ static void load_by_manifest_path(void **st)
 }
 
 /* Where OpenClaw keeps skills, below a home (symlinks resolved), and what
- * a skill judged by OpenClaw's rules is told: a YAML error OpenClaw would
- * read line by line, skillgate's own refusals marked as its own. */
+ * a skill judged by OpenClaw's rules is told: a frontmatter YAML cannot
+ * parse read line by line as OpenClaw reads it, skillgate's own refusals
+ * marked as its own. */
 static void openclaw_places_and_refusals(void **st)
 {
     struct fx *f = *st;
@@ -308,7 +309,9 @@ static void openclaw_places_and_refusals(void **st)
     char *tools = sg_xasprintf("%s/ws/skills/tools", f->tmp);
     struct sg_skill *sk = NULL;
     assert_int_equal(sg_skill_load_found(bad, "found in ./skills", &sk), 0);
-    th_assert_diag(&sk->diags, SG_ERROR, 3, 0, NULL, "OpenClaw's loader would read it line by");
+    th_assert_diag(&sk->diags, SG_WARNING, 3, 20, NULL, "skillgate reads it the same way");
+    assert_string_equal(sk->description, "Use it: now");
+    assert_false(sg_skill_has_errors(sk));
     sg_skill_free(sk);
     assert_int_equal(sg_skill_load_found(tools, "found in ./skills", &sk), 0);
     th_assert_diag(&sk->diags, SG_ERROR, 4, 16, "allowed-tools[1]",
@@ -328,6 +331,118 @@ static void openclaw_places_and_refusals(void **st)
     th_assert_diag(&sk->diags, SG_ERROR, 3, 0, NULL, "Claude Code would load it");
     sg_skill_free(sk);
     free(home), free(link), free(target), free(bad), free(tools);
+}
+
+/* A SKILL.md YAML cannot parse, kept where OpenClaw keeps skills, shaped
+ * as ClawHub's are (an unquoted ": " in the description; allowed-tools as
+ * a flow or a block list; metadata as JSON on one line, or as YAML text
+ * OpenClaw's JSON reading ignores): read line by line as OpenClaw reads
+ * it, the fields skillgate enforces read from their own text as YAML, and
+ * what that text cannot give refused. */
+static struct sg_skill *load_oc(struct fx *f, const char *rel, const char *md)
+{
+    cleanup_free char *file = sg_xasprintf("%s/SKILL.md", rel);
+    th_write(f->tmp, file, md);
+    cleanup_free char *dir = sg_xasprintf("%s/%s", f->tmp, rel);
+    struct sg_skill *sk = NULL;
+    assert_int_equal(sg_skill_load_found(dir, "found in ~/.openclaw/skills", &sk), 0);
+    return sk;
+}
+
+static void openclaw_reads_lines(void **st)
+{
+    struct fx *f = *st;
+    struct sg_skill *sk = load_oc(f, "oc/flow",
+        "---\nname: flow\ndescription: Tasks via a token (PAT): briefs, updates.\n"
+        "allowed-tools: [\"Read\", \"Bash(git status)\"]\n"
+        "metadata: {\"clawdbot\":{\"primaryEnv\":\"FLOW_PAT\",\"requires\":{\"env\":[\"FLOW_PAT\"]}}}\n"
+        "---\n# Body\n");
+    th_assert_diag(&sk->diags, SG_WARNING, 3, 37, NULL, "reads it the same way");
+    assert_false(sg_skill_has_errors(sk));
+    assert_string_equal(sk->description, "Tasks via a token (PAT): briefs, updates.");
+    assert_int_equal(sk->policy.ntools, 2);
+    assert_string_equal(sk->policy.tools[1].written, "Bash(git status)");
+    assert_int_equal(sk->policy.nenv, 1);
+    assert_string_equal(sk->policy.env[0].name, "FLOW_PAT");
+    assert_int_equal(sk->policy.env[0].origin.line, 5);
+    assert_int_equal(sk->policy.env[0].origin.col, 37); /* its place in the file */
+    sg_skill_free(sk);
+
+    sk = load_oc(f, "oc/block",
+        "---\nname: block\ndescription: Runs plans. Trigger keywords: run plan\n"
+        "compatibility:\n  - needs a planner\nallowed-tools:\n  - Read\n  - Grep\n"
+        "metadata:\n  openclaw:\n    requires:\n      env: [SECRET_TOKEN]\n---\n");
+    assert_false(sg_skill_has_errors(sk));
+    assert_int_equal(sk->policy.ntools, 2);
+    assert_string_equal(sk->policy.tools[1].name, "Grep");
+    assert_int_equal(sk->policy.tools[1].origin.line, 8);
+    /* OpenClaw reads metadata as JSON: this text it ignores, and no
+     * variable it names is passed */
+    th_assert_diag(&sk->diags, SG_WARNING, 10, 3, "metadata", "is text that is no JSON object");
+    assert_int_equal(sk->policy.nenv, 0);
+    sg_skill_free(sk);
+
+    /* what the text of a field skillgate enforces cannot give: refused */
+    sk = load_oc(f, "oc/broken", "---\nname: broken\ndescription: Do: this\n"
+                                 "allowed-tools: [Read, Bash(git\n---\n");
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 16, "allowed-tools", "text is no YAML either");
+    sg_skill_free(sk);
+    sk = load_oc(f, "oc/wasm", "---\nname: w\ndescription: Do: this\nwasm: fast\n---\n");
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 7, "wasm", "must be a mapping");
+    sg_skill_free(sk);
+    /* a field skillgate enforces said twice: YAML readers differ on which
+     * counts, so it is refused; what YAML is refused for on purpose (a key
+     * said twice where the syntax holds) is not read line by line */
+    sk = load_oc(f, "oc/twice", "---\nname: t\ndescription: Do: this\nallowed-tools: Read\n"
+                                "allowed-tools: Bash\n---\n");
+    th_assert_diag(&sk->diags, SG_ERROR, 5, 1, "allowed-tools", "said again (first at line 4)");
+    sg_skill_free(sk);
+    sk = load_oc(f, "oc/dup", "---\nname: d\ndescription: x\ndescription: y\n---\n");
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 1, "description", "duplicate key");
+    assert_null(th_find(&sk->diags, "reads it the same way", NULL));
+    sg_skill_free(sk);
+    /* the same file outside OpenClaw's places: the spec's rules refuse it */
+    cleanup_free char *flow = sg_xasprintf("%s/oc/flow", f->tmp);
+    sk = load(flow);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 0, NULL, "Claude Code would load it");
+    sg_skill_free(sk);
+}
+
+/* Another ecosystem's deliberate fields near a known one ("models",
+ * "authors", OpenClaw's "requirements") are warnings that name the field;
+ * near a field that restricts or runs, still an error. Fields shown only
+ * (a list compatibility, a long description) are warnings under OpenClaw's
+ * rules and, under the spec's, errors that do not stop a run. */
+static void deliberate_fields_are_warnings(void **st)
+{
+    struct fx *f = *st;
+    struct sg_skill *sk = load_oc(f, "oc/models",
+        "---\nname: models\ndescription: d\nmodels: [a, b]\nauthors: [me]\n"
+        "compatibility: [linux]\nallowed_tools: Bash\n"
+        "metadata: {openclaw: {requirements: {env: [X]}}}\n---\n");
+    th_assert_diag(&sk->diags, SG_WARNING, 4, 1, "models", "did you mean \"model\"? (a warning");
+    th_assert_diag(&sk->diags, SG_WARNING, 5, 1, "authors", "did you mean \"author\"?");
+    th_assert_diag(&sk->diags, SG_WARNING, 6, 16, "compatibility", "OpenClaw takes it");
+    th_assert_diag(&sk->diags, SG_WARNING, 8, 23, "metadata.openclaw.requirements",
+                   "did you mean \"requires\"?");
+    th_assert_diag(&sk->diags, SG_ERROR, 7, 1, "allowed_tools", "did you mean \"allowed-tools\"?");
+    assert_int_equal(sg_diags_blocking(&sk->diags), 1);
+    sg_skill_free(sk);
+    char longd[1100];
+    memset(longd, 'x', sizeof longd - 1);
+    longd[sizeof longd - 1] = '\0';
+    cleanup_free char *md = sg_xasprintf("---\nname: long\ndescription: %s\n"
+                                         "compatibility: [linux]\n---\n", longd);
+    th_write(f->tmp, "long/SKILL.md", md);
+    cleanup_free char *dir = sg_xasprintf("%s/long", f->tmp);
+    sk = load(dir);
+    th_assert_diag(&sk->diags, SG_ERROR, 3, 14, "description",
+                   "is 1099 characters; the limit is 1024 (Agent Skills spec; Claude Code's");
+    th_assert_diag(&sk->diags, SG_ERROR, 4, 16, "compatibility", "must be a string, not a list");
+    assert_int_equal(sg_diags_count(&sk->diags, SG_ERROR), 2);
+    assert_int_equal(sg_diags_blocking(&sk->diags), 0); /* it runs */
+    assert_int_equal(strlen(sk->description), 1099);
+    sg_skill_free(sk);
 }
 
 /* An agent's folder's skill areas may name each agent's workspace by a
@@ -372,6 +487,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(body_is_read_on_demand, setup, teardown),
         cmocka_unit_test_setup_teardown(load_by_manifest_path, setup, teardown),
         cmocka_unit_test_setup_teardown(openclaw_places_and_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(openclaw_reads_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(deliberate_fields_are_warnings, setup, teardown),
         cmocka_unit_test(agent_skill_areas_by_pattern),
     };
     return cmocka_run_group_tests_name("load", tests, NULL, NULL);

@@ -689,6 +689,73 @@ static void folder_answers_cover_the_folder_only(void **st)
     assert_null(sg_preq_folder_rule(&f, home));
 }
 
+/* issue 52, item 1: a person's deny holds for the rest of the run (a host
+ * on any port: its lookups and its connections are one decision); "this
+ * program" keeps the program with any arguments, never an interpreter's */
+static void a_denial_holds_and_a_program_answer_covers_its_arguments(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    char *grants = sg_xasprintf("%s/g.yaml", t);
+    struct sg_diags d = {0};
+    struct sg_perm_opts o = {.mode = SG_PERM_PROMPT, .grants_file = grants, .skill = "demo",
+                             .digest = "sha256:x", .run_id = "t", .timeout_s = 30};
+    struct sg_perm *p = sg_perm_new(&o, &d);
+    assert_non_null(p);
+    sg_perm_set_frontend(p, show_capture, NULL);
+    struct sg_preq q = {.tool = SG_PT_FETCH, .port = 443};
+    snprintf(q.subject, sizeof q.subject, "dublincore.test");
+    enum sg_decision dec = SG_DEC_ALLOW_ONCE, got = SG_DEC_ALLOW_ONCE;
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_DENY), 0);
+    assert_int_equal(got, SG_DEC_DENY);
+    q.port = 80; /* the same host again: refused at once, by that answer */
+    q.system_program = false;
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 1);
+    assert_int_equal(dec, SG_DEC_DENY);
+    assert_non_null(strstr(sg_perm_last_decided_by(p), "your answer for this run"));
+    snprintf(q.subject, sizeof q.subject, "other.test"); /* another host is asked */
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_DENY), 0);
+    /* an address keeps its port: a published port's denial is not every port's */
+    snprintf(q.subject, sizeof q.subject, "127.0.0.1");
+    q.port = 9229;
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_DENY), 0);
+    q.port = 3117;
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_DENY), 0);
+
+    struct sg_preq e = {.tool = SG_PT_BASH};
+    snprintf(e.subject, sizeof e.subject, "/opt/office/program/soffice");
+    assert_null(sg_preq_program_rule(&e)); /* not said to be the system's: not offered */
+    e.system_program = true;
+    snprintf(e.args, sizeof e.args, "--headless --convert-to pdf a.docx");
+    char *rule = sg_preq_program_rule(&e);
+    assert_string_equal(rule, "Bash(/opt/office/program/soffice:*)");
+    free(rule);
+    assert_int_equal(sg_perm_request(p, &e, cont_store, &got, &dec), 0);
+    const char *why;
+    assert_int_equal(sg_perm_answer_program(p, shown_id, &why), 0);
+    assert_int_equal(got, SG_DEC_ALLOW_RUN);
+    assert_non_null(sg_perm_tree_rule(p, &e));
+    snprintf(e.args, sizeof e.args, "--convert-to docx b.odt");
+    assert_int_equal(sg_perm_request(p, &e, cont_store, &got, &dec), 1);
+    assert_int_equal(dec, SG_DEC_ALLOW_ONCE);
+    assert_non_null(sg_perm_tree_rule(p, &e));
+    /* an interpreter with any arguments is any code: never offered */
+    snprintf(e.subject, sizeof e.subject, "/usr/bin/python3");
+    assert_null(sg_preq_program_rule(&e));
+    assert_null(sg_perm_tree_rule(p, &e));
+    snprintf(e.agent_tool, sizeof e.agent_tool, "Bash"); /* nor for an agent's line */
+    snprintf(e.subject, sizeof e.subject, "/usr/bin/uname");
+    assert_null(sg_preq_program_rule(&e));
+    sg_perm_free(p);
+    sg_diags_free(&d);
+    th_rmrf(t);
+    free(t), free(grants);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -703,6 +770,7 @@ int main(void)
         cmocka_unit_test(agent_commands_are_read_whole),
         cmocka_unit_test(risk_weighs_the_target),
         cmocka_unit_test(folder_answers_cover_the_folder_only),
+        cmocka_unit_test(a_denial_holds_and_a_program_answer_covers_its_arguments),
     };
     return cmocka_run_group_tests_name("perm", tests, NULL, NULL);
 }

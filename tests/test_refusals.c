@@ -156,6 +156,38 @@ static void an_upstream_refusal_names_allow_upstream(void **st)
     }
 }
 
+/* issue 52: a write no rule or answer could make says why and the real
+ * way (a folder the sandbox does not show: --write; an approved call the
+ * host refused: nothing), never "outside the writable paths" */
+static void a_write_no_answer_could_make_says_why(void **st)
+{
+    (void)st;
+    const char *ev =
+        "[{\"kind\": \"fs_blocked\", \"data\": {\"path\": \"/srv/x/out.txt\", \"prevented\": "
+        "true, \"reason\": \"its folder is not shown in the sandbox\"}},"
+        " {\"kind\": \"fs_blocked\", \"data\": {\"path\": \"/w/out/kept\", \"prevented\": "
+        "true, \"reason\": \"could not be done: as root the skill runs as nobody\"}},"
+        " {\"kind\": \"fs_blocked\", \"data\": {\"path\": \"/top.txt\", \"prevented\": "
+        "true, \"reason\": \"its folder is not shown in the sandbox, and no --write may show "
+        "it\"}}]";
+    json_t *d = doc_of("[]", ev);
+    json_t *l = sg_refusals_of(d, false);
+    assert_int_equal(json_array_size(l), 3);
+    json_t *a = json_array_get(l, 0), *b = json_array_get(l, 1), *c = json_array_get(l, 2);
+    assert_string_equal(json_string_value(json_object_get(a, "why")),
+                        "its folder is not shown in the sandbox");
+    assert_true(json_is_null(json_object_get(a, "rule")));
+    assert_non_null(strstr(json_string_value(json_object_get(a, "allow")), "run --write /srv/x,"));
+    assert_null(strstr(json_string_value(json_object_get(a, "allow")), "--policy"));
+    assert_string_equal(json_string_value(json_object_get(b, "allow")), "nothing may allow it");
+    assert_non_null(strstr(json_string_value(json_object_get(c, "allow")), "nothing may allow"));
+    assert_null(strstr(json_string_value(json_object_get(c, "allow")), "--write"));
+    cleanup_free char *text = sg_refusals_text(l);
+    assert_null(strstr(text, "outside the writable paths"));
+    json_decref(l);
+    json_decref(d);
+}
+
 static void escapes_never_reach_the_text_and_the_list_is_capped(void **st)
 {
     (void)st;
@@ -195,6 +227,7 @@ int main(void)
         cmocka_unit_test(a_decision_and_its_event_are_one_refusal),
         cmocka_unit_test(deny_rules_and_agents_get_their_own_way),
         cmocka_unit_test(an_upstream_refusal_names_allow_upstream),
+        cmocka_unit_test(a_write_no_answer_could_make_says_why),
         cmocka_unit_test(escapes_never_reach_the_text_and_the_list_is_capped),
     };
     return cmocka_run_group_tests_name("refusals", tests, NULL, NULL);

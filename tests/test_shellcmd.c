@@ -52,6 +52,15 @@ static void reads_what_sh_reads(void **st)
         {"npm run test:unit", "npm run test:unit"},
         {"a || b; c", "a|b|c"},
         {"\n\nls\n", "ls"},
+        /* line continuations, as bash removes them before it reads words
+         * (issue 52: skill-creator's multi-line commands) */
+        {"ls\\\nx", "lsx"},
+        {"python -m scripts.run_loop \\\n  --eval-set e.json \\\n  --verbose",
+         "python -m scripts.run_loop --eval-set e.json --verbose"},
+        {"echo \"a\\\nb\" 'c\\\nd'", "echo ab 'c\\\nd'"},
+        {"a &\\\n& b", "a|b"},
+        {"echo \\\\\nls", "echo '\\'|ls"},
+        {"echo \\'a\\\nb", "echo ''\\''ab'"},
         {"echo a~ 'b=~' c='~'/x", "echo 'a~' 'b=~' 'c=~/x'"},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
@@ -69,11 +78,14 @@ static void refuses_what_only_a_shell_could_read(void **st)
     static const char *const bad[] = {
         "ls $(id)", "ls `id`", "ls > x", "ls < x", "(ls)", "ls *", "ls ~", "FOO=1 ls",
         "if true; then ls; fi", "ls # c", "ls &&", "&& ls", "ls ;; x", "ls |& x", "ls 'x",
-        "ls \"$HOME\"", "ls\\\nx", "{ ls; }", "! ls", "ls\r", "", "ls && && x", "ls x?",
+        "ls \"$HOME\"", "{ ls; }", "! ls", "ls\r", "", "ls && && x", "ls x?",
         "ls [ab]", "cat <(ls)", "ls &> x", "LD_PRELOAD=/tmp/x.so ls", "ls \\", "  ", ";",
         "echo ${x}", "a |", "a | | b", "X+=1 touch F", "PATH+=:/tmp ls",
         /* bash expands ~ after = or : inside a word: dd writes /root/x */
         "dd of=~/x", "echo a:~/b", "ls x=~", "cp a --target=~", "echo \"a=\"~/x",
+        /* a continuation that bash keeps (a comment ends at its newline)
+         * or that makes what is refused anyway */
+        "ls # c \\\nx", "i\\\nf true; then ls; fi", "ls >\\\n x", "ls $\\\n(id)",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *s = shape(bad[i]);

@@ -1,6 +1,7 @@
 /* SKILL.md: frontmatter, every field, every error. */
 #include "helpers.h"
 
+#include "fmlines.h"
 #include "openclaw.h"
 
 #include <stdlib.h>
@@ -604,6 +605,58 @@ static void clawhub_skill_by_openclaw_rules(void **st)
     sg_skill_free(sk);
 }
 
+/* OpenClaw's line-by-line reading (fmlines.h), case by case as its
+ * parseLineFrontmatter reads them. */
+static const char *fm_get(const struct sg_ynode *m, const char *k)
+{
+    const struct sg_ynode *v = sg_y_get(m, k);
+    return v ? v->str : NULL;
+}
+
+static bool strict_name(const char *key)
+{
+    return !strcmp(key, "name");
+}
+
+static void frontmatter_lines(void **st)
+{
+    (void)st;
+    static const char fm[] =
+        "name: 'quoted'\r\ndescription: Use when: asked\rlone: \"\n  indented: no\n"
+        "a.b: dotted\n-dash_1: yes\nblock:\n  - one\n\n  - two\nnext: x\nempty:\nname: last\n"
+        "nul: a\0b\n";
+    struct sg_ynode *m = NULL;
+    struct sg_diags d = {0};
+    assert_int_equal(sg_fmlines_parse(fm, sizeof fm - 1, 2, strict_name, "f", &d, &m), 0);
+    th_assert_diag(&d, SG_ERROR, 14, 1, "name", "said again (first at line 2); YAML readers");
+    assert_int_equal(d.n, 1);
+    sg_diags_free(&d);
+    assert_string_equal(fm_get(m, "name"), "last"); /* the last saying wins */
+    assert_string_equal(m->kids[0]->str, "name");   /* in the first one's place */
+    assert_string_equal(fm_get(m, "description"), "Use when: asked");
+    assert_int_equal(sg_y_get(m, "description")->line, 3);
+    assert_null(fm_get(m, "lone"));                  /* a lone quote is nothing */
+    assert_null(fm_get(m, "indented"));
+    assert_null(fm_get(m, "a.b"));
+    assert_string_equal(fm_get(m, "-dash_1"), "yes");
+    assert_string_equal(fm_get(m, "block"), "- one\n\n  - two");
+    assert_int_equal(sg_y_get(m, "block")->line, 9);
+    assert_int_equal(sg_y_get(m, "block")->col, 3);
+    assert_string_equal(fm_get(m, "next"), "x");
+    assert_null(fm_get(m, "empty"));
+    const struct sg_ynode *nul = sg_y_get(m, "nul");
+    assert_int_equal(nul->len, 3); /* kept whole: pc_string refuses it */
+    sg_ynode_free(m);
+    /* past the cap of fields: refused, not cut */
+    struct sg_buf b;
+    sg_buf_init(&b, 64 * 1024);
+    for (int i = 0; i <= SG_FMLINES_MAX_KEYS; i++)
+        sg_buf_printf(&b, "k%d: v\n", i);
+    assert_int_equal(sg_fmlines_parse(b.data, b.len, 2, NULL, "f", &d, &m), -E2BIG);
+    assert_null(m);
+    sg_buf_free(&b);
+}
+
 static void diagnostic_line_format(void **st)
 {
     (void)st;
@@ -641,6 +694,7 @@ int main(void)
         cmocka_unit_test(wasm_block_folds_into_policy),
         cmocka_unit_test(wasm_block_own_folders),
         cmocka_unit_test(clawhub_skill_by_openclaw_rules),
+        cmocka_unit_test(frontmatter_lines),
         cmocka_unit_test(diagnostic_line_format),
     };
     return cmocka_run_group_tests_name("skillmd", tests, NULL, NULL);

@@ -193,8 +193,14 @@ def what_the_private_views_took_is_reported(m, base):
             hv + "/\\e]0;t\\x07x": "file"}
     assert {k: e["data"]["class"] for k, e in got.items()} == want, got.keys()
     for k, e in got.items():
-        assert e["data"]["discarded"] is True and e["data"]["type"] == "file", e
-        assert "discarded with the sandbox, never on this machine" in e["message"], e
+        # a plain file in the home is kept for the skill's next runs (its
+        # own home, never the person's); the rest goes with the sandbox
+        kept = want[k] == "file" and k.startswith(hv + "/")
+        assert e["data"]["discarded"] is (not kept) and e["data"]["type"] == "file", e
+        assert e["data"].get("kept", False) is kept, e
+        assert ("kept for its next runs, never in your home" if kept else
+                "discarded with the sandbox, never on this machine") in e["message"], e
+    assert "notes.txt" not in p.err, p.err  # kept ones are in the trace, not on every run
     assert "a persistence location" in got[hv + "/.bashrc"]["message"]
     assert "\x1b" not in p.err and "\x07" not in p.err, repr(p.err)
     assert "write_discarded: ~/.bashrc written in the sandbox's private home" in p.err, p.err
@@ -444,7 +450,7 @@ def record_learns_what_a_skill_needs_and_its_manifest_passes(m, base):
             ("network", "unused.test:443"), ("write", unused)}, c["over"]
         assert [(x["what"], x["name"]) for x in c["under"]] == [
             ("network", "api.record.test:443")], c["under"]
-        assert c["allowed_tools_for_programs"] == "Bash(uname:*)", c
+        assert c["allowed_tools_for_programs"] == "uname:*", c
         man = j["manifest"]
         assert "domain: api.record.test" in man and "unused" not in man, man
         assert "# memory_mb" in man and "# max_runtime_seconds" in man, man
@@ -466,6 +472,74 @@ def record_learns_what_a_skill_needs_and_its_manifest_passes(m, base):
         assert not [e for e in t["events"] if e["kind"] in ("permission_asked", "dns_blocked")]
     finally:
         lis.close()
+
+
+PAGES_PY = """\
+import os, subprocess
+os.makedirs("out", exist_ok=True)
+r = subprocess.run(["getconf", "PAGESIZE"], capture_output=True, text=True)
+with open("out/page-1.txt", "w") as f:
+    f.write(r.stdout)
+print("pages done")
+"""
+
+OTHER_PY = """\
+with open("result.txt", "w") as f:
+    f.write("x")
+print("other done")
+"""
+
+
+@test()
+def record_gives_a_manifest_that_works_from_any_working_folder(m, base):
+    """Issue 52, item 7: recorded in one working folder, the manifest
+    declares the program the script ran (permissions.programs, which
+    restricts no other tool) and the folder it wrote as $CWD/out; the same
+    script then passes under --prompt deny from another working folder (out
+    made there), with nothing refused; the skill's other script is no worse
+    (asked as before, never refused by the manifest). A $CWD path that
+    climbs out is an error naming the file, line and field."""
+    d = os.path.join(base, f"pages-{m.name}")
+    os.makedirs(os.path.join(d, "scripts"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write("---\nname: pages-%s\ndescription: pages\n---\nRun scripts/pages.py.\n"
+                % m.name)
+    for name, text in (("pages.py", PAGES_PY), ("other.py", OTHER_PY)):
+        with open(os.path.join(d, "scripts", name), "w") as f:
+            f.write(text)
+    works = []
+    for k in (1, 2):
+        w = os.path.join(base, f"work{k}-{m.name}")
+        os.makedirs(w)
+        if h.IS_ROOT:
+            os.chown(w, m.uid, m.uid)
+        works.append(w)
+    p = m.run("record", "--allow-all", d, "--cwd", works[0], "--script", "scripts/pages.py",
+              "--json", check=0)
+    man = json.loads(p.out)["manifest"]
+    assert "- $CWD/out" in man and "programs:" in man and "- getconf:*" in man, man
+    assert works[0] not in man, man  # nothing of the folder it was recorded in
+    with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
+        f.write(man)
+    p = m.run("run", "--prompt", "deny", d, "--cwd", works[1], "--script", "scripts/pages.py",
+              check=0)
+    assert "pages done" in p.out, p.out + p.err
+    assert os.path.isfile(os.path.join(works[1], "out", "page-1.txt")), p.err
+    t = m.last_trace()
+    assert t["violation_summary"]["total_enforcements"] == 0, t["violation_summary"]
+    assert t["exit_code"] == 0, t["exit_code"]
+    p = m.run("run", "--prompt", "deny", d, "--cwd", works[1], "--script", "scripts/other.py")
+    assert "nobody to ask" in p.err and "allowed-tools" not in p.err, p.err
+    # run from a system folder, $CWD makes nothing there and nothing writable
+    p = m.run("run", "--prompt", "deny", d, "--cwd", "/etc", "--script", "scripts/pages.py")
+    assert p.returncode != 0 and "is a system folder" in p.err, p.err
+    assert not os.path.exists("/etc/out"), "a manifest's $CWD made /etc/out"
+    text = open(os.path.join(d, "skillsandbox.yaml")).read().replace("$CWD/out", "$CWD/../x")
+    with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
+        f.write(text)
+    p = m.run("validate", d)
+    assert p.returncode != 0 and "skillsandbox.yaml:" in p.out + p.err, p.out + p.err
+    assert "permissions.filesystem.write[0]" in p.out + p.err, p.out + p.err
 
 
 def manifest_reads(man):

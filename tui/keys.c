@@ -167,7 +167,7 @@ int tui_keymap_config(struct tui_keymap *m, const struct sg_config *cfg, struct 
             /* a key that denies (or Esc, ^C: "get me out") never comes to
              * allow: binding it would silently take its deny away */
             bool allows = a == TUI_A_P_ONCE || a == TUI_A_P_RUN || a == TUI_A_P_ALWAYS ||
-                          a == TUI_A_P_FOLDER;
+                          a == TUI_A_P_FOLDER || a == TUI_A_P_PROGRAM;
             for (int k = 0; allows && k < nk; k++) {
                 enum tui_action was = tui_keymap_lookup(m, keys[k], TUI_G_PROMPT);
                 if (keys[k] == 27 || keys[k] == 3 || was == TUI_A_P_DENY ||

@@ -206,6 +206,30 @@ static void answer_folder(struct tui *t, struct tui_prompt_state *s)
     }
 }
 
+/* p: the program with any arguments, and the programs of root's it and
+ * its children run, for the rest of this run (exec.h) */
+static void answer_program(struct tui *t, struct tui_prompt_state *s)
+{
+    cleanup_free char *rule = s->remote ? NULL : sg_preq_program_rule(&s->q);
+    if (!rule) {
+        tui_message(t, "%s", s->remote ? "an agent's run takes a, r, A, d or D"
+                                       : "p is for a skill's program that is no shell or "
+                                         "interpreter (those run any code)");
+        return;
+    }
+    const char *why;
+    s->answered = true;
+    if (sg_perm_answer_program(s->perm, s->id, &why) < 0) {
+        s->answered = false;
+        if (why)
+            tui_message(t, "%s", why);
+    } else {
+        tui_message(t, "%s (any arguments) and the system's programs it runs, this run; a "
+                       "shell fed code, a file of the skill's or yours, and what they write or "
+                       "reach are still asked", rule);
+    }
+}
+
 /* What e offers first: a program with exactly these arguments (the
  * default keeps the program with any); a Write or Fetch rule as it is, to
  * edit into a glob or a port. */
@@ -341,7 +365,7 @@ void tui_prompt_key(struct tui *t, int key)
     }
     enum tui_action act = tui_keymap_lookup(&t->keys, key, TUI_G_PROMPT);
     if (act == TUI_A_P_ONCE || act == TUI_A_P_RUN || act == TUI_A_P_ALWAYS ||
-        act == TUI_A_P_FOLDER || act == TUI_A_P_DENY_ALWAYS) {
+        act == TUI_A_P_FOLDER || act == TUI_A_P_PROGRAM || act == TUI_A_P_DENY_ALWAYS) {
         const char *why = no_allow(t, s, act == TUI_A_P_DENY_ALWAYS);
         if (why && act == TUI_A_P_DENY_ALWAYS && s->q.cut)
             why = "no rule kept: this request is not shown whole (d denies it)";
@@ -355,6 +379,7 @@ void tui_prompt_key(struct tui *t, int key)
     case TUI_A_P_ONCE: answer(s, SG_DEC_ALLOW_ONCE); break;
     case TUI_A_P_RUN: answer(s, SG_DEC_ALLOW_RUN); break;
     case TUI_A_P_FOLDER: answer_folder(t, s); break;
+    case TUI_A_P_PROGRAM: answer_program(t, s); break;
     /* a rule kept forever, either way, is shown and confirmed first */
     case TUI_A_P_ALWAYS: s->confirming = true, s->confirm_dec = SG_DEC_ALLOW_ALWAYS; break;
     case TUI_A_P_DENY: answer(s, SG_DEC_DENY); break;
@@ -599,14 +624,20 @@ static void draw_footer(struct tui *t, struct tui_prompt_state *s, int y, int x,
         }
         tui_put(stdscr, row, x + 2, w - 4, ask, strlen(ask), ta);
     } else {
-        char k[7][24];
+        char k[8][24];
         static const enum tui_action acts[] = {TUI_A_P_ONCE, TUI_A_P_RUN, TUI_A_P_ALWAYS,
                                                TUI_A_P_DENY, TUI_A_P_DENY_ALWAYS, TUI_A_P_DETAILS,
-                                               TUI_A_P_FOLDER};
+                                               TUI_A_P_FOLDER, TUI_A_P_PROGRAM};
         cleanup_free char *folder =
             s->remote ? NULL : sg_preq_folder_rule(q, sg_invoking_home());
+        cleanup_free char *program = s->remote || folder ? NULL : sg_preq_program_rule(q);
         for (size_t i = 0; i < SG_ARRAY_LEN(acts); i++)
             tui_keymap_describe(&t->keys, acts[i], k[i], sizeof k[i]);
+        bool is_program = program != NULL;
+        if (program) { /* the same place: one of the two is offered */
+            folder = steal_pointer(&program);
+            snprintf(k[6], sizeof k[6], "%s", k[7]);
+        }
         if (q->cut) /* nothing to allow: the keys that deny, and why */
             tui_putf(stdscr, row, x + 2, w - 4, ta | A_BOLD,
                      "NO ALLOW: not shown whole.  %s deny  %s more", k[3], k[5]);
@@ -618,8 +649,10 @@ static void draw_footer(struct tui *t, struct tui_prompt_state *s, int y, int x,
             tui_putf(stdscr, row, x + 2, w - 4, ta,
                      "%s once  %s %s  %s%s%s%s always  %s deny  %s never  %s more", k[0], k[1],
                      s->session ? "session" : "run", folder ? k[6] : "",
-                     folder ? " folder, this " : "", folder ? (s->session ? "session  " : "run  ")
-                                                            : "",
+                     !folder                   ? ""
+                     : is_program              ? " program, any args, +what it runs, this "
+                                               : " folder, this ",
+                     folder ? (s->session ? "session  " : "run  ") : "",
                      k[2], k[3], k[4], k[5]);
     }
     int64_t now = mono_ms();

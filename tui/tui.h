@@ -69,6 +69,7 @@
     X(P_ONCE, "allow-once", "a", PROMPT, "allow this request once")                          \
     X(P_RUN, "allow-run", "r", PROMPT, "allow it for the rest of this run")                  \
     X(P_FOLDER, "allow-folder", "f", PROMPT, "allow writes in its folder for the rest of this run") \
+    X(P_PROGRAM, "allow-program", "p", PROMPT, "allow the program with any arguments and root's programs it runs, this run") \
     X(P_ALWAYS, "allow-always", "A", PROMPT, "allow it always (shows the rule, asks to confirm)") \
     X(P_DENY, "deny", "d Esc", PROMPT, "deny it (the default; Enter never allows)")          \
     X(P_DENY_ALWAYS, "deny-always", "D", PROMPT, "deny it always (a grant)")                 \

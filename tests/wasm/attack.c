@@ -355,6 +355,63 @@ static int mode_read_ok(void)
     return result_end(0);
 }
 
+/* through libc: the first line of path in line, or errno */
+static int libc_first_line(const char *path, char *line, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    int e = 0;
+    line[0] = '\0';
+    if (!f)
+        return errno;
+    if (!fgets(line, (int)n, f))
+        e = ferror(f) ? errno : 0;
+    (void)fclose(f); /* read-only: a failed close loses nothing */
+    line[strcspn(line, "\r\n")] = '\0';
+    return e;
+}
+
+/* through libc: path made (or appended to) with text, or errno */
+static int libc_write(const char *path, const char *mode, const char *text)
+{
+    FILE *f = fopen(path, mode);
+    int e = 0;
+    if (!f)
+        return errno;
+    if (fputs(text, f) == EOF)
+        e = errno;
+    if (fclose(f) != 0 && e == 0)
+        e = errno;
+    return e;
+}
+
+/* issue 52: the names a module written for wasmtime (`--dir .`) or
+ * OpenSkills uses, relative and below /skill, with the declared paths'
+ * modes (data read, out written) */
+static int mode_relative(void)
+{
+    char rel[READ_BYTES], abs[READ_BYTES], dot[READ_BYTES], up[READ_BYTES];
+    int e_rel = libc_first_line("data/in.txt", rel, sizeof rel);
+    int e_abs = libc_first_line("/skill/data/in.txt", abs, sizeof abs);
+    int e_dot = libc_first_line("./data/in.txt", dot, sizeof dot);
+    int e_up = libc_first_line("../outside.txt", up, sizeof up);
+    int e_wrel = libc_write("out/rel.txt", "w", "rel\n");
+    int e_wskill = libc_write("/skill/out/skill.txt", "w", "skill\n");
+    int e_ro = libc_write("SKILL.md", "a", "x\n");
+    int e_rodata = libc_write("data/in.txt", "a", "x\n");
+    result_begin();
+    out_kv_int("", "rel", e_rel);
+    out_str(",\"text\":");
+    out_jstr(rel);
+    out_kv_int(",", "abs", e_abs);
+    out_kv_int(",", "dot", e_dot);
+    out_kv_int(",", "up", e_up);
+    out_kv_int(",", "wrel", e_wrel);
+    out_kv_int(",", "wskill", e_wskill);
+    out_kv_int(",", "ro", e_ro);
+    out_kv_int(",", "rodata", e_rodata);
+    return result_end(0);
+}
+
 /* Each block is kept in a volatile slot so that the allocation and the
  * memset cannot be optimized away: the pages really are touched. */
 static void *volatile blocks[BLOCKS_MAX];
@@ -749,7 +806,7 @@ static const struct mode modes[] = {
     {"proc", mode_proc},       {"inspector", mode_inspector},
     {"esc", mode_esc},         {"ctl", mode_ctl},         {"swap", mode_swap},
     {"shipped", mode_shipped}, {"prefix", mode_prefix},
-    {"rmdir_self", mode_rmdir_self},
+    {"rmdir_self", mode_rmdir_self}, {"relative", mode_relative},
 };
 
 int main(int argc, char **argv)
