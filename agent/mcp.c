@@ -704,6 +704,8 @@ static json_t *run_to_result(struct sg_runner *run, const struct run_call *c,
         json_object_set(j, "skill", json_object_get(doc, "skill_name"));
         json_object_set(j, "duration_ms", json_object_get(doc, "duration_ms"));
         json_object_set(j, "end_reason", json_object_get(doc, "end_reason"));
+        if (json_object_get(doc, "limit_note")) /* a limit that stopped it, or it died near */
+            json_object_set(j, "limit_note", json_object_get(doc, "limit_note"));
         if (out.res.end == SG_END_SETUP_FAILED && out.res.failed_step[0]) {
             /* where the sandbox could not be built, and why (a folder that
              * changed since it was asked about, a path another user owns) */

@@ -329,6 +329,8 @@ static void run_help(void)
     printf("\n  -i, --input JSON       input for the skill (SKILL_INPUT, stdin); default {}\n"
            "  -I, --input-file FILE  the same from a file (at most 64 KiB)\n"
            "  -t, --timeout S        wall-clock limit in seconds (default: the manifest's)\n"
+           "      --memory MB        memory limit of the run (default: the manifest's\n"
+           "                         memory_mb, else 256)\n"
            "  -o, --trace-out FILE   also write the trace here\n"
            "  -w, --watch            events as they happen: [HH:MM:SS.mmm] KIND message\n"
            "  -j, --json             one JSON event per line on stdout\n"
@@ -522,6 +524,13 @@ static int run_option(struct run_args *a, int c)
         }
         a->rq.timeout_s = v;
         return -1;
+    case 'M':
+        if (sg_parse_ll(optarg, 16, 65536, &v) < 0) {
+            fprintf(stderr, "skillgate: --memory takes megabytes, 16..65536\n");
+            return SG_EXIT_USAGE;
+        }
+        a->rq.memory_mb = v;
+        return -1;
     case 'o':
         a->trace_out = optarg;
         return -1;
@@ -608,6 +617,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
         {"module", required_argument, NULL, 'm'}, {"env", required_argument, NULL, 'E'},
         {"write", required_argument, NULL, 'W'}, {"publish", required_argument, NULL, 'p'},
         {"settings", required_argument, NULL, 'S'}, {"fresh-home", no_argument, NULL, 'F'},
+        {"memory", required_argument, NULL, 'M'},
         {0},
     };
     int c, st;
@@ -718,7 +728,7 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
     /* a wrapped command's stderr is its own: skillgate adds a word only
      * when it stopped something (or was asked to tell it all) */
     if (oc->copied && !total && !json_array_size(refused) && !info->degraded &&
-        res->exit_code != SG_RUN_TIMEOUT)
+        res->exit_code != SG_RUN_TIMEOUT && !res->limit_note[0])
         return;
     const char *written = rout->trace_path;
     FILE *f = oc->watch ? stdout : stderr;
@@ -727,6 +737,8 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
             (long long)(res->ended_ms - res->started_ms), (long long)total, total == 1 ? "" : "s",
             json_string_value(json_object_get(vs, "max_severity")), written ? "; trace " : "",
             written ? written : "");
+    if (res->limit_note[0])
+        fprintf(f, "skillgate: %s\n", res->limit_note);
     if (info->degraded)
         fprintf(f, "skillgate: DEGRADED run: Landlock was not used\n");
     if (info->allow_all)

@@ -24,9 +24,10 @@ void sg_wrap_help(void)
            "      --env NAME         pass a variable whose name says it is a secret (the\n"
            "                         others pass as they are)\n"
            "      --write DIR        another writable folder for this call\n"
-           "  -w, --watch, -j, --json, -t, --timeout S, -o, --trace-out FILE, --policy FILE,\n"
-           "  --prompt tty|deny|attached|exec:..., --prompt-timeout S, --no-records,\n"
-           "  --allow-degraded, --resolve, --allow-upstream, --publish: as for run\n"
+           "  -w, --watch, -j, --json, -t, --timeout S, --memory MB, -o, --trace-out FILE,\n"
+           "  --policy FILE, --prompt tty|deny|attached|exec:..., --prompt-timeout S,\n"
+           "  --no-records, --allow-degraded, --resolve, --allow-upstream, --publish: as for\n"
+           "  run\n"
            "\nExit status: the command's; 124 timeout, 125 sandbox setup failed, 126\n"
            "refused (settings or folder), 127 command not found, 128+N killed by\n"
            "signal N; 74 the records could not be kept; 2 bad command line.\n");

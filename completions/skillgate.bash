@@ -38,10 +38,10 @@ _skillgate()
         validate) opts="--strict --quiet --help" ;;
         inspect) opts="--json --help" ;;
         list) opts="--json --all --help" ;;
-        run) opts="--input --input-file --timeout --trace-out --watch --json --dry-run --script
+        run) opts="--input --input-file --timeout --memory --trace-out --watch --json --dry-run --script
                    --module --env --write --cwd --python --no-records --fresh-home --allow-degraded --prompt --policy
                    --prompt-timeout --allow-all --allow-upstream --resolve --publish --help" ;;
-        wrap) opts="--settings --cwd --timeout --trace-out --watch --json --dry-run --env
+        wrap) opts="--settings --cwd --timeout --memory --trace-out --watch --json --dry-run --env
                     --write --no-records --allow-degraded --prompt --policy --prompt-timeout
                     --allow-upstream --resolve --publish --help" ;;
         record) opts="--input --timeout --cwd --script --allow-all --prompt --prompt-timeout

@@ -70,10 +70,10 @@ static json_t *with_layer(const struct sg_event_bus *b, enum sg_event_kind k, js
         return data;
     if (!data)
         data = json_object();
-    /* the broker's own bounds (output, the timer): "broker" */
+    /* the broker's own bounds (output, the timer, its memory watch): "broker" */
     const char *mech = json_string_value(json_object_get(data, "mechanism"));
     bool broker = k == SG_EV_OUTPUT_DROPPED || k == SG_EV_OUTPUT_ESCAPES ||
-                  (mech && !strcmp(mech, "broker"));
+                  (mech && (!strcmp(mech, "broker") || !strcmp(mech, "resident watch")));
     if (!json_object_get(data, "layer"))
         json_object_set_new(data, "layer", json_string(broker ? "broker" : b->layer));
     return data;

@@ -43,7 +43,10 @@ struct sg_run_result {
     char failed_step[512]; /* room for a path and why it was refused */
     int failed_errno;
     char end_reason[160];  /* how it ended, in words: "interrupted by SIGINT" */
-    long long memory_peak; /* bytes, the cgroup's peak; 0 where unknown */
+    /* when a limit stopped it, or it died (a signal, a failure) near one:
+     * which, and how to raise it; else "" */
+    char limit_note[256];
+    long long memory_peak; /* bytes, the cgroup's peak or the broker's watch's; 0 where unknown */
     long long pids_peak;   /* processes and threads at once (pids.peak); 0 where unknown */
 };
 

@@ -220,6 +220,8 @@ json_t *sg_trace_doc(json_t *head, struct sg_trace *t, const struct sg_run_resul
     json_object_set_new(doc, "exit_code", no_exit ? json_null() : json_integer(res->exit_code));
     json_object_set_new(doc, "status", json_string(sg_run_end_name(res->end)));
     json_object_set_new(doc, "end_reason", json_string(res->end_reason));
+    if (res->limit_note[0])
+        json_object_set_new(doc, "limit_note", json_string(res->limit_note));
     static const char *const after[] = {"degraded", "allow_all", "skill_digest", "invocation",
                                         "limits", "records"};
     for (size_t i = 0; i < SG_ARRAY_LEN(after); i++)
@@ -245,7 +247,7 @@ json_t *sg_trace_doc(json_t *head, struct sg_trace *t, const struct sg_run_resul
                   "stderr_bytes", (json_int_t)res->bytes[1], "stdout_dropped",
                   (json_int_t)res->dropped[0], "stderr_dropped", (json_int_t)res->dropped[1],
                   "trace_events_dropped", (json_int_t)t->dropped_events));
-    json_t *usage = json_object(); /* where a cgroup counted it */
+    json_t *usage = json_object(); /* where a cgroup or the broker's watch counted it */
     if (res->memory_peak > 0)
         json_object_set_new(usage, "memory_peak_bytes", json_integer(res->memory_peak));
     if (res->pids_peak > 0)

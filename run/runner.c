@@ -350,6 +350,7 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
     }
     bool agent = rq->front == SG_FRONT_AGENT;
     struct sg_run_opts ro = {.input = rq->input, .timeout_s = rq->timeout_s,
+                             .memory_mb = agent ? 0 : rq->memory_mb,
                              .host_env = rq->host_env ? rq->host_env : environ,
                              .script = rq->script, .args = rq->args, .nargs = rq->nargs,
                              .work_dir = rq->work_dir, .python = rq->python,

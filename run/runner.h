@@ -29,6 +29,7 @@ struct sg_run_request {
     enum sg_front front;
     const char *input;           /* JSON text for SKILL_INPUT and stdin; NULL: "{}" */
     long long timeout_s;         /* 0: the manifest's. An agent may only shorten it */
+    long long memory_mb;         /* 0: the manifest's (--memory) */
     char *const *host_env;       /* the environment to filter; NULL: ours */
     const char *script;          /* run this script of the skill instead (sandbox.h) */
     char *const *args;           /* its arguments, byte for byte */

@@ -35,6 +35,7 @@
 #include "util.h"
 #include "views.h"
 #include "wasireport.h"
+#include "memwatch.h"
 #include "wasm.h"
 
 struct stream {
@@ -382,14 +383,15 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
         /* SysV queues and semaphore sets: kernel memory, like shmget's */
         bool ipc = !strcmp(sc, "msgget") || !strcmp(sc, "semget");
         if (!strcmp(sc, "memfd_create") || !strcmp(sc, "shmget") || ipc || xattr) {
-            bool counted = plan->limits[SG_PL_MEMORY].mech != SG_MECH_RLIMIT;
+            enum sg_mechanism mech = plan->limits[SG_PL_MEMORY].mech;
+            bool counted = mech == SG_MECH_CGROUP1 || mech == SG_MECH_CGROUP2;
             resp->error = counted ? 0 : xattr ? -ENOTSUP : -EPERM;
             resp->flags = counted ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
             seccomp_notify_respond(fd, resp);
             if (!counted)
                 sg_bus_emit(bus, SG_EV_RESOURCE_LIMIT_HIT,
                             json_pack("{s:s, s:s, s:s, s:b}", "limit", "memory", "syscall", sc,
-                                      "mechanism", "rlimit", "prevented", 1),
+                                      "mechanism", sg_mechanism_name(mech), "prevented", 1),
                             xattr ? "%s refused (ENOTSUP): without a cgroup an extended "
                                     "attribute is kernel memory no limit counts"
                             : ipc ? "%s refused: without a cgroup its messages or semaphores "
@@ -702,6 +704,9 @@ struct sg_session {
     size_t in_off, in_len;
     short nfy_revents;
     bool entry_done, stopped, disk_full, exited, timed_out, have_status, exec_failed;
+    bool mem_over;            /* stopped by the broker's memory watch */
+    long long mem_over_bytes; /* what it saw then */
+    int64_t mem_next_ms;      /* its next look */
     int interrupted; /* the signal skillgate got, or 0 */
     bool cancelled;  /* the client took the request back */
     /* time a person takes to decide is not the skill's: the timeout waits */
@@ -970,6 +975,45 @@ static void disk_dispatch(void *c, const struct pollfd *p, size_t n)
     }
 }
 
+/* Without a cgroup the broker's watch holds memory (memwatch.h): a look
+ * every SG_MEMWATCH_MS, and past the limit a proportional look before the
+ * run is stopped. */
+static int mem_timeout(void *c)
+{
+    struct sg_session *r = c;
+    const struct sg_plan_limit *m = &r->plan->limits[SG_PL_MEMORY];
+    if (m->mech != SG_MECH_RESIDENT || m->value <= 0 || r->exited || r->stopped)
+        return -1;
+    int64_t left = r->mem_next_ms - now_ms();
+    return left > 0 ? (int)left : 0;
+}
+
+static void mem_dispatch(void *c, const struct pollfd *p, size_t n)
+{
+    (void)p, (void)n;
+    struct sg_session *r = c;
+    if (mem_timeout(r) != 0)
+        return;
+    r->mem_next_ms = now_ms() + SG_MEMWATCH_MS;
+    long long mb = r->plan->limits[SG_PL_MEMORY].value, limit = mb << 20;
+    long long used = sg_sandbox_resident(r->sb, false);
+    if (used > limit)
+        used = sg_sandbox_resident(r->sb, true);
+    if (used > r->live.memory_bytes)
+        r->live.memory_bytes = used;
+    if (used <= limit)
+        return;
+    r->stopped = r->mem_over = true;
+    r->mem_over_bytes = used;
+    sg_sandbox_kill(r->sb);
+    sg_bus_emit(r->bus, SG_EV_RESOURCE_LIMIT_HIT,
+                json_pack("{s:s, s:I, s:s, s:I, s:b}", "limit", "memory", "value", (json_int_t)mb,
+                          "mechanism", sg_mechanism_name(SG_MECH_RESIDENT), "resident_bytes",
+                          (json_int_t)used, "prevented", 1),
+                "memory limit (%lld MB) reached: the sandbox's processes held %lld MB "
+                "resident; every process killed", mb, used >> 20);
+}
+
 static size_t timer_fds(void *c, struct pollfd *p, size_t max)
 {
     struct sg_session *r = c;
@@ -1179,6 +1223,16 @@ static void say_how_it_ended(const struct sg_session *r, struct sg_run_result *r
                     json_pack("{s:s, s:I}", "reason", "disk", "duration_ms", (json_int_t)ms),
                     "stopped: past the disk cap of its write paths (%lld MB); every process of "
                     "the sandbox killed (duration=%lldms)", r->plan->limits[SG_PL_DISK].value, ms);
+    } else if (r->mem_over) {
+        res->end = SG_END_SIGNALED;
+        res->exit_code = 128 + SIGKILL;
+        snprintf(res->end_reason, sizeof res->end_reason, "stopped past the memory limit (%lld MB)",
+                 r->plan->limits[SG_PL_MEMORY].value);
+        sg_bus_emit(r->bus, SG_EV_SKILL_FAILED,
+                    json_pack("{s:s, s:I}", "reason", "memory", "duration_ms", (json_int_t)ms),
+                    "stopped: its processes held %lld MB resident, past the memory limit (%lld "
+                    "MB); every process of the sandbox killed (duration=%lldms)",
+                    r->mem_over_bytes >> 20, r->plan->limits[SG_PL_MEMORY].value, ms);
     } else if (r->stopped && (WIFSIGNALED(r->status) || !r->exited)) {
         res->end = SG_END_SIGNALED;
         res->exit_code = 128 + SIGKILL;
@@ -1207,6 +1261,30 @@ static void say_how_it_ended(const struct sg_session *r, struct sg_run_result *r
                               (json_int_t)ms),
                     "exit_code=%d duration=%lldms", res->exit_code, ms);
     }
+}
+
+/* A run a limit stopped, or that died by a signal or failed near one,
+ * says which limit and how to raise it (res->limit_note; the CLI prints
+ * it, the trace keeps it). Near: 90% of the memory limit at its peak. */
+static void say_which_limit(const struct sg_session *r, const struct sg_limit_hits *hits,
+                            struct sg_run_result *res)
+{
+    const struct sg_plan_limit *m = &r->plan->limits[SG_PL_MEMORY];
+    bool failed = (res->end == SG_END_SIGNALED && !(r->stopped && !r->mem_over)) ||
+                  (res->end == SG_END_EXITED && res->exit_code != 0);
+    bool hit = r->mem_over || hits->memory;
+    bool near = m->value > 0 && res->memory_peak >= (m->value << 20) / 10 * 9;
+    const char *raise = r->plan->wrap ? "raise it with --memory MB"
+                        : "raise it with --memory MB (skillgate run or wrap), or memory_mb in "
+                          "the skill's skillsandbox.yaml (resources:) or SKILL.md (wasm:)";
+    if (failed && (hit || near))
+        snprintf(res->limit_note, sizeof res->limit_note, "%s the memory limit (%lld MB, %s; "
+                 "peak %lld MB): %s", hit ? "stopped at" : "ended near", m->value,
+                 sg_mechanism_name(m->mech), res->memory_peak >> 20, raise);
+    else if (failed && hits->pids)
+        snprintf(res->limit_note, sizeof res->limit_note, "the process limit (%lld) refused "
+                 "new processes: raise it with max_pids in the skill's skillsandbox.yaml",
+                 r->plan->limits[SG_PL_PIDS].value);
 }
 
 /* The command line, for the start event. */
@@ -1312,7 +1390,7 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
                 "%s started: %s", plan->skill_name, cmdline);
     r->live = (struct sg_session_live){.pid = r->sb->pid, .started_ms = res->started_ms,
                                        .memory_bytes = sg_sandbox_memory_usage(r->sb)};
-    r->mem_read_ms = now_ms();
+    r->mem_read_ms = r->mem_next_ms = now_ms();
     if (bs.have_views)
         r->views = bs.views; /* the session owns it now */
     else
@@ -1343,6 +1421,7 @@ size_t sg_session_sources(struct sg_session *r, bool shared, struct sg_loop_sour
         {"stdin", stdin_fds, stdin_dispatch, NULL, r},
         {"control", ctl_fds, ctl_dispatch, NULL, r},
         {"disk", NULL, disk_dispatch, disk_timeout, r},
+        {"memory", NULL, mem_dispatch, mem_timeout, r},
         {"timeout", timer_fds, timer_dispatch, NULL, r},
         {"pid 1", pid_fds, pid_dispatch, NULL, r},
     };
@@ -1392,7 +1471,9 @@ void sg_session_live(struct sg_session *r, struct sg_session_live *live)
     r->live.exited = r->exited;
     r->live.paused = r->pause_start_ms != 0;
     r->live.paused_ms = r->paused_ms + (r->pause_start_ms ? now_ms() - r->pause_start_ms : 0);
-    if (now_ms() - r->mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
+    /* the broker's watch keeps live.memory_bytes itself (mem_dispatch) */
+    bool watched = r->plan->limits[SG_PL_MEMORY].mech == SG_MECH_RESIDENT;
+    if (!watched && now_ms() - r->mem_read_ms >= 250) { /* a cgroup read is a few syscalls */
         /* the peak: it stays once the cgroup is gone, and where the kernel
          * keeps no peak, the largest reading is the best there is */
         long long m = sg_sandbox_memory_usage(r->sb);
@@ -1403,11 +1484,12 @@ void sg_session_live(struct sg_session *r, struct sg_session_live *live)
     *live = r->live;
 }
 
-static void emit_limit_hits(struct sg_session *r)
+static void emit_limit_hits(struct sg_session *r, struct sg_limit_hits *out)
 {
     const struct sg_plan *plan = r->plan;
     struct sg_limit_hits hits;
     sg_sandbox_limit_hits(r->sb, &hits);
+    *out = hits;
     if (hits.memory)
         sg_bus_emit(r->bus, SG_EV_RESOURCE_LIMIT_HIT,
                     json_pack("{s:s, s:I, s:s, s:b}", "limit", "memory", "value",
@@ -1471,7 +1553,8 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
     res->dropped[0] = r->out->dropped, res->dropped[1] = r->err->dropped;
     res->skill_status = r->status;
     res->ended_ms = now_ms();
-    emit_limit_hits(r);
+    struct sg_limit_hits hits;
+    emit_limit_hits(r, &hits);
     long long peak = sg_sandbox_memory_usage(r->sb);
     res->memory_peak = peak > r->live.memory_bytes ? peak : r->live.memory_bytes;
     if (res->memory_peak < 0)
@@ -1481,6 +1564,7 @@ void sg_session_finish(struct sg_session *r, struct sg_run_result *res)
         res->pids_peak = 0;
     sg_sandbox_cleanup(r->sb);
     say_how_it_ended(r, res);
+    say_which_limit(r, &hits, res);
     r->bus->layer = NULL;
     free(r);
 }

@@ -41,7 +41,7 @@ int sg_session_start(const struct sg_plan *plan, struct sg_event_bus *bus, struc
  * caller's loop (loop.h). shared: a front end's fds are in that loop too
  * (the output is read in smaller batches then, so its keys stay quick). */
 size_t sg_session_sources(struct sg_session *s, bool shared, struct sg_loop_source *out, size_t max);
-#define SG_SESSION_SOURCES 15
+#define SG_SESSION_SOURCES 16
 /* Is the run still going? *cap_ms: the longest the loop may wait now
  * (-1: no cap; after the exit, what is left of the 2 s drain). */
 bool sg_session_running(const struct sg_session *s, int *cap_ms);

@@ -85,6 +85,62 @@ static bool only_us(const char *dir)
     return n == 1 && us;
 }
 
+char *sg_cgroup_user_service(const char *top, const char *path, uid_t uid)
+{
+    char unit[64];
+    snprintf(unit, sizeof unit, "/user@%u.service", (unsigned)uid);
+    size_t ul = strlen(unit);
+    const char *at = path;
+    /* the unit as a whole component of the path, never a prefix of one */
+    while ((at = strstr(at, unit)) && at[ul] != '/' && at[ul] != '\0')
+        at += ul;
+    if (!at || strstr(path, "/.."))
+        return NULL;
+    static const char *const need[] = {"memory", "pids"};
+    char *dir = sg_xasprintf("%s%.*s", top, (int)(at + ul - path), path);
+    if (access(dir, W_OK | X_OK) != 0 || !has_words(dir, "cgroup.subtree_control", need, 2)) {
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+/* v2, not root: the cgroup this process was started in when it is
+ * delegated, else the user's systemd service (sg_cgroup_user_service);
+ * 2 with base[] filled, or 0 with why said. */
+static int find_v2_user(char *base[SG_CGROUP_V1_MAX], char *why, size_t whylen)
+{
+    static const char *const need[] = {"memory", "pids"}, *const cpu[] = {"cpu"};
+    const char *b = base[0];
+    if (!b || access(b, W_OK) != 0 || access(b, X_OK) != 0) {
+        snprintf(why, whylen, "its own cgroup %s is not delegated to this user (run it "
+                 "under systemd-run --user -p Delegate=yes --scope)", b ? b : "?");
+    } else if (!has_words(b, "cgroup.controllers", need, 2)) {
+        snprintf(why, whylen, "its own cgroup %s does not offer the memory and pids "
+                 "controllers", b);
+    } else if (!has_words(b, "cgroup.subtree_control", need, 2) && !only_us(b)) {
+        snprintf(why, whylen, "its own cgroup %s holds other processes, so it cannot "
+                 "give its children controllers (run skillgate in a scope of its own)", b);
+    } else {
+        base[2] = has_words(b, "cgroup.controllers", cpu, 1) ? sg_xstrdup(b) : NULL;
+        return 2;
+    }
+    /* systemd's user@UID.service, delegated to the user with memory and
+     * pids on for its children: the run's cgroup goes beside the
+     * manager's own (a move from this process's cgroup, which lies in it,
+     * needs write access to it, which the user has) */
+    char *svc = b ? sg_cgroup_user_service(TOP, b + strlen(TOP), getuid()) : NULL;
+    free(base[0]), base[0] = svc;
+    if (!svc) {
+        size_t l = strlen(why);
+        snprintf(why + l, whylen - l, "; no systemd user@%u.service with memory and pids on "
+                 "for its children holds it", (unsigned)getuid());
+        return 0;
+    }
+    base[2] = has_words(svc, "cgroup.subtree_control", cpu, 1) ? sg_xstrdup(svc) : NULL;
+    return 2;
+}
+
 int sg_cgroup_find(bool as_root, char *base[SG_CGROUP_V1_MAX], bool *delegated, char *why,
                    size_t whylen)
 {
@@ -133,26 +189,8 @@ int sg_cgroup_find(bool as_root, char *base[SG_CGROUP_V1_MAX], bool *delegated, 
     }
     if (f)
         fclose(f);
-    if (v2) {
-        static const char *const need[] = {"memory", "pids"};
-        const char *b = base[0];
-        if (!b || access(b, W_OK) != 0 || access(b, X_OK) != 0) {
-            snprintf(why, whylen, "its own cgroup %s is not delegated to this user (run it "
-                     "under systemd-run --user -p Delegate=yes --scope)", b ? b : "?");
-        } else if (!has_words(b, "cgroup.controllers", need, 2)) {
-            snprintf(why, whylen, "its own cgroup %s does not offer the memory and pids "
-                     "controllers", b);
-        } else if (!has_words(b, "cgroup.subtree_control", need, 2) && !only_us(b)) {
-            snprintf(why, whylen, "its own cgroup %s holds other processes, so it cannot "
-                     "give its children controllers (run skillgate in a scope of its own)", b);
-        } else {
-            static const char *const cpu[] = {"cpu"};
-            base[2] = has_words(b, "cgroup.controllers", cpu, 1) ? sg_xstrdup(b) : NULL;
-            return 2;
-        }
-        free(base[0]), base[0] = NULL;
-        return 0;
-    }
+    if (v2)
+        return find_v2_user(base, why, whylen);
     for (size_t i = 0; i < SG_CGROUP_V1_MAX; i++) {
         char tasks[PATH_MAX];
         snprintf(tasks, sizeof tasks, "%s/tasks", base[i] ? base[i] : "");
@@ -186,8 +224,13 @@ static char *make_dir(const char *base, const char *run_id)
 /* v2 delegated: a cgroup that has processes gives its children no
  * controllers, so this process (alone there, sg_cgroup_find) moves into a
  * leaf of its own first. */
-static int give_controllers(const char *base, bool delegated)
+static int give_controllers(const char *base, bool delegated, bool cpu)
 {
+    static const char *const want[] = {"memory", "pids", "cpu"};
+    /* on already (systemd's user@UID.service): its settings stay the
+     * manager's */
+    if (delegated && has_words(base, "cgroup.subtree_control", want, cpu ? 3 : 2))
+        return 0;
     const char *ctl = "+memory +pids +cpu";
     if (write_file(base, "cgroup.subtree_control", ctl) == 0 ||
         write_file(base, "cgroup.subtree_control", "+memory +pids") == 0)
@@ -215,7 +258,8 @@ int sg_cgroup_setup(const struct sg_plan *p, pid_t pid, struct sg_sandbox *sb)
     if (p->cgroup_version != 2)
         return 0; /* v1: pid 1 entered its cgroups itself (sg_cgroup_enter) */
     snprintf(pidbuf, sizeof pidbuf, "%d", pid);
-    if ((r = give_controllers(p->cgroup_base[0], p->cgroup_delegated)) < 0)
+    r = give_controllers(p->cgroup_base[0], p->cgroup_delegated, p->cgroup_base[2] != NULL);
+    if (r < 0)
         return r;
     cleanup_free char *mine = sg_xasprintf("%s/skillgate", p->cgroup_base[0]);
     mkdir(mine, 0755);

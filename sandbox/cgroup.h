@@ -12,7 +12,8 @@
  * one folder per controller, memory, pids, cpu, where cpu may be NULL), or
  * 0. Root uses the hierarchy's top. Anyone else uses the cgroup it was
  * started in when that is delegated to it (systemd's Delegate=yes, or an
- * administrator's chown): v1, its memory and pids folders (cpu when it
+ * administrator's chown), else on v2 its systemd user@UID.service when it
+ * runs inside it (sg_cgroup_user_service): v1, its memory and pids folders (cpu when it
  * may) are writable; v2, its own cgroup is writable, offers memory and
  * pids, and either has them on for its children already or holds no
  * process but this one (which moves into a leaf of its own at launch, the
@@ -20,6 +21,15 @@
  * what is missing when 0. Looks only; changes nothing. */
 int sg_cgroup_find(bool as_root, char *base[SG_CGROUP_V1_MAX], bool *delegated, char *why,
                    size_t whylen);
+/* v2, the cgroup a systemd machine delegates to each user: the
+ * "user@UID.service" folder on path (this process's cgroup, as in
+ * /proc/self/cgroup, under top), when it is a whole component of it, for
+ * this uid, the folder is writable by this process, and its
+ * cgroup.subtree_control has memory and pids on. Its children get those
+ * controllers without a write to the manager's settings, and moving a
+ * process from its own cgroup inside it needs write access there only.
+ * NULL otherwise (malloc'd). */
+char *sg_cgroup_user_service(const char *top, const char *path, uid_t uid);
 
 /* v1: create the run's cgroups, write their limits and open each one's
  * "tasks" file for pid 1 to enter itself (tasks[i] is -1 where there is

@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "memwatch.h"
 #include "landlock.h"
 #include "decoy.h"
 #include "mounts.h"
@@ -319,16 +320,9 @@ static __attribute__((noreturn)) void skill_main(const struct sg_plan *p, int in
     struct sg_ctl_msg m;
     if (ctl_recv(ctl, &m, NULL) < 0 || m.type != SG_CTL_GO)
         _exit(125);
-    /* The address-space limit comes last: nothing may allocate after it
-     * (an AddressSanitizer build reserves terabytes up front). */
-    if (p->limits[SG_PL_MEMORY].mech == SG_MECH_RLIMIT) {
-        rlim_t v = (rlim_t)p->limits[SG_PL_MEMORY].value << 20;
-        struct rlimit as = {v, v};
-        if (setrlimit(RLIMIT_AS, &as) < 0) {
-            ctl_send(ctl, SG_CTL_EXEC_FAILED, errno, 0, "RLIMIT_AS", -1);
-            _exit(127);
-        }
-    }
+    /* No address-space limit: what a program reserves is not what it
+     * uses (memwatch.h); without a cgroup the broker watches what it
+     * touches. */
     wasi_fds(&ctl, rep, cfg);
     exec_skill(p);
     ctl_send(ctl, SG_CTL_EXEC_FAILED, errno, 0, p->argv[0], -1);
@@ -1181,9 +1175,26 @@ void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h)
     sg_cgroup_hits(sb, h);
 }
 
+/* Is pid 1 still running? Its pidfd says, whatever became of its number. */
+static bool pid1_alive(const struct sg_sandbox *sb)
+{
+    struct pollfd pf = {.fd = sb->pidfd, .events = POLLIN};
+    return sb->pidfd >= 0 && poll(&pf, 1, 0) == 0;
+}
+
 long long sg_sandbox_memory_usage(const struct sg_sandbox *sb)
 {
-    return sg_cgroup_memory(sb);
+    return sb->ncgroup ? sg_cgroup_memory(sb) : sg_sandbox_resident(sb, false);
+}
+
+long long sg_sandbox_resident(const struct sg_sandbox *sb, bool proportional)
+{
+    int n;
+    if (!pid1_alive(sb))
+        return -1;
+    long long b = sg_memwatch_sample(sb->pid, proportional, &n);
+    /* still alive after the look: the numbers were its processes' */
+    return pid1_alive(sb) ? b : -1;
 }
 
 long long sg_sandbox_pids_peak(const struct sg_sandbox *sb)

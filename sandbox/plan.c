@@ -22,6 +22,7 @@
 #include "config.h"
 #include "homes.h"
 #include "hostsock.h"
+#include "memwatch.h"
 #include "named.h"
 #include "parse.h"
 #include "sandbox.h"
@@ -150,15 +151,18 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
                                    : sg_xstrdup("");
     cleanup_free char *mem = cg == 2   ? sg_xasprintf("memory.max, memory.swap.max=0%s", where)
                              : cg == 1 ? sg_xasprintf("memory.limit_in_bytes (+memsw)%s", where)
-                                       : sg_xasprintf("RLIMIT_AS per process, tmpfs sizes, memfd "
-                                                      "and SysV shared memory, queues and "
-                                                      "semaphores refused, "
-                                                      "RLIMIT_NOFILE (%s); kernel memory "
-                                                      "(inodes, dentries, xattrs) counts against "
-                                                      "no limit: bounded by nr_inodes, xattrs "
-                                                      "refused", p->cgroup_why);
-    set_limit(p, SG_PL_MEMORY, "memory", pol->limits.memory_mb.value, "MB",
-              cg ? cgm : SG_MECH_RLIMIT, mem);
+                                       : sg_xasprintf(
+                                             "the broker sums what the sandbox's processes hold "
+                                             "resident (anonymous and shared pages, swap) every "
+                                             "%d ms and stops the run past the limit (what they "
+                                             "only reserve is not counted); tmpfs sizes, memfd "
+                                             "and SysV shared memory, queues and semaphores "
+                                             "refused, RLIMIT_NOFILE (%s); kernel memory "
+                                             "(inodes, dentries, xattrs) counts against no "
+                                             "limit: bounded by nr_inodes, xattrs refused",
+                                             SG_MEMWATCH_MS, p->cgroup_why);
+    set_limit(p, SG_PL_MEMORY, "memory", o->memory_mb > 0 ? o->memory_mb : pol->limits.memory_mb.value,
+              "MB", cg ? cgm : SG_MECH_RESIDENT, mem);
     set_limit(p, SG_PL_PIDS, "pids", pol->limits.pids.value, "processes",
               cg ? cgm : SG_MECH_RLIMIT,
               cg ? "pids.max" : "RLIMIT_NPROC (counted in the sandbox's user namespace)");
@@ -188,11 +192,13 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
     /* Without a cgroup, tmpfs pages count against no memory limit: the
      * private /tmp, HOME and /dev/shm then share the memory budget (a
      * quarter each), and memfd and SysV shared memory are refused
-     * (session.c), so what a skill can hold is bounded by them, RLIMIT_AS
-     * per process and the file-descriptor cap. */
+     * (session.c), so what a skill can hold is bounded by them, the
+     * broker's watch of resident memory (memwatch.h) and the
+     * file-descriptor cap. */
     long long tmpfs = SG_TMPFS_BYTES;
-    if (!cg && pol->limits.memory_mb.value > 0 && (pol->limits.memory_mb.value << 20) / 4 < tmpfs)
-        tmpfs = (pol->limits.memory_mb.value << 20) / 4;
+    long long mem_mb = p->limits[SG_PL_MEMORY].value;
+    if (!cg && mem_mb > 0 && (mem_mb << 20) / 4 < tmpfs)
+        tmpfs = (mem_mb << 20) / 4;
     set_limit(p, SG_PL_TMPFS, "tmpfs", tmpfs, "bytes each for /tmp, HOME and /dev/shm",
               SG_MECH_TMPFS,
               cg ? "size= on the private tmpfs mounts (their pages count in the cgroup)"

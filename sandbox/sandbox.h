@@ -46,6 +46,7 @@ struct sg_mount {
     X(CGROUP1, "cgroup v1")              \
     X(RLIMIT, "rlimit")                  \
     X(BROKER, "broker")                  \
+    X(RESIDENT, "resident watch")        \
     X(TMPFS, "tmpfs size")               \
     X(TMPFS_INODES, "tmpfs nr_inodes")
 
@@ -61,7 +62,7 @@ struct sg_plan_limit {
     long long value;
     const char *unit;
     enum sg_mechanism mech;
-    char *how; /* detail: "memory.limit_in_bytes", "RLIMIT_AS" */
+    char *how; /* detail: "memory.limit_in_bytes", "RLIMIT_NPROC" */
 };
 
 enum { SG_PL_TIMEOUT, SG_PL_MEMORY, SG_PL_PIDS, SG_PL_CPU, SG_PL_OUTPUT, SG_PL_FSIZE, SG_PL_TMPFS,
@@ -139,6 +140,7 @@ struct sg_run_opts {
     bool stdin_empty;        /* a script given no input: stdin at end of file at once (a
                               * question it asks gets no "{}" for an answer) */
     long long timeout_s;     /* 0: the policy's */
+    long long memory_mb;     /* 0: the policy's (--memory) */
     bool allow_degraded;     /* run without Landlock (said on every report) */
     char *const *host_env;   /* the environment to filter (environ) */
     const struct sg_resolve *resolve;
@@ -401,8 +403,12 @@ struct sg_limit_hits {
     bool memory, pids;
 };
 void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h);
-/* Memory the sandbox uses now (its cgroup's count); -1 without a cgroup. */
+/* Memory the sandbox uses now: its cgroup's count, else (no cgroup) what
+ * its processes hold resident (memwatch.h); -1 when neither can be read. */
 long long sg_sandbox_memory_usage(const struct sg_sandbox *sb);
+/* What the sandbox's processes hold resident now (memwatch.h), with
+ * proportional counts when asked; -1 once pid 1 is gone. */
+long long sg_sandbox_resident(const struct sg_sandbox *sb, bool proportional);
 /* The most processes and threads it held at once; -1 where nothing counts. */
 long long sg_sandbox_pids_peak(const struct sg_sandbox *sb);
 /* Close fds, remove the cgroups and the run directory. When pid 1 has said

@@ -165,7 +165,8 @@ size_t sg_seccomp_rules(enum sg_seccomp_profile p, struct sg_seccomp_rule *out, 
                           "with what it runs would get the skill's)");
     PUT("prctl", "EPERM", "PR_SET_CHILD_SUBREAPER (the same, through orphans)");
     PUT("memfd_create", "shown to the broker: continues where a cgroup holds memory, else "
-                        "EPERM and a resource_limit_hit event (its pages would escape RLIMIT_AS)",
+                        "EPERM and a resource_limit_hit event (pages no process maps escape the "
+                        "broker's watch of resident memory)",
         "");
     PUT("shmget", "the same as memfd_create (SysV shared memory)", "");
     PUT("msgget", "the same as memfd_create (SysV message queues: kernel memory)", "");

@@ -221,14 +221,12 @@ static void plan_memory(struct sg_plan *p, struct sg_plan_wasm *w)
     w->module_mb = m->value;
     if (m->value <= 0)
         return;
-    bool as = m->mech == SG_MECH_RLIMIT;
-    w->runtime_mb = as ? SG_WASM_RUNTIME_AS_MB : SG_WASM_RUNTIME_RSS_MB;
+    w->runtime_mb = SG_WASM_RUNTIME_RSS_MB;
     m->value += w->runtime_mb;
     char *how = sg_xasprintf("%s; the module's memory is held at memory_mb (%lld MB) by the "
                              "runtime (V8's --wasm-max-mem-pages), and the kernel bound is "
-                             "memory_mb plus %lld MB for the runtime itself%s",
-                             m->how, w->module_mb, w->runtime_mb,
-                             as ? " (address space: V8 reserves far more than it uses)" : "");
+                             "memory_mb plus %lld MB for the runtime itself",
+                             m->how, w->module_mb, w->runtime_mb);
     free(m->how);
     m->how = how;
 }
@@ -348,10 +346,6 @@ int sg_wasm_plan(struct sg_plan *p, const struct sg_skill *sk, const char **why)
     argv[n++] = rt;
     argv[n++] = "--no-warnings";
     argv[n++] = "--max-old-space-size=64"; /* the runner's own heap; the module's is apart */
-    /* under RLIMIT_AS, V8's guard regions (8 GiB per memory) cannot be
-     * reserved: bounds are checked in the code instead */
-    if (p->limits[SG_PL_MEMORY].mech == SG_MECH_RLIMIT)
-        argv[n++] = "--disable-wasm-trap-handler";
     argv[n++] = pages_arg;
     argv[n++] = "--input-type=module";
     argv[n++] = "--eval";

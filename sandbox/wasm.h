@@ -38,12 +38,10 @@ struct sg_plan_wasm {
                                * (fd 4), never in the runtime's environment or argv */
 };
 
-/* The runtime a WASM run needs beside memory_mb: resident (a cgroup
- * counts it) and address space (RLIMIT_AS, where V8 reserves far more
- * than it touches). Measured: node 20 runs a module under RLIMIT_AS from
- * about 700 MB, its resident set is about 50 MB. */
+/* The runtime a WASM run needs beside memory_mb, resident (a cgroup or
+ * the broker's watch counts it; no address-space limit holds V8's
+ * reservations). Measured: node 20's resident set is about 50 MB. */
 #define SG_WASM_RUNTIME_RSS_MB 128
-#define SG_WASM_RUNTIME_AS_MB 1024
 
 /* Fill p->wasm and the program (node, its flags, the runner), the
  * runtime's environment (the module's goes in its configuration) and the

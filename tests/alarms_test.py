@@ -67,10 +67,9 @@ def npm_reading_its_own_npmrc_is_no_alarm(m, base):
     critical. It is npm reading its own config."""
     if not shutil.which("npm"):
         raise h.Skip("npm is not installed")
-    # node reserves gigabytes of address space: where no cgroup counts
-    # memory, memory_mb is RLIMIT_AS and the default stops it at start
-    d = h.make_skill(base, f"npm-install-{m.name}", NPM_SKILL, tools="Read Bash", lang="sh",
-                     yaml_extra="resources:\n  memory_mb: 8192\n")
+    # node reserves gigabytes of address space: under the default (no
+    # memory_mb), which once was RLIMIT_AS without a cgroup (issue 52)
+    d = h.make_skill(base, f"npm-install-{m.name}", NPM_SKILL, tools="Read Bash", lang="sh")
     with open(os.path.join(d, "package.json"), "w") as f:
         f.write('{"name": "app", "version": "1.0.0", "dependencies": {"left-pad": "1.3.0"}}\n')
     os.chmod(os.path.join(d, "package.json"), 0o644)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Attack tests for kernel memory a skill can pin past its memory limit
 (issue 34, item 6). Without a cgroup (an ordinary user, or no cgroup to be
-had) `memory_mb` is RLIMIT_AS, which counts no kernel memory: with
+had) `memory_mb` was RLIMIT_AS (now the broker's watch of resident memory,
+issue 52), neither of which counts kernel memory: with
 `memory_mb: 64`, 256 MiB of user xattrs on the private tmpfs once grew the
 host's unreclaimable slab by 258 MiB and the run finished, and 290,000 empty
 files in /tmp pinned 241 MB more in 20 s.
@@ -121,7 +122,7 @@ def xattrs_on_the_private_tmpfs_are_bounded(m, base):
     other = result(out, "other")
     assert limits["inodes"]["mechanism"] == "tmpfs nr_inodes", limits
     hits = [e for e in evs if e["kind"] == "resource_limit_hit"]
-    if limits["memory"]["mechanism"] == "rlimit":
+    if limits["memory"]["mechanism"] == "resident watch":
         assert got == {"n": 0, "bytes": 0, "errno": ENOTSUP}, got
         assert other == {"lsetxattr": ENOTSUP, "fsetxattr": ENOTSUP,
                          "setxattrat": ENOTSUP}, other
@@ -180,7 +181,7 @@ def an_inode_flood_stops_at_nr_inodes(m, base):
     p, evs, out, limits = run_json(m, d)
     res = result(out, "flood")
     bound = limits["tmpfs"]["value"] // 4096  # one inode per 4 KiB of the size
-    if limits["memory"]["mechanism"] == "rlimit":
+    if limits["memory"]["mechanism"] == "resident watch":
         assert bound == 4096, limits["tmpfs"]  # 16 MiB each: a quarter of 64 MB
     for where, (n, err) in res.items():
         assert err == ENOSPC, (where, n, err, bound)
@@ -220,7 +221,7 @@ def sysv_queues_and_semaphores_are_refused_without_a_cgroup(m, base):
     go on (a few are made)."""
     probe = h.make_skill(base, f"probe-{m.name}", "print('x')\n", yaml_extra=LIMITS)
     _, _, _, limits = run_json(m, probe)
-    cgroup = limits["memory"]["mechanism"] != "rlimit"
+    cgroup = limits["memory"]["mechanism"].startswith("cgroup")
     d = h.make_skill(base, f"sysv-{m.name}", SYSV, yaml_extra=LIMITS)
     p, evs, out, limits = run_json(m, d, {"cgroup": cgroup})
     res = result(out, "sysv")
@@ -248,7 +249,7 @@ def the_dry_run_says_the_kernel_memory_bounds(m, base):
     assert "tmpfs nr_inodes" in inodes and "ENOSPC" in inodes, inodes
     assert any(ln.strip().startswith("setxattr ") for ln in lines), p.out
     memory = next(ln for ln in lines if ln.strip().startswith("memory "))
-    if "rlimit:" in memory:
+    if "resident watch:" in memory:
         assert "kernel memory (inodes, dentries, xattrs) counts against no limit" in memory, memory
         assert "4096 " in inodes and "xattr is refused" in inodes, inodes
 

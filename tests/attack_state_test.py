@@ -480,7 +480,7 @@ def memory_no_cgroup_counts_is_still_bounded(m, base):
     plan = next(e for e in evs if e["kind"] == "policy_applied" and "limits" in (e["data"] or {}))
     mech = plan["data"]["limits"]["memory"]["mechanism"]
     assert "memfd held 600 MB" not in out, out
-    if mech == "rlimit":
+    if mech == "resident watch":
         assert "memfd refused 1" in out, out
         for where in ("/tmp/big", "/big", "/dev/shm/big"):
             line = next(ln for ln in out.splitlines() if ln.split()[0].endswith(where))

@@ -860,6 +860,37 @@ def run_skill_runs_a_wasm_skill(base):
     env.check_sanitizers()
 
 
+@test("sdk", "run")
+def run_skill_says_the_limit_that_stopped_it(base):
+    """issue 52: a run the memory limit stopped says so to the agent too:
+    limit_note names the limit and how to raise it, as the CLI's last
+    line and the trace do; a run that did not meet one has none."""
+    root = os.path.join(base, "skills", "mcp-hog")
+    os.makedirs(root)
+    write_skill(root, {
+        "SKILL.md": "---\nname: mcp-hog\ndescription: MCP test - touches 300 MB.\n"
+                    "allowed-tools: Read\n---\n",
+        "skillsandbox.yaml": "skill:\n  name: mcp-hog\n  description: hog\nresources:\n"
+                             "  memory_mb: 64\nentrypoint:\n  command: python3\n"
+                             "  args: [main.py]\n",
+        "main.py": "import json, os\n"
+                   "if json.loads(os.environ.get('SKILL_INPUT') or '{}').get('small'):\n"
+                   "    raise SystemExit(0)\n"
+                   "held = [bytearray(b'x') * (10 << 20) for _ in range(30)]\n"
+                   "print('held 300 MB', flush=True)\n"})
+    env = Env(base)
+    res, _ = calls(env, [("run_skill", {"skill": root, "timeout_seconds": 60}),
+                         ("run_skill", {"skill": root, "input": {"small": True},
+                                        "timeout_seconds": 60})], timeout=90)
+    sc = structured(res[0], "run_skill mcp-hog")
+    assert sc["exit_code"] == 137 and "held 300 MB" not in sc["output"], sc
+    assert sc.get("limit_note", "").startswith("stopped at the memory limit (64 MB"), sc
+    assert "--memory MB" in sc["limit_note"], sc["limit_note"]
+    sc = structured(res[1], "run_skill mcp-hog small")
+    assert sc["exit_code"] == 0 and "limit_note" not in sc, sc
+    env.check_sanitizers()
+
+
 @test("run")
 def skillsandbox_clients_arguments_are_aliases_or_refused(base):
     """issue 41: a client written for SkillSandbox calls run_skill with

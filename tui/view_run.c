@@ -195,6 +195,11 @@ static void run_finish(struct tui *t, struct run *r)
              (long long)(out.res.ended_ms - out.res.started_ms),
              json_string_value(json_object_get(vs, "max_severity")));
     snprintf(r->trace, sizeof r->trace, "%s", out.trace_path ? out.trace_path : "");
+    /* a limit that stopped it, or that it died near: which, and the raise */
+    if (out.res.limit_note[0])
+        tui_ring_push(&r->pane[PANE_EV].ring, out.res.limit_note, strlen(out.res.limit_note),
+                      SG_EV_RESOURCE_LIMIT_HIT, sg_event_severity(SG_EV_RESOURCE_LIMIT_HIT),
+                      tui_now_ms());
     /* where the skill's pages were, said again as the run ends */
     for (size_t i = 0; i < r->npub; i++) {
         char m[128];
