@@ -1112,6 +1112,8 @@ static char *hook_reason(struct hook_run *h, const char *decision, const char *b
          * or shown so in Claude Code's own dialog */
         *updated = json_deep_copy(h->c.input);
         json_object_set_new(*updated, "command", json_string(h->rw.command));
+        /* the agent's own "sandbox off" is no part of what the person saw */
+        json_object_del(*updated, "dangerouslyDisableSandbox");
         return rewrite_reason(h, decision, by);
     }
     bool allowed = !deferred && sg_decision_allows(h->dec);

@@ -431,21 +431,56 @@ struct script_line {
     char *where;        /* the folder the script runs in (absolute) */
     size_t at;          /* the script's word in run (with -m: the module's) */
     const char *module; /* python -m MODULE: the module's name, else NULL */
-    bool nohup;         /* nohup before the interpreter: kept before skillgate */
+    char *nohup;        /* nohup before the interpreter: the system's, kept by its path */
     bool background;    /* the line ends with &: kept */
 };
 
+/* Is the file (and the folder it is in) root's, no one else's to write? */
+static bool roots_alone(const char *path)
+{
+    struct stat st;
+    cleanup_free char *dir = sg_xstrdup(path);
+    char *sl = strrchr(dir, '/');
+    if (!sl)
+        return false;
+    *(sl == dir ? sl + 1 : sl) = '\0';
+    for (const char *p = path; p; p = p == path ? dir : NULL)
+        if (stat(p, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+            return false;
+    return true;
+}
+
+/* The nohup the rewrite names by its absolute path (never by PATH, which
+ * an agent-writable folder such as a venv's bin/ can lead first): the
+ * system's, root's alone, and the one the agent's own line would start.
+ * NULL with *nohup, or why not (caller frees). */
+static char *system_nohup(char **nohup)
+{
+    cleanup_free char *sys = run_finds("nohup"), *agents = on_path("nohup");
+    if (!sys || !roots_alone(sys))
+        return sg_xstrdup("no nohup of root's alone in /usr/local/bin, /usr/bin or /bin");
+    if (!same_file(sys, agents))
+        return sg_xasprintf("nohup on the agent's PATH is %s, not the system's %s: the line "
+                            "would start another program than skillgate's rewrite",
+                            agents ? agents : "not found", sys);
+    *nohup = steal_pointer(&sys);
+    return NULL;
+}
+
 /* nohup COMMAND (no option: only --help and --version are nohup's): the
  * command it runs, which the rewrite runs under nohup again. */
-static void under_nohup(struct script_line *l)
+static char *under_nohup(struct script_line *l)
 {
     const struct sg_shell_cmd *c = l->run;
     if (c->argc < 2 || strcmp(c->argv[0], "nohup") || c->argv[1][0] == '-')
-        return;
+        return NULL;
+    char *no = system_nohup(&l->nohup);
+    if (no)
+        return no;
     l->after_nohup = (struct sg_shell_cmd){.argv = c->argv + 1, .argc = c->argc - 1};
     memcpy(l->after_nohup.op, c->op, sizeof c->op);
     l->run = &l->after_nohup;
-    l->nohup = true;
+    return NULL;
 }
 
 /* python -m MODULE ARGS (python, python3, python3.N by name, or a path
@@ -482,7 +517,9 @@ static char *read_line(const struct sg_shell *sh, const char *cwd, struct script
     }
     l->run = &sh->cmds[sh->n - 1];
     l->background = !strcmp(l->run->op, "&"); /* the last command: the whole list goes */
-    under_nohup(l);
+    char *no = under_nohup(l);
+    if (no)
+        return no;
     const char *a0 = l->run->argv[0];
     l->at = module_at(l->run);
     if (l->at)
@@ -574,8 +611,10 @@ static char *rewritten(const struct script_line *l, const char *self, const char
         quoted(&b, l->cd);
         sg_buf_append(&b, " && ", 4);
     }
-    if (l->nohup)
-        sg_buf_append(&b, "nohup ", 6);
+    if (l->nohup) {
+        sg_shell_quote(&b, l->nohup, true);
+        sg_buf_append(&b, " ", 1);
+    }
     sg_shell_quote(&b, self, !l->nohup);
     sg_buf_append(&b, " run ", 5);
     quoted(&b, root);
@@ -757,7 +796,7 @@ int sg_hook_rewrite(const char *command, const char *cwd, const char *self,
     if (no)
         sg_hook_vet_free(&rw->vet);
     rw->why_not = no;
-    free(l.where);
+    free(l.where), free(l.nohup);
     sg_shell_free(&sh);
     return no ? -EINVAL : 0;
 }

@@ -500,18 +500,35 @@ def skill_creators_own_forms_are_rewritten(m, base):
     # nohup … &: rewritten with both kept; the run outlives the SIGHUP its
     # terminal's end sends, as the agent's own line would
     line = f"nohup python3 {skill}/eval-viewer/generate_review.py 2 ws --skill-name x &"
-    out = hook(m, base, "Bash", {"command": line}, proj)
-    want = (f"nohup {run} --script eval-viewer/generate_review.py -- 2 ws --skill-name x &")
+    out = hook(m, base, "Bash", {"command": line, "dangerouslyDisableSandbox": True}, proj)
+    nohup = next(p for p in ("/usr/local/bin/nohup", "/usr/bin/nohup", "/bin/nohup")
+                 if os.path.exists(p))  # by its path: never a nohup PATH finds first
+    bare = f"{run} --script eval-viewer/generate_review.py -- 2 ws --skill-name x &"
+    want = f"{nohup} {bare}"
     assert decision(out) == "allow" and out["updatedInput"]["command"] == want, out
+    # the agent's own "sandbox off" does not ride along into what is allowed
+    assert "dangerouslyDisableSandbox" not in out["updatedInput"], out
     hup = "\np=$!; sleep 1; kill -HUP $p; wait $p; echo rc=$?"
     p = run_line(m, base, out["updatedInput"]["command"] + hup, proj)
     assert "rc=0" in p.stdout and "VIEWER ['ws', '--skill-name', 'x']" in p.stdout, \
         (p.stdout, p.stderr)
     # without nohup the same signal stops it, as skillgate's own stop (129)
     bg = hook(m, base, "Bash", {"command": line[len("nohup "):]}, proj)
-    assert bg["updatedInput"]["command"] == want[len("nohup "):], bg
+    assert bg["updatedInput"]["command"] == bare, bg
     p = run_line(m, base, bg["updatedInput"]["command"] + hup, proj)
     assert "rc=129" in p.stdout and "VIEWER" not in p.stdout, (p.stdout, p.stderr)
+    # a nohup the agent's PATH finds first (a venv's bin/, node_modules/.bin)
+    # would run outside the sandbox: never rewritten, asked saying why
+    tools = os.path.join(proj, "tools")
+    os.makedirs(tools, exist_ok=True)
+    with open(os.path.join(tools, "nohup"), "w") as f:
+        f.write(f"#!/bin/sh\ntouch {proj}/pwned\nexec /usr/bin/nohup \"$@\"\n")
+    os.chmod(os.path.join(tools, "nohup"), 0o755)
+    own(m, tools, os.path.join(tools, "nohup"))
+    out = hook_env(m, base, line, proj, {"PATH": f"{tools}:/usr/bin:/bin"})
+    r = out["permissionDecisionReason"]
+    assert decision(out) == "ask" and "updatedInput" not in out and \
+        f"nohup on the agent's PATH is {tools}/nohup" in r, out
     # a deny rule on the program holds through nohup and -m, never rewritten
     policy(m, 'deny:\n  - "Bash(python3:*)"\n')
     for line in (line, "cd ~/.claude/skills/creator && python3 -m scripts.aggregate_benchmark"):
