@@ -204,21 +204,29 @@ static char *joined_lines(const char *line)
     size_t n = strlen(line);
     char *out = sg_xmalloc(n + 1), *o = out;
     enum { OUT, SQ, DQ, COMMENT } st = OUT;
+    bool word_start = true; /* bash's #: a comment only where a word starts */
     for (const char *p = line; *p; p++) {
-        if (st == OUT && *p == '#' && (p == line || strchr(" \t\n;&|()<>", p[-1])))
+        if (st == OUT && *p == '#' && word_start)
             st = COMMENT;
         else if (st == COMMENT && *p == '\n')
             st = OUT;
         else if ((st == OUT || st == DQ) && *p == '\\' && p[1] == '\n') {
-            p++; /* both gone */
+            p++; /* both gone, and the word goes on as it was */
             continue;
         } else if ((st == OUT || st == DQ) && *p == '\\' && p[1]) {
             *o++ = *p++; /* an escaped character: never a quote's end or start */
+            word_start = false;
+            *o++ = *p;
+            continue;
         } else if (st == OUT && (*p == '\'' || *p == '"')) {
             st = *p == '\'' ? SQ : DQ;
         } else if ((st == SQ && *p == '\'') || (st == DQ && *p == '"')) {
             st = OUT;
         }
+        if (st == OUT || st == COMMENT)
+            word_start = strchr(" \t\n;&|()<>", *p) != NULL;
+        else
+            word_start = false;
         *o++ = *p;
     }
     *o = '\0';

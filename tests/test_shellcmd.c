@@ -62,6 +62,13 @@ static void reads_what_sh_reads(void **st)
         {"echo \\\\\nls", "echo '\\'|ls"},
         {"echo \\'a\\\nb", "echo ''\\''ab'"},
         {"echo a~ 'b=~' c='~'/x", "echo 'a~' 'b=~' 'c=~/x'"},
+        /* a # after an escaped character or a continuation inside a word
+         * starts no comment: bash keeps the backslash-newline in the single
+         * quotes after it (review 4: a grant for the line without it
+         * allowed this one) */
+        {"echo \\ #'\na\\\nb'", "echo ' #\na\\\nb'"},
+        {"echo \\;#'\na\\\nb'", "echo ';#\na\\\nb'"},
+        {"echo a\\\n#'\nx\\\ny'", "echo 'a#\nx\\\ny'"},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         char *s = shape(ok[i][0]);
