@@ -866,6 +866,9 @@ static int decide_rewrite(struct hook_run *h)
             snprintf(bq->detail, sizeof bq->detail, "%.200s … (skillgate inspect shows all)",
                      dt);
         }
+        /* no line grant outlives what it was given on (the skill's digest, the
+         * venv's): "always" keeps none here, it vets the venv shown */
+        bq->answer_only = true;
         if (h->rw.venv.dir && h->rw.venv.digest[0]) { /* "always" vets only what was shown */
             cleanup_free char *shown = sg_hook_venv_shown(&h->rw.venv);
             h->venv_shown = strstr(bq->detail, shown) != NULL;

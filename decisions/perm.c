@@ -424,7 +424,8 @@ static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decisio
     p->answer_tree = false;
     if (d == SG_DEC_DENY && !strcmp(by, "person"))
         hold_denial(p, q);
-    if (q->cut || (d != SG_DEC_ALLOW_RUN && d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS)) {
+    if (q->cut || q->answer_only ||
+        (d != SG_DEC_ALLOW_RUN && d != SG_DEC_ALLOW_ALWAYS && d != SG_DEC_DENY_ALWAYS)) {
         free(steal_pointer(&p->answer_rule));
         return;
     }
@@ -548,6 +549,13 @@ static bool folder_answer_misses(struct sg_perm *p, const struct sg_prule *r,
     return sg_preq_risk(q, sg_invoking_home(), why, sizeof why) >= SG_RL_HIGH;
 }
 
+/* An answer a person gave before (a grant, "this session" or "this run"),
+ * not a rule of the policy file. */
+static bool kept_answer(const struct sg_perm *p, const struct sg_prule *r)
+{
+    return r->source && (!strcmp(r->source, "grant") || !strcmp(r->source, run_source(p)));
+}
+
 static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
                                    const struct sg_prule **hit)
 {
@@ -570,6 +578,7 @@ static enum sg_effect evaluate_one(struct sg_perm *p, const struct sg_preq *q,
     for (size_t i = 0; i < p->nrules; i++)
         if (p->rules[i].effect == SG_EFF_ALLOW && sg_prule_matches(&p->rules[i], q) &&
             (!exact_only || sg_prule_exact(&p->rules[i])) &&
+            !(q->answer_only && kept_answer(p, &p->rules[i])) &&
             !folder_answer_misses(p, &p->rules[i], q)) {
             *hit = &p->rules[i];
             return SG_EFF_ALLOW;

@@ -73,6 +73,9 @@ struct sg_preq {
                           * the skill writes nothing, outside its folder, the home and the
                           * working folder), no interpreter, loader or multi-call program:
                           * the exec broker says so; "this program" is offered only then */
+    bool answer_only;   /* asked of a person each time (a rewritten skill run the vetting
+                         * does not cover, agent/hook.c): no kept answer (a grant, "this
+                         * session") allows it, and an answer to it keeps none */
     const char *protect; /* Write: why this is a protected target (protected.h; static),
                           * found on the object by the write broker, or NULL. A Write of a
                           * protected path is one whatever this says (the engine checks

@@ -28,7 +28,8 @@ Checked here:
   background run outlives the SIGHUP nohup ignores; a module that is not
   the skill's file is never rewritten; a venv the agent's Python is, is
   asked until a person answers "always", then allowed while its content
-  digest is the one shown, and asked again when it changes.
+  digest is the one shown, and asked again when it changes; "always" keeps
+  no line grant that would outlive the venv's pin or the skill's digest.
 
 No packet leaves the machine: hosts are *.test names that nothing
 resolves, and only the hook's answers are looked at.
@@ -596,6 +597,10 @@ def a_venv_is_vetted_once_pinned_to_its_content(m, base):
     out = call("six")
     assert decision(out) == "ask" and "changed since you vetted it" in \
         out["permissionDecisionReason"], out
+    # nor does the line answered "always" get past the pin: no line grant was kept
+    out = call("four")
+    assert decision(out) == "ask" and "changed since you vetted it" in \
+        out["permissionDecisionReason"], out
     os.unlink(os.path.join(site, "evil.pth"))
     assert decision(call("seven")) == "allow"  # the content vetted, again
     # what a digest of the folder cannot cover is never vetted, and says why
@@ -616,6 +621,13 @@ def a_venv_is_vetted_once_pinned_to_its_content(m, base):
         else:
             os.unlink(cfgfile)
     assert decision(call("nine")) == "allow"
+    # the skill's code changed (a pull, or the agent): the line answered
+    # "always" is asked as any other, its skill no longer the one looked at
+    with open(os.path.join(skill, "scripts", "x.py"), "a") as f:
+        f.write("print('CHANGED')\n")
+    out = call("four")
+    assert decision(out) == "ask" and "its code changed since you looked at it" in \
+        out["permissionDecisionReason"], out
 
 
 def hook_env(m, base, line, cwd, extra):
