@@ -18,6 +18,7 @@
 #include "shellcmd.h"
 #include "skill.h"
 #include "policy.h"
+#include "pyenv.h"
 #include "sanitize.h"
 #include "seen.h"
 #include "util.h"
@@ -154,18 +155,32 @@ static bool a_script(const char *prog)
     return r == 2 && head[0] == '#' && head[1] == '!';
 }
 
-/* A program in a Python virtual environment's bin/ (a pyvenv.cfg above). */
+/* A program Python runs as an environment's: a pyvenv.cfg next to it or
+ * in the folder above, on the path skillgate run execs (pyenv.h). */
 static bool in_venv(const char *prog)
 {
-    cleanup_free char *dir = sg_xstrdup(prog);
-    for (int up = 0; up < 2; up++) {
-        char *sl = strrchr(dir, '/');
-        if (!sl)
-            return false;
-        *sl = '\0';
+    struct sg_pyenv e;
+    bool venv = sg_pyenv_read(prog, &e) == 0 && e.env;
+    sg_pyenv_free(&e);
+    return venv;
+}
+
+/* The system's python3 as it is: the very file run finds by its real
+ * path, and no pyvenv.cfg where Python would read one (pyenv.h). */
+static bool plain_python(const char *abs)
+{
+    struct sg_pyenv e = {0};
+    cleanup_free char *sys = run_finds("python3");
+    cleanup_free char *rs = sys ? realpath(sys, NULL) : NULL;
+    struct stat st;
+    bool plain = false; /* a folder is an environment's, never the system's Python */
+    if (rs && stat(abs, &st) == 0 && S_ISREG(st.st_mode) && sg_pyenv_read(abs, &e) == 0 &&
+        !e.env) {
+        cleanup_free char *ra = realpath(e.prog, NULL);
+        plain = ra && !strcmp(ra, rs);
     }
-    cleanup_free char *cfg = sg_xasprintf("%s/pyvenv.cfg", dir);
-    return access(cfg, F_OK) == 0;
+    sg_pyenv_free(&e);
+    return plain;
 }
 
 /* What a script starts with: skillgate run's choice (plan.c's
@@ -435,21 +450,6 @@ struct script_line {
     bool background;    /* the line ends with &: kept */
 };
 
-/* Is the file (and the folder it is in) root's, no one else's to write? */
-static bool roots_alone(const char *path)
-{
-    struct stat st;
-    cleanup_free char *dir = sg_xstrdup(path);
-    char *sl = strrchr(dir, '/');
-    if (!sl)
-        return false;
-    *(sl == dir ? sl + 1 : sl) = '\0';
-    for (const char *p = path; p; p = p == path ? dir : NULL)
-        if (stat(p, &st) < 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
-            return false;
-    return true;
-}
-
 /* The nohup the rewrite names by its absolute path (never by PATH, which
  * an agent-writable folder such as a venv's bin/ can lead first): the
  * system's, root's alone, and the one the agent's own line would start.
@@ -457,7 +457,7 @@ static bool roots_alone(const char *path)
 static char *system_nohup(char **nohup)
 {
     cleanup_free char *sys = run_finds("nohup"), *agents = on_path("nohup");
-    if (!sys || !roots_alone(sys))
+    if (!sys || !sg_path_roots_alone(sys))
         return sg_xstrdup("no nohup of root's alone in /usr/local/bin, /usr/bin or /bin");
     if (!same_file(sys, agents))
         return sg_xasprintf("nohup on the agent's PATH is %s, not the system's %s: the line "
@@ -664,10 +664,7 @@ static char *beyond_the_skill(const struct script_line *l, const char *root, con
     if (py) {
         cleanup_free char *abs = py[0] == '/' ? sg_xstrdup(py) : sg_xasprintf("%s/%s", l->where,
                                                                               py);
-        cleanup_free char *sys = run_finds("python3");
-        struct stat st;
-        bool plain = stat(abs, &st) == 0 && S_ISREG(st.st_mode) && !in_venv(abs) &&
-                     same_file(abs, sys);
+        bool plain = plain_python(abs);
         if (!plain)
             sg_hook_venv_look(abs, venv);
         if (!plain && !venv->vetted)

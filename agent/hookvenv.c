@@ -13,33 +13,10 @@
 
 #include "config.h"
 #include "digest.h"
+#include "pyenv.h"
 #include "util.h"
 
 #define VENV_CFG_MAX (64 * 1024) /* pyvenv.cfg read at most */
-
-/* The venv folder py names: a folder with a pyvenv.cfg, or a program in
- * such a folder's bin/ as written (no . or .. step: the program the shell
- * starts is then the bin/ entry the digest covers). Real path, or NULL. */
-static char *venv_dir(const char *py)
-{
-    struct stat st;
-    cleanup_free char *dir = sg_xstrdup(py);
-    if (py[0] != '/' || strstr(py, "/./") || strstr(py, "/../") || strstr(py, "//"))
-        return NULL;
-    if (stat(py, &st) < 0)
-        return NULL;
-    if (!S_ISDIR(st.st_mode)) {
-        char *sl = strrchr(dir, '/');
-        *sl = '\0';
-        if (!sg_str_has_suffix(dir, "/bin"))
-            return NULL;
-        dir[strlen(dir) - 4] = '\0';
-    }
-    cleanup_free char *cfg = sg_xasprintf("%s/pyvenv.cfg", dir);
-    if (stat(cfg, &st) < 0 || !S_ISREG(st.st_mode))
-        return NULL;
-    return sg_path_real(dir);
-}
 
 /* Does pyvenv.cfg let the system's site-packages in (code outside the
  * folder the digest covers)? Unreadable or too long counts as yes. */
@@ -75,12 +52,20 @@ static char *store_path(const char *dir)
 void sg_hook_venv_look(const char *py, struct sg_hook_venv *v)
 {
     memset(v, 0, sizeof *v);
-    v->dir = venv_dir(py);
+    struct sg_pyenv pe; /* as skillgate run reads it (pyenv.h): the digest covers what runs */
+    sg_pyenv_read(py, &pe);
+    v->dir = steal_pointer(&pe.env);
+    bool in_bin = pe.cfg_in_bin, out = pe.link_out;
+    sg_pyenv_free(&pe);
     if (!v->dir)
         return;
-    cleanup_free char *inbin = sg_xasprintf("%s/bin/pyvenv.cfg", v->dir);
-    if (access(inbin, F_OK) == 0) { /* site.py reads that one first: two readings */
+    if (in_bin) { /* site.py reads that one first: two readings */
         v->why = sg_xstrdup("a pyvenv.cfg in its bin/ too, which Python reads first");
+        return;
+    }
+    if (out) {
+        v->why = sg_xstrdup("its bin/, or a link on the way to its interpreter, leads out of "
+                            "its folder, which a digest of the folder does not cover");
         return;
     }
     if (system_site(v->dir)) {

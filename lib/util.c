@@ -607,6 +607,19 @@ int sg_path_normalize(char *path)
     return 0;
 }
 
+bool sg_path_roots_alone(const char *path)
+{
+    struct stat st, dt;
+    const char *sl = strrchr(path, '/');
+    if (!sl || lstat(path, &st) < 0 || st.st_uid != 0 ||
+        (!S_ISLNK(st.st_mode) && (st.st_mode & (S_IWGRP | S_IWOTH))))
+        return false;
+    char *dir = sl == path ? sg_xstrdup("/") : sg_xstrndup(path, (size_t)(sl - path));
+    bool ok = stat(dir, &dt) == 0 && dt.st_uid == 0 && !(dt.st_mode & (S_IWGRP | S_IWOTH));
+    free(dir);
+    return ok;
+}
+
 char *sg_run_path_find(const char *name)
 {
     static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};

@@ -135,6 +135,9 @@ int sg_path_normalize(char *path);
  * (uid_t)-1, handed to uid:gid); components that exist, even on read-only
  * mounts, are fine. Returns 0 or -errno. */
 int sg_mkdir_p(const char *path, mode_t mode, uid_t uid, gid_t gid);
+/* Is path (a file, or a link: not followed) root's, in a folder root's,
+ * neither writable by anyone else? */
+bool sg_path_roots_alone(const char *path);
 /* sg_mkdir_p of the folder that holds path. */
 int sg_mkdir_parent(const char *path, mode_t mode);
 /* A regular file's bytes (NUL-terminated), the last component never

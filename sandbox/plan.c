@@ -25,6 +25,7 @@
 #include "memwatch.h"
 #include "named.h"
 #include "parse.h"
+#include "pyenv.h"
 #include "sandbox.h"
 #include "skill.h"
 #include "util.h"
@@ -858,39 +859,26 @@ static int plan_python(struct sg_plan *p, const struct sg_run_opts *o, const str
     }
     if (!want || !*want)
         return 0;
-    cleanup_free char *real = realpath(want, NULL), *env = NULL, *prog = NULL;
+    char here[PATH_MAX];
+    cleanup_free char *abs = want[0] == '/' ? sg_xstrdup(want)
+                             : getcwd(here, sizeof here) ? sg_xasprintf("%s/%s", here, want)
+                                                         : NULL;
+    cleanup_free char *env = NULL, *prog = NULL;
     struct stat st;
-    if (!real || stat(real, &st) < 0)
+    if (!abs || stat(abs, &st) < 0)
         return *why = say("%s %s does not exist", from, want), -ENOENT;
-    if (S_ISDIR(st.st_mode)) {
-        env = steal_pointer(&real);
-        static const char *const names[] = {"bin/python3", "bin/python"};
-        for (size_t i = 0; i < SG_ARRAY_LEN(names) && !prog; i++) {
-            prog = sg_xasprintf("%s/%s", env, names[i]);
-            if (access(prog, X_OK) < 0)
-                free(steal_pointer(&prog));
-        }
-        if (!prog)
-            return *why = say("%s %s has no bin/python3: it is not a Python environment", from,
-                              want),
-                   -ENOEXEC;
-    } else {
-        const char *slash = strrchr(want, '/'), *name = slash ? slash + 1 : want;
-        cleanup_free char *given = slash ? sg_xstrndup(want, (size_t)(slash - want) + 1)
-                                         : sg_xstrdup(".");
-        cleanup_free char *dir = realpath(given, NULL);
-        if (dir)
-            prog = sg_xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", name);
-        if (!prog || !S_ISREG(st.st_mode) || access(prog, X_OK) < 0)
-            return *why = say("%s %s is not a program", from, want), -ENOEXEC;
-        cleanup_free char *cfg = NULL;
-        if (dir && sg_str_has_suffix(dir, "/bin")) {
-            env = sg_xstrndup(dir, strlen(dir) - 4);
-            cfg = sg_xasprintf("%s/pyvenv.cfg", env);
-            if (access(cfg, F_OK) < 0)
-                free(steal_pointer(&env));
-        }
-    }
+    /* the reading the agent hook vets (pyenv.h): what is digested is what runs */
+    struct sg_pyenv pe;
+    int r = sg_pyenv_read(abs, &pe);
+    prog = steal_pointer(&pe.prog);
+    env = pe.env ? steal_pointer(&pe.env) : S_ISDIR(st.st_mode) ? realpath(abs, NULL) : NULL;
+    sg_pyenv_free(&pe);
+    if (S_ISDIR(st.st_mode) && r < 0)
+        return *why = say("%s %s has no bin/python3: it is not a Python environment", from,
+                          want),
+               -ENOEXEC;
+    if (r < 0 || stat(prog, &st) < 0 || !S_ISREG(st.st_mode) || access(prog, X_OK) < 0)
+        return *why = say("%s %s is not a program", from, want), -ENOEXEC;
     if (env && too_wide(env))
         return *why = say("the Python environment may not be %s: the skill would see everything "
                           "in it", strcmp(env, "/") ? "your home" : "/"),

@@ -374,9 +374,30 @@ def the_rewrite_never_lets_the_agent_pick_the_code(m, base):
     with open(os.path.join(venv, "pyvenv.cfg"), "w") as f:
         f.write("home = /usr/bin\n")
     os.symlink("/usr/bin/python3", os.path.join(venv, "bin", "python3"))
+    # a link to the system's python3 with a pyvenv.cfg beside it: Python
+    # runs it as an environment (site.py reads the file next to the program)
+    tools = os.path.join(proj, "tools")
+    os.makedirs(os.path.join(tools, "bin"))
+    os.symlink("/usr/bin/python3", os.path.join(tools, "bin", "python3"))
+    cfg = "home = /usr/bin\ninclude-system-site-packages = false\n"
+    with open(os.path.join(tools, "bin", "pyvenv.cfg"), "w") as f:
+        f.write(cfg)
+    # an environment whose bin/ is a link to another's: run reads the other
+    linked, real = os.path.join(proj, "linked"), os.path.join(proj, "real")
+    for d in (linked, real):
+        os.makedirs(d)
+        with open(os.path.join(d, "pyvenv.cfg"), "w") as f:
+            f.write(cfg)
+    os.makedirs(os.path.join(real, "bin"))
+    os.symlink("/usr/bin/python3", os.path.join(real, "bin", "python3"))
+    os.symlink(os.path.join(real, "bin"), os.path.join(linked, "bin"))
     secret = os.path.join(base, "secret")
     os.makedirs(secret, exist_ok=True)
     for line, why in [
+        (f"{linked}/bin/python3 {skill}/scripts/x.py", f"environment {real}, which cannot be "
+         "vetted once: its bin/, or a link on the way to its interpreter, leads out"),
+        (f"{tools}/bin/python3 {skill}/scripts/x.py", f"environment {tools}, which cannot be "
+         "vetted once: a pyvenv.cfg in its bin/"),
         (f"{evil}/python3 ~/.claude/skills/fmt/scripts/x.py", "its own Python"),
         (f"evil/bin/python3 {skill}/scripts/x.py", "its own Python"),
         (f"{venv}/bin/python3 {skill}/scripts/x.py", f"environment {venv} (sha256:"),
