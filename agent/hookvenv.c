@@ -19,25 +19,49 @@
 #define VENV_CFG_MAX (64 * 1024) /* pyvenv.cfg read at most */
 
 /* Does pyvenv.cfg let the system's site-packages in (code outside the
- * folder the digest covers)? Unreadable or too long counts as yes. */
-static bool system_site(const char *dir)
+ * folder the digest covers)? site.py's default when the key is absent, as
+ * for any value but false here (site.py: only "true" does, the last line
+ * wins: this errs toward yes). text: printable ASCII and '\n' only. */
+static bool system_site(char *text)
+{
+    bool said = false, yes = false;
+    for (char *sv, *ln = strtok_r(text, "\n", &sv); ln; ln = strtok_r(NULL, "\n", &sv)) {
+        ln += strspn(ln, " ");
+        if (strncasecmp(ln, "include-system-site-packages", 28)) /* site.py lowers it */
+            continue;
+        char *v = ln + 28 + strspn(ln + 28, " ");
+        if (*v != '=')
+            continue;
+        v += 1 + strspn(v + 1, " ");
+        said = true;
+        yes |= strncasecmp(v, "false", 5) != 0;
+    }
+    return yes || !said;
+}
+
+/* Why the folder's pyvenv.cfg cannot be pinned as site.py reads it, or
+ * NULL (caller frees): unreadable, a byte site.py may read otherwise than
+ * this reader (str.strip, universal newlines: only printable ASCII and
+ * '\n' read the same), or the system's packages let in. */
+static char *cfg_refused(const char *dir)
 {
     cleanup_free char *cfg = sg_xasprintf("%s/pyvenv.cfg", dir), *text = NULL;
     size_t len = 0;
-    if (sg_read_file_capped(cfg, VENV_CFG_MAX, &text, &len) < 0 || !text)
-        return true;
-    for (char *sv, *ln = strtok_r(text, "\n", &sv); ln; ln = strtok_r(NULL, "\n", &sv)) {
-        ln += strspn(ln, " \t");
-        if (strncasecmp(ln, "include-system-site-packages", 28)) /* site.py lowers it */
-            continue;
-        char *v = ln + 28 + strspn(ln + 28, " \t");
-        if (*v != '=')
-            continue;
-        v += 1 + strspn(v + 1, " \t");
-        if (strncasecmp(v, "false", 5))
-            return true;
+    int e = sg_read_file_capped(cfg, VENV_CFG_MAX, &text, &len);
+    if (e < 0 || !text)
+        return sg_xasprintf("its pyvenv.cfg cannot be read whole (%s)",
+                            e == -EFBIG ? "over 64 KiB" : e < 0 ? strerror(-e) : "gone");
+    for (size_t i = 0, line = 1; i < len; line += text[i] == '\n', i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c != '\n' && (c < 0x20 || c > 0x7e))
+            return sg_xasprintf("its pyvenv.cfg has the byte 0x%02x on line %zu: only printable "
+                                "ASCII and line ends are read by Python as skillgate reads "
+                                "them", c, line);
     }
-    return false;
+    if (system_site(text))
+        return sg_xstrdup("its pyvenv.cfg lets the system's packages in, which a digest of "
+                          "the environment does not cover");
+    return NULL;
 }
 
 /* <state>/vetted-python/<hex of sha256(the folder's real path)> */
@@ -68,11 +92,8 @@ void sg_hook_venv_look(const char *py, struct sg_hook_venv *v)
                             "its folder, which a digest of the folder does not cover");
         return;
     }
-    if (system_site(v->dir)) {
-        v->why = sg_xstrdup("its pyvenv.cfg lets the system's packages in, which a digest of "
-                            "the environment does not cover");
+    if ((v->why = cfg_refused(v->dir)))
         return;
-    }
     int e = sg_skill_digest(v->dir, v->digest, NULL);
     if (e < 0) {
         v->digest[0] = '\0';

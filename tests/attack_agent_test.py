@@ -372,7 +372,7 @@ def the_rewrite_never_lets_the_agent_pick_the_code(m, base):
     venv = os.path.join(proj, ".venv")
     os.makedirs(os.path.join(venv, "bin"))
     with open(os.path.join(venv, "pyvenv.cfg"), "w") as f:
-        f.write("home = /usr/bin\n")
+        f.write("home = /usr/bin\ninclude-system-site-packages = false\n")
     os.symlink("/usr/bin/python3", os.path.join(venv, "bin", "python3"))
     # a link to the system's python3 with a pyvenv.cfg beside it: Python
     # runs it as an environment (site.py reads the file next to the program)
@@ -625,17 +625,26 @@ def a_venv_is_vetted_once_pinned_to_its_content(m, base):
     os.unlink(os.path.join(site, "evil.pth"))
     assert decision(call("seven")) == "allow"  # the content vetted, again
     # what a digest of the folder cannot cover is never vetted, and says why
+    # nor a pyvenv.cfg site.py may read otherwise than skillgate: a byte
+    # that is not printable ASCII or '\n' (str.strip and universal newlines
+    # take \f, \r, NBSP ...), or no include-system-site-packages (site.py: true)
     cfg = os.path.join(venv, "pyvenv.cfg")
     text = open(cfg).read()
-    for cfgfile, extra, why in [
-        (cfg, "Include-System-Site-Packages = True\n", "lets the system's packages in"),
+    key = "include-system-site-packages = false\n"
+    assert key in text, text
+    for cfgfile, new, why in [
+        (cfg, text + "Include-System-Site-Packages = True\n", "lets the system's packages in"),
+        (cfg, text.replace(key, ""), "lets the system's packages in"),
+        (cfg, text.replace(key, "\f" + key.replace("false", "true")), "byte 0x0c on line"),
+        (cfg, text.replace(key, key.replace("\n", "\r")) + "x = y\n", "byte 0x0d on line"),
+        (cfg, text + "\u00a0include-system-site-packages = true\n", "byte 0xc2 on line"),
         (os.path.join(venv, "bin", "pyvenv.cfg"), "home = /usr/bin\n", "in its bin/ too"),
     ]:
-        with open(cfgfile, "a") as f:
-            f.write(extra)
+        with open(cfgfile, "w", newline="") as f:
+            f.write(new)
         out = call("eight")
         r = out["permissionDecisionReason"]
-        assert decision(out) == "ask" and "cannot be vetted once" in r and why in r, r
+        assert decision(out) == "ask" and "cannot be vetted once" in r and why in r, (new, r)
         if cfgfile == cfg:
             with open(cfg, "w") as f:
                 f.write(text)
