@@ -20,6 +20,10 @@ bool sg_hook_names_skill_file(const char *line, const char *cwd);
 
 /* Look at the Python py (a program or a venv's folder, absolute). */
 void sg_hook_venv_look(const char *py, struct sg_hook_venv *v);
+/* Is module's top level a name of Python's own library (or one Python
+ * imports at its start): already loaded when -m looks for it, or it may
+ * be, so -m runs that one and not the skill's file (hookstdlib.c)? */
+bool sg_hook_stdlib_name(const char *module);
 /* Keep v (dir and digest) as vetted. 0 or -errno. */
 int sg_hook_venv_vet(const struct sg_hook_venv *v);
 /* The words that show v to a person (its folder, its digest's start); an

@@ -572,6 +572,10 @@ static char *module_file(const char *where, const char *mod, char **root, char *
     *root = sg_path_real(where);
     if (!sg_python_module_ok(mod))
         return sg_xasprintf("%s is not a Python module name skillgate run -m takes", mod);
+    if (sg_hook_stdlib_name(mod))
+        return sg_xasprintf("%.*s is a name of Python's own library: python -m may run that "
+                            "one (loaded at its start), not the skill's file",
+                            (int)strcspn(mod, "."), mod);
     if (!is_skill_root(*root))
         return sg_xasprintf("python -m runs %s from the working folder, which is no skill's "
                             "folder (no SKILL.md in %s)", mod, where);

@@ -470,6 +470,7 @@ def creator_skill(m, base, proj):
         "eval-viewer/generate_review.py": "import sys, time\ntime.sleep(float(sys.argv[1]))\n"
                                           "print('VIEWER', sys.argv[2:])\n",
         "loose/x.py": "print('NAMESPACE')\n",
+        "site.py": "print('SKILL SITE')\n",  # a name -m takes from Python's own library
     }
     for rel, text in files.items():
         p = os.path.join(skill, rel)
@@ -509,7 +510,11 @@ def skill_creators_own_forms_are_rewritten(m, base):
     # what Python would not find in the skill is never rewritten: asked, saying why
     for line, cwd, why in [
         ("python3 -m scripts.nope", skill, "scripts.nope is no module of the skill's"),
-        ("python3 -m json.tool", skill, "json is no package of the skill's (no __init__.py)"),
+        # a module Python loaded at its start runs as it is, never the skill's
+        # site.py: the hook took it for the skill's file, and allowed it
+        ("python3 -m site --user-base", skill, "site is a name of Python's own library"),
+        ("python3 -m os", skill, "os is a name of Python's own library"),
+        ("python3 -m json.tool", skill, "json is a name of Python's own library"),
         ("python3 -m loose.x", skill, "loose is no package of the skill's (no __init__.py)"),
         ("python3 -m scripts", skill, "a package with no __main__.py"),
         ("python3 -m scripts.aggregate_benchmark", proj, ""),  # no skill's: nothing to say
