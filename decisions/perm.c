@@ -358,6 +358,10 @@ static void rule_by(const struct sg_prule *hit, char *out, size_t n)
 static size_t rules_to_keep(struct sg_perm *p, const struct sg_preq *q, char **out, size_t max)
 {
     char *answered = p ? steal_pointer(&p->answer_rule) : NULL;
+    if (q->answer_only) { /* nothing kept, and nothing shown as kept */
+        free(answered);
+        return 0;
+    }
     if (answered) {
         out[0] = answered;
         return 1;

@@ -451,6 +451,19 @@ static void answers_keep_what_was_shown(void **st)
     assert_string_equal(shown_rule, "");
     assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_ALLOW_RUN), 0);
     assert_int_equal(sg_perm_session_rules(p, &kept), 0);
+    /* answer_only (a rewritten skill run the vetting does not cover,
+     * agent/hook.c): the answer kept for the same line above does not
+     * allow it, no rule is shown as kept, and "always" keeps none */
+    for (int i = 0; i < 2; i++) {
+        sg_agent_bash_preq("find . -name 'x:*'", "/tmp", &q);
+        q.answer_only = true;
+        assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+        assert_string_equal(shown_rule, "");
+        assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_ALLOW_ALWAYS), 0);
+        assert_int_equal(got, SG_DEC_ALLOW_ALWAYS);
+        assert_int_equal(sg_perm_session_rules(p, &kept), 0);
+        assert_int_equal(access(grants, F_OK), -1); /* no grant written */
+    }
     /* a request too long to show whole cannot be approved */
     char *big = malloc(SG_PREQ_ARGS_MAX + 100);
     memset(big, 'a', SG_PREQ_ARGS_MAX + 99);

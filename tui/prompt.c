@@ -530,7 +530,8 @@ static void request_rows(struct tui_prompt_state *s, struct rows *lp, int vw, bo
     bool several = strchr(s->rule, '\n') != NULL;
     const char *rule1 = several ? (q->agent_tool[0] ? "these rules" : "these grants") : s->rule;
     cleanup_free char *al =
-        agent      ? sg_xasprintf("saves %s for %s, every session%s", rule1, s->skill,
+        !s->rule[0] ? sg_xstrdup("keeps no rule: the same is asked again next time")
+        : agent    ? sg_xasprintf("saves %s for %s, every session%s", rule1, s->skill,
                                   any_code ? ": any code, forever" : "")
         : any_code ? sg_xasprintf("saves %s for this version of %s: any code, forever", rule1,
                                   s->skill)
