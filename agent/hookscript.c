@@ -462,13 +462,14 @@ static char *system_nohup(char **nohup)
     if (!same_file(sys, agents))
         return sg_xasprintf("nohup on the agent's PATH is %s, not the system's %s: the line "
                             "would start another program than skillgate's rewrite",
-                            agents ? agents : "not found", sys);
+                            agents ? agents : "none", sys);
     *nohup = steal_pointer(&sys);
     return NULL;
 }
 
 /* nohup COMMAND (no option: only --help and --version are nohup's): the
- * command it runs, which the rewrite runs under nohup again. */
+ * command it runs, which the rewrite runs under the system's nohup again;
+ * NULL, or why the line is not rewritten (caller frees). */
 static char *under_nohup(struct script_line *l)
 {
     const struct sg_shell_cmd *c = l->run;
@@ -603,7 +604,7 @@ static char *module_file(const char *where, const char *mod, char **root, char *
     return NULL;
 }
 
-/* The rewritten line: [cd DIR &&] [nohup] SELF run ROOT --prompt attached
+/* The rewritten line: [cd DIR &&] [/usr/bin/nohup] SELF run ROOT --prompt attached
  * [--python PY] --script REL|-m MODULE -- ARGS [&], or NULL when too long. */
 static char *rewritten(const struct script_line *l, const char *self, const char *root,
                        const char *rel, const char *py)
