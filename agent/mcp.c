@@ -530,8 +530,9 @@ static bool in_project(const struct run_call *c, const char *real, char **what)
  * permission program, a person (the attached TUI, else a terminal), else
  * refused. Every decision is an audit record. NULL: it may be shown; else
  * the tool error. */
-static json_t *cwd_asked(const struct sg_skill *sk, const struct sg_run_info *info,
-                         const char *what, struct attach_ctx *a)
+/* The agent's policy file (the hook's, from the config: caller frees),
+ * and the config's permission program into *program when asked. */
+static char *agent_policy(char ***program)
 {
     struct sg_config cfg;
     struct sg_diags d = {0};
@@ -539,9 +540,19 @@ static json_t *cwd_asked(const struct sg_skill *sk, const struct sg_run_info *in
     if (sg_config_load(cfgpath, &cfg, &d) < 0)
         sg_config_free(&cfg);
     sg_diags_free(&d);
-    cleanup_free char *policy = sg_hook_policy_path(&cfg);
-    char **program = sg_strv_dup(cfg.prompt_exec);
+    char *policy = sg_hook_policy_path(&cfg);
+    if (program)
+        *program = sg_strv_dup(cfg.prompt_exec);
     sg_config_free(&cfg);
+    return policy;
+}
+
+static json_t *cwd_asked(const struct sg_skill *sk, const struct sg_run_info *info,
+                         const char *what, struct attach_ctx *a)
+{
+    char **program = NULL;
+    cleanup_free char *policy = agent_policy(&program);
+    struct sg_diags d = {0};
     char digest[SG_DIGEST_STRLEN] = "";
     if (sg_skill_digest(sk->root, digest, NULL) < 0)
         digest[0] = '\0';
@@ -628,14 +639,8 @@ static json_t *args_refused(const struct run_call *c, const struct sg_run_info *
         return NULL;
     char **paths = NULL;
     size_t n = sg_hook_arg_paths(c->args, c->nargs, info->cwd, &paths);
-    struct sg_config cfg;
+    cleanup_free char *policy = agent_policy(NULL);
     struct sg_diags d = {0};
-    cleanup_free char *cfgpath = sg_config_default_path();
-    if (sg_config_load(cfgpath, &cfg, &d) < 0)
-        sg_config_free(&cfg);
-    sg_diags_free(&d);
-    cleanup_free char *policy = sg_hook_policy_path(&cfg);
-    sg_config_free(&cfg);
     json_t *res = NULL;
     struct sg_perm_opts po = {.mode = SG_PERM_DENY_ALL, .policy_file = policy,
                               .skill = info->skill_name, .run_id = info->run_id};
