@@ -185,6 +185,8 @@ static void note_yaml_error(struct sg_skill *sk, size_t first)
         struct sg_diag *g = &sk->diags.v[i];
         if (g->sev != SG_ERROR)
             continue;
+        if (sg_str_has_prefix(g->msg, SG_YAML_CHARS))
+            return; /* says what to remove; no reader takes it another way */
         /* a tab's message says the fix already; quoting is the usual one */
         char *m = sg_xasprintf("%s; %s%s", g->msg, why,
                                strstr(g->msg, SG_YAML_TAB) ? "" : " (quote a value holding \": \")");

@@ -1,5 +1,6 @@
 #include "ynode.h"
 
+#include <stdio.h>
 #include <yaml.h>
 
 #include "util.h"
@@ -233,12 +234,76 @@ static bool tab_at_problem(const char *buf, size_t len, const yaml_parser_t *p)
     return i < len && buf[i] == '\t';
 }
 
+/* Line and column (1-based, characters) of byte off, lines ended by "\n"
+ * only. */
+static void place_of(const char *buf, size_t len, size_t off, int line_base, int *line,
+                     int *col)
+{
+    *line = 1 + line_base, *col = 1;
+    for (size_t i = 0; i < off && i < len; i++) {
+        if (buf[i] == '\n')
+            (*line)++, *col = 1;
+        else if (((unsigned char)buf[i] & 0xc0) != 0x80)
+            (*col)++;
+    }
+}
+
+/* The first line break libyaml sees and a person does not: its offset and
+ * name, or false. */
+static bool hidden_break(const char *buf, size_t len, size_t *off, const char **name)
+{
+    for (size_t i = 0; i < len; i++) {
+        const unsigned char *u = (const unsigned char *)buf + i;
+        *off = i;
+        if (u[0] == '\r' && (i + 1 == len || u[1] != '\n'))
+            return *name = "a carriage return (\"\\r\") with no line feed after it", true;
+        if (u[0] == 0xc2 && i + 1 < len && u[1] == 0x85)
+            return *name = "U+0085 (NEXT LINE)", true;
+        if (u[0] == 0xe2 && i + 2 < len && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9))
+            return *name = u[2] == 0xa8 ? "U+2028 (LINE SEPARATOR)" : "U+2029 (PARAGRAPH SEPARATOR)",
+                   true;
+    }
+    return false;
+}
+
+static bool refuse_hidden_break(const char *buf, size_t len, int line_base, const char *file,
+                                struct sg_diags *d)
+{
+    size_t off;
+    const char *name;
+    if (!hidden_break(buf, len, &off, &name))
+        return false;
+    int line, col;
+    place_of(buf, len, off, line_base, &line, &col);
+    sg_diag_add(d, SG_ERROR, file, line, col, NULL,
+                SG_YAML_CHARS "%s is a line break to YAML but not to OpenClaw, grep or an "
+                              "editor, so YAML would read lines no one sees; remove it",
+                name);
+    return true;
+}
+
+/* libyaml's reader refuses a character (a control one, U+FFFE): where it
+ * is, by the byte offset the reader gives. */
+static void reader_error(const char *buf, size_t len, int line_base, const char *file,
+                         struct sg_diags *d, const yaml_parser_t *p)
+{
+    int line, col;
+    place_of(buf, len, p->problem_offset, line_base, &line, &col);
+    char cp[16] = "";
+    if (p->problem_value >= 0)
+        snprintf(cp, sizeof cp, " (U+%04X)", (unsigned)p->problem_value);
+    sg_diag_add(d, SG_ERROR, file, line, col, NULL, SG_YAML_CHARS "%s%s; remove it",
+                p->problem ? p->problem : "a character YAML refuses", cp);
+}
+
 int sg_yaml_parse(const char *buf, size_t len, int line_base, const char *file,
                   struct sg_diags *d, struct sg_ynode **out)
 {
     struct builder b = {.file = file, .line_base = line_base, .d = d};
     yaml_parser_t p;
     *out = NULL;
+    if (refuse_hidden_break(buf, len, line_base, file, d))
+        return -EINVAL;
     if (!yaml_parser_initialize(&p))
         abort();
     yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
@@ -250,7 +315,9 @@ int sg_yaml_parse(const char *buf, size_t len, int line_base, const char *file,
             /* where the unclosed quote or bracket opened is what a person
              * fixes: the diagnostic points there, and says where the parser
              * gave up */
-            if (tab_at_problem(buf, len, &p))
+            if (p.error == YAML_READER_ERROR)
+                reader_error(buf, len, line_base, file, d, &p);
+            else if (tab_at_problem(buf, len, &p))
                 sg_diag_add(d, SG_ERROR, file, (int)m->line + 1 + line_base, (int)m->column + 1,
                             NULL, "YAML syntax: %s", SG_YAML_TAB);
             else if (p.context && (c->line != m->line || c->column != m->column))

@@ -29,8 +29,15 @@ struct sg_ynode {
  * libyaml's "found character that cannot start any token". */
 #define SG_YAML_TAB "tabs are not allowed in YAML indentation; use spaces"
 
+/* How a refusal of characters (not of syntax) begins: a line break only
+ * YAML sees (U+0085, U+2028, U+2029, a "\r" with no "\n" after it), or a
+ * character libyaml's reader refuses. Never read another way. */
+#define SG_YAML_CHARS "YAML characters: "
+
 /* Parse buf (one YAML document). line_base is added to every line number
- * (the frontmatter of SKILL.md starts on line 2). Problems go to d with the
+ * (the frontmatter of SKILL.md starts on line 2). A line break only YAML
+ * sees is refused before libyaml reads anything (lines are counted by "\n"
+ * only, as a person and grep count them). Problems go to d with the
  * file name given. Returns 0 and *out (NULL for an empty document), or
  * -EINVAL after recording at least one error. */
 int sg_yaml_parse(const char *buf, size_t len, int line_base, const char *file,

@@ -401,6 +401,27 @@ static void openclaw_reads_lines(void **st)
     th_assert_diag(&sk->diags, SG_ERROR, 4, 1, "description", "duplicate key");
     assert_null(th_find(&sk->diags, "reads it the same way", NULL));
     sg_skill_free(sk);
+    /* a character libyaml's reader refuses, or a line break only YAML
+     * sees, stays an error: never read line by line */
+    static const struct {
+        const char *md, *want;
+        int col;
+    } chars[] = {
+        {"---\nname: c\ndescription: Do: this\xc2\x80.\nallowed-tools: [Read]\n---\n", "(U+0080)",
+         22},
+        {"---\nname: c\ndescription: Do: this\xef\xbf\xbe.\nallowed-tools: [Read]\n---\n",
+         "(U+FFFE)", 22},
+        {"---\nname: c\ndescription: Do: this\xe2\x80\xa8" "allowed-tools: [Bash]\n---\n",
+         "U+2028", 22},
+    };
+    for (size_t i = 0; i < SG_ARRAY_LEN(chars); i++) {
+        sk = load_oc(f, "oc/chars", chars[i].md);
+        th_assert_diag(&sk->diags, SG_ERROR, 3, chars[i].col, NULL, chars[i].want);
+        assert_null(th_find(&sk->diags, "reads it the same way", NULL));
+        assert_null(th_find(&sk->diags, "would read it line by line", NULL));
+        assert_int_equal(sk->policy.ntools, 0);
+        sg_skill_free(sk);
+    }
     /* the same file outside OpenClaw's places: the spec's rules refuse it */
     cleanup_free char *flow = sg_xasprintf("%s/oc/flow", f->tmp);
     sk = load(flow);
