@@ -77,7 +77,47 @@ struct reading {
     struct sg_diags *d;
     unsigned told;
     bool refused;
+    int open_line;  /* a value opened a quote or bracket it did not close there; 0 */
+    int *seen;      /* the lines a strict key was read at (as a field or refused) */
+    size_t nseen, seen_cap;
 };
+
+static void seen_at(struct reading *rd, int line)
+{
+    sg_grow(&rd->seen, &rd->seen_cap, rd->nseen + 1, sizeof *rd->seen);
+    rd->seen[rd->nseen++] = line;
+}
+
+static bool was_seen(const struct reading *rd, int line)
+{
+    for (size_t i = 0; i < rd->nseen; i++)
+        if (rd->seen[i] == line)
+            return true;
+    return false;
+}
+
+/* Does a value's text open a quote, "[" or "{" it does not close? YAML
+ * then reads the lines below as part of it; OpenClaw reads each as a
+ * field. */
+static bool opens(const char *s, size_t n)
+{
+    if (!n || !strchr("\"'[{", s[0]))
+        return false;
+    int depth = 0;
+    char q = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (q && ch == '\\' && q == '"')
+            i++;
+        else if (q)
+            q = ch == q ? 0 : q;
+        else if (ch == '"' || ch == '\'')
+            q = ch;
+        else
+            depth += (ch == '[' || ch == '{') - (ch == ']' || ch == '}');
+    }
+    return depth > 0 || q;
+}
 
 /* key said again: the last saying wins in the first one's place, as in
  * OpenClaw's object; said. */
@@ -144,17 +184,103 @@ static struct sg_ynode *block_value(const char *buf, size_t len, size_t *pos, in
 
 /* The value on the key's line; *empty when there is none at all (then the
  * lines below may be its value; a lone quote is a value, and nothing). */
-static struct sg_ynode *inline_value(struct line l, size_t k, int line, bool *empty)
+static struct sg_ynode *inline_value(struct line l, size_t k, int line, bool *empty,
+                                     bool *open)
 {
     const char *s = l.s + k + 1;
     size_t n = l.len - k - 1;
     trim(&s, &n);
     *empty = n == 0;
+    *open = opens(s, n);
     bool quoted = n && (s[0] == '"' || s[0] == '\'') && s[n - 1] == s[0];
     int col = (int)(s - l.s) + 1;
     if (quoted) /* a lone quote too: nothing, as OpenClaw's slice(1, -1) */
         s++, n = n >= 2 ? n - 2 : 0;
     return n ? scalar(s, n, line, col, quoted) : NULL;
+}
+
+/* Is the line one YAML may read as a strict key (quoted, spaced before
+ * the colon, indented, or in the "? key" form)? */
+static bool names_strict(const struct reading *rd, struct line l)
+{
+    size_t i = 0;
+    while (i < l.len && is_space(l.s[i]))
+        i++;
+    bool question = i < l.len && l.s[i] == '?';
+    for (i += question; i < l.len && is_space(l.s[i]);)
+        i++;
+    i += i < l.len && (l.s[i] == '"' || l.s[i] == '\'');
+    size_t start = i;
+    while (i < l.len && key_char(l.s[i]))
+        i++;
+    char key[32];
+    if (i == start || i - start >= sizeof key)
+        return false;
+    memcpy(key, l.s + start, i - start);
+    key[i - start] = '\0';
+    i += i < l.len && (l.s[i] == '"' || l.s[i] == '\'');
+    while (i < l.len && is_space(l.s[i]))
+        i++;
+    return (question || (i < l.len && l.s[i] == ':')) && rd->strict(key);
+}
+
+/* A strict key YAML may read that the line reading did not take: an
+ * error, for skillgate would drop what a YAML reader grants. */
+static void unread_strict(struct reading *rd, const char *buf, size_t len, int first_line)
+{
+    int line = first_line - 1;
+    for (size_t pos = 0; pos < len;) {
+        struct line l = next_line(buf, len, &pos);
+        line++;
+        if (rd->strict && !was_seen(rd, line) && names_strict(rd, l)) {
+            sg_diag_add(rd->d, SG_ERROR, rd->file, line, 1, NULL,
+                        "YAML may read this line as a field skillgate enforces, but OpenClaw's "
+                        "line-by-line reading does not (only \"key: value\" at the first column, "
+                        "the key unquoted); fix the YAML");
+            rd->refused = true;
+        }
+    }
+}
+
+/* What the line reading takes of a strict key, or of metadata naming
+ * variables, refused where YAML reads otherwise: after a value left open,
+ * with no value, or wasm (OpenSkills' field, which OpenClaw does not
+ * read). */
+static void check_key(struct reading *rd, const struct sg_ynode *key, const struct sg_ynode *val)
+{
+    bool strict = rd->strict && rd->strict(key->str);
+    bool env = !strcmp(key->str, "metadata") && val && strcasestr(val->str, "env");
+    if (strict)
+        seen_at(rd, key->line);
+    size_t before = rd->d->n;
+    if ((strict || env) && rd->open_line)
+        sg_diag_add(rd->d, SG_ERROR, rd->file, key->line, key->col, key->str,
+                    "follows a value that opens a quote or bracket and does not close it on "
+                    "its line (line %d): YAML would read this line as part of that value, "
+                    "OpenClaw as a field; fix the YAML", rd->open_line);
+    else if (strict && !strcmp(key->str, "wasm"))
+        sg_diag_add(rd->d, SG_ERROR, rd->file, key->line, key->col, key->str, "%s",
+                    "is OpenSkills' field, which OpenClaw's loader does not read; in a "
+                    "frontmatter read line by line it is refused: fix the YAML");
+    else if (strict && !val)
+        sg_diag_add(rd->d, SG_ERROR, rd->file, key->line, key->col, key->str, "%s",
+                    "has no value read line by line (OpenClaw drops it; YAML may read the "
+                    "lines below as its value); fix the YAML");
+    rd->refused = rd->refused || rd->d->n > before;
+}
+
+/* A line starting "---" or "...": OpenClaw's frontmatter ends at the
+ * first "---" line; YAML's does not. */
+static bool ends_early(struct reading *rd, struct line l, int line)
+{
+    if (l.len < 3 || (memcmp(l.s, "---", 3) != 0 && memcmp(l.s, "...", 3) != 0))
+        return false;
+    sg_diag_add(rd->d, SG_ERROR, rd->file, line, 1, NULL,
+                "a line starting \"%.3s\" inside the frontmatter: OpenClaw's loader ends the "
+                "frontmatter at it and YAML does not, so they read different fields; fix the YAML",
+                l.s);
+    rd->refused = true;
+    return true;
 }
 
 int sg_fmlines_parse(const char *buf, size_t len, int first_line,
@@ -170,18 +296,24 @@ int sg_fmlines_parse(const char *buf, size_t len, int first_line,
         struct line l = next_line(buf, len, &pos);
         size_t k = key_len(l);
         line++;
-        if (!k)
+        if (ends_early(&rd, l, line) || !k)
             continue;
         struct sg_ynode *key = scalar(l.s, k, line, 1, false);
-        bool empty;
-        struct sg_ynode *val = inline_value(l, k, line, &empty);
-        if (empty && pos < len && (buf[pos] == ' ' || buf[pos] == '\t'))
+        bool empty, open;
+        struct sg_ynode *val = inline_value(l, k, line, &empty, &open);
+        if (empty && pos < len && (buf[pos] == ' ' || buf[pos] == '\t')) {
             val = block_value(buf, len, &pos, &line);
+            open = val && opens(val->str, val->len);
+        }
+        check_key(&rd, key, val);
+        rd.open_line = rd.open_line ? rd.open_line : open ? (val ? val->line : key->line) : 0;
         if (val)
             r = put(&rd, map, key, val);
         else
             sg_ynode_free(key);
     }
+    unread_strict(&rd, buf, len, first_line);
+    free(rd.seen);
     if (r < 0) {
         sg_ynode_free(map);
         map = NULL;

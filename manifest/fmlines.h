@@ -12,6 +12,16 @@
  * its text starts in the file, so the text, put back at that column, is
  * the YAML it was.
  *
+ * Where YAML would read a field skillgate enforces (strict) otherwise
+ * than this reading does, it is an error, never a field dropped or
+ * granted: a strict key with no value; a line YAML may read as one
+ * (quoted, indented, spaced before the colon, "? key") not taken as it;
+ * a strict key, or metadata naming "env", after a value whose quote or
+ * "[" / "{" does not close on its line (YAML reads on into the next
+ * lines); wasm (OpenSkills' field, not OpenClaw's); and, whatever the
+ * keys, a line starting "---" or "..." (OpenClaw's frontmatter ends at
+ * the first "---" line).
+ *
  * skillgate reads a skill this way only where OpenClaw's rules apply
  * (openclaw.h), and only to take what OpenClaw takes: a field skillgate
  * enforces (allowed-tools, hooks, wasm; OpenClaw reads none of them) is

@@ -3,6 +3,7 @@
 
 #include "fmlines.h"
 #include "openclaw.h"
+#include "parse.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -437,6 +438,41 @@ static void yaml_refusals(void **st)
     sg_buf_free(&b);
 }
 
+/* A line break libyaml sees and OpenClaw, grep and an editor do not
+ * (U+0085, U+2028, U+2029, a lone "\r") would hide a key in a line a person
+ * reads as a description: refused where it is, lines counted by "\n". */
+static void hidden_line_breaks_refused(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *md, *y, *name;
+        int line, col;
+    } cases[] = {
+        {MD("name: demo\ndescription: Formats.\xe2\x80\xa8wasm: {env: {allow: [T]}}\n"), NULL,
+         "U+2028", 3, 22},
+        {MD("name: demo\ndescription: \xc3\xa9t\xc3\xa9\xe2\x80\xa9" "context: fork\n"), NULL,
+         "U+2029", 3, 17},
+        {MD("name: demo\ndescription: x\xc2\x85" "allowed-tools: [Bash]\n"), NULL, "U+0085", 3, 15},
+        {MD("name: demo\r\ndescription: x\rallowed-tools: [Bash]\r\n"), NULL, "carriage return",
+         3, 15},
+        {NULL, "skill:\n  name: demo\n  description: x # c\xe2\x80\xa8wasm: {}\n", "U+2028", 3,
+         21},
+    };
+    for (size_t i = 0; i < SG_ARRAY_LEN(cases); i++) {
+        struct sg_skill *sk = th_skill(cases[i].md, cases[i].y);
+        th_assert_diag(&sk->diags, SG_ERROR, cases[i].line, cases[i].col, NULL, cases[i].name);
+        th_assert_diag(&sk->diags, SG_ERROR, cases[i].line, cases[i].col, NULL,
+                       "is a line break to YAML but not to OpenClaw");
+        assert_int_equal(sk->policy.ntools, 0);
+        assert_false(sk->policy.fork_context);
+        sg_skill_free(sk);
+    }
+    /* CRLF is a line break to every reader */
+    struct sg_skill *sk = th_skill("---\r\nname: demo\r\ndescription: x\r\n---\r\n", NULL);
+    assert_false(sg_skill_has_errors(sk));
+    sg_skill_free(sk);
+}
+
 static void non_utf8_is_an_error_with_position(void **st)
 {
     (void)st;
@@ -630,7 +666,8 @@ static void frontmatter_lines(void **st)
     struct sg_diags d = {0};
     assert_int_equal(sg_fmlines_parse(fm, sizeof fm - 1, 2, strict_name, "f", &d, &m), 0);
     th_assert_diag(&d, SG_ERROR, 14, 1, "name", "said again (first at line 2); YAML readers");
-    assert_int_equal(d.n, 1);
+    th_assert_diag(&d, SG_ERROR, 14, 1, "name", "follows a value that opens a quote");
+    assert_int_equal(d.n, 2);
     sg_diags_free(&d);
     assert_string_equal(fm_get(m, "name"), "last"); /* the last saying wins */
     assert_string_equal(m->kids[0]->str, "name");   /* in the first one's place */
@@ -656,6 +693,56 @@ static void frontmatter_lines(void **st)
     assert_int_equal(sg_fmlines_parse(b.data, b.len, 2, NULL, "f", &d, &m), -E2BIG);
     assert_null(m);
     sg_buf_free(&b);
+}
+
+/* What the line reading would take otherwise than YAML reads it, of a
+ * field skillgate enforces (or metadata naming variables): refused. */
+static void line_reading_refuses_what_yaml_reads_otherwise(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *fm, *field, *want;
+        int line, col;
+    } cases[] = {
+        {"name: x\nallowed-tools:\n\n  - Bash\n", "allowed-tools", "has no value", 3, 1},
+        {"name: x\nhooks:\n- Bash\n", "hooks", "has no value", 3, 1},
+        {"name: x\ncontext:\n", "context", "has no value", 3, 1},
+        {"name: x\n\"allowed-tools\": [Bash]\n", NULL, "YAML may read this line", 3, 1},
+        {"name: x\nallowed-tools : [Bash]\n", NULL, "YAML may read this line", 3, 1},
+        {"name: x\n? hooks\n: {}\n", NULL, "YAML may read this line", 3, 1},
+        {"name: x\nmetadata:\n  'context' : fork\n", NULL, "YAML may read this line", 4, 1},
+        {"name: x\n----\nwasm: {}\n", NULL, "a line starting \"---\"", 3, 1},
+        {"name: x\n...\n", NULL, "a line starting \"...\"", 3, 1},
+        {"name: x\nwasm: {env: {allow: [T]}}\n", "wasm", "is OpenSkills' field", 3, 1},
+        {"description: 'a: b\nallowed-tools: [Bash]\nx'\n", "allowed-tools",
+         "opens a quote or bracket and does not close it on its line (line 2)", 3, 1},
+        {"description: [a, {b: c}\ncontext: fork\n", "context", "(line 2)", 3, 1},
+        {"description:\n  \"a: b\nmetadata: {\"openclaw\": {\"primaryEnv\": \"T\"}}\n",
+         "metadata", "(line 3)", 4, 1},
+    };
+    for (size_t i = 0; i < SG_ARRAY_LEN(cases); i++) {
+        struct sg_ynode *m = NULL;
+        struct sg_diags d = {0};
+        assert_int_equal(sg_fmlines_parse(cases[i].fm, strlen(cases[i].fm), 2,
+                                          sg_skillmd_enforced, "f", &d, &m), 0);
+        th_assert_diag(&d, SG_ERROR, cases[i].line, cases[i].col, cases[i].field, cases[i].want);
+        sg_diags_free(&d);
+        sg_ynode_free(m);
+    }
+    /* what every reader reads alike stays clean: closed values, metadata
+     * naming no variable after an open one, keys in a value's text */
+    static const char ok[] = "name: x\ndescription: 'a: b' [c]\nallowed-tools: [Read, \"Bash(x)\"]\n"
+                             "hooks: {a: [b]}\nnote: \"open\nmetadata: {\"openclaw\": {}}\n"
+                             "summary: says allowed-tools: Bash in words\n";
+    struct sg_ynode *m = NULL;
+    struct sg_diags d = {0};
+    assert_int_equal(sg_fmlines_parse(ok, sizeof ok - 1, 2, sg_skillmd_enforced, "f", &d, &m), 0);
+    if (d.n)
+        th_dump(&d);
+    assert_int_equal(d.n, 0);
+    assert_string_equal(fm_get(m, "allowed-tools"), "[Read, \"Bash(x)\"]");
+    sg_diags_free(&d);
+    sg_ynode_free(m);
 }
 
 static void diagnostic_line_format(void **st)
@@ -719,12 +806,14 @@ int main(void)
         cmocka_unit_test(unknown_keys_warn),
         cmocka_unit_test(yaml_refusals),
         cmocka_unit_test(non_utf8_is_an_error_with_position),
+        cmocka_unit_test(hidden_line_breaks_refused),
         cmocka_unit_test(wrong_types),
         cmocka_unit_test(claude_code_extras),
         cmocka_unit_test(wasm_block_folds_into_policy),
         cmocka_unit_test(wasm_block_own_folders),
         cmocka_unit_test(clawhub_skill_by_openclaw_rules),
         cmocka_unit_test(frontmatter_lines),
+        cmocka_unit_test(line_reading_refuses_what_yaml_reads_otherwise),
         cmocka_unit_test(diagnostic_line_format),
         cmocka_unit_test(home_paths_its_words_name),
     };
