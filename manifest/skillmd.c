@@ -98,12 +98,26 @@ static void f_metadata(struct sg_pctx *c, const struct sg_ynode *v, const char *
     metadata_map(c, v, field);
 }
 
+/* The block OpenClaw reads (resolveOpenClawMetadata): metadata.openclaw,
+ * else metadata.clawdbot; NULL when neither is a mapping. */
+static const char *openclaw_block(const struct sg_ynode *v)
+{
+    static const char *const order[] = {"openclaw", "clawdbot"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(order); i++) {
+        const struct sg_ynode *b = sg_y_get(v, order[i]);
+        if (b && b->type == SG_Y_MAP)
+            return order[i];
+    }
+    return NULL;
+}
+
 static void metadata_map(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
 {
     if (v->type != SG_Y_MAP) {
         pc_err(c, v, field, "must be a mapping of strings, not %s", sg_ytype_name(v->type));
         return;
     }
+    const char *block = openclaw_block(v);
     for (size_t i = 0; i + 1 < v->n; i += 2) {
         cleanup_free char *f = sg_xasprintf("%s.%s", field, v->kids[i]->str);
         const struct sg_ynode *val = v->kids[i + 1];
@@ -111,8 +125,13 @@ static void metadata_map(struct sg_pctx *c, const struct sg_ynode *v, const char
             /* ClawHub's runtime metadata: OpenClaw's format, and a skill
              * carrying it is judged by OpenClaw's rules (openclaw.h), which
              * want it a mapping (the spec's string-only metadata is not
-             * theirs) */
-            sg_openclaw_parse(c, val, f, v->kids[i]->str);
+             * theirs); only the block OpenClaw reads gives variables */
+            if (block && !strcmp(block, v->kids[i]->str))
+                sg_openclaw_parse(c, val, f, v->kids[i]->str);
+            else
+                pc_warn(c, val, f, "OpenClaw reads metadata.openclaw, else metadata.clawdbot, "
+                                   "and ignores this block; so does skillgate (the variables "
+                                   "it names are not passed)");
             continue;
         }
         if (val->type != SG_Y_SCALAR) {

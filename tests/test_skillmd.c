@@ -592,7 +592,7 @@ static void wasm_block_folds_into_policy(void **st)
 static void clawhub_skill_by_openclaw_rules(void **st)
 {
     (void)st;
-    static const char *const keys[] = {"clawdbot", "moltbot", "clawdis", "openclaw"};
+    static const char *const keys[] = {"clawdbot", "openclaw"};
     for (size_t k = 0; k < SG_ARRAY_LEN(keys); k++) {
         char *md = sg_xasprintf(
             "---\nname: Weather Pro\ndescription: Forecasts.\nhomepage: https://w.test\n"
@@ -640,6 +640,35 @@ static void clawhub_skill_by_openclaw_rules(void **st)
     th_assert_diag(&sk->diags, SG_ERROR, 3, 0, NULL, "Claude Code would load it with every "
                                                      "field dropped");
     sg_skill_free(sk);
+}
+
+/* The block OpenClaw reads, openclaw before clawdbot, gives the
+ * variables; clawdis and moltbot blocks, which OpenClaw ignores, none. */
+static void openclaw_block_by_openclaws_priority(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *meta, *env, *ignored;
+    } cases[] = {
+        {"{clawdbot: {requires: {env: [A]}}, openclaw: {requires: {env: [B]}}}", "B",
+         "metadata.clawdbot"},
+        {"{clawdis: {requires: {env: [A]}}, clawdbot: {requires: {env: [B]}}}", "B",
+         "metadata.clawdis"},
+        {"{moltbot: {requires: {env: [A]}}}", NULL, "metadata.moltbot"},
+        {"{clawdis: {primaryEnv: A}}", NULL, "metadata.clawdis"},
+    };
+    for (size_t i = 0; i < SG_ARRAY_LEN(cases); i++) {
+        char *md = sg_xasprintf("---\nname: demo\ndescription: x\nmetadata: %s\n---\n",
+                                cases[i].meta);
+        struct sg_skill *sk = th_skill(md, NULL);
+        th_assert_diag(&sk->diags, SG_WARNING, 4, 0, cases[i].ignored,
+                       "OpenClaw reads metadata.openclaw, else metadata.clawdbot");
+        assert_int_equal(sk->policy.nenv, cases[i].env ? 1 : 0);
+        if (cases[i].env)
+            assert_string_equal(sk->policy.env[0].name, cases[i].env);
+        sg_skill_free(sk);
+        free(md);
+    }
 }
 
 /* OpenClaw's line-by-line reading (fmlines.h), case by case as its
@@ -812,6 +841,7 @@ int main(void)
         cmocka_unit_test(wasm_block_folds_into_policy),
         cmocka_unit_test(wasm_block_own_folders),
         cmocka_unit_test(clawhub_skill_by_openclaw_rules),
+        cmocka_unit_test(openclaw_block_by_openclaws_priority),
         cmocka_unit_test(frontmatter_lines),
         cmocka_unit_test(line_reading_refuses_what_yaml_reads_otherwise),
         cmocka_unit_test(diagnostic_line_format),
