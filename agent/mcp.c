@@ -242,11 +242,14 @@ static struct sg_skill *load_skill(const char *arg, json_t **err)
     size_t near = r == 0 || path ? SIZE_MAX : sg_discovery_nearest(&d, arg);
     cleanup_free char *nm = near == SIZE_MAX ? NULL : sg_sanitize_str(d.v[near].name, 0);
     cleanup_free char *hint = nm ? sg_xasprintf("; did you mean \"%s\"?", nm) : sg_xstrdup("");
+    cleanup_free char *amb = r == -ENOTUNIQ ? sg_resolve_ambiguous(&d, arg) : NULL;
     sg_discovery_free(&d);
     if (r == 0)
         return sk;
     cleanup_free char *a = sg_sanitize_str(arg, 0);
-    if (!path)
+    if (amb)
+        *err = tool_error("%s", amb);
+    else if (!path)
         *err = tool_error("%s is not a skill: no folder of that name here, and no skill with "
                           "that id where skills are kept (list_skills gives the ids and "
                           "paths run_skill takes)%s", a, hint);

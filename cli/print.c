@@ -124,6 +124,13 @@ static void other_by_folder(const char *arg, const struct sg_skill *sk,
                     "a folder of that name, %s: name it by that path\n", a, took, p);
 }
 
+static int ambiguous(const char *arg, const struct sg_discovery *d)
+{
+    cleanup_free char *m = sg_resolve_ambiguous(d, arg);
+    fprintf(stderr, "skillgate: %s\n", m);
+    return SG_EXIT_USAGE;
+}
+
 int sg_load_skill_arg(const char *arg, const char *cwd, struct sg_skill **out)
 {
     struct sg_discovery d;
@@ -131,7 +138,8 @@ int sg_load_skill_arg(const char *arg, const char *cwd, struct sg_skill **out)
     int r = sg_skill_resolve(arg, cwd, out, &d, &path); /* MCP's reading too */
     if (r == 0 && !path)
         other_by_folder(arg, *out, &d);
-    int rc = r == 0 ? 0 : path ? sg_load_error(arg, r) : no_such_name(arg, &d);
+    int rc = r == 0 ? 0 : path ? sg_load_error(arg, r) : r == -ENOTUNIQ ? ambiguous(arg, &d)
+                                                                        : no_such_name(arg, &d);
     sg_discovery_free(&d);
     return rc;
 }

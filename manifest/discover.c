@@ -392,6 +392,22 @@ size_t sg_discovery_find(const struct sg_discovery *d, const char *name)
     return sg_discovery_find_folder(d, name);
 }
 
+static int place_kind(enum sg_source s)
+{
+    return s == SG_SRC_PROJECT || s == SG_SRC_NESTED ? 1 : s == SG_SRC_USER || s == SG_SRC_SHARED ? 2 : 0;
+}
+
+size_t sg_discovery_ambiguous(const struct sg_discovery *d, size_t i)
+{
+    int k = place_kind(d->v[i].source);
+    for (size_t j = 0; k && j < d->n; j++) {
+        int kj = place_kind(d->v[j].source);
+        if (d->v[j].shadowed_by == i && kj && kj != k)
+            return j;
+    }
+    return SIZE_MAX;
+}
+
 size_t sg_discovery_find_folder(const struct sg_discovery *d, const char *name)
 {
     for (size_t i = 0; i < d->n; i++)

@@ -78,6 +78,13 @@ void sg_discovery_free(struct sg_discovery *d);
  * install` keeps a skill under its registry slug whatever its name says
  * (a plugin's skills are named "plugin:skill" only); or SIZE_MAX. */
 size_t sg_discovery_find(const struct sg_discovery *d, const char *name);
+
+/* Another skill answering the name the skill at i (a winner) answers,
+ * when one of the two is the working folder's (project, nested) and the
+ * other the person's own (user, shared): a folder an agent or a checkout
+ * writes would stand in for the person's skill, or the other way; its
+ * index, or SIZE_MAX. */
+size_t sg_discovery_ambiguous(const struct sg_discovery *d, size_t i);
 /* The first skill (highest precedence; one taken out of d, whose skill is
  * NULL, skipped) kept in a folder of that name, or SIZE_MAX. */
 size_t sg_discovery_find_folder(const struct sg_discovery *d, const char *name);

@@ -12,10 +12,16 @@
 #include "skill.h"
 
 /* 0 and *out; -ENOENT for a name nothing found (*d, when given, keeps
- * the discovery for a "did you mean"; else it is freed), or the load's
+ * the discovery for a "did you mean"; else it is freed); -ENOTUNIQ for a
+ * name a skill of the working folder's and one of the person's own both
+ * answer (sg_discovery_ambiguous; sg_resolve_ambiguous says it); or the load's
  * -errno for a path (*path_given set). cwd: for the project's skills,
  * NULL: the current folder. */
 int sg_skill_resolve(const char *arg, const char *cwd, struct sg_skill **out,
                      struct sg_discovery *d, bool *path_given);
+
+/* What refuses a name -ENOTUNIQ refused: the two skills' paths and
+ * places, and how to name one (allocated). */
+char *sg_resolve_ambiguous(const struct sg_discovery *d, const char *arg);
 
 #endif

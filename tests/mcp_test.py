@@ -716,6 +716,31 @@ def sdk_list_validate_inspect(base):
     env.check_sanitizers()
 
 
+@test("sdk")
+def sdk_a_name_the_project_and_the_person_both_answer_is_refused(base):
+    """Issue 52, review: inspect_skill and validate_skill with a name a
+    .claude/skills skill of the server's working folder and one of the
+    person's ~/.claude/skills both answer: an error naming both paths."""
+    env = Env(base)
+    proj = os.path.join(env.dir, "proj")
+    paths = []
+    for top in (env.home, proj):
+        d = os.path.join(top, ".claude", "skills", "amb-notes")
+        os.makedirs(d)
+        write_skill(d, {"SKILL.md": "---\nname: amb-notes\ndescription: notes\n---\n"})
+        paths.append(d)
+    for r in (proj, os.path.join(proj, ".claude"), os.path.join(proj, ".claude", "skills")):
+        os.chmod(r, 0o755)
+    res, _ = calls(env, [("inspect_skill", {"path": "amb-notes"}),
+                         ("validate_skill", {"path": "amb-notes"})], cwd=proj)
+    for r in res:
+        r = r["result"]
+        text = r["content"][0]["text"] if r.get("content") else ""
+        assert r.get("isError") and '"amb-notes" names two skills' in text, r
+        assert all(f"{p} (" in text for p in paths), text
+    env.check_sanitizers()
+
+
 def make_hostile_paths(base):
     """The dirfd attack of tests/attack_paths_test.py as a skill: paths
     relative to a pipe, a socket and an eventfd (the broker once died of

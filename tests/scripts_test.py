@@ -701,6 +701,27 @@ def a_field_only_yaml_or_only_openclaw_reads_is_refused(m, base):
 
 
 @test()
+def a_name_the_working_folder_and_the_person_both_answer_is_refused(m, base):
+    """Issue 52, review: a .claude/skills skill in the working folder and
+    one of the person's own (~/.claude/skills) named alike: `run NAME`
+    refuses the name, naming both paths, and runs neither; by its path
+    each still runs."""
+    w = work_folder(base, m)
+    mine = scripts_skill(os.path.join(m.home, ".claude", "skills"), "notes-amb",
+                         {"scripts/env.py": (ENV_PY, 0o644)})
+    theirs = scripts_skill(os.path.join(w, ".claude", "skills"), "notes-amb",
+                           {"scripts/env.py": (ENV_PY, 0o644)})
+    own_tree(m, os.path.join(m.home, ".claude"))
+    own_tree(m, os.path.join(w, ".claude"))
+    p = m.run("run", "--cwd", w, "notes-amb", "--script", "scripts/env.py", check=None)
+    assert p.returncode != 0 and "ENV TODO_TOKEN" not in p.out, p.out + p.err
+    assert (f'"notes-amb" names two skills, {mine} (' in p.err and f"{theirs} (" in p.err
+            and "name the one you mean by its path" in p.err), p.err
+    p = m.run("run", "--cwd", w, mine, "--script", "scripts/env.py", check=0)
+    assert "ENV TODO_TOKEN -" in p.out, p.out + p.err
+
+
+@test()
 def an_openclaw_skill_runs_with_the_variables_it_declares(m, base):
     """A ClawHub skill (metadata.openclaw) in the working folder's skills/
     is found by name, validates (by OpenClaw's rules: no refusal, no word

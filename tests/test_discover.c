@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "discover.h"
+#include "resolve.h"
 #include "skill.h"
 #include "util.h"
 
@@ -183,6 +184,51 @@ static void installed_folder_names(void **st)
  * and ~/.clawdbot/skills, as OpenClaw orders them; a skill found there is
  * keyed by its name (ClawHub's folder is the slug) and judged by OpenClaw's
  * rules; a person-only discovery leaves the agent's workspace out. */
+/* A name a skill of the working folder's (.claude/skills there or below)
+ * and one of the person's own (~/.claude/skills, ~/.openclaw/skills) both
+ * answer is refused, naming both paths; two of the person's own, or
+ * OpenClaw's workspace over its managed folder, keep their precedence. */
+static void project_and_personal_same_name(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    put_skill(t, "home/.claude/skills/notes", "notes");
+    put_skill(t, "proj/.claude/skills/notes", "notes");
+    put_skill(t, "home/.openclaw/skills/forecast", "forecast");
+    put_skill(t, "proj/sub/.claude/skills/forecast", "forecast");
+    put_skill(t, "home/.claude/skills/mine", "mine");
+    put_skill(t, "home/.openclaw/skills/mine", "mine");
+    put_skill(t, "home/.openclaw/skills/ws", "ws");
+    put_skill(t, "proj/skills/ws", "ws");
+    char *home = sg_xasprintf("%s/home", t), *cwd = sg_xasprintf("%s/proj", t);
+    char *cfg = sg_xasprintf("%s/none.yaml", t);
+    struct sg_discover_opts o = {.defaults = true, .home = home, .cwd = cwd, .config_file = cfg};
+    struct sg_discovery d;
+    assert_int_equal(sg_discover(&o, &d), 0);
+    static const struct {
+        const char *name, *a, *b;
+    } amb[] = {
+        {"notes", "home/.claude/skills/notes", "proj/.claude/skills/notes"},
+        {"forecast", "proj/sub/.claude/skills/forecast", "home/.openclaw/skills/forecast"},
+    };
+    for (size_t k = 0; k < SG_ARRAY_LEN(amb); k++) {
+        size_t i = sg_discovery_find(&d, amb[k].name);
+        assert_int_not_equal(i, SIZE_MAX);
+        assert_int_not_equal(sg_discovery_ambiguous(&d, i), SIZE_MAX);
+        char *m = sg_resolve_ambiguous(&d, amb[k].name);
+        char *a = sg_xasprintf("%s/%s (", t, amb[k].a), *b = sg_xasprintf("%s/%s (", t, amb[k].b);
+        assert_non_null(strstr(m, a));
+        assert_non_null(strstr(m, b));
+        assert_non_null(strstr(m, "name the one you mean by its path"));
+        free(m), free(a), free(b);
+    }
+    assert_int_equal(sg_discovery_ambiguous(&d, sg_discovery_find(&d, "mine")), SIZE_MAX);
+    assert_int_equal(sg_discovery_ambiguous(&d, sg_discovery_find(&d, "ws")), SIZE_MAX);
+    sg_discovery_free(&d);
+    th_rmrf(t);
+    free(t), free(home), free(cwd), free(cfg);
+}
+
 static void openclaw_default_workspace(void **st)
 {
     (void)st;
@@ -478,6 +524,7 @@ int main(void)
         cmocka_unit_test(precedence_and_shadowing),
         cmocka_unit_test(openclaw_places),
         cmocka_unit_test(openclaw_default_workspace),
+        cmocka_unit_test(project_and_personal_same_name),
         cmocka_unit_test(installed_folder_names),
         cmocka_unit_test(nested_skips_vcs_deps_and_dot_dirs),
         cmocka_unit_test(symlink_loops_end),
