@@ -88,12 +88,23 @@ static void seen_at(struct reading *rd, int line)
     rd->seen[rd->nseen++] = line;
 }
 
-static bool was_seen(const struct reading *rd, int line)
+/* An error of the line reading is told, at most SAID_AGAIN_TOLD of them
+ * once one is: the first refuses, and 80,000 alike tell nothing more. */
+static bool tell(struct reading *rd)
 {
-    for (size_t i = 0; i < rd->nseen; i++)
-        if (rd->seen[i] == line)
-            return true;
-    return false;
+    bool told = rd->told++ < SAID_AGAIN_TOLD || !rd->refused;
+    rd->refused = true;
+    return told;
+}
+
+/* Was a strict key read at line? The lines are asked in order, and seen
+ * holds them in order: one pass over both (*at moves), never a search per
+ * line (80,000 key lines would cost billions). */
+static bool was_seen(const struct reading *rd, int line, size_t *at)
+{
+    while (*at < rd->nseen && rd->seen[*at] < line)
+        (*at)++;
+    return *at < rd->nseen && rd->seen[*at] == line;
 }
 
 /* Does a value's text open a quote, "[" or "{" it does not close? YAML
@@ -229,16 +240,15 @@ static bool names_strict(const struct reading *rd, struct line l)
 static void unread_strict(struct reading *rd, const char *buf, size_t len, int first_line)
 {
     int line = first_line - 1;
+    size_t at = 0;
     for (size_t pos = 0; pos < len;) {
         struct line l = next_line(buf, len, &pos);
         line++;
-        if (rd->strict && !was_seen(rd, line) && names_strict(rd, l)) {
+        if (rd->strict && !was_seen(rd, line, &at) && names_strict(rd, l) && tell(rd))
             sg_diag_add(rd->d, SG_ERROR, rd->file, line, 1, NULL,
                         "YAML may read this line as a field skillgate enforces, but OpenClaw's "
                         "line-by-line reading does not (only \"key: value\" at the first column, "
                         "the key unquoted); fix the YAML");
-            rd->refused = true;
-        }
     }
 }
 
@@ -252,21 +262,24 @@ static void check_key(struct reading *rd, const struct sg_ynode *key, const stru
     bool env = !strcmp(key->str, "metadata") && val && strcasestr(val->str, "env");
     if (strict)
         seen_at(rd, key->line);
-    size_t before = rd->d->n;
-    if ((strict || env) && rd->open_line)
+    bool after_open = (strict || env) && rd->open_line;
+    bool wasm = !after_open && strict && !strcmp(key->str, "wasm");
+    bool empty = !after_open && !wasm && strict && !val;
+    if (!(after_open || wasm || empty) || !tell(rd))
+        return;
+    if (after_open)
         sg_diag_add(rd->d, SG_ERROR, rd->file, key->line, key->col, key->str,
                     "follows a value that opens a quote or bracket and does not close it on "
                     "its line (line %d): YAML would read this line as part of that value, "
                     "OpenClaw as a field; fix the YAML", rd->open_line);
-    else if (strict && !strcmp(key->str, "wasm"))
+    else if (wasm)
         sg_diag_add(rd->d, SG_ERROR, rd->file, key->line, key->col, key->str, "%s",
                     "is OpenSkills' field, which OpenClaw's loader does not read; in a "
                     "frontmatter read line by line it is refused: fix the YAML");
-    else if (strict && !val)
+    else
         sg_diag_add(rd->d, SG_ERROR, rd->file, key->line, key->col, key->str, "%s",
                     "has no value read line by line (OpenClaw drops it; YAML may read the "
                     "lines below as its value); fix the YAML");
-    rd->refused = rd->refused || rd->d->n > before;
 }
 
 /* A line starting "---" or "...": OpenClaw's frontmatter ends at the
@@ -275,11 +288,12 @@ static bool ends_early(struct reading *rd, struct line l, int line)
 {
     if (l.len < 3 || (memcmp(l.s, "---", 3) != 0 && memcmp(l.s, "...", 3) != 0))
         return false;
-    sg_diag_add(rd->d, SG_ERROR, rd->file, line, 1, NULL,
-                "a line starting \"%.3s\" inside the frontmatter: OpenClaw's loader ends the "
-                "frontmatter at it and YAML does not, so they read different fields; fix the YAML",
-                l.s);
-    rd->refused = true;
+    if (tell(rd))
+        sg_diag_add(rd->d, SG_ERROR, rd->file, line, 1, NULL,
+                    "a line starting \"%.3s\" inside the frontmatter: OpenClaw's loader ends "
+                    "the frontmatter at it and YAML does not, so they read different fields; "
+                    "fix the YAML",
+                    l.s);
     return true;
 }
 

@@ -772,6 +772,17 @@ static void line_reading_refuses_what_yaml_reads_otherwise(void **st)
     assert_string_equal(fm_get(m, "allowed-tools"), "[Read, \"Bash(x)\"]");
     sg_diags_free(&d);
     sg_ynode_free(m);
+    /* 5,000 lines alike refuse with the first 32 told, not 5,000 */
+    struct sg_buf b;
+    sg_buf_init(&b, 64 * 1024);
+    for (int i = 0; i < 5000; i++)
+        sg_buf_printf(&b, "  context: fork\n");
+    assert_int_equal(sg_fmlines_parse(b.data, b.len, 2, sg_skillmd_enforced, "f", &d, &m), 0);
+    assert_int_equal(d.n, 32);
+    th_assert_diag(&d, SG_ERROR, 2, 1, NULL, "YAML may read this line");
+    sg_diags_free(&d);
+    sg_ynode_free(m);
+    sg_buf_free(&b);
 }
 
 static void diagnostic_line_format(void **st)
