@@ -996,9 +996,9 @@ static void mem_dispatch(void *c, const struct pollfd *p, size_t n)
         return;
     r->mem_next_ms = now_ms() + SG_MEMWATCH_MS;
     long long mb = r->plan->limits[SG_PL_MEMORY].value, limit = mb << 20;
-    long long used = sg_sandbox_resident(r->sb, false);
+    long long used = sg_sandbox_resident(r->sb, 0);
     if (used > limit)
-        used = sg_sandbox_resident(r->sb, true);
+        used = sg_sandbox_resident(r->sb, limit);
     if (used > r->live.memory_bytes)
         r->live.memory_bytes = used;
     if (used <= limit)

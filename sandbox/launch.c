@@ -1184,15 +1184,15 @@ static bool pid1_alive(const struct sg_sandbox *sb)
 
 long long sg_sandbox_memory_usage(const struct sg_sandbox *sb)
 {
-    return sb->ncgroup ? sg_cgroup_memory(sb) : sg_sandbox_resident(sb, false);
+    return sb->ncgroup ? sg_cgroup_memory(sb) : sg_sandbox_resident(sb, 0);
 }
 
-long long sg_sandbox_resident(const struct sg_sandbox *sb, bool proportional)
+long long sg_sandbox_resident(const struct sg_sandbox *sb, long long past)
 {
     int n;
     if (!pid1_alive(sb))
         return -1;
-    long long b = sg_memwatch_sample(sb->pid, proportional, &n);
+    long long b = sg_memwatch_sample(sb->pid, past, &n);
     /* still alive after the look: the numbers were its processes' */
     return pid1_alive(sb) ? b : -1;
 }

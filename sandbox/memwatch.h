@@ -10,12 +10,14 @@
  * and its descendants, through the kernel's own
  * /proc/PID/task/TID/children, so no name a skill controls decides who
  * counts), resident anonymous and shared-memory pages and swap
- * (RssAnon + RssShmem + VmSwap of /proc/PID/status: counters, no page
+ * (RssAnon + RssShmem + VmSwap + VmPTE of /proc/PID/status: counters, no page
  * walk; a live thread's folder where the leader called pthread_exit and
- * its own shows none). A page shared copy-on-write after fork counts in every process
+ * its own shows none; a vfork child, which runs in its parent's memory
+ * until it execs, adds nothing). A page shared copy-on-write after fork counts in every process
  * there, so a sum past the limit is taken again with proportional counts
- * (Pss_Anon + Pss_Shmem + SwapPss of smaps_rollup, a page-table walk)
- * before the run is stopped. Measured (2-core VM): a look at the counters
+ * (Pss_Anon + Pss_Shmem + SwapPss of smaps_rollup, a page-table walk,
+ * plus VmPTE; skipped where the tables alone are past the limit, and
+ * given up once the sum is) before the run is stopped. Measured (2-core VM): a look at the counters
  * of 9 processes of 25 threads takes about 120 us, the broker's CPU over
  * a run about 2% of a core; a proportional look at 4 processes sharing
  * 100 MB takes 1.7 ms, and is taken every look while the counters are
@@ -37,9 +39,11 @@
 #define SG_MEMWATCH_MAX_PROCS 32768
 
 /* Bytes the processes of the sandbox whose pid 1 is pid1 (in the
- * broker's namespace) hold: the counters, or with proportional the
- * smaps_rollup counts (the counters where that cannot be read). *nprocs:
+ * broker's namespace) hold, page tables included: the counters (past 0),
+ * or the smaps_rollup counts (the counters where that cannot be read),
+ * given up as soon as the sum is over past bytes (then the sum so far).
+ * A process sharing its parent's memory (vfork) adds nothing. *nprocs:
  * processes visited. -1 when pid 1 is gone. */
-long long sg_memwatch_sample(pid_t pid1, bool proportional, int *nprocs);
+long long sg_memwatch_sample(pid_t pid1, long long past, int *nprocs);
 
 #endif

@@ -154,7 +154,8 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
                              : cg == 1 ? sg_xasprintf("memory.limit_in_bytes (+memsw)%s", where)
                                        : sg_xasprintf(
                                              "the broker sums what the sandbox's processes hold "
-                                             "resident (anonymous and shared pages, swap) every "
+                                             "resident (anonymous and shared pages, swap, page "
+                                             "tables) every "
                                              "%d ms and stops the run past the limit (what they "
                                              "only reserve is not counted); tmpfs sizes, memfd "
                                              "and SysV shared memory, queues and semaphores "

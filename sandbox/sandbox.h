@@ -407,8 +407,9 @@ void sg_sandbox_limit_hits(const struct sg_sandbox *sb, struct sg_limit_hits *h)
  * its processes hold resident (memwatch.h); -1 when neither can be read. */
 long long sg_sandbox_memory_usage(const struct sg_sandbox *sb);
 /* What the sandbox's processes hold resident now (memwatch.h), with
- * proportional counts when asked; -1 once pid 1 is gone. */
-long long sg_sandbox_resident(const struct sg_sandbox *sb, bool proportional);
+ * proportional counts when past > 0 (given up once over past bytes);
+ * -1 once pid 1 is gone. */
+long long sg_sandbox_resident(const struct sg_sandbox *sb, long long past);
 /* The most processes and threads it held at once; -1 where nothing counts. */
 long long sg_sandbox_pids_peak(const struct sg_sandbox *sb);
 /* Close fds, remove the cgroups and the run directory. When pid 1 has said

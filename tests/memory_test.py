@@ -249,5 +249,51 @@ def a_run_that_dies_near_the_limit_says_so(m, base):
     assert "memory limit" not in p.err, p.err
 
 
+@test()
+def page_tables_a_process_makes_at_will_count(m, base):
+    """review7: one read every 2 MiB of a mapping never written makes a
+    4 KiB page table and no resident page (the zero page): with no
+    address-space limit, 512 MB of page tables stood under a 64 MB limit
+    and the watch saw 3 MB. Page tables (VmPTE) count now."""
+    d = h.make_skill(base, f"ptables-{m.name}", """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_int, ctypes.c_long]
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        N = 131072  # 512 MiB of page tables
+        p = libc.mmap(None, N << 21, 1, 0x22 | 0x4000, -1, 0)  # read-only, NORESERVE
+        libc.madvise(p, N << 21, 15)  # MADV_NOHUGEPAGE: no huge zero page
+        for i in range(N):
+            ctypes.c_char.from_address(p + (i << 21)).value
+        pte = [l for l in open("/proc/self/status") if l.startswith("VmPTE")][0].split()[1]
+        print("page tables", int(pte) >> 10, "MB", flush=True)
+        """, yaml_extra="resources:\n  memory_mb: 64\n")
+    p = m.run("run", "--json", d, check=None, timeout=120)
+    out = stdout_of(m, p)
+    assert p.returncode == 137 and "page tables" not in out, (p.returncode, out, p.err[-2000:])
+    hits = [e for e in m.last_trace()["events"] if e["kind"] == "resource_limit_hit"]
+    assert any(e["data"].get("limit") == "memory" for e in hits), hits
+
+
+@test()
+def a_vfork_child_is_not_counted_twice(m, base):
+    """review7: a vfork child (posix_spawn, Python's subprocess) runs in
+    its parent's memory until it execs, and its /proc files repeated the
+    parent's: 150 MB spawning /bin/true under the 256 MB default was
+    stopped as 309 MB, in 112 ms."""
+    d = h.make_skill(base, f"vfork-{m.name}", """
+        import subprocess
+        held = bytearray(b"x") * (150 << 20)
+        for i in range(1500):
+            subprocess.run(["/bin/true"])
+        print("1500 spawns done", flush=True)
+        """, tools="Read Bash")
+    p = m.run("run", "--json", d, check=None, timeout=120)
+    out = stdout_of(m, p)
+    assert p.returncode == 0 and "1500 spawns done" in out, (p.returncode, out, p.err[-2000:])
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
