@@ -51,9 +51,12 @@ static long long sum_kb(const char *path, const char *const *keys, size_t nkeys)
  * status, which smaps_rollup does not have. */
 static long long mm_kb(const char *dir, bool proportional, long long room_kb)
 {
-    static const char *const counters[] = {"RssAnon", "RssShmem", "VmSwap", "VmPTE"};
+    static const char *const counters[] = {"RssAnon", "RssShmem", "VmSwap", "VmPTE",
+                                           "HugetlbPages"};
     static const char *const pss[] = {"Pss_Anon", "Pss_Shmem", "SwapPss"};
-    static const char *const tables[] = {"VmPTE"};
+    /* hugetlb pages (MAP_HUGETLB, where the machine keeps a pool) are in
+     * no Rss count; counted whole, shared or not */
+    static const char *const tables[] = {"VmPTE", "HugetlbPages"};
     char path[96];
     long long kb = -1;
     if (proportional) {
