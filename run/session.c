@@ -382,7 +382,9 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
             sc = "setxattrat";
         /* SysV queues and semaphore sets: kernel memory, like shmget's */
         bool ipc = !strcmp(sc, "msgget") || !strcmp(sc, "semget");
-        if (!strcmp(sc, "memfd_create") || !strcmp(sc, "shmget") || ipc || xattr) {
+        /* vmsplice: pages a pipe keeps after they are unmapped (seccomp.c) */
+        bool pinned = !strcmp(sc, "vmsplice");
+        if (!strcmp(sc, "memfd_create") || !strcmp(sc, "shmget") || ipc || xattr || pinned) {
             enum sg_mechanism mech = plan->limits[SG_PL_MEMORY].mech;
             bool counted = mech == SG_MECH_CGROUP1 || mech == SG_MECH_CGROUP2;
             resp->error = counted ? 0 : xattr ? -ENOTSUP : -EPERM;
@@ -396,6 +398,8 @@ static void handle_notification(const struct sg_plan *plan, const int *pins,
                                     "attribute is kernel memory no limit counts"
                             : ipc ? "%s refused: without a cgroup its messages or semaphores "
                                     "are kernel memory no limit counts"
+                            : pinned ? "%s refused: without a cgroup the pages a pipe keeps "
+                                       "count against no memory limit"
                                   : "%s refused: without a cgroup its pages would count against "
                                     "no memory limit", sc);
             free(name);

@@ -295,5 +295,56 @@ def a_vfork_child_is_not_counted_twice(m, base):
     assert p.returncode == 0 and "1500 spawns done" in out, (p.returncode, out, p.err[-2000:])
 
 
+@test()
+def pages_a_pipe_keeps_count_or_are_refused(m, base):
+    """review7: vmsplice gives a pipe references to a process's pages,
+    which it keeps after they are unmapped, and one byte of a huge page
+    keeps the whole 2 MiB: 256 bytes in 16 pipes held 511 MB under
+    memory_mb: 64 with the watch seeing 3 MB. A cgroup counts those
+    pages; without one vmsplice is refused."""
+    d = h.make_skill(base, f"vmsplice-{m.name}", """
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_int, ctypes.c_long]
+        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        class iovec(ctypes.Structure):
+            _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+        libc.vmsplice.argtypes = [ctypes.c_int, ctypes.POINTER(iovec), ctypes.c_ulong,
+                                  ctypes.c_uint]
+        libc.vmsplice.restype = ctypes.c_ssize_t
+        H = 2 << 20
+        pipes, given = [], 0
+        for k in range(16):
+            raw = libc.mmap(None, 17 * H, 3, 0x22, -1, 0)
+            at = (raw + H - 1) & ~(H - 1)
+            libc.madvise(at, 16 * H, 14)  # MADV_HUGEPAGE
+            for i in range(16):
+                ctypes.memset(at + i * H, 1, 1)
+            r, w = os.pipe()
+            iov = (iovec * 16)(*[iovec(at + i * H, 1) for i in range(16)])
+            n = libc.vmsplice(w, iov, 16, 0)
+            libc.munmap(raw, 17 * H)
+            if n < 0:
+                print("vmsplice refused", ctypes.get_errno(), flush=True)
+                raise SystemExit(0)
+            pipes.append((r, w))
+            given += n
+        print("pipes hold", given, "bytes", flush=True)
+        """, yaml_extra="resources:\n  memory_mb: 64\n")
+    p = m.run("run", "--json", d, check=None, timeout=120)
+    out = stdout_of(m, p)
+    t = m.last_trace()
+    if t["limits"]["memory"]["mechanism"] == "resident watch":
+        assert p.returncode == 0 and "vmsplice refused 1" in out, (p.returncode, out)
+        hits = [e for e in t["events"] if e["kind"] == "resource_limit_hit"]
+        assert any(e["data"].get("syscall") == "vmsplice" for e in hits), hits
+    else:  # a cgroup counts the pages the pipes keep (huge or not, as THP gives them)
+        assert "vmsplice refused" not in out, out
+        assert p.returncode == 137 or "pipes hold 256 bytes" in out, (p.returncode, out)
+
+
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))
