@@ -177,7 +177,8 @@ static void plan_limits(struct sg_plan *p, const struct sg_policy *pol, const st
     set_limit(p, SG_PL_NOFILE, "open files", cg ? 0 : SG_NOFILE_NO_CGROUP, "descriptors",
               cg ? SG_MECH_NONE : SG_MECH_RLIMIT,
               cg ? "none needed: the cgroup counts the memory that descriptors hold"
-                 : "RLIMIT_NOFILE, so pipe buffers and socket queues stay bounded");
+                 : "RLIMIT_NOFILE: a cap on how many; what a socket's buffers hold (up "
+                   "to the host's wmem_max and rmem_max, TCP's autotuning) no watch counts");
     set_limit(p, SG_PL_OUTPUT, "output", pol->limits.output_bytes.value, "bytes per stream",
               SG_MECH_BROKER, "the broker keeps reading, drops what is past the cap and counts it");
     long long disk = pol->limits.disk_mb.value << 20;
