@@ -187,6 +187,17 @@ static void argv0_of(int memfd, unsigned long long argvp, struct sg_preq *q, cha
              "act on the name it is run by", note);
 }
 
+static int resolve_links(pid_t pid, const char *path, bool last, char *out, size_t max);
+
+/* argv[0]'s last name is the name of the file the program is, its links
+ * followed (python3.11 for /usr/bin/python3). */
+static bool argv0_is_the_files(pid_t pid, const struct sg_preq *q)
+{
+    char real[PATH_MAX];
+    return resolve_links(pid, q->subject, true, real, sizeof real) == 0 &&
+           !strcmp(base_of(q->argv0), base_of(real));
+}
+
 /* The program and argv an exec asks for, from the skill's memory. */
 static int exec_request(const struct seccomp_notif *req, bool at, struct sg_preq *q)
 {
@@ -1023,7 +1034,8 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     bool rules_name_programs = x->perm && sg_perm_limit_programs(x->perm, lp, 1) > 0;
     /* a name not its own matters where a rule or a scope tells programs
      * apart: there it is asked, matched by none */
-    if (q.argv0[0] && (rules_name_programs || !tools->bash_unscoped))
+    if (q.argv0[0] && (rules_name_programs || !tools->bash_unscoped) &&
+        !argv0_is_the_files(req->pid, &q))
         q.unsure = true;
     bool limited = x->perm && sg_perm_limits(x->perm, &q, lby, sizeof lby) != SG_EFF_ALLOW;
     limited = limited || (x->perm && limited_by_another_name(x, req->pid, plan, &q, lby,

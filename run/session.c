@@ -619,9 +619,12 @@ struct before_start {
 static void home_then_baseline(const struct sg_plan *p, const struct sg_sandbox *sb,
                                struct sg_event_bus *bus, struct sg_views_base *base)
 {
-    struct sg_keephome_count c;
-    if (p->keep_home) {
+    struct sg_keephome_count c = {0};
+    if (p->keep_home)
         sg_keephome_restore(p, sb->view_fd[SG_VIEW_HOME], &c);
+    /* said when something was put back (or left out): an empty kept home
+     * is every first run's, and no news */
+    if (p->keep_home && (c.files || c.links || c.left_out || c.err)) {
         cleanup_free char *at = sg_sanitize_str(p->keep_home, 0);
         sg_bus_emit(bus, SG_EV_POLICY_APPLIED,
                     json_pack("{s:{s:s, s:I, s:I, s:I, s:I, s:I}}", "home_kept", "place", at,
@@ -657,6 +660,8 @@ static void home_save(const struct sg_plan *p, const struct sg_sandbox *sb,
     }
     struct sg_keephome_count c;
     sg_keephome_save(p, sb->view_fd[SG_VIEW_HOME], &c);
+    if (!c.files && !c.links && !c.left_out && !c.err)
+        return; /* nothing to keep: no news */
     cleanup_free char *at = sg_sanitize_str(p->keep_home, 0);
     sg_bus_emit(bus, SG_EV_POLICY_APPLIED,
                 json_pack("{s:{s:s, s:I, s:I, s:I, s:I, s:I, s:b}}", "home_saved", "place", at,

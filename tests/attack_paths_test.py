@@ -121,7 +121,7 @@ int main(void) {
             pthread_create(&t[1], NULL, flip, NULL);
             int dn = open("/dev/null", O_WRONLY);
             dup2(dn, 2);
-            char *argv[] = {"x", "-c", "echo SWAPPED-$$", NULL}, *envp[] = {NULL};
+            char *argv[] = {"ls", "-c", "echo SWAPPED-$$", NULL}, *envp[] = {NULL};
             execve(path, argv, envp);
             _exit(100);
         }

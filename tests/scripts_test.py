@@ -501,6 +501,10 @@ def a_skills_home_is_kept_between_its_runs(m, base):
               "scripts/convert.py", "--", "one", named, check=0)
     assert "COLD" in p.out and "WARM" not in p.out, p.out + p.err
     assert not os.path.exists(os.path.join(kept, "named")), os.listdir(kept)
+    # a run shown a named file keeps nothing (the file was for that run only)
+    assert not os.path.exists(os.path.join(kept, ".config", "fakeoffice", "registry.xcu"))
+    p = run()  # the next plain run starts cold and is kept again
+    assert "COLD" in p.out, p.out + p.err
     assert os.path.exists(os.path.join(kept, ".config", "fakeoffice", "registry.xcu"))
     # a changed skill (another content digest) starts clean too
     with open(os.path.join(d, "NOTES.md"), "w") as f:
