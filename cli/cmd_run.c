@@ -542,6 +542,7 @@ static int run_option(struct run_args *a, int c)
         return -1;
     case 'n':
         a->dry = true;
+        a->rq.dry_run = true;
         return -1;
     case 'D':
         a->rq.allow_degraded = true;

@@ -25,7 +25,9 @@ static bool scope_declares(const struct sg_policy *pol, const char *tool, const 
         const struct sg_tool *t = &pol->tools[i];
         /* only a scope declares a command: an unscoped Bash (or Write, or
          * Fetch) still asks, since the agent runs it outside any sandbox */
-        if (strcmp(t->name, tool) || !t->scope)
+        /* permissions.programs declare what runs in the sandbox only: an
+         * agent's command runs outside any (python3:* would be any code) */
+        if (strcmp(t->name, tool) || !t->scope || t->sandboxed)
             continue;
         cleanup_free char *text = sg_xasprintf("Bash(%s)", t->scope);
         struct sg_prule r;

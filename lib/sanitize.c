@@ -178,14 +178,16 @@ static bool sgr_params_ok(const char *p, size_t n)
                 return false;
         v[nv++] = x;
     }
+    /* the colours that cannot hide text on a dark or a light terminal:
+     * red to cyan, plain and bright, with bold, italic and underline; never
+     * black, white, grey, dim or reverse video (which makes the foreground
+     * the background), nor 256 or 24-bit colours (any of them may be the
+     * background's, and a terminal without them reads their numbers as
+     * blink and conceal) */
     for (size_t i = 0; i < nv; i++) {
         unsigned x = v[i];
-        if (x == 38 && i + 2 < nv && v[i + 1] == 5)
-            i += 2; /* 256 colours */
-        else if (x == 38 && i + 4 < nv && v[i + 1] == 2)
-            i += 4; /* 24-bit */
-        else if (!(x <= 4 || x == 7 || (x >= 22 && x <= 24) || x == 27 || (x >= 30 && x <= 37) ||
-                   x == 39 || (x >= 90 && x <= 97)))
+        if (!(x == 0 || x == 1 || x == 3 || x == 4 || (x >= 22 && x <= 24) ||
+              (x >= 31 && x <= 36) || x == 39 || (x >= 91 && x <= 96)))
             return false;
     }
     return true;

@@ -1036,9 +1036,12 @@ void sg_policy_add_program(struct sg_pctx *c, const struct sg_ynode *n, const ch
     bool restricted = p->tools_restricted;
     unsigned caps = p->caps;
     cleanup_free char *tok = sg_xasprintf("Bash(%s)", scope);
+    size_t had = p->ntools;
     add_tool(c, n, field, tok, strlen(tok));
     p->tools_restricted = restricted; /* it declares; it restricts no other tool */
     p->caps = caps;
+    if (p->ntools > had)
+        p->tools[p->ntools - 1].sandboxed = true;
 }
 
 void sg_policy_add_socket(struct sg_pctx *c, const struct sg_ynode *n, const char *field,

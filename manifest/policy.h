@@ -101,6 +101,8 @@ struct sg_tool {
     enum sg_risk risk;
     unsigned caps;
     struct sg_origin origin;
+    bool sandboxed; /* permissions.programs': what the skill's scripts run in its
+                     * sandbox; never a declaration of an agent's own command */
 };
 
 struct sg_path {

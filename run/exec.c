@@ -49,6 +49,7 @@ struct pending {
     bool killed; /* a swap: killed, still to be reaped by us, its tracer */
     char *args;     /* the arguments decided on, as the request joined them */
     char argv0[256];/* argv[0] decided on, when not the program's own name ("": its name) */
+    char sharg[SG_SHEBANG_ARG_MAX]; /* a script's #! argument, as the kernel passes it */
     int argstart;   /* where they start in the new image's cmdline: 1, or for a script
                      * 2 (interpreter, script) or 3 (and the #! line's argument) */
     char tree[512]; /* the "this program" answer it runs under: a root once it runs */
@@ -80,7 +81,9 @@ struct exec_wait {
     bool via_dirfd;
     bool limited;     /* a deny or ask rule named it: allowing it makes no tree */
     char program[PATH_MAX];
-    struct sg_preq q; /* what was asked: a "this program" answer covers it */
+    struct sg_preq q;    /* what was asked: a "this program" answer covers it */
+    struct sg_preq bind; /* what the kernel was given: the exec stop checks it (q may be
+                          * the request about another name of the file, or its #!) */
 };
 
 static int64_t mono_ms(void)
@@ -644,15 +647,21 @@ static bool without_null_redirections(const char *line, char *out, size_t max)
 
 static bool shell_line_read_whole(const char *real, const struct sg_preq *q)
 {
+    /* dash, or bash run as sh (a posix shell that reads no rc file:
+     * bash -c may source the home's .bashrc, which the skill writes) */
     const char *b = base_of(real);
-    if (strcmp(b, "sh") && strcmp(b, "dash") && strcmp(b, "bash"))
+    if (strcmp(b, "dash") &&
+        !(!strcmp(b, "bash") && !strcmp(base_of(q->subject), "sh") && !q->argv0[0]))
         return false;
     struct sg_shell args, line;
     const char *why;
     if (sg_shell_parse(q->args, &args, &why) < 0)
         return false;
     static char plain[SG_PREQ_ARGS_MAX + 1];
+    /* -c, then the line itself: a word starting with - or + there is
+     * another option (sh -c -- LINE, bash -c -i), and the line is later */
     bool ok = args.n == 1 && args.cmds[0].argc >= 2 && !strcmp(args.cmds[0].argv[0], "-c") &&
+              args.cmds[0].argv[1][0] != '-' && args.cmds[0].argv[1][0] != '+' &&
               without_null_redirections(args.cmds[0].argv[1], plain, sizeof plain) &&
               sg_shell_parse(plain, &line, &why) == 0;
     sg_shell_free(&args);
@@ -759,6 +768,7 @@ static int approved_file(pid_t pid, const char *program, struct pending *pe)
         return -ENOEXEC; /* the kernel runs only absolute interpreters */
     pe->script = true;
     pe->argstart = a[0] ? 3 : 2;
+    snprintf(pe->sharg, sizeof pe->sharg, "%s", a);
     int fd = sg_notif_open(pid, i, O_PATH, true);
     if (fd < 0)
         return fd;
@@ -856,7 +866,7 @@ static void exec_decided(void *ctx, enum sg_decision d)
 {
     struct exec_wait *w = ctx;
     if (sg_decision_allows(d))
-        allow_bound_tree(w->x, w->id, w->pid, &w->q, w->via_dirfd,
+        allow_bound_tree(w->x, w->id, w->pid, &w->bind, w->via_dirfd,
                          w->limited || w->x->plan->profile == SG_SECCOMP_PERMISSIVE
                              ? NULL
                              : sg_perm_tree_rule(w->x->perm, &w->q),
@@ -1030,6 +1040,8 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     /* the person's deny and ask rules come before what the manifest
      * declares: a declared program they deny is asked for, and denied */
     char lby[512];
+    cleanup_free struct sg_preq *orig = sg_xmalloc(sizeof *orig); /* what the kernel got */
+    *orig = q;
     const char *lp[1];
     bool rules_name_programs = x->perm && sg_perm_limit_programs(x->perm, lp, 1) > 0;
     /* a name not its own matters where a rule or a scope tells programs
@@ -1090,9 +1102,10 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     struct exec_wait *w = sg_xmalloc(sizeof *w);
     w->x = x, w->id = req->id, w->pid = req->pid, w->via_dirfd = via_dirfd;
     w->limited = limited;
-    snprintf(w->program, sizeof w->program, "%s", q.subject);
+    snprintf(w->program, sizeof w->program, "%s", orig->subject);
     q.system_program = offer_program(x, req->pid, &q);
     w->q = q;
+    w->bind = *orig;
     enum sg_decision d = SG_DEC_DENY;
     if (sg_perm_request(x->perm, &q, exec_decided, w, &d) == 1)
         exec_decided(w, d);
@@ -1110,23 +1123,26 @@ static bool script_is_approved(pid_t pid, const struct pending *pe)
     ssize_t n = sg_read_proc(p, buf, sizeof buf);
     if (n < 0)
         return false;
+    /* exactly where the kernel put them: argv[1] the #! line's argument
+     * (when it has one), then the script's name; never a word the skill
+     * chose (its own first argument could name the approved script) */
     const char *a = buf;
-    for (int i = 0; i < 3 && a < buf + n; i++, a += strlen(a) + 1) {
-        if (i == 0)
-            continue;
-        char path[PATH_MAX];
-        struct stat st;
-        if (sg_notif_join(pid, AT_FDCWD, a, 0, path, sizeof path) < 0)
-            continue;
-        int f = sg_notif_open(pid, path, O_PATH, true);
-        if (f < 0)
-            continue;
-        bool ok = fstat(f, &st) == 0 && same(&pe->file, &st);
-        close(f);
-        if (ok)
-            return true;
+    for (int i = 0; i < pe->argstart - 1; i++, a += strlen(a) + 1) {
+        if (a >= buf + n)
+            return false;
+        if (i == 1 && pe->argstart == 3 && strcmp(a, pe->sharg))
+            return false;
     }
-    return false;
+    char path[PATH_MAX];
+    struct stat st;
+    if (a >= buf + n || sg_notif_join(pid, AT_FDCWD, a, 0, path, sizeof path) < 0)
+        return false;
+    int f = sg_notif_open(pid, path, O_PATH, true);
+    if (f < 0)
+        return false;
+    bool ok = fstat(f, &st) == 0 && same(&pe->file, &st);
+    close(f);
+    return ok;
 }
 
 static bool runs_approved(pid_t pid, const struct pending *pe, char *ran, size_t max)

@@ -35,6 +35,7 @@ struct sg_run_request {
     char *const *args;           /* its arguments, byte for byte */
     size_t nargs;
     const char *work_dir;        /* the working folder; NULL: see sg_run_opts */
+    bool dry_run;                /* nothing is made: a manifest's missing $CWD folder is said */
     const char *python;          /* a Python environment or program; NULL: see sg_run_opts */
     /* a module run instead (`python -m MODULE`, as from the skill's folder:
      * that folder is sys.path[0]; the working folder stays work_dir's) */

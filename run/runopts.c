@@ -13,6 +13,7 @@
 
 #include "agentdirs.h"
 #include "config.h"
+#include "homes.h"
 #include "util.h"
 
 static char opt_why[PATH_MAX + 512];
@@ -229,21 +230,65 @@ static bool system_place(const char *real)
     return false;
 }
 
+/* Why the folder work takes no $CWD write folder of the manifest, or
+ * NULL: missing, /, a system folder, a shared temporary folder (sticky
+ * and writable by all: other users' and tools' files), a home or a
+ * folder above one, or the skill's own folder, in it or above it (the
+ * skill would rewrite its manifest and code). */
+static const char *work_refused(const struct sg_opt_view *v, const char *work)
+{
+    cleanup_free char *rwork = realpath(work, NULL);
+    struct stat st;
+    if (!rwork || stat(rwork, &st) < 0)
+        return "not there";
+    if (!strcmp(rwork, "/") || system_place(rwork))
+        return "a system folder";
+    if ((st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH))
+        return "a temporary folder every user shares";
+    struct sg_homes hs;
+    sg_homes_get(&hs);
+    const struct sg_home *hit = NULL;
+    enum sg_home_rel hr = sg_homes_relation(&hs, rwork, &hit);
+    sg_homes_free(&hs);
+    if (hr != SG_HOME_NONE)
+        return "a home or a folder that holds one";
+    cleanup_free char *root = v->sk.root ? realpath(v->sk.root, NULL) : NULL;
+    if (!root)
+        return NULL;
+    size_t a = strlen(root), b = strlen(rwork);
+    if ((!strncmp(rwork, root, a) && (rwork[a] == '/' || !rwork[a])) ||
+        (!strncmp(root, rwork, b) && (root[b] == '/' || b == 1)))
+        return "the skill's own folder, in it or above it (it would rewrite its manifest and "
+               "code)";
+    return NULL;
+}
+
+/* Whether $CWD/DIR is there already (the dry run makes nothing). */
+static bool cwd_exists(const char *work, const struct sg_path *w)
+{
+    cleanup_free char *p = w->path[0] ? sg_xasprintf("%s/%s", work, w->path) : sg_xstrdup(work);
+    struct stat st;
+    return lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* The manifest's $CWD write folders, as --write folders of work. */
-static int cwd_writes(struct sg_opt_view *v, const char *work, const char **why)
+static int cwd_writes(struct sg_opt_view *v, const char *work, bool dry, const char **why)
 {
     struct sg_policy *pol = &v->sk.policy;
-    cleanup_free char *rwork = pol->ncwd_write ? realpath(work, NULL) : NULL;
-    if (pol->ncwd_write && (!rwork || !strcmp(rwork, "/") || system_place(rwork)))
+    if (!pol->ncwd_write)
+        return 0;
+    const char *bad = work_refused(v, work);
+    if (bad) /* before anything is made in it */
         return *why = say("%s (%s:%d): the working folder %s is %s; run the skill from a "
                           "project folder (--cwd DIR)", pol->cwd_write[0].declared,
                           pol->cwd_write[0].origin.file ? pol->cwd_write[0].origin.file
                                                         : "manifest",
-                          pol->cwd_write[0].origin.line, work,
-                          rwork ? "a system folder" : "not there"),
-               -EPERM; /* before anything is made in it */
+                          pol->cwd_write[0].origin.line, work, bad),
+               -EPERM;
     for (size_t i = 0; i < pol->ncwd_write; i++) {
         const struct sg_path *cw = &pol->cwd_write[i];
+        if (dry && !cwd_exists(work, cw))
+            continue; /* the dry run makes nothing: the plan lacks it, said by inspect */
         cleanup_free char *dir = cwd_folder(work, cw, why);
         char *real = NULL;
         int e;
@@ -292,7 +337,14 @@ int sg_opt_view_make(struct sg_opt_view *v, const struct sg_skill *sk, const cha
         pol->write = v->write;
         v->reals = sg_xcalloc(rq->nwrite + pol->ncwd_write, sizeof *v->reals);
     }
-    if ((e = cwd_writes(v, work ? work : sk->root, why)) < 0)
+    if (pol->ncwd_write && !work)
+        return *why = say("%s (%s:%d): $CWD is the folder a run works in: give --cwd DIR (or "
+                          "run a --script or -m from that folder)", pol->cwd_write[0].declared,
+                          pol->cwd_write[0].origin.file ? pol->cwd_write[0].origin.file
+                                                        : "manifest",
+                          pol->cwd_write[0].origin.line),
+               -EINVAL;
+    if ((e = cwd_writes(v, work, rq->dry_run, why)) < 0)
         return e;
     for (size_t i = 0; i < rq->nwrite; i++) {
         char *real = NULL;

@@ -143,8 +143,8 @@ def a_script_that_asks_on_its_terminal_is_told_the_truth(m, base):
 
 COLOURS = r"""
 import sys
-print("\x1b[1;32mPASSED\x1b[0m 3 tests \x1b[38;5;208morange\x1b[m \x1b[31mstill red")
-print("\x1b]0;retitled\x07 \x1b[2J \x1b[8mhidden\x1b[0m \x1b[41mbg")
+print("\x1b[1;32mPASSED\x1b[0m 3 tests \x1b[95mmagenta\x1b[m \x1b[31mstill red")
+print("\x1b]0;retitled\x07 \x1b[2J \x1b[8mhidden\x1b[0m \x1b[41mbg \x1b[30mblack")
 sys.stderr.write("\x1b[33mwarning\x1b[0m: x\n")
 """
 
@@ -160,11 +160,12 @@ def colours_show_as_colours_and_nothing_else_passes(m, base):
     args = ["run", "--prompt", "deny", "--cwd", base, d, "--script", "scripts/go.py"]
     code, out = h.run_in_pty(m, args, [])
     assert code == 0, (code, out)
-    assert "\x1b[1;32mPASSED\x1b[0m 3 tests \x1b[38;5;208morange\x1b[m \x1b[31mstill red" \
+    assert "\x1b[1;32mPASSED\x1b[0m 3 tests \x1b[95mmagenta\x1b[m \x1b[31mstill red" \
            "\x1b[0m\r\n" in out, repr(out)
     assert "\x1b[33mwarning\x1b[0m: x\x1b[0m" in out, repr(out)
-    assert "\\e]0;retitled\\x07 \\e[2J \\e[8mhidden\x1b[0m \\e[41mbg" in out, repr(out)
-    for bad in ("\x1b]", "\x1b[2J", "\x1b[8m", "\x1b[41m", "\x07"):
+    assert "\\e]0;retitled\\x07 \\e[2J \\e[8mhidden\x1b[0m \\e[41mbg \\e[30mblack" in out, \
+        repr(out)
+    for bad in ("\x1b]", "\x1b[2J", "\x1b[8m", "\x1b[41m", "\x07", "\x1b[30m"):
         assert bad not in out, (bad, repr(out))
     # the trace keeps every line escaped, colours too
     t = m.last_trace()

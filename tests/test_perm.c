@@ -504,6 +504,16 @@ static void check_tool_permission_seed_semantics(void **st)
                              &outright);
     assert_false(outright); /* risky and listed: the callback (deny-all) decided */
     assert_int_equal(dec, SG_DEC_DENY);
+    /* a manifest's permissions.programs declare what its scripts run in
+     * the sandbox, never an agent's own command: python3:* there is not
+     * python3 -c from the agent (issue 52's review) */
+    struct sg_skill *progs = th_skill("---\nname: demo\ndescription: x\n---\n",
+                                      "skill: {name: demo, description: x}\n"
+                                      "permissions:\n  programs: [\"python3:*\"]\n");
+    sg_check_tool_permission(p, &progs->policy, "Bash", "python3 -c 'import os'", NULL,
+                             cont_never, NULL, &dec, &outright);
+    assert_int_equal(dec, SG_DEC_DENY); /* to the callback (deny-all), not declared */
+    sg_skill_free(progs);
     /* an empty list lets every tool ask: an MCP server's tool is high risk
      * and asked; a name that is no tool at all is refused outright */
     sg_check_tool_permission(p, &open_list->policy, "mcp__mars__teleport", "mars", NULL, cont_never,

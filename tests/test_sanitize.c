@@ -162,7 +162,15 @@ static void colours_pass_and_nothing_else(void **st)
     colour("plain", "plain");
     colour("\x1b[1;32mok\x1b[0m", "\x1b[1;32mok\x1b[0m\x1b[0m");
     colour("\x1b[mx", "\x1b[mx\x1b[0m");
-    colour("\x1b[38;5;208mo\x1b[38;2;1;2;3mr", "\x1b[38;5;208mo\x1b[38;2;1;2;3mr\x1b[0m");
+    colour("\x1b[91mo\x1b[3;36mr", "\x1b[91mo\x1b[3;36mr\x1b[0m");
+    /* colours that can hide text on a dark or a light terminal: escaped
+     * (black, white, grey, dim, reverse video, 256 and 24-bit colours) */
+    colour("\x1b[30mx", "\\e[30mx");
+    colour("\x1b[97mx", "\\e[97mx");
+    colour("\x1b[2;90mx", "\\e[2;90mx");
+    colour("\x1b[7;31mx", "\\e[7;31mx");
+    colour("\x1b[38;5;16mx", "\\e[38;5;16mx");
+    colour("\x1b[38;2;0;0;0mx", "\\e[38;2;0;0;0mx");
     /* an unclosed colour ends with the line */
     colour("\x1b[31mred", "\x1b[31mred\x1b[0m");
     /* conceal, blink, backgrounds, cursor moves, titles, 8-bit CSI: escaped */

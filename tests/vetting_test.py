@@ -642,6 +642,18 @@ def record_gives_a_manifest_that_works_from_any_working_folder(m, base):
     assert t["exit_code"] == 0, t["exit_code"]
     p = m.run("run", "--prompt", "deny", d, "--cwd", works[1], "--script", "scripts/other.py")
     assert "nobody to ask" in p.err and "allowed-tools" not in p.err, p.err
+    # the skill's own folder as the working folder: refused, nothing made
+    # (it would rewrite its manifest and code)
+    p = m.run("run", "--prompt", "deny", d, "--cwd", d, "--script", "scripts/pages.py")
+    assert p.returncode != 0 and "the skill's own folder" in p.err, p.err
+    assert not os.path.exists(os.path.join(d, "out")), os.listdir(d)
+    # the dry run makes nothing
+    w3 = os.path.join(base, f"work3-{m.name}")
+    os.makedirs(w3)
+    if h.IS_ROOT:
+        os.chown(w3, m.uid, m.uid)
+    m.run("run", "--dry-run", d, "--cwd", w3, "--script", "scripts/pages.py", check=0)
+    assert not os.path.exists(os.path.join(w3, "out")), os.listdir(w3)
     # run from a system folder, $CWD makes nothing there and nothing writable
     p = m.run("run", "--prompt", "deny", d, "--cwd", "/etc", "--script", "scripts/pages.py")
     assert p.returncode != 0 and "is a system folder" in p.err, p.err
