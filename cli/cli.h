@@ -23,6 +23,7 @@
       "run a skill under the sandbox; events live, a trace at the end")                    \
     X(wrap, cmd_wrap, "wrap [--settings FILE] [--cwd DIR] [run's options] -- CMD [ARG...]", "any command under the sandbox, with Claude Code's Bash sandbox defaults") \
     X(record, cmd_record, "record SKILL [-i JSON]...", "learn what a skill needs; its minimal manifest") \
+    X(vet, cmd_vet, "vet PATH... [--out DIR] [--jobs N] [--shard I/N] [--rev REV] [--against OLD] | vet merge DIR... [--html F] [--sarif F] [--json F]", "vet many skills by what they say and do; one report") \
     X(traces, cmd_traces, "traces list|diff A [B]|report TRACE [--html|--md] [-o FILE]|export TRACE [-o FILE]", "past runs; what one did that another did not; a run's report, or export") \
     X(audit, cmd_audit, "audit verify|tail|show RUN", "the hash-chained audit log")         \
     X(grants, cmd_grants, "grants list|revoke N", "the \"always\" decisions, per skill digest") \

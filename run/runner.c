@@ -428,7 +428,7 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
         ro.work_dir = getcwd(here, sizeof here) ? here : ".";
     /* the skill's own home, kept between its runs (keephome.h); a wrapped
      * command sees the person's */
-    cleanup_free char *keep = rq->wrap ? NULL
+    cleanup_free char *keep = rq->wrap || rq->no_kept_home ? NULL
                               : sg_keephome_dir(sk->name ? sk->name : sk->dirname, sk->root);
     ro.keep_home = keep;
     r->fresh_home = rq->fresh_home;

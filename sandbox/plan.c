@@ -973,6 +973,19 @@ int sg_plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct
     }
     return r;
 }
+/* An entrypoint's argument as its manifest wrote it, relative to the
+ * skill's folder ("python3 main.py"): run in another working folder
+ * (--cwd, vet), a relative one naming a file of the skill's own becomes
+ * that file's path, so the entrypoint still finds its code. */
+static char *entry_arg(const struct sg_plan *p, const struct sg_skill *sk, const char *arg)
+{
+    struct stat st;
+    if (!p->cwd_is_work || arg[0] == '/' || arg[0] == '-' || !arg[0])
+        return sg_xstrdup(arg);
+    cleanup_free char *in = sg_xasprintf("%s/%s", sk->root, arg);
+    return lstat(in, &st) == 0 && S_ISREG(st.st_mode) ? steal_pointer(&in) : sg_xstrdup(arg);
+}
+
 
 static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, struct sg_plan *p,
                       const char **why)
@@ -1075,7 +1088,7 @@ static int plan_build(const struct sg_skill *sk, const struct sg_run_opts *o, st
         p->argv[0] = strchr(cmd, '/') && cmd[0] != '/' ? sg_xasprintf("%s/%s", sk->root, cmd)
                                                        : sg_xstrdup(cmd);
         for (size_t i = 0; i < pol->entry.nargs; i++)
-            p->argv[i + 1] = sg_xstrdup(pol->entry.args[i]);
+            p->argv[i + 1] = entry_arg(p, sk, pol->entry.args[i]);
         p->argc = pol->entry.nargs + 1;
     }
     if (!p->cwd)
