@@ -1230,10 +1230,70 @@ def bench_wasm(top, rounds=5, starts=31):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _vet_registry(tmp, n):
+    """n skills shaped as ClawHub keeps them (skills/OWNER/SLUG), each a
+    SKILL.md whose text names its one script."""
+    reg = os.path.join(tmp, "registry")
+    for i in range(n):
+        d = os.path.join(reg, "skills", f"owner{i % 20}", f"tool{i}")
+        os.makedirs(os.path.join(d, "scripts"))
+        with open(os.path.join(d, "SKILL.md"), "w") as f:
+            f.write(f"---\nname: tool{i}\ndescription: benchmark skill {i}. Use when asked.\n---\n"
+                    "# Tool\n\nRun `python3 scripts/tool.py --help` to see its options; "
+                    "`curl -s https://api.example.test/v1 -o out.json` fetches its data.\n" * 4)
+        with open(os.path.join(d, "scripts", "tool.py"), "w") as f:
+            f.write("import argparse\nargparse.ArgumentParser(description='tool').parse_args()\n")
+    for root, dirs, files in os.walk(tmp):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+    return reg
+
+
+def bench_vet(top, rounds=5, n=200):
+    """skillgate vet (issue 53): the static pass per skill, against reading
+    the same files (the floor: cat of every file), and the dynamic pass per
+    script, against the script run bare (the floor) and under bubblewrap."""
+    sg, tmp = _sg_and_tmp(top)
+    try:
+        reg = _vet_registry(tmp, n)
+        files = [os.path.join(r, f) for r, _, fs in os.walk(reg) for f in fs]
+        script = files[[os.path.basename(f) for f in files].index("tool.py")]
+        one = os.path.dirname(os.path.dirname(script))
+        bw = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
+              "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+              "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev",
+              "--tmpfs", "/tmp", "--ro-bind", one, one]
+        per_skill = {"cat of every file (floor)": ["find", reg, "-type", "f", "-exec", "cat", "{}", "+"],
+                     "skillgate vet --static": [sg, "vet", reg, "--static", "-q", "--out",
+                                                os.path.join(tmp, "out-static")]}
+        per_script = {"python3 script --help (floor)": ["python3", script, "--help"],
+                      "bwrap --unshare-all": bw + ["python3", script, "--help"],
+                      "skillgate vet (one skill)": [sg, "vet", one, "-q", "--out",
+                                                    os.path.join(tmp, "out-one")]}
+        per_script = {k: v for k, v in per_script.items() if shutil.which(v[0]) or os.path.exists(v[0])}
+        t1 = {k: [] for k in per_skill}
+        t2 = {k: [] for k in per_script}
+        for _ in range(rounds):
+            for k, cmd in per_skill.items():
+                t1[k].append(timed(cmd) / n)
+            for k, cmd in per_script.items():
+                t2[k].append(timed(cmd))
+        _table(f"vet: the static pass, per skill ({n} skills, ms a skill)", per_skill, t1,
+               "cat of every file (floor)")
+        _table("vet: the dynamic pass, per script (a skill of one script, its text naming it)",
+               per_script, t2, "python3 script --help (floor)")
+        full = [sg, "vet", reg, "-q", "--jobs", "2", "--out", os.path.join(tmp, "out-full")]
+        t = timed(full)
+        print(f"\n{n} skills, static and dynamic, --jobs 2: {t:.0f} ms, {n * 60000 / t:.0f} skills a minute")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     top = sys.argv[1]
     which = sys.argv[2:] or ["discover", "egress", "route", "conns", "launch", "tui", "files", "traces",
-                             "hook", "wrap", "reads", "soak", "serve", "wasm"]
+                             "hook", "wrap", "reads", "soak", "serve", "wasm", "vet"]
     for w in which:
         if w == "discover":
             bench_discover(top)
@@ -1263,6 +1323,8 @@ def main():
             bench_serve(top)
         elif w == "wasm":
             bench_wasm(top)
+        elif w == "vet":
+            bench_vet(top)
         else:
             sys.exit(f"unknown benchmark {w}")
 

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "digest.h"
 #include "instructions.h"
+#include "perm.h"
 #include "rating.h"
 #include "record.h"
 #include "runner.h"
@@ -118,8 +119,9 @@ json_t *sg_vet_usage_args(const char *usage, const char *script)
         sg_buf_init(&w, 4096);
         s = usage_word(s, &w);
         cleanup_free char *word = sg_buf_steal(&w);
-        if (s && word && *word)
-            json_array_append_new(args, json_string(word) ? json_string(word) : json_string("?"));
+        json_t *j = s && word && *word ? json_string(word) : NULL;
+        if (j)
+            json_array_append_new(args, j);
     }
     return args;
 }
@@ -192,6 +194,44 @@ static void mark_declared(const struct sg_skill *sk, json_t *entry)
     }
 }
 
+/* Who decides a vetting run's requests: a program it runs is allowed
+ * (inside the sandbox: no network, decoys, writes held back; what it
+ * reaches for is then refused and recorded), every other request is
+ * refused. Answered from the loop, never from inside the engine's show. */
+#define VET_DECIDED_BY "skillgate vet: programs run in the sandbox; hosts, writes and sockets refused"
+struct vet_fe {
+    struct sg_perm *perm;
+    uint64_t id;
+    enum sg_decision d;
+    bool pending;
+};
+
+static void vet_show(void *ctx, const struct sg_perm_prompt *pr)
+{
+    struct vet_fe *fe = ctx;
+    fe->pending = pr != NULL;
+    if (!pr)
+        return;
+    fe->perm = pr->perm;
+    fe->id = pr->id;
+    fe->d = pr->q->tool == SG_PT_BASH ? SG_DEC_ALLOW_ONCE : SG_DEC_DENY;
+}
+
+static int vet_fe_timeout(void *ctx)
+{
+    return ((struct vet_fe *)ctx)->pending ? 0 : -1;
+}
+
+static void vet_fe_dispatch(void *ctx, const struct pollfd *p, size_t n)
+{
+    (void)p, (void)n;
+    struct vet_fe *fe = ctx;
+    if (!fe->pending)
+        return;
+    fe->pending = false;
+    sg_perm_answer_by(fe->perm, fe->id, fe->d, VET_DECIDED_BY);
+}
+
 struct run_spec {
     const char *out, *key, *work;
     size_t n;
@@ -208,7 +248,7 @@ static void vet_request(struct sg_run_request *rq, json_t *r, const struct run_s
     for (size_t i = 0; i < n; i++)
         argv[i] = (char *)json_string_value(json_array_get(args, i));
     *rq = (struct sg_run_request){
-        .front = SG_FRONT_CLI, .pmode = SG_PERM_DENY_ALL, .pmode_set = true,
+        .front = SG_FRONT_CLI, .pmode = SG_PERM_PROMPT, .pmode_set = true,
         .timeout_s = s->timeout_s, .host_env = environ, .work_dir = s->work,
         .script = json_string_value(json_object_get(r, "script")), .args = argv, .nargs = n,
         .fresh_home = true, .no_kept_home = true};
@@ -234,8 +274,13 @@ static json_t *run_one(struct sg_skill *sk, json_t *r, const struct run_spec *s,
         return NULL;
     }
     struct sg_event_bus bus = {0};
-    const struct sg_loop_source srcs[] = {sg_stopsig_source(on_stop_signal, run)};
-    struct sg_runner_opts rop = {.sources = srcs, .nsources = 1, .trace_out = trace_out};
+    struct vet_fe fe = {0};
+    const struct sg_loop_source srcs[] = {
+        sg_stopsig_source(on_stop_signal, run),
+        {"vet's answers", NULL, vet_fe_dispatch, vet_fe_timeout, &fe},
+    };
+    struct sg_runner_opts rop = {.sources = srcs, .nsources = SG_ARRAY_LEN(srcs),
+                                 .trace_out = trace_out, .show = vet_show, .show_ctx = &fe};
     struct sg_runner_out rout;
     struct sg_diags pd = {0};
     if (sg_runner_run(run, &bus, &rop, &rout, &pd) == 0) {

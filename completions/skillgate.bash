@@ -3,7 +3,7 @@
 _skillgate()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmds="validate inspect list run wrap record traces audit grants tui demo serve hook help"
+    local cmds="validate inspect list run wrap record vet traces audit grants tui demo serve hook help"
     if [ "$COMP_CWORD" -eq 1 ]; then
         COMPREPLY=($(compgen -W "$cmds --help --version" -- "$cur"))
         return
@@ -46,6 +46,8 @@ _skillgate()
                     --allow-upstream --resolve --publish --help" ;;
         record) opts="--input --timeout --cwd --script --allow-all --prompt --prompt-timeout
                       --resolve --allow-upstream --write --yes --json --help" ;;
+        vet) subs="merge"; opts="--out --jobs --shard --rev --timeout --max-runs --static --against
+                 --json --quiet --html --sarif --help" ;;
         traces) subs="list diff report"; opts="--json --html --md --output -o --against --no-diff
                    --help" ;;
         audit) subs="verify tail show"; opts="--file -n --help" ;;

@@ -923,6 +923,16 @@ int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d)
     return 0;
 }
 
+int sg_perm_answer_by(struct sg_perm *p, uint64_t id, enum sg_decision d, const char *by)
+{
+    if (!p || !p->nqueue || !p->shown || p->queue[0].id != id)
+        return -ESTALE;
+    if (p->queue[0].q.cut && sg_decision_allows(d))
+        d = SG_DEC_DENY; /* what could not be read whole is never allowed */
+    decide_head(p, d, by);
+    return 0;
+}
+
 static void ask_program(struct sg_perm *p);
 
 static void show(struct sg_perm *p)

@@ -170,6 +170,10 @@ char *sg_preq_folder_rule(const struct sg_preq *q, const char *home);
  * for that program with any arguments (the "this program" answer), else
  * NULL. */
 char *sg_preq_program_rule(const struct sg_preq *q);
+/* Answer request id as a program of ours decides it, not a person (by:
+ * who, in the event and the audit record; `skillgate vet`'s runs). A
+ * request that was cut is denied. -ESTALE as sg_perm_answer_id. */
+int sg_perm_answer_by(struct sg_perm *p, uint64_t id, enum sg_decision d, const char *by);
 /* Answer request id "allow for this run": its program with any arguments,
  * and (the exec broker's part, exec.h) the programs of root's that it and
  * its children run. -ESTALE as sg_perm_answer_id; -EINVAL with *why when

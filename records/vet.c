@@ -48,7 +48,8 @@ static json_t *evidence_str(const char *s)
     while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
         n--;
     cleanup_free char *cut = sg_xasprintf("%.*s…", (int)n, s);
-    return json_string(cut) ? json_string(cut) : json_string("(not UTF-8)");
+    json_t *j = json_string(cut);
+    return j ? j : json_string("(not UTF-8)");
 }
 
 /* Up to SG_VET_EVIDENCE_MAX strings of from, each capped, appended to to
