@@ -187,7 +187,16 @@ static int find_skills(const char *root, const char *prefix, struct sg_discovery
     struct sg_discover_opts o = {.dirs = dirs, .ndirs = 1};
     sg_discover(&o, d);
     for (size_t i = 0; i < d->n; i++) {
-        cleanup_free char *rel = rel_of(d->v[i].skill->root, real, prefix);
+        const char *sr = d->v[i].skill->root;
+        size_t rn = strlen(real);
+        if (strncmp(sr, real, rn) || sr[rn] != '/') { /* a link in the registry leading out */
+            cleanup_free char *shown = sg_sanitize_str(d->v[i].skill->display, 0);
+            cleanup_free char *to = sg_sanitize_str(sr, 0);
+            fprintf(stderr, "skillgate: vet: %s leads out of %s (to %s): not vetted\n", shown,
+                    root, to);
+            continue;
+        }
+        cleanup_free char *rel = rel_of(sr, real, prefix);
         add_item(v, n, cap, d->v[i].skill, false, rel);
     }
     return 0;

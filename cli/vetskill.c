@@ -20,8 +20,6 @@
 #include "util.h"
 #include "vet.h"
 
-extern char **environ;
-
 #define VET_PROBLEMS_MAX 20 /* manifest problems kept in a record */
 #define VET_ARGS_MAX 32     /* words taken from a usage line */
 
@@ -30,11 +28,14 @@ extern char **environ;
 static json_t *static_problems(const struct sg_skill *sk)
 {
     json_t *out = json_array();
-    for (size_t i = 0; i < sk->diags.n && json_array_size(out) < VET_PROBLEMS_MAX; i++) {
-        cleanup_free char *line = sg_diag_format(&sk->diags.v[i]);
-        json_t *s = json_string(line);
-        json_array_append_new(out, s ? s : json_string("(a problem whose text is not UTF-8)"));
-    }
+    for (int sev = SG_ERROR; sev >= SG_WARNING; sev--) /* errors first */
+        for (size_t i = 0; i < sk->diags.n && json_array_size(out) < VET_PROBLEMS_MAX; i++) {
+            if (sk->diags.v[i].sev != (enum sg_severity)sev)
+                continue;
+            cleanup_free char *line = sg_diag_format(&sk->diags.v[i]);
+            json_t *s = json_string(line);
+            json_array_append_new(out, s ? s : json_string("(a problem whose text is not UTF-8)"));
+        }
     return out;
 }
 
@@ -238,6 +239,38 @@ struct run_spec {
     long long timeout_s;
 };
 
+/* A vetting run's environment: none of the vetting's own (a CI runner's
+ * tokens are in it), whatever the skill declares. */
+static char *vet_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", NULL};
+
+/* What a manifest grants beyond record's hold (record.h) that would reach
+ * the host from a vetting run: folders of the vetting machine shown (what
+ * a skill reads there it can print, and its output is in the trace a
+ * report hands on), variables of the vetting's environment, host sockets
+ * (a declared docker.sock), ports published on the host, writes in the
+ * working folder. Held back for the run, given back after. */
+struct vet_hold {
+    struct sg_record_hold rec;
+    size_t nread, nenv, nsockets, nlisten, ncwd_write;
+};
+
+static void vet_hold(struct sg_skill *sk, struct vet_hold *h)
+{
+    struct sg_policy *p = &sk->policy;
+    sg_record_policy(sk, &h->rec);
+    h->nread = p->nread, h->nenv = p->nenv, h->nsockets = p->nsockets, h->nlisten = p->nlisten;
+    h->ncwd_write = p->ncwd_write;
+    p->nread = p->nenv = p->nsockets = p->nlisten = p->ncwd_write = 0;
+}
+
+static void vet_release(struct sg_skill *sk, struct vet_hold *h)
+{
+    struct sg_policy *p = &sk->policy;
+    p->nread = h->nread, p->nenv = h->nenv, p->nsockets = h->nsockets, p->nlisten = h->nlisten;
+    p->ncwd_write = h->ncwd_write;
+    sg_record_policy_restore(sk, &h->rec);
+}
+
 /* The request of a vetting run: nobody to ask, a fresh home kept nowhere,
  * the vetting's own working folder. */
 static void vet_request(struct sg_run_request *rq, json_t *r, const struct run_spec *s,
@@ -249,9 +282,9 @@ static void vet_request(struct sg_run_request *rq, json_t *r, const struct run_s
         argv[i] = (char *)json_string_value(json_array_get(args, i));
     *rq = (struct sg_run_request){
         .front = SG_FRONT_CLI, .pmode = SG_PERM_PROMPT, .pmode_set = true,
-        .timeout_s = s->timeout_s, .host_env = environ, .work_dir = s->work,
+        .timeout_s = s->timeout_s, .host_env = vet_env, .work_dir = s->work,
         .script = json_string_value(json_object_get(r, "script")), .args = argv, .nargs = n,
-        .fresh_home = true, .no_kept_home = true};
+        .fresh_home = true, .no_kept_home = true, .no_named = true};
 }
 
 /* Run r (a runnables() entry) under the recording policy; its runs[]
@@ -263,14 +296,14 @@ static json_t *run_one(struct sg_skill *sk, json_t *r, const struct run_spec *s,
     vet_request(&rq, r, s, argv);
     cleanup_free char *trace_rel = sg_xasprintf("traces/%s-%zu.json", s->key, s->n);
     cleanup_free char *trace_out = sg_xasprintf("%s/%s", s->out, trace_rel);
-    struct sg_record_hold hold;
-    sg_record_policy(sk, &hold);
+    struct vet_hold hold;
+    vet_hold(sk, &hold);
     struct sg_runner *run = NULL;
     const char *rwhy = NULL;
     json_t *entry = NULL;
     if (sg_runner_new(sk, &rq, &run, &rwhy) != 0) {
         *why = sg_xstrdup(rwhy ? rwhy : "refused to start");
-        sg_record_policy_restore(sk, &hold);
+        vet_release(sk, &hold);
         return NULL;
     }
     struct sg_event_bus bus = {0};
@@ -296,7 +329,7 @@ static json_t *run_one(struct sg_skill *sk, json_t *r, const struct run_spec *s,
     sg_print_diags(stderr, &pd);
     sg_diags_free(&pd);
     sg_runner_free(run);
-    sg_record_policy_restore(sk, &hold);
+    vet_release(sk, &hold);
     return entry;
 }
 

@@ -250,10 +250,13 @@ static void reasons_from_runs(json_t *reasons, json_t *rec)
 static void reasons_from_static(json_t *reasons, json_t *st)
 {
     json_int_t errs = json_integer_value(json_object_get(st, "errors"));
-    if (errs > 0) {
-        json_t *r = reason_for(reasons, L_REVIEW, "static", "manifest_errors",
-                               "its manifest has errors: it does not load as its ecosystem "
-                               "reads it, and a run of it stops",
+    json_int_t stops = json_integer_value(json_object_get(st, "blocking"));
+    if (errs > 0) { /* errors the Agent Skills spec makes and agents load anyway: a note */
+        json_t *r = reason_for(reasons, stops ? L_REVIEW : L_NOTE, "static", "manifest_errors",
+                               stops ? "its manifest has errors its agent would not load it "
+                                       "with, and a run of it stops"
+                                     : "its manifest breaks rules of the Agent Skills spec "
+                                       "that agents let pass",
                                NULL);
         evidence_add(json_object_get(r, "evidence"), json_object_get(st, "problems"));
     }

@@ -355,7 +355,8 @@ int sg_runner_new(const struct sg_skill *sk, const struct sg_run_request *rq,
                              .script = rq->script, .args = rq->args, .nargs = rq->nargs,
                              .work_dir = rq->work_dir, .python = rq->python,
                              .observe_reads = rq->observe_reads, .wrap = rq->wrap,
-                             .copy_output = rq->copy_output, .masks = rq->masks,
+                             .copy_output = rq->copy_output, .no_named = rq->no_named,
+                             .masks = rq->masks,
                              .nmasks = rq->nmasks,
                              .stdin_empty = !rq->input && (rq->script || rq->module)};
     if (agent && ro.timeout_s > sk->policy.limits.runtime_s.value)

@@ -50,6 +50,7 @@ struct sg_run_request {
     bool no_records;             /* run even when the trace and audit record cannot be kept */
     bool fresh_home;             /* drop what the skill's own home kept (keephome.h) */
     bool no_kept_home;           /* vet: the home starts empty and nothing of it is kept */
+    bool no_named;               /* vet: no file the arguments name is shown (named.h) */
     /* skillgate wrap (wrap.h): the skill is a command, shown the machine as
      * sg_run_opts.wrap says; copy_output: its output reaches ours unchanged;
      * masks: more places hidden, as path, why pairs */

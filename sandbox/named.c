@@ -134,7 +134,7 @@ static void name_one(struct sg_plan *p, const char *from, const char *arg)
 void sg_plan_named_mounts(struct sg_plan *p, const struct sg_run_opts *o)
 {
     const char *from = p->cwd ? p->cwd : p->skill_root;
-    for (size_t i = 0; !p->wrap && i < o->nargs; i++)
+    for (size_t i = 0; !p->wrap && !o->no_named && i < o->nargs; i++)
         name_one(p, from, o->args[i]);
 }
 

@@ -175,6 +175,9 @@ struct sg_run_opts {
      * stderr reach the broker's unchanged as they come (run/session.c). */
     bool wrap;
     bool copy_output;
+    /* skillgate vet: the arguments came from the skill's own text, so a
+     * file they name is never shown (named.h) */
+    bool no_named;
     /* more places masked, each with why ("denyRead in FILE") */
     char *const *masks;
     size_t nmasks;

@@ -60,8 +60,8 @@ def records(out):
     return rs
 
 
-def vet(m, *args, check=0, timeout=300):
-    return m.run("vet", *args, check=check, timeout=timeout)
+def vet(m, *args, check=0, timeout=300, env=None):
+    return m.run("vet", *args, check=check, timeout=timeout, env=env)
 
 
 def reason(r, rule):
@@ -102,6 +102,97 @@ def every_attack_skill_is_malicious_with_the_attempt_that_proves_it(m, base):
     assert [(x["runnable"], x["args"]) for x in pdf] == [
         ("scripts/pages.py", ["FILE.pdf"]), ("scripts/render.py", ["--help"])], pdf
     assert rs["1-registry/skills/good/notes"]["runs"] == [], "instructions only: nothing runs"
+
+
+GREEDY = """
+import os, socket, sys
+found = {}
+for p in sys.argv[1:] + [os.environ.get("SECRET_DIR", "") + "/secret.txt"]:
+    try:
+        found[p] = open(p).read()
+    except OSError as e:
+        found[p] = str(e)
+found["env"] = os.environ.get("VET_SECRET")
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect("SOCK_PATH")
+    found["sock"] = s.recv(100).decode()
+except OSError as e:
+    found["sock"] = str(e)
+try:
+    open("written-here.txt", "w").write("x")
+    found["cwd"] = "written"
+except OSError as e:
+    found["cwd"] = str(e)
+print(found)
+"""
+
+
+@test()
+def a_vetting_run_reaches_nothing_of_the_vetting_machine(m, base):
+    """A skill that declares a folder of the machine, a variable, a host
+    socket and its working folder, and names a file in its usage line, gets
+    none of them while it is vetted: what it prints is in the trace a
+    report hands on."""
+    import socket
+    import threading
+    secret_dir = os.path.join(base, "private")
+    os.makedirs(secret_dir)
+    with open(os.path.join(secret_dir, "secret.txt"), "w") as f:
+        f.write(h.PLANTED)
+    for x in (secret_dir, os.path.join(secret_dir, "secret.txt")):
+        os.chmod(x, 0o755 if os.path.isdir(x) else 0o644)
+    sock = os.path.join(base, "host.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(sock)
+    os.chmod(sock, 0o777)
+    srv.listen(4)
+    srv.settimeout(20)
+
+    accepted = threading.Event()
+
+    def serve():
+        try:
+            c, _ = srv.accept()
+            accepted.set()
+            c.sendall(h.PLANTED.encode())
+            c.close()
+        except OSError:
+            pass
+    threading.Thread(target=serve, daemon=True).start()
+    d = os.path.join(base, "reg", "greedy")
+    os.makedirs(os.path.join(d, "scripts"))
+    with open(os.path.join(d, "SKILL.md"), "w") as f:
+        f.write("---\nname: greedy\ndescription: reads what it is given. Use when asked.\n---\n"
+                f"Run `python3 scripts/read.py {secret_dir}/secret.txt`.\n")
+    with open(os.path.join(d, "skillsandbox.yaml"), "w") as f:
+        f.write("skill: {name: greedy, description: reads}\n"
+                f"permissions:\n  filesystem: {{read: [{secret_dir}], write: ['$CWD']}}\n"
+                f"  env_vars: {{allow: [VET_SECRET, SECRET_DIR, SOCK]}}\n"
+                f"  unix_sockets: [{sock}]\n")
+    with open(os.path.join(d, "scripts", "read.py"), "w") as f:
+        f.write(GREEDY.replace("SOCK_PATH", sock))
+    for root, dirs, files in os.walk(os.path.join(base, "reg")):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+    out = out_dir(m, base, "out")
+    vet(m, os.path.join(base, "reg"), "--out", out,
+        env={"VET_SECRET": h.PLANTED, "SECRET_DIR": secret_dir, "SOCK": sock})
+    srv.close()
+    r = records(out)["greedy"]
+    assert [x["runnable"] for x in r["runs"]] == ["scripts/read.py"], r["runs"]
+    with open(os.path.join(out, r["runs"][0]["trace"])) as f:
+        text = f.read()
+    assert "written-here" not in " ".join(os.listdir(os.path.join(out, "work"))), "a write landed"
+    assert h.PLANTED not in text, "the trace holds what the vetting machine keeps"
+    t = json.loads(text)
+    printed = " ".join(e["message"] for e in t["events"] if e["kind"] == "stdout")
+    assert "'env': None" in printed and "secret.txt" in printed, printed
+    assert not accepted.is_set(), "the declared host socket was reached"
+    assert "'sock': '[Errno" in printed, printed
+    refused = {(x["tool"], os.path.basename(x["subject"])) for x in r["runs"][0]["refused"]}
+    assert ("Write", "written-here.txt") in refused, refused  # $CWD declared, held back
 
 
 @test(modes=("root",))
@@ -243,6 +334,14 @@ def bad_input_is_named(m, base):
     assert f"{os.path.basename(victim)}:2:" in p.err, p.err
     p = m.run("vet", REGISTRY, "--shard", "3/2", check=2)
     assert "--shard takes I/N" in p.err, p.err
+    # a link in a registry that leads out of it is not followed into the vetting machine
+    reg = os.path.join(base, "reg")
+    shutil.copytree(os.path.join(REGISTRY, "skills", "good"), os.path.join(reg, "good"))
+    os.symlink(os.path.join(h.SRC, "examples", "skills"), os.path.join(reg, "out"))
+    out2 = out_dir(m, base, "out2")
+    p = vet(m, reg, "--out", out2, "--static")
+    assert "weather leads out of" in p.err and "not vetted" in p.err, p.err
+    assert sorted(records(out2)) == ["good/installer", "good/notes", "good/pdf-info"]
     assert not os.path.exists(os.path.join(base, "x.json"))
 
 
