@@ -230,6 +230,28 @@ static size_t token_end(const char *s, size_t n, size_t i)
     return i;
 }
 
+/* An interpreter's arguments from i: does it run what it reads on stdin?
+ * "python3 -c CODE", "python3 -m json.tool", "perl -e", "node x.js" run
+ * their own code and read the pipe as data; "bash", "sh -s --", "python3 -"
+ * run the pipe. */
+static bool reads_code(const char *s, size_t n, size_t i)
+{
+    static const char *const own[] = {"-c", "-m", "-e", "-p", "-r", "--eval", "--command"};
+    for (;;) {
+        i = skip_blank(s, n, i);
+        size_t e = token_end(s, n, i);
+        if (e == i || s[i] == '#' || (e - i == 2 && !memcmp(s + i, "--", 2)) ||
+            (e - i == 1 && s[i] == '-') || (e - i == 10 && !memcmp(s + i, "/dev/stdin", 10)))
+            return true;
+        for (size_t k = 0; k < SG_ARRAY_LEN(own); k++)
+            if (e - i == strlen(own[k]) && !memcmp(s + i, own[k], e - i))
+                return false;
+        if (s[i] != '-' && s[i] != '"' && s[i] != '\'')
+            return false; /* a script to run, reading the pipe as its input */
+        i = e;
+    }
+}
+
 /* The command a pipe at i feeds: past sudo and its options, env and
  * NAME=value words, exec, nohup. Is it a shell or interpreter? */
 static bool pipe_feeds_interpreter(const char *s, size_t n, size_t i)
@@ -245,7 +267,7 @@ static bool pipe_feeds_interpreter(const char *s, size_t n, size_t i)
         for (size_t k = 0; !skip && k < SG_ARRAY_LEN(prefixes); k++)
             skip = e - i == strlen(prefixes[k]) && !memcmp(s + i, prefixes[k], e - i);
         if (!skip)
-            return is_interpreter(s + i, e - i);
+            return is_interpreter(s + i, e - i) && reads_code(s, n, e);
         i = e;
     }
     return false;
@@ -680,8 +702,10 @@ static void check_urls(const struct line *l)
         while (b > 0 && isalpha((unsigned char)l->lc[b - 1]))
             b--;
         p += 3;
+        size_t h = i + 3; /* an IPv6 literal's brackets are the URL's */
+        const char *close = h < l->n && l->raw[h] == '[' ? memchr(l->raw + h, ']', l->n - h) : NULL;
         if (i - b == 4 || i - b == 5)
-            check_url(l, b, url_end(l->raw, l->n, i + 3));
+            check_url(l, b, url_end(l->raw, l->n, close ? (size_t)(close - l->raw) + 1 : h));
     }
     size_t first = 0, last = 0;
     if (!find_any(l, downloaders, 2, &first, &last))
@@ -768,7 +792,10 @@ static void check_blobs(const struct line *l)
 {
     for (size_t i = 0; i < l->n;) {
         size_t r = b64_run(l->raw, l->n, i);
-        if (r < 100 || !blob_worth_saying(l, i, r)) {
+        /* a run with '-' or '_' is a token or a key (base64url), not text
+         * encoded to be decoded */
+        bool url = memchr(l->raw + i, '-', r) || memchr(l->raw + i, '_', r);
+        if (r < 100 || url || !blob_worth_saying(l, i, r)) {
             i += r ? r : 1;
             continue;
         }
@@ -784,11 +811,33 @@ static void check_blobs(const struct line *l)
     }
 }
 
+/* Archives and installers; from SCRIPT_EXTS_FROM on, scripts, which a
+ * skill names for honest reasons unless it downloads them from a URL. */
 static const char *const binary_exts[] = {
-    ".zip", ".exe", ".dmg", ".pkg", ".msi", ".appimage", ".bin", ".sh", ".tar.gz", ".tgz",
-    ".tar.xz", ".7z", ".rar", ".deb", ".rpm", ".jar", ".apk", ".scr", ".bat", ".ps1",
-    ".run", ".command", ".vbs", ".iso",
+    ".zip", ".exe", ".dmg", ".pkg", ".msi", ".appimage", ".tar.gz", ".tgz", ".tar.xz", ".7z",
+    ".rar", ".deb", ".rpm", ".jar", ".apk", ".scr", ".iso",
+    ".sh", ".bin", ".bat", ".ps1", ".run", ".command", ".vbs",
 };
+#define SCRIPT_EXTS_FROM 17
+
+/* A host kept for documentation (RFC 2606, 6761): example.com, *.test. */
+static bool example_host(const char *h, size_t n)
+{
+    static const char *const ends[] = {"example.com", "example.org", "example.net", ".example",
+                                       ".test", ".invalid", "localhost"};
+    const char *at = memrchr(h, '@', n);
+    if (at)
+        n -= (size_t)(at + 1 - h), h = at + 1;
+    const char *colon = memchr(h, ':', n);
+    n = colon ? (size_t)(colon - h) : n;
+    for (size_t k = 0; k < SG_ARRAY_LEN(ends); k++) {
+        size_t el = strlen(ends[k]);
+        if (n >= el && !memcmp(h + n - el, ends[k], el) &&
+            (n == el || ends[k][0] == '.' || h[n - el - 1] == '.'))
+            return true;
+    }
+    return false;
+}
 
 /* A name (a URL's path, or a file name) ending as an executable or an
  * archive does, from i on; where it starts, or -1. */
@@ -809,11 +858,16 @@ static ssize_t artifact_at(const struct line *l)
         pe = h && (size_t)(h - l->lc) < pe ? (size_t)(h - l->lc) : pe;
         while (pe > i && strchr(".,:;*_", l->lc[pe - 1]))
             pe--;
-        bool url = memmem(l->lc + i, e - i, "://", 3) != NULL;
-        for (size_t k = 0; (url || says_download) && k < SG_ARRAY_LEN(binary_exts); k++) {
+        const char *sep = memmem(l->lc + i, e - i, "://", 3);
+        const char *path = sep ? memchr(sep + 3, '/', (size_t)(l->lc + pe - sep - 3)) : NULL;
+        if (path && example_host(sep + 3, (size_t)(path - sep - 3)))
+            path = NULL; /* documentation: not a download */
+        size_t from = path ? (size_t)(path - l->lc) : i;
+        for (size_t k = 0; (path || (!sep && says_download)) && k < SG_ARRAY_LEN(binary_exts);
+             k++) {
             size_t xl = strlen(binary_exts[k]);
-            if (pe - i > xl && !memcmp(l->lc + pe - xl, binary_exts[k], xl) &&
-                l->lc[pe - xl - 1] != '/')
+            if (pe - from > xl && !memcmp(l->lc + pe - xl, binary_exts[k], xl) &&
+                l->lc[pe - xl - 1] != '/' && (path || k < SCRIPT_EXTS_FROM))
                 return (ssize_t)i;
         }
         i = e;
@@ -828,8 +882,8 @@ static void check_binary_download(const struct line *l)
         "install", "prerequisite", "prerequisites", "required", "requirement", "unzip",
         "extract", "start-process", "bash", "sh", "sudo", "setup",
     };
-    if (seen_on_line(l->out, l->file, l->no, SG_FIND_DOWNLOAD_RUN))
-        return; /* the same download, said once */
+    if (seen_on_line(l->out, l->file, l->no, SG_FIND_DOWNLOAD_RUN) || has_text(l, "-x post"))
+        return; /* the same download, said once; or a request to an API */
     ssize_t a = artifact_at(l);
     if (a >= 0 && window_has(l, 3, 6, run_words, SG_ARRAY_LEN(run_words)))
         found(l, SG_FIND_BINARY_DOWNLOAD, (size_t)a, NULL, 0);
@@ -852,12 +906,19 @@ static ssize_t password_given(const struct line *l)
                 i++;
             else
                 continue;
-            while (i < l->n && strchr(" *_`'\"", l->lc[i]))
+            while (i < l->n && strchr(" *_", l->lc[i]))
+                i++;
+            bool quoted = i < l->n && l->lc[i] && strchr("`'\"", l->lc[i]);
+            while (i < l->n && strchr("`'\"", l->lc[i]))
                 i++;
             size_t e = i;
             while (e < l->n && !strchr(" \t*`'\",;)", l->lc[e]))
                 e++;
-            if (e - i >= 2)
+            /* a word that is the password, not the start of a sentence
+             * ("password: at least 12 characters") */
+            bool alone = e == l->n || strchr("*`'\",;)", l->lc[e]) ||
+                         (l->lc[e] == '.' && (e + 1 == l->n || l->lc[e + 1] == ' '));
+            if (e - i >= 2 && (quoted || alone))
                 return w;
         }
     return -1;
