@@ -859,7 +859,9 @@ static ssize_t artifact_at(const struct line *l)
         while (pe > i && strchr(".,:;*_", l->lc[pe - 1]))
             pe--;
         const char *sep = memmem(l->lc + i, e - i, "://", 3);
-        const char *path = sep ? memchr(sep + 3, '/', (size_t)(l->lc + pe - sep - 3)) : NULL;
+        const char *path = sep && l->lc + pe > sep + 3
+                               ? memchr(sep + 3, '/', (size_t)(l->lc + pe - (sep + 3)))
+                               : NULL;
         if (path && example_host(sep + 3, (size_t)(path - sep - 3)))
             path = NULL; /* documentation: not a download */
         size_t from = path ? (size_t)(path - l->lc) : i;
