@@ -716,11 +716,13 @@ static void check_urls(const struct line *l)
         size_t e = url_end(l->raw, l->n, i), h = i, dots = 0;
         for (; h < e && l->raw[h] != '/' && l->raw[h] != ':'; h++)
             dots += l->raw[h] == '.';
-        cleanup_free char *u = sg_xasprintf("http://%.*s", (int)(e - i), l->raw + i);
-        cleanup_free char *hp = NULL;
-        const char *why;
-        if (dots == 3 && sg_url_host(u, strlen(u), &hp, &why) == 0 && host_is_public_ip(hp))
-            found(l, SG_FIND_RAW_IP_URL, i, NULL, 0);
+        if (dots == 3 && e - i < SG_URL_MAX) {
+            cleanup_free char *u = sg_xasprintf("http://%.*s", (int)(e - i), l->raw + i);
+            cleanup_free char *hp = NULL;
+            const char *why;
+            if (sg_url_host(u, strlen(u), &hp, &why) == 0 && host_is_public_ip(hp))
+                found(l, SG_FIND_RAW_IP_URL, i, NULL, 0);
+        }
         i = e;
     }
 }
@@ -1198,6 +1200,15 @@ static void walk_entry(struct walk *w, int dfd, const char *name, const char *pr
     if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return;
     cleanup_free char *rel = *prefix ? sg_xasprintf("%s/%s", prefix, name) : sg_xstrdup(name);
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+        return; /* links, FIFOs, devices: never followed, never opened */
+    if (++w->files > SG_STATIC_FILES_MAX) {
+        if (!w->files_noted)
+            note(w, rel, sg_xasprintf("files and folders past the first %d were not read",
+                                      SG_STATIC_FILES_MAX));
+        w->files_noted = true;
+        return;
+    }
     if (S_ISDIR(st.st_mode)) {
         if (!strcmp(name, ".git"))
             return;
@@ -1211,15 +1222,6 @@ static void walk_entry(struct walk *w, int dfd, const char *name, const char *pr
         int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (sub >= 0)
             walk_dir(w, sub, rel, depth + 1);
-        return;
-    }
-    if (!S_ISREG(st.st_mode))
-        return;
-    if (++w->files > SG_STATIC_FILES_MAX) {
-        if (!w->files_noted)
-            note(w, rel, sg_xasprintf("files past the first %d were not read",
-                                      SG_STATIC_FILES_MAX));
-        w->files_noted = true;
         return;
     }
     scan_file(w, dfd, name, rel);
@@ -1238,7 +1240,8 @@ static void walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        if (w->files <= SG_STATIC_FILES_MAX)
+        bool first = !*prefix && !strcmp(names[i], "SKILL.md"); /* read before the walk */
+        if (w->files <= SG_STATIC_FILES_MAX && !first)
             walk_entry(w, keep, names[i], prefix, depth);
         free(names[i]);
     }
@@ -1251,6 +1254,7 @@ int sg_skill_static_scan(const struct sg_skill *sk, struct sg_findings *out)
     if (fd < 0)
         return -errno;
     struct walk w = {.out = out};
+    walk_entry(&w, fd, "SKILL.md", "", 0); /* first: whatever the rest holds */
     walk_dir(&w, fd, "", 0);
     return 0;
 }

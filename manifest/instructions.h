@@ -11,7 +11,7 @@
  * Bounded: at most SG_FINDINGS_MAX findings per list (more are counted in
  * dropped), excerpts at most SG_FINDING_EXCERPT_MAX bytes, decoded text at
  * most SG_FINDING_DECODED_MAX; a skill's walk reads at most
- * SG_STATIC_FILES_MAX files SG_STATIC_DEPTH_MAX folders deep, each up to
+ * SG_STATIC_FILES_MAX files and folders, SG_STATIC_DEPTH_MAX folders deep, each up to
  * SG_STATIC_FILE_MAX bytes (a note says what was not read). Strings are
  * stored raw (a caller sanitizes them where it shows them) and never hold a
  * NUL byte. Nothing here prints. */
