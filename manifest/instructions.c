@@ -1052,18 +1052,20 @@ static size_t trim_cr(const char *t, size_t s, size_t e)
     return e > s && t[e - 1] == '\r' ? e - 1 : e;
 }
 
-static void scan_joined(struct line *l, const char *text, const char *lc, size_t len, size_t e)
+/* Returns where the last line it read ends. */
+static size_t scan_joined(struct line *l, const char *text, const char *lc, size_t len, size_t e)
 {
     struct sg_buf raw, low;
     sg_buf_init(&raw, JOIN_MAX);
     sg_buf_init(&low, JOIN_MAX);
-    size_t s = l->off;
+    size_t s = l->off, read_end = s;
     for (int k = 0; k < JOIN_LINES; k++) {
         size_t te = trim_cr(text, s, e);
         bool more = te > s && text[te - 1] == '\\' && e < len;
         size_t take = more ? te - s - 1 : te - s;
         if (sg_buf_append(&raw, text + s, take) < 0 || sg_buf_append(&low, lc + s, take) < 0)
             break;
+        read_end = e;
         if (!more)
             break;
         sg_buf_append(&raw, " ", 1);
@@ -1077,6 +1079,7 @@ static void scan_joined(struct line *l, const char *text, const char *lc, size_t
     scan_line(l);
     sg_buf_free(&raw);
     sg_buf_free(&low);
+    return read_end;
 }
 
 static void scan_text(const char *file, const char *text, size_t len, int line_base, bool prose,
@@ -1087,13 +1090,16 @@ static void scan_text(const char *file, const char *text, size_t len, int line_b
         lc[i] = (char)tolower((unsigned char)text[i]);
     lc[len] = '\0';
     int no = line_base;
+    size_t joined = 0; /* lines before this were read with the line they continue */
     for (size_t s = 0; s < len; no++) {
         size_t e = line_end(text, len, s), te = trim_cr(text, s, e);
         struct line l = {.raw = text + s, .lc = lc + s, .n = te - s, .no = no, .file = file,
                          .prose = prose, .out = out, .doc_lc = lc, .doc_len = len, .off = s};
         check_hidden(&l, s == 0);
-        if (te > s && text[te - 1] == '\\' && e < len)
-            scan_joined(&l, text, lc, len, e);
+        if (s < joined)
+            ; /* read already, as part of the line above */
+        else if (te > s && text[te - 1] == '\\' && e < len)
+            joined = scan_joined(&l, text, lc, len, e);
         else
             scan_line(&l);
         s = e + 1;
