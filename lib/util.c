@@ -290,9 +290,10 @@ int sg_list_dir_fd(int fd, int what, size_t max, char ***names, size_t *n)
     size_t cap = 0;
     struct dirent *e;
     while (*n < max && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
+        if (e->d_name[0] == '.' && (!(what & SG_LIST_HIDDEN) || !strcmp(e->d_name, ".") ||
+                                    !strcmp(e->d_name, "..")))
             continue;
-        if (what == SG_LIST_DIRS && e->d_type != DT_DIR && e->d_type != DT_LNK &&
+        if ((what & SG_LIST_DIRS) && e->d_type != DT_DIR && e->d_type != DT_LNK &&
             e->d_type != DT_UNKNOWN)
             continue;
         sg_grow(names, &cap, *n + 1, sizeof **names);

@@ -121,9 +121,11 @@ bool sg_utf8_valid(const char *s, size_t n, size_t *bad_off);
 
 /* List the entries of the directory open at fd (which is taken over and
  * closed), sorted bytewise, without dot-entries; at most max of them.
- * SG_LIST_DIRS keeps only what may be a directory (or a link to one).
+ * SG_LIST_DIRS keeps only what may be a directory (or a link to one);
+ * SG_LIST_HIDDEN (or-ed in) keeps names starting with '.' too (never "."
+ * and ".."), for a reader that must see every file a skill ships.
  * Returns 0 or -errno. */
-enum { SG_LIST_ALL, SG_LIST_DIRS };
+enum { SG_LIST_ALL = 0, SG_LIST_DIRS = 1, SG_LIST_HIDDEN = 2 };
 int sg_list_dir_fd(int fd, int what, size_t max, char ***names, size_t *n);
 
 /* Lexically normalize an absolute path in place ("/a/./b/../c" -> "/a/c",
