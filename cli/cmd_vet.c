@@ -226,6 +226,37 @@ struct vet_tally {
     size_t done, n, failed, verdicts[SG_VET_VERDICT_COUNT];
 };
 
+/* A skill ClawHub published: its folder holds ClawHub's _meta.json (owner
+ * and slug), as `clawhub install` leaves it. Such a skill is judged by
+ * OpenClaw's rules, as OpenClaw loads it (its line reading, its names). */
+#define VET_META_MAX (64 * 1024)
+static bool clawhub_published(const char *root)
+{
+    cleanup_free char *path = sg_xasprintf("%s/_meta.json", root);
+    cleanup_free char *buf = NULL;
+    size_t len = 0;
+    if (sg_read_file_capped(path, VET_META_MAX, &buf, &len) < 0)
+        return false;
+    json_t *j = json_loadb(buf, len, 0, NULL);
+    bool yes = json_is_string(json_object_get(j, "owner")) &&
+               json_is_string(json_object_get(j, "slug"));
+    json_decref(j);
+    return yes;
+}
+
+/* The skill as its ecosystem reads it: ClawHub's by OpenClaw's rules. */
+static void as_its_ecosystem_reads_it(struct vet_item *it)
+{
+    struct sg_skill *sk = NULL;
+    if (!clawhub_published(it->skill->root) ||
+        sg_skill_load_found(it->skill->root, "published on ClawHub (_meta.json)", &sk) < 0)
+        return;
+    if (it->owned)
+        sg_skill_free(it->skill);
+    it->skill = sk;
+    it->owned = true;
+}
+
 /* In the worker: its output to OUT/logs/KEY.log, the vetting, the exit
  * status the verdict is (10: no record). */
 static void worker(struct vet_item *it, const struct vet_args *a)
@@ -242,6 +273,7 @@ static void worker(struct vet_item *it, const struct vet_args *a)
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     sg_stopsig_install();
+    as_its_ecosystem_reads_it(it);
     cleanup_free char *why = NULL;
     int v = sg_vet_skill(it->skill, it->rel, &a->o, &why);
     if (v < 0)

@@ -47,19 +47,20 @@ static json_t *static_findings(const struct sg_skill *sk, json_int_t *dropped)
     for (size_t i = 0; i < f.n; i++) {
         const struct sg_finding *g = &f.v[i];
         static const char *const lv[] = {"note", "review", "malicious"};
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s?, s:i, s:s?, s:s?}", "kind",
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s?, s:o, s:s?, s:s?}", "kind",
                                              sg_finding_kind_name(g->kind), "level",
                                              lv[g->level], "what",
                                              sg_finding_kind_desc(g->kind), "file", g->file,
-                                             "line", g->line, "excerpt", g->excerpt, "decoded",
-                                             g->decoded));
+                                             "line", g->line > 0 ? json_integer(g->line)
+                                                                 : json_null(),
+                                             "excerpt", g->excerpt, "decoded", g->decoded));
     }
     *dropped = (json_int_t)f.dropped;
     if (e < 0)
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, s:i}", "kind", "unreadable",
-                                             "level", "review", "what",
-                                             "the skill's files could not all be read",
-                                             "file", strerror(-e), "line", 0));
+        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:n, s:n, s:s}", "kind",
+                                             "unreadable", "level", "review", "what",
+                                             "the skill's files could not all be read", "file",
+                                             "line", "excerpt", strerror(-e)));
     sg_findings_free(&f);
     return out;
 }
