@@ -32,7 +32,8 @@ static void check(const struct sg_findings *f, const uint8_t *data, size_t size)
         if (g->decoded && strlen(g->decoded) > SG_FINDING_DECODED_MAX)
             abort();
         for (size_t j = 0; j < i; j++)
-            if (f->v[j].line == g->line && f->v[j].kind == g->kind && !strcmp(f->v[j].file, g->file))
+            if (f->v[j].line == g->line && f->v[j].kind == g->kind &&
+                !strcmp(f->v[j].file, g->file))
                 abort();
     }
 }

@@ -90,10 +90,17 @@ void sg_instructions_scan(const char *file, const char *text, size_t len, int li
  * password_archive), which code says for honest reasons. */
 void sg_hidden_unicode_scan(const char *file, const char *buf, size_t len,
                             struct sg_findings *out);
-/* The skill folder: SKILL.md and every text file it ships (by name: .md
- * .py .sh .js ...; or a #! line), never following a link, regular files
- * only, never blocking on a FIFO, in name order. 0 or -errno (the folder
- * cannot be opened). */
+/* The skill folder (sk->root): SKILL.md first, then every text file it
+ * ships in name order, dot-files too, .git/ left out. Prose (.md .markdown
+ * .mdx .txt .rst) is read with sg_instructions_scan; code and settings
+ * (.py .sh .js .mjs .cjs .ts .rb .pl .php .ps1 .json .yaml .toml .html ...,
+ * or no extension and a #! line) with sg_hidden_unicode_scan; anything
+ * else (.png .pdf .csv) and files with a NUL in their first 8 KiB are not
+ * text. Each entry is opened in its folder's descriptor with O_NOFOLLOW |
+ * O_NONBLOCK and read only when fstat says it is a regular file: links,
+ * FIFOs and devices are never followed or read. A note (not_scanned, line
+ * 0) says what the caps left out. 0, or -errno when the folder cannot be
+ * opened. */
 int sg_skill_static_scan(const struct sg_skill *sk, struct sg_findings *out);
 void sg_findings_free(struct sg_findings *f);
 
