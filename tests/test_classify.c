@@ -306,6 +306,23 @@ static void programs_by_why_they_were_refused(void **st)
     json_decref(s);
 }
 
+static json_t *sys_refused(const char *sc)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:b}}", "kind", "syscall_blocked", "message", sc, "data",
+                     "syscall", sc, "prevented", 1);
+}
+
+static void numa_placement_is_no_escape(void **st)
+{
+    (void)st;
+    json_t *s = summary_of(sys_refused("set_mempolicy"), NULL);
+    assert_int_equal(count_of(s, "sandbox_escape_attempt"), 0);
+    json_decref(s);
+    s = summary_of(sys_refused("unshare"), NULL);
+    assert_int_equal(count_of(s, "sandbox_escape_attempt"), 1);
+    json_decref(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +336,7 @@ int main(void)
         cmocka_unit_test(unix_sockets_by_what_they_serve),
         cmocka_unit_test(limits_by_which_one),
         cmocka_unit_test(programs_by_why_they_were_refused),
+        cmocka_unit_test(numa_placement_is_no_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
