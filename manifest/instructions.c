@@ -254,7 +254,7 @@ static bool reads_code(const char *s, size_t n, size_t i)
 
 /* The command a pipe at i feeds: past sudo and its options, env and
  * NAME=value words, exec, nohup. Is it a shell or interpreter? */
-static bool pipe_feeds_interpreter(const char *s, size_t n, size_t i)
+static bool command_runs_interpreter(const char *s, size_t n, size_t i, size_t *script)
 {
     static const char *const prefixes[] = {"sudo", "env", "exec", "nohup", "command", "time",
                                            "doas"};
@@ -267,10 +267,16 @@ static bool pipe_feeds_interpreter(const char *s, size_t n, size_t i)
         for (size_t k = 0; !skip && k < SG_ARRAY_LEN(prefixes); k++)
             skip = e - i == strlen(prefixes[k]) && !memcmp(s + i, prefixes[k], e - i);
         if (!skip)
-            return is_interpreter(s + i, e - i) && reads_code(s, n, e);
+            return is_interpreter(s + i, e - i) &&
+                   (script ? (*script = skip_blank(s, n, e)) < n : reads_code(s, n, e));
         i = e;
     }
     return false;
+}
+
+static bool pipe_feeds_interpreter(const char *s, size_t n, size_t i)
+{
+    return command_runs_interpreter(s, n, i, NULL);
 }
 
 /* A '|' (not "||") at or after from that feeds a shell or interpreter. */
@@ -303,6 +309,9 @@ static bool substitution_runs(const struct line *l, size_t at)
     const char *s = l->lc;
     for (size_t i = 0; i + 1 < l->n && i < at; i++) {
         bool proc = s[i] == '<' && s[i + 1] == '(';
+        bool here = i + 2 < l->n && !memcmp(s + i, "<<<", 3);
+        if (here && word_before_is_interpreter(s, i))
+            return true; /* "bash <<< $(X)": X's output is the script */
         bool cmd = (s[i] == '$' && s[i + 1] == '(') || s[i] == '`';
         if (proc && word_before_is_interpreter(s, i))
             return true;
@@ -509,6 +518,23 @@ static struct line near(const struct line *l, size_t at)
     return w;
 }
 
+/* "> f && bash f", "-o f; sh f" after at: the file the line wrote (a
+ * decoding or a download) run next by a shell or interpreter. */
+static bool then_runs(const struct line *l, size_t at)
+{
+    for (size_t i = at; i + 1 < l->n; i++) {
+        if (!((l->lc[i] == '&' && l->lc[i + 1] == '&') || l->lc[i] == ';'))
+            continue;
+        size_t sc = 0;
+        if (!command_runs_interpreter(l->lc, l->n, i + (l->lc[i] == ';' ? 1 : 2), &sc))
+            continue;
+        size_t e = token_end(l->lc, l->n, sc);
+        if (e > sc && l->lc[sc] != '-' && memmem(l->lc + at, i - at, l->lc + sc, e - sc))
+            return true;
+    }
+    return false;
+}
+
 static void check_download_run(const struct line *whole)
 {
     size_t first = 0, last = 0;
@@ -523,7 +549,7 @@ static void check_download_run(const struct line *whole)
     bool code = (has_text(l, "urlopen(") || has_text(l, "requests.get(") ||
                  has_text(l, "httpx.get(") || has_text(l, "fetch(")) &&
                 (has_text(l, "exec(") || has_text(l, "eval("));
-    if (code || runs_text(l, first, last))
+    if (code || runs_text(l, first, last) || then_runs(l, first))
         found(l, SG_FIND_DOWNLOAD_RUN, first, NULL, 0);
 }
 
@@ -581,16 +607,6 @@ static ssize_t decoder_at(const struct line *l, bool *hex)
             return *hex = true, p - l->lc;
     }
     return -1;
-}
-
-/* "&& bash x" or "; sh x" after at: the decoded file run next. */
-static bool then_runs(const struct line *l, size_t at)
-{
-    for (size_t i = at; i + 1 < l->n; i++)
-        if ((l->lc[i] == '&' && l->lc[i + 1] == '&') || l->lc[i] == ';')
-            if (pipe_feeds_interpreter(l->lc, l->n, i + (l->lc[i] == ';' ? 1 : 2)))
-                return true;
-    return false;
 }
 
 static void check_decode_run(const struct line *whole)
