@@ -39,6 +39,20 @@ static json_t *static_problems(const struct sg_skill *sk)
     return out;
 }
 
+/* A finding's text as JSON: as it is when it is UTF-8, else its bytes
+ * shown escaped. json_pack refuses a string that is not UTF-8, and the
+ * finding would go with it: one stray byte on the line would hide it. */
+static json_t *finding_text(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    cleanup_free char *shown = sg_sanitize_str(s, SG_SAN_KEEP_TAB);
+    return json_string(shown);
+}
+
 static json_t *static_findings(const struct sg_skill *sk, json_int_t *dropped)
 {
     struct sg_findings f = {0};
@@ -47,13 +61,15 @@ static json_t *static_findings(const struct sg_skill *sk, json_int_t *dropped)
     for (size_t i = 0; i < f.n; i++) {
         const struct sg_finding *g = &f.v[i];
         static const char *const lv[] = {"note", "review", "malicious"};
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s?, s:o, s:s?, s:s?}", "kind",
-                                             sg_finding_kind_name(g->kind), "level",
-                                             lv[g->level], "what",
-                                             sg_finding_kind_desc(g->kind), "file", g->file,
-                                             "line", g->line > 0 ? json_integer(g->line)
-                                                                 : json_null(),
-                                             "excerpt", g->excerpt, "decoded", g->decoded));
+        json_t *one = json_pack("{s:s, s:s, s:s, s:o, s:o}", "kind",
+                                sg_finding_kind_name(g->kind), "level", lv[g->level], "what",
+                                sg_finding_kind_desc(g->kind), "file", finding_text(g->file),
+                                "line", g->line > 0 ? json_integer(g->line) : json_null());
+        if (g->excerpt)
+            json_object_set_new(one, "excerpt", finding_text(g->excerpt));
+        if (g->decoded)
+            json_object_set_new(one, "decoded", finding_text(g->decoded));
+        json_array_append_new(out, one);
     }
     *dropped = (json_int_t)f.dropped;
     if (e < 0)

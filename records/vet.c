@@ -237,6 +237,26 @@ static void reasons_from_refused(json_t *reasons, json_t *run, size_t ri)
     }
 }
 
+/* A run stopped before it ended (its time bound, a Ctrl-C): what it does
+ * after was not watched, and waiting past the bound is the cheapest way
+ * to look clean. Never clean on what was seen before the stop. */
+static void reasons_from_unfinished(json_t *reasons, json_t *run, size_t ri)
+{
+    const char *st = json_string_value(json_object_get(run, "status"));
+    if (!st || (strcmp(st, "timeout") && strcmp(st, "interrupted") && strcmp(st, "incomplete") &&
+                strcmp(st, "cancelled")))
+        return;
+    json_t *r = reason_for(reasons, L_REVIEW, "dynamic", "not_finished",
+                           "a run was stopped before it ended: what it does after was not "
+                           "watched",
+                           json_integer((json_int_t)ri));
+    const char *runnable = json_string_value(json_object_get(run, "runnable"));
+    const char *end = json_string_value(json_object_get(run, "end_reason"));
+    json_t *ev = json_pack("[s++]", runnable ? runnable : "?", ": ", end ? end : st);
+    evidence_add(json_object_get(r, "evidence"), ev);
+    json_decref(ev);
+}
+
 static void reasons_from_runs(json_t *reasons, json_t *rec)
 {
     size_t i;
@@ -244,6 +264,7 @@ static void reasons_from_runs(json_t *reasons, json_t *rec)
     json_array_foreach(json_object_get(rec, "runs"), i, run) {
         reasons_from_classes(reasons, run, i);
         reasons_from_refused(reasons, run, i);
+        reasons_from_unfinished(reasons, run, i);
     }
 }
 

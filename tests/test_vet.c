@@ -85,6 +85,26 @@ static void nothing_ran_is_never_clean(void **st)
     json_decref(r);
 }
 
+/* A run stopped at its time bound (or a Ctrl-C) was not watched to its
+ * end: a script that waits past the bound is never clean for it. */
+static void a_run_stopped_early_is_never_clean(void **st)
+{
+    (void)st;
+    json_t *runs = json_pack("[{s:s, s:s, s:s, s:[], s:[]}]", "runnable", "scripts/x.py",
+                             "status", "timeout", "end_reason", "killed after the 15s timeout",
+                             "classes", "refused");
+    json_t *r = record("a", "sha256:1", runs, NULL, NULL);
+    assert_string_equal(verdict_of(r), "needs_review");
+    json_t *why = json_array_get(json_object_get(r, "reasons"), 0);
+    assert_string_equal(json_string_value(json_object_get(why, "rule")), "not_finished");
+    json_decref(r);
+    runs = json_pack("[{s:s, s:s, s:[], s:[]}]", "runnable", "scripts/x.py", "status",
+                     "completed", "classes", "refused");
+    r = record("a", "sha256:1", runs, NULL, NULL);
+    assert_string_equal(verdict_of(r), "clean");
+    json_decref(r);
+}
+
 static char *merged(json_t *recs)
 {
     json_t *doc = NULL;
@@ -121,6 +141,7 @@ int main(void)
         cmocka_unit_test(classes_decide_by_severity),
         cmocka_unit_test(a_declared_host_held_back_says_nothing),
         cmocka_unit_test(nothing_ran_is_never_clean),
+        cmocka_unit_test(a_run_stopped_early_is_never_clean),
         cmocka_unit_test(merge_is_one_order_and_refuses_two_contents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
