@@ -593,12 +593,19 @@ static int dump_cmp(json_t *x, json_t *y)
     return strcmp(sx ? sx : "", sy ? sy : "");
 }
 
+/* By path; one path's records (overlapping shards, a rerun) worst
+ * verdict first, so that the one the merge keeps is never the kinder of
+ * two vettings that disagree (a run that timed out once, a race). */
 static int path_cmp(const void *a, const void *b)
 {
     json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
     int c = strcmp(json_string_value(json_object_get(x, "path")),
                    json_string_value(json_object_get(y, "path")));
-    return c ? c : dump_cmp(x, y);
+    if (c)
+        return c;
+    int vx = sg_vet_verdict_parse(json_string_value(json_object_get(x, "verdict")));
+    int vy = sg_vet_verdict_parse(json_string_value(json_object_get(y, "verdict")));
+    return vx != vy ? vx - vy : dump_cmp(x, y);
 }
 
 static int rank_cmp(const void *a, const void *b)

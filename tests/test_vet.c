@@ -115,6 +115,32 @@ static char *merged(json_t *recs)
     return s;
 }
 
+/* Two vettings of one skill (same digest) that disagree: the merge keeps
+ * the worse verdict, whichever folder came first. */
+static void merge_keeps_the_worse_of_two_verdicts(void **st)
+{
+    (void)st;
+    json_t *bad = record("p/a", "sha256:1", run_with("persistence", "high", NULL), NULL, NULL);
+    json_t *kind = record("p/a", "sha256:1", NULL, NULL, NULL);
+    sg_vet_decide(bad);
+    sg_vet_decide(kind);
+    for (int order = 0; order < 2; order++) {
+        json_t *recs = order ? json_pack("[O, O]", bad, kind) : json_pack("[O, O]", kind, bad);
+        json_t *doc = NULL;
+        char *why = NULL;
+        assert_int_equal(sg_vet_merge(recs, NULL, &doc, &why), 0);
+        json_t *skills = json_object_get(doc, "skills");
+        assert_int_equal(json_array_size(skills), 1);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(skills, 0),
+                                                              "verdict")),
+                            "malicious");
+        json_decref(doc);
+        json_decref(recs);
+    }
+    json_decref(bad);
+    json_decref(kind);
+}
+
 static void merge_is_one_order_and_refuses_two_contents(void **st)
 {
     (void)st;
@@ -142,6 +168,7 @@ int main(void)
         cmocka_unit_test(a_declared_host_held_back_says_nothing),
         cmocka_unit_test(nothing_ran_is_never_clean),
         cmocka_unit_test(a_run_stopped_early_is_never_clean),
+        cmocka_unit_test(merge_keeps_the_worse_of_two_verdicts),
         cmocka_unit_test(merge_is_one_order_and_refuses_two_contents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
