@@ -10,6 +10,7 @@
  * folder that keeps one trace) is OUT/state and its configuration an
  * empty OUT/config: the person's grants, rules and settings never decide a
  * vetting run, and the traces a report names are OUT/traces/KEY-N.json. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -564,6 +565,21 @@ static void vet_signals(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
+/* Does out/sub hold anything? */
+static bool holds_something(const char *out, const char *sub)
+{
+    cleanup_free char *d = sg_xasprintf("%s/%s", out, sub);
+    DIR *dir = opendir(d);
+    if (!dir)
+        return false;
+    struct dirent *e;
+    bool any = false;
+    while (!any && (e = readdir(dir)))
+        any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(dir);
+    return any;
+}
+
 static int vet_out(struct vet_args *a, char **why)
 {
     if (sg_mkdir_p(a->out, 0755, (uid_t)-1, (gid_t)-1) < 0)
@@ -572,6 +588,16 @@ static int vet_out(struct vet_args *a, char **why)
     if (!real)
         return *why = sg_xasprintf("%s: %s", a->out, strerror(errno)), -errno;
     a->o.out = real;
+    /* An earlier vetting's records (a skill since removed, another
+     * registry) or its --rev export (whose files tar would add to) would
+     * be read as this one's: a vetting starts in a folder of its own. */
+    static const char *const mine[] = {"skills", "traces", "src"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(mine); i++)
+        if (holds_something(real, mine[i]))
+            return *why = sg_xasprintf("%s/%s holds an earlier vetting: name an empty --out "
+                                       "folder (or remove it; --against reads an earlier one)",
+                                       real, mine[i]),
+                   -EEXIST;
     if (a->against) {
         a->o.old = json_array();
         int e = sg_vet_load(a->against, a->o.old, why);

@@ -299,6 +299,9 @@ def a_git_commit_is_vetted_as_committed(m, base):
     assert records(out)["skills/good/notes"]["verdict"] == "clean"
     p = vet(m, repo, "--rev", "no-such-rev", "--out", out_dir(m, base, "bad"), check=2)
     assert "git archive of no-such-rev failed" in p.err, p.err
+    # a folder that holds an earlier vetting is not added to (its records, its export)
+    p = vet(m, repo, "--rev", "HEAD", "--out", out, check=2)
+    assert "holds an earlier vetting" in p.err, p.err
 
 
 @test()
