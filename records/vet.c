@@ -433,7 +433,11 @@ void sg_vet_compare(json_t *rec, json_t *old)
         json_object_set_new(rec, "changes", json_pack("{s:s}", "status", "new"));
         return;
     }
-    bool same = json_equal(json_object_get(rec, "digest"), json_object_get(old, "digest"));
+    /* a digest that could not be taken ("unreadable: File too large": a
+     * link to /, a file past the cap) names no content: never "same" */
+    const char *dg = json_string_value(json_object_get(rec, "digest"));
+    bool same = dg && sg_str_has_prefix(dg, "sha256:") &&
+                json_equal(json_object_get(rec, "digest"), json_object_get(old, "digest"));
     json_object_set_new(rec, "changes",
                         json_pack("{s:s, s:O?, s:O?, s:o, s:o}", "status",
                                   same ? "same" : "changed", "old_digest",

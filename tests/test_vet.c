@@ -105,6 +105,30 @@ static void a_run_stopped_early_is_never_clean(void **st)
     json_decref(r);
 }
 
+/* A digest that could not be taken says nothing about what changed. */
+static void an_unreadable_digest_is_never_the_same(void **st)
+{
+    (void)st;
+    json_t *old = record("a", "unreadable: File too large", NULL, NULL, NULL);
+    json_t *r = record("a", "unreadable: File too large", NULL, NULL, NULL);
+    sg_vet_decide(old);
+    sg_vet_decide(r);
+    sg_vet_compare(r, old);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r, "changes"),
+                                                          "status")),
+                        "changed");
+    json_decref(r);
+    r = record("a", "sha256:1", NULL, NULL, NULL);
+    json_decref(old);
+    old = record("a", "sha256:1", NULL, NULL, NULL);
+    sg_vet_compare(r, old);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r, "changes"),
+                                                          "status")),
+                        "same");
+    json_decref(r);
+    json_decref(old);
+}
+
 static char *merged(json_t *recs)
 {
     json_t *doc = NULL;
@@ -168,6 +192,7 @@ int main(void)
         cmocka_unit_test(a_declared_host_held_back_says_nothing),
         cmocka_unit_test(nothing_ran_is_never_clean),
         cmocka_unit_test(a_run_stopped_early_is_never_clean),
+        cmocka_unit_test(an_unreadable_digest_is_never_the_same),
         cmocka_unit_test(merge_keeps_the_worse_of_two_verdicts),
         cmocka_unit_test(merge_is_one_order_and_refuses_two_contents),
     };
