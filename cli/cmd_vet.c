@@ -305,6 +305,27 @@ struct slot {
     const char *rel;
 };
 
+/* A worker that ended without a record (it failed, it was killed): the
+ * skill still has one, needs review, so that no report leaves it out. */
+static void not_vetted(const struct vet_args *a, const char *rel, int status)
+{
+    char key[17];
+    sg_vet_key(rel, key);
+    cleanup_free char *path = sg_xasprintf("%s/skills/%s.json", a->o.out, key);
+    struct stat st;
+    if (lstat(path, &st) == 0)
+        return; /* it wrote one before it ended */
+    cleanup_free char *why = WIFSIGNALED(status)
+                                 ? sg_xasprintf("its vetting was killed (signal %d): see logs/%s.log",
+                                                WTERMSIG(status), key)
+                                 : sg_xasprintf("its vetting failed: see logs/%s.log", key);
+    json_t *rec = sg_vet_not_vetted(rel, why);
+    cleanup_free char *text = json_dumps(rec, JSON_INDENT(1) | JSON_ENSURE_ASCII);
+    json_decref(rec);
+    if (!text || sg_write_file_atomic(path, text, 0644) < 0)
+        fprintf(stderr, "skillgate: vet: %s: %s\n", path, strerror(errno));
+}
+
 static void reap_one(const struct vet_args *a, struct slot *slots, size_t nslots,
                      struct vet_tally *t)
 {
@@ -320,6 +341,8 @@ static void reap_one(const struct vet_args *a, struct slot *slots, size_t nslots
     for (size_t i = 0; i < nslots; i++)
         if (slots[i].pid == pid) {
             said(a, t, slots[i].rel, st);
+            if (!WIFEXITED(st) || WEXITSTATUS(st) >= SG_VET_VERDICT_COUNT)
+                not_vetted(a, slots[i].rel, st);
             slots[i].pid = 0;
         }
 }

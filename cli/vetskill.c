@@ -39,20 +39,6 @@ static json_t *static_problems(const struct sg_skill *sk)
     return out;
 }
 
-/* A finding's text as JSON: as it is when it is UTF-8, else its bytes
- * shown escaped. json_pack refuses a string that is not UTF-8, and the
- * finding would go with it: one stray byte on the line would hide it. */
-static json_t *finding_text(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *j = json_string(s);
-    if (j)
-        return j;
-    cleanup_free char *shown = sg_sanitize_str(s, SG_SAN_KEEP_TAB);
-    return json_string(shown);
-}
-
 static json_t *static_findings(const struct sg_skill *sk, json_int_t *dropped)
 {
     struct sg_findings f = {0};
@@ -63,12 +49,12 @@ static json_t *static_findings(const struct sg_skill *sk, json_int_t *dropped)
         static const char *const lv[] = {"note", "review", "malicious"};
         json_t *one = json_pack("{s:s, s:s, s:s, s:o, s:o}", "kind",
                                 sg_finding_kind_name(g->kind), "level", lv[g->level], "what",
-                                sg_finding_kind_desc(g->kind), "file", finding_text(g->file),
+                                sg_finding_kind_desc(g->kind), "file", sg_vet_text(g->file),
                                 "line", g->line > 0 ? json_integer(g->line) : json_null());
         if (g->excerpt)
-            json_object_set_new(one, "excerpt", finding_text(g->excerpt));
+            json_object_set_new(one, "excerpt", sg_vet_text(g->excerpt));
         if (g->decoded)
-            json_object_set_new(one, "decoded", finding_text(g->decoded));
+            json_object_set_new(one, "decoded", sg_vet_text(g->decoded));
         json_array_append_new(out, one);
     }
     *dropped = (json_int_t)f.dropped;
@@ -406,9 +392,10 @@ static json_t *new_record(const struct sg_skill *sk, const char *rel)
     int e = sg_skill_digest(sk->root, digest, NULL);
     cleanup_free char *dg = e < 0 ? sg_xasprintf("unreadable: %s", strerror(-e))
                                   : sg_xstrdup(digest);
-    return json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s}", "schema", "skillgate.vet/1", "path",
-                     rel, "name", sk->name ? sk->name : sk->dirname, "version", sk->version,
-                     "description", sk->description, "digest", dg);
+    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s}", "schema", "skillgate.vet/1", "path",
+                     sg_vet_text(rel), "name", sg_vet_text(sk->name ? sk->name : sk->dirname),
+                     "version", sg_vet_text(sk->version), "description",
+                     sg_vet_text(sk->description), "digest", dg);
 }
 
 int sg_vet_skill(struct sg_skill *sk, const char *rel, const struct sg_vet_opts *o, char **why)
@@ -421,7 +408,7 @@ int sg_vet_skill(struct sg_skill *sk, const char *rel, const struct sg_vet_opts 
     dynamic_pass(sk, rec, key, o);
     sg_vet_decide(rec);
     if (o->old)
-        sg_vet_compare(rec, sg_vet_find(o->old, rel));
+        sg_vet_compare(rec, sg_vet_find(o->old, json_string_value(json_object_get(rec, "path"))));
     json_object_set_new(rec, "duration_ms", json_integer(now_ms() - t0));
     int verdict = sg_vet_verdict_parse(json_string_value(json_object_get(rec, "verdict")));
     cleanup_free char *path = sg_xasprintf("%s/skills/%s.json", o->out, key);

@@ -9,6 +9,7 @@
 
 #include "classify.h"
 #include "digest.h"
+#include "sanitize.h"
 #include "util.h"
 
 const char *sg_vet_verdict_name(enum sg_vet_verdict v)
@@ -398,6 +399,28 @@ void sg_vet_decide(json_t *rec)
                                                : SG_VET_CLEAN;
     json_object_set_new(rec, "verdict", json_string(sg_vet_verdict_name(v)));
     json_object_set_new(rec, "reasons", reasons);
+}
+
+json_t *sg_vet_text(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    cleanup_free char *shown = sg_sanitize_str(s, SG_SAN_KEEP_TAB);
+    return json_string(shown);
+}
+
+json_t *sg_vet_not_vetted(const char *rel, const char *why)
+{
+    json_t *rec = json_pack("{s:s, s:o, s:s, s:{s:i, s:i, s:i, s:[], s:[]}, s:[], s:[{s:s, s:s}]}",
+                            "schema", "skillgate.vet/1", "path", sg_vet_text(rel), "digest",
+                            "unreadable: not vetted", "static", "errors", 0, "blocking", 0,
+                            "warnings", 0, "problems", "findings", "runs", "not_run",
+                            "runnable", "(the whole skill)", "why", why);
+    sg_vet_decide(rec);
+    return rec;
 }
 
 /* ---- against an earlier vetting ---- */
