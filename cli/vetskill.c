@@ -255,6 +255,8 @@ static char *vet_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", N
 struct vet_hold {
     struct sg_record_hold rec;
     size_t nread, nenv, nsockets, nlisten, ncwd_write;
+    enum sg_seccomp_profile profile;
+    struct sg_limits limits;
 };
 
 static void vet_hold(struct sg_skill *sk, struct vet_hold *h)
@@ -264,11 +266,25 @@ static void vet_hold(struct sg_skill *sk, struct vet_hold *h)
     h->nread = p->nread, h->nenv = p->nenv, h->nsockets = p->nsockets, h->nlisten = p->nlisten;
     h->ncwd_write = p->ncwd_write;
     p->nread = p->nenv = p->nsockets = p->nlisten = p->ncwd_write = 0;
+    /* nor does it choose how it is watched: a declared permissive profile
+     * lets ptrace and the other calls that make a run malicious pass
+     * unseen, and its limits (64 GiB, 32768 processes, 1 GiB of output a
+     * stream) are the vetting machine's, shared by every --jobs worker:
+     * the default profile at least, each limit at most its default */
+    h->profile = p->profile, h->limits = p->limits;
+    if (p->profile == SG_SECCOMP_PERMISSIVE)
+        p->profile = SG_SECCOMP_DEFAULT;
+#define X(f, key, def, min, max, unit) \
+    if (p->limits.f.value > (def))     \
+        p->limits.f.value = (def);
+    SG_LIMITS(X)
+#undef X
 }
 
 static void vet_release(struct sg_skill *sk, struct vet_hold *h)
 {
     struct sg_policy *p = &sk->policy;
+    p->profile = h->profile, p->limits = h->limits;
     p->nread = h->nread, p->nenv = h->nenv, p->nsockets = h->nsockets, p->nlisten = h->nlisten;
     p->ncwd_write = h->ncwd_write;
     sg_record_policy_restore(sk, &h->rec);
