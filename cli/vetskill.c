@@ -340,7 +340,6 @@ static json_t *run_one(struct sg_skill *sk, json_t *r, const struct run_spec *s,
                                  json_object_get(r, "args"),
                                  json_string_value(json_object_get(r, "args_from")),
                                  rout.trace_err2 ? NULL : trace_rel);
-        mark_declared(sk, entry);
         sg_runner_out_free(&rout);
     } else {
         *why = pd.n ? sg_diag_format(&pd.v[0]) : sg_xstrdup("the run did not start");
@@ -349,6 +348,8 @@ static json_t *run_one(struct sg_skill *sk, json_t *r, const struct run_spec *s,
     sg_diags_free(&pd);
     sg_runner_free(run);
     vet_release(sk, &hold);
+    if (entry) /* by what it declares, given back: held, its egress list is empty */
+        mark_declared(sk, entry);
     return entry;
 }
 
