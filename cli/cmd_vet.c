@@ -315,10 +315,11 @@ static void not_vetted(const struct vet_args *a, const char *rel, int status)
     struct stat st;
     if (lstat(path, &st) == 0)
         return; /* it wrote one before it ended */
-    cleanup_free char *why = WIFSIGNALED(status)
-                                 ? sg_xasprintf("its vetting was killed (signal %d): see logs/%s.log",
-                                                WTERMSIG(status), key)
-                                 : sg_xasprintf("its vetting failed: see logs/%s.log", key);
+    cleanup_free char *why =
+        WIFSIGNALED(status)
+            ? sg_xasprintf("its vetting was killed (signal %d): see logs/%s.log", WTERMSIG(status),
+                           key)
+            : sg_xasprintf("its vetting failed: see logs/%s.log", key);
     json_t *rec = sg_vet_not_vetted(rel, why);
     cleanup_free char *text = json_dumps(rec, JSON_INDENT(1) | JSON_ENSURE_ASCII);
     json_decref(rec);

@@ -1002,6 +1002,37 @@ static bool flag_tags(const struct line *l, size_t i, unsigned prev, size_t *end
     return false;
 }
 
+/* A variation selector's byte, as "emoji smuggling" writes one byte in
+ * each (U+FE00..FE0F: 0..15, U+E0100..E01EF: 16..255); -1 for another. */
+static int vs_byte(unsigned cp)
+{
+    if (cp >= 0xfe00 && cp <= 0xfe0f)
+        return (int)(cp - 0xfe00);
+    if (cp >= 0xe0100 && cp <= 0xe01ef)
+        return (int)(cp - 0xe0100 + 16);
+    return -1;
+}
+
+/* Variation selectors two or more in a row: one picks how the character
+ * before it is drawn (an emoji's, an ideograph's), a run of them draws
+ * nothing and carries bytes a model reads (the tag characters' trick,
+ * written in another block). The bytes of such runs go to out. */
+struct vs_run {
+    struct sg_buf run, out;
+    size_t at, n, first;
+    bool any;
+};
+
+static void vs_end(struct vs_run *v)
+{
+    if (v->n >= 2) {
+        v->first = v->any ? v->first : v->at;
+        v->any = true;
+        sg_buf_append(&v->out, v->run.data ? v->run.data : "", v->run.len);
+    }
+    v->run.len = 0, v->n = 0;
+}
+
 static void check_hidden(const struct line *l, bool file_start)
 {
     struct sg_buf hidden;
@@ -1009,12 +1040,27 @@ static void check_hidden(const struct line *l, bool file_start)
     size_t hidden_at = 0;
     bool tags = false;
     unsigned prev = 0;
+    struct vs_run vs = {0};
+    sg_buf_init(&vs.run, SG_FINDING_DECODED_MAX + 3);
+    sg_buf_init(&vs.out, SG_FINDING_DECODED_MAX + 3);
     for (size_t i = 0, n; i < l->n; i += n) {
         if ((unsigned char)l->raw[i] < 0x80) {
             n = 1, prev = (unsigned char)l->raw[i];
+            vs_end(&vs);
             continue;
         }
         unsigned cp = cp_at(l, i, &n), next = 0;
+        int b = vs_byte(cp);
+        if (b >= 0) {
+            char c = (char)b;
+            vs.at = vs.n ? vs.at : i;
+            vs.n++;
+            if (b) /* never a NUL in a finding's text */
+                sg_buf_append(&vs.run, &c, 1);
+            prev = cp;
+            continue;
+        }
+        vs_end(&vs);
         size_t nn, flag_end;
         if (i + n < l->n)
             next = cp_at(l, i + n, &nn);
@@ -1034,9 +1080,14 @@ static void check_hidden(const struct line *l, bool file_start)
         }
         prev = cp;
     }
+    vs_end(&vs);
     if (tags)
         found(l, SG_FIND_HIDDEN_TEXT, hidden_at, hidden.data ? hidden.data : "", hidden.len);
+    else if (vs.any)
+        found(l, SG_FIND_HIDDEN_TEXT, vs.first, vs.out.data ? vs.out.data : "", vs.out.len);
     sg_buf_free(&hidden);
+    sg_buf_free(&vs.run);
+    sg_buf_free(&vs.out);
 }
 
 /* ---- lines, texts, files ---- */

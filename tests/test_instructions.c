@@ -210,6 +210,14 @@ static void hidden_unicode(void **st)
          "Pair programming \xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x92\xbb and England "
          "\xf0\x9f\x8f\xb4\xf3\xa0\x81\xa7\xf3\xa0\x81\xa2\xf3\xa0\x81\xa5\xf3\xa0\x81\xae"
          "\xf3\xa0\x81\xa7\xf3\xa0\x81\xbf\n");
+    /* "run rm" in variation selectors after an emoji ("emoji smuggling"); one selector
+     * after an emoji or an ideograph is how it is drawn */
+    f = scan("# Title\nHave a nice day \xf0\x9f\x98\x80\xf3\xa0\x85\xa2\xf3\xa0\x85"
+             "\xa5\xf3\xa0\x85\x9e\xf3\xa0\x84\x90\xf3\xa0\x85\xa2\xf3\xa0\x85\x9d\n");
+    assert_string_equal(want(&f, SG_FIND_HIDDEN_TEXT, 2)->decoded, "run rm");
+    sg_findings_free(&f);
+    none("I \xe2\x9d\xa4\xef\xb8\x8f it \xe8\x91\x9b\xf3\xa0\x84\x80 and text \xe2"
+         "\x98\x83\xef\xb8\x8e\x0a");
     /* a script; and line_base: a body that starts on line 5 */
     struct sg_findings g = {0};
     const char *py = "a = 1\nb = '\xe2\x80\xae'\n";
