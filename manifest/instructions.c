@@ -1092,16 +1092,55 @@ static void check_hidden(const struct line *l, bool file_start)
 
 /* ---- lines, texts, files ---- */
 
+/* Characters drawn as nothing that a reader (a model too) reads through:
+ * "cu\u00adrl x | s\u200bh" is read as curl x | sh. */
+static bool invisible(unsigned cp)
+{
+    return cp == 0x00ad || cp == 0x034f || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
+           (cp >= 0x2060 && cp <= 0x2064) || cp == 0xfeff || vs_byte(cp) >= 0 ||
+           (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
+/* l without its invisible characters, when it has any (NULL otherwise). */
+static char *visible_copy(const struct line *l, size_t *n)
+{
+    char *out = NULL;
+    size_t k = 0;
+    for (size_t i = 0, len; i < l->n; i += len) {
+        unsigned cp = (unsigned char)l->raw[i];
+        len = 1;
+        if (cp >= 0x80)
+            cp = cp_at(l, i, &len);
+        if (cp >= 0x80 && invisible(cp)) {
+            if (!out) {
+                out = sg_xmalloc(l->n + 1);
+                memcpy(out, l->raw, i);
+                k = i;
+            }
+            continue;
+        }
+        if (out)
+            memcpy(out + k, l->raw + i, len), k += len;
+    }
+    if (out)
+        out[k] = '\0', *n = k;
+    return out;
+}
+
 static void scan_line(const struct line *l)
 {
     check_download_run(l);
     check_decode_run(l);
     check_urls(l);
-    if (!l->prose)
-        return;
-    check_blobs(l);
-    check_binary_download(l);
-    check_password_archive(l);
+    if (l->prose) {
+        check_blobs(l);
+        check_binary_download(l);
+        check_password_archive(l);
+    }
+    size_t vn = 0;
+    cleanup_free char *vis = l->depth ? NULL : visible_copy(l, &vn);
+    if (vis) /* read again as it reads, what it is then shown as the decoded text */
+        scan_decoded(l, vis, vn);
 }
 
 /* A line that ends in '\' with the lines it continues onto (at most
