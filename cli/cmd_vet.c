@@ -107,11 +107,12 @@ static int vet_folders(const char *out, char **why)
 
 /* ---- a git repository's commit, written out ---- */
 
-static int spawn_into(char *const argv[], int in, int out)
+static int spawn_into(char *const argv[], int in, int out, const char *index)
 {
     pid_t pid = fork();
     if (pid == 0) {
-        if ((in >= 0 && dup2(in, 0) < 0) || (out >= 0 && dup2(out, 1) < 0))
+        if ((in >= 0 && dup2(in, 0) < 0) || (out >= 0 && dup2(out, 1) < 0) ||
+            (index && setenv("GIT_INDEX_FILE", index, 1) < 0))
             _exit(127);
         int keep[] = {0, 1, 2};
         sg_close_all_but(keep, 3);
@@ -130,25 +131,35 @@ static int wait_ok(pid_t pid)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
-/* `git archive REV` of repo, extracted by tar into dest (tar keeps a link
- * that leads out of dest from being followed while it extracts). */
+/* The files of repo's commit rev, written into dest as a checkout of it
+ * writes them: read into an index of the vetting's own (never the
+ * repository's), then checked out from it under dest. Not `git archive`:
+ * it honours the tree's own .gitattributes, where a skill's
+ * `scripts/<all> export-ignore` (or export-subst) would leave its code out of
+ * what is vetted while every clone of the repository has it. */
 static int export_rev(const char *repo, const char *rev, const char *dest, char **why)
 {
-    int p[2];
-    if (sg_mkdir_p(dest, 0755, (uid_t)-1, (gid_t)-1) < 0 || pipe2(p, O_CLOEXEC) < 0)
+    if (sg_mkdir_p(dest, 0755, (uid_t)-1, (gid_t)-1) < 0)
         return *why = sg_xasprintf("%s: %s", dest, strerror(errno)), -errno;
-    char *git[] = {"git", "-C", (char *)repo, "-c", "core.fsmonitor=false", "archive",
-                   "--format=tar", "--end-of-options", (char *)rev, NULL};
-    char *tar[] = {"tar", "-x", "--no-same-owner", "--no-same-permissions", "-C", (char *)dest,
-                   "-f", "-", NULL};
-    pid_t g = spawn_into(git, -1, p[1]), t = spawn_into(tar, p[0], -1);
-    close(p[0]);
-    close(p[1]);
-    int eg = g > 0 ? wait_ok(g) : -errno, et = t > 0 ? wait_ok(t) : -errno;
-    if (eg < 0 || et < 0) {
+    cleanup_free char *index = sg_xasprintf("%s.index", dest);
+    cleanup_free char *prefix = sg_xasprintf("%s/", dest);
+    char *read[] = {"git", "-C", (char *)repo, "-c", "core.fsmonitor=false", "read-tree",
+                    "--end-of-options", (char *)rev, NULL};
+    char *out[] = {"git", "-C", (char *)repo, "-c", "core.fsmonitor=false", "checkout-index",
+                   "-a", "-f", "--prefix", prefix, NULL};
+    (void)unlink(index);
+    pid_t g = spawn_into(read, -1, -1, index);
+    int e = g > 0 ? wait_ok(g) : -errno;
+    if (e == 0) {
+        g = spawn_into(out, -1, -1, index);
+        e = g > 0 ? wait_ok(g) : -errno;
+    }
+    (void)unlink(index);
+    if (e < 0) {
         cleanup_free char *r = sg_sanitize_str(repo, 0), *v = sg_sanitize_str(rev, 0);
-        *why = sg_xasprintf("%s: %s of %s failed (is it a git repository with that commit?)",
-                            r, eg < 0 ? "git archive" : "tar", v);
+        *why = sg_xasprintf("%s: git could not write out %s (is it a git repository with that "
+                            "commit?)",
+                            r, v);
         return -EIO;
     }
     return 0;

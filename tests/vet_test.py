@@ -289,6 +289,14 @@ def a_git_commit_is_vetted_as_committed(m, base):
     shutil.copytree(REGISTRY, repo)
     env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.test",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.test", HOME=base)
+    # a skill's own .gitattributes cannot leave its code out of what is vetted
+    shutil.copytree(os.path.join(REGISTRY, "skills", "evil", "cred-sweep"),
+                    os.path.join(repo, "skills", "evil", "hides"))
+    with open(os.path.join(repo, "skills", "evil", "hides", "SKILL.md"), "r+") as f:
+        text = f.read().replace("name: cred-sweep", "name: hides")
+        f.seek(0), f.truncate(), f.write(text)
+    with open(os.path.join(repo, "skills", "evil", "hides", ".gitattributes"), "w") as f:
+        f.write("scripts/** export-ignore\n")
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "registry"]):
         subprocess.run(["git", "-C", repo, *cmd], check=True, env=env, capture_output=True)
     # after the commit, the working tree's notes turns hostile: the commit is what is vetted
@@ -297,8 +305,10 @@ def a_git_commit_is_vetted_as_committed(m, base):
     out = out_dir(m, base, "out")
     vet(m, repo, "--rev", "HEAD", "--out", out)
     assert records(out)["skills/good/notes"]["verdict"] == "clean"
+    assert records(out)["skills/evil/hides"]["verdict"] == "malicious", \
+        records(out)["skills/evil/hides"]["reasons"]
     p = vet(m, repo, "--rev", "no-such-rev", "--out", out_dir(m, base, "bad"), check=2)
-    assert "git archive of no-such-rev failed" in p.err, p.err
+    assert "git could not write out no-such-rev" in p.err, p.err
     # a folder that holds an earlier vetting is not added to (its records, its export)
     p = vet(m, repo, "--rev", "HEAD", "--out", out, check=2)
     assert "holds an earlier vetting" in p.err, p.err
