@@ -10,6 +10,7 @@
  * folder that keeps one trace) is OUT/state and its configuration an
  * empty OUT/config: the person's grants, rules and settings never decide a
  * vetting run, and the traces a report names are OUT/traces/KEY-N.json. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -106,11 +107,12 @@ static int vet_folders(const char *out, char **why)
 
 /* ---- a git repository's commit, written out ---- */
 
-static int spawn_into(char *const argv[], int in, int out)
+static int spawn_into(char *const argv[], int in, int out, const char *index)
 {
     pid_t pid = fork();
     if (pid == 0) {
-        if ((in >= 0 && dup2(in, 0) < 0) || (out >= 0 && dup2(out, 1) < 0))
+        if ((in >= 0 && dup2(in, 0) < 0) || (out >= 0 && dup2(out, 1) < 0) ||
+            (index && setenv("GIT_INDEX_FILE", index, 1) < 0))
             _exit(127);
         int keep[] = {0, 1, 2};
         sg_close_all_but(keep, 3);
@@ -129,25 +131,35 @@ static int wait_ok(pid_t pid)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
-/* `git archive REV` of repo, extracted by tar into dest (tar keeps a link
- * that leads out of dest from being followed while it extracts). */
+/* The files of repo's commit rev, written into dest as a checkout of it
+ * writes them: read into an index of the vetting's own (never the
+ * repository's), then checked out from it under dest. Not `git archive`:
+ * it honours the tree's own .gitattributes, where a skill's
+ * `scripts/<all> export-ignore` (or export-subst) would leave its code out of
+ * what is vetted while every clone of the repository has it. */
 static int export_rev(const char *repo, const char *rev, const char *dest, char **why)
 {
-    int p[2];
-    if (sg_mkdir_p(dest, 0755, (uid_t)-1, (gid_t)-1) < 0 || pipe2(p, O_CLOEXEC) < 0)
+    if (sg_mkdir_p(dest, 0755, (uid_t)-1, (gid_t)-1) < 0)
         return *why = sg_xasprintf("%s: %s", dest, strerror(errno)), -errno;
-    char *git[] = {"git", "-C", (char *)repo, "-c", "core.fsmonitor=false", "archive",
-                   "--format=tar", "--end-of-options", (char *)rev, NULL};
-    char *tar[] = {"tar", "-x", "--no-same-owner", "--no-same-permissions", "-C", (char *)dest,
-                   "-f", "-", NULL};
-    pid_t g = spawn_into(git, -1, p[1]), t = spawn_into(tar, p[0], -1);
-    close(p[0]);
-    close(p[1]);
-    int eg = g > 0 ? wait_ok(g) : -errno, et = t > 0 ? wait_ok(t) : -errno;
-    if (eg < 0 || et < 0) {
+    cleanup_free char *index = sg_xasprintf("%s.index", dest);
+    cleanup_free char *prefix = sg_xasprintf("%s/", dest);
+    char *read[] = {"git", "-C", (char *)repo, "-c", "core.fsmonitor=false", "read-tree",
+                    "--end-of-options", (char *)rev, NULL};
+    char *out[] = {"git", "-C", (char *)repo, "-c", "core.fsmonitor=false", "checkout-index",
+                   "-a", "-f", "--prefix", prefix, NULL};
+    (void)unlink(index);
+    pid_t g = spawn_into(read, -1, -1, index);
+    int e = g > 0 ? wait_ok(g) : -errno;
+    if (e == 0) {
+        g = spawn_into(out, -1, -1, index);
+        e = g > 0 ? wait_ok(g) : -errno;
+    }
+    (void)unlink(index);
+    if (e < 0) {
         cleanup_free char *r = sg_sanitize_str(repo, 0), *v = sg_sanitize_str(rev, 0);
-        *why = sg_xasprintf("%s: %s of %s failed (is it a git repository with that commit?)",
-                            r, eg < 0 ? "git archive" : "tar", v);
+        *why = sg_xasprintf("%s: git could not write out %s (is it a git repository with that "
+                            "commit?)",
+                            r, v);
         return -EIO;
     }
     return 0;
@@ -304,6 +316,28 @@ struct slot {
     const char *rel;
 };
 
+/* A worker that ended without a record (it failed, it was killed): the
+ * skill still has one, needs review, so that no report leaves it out. */
+static void not_vetted(const struct vet_args *a, const char *rel, int status)
+{
+    char key[17];
+    sg_vet_key(rel, key);
+    cleanup_free char *path = sg_xasprintf("%s/skills/%s.json", a->o.out, key);
+    struct stat st;
+    if (lstat(path, &st) == 0)
+        return; /* it wrote one before it ended */
+    cleanup_free char *why =
+        WIFSIGNALED(status)
+            ? sg_xasprintf("its vetting was killed (signal %d): see logs/%s.log", WTERMSIG(status),
+                           key)
+            : sg_xasprintf("its vetting failed: see logs/%s.log", key);
+    json_t *rec = sg_vet_not_vetted(rel, why);
+    cleanup_free char *text = json_dumps(rec, JSON_INDENT(1) | JSON_ENSURE_ASCII);
+    json_decref(rec);
+    if (!text || sg_write_file_atomic(path, text, 0644) < 0)
+        fprintf(stderr, "skillgate: vet: %s: %s\n", path, strerror(errno));
+}
+
 static void reap_one(const struct vet_args *a, struct slot *slots, size_t nslots,
                      struct vet_tally *t)
 {
@@ -319,6 +353,8 @@ static void reap_one(const struct vet_args *a, struct slot *slots, size_t nslots
     for (size_t i = 0; i < nslots; i++)
         if (slots[i].pid == pid) {
             said(a, t, slots[i].rel, st);
+            if (!WIFEXITED(st) || WEXITSTATUS(st) >= SG_VET_VERDICT_COUNT)
+                not_vetted(a, slots[i].rel, st);
             slots[i].pid = 0;
         }
 }
@@ -564,6 +600,21 @@ static void vet_signals(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
+/* Does out/sub hold anything? */
+static bool holds_something(const char *out, const char *sub)
+{
+    cleanup_free char *d = sg_xasprintf("%s/%s", out, sub);
+    DIR *dir = opendir(d);
+    if (!dir)
+        return false;
+    struct dirent *e;
+    bool any = false;
+    while (!any && (e = readdir(dir)))
+        any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(dir);
+    return any;
+}
+
 static int vet_out(struct vet_args *a, char **why)
 {
     if (sg_mkdir_p(a->out, 0755, (uid_t)-1, (gid_t)-1) < 0)
@@ -572,6 +623,16 @@ static int vet_out(struct vet_args *a, char **why)
     if (!real)
         return *why = sg_xasprintf("%s: %s", a->out, strerror(errno)), -errno;
     a->o.out = real;
+    /* An earlier vetting's records (a skill since removed, another
+     * registry) or its --rev export (whose files tar would add to) would
+     * be read as this one's: a vetting starts in a folder of its own. */
+    static const char *const mine[] = {"skills", "traces", "src"};
+    for (size_t i = 0; i < SG_ARRAY_LEN(mine); i++)
+        if (holds_something(real, mine[i]))
+            return *why = sg_xasprintf("%s/%s holds an earlier vetting: name an empty --out "
+                                       "folder (or remove it; --against reads an earlier one)",
+                                       real, mine[i]),
+                   -EEXIST;
     if (a->against) {
         a->o.old = json_array();
         int e = sg_vet_load(a->against, a->o.old, why);

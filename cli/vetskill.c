@@ -47,13 +47,15 @@ static json_t *static_findings(const struct sg_skill *sk, json_int_t *dropped)
     for (size_t i = 0; i < f.n; i++) {
         const struct sg_finding *g = &f.v[i];
         static const char *const lv[] = {"note", "review", "malicious"};
-        json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s?, s:o, s:s?, s:s?}", "kind",
-                                             sg_finding_kind_name(g->kind), "level",
-                                             lv[g->level], "what",
-                                             sg_finding_kind_desc(g->kind), "file", g->file,
-                                             "line", g->line > 0 ? json_integer(g->line)
-                                                                 : json_null(),
-                                             "excerpt", g->excerpt, "decoded", g->decoded));
+        json_t *one = json_pack("{s:s, s:s, s:s, s:o, s:o}", "kind",
+                                sg_finding_kind_name(g->kind), "level", lv[g->level], "what",
+                                sg_finding_kind_desc(g->kind), "file", sg_vet_text(g->file),
+                                "line", g->line > 0 ? json_integer(g->line) : json_null());
+        if (g->excerpt)
+            json_object_set_new(one, "excerpt", sg_vet_text(g->excerpt));
+        if (g->decoded)
+            json_object_set_new(one, "decoded", sg_vet_text(g->decoded));
+        json_array_append_new(out, one);
     }
     *dropped = (json_int_t)f.dropped;
     if (e < 0)
@@ -253,6 +255,8 @@ static char *vet_env[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", N
 struct vet_hold {
     struct sg_record_hold rec;
     size_t nread, nenv, nsockets, nlisten, ncwd_write;
+    enum sg_seccomp_profile profile;
+    struct sg_limits limits;
 };
 
 static void vet_hold(struct sg_skill *sk, struct vet_hold *h)
@@ -262,11 +266,25 @@ static void vet_hold(struct sg_skill *sk, struct vet_hold *h)
     h->nread = p->nread, h->nenv = p->nenv, h->nsockets = p->nsockets, h->nlisten = p->nlisten;
     h->ncwd_write = p->ncwd_write;
     p->nread = p->nenv = p->nsockets = p->nlisten = p->ncwd_write = 0;
+    /* nor does it choose how it is watched: a declared permissive profile
+     * lets ptrace and the other calls that make a run malicious pass
+     * unseen, and its limits (64 GiB, 32768 processes, 1 GiB of output a
+     * stream) are the vetting machine's, shared by every --jobs worker:
+     * the default profile at least, each limit at most its default */
+    h->profile = p->profile, h->limits = p->limits;
+    if (p->profile == SG_SECCOMP_PERMISSIVE)
+        p->profile = SG_SECCOMP_DEFAULT;
+#define X(f, key, def, min, max, unit) \
+    if (p->limits.f.value > (def))     \
+        p->limits.f.value = (def);
+    SG_LIMITS(X)
+#undef X
 }
 
 static void vet_release(struct sg_skill *sk, struct vet_hold *h)
 {
     struct sg_policy *p = &sk->policy;
+    p->profile = h->profile, p->limits = h->limits;
     p->nread = h->nread, p->nenv = h->nenv, p->nsockets = h->nsockets, p->nlisten = h->nlisten;
     p->ncwd_write = h->ncwd_write;
     sg_record_policy_restore(sk, &h->rec);
@@ -322,7 +340,6 @@ static json_t *run_one(struct sg_skill *sk, json_t *r, const struct run_spec *s,
                                  json_object_get(r, "args"),
                                  json_string_value(json_object_get(r, "args_from")),
                                  rout.trace_err2 ? NULL : trace_rel);
-        mark_declared(sk, entry);
         sg_runner_out_free(&rout);
     } else {
         *why = pd.n ? sg_diag_format(&pd.v[0]) : sg_xstrdup("the run did not start");
@@ -331,6 +348,8 @@ static json_t *run_one(struct sg_skill *sk, json_t *r, const struct run_spec *s,
     sg_diags_free(&pd);
     sg_runner_free(run);
     vet_release(sk, &hold);
+    if (entry) /* by what it declares, given back: held, its egress list is empty */
+        mark_declared(sk, entry);
     return entry;
 }
 
@@ -390,9 +409,10 @@ static json_t *new_record(const struct sg_skill *sk, const char *rel)
     int e = sg_skill_digest(sk->root, digest, NULL);
     cleanup_free char *dg = e < 0 ? sg_xasprintf("unreadable: %s", strerror(-e))
                                   : sg_xstrdup(digest);
-    return json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s}", "schema", "skillgate.vet/1", "path",
-                     rel, "name", sk->name ? sk->name : sk->dirname, "version", sk->version,
-                     "description", sk->description, "digest", dg);
+    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:s}", "schema", "skillgate.vet/1", "path",
+                     sg_vet_text(rel), "name", sg_vet_text(sk->name ? sk->name : sk->dirname),
+                     "version", sg_vet_text(sk->version), "description",
+                     sg_vet_text(sk->description), "digest", dg);
 }
 
 int sg_vet_skill(struct sg_skill *sk, const char *rel, const struct sg_vet_opts *o, char **why)
@@ -405,7 +425,7 @@ int sg_vet_skill(struct sg_skill *sk, const char *rel, const struct sg_vet_opts 
     dynamic_pass(sk, rec, key, o);
     sg_vet_decide(rec);
     if (o->old)
-        sg_vet_compare(rec, sg_vet_find(o->old, rel));
+        sg_vet_compare(rec, sg_vet_find(o->old, json_string_value(json_object_get(rec, "path"))));
     json_object_set_new(rec, "duration_ms", json_integer(now_ms() - t0));
     int verdict = sg_vet_verdict_parse(json_string_value(json_object_get(rec, "verdict")));
     cleanup_free char *path = sg_xasprintf("%s/skills/%s.json", o->out, key);

@@ -254,7 +254,7 @@ static bool reads_code(const char *s, size_t n, size_t i)
 
 /* The command a pipe at i feeds: past sudo and its options, env and
  * NAME=value words, exec, nohup. Is it a shell or interpreter? */
-static bool pipe_feeds_interpreter(const char *s, size_t n, size_t i)
+static bool command_runs_interpreter(const char *s, size_t n, size_t i, size_t *script)
 {
     static const char *const prefixes[] = {"sudo", "env", "exec", "nohup", "command", "time",
                                            "doas"};
@@ -267,10 +267,16 @@ static bool pipe_feeds_interpreter(const char *s, size_t n, size_t i)
         for (size_t k = 0; !skip && k < SG_ARRAY_LEN(prefixes); k++)
             skip = e - i == strlen(prefixes[k]) && !memcmp(s + i, prefixes[k], e - i);
         if (!skip)
-            return is_interpreter(s + i, e - i) && reads_code(s, n, e);
+            return is_interpreter(s + i, e - i) &&
+                   (script ? (*script = skip_blank(s, n, e)) < n : reads_code(s, n, e));
         i = e;
     }
     return false;
+}
+
+static bool pipe_feeds_interpreter(const char *s, size_t n, size_t i)
+{
+    return command_runs_interpreter(s, n, i, NULL);
 }
 
 /* A '|' (not "||") at or after from that feeds a shell or interpreter. */
@@ -303,6 +309,9 @@ static bool substitution_runs(const struct line *l, size_t at)
     const char *s = l->lc;
     for (size_t i = 0; i + 1 < l->n && i < at; i++) {
         bool proc = s[i] == '<' && s[i + 1] == '(';
+        bool here = i + 2 < l->n && !memcmp(s + i, "<<<", 3);
+        if (here && word_before_is_interpreter(s, i))
+            return true; /* "bash <<< $(X)": X's output is the script */
         bool cmd = (s[i] == '$' && s[i + 1] == '(') || s[i] == '`';
         if (proc && word_before_is_interpreter(s, i))
             return true;
@@ -509,6 +518,23 @@ static struct line near(const struct line *l, size_t at)
     return w;
 }
 
+/* "> f && bash f", "-o f; sh f" after at: the file the line wrote (a
+ * decoding or a download) run next by a shell or interpreter. */
+static bool then_runs(const struct line *l, size_t at)
+{
+    for (size_t i = at; i + 1 < l->n; i++) {
+        if (!((l->lc[i] == '&' && l->lc[i + 1] == '&') || l->lc[i] == ';'))
+            continue;
+        size_t sc = 0;
+        if (!command_runs_interpreter(l->lc, l->n, i + (l->lc[i] == ';' ? 1 : 2), &sc))
+            continue;
+        size_t e = token_end(l->lc, l->n, sc);
+        if (e > sc && l->lc[sc] != '-' && memmem(l->lc + at, i - at, l->lc + sc, e - sc))
+            return true;
+    }
+    return false;
+}
+
 static void check_download_run(const struct line *whole)
 {
     size_t first = 0, last = 0;
@@ -523,7 +549,7 @@ static void check_download_run(const struct line *whole)
     bool code = (has_text(l, "urlopen(") || has_text(l, "requests.get(") ||
                  has_text(l, "httpx.get(") || has_text(l, "fetch(")) &&
                 (has_text(l, "exec(") || has_text(l, "eval("));
-    if (code || runs_text(l, first, last))
+    if (code || runs_text(l, first, last) || then_runs(l, first))
         found(l, SG_FIND_DOWNLOAD_RUN, first, NULL, 0);
 }
 
@@ -581,16 +607,6 @@ static ssize_t decoder_at(const struct line *l, bool *hex)
             return *hex = true, p - l->lc;
     }
     return -1;
-}
-
-/* "&& bash x" or "; sh x" after at: the decoded file run next. */
-static bool then_runs(const struct line *l, size_t at)
-{
-    for (size_t i = at; i + 1 < l->n; i++)
-        if ((l->lc[i] == '&' && l->lc[i + 1] == '&') || l->lc[i] == ';')
-            if (pipe_feeds_interpreter(l->lc, l->n, i + (l->lc[i] == ';' ? 1 : 2)))
-                return true;
-    return false;
 }
 
 static void check_decode_run(const struct line *whole)
@@ -986,6 +1002,37 @@ static bool flag_tags(const struct line *l, size_t i, unsigned prev, size_t *end
     return false;
 }
 
+/* A variation selector's byte, as "emoji smuggling" writes one byte in
+ * each (U+FE00..FE0F: 0..15, U+E0100..E01EF: 16..255); -1 for another. */
+static int vs_byte(unsigned cp)
+{
+    if (cp >= 0xfe00 && cp <= 0xfe0f)
+        return (int)(cp - 0xfe00);
+    if (cp >= 0xe0100 && cp <= 0xe01ef)
+        return (int)(cp - 0xe0100 + 16);
+    return -1;
+}
+
+/* Variation selectors two or more in a row: one picks how the character
+ * before it is drawn (an emoji's, an ideograph's), a run of them draws
+ * nothing and carries bytes a model reads (the tag characters' trick,
+ * written in another block). The bytes of such runs go to out. */
+struct vs_run {
+    struct sg_buf run, out;
+    size_t at, n, first;
+    bool any;
+};
+
+static void vs_end(struct vs_run *v)
+{
+    if (v->n >= 2) {
+        v->first = v->any ? v->first : v->at;
+        v->any = true;
+        sg_buf_append(&v->out, v->run.data ? v->run.data : "", v->run.len);
+    }
+    v->run.len = 0, v->n = 0;
+}
+
 static void check_hidden(const struct line *l, bool file_start)
 {
     struct sg_buf hidden;
@@ -993,12 +1040,27 @@ static void check_hidden(const struct line *l, bool file_start)
     size_t hidden_at = 0;
     bool tags = false;
     unsigned prev = 0;
+    struct vs_run vs = {0};
+    sg_buf_init(&vs.run, SG_FINDING_DECODED_MAX + 3);
+    sg_buf_init(&vs.out, SG_FINDING_DECODED_MAX + 3);
     for (size_t i = 0, n; i < l->n; i += n) {
         if ((unsigned char)l->raw[i] < 0x80) {
             n = 1, prev = (unsigned char)l->raw[i];
+            vs_end(&vs);
             continue;
         }
         unsigned cp = cp_at(l, i, &n), next = 0;
+        int b = vs_byte(cp);
+        if (b >= 0) {
+            char c = (char)b;
+            vs.at = vs.n ? vs.at : i;
+            vs.n++;
+            if (b) /* never a NUL in a finding's text */
+                sg_buf_append(&vs.run, &c, 1);
+            prev = cp;
+            continue;
+        }
+        vs_end(&vs);
         size_t nn, flag_end;
         if (i + n < l->n)
             next = cp_at(l, i + n, &nn);
@@ -1018,23 +1080,67 @@ static void check_hidden(const struct line *l, bool file_start)
         }
         prev = cp;
     }
+    vs_end(&vs);
     if (tags)
         found(l, SG_FIND_HIDDEN_TEXT, hidden_at, hidden.data ? hidden.data : "", hidden.len);
+    else if (vs.any)
+        found(l, SG_FIND_HIDDEN_TEXT, vs.first, vs.out.data ? vs.out.data : "", vs.out.len);
     sg_buf_free(&hidden);
+    sg_buf_free(&vs.run);
+    sg_buf_free(&vs.out);
 }
 
 /* ---- lines, texts, files ---- */
+
+/* Characters drawn as nothing that a reader (a model too) reads through:
+ * "cu\u00adrl x | s\u200bh" is read as curl x | sh. */
+static bool invisible(unsigned cp)
+{
+    return cp == 0x00ad || cp == 0x034f || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
+           (cp >= 0x2060 && cp <= 0x2064) || cp == 0xfeff || vs_byte(cp) >= 0 ||
+           (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
+/* l without its invisible characters, when it has any (NULL otherwise). */
+static char *visible_copy(const struct line *l, size_t *n)
+{
+    char *out = NULL;
+    size_t k = 0;
+    for (size_t i = 0, len; i < l->n; i += len) {
+        unsigned cp = (unsigned char)l->raw[i];
+        len = 1;
+        if (cp >= 0x80)
+            cp = cp_at(l, i, &len);
+        if (cp >= 0x80 && invisible(cp)) {
+            if (!out) {
+                out = sg_xmalloc(l->n + 1);
+                memcpy(out, l->raw, i);
+                k = i;
+            }
+            continue;
+        }
+        if (out)
+            memcpy(out + k, l->raw + i, len), k += len;
+    }
+    if (out)
+        out[k] = '\0', *n = k;
+    return out;
+}
 
 static void scan_line(const struct line *l)
 {
     check_download_run(l);
     check_decode_run(l);
     check_urls(l);
-    if (!l->prose)
-        return;
-    check_blobs(l);
-    check_binary_download(l);
-    check_password_archive(l);
+    if (l->prose) {
+        check_blobs(l);
+        check_binary_download(l);
+        check_password_archive(l);
+    }
+    size_t vn = 0;
+    cleanup_free char *vis = l->depth ? NULL : visible_copy(l, &vn);
+    if (vis) /* read again as it reads, what it is then shown as the decoded text */
+        scan_decoded(l, vis, vn);
 }
 
 /* A line that ends in '\' with the lines it continues onto (at most

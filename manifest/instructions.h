@@ -39,7 +39,7 @@ struct sg_skill;
     X(SG_FIND_PASTE_SITE, "paste_site", SG_FIND_REVIEW,                                          \
       "a URL on a paste site (glot.io, pastebin.com, rentry, ...)")                              \
     X(SG_FIND_HIDDEN_TEXT, "hidden_text", SG_FIND_MALICIOUS,                                     \
-      "Unicode tag characters spelling text no person sees (shown decoded)")                     \
+      "tag characters or variation selectors spelling text no person sees (shown decoded)")      \
     X(SG_FIND_BIDI_CONTROL, "bidi_control", SG_FIND_REVIEW,                                      \
       "a bidi control that reorders how the text is drawn (Trojan Source)")                      \
     X(SG_FIND_ZERO_WIDTH, "zero_width", SG_FIND_NOTE,                                            \

@@ -9,6 +9,7 @@
 
 #include "classify.h"
 #include "digest.h"
+#include "sanitize.h"
 #include "util.h"
 
 const char *sg_vet_verdict_name(enum sg_vet_verdict v)
@@ -237,6 +238,26 @@ static void reasons_from_refused(json_t *reasons, json_t *run, size_t ri)
     }
 }
 
+/* A run stopped before it ended (its time bound, a Ctrl-C): what it does
+ * after was not watched, and waiting past the bound is the cheapest way
+ * to look clean. Never clean on what was seen before the stop. */
+static void reasons_from_unfinished(json_t *reasons, json_t *run, size_t ri)
+{
+    const char *st = json_string_value(json_object_get(run, "status"));
+    if (!st || (strcmp(st, "timeout") && strcmp(st, "interrupted") && strcmp(st, "incomplete") &&
+                strcmp(st, "cancelled")))
+        return;
+    json_t *r = reason_for(reasons, L_REVIEW, "dynamic", "not_finished",
+                           "a run was stopped before it ended: what it does after was not "
+                           "watched",
+                           json_integer((json_int_t)ri));
+    const char *runnable = json_string_value(json_object_get(run, "runnable"));
+    const char *end = json_string_value(json_object_get(run, "end_reason"));
+    json_t *ev = json_pack("[s++]", runnable ? runnable : "?", ": ", end ? end : st);
+    evidence_add(json_object_get(r, "evidence"), ev);
+    json_decref(ev);
+}
+
 static void reasons_from_runs(json_t *reasons, json_t *rec)
 {
     size_t i;
@@ -244,6 +265,7 @@ static void reasons_from_runs(json_t *reasons, json_t *rec)
     json_array_foreach(json_object_get(rec, "runs"), i, run) {
         reasons_from_classes(reasons, run, i);
         reasons_from_refused(reasons, run, i);
+        reasons_from_unfinished(reasons, run, i);
     }
 }
 
@@ -379,6 +401,28 @@ void sg_vet_decide(json_t *rec)
     json_object_set_new(rec, "reasons", reasons);
 }
 
+json_t *sg_vet_text(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    cleanup_free char *shown = sg_sanitize_str(s, SG_SAN_KEEP_TAB);
+    return json_string(shown);
+}
+
+json_t *sg_vet_not_vetted(const char *rel, const char *why)
+{
+    json_t *rec = json_pack("{s:s, s:o, s:s, s:{s:i, s:i, s:i, s:[], s:[]}, s:[], s:[{s:s, s:s}]}",
+                            "schema", "skillgate.vet/1", "path", sg_vet_text(rel), "digest",
+                            "unreadable: not vetted", "static", "errors", 0, "blocking", 0,
+                            "warnings", 0, "problems", "findings", "runs", "not_run",
+                            "runnable", "(the whole skill)", "why", why);
+    sg_vet_decide(rec);
+    return rec;
+}
+
 /* ---- against an earlier vetting ---- */
 
 /* Each reason of a that b has not (by level, rule and summary): its
@@ -412,7 +456,11 @@ void sg_vet_compare(json_t *rec, json_t *old)
         json_object_set_new(rec, "changes", json_pack("{s:s}", "status", "new"));
         return;
     }
-    bool same = json_equal(json_object_get(rec, "digest"), json_object_get(old, "digest"));
+    /* a digest that could not be taken ("unreadable: File too large": a
+     * link to /, a file past the cap) names no content: never "same" */
+    const char *dg = json_string_value(json_object_get(rec, "digest"));
+    bool same = dg && sg_str_has_prefix(dg, "sha256:") &&
+                json_equal(json_object_get(rec, "digest"), json_object_get(old, "digest"));
     json_object_set_new(rec, "changes",
                         json_pack("{s:s, s:O?, s:O?, s:o, s:o}", "status",
                                   same ? "same" : "changed", "old_digest",
@@ -572,12 +620,19 @@ static int dump_cmp(json_t *x, json_t *y)
     return strcmp(sx ? sx : "", sy ? sy : "");
 }
 
+/* By path; one path's records (overlapping shards, a rerun) worst
+ * verdict first, so that the one the merge keeps is never the kinder of
+ * two vettings that disagree (a run that timed out once, a race). */
 static int path_cmp(const void *a, const void *b)
 {
     json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
     int c = strcmp(json_string_value(json_object_get(x, "path")),
                    json_string_value(json_object_get(y, "path")));
-    return c ? c : dump_cmp(x, y);
+    if (c)
+        return c;
+    int vx = sg_vet_verdict_parse(json_string_value(json_object_get(x, "verdict")));
+    int vy = sg_vet_verdict_parse(json_string_value(json_object_get(y, "verdict")));
+    return vx != vy ? vx - vy : dump_cmp(x, y);
 }
 
 static int rank_cmp(const void *a, const void *b)

@@ -58,6 +58,15 @@ json_t *sg_vet_run_entry(json_t *trace, const char *runnable, json_t *args,
  * "not_run" (replacing what was there). */
 void sg_vet_decide(json_t *rec);
 
+/* s as a JSON string: as it is when it is UTF-8, else with its bytes shown
+ * escaped (a file or folder name is any bytes; json_pack would refuse it,
+ * and the finding or the record would go with it). JSON null for NULL. */
+json_t *sg_vet_text(const char *s);
+
+/* The record of a skill whose vetting left none (its worker failed or was
+ * killed): needs review, never absent from the report. */
+json_t *sg_vet_not_vetted(const char *rel, const char *why);
+
 /* rec's "changes" against old (the same skill's record in an earlier
  * vetting, or NULL when it had none): new, changed (another digest) or
  * same, and the reasons that came or went. */

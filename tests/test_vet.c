@@ -85,6 +85,50 @@ static void nothing_ran_is_never_clean(void **st)
     json_decref(r);
 }
 
+/* A run stopped at its time bound (or a Ctrl-C) was not watched to its
+ * end: a script that waits past the bound is never clean for it. */
+static void a_run_stopped_early_is_never_clean(void **st)
+{
+    (void)st;
+    json_t *runs = json_pack("[{s:s, s:s, s:s, s:[], s:[]}]", "runnable", "scripts/x.py",
+                             "status", "timeout", "end_reason", "killed after the 15s timeout",
+                             "classes", "refused");
+    json_t *r = record("a", "sha256:1", runs, NULL, NULL);
+    assert_string_equal(verdict_of(r), "needs_review");
+    json_t *why = json_array_get(json_object_get(r, "reasons"), 0);
+    assert_string_equal(json_string_value(json_object_get(why, "rule")), "not_finished");
+    json_decref(r);
+    runs = json_pack("[{s:s, s:s, s:[], s:[]}]", "runnable", "scripts/x.py", "status",
+                     "completed", "classes", "refused");
+    r = record("a", "sha256:1", runs, NULL, NULL);
+    assert_string_equal(verdict_of(r), "clean");
+    json_decref(r);
+}
+
+/* A digest that could not be taken says nothing about what changed. */
+static void an_unreadable_digest_is_never_the_same(void **st)
+{
+    (void)st;
+    json_t *old = record("a", "unreadable: File too large", NULL, NULL, NULL);
+    json_t *r = record("a", "unreadable: File too large", NULL, NULL, NULL);
+    sg_vet_decide(old);
+    sg_vet_decide(r);
+    sg_vet_compare(r, old);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r, "changes"),
+                                                          "status")),
+                        "changed");
+    json_decref(r);
+    r = record("a", "sha256:1", NULL, NULL, NULL);
+    json_decref(old);
+    old = record("a", "sha256:1", NULL, NULL, NULL);
+    sg_vet_compare(r, old);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r, "changes"),
+                                                          "status")),
+                        "same");
+    json_decref(r);
+    json_decref(old);
+}
+
 static char *merged(json_t *recs)
 {
     json_t *doc = NULL;
@@ -93,6 +137,32 @@ static char *merged(json_t *recs)
     char *s = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     return s;
+}
+
+/* Two vettings of one skill (same digest) that disagree: the merge keeps
+ * the worse verdict, whichever folder came first. */
+static void merge_keeps_the_worse_of_two_verdicts(void **st)
+{
+    (void)st;
+    json_t *bad = record("p/a", "sha256:1", run_with("persistence", "high", NULL), NULL, NULL);
+    json_t *kind = record("p/a", "sha256:1", NULL, NULL, NULL);
+    sg_vet_decide(bad);
+    sg_vet_decide(kind);
+    for (int order = 0; order < 2; order++) {
+        json_t *recs = order ? json_pack("[O, O]", bad, kind) : json_pack("[O, O]", kind, bad);
+        json_t *doc = NULL;
+        char *why = NULL;
+        assert_int_equal(sg_vet_merge(recs, NULL, &doc, &why), 0);
+        json_t *skills = json_object_get(doc, "skills");
+        assert_int_equal(json_array_size(skills), 1);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(skills, 0),
+                                                              "verdict")),
+                            "malicious");
+        json_decref(doc);
+        json_decref(recs);
+    }
+    json_decref(bad);
+    json_decref(kind);
 }
 
 static void merge_is_one_order_and_refuses_two_contents(void **st)
@@ -121,6 +191,9 @@ int main(void)
         cmocka_unit_test(classes_decide_by_severity),
         cmocka_unit_test(a_declared_host_held_back_says_nothing),
         cmocka_unit_test(nothing_ran_is_never_clean),
+        cmocka_unit_test(a_run_stopped_early_is_never_clean),
+        cmocka_unit_test(an_unreadable_digest_is_never_the_same),
+        cmocka_unit_test(merge_keeps_the_worse_of_two_verdicts),
         cmocka_unit_test(merge_is_one_order_and_refuses_two_contents),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
