@@ -198,6 +198,7 @@ static int find_skills(const char *root, const char *prefix, struct sg_discovery
     const char *dirs[] = {real};
     struct sg_discover_opts o = {.dirs = dirs, .ndirs = 1};
     sg_discover(&o, d);
+    sg_print_diags(stderr, &d->diags); /* places it could not look in, said */
     for (size_t i = 0; i < d->n; i++) {
         const char *sr = d->v[i].skill->root;
         size_t rn = strlen(real);

@@ -106,15 +106,13 @@ static json_t *run_refused(json_t *trace)
 json_t *sg_vet_run_entry(json_t *trace, const char *runnable, json_t *args,
                          const char *args_from, const char *trace_rel)
 {
-    json_t *vs = json_object_get(trace, "violation_summary");
-    return json_pack("{s:s, s:O, s:s, s:O?, s:O?, s:O?, s:O?, s:s?, s:o, s:o, s:O?}",
+    return json_pack("{s:s, s:O, s:s, s:O?, s:O?, s:O?, s:O?, s:s?, s:o, s:o}",
                      "runnable", runnable, "args", args, "args_from", args_from, "status",
                      json_object_get(trace, "status"), "end_reason",
                      json_object_get(trace, "end_reason"), "exit",
                      json_object_get(trace, "exit_code"), "duration_ms",
                      json_object_get(trace, "duration_ms"), "trace", trace_rel, "classes",
-                     run_classes(trace), "refused", run_refused(trace), "enforcements",
-                     json_object_get(vs, "total_enforcements"));
+                     run_classes(trace), "refused", run_refused(trace));
 }
 
 /* arr's items sorted by cmp, in a new array. */
@@ -348,10 +346,13 @@ static void reasons_from_not_run(json_t *reasons, json_t *rec)
     json_t *nr = json_object_get(rec, "not_run");
     if (!json_array_size(nr))
         return;
+    /* one harmless script run and the one that steals left past
+     * --max-runs is not clean either: what was not watched is reviewed */
     bool none_ran = !json_array_size(json_object_get(rec, "runs"));
-    json_t *r = reason_for(reasons, none_ran ? L_REVIEW : L_NOTE, "dynamic", "not_run",
+    json_t *r = reason_for(reasons, L_REVIEW, "dynamic", "not_run",
                            none_ran ? "none of what it ships was run: nothing was watched"
-                                    : "some of what it ships was not run",
+                                    : "some of what it ships was not run: that part was not "
+                                      "watched",
                            NULL);
     size_t i;
     json_t *v;

@@ -75,6 +75,11 @@ static void nothing_ran_is_never_clean(void **st)
     json_t *r = record("a", "sha256:1", NULL, nr, NULL);
     assert_string_equal(verdict_of(r), "needs_review");
     json_decref(r);
+    /* eight harmless scripts run and the ninth left past --max-runs */
+    nr = json_pack("[{s:s, s:s}]", "runnable", "scripts/z.py", "why", "past --max-runs");
+    r = record("a", "sha256:1", run_with("undeclared_program", "low", NULL), nr, NULL);
+    assert_string_equal(verdict_of(r), "needs_review");
+    json_decref(r);
     json_t *f = json_pack("[{s:s, s:s, s:s, s:s, s:i, s:s}]", "kind", "decode_run", "level",
                           "malicious", "what", "decodes text and runs it", "file", "SKILL.md",
                           "line", 7, "excerpt", "echo X | base64 -d | sh");
