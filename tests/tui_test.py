@@ -2099,6 +2099,152 @@ def a_prompt_that_cannot_show_it_all_offers_no_allow(base):
         t.close()
 
 
+THREE_WRITERS = {
+    "tui-three-writers/SKILL.md": "---\nname: tui-three-writers\ndescription: three writes "
+                                  "outside its folder at once\nallowed-tools: Read Write\n---\n",
+    "tui-three-writers/main.py":
+        "import threading, time\n"
+        "def w(n):\n"
+        "    try:\n"
+        "        open(f'/etc/sg-nonexistent/{n}.txt', 'w').write('x')\n"
+        "        print('WROTE', n, flush=True)\n"
+        "    except OSError as e:\n"
+        "        print('REFUSED', n, e.errno, flush=True)\n"
+        "ts = [threading.Thread(target=w, args=(n,)) for n in range(3)]\n"
+        "[x.start() for x in ts]\n"
+        "[x.join() for x in ts]\n"
+        "time.sleep(60)\n",
+}
+
+
+@test()
+def stopping_is_always_possible_with_a_prompt_open(base):
+    """Issue 54, item 5: with a prompt open, q, x and ^C only answered "the
+    prompt takes a, r, A, d, D or ?". Now q says how to stop or leave; x asks
+    "Stop the run?" over the prompt (n goes back to it, still waiting); ^C
+    asks the same, and y denies the request on screen (the person's), the
+    two queued behind it (the run ended), and stops the run. As root and, when
+    root, as uid 65534."""
+    root = os.path.join(base, "writers")
+    write_tree(root, THREE_WRITERS)
+    users = [None]
+    if os.geteuid() == 0:
+        why = nobody_can_run_a_skill(base)
+        if why and IN_CI:
+            raise AssertionError(why)
+        users += [] if why else [65534]
+        if why:
+            info(f"as uid 65534: skipped ({why})")
+    for uid in users:
+        sub = tempfile.mkdtemp(dir=base, prefix="stop.")
+        os.chmod(sub, 0o755)
+        stop_with_a_prompt_open(sub, root, uid)
+
+
+def stop_with_a_prompt_open(base, root, uid):
+    t = Tui(base, [root], uid=uid)
+    try:
+        t.wait("tui-three-writers", what="the skills list")
+        press_enter_on_skill(t)  # the only skill, selected
+        t.keys("Enter")
+        t.wait(lambda s: prompt_open(s) and "permission request (1 of 3)" in s, timeout=20,
+               what="the prompt with three requests queued")
+        time.sleep(0.6)  # the prompt ignores keys for 500 ms after it opens
+        s = t.wait("x or ^C stops the run.", timeout=3, what="how to stop, under the prompt")
+        t.keys("q")
+        s = t.wait(lambda s: status_line(s).startswith(
+            " a request waits: d denies it, x or ^C stops the run, then q leaves"), timeout=3,
+            what="what q says with a prompt open")
+        assert prompt_open(s), s
+        t.keys("x")
+        s = t.wait(lambda s: status_line(s).startswith(
+            "Stop the run (this request and 2 waiting denied, all killed)? y/N"), timeout=3,
+            what="x asking to stop the run")
+        assert "Stop the run? y stops it, any other key goes back" in s, s
+        t.keys("n")
+        s = t.wait(lambda s: prompt_open(s) and "Stop the run" not in s, timeout=3,
+                   what="n going back to the prompt")
+        assert "(1 of 3)" in s and run_state(s) == "WAITING FOR YOU", s
+        t.keys("C-c")
+        t.wait(lambda s: status_line(s).startswith("Stop the run ("), timeout=3,
+               what="^C asking to stop the run")
+        t.keys("y")
+        s = t.wait(run_done, timeout=15, what="the run stopped")
+        assert "decided without you" not in s, s
+        assert "WROTE" not in s, s
+        traces = t.traces()
+        assert len(traces) == 1, traces
+        with open(traces[0]) as f:
+            tr = json.load(f)
+        assert tr["end_reason"] == "stopped by the user", tr["end_reason"]
+        assert uid is None or os.stat(traces[0]).st_uid == uid, "the run was not the user's"
+        got = sorted((r.get("decision"), r.get("decided_by")) for r in t.decisions())
+        assert got == [("deny", "person"), ("deny", "the run ended"),
+                       ("deny", "the run ended")], got
+        t.keys("q")
+        t.wait(skills_screen, what="q leaving the run screen once the run is over")
+        t.keys("q")
+        t.wait_exit()
+    finally:
+        t.close()
+
+
+@test(needs_run=False)
+def x_denies_an_agents_request_and_q_says_how(base):
+    """Issue 54, item 5, for an attached TUI: an agent's request is the
+    agent's run's, not one skillgate can stop. q says how to leave; x denies
+    the request at once (ask nothing more) and says why nothing is stopped."""
+    t = hook_tui(base)
+    try:
+        call = HookCall(t, "rm -rf /tmp/sg-nothing-here")
+        s = hook_prompt_and_arm(t)
+        assert "x or ^C stops the run" not in s, s
+        t.keys("q")
+        s = t.wait(lambda s: "a request waits: d denies it (an agent's run is its agent's to "
+                             "stop)" in status_line(s), timeout=3, what="what q says")
+        assert hook_prompt_open(s), s
+        t.keys("x")
+        dec, ans = call.decision()
+        assert dec == "deny", ans
+        s = t.wait(lambda s: "permission request" not in s, timeout=5, what="the prompt closing")
+        assert "denied; an agent's run is stopped by its agent" in status_line(s), s
+    finally:
+        t.close()
+
+
+@test()
+def a_prompt_whose_skill_is_gone_closes_and_says_so(base):
+    """Issue 54, item 5: a request the skill no longer waits for does not stay
+    open as if it did. Here the skill's process dies (os._exit) while its
+    Write is asked: the run ends, the prompt closes and the status line says
+    who decided it (the run ended), not the person."""
+    root = os.path.join(base, "quitter")
+    write_tree(root, {
+        "tui-quitter/SKILL.md": "---\nname: tui-quitter\ndescription: asks, then dies\n"
+                                "allowed-tools: Read Write\n---\n",
+        "tui-quitter/main.py": "import os, threading, time\n"
+                               "def w():\n"
+                               "    open('/etc/sg-nonexistent/q.txt', 'w').write('x')\n"
+                               "threading.Thread(target=w, daemon=True).start()\n"
+                               "time.sleep(3)\n"
+                               "print('QUITTING', flush=True)\n"
+                               "os._exit(3)\n"})
+    t = Tui(base, [root])
+    try:
+        t.wait("tui-quitter", what="the skills list")
+        press_enter_on_skill(t)  # the only skill, selected
+        t.keys("Enter")
+        t.wait(prompt_open, timeout=15, what="the prompt")
+        s = t.wait(lambda s: "decided without you, the run ended: Write "
+                             "/etc/sg-nonexistent/q.txt" in status_line(s), timeout=15,
+                   what="the prompt closing, saying the run ended")
+        assert "permission request" not in s, s
+        got = [(r.get("decision"), r.get("decided_by")) for r in t.decisions()]
+        assert got == [("deny", "the run ended")], got
+    finally:
+        t.close()
+
+
 def preflight_run(base):
     """Can this kernel run a skill? None when it can, else the reason."""
     d = tempfile.mkdtemp(dir=base, prefix="pre.")

@@ -214,8 +214,8 @@ static void tui_key(struct tui *t, int key)
         t->resized = true;
         return;
     }
-    if (tui_prompt_active(t)) {
-        tui_prompt_key(t, key);
+    if (tui_prompt_active(t) && !(t->input_active && t->input_confirm)) {
+        tui_prompt_key(t, key); /* a y/N over it (stopping the run) takes the key first */
         return;
     }
     if (t->input_active) {
