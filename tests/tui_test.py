@@ -1210,7 +1210,7 @@ def kill_the_terminal_during_a_run(base, uid, ignore_hup):
     try:
         t.wait("tui-slow", what="the skills list")
         start_run(t, "tui-slow", '{"seconds": 60}')
-        t.wait("tick 10 of 600", timeout=15, what="the run going")
+        t.wait(re.compile(r"tick [1-9]\d* of 600"), timeout=15, what="the run going")
         tree = process_tree(t.pid)
         assert len(tree) >= 3, f"{how}: the run's processes: {tree}"
         t0 = time.monotonic()
@@ -1237,6 +1237,7 @@ def kill_the_terminal_during_a_run(base, uid, ignore_hup):
             tr = json.load(f)
         assert (tr["status"], tr["end_reason"]) == ("interrupted", "interrupted by SIGHUP"), (
             how, tr["status"], tr["end_reason"])
+        assert uid is None or os.stat(traces[0]).st_uid == uid, f"{how}: not the user's run"
         runs = [r for r in t.audit() if r.get("type") == "run"]
         assert [r["end_reason"] for r in runs] == ["interrupted by SIGHUP"], (how, runs)
         assert os.listdir(os.path.join(t.state, "skillgate", "runs")) == [], how
