@@ -75,7 +75,10 @@ class Tui:
 
     count = 0
 
-    def __init__(self, base, args, size=(COLS, ROWS), home="home", prepare=None):
+    def __init__(self, base, args, size=(COLS, ROWS), home="home", prepare=None, uid=None,
+                 wrap=()):
+        """uid: run it as that user (setpriv; root only), its folders its own;
+        wrap: argv put before skillgate's (it must exec it, keeping the pid)."""
         Tui.count += 1
         self.dir = tempfile.mkdtemp(dir=base, prefix="t")
         self.home = os.path.join(self.dir, home)
@@ -108,11 +111,18 @@ class Tui:
                     "set -g history-limit 100\n")
         if prepare:  # what the state must hold before the TUI starts
             prepare(self)
+        who = []
+        if uid is not None:
+            os.chmod(self.dir, 0o755)
+            for r_, ds, fs in os.walk(self.dir):
+                for x in [r_] + [os.path.join(r_, f) for f in fs]:
+                    os.chown(x, uid, uid, follow_symlinks=False)
+            who = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
         self.started = True
         LIVE.add(self)
         try:
             self.tmux("-f", conf, "new-session", "-d", "-s", "sg", "-x", str(size[0]), "-y",
-                      str(size[1]), "--", SG, "tui", *args)
+                      str(size[1]), "--", *wrap, *who, SG, "tui", *args)
             self.pid = int(self.display("#{pane_pid}"))
             self.socket = self.display("#{socket_path}")
         except BaseException:
@@ -1143,6 +1153,137 @@ def runs_are_recorded_when_the_broker_or_the_tui_is_killed(base):
         t.close()
 
 
+def proc_stat(pid):
+    """(state, parent, start time) of a process, or None when there is none."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            st = f.read()
+    except OSError:
+        return None
+    rest = st[st.rindex(")") + 2:].split()
+    return rest[0], int(rest[1]), int(rest[19])
+
+
+def process_tree(pid):
+    """pid and every process below it, each with its start time (a pid the
+    kernel hands out again later is not taken for one of them)."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        st = proc_stat(d) if d.isdigit() else None
+        if st:
+            kids.setdefault(st[1], []).append(int(d))
+    out, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        st = proc_stat(p)
+        if st and p not in out:
+            out[p] = st[2]
+            todo.extend(kids.get(p, []))
+    return out
+
+
+def still_running(tree):
+    """The processes of tree that still run (a zombie has ended)."""
+    left = []
+    for p, start in tree.items():
+        st = proc_stat(p)
+        if st and st[2] == start and st[0] not in "ZX":
+            left.append(p)
+    return left
+
+
+def cpu_ticks(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+        return int(rest[11]) + int(rest[12])
+    except (OSError, IndexError):
+        return None
+
+
+def kill_the_terminal_during_a_run(base, uid, ignore_hup):
+    """A run of tui-slow, then the tmux server killed (the pty hung up)."""
+    wrap = ["sh", "-c", 'trap "" HUP; exec "$0" "$@"'] if ignore_hup else []
+    t = Tui(base, [copy_skills(base)], uid=uid, wrap=wrap)
+    how = f"{'as uid %d' % uid if uid is not None else 'as root'}, SIGHUP " \
+          f"{'ignored (nohup)' if ignore_hup else 'delivered'}"
+    try:
+        t.wait("tui-slow", what="the skills list")
+        start_run(t, "tui-slow", '{"seconds": 60}')
+        t.wait(re.compile(r"tick [1-9]\d* of 600"), timeout=15, what="the run going")
+        tree = process_tree(t.pid)
+        assert len(tree) >= 3, f"{how}: the run's processes: {tree}"
+        t0 = time.monotonic()
+        t._close()  # tmux kill-server: the pane's pty goes away
+        while still_running(tree) and time.monotonic() - t0 < 10:
+            time.sleep(POLL)
+        gone_s = time.monotonic() - t0
+        left = still_running(tree)
+        if left:
+            ticks0 = cpu_ticks(t.pid)
+            time.sleep(1)
+            ticks1 = cpu_ticks(t.pid)
+            spin = f"; the TUI used {ticks1 - ticks0} ticks of CPU in 1 s" if ticks0 else ""
+            for p in left:
+                os.kill(p, signal.SIGKILL)
+            raise AssertionError(f"{how}: 10 s after its terminal went away these processes "
+                                 f"of the TUI (pid {t.pid}) and its run still ran: "
+                                 f"{sorted(left)}{spin}")
+        assert gone_s < 5, f"{how}: the TUI and its run took {gone_s:.1f}s to end"
+        info(f"{how}: the TUI and its run ended {gone_s * 1000:.0f} ms after the terminal")
+        traces = t.traces()
+        assert len(traces) == 1, f"{how}: traces {traces}"
+        with open(traces[0]) as f:
+            tr = json.load(f)
+        assert (tr["status"], tr["end_reason"]) == ("interrupted", "interrupted by SIGHUP"), (
+            how, tr["status"], tr["end_reason"])
+        assert uid is None or os.stat(traces[0]).st_uid == uid, f"{how}: not the user's run"
+        runs = [r for r in t.audit() if r.get("type") == "run"]
+        assert [r["end_reason"] for r in runs] == ["interrupted by SIGHUP"], (how, runs)
+        assert os.listdir(os.path.join(t.state, "skillgate", "runs")) == [], how
+    finally:
+        t.close()
+
+
+def nobody_can_run_a_skill(base):
+    """None when uid 65534 can run a skill here, else why not."""
+    d = tempfile.mkdtemp(dir=base, prefix="nobody.")
+    os.chmod(d, 0o755)
+    os.chown(d, 65534, 65534)
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": d,
+           "XDG_STATE_HOME": os.path.join(d, "state"), "XDG_CONFIG_HOME": os.path.join(d, "cfg")}
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", SG, "run",
+                        "-i", '{"seconds": 0}', os.path.join(copy_skills(base), "tui-slow")],
+                       capture_output=True, text=True, env=env, timeout=60, cwd="/")
+    if p.returncode == 0 and "SLOW-DONE" in p.stdout:
+        return None
+    return "uid 65534 cannot run a skill here: " + " | ".join(p.stderr.strip().splitlines())[-300:]
+
+
+@test()
+def a_closed_terminal_ends_the_tui_and_stops_its_run(base):
+    """Issue 54, item 0: a TUI whose terminal went away spun a core forever
+    (poll and read 13,000 times a second on a deleted pty) when SIGHUP never
+    came (ignored, as nohup leaves it). The tmux server is killed during a
+    run, with SIGHUP delivered and with it ignored, as root and as uid 65534:
+    within 5 s the TUI and every process of its run are gone, and the run's
+    trace and audit record say "interrupted by SIGHUP" (the hangup)."""
+    users = [None]
+    if os.geteuid() == 0:
+        why = nobody_can_run_a_skill(base)
+        if why and IN_CI:
+            raise AssertionError(why)
+        if why:
+            info(f"as uid 65534: skipped ({why})")
+        else:
+            users.append(65534)
+    for uid in users:
+        for ignore_hup in (False, True):
+            sub = tempfile.mkdtemp(dir=base, prefix="hup.")
+            os.chmod(sub, 0o755)
+            kill_the_terminal_during_a_run(sub, uid, ignore_hup)
+
+
 @test()
 def a_changed_manifest_is_shown_as_changed(base):
     """A skill's manifests that changed since the person last looked (a run,
@@ -1955,6 +2096,152 @@ def a_prompt_that_cannot_show_it_all_offers_no_allow(base):
             dec, ans = call.decision()
             assert dec == "deny", (line[:20], ans)
             t.wait(lambda s: "permission request" not in s, timeout=5, what="the prompt closing")
+    finally:
+        t.close()
+
+
+THREE_WRITERS = {
+    "tui-three-writers/SKILL.md": "---\nname: tui-three-writers\ndescription: three writes "
+                                  "outside its folder at once\nallowed-tools: Read Write\n---\n",
+    "tui-three-writers/main.py":
+        "import threading, time\n"
+        "def w(n):\n"
+        "    try:\n"
+        "        open(f'/etc/sg-nonexistent/{n}.txt', 'w').write('x')\n"
+        "        print('WROTE', n, flush=True)\n"
+        "    except OSError as e:\n"
+        "        print('REFUSED', n, e.errno, flush=True)\n"
+        "ts = [threading.Thread(target=w, args=(n,)) for n in range(3)]\n"
+        "[x.start() for x in ts]\n"
+        "[x.join() for x in ts]\n"
+        "time.sleep(60)\n",
+}
+
+
+@test()
+def stopping_is_always_possible_with_a_prompt_open(base):
+    """Issue 54, item 5: with a prompt open, q, x and ^C only answered "the
+    prompt takes a, r, A, d, D or ?". Now q says how to stop or leave; x asks
+    "Stop the run?" over the prompt (n goes back to it, still waiting); ^C
+    asks the same, and y denies the request on screen (the person's), the
+    two queued behind it (the run ended), and stops the run. As root and, when
+    root, as uid 65534."""
+    root = os.path.join(base, "writers")
+    write_tree(root, THREE_WRITERS)
+    users = [None]
+    if os.geteuid() == 0:
+        why = nobody_can_run_a_skill(base)
+        if why and IN_CI:
+            raise AssertionError(why)
+        users += [] if why else [65534]
+        if why:
+            info(f"as uid 65534: skipped ({why})")
+    for uid in users:
+        sub = tempfile.mkdtemp(dir=base, prefix="stop.")
+        os.chmod(sub, 0o755)
+        stop_with_a_prompt_open(sub, root, uid)
+
+
+def stop_with_a_prompt_open(base, root, uid):
+    t = Tui(base, [root], uid=uid)
+    try:
+        t.wait("tui-three-writers", what="the skills list")
+        press_enter_on_skill(t)  # the only skill, selected
+        t.keys("Enter")
+        t.wait(lambda s: prompt_open(s) and "permission request (1 of 3)" in s, timeout=20,
+               what="the prompt with three requests queued")
+        time.sleep(0.6)  # the prompt ignores keys for 500 ms after it opens
+        s = t.wait("x or ^C stops the run.", timeout=3, what="how to stop, under the prompt")
+        t.keys("q")
+        s = t.wait(lambda s: status_line(s).startswith(
+            " a request waits: d denies it, x or ^C stops the run, then q leaves"), timeout=3,
+            what="what q says with a prompt open")
+        assert prompt_open(s), s
+        t.keys("x")
+        s = t.wait(lambda s: status_line(s).startswith(
+            "Stop the run (this request and 2 waiting denied, all killed)? y/N"), timeout=3,
+            what="x asking to stop the run")
+        assert "Stop the run? y stops it, any other key goes back" in s, s
+        t.keys("n")
+        s = t.wait(lambda s: prompt_open(s) and "Stop the run" not in s, timeout=3,
+                   what="n going back to the prompt")
+        assert "(1 of 3)" in s and run_state(s) == "WAITING FOR YOU", s
+        t.keys("C-c")
+        t.wait(lambda s: status_line(s).startswith("Stop the run ("), timeout=3,
+               what="^C asking to stop the run")
+        t.keys("y")
+        s = t.wait(run_done, timeout=15, what="the run stopped")
+        assert "decided without you" not in s, s
+        assert "WROTE" not in s, s
+        traces = t.traces()
+        assert len(traces) == 1, traces
+        with open(traces[0]) as f:
+            tr = json.load(f)
+        assert tr["end_reason"] == "stopped by the user", tr["end_reason"]
+        assert uid is None or os.stat(traces[0]).st_uid == uid, "the run was not the user's"
+        got = sorted((r.get("decision"), r.get("decided_by")) for r in t.decisions())
+        assert got == [("deny", "person"), ("deny", "the run ended"),
+                       ("deny", "the run ended")], got
+        t.keys("q")
+        t.wait(skills_screen, what="q leaving the run screen once the run is over")
+        t.keys("q")
+        t.wait_exit()
+    finally:
+        t.close()
+
+
+@test(needs_run=False)
+def x_denies_an_agents_request_and_q_says_how(base):
+    """Issue 54, item 5, for an attached TUI: an agent's request is the
+    agent's run's, not one skillgate can stop. q says how to leave; x denies
+    the request at once (ask nothing more) and says why nothing is stopped."""
+    t = hook_tui(base)
+    try:
+        call = HookCall(t, "rm -rf /tmp/sg-nothing-here")
+        s = hook_prompt_and_arm(t)
+        assert "x or ^C stops the run" not in s, s
+        t.keys("q")
+        s = t.wait(lambda s: "a request waits: d denies it (an agent's run is its agent's to "
+                             "stop)" in status_line(s), timeout=3, what="what q says")
+        assert hook_prompt_open(s), s
+        t.keys("x")
+        dec, ans = call.decision()
+        assert dec == "deny", ans
+        s = t.wait(lambda s: "permission request" not in s, timeout=5, what="the prompt closing")
+        assert "denied; an agent's run is stopped by its agent" in status_line(s), s
+    finally:
+        t.close()
+
+
+@test()
+def a_prompt_whose_skill_is_gone_closes_and_says_so(base):
+    """Issue 54, item 5: a request the skill no longer waits for does not stay
+    open as if it did. Here the skill's process dies (os._exit) while its
+    Write is asked: the run ends, the prompt closes and the status line says
+    who decided it (the run ended), not the person."""
+    root = os.path.join(base, "quitter")
+    write_tree(root, {
+        "tui-quitter/SKILL.md": "---\nname: tui-quitter\ndescription: asks, then dies\n"
+                                "allowed-tools: Read Write\n---\n",
+        "tui-quitter/main.py": "import os, threading, time\n"
+                               "def w():\n"
+                               "    open('/etc/sg-nonexistent/q.txt', 'w').write('x')\n"
+                               "threading.Thread(target=w, daemon=True).start()\n"
+                               "time.sleep(3)\n"
+                               "print('QUITTING', flush=True)\n"
+                               "os._exit(3)\n"})
+    t = Tui(base, [root])
+    try:
+        t.wait("tui-quitter", what="the skills list")
+        press_enter_on_skill(t)  # the only skill, selected
+        t.keys("Enter")
+        t.wait(prompt_open, timeout=15, what="the prompt")
+        s = t.wait(lambda s: "decided without you, the run ended: Write "
+                             "/etc/sg-nonexistent/q.txt" in status_line(s), timeout=15,
+                   what="the prompt closing, saying the run ended")
+        assert "permission request" not in s, s
+        got = [(r.get("decision"), r.get("decided_by")) for r in t.decisions()]
+        assert got == [("deny", "the run ended")], got
     finally:
         t.close()
 

@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <locale.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -212,8 +214,8 @@ static void tui_key(struct tui *t, int key)
         t->resized = true;
         return;
     }
-    if (tui_prompt_active(t)) {
-        tui_prompt_key(t, key);
+    if (tui_prompt_active(t) && !(t->input_active && t->input_confirm)) {
+        tui_prompt_key(t, key); /* a y/N over it (stopping the run) takes the key first */
         return;
     }
     if (t->input_active) {
@@ -335,10 +337,12 @@ static void mouse_event(struct tui *t)
 #endif
 }
 
-void tui_handle_input(struct tui *t)
+/* Returns how many reads gave something (a key, the mouse, a resize). */
+static size_t read_keys(struct tui *t)
 {
+    size_t got = 0;
     if (t->script)
-        return; /* keys come from the script */
+        return 0; /* keys come from the script */
     for (int i = 0; i < 256; i++) { /* a paste is handled, then we draw */
         if (i && tui_now_ms() - t->key_ms > BUSY_MS) {
             drop_typeahead(t);
@@ -349,6 +353,7 @@ void tui_handle_input(struct tui *t)
         int r = wget_wch(stdscr, &ch);
         if (r == ERR)
             break;
+        got++;
         int key = r == KEY_CODE_YES ? (int)(TUI_KEY_FN | (int)ch) : (int)ch;
         if (key == (TUI_KEY_FN | KEY_MOUSE)) {
             mouse_event(t);
@@ -364,6 +369,12 @@ void tui_handle_input(struct tui *t)
         }
         tui_key(t, key);
     }
+    return got;
+}
+
+void tui_handle_input(struct tui *t)
+{
+    read_keys(t);
 }
 
 void tui_feed_key(struct tui *t, int key)
@@ -595,20 +606,56 @@ static bool frame(struct tui *t)
     return !t->quit;
 }
 
+/* The terminal as a source of the loop. It can go away under us (the
+ * tmux server killed, the ssh connection or the window closed: its pty
+ * hung up). SIGHUP says so first as a rule; when it never comes (ignored,
+ * as nohup leaves it, or a TUI outside the terminal's foreground) the
+ * terminal itself says so: poll's POLLHUP or POLLERR, or input "ready"
+ * that reads as nothing (EOF) or fails (EIO). Either way it ends as
+ * SIGHUP ends it (on_stop_signal), never as a loop of empty reads. */
+struct terminal {
+    struct tui *t;
+    unsigned empty; /* turns in a row the terminal was ready and gave nothing */
+    bool gone;
+};
+
+#define TERMINAL_EMPTY_MAX 3 /* a live terminal ready with nothing: not even once */
+
+static void on_stop_signal(void *ctx, int signo);
+
+static bool terminal_gone(struct terminal *tm, short revents, size_t got)
+{
+    if (revents & (POLLHUP | POLLERR | POLLNVAL))
+        return true;
+    if (!(revents & POLLIN) || got) {
+        tm->empty = 0;
+        return false;
+    }
+    int waiting = 0;
+    if (ioctl(tm->t->tty_fd, FIONREAD, &waiting) < 0)
+        return errno == EIO || errno == ENXIO || errno == ENODEV;
+    return waiting == 0 && ++tm->empty >= TERMINAL_EMPTY_MAX;
+}
+
 static size_t terminal_fds(void *ctx, struct pollfd *out, size_t max)
 {
-    struct tui *t = ctx;
-    if (t->tty_fd < 0 || !max)
+    struct terminal *tm = ctx;
+    if (tm->t->tty_fd < 0 || !max)
         return 0;
-    out[0] = (struct pollfd){.fd = t->tty_fd, .events = POLLIN};
+    out[0] = (struct pollfd){.fd = tm->t->tty_fd, .events = POLLIN};
     return 1;
 }
 
 /* Keys, and curses' KEY_RESIZE after a SIGWINCH ended the wait. */
 static void terminal_dispatch(void *ctx, const struct pollfd *p, size_t n)
 {
-    (void)p, (void)n;
-    tui_handle_input(ctx);
+    struct terminal *tm = ctx;
+    size_t got = read_keys(tm->t);
+    if (!n || !terminal_gone(tm, p[0].revents, got))
+        return;
+    tm->gone = true;
+    tm->t->tty_fd = -1; /* never polled again */
+    on_stop_signal(tm->t, SIGHUP);
 }
 
 static int min_timeout(int a, int b)
@@ -618,7 +665,7 @@ static int min_timeout(int a, int b)
 
 static int terminal_timeout(void *ctx)
 {
-    struct tui *t = ctx;
+    struct tui *t = ((struct terminal *)ctx)->t;
     int to = t->script ? tui_script_timeout(t) : -1;
     to = min_timeout(to, tui_demo_timeout(t));
     to = min_timeout(to, tui_prompt_timeout(t));
@@ -636,8 +683,9 @@ static int terminal_timeout(void *ctx)
     return to;
 }
 
-/* SIGTERM, SIGHUP (the terminal closed), SIGINT from outside: a live run
- * ends "interrupted" with its records written, then the TUI closes. */
+/* SIGTERM, SIGHUP (the terminal closed, or seen closed), SIGINT from
+ * outside: a live run ends "interrupted" with its records written, then
+ * the TUI closes, with 128 + the signal as its exit status. */
 static void on_stop_signal(void *ctx, int signo)
 {
     struct tui *t = ctx;
@@ -706,11 +754,12 @@ int tui_main(const struct tui_opts *o)
         tui_message(t, "%s", o->notice);
     t->wrap = t->demo != NULL; /* an audience reads whole lines */
     sg_stopsig_install();
+    struct terminal tm = {.t = t};
     while (!t->quit) {
         if (!frame(t))
             break;
         struct sg_loop_source src[SG_LOOP_MAX_SOURCES] = {
-            {"terminal", terminal_fds, terminal_dispatch, terminal_timeout, t},
+            {"terminal", terminal_fds, terminal_dispatch, terminal_timeout, &tm},
             tui_attach_source(t),
             sg_stopsig_source(on_stop_signal, t),
             tui_traces_source(t),
@@ -720,6 +769,8 @@ int tui_main(const struct tui_opts *o)
             break;
     }
     rc = t->script ? tui_script_result(t) : 0;
+    if (tm.gone || sg_stopsig_first())
+        rc = 128 + (tm.gone ? SIGHUP : sg_stopsig_first());
     for (int i = 0; i < TUI_S_COUNT; i++)
         if (t->views[i].ops && t->views[i].ops->close)
             t->views[i].ops->close(t, &t->views[i]);

@@ -49,6 +49,12 @@ struct tui_prompt_state {
     uint64_t id; /* the engine's id of the request on screen: the answer names it */
     unsigned ignored;
     bool answered;        /* the person answered the request on screen */
+    /* ^C or x: "stop the run?" asked over the prompt (the run screen's own
+     * question, whose answer stop_answered passes on); then, once yes,
+     * what still comes before the run is over is denied with it, unseen */
+    bool stop_asked, stopping;
+    tui_input_done stop_done;
+    void *stop_ctx;
     bool drawn_armed;     /* what the last frame showed */
     long long drawn_secs;
 };
@@ -92,7 +98,7 @@ void tui_prompt_free(struct tui *t)
 
 bool tui_prompt_active(const struct tui *t)
 {
-    return t->prompt && t->prompt->active;
+    return t->prompt && t->prompt->active && !(t->prompt->stopping && t->running);
 }
 
 void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
@@ -125,7 +131,9 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
     sg_prompt_command_rows(&s->q, &s->cmd);
     s->queued = pr->queued;
     s->deadline_ms = pr->deadline_ms;
-    if (fresh) {
+    if (fresh && s->stopping && t->running) {
+        s->answered = true; /* the run is being stopped: the end denies it */
+    } else if (fresh) {
         s->shown_ms = pr->shown_ms;
         s->armed_ms = mono_ms() + ARM_MS;
         s->confirming = s->details = s->answered = s->editing = false;
@@ -136,7 +144,8 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
         s->ignored = 0;
         if (!t->script)
             flushinp(); /* typeahead is not an answer */
-        t->input_active = false; /* a half-typed search is not an answer either */
+        if (!s->stop_asked)
+            t->input_active = false; /* a half-typed search is not an answer either */
         beep();
     }
     s->active = true;
@@ -321,9 +330,105 @@ static const char *no_allow(struct tui *t, struct tui_prompt_state *s, bool deny
     return NULL;
 }
 
+/* The first key bound to a, as the help names it ("" when none is). */
+static void first_key(const struct tui *t, enum tui_action a, char *out, size_t n)
+{
+    tui_keymap_describe(&t->keys, a, out, n);
+    out[strcspn(out, " ")] = '\0';
+}
+
+/* "x or ^C" (or "^C" alone when the stop key is unbound) */
+static void stop_keys(const struct tui *t, char *out, size_t n)
+{
+    char k[24];
+    first_key(t, TUI_A_DELETE, k, sizeof k);
+    snprintf(out, n, "%s%s^C", k, k[0] ? " or " : "");
+}
+
+/* y to "stop the run?" asked over the prompt: the request on screen is
+ * the person's deny, what waits behind it is denied as the run ends
+ * (unseen: "the run ended"), then the run screen's own answer stops the
+ * run. Anything else: back to the prompt, which still waits. */
+static void stop_answered(struct tui *t, const char *text, void *ctx)
+{
+    struct tui_prompt_state *s = t->prompt;
+    (void)ctx;
+    tui_input_done done = s->stop_done;
+    void *dctx = s->stop_ctx;
+    s->stop_asked = false;
+    s->stop_done = NULL;
+    bool yes = text && (text[0] == 'y' || text[0] == 'Y');
+    if (yes && s->active && !s->remote && s->perm) {
+        struct sg_perm *perm = s->perm;
+        s->stopping = s->answered = true;
+        sg_perm_answer_id(perm, s->id, SG_DEC_DENY);
+        sg_perm_cancel_all(perm);
+    }
+    if (done)
+        done(t, text, dctx);
+}
+
+/* ^C or x with a request open: stopping is always possible. A run of
+ * ours asks first (the run screen's question, taken over to say what
+ * becomes of the requests); an agent's request is denied (its run is
+ * the agent's to stop). */
+static void ask_stop(struct tui *t, struct tui_prompt_state *s)
+{
+    struct tui_view *v = &t->views[TUI_S_RUN];
+    s->confirming = false;
+    if (s->remote || !t->running || !v->ops->request(t, v, TUI_A_DELETE) || !t->input_active ||
+        !t->input_confirm) {
+        bool remote = s->remote != NULL;
+        answer(s, SG_DEC_DENY);
+        tui_message(t, "%s", remote ? "denied; an agent's run is stopped by its agent, not here"
+                                    : "denied");
+        return;
+    }
+    s->stop_asked = true;
+    s->stop_done = t->input_done;
+    s->stop_ctx = t->input_ctx;
+    t->input_done = stop_answered;
+    t->input_ctx = NULL;
+    if (s->queued > 1)
+        snprintf(t->input_label, sizeof t->input_label,
+                 "Stop the run (this request and %zu waiting denied, all killed)? y/N ",
+                 s->queued - 1);
+    else
+        snprintf(t->input_label, sizeof t->input_label,
+                 "Stop the run (this request denied, every process killed)? y/N ");
+}
+
+/* Keys that stop or leave, while a request is open: ^C and the run's
+ * stop key (x) stop; the leave key (q) says how. A key the prompt itself
+ * is bound to (keys: in the config) stays the prompt's. */
+static bool leave_key(struct tui *t, struct tui_prompt_state *s, int key)
+{
+    if (s->editing || (key != 3 && tui_keymap_lookup(&t->keys, key, TUI_G_PROMPT)))
+        return false;
+    if (key == 3 || tui_keymap_lookup(&t->keys, key, TUI_G_VIEW) == TUI_A_DELETE) {
+        ask_stop(t, s);
+        return true;
+    }
+    if (tui_keymap_lookup(&t->keys, key, TUI_G_GLOBAL) != TUI_A_QUIT)
+        return false;
+    char deny[24], stop[40], quit[24];
+    first_key(t, TUI_A_P_DENY, deny, sizeof deny);
+    first_key(t, TUI_A_QUIT, quit, sizeof quit);
+    stop_keys(t, stop, sizeof stop);
+    if (s->remote)
+        tui_message(t, "a request waits: %s denies it (an agent's run is its agent's to stop), "
+                       "then %s leaves", deny, quit);
+    else
+        tui_message(t, "a request waits: %s denies it, %s stops the run, then %s leaves", deny,
+                    stop, quit);
+    return true;
+}
+
 void tui_prompt_key(struct tui *t, int key)
 {
     struct tui_prompt_state *s = t->prompt;
+    if (leave_key(t, s, key))
+        return; /* armed or not: it only asks, or denies */
     if (mono_ms() < s->armed_ms) {
         s->ignored++;
         return;
@@ -389,10 +494,11 @@ void tui_prompt_key(struct tui *t, int key)
         if (key == (TUI_KEY_FN | KEY_RESIZE))
             t->resized = true;
         else if (!scroll_key(t, s, key))
-            tui_message(t, "%s", s->q.cut ? "the prompt takes d or ? here (no allow: it is not "
-                                            "shown whole)"
-                                          : "the prompt takes a, r, A, d, D or ? (Enter never "
-                                            "allows); the move keys scroll it");
+            tui_message(t, "%s; %s", s->q.cut ? "the prompt takes d or ? here (no allow: it is "
+                                                "not shown whole)"
+                                              : "the prompt takes a, r, A, d, D or ? (Enter "
+                                                "never allows); the move keys scroll it",
+                        s->remote ? "x or ^C denies" : "x or ^C stops the run");
     }
 }
 
@@ -471,6 +577,8 @@ static void rows_free(struct rows *r)
 void tui_prompt_tick(struct tui *t)
 {
     struct tui_prompt_state *s = t->prompt;
+    if (s && s->stopping && !t->running)
+        s->stopping = false; /* that run is over */
     if (!s || !s->active)
         return;
     int64_t now = mono_ms();
@@ -599,7 +707,10 @@ static void draw_footer(struct tui *t, struct tui_prompt_state *s, int y, int x,
     attr_t a = tui_attr(t, TUI_R_PROMPT), ta = tui_attr(t, TUI_R_PROMPT_TITLE);
     int row;
     row = y + h - 3;
-    if (s->editing) {
+    if (s->stop_asked) { /* the question itself is on the status line */
+        tui_putf(stdscr, row, x + 2, w - 4, ta | A_BOLD,
+                 "Stop the run? y stops it, any other key goes back to this request");
+    } else if (s->editing) {
         /* the end of what is typed stays in view */
         int lw = tui_putf(stdscr, row, x + 2, w - 4, ta, "rule: ");
         const char *e = s->edit;
@@ -663,12 +774,17 @@ static void draw_footer(struct tui *t, struct tui_prompt_state *s, int y, int x,
     bool armed = now >= s->armed_ms;
     s->drawn_armed = armed;
     s->drawn_secs = secs;
+    char stop[64] = ""; /* once armed, how to stop */
+    if (armed && !s->remote) {
+        stop_keys(t, stop, sizeof stop - 20);
+        snprintf(stop + strlen(stop), 20, " stops the run.");
+    }
     if (s->editing)
         tui_putf(stdscr, row + 1, x + 2, w - 4, a,
                  "Deny in %lld s. Enter keeps the rule (it must cover this), Esc goes back.", secs);
     else
-        tui_putf(stdscr, row + 1, x + 2, w - 4, a, "%sDeny in %lld s. Enter never allows.",
-                 armed ? "" : "Keys are ignored for a moment. ", secs);
+        tui_putf(stdscr, row + 1, x + 2, w - 4, a, "%sDeny in %lld s. Enter never allows.%s%s",
+                 armed ? "" : "Keys are ignored for a moment. ", secs, stop[0] ? " " : "", stop);
 }
 
 void tui_prompt_draw(struct tui *t)
