@@ -926,8 +926,10 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         draw_pane(t, r, demo_pane, w, top, 0, h, cols);
     } else if (r->maximized) {
         draw_pane(t, r, r->focus, w, top, 0, h, cols);
-    } else if (cols >= 100) { /* the events, a decision's words, take the wider share */
-        int lw = cols * 9 / 20;
+    } else if (cols >= 100) {
+        /* from 120 columns the events (a decision's words) take the wider
+         * share; below, the output keeps room for a line of JSON */
+        int lw = cols * (cols >= 120 ? 9 : 11) / 20;
         draw_pane(t, r, PANE_OUT, w, top, 0, h, lw);
         draw_pane(t, r, PANE_EV, w, top, lw, h, cols - lw);
     } else {
