@@ -180,8 +180,7 @@ int tui_put_flow(WINDOW *w, int y, int x, int right, int indent, int max_rows, c
         tui_put_scrolled(w, y, x, right - x, 0, s, first, attr, escaped_attr);
     if (first == len)
         return 1;
-    int k = first ? 1 : 0;
-    return k + tui_put_wrapped_chars(w, y + k, indent, right - indent, max_rows - k, s + first,
+    return 1 + tui_put_wrapped_chars(w, y + 1, indent, right - indent, max_rows - 1, s + first,
                                      len - first, attr, escaped_attr);
 }
 

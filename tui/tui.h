@@ -264,8 +264,9 @@ int tui_put_wrapped_chars(WINDOW *w, int y, int x, int width, int max_rows, cons
                           size_t len, attr_t attr, attr_t escaped_attr);
 /* s from y,x to the column right, then on as many rows as it takes (at
  * most max_rows) from the column indent, broken between characters: a
- * path that goes on where a line ends, never cut short of max_rows.
- * Returns the rows used. */
+ * path that goes on where a line ends, never cut short of max_rows (with
+ * fewer than 8 cells left at x, it starts on the next row). Returns the
+ * rows used. */
 int tui_put_flow(WINDOW *w, int y, int x, int right, int indent, int max_rows, const char *s,
                  size_t len, attr_t attr, attr_t escaped_attr);
 /* y: text to the terminal's clipboard through OSC 52 (over ssh, in
