@@ -640,21 +640,27 @@ static int draw_line(struct tui *t, struct run *r, int which, const struct tui_l
                        sg_event_label((enum sg_event_kind)l->kind));
     }
     int width = cols - cx;
+    /* an event's paths in your home from ~/ (a message with a NUL in it
+     * is drawn as it is) */
+    cleanup_free char *home = which == PANE_EV && strlen(l->text) == l->len
+                                  ? tui_home_short(l->text) : NULL;
+    const char *s = home ? home : l->text;
+    size_t len = home ? strlen(home) : l->len;
     if (sel && !t->wrap && width >= 8) { /* the cursor's event whole, at word boundaries */
-        int k = tui_put_wrapped(NULL, 0, 0, width, max_rows > 0 ? max_rows : 1, l->text, l->len,
+        int k = tui_put_wrapped(NULL, 0, 0, width, max_rows > 0 ? max_rows : 1, s, len,
                                 a);
         for (int i = 1; w && i < k; i++)
             tui_fill(w, y + i, x, cols, a);
         if (w)
-            tui_put_wrapped(w, y, x + cx, width, k, l->text, l->len, a);
+            tui_put_wrapped(w, y, x + cx, width, k, s, len, a);
         return k > 0 ? k : 1;
     }
     if (!t->wrap || width < 8) {
         if (w)
-            tui_put_scrolled(w, y, x + cx, width, p->left, l->text, l->len, a, esc);
+            tui_put_scrolled(w, y, x + cx, width, p->left, s, len, a, esc);
         return 1;
     }
-    return tui_put_wrapped_chars(w, y, x + cx, width, max_rows > 0 ? max_rows : 1, l->text, l->len,
+    return tui_put_wrapped_chars(w, y, x + cx, width, max_rows > 0 ? max_rows : 1, s, len,
                                  a, esc);
 }
 
