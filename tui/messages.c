@@ -52,8 +52,8 @@ char *tui_home_short(const char *s)
 static void status_fit(const struct tui *t, const char *text, char *out, size_t n)
 {
     int width = COLS - 2; /* the line has a blank before it and a cell to spare */
-    if (COLS < 40 || tui_width(text, strlen(text)) <= width) { /* no screen yet, or too small */
-        snprintf(out, n, "%s", text);
+    if (COLS < 40 || (tui_width(text, strlen(text)) <= width && strlen(text) < n)) {
+        snprintf(out, n, "%s", text); /* no screen yet (or too small): as it is */
         return;
     }
     char keys[96], tail[128];
@@ -69,8 +69,8 @@ static void status_fit(const struct tui *t, const char *text, char *out, size_t 
         unsigned cp;
         size_t step = sg_utf8_decode((const unsigned char *)text + k, len - k, &cp);
         step = step ? step : 1;
-        if (tui_width(text, k + step) > room)
-            break;
+        if (tui_width(text, k + step) > room || k + step + strlen(tail) >= n)
+            break; /* the cells, or the bytes of out */
         k += step;
     }
     snprintf(out, n, "%.*s%s", (int)k, text, tail);
