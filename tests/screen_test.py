@@ -35,7 +35,7 @@ volatile:
                                      after it are left out (whole, clipped or
                                      gone as the digits before them vary)
            durations                 N ms, duration=Nms
-           the trace file            trace TRACE
+           the trace file            trace TRACE (and the rows it wraps onto)
            the environment's size    N stripped (the harness may add sanitizer
                                      variables)
            the mount count           N mounts... (the host's /lib32, /lib64;
@@ -91,7 +91,8 @@ RUN = [
     (re.compile(r"\b\d+ ms\b"), "N ms"),
     (re.compile(r"resumes after \d+"), "resumes after N"),  # how long the script's answer took
     (re.compile(r"decides \(\d+\.\ds of"), "decides (N.Ns of"),  # the time left then
-    (re.compile(r"  trace /\S*$", re.M), "  trace TRACE"),
+    # the trace's path: on the outcome's row, or on rows of its own under it
+    (re.compile(r"  trace /\S*(\n {2}\S+)*$", re.M), "  trace TRACE"),
     (re.compile(r"\bduration=\d+ms *"), "duration=Nms "),
     (re.compile(r"\b\d+ stripped *"), "N stripped "),
     (re.compile(r"\b\d+ mounts\b[^│\n]*"), "N mounts..."),

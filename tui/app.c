@@ -38,7 +38,7 @@ void tui_message(struct tui *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(t->message, sizeof t->message, fmt, ap);
+    tui_messages_vkeep(t, fmt, ap); /* the log keeps it whole */
     va_end(ap);
     t->message_ms = tui_now_ms();
     t->dirty = true;
@@ -195,6 +195,7 @@ static bool global_action(struct tui *t, enum tui_action a)
         return true;
     case TUI_A_REDRAW: clearok(curscr, TRUE); t->dirty = true; return true;
     case TUI_A_THEME: next_theme(t); return true;
+    case TUI_A_MESSAGES: tui_messages_show(t); return true;
     case TUI_A_WRAP:
         t->wrap = !t->wrap;
         tui_message(t, t->wrap ? "long lines wrap (w: scroll them sideways instead)"

@@ -170,6 +170,20 @@ int tui_put_wrapped(WINDOW *w, int y, int x, int width, int max_rows, const char
     return rows;
 }
 
+int tui_put_flow(WINDOW *w, int y, int x, int right, int indent, int max_rows, const char *s,
+                 size_t len, attr_t attr, attr_t escaped_attr)
+{
+    size_t first = x < right ? fit_bytes(s, len, right - x) : 0;
+    if (first < len && first < 8 && x > indent)
+        first = 0; /* a row's last few cells: the text starts on the next */
+    if (first)
+        tui_put_scrolled(w, y, x, right - x, 0, s, first, attr, escaped_attr);
+    if (first == len)
+        return 1;
+    return 1 + tui_put_wrapped_chars(w, y + 1, indent, right - indent, max_rows - 1, s + first,
+                                     len - first, attr, escaped_attr);
+}
+
 int tui_putf(WINDOW *w, int y, int x, int width, attr_t attr, const char *fmt, ...)
 {
     va_list ap;

@@ -11,6 +11,7 @@
 
 #include <curses.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,6 +33,7 @@
     X(VIEW_AGENT, "view-agent", "5 F6", GLOBAL, "the agent's own tool calls (tui --attach)") \
     X(REDRAW, "redraw", "^L", GLOBAL, "redraw the screen")                                   \
     X(THEME, "next-theme", "t", GLOBAL, "switch to the next theme")                          \
+    X(MESSAGES, "messages", "L", GLOBAL, "the status line's messages, whole")                \
     X(UP, "move-up", "k Up", MOVE, "one line up")                                            \
     X(DOWN, "move-down", "j Down", MOVE, "one line down")                                    \
     X(PAGE_UP, "page-up", "PgUp ^B", MOVE, "one page up")                                    \
@@ -232,6 +234,15 @@ enum tui_mouse { TUI_M_CLICK, TUI_M_WHEEL_UP, TUI_M_WHEEL_DOWN };
 void tui_mouse(struct tui *t, enum tui_mouse m, int y, int x);
 int64_t tui_now_ms(void);
 
+/* messages.c: every status-line message is kept (tui_message formats
+ * through vkeep: the whole text to the log, what fits to the line) */
+void tui_messages_vkeep(struct tui *t, const char *fmt, va_list ap);
+/* The log in the pager, oldest first, each message whole (L, :messages). */
+void tui_messages_show(struct tui *t);
+/* s with the invoking user's home said as ~ (a path as a person types
+ * it). Caller frees. */
+char *tui_home_short(const char *s);
+
 /* draw.c: every string from a skill is drawn through these */
 /* Draw s (any bytes) at y,x clipped to width cells, sanitized; returns cells used. */
 int tui_put(WINDOW *w, int y, int x, int width, const char *s, size_t len, attr_t attr);
@@ -251,6 +262,13 @@ int tui_put_wrapped(WINDOW *w, int y, int x, int width, int max_rows, const char
  * used. With w NULL, only counts them. */
 int tui_put_wrapped_chars(WINDOW *w, int y, int x, int width, int max_rows, const char *s,
                           size_t len, attr_t attr, attr_t escaped_attr);
+/* s from y,x to the column right, then on as many rows as it takes (at
+ * most max_rows) from the column indent, broken between characters: a
+ * path that goes on where a line ends, never cut short of max_rows (with
+ * fewer than 8 cells left at x, it starts on the next row). Returns the
+ * rows used. */
+int tui_put_flow(WINDOW *w, int y, int x, int right, int indent, int max_rows, const char *s,
+                 size_t len, attr_t attr, attr_t escaped_attr);
 /* y: text to the terminal's clipboard through OSC 52 (over ssh, in
  * tmux), sanitized first; said on the message line as "copied the WHAT";
  * the last copy is kept in t->copied (headless tests read it there). */

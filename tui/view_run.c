@@ -32,15 +32,20 @@
 
 enum { PANE_OUT, PANE_EV };
 
+/* A pane follows new lines until moved. The events pane has one cursor
+ * (cur): the moves, ]/[ }/{, search and y all go to it or act on it, it
+ * is the one row highlighted (and marked ▸), and it is shown whole,
+ * wrapped under its row. Following, the cursor is the last event. The
+ * output pane has none: the moves scroll it, a search marks its matches. */
 struct pane {
     struct tui_ring ring;
     bool follow;
+    bool has_cursor;
     uint64_t top;        /* seq of the first line shown when not following */
+    uint64_t cur;        /* seq of the cursor's line when not following */
     int left, rows;
     char search[256];
-    uint64_t match_seq;  /* the current match (for n/N) */
-    uint64_t jump_seq;   /* the refusal or question ]/[ }/{ went to */
-    bool jumped;
+    uint64_t match_seq;  /* the output pane's current match (for n/N) */
     int y, x, h, w;      /* where it was last drawn (a click focuses it) */
 };
 
@@ -86,6 +91,8 @@ static struct run *R(struct tui_view *v)
         tui_ring_init(&r->pane[PANE_OUT].ring, OUT_LINES, OUT_BYTES);
         tui_ring_init(&r->pane[PANE_EV].ring, EV_LINES, EV_BYTES);
         r->pane[0].follow = r->pane[1].follow = true;
+        r->pane[PANE_EV].has_cursor = true;
+        r->pane[0].match_seq = r->pane[1].match_seq = UINT64_MAX;
         r->filter_sev = -1;
         r->show_tl = -1;
         v->data = r;
@@ -153,7 +160,7 @@ static void run_begin(struct tui *t, struct run *r, const char *name, long long 
     r->stolen = 0;
     r->filter[0] = '\0', r->filter_sev = -1; /* a new run shows all its events */
     for (int i = 0; i < 2; i++)
-        r->pane[i].search[0] = '\0', r->pane[i].match_seq = 0, r->pane[i].jumped = false;
+        r->pane[i].search[0] = '\0', r->pane[i].match_seq = UINT64_MAX;
     r->att = (struct sg_attempts){0};
     r->att_known = false;
     r->npub = 0;
@@ -609,34 +616,137 @@ static size_t visible(const struct run *r, int which, size_t *idx, size_t max)
 }
 
 /* One line of a pane at y (w NULL: only measured): one row, scrolled by
- * the pane's left; with wrap on, as many rows as it takes (at most
- * max_rows). Returns the rows it takes. */
+ * the pane's left; with wrap on, or as the events pane's cursor (sel), as
+ * many rows as it takes (at most max_rows). Returns the rows it takes. */
 static int draw_line(struct tui *t, struct run *r, int which, const struct tui_line *l, WINDOW *w,
-                     int y, int x, int cols, int max_rows)
+                     int y, int x, int cols, int max_rows, bool sel)
 {
     struct pane *p = &r->pane[which];
-    bool m = (p->search[0] && tui_matches(l->text, l->len, p->search)) ||
-             (p->jumped && l->seq == p->jump_seq);
     attr_t esc = tui_attr(t, TUI_R_ESCAPED), a;
     int cx = 0;
     if (which == PANE_OUT) {
+        bool m = p->search[0] && tui_matches(l->text, l->len, p->search);
         a = tui_attr(t, m ? TUI_R_MATCH : l->kind == SG_EV_STDERR ? TUI_R_STDERR : TUI_R_STDOUT);
     } else {
         char clock[16];
         sg_format_clock(l->wall_ms, clock);
-        a = m ? tui_attr(t, TUI_R_MATCH) : tui_severity_attr(t, l->severity);
-        cx = tui_putf(w, y, x, cols, tui_attr(t, TUI_R_DIM), "%.8s ", clock);
+        a = sel ? tui_attr(t, TUI_R_SELECTED) : tui_severity_attr(t, l->severity);
+        if (w && sel)
+            tui_fill(w, y, x, cols, a);
+        const char *mark = !sel ? " " : MB_CUR_MAX > 1 ? "\xe2\x96\xb8" : ">";
+        cx = tui_put(w, y, x, 1, mark, strlen(mark), a);
+        cx += tui_putf(w, y, x + cx, cols - cx, sel ? a : tui_attr(t, TUI_R_DIM), "%.8s ", clock);
         cx += tui_putf(w, y, x + cx, cols - cx, a, "%s %-8s ", icon(l->severity),
                        sg_event_label((enum sg_event_kind)l->kind));
     }
     int width = cols - cx;
+    /* an event's paths in your home from ~/ (a message with a NUL in it
+     * is drawn as it is) */
+    cleanup_free char *home = which == PANE_EV && strlen(l->text) == l->len
+                                  ? tui_home_short(l->text) : NULL;
+    const char *s = home ? home : l->text;
+    size_t len = home ? strlen(home) : l->len;
+    if (sel && !t->wrap && width >= 8) { /* the cursor's event whole, at word boundaries */
+        int k = tui_put_wrapped(NULL, 0, 0, width, max_rows > 0 ? max_rows : 1, s, len,
+                                a);
+        for (int i = 1; w && i < k; i++)
+            tui_fill(w, y + i, x, cols, a);
+        if (w)
+            tui_put_wrapped(w, y, x + cx, width, k, s, len, a);
+        return k > 0 ? k : 1;
+    }
     if (!t->wrap || width < 8) {
         if (w)
-            tui_put_scrolled(w, y, x + cx, width, p->left, l->text, l->len, a, esc);
+            tui_put_scrolled(w, y, x + cx, width, p->left, s, len, a, esc);
         return 1;
     }
-    return tui_put_wrapped_chars(w, y, x + cx, width, max_rows > 0 ? max_rows : 1, l->text, l->len,
+    return tui_put_wrapped_chars(w, y, x + cx, width, max_rows > 0 ? max_rows : 1, s, len,
                                  a, esc);
+}
+
+/* The rows line i takes (sel: it is the cursor's). */
+static int line_rows(struct tui *t, struct run *r, int which, const size_t *idx, size_t i,
+                     size_t sel, int cols, int rows)
+{
+    if (!t->wrap && i != sel)
+        return 1;
+    return draw_line(t, r, which, tui_ring_at(&r->pane[which].ring, idx[i]), NULL, 0, 0, cols,
+                     rows, i == sel);
+}
+
+/* The cursor's index among the n lines shown (SIZE_MAX: a pane without
+ * one, or nothing to point at): the last line when following, else the
+ * line it is on, or the next one kept when a filter hid it. */
+static size_t cursor_index(const struct pane *p, const size_t *idx, size_t n)
+{
+    if (!p->has_cursor || !n)
+        return SIZE_MAX;
+    if (p->follow)
+        return n - 1;
+    for (size_t i = 0; i < n; i++)
+        if (tui_ring_at(&p->ring, idx[i])->seq >= p->cur)
+            return i;
+    return n - 1;
+}
+
+/* The cursor to line i of the n shown; at the last, the pane follows again. */
+static void cursor_to(struct pane *p, const size_t *idx, size_t n, size_t i)
+{
+    p->cur = tui_ring_at(&p->ring, idx[i])->seq;
+    p->follow = i + 1 >= n;
+}
+
+/* The first line to show: the last ones when following; else from top,
+ * moved as little as it takes to show the cursor's line whole, and never
+ * leaving blank rows under the last line. */
+static size_t layout(struct tui *t, struct run *r, int which, const size_t *idx, size_t n,
+                     size_t sel, int cols, int rows)
+{
+    const struct pane *p = &r->pane[which];
+    size_t first = 0;
+    int used = 0;
+    if (!n)
+        return 0;
+    if (p->follow) {
+        for (first = n; first > 0; first--) {
+            used += line_rows(t, r, which, idx, first - 1, sel, cols, rows);
+            if (used > rows)
+                break;
+        }
+        return first < n ? first : n - 1; /* one line taller than the pane: its start */
+    }
+    while (first < n && tui_ring_at(&p->ring, idx[first])->seq < p->top)
+        first++;
+    if (sel != SIZE_MAX) {
+        if (sel < first)
+            first = sel;
+        for (size_t i = first; i <= sel; i++)
+            used += line_rows(t, r, which, idx, i, sel, cols, rows);
+        while (first < sel && used > rows)
+            used -= line_rows(t, r, which, idx, first++, sel, cols, rows);
+    }
+    used = 0; /* the rows from first to the end, counted only as far as the pane */
+    for (size_t i = first; i < n && used <= rows; i++)
+        used += line_rows(t, r, which, idx, i, sel, cols, rows);
+    while (first > 0 && used < rows) {
+        int k = line_rows(t, r, which, idx, first - 1, sel, cols, rows);
+        if (used + k > rows)
+            break;
+        used += k, first--;
+    }
+    return first >= n ? n - 1 : first;
+}
+
+static void pane_title(const struct run *r, int which, char *title, size_t n)
+{
+    const struct tui_ring *rg = &r->pane[which].ring;
+    bool f = r->filter[0] || r->filter_sev >= 0;
+    if (which == PANE_OUT)
+        snprintf(title, n, "Output: %llu line%s", (unsigned long long)rg->total,
+                 rg->total == 1 ? "" : "s");
+    else
+        snprintf(title, n, "Events%s%s%s", f ? " [filter: " : "",
+                 r->filter[0] ? r->filter : r->filter_sev >= 0 ? "severity" : "", f ? "]" : "");
 }
 
 static void draw_pane(struct tui *t, struct run *r, int which, WINDOW *w, int y, int x, int h,
@@ -644,55 +754,32 @@ static void draw_pane(struct tui *t, struct run *r, int which, WINDOW *w, int y,
 {
     struct pane *p = &r->pane[which];
     const struct tui_ring *rg = &p->ring;
-    bool focused = r->focus == which;
     p->y = y, p->x = x, p->h = h, p->w = wd;
     char title[256];
-    if (which == PANE_OUT)
-        snprintf(title, sizeof title, "Output: %llu line%s", (unsigned long long)rg->total,
-                 rg->total == 1 ? "" : "s");
-    else
-        snprintf(title, sizeof title, "Events%s%s%s", r->filter[0] || r->filter_sev >= 0 ? " [filter: " : "",
-                 r->filter[0] ? r->filter : r->filter_sev >= 0 ? "severity" : "",
-                 r->filter[0] || r->filter_sev >= 0 ? "]" : "");
-    tui_box(w, y, x, h, wd, tui_attr(t, focused ? TUI_R_BORDER_FOCUS : TUI_R_BORDER), title);
+    pane_title(r, which, title, sizeof title);
+    tui_box(w, y, x, h, wd, tui_attr(t, r->focus == which ? TUI_R_BORDER_FOCUS : TUI_R_BORDER),
+            title);
     int rows = h - 2, cols = wd - 2;
     p->rows = rows;
     static size_t idx[OUT_LINES];
     size_t n = visible(r, which, idx, SG_ARRAY_LEN(idx));
-    size_t first;
-    if (p->follow || !n) {
-        first = n > (size_t)rows ? n - (size_t)rows : 0;
-    } else {
-        first = 0;
-        while (first < n && tui_ring_at(rg, idx[first])->seq < p->top)
-            first++;
-        if (first + (size_t)rows > n)
-            first = n > (size_t)rows ? n - (size_t)rows : 0;
-        p->top = n ? tui_ring_at(rg, idx[first])->seq : 0;
-    }
-    int row = 0;
-    if (rg->dropped_lines && first == 0 && rows > 1) {
+    size_t sel = cursor_index(p, idx, n);
+    int row = rg->dropped_lines && rows > 1 ? 1 : 0; /* room for the line that says so */
+    size_t first = layout(t, r, which, idx, n, sel, cols, rows - row);
+    if (n)
+        p->top = tui_ring_at(rg, idx[first])->seq;
+    if (row && first == 0)
         tui_putf(w, y + 1, x + 1, cols, tui_attr(t, TUI_R_DIM),
                  "... %llu older lines (%llu bytes) dropped from the scrollback (the trace "
                  "counts every byte)",
                  (unsigned long long)rg->dropped_lines, (unsigned long long)rg->dropped_bytes);
-        row = 1;
-    }
-    if (t->wrap && p->follow) { /* the last line at the bottom, whatever each one takes */
-        int used = 0;
-        first = n;
-        while (first > 0 &&
-               used + draw_line(t, r, which, tui_ring_at(rg, idx[first - 1]), NULL, 0, 0, cols,
-                                rows) <= rows - row)
-            used += draw_line(t, r, which, tui_ring_at(rg, idx[--first]), NULL, 0, 0, cols, rows);
-        if (first == n && n)
-            first = n - 1; /* one line taller than the pane: its start */
-    }
+    else
+        row = 0;
     size_t i = first;
     for (; row < rows && i < n; i++)
         row += draw_line(t, r, which, tui_ring_at(rg, idx[i]), w, y + 1 + row, x + 1, cols,
-                         rows - row);
-    if (!p->follow && i < n) {
+                         rows - row, i == sel);
+    if (i < n) {
         char more[64];
         snprintf(more, sizeof more, r->active ? " %zu more below, End to follow "
                                               : " %zu more below, End for the last ", n - i);
@@ -782,6 +869,21 @@ static int draw_vitals(struct tui *t, struct run *r, WINDOW *w, int cols)
     return x;
 }
 
+/* How the run ended, and where its trace is: the path goes on from the
+ * end of the row on rows of its own, never cut (a path a person may
+ * type). Returns the rows used. */
+static int draw_outcome(struct tui *t, struct run *r, WINDOW *w, int y, int cols)
+{
+    attr_t a = tui_attr(t, r->exit_code ? TUI_R_SEV_WARNING : TUI_R_OK);
+    int x = 1 + tui_put(w, y, 1, cols - 2, r->outcome, strlen(r->outcome), a);
+    if (!r->trace[0])
+        return 1;
+    cleanup_free char *trace = tui_home_short(r->trace);
+    x += tui_putf(w, y, x, cols - 1 - x, tui_attr(t, TUI_R_DIM), "  trace ");
+    return tui_put_flow(w, y, x, cols - 1, 2, 4, trace, strlen(trace), tui_attr(t, TUI_R_DIM),
+                        tui_attr(t, TUI_R_ESCAPED));
+}
+
 static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
 {
     struct run *r = R(v);
@@ -810,9 +912,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         top = 2;
     }
     if (r->done) {
-        tui_putf(w, top, 1, cols - 2, tui_attr(t, r->exit_code ? TUI_R_SEV_WARNING : TUI_R_OK),
-                 "%s%s%s", r->outcome, r->trace[0] ? "  trace " : "", r->trace);
-        top++;
+        top += draw_outcome(t, r, w, top, cols);
         if (r->att_known) { /* what it tried, not only how it ended */
             cleanup_free char *tally = sg_attempts_text(&r->att);
             cleanup_free char *att = sg_xasprintf("attempted: %s", tally);
@@ -833,7 +933,9 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
     } else if (r->maximized) {
         draw_pane(t, r, r->focus, w, top, 0, h, cols);
     } else if (cols >= 100) {
-        int lw = cols * 11 / 20;
+        /* from 120 columns the events (a decision's words) take the wider
+         * share; below, the output keeps room for a line of JSON */
+        int lw = cols * (cols >= 120 ? 9 : 11) / 20;
         draw_pane(t, r, PANE_OUT, w, top, 0, h, lw);
         draw_pane(t, r, PANE_EV, w, top, lw, h, cols - lw);
     } else {
@@ -845,86 +947,97 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
 
 /* ---- keys ---- */
 
+/* The moves: the events pane's cursor goes delta lines (home: the first,
+ * end: the last, following again) and the pane scrolls as far as it must
+ * to show it; the output pane scrolls. */
 static void scroll_to(struct run *r, struct pane *p, long delta, bool home, bool end)
 {
     static size_t idx[OUT_LINES];
     int which = (int)(p - r->pane);
     size_t n = visible(r, which, idx, SG_ARRAY_LEN(idx));
     size_t rows = p->rows > 0 ? (size_t)p->rows : 1;
-    size_t last = n > rows ? n - rows : 0;
-    size_t cur = last;
-    if (!p->follow)
-        for (cur = 0; cur < n && p->ring.v && tui_ring_at(&p->ring, idx[cur])->seq < p->top; cur++)
+    size_t last = p->has_cursor ? (n ? n - 1 : 0) : n > rows ? n - rows : 0;
+    size_t cur = p->has_cursor ? cursor_index(p, idx, n) : last;
+    if (!p->has_cursor && !p->follow)
+        for (cur = 0; cur < n && tui_ring_at(&p->ring, idx[cur])->seq < p->top; cur++)
             ;
     long target = home ? 0 : end ? (long)last : (long)cur + delta;
     if (target < 0)
         target = 0;
     if (target >= (long)last) {
-        p->follow = true; /* at the bottom: follow new output again */
+        p->follow = true; /* at the bottom: follow new lines again */
+        return;
+    }
+    if (p->has_cursor) {
+        cursor_to(p, idx, n, (size_t)target);
         return;
     }
     p->follow = false;
     p->top = tui_ring_at(&p->ring, idx[target])->seq;
 }
 
-/* Line i of the n shown (idx) in the middle of the pane. */
+/* Line i of the n shown (idx) in the middle of the pane, and the cursor
+ * on it. */
 static void show_at(struct pane *p, const size_t *idx, size_t n, size_t i)
 {
     size_t half = p->rows > 2 ? (size_t)p->rows / 2 : 0;
     size_t want = i > half ? i - half : 0;
     p->follow = false;
     p->top = tui_ring_at(&p->ring, idx[want])->seq;
-    if (want + (size_t)p->rows >= n)
+    if (p->has_cursor)
+        cursor_to(p, idx, n, i);
+    else if (want + (size_t)p->rows >= n)
         p->follow = true;
+}
+
+/* The line the pane's search, or ]/[ }/{, starts from: the cursor, else
+ * the current match, else (dir says) past the end or before the start. */
+static size_t search_from(const struct pane *p, const size_t *idx, size_t n, int dir)
+{
+    size_t sel = cursor_index(p, idx, n);
+    if (sel != SIZE_MAX)
+        return sel;
+    for (size_t i = 0; i < n; i++)
+        if (tui_ring_at(&p->ring, idx[i])->seq == p->match_seq)
+            return i;
+    return dir > 0 ? n - 1 : 0;
+}
+
+/* The next line (dir 1) or the previous (-1) from the one search_from
+ * names, round the end, that matches the search (how < 0) or counts as
+ * how; shown and made the cursor. false: none. */
+static bool find_line(struct run *r, struct pane *p, int dir, int how, bool from_here)
+{
+    static size_t idx[OUT_LINES];
+    size_t n = visible(r, (int)(p - r->pane), idx, SG_ARRAY_LEN(idx));
+    if (!n)
+        return false;
+    size_t cur = search_from(p, idx, n, dir);
+    for (size_t k = from_here ? 0 : 1; k <= n; k++) {
+        size_t i = (cur + n + (size_t)((long)dir * (long)k)) % n;
+        const struct tui_line *l = tui_ring_at(&p->ring, idx[i]);
+        if (how >= 0 ? l->how == how : tui_matches(l->text, l->len, p->search)) {
+            p->match_seq = l->seq;
+            show_at(p, idx, n, i);
+            return true;
+        }
+    }
+    return false;
 }
 
 static void find(struct run *r, struct pane *p, int dir)
 {
-    static size_t idx[OUT_LINES];
-    int which = (int)(p - r->pane);
-    size_t n = visible(r, which, idx, SG_ARRAY_LEN(idx));
-    if (!n || !p->search[0])
-        return;
-    size_t cur = n - 1;
-    for (size_t i = 0; i < n; i++)
-        if (tui_ring_at(&p->ring, idx[i])->seq == p->match_seq) {
-            cur = i;
-            break;
-        }
-    for (size_t k = 1; k <= n; k++) {
-        size_t i = (cur + n + (size_t)((long)dir * (long)k)) % n;
-        const struct tui_line *l = tui_ring_at(&p->ring, idx[i]);
-        if (tui_matches(l->text, l->len, p->search)) {
-            p->match_seq = l->seq;
-            show_at(p, idx, n, i);
-            return;
-        }
-    }
+    if (p->search[0])
+        find_line(r, p, dir, -1, false);
 }
 
 /* ]/[ the next/previous refusal, }/{ the next/previous question asked,
- * in the events pane: shown mid-pane and marked. */
+ * in the events pane: the cursor goes there. */
 static void find_how(struct tui *t, struct run *r, int dir, int how)
 {
-    static size_t idx[EV_LINES];
-    struct pane *p = &r->pane[PANE_EV];
     r->focus = PANE_EV;
-    size_t n = visible(r, PANE_EV, idx, SG_ARRAY_LEN(idx));
-    size_t cur = dir > 0 ? n - 1 : 0; /* from the start (or the end) the first time */
-    for (size_t i = 0; p->jumped && i < n; i++)
-        if (tui_ring_at(&p->ring, idx[i])->seq == p->jump_seq)
-            cur = i;
-    for (size_t k = 1; k <= n; k++) {
-        size_t i = (cur + n + (size_t)((long)dir * (long)k)) % n;
-        const struct tui_line *l = tui_ring_at(&p->ring, idx[i]);
-        if (l->how == how) {
-            p->jump_seq = l->seq;
-            p->jumped = true;
-            show_at(p, idx, n, i);
-            return;
-        }
-    }
-    tui_message(t, "no %s in the events shown", how == SG_ATT_ASKED ? "question" : "refusal");
+    if (!find_line(r, &r->pane[PANE_EV], dir, how, false))
+        tui_message(t, "no %s in the events shown", how == SG_ATT_ASKED ? "question" : "refusal");
 }
 
 static void searched(struct tui *t, const char *text, void *ctx)
@@ -935,8 +1048,9 @@ static void searched(struct tui *t, const char *text, void *ctx)
         return;
     snprintf(p->search, sizeof p->search, "%s", text);
     p->match_seq = UINT64_MAX;
-    find(r, p, -1);
-    if (p->search[0] && p->match_seq == UINT64_MAX)
+    /* from the cursor up (the newest match above it, the cursor's own
+     * line first); the output pane from its end */
+    if (p->search[0] && !find_line(r, p, -1, -1, p->has_cursor))
         tui_message(t, "not found: %s", p->search);
 }
 
@@ -963,8 +1077,8 @@ static void filtered(struct tui *t, const char *text, void *ctx)
 }
 
 /* Every event the pane keeps (its filter applied), each with its JSON
- * data, in the pager, from the one at the top of the pane: a live run's
- * events in full, without waiting for the trace. */
+ * data, in the pager, from the cursor's: a live run's events in full,
+ * without waiting for the trace. */
 static void events_in_full(struct tui *t, struct run *r)
 {
     static size_t idx[EV_LINES];
@@ -974,10 +1088,7 @@ static void events_in_full(struct tui *t, struct run *r)
         tui_message(t, "no events to show");
         return;
     }
-    size_t from = n > (size_t)(p->rows > 0 ? p->rows : 1) ? n - (size_t)p->rows : 0;
-    if (!p->follow)
-        for (from = 0; from < n && tui_ring_at(&p->ring, idx[from])->seq < p->top; from++)
-            ;
+    size_t from = cursor_index(p, idx, n);
     struct sg_buf b;
     sg_buf_init(&b, 64u << 20);
     size_t lines = 0, at = 0;
@@ -1005,24 +1116,18 @@ static void events_in_full(struct tui *t, struct run *r)
     tui_pager_goto(t, at);
 }
 
-/* y: what the line in view names. An event: the request as a rule
- * (Write(/path), Bash(...), Fetch(host)) where it is a decision, else the
- * path, command or host it names, else its text; an output line: itself.
- * The line: the one ]/[ }/{ went to, else the search's match, else the
- * last one shown. */
+/* y: what the line names. An event: the request as a rule (Write(/path),
+ * Bash(...), Fetch(host)) where it is a decision, else the path, command
+ * or host it names, else its text; an output line: itself. The line: the
+ * events pane's cursor; in the output pane the search's match, else the
+ * last one. */
 static void copy_line(struct tui *t, struct run *r)
 {
     static size_t idx[OUT_LINES];
     struct pane *p = &r->pane[r->focus];
     size_t n = visible(r, r->focus, idx, SG_ARRAY_LEN(idx));
-    const struct tui_line *l = NULL;
-    for (size_t i = 0; i < n && (p->jumped || p->match_seq); i++) {
-        const struct tui_line *c = tui_ring_at(&p->ring, idx[i]);
-        if ((p->jumped && c->seq == p->jump_seq) || (!p->jumped && c->seq == p->match_seq))
-            l = c;
-    }
-    if (!l && n)
-        l = tui_ring_at(&p->ring, idx[n - 1]);
+    size_t at = search_from(p, idx, n, 1);
+    const struct tui_line *l = n ? tui_ring_at(&p->ring, idx[at]) : NULL;
     if (!l) {
         tui_message(t, "nothing to copy here");
         return;
