@@ -392,6 +392,10 @@ bool tui_traces_busy(struct tui *t);
 /* view_pager.c: the pager shows this trace (e exports it); from this line */
 void tui_pager_set_trace(struct tui *t, const char *path);
 void tui_pager_goto(struct tui *t, size_t line);
+/* A line of the trace shown that is a refusal or a question (] [ } { go
+ * from one to the next) or where its timeline is (T): set after show. */
+enum tui_mark { TUI_MARK_REFUSED, TUI_MARK_ASKED, TUI_MARK_TIMELINE };
+void tui_pager_mark(struct tui *t, size_t line, enum tui_mark kind);
 /* The text shown wraps whatever w says (until the next text). */
 void tui_pager_wrap(struct tui *t);
 
