@@ -53,6 +53,7 @@ struct traces {
     enum sort_key sort;
     bool reverse;
     char filter[128];
+    char filter_was[128]; /* the filter before f or /: Esc puts it back */
     char *dir;
     char *mark;                        /* the file of the run marked to compare with (v) */
     size_t unreadable, pending;
@@ -853,12 +854,13 @@ static void show_runs_diff(struct tui *t, struct traces *s, const struct row *r)
 
 /* ---- keys ---- */
 
-/* As you type; Enter keeps the filter, Esc (text NULL) clears it. */
+/* As you type, what is typed is the filter; Enter keeps it (empty: every
+ * trace), Esc (text NULL) puts back the one before. */
 static void filter_changed(struct tui *t, const char *text, void *ctx)
 {
     (void)t;
     struct traces *s = ctx;
-    snprintf(s->filter, sizeof s->filter, "%s", text ? text : "");
+    snprintf(s->filter, sizeof s->filter, "%s", text ? text : s->filter_was);
     refilter(s);
 }
 
@@ -870,11 +872,29 @@ static void filtered(struct tui *t, const char *text, void *ctx)
         tui_message(t, "no matches for \"%s\"", s->filter);
 }
 
+/* f and /: a new filter, never added to the old one ("net" then "warning"
+ * is "warning"); the line says what it replaces. */
+static void ask_filter(struct tui *t, struct traces *s)
+{
+    snprintf(s->filter_was, sizeof s->filter_was, "%s", s->filter);
+    cleanup_free char *label =
+        s->filter[0] ? sg_xasprintf("filter traces, replacing \"%s\" (Esc keeps it): ", s->filter)
+                     : sg_xstrdup("filter traces (skill, status, severity): ");
+    tui_input_live(t, label, "", filter_changed, filtered, s);
+}
+
 static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
 {
     struct traces *s = T(v);
     size_t page = s->rows > 1 ? (size_t)s->rows - 1 : 1;
     const struct row *r = s->sel < s->nshown ? &s->v[s->shown[s->sel]] : NULL;
+    if (!r && (a == TUI_A_MARK || a == TUI_A_DIFF || a == TUI_A_COPY || a == TUI_A_ENTER ||
+               a == TUI_A_EXPORT || a == TUI_A_REPORT)) {
+        tui_message(t, "no trace to %s: %s",
+                    a == TUI_A_ENTER ? "open" : a == TUI_A_DIFF ? "compare" : tui_action_name(a),
+                    s->filter[0] ? "none matches the filter (f changes it)" : "no run yet");
+        return true;
+    }
     switch (a) {
     case TUI_A_UP: if (s->sel) s->sel--; return true;
     case TUI_A_DOWN: if (s->sel + 1 < s->nshown) s->sel++; return true;
@@ -894,13 +914,8 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         refilter(s);
         tui_message(t, "sorted by %s%s", sort_names[s->sort], s->reverse ? ", reversed" : "");
         return true;
-    case TUI_A_FILTER: /* f: the filter as it is, to edit; /: a new one */
-    case TUI_A_SEARCH:
-        tui_input_live(t, "filter traces (skill, status, severity): ",
-                       a == TUI_A_FILTER ? s->filter : "", filter_changed, filtered, s);
-        if (a == TUI_A_SEARCH)
-            filter_changed(t, "", s);
-        return true;
+    case TUI_A_FILTER:
+    case TUI_A_SEARCH: ask_filter(t, s); return true;
     case TUI_A_MARK:
         if (!r)
             return true;
