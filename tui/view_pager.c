@@ -226,8 +226,16 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_PAGE_DOWN: p->top = p->top + page < last ? p->top + page : last; return true;
     case TUI_A_HOME: p->top = 0; return true;
     case TUI_A_END: p->top = last; return true;
-    case TUI_A_LEFT: p->left = p->left > 8 ? p->left - 8 : 0; return true;
-    case TUI_A_RIGHT: p->left += 8; return true;
+    case TUI_A_LEFT:
+    case TUI_A_RIGHT:
+        if (p->wrap) /* as last drawn: nothing is cut, nothing to scroll to */
+            tui_message(t, p->force_wrap ? "this text wraps: nothing to scroll sideways"
+                                         : "long lines wrap: w lets them scroll sideways");
+        else if (a == TUI_A_LEFT)
+            p->left = p->left > 8 ? p->left - 8 : 0;
+        else
+            p->left += 8;
+        return true;
     case TUI_A_SEARCH: tui_input(t, "search: ", "", searched, p); return true;
     case TUI_A_SEARCH_NEXT:
     case TUI_A_SEARCH_PREV:
