@@ -196,6 +196,7 @@ static bool global_action(struct tui *t, enum tui_action a)
     case TUI_A_REDRAW: clearok(curscr, TRUE); t->dirty = true; return true;
     case TUI_A_THEME: next_theme(t); return true;
     case TUI_A_MESSAGES: tui_messages_show(t); return true;
+    case TUI_A_PALETTE: tui_palette_open(t); return true;
     case TUI_A_WRAP:
         t->wrap = !t->wrap;
         tui_message(t, t->wrap ? "long lines wrap (w: scroll them sideways instead)"
@@ -203,6 +204,12 @@ static bool global_action(struct tui *t, enum tui_action a)
         return true;
     default: return false;
     }
+}
+
+bool tui_act(struct tui *t, enum tui_action a)
+{
+    struct tui_view *v = &t->views[t->cur];
+    return (v->ops->request && v->ops->request(t, v, a)) || global_action(t, a);
 }
 
 static void tui_key(struct tui *t, int key)
@@ -219,6 +226,8 @@ static void tui_key(struct tui *t, int key)
         tui_prompt_key(t, key); /* a y/N over it (stopping the run) takes the key first */
         return;
     }
+    if (tui_palette_key(t, key))
+        return;
     if (t->input_active) {
         input_key(t, key);
         return;
@@ -238,17 +247,13 @@ static void tui_key(struct tui *t, int key)
             t->quit = true;
         return;
     }
-    struct tui_view *v = &t->views[t->cur];
     static const enum tui_group order[] = {TUI_G_VIEW, TUI_G_MOVE, TUI_G_GLOBAL};
     for (size_t i = 0; i < SG_ARRAY_LEN(order); i++) {
         enum tui_action a = tui_keymap_lookup(&t->keys, key, order[i]);
-        if (a == TUI_A_NONE)
-            continue;
-        if (v->ops->request && v->ops->request(t, v, a))
-            return;
-        if (global_action(t, a))
+        if (a != TUI_A_NONE && tui_act(t, a))
             return;
     }
+    tui_key_unhandled(t, key); /* every key acts or says why not */
 }
 
 /* After a bare Esc, the rest of an escape sequence curses did not know
@@ -493,6 +498,7 @@ void tui_draw_now(struct tui *t)
             delwin(body);
         }
         draw_status(t);
+        tui_palette_draw(t);
         if (tui_prompt_active(t))
             tui_prompt_draw(t);
     }
@@ -776,6 +782,7 @@ int tui_main(const struct tui_opts *o)
         if (t->views[i].ops && t->views[i].ops->close)
             t->views[i].ops->close(t, &t->views[i]);
     tui_prompt_free(t);
+    tui_palette_free(t);
     endwin();
 out:
     tui_attach_close(t);

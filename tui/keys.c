@@ -212,3 +212,43 @@ void tui_keymap_describe(const struct tui_keymap *m, enum tui_action a, char *ou
         o += (size_t)snprintf(out + o, n - o, "%s%s", o ? " " : "", k);
     }
 }
+
+void tui_action_key(const struct tui_keymap *m, enum tui_action a, char *out, size_t n)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->b[i].action == a) {
+            tui_key_name(m->b[i].key, out, n);
+            return;
+        }
+    snprintf(out, n, ":%s", actions[a].name);
+}
+
+void tui_action_unhandled(struct tui *t, const char *how, enum tui_action a)
+{
+    /* why first: a long help may be cut at the screen's edge */
+    if (actions[a].group == TUI_G_PROMPT)
+        tui_message(t, "%s is for the permission prompt, and none is open: %s", how,
+                    actions[a].help);
+    else if (how[0] == ':') /* the palette's command: its name is there already */
+        tui_message(t, "%s does nothing here: %s", how, actions[a].help);
+    else
+        tui_message(t, "%s does nothing here: it is %s, %s", how, actions[a].name,
+                    actions[a].help);
+}
+
+void tui_key_unhandled(struct tui *t, int key)
+{
+    static const enum tui_group order[] = {TUI_G_VIEW, TUI_G_MOVE, TUI_G_GLOBAL, TUI_G_PROMPT};
+    char kn[32];
+    tui_key_name(key, kn, sizeof kn);
+    for (size_t i = 0; i < SG_ARRAY_LEN(order); i++) {
+        enum tui_action a = tui_keymap_lookup(&t->keys, key, order[i]);
+        if (a != TUI_A_NONE) {
+            tui_action_unhandled(t, kn, a);
+            return;
+        }
+    }
+    char pk[32];
+    tui_action_key(&t->keys, TUI_A_PALETTE, pk, sizeof pk);
+    tui_message(t, "unknown key '%s': %s lists every command", kn, pk);
+}

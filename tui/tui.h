@@ -34,6 +34,7 @@
     X(REDRAW, "redraw", "^L", GLOBAL, "redraw the screen")                                   \
     X(THEME, "next-theme", "t", GLOBAL, "switch to the next theme")                          \
     X(MESSAGES, "messages", "L", GLOBAL, "the status line's messages, whole")                \
+    X(PALETTE, "palette", ":", GLOBAL, "every action by name, with its keys: Tab completes")  \
     X(UP, "move-up", "k Up", MOVE, "one line up")                                            \
     X(DOWN, "move-down", "j Down", MOVE, "one line down")                                    \
     X(PAGE_UP, "page-up", "PgUp ^B", MOVE, "one page up")                                    \
@@ -114,6 +115,9 @@ const char *tui_action_name(enum tui_action a);
 const char *tui_action_help(enum tui_action a);
 enum tui_group tui_action_group(enum tui_action a);
 const char *tui_group_name(enum tui_group g);
+/* The first key bound to a (its name, as the help shows it), or ":NAME"
+ * when none is: how a message names the way to reach an action. */
+void tui_action_key(const struct tui_keymap *m, enum tui_action a, char *out, size_t n);
 
 /* ---- the screens ---- */
 
@@ -201,6 +205,7 @@ struct tui {
     void *input_ctx;
     /* the permission prompt (modal) */
     struct tui_prompt_state *prompt;
+    struct tui_palette *palette; /* palette.c: the : line, while it is open */
     /* a run in progress */
     bool running;
     struct tui_demo *demo;   /* skillgate demo */
@@ -213,6 +218,9 @@ struct tui {
 
 /* app.c */
 int tui_main(const struct tui_opts *o);
+/* Do what a on the current screen does (a key, or the palette, asked for
+ * it); false: nothing here does it. */
+bool tui_act(struct tui *t, enum tui_action a);
 void tui_switch(struct tui *t, enum tui_screen s);
 void tui_message(struct tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tui_input(struct tui *t, const char *label, const char *initial, tui_input_done done,
@@ -283,6 +291,23 @@ attr_t tui_attr(const struct tui *t, enum tui_role r);
 attr_t tui_severity_attr(const struct tui *t, int severity);
 /* Case-insensitive search of needle in the sanitized form of s. */
 bool tui_matches(const char *s, size_t len, const char *needle);
+
+/* keys.c: a key that did nothing says why: bound to nothing ("unknown
+ * key"), its action not for this screen, or for the prompt (none open).
+ * how names the key or the palette's command ("] " or ":sort"). */
+void tui_key_unhandled(struct tui *t, int key);
+void tui_action_unhandled(struct tui *t, const char *how, enum tui_action a);
+
+/* palette.c: the command palette, ":" (k9s, lazygit): the input line with
+ * every action that matches what is typed listed above it, with its keys
+ * and help; Tab completes, Up/Down choose, Enter runs, Esc closes. */
+struct tui_palette;
+void tui_palette_open(struct tui *t);
+/* Tab, BackTab, Up, Down while it is open (the line takes the rest);
+ * false: not the palette's. */
+bool tui_palette_key(struct tui *t, int key);
+void tui_palette_draw(struct tui *t);
+void tui_palette_free(struct tui *t);
 
 /* prompt.c: the modal */
 void tui_prompt_init(struct tui *t);
@@ -385,6 +410,10 @@ bool tui_traces_busy(struct tui *t);
 /* view_pager.c: the pager shows this trace (e exports it); from this line */
 void tui_pager_set_trace(struct tui *t, const char *path);
 void tui_pager_goto(struct tui *t, size_t line);
+/* A line of the trace shown that is a refusal or a question (] [ } { go
+ * from one to the next) or where its timeline is (T): set after show. */
+enum tui_mark { TUI_MARK_REFUSED, TUI_MARK_ASKED, TUI_MARK_TIMELINE };
+void tui_pager_mark(struct tui *t, size_t line, enum tui_mark kind);
 /* The text shown wraps whatever w says (until the next text). */
 void tui_pager_wrap(struct tui *t);
 

@@ -123,6 +123,11 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
 {
     struct grants *s = G(v);
     size_t n = json_array_size(s->list);
+    if (!n && (a == TUI_A_COPY || a == TUI_A_DELETE)) {
+        tui_message(t, "no grant to %s: an \"always\" answer to a prompt makes one",
+                    a == TUI_A_COPY ? "copy" : "revoke");
+        return true;
+    }
     switch (a) {
     case TUI_A_COPY:
         if (s->sel < n)

@@ -16,6 +16,12 @@ struct pager {
     bool wrap;       /* as last drawn */
     bool force_wrap; /* this text wraps whatever w says */
     char search[256];
+    struct mark {          /* a trace's refusals, questions, timeline */
+        size_t line;
+        enum tui_mark kind;
+    } *mark;
+    size_t nmark, mark_cap;
+    size_t before_timeline; /* where T came from (T again goes back) */
 };
 
 static struct pager *P(struct tui_view *v)
@@ -27,7 +33,7 @@ static struct pager *P(struct tui_view *v)
 
 static void reset(struct pager *p)
 {
-    free(p->title), free(p->text), free(p->line), free(p->len), free(p->trace);
+    free(p->title), free(p->text), free(p->line), free(p->len), free(p->trace), free(p->mark);
     memset(p, 0, sizeof *p);
 }
 
@@ -67,6 +73,15 @@ void tui_pager_set_trace(struct tui *t, const char *path)
     struct pager *p = P(&t->views[TUI_S_PAGER]);
     free(p->trace);
     p->trace = sg_xstrdup(path);
+}
+
+void tui_pager_mark(struct tui *t, size_t line, enum tui_mark kind)
+{
+    struct pager *p = P(&t->views[TUI_S_PAGER]);
+    if (line >= p->n)
+        return;
+    sg_grow(&p->mark, &p->mark_cap, p->nmark + 1, sizeof *p->mark);
+    p->mark[p->nmark++] = (struct mark){line, kind};
 }
 
 static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
@@ -111,6 +126,78 @@ static void searched(struct tui *t, const char *text, void *ctx)
         tui_message(t, "not found: %s", p->search);
 }
 
+/* ] [ } {: the next (dir 1) or previous mark of kind from the top line,
+ * round the end; the top line is where it goes (as a search's match). */
+static void jump(struct tui *t, struct pager *p, enum tui_action a, enum tui_mark kind, int dir)
+{
+    const char *what = kind == TUI_MARK_REFUSED ? "refusals" : "questions asked";
+    char key[32];
+    tui_action_key(&t->keys, a, key, sizeof key);
+    if (!p->trace) {
+        tui_message(t, "%s jumps between a trace's %s: %s is not a trace", key, what,
+                    p->title ? p->title : "this");
+        return;
+    }
+    size_t n = 0, at = 0, first = 0, last = 0, pick = SIZE_MAX;
+    for (size_t i = 0; i < p->nmark; i++) {
+        if (p->mark[i].kind != kind)
+            continue;
+        size_t l = p->mark[i].line;
+        if (!n++)
+            first = l;
+        last = l;
+        if (dir > 0 && l > p->top && pick == SIZE_MAX)
+            pick = l, at = n;
+        if (dir < 0 && l < p->top)
+            pick = l, at = n;
+    }
+    if (!n) {
+        tui_message(t, "%s jumps between %s: this trace has none", key, what);
+        return;
+    }
+    if (pick == SIZE_MAX) /* round the end */
+        pick = dir > 0 ? first : last, at = dir > 0 ? 1 : n;
+    p->top = pick;
+    tui_message(t, "%s %zu of %zu", kind == TUI_MARK_REFUSED ? "refusal" : "question", at, n);
+}
+
+/* T: the trace's timeline, and T again back to where it was read. */
+static void timeline(struct tui *t, struct pager *p)
+{
+    char key[32];
+    tui_action_key(&t->keys, TUI_A_TIMELINE, key, sizeof key);
+    size_t i = 0;
+    while (i < p->nmark && p->mark[i].kind != TUI_MARK_TIMELINE)
+        i++;
+    if (i == p->nmark) {
+        tui_message(t, "%s shows a run's timeline, and %s is not a run's trace", key,
+                    p->title ? p->title : "this");
+        return;
+    }
+    if (p->top == p->mark[i].line && p->before_timeline != p->top) {
+        p->top = p->before_timeline;
+        tui_message(t, "back to line %zu", p->top + 1);
+        return;
+    }
+    p->before_timeline = p->top;
+    p->top = p->mark[i].line;
+    tui_message(t, "the run's timeline (%s again: back to line %zu)", key,
+                p->before_timeline + 1);
+}
+
+/* n N: the next match, or why there is none. */
+static void search_again(struct tui *t, struct pager *p, int dir)
+{
+    if (!p->search[0]) {
+        tui_message(t, "no search yet: / searches");
+        return;
+    }
+    if (p->n)
+        find(p, dir);
+    if (!p->n || !tui_matches(p->line[p->top], p->len[p->top], p->search))
+        tui_message(t, "not found: %s", p->search);
+}
+
 /* The top line that shows the last line at the bottom: with wrap on, a
  * line may take many rows. */
 static size_t last_top(const struct pager *p, size_t page)
@@ -139,11 +226,26 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_PAGE_DOWN: p->top = p->top + page < last ? p->top + page : last; return true;
     case TUI_A_HOME: p->top = 0; return true;
     case TUI_A_END: p->top = last; return true;
-    case TUI_A_LEFT: p->left = p->left > 8 ? p->left - 8 : 0; return true;
-    case TUI_A_RIGHT: p->left += 8; return true;
+    case TUI_A_LEFT:
+    case TUI_A_RIGHT:
+        if (p->wrap) /* as last drawn: nothing is cut, nothing to scroll to */
+            tui_message(t, p->force_wrap ? "this text wraps: nothing to scroll sideways"
+                                         : "long lines wrap: w lets them scroll sideways");
+        else if (a == TUI_A_LEFT)
+            p->left = p->left > 8 ? p->left - 8 : 0;
+        else
+            p->left += 8;
+        return true;
     case TUI_A_SEARCH: tui_input(t, "search: ", "", searched, p); return true;
-    case TUI_A_SEARCH_NEXT: if (p->search[0] && p->n) find(p, 1); return true;
-    case TUI_A_SEARCH_PREV: if (p->search[0] && p->n) find(p, -1); return true;
+    case TUI_A_SEARCH_NEXT:
+    case TUI_A_SEARCH_PREV:
+        search_again(t, p, a == TUI_A_SEARCH_NEXT ? 1 : -1);
+        return true;
+    case TUI_A_NEXT_REFUSED: jump(t, p, a, TUI_MARK_REFUSED, 1); return true;
+    case TUI_A_PREV_REFUSED: jump(t, p, a, TUI_MARK_REFUSED, -1); return true;
+    case TUI_A_NEXT_ASKED: jump(t, p, a, TUI_MARK_ASKED, 1); return true;
+    case TUI_A_PREV_ASKED: jump(t, p, a, TUI_MARK_ASKED, -1); return true;
+    case TUI_A_TIMELINE: timeline(t, p); return true;
     case TUI_A_COPY:
         if (p->trace)
             tui_copy(t, "trace's path", p->trace);

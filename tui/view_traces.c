@@ -53,6 +53,7 @@ struct traces {
     enum sort_key sort;
     bool reverse;
     char filter[128];
+    char filter_was[128]; /* the filter before f or /: Esc puts it back */
     char *dir;
     char *mark;                        /* the file of the run marked to compare with (v) */
     size_t unreadable, pending;
@@ -492,7 +493,59 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
 
 /* ---- one trace as text ---- */
 
-static char *trace_text(json_t *doc, const char *path)
+/* Where the trace's text marks lines for the pager: its refusals, its
+ * questions, its timeline (] [ } { T); a line's number is the count of
+ * newlines before it (a message's own newline included: the pager splits
+ * there too). */
+struct marks {
+    struct {
+        size_t line;
+        enum tui_mark kind;
+    } *v;
+    size_t n, cap;
+    size_t lines, counted; /* newlines in the text up to counted */
+};
+
+static void mark_here(struct marks *m, const struct sg_buf *b, enum tui_mark kind)
+{
+    for (; m->counted < b->len; m->counted++)
+        m->lines += b->data[m->counted] == '\n';
+    sg_grow(&m->v, &m->cap, m->n + 1, sizeof *m->v);
+    m->v[m->n].line = m->lines;
+    m->v[m->n++].kind = kind;
+}
+
+/* The timeline: every event in full, its data under it (w wraps it),
+ * output aside; a refusal or a question marked where it starts. */
+static void timeline_text(struct sg_buf *b, json_t *doc, struct marks *m)
+{
+    size_t i;
+    json_t *c;
+    sg_buf_printf(b, "\nTimeline\n");
+    json_array_foreach(json_object_get(doc, "events"), i, c)
+    {
+        struct sg_attempts one = {0};
+        sg_attempts_add_json(&one, c);
+        if (sg_attempts_total(&one, SG_ATT_BLOCKED) || sg_attempts_total(&one, SG_ATT_ASKED))
+            mark_here(m, b, sg_attempts_total(&one, SG_ATT_BLOCKED) ? TUI_MARK_REFUSED
+                                                                      : TUI_MARK_ASKED);
+        const char *ts = jstr(c, "timestamp");
+        const char *kind = jstr(c, "kind");
+        sg_buf_printf(b, "  %.12s %-26s %s\n", strlen(ts) > 11 ? ts + 11 : ts, kind,
+                      jstr(c, "message"));
+        json_t *data = json_object_get(c, "data");
+        if (json_object_size(data) && strcmp(kind, "stdout") && strcmp(kind, "stderr")) {
+            cleanup_free char *dj = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            if (dj)
+                sg_buf_printf(b, "               %-26s %s\n", "", dj);
+        }
+        if (json_integer_value(json_object_get(c, "repeated")) > 0)
+            sg_buf_printf(b, "               %-26s (and %lld more times)\n", "",
+                          (long long)json_integer_value(json_object_get(c, "repeated")));
+    }
+}
+
+static char *trace_text(json_t *doc, const char *path, struct marks *m)
 {
     struct sg_buf b;
     sg_buf_init(&b, 32u << 20);
@@ -526,7 +579,9 @@ static char *trace_text(json_t *doc, const char *path)
     tui_tl_from_trace(tl, doc);
     cleanup_free char *tlt = tui_tl_text(tl, tl->last_ms, 64);
     free(tl);
-    sg_buf_printf(&b, "\nTimeline (x refused, ? asked, + allowed)\n%s", tlt);
+    sg_buf_printf(&b, "\n");
+    mark_here(m, &b, TUI_MARK_TIMELINE);
+    sg_buf_printf(&b, "Timeline (x refused, ? asked, + allowed)\n%s", tlt);
     sg_buf_printf(&b, "\nViolations\n");
     if (!json_array_size(json_object_get(vs, "classifications")))
         sg_buf_printf(&b, "  none\n");
@@ -553,24 +608,7 @@ static char *trace_text(json_t *doc, const char *path)
                       jstr(c, "decision"), jstr(c, "decided_by"), jstr(c, "scope"),
                       (long long)json_integer_value(json_object_get(c, "latency_ms")));
     }
-    sg_buf_printf(&b, "\nTimeline\n");
-    json_array_foreach(json_object_get(doc, "events"), i, c)
-    {
-        const char *ts = jstr(c, "timestamp");
-        const char *kind = jstr(c, "kind");
-        sg_buf_printf(&b, "  %.12s %-26s %s\n", strlen(ts) > 11 ? ts + 11 : ts, kind,
-                      jstr(c, "message"));
-        /* every event in full: its data under it (w wraps it), output aside */
-        json_t *data = json_object_get(c, "data");
-        if (json_object_size(data) && strcmp(kind, "stdout") && strcmp(kind, "stderr")) {
-            cleanup_free char *dj = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            if (dj)
-                sg_buf_printf(&b, "               %-26s %s\n", "", dj);
-        }
-        if (json_integer_value(json_object_get(c, "repeated")) > 0)
-            sg_buf_printf(&b, "               %-26s (and %lld more times)\n", "",
-                          (long long)json_integer_value(json_object_get(c, "repeated")));
-    }
+    timeline_text(&b, doc, m);
     return sg_buf_steal(&b);
 }
 
@@ -589,11 +627,15 @@ void tui_trace_open(struct tui *t, const char *path)
         tui_message(t, "cannot read the trace %s", path);
         return;
     }
-    cleanup_free char *text = trace_text(doc, path);
+    struct marks m = {0};
+    cleanup_free char *text = trace_text(doc, path, &m);
     cleanup_free char *title = sg_xasprintf("Trace of %s (e exports it)", jstr(doc, "skill_name"));
     json_decref(doc);
     tui_pager_show(t, title, text);
     tui_pager_set_trace(t, path);
+    for (size_t i = 0; i < m.n; i++)
+        tui_pager_mark(t, m.v[i].line, m.v[i].kind);
+    free(m.v);
 }
 
 /* A copy of the trace at dest, whole or not at all: written beside it and
@@ -812,12 +854,13 @@ static void show_runs_diff(struct tui *t, struct traces *s, const struct row *r)
 
 /* ---- keys ---- */
 
-/* As you type; Enter keeps the filter, Esc (text NULL) clears it. */
+/* As you type, what is typed is the filter; Enter keeps it (empty: every
+ * trace), Esc (text NULL) puts back the one before. */
 static void filter_changed(struct tui *t, const char *text, void *ctx)
 {
     (void)t;
     struct traces *s = ctx;
-    snprintf(s->filter, sizeof s->filter, "%s", text ? text : "");
+    snprintf(s->filter, sizeof s->filter, "%s", text ? text : s->filter_was);
     refilter(s);
 }
 
@@ -829,11 +872,29 @@ static void filtered(struct tui *t, const char *text, void *ctx)
         tui_message(t, "no matches for \"%s\"", s->filter);
 }
 
+/* f and /: a new filter, never added to the old one ("net" then "warning"
+ * is "warning"); the line says what it replaces. */
+static void ask_filter(struct tui *t, struct traces *s)
+{
+    snprintf(s->filter_was, sizeof s->filter_was, "%s", s->filter);
+    cleanup_free char *label =
+        s->filter[0] ? sg_xasprintf("filter traces, replacing \"%s\" (Esc keeps it): ", s->filter)
+                     : sg_xstrdup("filter traces (skill, status, severity): ");
+    tui_input_live(t, label, "", filter_changed, filtered, s);
+}
+
 static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
 {
     struct traces *s = T(v);
     size_t page = s->rows > 1 ? (size_t)s->rows - 1 : 1;
     const struct row *r = s->sel < s->nshown ? &s->v[s->shown[s->sel]] : NULL;
+    if (!r && (a == TUI_A_MARK || a == TUI_A_DIFF || a == TUI_A_COPY || a == TUI_A_ENTER ||
+               a == TUI_A_EXPORT || a == TUI_A_REPORT)) {
+        tui_message(t, "no trace to %s: %s",
+                    a == TUI_A_ENTER ? "open" : a == TUI_A_DIFF ? "compare" : tui_action_name(a),
+                    s->filter[0] ? "none matches the filter (f changes it)" : "no run yet");
+        return true;
+    }
     switch (a) {
     case TUI_A_UP: if (s->sel) s->sel--; return true;
     case TUI_A_DOWN: if (s->sel + 1 < s->nshown) s->sel++; return true;
@@ -853,13 +914,8 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
         refilter(s);
         tui_message(t, "sorted by %s%s", sort_names[s->sort], s->reverse ? ", reversed" : "");
         return true;
-    case TUI_A_FILTER: /* f: the filter as it is, to edit; /: a new one */
-    case TUI_A_SEARCH:
-        tui_input_live(t, "filter traces (skill, status, severity): ",
-                       a == TUI_A_FILTER ? s->filter : "", filter_changed, filtered, s);
-        if (a == TUI_A_SEARCH)
-            filter_changed(t, "", s);
-        return true;
+    case TUI_A_FILTER:
+    case TUI_A_SEARCH: ask_filter(t, s); return true;
     case TUI_A_MARK:
         if (!r)
             return true;
