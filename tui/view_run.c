@@ -1179,10 +1179,16 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     case TUI_A_PREV_REFUSED: find_how(t, r, -1, SG_ATT_BLOCKED); return true;
     case TUI_A_NEXT_ASKED: find_how(t, r, 1, SG_ATT_ASKED); return true;
     case TUI_A_PREV_ASKED: find_how(t, r, -1, SG_ATT_ASKED); return true;
-    case TUI_A_FILTER:
-        tui_input(t, "events (kind, or info/notice/warning/error; empty: all): ", r->filter,
-                  filtered, r);
+    case TUI_A_FILTER: { /* a new filter replaces the one shown: `f net`, `f warning` */
+        char label[160];
+        if (r->filter[0] || r->filter_sev >= 0)
+            snprintf(label, sizeof label, "replace filter %s (a kind, or info..error; empty: all): ",
+                     r->filter[0] ? r->filter : "severity");
+        else
+            snprintf(label, sizeof label, "filter events (a kind, or info/notice/warning/error): ");
+        tui_input(t, label, "", filtered, r);
         return true;
+    }
     case TUI_A_DELETE:
         if (r->active)
             tui_confirm(t, "Stop the run (kill every process of the sandbox)? y/N ",
