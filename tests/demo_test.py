@@ -116,13 +116,207 @@ def narration_at_80x24(env):
         tm.kill()
 
 
+# What the audience reads at each step (tui/demo.c's steps): whole, wrapped at words.
+NARRATION = [
+    ("skillgate demo  (1/6)",
+     "malicious-weather looks like a weather lookup from a skills marketplace. First it runs "
+     "the way agents run skills today: no sandbox at all. Everything is a throwaway world: fake "
+     "credentials, and \"the internet\" is a stand-in on loopback."),
+    ("1. Without skillgate  (2/6)",
+     "malicious-weather runs with your (fake) environment and home folder. In the events pane, "
+     "every red line is something the attacker's stand-in received."),
+    ("2. The same skill under skillgate  (3/6)",
+     "Its own namespaces, Landlock, seccomp, nftables, a filtered environment, decoy "
+     "credentials. Every way out is blocked and classified live; the trace names the MITRE "
+     "techniques. \"stash: SUCCEEDED\" means it wrote into the sandbox's throwaway home: gone "
+     "with the run."),
+    ("3. An honest skill still works  (4/6)",
+     "weather declares one API: api.weather.test:443 (a stand-in on loopback here). skillgate "
+     "lets exactly that through its proxy, and nothing else."),
+    ("4. A risky request: you decide  (5/6)",
+     "tidy-cache runs rm -rf on a folder: a program its manifest does not declare. skillgate "
+     "stops the call and asks: a allows it once, d denies it."),
+    ("That was skillgate  (6/6)",
+     "Every run left a trace (listed here, screen 3) and a hash-chained audit record, in the "
+     "demo's own throwaway state (--keep DIR keeps it). q quits; skillgate tui DIR browses your "
+     "skills."),
+]
+
+
+INTRO = ("Run the skill with input `{\"city\": \"Oslo\"}`. It calls the weather API with the "
+         "key in `WEATHER_API_KEY` and prints the current conditions as JSON.")
+
+
+def narration_of(screen):
+    """The narration's title and its text rows joined by spaces (a word cut
+    across two rows does not read back as itself)."""
+    lines = screen.split("\n")
+    at = next((i for i, l in enumerate(lines) if "/6)" in l and l.startswith(" ")), None)
+    if at is None:
+        return None, ""
+    text = []
+    for l in lines[at + 1:]:
+        if l.strip().startswith(("Space", "running...")):
+            break
+        text.append(l.strip())
+    return lines[at].strip(), " ".join(text)
+
+
+def pane_rows(screen, title):
+    """The rows inside the box titled title (None: no such box), and
+    whether the box is drawn at the left edge (the whole width or the left
+    half) or elsewhere; a row is the text between the box's borders."""
+    lines = screen.split("\n")
+    for i, l in enumerate(lines):
+        col = l.find("┌─ " + title)
+        if col < 0:
+            continue
+        rows = []
+        for m in lines[i + 1:]:
+            if m[col:col + 1] == "└":
+                return rows
+            inner = m[col + 1:]
+            rows.append(inner[:inner.find("│")] if "│" in inner else inner)
+        return rows
+    return None
+
+
+class Walk:
+    """One manual walk through the demo at a size: Space steps; each check
+    names what the audience should see and returns the problem or None."""
+
+    def __init__(self, env, cols, rows):
+        self.tm = Tmux(env, cols=cols, rows=rows)
+        self.tm.sock += f"w{cols}"
+        self.size = f"{cols}x{rows}"
+        self.cols = cols
+        self.problems = []
+        self.s = ""
+
+    def wait(self, pred, secs=40):
+        end = time.monotonic() + secs
+        while time.monotonic() < end:
+            self.s = self.tm.screen()
+            if pred(self.s):
+                return True
+            time.sleep(0.15)
+        return False
+
+    def bad(self, what):
+        self.problems.append(f"at {self.size}: {what}:\n{self.s}")
+
+    def keys(self, *k):
+        self.tm.t("send-keys", *k)
+
+    def step(self, n, done_hint):
+        """Space to step n (k/6) and, when it runs something, Space to run it
+        and wait for its end."""
+        title = NARRATION[n][0]
+        self.keys("Space")
+        if not self.wait(lambda s: title in s):
+            return self.bad(f"step {title} never came")
+        if done_hint == "run":
+            self.keys("Space")
+            if not self.wait(lambda s: "Space: next" in s or "permission request" in s):
+                return self.bad(f"step {title} never ended")
+        self.check_narration(n)
+
+    def check_narration(self, n):
+        title, text = narration_of(self.s)
+        if title is None or not title.startswith(NARRATION[n][0]) or text != NARRATION[n][1]:
+            self.bad(f"the narration of step {n + 1} is not whole or not wrapped at words "
+                     f"(read back: {text!r})")
+
+    def check_first(self, pane, first, more=True):
+        """The step's pane is shown, its first row is the run's first line
+        (first), it has no blank row in it unless everything fits, and says
+        what is below."""
+        rows = pane_rows(self.s, pane)
+        if rows is None:
+            return self.bad(f"the {pane} pane is not shown")
+        if not rows or first not in rows[0]:
+            return self.bad(f"the {pane} pane does not start from its first line ({first})")
+        if more and any(not r.strip() for r in rows):
+            return self.bad(f"the {pane} pane has blank rows while more is below")
+        if more and "more below" not in self.s:
+            self.bad(f"the {pane} pane does not say what is below")
+
+    def check_keys_act(self, pane, first, last):
+        """G and g act on the pane shown (the focus is where the audience
+        looks): G shows its last line, g its first again."""
+        self.keys("G")
+        if not self.wait(lambda s: last in "".join(r.strip() for r in pane_rows(s, pane) or []),
+                         5):
+            return self.bad(f"G does not show the last line of the {pane} pane ({last})")
+        self.keys("g")
+        if not self.wait(lambda s: first in (pane_rows(s, pane) or [""])[0], 5):
+            self.bad(f"g does not bring the {pane} pane back to its first line ({first})")
+
+    def run(self):
+        narrow = self.size == "80x24"
+        try:
+            self.tm.start([SG, "demo"])
+            if not self.wait(lambda s: "Space: next" in s, 30):
+                return self.bad("the demo did not start")
+            self.check_narration(0)
+            intro = [r.strip() for r in pane_rows(self.s, "malicious-weather, as a skills") or []]
+            at = next((i for i, r in enumerate(intro) if r.startswith("Run the skill")), len(intro))
+            para = intro[at:at + next((k for k, r in enumerate(intro[at:]) if not r), 9)]
+            if " ".join(para) != INTRO or any(len(r) < self.cols - 24 for r in para[:-1]):
+                self.bad("the first frame does not wrap SKILL.md's paragraph as one")
+            self.step(1, "run")  # without skillgate: what it steals, from the first theft
+            self.check_first("Events", "STOLEN: HTTPS POST")
+            if narrow and pane_rows(self.s, "Output") is not None:
+                self.bad("the output pane takes rows the thefts need")
+            self.step(2, "run")  # under skillgate: the blocks, from the first event
+            self.check_first("Events", "POLICY")
+            if "max severity critical" not in self.s:
+                self.bad("the verdict (max severity critical) is not on screen")
+            if "allow with" in self.s:
+                self.bad("the blocked attack is followed by how to allow it")
+            self.check_keys_act("Events", "POLICY", "refused:")
+            self.step(3, "run")  # the honest skill's answer
+            out = pane_rows(self.s, "Output")
+            if out is None or '"temperature_c": 4.5' not in "".join(out):
+                self.bad("the honest skill's answer is not in the output pane")
+            self.step(4, "run")  # the risky request, asked; denied
+            if not self.wait(lambda s: "permission request" in s and "/usr/bin/rm" in s):
+                return self.bad("the risky request was not asked")
+            time.sleep(1.5)  # the prompt arms after a short delay
+            self.keys("d")
+            if not self.wait(lambda s: "Space: next" in s):
+                return self.bad("the risky step did not end after d")
+            out = pane_rows(self.s, "Output")
+            if out is None or "rm was refused" not in "".join(out):
+                self.bad("the output pane does not show the refused rm")
+            self.step(5, "none")  # the end: each run's verdict, no advice to allow
+            if not self.wait(lambda s: "malicious-weather" in s and "critical" in s, 10):
+                self.bad("the last step does not show the runs' verdicts")
+            if "allow with" in self.s:
+                self.bad("the last step ends on how to allow a refused request")
+        finally:
+            self.tm.t("send-keys", "q", check=False)
+            self.tm.kill()
+
+
+STEPS = "demo_steps_show_what_they_narrate_at_80x24_and_120x40"
+
+
+def steps_at(env, cols, rows):
+    w = Walk(env, cols, rows)
+    w.run()
+    return w.problems
+
+
 def main():
-    print("1..1")
+    print("1..2")
     name = "demo_auto_walks_through_all_steps"
     if not shutil.which("tmux"):
-        return tap_skip_or_fail(1, name, "tmux is not installed")
+        return tap_skip_or_fail(1, name, "tmux is not installed") and \
+            tap_skip_or_fail(2, STEPS, "tmux is not installed")
     if not kernel_can_unshare():
-        return tap_skip_or_fail(1, name, "this kernel refuses unprivileged user+net namespaces")
+        why = "this kernel refuses unprivileged user+net namespaces"
+        return tap_skip_or_fail(1, name, why) and tap_skip_or_fail(2, STEPS, why)
     base = tempfile.mkdtemp(prefix="sg-demo-test-")
     os.chmod(base, 0o755)
     env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": os.path.join(base, "home"),
@@ -225,8 +419,13 @@ def main():
             print(f"#   | {line}")
     else:
         print(f"ok 1 - {name}")
+    walked = steps_at(env, 80, 24) + steps_at(env, 120, 40)
+    print(f"{'not ok' if walked else 'ok'} 2 - {STEPS}")
+    for p in walked:
+        for line in p.splitlines():
+            print(f"# {line}")
     shutil.rmtree(base, ignore_errors=True)
-    return not problems
+    return not problems and not walked
 
 
 if __name__ == "__main__":

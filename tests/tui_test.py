@@ -382,8 +382,9 @@ def select_skill(t, name):
 
 
 def input_line(s):
-    """Enter's input line with {} in it (the label may say "last used")."""
-    return bool(re.match(r" ?SKILL_INPUT \(JSON[^)]*\): \{\}", status_line(s)))
+    """Enter's input line, empty (Enter alone gives {}) or with {} in it (the
+    label may say "last used")."""
+    return bool(re.match(r" ?SKILL_INPUT \(JSON[^)]*\): (\{\})?_", status_line(s)))
 
 
 def press_enter_on_skill(t):
@@ -401,7 +402,7 @@ def press_enter_on_skill(t):
 
 
 def start_run(t, name, text=None):
-    """Select the skill, Enter, give the input (Enter keeps the default {}), and
+    """Select the skill, Enter, give the input (Enter alone gives {}), and
     wait for the run screen."""
     select_skill(t, name)
     press_enter_on_skill(t)
@@ -473,7 +474,8 @@ def browse_help_traces_and_quit(base):
         # Enter on a skill asks for its input (Esc leaves it)
         t.keys("Enter")
         try:
-            t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON): {}"), timeout=2,
+            t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON; Enter alone: {}): _"),
+                   timeout=2,
                    what="the SKILL_INPUT line after Enter")
         except AssertionError as e:
             note(f"Enter (CR, what a terminal sends for Enter) does not open the SKILL_INPUT "
@@ -985,8 +987,8 @@ def enter_offers_what_the_skill_says_about_its_input(base):
     try:
         t.wait(lambda s: "tui-hinted" in s and skills_screen(s), what="the skills list")
         t.keys("Enter")
-        s = t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON, example from SKILL.md; "
-                                                       "it takes a name to greet): "),
+        s = t.wait(lambda s: status_line(s).startswith(
+                       "SKILL_INPUT (JSON from SKILL.md; ^U clears; it takes a name to greet): "),
                    what="the input line with the hint")
         assert '{"name":"Ada"}' in status_line(s), status_line(s)
         t.keys("C-u")
@@ -999,7 +1001,7 @@ def enter_offers_what_the_skill_says_about_its_input(base):
         t.keys("1")
         t.wait(skills_screen, what="the skills screen")
         t.keys("Enter")
-        s = t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON, last used; "),
+        s = t.wait(lambda s: status_line(s).startswith("SKILL_INPUT (JSON last used; ^U clears; "),
                    what="the last input offered")
         assert '{"name": "Grace"}' in status_line(s), status_line(s)
     finally:

@@ -62,8 +62,9 @@ static const struct step {
      "skillgate stops the call and asks: a allows it once, d denies it.",
      A_RISKY},
     {"That was skillgate",
-     "Every run left a trace (screen 3) and a hash-chained audit record, in the demo's own\n"
-     "throwaway state (--keep DIR keeps it). q quits; skillgate tui DIR browses your skills.",
+     "Every run left a trace (listed here, screen 3) and a hash-chained audit record, in the "
+     "demo's own throwaway state (--keep DIR keeps it).\n"
+     "q quits; skillgate tui DIR browses your skills.",
      A_NONE},
 };
 #define NSTEPS (sizeof steps / sizeof steps[0])
@@ -436,6 +437,8 @@ static void advance(struct tui *t, struct tui_demo *dm)
     dm->st = ST_READY;
     dm->since = tui_now_ms();
     t->dirty = true;
+    if (dm->step + 1 == NSTEPS) /* the end: each run's verdict, never how to allow an attack */
+        tui_switch(t, TUI_S_TRACES);
 }
 
 bool tui_demo_key(struct tui *t, int key)
@@ -534,14 +537,22 @@ void tui_demo_intro(struct tui *t, WINDOW *w, int rows, int cols)
     text[n > 0 ? n : 0] = '\0';
     tui_box(w, 0, 0, rows, cols, tui_attr(t, TUI_R_BORDER),
             "malicious-weather, as a skills marketplace lists it (SKILL.md)");
-    int y = 1;
+    int y = 1, fences = 0; /* the frontmatter line by line, then paragraphs wrapped whole */
     for (const char *l = text, *e; *l && y < rows - 1; l = *e ? e + 1 : e) {
         e = l + strcspn(l, "\n");
         if (e == l) {
             y++;
             continue;
         }
-        y += tui_put_wrapped(w, y, 2, cols - 4, rows - 1 - y, l, (size_t)(e - l),
-                             tui_attr(t, TUI_R_NORMAL));
+        fences += !strncmp(l, "---", 3) && e - l == 3;
+        char para[sizeof text];
+        size_t len = 0;
+        for (const char *m = l;; m = e + 1, e = m + strcspn(m, "\n")) {
+            len += (size_t)snprintf(para + len, sizeof para - len, "%s%.*s", len ? " " : "",
+                                    (int)(e - m), m);
+            if (fences < 2 || *l == '#' || !*e || e[1] == '\n' || e[1] == '#' || !e[1])
+                break;
+        }
+        y += tui_put_wrapped(w, y, 2, cols - 4, rows - 1 - y, para, len, tui_attr(t, TUI_R_NORMAL));
     }
 }

@@ -389,8 +389,10 @@ bool tui_demo_key(struct tui *t, int key);
 /* Called from every loop: --auto pacing. */
 void tui_demo_tick(struct tui *t);
 int tui_demo_timeout(const struct tui *t);
-/* The pane the demo's step is about (0 output, 1 events, -1 none): on a
- * narrow screen the Run screen shows it alone, at full height. */
+/* The pane the demo's step is about (0 output, 1 events, -1 none): the
+ * step's run starts with it focused and shown from its first line; on a
+ * narrow screen the Run screen shows the focused pane alone, at full
+ * height. */
 int tui_demo_pane(const struct tui *t);
 /* Before the first run: the skill as a marketplace lists it. */
 void tui_demo_intro(struct tui *t, WINDOW *w, int rows, int cols);

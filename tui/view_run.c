@@ -150,11 +150,13 @@ static void sink(void *ctx, const struct sg_event *ev)
 static void run_begin(struct tui *t, struct run *r, const char *name, long long mem_mb,
                       long long timeout_s, bool local)
 {
+    int demo = tui_demo_pane(t); /* the demo: the step's pane, focused, read from its start */
     for (int i = 0; i < 2; i++) {
         tui_ring_clear(&r->pane[i].ring);
-        r->pane[i].follow = true;
+        r->pane[i].follow = demo < 0, r->pane[i].top = 0;
         r->pane[i].left = 0;
     }
+    r->focus = demo < 0 ? r->focus : demo;
     snprintf(r->skill, sizeof r->skill, "%s", name);
     r->active = true, r->done = r->stop = r->degraded = false;
     r->stolen = 0;
@@ -927,7 +929,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         top += draw_timeline(t, r, w, top, cols);
     int h = rows - top;
     r->pane[0].h = r->pane[1].h = 0; /* a pane not drawn below takes no click */
-    int demo_pane = cols < 100 ? tui_demo_pane(t) : -1; /* an audience: one pane, tall */
+    int demo_pane = cols < 100 && tui_demo_pane(t) >= 0 ? r->focus : -1; /* one pane, tall */
     if (demo_pane >= 0) {
         draw_pane(t, r, demo_pane, w, top, 0, h, cols);
     } else if (r->maximized) {

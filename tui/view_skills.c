@@ -13,6 +13,7 @@
 #include "rating.h"
 #include "attempts.h"
 #include "discover.h"
+#include "docinput.h"
 #include "runner.h"
 #include "sanitize.h"
 #include "seen.h"
@@ -708,6 +709,8 @@ static void input_given(struct tui *t, const char *text, void *ctx)
             s->recording = false;
         return;
     }
+    if (!*text)
+        text = "{}"; /* nothing typed: no input */
     json_error_t je;
     json_t *j = json_loads(text, JSON_DECODE_ANY, &je);
     if (!j) {
@@ -731,44 +734,31 @@ static void input_given(struct tui *t, const char *text, void *ctx)
     tui_run_start(t, sk->root, text);
 }
 
-/* The first ```json block of the instructions that is a JSON object: the
- * example a skill gives of its input (NULL: none). */
-static char *input_example(const struct sg_skill *sk)
+/* ---- the input line's prefill: the input SKILL.md documents ---- */
+
+static char *input_documented(const struct sg_skill *sk)
 {
-    char *body = NULL;
+    cleanup_free char *body = NULL;
     size_t len = 0;
     if (sg_skill_read_body(sk, &body, &len) < 0 || !body)
         return NULL;
-    char *found = NULL;
-    for (char *p = body; !found && (p = strstr(p, "```json")) != NULL;) {
-        char *start = strchr(p, '\n');
-        char *end = start ? strstr(start, "\n```") : NULL;
-        if (!end)
-            break;
-        start++;
-        json_t *j = end - start < 4096 ? json_loadb(start, (size_t)(end - start), 0, NULL) : NULL;
-        if (json_is_object(j))
-            found = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        json_decref(j);
-        p = end + 4;
-    }
-    free(body);
-    return found;
+    return sg_documented_input(body, len);
 }
 
-/* Enter's question: prefilled with the input last used here, else the
- * skill's own example, else {}; the label says which, and what the skill
- * says about its input (argument-hint). */
+/* Enter's question: prefilled with the input last used here, else the one
+ * SKILL.md documents, else nothing (an empty line runs it with {}); the
+ * label says which, how to edit, and what the skill says about its input
+ * (argument-hint). */
 static void ask_input(struct tui *t, struct skills *s, const struct sg_skill *sk)
 {
     const char *last = sk->root ? json_string_value(json_object_get(s->last_input, sk->root)) : NULL;
-    cleanup_free char *example = last ? NULL : input_example(sk);
-    const char *from = last ? "last used" : example ? "example from SKILL.md" : NULL;
+    cleanup_free char *documented = last ? NULL : input_documented(sk);
+    const char *from = last ? " last used; ^U clears" : documented ? " from SKILL.md; ^U clears"
+                                                                  : "; Enter alone: {}";
     cleanup_free char *hint = sk->argument_hint ? sg_sanitize_str(sk->argument_hint, 0) : NULL;
-    cleanup_free char *label =
-        sg_xasprintf("SKILL_INPUT (JSON%s%s%s%s): ", from ? ", " : "", from ? from : "",
-                     hint ? "; it takes " : "", hint ? hint : "");
-    tui_input(t, label, last ? last : example ? example : "{}", input_given, s);
+    cleanup_free char *label = sg_xasprintf("SKILL_INPUT (JSON%s%s%s): ", from,
+                                            hint ? "; it takes " : "", hint ? hint : "");
+    tui_input(t, label, last ? last : documented ? documented : "", input_given, s);
 }
 
 static void dry_run(struct tui *t, const struct sg_skill *sk)
