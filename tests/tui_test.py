@@ -1719,7 +1719,7 @@ def hostile_output_stays_inert(base):
         t.keys("m")
         # the events show the TIOCSTI ioctls denied, as syscall_blocked
         t.keys("f")
-        t.wait(lambda s: status_line(s).startswith("events (kind"), what="the events filter line")
+        t.wait(lambda s: status_line(s).startswith("filter events ("), what="the events filter line")
         t.keys("C-u")
         t.type("syscall_blocked")
         t.keys("Enter")
