@@ -338,9 +338,14 @@ static void skill_compact(struct vr *v, json_t *skill)
 {
     fputs("<li>", v->f);
     skill_line(v, skill);
-    json_t *rs = json_object_get(skill, "reasons");
-    if (json_array_size(rs))
-        fprintf(v->f, " (%zu note%s)", json_array_size(rs), json_array_size(rs) == 1 ? "" : "s");
+    size_t notes = json_array_size(json_object_get(skill, "reasons"));
+    size_t runs = json_array_size(json_object_get(skill, "runs"));
+    size_t not_run = json_array_size(json_object_get(skill, "not_run"));
+    fprintf(v->f, " &#8212; %zu run%s", runs, runs == 1 ? "" : "s");
+    if (not_run) /* a clean skill with something not run was not all seen */
+        fprintf(v->f, ", %zu not run", not_run);
+    if (notes)
+        fprintf(v->f, ", %zu note%s", notes, notes == 1 ? "" : "s");
     fputs("</li>\n", v->f);
 }
 
