@@ -274,6 +274,31 @@ static void static_pass(struct vr *v, json_t *skill)
     }
 }
 
+/* The reasons a change brought or took: each {level, rule, summary} (or
+ * a summary alone). */
+static void reason_list(struct vr *v, json_t *list, const char *title)
+{
+    if (!json_array_size(list))
+        return;
+    fprintf(v->f, "<p>%s:</p>\n<ul>\n", title);
+    size_t i;
+    json_t *x;
+    json_array_foreach (list, i, x) {
+        fputs("<li>", v->f);
+        if (json_is_object(x)) {
+            text(v, str(x, "level"));
+            fputs(" ", v->f);
+            text(v, str(x, "rule"));
+            fputs(": ", v->f);
+            text(v, str(x, "summary"));
+        } else {
+            text(v, json_is_string(x) ? json_string_value(x) : "?");
+        }
+        fputs("</li>\n", v->f);
+    }
+    fputs("</ul>\n", v->f);
+}
+
 static void changes(struct vr *v, json_t *skill)
 {
     json_t *ch = json_object_get(skill, "changes");
@@ -288,14 +313,8 @@ static void changes(struct vr *v, json_t *skill)
         short_digest(v, str(ch, "old_digest"));
     }
     fputs("</p>\n", v->f);
-    if (json_array_size(json_object_get(ch, "new_reasons"))) {
-        fputs("<p>New reasons:</p>", v->f);
-        str_list(v, json_object_get(ch, "new_reasons"), false);
-    }
-    if (json_array_size(json_object_get(ch, "gone_reasons"))) {
-        fputs("<p>Reasons gone:</p>", v->f);
-        str_list(v, json_object_get(ch, "gone_reasons"), false);
-    }
+    reason_list(v, json_object_get(ch, "new_reasons"), "New reasons");
+    reason_list(v, json_object_get(ch, "gone_reasons"), "Reasons gone");
 }
 
 /* The skill's identity on one line: verdict, path, name, version, digest. */
