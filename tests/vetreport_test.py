@@ -216,6 +216,33 @@ def merge_writes_the_page_and_the_sarif_log(m, base):
 
 
 @test(modes=("user",))
+def against_an_earlier_vetting_the_removed_skills_are_listed(m, base):
+    """--against the merged JSON of both shards, with shard1 alone: shard2's
+    three skills are gone, said in the totals and listed last."""
+    s1, s2 = shards(base)
+    paths, _, _ = merge(m, base, [s1, s2], "before")
+    out = os.path.join(base, "after")
+    os.makedirs(out)
+    os.chmod(out, 0o777)
+    html_path, sarif_path = os.path.join(out, "r.html"), os.path.join(out, "r.sarif")
+    m.run("vet", "merge", s1, "--against", paths["json"], "--html", html_path, "--sarif",
+          sarif_path, timeout=120)
+    with open(html_path, encoding="utf-8") as f:
+        page = f.read()
+    text = check_html(page)
+    assert re.findall(r'<section id="([a-z]+)">', page) == SECTIONS + ["removed"]
+    assert "Against the previous vetting: 0 new, 0 changed, 3 removed." in text, text[:800]
+    gone = page.split('<section id="removed">')[1].split("</section>")[0]
+    assert "<h2>Removed (3)</h2>" in gone, gone
+    for path, verdict in (("bob/notes", "needs_review"), ("bob/clean-two", "clean"),
+                          ("zed/tool", "clean")):
+        assert re.search(f"<li><code>{path}</code> was {verdict} at <code>sha256:[0-9a-f]{{12}}"
+                         "&#8230;</code></li>", gone), (path, gone)
+    with open(sarif_path, encoding="utf-8") as f:
+        check_sarif_github(json.load(f), {"skillgate_version": "0.1.0"})
+
+
+@test(modes=("user",))
 def the_same_shards_in_any_order_give_the_same_bytes(m, base):
     dirs = shards(base)
     _, a, _ = merge(m, base, dirs, "a")
