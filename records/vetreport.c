@@ -663,7 +663,9 @@ static json_t *message(const char *summary, json_t *evidence)
 {
     json_t *s = safe(summary[0] ? summary : "(no summary)", SG_REPORT_FIELD_MAX);
     struct sg_buf b;
-    sg_buf_init(&b, SG_REPORT_FIELD_MAX + MESSAGE_EVIDENCE * (SG_VETREPORT_EVIDENCE_MAX + 64));
+    /* a byte sanitized is at most 4 shown (BEL is \x07; U+202E's 3 are \u{202e}) */
+    sg_buf_init(&b, 4 * (SG_REPORT_FIELD_MAX + MESSAGE_EVIDENCE * SG_VETREPORT_EVIDENCE_MAX) +
+                        1024);
     sg_buf_printf(&b, "%s", json_string_value(s));
     json_decref(s);
     size_t i;

@@ -135,7 +135,7 @@ static void each_result_names_its_rule_a_relative_place_and_a_fingerprint(void *
     (void)st;
     int rc;
     json_t *d = doc();
-    cleanup_free char *out = written(d, SG_VETREPORT_SARIF, &rc);
+    char *out = written(d, SG_VETREPORT_SARIF, &rc);
     assert_int_equal(rc, 0);
     json_t *log = json_loads(out, 0, NULL), *run = json_array_get(json_object_get(log, "runs"), 0);
     json_t *rules = json_object_get(json_object_get(json_object_get(run, "tool"), "driver"), "rules");
@@ -164,6 +164,24 @@ static void each_result_names_its_rule_a_relative_place_and_a_fingerprint(void *
         json_object_get(json_array_get(results, 1), "message"), "text"));
     assert_non_null(strstr(msg, "summary <script>window.__pwned=1</script></style>\\u{202e}\\e[31m"));
     assert_null(strstr(msg, "\xe2\x80\xae"));
+    json_decref(log);
+    free(out);
+    /* a summary of controls, each shown as 4 bytes: the evidence still follows */
+    json_t *r0 = json_array_get(json_object_get(json_array_get(json_object_get(d, "skills"), 0),
+                                                "reasons"), 0);
+    char bells[SG_REPORT_FIELD_MAX + 1];
+    memset(bells, '\a', SG_REPORT_FIELD_MAX);
+    bells[SG_REPORT_FIELD_MAX] = 0;
+    json_object_set_new(r0, "summary", json_string(bells));
+    out = written(d, SG_VETREPORT_SARIF, &rc);
+    log = json_loads(out, 0, NULL);
+    run = json_array_get(json_object_get(log, "runs"), 0);
+    rules = json_object_get(json_object_get(json_object_get(run, "tool"), "driver"), "rules");
+    msg = json_string_value(json_object_get(
+        json_object_get(json_array_get(json_object_get(run, "results"), 1), "message"), "text"));
+    assert_true(strlen(msg) > 4 * SG_REPORT_FIELD_MAX && !strncmp(msg, "\\x07\\x07", 8));
+    assert_true(sg_str_has_suffix(msg, "\\x07\\x07\n<script>window.__pwned=1</script></style>"
+                                       "\\u{202e}\\e[31m\"'&\nline two"));
     /* the odd rule: one of its own, at the note level */
     json_t *odd = rule_named(rules, "odd_kind", &at);
     assert_non_null(odd);
@@ -171,6 +189,7 @@ static void each_result_names_its_rule_a_relative_place_and_a_fingerprint(void *
                                                           "security-severity")), "3.0");
     assert_non_null(rule_named(rules, "skillgate/verdict", &at));
     assert_non_null(rule_named(rules, "persistence", &at));
+    free(out);
     json_decref(log);
     json_decref(d);
 }
