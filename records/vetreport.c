@@ -10,6 +10,7 @@
 #include "classify.h"
 #include "digest.h"
 #include "htmltext.h"
+#include "instructions.h"
 #include "report.h"
 #include "sanitize.h"
 #include "util.h"
@@ -586,9 +587,24 @@ static void class_rules(struct sarif *s)
                      "high", json_pack("[s]", "verdict")));
 }
 
-/* A rule for each rule id the records name that is no class: the static
- * findings' kinds (skillgate inspect) and whatever else decided, in the
- * order first met (the records are ranked: the same input, the same rules). */
+static const char *find_severity(enum sg_find_level level)
+{
+    return level == SG_FIND_MALICIOUS ? "high" : level == SG_FIND_REVIEW ? "medium" : "low";
+}
+
+#define KIND_RULE(ID, NAME, LEVEL, DESC)                                                      \
+    add_rule(s, rule(NAME, "What a skill's text says or hides, found by the static pass: "  \
+                     DESC ".", find_severity(LEVEL), json_pack("[s]", "static")));
+
+/* A rule for each kind of finding the static pass knows (instructions.h). */
+static void kind_rules(struct sarif *s)
+{
+    SG_FINDING_KINDS(KIND_RULE)
+}
+
+/* A rule for each rule id the records name that is none of the above
+ * (vet's own: not_run, undeclared_host, manifest_errors ...), in the order
+ * first met (the records are ranked: the same input, the same rules). */
 static void record_rules(struct sarif *s, json_t *skills)
 {
     size_t i, j;
@@ -744,6 +760,7 @@ static int write_sarif(json_t *doc, FILE *out)
     struct sarif s = {json_array(), json_object(), json_array()};
     json_t *skills = json_object_get(doc, "skills");
     class_rules(&s);
+    kind_rules(&s);
     record_rules(&s, skills);
     size_t i, j;
     json_t *sk, *r;

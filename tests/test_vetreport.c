@@ -193,6 +193,14 @@ static void each_result_names_its_rule_a_relative_place_and_a_fingerprint(void *
                                                           "security-severity")), "3.0");
     assert_non_null(rule_named(rules, "skillgate/verdict", &at));
     assert_non_null(rule_named(rules, "persistence", &at));
+    /* every kind of the static pass, named by a record or not */
+    json_t *paste = rule_named(rules, "paste_site", &at);
+    assert_non_null(paste);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(paste, "properties"),
+                                                          "security-severity")), "5.5");
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(paste,
+                                                             "fullDescription"), "text")),
+                           "a URL on a paste site"));
     free(out);
     json_decref(log);
     json_decref(d);
