@@ -39,6 +39,20 @@ enum sg_vet_verdict {
 #define SG_VET_EVIDENCE_MAX 5        /* evidence lines kept per reason */
 #define SG_VET_EVIDENCE_BYTES 400    /* bytes of each */
 
+/* vet's own reasons (beside the threat classes and the static reader's
+ * finding kinds): X("rule", "what it means") */
+#define SG_VET_RULES(X)                                                                       \
+    X("undeclared_host", "a run reached for a host its manifest does not declare (refused)")  \
+    X("not_finished", "a run was stopped before it ended (its time bound, a signal): what it " \
+                      "would do after was not watched")                                        \
+    X("not_run", "a runnable the skill ships was not run (past --max-runs, a manifest that "   \
+                 "stops a run, a run that did not start): that part was not watched")          \
+    X("manifest_errors", "the manifest has errors its agent would not load it with, or "      \
+                         "breaks rules of the Agent Skills spec that agents let pass (a note)") \
+    X("download_run_from_ip", "a download from a bare public IP address run as code, on one "  \
+                              "line of its text or code")                                      \
+    X("unreadable", "the skill's files could not all be read")
+
 const char *sg_vet_verdict_name(enum sg_vet_verdict v);
 /* -1 for a name that is none of ours */
 int sg_vet_verdict_parse(const char *s);

@@ -14,6 +14,7 @@
 #include "report.h"
 #include "sanitize.h"
 #include "util.h"
+#include "vet.h"
 
 static const char *str(json_t *o, const char *key)
 {
@@ -602,6 +603,15 @@ static void kind_rules(struct sarif *s)
     SG_FINDING_KINDS(KIND_RULE)
 }
 
+#define VET_RULE(NAME, DESC)                                                                  \
+    add_rule(s, rule(NAME, "skillgate vet: " DESC ".", "medium", json_pack("[s]", "vet")));
+
+/* A rule for each of vet's own reasons (vet.h). */
+static void vet_rules(struct sarif *s)
+{
+    SG_VET_RULES(VET_RULE)
+}
+
 /* A rule for each rule id the records name that is none of the above
  * (vet's own: not_run, undeclared_host, manifest_errors ...), in the order
  * first met (the records are ranked: the same input, the same rules). */
@@ -761,6 +771,7 @@ static int write_sarif(json_t *doc, FILE *out)
     json_t *skills = json_object_get(doc, "skills");
     class_rules(&s);
     kind_rules(&s);
+    vet_rules(&s);
     record_rules(&s, skills);
     size_t i, j;
     json_t *sk, *r;
