@@ -68,6 +68,19 @@ def version_and_help():
 
 
 @test
+def demo_usage_names_every_option_it_takes():
+    # the usage line is what a typo prints: an option the demo takes (its
+    # own help lists it) is in it, --theme too
+    h = run("demo", "--help", code=0).stdout
+    usage = h.splitlines()[0]
+    for opt in re.findall(r"^  (--[a-z-]+)", h, re.M):
+        assert opt in usage, f"{opt} missing from {usage!r}"
+    assert "--theme NAME" in usage, usage
+    bad = run("demo", "--bogus", code=2)
+    assert "--theme" in bad.stderr, bad.stderr
+
+
+@test
 def mistakes_on_the_command_line_say_what_was_meant():
     """Issue 24: a typo'd command gets a suggestion, an option is not a
     command, a missing folder says so, a bad subcommand names the good ones,
