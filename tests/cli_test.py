@@ -81,6 +81,21 @@ def demo_usage_names_every_option_it_takes():
 
 
 @test
+def an_unknown_theme_in_config_names_the_file_and_line():
+    with TempDir() as d:
+        cfg = write(d, "config/skillgate/config.yaml",
+                    "audit_rotate_kb: 100\ntheme: no-such-theme\n")
+        env = {"XDG_CONFIG_HOME": os.path.join(d, "config"),
+               "XDG_STATE_HOME": os.path.join(d, "state"), "HOME": d}
+        p = run("tui", "--script", os.devnull, env=env, code=2)
+        assert f"{cfg}:2: error: theme: \"no-such-theme\"" in p.stderr, p.stderr
+        assert "looked for no-such-theme.yaml" in p.stderr, p.stderr
+        # --theme on the command line is no line of the config
+        p = run("tui", "--theme", "no-such-theme", "--script", os.devnull, env=env, code=2)
+        assert cfg not in p.stderr, p.stderr
+
+
+@test
 def mistakes_on_the_command_line_say_what_was_meant():
     """Issue 24: a typo'd command gets a suggestion, an option is not a
     command, a missing folder says so, a bad subcommand names the good ones,
