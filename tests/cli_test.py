@@ -96,6 +96,20 @@ def an_unknown_theme_in_config_names_the_file_and_line():
 
 
 @test
+def a_wasm_skill_without_its_module_is_invalid():
+    with TempDir() as d:
+        skill = os.path.join(d, "code-review-wasm")
+        shutil.copytree(os.path.join(EXAMPLES, "code-review-wasm"), skill)
+        run("validate", skill, code=0)
+        shutil.rmtree(os.path.join(skill, "wasm"))
+        p = run("validate", skill, code=1)
+        out = p.stdout + p.stderr
+        assert re.search(r"SKILL\.md:\d+:\d+: error: wasm: .*module is absent: "
+                         + re.escape(os.path.join(skill, "wasm", "skill.wasm")), out), out
+        assert "invalid" in out, out
+
+
+@test
 def mistakes_on_the_command_line_say_what_was_meant():
     """Issue 24: a typo'd command gets a suggestion, an option is not a
     command, a missing folder says so, a bad subcommand names the good ones,
