@@ -110,6 +110,24 @@ def a_wasm_skill_without_its_module_is_invalid():
 
 
 @test
+def the_attack_examples_mapping_agrees_with_the_trace():
+    # one source: a row of ATTACK.md naming the class a trace gives the
+    # attempt says that class's technique from SG_THREAT_CLASSES
+    with open(os.path.join(SRC, "records", "classify.h"), encoding="utf-8") as f:
+        classes = dict(re.findall(r'X\([A-Z_]+, "([a-z_]+)", "[a-z]+", "[a-z-]+",\s*"(T[\d.]+)"',
+                                  f.read()))
+    assert classes.get("credential_harvesting"), classes
+    with open(os.path.join(EXAMPLES, "malicious-weather", "ATTACK.md"), encoding="utf-8") as f:
+        rows = [r for r in f.read().splitlines() if r.startswith("| ") and "classified" in r]
+    assert rows, "no row of ATTACK.md names a class"
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        cls = re.search(r"classified `([a-z_]+)`", cells[3])
+        assert cls and cls.group(1) in classes, row
+        assert cells[2].split()[0] == classes[cls.group(1)], (row, classes[cls.group(1)])
+
+
+@test
 def mistakes_on_the_command_line_say_what_was_meant():
     """Issue 24: a typo'd command gets a suggestion, an option is not a
     command, a missing folder says so, a bad subcommand names the good ones,
