@@ -1523,6 +1523,38 @@ def traces_list_never_waits_on_big_traces(base):
         t.close()
 
 
+@test(needs_run=False)
+def a_cut_traces_column_says_so(base):
+    """Issue 54, item 10: at 80x24 the Traces screen's STATUS column cut
+    setup_failed to "setup_fail" with nothing to say it was cut, and a long
+    skill name the same. Each is cut with › now, and what fits is whole."""
+    fixture = os.path.join(SRC, "tests", "screens", "fixtures", "state", "skillgate", "traces",
+                           "20250314T091500Z-weather-4101-5e1d0a7c93b2.json")
+
+    def prepare(t):
+        tdir = os.path.join(t.state, "skillgate", "traces")
+        os.makedirs(tdir)
+        with open(fixture, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["status"] = "setup_failed"
+        doc["skill_name"] = "a-skill-with-a-long-name"
+        with open(os.path.join(tdir, "20250314T091500Z-a-skill-with-a-long-name-4101-"
+                               "5e1d0a7c93b2.json"), "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        shutil.copy(fixture, tdir)
+    t = Tui(base, [os.path.join(base, "none")], size=(80, 24), prepare=prepare)
+    try:
+        t.wait(lambda s: "0 skills" in s or skills_screen(s), what="the TUI up")
+        t.keys("3")
+        s = t.wait(lambda s: traces_screen(s) and "reading" not in s and len(trace_rows(s)) == 2,
+                   what="the two traces listed")
+        cut, whole = sorted(trace_rows(s), key=lambda r: "weather" in r)
+        assert re.match(r" \S+ \S+ a-skill-with-a-lo› setup_fai› ", cut), s
+        assert re.match(r" \S+ \S+ weather +completed ", whole), s
+    finally:
+        t.close()
+
+
 @test()
 def a_trace_exports_to_your_home_and_asks_before_overwriting(base):
     """e on the Traces screen offers a path in your home (not the folder the
