@@ -1009,10 +1009,13 @@ def enter_offers_what_the_skill_says_about_its_input(base):
 @test()
 def w_wraps_long_lines(base):
     """A 300-character line is cut (marked ›) until w wraps it: then its end
-    is on screen; w again scrolls it sideways."""
+    is on screen, and a line of words wraps between words, never inside one
+    (issue 54, item 10); w again scrolls it sideways."""
     root = os.path.join(base, "wide")
+    words = " ".join(f"w{i:02d}" + "x" * (i % 5) for i in range(40))
     write_tree(root, {"tui-wide/SKILL.md": "---\nname: tui-wide\ndescription: one wide line\n---\n",
-                      "tui-wide/main.py": "print('start ' + 'y' * 280 + ' THE-END-OF-IT')\n"})
+                      "tui-wide/main.py": "print('start ' + 'y' * 280 + ' THE-END-OF-IT')\n"
+                                          f"print({words!r})\n"})
     t = Tui(base, [root])
     try:
         t.wait(lambda s: "tui-wide" in s and skills_screen(s), what="the skills list")
@@ -1023,6 +1026,8 @@ def w_wraps_long_lines(base):
         t.keys("w")
         s = t.wait(lambda s: "THE-END-OF-IT" in s, what="the line wrapped")
         assert "long lines wrap" in status_line(s), status_line(s)
+        shown = re.findall(r"\bw\d\dx*\b", s)
+        assert shown == words.split(), (shown, s)
         t.keys("w")
         s = t.wait(lambda s: "THE-END-OF-IT" not in s, what="the line cut again")
         # Enter on the events pane: every event in full, its JSON data too

@@ -660,7 +660,7 @@ static int draw_line(struct tui *t, struct run *r, int which, const struct tui_l
             tui_put_scrolled(w, y, x + cx, width, p->left, s, len, a, esc);
         return 1;
     }
-    return tui_put_wrapped_chars(w, y, x + cx, width, max_rows > 0 ? max_rows : 1, s, len,
+    return tui_put_wrapped_words(w, y, x + cx, width, max_rows > 0 ? max_rows : 1, s, len,
                                  a, esc);
 }
 
