@@ -681,6 +681,45 @@ def this_folder_answers_the_rest_of_the_outputs(base):
 
 
 @test()
+def f_on_a_high_risk_write_says_why_no_folder(base):
+    """Issue 54, item 10: f on a skill's Write to a git hook answered "f is
+    for a skill's Write" - it was one. It says the folder option is not
+    offered for that place and why, and leaves the prompt open; d denies."""
+    skills = copy_skills(base)
+    write_tree(os.path.join(skills, "tui-hook"), {
+        "SKILL.md": "---\nname: tui-hook\ndescription: TUI test - writes a git hook.\n"
+                    "allowed-tools: Read Write\n---\n",
+        "skillsandbox.yaml": "skill:\n  name: tui-hook\n  version: \"1.0.0\"\n"
+                             "  description: a git hook\npermissions:\n  filesystem:\n"
+                             "    read: [\"~/tui-repo\"]\nentrypoint:\n  command: python3\n"
+                             "  args: [main.py]\n",
+        "main.py": "import os\n"
+                   "p = os.path.expanduser('~/tui-repo/.git/hooks/post-commit')\n"
+                   "try:\n    open(p, 'w').write('#!/bin/sh\\n')\n    print('HOOK-WRITTEN')\n"
+                   "except OSError as e:\n    print('HOOK-REFUSED', e.errno)\n"})
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-repo", ".git", "hooks"))
+        t.wait("tui-hook", what="the skills list")
+        start_run(t, "tui-hook")
+        s = wait_prompt_and_arm(t)
+        assert "f folder, this run" not in s, s
+        t.keys("f")
+        s = t.wait(lambda s: "is not offered for this place" in s, timeout=5,
+                   what="why f does not answer")
+        assert "f is for a skill's Write" not in s, s
+        flat = re.sub(r"\s*\n\s*", " ", s)
+        assert "f (its folder, this run) is not offered for this place: git runs its hooks" \
+            in flat, s
+        assert prompt_open(s), s
+        t.keys("d")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert "HOOK-REFUSED" in s, s
+    finally:
+        t.close()
+
+
+@test()
 def run_and_deny(base):
     skills = copy_skills(base)
     t = Tui(base, ["--prompt-timeout", "30", skills])
