@@ -720,6 +720,40 @@ def f_on_a_high_risk_write_says_why_no_folder(base):
 
 
 @test()
+def a_write_into_a_missing_folder_names_it(base):
+    """Issue 54, item 10: a Write into a folder that is not there said only
+    "does not exist". The prompt names the first missing folder and that an
+    allow changes nothing until the skill makes it."""
+    skills = copy_skills(base)
+    write_tree(os.path.join(skills, "tui-deep"), {
+        "SKILL.md": "---\nname: tui-deep\ndescription: TUI test - writes into a missing "
+                    "folder.\nallowed-tools: Read Write\n---\n",
+        "skillsandbox.yaml": "skill:\n  name: tui-deep\n  version: \"1.0.0\"\n"
+                             "  description: a missing folder\npermissions:\n  filesystem:\n"
+                             "    read: [\"~/tui-outbox\"]\nentrypoint:\n  command: python3\n"
+                             "  args: [main.py]\n",
+        "main.py": "import os\n"
+                   "p = os.path.expanduser('~/tui-outbox/made/later/out.txt')\n"
+                   "try:\n    open(p, 'w').write('x')\n    print('DEEP-WRITTEN')\n"
+                   "except OSError as e:\n    print('DEEP-FAILED', e.errno)\n"})
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        t.wait("tui-deep", what="the skills list")
+        start_run(t, "tui-deep")
+        s = wait_prompt_and_arm(t)
+        flat = re.sub(r"[│\s]+", " ", s)
+        want = f"does not exist, nor its folder {t.home}/tui-outbox/made: allowed, the write " \
+               "still fails until the skill makes that folder"
+        assert want in flat, (want, s)
+        t.keys("a")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert "DEEP-FAILED 2" in s, s
+    finally:
+        t.close()
+
+
+@test()
 def run_and_deny(base):
     skills = copy_skills(base)
     t = Tui(base, ["--prompt-timeout", "30", skills])
