@@ -1173,6 +1173,43 @@ def memory_shown_is_the_peak(base):
         t.close()
 
 
+@test()
+def memory_not_measured_says_n_a(base):
+    """Issue 54, item 10: a run whose memory nobody measured (no cgroup and
+    no sample: here its sandbox was never built, the skill lying in a folder
+    anyone may change) showed "peak 0 KB" once done. It says n/a, as the
+    manual has it. As root and, when root, as uid 65534."""
+    users = [None]
+    if os.geteuid() == 0:
+        why = nobody_can_run_a_skill(base)
+        if why and IN_CI:
+            raise AssertionError(why)
+        users += [] if why else [65534]
+        if why:
+            info(f"as uid 65534: skipped ({why})")
+    for uid in users:
+        sub = tempfile.mkdtemp(dir=base, prefix="na.")
+        os.chmod(sub, 0o755)
+        root = os.path.join(sub, "open")
+        write_tree(root, {"tui-open/SKILL.md": "---\nname: tui-open\ndescription: in an open "
+                                               "folder\n---\n",
+                          "tui-open/skillsandbox.yaml": "skill:\n  name: tui-open\n"
+                                                        "  version: 1.0.0\nentrypoint:\n"
+                                                        "  command: /bin/true\n"})
+        os.chmod(root, 0o777)  # another user may swap the skill: the run is refused
+        t = Tui(sub, [root], uid=uid)
+        try:
+            t.wait(lambda s: "tui-open" in s and skills_screen(s), what="the skills list")
+            press_enter_on_skill(t)
+            t.keys("Enter")
+            s = t.wait(lambda s: run_done(s) and "setup_failed" in s, timeout=20,
+                       what="the run refused")
+            assert re.search(r"peak n/a/\d+ MB", header(s)), (uid, header(s))
+            assert "0 KB" not in header(s), (uid, header(s))
+        finally:
+            t.close()
+
+
 def orphan_a_run(t, skill):
     """A run whose broker is SIGKILLed mid-run: its journal is all that is left."""
     p = subprocess.Popen([SG, "run", skill], env=t.env, stdout=subprocess.PIPE,
