@@ -28,7 +28,7 @@
     X(audit, cmd_audit, "audit verify|tail|show RUN", "the hash-chained audit log")         \
     X(grants, cmd_grants, "grants list|revoke N", "the \"always\" decisions, per skill digest") \
     X(tui, cmd_tui, "tui [DIR...] [--theme NAME] [--attach]", "the terminal UI: browse, run, approve, review") \
-    X(demo, cmd_demo, "demo [--auto] [--pace S] [--keep DIR]", "a narrated walkthrough, safe offline") \
+    X(demo, cmd_demo, "demo [--auto] [--pace S] [--theme NAME] [--keep DIR]", "a narrated walkthrough, safe offline") \
     X(serve, cmd_serve, "serve", "an MCP server on stdio: agents run skills through skillgate") \
     X(hook, cmd_hook, "hook [install|uninstall]", "Claude Code's permission hook: the agent's tool calls decided here")
 

@@ -891,26 +891,49 @@ const char *sg_perm_tree_rule(const struct sg_perm *p, const struct sg_preq *q)
     return NULL;
 }
 
-char *sg_preq_folder_rule(const struct sg_preq *q, const char *home)
+bool sg_preq_folder_offered(const struct sg_preq *q, const char *home, char *why, size_t n)
 {
-    if (q->tool != SG_PT_WRITE || q->agent_tool[0] || q->cut || q->subject[0] != '/')
-        return NULL;
+    why[0] = '\0';
+    if (q->tool != SG_PT_WRITE || q->agent_tool[0] || q->subject[0] != '/')
+        return false; /* no folder to offer: no why about a place */
+    if (q->cut) {
+        snprintf(why, n, "the path was not shown whole");
+        return false;
+    }
     const char *slash = strrchr(q->subject, '/');
-    if (slash == q->subject)
-        return NULL; /* a folder of / is every file */
+    size_t dn = (size_t)(slash - q->subject), hn = home ? strlen(home) : 0;
+    if (slash == q->subject) {
+        snprintf(why, n, "its folder is /, every file");
+        return false;
+    }
     /* never the home or a folder above it, nor one of its dot folders (rc
      * files, keys, settings): those are answered one file at a time */
-    size_t dn = (size_t)(slash - q->subject), hn = home ? strlen(home) : 0;
-    if (hn && (!strncmp(home, q->subject, dn) && (home[dn] == '/' || home[dn] == '\0')))
-        return NULL;
-    if (hn && !strncmp(q->subject, home, hn) && q->subject[hn] == '/' && q->subject[hn + 1] == '.')
-        return NULL;
+    if (hn && (!strncmp(home, q->subject, dn) && (home[dn] == '/' || home[dn] == '\0'))) {
+        snprintf(why, n, "its folder is your home or holds it");
+        return false;
+    }
+    if (hn && !strncmp(q->subject, home, hn) && q->subject[hn] == '/' &&
+        q->subject[hn + 1] == '.') {
+        snprintf(why, n, "it is in one of your home's dot folders (settings, keys, rc files)");
+        return false;
+    }
+    /* a system folder, a persistence place: one file at a time */
+    if (sg_preq_risk(q, home, why, n) < SG_RL_HIGH)
+        return true;
+    if (!why[0])
+        snprintf(why, n, "a high-risk place");
+    return false;
+}
+
+char *sg_preq_folder_rule(const struct sg_preq *q, const char *home)
+{
     char why[256];
-    if (sg_preq_risk(q, home, why, sizeof why) >= SG_RL_HIGH)
-        return NULL; /* a system folder, a persistence place: one file at a time */
+    if (!sg_preq_folder_offered(q, home, why, sizeof why))
+        return NULL;
     /* a folder rule matches its prefix as written (rules.c path_matches):
      * the folder's name goes in unescaped, glob characters and all */
-    return sg_xasprintf("Write(%.*s/**)", (int)dn, q->subject);
+    const char *slash = strrchr(q->subject, '/');
+    return sg_xasprintf("Write(%.*s/**)", (int)(slash - q->subject), q->subject);
 }
 
 int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d)

@@ -166,6 +166,11 @@ int sg_perm_answer_id(struct sg_perm *p, uint64_t id, enum sg_decision d);
  * home (the person's) or above it, in one of home's dot folders, or the
  * request is high risk (a system folder, a persistence place). */
 char *sg_preq_folder_rule(const struct sg_preq *q, const char *home);
+/* Whether sg_preq_folder_rule offers a folder for q; when it does not for
+ * a skill's Write, why not goes to why (what the person is told when
+ * they press f: "its folder is your home or holds it", the risk's reason),
+ * else why is "". */
+bool sg_preq_folder_offered(const struct sg_preq *q, const char *home, char *why, size_t n);
 /* A skill's exec of a program that is no shell or interpreter: the rule
  * for that program with any arguments (the "this program" answer), else
  * NULL. */

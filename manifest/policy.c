@@ -209,6 +209,7 @@ void sg_policy_free(struct sg_policy *p)
     sg_origin_free(&p->listen_origin);
     free(p->wasm_module);
     sg_origin_free(&p->wasm_network_origin);
+    sg_origin_free(&p->wasm_origin);
 #define X(f, key, def, min, max, unit) sg_origin_free(&p->limits.f.origin);
     SG_LIMITS(X)
 #undef X

@@ -193,6 +193,9 @@ struct sg_policy {
     /* SG_MODE_WASM: the module, relative to the skill's folder
      * (wasm/skill.wasm, scripts/x.wasm or x.wasm) */
     char *wasm_module;
+    /* SKILL.md has a wasm: block (OpenSkills): a module must be there */
+    bool wasm_declared;
+    struct sg_origin wasm_origin;
     /* wasm.network.allow was given (WASI preview 1 has no sockets) */
     bool wasm_network;
     struct sg_origin wasm_network_origin;

@@ -616,6 +616,19 @@ static void check_wasm(struct sg_skill *sk, int dirfd)
                     (unsigned)h[4] | (unsigned)h[5] << 8);
 }
 
+/* SKILL.md's wasm: block says the skill is a WebAssembly module, and none
+ * is where a module is looked for: an error, not an instructions-only skill
+ * that validates and then runs nothing. */
+static void wasm_absent(struct sg_skill *sk)
+{
+    const struct sg_origin *o = &sk->policy.wasm_origin;
+    sg_diag_add(&sk->diags, SG_ERROR, o->file, o->line, o->col, o->field,
+                "a WebAssembly skill, but its module is absent: %s/wasm/skill.wasm does not "
+                "exist (nor a .wasm file in scripts/ or the skill's folder); build the module "
+                "there, or remove the wasm: block",
+                sk->display);
+}
+
 static void detect_entrypoint(struct sg_skill *sk, int dirfd)
 {
     static const char *const conventional[] = {"main.py",  "main.sh",   "index.py",
@@ -644,6 +657,8 @@ static void detect_entrypoint(struct sg_skill *sk, int dirfd)
         if (has_ext(root[i], ".wasm"))
             wasm = root[i];
 
+    if (!wasm && p->wasm_declared && dirfd >= 0) /* looked, and found none */
+        wasm_absent(sk);
     if (p->entry.command) {
         /* Declared: a relative path must name a file inside the skill. */
         const char *cmd = p->entry.command;

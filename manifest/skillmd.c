@@ -326,6 +326,11 @@ static void wasm(struct sg_pctx *c, const struct sg_ynode *v, const char *field)
         {"filesystem", pc_field_filesystem}, {"network", w_network}, {"env", pc_field_env},
         {"memory_mb", w_memory},      {"timeout_ms", w_timeout}, {"random_seed", w_seed},
     };
+    struct sg_policy *p = &c->sk->policy;
+    if (!p->wasm_declared) { /* said in validate when no module is there (skill.c) */
+        p->wasm_declared = true;
+        sg_origin_set(&p->wasm_origin, c->file, v->line, v->col, field);
+    }
     pc_walk_map(c, v, field, f, SG_ARRAY_LEN(f));
 }
 

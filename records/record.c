@@ -113,17 +113,11 @@ static const char *record_home_real(void)
     return done ? buf : NULL;
 }
 
-/* At or below a dot entry of the home in home (~/.config/gh/hosts.yml,
- * ~/.local/share/keyrings/login.keyring), or on the credential list: where
- * every program keeps its tokens, keys and sessions. A recording never
- * declares such a path, whatever the skill opened (issue 34, item 7); the
- * manifest at most names it in a comment. */
-static bool home_private_in(const char *home, const char *path)
+/* On the credential list, in home. */
+static bool home_credential_in(const char *home, const char *path)
 {
     if (!home || !within(path, home) || !path[strlen(home)])
         return false;
-    if (path[strlen(home) + 1] == '.')
-        return true;
     for (size_t i = 0; sg_sensitive_home_paths[i]; i++) {
         char cred[PATH_MAX];
         if (snprintf(cred, sizeof cred, "%s/%s", home, sg_sensitive_home_paths[i]) <
@@ -134,9 +128,29 @@ static bool home_private_in(const char *home, const char *path)
     return false;
 }
 
+/* At or below a dot entry of the home in home (~/.config/gh/hosts.yml,
+ * ~/.local/share/keyrings/login.keyring), or on the credential list: where
+ * every program keeps its tokens, keys and sessions. A recording never
+ * declares such a path, whatever the skill opened (issue 34, item 7); the
+ * manifest at most names it in a comment. A declared write path the skill
+ * used is the exception (write_entries), unless on the credential list. */
+static bool home_private_in(const char *home, const char *path)
+{
+    if (!home || !within(path, home) || !path[strlen(home)])
+        return false;
+    return path[strlen(home) + 1] == '.' || home_credential_in(home, path);
+}
+
 static bool home_private(const char *path)
 {
     return home_private_in(record_home(), path) || home_private_in(record_home_real(), path);
+}
+
+/* On the credential list: never declared, even where the manifest did. */
+static bool home_credential(const char *path)
+{
+    return home_credential_in(record_home(), path) ||
+           home_credential_in(record_home_real(), path);
 }
 
 /* Places a recording never declares readable, however the skill reached
@@ -346,6 +360,38 @@ json_t *sg_record_profile(json_t *const *traces, size_t n)
 
 /* ---- the folders the writes need ---- */
 
+/* The declared write path holding file, or NULL. */
+static const struct sg_path *declared_write(const struct sg_skill *sk, const char *file)
+{
+    for (size_t i = 0; i < sk->policy.nwrite; i++)
+        if (within(file, sk->policy.write[i].path))
+            return &sk->policy.write[i];
+    return NULL;
+}
+
+/* A recording runs with the declared write paths read-only (sg_record_policy):
+ * a file the skill made under one where the folder was not there yet
+ * landed in the sandbox's private view and was "discarded". It is a use of
+ * that declared path, so it moves to the writes (once; the profile keeps
+ * it there). */
+static void declared_discards(const struct sg_skill *sk, json_t *profile)
+{
+    json_t *disc = json_object_get(profile, "discarded"), *kept = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach (disc, i, v) {
+        if (declared_write(sk, json_string_value(v)))
+            add_unique(json_object_get(profile, "writes"), json_string_value(v));
+        else
+            json_array_append(kept, v);
+    }
+    if (json_array_size(kept) != json_array_size(disc)) {
+        json_object_set(profile, "discarded", kept);
+        sort_strings(json_object_get(profile, "writes"));
+    }
+    json_decref(kept);
+}
+
 /* A written file's folder, unless that folder is one no manifest may
  * declare writable (/, a system folder, the home, the skill's own): then
  * the file itself. */
@@ -406,6 +452,14 @@ static json_t *write_entries(const struct sg_skill *sk, json_t *writes, json_t *
         /* a folder it made is that folder (an output folder), never its parent */
         struct stat st;
         const char *wp = json_string_value(v);
+        const struct sg_path *dw = declared_write(sk, wp);
+        if (dw && !home_credential(dw->path)) {
+            /* a declared write path it used: the author's choice, kept as
+             * written (~/ and all), in a dot folder of the home too (an
+             * app's data folder); never one on the credential list */
+            add_unique(all, dw->declared);
+            continue;
+        }
         bool made_dir = work && within(wp, work) && strcmp(wp, work) &&
                         lstat(wp, &st) == 0 && S_ISDIR(st.st_mode);
         cleanup_free char *e = made_dir ? sg_xstrdup(wp) : write_entry(sk, home, wp);
@@ -899,6 +953,7 @@ static json_t *emit_permissions(struct emit *m, const struct sg_skill *sk, json_
 char *sg_record_manifest(const struct sg_skill *sk, json_t *profile)
 {
     const struct sg_policy *pol = &sk->policy;
+    declared_discards(sk, profile);
     struct emit m = {.ok = true};
     sg_buf_init(&m.b, 1u << 20);
     yaml_emitter_initialize(&m.e);
@@ -1023,6 +1078,7 @@ static bool written_under(json_t *writes, const char *folder)
 json_t *sg_record_compare(const struct sg_skill *sk, json_t *profile)
 {
     const struct sg_policy *pol = &sk->policy;
+    declared_discards(sk, profile);
     json_t *c = json_pack("{s:[], s:[], s:[]}", "over", "under", "tried");
     json_t *over = json_object_get(c, "over"), *under = json_object_get(c, "under");
     json_t *hosts = json_object_get(profile, "hosts");

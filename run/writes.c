@@ -148,9 +148,43 @@ const char *sg_fs_class(const char *home, const char *path)
 
 /* For the prompt: does the path exist in the skill's view, and as what?
  * (Information only: the decision never rests on it.) */
+/* A new file's folder that is not there either: the first missing one
+ * from the top (the one the skill must make), into dir; false when the
+ * file's own folder exists. */
+static bool missing_folder(pid_t pid, const char *path, char *dir, size_t n)
+{
+    struct stat st;
+    if (snprintf(dir, n, "%s", path) >= (int)n)
+        return false;
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return false;
+    *slash = '\0';
+    if (sg_notif_lstat(pid, dir, &st) == 0)
+        return false;
+    /* up while the folder above is missing too */
+    for (char *up; (up = strrchr(dir, '/')) && up != dir;) {
+        *up = '\0';
+        bool there = sg_notif_lstat(pid, dir, &st) == 0;
+        *up = '/';
+        if (there)
+            break;
+        *up = '\0';
+    }
+    return true;
+}
+
 static void describe_target(pid_t pid, const char *path, char *out, size_t n)
 {
     struct stat st;
+    char dir[PATH_MAX];
+    if (sg_notif_lstat(pid, path, &st) < 0 && missing_folder(pid, path, dir, sizeof dir)) {
+        if (snprintf(out, n, "does not exist, nor its folder %s: allowed, the write still fails "
+                             "until the skill makes that folder", dir) >= (int)n)
+            snprintf(out, n, "does not exist, nor its folder: allowed, the write still fails "
+                             "until the skill makes the folder");
+        return;
+    }
     if (sg_notif_lstat(pid, path, &st) < 0) {
         snprintf(out, n, "does not exist yet (a new file)");
         return;

@@ -68,6 +68,66 @@ def version_and_help():
 
 
 @test
+def demo_usage_names_every_option_it_takes():
+    # the usage line is what a typo prints: an option the demo takes (its
+    # own help lists it) is in it, --theme too
+    h = run("demo", "--help", code=0).stdout
+    usage = h.splitlines()[0]
+    for opt in re.findall(r"^  (--[a-z-]+)", h, re.M):
+        assert opt in usage, f"{opt} missing from {usage!r}"
+    assert "--theme NAME" in usage, usage
+    bad = run("demo", "--bogus", code=2)
+    assert "--theme" in bad.stderr, bad.stderr
+
+
+@test
+def an_unknown_theme_in_config_names_the_file_and_line():
+    with TempDir() as d:
+        cfg = write(d, "config/skillgate/config.yaml",
+                    "audit_rotate_kb: 100\ntheme: no-such-theme\n")
+        env = {"XDG_CONFIG_HOME": os.path.join(d, "config"),
+               "XDG_STATE_HOME": os.path.join(d, "state"), "HOME": d}
+        p = run("tui", "--script", os.devnull, env=env, code=2)
+        assert f"{cfg}:2: error: theme: \"no-such-theme\"" in p.stderr, p.stderr
+        assert "looked for no-such-theme.yaml" in p.stderr, p.stderr
+        # --theme on the command line is no line of the config
+        p = run("tui", "--theme", "no-such-theme", "--script", os.devnull, env=env, code=2)
+        assert cfg not in p.stderr, p.stderr
+
+
+@test
+def a_wasm_skill_without_its_module_is_invalid():
+    with TempDir() as d:
+        skill = os.path.join(d, "code-review-wasm")
+        shutil.copytree(os.path.join(EXAMPLES, "code-review-wasm"), skill)
+        run("validate", skill, code=0)
+        shutil.rmtree(os.path.join(skill, "wasm"))
+        p = run("validate", skill, code=1)
+        out = p.stdout + p.stderr
+        assert re.search(r"SKILL\.md:\d+:\d+: error: wasm: .*module is absent: "
+                         + re.escape(os.path.join(skill, "wasm", "skill.wasm")), out), out
+        assert "invalid" in out, out
+
+
+@test
+def the_attack_examples_mapping_agrees_with_the_trace():
+    # one source: a row of ATTACK.md naming the class a trace gives the
+    # attempt says that class's technique from SG_THREAT_CLASSES
+    with open(os.path.join(SRC, "records", "classify.h"), encoding="utf-8") as f:
+        classes = dict(re.findall(r'X\([A-Z_]+, "([a-z_]+)", "[a-z]+", "[a-z-]+",\s*"(T[\d.]+)"',
+                                  f.read()))
+    assert classes.get("credential_harvesting"), classes
+    with open(os.path.join(EXAMPLES, "malicious-weather", "ATTACK.md"), encoding="utf-8") as f:
+        rows = [r for r in f.read().splitlines() if r.startswith("| ") and "classified" in r]
+    assert rows, "no row of ATTACK.md names a class"
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        cls = re.search(r"classified `([a-z_]+)`", cells[3])
+        assert cls and cls.group(1) in classes, row
+        assert cells[2].split()[0] == classes[cls.group(1)], (row, classes[cls.group(1)])
+
+
+@test
 def mistakes_on_the_command_line_say_what_was_meant():
     """Issue 24: a typo'd command gets a suggestion, an option is not a
     command, a missing folder says so, a bad subcommand names the good ones,

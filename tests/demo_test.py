@@ -17,6 +17,7 @@ sandboxed ones reach only a stand-in on 127.0.0.1. Every wait is bounded.
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,6 +41,14 @@ def kernel_can_unshare():
     r = subprocess.run(["unshare", "--user", "--map-root-user", "--net", "--mount", "true"],
                        capture_output=True, timeout=10)
     return r.returncode == 0
+
+
+def events_text(screen):
+    """The events pane's text, its rows joined: an event wraps at words, so a
+    long word may start the next row (the pane right of the output pane when
+    both show, else the screen)."""
+    rows = [ln.split("││", 1)[1] if "││" in ln else ln for ln in screen.splitlines()]
+    return re.sub(r"[\s│]+", " ", " ".join(rows))
 
 
 class Tmux:
@@ -354,8 +363,9 @@ def main():
         while time.monotonic() < end:
             s = tm.screen()
             screens.append(s)
-            seen["stolen"] |= "STOLEN: HTTPS POST to collector.attacker.test: received AW" in s \
-                and "STOLEN: raw TCP to 203.0.113.7:443: received AWS_ACCESS_KEY_ID=AKIA" in s
+            ev = events_text(s)
+            seen["stolen"] |= "STOLEN: HTTPS POST to collector.attacker.test: received AW" in ev \
+                and "STOLEN: raw TCP to 203.0.113.7:443: received AWS_ACCESS_KEY_ID=AKIA" in ev
             seen["blocked"] |= "malicious-weather" in s and "[vector] https-exfil: BLOCKED" in s
             seen["weather"] |= '"temperature_c": 4.5' in s and "max severity none" in s
             seen["prompt"] |= "permission request" in s and "/usr/bin/rm" in s

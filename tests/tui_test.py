@@ -683,6 +683,79 @@ def this_folder_answers_the_rest_of_the_outputs(base):
 
 
 @test()
+def f_on_a_high_risk_write_says_why_no_folder(base):
+    """Issue 54, item 10: f on a skill's Write to a git hook answered "f is
+    for a skill's Write" - it was one. It says the folder option is not
+    offered for that place and why, and leaves the prompt open; d denies."""
+    skills = copy_skills(base)
+    write_tree(os.path.join(skills, "tui-hook"), {
+        "SKILL.md": "---\nname: tui-hook\ndescription: TUI test - writes a git hook.\n"
+                    "allowed-tools: Read Write\n---\n",
+        "skillsandbox.yaml": "skill:\n  name: tui-hook\n  version: \"1.0.0\"\n"
+                             "  description: a git hook\npermissions:\n  filesystem:\n"
+                             "    read: [\"~/tui-repo\"]\nentrypoint:\n  command: python3\n"
+                             "  args: [main.py]\n",
+        "main.py": "import os\n"
+                   "p = os.path.expanduser('~/tui-repo/.git/hooks/post-commit')\n"
+                   "try:\n    open(p, 'w').write('#!/bin/sh\\n')\n    print('HOOK-WRITTEN')\n"
+                   "except OSError as e:\n    print('HOOK-REFUSED', e.errno)\n"})
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-repo", ".git", "hooks"))
+        t.wait("tui-hook", what="the skills list")
+        start_run(t, "tui-hook")
+        s = wait_prompt_and_arm(t)
+        assert "f folder, this run" not in s, s
+        t.keys("f")
+        s = t.wait(lambda s: "is not offered for this place" in s, timeout=5,
+                   what="why f does not answer")
+        assert "f is for a skill's Write" not in s, s
+        flat = re.sub(r"\s*\n\s*", " ", s)
+        assert "f (its folder, this run) is not offered for this place: git runs its hooks" \
+            in flat, s
+        assert prompt_open(s), s
+        t.keys("d")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert "HOOK-REFUSED" in s, s
+    finally:
+        t.close()
+
+
+@test()
+def a_write_into_a_missing_folder_names_it(base):
+    """Issue 54, item 10: a Write into a folder that is not there said only
+    "does not exist". The prompt names the first missing folder and that an
+    allow changes nothing until the skill makes it."""
+    skills = copy_skills(base)
+    write_tree(os.path.join(skills, "tui-deep"), {
+        "SKILL.md": "---\nname: tui-deep\ndescription: TUI test - writes into a missing "
+                    "folder.\nallowed-tools: Read Write\n---\n",
+        "skillsandbox.yaml": "skill:\n  name: tui-deep\n  version: \"1.0.0\"\n"
+                             "  description: a missing folder\npermissions:\n  filesystem:\n"
+                             "    read: [\"~/tui-outbox\"]\nentrypoint:\n  command: python3\n"
+                             "  args: [main.py]\n",
+        "main.py": "import os\n"
+                   "p = os.path.expanduser('~/tui-outbox/made/later/out.txt')\n"
+                   "try:\n    open(p, 'w').write('x')\n    print('DEEP-WRITTEN')\n"
+                   "except OSError as e:\n    print('DEEP-FAILED', e.errno)\n"})
+    t = Tui(base, ["--prompt-timeout", "30", skills])
+    try:
+        os.makedirs(os.path.join(t.home, "tui-outbox"))
+        t.wait("tui-deep", what="the skills list")
+        start_run(t, "tui-deep")
+        s = wait_prompt_and_arm(t)
+        flat = re.sub(r"[│\s]+", " ", s)
+        want = f"does not exist, nor its folder {t.home}/tui-outbox/made: allowed, the write " \
+               "still fails until the skill makes that folder"
+        assert want in flat, (want, s)
+        t.keys("a")
+        s = t.wait(run_done, timeout=15, what="the run finishing")
+        assert "DEEP-FAILED 2" in s, s
+    finally:
+        t.close()
+
+
+@test()
 def run_and_deny(base):
     skills = copy_skills(base)
     t = Tui(base, ["--prompt-timeout", "30", skills])
@@ -1011,10 +1084,13 @@ def enter_offers_what_the_skill_says_about_its_input(base):
 @test()
 def w_wraps_long_lines(base):
     """A 300-character line is cut (marked ›) until w wraps it: then its end
-    is on screen; w again scrolls it sideways."""
+    is on screen, and a line of words wraps between words, never inside one
+    (issue 54, item 10); w again scrolls it sideways."""
     root = os.path.join(base, "wide")
+    words = " ".join(f"w{i:02d}" + "x" * (i % 5) for i in range(40))
     write_tree(root, {"tui-wide/SKILL.md": "---\nname: tui-wide\ndescription: one wide line\n---\n",
-                      "tui-wide/main.py": "print('start ' + 'y' * 280 + ' THE-END-OF-IT')\n"})
+                      "tui-wide/main.py": "print('start ' + 'y' * 280 + ' THE-END-OF-IT')\n"
+                                          f"print({words!r})\n"})
     t = Tui(base, [root])
     try:
         t.wait(lambda s: "tui-wide" in s and skills_screen(s), what="the skills list")
@@ -1025,6 +1101,8 @@ def w_wraps_long_lines(base):
         t.keys("w")
         s = t.wait(lambda s: "THE-END-OF-IT" in s, what="the line wrapped")
         assert "long lines wrap" in status_line(s), status_line(s)
+        shown = re.findall(r"\bw\d\dx*\b", s)
+        assert shown == words.split(), (shown, s)
         t.keys("w")
         s = t.wait(lambda s: "THE-END-OF-IT" not in s, what="the line cut again")
         # Enter on the events pane: every event in full, its JSON data too
@@ -1095,6 +1173,43 @@ def memory_shown_is_the_peak(base):
             assert mb >= least, header(s)
     finally:
         t.close()
+
+
+@test()
+def memory_not_measured_says_n_a(base):
+    """Issue 54, item 10: a run whose memory nobody measured (no cgroup and
+    no sample: here its sandbox was never built, the skill lying in a folder
+    anyone may change) showed "peak 0 KB" once done. It says n/a, as the
+    manual has it. As root and, when root, as uid 65534."""
+    users = [None]
+    if os.geteuid() == 0:
+        why = nobody_can_run_a_skill(base)
+        if why and IN_CI:
+            raise AssertionError(why)
+        users += [] if why else [65534]
+        if why:
+            info(f"as uid 65534: skipped ({why})")
+    for uid in users:
+        sub = tempfile.mkdtemp(dir=base, prefix="na.")
+        os.chmod(sub, 0o755)
+        root = os.path.join(sub, "open")
+        write_tree(root, {"tui-open/SKILL.md": "---\nname: tui-open\ndescription: in an open "
+                                               "folder\n---\n",
+                          "tui-open/skillsandbox.yaml": "skill:\n  name: tui-open\n"
+                                                        "  version: 1.0.0\nentrypoint:\n"
+                                                        "  command: /bin/true\n"})
+        os.chmod(root, 0o777)  # another user may swap the skill: the run is refused
+        t = Tui(sub, [root], uid=uid)
+        try:
+            t.wait(lambda s: "tui-open" in s and skills_screen(s), what="the skills list")
+            press_enter_on_skill(t)
+            t.keys("Enter")
+            s = t.wait(lambda s: run_done(s) and "setup_failed" in s, timeout=20,
+                       what="the run refused")
+            assert re.search(r"peak n/a/\d+ MB", header(s)), (uid, header(s))
+            assert "0 KB" not in header(s), (uid, header(s))
+        finally:
+            t.close()
 
 
 def orphan_a_run(t, skill):
@@ -1521,6 +1636,38 @@ def traces_list_never_waits_on_big_traces(base):
         t.keys("Enter")
         s = t.wait(lambda s: "No matches" in s, what="the empty filter")
         assert 'no matches for "no-such-skill"' in status_line(s), s
+    finally:
+        t.close()
+
+
+@test(needs_run=False)
+def a_cut_traces_column_says_so(base):
+    """Issue 54, item 10: at 80x24 the Traces screen's STATUS column cut
+    setup_failed to "setup_fail" with nothing to say it was cut, and a long
+    skill name the same. Each is cut with › now, and what fits is whole."""
+    fixture = os.path.join(SRC, "tests", "screens", "fixtures", "state", "skillgate", "traces",
+                           "20250314T091500Z-weather-4101-5e1d0a7c93b2.json")
+
+    def prepare(t):
+        tdir = os.path.join(t.state, "skillgate", "traces")
+        os.makedirs(tdir)
+        with open(fixture, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["status"] = "setup_failed"
+        doc["skill_name"] = "a-skill-with-a-long-name"
+        with open(os.path.join(tdir, "20250314T091500Z-a-skill-with-a-long-name-4101-"
+                               "5e1d0a7c93b2.json"), "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        shutil.copy(fixture, tdir)
+    t = Tui(base, [os.path.join(base, "none")], size=(80, 24), prepare=prepare)
+    try:
+        t.wait(lambda s: "0 skills" in s or skills_screen(s), what="the TUI up")
+        t.keys("3")
+        s = t.wait(lambda s: traces_screen(s) and "reading" not in s and len(trace_rows(s)) == 2,
+                   what="the two traces listed")
+        cut, whole = sorted(trace_rows(s), key=lambda r: "weather" in r)
+        assert re.match(r" \S+ \S+ a-skill-with-a-lo› setup_fai› ", cut), s
+        assert re.match(r" \S+ \S+ weather +completed ", whole), s
     finally:
         t.close()
 

@@ -873,6 +873,53 @@ def record_never_declares_what_lies_in_the_homes_dot_folders(m, base):
     assert "no .local/share/keyrings/login.keyring 2" in out, out
 
 
+DECLARED_WRITER = """
+import os
+for name in ("notes-app/data", ".local/share/rec-old"):
+    d = os.path.expanduser("~/" + name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "note.md"), "w") as f:
+        f.write("a note\\n")
+print("notes written")
+"""
+
+
+@test()
+def record_keeps_a_declared_write_path_the_skill_used(m, base):
+    """Issue 54, item 10: `record` of a skill writing where its manifest
+    declares (an app's data folder under ~/.local/share, as the example
+    notes-writer) printed a manifest with no write at all and called the
+    path "declared and never used": the write had landed in the sandbox's
+    private view (~/notes-app was not there yet) or sat in a dot folder of
+    the home (~/.local/share/rec-old). Both declared paths it used are
+    kept, as declared; nothing is "never used"; the manifest validates."""
+    old = os.path.join(m.home, ".local", "share", "rec-old")
+    os.makedirs(old, exist_ok=True)
+    for q in (os.path.join(m.home, ".local"), os.path.dirname(old), old):
+        if h.IS_ROOT:
+            os.chown(q, m.uid, m.uid)
+    d = h.make_skill(base, f"declared-writer-{m.name}", DECLARED_WRITER, tools="Read Write",
+                     yaml_extra="permissions:\n  filesystem:\n    write: "
+                                "[\"~/notes-app/data\", \"~/.local/share/rec-old\"]\n")
+    if h.IS_ROOT and m.uid:  # --write replaces the manifest: the folder is theirs
+        for root, dirs, files in os.walk(d):
+            for x in [root] + [os.path.join(root, f) for f in files]:
+                os.chown(x, m.uid, m.uid)
+    p = m.run("record", d, "--allow-all", "--json", check=0)
+    j = json.loads(p.out)
+    man = j["manifest"]
+    lines = man.splitlines()
+    assert "    write:" in lines, man
+    at = lines.index("    write:")
+    assert sorted(lines[at + 1:at + 3]) == ["    - ~/.local/share/rec-old",
+                                            "    - ~/notes-app/data"], man
+    assert not [x for x in j["compare"]["over"] if x["what"] == "write"], j["compare"]
+    assert not j["profile"]["discarded"], j["profile"]
+    p = m.run("record", d, "--allow-all", "--write", "--yes", check=0)
+    assert "wrote " in p.err, p.err
+    m.run("validate", d, check=0)
+
+
 STEERING = """
 import os
 home = os.path.expanduser("~")

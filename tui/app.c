@@ -573,8 +573,13 @@ static int load_theme(struct tui *t)
             cleanup_free char *m = sg_diag_format(&d.v[i]);
             fprintf(stderr, "%s\n", m);
         }
-        /* said once: the loader's diagnostic names where it looked */
-        if (r < 0 && r != -ENOENT)
+        /* said once: the loader's diagnostic names where it looked, and a
+         * theme config.yaml named, the file and line that named it */
+        if (r < 0 && !t->o.theme && t->cfg->path)
+            fprintf(stderr, "%s:%d: error: theme: \"%s\" cannot be used (the themes found: "
+                            "skillgate tui --list-themes)\n",
+                    t->cfg->path, t->cfg->theme_line, name);
+        else if (r < 0 && r != -ENOENT)
             fprintf(stderr, "skillgate: the theme %s has errors\n", name);
         else if (r == -ENOENT && !d.n)
             fprintf(stderr, "skillgate: no theme named %s\n", name);

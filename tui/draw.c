@@ -125,6 +125,67 @@ int tui_put_wrapped_chars(WINDOW *w, int y, int x, int width, int max_rows, cons
     return p.row + 1;
 }
 
+/* The cells s takes, counted no further than limit + 1 (a long word costs
+ * no more than a row's worth of looking). */
+static int width_upto(const char *s, size_t len, int limit)
+{
+    struct put p = {.width = limit + 1, .max_rows = 1};
+    sg_sanitize_each(s, len, SG_SAN_KEEP_TAB, put_piece, &p);
+    return p.clipped ? limit + 1 : p.used;
+}
+
+/* Where the row starting at s ends: after as many whole words (and the
+ * spaces between them) as fit in width cells; 0 when not even the first
+ * does. */
+static size_t row_of_words(const char *s, size_t len, int width)
+{
+    size_t end = 0;
+    int used = 0;
+    while (end < len) {
+        size_t sp = end, we;
+        while (sp < len && s[sp] == ' ')
+            sp++;
+        for (we = sp; we < len && s[we] != ' '; we++)
+            ;
+        int add = (int)(sp - end) + width_upto(s + sp, we - sp, width);
+        if (used + add > width)
+            break;
+        used += add;
+        end = we;
+    }
+    return end;
+}
+
+int tui_put_wrapped_words(WINDOW *w, int y, int x, int width, int max_rows, const char *s,
+                          size_t len, attr_t attr, attr_t escaped_attr)
+{
+    int rows = 0;
+    if (width <= 0 || max_rows <= 0 || !s)
+        return 0;
+    do {
+        size_t take = row_of_words(s, len, width);
+        if (rows == max_rows - 1 && take < len) /* the last row: cut, marked › */
+            take = len;
+        if (take) {
+            tui_put_scrolled(w, y + rows, x, width, 0, s, take, attr, escaped_attr);
+            rows++;
+        } else { /* a word wider than the line: cut where it must, on rows of its own */
+            size_t we = 0;
+            while (we < len && s[we] == ' ')
+                we++;
+            while (we < len && s[we] != ' ')
+                we++;
+            rows += tui_put_wrapped_chars(w, y + rows, x, width, max_rows - rows, s, we, attr,
+                                          escaped_attr);
+            take = we;
+        }
+        s += take, len -= take;
+        while (len && *s == ' ') /* the spaces at a break are the break */
+            s++, len--;
+    } while (len && rows < max_rows);
+    return rows;
+}
+
 int tui_put(WINDOW *w, int y, int x, int width, const char *s, size_t len, attr_t attr)
 {
     return tui_put_scrolled(w, y, x, width, 0, s, len, attr, attr | A_UNDERLINE);

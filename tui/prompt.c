@@ -199,8 +199,13 @@ static void answer_folder(struct tui *t, struct tui_prompt_state *s)
     cleanup_free char *rule =
         s->remote ? NULL : sg_preq_folder_rule(&s->q, sg_invoking_home());
     if (!rule) {
-        tui_message(t, "%s", s->remote ? "an agent's run takes a, r, A, d or D"
-                                       : "f is for a skill's Write: its folder, for this run");
+        char why[256];
+        if (!s->remote && !sg_preq_folder_offered(&s->q, sg_invoking_home(), why, sizeof why) &&
+            why[0])
+            tui_message(t, "f (its folder, this run) is not offered for this place: %s", why);
+        else
+            tui_message(t, "%s", s->remote ? "an agent's run takes a, r, A, d or D"
+                                           : "f is for a skill's Write: its folder, for this run");
         return;
     }
     const char *why;

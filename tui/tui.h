@@ -270,6 +270,14 @@ int tui_put_wrapped(WINDOW *w, int y, int x, int width, int max_rows, const char
  * used. With w NULL, only counts them. */
 int tui_put_wrapped_chars(WINDOW *w, int y, int x, int width, int max_rows, const char *s,
                           size_t len, attr_t attr, attr_t escaped_attr);
+/* s in rows of width cells, broken at spaces (text a person reads: the
+ * pager, w): a word wider than the line starts a row and is broken
+ * between characters as tui_put_wrapped_chars breaks it; the spaces at a
+ * break are not drawn. At most max_rows (the last one cut, marked ›);
+ * returns the rows used. With w NULL, only counts them. Each row costs
+ * at most a row's worth of measuring per word. */
+int tui_put_wrapped_words(WINDOW *w, int y, int x, int width, int max_rows, const char *s,
+                          size_t len, attr_t attr, attr_t escaped_attr);
 /* s from y,x to the column right, then on as many rows as it takes (at
  * most max_rows) from the column indent, broken between characters: a
  * path that goes on where a line ends, never cut short of max_rows (with

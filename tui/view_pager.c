@@ -97,7 +97,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         bool m = p->search[0] && tui_matches(p->line[k], p->len[k], p->search);
         attr_t a = tui_attr(t, m ? TUI_R_MATCH : TUI_R_NORMAL), esc = tui_attr(t, TUI_R_ESCAPED);
         if (p->wrap)
-            r += tui_put_wrapped_chars(w, r + 1, 1, width, rows - 1 - r, p->line[k], p->len[k], a,
+            r += tui_put_wrapped_words(w, r + 1, 1, width, rows - 1 - r, p->line[k], p->len[k], a,
                                        esc);
         else
             tui_put_scrolled(w, ++r, 1, width, p->left, p->line[k], p->len[k], a, esc);
@@ -206,7 +206,7 @@ static size_t last_top(const struct pager *p, size_t page)
         return p->n > page ? p->n - page : 0;
     size_t top = p->n;
     for (int used = 0; top > 0; top--) {
-        used += tui_put_wrapped_chars(NULL, 0, 0, p->width, p->rows, p->line[top - 1],
+        used += tui_put_wrapped_words(NULL, 0, 0, p->width, p->rows, p->line[top - 1],
                                       p->len[top - 1], 0, 0);
         if (used > p->rows)
             break;

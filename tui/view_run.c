@@ -196,7 +196,10 @@ static void run_finish(struct tui *t, struct run *r)
     struct sg_runner_out out;
     sg_runner_finish(r->runner, &out);
     r->exit_code = out.res.exit_code;
-    if (out.res.memory_peak > r->live.memory_bytes) /* a sample every 250 ms misses a short run's */
+    /* a sample every 250 ms misses a short run's; 0 is "unknown" (runend.h:
+     * no cgroup and no sample, a run that never started): the header keeps
+     * saying n/a, never "0 KB" */
+    if (out.res.memory_peak > 0 && out.res.memory_peak > r->live.memory_bytes)
         r->live.memory_bytes = out.res.memory_peak;
     json_t *vs = json_object_get(out.doc, "violation_summary");
     snprintf(r->outcome, sizeof r->outcome, "%s, exit %d, %lld ms, max severity %s",
@@ -662,7 +665,7 @@ static int draw_line(struct tui *t, struct run *r, int which, const struct tui_l
             tui_put_scrolled(w, y, x + cx, width, p->left, s, len, a, esc);
         return 1;
     }
-    return tui_put_wrapped_chars(w, y, x + cx, width, max_rows > 0 ? max_rows : 1, s, len,
+    return tui_put_wrapped_words(w, y, x + cx, width, max_rows > 0 ? max_rows : 1, s, len,
                                  a, esc);
 }
 

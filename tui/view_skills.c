@@ -354,6 +354,26 @@ static const char *excerpt_of(const struct sg_diag *g)
     return cache[k].text;
 }
 
+static int lines_of(const char *s)
+{
+    int n = 0;
+    for (; s && *s; n++)
+        s += strcspn(s, "\n"), s += *s == '\n';
+    return n;
+}
+
+/* The problems left out of the pane: how many, and where to read them
+ * (the command too where the row holds it whole). */
+static void more_problems(struct tui *t, WINDOW *w, int *y, int maxy, int x, int width,
+                          const struct sg_skill *sk, size_t left)
+{
+    cleanup_free char *m = sg_xasprintf("+%zu more: Enter shows them all (skillgate validate %s)",
+                                        left, sk->display);
+    if (tui_width(m, strlen(m)) > width)
+        *strstr(m, " (skillgate validate") = '\0';
+    line(w, y, maxy, x, width, tui_attr(t, TUI_R_SEV_WARNING), "%s", m);
+}
+
 /* Problems first: they are why you look. Each in full, wrapped; an
  * error's line and a caret under it. Returns whether the skill has errors
  * (it did not load: what it would be allowed is not shown). */
@@ -364,16 +384,17 @@ static bool draw_problems(struct tui *t, WINDOW *w, int *y, int maxy, int x, int
     bool broken = sg_skill_has_errors(sk);
     for (size_t i = 0; i < sk->diags.n && *y < maxy; i++) {
         const struct sg_diag *g = &sk->diags.v[i];
-        if (*y + 1 >= maxy && i + 1 < sk->diags.n) {
-            line(w, y, maxy, x, width, tui_attr(t, TUI_R_SEV_WARNING),
-                 "+%zu more: Enter shows them all (skillgate validate %s)", sk->diags.n - i,
-                 sk->display);
+        cleanup_free char *m = diag_text(sk, g);
+        const char *ex = g->sev == SG_ERROR ? excerpt_of(g) : NULL;
+        /* a problem shown whole, or the count of those left: one row kept
+         * for it while any is left after this one */
+        int need = tui_put_wrapped(NULL, 0, 0, width, 1 << 20, m, strlen(m), 0) + lines_of(ex);
+        if (i + 1 < sk->diags.n && *y + need + 1 > maxy) {
+            more_problems(t, w, y, maxy, x, width, sk, sk->diags.n - i);
             break;
         }
-        cleanup_free char *m = diag_text(sk, g);
         attr_t a = tui_attr(t, g->sev == SG_ERROR ? TUI_R_SEV_ERROR : TUI_R_SEV_WARNING);
         *y += tui_put_wrapped(w, *y, x, width, maxy - *y, m, strlen(m), a);
-        const char *ex = g->sev == SG_ERROR ? excerpt_of(g) : NULL;
         for (const char *l = ex, *e; l && *l && *y < maxy; l = *e ? e + 1 : e) {
             e = l + strcspn(l, "\n");
             tui_put(w, (*y)++, x, width, l, (size_t)(e - l), tui_attr(t, TUI_R_DIM));
@@ -414,6 +435,8 @@ static void show_problems(struct tui *t, const struct sg_found *f)
     sg_buf_free(&b);
 }
 
+#define DESC_ROWS 4
+
 static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int width,
                          const struct sg_found *f, const struct sg_seen *seen, json_t *obs)
 {
@@ -433,10 +456,9 @@ static void draw_details(struct tui *t, WINDOW *w, int y0, int x, int rows, int 
                                        : "not named in enabledPlugins");
     if (seen->state == SG_SEEN_CHANGED)
         draw_changes(t, w, &y, maxy, x, width, sk, seen);
-    if (sk->description) {
-        size_t dl = strcspn(sk->description, "\n");
-        if (y < maxy)
-            tui_put(w, y++, x, width, sk->description, dl, n);
+    if (sk->description && y < maxy) { /* wrapped at words; at most 4 rows (i reads it all) */
+        int room = maxy - y < DESC_ROWS ? maxy - y : DESC_ROWS;
+        y += tui_put_wrapped(w, y, x, width, room, sk->description, strlen(sk->description), n);
     }
     draw_observed(t, w, &y, maxy, x, width, obs);
     if (draw_problems(t, w, &y, maxy, x, width, f))
@@ -645,19 +667,62 @@ static void draw_picker(struct tui *t, WINDOW *w, int y0, int x, int rows, int w
     }
 }
 
+/* The columns' labels, at the columns draw_row puts them; the sort's
+ * column carries ↓ (↑ reversed), as the Traces screen's does: last run is
+ * SEEN's, changed is where "(changed)" shows. */
+static void draw_header(struct tui *t, const struct skills *s, WINDOW *w, int cols)
+{
+    static const struct {
+        int x;
+        const char *label;
+        int key;
+    } head[] = {{1, "SKILL", SORT_NAME},     {24, "RISK", SORT_RISK},
+                {31, "SEEN", SORT_LAST_RUN}, {37, "PROBLEMS", -1},
+                {46, "DESCRIPTION", SORT_CHANGED}};
+    attr_t hd = tui_attr(t, TUI_R_HEADER);
+    tui_fill(w, 0, 0, cols, hd);
+    for (size_t i = 0; i < SG_ARRAY_LEN(head) && head[i].x < cols - 1; i++)
+        tui_putf(w, 0, head[i].x, cols - 1 - head[i].x, hd, "%s%s", head[i].label,
+                 head[i].key != s->sort ? ""
+                 : s->sort_rev          ? "\xe2\x86\x91"
+                                        : "\xe2\x86\x93"); /* ↑ ↓ */
+}
+
+/* Rows of the list out of sight: said on the rule under the list (at its
+ * right), as the Run screen's panes say theirs. */
+static void draw_more(struct tui *t, const struct skills *s, WINDOW *w, int y, int cols,
+                      int list_rows)
+{
+    size_t below = s->top + (size_t)list_rows < s->norder ? s->norder - s->top - (size_t)list_rows
+                                                          : 0;
+    char more[96];
+    if (below && s->top)
+        snprintf(more, sizeof more, " %zu more above, %zu more below (j, PgDn, End) ", s->top,
+                 below);
+    else if (below)
+        snprintf(more, sizeof more, " %zu more below (j, PgDn, End) ", below);
+    else if (s->top)
+        snprintf(more, sizeof more, " %zu more above (k, PgUp, Home) ", s->top);
+    else
+        return;
+    int mw = tui_width(more, strlen(more));
+    if (mw < cols - 2)
+        tui_put(w, y, cols - mw - 2, mw, more, strlen(more), tui_attr(t, TUI_R_MATCH));
+}
+
 static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
 {
     struct skills *s = S(v);
     open_view(t, v);
     bool side = cols >= 140;
     int list_rows = side ? rows - 1 : (rows - 1) / 2;
+    if (side && (int)s->norder > list_rows)
+        list_rows--; /* the last row says what is out of sight */
     if (!side && (int)s->norder < list_rows)
         list_rows = s->norder < 3 ? 3 : (int)s->norder; /* the rest goes to the details */
     int list_cols = side ? cols / 2 : cols;
     s->list_rows = list_rows, s->list_cols = list_cols;
-    tui_fill(w, 0, 0, cols, tui_attr(t, TUI_R_HEADER));
-    tui_putf(w, 0, 1, cols - 1, tui_attr(t, TUI_R_HEADER), "%-22s %-6s %-5s %-8s %s", "SKILL",
-             "RISK", "SEEN", "PROBLEMS", "DESCRIPTION");
+    draw_header(t, s, w, list_cols);
     if (!s->d.n) {
         tui_putf(w, 2, 2, cols - 4, tui_attr(t, TUI_R_DIM),
                  "No skills found. Start skillgate with folders: skillgate tui DIR...");
@@ -693,6 +758,7 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         tui_vline(w, 1, list_cols, rows - 1, tui_attr(t, TUI_R_BORDER));
     else
         tui_hline(w, list_rows + 1, 0, cols, tui_attr(t, TUI_R_BORDER));
+    draw_more(t, s, w, list_rows + 1, list_cols, list_rows);
     if (s->picking)
         draw_picker(t, w, dy, dx, drows, dcols, s->d.v[s->sel].skill, s->pick);
     else

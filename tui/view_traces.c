@@ -426,6 +426,14 @@ static const char *sort_mark(const struct traces *s)
     return s->reverse ? "\xe2\x86\x91" : "\xe2\x86\x93"; /* ↑ ↓ */
 }
 
+/* A column of width cells and the blank after it: a longer text is cut
+ * with ›, as every cut on screen is (setup_failed, a long skill name). */
+static int cell(WINDOW *w, int y, int x, int width, attr_t a, const char *text)
+{
+    tui_put(w, y, x, width, text, strlen(text), a);
+    return width + 1;
+}
+
 static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int cols)
 {
     struct traces *s = T(v);
@@ -469,14 +477,14 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
         snprintf(when, sizeof when, "%.5s %.8s", strlen(r->started) >= 19 ? r->started + 5 : "",
                  strlen(r->started) >= 19 ? r->started + 11 : "");
         int x = tui_putf(w, i + 1, 1, cols - 2, a, "%-14s ", when);
-        x += tui_putf(w, i + 1, 1 + x, 19, a, "%-18.18s ", r->skill);
+        x += cell(w, i + 1, 1 + x, 18, a, r->skill);
         if (!r->loaded) {
             tui_putf(w, i + 1, 1 + x, cols - 2 - x, sel ? a : tui_attr(t, TUI_R_DIM), "reading…");
             continue;
         }
         bool ok = !strcmp(r->status, "completed") && r->has_exit && !r->exit_code;
         attr_t sa = sel ? a : tui_attr(t, ok ? TUI_R_OK : TUI_R_SEV_WARNING);
-        x += tui_putf(w, i + 1, 1 + x, 11, sa, "%-10.10s ", r->status);
+        x += cell(w, i + 1, 1 + x, 10, sa, r->status);
         if (r->has_exit)
             x += tui_putf(w, i + 1, 1 + x, cols - 2 - x, r->exit_code ? sa : a, "%4d ", r->exit_code);
         else
