@@ -363,14 +363,20 @@ static void stop_answered(struct tui *t, const char *text, void *ctx)
     s->stop_asked = false;
     s->stop_done = NULL;
     bool yes = text && (text[0] == 'y' || text[0] == 'Y');
-    if (yes && s->active && !s->remote && s->perm) {
-        struct sg_perm *perm = s->perm;
+    struct sg_perm *perm = yes && s->active && !s->remote ? s->perm : NULL;
+    uint64_t id = s->id;
+    if (perm)
         s->stopping = s->answered = true;
-        sg_perm_answer_id(perm, s->id, SG_DEC_DENY);
-        sg_perm_cancel_all(perm);
-    }
+    /* the run is stopped first (every process of the sandbox killed), then
+     * the request is denied: the skill never runs on past the person's
+     * stop, as it did when the deny reached it before the kill */
     if (done)
         done(t, text, dctx);
+    if (perm) {
+        tui_run_stop_now(t);
+        sg_perm_answer_id(perm, id, SG_DEC_DENY);
+        sg_perm_cancel_all(perm);
+    }
 }
 
 /* ^C or x with a request open: stopping is always possible. A run of

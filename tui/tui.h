@@ -370,6 +370,10 @@ void tui_run_unsandboxed(struct tui *t, const char *title, char *const argv[]);
 size_t tui_run_sources(struct tui *t, struct sg_loop_source *out, size_t max);
 /* skillgate got signo (SIGTERM, SIGHUP): a live run ends "interrupted". */
 void tui_run_interrupt(struct tui *t, int signo);
+/* A stop the person confirmed, carried out now rather than at the turn's
+ * end (the prompt's ^C/x kill the sandbox before the request on screen is
+ * denied, so the skill runs no further). */
+void tui_run_stop_now(struct tui *t);
 
 /* view_run.c: an agent's run, as the MCP server streams it */
 void tui_run_remote_begin(struct tui *t, const char *skill);

@@ -533,6 +533,13 @@ size_t tui_run_sources(struct tui *t, struct sg_loop_source *out, size_t max)
     return n;
 }
 
+void tui_run_stop_now(struct tui *t)
+{
+    struct run *r = R(&t->views[TUI_S_RUN]);
+    if (r->runner && r->stop)
+        sg_runner_stop(r->runner);
+}
+
 void tui_run_interrupt(struct tui *t, int signo)
 {
     struct run *r = R(&t->views[TUI_S_RUN]);
