@@ -1181,14 +1181,7 @@ def memory_not_measured_says_n_a(base):
     no sample: here its sandbox was never built, the skill lying in a folder
     anyone may change) showed "peak 0 KB" once done. It says n/a, as the
     manual has it. As root and, when root, as uid 65534."""
-    users = [None]
-    if os.geteuid() == 0:
-        why = nobody_can_run_a_skill(base)
-        if why and IN_CI:
-            raise AssertionError(why)
-        users += [] if why else [65534]
-        if why:
-            info(f"as uid 65534: skipped ({why})")
+    users = ourselves_and_nobody(base)
     for uid in users:
         sub = tempfile.mkdtemp(dir=base, prefix="na.")
         os.chmod(sub, 0o755)
@@ -1362,6 +1355,21 @@ def kill_the_terminal_during_a_run(base, uid, ignore_hup):
         t.close()
 
 
+def ourselves_and_nobody(base):
+    """Who a test runs the TUI as: ourselves, and as root also uid 65534
+    when it can run a skill here (in CI it must; elsewhere it is skipped
+    with the reason)."""
+    users = [None]
+    if os.geteuid() == 0:
+        why = nobody_can_run_a_skill(base)
+        if why and IN_CI:
+            raise AssertionError(why)
+        users += [] if why else [65534]
+        if why:
+            info(f"as uid 65534: skipped ({why})")
+    return users
+
+
 def nobody_can_run_a_skill(base):
     """None when uid 65534 can run a skill here, else why not."""
     d = tempfile.mkdtemp(dir=base, prefix="nobody.")
@@ -1385,15 +1393,7 @@ def a_closed_terminal_ends_the_tui_and_stops_its_run(base):
     run, with SIGHUP delivered and with it ignored, as root and as uid 65534:
     within 5 s the TUI and every process of its run are gone, and the run's
     trace and audit record say "interrupted by SIGHUP" (the hangup)."""
-    users = [None]
-    if os.geteuid() == 0:
-        why = nobody_can_run_a_skill(base)
-        if why and IN_CI:
-            raise AssertionError(why)
-        if why:
-            info(f"as uid 65534: skipped ({why})")
-        else:
-            users.append(65534)
+    users = ourselves_and_nobody(base)
     for uid in users:
         for ignore_hup in (False, True):
             sub = tempfile.mkdtemp(dir=base, prefix="hup.")
@@ -2277,14 +2277,7 @@ def stopping_is_always_possible_with_a_prompt_open(base):
     root, as uid 65534."""
     root = os.path.join(base, "writers")
     write_tree(root, THREE_WRITERS)
-    users = [None]
-    if os.geteuid() == 0:
-        why = nobody_can_run_a_skill(base)
-        if why and IN_CI:
-            raise AssertionError(why)
-        users += [] if why else [65534]
-        if why:
-            info(f"as uid 65534: skipped ({why})")
+    users = ourselves_and_nobody(base)
     for uid in users:
         sub = tempfile.mkdtemp(dir=base, prefix="stop.")
         os.chmod(sub, 0o755)
