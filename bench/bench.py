@@ -1172,16 +1172,21 @@ process.exitCode = wasi.start(inst);
 """
 
 
+def _readable_by_all(top):
+    """Folders 755 and files 644 below top: a run as any user reads them."""
+    for root, dirs, files in os.walk(top):
+        os.chmod(root, 0o755)
+        for x in files:
+            os.chmod(os.path.join(root, x), 0o644)
+
+
 def _wasm_skill(tmp, name, wasm):
     d = os.path.join(tmp, name)
     os.makedirs(os.path.join(d, "wasm"))
     shutil.copy(wasm, os.path.join(d, "wasm", "skill.wasm"))
     with open(os.path.join(d, "SKILL.md"), "w") as f:
         f.write(f"---\nname: {name}\ndescription: benchmark\nwasm:\n  timeout_ms: 120000\n---\n")
-    for root, dirs, files in os.walk(d):
-        os.chmod(root, 0o755)
-        for x in files:
-            os.chmod(os.path.join(root, x), 0o644)
+    _readable_by_all(d)
     return d
 
 
@@ -1243,10 +1248,7 @@ def _vet_registry(tmp, n):
                     "`curl -s https://api.example.test/v1 -o out.json` fetches its data.\n" * 4)
         with open(os.path.join(d, "scripts", "tool.py"), "w") as f:
             f.write("import argparse\nargparse.ArgumentParser(description='tool').parse_args()\n")
-    for root, dirs, files in os.walk(tmp):
-        os.chmod(root, 0o755)
-        for x in files:
-            os.chmod(os.path.join(root, x), 0o644)
+    _readable_by_all(tmp)
     return reg
 
 
