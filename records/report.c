@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "digest.h"
+#include "htmltext.h"
 #include "sanitize.h"
 #include "trace.h"
 #include "tracediff.h"
@@ -19,7 +19,7 @@ struct rep {
     int fmt;
     json_t *trace;
     int64_t t0, span; /* the timeline's origin and length, ns */
-    bool no_marks; /* inside SVG or <title>: escapes unmarked */
+    struct sg_html html; /* its f is f; no_marks inside SVG or <title> */
 };
 
 static bool is_html(const struct rep *r)
@@ -34,41 +34,6 @@ static const char *str(json_t *o, const char *key)
 }
 
 /* ------------------------------------------------------------- escaping */
-
-/* ctx: the struct rep; an escape is marked, except inside SVG (where a
- * <span> would end the <svg> element) and <title> (plain text). */
-static bool html_piece(void *ctx, const char *p, size_t n, bool escaped)
-{
-    struct rep *r = ctx;
-    FILE *f = r->f;
-    escaped = escaped && !r->no_marks;
-    if (escaped)
-        fputs("<span class=\"esc\">", f);
-    for (size_t i = 0; i < n; i++) {
-        switch (p[i]) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(p[i], f);
-        }
-    }
-    if (escaped)
-        fputs("</span>", f);
-    return true;
-}
-
-/* How many bytes of s (len) to show under max: whole UTF-8 characters. */
-static size_t cut_at(const char *s, size_t len, size_t max)
-{
-    if (len <= max)
-        return len;
-    size_t n = max;
-    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-        n--;
-    return n;
-}
 
 /* The longest run of c in s. */
 static size_t longest_run(const char *s, char c)
@@ -105,18 +70,15 @@ static void md_code(FILE *f, const char *safe)
 /* A hostile string of len bytes, at most max shown, then how much was not. */
 static void text_n(struct rep *r, const char *s, size_t len, size_t max)
 {
-    size_t show = cut_at(s, len, max);
     if (is_html(r)) {
-        sg_sanitize_each(s, show, 0, html_piece, r);
-    } else {
-        cleanup_free char *safe = sg_sanitize(s, show, 0);
-        md_code(r->f, safe);
+        sg_html_text_n(&r->html, s, len, max);
+        return;
     }
-    if (show < len && r->no_marks) /* <title>, SVG: no markup there either */
-        fprintf(r->f, " &#8230; %zu more bytes", len - show);
-    else if (show < len)
-        fprintf(r->f, " %s %zu more bytes%s", is_html(r) ? "<em class=\"cut\">&#8230;" : "*…",
-                len - show, is_html(r) ? "</em>" : "*");
+    size_t show = sg_utf8_cut(s, len, max);
+    cleanup_free char *safe = sg_sanitize(s, show, 0);
+    md_code(r->f, safe);
+    if (show < len)
+        fprintf(r->f, " *… %zu more bytes*", len - show);
 }
 
 static void text(struct rep *r, const char *s)
@@ -130,7 +92,7 @@ static void block(struct rep *r, const char *safe)
 {
     if (is_html(r)) {
         fputs("<pre>", r->f);
-        html_piece(r, safe, strlen(safe), false);
+        sg_html_piece(&r->html, safe, strlen(safe), false);
         fputs("</pre>\n", r->f);
         return;
     }
@@ -483,7 +445,7 @@ static void timeline_svg(struct rep *r)
                   "height=\"172\" viewBox=\"0 0 %d 172\">\n<title>Timeline</title>\n",
             TL_W, TL_W);
     svg_axis(r);
-    r->no_marks = true;
+    r->html.no_marks = true;
     for (int b = 0; b < TL_BUCKETS && peak > 0; b++) {
         double h = rate[b] / peak * 40;
         if (h > 0)
@@ -506,7 +468,7 @@ static void timeline_svg(struct rep *r)
         drawn[l]++;
         svg_mark(r, l, ev);
     }
-    r->no_marks = false;
+    r->html.no_marks = false;
     fputs("</svg>\n", r->f);
     for (int l = 0; l < LANE_COUNT; l++)
         if (more[l])
@@ -708,7 +670,7 @@ static void output_line(struct rep *r, json_t *ev, size_t *shown)
         fprintf(r->f, "- %s %s ", at, err ? "stderr" : "stdout");
     text_n(r, msg, len, max);
     fputs(is_html(r) ? "</td></tr>\n" : "\n", r->f);
-    size_t show = cut_at(msg, len, max);
+    size_t show = sg_utf8_cut(msg, len, max);
     /* a line cut for want of room spends it: what follows is counted, not
      * listed a row at a time (a room too small for its first character
      * would show nothing of each line and still give each a row) */
@@ -866,29 +828,6 @@ static const char STYLE[] =
     ".cut{color:#718096;font-style:italic}.verdict{font-weight:bold;font-size:1.1em}"
     "svg{border:1px solid #e2e8f0;max-width:100%}";
 
-/* 'sha256-BASE64' of our one <style>: the CSP allows it and nothing else. */
-static void style_hash(char out[64])
-{
-    char hex[SG_DIGEST_STRLEN];
-    sg_sha256_text(STYLE, strlen(STYLE), hex);
-    unsigned char md[33] = {0};
-    for (int i = 0; i < 32; i++) {
-        unsigned v = 0;
-        sscanf(hex + 7 + 2 * i, "%2x", &v);
-        md[i] = (unsigned char)v;
-    }
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-    for (int i = 0; i < 33; i += 3) {
-        unsigned v = (unsigned)md[i] << 16 | (unsigned)md[i + 1] << 8 | md[i + 2];
-        out[o++] = b64[v >> 18 & 63];
-        out[o++] = b64[v >> 12 & 63];
-        out[o++] = i + 1 < 32 ? b64[v >> 6 & 63] : '=';
-        out[o++] = i + 2 < 32 ? b64[v & 63] : '=';
-    }
-    out[o] = 0;
-}
-
 static void page_head(struct rep *r)
 {
     const char *name = str(r->trace, "skill_name");
@@ -899,16 +838,11 @@ static void page_head(struct rep *r)
               "skill chose is shown as code.*\n\n", r->f);
         return;
     }
-    char hash[64];
-    style_hash(hash);
-    fprintf(r->f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                  "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-                  "style-src 'sha256-%s'; img-src data:; base-uri 'none'; form-action 'none'\">\n"
-                  "<meta name=\"referrer\" content=\"no-referrer\">\n<title>skillgate report: ",
-            hash);
-    r->no_marks = true;
+    sg_html_head(r->f, STYLE);
+    fputs("skillgate report: ", r->f);
+    r->html.no_marks = true;
     text(r, name);
-    r->no_marks = false;
+    r->html.no_marks = false;
     fprintf(r->f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>skillgate report: ", STYLE);
     text(r, name);
     fputs("</h1>\n<p>A run of a skill under skillgate's sandbox, from its trace. This page "
@@ -919,7 +853,7 @@ int sg_report_write(json_t *trace, json_t *prev, int fmt, FILE *out)
 {
     if (!json_is_object(trace) || (fmt != SG_REPORT_HTML && fmt != SG_REPORT_MD) || !out)
         return -EINVAL;
-    struct rep r = {.f = out, .fmt = fmt, .trace = trace};
+    struct rep r = {.f = out, .fmt = fmt, .trace = trace, .html = {.f = out}};
     set_span(&r);
     page_head(&r);
     summary(&r);
