@@ -8,6 +8,7 @@ harness's own --resolve config. Prints TAP.
 Usage: messages_test.py PATH/TO/skillgate SOURCE_ROOT
 """
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -286,6 +287,12 @@ def a_read_is_said_as_a_read_and_an_attack_gets_no_way_to_allow_it(m, base):
     reads = [r for r in t["refusals"] if "/.ssh/" in r["subject"]]
     assert reads and all(r["attempt"] == "read" and r["attack"] is True and r["rule"] is None
                          for r in reads), reads
+    # --json's last line: the same list, no rule for any of it
+    p = m.run("run", "--json", os.path.join(EXAMPLES, "malicious-weather"), check=None)
+    last = json.loads(p.out.strip().splitlines()[-1])
+    assert last["kind"] == "refusals" and "unless it was part of an attack" in last["message"]
+    assert all(r["attack"] is True and r["rule"] is None and r["attempt"] in VERBS
+               for r in last["data"]["refusals"]), last
     # an honest skill's refused write says it is a write, and how to allow it
     d = scripts_skill(base, "writer", WRITER)
     p = m.run("run", "--prompt", "deny", "--cwd", base, d, "--script", "scripts/go.py",
