@@ -658,10 +658,13 @@ static struct dgroup *decision_groups(struct rep *r, size_t *n)
             continue;
         json_t *d = json_object_get(ev, "data"), *rep = json_object_get(ev, "repeated");
         long long times = 1 + (json_is_integer(rep) ? (long long)json_integer_value(rep) : 0);
-        cleanup_free char *key = sg_xasprintf(
-            "%s\x1f%s\x1f%s\x1f%s\x1f%s", str(d, "request"), str(d, "decision"),
-            str(d, "scope"), str(d, "decided_by"),
-            json_string_value(json_array_get(json_object_get(d, "kept"), 0)) ?: "");
+        /* as JSON: no two different decisions (a forged trace's bytes) share a key */
+        json_t *k = json_pack("[s,s,s,s,O?]", str(d, "request"), str(d, "decision"),
+                              str(d, "scope"), str(d, "decided_by"), json_object_get(d, "kept"));
+        cleanup_free char *key = k ? json_dumps(k, JSON_COMPACT) : NULL;
+        json_decref(k);
+        if (!key) /* (not JSON: shown alone) */
+            key = sg_xasprintf("%zu", i);
         json_t *at = json_object_get(seen, key);
         if (at) {
             g[json_integer_value(at)].n += times;
