@@ -453,7 +453,7 @@ static const char STYLE[] =
     "overflow-wrap:anywhere}"
     "h1{font-size:1.5em}h2{border-bottom:1px solid #cbd5e0;margin-top:1.6em}h4{margin:.8em 0 .2em}"
     "table{border-collapse:collapse;margin:.3em 0}th,td{border:1px solid #e2e8f0;"
-    "padding:2px 6px;text-align:left;vertical-align:top}"
+    "padding:2px 6px;text-align:left;vertical-align:top;min-width:5.5em}"
     "details.skill{border:1px solid #cbd5e0;border-radius:4px;margin:.6em 0;padding:.3em .6em}"
     "summary{cursor:pointer}ul.clean{list-style:none;padding-left:.5em}"
     ".b{font-weight:bold;padding:0 .35em;border-radius:3px;white-space:nowrap}"

@@ -110,10 +110,12 @@ static void hostile_strings_are_escaped_text_on_the_page(void **st)
     assert_non_null(strstr(page, "&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;/style&gt;"
                                   "<span class=\"esc\">\\u{202e}</span>"));
     assert_non_null(strstr(page, "&quot;&#39;&amp;"));
-    cleanup_free char *cut = sg_xasprintf("&#8230; %d more bytes", 100 * 1024 - SG_REPORT_FIELD_MAX);
+    cleanup_free char *cut =
+        sg_xasprintf("&#8230; %d more bytes", 100 * 1024 - SG_REPORT_FIELD_MAX);
     assert_non_null(strstr(page, cut));
     /* totals first; malicious open; clean ones in a closed <details> */
-    assert_true(strstr(page, "<section id=\"totals\">") < strstr(page, "<section id=\"malicious\">"));
+    assert_true(strstr(page, "<section id=\"totals\">") <
+                strstr(page, "<section id=\"malicious\">"));
     assert_non_null(strstr(page, "<details open class=\"skill\">\n<summary><span class=\"b mal\">"
                                   "MALICIOUS</span>"));
     assert_non_null(strstr(page, "<details>\n<summary>1 clean skill, one line each</summary>"));
@@ -138,7 +140,8 @@ static void each_result_names_its_rule_a_relative_place_and_a_fingerprint(void *
     char *out = written(d, SG_VETREPORT_SARIF, &rc);
     assert_int_equal(rc, 0);
     json_t *log = json_loads(out, 0, NULL), *run = json_array_get(json_object_get(log, "runs"), 0);
-    json_t *rules = json_object_get(json_object_get(json_object_get(run, "tool"), "driver"), "rules");
+    json_t *driver = json_object_get(json_object_get(run, "tool"), "driver");
+    json_t *rules = json_object_get(driver, "rules");
     json_t *results = json_object_get(run, "results"), *res;
     size_t i, at;
     assert_int_equal(json_array_size(results), 2 + 3); /* two verdicts, three reasons */
@@ -162,7 +165,8 @@ static void each_result_names_its_rule_a_relative_place_and_a_fingerprint(void *
                         "error");
     const char *msg = json_string_value(json_object_get(
         json_object_get(json_array_get(results, 1), "message"), "text"));
-    assert_non_null(strstr(msg, "summary <script>window.__pwned=1</script></style>\\u{202e}\\e[31m"));
+    assert_non_null(
+        strstr(msg, "summary <script>window.__pwned=1</script></style>\\u{202e}\\e[31m"));
     assert_null(strstr(msg, "\xe2\x80\xae"));
     json_decref(log);
     free(out);

@@ -325,6 +325,10 @@ def the_page_loads_in_a_browser_with_nothing_run_or_fetched(m, base):
     assert r["csp"].startswith(CSP), r["csp"]
     assert "sans-serif" in r["styled"], ("our <style> did not apply", r["styled"])
     assert os.path.getsize(r["screenshot"]) > 1000, r["screenshot"]
+    # no hostile string too long to wrap widens the page past the window
+    with open(r["screenshot"], "rb") as f:
+        width = int.from_bytes(f.read(24)[16:20], "big")  # the PNG's IHDR
+    assert width == 1200, f"the page is {width} px wide in a 1200 px window"
     # what a person sees first: the title, then the totals
     lines = [x for x in r["text"].splitlines() if x.strip()]
     assert lines[:2] == ["skillgate vet report", "Verdicts"], lines[:3]
