@@ -711,8 +711,11 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
     if (oc->json) { /* after skill_completed: what was refused, and how to allow it */
         char iso[32];
         sg_format_iso(rout->res.ended_ms, iso);
-        json_t *j = json_pack("{s:s, s:s, s:s+, s:{s:O}}", "timestamp", iso, "kind", "refusals",
-                              "message", "refused requests and how to allow them: ", "see data",
+        /* an attack's refusals say no way to allow them (refusals.h) */
+        json_t *j = json_pack("{s:s, s:s, s:s, s:{s:O}}", "timestamp", iso, "kind", "refusals",
+                              "message",
+                              "refused requests, each with how to allow it unless it was part of "
+                              "an attack: see data",
                               "data", "refusals", refused ? refused : json_array());
         char *line = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII)
                        : NULL;

@@ -88,6 +88,7 @@ struct sg_perm {
     char last_by[512];       /* who made the last decision */
     char why_buf[512];       /* the prompt's why, when it is composed */
     char *answer_rule;       /* the rule the person's answer keeps, when narrowed */
+    json_t *kept;            /* the rules the answer being recorded kept (its event's "kept") */
     bool answer_tree;        /* ... and it covers what the program runs (answer_program) */
     sg_perm_show_fn fe_show; /* a front end shows the prompt */
     void *fe_ctx;
@@ -295,6 +296,9 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
     const char *prot = sg_preq_protected(q);
     if (prot)
         json_object_set_new(rec, "protected", json_string(prot));
+    json_t *kept = steal_pointer(&p->kept); /* remember()'s, for this answer only */
+    if (kept && !json_array_size(kept))
+        json_decref(steal_pointer(&kept));
     if (p->o.audit_extra)
         json_object_update(rec, p->o.audit_extra);
     if (audit_counts_it(p, tool_name, sg_decision_allows(d), by, req, iso)) {
@@ -312,6 +316,8 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
             json_object_set_new(ev, "port", json_integer(q->port));
         if (prot)
             json_object_set_new(ev, "protected", json_string(prot));
+        if (kept) /* the rules the answer kept: the grant as saved, a glob maybe */
+            json_object_set(ev, "kept", kept);
         /* a Write names the call it stopped (chmod, rename, unlinkat...) */
         bool call = q->tool == SG_PT_WRITE && !q->agent_tool[0] && args[0];
         if (call)
@@ -323,6 +329,7 @@ void sg_perm_audit(struct sg_perm *p, const struct sg_preq *q, enum sg_decision 
                                 : sg_decision_name(d),
                     by, say ? "; the call: " : "", say ? args : "");
     }
+    json_decref(kept);
     json_decref(rec);
 }
 
@@ -435,6 +442,12 @@ static void remember(struct sg_perm *p, const struct sg_preq *q, enum sg_decisio
     }
     char *texts[SG_SHELL_MAX_CMDS];
     size_t nt = rules_to_keep(p, q, texts, SG_ARRAY_LEN(texts));
+    json_decref(p->kept); /* what was saved, as saved: a report shows it (issue 54, item 9) */
+    p->kept = json_array();
+    for (size_t i = 0; i < nt; i++) {
+        cleanup_free char *safe = sg_sanitize_str(texts[i], 0);
+        json_array_append_new(p->kept, json_string(safe));
+    }
     p->nsession = 0;
     struct sg_diags dd = {0};
     int err = 0;
@@ -1184,6 +1197,7 @@ int sg_perm_free(struct sg_perm *p)
     free(p->rules);
     sg_pprog_free(p->call);
     free(p->skill), free(p->digest), free(p->run_id), free(p->grants_file), free(p->answer_rule);
+    json_decref(p->kept);
     free(p->kinds);
     free(p);
     return err;

@@ -11,6 +11,8 @@
 /* One refused request while the list is made. */
 struct refusal {
     char *tool, *subject, *why, *rule, *allow;
+    const char *attempt; /* read, write, exec, connect, lookup */
+    bool attack;         /* part of an attack: no way to allow it is said */
     long long decided, evented; /* refusals seen as decisions, as events: the
                                    same refusal is often both */
 };
@@ -19,8 +21,26 @@ struct list {
     struct refusal v[SG_REFUSALS_MAX];
     size_t n;
     bool agent;
-    long long dropped; /* distinct requests past the cap */
+    const char *attack; /* the run's severity when high or critical, else NULL */
+    long long dropped;  /* distinct requests past the cap */
 };
+
+/* What the skill attempted, in the word a person uses: a Fetch with a
+ * port (an address, or the proxy's CONNECT) was a connect, a name alone a
+ * lookup. */
+static const char *attempt_of(const char *tool, int port)
+{
+    static const struct {
+        const char *tool, *attempt;
+    } words[] = {{"Bash", "exec"}, {"Write", "write"}, {"Read", "read"},
+                 {"Connect", "connect"}, {"Env", "read"}};
+    for (size_t i = 0; i < SG_ARRAY_LEN(words); i++)
+        if (!strcmp(tool, words[i].tool))
+            return words[i].attempt;
+    if (!strcmp(tool, "Fetch"))
+        return port > 0 ? "connect" : "lookup";
+    return "request";
+}
 
 /* The program as the run's PATH names it: "pdfinfo" when the first
  * pdfinfo on the sandbox's PATH is this very file, else its real path. */
@@ -55,6 +75,9 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
                         : sg_xasprintf("Fetch(%s)", subject);
     } else if (!strcmp(tool, "Connect")) {
         rule = sg_xasprintf("Connect(%s)", subject);
+    } else if (!strcmp(tool, "Read")) { /* masked: a decoy, or nothing, is all it sees */
+        r->allow = sg_xstrdup("nothing may allow it (the sandbox never shows that file)");
+        return;
     } else if (!strcmp(tool, "Env")) { /* run_skill's env (runner.c) */
         r->rule = sg_xstrdup("Env");
         r->allow = sg_xasprintf("a person asked (skillgate tui --attach), or skillgate run "
@@ -149,7 +172,7 @@ static void how_to_allow(struct refusal *r, const char *tool, const char *subjec
 }
 
 static struct refusal *find_or_add(struct list *l, const char *tool, const char *subject,
-                                   const char *why, int port, const char *protect)
+                                   const char *why, int port, const char *protect, bool attack)
 {
     for (size_t i = 0; i < l->n; i++)
         if (!strcmp(l->v[i].tool, tool) && !strcmp(l->v[i].subject, subject))
@@ -168,7 +191,10 @@ static struct refusal *find_or_add(struct list *l, const char *tool, const char 
                                                      "deny, or no terminal")
              : !strcmp(why, "person")   ? sg_xstrdup("denied when asked")
                                         : sg_xstrdup(why);
-    how_to_allow(r, tool, subject, port, why ? why : "", l->agent, protect);
+    r->attempt = attempt_of(tool, port);
+    r->attack = attack || l->attack;
+    if (!r->attack)
+        how_to_allow(r, tool, subject, port, why ? why : "", l->agent, protect);
     return r;
 }
 
@@ -184,12 +210,14 @@ static char *canonical(const char *tool, const char *subject)
 }
 
 static void note(struct list *l, const char *tool, const char *subject, const char *why,
-                 int port, bool decision, const char *protect)
+                 int port, bool decision, const char *protect, bool attack)
 {
     if (!subject || !*subject || !strcmp(subject, "?"))
         return;
     cleanup_free char *s = canonical(tool, subject);
-    struct refusal *r = find_or_add(l, tool, s, why, port, protect);
+    struct refusal *r = find_or_add(l, tool, s, why, port, protect, attack);
+    if (r && attack)
+        r->attack = true; /* its event says what its decision did not */
     if (r && decision)
         r->decided++;
     else if (r)
@@ -199,6 +227,34 @@ static void note(struct list *l, const char *tool, const char *subject, const ch
 static const char *str(json_t *o, const char *k)
 {
     return json_string_value(json_object_get(o, k));
+}
+
+/* A refused file: a read (a credential's decoy answered: nothing may show
+ * the real one) or a write outside the writable paths. */
+static void note_file(struct list *l, json_t *d, const char *why)
+{
+    const char *access = str(d, "access");
+    if (access && !strcmp(access, "read")) {
+        bool decoy = json_is_true(json_object_get(d, "decoy"));
+        note(l, "Read", str(d, "path"),
+             why ? why : decoy ? "an empty decoy answered: your credentials are not in the "
+                                 "sandbox"
+                               : "not shown in the sandbox",
+             0, false, NULL, false);
+        return;
+    }
+    note(l, "Write", str(d, "path"), why ? why : "outside the writable paths", 0, false,
+         str(d, "protected"), false);
+}
+
+/* The run's severity when it is an attack's (high or critical): then no
+ * refusal of it is followed by a way to allow it. */
+static const char *attack_of(json_t *doc)
+{
+    const char *max = str(json_object_get(doc, "violation_summary"), "max_severity");
+    if (max && (!strcmp(max, "critical") || !strcmp(max, "high")))
+        return max;
+    return NULL;
 }
 
 /* A prevented event that names what the skill asked for. */
@@ -212,29 +268,49 @@ static void note_event(struct list *l, json_t *ev)
     if (!strcmp(kind, "syscall_blocked")) {
         const char *sc = str(d, "syscall");
         if (sc && !strcmp(sc, "execve"))
-            note(l, "Bash", str(d, "program"), why, 0, false, NULL);
+            note(l, "Bash", str(d, "program"), why, 0, false, NULL, false);
         else if (sc && !strcmp(sc, "connect") && str(d, "path"))
-            note(l, "Connect", str(d, "path"), why, 0, false, NULL);
+            note(l, "Connect", str(d, "path"), why, 0, false, NULL, false);
     } else if (!strcmp(kind, "fs_blocked") && !json_object_get(d, "reported_by")) {
         /* a WASM run's WASI-layer reports: no request a person could allow
          * (the module reaches only its preopens) */
-        note(l, "Write", str(d, "path"), why ? why : "outside the writable paths", 0, false,
-             str(d, "protected"));
+        note_file(l, d, why);
     } else if (!strcmp(kind, "dns_blocked")) {
-        note(l, "Fetch", str(d, "name"), why, 0, false, NULL);
+        /* a name that smuggles data is the attack itself, never a host to allow */
+        note(l, "Fetch", str(d, "name"), why, 0, false, NULL,
+             json_is_true(json_object_get(d, "exfil_suspect")));
     } else if (!strcmp(kind, "network_egress_blocked") &&
                !json_is_true(json_object_get(d, "upstream_failed"))) {
         /* (an allowed host this machine could not reach is no refusal) */
         const char *name = str(d, "name");
         note(l, "Fetch", name && *name ? name : str(d, "dst"), why,
-             (int)json_integer_value(json_object_get(d, "port")), false, NULL);
+             (int)json_integer_value(json_object_get(d, "port")), false, NULL, false);
     }
+}
+
+/* One entry, its strings freed. An attack's says no way to allow it. */
+static json_t *entry_json(const struct list *l, struct refusal *r)
+{
+    long long count = r->decided > r->evented ? r->decided : r->evented;
+    cleanup_free char *attack =
+        !r->attack ? NULL
+        : l->attack ? sg_xasprintf("not to be allowed: part of this run's attack (max severity "
+                                   "%s)", l->attack)
+                    : sg_xstrdup("not to be allowed: it carries data out (exfiltration)");
+    const char *allow = attack ? attack : r->allow ? r->allow : "nothing may allow it";
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s?, s:s, s:b}", "tool", r->tool,
+                          "attempt", r->attempt, "subject", r->subject, "count",
+                          (json_int_t)count, "why", r->why, "rule", r->attack ? NULL : r->rule,
+                          "allow", allow, "attack", r->attack);
+    free(r->tool), free(r->subject), free(r->why), free(r->rule), free(r->allow);
+    return o;
 }
 
 json_t *sg_refusals_of(json_t *doc, bool agent)
 {
     struct list *l = sg_xcalloc(1, sizeof *l);
     l->agent = agent;
+    l->attack = attack_of(doc);
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(doc, "decisions"), i, v)
@@ -245,20 +321,14 @@ json_t *sg_refusals_of(json_t *doc, bool agent)
         const char *tool = str(v, "tool");
         if (tool)
             note(l, tool, str(v, "subject"), str(v, "decided_by"),
-                 (int)json_integer_value(json_object_get(v, "port")), true, str(v, "protected"));
+                 (int)json_integer_value(json_object_get(v, "port")), true, str(v, "protected"),
+                 false);
     }
     json_array_foreach(json_object_get(doc, "policy_violations"), i, v)
         note_event(l, v);
     json_t *out = json_array();
-    for (size_t k = 0; k < l->n; k++) {
-        struct refusal *r = &l->v[k];
-        long long count = r->decided > r->evented ? r->decided : r->evented;
-        json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:s, s:s?, s:s}", "tool", r->tool,
-                                             "subject", r->subject, "count", (json_int_t)count,
-                                             "why", r->why, "rule", r->rule, "allow",
-                                             r->allow ? r->allow : "nothing may allow it"));
-        free(r->tool), free(r->subject), free(r->why), free(r->rule), free(r->allow);
-    }
+    for (size_t k = 0; k < l->n; k++)
+        json_array_append_new(out, entry_json(l, &l->v[k]));
     if (l->dropped)
         json_array_append_new(out, json_pack("{s:s, s:s, s:I, s:s, s:n, s:s}", "tool", "",
                                              "subject", "", "count", (json_int_t)l->dropped,
@@ -286,14 +356,16 @@ char *sg_refusals_text(json_t *refusals)
         cleanup_free char *subj = sg_sanitize_str(str(r, "subject"), 0);
         cleanup_free char *why = sg_sanitize_str(str(r, "why"), 0);
         cleanup_free char *allow = sg_sanitize_str(str(r, "allow"), 0);
+        const char *what = str(r, "attempt");
         char times[48] = "";
         if (n > 1)
             snprintf(times, sizeof times, ", %lld times", (long long)n);
         if (json_is_null(json_object_get(r, "rule")))
-            sg_buf_printf(&b, "refused: %s %s%s (%s); %s\n", tool, subj, times, why, allow);
-        else
-            sg_buf_printf(&b, "refused: %s %s%s (%s) — allow with: %s\n", tool, subj, times,
+            sg_buf_printf(&b, "refused: %s %s%s (%s); %s\n", what ? what : tool, subj, times,
                           why, allow);
+        else
+            sg_buf_printf(&b, "refused: %s %s%s (%s) — allow with: %s\n", what ? what : tool,
+                          subj, times, why, allow);
     }
     return sg_buf_steal(&b);
 }

@@ -18,6 +18,7 @@ struct rep {
     FILE *f;
     int fmt;
     json_t *trace;
+    const char *home; /* said as ~ in every path (the trace keeps them whole) */
     int64_t t0, span; /* the timeline's origin and length, ns */
     struct sg_html html; /* its f is f; no_marks inside SVG or <title> */
 };
@@ -81,9 +82,11 @@ static void text_n(struct rep *r, const char *s, size_t len, size_t max)
         fprintf(r->f, " *… %zu more bytes*", len - show);
 }
 
+/* A string of the trace's, the home in it said as ~. */
 static void text(struct rep *r, const char *s)
 {
-    text_n(r, s ? s : "", s ? strlen(s) : 0, SG_REPORT_FIELD_MAX);
+    cleanup_free char *t = sg_home_short(s ? s : "", r->home);
+    text_n(r, t, strlen(t), SG_REPORT_FIELD_MAX);
 }
 
 /* A block of lines already made safe for a terminal (the diff's text):
@@ -295,22 +298,71 @@ static void manifest(struct rep *r)
     end_section(r);
 }
 
+/* A severity's colour (its CSS class) and its words: the class names are
+ * ours, never the trace's string. */
+static const struct {
+    const char *sev, *css, *words;
+} SEVERITIES[] = {
+    {"critical", "sev-critical", "an attack"},
+    {"high", "sev-high", "an attack"},
+    {"medium", "sev-medium", "suspicious"},
+    {"low", "sev-low", "information only"},
+};
+
+static size_t severity_of(const char *sev)
+{
+    for (size_t i = 0; i < SG_ARRAY_LEN(SEVERITIES); i++)
+        if (!strcmp(sev, SEVERITIES[i].sev))
+            return i;
+    return SG_ARRAY_LEN(SEVERITIES);
+}
+
+/* The run is an attack's: no refusal of it gets a way to allow it. */
+static bool run_is_attack(const struct rep *r)
+{
+    const char *sev = str(json_object_get(r->trace, "violation_summary"), "max_severity");
+    return severity_of(sev) < 2;
+}
+
+/* A severity, coloured in HTML, in capitals in Markdown (words either way). */
+static void severity(struct rep *r, const char *sev)
+{
+    size_t k = severity_of(sev);
+    if (is_html(r))
+        fprintf(r->f, "<span class=\"sev %s\">",
+                k < SG_ARRAY_LEN(SEVERITIES) ? SEVERITIES[k].css : "sev-other");
+    else
+        fputs("**", r->f);
+    if (k < SG_ARRAY_LEN(SEVERITIES)) {
+        for (const char *c = sev; *c; c++)
+            fputc(*c - 'a' + 'A', r->f);
+    } else {
+        text(r, sev);
+    }
+    fputs(is_html(r) ? "</span>" : "**", r->f);
+}
+
 static void verdict_line(struct rep *r, json_t *vs)
 {
     const char *sev = str(vs, "max_severity");
     long long total = (long long)json_integer_value(json_object_get(vs, "total_enforcements"));
     bool all = json_is_true(json_object_get(vs, "all_prevented"));
-    fputs(is_html(r) ? "<p class=\"verdict\">" : "**Verdict:** ", r->f);
+    size_t k = severity_of(sev);
+    fputs(is_html(r) ? "<p class=\"verdict\">Verdict: " : "**Verdict:** ", r->f);
     if (!sev[0] || !strcmp(sev, "none")) {
         fprintf(r->f, "No threat observed (%lld enforcement%s, none classified as a threat).",
                 total, total == 1 ? "" : "s");
     } else {
-        fputs("Maximum severity ", r->f);
-        text(r, sev);
-        fprintf(r->f, ", %lld enforcement%s; %s.", total, total == 1 ? "" : "s",
+        severity(r, sev);
+        fprintf(r->f, " — %s%sthe most severe class of %lld enforcement%s; %s.",
+                k < SG_ARRAY_LEN(SEVERITIES) ? SEVERITIES[k].words : "",
+                k < SG_ARRAY_LEN(SEVERITIES) ? ": " : "", total, total == 1 ? "" : "s",
                 all ? "every one was prevented" : "NOT every one was prevented");
     }
     fputs(is_html(r) ? "</p>\n" : "\n\n", r->f);
+    if (k < 2)
+        say(r, "This run was an attack: what it attempted is below, and no way to allow any "
+               "of it is given.");
 }
 
 static void one_class(struct rep *r, json_t *c)
@@ -318,7 +370,7 @@ static void one_class(struct rep *r, json_t *c)
     fputs(is_html(r) ? "<tr><td>" : "- ", r->f);
     text(r, str(c, "class"));
     fputs(is_html(r) ? "</td><td>" : " — severity ", r->f);
-    text(r, str(c, "severity"));
+    severity(r, str(c, "severity"));
     fputs(is_html(r) ? "</td><td>" : ", MITRE ATT&CK tactic ", r->f);
     text(r, str(c, "mitre_tactic"));
     fputs(is_html(r) ? "</td><td>" : ", technique ", r->f);
@@ -346,14 +398,18 @@ static void verdict(struct rep *r)
         end_section(r);
         return;
     }
+    say(r, "The attempts that decided it, by class (the most severe first):");
     if (is_html(r))
         fputs("<table class=\"list\" id=\"classes\">\n<tr><th>Class</th><th>Severity</th>"
               "<th>MITRE tactic</th><th>MITRE technique</th><th>Count</th><th>Evidence</th></tr>\n",
               r->f);
-    size_t i;
-    json_t *c;
-    json_array_foreach (cls, i, c)
-        one_class(r, c);
+    for (size_t k = 0; k <= SG_ARRAY_LEN(SEVERITIES); k++) {
+        size_t i;
+        json_t *c;
+        json_array_foreach (cls, i, c)
+            if (severity_of(str(c, "severity")) == k)
+                one_class(r, c);
+    }
     fputs(is_html(r) ? "</table>\n" : "\n", r->f);
     end_section(r);
 }
@@ -418,7 +474,8 @@ static void svg_mark(struct rep *r, int lane, json_t *ev)
     offset(r, ev, at);
     fprintf(r->f, "<rect x=\"%.1f\" y=\"%d\" width=\"4\" height=\"14\" fill=\"%s\"><title>%s ",
             x - 2, y - 7, fill, at);
-    text_n(r, str(ev, "message"), strlen(str(ev, "message")), 200);
+    cleanup_free char *msg = sg_home_short(str(ev, "message"), r->home);
+    text_n(r, msg, strlen(msg), 200);
     fputs("</title></rect>\n", r->f);
 }
 
@@ -541,13 +598,38 @@ static const char *who_of(const char *by)
     return "broker";
 }
 
-static void decision_row(struct rep *r, json_t *ev)
+/* Identical decisions (the same request, answer, scope and decider) are
+ * one row with their count: sixty `sleep 0.2` the manifest allowed do not
+ * drown a person's own answers. */
+struct dgroup {
+    json_t *ev; /* the first of them */
+    long long n;
+};
+
+/* The rules an answer kept, as they were saved (perm.c's "kept": a glob
+ * maybe, wider than the request shown beside it). */
+static void kept(struct rep *r, json_t *d)
+{
+    json_t *k = json_object_get(d, "kept");
+    if (!json_array_size(k))
+        return;
+    bool always = !strcmp(str(d, "scope"), "always");
+    fputs("; ", r->f);
+    fputs(always ? "saved as a grant for later runs: " : "kept for the rest of this run: ", r->f);
+    size_t i;
+    json_t *x;
+    json_array_foreach (k, i, x) {
+        fputs(i ? ", " : "", r->f);
+        text(r, json_string_value(x));
+    }
+}
+
+static void decision_row(struct rep *r, json_t *ev, long long times)
 {
     json_t *d = json_object_get(ev, "data");
     char at[32];
     offset(r, ev, at);
     const char *by = str(d, "decided_by");
-    json_t *rep = json_object_get(ev, "repeated");
     if (is_html(r))
         fprintf(r->f, "<tr class=\"%s\"><td>%s</td><td>", prevented(ev) ? "deny" : "allow", at);
     else
@@ -559,29 +641,67 @@ static void decision_row(struct rep *r, json_t *ev)
     text(r, str(d, "scope"));
     fprintf(r->f, is_html(r) ? "</td><td>%s</td><td>" : ") by **%s**: ", who_of(by));
     text(r, by);
-    if (json_is_integer(rep))
-        fprintf(r->f, " (and %lld more times)", (long long)json_integer_value(rep));
-    fputs(is_html(r) ? "</td></tr>\n" : "\n", r->f);
+    kept(r, d);
+    fprintf(r->f, is_html(r) ? "</td><td>%lld</td></tr>\n" : " — %lld×\n", times);
+}
+
+/* The decisions grouped (struct dgroup), in the order first made. *n: how
+ * many groups. */
+static struct dgroup *decision_groups(struct rep *r, size_t *n)
+{
+    json_t *seen = json_object(); /* key -> its group's index */
+    struct dgroup *g = NULL;
+    size_t i, ng = 0;
+    json_t *ev;
+    json_array_foreach (json_object_get(r->trace, "events"), i, ev) {
+        if (strcmp(str(ev, "kind"), "permission_decided"))
+            continue;
+        json_t *d = json_object_get(ev, "data"), *rep = json_object_get(ev, "repeated");
+        long long times = 1 + (json_is_integer(rep) ? (long long)json_integer_value(rep) : 0);
+        /* as JSON: no two different decisions (a forged trace's bytes) share a key */
+        json_t *k = json_pack("[s,s,s,s,O?]", str(d, "request"), str(d, "decision"),
+                              str(d, "scope"), str(d, "decided_by"), json_object_get(d, "kept"));
+        cleanup_free char *key = k ? json_dumps(k, JSON_COMPACT) : NULL;
+        json_decref(k);
+        if (!key) /* (not JSON: shown alone) */
+            key = sg_xasprintf("%zu", i);
+        json_t *at = json_object_get(seen, key);
+        if (at) {
+            g[json_integer_value(at)].n += times;
+            continue;
+        }
+        g = sg_xrealloc(g, (ng + 1) * sizeof *g);
+        g[ng] = (struct dgroup){.ev = ev, .n = times};
+        json_object_set_new_nocheck(seen, key, json_integer((json_int_t)ng++));
+    }
+    json_decref(seen);
+    *n = ng;
+    return g;
 }
 
 static void decisions(struct rep *r)
 {
     heading(r, "decisions", "Decisions");
-    size_t i, n = 0;
-    json_t *ev;
-    json_array_foreach (json_object_get(r->trace, "events"), i, ev) {
-        if (strcmp(str(ev, "kind"), "permission_decided"))
-            continue;
-        if (!n++ && is_html(r))
-            fputs("<table class=\"list\">\n<tr><th>Time</th><th>Request</th><th>Decision</th>"
-                  "<th>Scope</th><th>Who</th><th>Decided by</th></tr>\n",
-                  r->f);
-        decision_row(r, ev);
-    }
-    if (n)
-        fputs(is_html(r) ? "</table>\n" : "\n", r->f);
-    else
+    size_t n;
+    cleanup_free struct dgroup *g = decision_groups(r, &n);
+    if (!n) {
         say(r, "No decision: nothing this run did needed one.");
+        end_section(r);
+        return;
+    }
+    say(r, "A person's answers first, then the rest; identical decisions (the same request, "
+           "answer, scope and decider) are one row, with how many times.");
+    if (is_html(r))
+        fputs("<table class=\"list\">\n<tr><th>First at</th><th>Request</th><th>Decision</th>"
+              "<th>Scope</th><th>Who</th><th>Decided by</th><th>Times</th></tr>\n",
+              r->f);
+    for (int person = 1; person >= 0; person--)
+        for (size_t i = 0; i < n; i++) {
+            const char *by = str(json_object_get(g[i].ev, "data"), "decided_by");
+            if ((strcmp(who_of(by), "person") == 0) == person)
+                decision_row(r, g[i].ev, g[i].n);
+        }
+    fputs(is_html(r) ? "</table>\n" : "\n", r->f);
     end_section(r);
 }
 
@@ -599,27 +719,62 @@ static void refusal_row(struct rep *r, json_t *ev)
     fputs(is_html(r) ? "</td></tr>\n" : "\n", r->f);
 }
 
-/* The trace's refusals (refusals.h): each with the way to allow it. */
-static void how_to_allow(struct rep *r)
+/* A refusal that is an attack's (refusals.h): its own mark, or, in a trace
+ * older than the mark, the run's severity. */
+static bool attack_refusal(const struct rep *r, json_t *x)
 {
-    json_t *list = json_object_get(r->trace, "refusals");
-    if (!json_array_size(list))
-        return;
-    fputs(is_html(r) ? "<h3>How to allow each</h3>\n<ul>\n" : "### How to allow each\n\n", r->f);
-    size_t i;
+    return json_is_true(json_object_get(x, "attack")) || run_is_attack(r);
+}
+
+/* The trace's refusals (refusals.h) of one side: an attack's (what it
+ * attempted, never how to allow it) or honest requests' (each with the way
+ * to allow it). */
+static void refusal_list(struct rep *r, bool attack)
+{
+    size_t i, n = 0;
     json_t *x;
-    json_array_foreach (list, i, x) {
+    json_array_foreach (json_object_get(r->trace, "refusals"), i, x) {
+        if (attack_refusal(r, x) != attack)
+            continue;
+        if (!n++)
+            fputs(is_html(r) ? "<ul>\n" : "", r->f);
         fputs(is_html(r) ? "<li>" : "- ", r->f);
-        text(r, str(x, "tool"));
+        text(r, str(x, str(x, "attempt")[0] ? "attempt" : "tool"));
         fputc(' ', r->f);
         text(r, str(x, "subject"));
         fprintf(r->f, " (%lld×, ", (long long)json_integer_value(json_object_get(x, "count")));
         text(r, str(x, "why"));
-        fputs("): ", r->f);
-        text(r, str(x, "allow"));
+        fputs(attack ? ")" : "): ", r->f);
+        if (!attack)
+            text(r, str(x, "allow"));
         fputs(is_html(r) ? "</li>\n" : "\n", r->f);
     }
-    fputs(is_html(r) ? "</ul>\n" : "\n", r->f);
+    if (n)
+        fputs(is_html(r) ? "</ul>\n" : "\n", r->f);
+}
+
+/* "How to allow each" is for honest requests only: an attack's refusals are
+ * listed as what it attempted, and a reader is never taught to permit them. */
+static void how_to_allow(struct rep *r)
+{
+    size_t i, attack = 0;
+    json_t *x, *list = json_object_get(r->trace, "refusals");
+    json_array_foreach (list, i, x)
+        attack += attack_refusal(r, x);
+    if (attack) {
+        fputs(is_html(r) ? "<h3>Refused requests of the attack</h3>\n"
+                         : "### Refused requests of the attack\n\n", r->f);
+        cleanup_free char *s = sg_xasprintf(
+            "%zu refused request%s %s part of this run's attack: no way to allow %s is given.",
+            attack, attack == 1 ? "" : "s", attack == 1 ? "was" : "were",
+            attack == 1 ? "it" : "them");
+        say(r, s);
+        refusal_list(r, true);
+    }
+    if (json_array_size(list) > attack) {
+        fputs(is_html(r) ? "<h3>How to allow each</h3>\n" : "### How to allow each\n\n", r->f);
+        refusal_list(r, false);
+    }
 }
 
 static void refusals(struct rep *r)
@@ -657,7 +812,7 @@ static void refusals(struct rep *r)
 
 static void output_line(struct rep *r, json_t *ev, size_t *shown)
 {
-    const char *msg = str(ev, "message");
+    cleanup_free char *msg = sg_home_short(str(ev, "message"), r->home);
     size_t len = strlen(msg), room = SG_REPORT_OUTPUT_MAX - *shown;
     size_t max = room < SG_REPORT_FIELD_MAX ? room : SG_REPORT_FIELD_MAX;
     char at[32];
@@ -761,9 +916,22 @@ static void shell_word(struct sg_buf *b, const char *s)
 
 /* A word where the command takes a path or a run id, never an option: a
  * forged trace's "--allow-all" as its folder is written "./--allow-all"
- * (the same relative path; no run id starts with "-"). */
-static void shell_operand(struct sg_buf *b, const char *s)
+ * (the same relative path; no run id starts with "-"). A path in the home
+ * is ~/ and the rest quoted as needed (the shell expands the bare ~/). */
+static void shell_operand(struct sg_buf *b, const char *s, const char *home)
 {
+    cleanup_free char *t = sg_home_short(s, home);
+    if (strcmp(t, s) && t[0] == '~' && (t[1] == '/' || !t[1])) { /* it was the home's */
+        sg_buf_printf(b, " ~%s", t[1] ? "/" : "");
+        if (t[1] && t[2]) {
+            struct sg_buf w;
+            sg_buf_init(&w, strlen(t) * 4 + 8);
+            shell_word(&w, t + 2);
+            sg_buf_append(b, w.data + 1, w.len - 1); /* without its leading blank */
+            sg_buf_free(&w);
+        }
+        return;
+    }
     if (s[0] != '-') {
         shell_word(b, s);
         return;
@@ -780,31 +948,43 @@ static void reproduce(struct rep *r, json_t *prev)
     sg_buf_init(&b, 256 * 1024);
     if (json_is_true(json_object_get(inv, "working_folder"))) {
         sg_buf_printf(&b, "cd");
-        shell_operand(&b, str(inv, "cwd"));
+        shell_operand(&b, str(inv, "cwd"), r->home);
         sg_buf_printf(&b, "\n");
     }
     sg_buf_printf(&b, "skillgate inspect");
-    shell_operand(&b, str(t, "skill_root"));
+    shell_operand(&b, str(t, "skill_root"), r->home);
     sg_buf_printf(&b, "\nskillgate run");
-    shell_operand(&b, str(t, "skill_root"));
+    json_t *input = json_object_get(t, "input");
+    if (json_is_string(input)) { /* the person's own: given back as it was */
+        sg_buf_printf(&b, " -i");
+        shell_word(&b, json_string_value(input));
+    }
+    shell_operand(&b, str(t, "skill_root"), r->home);
     if (json_object_get(inv, "script")) {
         sg_buf_printf(&b, " --script");
-        shell_operand(&b, str(inv, "script"));
+        shell_operand(&b, str(inv, "script"), NULL);
         size_t i;
         json_t *a;
         sg_buf_printf(&b, " --");
         json_array_foreach (json_object_get(inv, "args"), i, a)
             shell_word(&b, json_string_value(a) ?: "");
     }
-    sg_buf_printf(&b, "    # the same input: its SHA-256 is in the audit record\nskillgate audit show");
-    shell_operand(&b, id);
+    json_t *big = json_object_get(t, "input_bytes");
+    if (json_is_integer(big))
+        sg_buf_printf(&b, "    # its input (%lld bytes) was too long to keep: its SHA-256 is in "
+                          "the audit record", (long long)json_integer_value(big));
+    else if (!json_is_string(input))
+        sg_buf_printf(&b, "    # no input kept: none was given, or the trace is older than the "
+                          "input kept (its SHA-256 is in the audit record)");
+    sg_buf_printf(&b, "\nskillgate audit show");
+    shell_operand(&b, id, NULL);
     if (prev) {
         sg_buf_printf(&b, "\nskillgate traces diff");
-        shell_operand(&b, str(prev, "trace_id"));
-        shell_operand(&b, id);
+        shell_operand(&b, str(prev, "trace_id"), NULL);
+        shell_operand(&b, id, NULL);
     }
     sg_buf_printf(&b, "\nskillgate traces report");
-    shell_operand(&b, id);
+    shell_operand(&b, id, NULL);
     sg_buf_printf(&b, " --html -o report.html\n");
     cleanup_free char *cmds = sg_buf_steal(&b);
     cleanup_free char *safe = sg_sanitize_str(cmds, SG_SAN_KEEP_NEWLINE);
@@ -825,7 +1005,11 @@ static const char STYLE[] =
     "tr.deny td{background:#fff5f5}tr.allow td{background:#f0fff4}tr.err td{color:#9b2c2c}"
     "pre{background:#f7fafc;padding:8px;overflow-x:auto;white-space:pre-wrap}"
     ".esc{background:#fefcbf;color:#744210;font-family:monospace}"
-    ".cut{color:#718096;font-style:italic}.verdict{font-weight:bold;font-size:1.1em}"
+    ".cut{color:#718096;font-style:italic}.verdict{font-weight:bold;font-size:1.3em}"
+    ".sev{padding:1px 6px;border-radius:3px;font-weight:bold}"
+    ".sev-critical{background:#9b2c2c;color:#fff}.sev-high{background:#dd6b20;color:#fff}"
+    ".sev-medium{background:#ecc94b;color:#1a202c}.sev-low{background:#bee3f8;color:#1a202c}"
+    ".sev-other{background:#e2e8f0;color:#1a202c}"
     "svg{border:1px solid #e2e8f0;max-width:100%}";
 
 static void page_head(struct rep *r)
@@ -853,12 +1037,13 @@ int sg_report_write(json_t *trace, json_t *prev, int fmt, FILE *out)
 {
     if (!json_is_object(trace) || (fmt != SG_REPORT_HTML && fmt != SG_REPORT_MD) || !out)
         return -EINVAL;
-    struct rep r = {.f = out, .fmt = fmt, .trace = trace, .html = {.f = out}};
+    struct rep r = {.f = out, .fmt = fmt, .trace = trace, .home = sg_invoking_home(),
+                    .html = {.f = out}};
     set_span(&r);
     page_head(&r);
+    verdict(&r); /* what a reader needs first: the verdict and what decided it */
     summary(&r);
     manifest(&r);
-    verdict(&r);
     timeline(&r);
     decisions(&r);
     refusals(&r);

@@ -775,6 +775,10 @@ static void *audit_sync_thread(void *arg)
     return NULL;
 }
 
+/* The input a trace keeps whole (its "input"); a longer one is only counted
+ * ("input_bytes"): it is the person's, and the audit keeps its SHA-256. */
+#define TRACE_INPUT_MAX (64 * 1024)
+
 void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
 {
     struct run_state *st = r->run;
@@ -803,6 +807,11 @@ void sg_runner_finish(struct sg_runner *r, struct sg_runner_out *out)
         json_object_set(out->doc, "run_options", r->options);
     /* what was refused, once each, and how to allow it (refusals.h) */
     json_object_set_new(out->doc, "refusals", sg_refusals_of(out->doc, r->agent));
+    /* what the run was given, for a report's Reproduce (the audit keeps its SHA-256) */
+    if (r->input && strlen(r->input) <= TRACE_INPUT_MAX)
+        json_object_set_new(out->doc, "input", json_string(r->input)); /* not UTF-8: left out */
+    else if (r->input)
+        json_object_set_new(out->doc, "input_bytes", json_integer((json_int_t)strlen(r->input)));
     if (st->otel) { /* the root span ends and leaves while the records are written */
         sg_bus_unsubscribe(st->bus, st->otel);
         sg_otel_run_close(st->otel, out->doc);

@@ -1214,7 +1214,7 @@ def run_skill_takes_list_skills_ids_and_run_options(base):
     ref = [r for r in sc["refusals"] if r["tool"] == "Bash"]
     assert len(ref) == 1 and ref[0]["subject"] == os.path.realpath(shutil.which("gzip")) \
         and ref[0]["rule"] == "Bash(gzip:*)", sc["refusals"]
-    assert "refused: Bash " in sc["refusals_text"] and "Bash(gzip:*)" in sc["refusals_text"], sc
+    assert "refused: exec " in sc["refusals_text"] and "Bash(gzip:*)" in sc["refusals_text"], sc
     sc = structured(res[1], "run_skill with write and env, nobody to ask")
     assert sc["status"] == "setup_failed", sc
     assert "not run: run_skill's write " + out + " was not approved" in sc["end_reason"], sc

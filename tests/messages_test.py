@@ -8,6 +8,7 @@ harness's own --resolve config. Prints TAP.
 Usage: messages_test.py PATH/TO/skillgate SOURCE_ROOT
 """
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -242,6 +243,66 @@ def a_config_in_the_home_the_skill_names_is_said_when_it_fails(m, base):
               env={"HOME": m.home}, check=0)
     assert p.out == "{}\nFalse\n", p.out
     assert "SKILL.md names" not in p.err, p.err
+
+
+WRITER = r"""
+import os
+try:
+    open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                      "out.txt"), "w").write("x")
+    print("wrote")
+except OSError as e:
+    print("failed:", e)
+"""
+
+VERBS = ("read", "write", "exec", "connect", "lookup")
+
+
+def refused_lines(err):
+    return [x for x in err.splitlines() if x.startswith("skillgate: refused: ")]
+
+
+@test()
+def a_read_is_said_as_a_read_and_an_attack_gets_no_way_to_allow_it(m, base):
+    """malicious-weather only reads the decoys in ~/.ssh, ~/.aws ...: its
+    end said "refused: Write ~/.ssh/id_ed25519 ... or run --write ~/.ssh".
+    Now every refusal names what was attempted (read, write, exec,
+    connect, lookup), and as the run is critical none is followed by a way
+    to allow it. An honest skill's refused write still says how."""
+    p = m.run("run", os.path.join(EXAMPLES, "malicious-weather"), check=None)
+    lines = refused_lines(p.err)
+    assert len(lines) >= 10, p.err
+    for x in lines:
+        assert x.split()[2] in VERBS, x
+        assert "allow with" not in x and "--policy" not in x and "--write" not in x, x
+        assert x.endswith("; not to be allowed: part of this run's attack (max severity "
+                          "critical)"), x
+    ssh = [x for x in lines if "/.ssh/" in x]
+    assert ssh and all(x.startswith("skillgate: refused: read ") for x in ssh), ssh
+    assert any("/.ssh/id_ed25519 (an empty decoy answered" in x for x in ssh), ssh
+    assert any(x.startswith("skillgate: refused: lookup collector.attacker.test") for x in lines)
+    assert any(x.startswith("skillgate: refused: connect 203.0.113.7 ") for x in lines)
+    assert "Write(" not in p.err and "Fetch(" not in p.err, p.err
+    t = m.last_trace()
+    reads = [r for r in t["refusals"] if "/.ssh/" in r["subject"]]
+    assert reads and all(r["attempt"] == "read" and r["attack"] is True and r["rule"] is None
+                         for r in reads), reads
+    # --json's last line: the same list, no rule for any of it
+    p = m.run("run", "--json", os.path.join(EXAMPLES, "malicious-weather"), check=None)
+    last = json.loads(p.out.strip().splitlines()[-1])
+    assert last["kind"] == "refusals" and "unless it was part of an attack" in last["message"]
+    assert all(r["attack"] is True and r["rule"] is None and r["attempt"] in VERBS
+               for r in last["data"]["refusals"]), last
+    # an honest skill's refused write says it is a write, and how to allow it
+    d = scripts_skill(base, "writer", WRITER)
+    p = m.run("run", "--prompt", "deny", "--cwd", base, d, "--script", "scripts/go.py",
+              check=None)
+    lines = refused_lines(p.err)
+    want = f"skillgate: refused: write {d}/out.txt (undeclared, and nobody to ask: " \
+           "--prompt deny, or no terminal) — allow " \
+           f"with: --policy FILE with Write({d}/out.txt) under allow:, or run --write {d}"
+    assert lines and lines[0].startswith(want), p.err
+
 
 if __name__ == "__main__":
     sys.exit(h.main(TESTS))

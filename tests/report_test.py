@@ -38,7 +38,7 @@ TESTS = []
 test = functools.partial(h.test, tests=TESTS)
 REPORTDIR = os.path.join(h.SRC, "tests", "report")
 HOSTILE = os.path.join(REPORTDIR, "skills", "hostile-report")
-SECTIONS = ["summary", "manifest", "verdict", "timeline", "decisions", "refusals", "output",
+SECTIONS = ["verdict", "summary", "manifest", "timeline", "decisions", "refusals", "output",
             "diff", "reproduce"]
 MD_HEADINGS = ["## Run", "## Skill and manifest", "## Verdict and classes", "## Timeline",
                "## Decisions", "## Refused attempts", "## Output",
@@ -226,16 +226,20 @@ def every_decision_with_who_made_it_and_every_refusal(m, base):
     check_html(page)
     # the verdict, its classes and their MITRE ids
     verdict = page.split('<section id="verdict">')[1].split("</section>")[0]
-    assert "Maximum severity critical" in verdict, verdict[:500]
+    assert '<span class="sev sev-critical">CRITICAL</span> — an attack' in verdict, verdict[:500]
     classes = t["violation_summary"]["classifications"]
     assert classes, t["violation_summary"]
     for c in classes:
         for k in ("class", "mitre_tactic", "mitre_technique"):
             assert f"<td>{c[k]}</td>" in verdict, (k, c[k])
-    # every decision: one row each, the rule that made it named
+    # every decision: one row each kind (identical ones grouped, counted), the rule
+    # that made it named
     decided = kinds(t, lambda e: e["kind"] == "permission_decided")
+    groups = {(e["data"]["request"], e["data"]["decision"], e["data"]["scope"],
+               e["data"]["decided_by"]) for e in decided}
     dec = page.split('<section id="decisions">')[1].split("</section>")[0]
-    assert dec.count("<tr class=") == len(decided) > 0, (dec.count("<tr class="), len(decided))
+    assert dec.count("<tr class=") == len(groups) > 0, (dec.count("<tr class="), len(groups))
+    assert sum(int(n) for n in re.findall(r"<td>(\d+)</td></tr>", dec)) == len(decided), dec
     assert re.search(r"<td>rule</td><td>rule Fetch\(collector\.attacker\.test\) \([^<]*"
                      r"/policy\.yaml:2\)</td>", dec), dec[:3000]
     assert "<td>policy file (no rule: denied)</td><td>policy: no rule allows it</td>" in dec
@@ -245,14 +249,14 @@ def every_decision_with_who_made_it_and_every_refusal(m, base):
     ref = page.split('<section id="refusals">')[1].split("</section>")[0]
     table = ref.split("<h3>")[0]
     assert table.count("<tr><td>+") == len(refused) > 0, (table.count("<tr><td>+"), len(refused))
-    assert "How to allow each" in ref
+    assert "How to allow each" not in ref and "part of this run's attack" in ref, ref[-600:]
     md = m.run("traces", "report", path, "--md", check=0).out
     bare = check_md(md)
     assert "MITRE ATT&CK tactic `credential-access`, technique `T1555`" in md, md[:4000]
     assert md.count(" by **rule**: ") == len(
-        [e for e in decided if e["data"]["decided_by"].startswith("rule ")]), md
-    assert "**Verdict:** Maximum severity `critical`" in md
-    assert "**Verdict:** Maximum severity ," in bare  # the severity was a code span
+        {g for g in groups if g[3].startswith("rule ")}), md
+    assert "**Verdict:** **CRITICAL** — an attack: " in md
+    assert "severity **CRITICAL**" in bare  # our word, never the trace's string
 
 
 @test()
@@ -297,6 +301,105 @@ def hostile_output_is_shown_as_text(m, base):
         "`````` `` ` ``` code `fence` ```` breaks``````" in md or \
         "````` `` ` ``` code `fence` ```` breaks `````" in md, \
         [x for x in md.splitlines() if "fence" in x][:3]
+
+
+def section(page, sec):
+    return page.split(f'<section id="{sec}">')[1].split("</section>")[0]
+
+
+@test()
+def the_verdict_comes_first_and_an_attack_is_never_taught(m, base):
+    """Issue 54, item 9: the verdict sat under 30 rows of tables with no
+    colour, and a critical run's report ended in a "How to allow each"
+    list that taught a reader to permit it; the home's paths were absolute.
+    Now the verdict and the attempts that decided it come first, the
+    severity coloured (an HTML class of ours) and in words, no way to allow
+    an attack's refusals is given, and the home is ~."""
+    path, t = run_malicious(m, base)
+    page = m.run("traces", "report", t["trace_id"], "--html", check=0).out
+    text = check_html(page)
+    first = re.findall(r'<section id="([a-z]+)">', page)
+    assert first[0] == "verdict", first
+    verdict = section(page, "verdict")
+    assert '<p class="verdict">Verdict: <span class="sev sev-critical">CRITICAL</span> — an ' \
+           'attack: ' in verdict, verdict[:600]
+    assert "no way to allow any of it is given" in verdict
+    # the classes, the most severe first, each coloured
+    sevs = re.findall(r'<td><span class="sev sev-([a-z]+)">', verdict)
+    order = ["critical", "high", "medium", "low"]
+    assert sevs and sevs == sorted(sevs, key=order.index), sevs
+    ref = section(page, "refusals")
+    assert "How to allow each" not in page and "allow with" not in page, ref[-2000:]
+    assert "--policy" not in page and "--write" not in ref, ref[-2000:]
+    assert re.search(r"\d+ refused requests were part of this run's attack: no way to allow "
+                     r"them is given\.", ref), ref[-800:]
+    # the home is ~: the decoys are ~/.ssh/..., never the author's home
+    home = os.path.realpath(m.home)
+    assert "read of ~/.ssh/id_ed25519" in text, verdict[:3000]
+    assert home + "/" not in page, [x for x in page.splitlines() if home + "/" in x][:3]
+    md = m.run("traces", "report", path, "--md", check=0).out
+    check_md(md)
+    assert md.index("## Verdict and classes") < md.index("## Run\n"), md[:2000]
+    assert "**Verdict:** **CRITICAL** — an attack: " in md, md[:2000]
+    assert "severity **CRITICAL**" in md and "How to allow each" not in md, md[:4000]
+    assert "`read of ~/.ssh/id_ed25519:" in md and home + "/" not in md
+
+
+SLEEPER = """
+    import os, subprocess
+    for _ in range(30):
+        subprocess.run(["sleep", "0.01"], check=True)
+        subprocess.run(["true"], check=True)
+    subprocess.run(["uname"], check=True, stdout=subprocess.DEVNULL)
+    try:
+        open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "out.txt"), "w")
+    except OSError as e:
+        print("write refused", e.errno)
+    print("slept")
+    """
+
+
+@test()
+def repeated_decisions_are_grouped_and_the_saved_rule_is_shown(m, base):
+    """60 identical allowed `sleep` calls were 60 rows over the person's own
+    answer; the rule that answer kept (a glob: Bash(/usr/bin/uname:*)) was missing,
+    and so was the input from Reproduce. Now identical decisions are one
+    row with a count, the person's first and with what was saved, the
+    input is in Reproduce (in the home, as ~/), and an honest run's
+    refused write still says how to allow it."""
+    d = h.make_skill(m.home, f"sleeper-{os.getpid()}", SLEEPER, tools="Read Bash(sleep:*)")
+    if h.IS_ROOT:
+        for root, dirs, files in os.walk(d):
+            os.chown(root, m.uid, m.uid)
+    code, out = h.run_in_pty(m, ["run", "-i", '{"city": "Oslo"}', d],
+                             [("uname", "p")], timeout=90)
+    assert "slept" in out, out[-6000:]
+    t = traces_of(m, os.path.basename(d))[-1][1]
+    decided = kinds(t, lambda e: e["kind"] == "permission_decided")
+    sleeps = [e for e in decided if "sleep" in e["data"]["request"]]
+    assert len(sleeps) >= 2, [e["data"] for e in decided]
+    mine = [e["data"] for e in decided if e["data"]["decided_by"] == "person"]
+    assert mine and mine[0]["kept"] == ["Bash(/usr/bin/uname:*)"], mine
+    page = m.run("traces", "report", t["trace_id"], "--html", check=0).out
+    check_html(page)
+    dec = section(page, "decisions")
+    rows = dec.split("<tr class=")[1:]
+    assert len(rows) < len(decided), (len(rows), len(decided))
+    assert "Bash(/usr/bin/uname)" in rows[0] and "<td>person</td>" in rows[0], rows[0]
+    assert "kept for the rest of this run: Bash(/usr/bin/uname:*)" in rows[0], rows[0]
+    grouped = [x for x in rows if "sleep" in x]
+    assert len(grouped) == 1 and f"<td>{len(sleeps)}</td></tr>" in grouped[0], grouped
+    repro = section(page, "reproduce")
+    rel = os.path.relpath(d, m.home)
+    assert f"skillgate run -i &#39;{{&quot;city&quot;: &quot;Oslo&quot;}}&#39; ~/{rel}\n" in repro, \
+        repro
+    ref = section(page, "refusals")
+    assert "How to allow each" in ref and "--write ~/" in ref, ref[-1500:]
+    md = m.run("traces", "report", t["trace_id"], "--md", check=0).out
+    check_md(md)
+    assert f"skillgate run -i '{{\"city\": \"Oslo\"}}' ~/{rel}" in md, md[-1500:]
+    assert f" — {len(sleeps)}×\n" in md, md
+    assert "kept for the rest of this run: `Bash(/usr/bin/uname:*)`" in md, md
 
 
 EVIL = "<img src=x onerror=window.__pwned=1>`[l](javascript:alert(1))`\u202e\x1b]0;t\x07"

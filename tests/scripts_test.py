@@ -914,7 +914,7 @@ def every_refusal_is_named_at_the_end_with_the_way_to_allow_it(m, base):
     assert len(lines) == 1, p.err
     last = p.err.splitlines().index(lines[0])
     assert "completed (exit 0)" in p.err.splitlines()[last - 1], p.err  # after the usual line
-    assert f"refused: Bash {prog}, " in lines[0] and " times " in lines[0], lines
+    assert f"refused: exec {prog}, " in lines[0] and " times " in lines[0], lines
     rule = f"Bash({name}:*)"
     assert f"allow with: --policy FILE with {rule} under allow:" in lines[0], lines
     assert "skillgate tui --attach" in lines[0], lines
@@ -937,7 +937,7 @@ def every_refusal_is_named_at_the_end_with_the_way_to_allow_it(m, base):
     d = pdf_skill(base, f"pdf-tools-{m.name}", tools="Read Write")
     p = m.run("run", "--policy", pol, "--cwd", w, d, "--script", "scripts/check_fields.py",
               "--", "a.pdf", check=0)
-    assert f"refused: Bash {prog} (Bash is not in allowed-tools) — allow with: {rule} in " \
+    assert f"refused: exec {prog} (Bash is not in allowed-tools) — allow with: {rule} in " \
            "SKILL.md's allowed-tools" in p.err, p.err
 
 
@@ -1052,7 +1052,7 @@ def write_grants_a_folder_for_one_run(m, base):
     p = m.run("run", "--prompt", "deny", "--cwd", w, d, "-m", "scripts.package_skill",
               "--", "my-skill", out, check=0)
     assert "REFUSED 13" in p.out and not os.listdir(out), p.out + p.err
-    assert f"refused: Write {out}/my-skill.skill (" in p.err, p.err
+    assert f"refused: write {out}/my-skill.skill (" in p.err, p.err
     assert f"or run --write {out}, or a person asked" in p.err, p.err
     for bad, why in (("/", "may not be /"), (m.home, "may not be your home"),
                      (m.state, "skillgate's own"), (os.path.join(out, "none"), "not a folder")):

@@ -220,6 +220,85 @@ static void escapes_never_reach_the_text_and_the_list_is_capped(void **st)
     json_decref(d);
 }
 
+/* Each names what was attempted (issue 54, item 1): a decoy's read is a
+ * read, never a write with a --write to allow it; a name alone a lookup, an
+ * address with its port a connect, a program an exec. */
+static void each_names_what_was_attempted(void **st)
+{
+    (void)st;
+    json_t *d = doc_of(
+        "[{\"tool\": \"Fetch\", \"subject\": \"x.test\", \"decision\": \"deny\", "
+        "\"decided_by\": \"deny-all\"}, {\"tool\": \"Fetch\", \"subject\": \"192.0.2.1\", "
+        "\"port\": 443, \"decision\": \"deny\", \"decided_by\": \"deny-all\"}]",
+        "[{\"kind\": \"fs_blocked\", \"data\": {\"path\": \"/h/.npmrc\", \"access\": \"read\", "
+        "\"class\": \"credential\", \"decoy\": true, \"prevented\": true}},"
+        " {\"kind\": \"fs_blocked\", \"data\": {\"path\": \"/w/out.pdf\", \"prevented\": true}},"
+        " {\"kind\": \"syscall_blocked\", \"data\": {\"syscall\": \"execve\", \"program\": "
+        "\"/nonexistent/curl\", \"reason\": \"Bash is not in allowed-tools\", \"prevented\": true}}]");
+    json_t *l = sg_refusals_of(d, false);
+    assert_int_equal(json_array_size(l), 5);
+    static const char *const want[] = {"lookup", "connect", "read", "write", "exec"};
+    for (size_t i = 0; i < 5; i++) {
+        json_t *r = json_array_get(l, i);
+        assert_string_equal(json_string_value(json_object_get(r, "attempt")), want[i]);
+        assert_false(json_is_true(json_object_get(r, "attack")));
+    }
+    json_t *rd = entry(l, "Read");
+    assert_true(json_is_null(json_object_get(rd, "rule")));
+    cleanup_free char *text = sg_refusals_text(l);
+    assert_non_null(strstr(text, "refused: read /h/.npmrc (an empty decoy answered"));
+    assert_null(strstr(text, "Write(/h/"));
+    assert_null(strstr(text, "--write /h"));
+    assert_non_null(strstr(text, "refused: write /w/out.pdf (outside the writable paths) — "
+                                 "allow with: --policy FILE with Write(/w/out.pdf)"));
+    assert_non_null(strstr(text, "refused: lookup x.test (undeclared"));
+    assert_non_null(strstr(text, "refused: connect 192.0.2.1 (undeclared"));
+    assert_non_null(strstr(text, "refused: exec /nonexistent/curl (Bash is not"));
+    json_decref(l);
+    json_decref(d);
+}
+
+/* An attack is never followed by how to allow it: every refusal of a run
+ * whose severity is high or critical, and a name smuggling data in any run. */
+static void an_attack_is_never_followed_by_a_way_to_allow_it(void **st)
+{
+    (void)st;
+    const char *dec = "[{\"tool\": \"Write\", \"subject\": \"/w/out.pdf\", \"decision\": "
+                      "\"deny\", \"decided_by\": \"person\"}]";
+    const char *ev = "[{\"kind\": \"dns_blocked\", \"data\": {\"name\": \"aGk.x.test\", "
+                     "\"reason\": \"not declared\", \"exfil_suspect\": true, \"prevented\": true}}]";
+    json_t *d = doc_of(dec, ev);
+    json_t *l = sg_refusals_of(d, false);
+    assert_false(json_is_true(json_object_get(entry(l, "Write"), "attack")));
+    json_t *x = entry(l, "Fetch");
+    assert_true(json_is_true(json_object_get(x, "attack")));
+    assert_true(json_is_null(json_object_get(x, "rule")));
+    cleanup_free char *t1 = sg_refusals_text(l);
+    assert_non_null(strstr(t1, "refused: lookup aGk.x.test (not declared); not to be allowed: "
+                               "it carries data out"));
+    assert_null(strstr(t1, "Fetch(aGk"));
+    json_decref(l);
+    const char *levels[] = {"high", "critical"};
+    for (size_t i = 0; i < 2; i++) {
+        json_object_set_new(d, "violation_summary", json_pack("{s:s}", "max_severity", levels[i]));
+        l = sg_refusals_of(d, false);
+        cleanup_free char *t = sg_refusals_text(l);
+        assert_null(strstr(t, "allow with"));
+        assert_null(strstr(t, "--policy"));
+        cleanup_free char *says = sg_xasprintf("refused: write /w/out.pdf (denied when asked); "
+                                               "not to be allowed: part of this run's attack "
+                                               "(max severity %s)\n", levels[i]);
+        assert_non_null(strstr(t, says));
+        json_decref(l);
+    }
+    json_object_set_new(d, "violation_summary", json_pack("{s:s}", "max_severity", "medium"));
+    l = sg_refusals_of(d, false);
+    cleanup_free char *t3 = sg_refusals_text(l);
+    assert_non_null(strstr(t3, "refused: write /w/out.pdf (denied when asked) — allow with: "));
+    json_decref(l);
+    json_decref(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +308,8 @@ int main(void)
         cmocka_unit_test(an_upstream_refusal_names_allow_upstream),
         cmocka_unit_test(a_write_no_answer_could_make_says_why),
         cmocka_unit_test(escapes_never_reach_the_text_and_the_list_is_capped),
+        cmocka_unit_test(each_names_what_was_attempted),
+        cmocka_unit_test(an_attack_is_never_followed_by_a_way_to_allow_it),
     };
     return cmocka_run_group_tests_name("refusals", tests, NULL, NULL);
 }

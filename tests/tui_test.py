@@ -776,7 +776,7 @@ def run_and_deny(base):
         assert prompt_closed(s), s
         assert "WRITE-FAILED errno 13 (Permission denied)" in s, s
         assert "WRITE-OK" not in s, s
-        assert "refused: Write " in s, s  # the end names what was refused (issue 36)
+        assert "refused: write " in s, s  # the end names what was refused (issue 36)
         assert not os.path.exists(target), "a denied write reached the disk"
         d = t.decisions()
         assert len(d) == 1 and d[0]["decision"] == "deny" and d[0]["decided_by"] == "person", d

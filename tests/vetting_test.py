@@ -236,7 +236,7 @@ print("converted")
 def a_run_that_worked_says_its_caches_once(m, base):
     """fontconfig's cache, a profile folder and writes into the sandbox's
     own /var after a run that worked: one line at the end, no
-    write_discarded per file and no "refused: Write /var/cache/..." per
+    write_discarded per file and no "refused: write /var/cache/..." per
     file; a persistence place (~/.profile) is still said on its own, and
     the trace keeps every event."""
     if not shutil.which("fc-cache"):
@@ -253,7 +253,7 @@ def a_run_that_worked_says_its_caches_once(m, base):
     assert "into its own system folders, refused as nothing there is kept " \
            "(/var/cache/fontconfig/" in line, line
     assert not [x for x in lines if "write_discarded: /tmp/office" in x], p.err
-    assert not [x for x in lines if "refused: Write /var/" in x], p.err
+    assert not [x for x in lines if "refused: write /var/" in x], p.err
     assert not [x for x in lines if "fs_blocked:" in x], p.err
     assert "write_discarded: ~/.profile written in the sandbox's private home" in p.err, p.err
     # the end names the skill's run first, the caches after it
@@ -322,7 +322,7 @@ def inspect_says_what_a_run_does_with_hosts_and_files(m, base):
     assert r and r[0]["why"] == "not declared; allowed-tools has no Fetch", r
     assert r[0]["allow"].startswith("Fetch in SKILL.md's allowed-tools (then a person or a "
                                     "--policy FILE with Fetch(collect.example.test)"), r
-    assert "skillgate: refused: Fetch collect.example.test" in p.err, p.err
+    assert "skillgate: refused: lookup collect.example.test" in p.err, p.err
     assert "allow with: --policy" not in p.err, p.err
 
 
