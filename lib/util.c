@@ -672,3 +672,29 @@ bool sg_python_module_ok(const char *m)
     }
     return !start;
 }
+
+static bool path_byte(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-' || c == '/';
+}
+
+char *sg_home_short(const char *s, const char *home)
+{
+    size_t hl = home ? strlen(home) : 0;
+    while (hl > 1 && home[hl - 1] == '/')
+        hl--;
+    struct sg_buf b;
+    sg_buf_init(&b, strlen(s) + 1);
+    for (const char *p = s; *p;) {
+        bool at_home = hl > 1 && home[0] == '/' && !strncmp(p, home, hl) &&
+                       (p == s || !path_byte(p[-1])) && (p[hl] == '/' || !path_byte(p[hl]));
+        if (at_home) {
+            sg_buf_append(&b, "~", 1);
+            p += hl;
+        } else {
+            sg_buf_append(&b, p++, 1);
+        }
+    }
+    return sg_buf_steal(&b);
+}

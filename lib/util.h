@@ -184,4 +184,11 @@ uid_t sg_invoking_uid(void);
  * what the agent hook rewrites into it. */
 bool sg_python_module_ok(const char *m);
 
+/* s with home (a folder, no trailing slash needed) said as "~" wherever it
+ * stands as a whole path's start (/home/me/x -> ~/x; /home/meg and
+ * /x/home/me are left alone): a report or a message is read by someone
+ * who needs neither the user name nor the layout of the disk. NULL or "/"
+ * as home: s as it is. Caller frees. */
+char *sg_home_short(const char *s, const char *home);
+
 #endif

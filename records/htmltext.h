@@ -27,12 +27,6 @@ size_t sg_utf8_cut(const char *s, size_t len, size_t max);
  * of it shown, then how many were not. */
 void sg_html_text_n(struct sg_html *h, const char *s, size_t len, size_t max);
 
-/* s with home (a folder, no trailing slash needed) said as "~" wherever it
- * stands as a whole path's start (/home/me/x -> ~/x; /home/meg and
- * /x/home/me are left alone): a page is handed on, and its reader needs
- * neither the author's user name nor the layout of their disk. NULL or "/"
- * as home: s as it is. Caller frees. */
-char *sg_home_short(const char *s, const char *home);
 
 /* 'sha256-BASE64' of style, as a CSP names it (out: at least 48 bytes). */
 void sg_html_style_hash(const char *style, char out[64]);

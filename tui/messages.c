@@ -20,31 +20,9 @@ static struct tui_ring msglog; /* one TUI a process, as one terminal */
 
 /* A byte that can be part of a path: what may come right before or after
  * the home for it to be the home and not part of a longer name. */
-static bool path_byte(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-' || c == '/';
-}
-
 char *tui_home_short(const char *s)
 {
-    const char *home = sg_invoking_home();
-    size_t hl = home ? strlen(home) : 0;
-    while (hl > 1 && home[hl - 1] == '/')
-        hl--;
-    struct sg_buf b;
-    sg_buf_init(&b, strlen(s) + 1);
-    for (const char *p = s; *p;) {
-        bool at_home = hl > 1 && !strncmp(p, home, hl) && (p == s || !path_byte(p[-1])) &&
-                       (p[hl] == '/' || !path_byte(p[hl]));
-        if (at_home) {
-            sg_buf_append(&b, "~", 1);
-            p += hl;
-        } else {
-            sg_buf_append(&b, p++, 1);
-        }
-    }
-    return sg_buf_steal(&b);
+    return sg_home_short(s, sg_invoking_home());
 }
 
 /* What the status line shows of text: all of it when it fits, else as
