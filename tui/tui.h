@@ -244,7 +244,8 @@ int64_t tui_now_ms(void);
 
 /* messages.c: every status-line message is kept (tui_message formats
  * through vkeep: the whole text to the log, what fits to the line) */
-void tui_messages_vkeep(struct tui *t, const char *fmt, va_list ap);
+void tui_messages_vkeep(struct tui *t, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* The log in the pager, oldest first, each message whole (L, :messages). */
 void tui_messages_show(struct tui *t);
 /* s with the invoking user's home said as ~ (a path as a person types
