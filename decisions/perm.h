@@ -68,6 +68,16 @@ void sg_perm_cancel_all(struct sg_perm *p);
 int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont, void *ctx,
                     enum sg_decision *dec);
 
+/* The same for a broker whose caller can give up waiting (its process
+ * killed, its thread gone): while q waits, gone(ctx) is asked about every
+ * 200 ms (it must never block); when it says so, q is decided as denied,
+ * by "the skill stopped waiting (its process is gone)", the prompt
+ * closes and the next request is shown. gone NULL: sg_perm_request. */
+int sg_perm_request_watched(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont,
+                            void *ctx, bool (*gone)(void *ctx), enum sg_decision *dec);
+/* decided_by of a request whose caller stopped waiting. */
+#define SG_PERM_BY_GONE "the skill stopped waiting (its process is gone)"
+
 /* Record q as left to the agent's own prompt ("ask"), by why, with no
  * rule, grant or person consulted: for what could not be read. */
 void sg_perm_defer(struct sg_perm *p, const struct sg_preq *q, const char *why);
