@@ -50,7 +50,7 @@ struct pending {
     struct sg_preq q;
     sg_perm_cont cont;
     void *ctx;
-    bool (*gone)(void *ctx); /* whether its caller stopped waiting (may be NULL) */
+    sg_perm_gone_fn gone; /* why its caller stopped waiting, or NULL (may be NULL) */
     int64_t asked_ms;
     uint64_t id; /* what a front end's answer names: never another request's */
     bool passed; /* the program said "ask" (or could not be asked it): a person decides */
@@ -720,7 +720,7 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
 }
 
 int sg_perm_request_watched(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont,
-                            void *ctx, bool (*gone)(void *ctx), enum sg_decision *dec)
+                            void *ctx, sg_perm_gone_fn gone, enum sg_decision *dec)
 {
     const struct sg_prule *hit;
     enum sg_effect e = evaluate(p, q, &hit);
@@ -1138,8 +1138,13 @@ size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max)
  * answer, and the prompt would hold the skill's clock for nothing. */
 static void drop_gone(struct sg_perm *p)
 {
-    while (p->shown && p->nqueue && p->queue[0].gone && p->queue[0].gone(p->queue[0].ctx))
-        decide_head(p, SG_DEC_DENY, SG_PERM_BY_GONE);
+    const char *why;
+    while (p->shown && p->nqueue && p->queue[0].gone &&
+           (why = p->queue[0].gone(p->queue[0].ctx))) {
+        char by[160];
+        snprintf(by, sizeof by, "the skill stopped waiting (%s)", why);
+        decide_head(p, SG_DEC_DENY, by);
+    }
 }
 
 void sg_perm_dispatch(struct sg_perm *p, const struct pollfd *pfds, size_t n)

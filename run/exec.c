@@ -863,10 +863,10 @@ static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const st
 }
 
 /* Whether the execve w waits for is gone (sg_perm_request_watched). */
-static bool exec_gone(void *ctx)
+static const char *exec_gone(void *ctx)
 {
     const struct exec_wait *w = ctx;
-    return seccomp_notify_id_valid(w->x->fd, w->id) != 0;
+    return seccomp_notify_id_valid(w->x->fd, w->id) != 0 ? SG_PERM_GONE_PROCESS : NULL;
 }
 
 static void exec_decided(void *ctx, enum sg_decision d)

@@ -362,10 +362,10 @@ static void host_connected(struct host_wait *w, const struct sg_plan_socket *dec
 }
 
 /* Whether the connect w waits for is gone (sg_perm_request_watched). */
-static bool host_gone(void *ctx)
+static const char *host_gone(void *ctx)
 {
     const struct host_wait *w = ctx;
-    return seccomp_notify_id_valid(w->s->fd, w->id) != 0;
+    return seccomp_notify_id_valid(w->s->fd, w->id) != 0 ? SG_PERM_GONE_PROCESS : NULL;
 }
 
 static void host_decided(void *ctx, enum sg_decision d)

@@ -1207,10 +1207,10 @@ static int approved_do(struct write_wait *w, int dfd, char *rel, bool *answered)
 
 /* Whether the skill's call w waits for is gone (its process killed, its
  * thread exited): the prompt for it closes (sg_perm_request_watched). */
-static bool write_gone(void *ctx)
+static const char *write_gone(void *ctx)
 {
     const struct write_wait *w = ctx;
-    return seccomp_notify_id_valid(w->fd, w->id) != 0;
+    return seccomp_notify_id_valid(w->fd, w->id) != 0 ? SG_PERM_GONE_PROCESS : NULL;
 }
 
 /* Ask for one path of w's call; write_decided settles it. */
