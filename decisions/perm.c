@@ -50,6 +50,7 @@ struct pending {
     struct sg_preq q;
     sg_perm_cont cont;
     void *ctx;
+    sg_perm_gone_fn gone; /* why its caller stopped waiting, or NULL (may be NULL) */
     int64_t asked_ms;
     uint64_t id; /* what a front end's answer names: never another request's */
     bool passed; /* the program said "ask" (or could not be asked it): a person decides */
@@ -715,6 +716,12 @@ enum sg_effect sg_perm_peek(struct sg_perm *p, const struct sg_preq *q, char *by
 int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont, void *ctx,
                     enum sg_decision *dec)
 {
+    return sg_perm_request_watched(p, q, cont, ctx, NULL, dec);
+}
+
+int sg_perm_request_watched(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont,
+                            void *ctx, sg_perm_gone_fn gone, enum sg_decision *dec)
+{
     const struct sg_prule *hit;
     enum sg_effect e = evaluate(p, q, &hit);
     char by[512];
@@ -748,7 +755,7 @@ int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont con
         return 1;
     }
     p->queue[p->nqueue++] = (struct pending){.q = *q, .cont = cont, .ctx = ctx,
-                                             .asked_ms = now_ms(), .id = ++p->next_id};
+                                             .gone = gone, .asked_ms = now_ms(), .id = ++p->next_id};
     if (p->o.bus) {
         cleanup_free char *r = sg_preq_rule(q);
         cleanup_free char *rs = sg_sanitize_str(r, 0);
@@ -1124,6 +1131,22 @@ size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max)
     return n;
 }
 
+#define GONE_CHECK_MS 200
+
+/* The shown requests whose callers stopped waiting (their process killed,
+ * their connection closed) are denied: nothing would be done with an
+ * answer, and the prompt would hold the skill's clock for nothing. */
+static void drop_gone(struct sg_perm *p)
+{
+    const char *why;
+    while (p->shown && p->nqueue && p->queue[0].gone &&
+           (why = p->queue[0].gone(p->queue[0].ctx))) {
+        char by[160];
+        snprintf(by, sizeof by, "the skill stopped waiting (%s)", why);
+        decide_head(p, SG_DEC_DENY, by);
+    }
+}
+
 void sg_perm_dispatch(struct sg_perm *p, const struct pollfd *pfds, size_t n)
 {
     if (!p || !p->shown)
@@ -1140,6 +1163,7 @@ void sg_perm_dispatch(struct sg_perm *p, const struct pollfd *pfds, size_t n)
     }
     if (n && p->fe_dispatch && p->fe_pollfds)
         p->fe_dispatch(p->fe_ctx, pfds, n);
+    drop_gone(p);
     if (p->shown && now_ms() >= p->deadline_ms) {
         char by[512];
         if (p->call)
@@ -1153,6 +1177,8 @@ int sg_perm_timeout(const struct sg_perm *p)
     if (!p || !p->shown)
         return -1;
     int64_t left = p->deadline_ms - now_ms();
+    if (p->nqueue && p->queue[0].gone && left > GONE_CHECK_MS)
+        left = GONE_CHECK_MS; /* asked again then whether its caller still waits */
     return left < 0 ? 0 : (int)left;
 }
 

@@ -68,6 +68,17 @@ void sg_perm_cancel_all(struct sg_perm *p);
 int sg_perm_request(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont, void *ctx,
                     enum sg_decision *dec);
 
+/* The same for a broker whose caller can give up waiting (its process
+ * killed, its thread gone, its connection closed): while q is shown,
+ * gone(ctx) is asked every 200 ms (it must never block); when it says why
+ * (non-NULL: "its process is gone"), q is decided as denied, by "the
+ * skill stopped waiting (WHY)", the prompt closes and the next request is
+ * shown. gone NULL: sg_perm_request. */
+typedef const char *(*sg_perm_gone_fn)(void *ctx);
+int sg_perm_request_watched(struct sg_perm *p, const struct sg_preq *q, sg_perm_cont cont,
+                            void *ctx, sg_perm_gone_fn gone, enum sg_decision *dec);
+#define SG_PERM_GONE_PROCESS "its process is gone"
+
 /* Record q as left to the agent's own prompt ("ask"), by why, with no
  * rule, grant or person consulted: for what could not be read. */
 void sg_perm_defer(struct sg_perm *p, const struct sg_preq *q, const char *why);

@@ -862,6 +862,13 @@ static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const st
     respond(x, id, 0, true);
 }
 
+/* Whether the execve w waits for is gone (sg_perm_request_watched). */
+static const char *exec_gone(void *ctx)
+{
+    const struct exec_wait *w = ctx;
+    return seccomp_notify_id_valid(w->x->fd, w->id) != 0 ? SG_PERM_GONE_PROCESS : NULL;
+}
+
 static void exec_decided(void *ctx, enum sg_decision d)
 {
     struct exec_wait *w = ctx;
@@ -1107,7 +1114,7 @@ void sg_exec_handle(struct sg_exec *x, const struct seccomp_notif *req, bool at)
     w->q = q;
     w->bind = *orig;
     enum sg_decision d = SG_DEC_DENY;
-    if (sg_perm_request(x->perm, &q, exec_decided, w, &d) == 1)
+    if (sg_perm_request_watched(x->perm, &q, exec_decided, w, exec_gone, &d) == 1)
         exec_decided(w, d);
 }
 

@@ -361,6 +361,13 @@ static void host_connected(struct host_wait *w, const struct sg_plan_socket *dec
                 "connected to the host socket %s (%s)", w->subject, by);
 }
 
+/* Whether the connect w waits for is gone (sg_perm_request_watched). */
+static const char *host_gone(void *ctx)
+{
+    const struct host_wait *w = ctx;
+    return seccomp_notify_id_valid(w->s->fd, w->id) != 0 ? SG_PERM_GONE_PROCESS : NULL;
+}
+
 static void host_decided(void *ctx, enum sg_decision d)
 {
     struct host_wait *w = ctx;
@@ -443,7 +450,7 @@ static void host_socket(struct sg_sockconn *s, const struct seccomp_notif *req, 
         return;
     }
     enum sg_decision d = SG_DEC_DENY;
-    if (sg_perm_request(s->perm, &q, host_decided, w, &d) == 1)
+    if (sg_perm_request_watched(s->perm, &q, host_decided, w, host_gone, &d) == 1)
         host_decided(w, d);
 }
 

@@ -1205,6 +1205,14 @@ static int approved_do(struct write_wait *w, int dfd, char *rel, bool *answered)
 }
 
 
+/* Whether the skill's call w waits for is gone (its process killed, its
+ * thread exited): the prompt for it closes (sg_perm_request_watched). */
+static const char *write_gone(void *ctx)
+{
+    const struct write_wait *w = ctx;
+    return seccomp_notify_id_valid(w->fd, w->id) != 0 ? SG_PERM_GONE_PROCESS : NULL;
+}
+
 /* Ask for one path of w's call; write_decided settles it. */
 static void write_ask(struct write_wait *w, const char *subject, const char *detail)
 {
@@ -1234,7 +1242,7 @@ static void write_ask(struct write_wait *w, const char *subject, const char *det
                 : exch ? protected_end(w->p, w->path2, w->path1, true, w->dst_dir)
                        : protected_end(w->p, subject, NULL, false, false);
     enum sg_decision dec;
-    if (sg_perm_request(w->perm, &q, write_decided, w, &dec) == 1)
+    if (sg_perm_request_watched(w->perm, &q, write_decided, w, write_gone, &dec) == 1)
         write_decided(w, dec);
 }
 

@@ -898,6 +898,117 @@ def unanswered_prompt_times_out_as_deny(base):
         t.close()
 
 
+GONE_SKILL = {
+    "tui-gone/SKILL.md": "---\nname: tui-gone\ndescription: a child asks, and is killed\n"
+                         "allowed-tools: Read Write\n---\n",
+    "tui-gone/skillsandbox.yaml": "skill:\n  name: tui-gone\n  version: 1.0.0\n"
+                                  "permissions:\n  filesystem:\n    read: [\"~/tui-outbox\"]\n"
+                                  "resources:\n  max_runtime_seconds: 60\n"
+                                  "entrypoint:\n  command: python3\n  args: [main.py]\n",
+    "tui-gone/main.py": """import os, signal, time
+path = os.path.join(os.path.expanduser("~"), "tui-outbox", "gone.txt")
+pid = os.fork()
+if pid == 0:
+    try:
+        with open(path, "w") as f:
+            f.write("written by a killed child")
+        print("CHILD-WROTE", flush=True)
+    except OSError as e:
+        print("CHILD-FAILED", e.errno, flush=True)
+    os._exit(0)
+time.sleep(1)
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+print("GAVE-UP", flush=True)
+time.sleep(5)
+print("PARENT-DONE", flush=True)
+""",
+}
+
+
+CLOSER_SKILL = {
+    "tui-closer/SKILL.md": "---\nname: tui-closer\ndescription: connects, and gives up\n"
+                           "allowed-tools: Read Fetch\n---\n",
+    "tui-closer/skillsandbox.yaml": "skill:\n  name: tui-closer\n  version: 1.0.0\n"
+                                    "resources:\n  max_runtime_seconds: 60\n"
+                                    "entrypoint:\n  command: python3\n  args: [main.py]\n",
+    # a documentation address: the sandbox's proxy takes the connection, and
+    # no packet leaves for it
+    "tui-closer/main.py": """import socket, time
+s = socket.create_connection(("192.0.2.10", 80), timeout=5)
+time.sleep(1)
+s.close()
+print("GAVE-UP", flush=True)
+time.sleep(5)
+print("PARENT-DONE", flush=True)
+""",
+}
+
+
+def gone_prompt_closes(base, files, name, tool, why, check=lambda home: None):
+    """name's request (tool) is given up a second after it is asked while
+    the skill goes on: its prompt closes, saying the skill stopped waiting
+    (why), and the audit log has the deny; then check(the run's home). As
+    root and, when root, as uid 65534."""
+    for uid in ourselves_and_nobody(base):
+        sub = tempfile.mkdtemp(dir=base, prefix="gone.")
+        os.chmod(sub, 0o755)
+        root = os.path.join(sub, "skills")
+        write_tree(root, files)
+        t = Tui(sub, ["--prompt-timeout", "30", root], uid=uid,
+                prepare=lambda t: os.makedirs(os.path.join(t.home, "tui-outbox")))
+        try:
+            t.wait(lambda s: name in s and skills_screen(s), what="the skills list")
+            start_run(t, name)
+            t.wait(prompt_open, timeout=15, what="the permission prompt")
+            t0 = time.monotonic()
+            s = t.wait(prompt_closed, timeout=4, what="the prompt closing once it was given up")
+            waited = time.monotonic() - t0
+            assert waited <= 2.5, (uid, f"closed {waited:.1f}s after it opened")
+            by = f"the skill stopped waiting ({why})"
+            s = t.wait(lambda s: status_line(s).startswith(f" decided without you, {by}"),
+                       what="why it closed")
+            assert run_state(s) == "running", (uid, header(s))  # the skill goes on
+            s = t.wait(lambda s: run_done(s) and "PARENT-DONE" in s, timeout=15,
+                       what="the skill finishing")
+            assert "GAVE-UP" in s and "CHILD-WROTE" not in s, (uid, s)
+            d = t.decisions()
+            assert len(d) == 1 and d[0]["decision"] == "deny" and d[0]["tool"] == tool, (uid, d)
+            assert d[0]["decided_by"] == by, d
+            # the skill's clock ran again once the request was given up
+            with open(t.traces()[-1]) as tf:
+                evs = json.load(tf)["events"]
+            resumed = [e["data"] for e in evs if e["kind"] == "policy_applied" and
+                       (e["data"] or {}).get("limit") == "timeout" and
+                       (e["data"] or {}).get("paused") is False]
+            assert len(resumed) == 1 and resumed[0]["waited_ms"] <= 2500, (uid, resumed)
+            check(t.home)
+        finally:
+            t.close()
+
+
+@test()
+def a_prompt_whose_process_is_gone_closes(base):
+    """Issue 54, item 5: a prompt whose request the skill stopped waiting
+    for stayed WAITING FOR YOU until answered or timed out (the skill's
+    clock paused, an allow logged that did nothing). A child asks for a
+    write and is killed a second later while its parent goes on: the prompt
+    closes within about 2 s, the status line says the skill stopped
+    waiting, the audit log records a deny by that, and nothing is written."""
+    def nothing_written(home):
+        assert not os.path.exists(os.path.join(home, "tui-outbox", "gone.txt")), \
+            "a write nobody allowed reached the disk"
+    gone_prompt_closes(base, GONE_SKILL, "tui-gone", "Write", "its process is gone",
+                       nothing_written)
+
+
+@test()
+def a_prompt_for_a_connection_the_skill_closed_closes(base):
+    """The same for a Fetch the network proxy asks: the skill connects to an
+    address literal and closes the connection a second later."""
+    gone_prompt_closes(base, CLOSER_SKILL, "tui-closer", "Fetch", "it closed the connection")
+
+
 @test()
 def prompt_shows_when_it_arms_and_counts_down(base):
     skills = copy_skills(base)
@@ -2360,7 +2471,8 @@ def a_prompt_whose_skill_is_gone_closes_and_says_so(base):
     """Issue 54, item 5: a request the skill no longer waits for does not stay
     open as if it did. Here the skill's process dies (os._exit) while its
     Write is asked: the run ends, the prompt closes and the status line says
-    who decided it (the run ended), not the person."""
+    who decided it (the run ended, or the skill stopped waiting), not the
+    person."""
     root = os.path.join(base, "quitter")
     write_tree(root, {
         "tui-quitter/SKILL.md": "---\nname: tui-quitter\ndescription: asks, then dies\n"
@@ -2378,12 +2490,19 @@ def a_prompt_whose_skill_is_gone_closes_and_says_so(base):
         press_enter_on_skill(t)  # the only skill, selected
         t.keys("Enter")
         t.wait(prompt_open, timeout=15, what="the prompt")
-        s = t.wait(lambda s: "decided without you, the run ended: Write "
-                             "/etc/sg-nonexistent/q.txt" in status_line(s), timeout=15,
-                   what="the prompt closing, saying the run ended")
+        # who closed it: the engine seeing the asking thread gone, or the
+        # run's end, whichever comes first (both say it was not the person;
+        # the longer one leaves no room for the path in 100 columns)
+        bys = ("the run ended: Write /etc/sg-nonexistent/q.txt",
+               "the skill stopped waiting (its process is gone): Write /etc/")
+        s = t.wait(lambda s: any(f"decided without you, {by}" in status_line(s) for by in bys),
+                   timeout=15,
+                   what="the prompt closing, saying the run ended or the skill stopped waiting")
         assert "permission request" not in s, s
-        got = [(r.get("decision"), r.get("decided_by")) for r in t.decisions()]
-        assert got == [("deny", "the run ended")], got
+        got = [(r.get("decision"), r.get("decided_by"), r.get("request")) for r in t.decisions()]
+        assert len(got) == 1 and got[0][0] == "deny", got
+        assert got[0][1] in [by.split(":")[0] for by in bys], got
+        assert got[0][2] == "Write(/etc/sg-nonexistent/q.txt)", got
     finally:
         t.close()
 
