@@ -73,6 +73,11 @@ struct audit_kind {
 };
 
 struct sg_perm {
+    /* a person's stop with request stop_id on screen (sg_perm_deny_at_end):
+     * denied in the person's name when the run ends, once its processes
+     * are dead, never before */
+    uint64_t stop_id;
+    bool stop_set;
     struct sg_perm_opts o;
     char *skill, *digest, *run_id, *grants_file;
     struct sg_prule *rules;
@@ -1139,6 +1144,8 @@ size_t sg_perm_pollfds(struct sg_perm *p, struct pollfd *out, size_t max)
 static void drop_gone(struct sg_perm *p)
 {
     const char *why;
+    if (p->stop_set)
+        return; /* the person stopped the run: its end decides what waits */
     while (p->shown && p->nqueue && p->queue[0].gone &&
            (why = p->queue[0].gone(p->queue[0].ctx))) {
         char by[160];
@@ -1207,7 +1214,14 @@ void sg_perm_cancel_all(struct sg_perm *p)
     if (!p)
         return;
     while (p->nqueue)
-        decide_head(p, SG_DEC_DENY, "the run ended");
+        decide_head(p, SG_DEC_DENY,
+                    p->stop_set && p->queue[0].id == p->stop_id ? "person" : "the run ended");
+}
+
+void sg_perm_deny_at_end(struct sg_perm *p, uint64_t id)
+{
+    if (p)
+        p->stop_id = id, p->stop_set = true;
 }
 
 int sg_perm_free(struct sg_perm *p)

@@ -61,6 +61,11 @@ int sg_perm_free(struct sg_perm *p);
 const struct sg_tools *sg_perm_tools(const struct sg_perm *p);
 /* Deny every request still waiting (the run is ending). */
 void sg_perm_cancel_all(struct sg_perm *p);
+/* The person stopped the run with request id on screen: when the run ends
+ * (sg_perm_cancel_all, once its processes are dead) it is denied in the
+ * person's name, the rest "the run ended". Nothing is answered now: a deny
+ * now would wake the skill before the kill reached every process. */
+void sg_perm_deny_at_end(struct sg_perm *p, uint64_t id);
 
 /* Decide q. Returns 1 with *dec set when a rule, grant or the callback
  * settled it at once; 0 when it waits for a person (cont(ctx, decision)

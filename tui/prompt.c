@@ -53,6 +53,7 @@ struct tui_prompt_state {
      * question, whose answer stop_answered passes on); then, once yes,
      * what still comes before the run is over is denied with it, unseen */
     bool stop_asked, stopping;
+    uint64_t stop_id;       /* the request on screen when the stop was asked */
     tui_input_done stop_done;
     void *stop_ctx;
     bool drawn_armed;     /* what the last frame showed */
@@ -142,11 +143,12 @@ void tui_prompt_show(void *ctx, const struct sg_perm_prompt *pr)
         s->rows_n = s->unseen_from = s->unseen_to = 1; /* until it is drawn: nothing seen */
         s->custom[0] = '\0';
         s->ignored = 0;
-        if (!t->script)
-            flushinp(); /* typeahead is not an answer */
-        if (!s->stop_asked)
+        if (!t->script && !s->stop_asked)
+            flushinp(); /* typeahead is not an answer (a y to "Stop the run?" is kept) */
+        if (!s->stop_asked) {
             t->input_active = false; /* a half-typed search is not an answer either */
-        beep();
+            beep();
+        }
     }
     s->active = true;
 }
@@ -350,10 +352,12 @@ static void stop_keys(const struct tui *t, char *out, size_t n)
     snprintf(out, n, "%s%s^C", k, k[0] ? " or " : "");
 }
 
-/* y to "stop the run?" asked over the prompt: the request on screen is
- * the person's deny, what waits behind it is denied as the run ends
- * (unseen: "the run ended"), then the run screen's own answer stops the
- * run. Anything else: back to the prompt, which still waits. */
+/* y to "stop the run?" asked over the prompt: the run screen's own answer
+ * stops the run, and the sandbox is killed at once; the request that was
+ * on screen when the stop was asked is denied in the person's name when
+ * the run ends and what waits behind it "the run ended" (never now: a deny
+ * answered before every process is dead woke the skill, which ran on).
+ * Anything else: back to the prompt, which still waits. */
 static void stop_answered(struct tui *t, const char *text, void *ctx)
 {
     struct tui_prompt_state *s = t->prompt;
@@ -364,18 +368,13 @@ static void stop_answered(struct tui *t, const char *text, void *ctx)
     s->stop_done = NULL;
     bool yes = text && (text[0] == 'y' || text[0] == 'Y');
     struct sg_perm *perm = yes && s->active && !s->remote ? s->perm : NULL;
-    uint64_t id = s->id;
     if (perm)
         s->stopping = s->answered = true;
-    /* the run is stopped first (every process of the sandbox killed), then
-     * the request is denied: the skill never runs on past the person's
-     * stop, as it did when the deny reached it before the kill */
     if (done)
         done(t, text, dctx);
-    if (perm) {
+    if (perm) { /* the request on screen when the person asked to stop */
+        sg_perm_deny_at_end(perm, s->stop_id);
         tui_run_stop_now(t);
-        sg_perm_answer_id(perm, id, SG_DEC_DENY);
-        sg_perm_cancel_all(perm);
     }
 }
 
@@ -396,6 +395,7 @@ static void ask_stop(struct tui *t, struct tui_prompt_state *s)
         return;
     }
     s->stop_asked = true;
+    s->stop_id = s->id;
     s->stop_done = t->input_done;
     s->stop_ctx = t->input_ctx;
     t->input_done = stop_answered;
