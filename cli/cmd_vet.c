@@ -407,8 +407,7 @@ static json_t *summary(const struct vet_args *a, const struct vet_tally *t, long
     getrusage(RUSAGE_CHILDREN, &ru);
     json_t *roots = json_array();
     for (size_t i = 0; i < a->nroots; i++)
-        json_array_append_new(roots, json_string(a->roots[i]) ? json_string(a->roots[i])
-                                                               : json_string("?"));
+        json_array_append_new(roots, sg_vet_text(a->roots[i])); /* escaped when not UTF-8 */
     cleanup_free char *shard = sg_xasprintf("%lld/%lld", a->shard_i, a->shard_n);
     return json_pack("{s:s, s:s, s:o, s:s?, s:s, s:I, s:I, s:{s:I, s:I, s:I}, s:I, s:I, s:I, "
                      "s:f, s:b}",

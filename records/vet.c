@@ -179,7 +179,8 @@ static int level_parse(const char *s)
     return L_NOTE;
 }
 
-/* The reason in reasons with this rule and source, or a new one. */
+/* The reason in reasons with this rule and source, or a new one. run (a
+ * new reference, or NULL) is taken over either way. */
 static json_t *reason_for(json_t *reasons, enum level lv, const char *source, const char *rule,
                           const char *summary, json_t *run)
 {
@@ -187,10 +188,12 @@ static json_t *reason_for(json_t *reasons, enum level lv, const char *source, co
     json_t *r;
     json_array_foreach(reasons, i, r) {
         if (!strcmp(json_string_value(json_object_get(r, "rule")), rule) &&
-            !strcmp(json_string_value(json_object_get(r, "source")), source))
+            !strcmp(json_string_value(json_object_get(r, "source")), source)) {
+            json_decref(run);
             return r;
+        }
     }
-    r = json_pack("{s:s, s:s, s:s, s:n, s:s, s:[], s:n, s:n, s:O?}", "level", level_names[lv],
+    r = json_pack("{s:s, s:s, s:s, s:n, s:s, s:[], s:n, s:n, s:o?}", "level", level_names[lv],
                   "source", source, "rule", rule, "severity", "summary", summary, "evidence",
                   "file", "line", "run", run);
     json_array_append_new(reasons, r);

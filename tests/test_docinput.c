@@ -78,7 +78,8 @@ static void long_ones_are_not_offered_cut(void **st)
     expect(text, NULL);
     free(text);
     /* a NUL ends the text; past the cap nothing is read */
-    assert_null(sg_documented_input("Input:\0 `{\"a\": 1}`", 20));
+    static const char nul[] = "Input:\0 `{\"a\": 1}`";
+    assert_null(sg_documented_input(nul, sizeof nul - 1));
     assert_null(sg_documented_input("Input: `{\"a\": 1}`", SG_DOCINPUT_MAX + 1));
 }
 
