@@ -150,7 +150,8 @@ static void each_spelling_found(void **st)
     };
     for (size_t i = 0; i < SG_ARRAY_LEN(cases); i++) {
         struct sg_findings f = scan(cases[i].line);
-        print_message("# %s\n", cases[i].line);
+        print_message("# %s\n", strchr(cases[i].line, '\n') ? "(a line continued with \\)"
+                                                         : cases[i].line);
         const struct sg_finding *g = want(&f, cases[i].kind, 1);
         if (cases[i].decoded)
             assert_string_equal(g->decoded, cases[i].decoded);
