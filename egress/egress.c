@@ -459,7 +459,7 @@ static void dns_udp(struct sg_net *e, int fd)
                 e->asker->ask(e->asker->ctx, q.name, 0,
                               "a DNS lookup; an approval lets it connect to any port of "
                               "this name",
-                              dns_decided, NULL, w);
+                              dns_decided, w);
             }
             continue;
         }
@@ -769,27 +769,6 @@ static void literal_decided(void *ctx, bool allowed, const char *by)
     free(w);
 }
 
-/* Whether the skill closed the connection w asks for: gone, or its end
- * shut with nothing sent (a request and a half-close still waits for the
- * answer). Never reads, never blocks. */
-static bool literal_gone(void *ctx)
-{
-    const struct conn_wait *w = ctx;
-    for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
-        const struct conn *c = w->e->conns[i];
-        if (!c || c->serial != w->serial || c->st != C_ASKING)
-            continue;
-        struct pollfd p = {.fd = c->cfd, .events = POLLIN | POLLRDHUP};
-        if (poll(&p, 1, 0) <= 0)
-            return false;
-        int unread = 0;
-        if (p.revents & (POLLHUP | POLLERR))
-            return true;
-        return (p.revents & POLLRDHUP) && ioctl(c->cfd, FIONREAD, &unread) == 0 && !unread;
-    }
-    return true;
-}
-
 static void accept_proxy(struct sg_net *e, int lfd)
 {
     for (int rounds = 0; rounds < 32; rounds++) {
@@ -838,7 +817,7 @@ static void accept_proxy(struct sg_net *e, int lfd)
                     e->asker->ask(e->asker->ctx, dst, port,
                                   "an address literal: no name was looked up through the "
                                   "sandbox",
-                                  literal_decided, literal_gone, w);
+                                  literal_decided, w);
                     continue;
                 }
                 block(e, idx, dst, port, NULL,
