@@ -22,7 +22,6 @@ Prints TAP.
 Usage: report_test.py PATH/TO/skillgate SOURCE_ROOT
 """
 import functools
-import html.parser
 import json
 import os
 import re
@@ -33,6 +32,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sandbox_test as h  # noqa: E402
+from htmltags import Tags  # noqa: E402
 
 TESTS = []
 test = functools.partial(h.test, tests=TESTS)
@@ -54,29 +54,12 @@ ATTRS = {"lang", "charset", "http-equiv", "content", "name", "id", "class", "xml
          "font-size", "text-anchor"}
 
 
-class Tags(html.parser.HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.bad = []
-        self.text = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag not in TAGS:
-            self.bad.append(f"<{tag}>")
-        for k, v in attrs:
-            if k not in ATTRS or "javascript" in (v or "").lower():
-                self.bad.append(f"<{tag} {k}={v!r}>")
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-
 def check_html(page):
     """The page's tags and attributes are only ours; returns its text."""
     assert page.startswith("<!DOCTYPE html>"), page[:200]
     assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}' in page, page[:600]
     assert "<script" not in page.lower(), "a <script> in the report"
-    p = Tags()
+    p = Tags(TAGS, ATTRS)
     p.feed(page)
     p.close()
     assert not p.bad, p.bad[:10]
