@@ -96,6 +96,7 @@ struct sg_net {
     size_t ntags;
     char *search[8]; /* resolv.conf's search domains, which a resolver appends */
     size_t nsearch;
+    int64_t lookup_patience_ms; /* a held lookup's resolver gave up past this silence */
     struct {
         int p[2];
         size_t cap;
@@ -219,6 +220,8 @@ struct dns_wait {
     struct sg_net *e;
     struct dns_wait *next;
     char name[SG_DNS_NAME_MAX + 1];
+    int64_t last_ms; /* when the skill last asked for this name */
+    char gone[96];   /* why it stopped waiting, as dns_gone says it */
     int n;
     struct {
         int fd;
@@ -275,6 +278,21 @@ static void dns_decided(void *ctx, bool allowed, const char *by)
     free(w);
 }
 
+/* Whether the skill stopped waiting for the held lookup w: a lookup has
+ * no close, but its resolver asks again within a try's timeout while it
+ * waits; no query for the name for longer than that, and it gave up. A
+ * later lookup of the name is asked afresh. Never blocks. */
+static const char *dns_gone(void *ctx)
+{
+    struct dns_wait *w = ctx;
+    int64_t quiet = now_ms() - w->last_ms;
+    if (quiet <= w->e->lookup_patience_ms)
+        return NULL;
+    snprintf(w->gone, sizeof w->gone, "its lookup timed out: no query for %lld s",
+             (long long)(quiet / 1000));
+    return w->gone;
+}
+
 /* ---- DNS stub ---- */
 
 /* The sandbox's own names: its host name (sethostname in launch.c),
@@ -306,15 +324,36 @@ static bool is_own(const struct sg_net *e, const struct sg_dns_query *q)
     return own_name(e, q->name) || (q->qtype == SG_DNS_PTR && sg_dns_loopback_reverse(q->name));
 }
 
-/* resolv.conf's search (and domain) lines: what a resolver appends. */
+/* How long a held lookup's resolver waits for one answer: resolv.conf's
+ * "options timeout:N" (the sandbox reads this machine's), which glibc,
+ * musl, Go and c-ares honour; 5 s, their default, when it has none. */
+static int resolver_timeout_s(const char *line)
+{
+    const char *t = strstr(line, "timeout:");
+    if (strncmp(line, "options", 7) || (line[7] != ' ' && line[7] != '\t') || !t)
+        return 0;
+    int n = atoi(t + 8);
+    return n < 1 ? 1 : n > 30 ? 30 : n; /* glibc's own bounds */
+}
+
+/* resolv.conf's search (and domain) lines: what a resolver appends; and
+ * how long a held lookup may go unasked before its resolver has given up:
+ * past twice a try's timeout (c-ares doubles it once) and 2 s more, no
+ * resolver still waits for that answer; it asks again, or gives up. */
 static void read_search(struct sg_net *e)
 {
     cleanup_free char *text = NULL;
     size_t len;
+    int timeout_s = 5;
+    e->lookup_patience_ms = (2 * timeout_s + 2) * 1000;
     if (sg_read_file_capped("/etc/resolv.conf", 65536, &text, &len) < 0)
         return;
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
+        if (resolver_timeout_s(line)) {
+            timeout_s = resolver_timeout_s(line);
+            e->lookup_patience_ms = (2 * timeout_s + 2) * 1000;
+        }
         if (strncmp(line, "search", 6) && strncmp(line, "domain", 6))
             continue;
         if (line[6] != ' ' && line[6] != '\t')
@@ -447,6 +486,7 @@ static void dns_udp(struct sg_net *e, int fd)
                 w->next = e->waiting;
                 e->waiting = w;
             }
+            w->last_ms = now_ms();
             if (w->n < MAX_WAITERS) {
                 w->w[w->n].fd = fd;
                 w->w[w->n].from = from;
@@ -459,7 +499,7 @@ static void dns_udp(struct sg_net *e, int fd)
                 e->asker->ask(e->asker->ctx, q.name, 0,
                               "a DNS lookup; an approval lets it connect to any port of "
                               "this name",
-                              dns_decided, w);
+                              dns_decided, dns_gone, w);
             }
             continue;
         }
@@ -769,6 +809,30 @@ static void literal_decided(void *ctx, bool allowed, const char *by)
     free(w);
 }
 
+/* Whether the skill closed the connection w asks for: gone, or its end
+ * shut with nothing sent (a request and a half-close still waits for the
+ * answer). Never reads, never blocks. */
+static const char *literal_gone(void *ctx)
+{
+    static const char CLOSED[] = "it closed the connection";
+    const struct conn_wait *w = ctx;
+    for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
+        const struct conn *c = w->e->conns[i];
+        if (!c || c->serial != w->serial || c->st != C_ASKING)
+            continue;
+        struct pollfd p = {.fd = c->cfd, .events = POLLIN | POLLRDHUP};
+        if (poll(&p, 1, 0) <= 0)
+            return NULL;
+        int unread = 0;
+        if (p.revents & (POLLHUP | POLLERR))
+            return CLOSED;
+        return (p.revents & POLLRDHUP) && ioctl(c->cfd, FIONREAD, &unread) == 0 && !unread
+                   ? CLOSED
+                   : NULL;
+    }
+    return CLOSED;
+}
+
 static void accept_proxy(struct sg_net *e, int lfd)
 {
     for (int rounds = 0; rounds < 32; rounds++) {
@@ -817,7 +881,7 @@ static void accept_proxy(struct sg_net *e, int lfd)
                     e->asker->ask(e->asker->ctx, dst, port,
                                   "an address literal: no name was looked up through the "
                                   "sandbox",
-                                  literal_decided, w);
+                                  literal_decided, literal_gone, w);
                     continue;
                 }
                 block(e, idx, dst, port, NULL,

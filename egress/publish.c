@@ -598,7 +598,7 @@ static void ask(struct sg_pub *p, struct pport *pp)
              "machine's 127.0.0.1, at a port the kernel picks (the run's events say which), "
              "for a browser here",
              pp->port);
-    p->asker->ask(p->asker->ctx, "127.0.0.1", pp->port, detail, ask_decided, a);
+    p->asker->ask(p->asker->ctx, "127.0.0.1", pp->port, detail, ask_decided, NULL, a);
 }
 
 /* Drain what an unfinished dump left, then ask for the listening TCP

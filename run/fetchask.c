@@ -9,6 +9,7 @@
 struct wait {
     struct sg_perm *perm;
     sg_fetch_answer_fn answer;
+    sg_fetch_gone_fn gone;
     void *actx;
 };
 
@@ -19,6 +20,12 @@ static void decided(void *ctx, enum sg_decision d)
     free(w);
 }
 
+static const char *wait_gone(void *ctx)
+{
+    struct wait *w = ctx;
+    return w->gone(w->actx);
+}
+
 static bool may_ask(void *ctx)
 {
     struct sg_perm *perm = ctx;
@@ -27,15 +34,15 @@ static bool may_ask(void *ctx)
 }
 
 static void ask(void *ctx, const char *host, int port, const char *detail,
-                sg_fetch_answer_fn answer, void *actx)
+                sg_fetch_answer_fn answer, sg_fetch_gone_fn gone, void *actx)
 {
     struct wait *w = sg_xmalloc(sizeof *w);
-    *w = (struct wait){.perm = ctx, .answer = answer, .actx = actx};
+    *w = (struct wait){.perm = ctx, .answer = answer, .gone = gone, .actx = actx};
     struct sg_preq q = {.tool = SG_PT_FETCH, .port = port};
     SG_PREQ_SET(&q, subject, host); /* too long: cut, and so asked */
     snprintf(q.detail, sizeof q.detail, "%s", detail);
     enum sg_decision d;
-    if (sg_perm_request(w->perm, &q, decided, w, &d) == 1)
+    if (sg_perm_request_watched(w->perm, &q, decided, w, gone ? wait_gone : NULL, &d) == 1)
         decided(w, d);
 }
 
