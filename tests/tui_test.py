@@ -919,11 +919,116 @@ if pid == 0:
 time.sleep(1)
 os.kill(pid, signal.SIGKILL)
 os.waitpid(pid, 0)
-print("CHILD-KILLED", flush=True)
+print("GAVE-UP", flush=True)
 time.sleep(5)
 print("PARENT-DONE", flush=True)
 """,
 }
+
+
+CLOSER_SKILL = {
+    "tui-closer/SKILL.md": "---\nname: tui-closer\ndescription: connects, and gives up\n"
+                           "allowed-tools: Read Fetch\n---\n",
+    "tui-closer/skillsandbox.yaml": "skill:\n  name: tui-closer\n  version: 1.0.0\n"
+                                    "resources:\n  max_runtime_seconds: 60\n"
+                                    "entrypoint:\n  command: python3\n  args: [main.py]\n",
+    # a documentation address: the sandbox's proxy takes the connection, and
+    # no packet leaves for it
+    "tui-closer/main.py": """import socket, time
+s = socket.create_connection(("192.0.2.10", 80), timeout=5)
+time.sleep(1)
+s.close()
+print("GAVE-UP", flush=True)
+time.sleep(5)
+print("PARENT-DONE", flush=True)
+""",
+}
+
+
+LOOKER_SKILL = {
+    "tui-looker/SKILL.md": "---\nname: tui-looker\ndescription: looks a name up, and gives "
+                           "up\nallowed-tools: Read Fetch\n---\n",
+    "tui-looker/skillsandbox.yaml": "skill:\n  name: tui-looker\n  version: 1.0.0\n"
+                                    "resources:\n  max_runtime_seconds: 60\n"
+                                    "entrypoint:\n  command: python3\n  args: [main.py]\n",
+    # a reserved name: the sandbox's DNS stub holds the query, nothing is
+    # sent on; the child that asks is killed a second later, so its
+    # resolver never asks again
+    "tui-looker/main.py": """import os, signal, socket, time
+pid = os.fork()
+if pid == 0:
+    try:
+        socket.getaddrinfo("lookup.test", 80)
+        print("CHILD-WROTE", flush=True)
+    except OSError as e:
+        print("CHILD-FAILED", e, flush=True)
+    os._exit(0)
+time.sleep(1)
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+print("GAVE-UP", flush=True)
+time.sleep(20)  # past the stub's patience (resolver_patience)
+print("PARENT-DONE", flush=True)
+""",
+}
+
+
+def resolver_patience():
+    """How long the DNS stub waits for a held lookup to be asked again
+    before its resolver has given up (egress.c, read_search): twice this
+    machine's resolv.conf timeout (5 s unless set) and 2 s."""
+    timeout = 5
+    with open("/etc/resolv.conf") as f:
+        for line in f:
+            m = re.match(r"options\s.*\btimeout:(\d+)", line)
+            if m:
+                timeout = min(max(int(m.group(1)), 1), 30)
+    return 2 * timeout + 2
+
+
+def gone_prompt_closes(base, files, name, tool, why, check=lambda home: None, after=(0, 2.5)):
+    """name's request (tool) is given up a second after it is asked while
+    the skill goes on: its prompt closes (between after[0] and after[1]
+    seconds after it opened), saying the skill stopped waiting (why, the
+    start of the reason), and the audit log has the deny; then check(the
+    run's home). As root and, when root, as uid 65534."""
+    for uid in ourselves_and_nobody(base):
+        sub = tempfile.mkdtemp(dir=base, prefix="gone.")
+        os.chmod(sub, 0o755)
+        root = os.path.join(sub, "skills")
+        write_tree(root, files)
+        t = Tui(sub, ["--prompt-timeout", "30", root], uid=uid,
+                prepare=lambda t: os.makedirs(os.path.join(t.home, "tui-outbox")))
+        try:
+            t.wait(lambda s: name in s and skills_screen(s), what="the skills list")
+            start_run(t, name)
+            t.wait(prompt_open, timeout=15, what="the permission prompt")
+            t0 = time.monotonic()
+            s = t.wait(prompt_closed, timeout=after[1] + 1.5,
+                       what="the prompt closing once it was given up")
+            waited = time.monotonic() - t0
+            assert after[0] <= waited <= after[1], (uid, f"closed {waited:.1f}s after it opened")
+            by = f"the skill stopped waiting ({why}"
+            s = t.wait(lambda s: status_line(s).startswith(f" decided without you, {by}"),
+                       what="why it closed")
+            assert run_state(s) == "running", (uid, header(s))  # the skill goes on
+            s = t.wait(lambda s: run_done(s) and "PARENT-DONE" in s, timeout=15,
+                       what="the skill finishing")
+            assert "GAVE-UP" in s and "CHILD-WROTE" not in s, (uid, s)
+            d = t.decisions()
+            assert len(d) == 1 and d[0]["decision"] == "deny" and d[0]["tool"] == tool, (uid, d)
+            assert d[0]["decided_by"].startswith(by) and d[0]["decided_by"].endswith(")"), d
+            # the skill's clock ran again once the request was given up
+            with open(t.traces()[-1]) as tf:
+                evs = json.load(tf)["events"]
+            resumed = [e["data"] for e in evs if e["kind"] == "policy_applied" and
+                       (e["data"] or {}).get("limit") == "timeout" and
+                       (e["data"] or {}).get("paused") is False]
+            assert len(resumed) == 1 and resumed[0]["waited_ms"] <= after[1] * 1000, \
+                (uid, resumed)
+            check(t.home)
+        finally:
+            t.close()
 
 
 @test()
@@ -933,37 +1038,32 @@ def a_prompt_whose_process_is_gone_closes(base):
     clock paused, an allow logged that did nothing). A child asks for a
     write and is killed a second later while its parent goes on: the prompt
     closes within about 2 s, the status line says the skill stopped
-    waiting, the audit log records a deny by that, and nothing is written.
-    As root and, when root, as uid 65534."""
-    for uid in ourselves_and_nobody(base):
-        sub = tempfile.mkdtemp(dir=base, prefix="gone.")
-        os.chmod(sub, 0o755)
-        root = os.path.join(sub, "skills")
-        write_tree(root, GONE_SKILL)
-        t = Tui(sub, ["--prompt-timeout", "30", root], uid=uid,
-                prepare=lambda t: os.makedirs(os.path.join(t.home, "tui-outbox")))
-        try:
-            target = os.path.join(t.home, "tui-outbox", "gone.txt")
-            t.wait(lambda s: "tui-gone" in s and skills_screen(s), what="the skills list")
-            start_run(t, "tui-gone")
-            t.wait(prompt_open, timeout=15, what="the child's permission prompt")
-            t0 = time.monotonic()
-            s = t.wait(prompt_closed, timeout=4, what="the prompt closing once its process died")
-            waited = time.monotonic() - t0
-            assert waited <= 2.5, (uid, f"closed {waited:.1f}s after it opened")
-            s = t.wait(lambda s: status_line(s).startswith(
-                " decided without you, the skill stopped waiting (its process is gone)"),
-                what="why it closed")
-            assert run_state(s) == "running", (uid, header(s))  # the parent goes on
-            s = t.wait(lambda s: run_done(s) and "PARENT-DONE" in s, timeout=15,
-                       what="the parent finishing")
-            assert "CHILD-KILLED" in s and "CHILD-WROTE" not in s, (uid, s)
-            assert not os.path.exists(target), (uid, "a write nobody allowed reached the disk")
-            d = t.decisions()
-            assert len(d) == 1 and d[0]["decision"] == "deny", (uid, d)
-            assert d[0]["decided_by"] == "the skill stopped waiting (its process is gone)", d
-        finally:
-            t.close()
+    waiting, the audit log records a deny by that, and nothing is written."""
+    def nothing_written(home):
+        assert not os.path.exists(os.path.join(home, "tui-outbox", "gone.txt")), \
+            "a write nobody allowed reached the disk"
+    gone_prompt_closes(base, GONE_SKILL, "tui-gone", "Write", "its process is gone)",
+                       nothing_written)
+
+
+@test()
+def a_prompt_for_a_connection_the_skill_closed_closes(base):
+    """The same for a Fetch the network proxy asks: the skill connects to an
+    address literal and closes the connection a second later."""
+    gone_prompt_closes(base, CLOSER_SKILL, "tui-closer", "Fetch", "it closed the connection)")
+
+
+@test()
+def a_prompt_for_a_lookup_the_skill_gave_up_closes(base):
+    """The same for a DNS lookup the stub holds while a person is asked: a
+    lookup has no close, but a resolver that still waits asks again within
+    its timeout; the child that asked is killed a second in, and once the
+    name goes unasked past that (twice the resolver's timeout and 2 s), the
+    prompt closes and says the lookup timed out; never before."""
+    p = resolver_patience()
+    gone_prompt_closes(base, LOOKER_SKILL, "tui-looker", "Fetch",
+                       "its lookup timed out: no query for ",
+                       after=(p - 1.0, p + 3.0))
 
 
 @test()
