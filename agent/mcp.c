@@ -724,7 +724,7 @@ static json_t *run_to_result(struct sg_runner *run, const struct run_call *c,
         json_t *refused = json_object_get(doc, "refusals");
         json_object_set(j, "refusals", refused ? refused : json_array());
         if (json_array_size(refused)) { /* said in the text too: a model reads that */
-            cleanup_free char *t = sg_refusals_text(refused);
+            cleanup_free char *t = sg_refusals_text(refused, NULL); /* an agent's next call names them */
             json_object_set_new(j, "refusals_text", json_string(t));
         }
         res = tool_result(j, false);

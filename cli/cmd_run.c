@@ -734,7 +734,9 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
     if (oc->copied && !total && !json_array_size(refused) && !info->degraded &&
         res->exit_code != SG_RUN_TIMEOUT && !res->limit_note[0])
         return;
-    const char *written = rout->trace_path;
+    cleanup_free char *written = rout->trace_path ? sg_home_short(rout->trace_path,
+                                                                  sg_invoking_home())
+                                                  : NULL;
     FILE *f = oc->watch ? stdout : stderr;
     fprintf(f, "skillgate: %s %s (exit %d) in %lld ms; %lld enforcement%s, max severity %s%s%s\n",
             info->skill_name, json_string_value(json_object_get(doc, "status")), res->exit_code,
@@ -762,7 +764,7 @@ static void print_outcome(struct out_ctx *oc, const struct sg_run_info *info,
                    "file): a skill never reads yours, so a question it asked there got no "
                    "answer; what it needs goes in its arguments, or as JSON with --input\n");
     json_t *rest = sg_leftover_refusals(&oc->left, refused);
-    cleanup_free char *text = sg_refusals_text(rest);
+    cleanup_free char *text = sg_refusals_text(rest, sg_invoking_home());
     json_decref(rest);
     for (const char *l = text, *e; *l; l = e + 1) { /* each line said as skillgate's */
         e = strchr(l, '\n');

@@ -338,7 +338,7 @@ json_t *sg_refusals_of(json_t *doc, bool agent)
     return out;
 }
 
-char *sg_refusals_text(json_t *refusals)
+char *sg_refusals_text(json_t *refusals, const char *home)
 {
     struct sg_buf b;
     sg_buf_init(&b, (SG_REFUSALS_MAX + 1) * 4 * 4096 + 4096); /* subjects are paths */
@@ -353,8 +353,10 @@ char *sg_refusals_text(json_t *refusals)
                           (long long)n);
             continue;
         }
-        cleanup_free char *subj = sg_sanitize_str(str(r, "subject"), 0);
-        cleanup_free char *why = sg_sanitize_str(str(r, "why"), 0);
+        cleanup_free char *rawsubj = sg_sanitize_str(str(r, "subject"), 0);
+        cleanup_free char *rawwhy = sg_sanitize_str(str(r, "why"), 0);
+        cleanup_free char *subj = sg_home_short(rawsubj, home);
+        cleanup_free char *why = sg_home_short(rawwhy, home);
         cleanup_free char *allow = sg_sanitize_str(str(r, "allow"), 0);
         const char *what = str(r, "attempt");
         char times[48] = "";

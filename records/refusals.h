@@ -38,7 +38,8 @@
 json_t *sg_refusals_of(json_t *trace_doc, bool agent);
 /* The same for a person, a line each: "refused: exec /usr/bin/pdfinfo
  * (why) — allow with: ...\n", sanitized (subjects come from the skill).
- * "" when none. Caller frees. */
-char *sg_refusals_text(json_t *refusals);
+ * home (may be NULL): the subject and why say it as ~ (sg_home_short); the
+ * way to allow stays as typed. "" when none. Caller frees. */
+char *sg_refusals_text(json_t *refusals, const char *home);
 
 #endif

@@ -57,7 +57,7 @@ static void one_program_by_two_paths_is_one_line(void **st)
     cleanup_free char *rule = sg_xasprintf("Bash(%s:*)", base);
     assert_string_equal(json_string_value(json_object_get(r, "rule")), rule);
     assert_non_null(strstr(json_string_value(json_object_get(r, "allow")), "--policy FILE"));
-    cleanup_free char *text = sg_refusals_text(l);
+    cleanup_free char *text = sg_refusals_text(l, NULL);
     assert_non_null(strstr(text, ", 2 times (undeclared, and nobody to ask"));
     assert_non_null(strstr(text, " — allow with: --policy FILE with "));
     json_decref(l);
@@ -93,6 +93,25 @@ static void a_decision_and_its_event_are_one_refusal(void **st)
     json_decref(d);
 }
 
+/* Issue 54, item 7: the end's lines say the home as ~; the way to allow
+ * (what a person types) stays as it is. */
+static void the_home_is_said_as_a_tilde_but_not_in_what_is_typed(void **st)
+{
+    (void)st;
+    json_t *d = doc_of("[{\"tool\": \"Write\", \"subject\": \"/home/me/out/a.pdf\", "
+                       "\"decision\": \"deny\", \"decided_by\": \"person\"}]",
+                       "[]");
+    json_t *l = sg_refusals_of(d, false);
+    cleanup_free char *text = sg_refusals_text(l, "/home/me");
+    assert_non_null(strstr(text, "refused: write ~/out/a.pdf (denied when asked) — allow with: "));
+    assert_non_null(strstr(text, "--write /home/me/out"));
+    assert_null(strstr(text, "write /home/me/out/a.pdf"));
+    cleanup_free char *asis = sg_refusals_text(l, NULL);
+    assert_non_null(strstr(asis, "refused: write /home/me/out/a.pdf ("));
+    json_decref(l);
+    json_decref(d);
+}
+
 static void deny_rules_and_agents_get_their_own_way(void **st)
 {
     (void)st;
@@ -117,7 +136,7 @@ static void deny_rules_and_agents_get_their_own_way(void **st)
     assert_non_null(strstr(json_string_value(json_object_get(e, "allow")), "--env API_KEY"));
     json_t *w = entry(l, "Write");
     assert_true(json_is_null(json_object_get(w, "rule")));
-    cleanup_free char *text = sg_refusals_text(l);
+    cleanup_free char *text = sg_refusals_text(l, NULL);
     assert_non_null(strstr(text, "(skillgate's own folder); nothing may allow it\n"));
     json_decref(l);
     json_decref(d);
@@ -182,7 +201,7 @@ static void a_write_no_answer_could_make_says_why(void **st)
     assert_string_equal(json_string_value(json_object_get(b, "allow")), "nothing may allow it");
     assert_non_null(strstr(json_string_value(json_object_get(c, "allow")), "nothing may allow"));
     assert_null(strstr(json_string_value(json_object_get(c, "allow")), "--write"));
-    cleanup_free char *text = sg_refusals_text(l);
+    cleanup_free char *text = sg_refusals_text(l, NULL);
     assert_null(strstr(text, "outside the writable paths"));
     json_decref(l);
     json_decref(d);
@@ -204,7 +223,7 @@ static void escapes_never_reach_the_text_and_the_list_is_capped(void **st)
     assert_int_equal(json_array_size(l), SG_REFUSALS_MAX + 1);
     json_t *last = json_array_get(l, SG_REFUSALS_MAX);
     assert_int_equal(json_integer_value(json_object_get(last, "count")), 10);
-    cleanup_free char *text = sg_refusals_text(l);
+    cleanup_free char *text = sg_refusals_text(l, NULL);
     assert_null(strchr(text, '\033'));
     assert_null(strchr(text, '\a'));
     assert_non_null(strstr(text, "refused: 10 more requests"));
@@ -214,7 +233,7 @@ static void escapes_never_reach_the_text_and_the_list_is_capped(void **st)
     d = doc_of("[]", "[]");
     l = sg_refusals_of(d, false);
     assert_int_equal(json_array_size(l), 0);
-    cleanup_free char *none = sg_refusals_text(l);
+    cleanup_free char *none = sg_refusals_text(l, NULL);
     assert_string_equal(none, "");
     json_decref(l);
     json_decref(d);
@@ -245,7 +264,7 @@ static void each_names_what_was_attempted(void **st)
     }
     json_t *rd = entry(l, "Read");
     assert_true(json_is_null(json_object_get(rd, "rule")));
-    cleanup_free char *text = sg_refusals_text(l);
+    cleanup_free char *text = sg_refusals_text(l, NULL);
     assert_non_null(strstr(text, "refused: read /h/.npmrc (an empty decoy answered"));
     assert_null(strstr(text, "Write(/h/"));
     assert_null(strstr(text, "--write /h"));
@@ -273,7 +292,7 @@ static void an_attack_is_never_followed_by_a_way_to_allow_it(void **st)
     json_t *x = entry(l, "Fetch");
     assert_true(json_is_true(json_object_get(x, "attack")));
     assert_true(json_is_null(json_object_get(x, "rule")));
-    cleanup_free char *t1 = sg_refusals_text(l);
+    cleanup_free char *t1 = sg_refusals_text(l, NULL);
     assert_non_null(strstr(t1, "refused: lookup aGk.x.test (not declared); not to be allowed: "
                                "it carries data out"));
     assert_null(strstr(t1, "Fetch(aGk"));
@@ -282,7 +301,7 @@ static void an_attack_is_never_followed_by_a_way_to_allow_it(void **st)
     for (size_t i = 0; i < 2; i++) {
         json_object_set_new(d, "violation_summary", json_pack("{s:s}", "max_severity", levels[i]));
         l = sg_refusals_of(d, false);
-        cleanup_free char *t = sg_refusals_text(l);
+        cleanup_free char *t = sg_refusals_text(l, NULL);
         assert_null(strstr(t, "allow with"));
         assert_null(strstr(t, "--policy"));
         cleanup_free char *says = sg_xasprintf("refused: write /w/out.pdf (denied when asked); "
@@ -293,7 +312,7 @@ static void an_attack_is_never_followed_by_a_way_to_allow_it(void **st)
     }
     json_object_set_new(d, "violation_summary", json_pack("{s:s}", "max_severity", "medium"));
     l = sg_refusals_of(d, false);
-    cleanup_free char *t3 = sg_refusals_text(l);
+    cleanup_free char *t3 = sg_refusals_text(l, NULL);
     assert_non_null(strstr(t3, "refused: write /w/out.pdf (denied when asked) — allow with: "));
     json_decref(l);
     json_decref(d);
@@ -304,6 +323,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_program_by_two_paths_is_one_line),
         cmocka_unit_test(a_decision_and_its_event_are_one_refusal),
+        cmocka_unit_test(the_home_is_said_as_a_tilde_but_not_in_what_is_typed),
         cmocka_unit_test(deny_rules_and_agents_get_their_own_way),
         cmocka_unit_test(an_upstream_refusal_names_allow_upstream),
         cmocka_unit_test(a_write_no_answer_could_make_says_why),

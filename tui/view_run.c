@@ -222,7 +222,7 @@ static void run_finish(struct tui *t, struct run *r)
     }
     /* the end names each refused request once, and how to allow it */
     json_t *refusals = json_object_get(out.doc, "refusals");
-    cleanup_free char *refused = sg_refusals_text(refusals);
+    cleanup_free char *refused = sg_refusals_text(refusals, sg_invoking_home());
     size_t k = 0; /* one line per refusal: y on it copies the rule that would allow it */
     for (const char *l = refused, *e; *l; l = e + 1, k++) {
         e = strchr(l, '\n');
