@@ -1285,6 +1285,47 @@ def w_wraps_long_lines(base):
         t.close()
 
 
+@test()
+def wrapped_output_scrolls_by_its_rows(base):
+    """With w on, lines that wrap take several rows each: k and PgUp
+    scrolled by lines counted as one row each, so at the bottom k did
+    nothing (30 lines were "fewer than a pane") and PgUp jumped past what
+    was shown (issue 54, item 2, seen in the demo at 80x24). Now k shows
+    the line above the first shown, j goes back, and PgUp moves about a
+    pane of rows."""
+    root = os.path.join(base, "tall")
+    write_tree(root, {"tui-tall/SKILL.md": "---\nname: tui-tall\ndescription: wrapped lines\n---\n",
+                      "tui-tall/main.py": "for i in range(30):\n"
+                                          "    print(f'L{i:02d} ' + ' '.join(['word'] * 90))\n"})
+    t = Tui(base, [root])
+    try:
+        t.wait(lambda s: "tui-tall" in s and skills_screen(s), what="the skills list")
+        press_enter_on_skill(t)
+        t.keys("Enter")
+        t.wait(lambda s: run_done(s) and "L29" in s, timeout=15, what="the run's lines")
+        t.keys("w")
+        s = t.wait(lambda s: "long lines wrap" in status_line(s), what="the lines wrapped")
+
+        def first_shown(s):
+            n = [int(x) for x in re.findall(r"\bL(\d\d) word", s)]
+            return min(n) if n else None
+        bottom = first_shown(s)
+        assert bottom is not None and bottom > 0 and "L29" in s, s
+        t.keys("k")
+        s = t.wait(lambda s: first_shown(s) == bottom - 1, what="one line up")
+        t.keys("j")
+        s = t.wait(lambda s: first_shown(s) == bottom and "L29" in s, what="back at the bottom")
+        t.keys("PgUp")
+        s = t.wait(lambda s: first_shown(s) is not None and first_shown(s) < bottom - 1,
+                   what="a page up")
+        up = bottom - first_shown(s)
+        shown = len(set(re.findall(r"\bL(\d\d) word", s)))
+        # a page of rows is about the lines a pane shows; never all 30 lines
+        assert 1 <= up <= shown + 1, (bottom, first_shown(s), shown, s)
+    finally:
+        t.close()
+
+
 @test(needs_run=False)
 def no_color_means_no_colour_codes(base):
     """NO_COLOR: not one colour code reaches the terminal (attributes only),

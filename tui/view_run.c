@@ -959,21 +959,56 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
 
 /* ---- keys ---- */
 
+/* The output pane's first line when it shows its last ones (as layout
+ * does when following): lines that wrap take their rows. */
+static size_t bottom_first(struct tui *t, struct run *r, int which, const size_t *idx, size_t n,
+                           int cols, int rows)
+{
+    int used = 0;
+    size_t first = n;
+    for (; first > 0; first--) {
+        used += line_rows(t, r, which, idx, first - 1, SIZE_MAX, cols, rows);
+        if (used > rows)
+            break;
+    }
+    return first < n ? first : (n ? n - 1 : 0);
+}
+
+/* From line cur, the line delta rows on (wrapped lines count their rows;
+ * at least one line moved when delta is not 0). */
+static long rows_on(struct tui *t, struct run *r, int which, const size_t *idx, size_t n,
+                    size_t cur, long delta, int cols, int rows)
+{
+    long i = (long)cur, moved = 0, want = delta < 0 ? -delta : delta;
+    int step = delta < 0 ? -1 : 1;
+    while (delta && moved < want && i + step >= 0 && i + step < (long)n) {
+        moved += line_rows(t, r, which, idx, (size_t)(step < 0 ? i - 1 : i), SIZE_MAX, cols,
+                           rows);
+        i += step;
+    }
+    return i;
+}
+
 /* The moves: the events pane's cursor goes delta lines (home: the first,
  * end: the last, following again) and the pane scrolls as far as it must
- * to show it; the output pane scrolls. */
-static void scroll_to(struct run *r, struct pane *p, long delta, bool home, bool end)
+ * to show it; the output pane scrolls by delta rows, from the line it
+ * shows first. */
+static void scroll_to(struct tui *t, struct run *r, struct pane *p, long delta, bool home,
+                      bool end)
 {
     static size_t idx[OUT_LINES];
     int which = (int)(p - r->pane);
     size_t n = visible(r, which, idx, SG_ARRAY_LEN(idx));
-    size_t rows = p->rows > 0 ? (size_t)p->rows : 1;
-    size_t last = p->has_cursor ? (n ? n - 1 : 0) : n > rows ? n - rows : 0;
+    int rows = p->rows > 0 ? p->rows : 1, cols = p->w > 2 ? p->w - 2 : 1;
+    size_t last = p->has_cursor ? (n ? n - 1 : 0) : bottom_first(t, r, which, idx, n, cols, rows);
     size_t cur = p->has_cursor ? cursor_index(p, idx, n) : last;
-    if (!p->has_cursor && !p->follow)
+    if (!p->has_cursor) /* the line drawn first (draw_pane keeps it, following too) */
         for (cur = 0; cur < n && tui_ring_at(&p->ring, idx[cur])->seq < p->top; cur++)
             ;
-    long target = home ? 0 : end ? (long)last : (long)cur + delta;
+    long target = home  ? 0
+                  : end ? (long)last
+                  : p->has_cursor ? (long)cur + delta
+                                  : rows_on(t, r, which, idx, n, cur, delta, cols, rows);
     if (target < 0)
         target = 0;
     if (target >= (long)last) {
@@ -1170,12 +1205,12 @@ static bool request(struct tui *t, struct tui_view *v, enum tui_action a)
     struct pane *p = &r->pane[r->focus];
     long page = p->rows > 1 ? p->rows - 1 : 1;
     switch (a) {
-    case TUI_A_UP: scroll_to(r, p, -1, false, false); return true;
-    case TUI_A_DOWN: scroll_to(r, p, 1, false, false); return true;
-    case TUI_A_PAGE_UP: scroll_to(r, p, -page, false, false); return true;
-    case TUI_A_PAGE_DOWN: scroll_to(r, p, page, false, false); return true;
-    case TUI_A_HOME: scroll_to(r, p, 0, true, false); return true;
-    case TUI_A_END: scroll_to(r, p, 0, false, true); return true;
+    case TUI_A_UP: scroll_to(t, r, p, -1, false, false); return true;
+    case TUI_A_DOWN: scroll_to(t, r, p, 1, false, false); return true;
+    case TUI_A_PAGE_UP: scroll_to(t, r, p, -page, false, false); return true;
+    case TUI_A_PAGE_DOWN: scroll_to(t, r, p, page, false, false); return true;
+    case TUI_A_HOME: scroll_to(t, r, p, 0, true, false); return true;
+    case TUI_A_END: scroll_to(t, r, p, 0, false, true); return true;
     case TUI_A_LEFT: p->left = p->left > 8 ? p->left - 8 : 0; return true;
     case TUI_A_RIGHT: p->left += 8; return true;
     case TUI_A_FOCUS: r->focus = !r->focus; return true;
