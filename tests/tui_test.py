@@ -1326,6 +1326,38 @@ def wrapped_output_scrolls_by_its_rows(base):
         t.close()
 
 
+@test()
+def a_click_on_an_event_puts_the_cursor_there(base):
+    """A click on a row of the events pane focused the pane and nothing
+    more, although a click selects a row on every other screen (issue 54,
+    item 4: one cursor). Now the cursor (▸) goes to the event clicked (the
+    one y, Enter and the jumps use). The click is what xterm sends (SGR,
+    as TERM=xterm-256color's kmous says)."""
+    root = os.path.join(base, "clicked")
+    write_tree(root, {"tui-clicked/SKILL.md": "---\nname: tui-clicked\ndescription: a few "
+                                             "events\n---\n",
+                      "tui-clicked/main.py": "print('done')\n"})
+    t = Tui(base, [root])
+    try:
+        t.wait(lambda s: "tui-clicked" in s and skills_screen(s), what="the skills list")
+        press_enter_on_skill(t)
+        t.keys("Enter")
+        s = t.wait(lambda s: run_done(s) and "done" in s, timeout=15, what="the run")
+        rows = s.split("\n")
+        at = [(y, ln.index("started")) for y, ln in enumerate(rows)
+              if re.search(r"tui-clicked started", ln)]
+        assert at, s
+        y, x = at[0]
+        assert "\u25b8" not in rows[y] and "\u25b8" in s, s  # the cursor is elsewhere
+        for end in ("M", "m"):  # press, release (1-based column and row)
+            t.tmux("send-keys", "-t", "sg", "-H",
+                   *[f"{b:02x}" for b in f"\x1b[<0;{x + 1};{y + 1}{end}".encode()])
+        s = t.wait(lambda s: "\u25b8" in s.split("\n")[y], what="the cursor on the clicked event")
+        assert s.count("\u25b8") == 1, s
+    finally:
+        t.close()
+
+
 @test(needs_run=False)
 def no_color_means_no_colour_codes(base):
     """NO_COLOR: not one colour code reaches the terminal (attributes only),

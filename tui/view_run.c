@@ -37,6 +37,8 @@ enum { PANE_OUT, PANE_EV };
  * is the one row highlighted (and marked ▸), and it is shown whole,
  * wrapped under its row. Following, the cursor is the last event. The
  * output pane has none: the moves scroll it, a search marks its matches. */
+#define PANE_ROWS_MAX 256 /* rows of a pane a click can point at */
+
 struct pane {
     struct tui_ring ring;
     bool follow;
@@ -47,6 +49,7 @@ struct pane {
     char search[256];
     uint64_t match_seq;  /* the output pane's current match (for n/N) */
     int y, x, h, w;      /* where it was last drawn (a click focuses it) */
+    uint64_t at_row[PANE_ROWS_MAX]; /* the line (seq) each row showed (UINT64_MAX: none) */
 };
 
 struct run {
@@ -787,10 +790,16 @@ static void draw_pane(struct tui *t, struct run *r, int which, WINDOW *w, int y,
                  (unsigned long long)rg->dropped_lines, (unsigned long long)rg->dropped_bytes);
     else
         row = 0;
+    for (int k = 0; k < PANE_ROWS_MAX; k++)
+        p->at_row[k] = UINT64_MAX;
     size_t i = first;
-    for (; row < rows && i < n; i++)
-        row += draw_line(t, r, which, tui_ring_at(rg, idx[i]), w, y + 1 + row, x + 1, cols,
-                         rows - row, i == sel);
+    for (; row < rows && i < n; i++) {
+        const struct tui_line *l = tui_ring_at(rg, idx[i]);
+        int k = draw_line(t, r, which, l, w, y + 1 + row, x + 1, cols, rows - row, i == sel);
+        for (int j = row; j < row + k && j < PANE_ROWS_MAX; j++)
+            p->at_row[j] = l->seq;
+        row += k;
+    }
     if (i < n) {
         char more[64];
         snprintf(more, sizeof more, r->active ? " %zu more below, End to follow "
@@ -1284,15 +1293,28 @@ static void close_view(struct tui *t, struct tui_view *v)
     v->data = NULL;
 }
 
-/* A click (or the wheel) on a pane focuses it. */
+/* A click (or the wheel) on a pane focuses it; on an event, the cursor
+ * goes to it (as a click selects a row on the other screens). */
 static void click(struct tui *t, struct tui_view *v, int y, int x)
 {
     (void)t;
     struct run *r = R(v);
     for (int i = 0; i < 2; i++) {
-        const struct pane *p = &r->pane[i];
-        if (p->h && y >= p->y && y < p->y + p->h && x >= p->x && x < p->x + p->w)
-            r->focus = i;
+        struct pane *p = &r->pane[i];
+        if (!p->h || y < p->y || y >= p->y + p->h || x < p->x || x >= p->x + p->w)
+            continue;
+        r->focus = i;
+        int row = y - p->y - 1; /* under the box's top */
+        if (!p->has_cursor || row < 0 || row >= p->rows || row >= PANE_ROWS_MAX ||
+            p->at_row[row] == UINT64_MAX)
+            continue;
+        static size_t idx[OUT_LINES];
+        size_t n = visible(r, i, idx, SG_ARRAY_LEN(idx));
+        for (size_t k = 0; k < n; k++)
+            if (tui_ring_at(&p->ring, idx[k])->seq == p->at_row[row]) {
+                cursor_to(p, idx, n, k);
+                break;
+            }
     }
 }
 
