@@ -1101,10 +1101,14 @@ static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by)
     remember(p, &head.q, d, by);
     sg_perm_audit(p, &head.q, d, by, now_ms() - head.asked_ms);
     head.cont(head.ctx, d);
-    /* later requests a new rule now settles are settled without asking */
+    /* later requests a new rule now settles are settled without asking;
+     * those whose callers stopped waiting are denied unshown (a skill that
+     * gives up request after request never flashes a prompt per request) */
     for (size_t i = 0; i < p->nqueue;) {
         const struct sg_prule *hit;
-        enum sg_effect e = evaluate(p, &p->queue[i].q, &hit);
+        const struct pending *at = &p->queue[i];
+        const char *why = !p->stop_set && at->gone ? at->gone(at->ctx) : NULL;
+        enum sg_effect e = why ? SG_EFF_DENY : evaluate(p, &at->q, &hit);
         if (e == SG_EFF_ASK) {
             i++;
             continue;
@@ -1114,7 +1118,10 @@ static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by)
         p->nqueue--;
         enum sg_decision dx = e == SG_EFF_ALLOW ? SG_DEC_ALLOW_ONCE : SG_DEC_DENY;
         char b2[512];
-        rule_by(hit, b2, sizeof b2);
+        if (why)
+            snprintf(b2, sizeof b2, "the skill stopped waiting (%s)", why);
+        else
+            rule_by(hit, b2, sizeof b2);
         sg_perm_audit(p, &x.q, dx, b2, now_ms() - x.asked_ms);
         x.cont(x.ctx, dx);
     }

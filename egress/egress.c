@@ -324,35 +324,44 @@ static bool is_own(const struct sg_net *e, const struct sg_dns_query *q)
     return own_name(e, q->name) || (q->qtype == SG_DNS_PTR && sg_dns_loopback_reverse(q->name));
 }
 
-/* How long a held lookup's resolver waits for one answer: resolv.conf's
- * "options timeout:N" (the sandbox reads this machine's), which glibc,
- * musl, Go and c-ares honour; 5 s, their default, when it has none. */
-static int resolver_timeout_s(const char *line)
+/* How long a held lookup's resolver waits for one answer: the last
+ * "timeout:N" of resolv.conf's options lines (the sandbox reads this
+ * machine's), which glibc, musl, Go and c-ares honour, the last one
+ * winning as in glibc; 0 when line sets none. line is cut up. */
+static int resolver_timeout_s(char *line)
 {
-    const char *t = strstr(line, "timeout:");
-    if (strncmp(line, "options", 7) || (line[7] != ' ' && line[7] != '\t') || !t)
+    int n = 0;
+    if (strncmp(line, "options", 7) || (line[7] != ' ' && line[7] != '\t'))
         return 0;
-    int n = atoi(t + 8);
-    return n < 1 ? 1 : n > 30 ? 30 : n; /* glibc's own bounds */
+    for (char *save = NULL, *w = strtok_r(line + 8, " \t\r", &save); w;
+         w = strtok_r(NULL, " \t\r", &save)) {
+        if (strncmp(w, "timeout:", 8))
+            continue;
+        long v = strtol(w + 8, NULL, 10);
+        n = v < 1 ? 1 : v > 30 ? 30 : (int)v; /* glibc's own bounds */
+    }
+    return n;
 }
 
 /* resolv.conf's search (and domain) lines: what a resolver appends; and
  * how long a held lookup may go unasked before its resolver has given up:
- * past twice a try's timeout (c-ares doubles it once) and 2 s more, no
- * resolver still waits for that answer; it asks again, or gives up. */
+ * c-ares doubles a try's timeout each round (5, 10, 20 s with three
+ * tries), glibc and musl ask again within one; past four timeouts and
+ * 2 s, no resolver of theirs still waits for that answer. */
 static void read_search(struct sg_net *e)
 {
     cleanup_free char *text = NULL;
     size_t len;
-    int timeout_s = 5;
-    e->lookup_patience_ms = (2 * timeout_s + 2) * 1000;
+    e->lookup_patience_ms = (4 * 5 + 2) * 1000;
     if (sg_read_file_capped("/etc/resolv.conf", 65536, &text, &len) < 0)
         return;
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
-        if (resolver_timeout_s(line)) {
-            timeout_s = resolver_timeout_s(line);
-            e->lookup_patience_ms = (2 * timeout_s + 2) * 1000;
+        if (!strncmp(line, "options", 7)) {
+            int t = resolver_timeout_s(line);
+            if (t)
+                e->lookup_patience_ms = (4 * (int64_t)t + 2) * 1000;
+            continue;
         }
         if (strncmp(line, "search", 6) && strncmp(line, "domain", 6))
             continue;

@@ -866,7 +866,7 @@ static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const st
 static const char *exec_gone(void *ctx)
 {
     const struct exec_wait *w = ctx;
-    return seccomp_notify_id_valid(w->x->fd, w->id) != 0 ? SG_PERM_GONE_PROCESS : NULL;
+    return seccomp_notify_id_valid(w->x->fd, w->id) != 0 ? sg_notif_gone_why() : NULL;
 }
 
 static void exec_decided(void *ctx, enum sg_decision d)

@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <linux/seccomp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "perm.h"
 #include "util.h"
 
 int sg_notif_read_str(int memfd, uint64_t addr, char *buf, size_t max)
@@ -127,4 +129,21 @@ int sg_notif_lstat(pid_t pid, const char *path, struct stat *st)
     int r = fstat(fd, st) < 0 ? -errno : 0;
     close(fd);
     return r;
+}
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+const char *sg_notif_gone_why(void)
+{
+    static int killable = -1; /* flags are checked before the filter: EFAULT, the flag is known */
+    if (killable < 0) {
+        long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                         SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+                         NULL);
+        killable = r < 0 && errno == EFAULT;
+    }
+    return killable ? SG_PERM_GONE_PROCESS
+                    : SG_PERM_GONE_PROCESS ", or a signal interrupted its call";
 }

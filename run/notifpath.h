@@ -39,4 +39,10 @@ int sg_notif_open(pid_t pid, const char *path, int flags, bool follow);
 /* lstat of path in pid's view. */
 int sg_notif_lstat(pid_t pid, const char *path, struct stat *st);
 
+/* Why a stopped call whose notification is no longer valid was given up,
+ * for a prompt that closes on it: its process (or thread) is gone; on a
+ * kernel before 5.19 (no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV) a signal
+ * may also have interrupted the call, which the skill may make again. */
+const char *sg_notif_gone_why(void);
+
 #endif

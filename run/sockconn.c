@@ -365,7 +365,7 @@ static void host_connected(struct host_wait *w, const struct sg_plan_socket *dec
 static const char *host_gone(void *ctx)
 {
     const struct host_wait *w = ctx;
-    return seccomp_notify_id_valid(w->s->fd, w->id) != 0 ? SG_PERM_GONE_PROCESS : NULL;
+    return seccomp_notify_id_valid(w->s->fd, w->id) != 0 ? sg_notif_gone_why() : NULL;
 }
 
 static void host_decided(void *ctx, enum sg_decision d)

@@ -1210,7 +1210,7 @@ static int approved_do(struct write_wait *w, int dfd, char *rel, bool *answered)
 static const char *write_gone(void *ctx)
 {
     const struct write_wait *w = ctx;
-    return seccomp_notify_id_valid(w->fd, w->id) != 0 ? SG_PERM_GONE_PROCESS : NULL;
+    return seccomp_notify_id_valid(w->fd, w->id) != 0 ? sg_notif_gone_why() : NULL;
 }
 
 /* Ask for one path of w's call; write_decided settles it. */

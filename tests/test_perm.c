@@ -779,6 +779,78 @@ static void a_denial_holds_and_a_program_answer_covers_its_arguments(void **st)
     free(t), free(grants);
 }
 
+/* Issue 54, item 5 (and its review): requests whose callers stopped
+ * waiting are denied; one queued behind the prompt is denied unshown, so
+ * a skill that gives up request after request never flashes a prompt a
+ * person could not answer. */
+static int shows;
+static bool gone_flag[4];
+static enum sg_decision gone_got[4];
+static int gone_ix[4] = {0, 1, 2, 3};
+
+static void show_count(void *ctx, const struct sg_perm_prompt *pr)
+{
+    uint64_t was = shown_id;
+    show_capture(ctx, pr); /* called again as the queue grows: a new prompt is a new id */
+    shows += pr && pr->id != was;
+}
+
+static const char *gone_if_flagged(void *ctx)
+{
+    return gone_flag[*(int *)ctx] ? "it closed the connection" : NULL;
+}
+
+static void cont_index(void *ctx, enum sg_decision d)
+{
+    gone_got[*(int *)ctx] = d;
+}
+
+static void given_up_requests_are_denied_unshown(void **st)
+{
+    (void)st;
+    char *t = th_tmpdir();
+    char *grants = sg_xasprintf("%s/g.yaml", t);
+    struct sg_diags d = {0};
+    struct sg_perm_opts o = {.mode = SG_PERM_PROMPT, .grants_file = grants, .skill = "demo",
+                             .digest = "sha256:x", .run_id = "t", .timeout_s = 30};
+    struct sg_perm *p = sg_perm_new(&o, &d);
+    assert_non_null(p);
+    sg_perm_set_frontend(p, show_count, NULL);
+    shown_id = 0;
+    for (int i = 0; i < 4; i++) {
+        struct sg_preq q = {.tool = SG_PT_FETCH, .port = 80};
+        snprintf(q.subject, sizeof q.subject, "192.0.2.%d", i + 1);
+        gone_got[i] = SG_DEC_ALLOW_ONCE;
+        enum sg_decision dec;
+        assert_int_equal(sg_perm_request_watched(p, &q, cont_index, &gone_ix[i],
+                                                 gone_if_flagged, &dec),
+                         0);
+    }
+    assert_int_equal(shows, 1); /* the first on screen, three queued */
+    uint64_t first = shown_id;
+    gone_flag[1] = gone_flag[2] = true; /* given up while queued */
+    assert_int_equal(sg_perm_answer_id(p, first, SG_DEC_ALLOW_ONCE), 0);
+    assert_int_equal(gone_got[0], SG_DEC_ALLOW_ONCE);
+    assert_int_equal(gone_got[1], SG_DEC_DENY);
+    assert_int_equal(gone_got[2], SG_DEC_DENY);
+    assert_int_equal(shows, 2); /* the next shown is the fourth: none flashed between */
+    assert_true(shown_id != first);
+    gone_flag[3] = true; /* the one shown is given up: closed by the next check */
+    sg_perm_dispatch(p, NULL, 0);
+    assert_int_equal(gone_got[3], SG_DEC_DENY);
+    assert_int_equal(shows, 2);
+    /* a gone-deny is not a person's: the same address is asked again */
+    struct sg_preq q = {.tool = SG_PT_FETCH, .port = 80};
+    snprintf(q.subject, sizeof q.subject, "192.0.2.2");
+    enum sg_decision dec, got;
+    assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
+    assert_int_equal(shows, 3);
+    sg_perm_free(p);
+    sg_diags_free(&d);
+    th_rmrf(t);
+    free(t), free(grants);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -794,6 +866,7 @@ int main(void)
         cmocka_unit_test(risk_weighs_the_target),
         cmocka_unit_test(folder_answers_cover_the_folder_only),
         cmocka_unit_test(a_denial_holds_and_a_program_answer_covers_its_arguments),
+        cmocka_unit_test(given_up_requests_are_denied_unshown),
     };
     return cmocka_run_group_tests_name("perm", tests, NULL, NULL);
 }

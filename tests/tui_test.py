@@ -954,7 +954,7 @@ LOOKER_SKILL = {
     # a reserved name: the sandbox's DNS stub holds the query, nothing is
     # sent on; the child that asks is killed a second later, so its
     # resolver never asks again
-    "tui-looker/main.py": """import os, signal, socket, time
+    "tui-looker/main.py": """import os, signal, socket, sys, time
 pid = os.fork()
 if pid == 0:
     try:
@@ -967,7 +967,7 @@ time.sleep(1)
 os.kill(pid, signal.SIGKILL)
 os.waitpid(pid, 0)
 print("GAVE-UP", flush=True)
-time.sleep(20)  # past the stub's patience (resolver_patience)
+time.sleep(int(sys.argv[1]) if len(sys.argv) > 1 else 30)  # past the stub's patience
 print("PARENT-DONE", flush=True)
 """,
 }
@@ -975,29 +975,33 @@ print("PARENT-DONE", flush=True)
 
 def resolver_patience():
     """How long the DNS stub waits for a held lookup to be asked again
-    before its resolver has given up (egress.c, read_search): twice this
-    machine's resolv.conf timeout (5 s unless set) and 2 s."""
+    before its resolver has given up (egress.c, read_search): four times
+    this machine's resolv.conf timeout (5 s unless set; the last one wins)
+    and 2 s."""
     timeout = 5
     with open("/etc/resolv.conf") as f:
         for line in f:
-            m = re.match(r"options\s.*\btimeout:(\d+)", line)
-            if m:
-                timeout = min(max(int(m.group(1)), 1), 30)
-    return 2 * timeout + 2
+            if re.match(r"options\s", line):
+                for w in line.split()[1:]:
+                    if w.startswith("timeout:"):
+                        m = re.match(r"-?\d+", w[8:])
+                        timeout = min(max(int(m.group(0)) if m else 0, 1), 30)
+    return 4 * timeout + 2
 
 
-def gone_prompt_closes(base, files, name, tool, why, check=lambda home: None, after=(0, 2.5)):
+def gone_prompt_closes(base, files, name, tool, why, check=lambda home: None, after=(0, 2.5),
+                       uids=None):
     """name's request (tool) is given up a second after it is asked while
     the skill goes on: its prompt closes (between after[0] and after[1]
     seconds after it opened), saying the skill stopped waiting (why, the
     start of the reason), and the audit log has the deny; then check(the
-    run's home). As root and, when root, as uid 65534."""
-    for uid in ourselves_and_nobody(base):
+    run's home). As root and, when root, as uid 65534 (uids: those)."""
+    for uid in uids if uids is not None else ourselves_and_nobody(base):
         sub = tempfile.mkdtemp(dir=base, prefix="gone.")
         os.chmod(sub, 0o755)
         root = os.path.join(sub, "skills")
         write_tree(root, files)
-        t = Tui(sub, ["--prompt-timeout", "30", root], uid=uid,
+        t = Tui(sub, ["--prompt-timeout", str(max(30, int(after[1]) + 10)), root], uid=uid,
                 prepare=lambda t: os.makedirs(os.path.join(t.home, "tui-outbox")))
         try:
             t.wait(lambda s: name in s and skills_screen(s), what="the skills list")
@@ -1058,12 +1062,18 @@ def a_prompt_for_a_lookup_the_skill_gave_up_closes(base):
     """The same for a DNS lookup the stub holds while a person is asked: a
     lookup has no close, but a resolver that still waits asks again within
     its timeout; the child that asked is killed a second in, and once the
-    name goes unasked past that (twice the resolver's timeout and 2 s), the
-    prompt closes and says the lookup timed out; never before."""
+    name goes unasked past that (four times the resolver's timeout and 2 s),
+    the prompt closes and says the lookup timed out; never before. Once, as
+    the test's user: the stub that holds the lookup is the same for every
+    user (the other gone tests run both)."""
     p = resolver_patience()
-    gone_prompt_closes(base, LOOKER_SKILL, "tui-looker", "Fetch",
+    files = dict(LOOKER_SKILL)
+    files["tui-looker/skillsandbox.yaml"] = files["tui-looker/skillsandbox.yaml"].replace(
+        "args: [main.py]", f"args: [main.py, '{p + 8}']").replace(
+        "max_runtime_seconds: 60", f"max_runtime_seconds: {p + 40}")
+    gone_prompt_closes(base, files, "tui-looker", "Fetch",
                        "its lookup timed out: no query for ",
-                       after=(p - 1.0, p + 3.0))
+                       after=(p - 1.0, p + 3.0), uids=[None])
 
 
 @test()
