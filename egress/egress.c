@@ -801,7 +801,7 @@ struct conn_wait {
 
 static void literal_decided(void *ctx, bool allowed, const char *by)
 {
-    (void)by;
+    bool gave_up = by && !strncmp(by, "the skill stopped waiting", 25);
     struct conn_wait *w = ctx;
     struct sg_net *e = w->e;
     for (int i = 0; i < SG_EGRESS_MAX_CONNS; i++) {
@@ -811,8 +811,11 @@ static void literal_decided(void *ctx, bool allowed, const char *by)
         if (allowed) {
             begin(e, i); /* "for this run" and "always" became rules in the engine */
         } else {
-            block(e, i, c->name, c->port, NULL, "an address the DNS stub never handed out "
-                                                "(IP literal), and the request was denied");
+            block(e, i, c->name, c->port, NULL,
+                  gave_up ? "an address the DNS stub never handed out (IP literal), and the "
+                            "skill stopped waiting before anyone answered"
+                          : "an address the DNS stub never handed out (IP literal), and the "
+                            "request was denied");
         }
     }
     free(w);
