@@ -712,20 +712,42 @@ static void folder_answers_cover_the_folder_only(void **st)
     assert_null(sg_preq_folder_rule(&f, home));
 }
 
+/* An engine that asks a person (show), its grants in a folder of its own. */
+struct asking {
+    char *t, *grants;
+    struct sg_diags d;
+    struct sg_perm *p;
+};
+
+static struct sg_perm *asking_new(struct asking *a, sg_perm_show_fn show)
+{
+    a->t = th_tmpdir();
+    a->grants = sg_xasprintf("%s/g.yaml", a->t);
+    a->d = (struct sg_diags){0};
+    struct sg_perm_opts o = {.mode = SG_PERM_PROMPT, .grants_file = a->grants, .skill = "demo",
+                             .digest = "sha256:x", .run_id = "t", .timeout_s = 30};
+    a->p = sg_perm_new(&o, &a->d);
+    assert_non_null(a->p);
+    sg_perm_set_frontend(a->p, show, NULL);
+    return a->p;
+}
+
+static void asking_free(struct asking *a)
+{
+    sg_perm_free(a->p);
+    sg_diags_free(&a->d);
+    th_rmrf(a->t);
+    free(a->t), free(a->grants);
+}
+
 /* issue 52, item 1: a person's deny holds for the rest of the run (a host
  * on any port: its lookups and its connections are one decision); "this
  * program" keeps the program with any arguments, never an interpreter's */
 static void a_denial_holds_and_a_program_answer_covers_its_arguments(void **st)
 {
     (void)st;
-    char *t = th_tmpdir();
-    char *grants = sg_xasprintf("%s/g.yaml", t);
-    struct sg_diags d = {0};
-    struct sg_perm_opts o = {.mode = SG_PERM_PROMPT, .grants_file = grants, .skill = "demo",
-                             .digest = "sha256:x", .run_id = "t", .timeout_s = 30};
-    struct sg_perm *p = sg_perm_new(&o, &d);
-    assert_non_null(p);
-    sg_perm_set_frontend(p, show_capture, NULL);
+    struct asking a;
+    struct sg_perm *p = asking_new(&a, show_capture);
     struct sg_preq q = {.tool = SG_PT_FETCH, .port = 443};
     snprintf(q.subject, sizeof q.subject, "dublincore.test");
     enum sg_decision dec = SG_DEC_ALLOW_ONCE, got = SG_DEC_ALLOW_ONCE;
@@ -773,10 +795,7 @@ static void a_denial_holds_and_a_program_answer_covers_its_arguments(void **st)
     snprintf(e.agent_tool, sizeof e.agent_tool, "Bash"); /* nor for an agent's line */
     snprintf(e.subject, sizeof e.subject, "/usr/bin/uname");
     assert_null(sg_preq_program_rule(&e));
-    sg_perm_free(p);
-    sg_diags_free(&d);
-    th_rmrf(t);
-    free(t), free(grants);
+    asking_free(&a);
 }
 
 /* Issue 54, item 5 (and its review): requests whose callers stopped
@@ -808,14 +827,8 @@ static void cont_index(void *ctx, enum sg_decision d)
 static void given_up_requests_are_denied_unshown(void **st)
 {
     (void)st;
-    char *t = th_tmpdir();
-    char *grants = sg_xasprintf("%s/g.yaml", t);
-    struct sg_diags d = {0};
-    struct sg_perm_opts o = {.mode = SG_PERM_PROMPT, .grants_file = grants, .skill = "demo",
-                             .digest = "sha256:x", .run_id = "t", .timeout_s = 30};
-    struct sg_perm *p = sg_perm_new(&o, &d);
-    assert_non_null(p);
-    sg_perm_set_frontend(p, show_count, NULL);
+    struct asking a;
+    struct sg_perm *p = asking_new(&a, show_count);
     shown_id = 0;
     for (int i = 0; i < 4; i++) {
         struct sg_preq q = {.tool = SG_PT_FETCH, .port = 80};
@@ -845,10 +858,7 @@ static void given_up_requests_are_denied_unshown(void **st)
     enum sg_decision dec, got;
     assert_int_equal(sg_perm_request(p, &q, cont_store, &got, &dec), 0);
     assert_int_equal(shows, 3);
-    sg_perm_free(p);
-    sg_diags_free(&d);
-    th_rmrf(t);
-    free(t), free(grants);
+    asking_free(&a);
 }
 
 int main(void)
