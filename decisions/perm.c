@@ -1125,9 +1125,15 @@ static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by)
         sg_perm_audit(p, &x.q, dx, b2, now_ms() - x.asked_ms);
         x.cont(x.ctx, dx);
     }
-    if (p->nqueue)
+    if (p->nqueue) {
         show(p);
-    else if (p->fe_show)
+        return;
+    }
+    /* a continuation's request may have been shown, then settled in the
+     * loop above: nothing is on screen, nor asked of a program */
+    p->shown = false;
+    sg_pprog_free(steal_pointer(&p->call));
+    if (p->fe_show)
         show_frontend(p);
 }
 

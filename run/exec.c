@@ -23,9 +23,6 @@
 #include "util.h"
 #include "writes.h"
 
-#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
-#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
-#endif
 #ifndef PTRACE_EVENT_STOP
 #define PTRACE_EVENT_STOP 128
 #endif
@@ -91,16 +88,6 @@ static int64_t mono_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* Flags are checked before the filter is read: EFAULT for a NULL filter
- * means the kernel knows the flag, EINVAL that it does not. */
-static bool kernel_has_waitkill(void)
-{
-    long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-                     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
-                     NULL);
-    return r < 0 && errno == EFAULT;
 }
 
 struct sg_exec *sg_exec_new(const struct sg_plan *plan, struct sg_perm *perm,
@@ -806,7 +793,7 @@ static void allow_bound_tree(struct sg_exec *x, uint64_t id, pid_t pid, const st
 {
     const char *program = q->subject;
     if (x->waitkill < 0)
-        x->waitkill = kernel_has_waitkill();
+        x->waitkill = sg_notif_waits_killable();
     if (!x->waitkill) {
         refuse(x, id, pid, program, -EACCES, "cannot bind the approval to the program",
                "this kernel (before 5.19) cannot hold an exec while the broker checks what "

@@ -135,7 +135,7 @@ int sg_notif_lstat(pid_t pid, const char *path, struct stat *st)
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
-const char *sg_notif_gone_why(void)
+bool sg_notif_waits_killable(void)
 {
     static int killable = -1; /* flags are checked before the filter: EFAULT, the flag is known */
     if (killable < 0) {
@@ -144,6 +144,11 @@ const char *sg_notif_gone_why(void)
                          NULL);
         killable = r < 0 && errno == EFAULT;
     }
-    return killable ? SG_PERM_GONE_PROCESS
-                    : SG_PERM_GONE_PROCESS ", or a signal interrupted its call";
+    return killable;
+}
+
+const char *sg_notif_gone_why(void)
+{
+    return sg_notif_waits_killable() ? SG_PERM_GONE_PROCESS
+                                     : SG_PERM_GONE_PROCESS ", or a signal interrupted its call";
 }

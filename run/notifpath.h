@@ -44,5 +44,9 @@ int sg_notif_lstat(pid_t pid, const char *path, struct stat *st);
  * kernel before 5.19 (no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV) a signal
  * may also have interrupted the call, which the skill may make again. */
 const char *sg_notif_gone_why(void);
+/* Whether this kernel has SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19): a
+ * stopped call then waits for its answer killable only. Probed once (a
+ * NULL filter: nothing is installed). */
+bool sg_notif_waits_killable(void);
 
 #endif

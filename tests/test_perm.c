@@ -861,6 +861,55 @@ static void given_up_requests_are_denied_unshown(void **st)
     asking_free(&a);
 }
 
+/* From the review of the above: a continuation that asks again (a rename's
+ * second path, run/writes.c) had its request shown, then denied unshown by
+ * the loop when its caller was gone by then; the engine still "showed" an
+ * empty queue, and its stale deadline decided a head that was not there. */
+static struct sg_perm *asking_p;
+static bool second_gone;
+static int second_ctx;
+
+static const char *second_is_gone(void *ctx)
+{
+    (void)ctx;
+    return second_gone ? "its process is gone" : NULL;
+}
+
+static void cont_ignore(void *ctx, enum sg_decision d)
+{
+    (void)ctx, (void)d;
+}
+
+static void cont_asks_again(void *ctx, enum sg_decision d)
+{
+    (void)ctx;
+    if (!sg_decision_allows(d))
+        return;
+    struct sg_preq q = {.tool = SG_PT_FETCH, .port = 80};
+    snprintf(q.subject, sizeof q.subject, "198.51.100.7");
+    enum sg_decision dec;
+    assert_int_equal(sg_perm_request_watched(asking_p, &q, cont_ignore, &second_ctx,
+                                             second_is_gone, &dec),
+                     0);
+    second_gone = true; /* killed before the engine looks again */
+}
+
+static void a_request_asked_and_given_up_inside_an_answer_leaves_nothing_shown(void **st)
+{
+    (void)st;
+    struct asking a;
+    struct sg_perm *p = asking_p = asking_new(&a, show_capture);
+    struct sg_preq q = {.tool = SG_PT_FETCH, .port = 80};
+    snprintf(q.subject, sizeof q.subject, "198.51.100.6");
+    enum sg_decision dec;
+    assert_int_equal(sg_perm_request_watched(p, &q, cont_asks_again, NULL, NULL, &dec), 0);
+    assert_int_equal(sg_perm_answer_id(p, shown_id, SG_DEC_ALLOW_ONCE), 0);
+    assert_int_equal(sg_perm_waiting(p), 0);
+    assert_int_equal(sg_perm_timeout(p), -1); /* nothing shown, no deadline */
+    sg_perm_dispatch(p, NULL, 0);             /* and nothing to decide */
+    asking_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -877,6 +926,7 @@ int main(void)
         cmocka_unit_test(folder_answers_cover_the_folder_only),
         cmocka_unit_test(a_denial_holds_and_a_program_answer_covers_its_arguments),
         cmocka_unit_test(given_up_requests_are_denied_unshown),
+        cmocka_unit_test(a_request_asked_and_given_up_inside_an_answer_leaves_nothing_shown),
     };
     return cmocka_run_group_tests_name("perm", tests, NULL, NULL);
 }
