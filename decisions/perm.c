@@ -78,6 +78,7 @@ struct sg_perm {
      * are dead, never before */
     uint64_t stop_id;
     bool stop_set;
+    bool ending;   /* sg_perm_cancel_all: what waits is denied by the run's end */
     struct sg_perm_opts o;
     char *skill, *digest, *run_id, *grants_file;
     struct sg_prule *rules;
@@ -1107,7 +1108,7 @@ static void decide_head(struct sg_perm *p, enum sg_decision d, const char *by)
     for (size_t i = 0; i < p->nqueue;) {
         const struct sg_prule *hit;
         const struct pending *at = &p->queue[i];
-        const char *why = !p->stop_set && at->gone ? at->gone(at->ctx) : NULL;
+        const char *why = !p->stop_set && !p->ending && at->gone ? at->gone(at->ctx) : NULL;
         enum sg_effect e = why ? SG_EFF_DENY : evaluate(p, &at->q, &hit);
         if (e == SG_EFF_ASK) {
             i++;
@@ -1226,6 +1227,7 @@ void sg_perm_cancel_all(struct sg_perm *p)
 {
     if (!p)
         return;
+    p->ending = true; /* its processes killed: "the run ended", not each one "gone" */
     while (p->nqueue)
         decide_head(p, SG_DEC_DENY,
                     p->stop_set && p->queue[0].id == p->stop_id ? "person" : "the run ended");
