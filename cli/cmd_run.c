@@ -162,14 +162,16 @@ static void tell_repeats(struct out_ctx *o, struct repeat *r, int64_t now)
         return;
     cleanup_free char *text = sg_xasprintf("%.*s (repeated %llu more time%s)", (int)r->len,
                                            r->msg, n, n == 1 ? "" : "s");
+    /* the event's own data (its reason, its address), and how many more */
+    json_t *data = r->data && *r->data ? json_loads(r->data, 0, NULL) : NULL;
+    if (!json_is_object(data)) {
+        json_decref(data);
+        data = json_object();
+    }
+    json_object_set_new(data, "repeated", json_integer((json_int_t)n));
+    json_object_set_new(data, "repeated_total", json_integer((json_int_t)r->more));
     struct sg_event ev = {.kind = r->kind, .message = text, .message_len = strlen(text),
-                          .wall_ms = r->last_ms,
-                          .data = json_pack("{s:I, s:I}", "repeated", (json_int_t)n,
-                                            "repeated_total", (json_int_t)r->more)};
-    json_t *orig = r->data && *r->data ? json_loads(r->data, 0, NULL) : NULL;
-    if (json_is_true(json_object_get(orig, "upstream_failed"))) /* said as it was first */
-        json_object_set_new(ev.data, "upstream_failed", json_true());
-    json_decref(orig);
+                          .wall_ms = r->last_ms, .data = data};
     r->told = r->more;
     r->told_ms = now;
     print_event(o, &ev);

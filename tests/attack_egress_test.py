@@ -325,6 +325,11 @@ def a_connections_bytes_never_reach_the_next(m, base):
         times = lambda es: sum((e.get("data") or {}).get("repeated", 1) for e in es)
         kind = lambda k: [e for e in evs if e["kind"] == k]
         assert times(kind("network_egress_allowed")) == 24, kind("network_egress_allowed")
+        # the counted line is the event again: its own data, with the count
+        # (it said only the count, and a refusal's reason went missing)
+        said = [e for e in kind("network_egress_allowed") if "repeated" in (e["data"] or {})]
+        assert said and all(e["data"]["name"] == "api.weather.test" and
+                            e["data"]["allowed_by"] for e in said), said
         assert times(kind("network_connection_closed")) == 24, kind("network_connection_closed")
         small = [e for e in kind("network_connection_closed") if " 3000 down" in e["message"]]
         assert times(small) == 12, small
