@@ -926,35 +926,34 @@ print("PARENT-DONE", flush=True)
 }
 
 
-CLOSER_SKILL = {
-    "tui-closer/SKILL.md": "---\nname: tui-closer\ndescription: connects, and gives up\n"
-                           "allowed-tools: Read Fetch\n---\n",
-    "tui-closer/skillsandbox.yaml": "skill:\n  name: tui-closer\n  version: 1.0.0\n"
-                                    "resources:\n  max_runtime_seconds: 60\n"
-                                    "entrypoint:\n  command: python3\n  args: [main.py]\n",
-    # a documentation address: the sandbox's proxy takes the connection, and
-    # no packet leaves for it
-    "tui-closer/main.py": """import socket, time
+def fetching_skill(name, description, main):
+    """A skill that may ask for Fetch, its entrypoint main.py (main), run
+    for at most 60 s."""
+    return {f"{name}/SKILL.md": f"---\nname: {name}\ndescription: {description}\n"
+                                "allowed-tools: Read Fetch\n---\n",
+            f"{name}/skillsandbox.yaml": f"skill:\n  name: {name}\n  version: 1.0.0\n"
+                                         "resources:\n  max_runtime_seconds: 60\n"
+                                         "entrypoint:\n  command: python3\n  args: [main.py]\n",
+            f"{name}/main.py": main}
+
+
+# a documentation address: the sandbox's proxy takes the connection, and no
+# packet leaves for it
+CLOSER_SKILL = fetching_skill("tui-closer", "connects, and gives up", """import socket, time
 s = socket.create_connection(("192.0.2.10", 80), timeout=5)
 time.sleep(1)
 s.close()
 print("GAVE-UP", flush=True)
 time.sleep(5)
 print("PARENT-DONE", flush=True)
-""",
-}
+""")
 
 
-LOOKER_SKILL = {
-    "tui-looker/SKILL.md": "---\nname: tui-looker\ndescription: looks a name up, and gives "
-                           "up\nallowed-tools: Read Fetch\n---\n",
-    "tui-looker/skillsandbox.yaml": "skill:\n  name: tui-looker\n  version: 1.0.0\n"
-                                    "resources:\n  max_runtime_seconds: 60\n"
-                                    "entrypoint:\n  command: python3\n  args: [main.py]\n",
-    # a reserved name: the sandbox's DNS stub holds the query, nothing is
-    # sent on; the child that asks is killed a second later, so its
-    # resolver never asks again
-    "tui-looker/main.py": """import os, signal, socket, sys, time
+# a reserved name: the sandbox's DNS stub holds the query, nothing is sent
+# on; the child that asks is killed a second later, so its resolver never
+# asks again
+LOOKER_SKILL = fetching_skill(
+    "tui-looker", "looks a name up, and gives up", """import os, signal, socket, sys, time
 pid = os.fork()
 if pid == 0:
     try:
@@ -969,8 +968,7 @@ os.waitpid(pid, 0)
 print("GAVE-UP", flush=True)
 time.sleep(int(sys.argv[1]) if len(sys.argv) > 1 else 30)  # past the stub's patience
 print("PARENT-DONE", flush=True)
-""",
-}
+""")
 
 
 def resolver_patience():
