@@ -711,6 +711,22 @@ static void cursor_to(struct pane *p, const size_t *idx, size_t n, size_t i)
     p->follow = i + 1 >= n;
 }
 
+/* The first line when a pane shows its last ones (following): lines that
+ * wrap, and the cursor's (sel), take their rows; a line taller than the
+ * pane is shown from its start. */
+static size_t bottom_first(struct tui *t, struct run *r, int which, const size_t *idx, size_t n,
+                           size_t sel, int cols, int rows)
+{
+    int used = 0;
+    size_t first = n;
+    for (; first > 0; first--) {
+        used += line_rows(t, r, which, idx, first - 1, sel, cols, rows);
+        if (used > rows)
+            break;
+    }
+    return first < n ? first : (n ? n - 1 : 0);
+}
+
 /* The first line to show: the last ones when following; else from top,
  * moved as little as it takes to show the cursor's line whole, and never
  * leaving blank rows under the last line. */
@@ -722,14 +738,8 @@ static size_t layout(struct tui *t, struct run *r, int which, const size_t *idx,
     int used = 0;
     if (!n)
         return 0;
-    if (p->follow) {
-        for (first = n; first > 0; first--) {
-            used += line_rows(t, r, which, idx, first - 1, sel, cols, rows);
-            if (used > rows)
-                break;
-        }
-        return first < n ? first : n - 1; /* one line taller than the pane: its start */
-    }
+    if (p->follow)
+        return bottom_first(t, r, which, idx, n, sel, cols, rows);
     while (first < n && tui_ring_at(&p->ring, idx[first])->seq < p->top)
         first++;
     if (sel != SIZE_MAX) {
@@ -968,21 +978,6 @@ static void draw(struct tui *t, struct tui_view *v, WINDOW *w, int rows, int col
 
 /* ---- keys ---- */
 
-/* The output pane's first line when it shows its last ones (as layout
- * does when following): lines that wrap take their rows. */
-static size_t bottom_first(struct tui *t, struct run *r, int which, const size_t *idx, size_t n,
-                           int cols, int rows)
-{
-    int used = 0;
-    size_t first = n;
-    for (; first > 0; first--) {
-        used += line_rows(t, r, which, idx, first - 1, SIZE_MAX, cols, rows);
-        if (used > rows)
-            break;
-    }
-    return first < n ? first : (n ? n - 1 : 0);
-}
-
 /* From line cur, the line delta rows on (wrapped lines count their rows;
  * at least one line moved when delta is not 0). */
 static long rows_on(struct tui *t, struct run *r, int which, const size_t *idx, size_t n,
@@ -1009,7 +1004,8 @@ static void scroll_to(struct tui *t, struct run *r, struct pane *p, long delta, 
     int which = (int)(p - r->pane);
     size_t n = visible(r, which, idx, SG_ARRAY_LEN(idx));
     int rows = p->rows > 0 ? p->rows : 1, cols = p->w > 2 ? p->w - 2 : 1;
-    size_t last = p->has_cursor ? (n ? n - 1 : 0) : bottom_first(t, r, which, idx, n, cols, rows);
+    size_t last = p->has_cursor ? (n ? n - 1 : 0)
+                                : bottom_first(t, r, which, idx, n, SIZE_MAX, cols, rows);
     size_t cur = p->has_cursor ? cursor_index(p, idx, n) : last;
     if (!p->has_cursor) /* the line drawn first (draw_pane keeps it, following too) */
         for (cur = 0; cur < n && tui_ring_at(&p->ring, idx[cur])->seq < p->top; cur++)
