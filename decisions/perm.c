@@ -986,8 +986,8 @@ static void ask_program(struct sg_perm *p);
 
 static void show(struct sg_perm *p)
 {
-    if (!p->nqueue || (!p->fe_show && !p->o.program))
-        return;
+    if (!p->nqueue || (!p->fe_show && !p->o.program) || p->ending)
+        return; /* (the run's end denies what waits: nothing is shown, no program started) */
     p->shown = true;
     p->shown_ms = now_ms();
     p->deadline_ms = p->shown_ms + (int64_t)p->o.timeout_s * 1000;
@@ -1231,6 +1231,7 @@ void sg_perm_cancel_all(struct sg_perm *p)
     while (p->nqueue)
         decide_head(p, SG_DEC_DENY,
                     p->stop_set && p->queue[0].id == p->stop_id ? "person" : "the run ended");
+    p->ending = false;
 }
 
 void sg_perm_deny_at_end(struct sg_perm *p, uint64_t id)
